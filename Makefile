@@ -1,0 +1,62 @@
+# One virtualenv (.venv) for everything; each target creates or reuses it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: help venv test test-fast lint format demo serve synth deploy destroy bench clean
+
+help:
+	@echo "make demo    - set up and run the local demo (moto + offline coach + local scheduler pump)"
+	@echo "make test    - set up and run the whole test suite"
+	@echo "make lint    - ruff check + format check"
+	@echo "make synth   - cdk synth (installs the CDK CLI from npm into node_modules)"
+	@echo "make deploy  - cdk deploy (needs AWS credentials)"
+	@echo "make bench   - run the benchmarks (see docs/benchmarks.md)"
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+demo: $(STAMP)
+	$(BIN)/promptpipe demo
+
+serve: $(STAMP)
+	$(BIN)/promptpipe serve
+
+node_modules/.bin/cdk:
+	npm install --no-audit --no-fund --silent aws-cdk@2
+
+synth: $(STAMP) node_modules/.bin/cdk
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet
+
+deploy: $(STAMP) node_modules/.bin/cdk
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy
+
+destroy: $(STAMP) node_modules/.bin/cdk
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy
+
+bench: $(STAMP)
+	$(BIN)/python -m scripts.bench_calls
+
+clean:
+	rm -rf $(VENV) cdk.out build node_modules .pytest_cache

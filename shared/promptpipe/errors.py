@@ -1,0 +1,55 @@
+"""Domain errors. Adapters translate provider errors into these (``raise ... from exc``)."""
+
+from __future__ import annotations
+
+
+class PromptPipeError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ValidationFailed(PromptPipeError):
+    """Input from a client or a model failed validation; the message says which field and why."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class InvalidPhoneNumber(ValidationFailed):
+    """A phone number could not be canonicalised to E.164."""
+
+
+class ParticipantNotFound(PromptPipeError):
+    """No participant has the given id (or phone number)."""
+
+
+class ParticipantAlreadyEnrolled(PromptPipeError):
+    """The phone number is already claimed by another participant."""
+
+
+class StateConflict(PromptPipeError):
+    """A conditional write lost against a concurrent commit (the version moved)."""
+
+
+class StateConflictRetriesExhausted(PromptPipeError):
+    """A unit of work kept conflicting after its bounded number of replays."""
+
+
+class TimerError(PromptPipeError):
+    """The timer service (EventBridge Scheduler) refused or failed an operation."""
+
+
+class InvalidScheduleExpression(TimerError):
+    """A schedule name, expression or time zone is not valid for EventBridge Scheduler."""
+
+
+class LLMError(PromptPipeError):
+    """The language model call failed after the adapter's own retries."""
+
+
+class MessagingError(PromptPipeError):
+    """The messaging provider refused or failed to send a message."""
+
+
+class ConfigurationError(PromptPipeError):
+    """A required setting is missing or inconsistent."""

@@ -1,0 +1,1 @@
+"""Pydantic models at every boundary. ``state`` holds the contract's DataKeys and their shapes."""

@@ -1,0 +1,62 @@
+"""Events that reach the engine: queued conversation turns and timer payloads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from promptpipe.models.messaging import InboundMessage
+
+
+class TurnKind(StrEnum):
+    MESSAGE = "message"
+    GREETING = "greeting"
+
+
+class TurnEvent(BaseModel):
+    """A body on the inbound FIFO queue: one conversation turn for one participant."""
+
+    kind: TurnKind
+    participant_id: str
+    event_id: str = Field(min_length=1, max_length=128)  # provider message id, or greeting id
+    message: InboundMessage | None = None
+    enqueued_at: datetime
+
+
+class TimerKind(StrEnum):
+    DAILY_PROMPT_REMINDER = "daily_prompt_reminder"
+    AUTO_FEEDBACK = "auto_feedback"
+    STATE_TRANSITION = "state_transition"
+    FEEDBACK_TIMEOUT = "feedback_timeout"
+    FEEDBACK_FOLLOWUP = "feedback_followup"
+
+
+class TimerPayload(BaseModel):
+    """Input of a one-shot schedule (targets the timers function)."""
+
+    participant_id: str
+    kind: TimerKind
+    timer_id: str  # the schedule name; must still be the stored id when it fires
+    # Guard values: what must still hold for the firing to have an effect.
+    expected_sent_at: datetime | None = None
+    target_state: str | None = None
+    # Filled from the scheduler's context attributes (``<aws.scheduler.*>``).
+    scheduled_time: str | None = None
+    execution_id: str | None = None
+
+
+class ScheduledPromptPayload(BaseModel):
+    """Input of a recurring daily-prompt schedule (targets the scheduled_prompt function)."""
+
+    participant_id: str
+    schedule_id: str
+    kind: Literal["daily_prompt", "random_window"] = "daily_prompt"
+    # Random schedules: the window (minutes) after the trigger in which the prompt is delivered.
+    window_minutes: int = 0
+    # When the schedule was created: the local pump fires no occurrence before it.
+    created_at: datetime | None = None
+    scheduled_time: str | None = None
+    execution_id: str | None = None

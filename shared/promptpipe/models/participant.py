@@ -1,0 +1,50 @@
+"""``ConversationParticipant`` (contract §7.1) and the enrollment API's request models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ParticipantStatus(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    WITHDRAWN = "withdrawn"
+
+
+class ConversationParticipant(BaseModel):
+    """An enrolled person. ``phone_number`` is canonical E.164 (decision 1)."""
+
+    model_config = ConfigDict(validate_assignment=True)
+
+    id: str = Field(pattern=r"^p_[0-9a-f]{32}$")
+    phone_number: str = Field(pattern=r"^\+[1-9]\d{5,14}$")
+    name: str = ""
+    gender: str = ""
+    ethnicity: str = ""
+    background: str = ""
+    timezone: str = ""
+    status: ParticipantStatus = ParticipantStatus.ACTIVE
+    debug_mode: bool = False
+    enrolled_at: datetime
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is ParticipantStatus.ACTIVE
+
+
+def format_background(participant: ConversationParticipant) -> str:
+    """``participantBackground`` exactly as the contract formats it (§3.2 key 3)."""
+    return (
+        f"Name: {participant.name}\nGender: {participant.gender}\n"
+        f"Ethnicity: {participant.ethnicity}\nBackground: {participant.background}"
+    )
+
+
+def has_background(participant: ConversationParticipant) -> bool:
+    return any((participant.name, participant.gender, participant.ethnicity, participant.background))

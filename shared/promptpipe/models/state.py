@@ -1,0 +1,292 @@
+"""Flow state: the contract's DataKeys (§3.2) and the typed shapes of their string values.
+
+``state_data`` is a ``dict[str, str]`` whose keys are the DataKey names and whose values are plain
+strings or JSON, exactly as the original stored them, so an exported state loads unchanged.
+``StateData`` is the only code that parses or formats those strings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from promptpipe.clock import parse_rfc3339, to_rfc3339
+from promptpipe.models.profile import UserProfile
+
+logger = logging.getLogger(__name__)
+
+FLOW_TYPE = "conversation"
+STATE_CONVERSATION_ACTIVE = "CONVERSATION_ACTIVE"
+MAX_STORED_HISTORY = 50
+DEFAULT_LLM_HISTORY = 30
+
+
+class SubState(StrEnum):
+    INTAKE = "INTAKE"
+    FEEDBACK = "FEEDBACK"
+
+
+class DataKey(StrEnum):
+    """The 18 keys of contract §3.2, plus our documented extensions at the end."""
+
+    CONVERSATION_HISTORY = "conversationHistory"
+    SYSTEM_PROMPT = "systemPrompt"
+    PARTICIPANT_BACKGROUND = "participantBackground"
+    USER_PROFILE = "userProfile"
+    LAST_HABIT_PROMPT = "lastHabitPrompt"
+    FEEDBACK_STATE = "feedbackState"
+    FEEDBACK_TIMER_ID = "feedbackTimerID"
+    FEEDBACK_FOLLOWUP_TIMER_ID = "feedbackFollowupTimerID"
+    SCHEDULE_REGISTRY = "scheduleRegistry"
+    CONVERSATION_STATE = "conversationState"
+    STATE_TRANSITION_TIMER_ID = "stateTransitionTimerID"
+    LAST_PROMPT_SENT_AT = "lastPromptSentAt"
+    AUTO_FEEDBACK_TIMER_ID = "autoFeedbackTimerID"
+    DAILY_PROMPT_PENDING = "dailyPromptPending"
+    DAILY_PROMPT_REMINDER_TIMER_ID = "dailyPromptReminderTimerID"
+    DAILY_PROMPT_REMINDER_SENT_AT = "dailyPromptReminderSentAt"
+    DAILY_PROMPT_RESPONDED_AT = "dailyPromptRespondedAt"
+    LAST_INTENSITY_PROMPT_DATE = "lastIntensityPromptDate"
+    # --- extensions (not in the original; see docs/state.md) ---
+    # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (decision 6: once per prompt).
+    DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
+    # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
+    PENDING_TRANSITION = "pendingTransition"
+
+
+CONTRACT_DATA_KEYS: tuple[DataKey, ...] = tuple(DataKey)[:18]
+
+
+class FeedbackState(StrEnum):
+    WAITING_INITIAL = "waiting_initial"
+    WAITING_FOLLOWUP = "waiting_followup"
+    FOLLOWUP_SENT = "followup_sent"
+    COMPLETED = "completed"
+
+
+class ConversationMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: str
+    content: str
+    timestamp: datetime
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _parse_ts(cls, value: Any) -> Any:
+        return parse_rfc3339(value) if isinstance(value, str) else value
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content, "timestamp": to_rfc3339(self.timestamp)}
+
+
+class DailyPromptPending(BaseModel):
+    """``dailyPromptPending``: the delivered prompt still awaiting a reply."""
+
+    sent_at: datetime
+    to: str = ""
+    reminder_due_at: datetime | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"sent_at": to_rfc3339(self.sent_at), "to": self.to}
+        if self.reminder_due_at is not None:
+            data["reminder_due_at"] = to_rfc3339(self.reminder_due_at)
+        return data
+
+
+class ScheduleType(StrEnum):
+    FIXED = "fixed"
+    RANDOM = "random"
+
+
+class ScheduleInfo(BaseModel):
+    """One entry of ``scheduleRegistry``. ``timer_id`` is the EventBridge schedule name."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    type: ScheduleType
+    fixed_time: str = ""
+    random_start_time: str = ""
+    random_end_time: str = ""
+    timezone: str = ""
+    created_at: datetime
+    timer_id: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type.value,
+            "fixed_time": self.fixed_time,
+            "random_start_time": self.random_start_time,
+            "random_end_time": self.random_end_time,
+            "timezone": self.timezone,
+            "created_at": to_rfc3339(self.created_at),
+            "timer_id": self.timer_id,
+        }
+
+    def same_timing(self, other: ScheduleInfo) -> bool:
+        return (
+            self.type == other.type
+            and self.fixed_time == other.fixed_time
+            and self.random_start_time == other.random_start_time
+            and self.random_end_time == other.random_end_time
+            and self.timezone == other.timezone
+        )
+
+
+class PendingTransition(BaseModel):
+    target_state: SubState
+    due_at: datetime
+    reason: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"target_state": self.target_state.value, "due_at": to_rfc3339(self.due_at), "reason": self.reason}
+
+
+class FlowState(BaseModel):
+    """The persisted record of one participant's conversation flow."""
+
+    participant_id: str
+    flow_type: str = FLOW_TYPE
+    current_state: str = STATE_CONVERSATION_ACTIVE
+    state_data: dict[str, str] = Field(default_factory=dict)
+    version: int = 0
+    updated_at: datetime | None = None
+
+
+class StateData:
+    """Typed reads and writes over a ``state_data`` dict. Writes of "" delete the key."""
+
+    def __init__(self, raw: dict[str, str]) -> None:
+        self.raw = raw
+
+    # -- plain strings ----------------------------------------------------------------------
+    def get(self, key: DataKey) -> str:
+        return self.raw.get(key.value, "")
+
+    def set(self, key: DataKey, value: str) -> None:
+        if value:
+            self.raw[key.value] = value
+        else:
+            self.raw.pop(key.value, None)
+
+    def clear(self, key: DataKey) -> None:
+        self.raw.pop(key.value, None)
+
+    def get_time(self, key: DataKey) -> datetime | None:
+        text = self.get(key)
+        if not text:
+            return None
+        try:
+            return parse_rfc3339(text)
+        except ValueError:
+            logger.warning("unparseable timestamp under %s", key.value)
+            return None
+
+    def set_time(self, key: DataKey, value: datetime | None) -> None:
+        self.set(key, to_rfc3339(value) if value else "")
+
+    # -- sub-state --------------------------------------------------------------------------
+    @property
+    def sub_state_raw(self) -> str:
+        return self.get(DataKey.CONVERSATION_STATE)
+
+    @property
+    def sub_state(self) -> SubState:
+        """The contract's routing key; empty or unknown (e.g. legacy ``PROMPT_GENERATOR``) is INTAKE."""
+        raw = self.sub_state_raw
+        return SubState(raw) if raw in SubState.__members__ else SubState.INTAKE
+
+    # -- history ----------------------------------------------------------------------------
+    def history(self) -> list[ConversationMessage]:
+        text = self.get(DataKey.CONVERSATION_HISTORY)
+        if not text:
+            return []
+        try:
+            data = json.loads(text)
+            return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
+        except (ValueError, ValidationError, AttributeError):
+            # The original treats unreadable history as empty (FACTS §8 step 1).
+            logger.warning("unreadable conversationHistory; starting from empty")
+            return []
+
+    def set_history(self, messages: list[ConversationMessage]) -> None:
+        kept = messages[-MAX_STORED_HISTORY:]
+        self.raw[DataKey.CONVERSATION_HISTORY.value] = json.dumps(
+            {"messages": [m.to_json_dict() for m in kept]}, ensure_ascii=False
+        )
+
+    def append_history(self, *messages: ConversationMessage) -> None:
+        self.set_history([*self.history(), *messages])
+
+    # -- profile ----------------------------------------------------------------------------
+    def has_profile(self) -> bool:
+        return bool(self.get(DataKey.USER_PROFILE))
+
+    def profile(self) -> UserProfile:
+        """The stored profile or a new one (intensity "normal"). Corrupt JSON raises ``ValueError``:
+        the original's scheduler silently replaced a corrupt profile with a blank one (FACTS §2 bug)."""
+        text = self.get(DataKey.USER_PROFILE)
+        if not text:
+            return UserProfile.from_json_dict({})
+        try:
+            return UserProfile.from_json_dict(json.loads(text))
+        except (ValueError, ValidationError) as exc:
+            raise ValueError(f"stored userProfile is not valid JSON: {exc}") from exc
+
+    def set_profile(self, profile: UserProfile) -> None:
+        self.raw[DataKey.USER_PROFILE.value] = json.dumps(profile.to_json_dict(), ensure_ascii=False)
+
+    # -- JSON records -----------------------------------------------------------------------
+    def daily_prompt_pending(self) -> DailyPromptPending | None:
+        text = self.get(DataKey.DAILY_PROMPT_PENDING)
+        if not text:
+            return None
+        try:
+            return DailyPromptPending.model_validate_json(text)
+        except ValidationError:
+            logger.warning("unreadable dailyPromptPending; treating as none")
+            return None
+
+    def set_daily_prompt_pending(self, pending: DailyPromptPending | None) -> None:
+        self.set(DataKey.DAILY_PROMPT_PENDING, json.dumps(pending.to_json_dict()) if pending else "")
+
+    def schedules(self) -> list[ScheduleInfo]:
+        text = self.get(DataKey.SCHEDULE_REGISTRY)
+        if not text:
+            return []
+        try:
+            return [ScheduleInfo.model_validate(s) for s in json.loads(text) or []]
+        except (ValueError, ValidationError):
+            logger.warning("unreadable scheduleRegistry; treating as empty")
+            return []
+
+    def set_schedules(self, schedules: list[ScheduleInfo]) -> None:
+        self.raw[DataKey.SCHEDULE_REGISTRY.value] = json.dumps([s.to_json_dict() for s in schedules])
+
+    def pending_transition(self) -> PendingTransition | None:
+        text = self.get(DataKey.PENDING_TRANSITION)
+        if not text:
+            return None
+        try:
+            return PendingTransition.model_validate_json(text)
+        except ValidationError:
+            return None
+
+    def set_pending_transition(self, pending: PendingTransition | None) -> None:
+        self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
+
+
+def new_state_data(background: str = "") -> dict[str, str]:
+    """The state of a freshly enrolled participant (contract §7.2 steps 6–7)."""
+    data = StateData({})
+    data.set_history([])
+    if background:
+        data.set(DataKey.PARTICIPANT_BACKGROUND, background)
+    return data.raw

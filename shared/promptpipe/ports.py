@@ -1,0 +1,93 @@
+"""Ports: the small protocols the engine depends on. Adapters implement them.
+
+Each port has an AWS (or real) adapter in ``promptpipe.adapters`` and an in-memory or local one for
+tests and local runs.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
+from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.models.messaging import OutboundMessage, SendResult
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import FlowState
+from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+
+
+class LLM(Protocol):
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """One Chat Completions call. Raises ``LLMError`` when it fails after retries."""
+        ...
+
+
+class Messenger(Protocol):
+    def send(self, message: OutboundMessage) -> SendResult:
+        """Deliver one message. Raises ``MessagingError`` on failure."""
+        ...
+
+
+class Timers(Protocol):
+    """Durable timers (EventBridge Scheduler). Names are deterministic: scheduling a name that
+    exists replaces it; cancelling a missing name is not an error."""
+
+    def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
+        """A one-shot firing of the timers function at ``at`` (deleted after it completes)."""
+        ...
+
+    def schedule_daily_prompt(
+        self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
+    ) -> str:
+        """A recurring daily firing of the scheduled-prompt function at hour:minute in ``timezone``."""
+        ...
+
+    def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
+        """A one-shot firing of the scheduled-prompt function (random-window delivery)."""
+        ...
+
+    def cancel(self, name: str) -> None: ...
+
+
+class ParticipantRepo(Protocol):
+    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
+        """Participant + phone claim + flow state, atomically. ``ParticipantAlreadyEnrolled`` if the
+        phone is claimed."""
+        ...
+
+    def get(self, participant_id: str) -> ConversationParticipant:
+        """``ParticipantNotFound`` if missing."""
+        ...
+
+    def find_id_by_phone(self, phone_number: str) -> str | None: ...
+
+    def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]:
+        ...
+
+    def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
+        """Remove participant, phone claim and flow state (and the transcript unless kept)."""
+        ...
+
+
+class StateStore(Protocol):
+    def load(self, participant_id: str) -> LoadedState:
+        """One Query: participant and flow state. ``ParticipantNotFound`` if missing."""
+        ...
+
+    def commit(self, commit: StateCommit) -> None:
+        """One conditional write. ``StateConflict`` when the version moved;
+        ``ParticipantNotFound`` when the participant was deleted meanwhile."""
+        ...
+
+    def list_transcript(
+        self, participant_id: str, *, limit: int, next_token: str | None
+    ) -> tuple[list[TranscriptEntry], str | None]:
+        """Oldest first."""
+        ...
+
+
+class TurnQueue(Protocol):
+    def enqueue(self, event: TurnEvent) -> None:
+        """Put a turn on the participant's ordered line (SQS FIFO; group = participant id)."""
+        ...

@@ -1,0 +1,149 @@
+"""The one typed settings object. Nothing else in the code base reads ``os.environ``.
+
+Every field is read from the environment variable of the same name in upper case. Booleans accept
+true/1/yes/on and false/0/no/off. Durations accept Go-style strings (``15m``, ``3h``, ``1h30m``,
+``90s``) or a number of seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+
+def _default_prompts_dir() -> Path:
+    """``prompts/`` at the repository root, or beside the package inside a Lambda bundle."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "prompts", here.parent / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent.parent / "prompts"
+
+
+PROMPTS_DIR = _default_prompts_dir()
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``"15m"`` -> 15 minutes; ``"-1h"`` -> minus one hour; ``"0"`` or ``3600`` -> seconds."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float):
+        return timedelta(seconds=float(value))
+    text = str(value).strip().lower()
+    if not text:
+        raise ValueError("empty duration")
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    try:
+        return timedelta(seconds=sign * float(body))
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(body)
+    if not parts or "".join(n + u for n, u in parts) != body:
+        raise ValueError(f"invalid duration {value!r}: use forms like 15m, 3h, 1h30m, 90s")
+    return timedelta(seconds=sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+
+
+class MessagingProvider(StrEnum):
+    TWILIO = "twilio"
+    WHATSAPP_CLOUD = "whatsapp_cloud"
+    LOCAL = "local"
+
+
+class Settings(BaseSettings):
+    """Configuration of every function and of local runs (see README, "Configuration")."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    # --- storage -------------------------------------------------------------------------
+    table_name: str = Field("promptpipe", min_length=3, max_length=255)
+    idempotency_table_name: str = Field("promptpipe-idempotency", min_length=3, max_length=255)
+    participants_index_name: str = Field("gsi1", min_length=1)
+
+    # --- language model --------------------------------------------------------------------
+    genai_model: str = Field("gpt-4o-mini", min_length=1)
+    genai_temperature: float = Field(0.1, ge=0.0, le=2.0)
+    genai_max_tokens: int = Field(1000, ge=16, le=32000)
+    genai_timeout_seconds: float = Field(30.0, gt=0, le=600)
+    genai_max_retries: int = Field(2, ge=0, le=10)
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    openai_secret_name: str | None = None
+    llm_reasoning_capture: bool = False
+    offline_coach: bool = False
+
+    # --- conversation ----------------------------------------------------------------------
+    chat_history_limit: int = Field(-1, ge=-1)
+    scheduler_prep_time_minutes: int = Field(10, ge=0, le=720)
+    promptpipe_debug: bool = False
+    default_phone_region: str = Field("US", min_length=2, max_length=2)
+    auto_enroll_new_users: bool = False
+    intake_bot_prompt_file: Path = PROMPTS_DIR / "intake_bot_system.txt"
+    prompt_generator_prompt_file: Path = PROMPTS_DIR / "prompt_generator_system.txt"
+    feedback_tracker_prompt_file: Path = PROMPTS_DIR / "feedback_tracker_system.txt"
+    conversation_fallback_prompt_file: Path = PROMPTS_DIR / "conversation_system_3bot.txt"
+
+    # --- timers ----------------------------------------------------------------------------
+    daily_prompt_reminder_delay: Duration = timedelta(hours=5)
+    auto_feedback_after_prompt_enabled: bool = True
+    feedback_timers_enabled: bool = False
+    feedback_initial_timeout: Duration = timedelta(minutes=15)
+    feedback_followup_delay: Duration = timedelta(hours=3)
+    schedule_group_name: str = Field("promptpipe", pattern=r"^[0-9a-zA-Z\-_.]{1,64}$")
+    timers_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-timers"
+    scheduled_prompt_function_arn: str = (
+        "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-scheduled-prompt"
+    )
+    scheduler_role_arn: str = "arn:aws:iam::000000000000:role/promptpipe-scheduler"
+    scheduler_dlq_arn: str | None = None
+    scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)
+    scheduler_max_event_age_seconds: int = Field(3600, ge=60, le=86400)
+
+    # --- inbound / messaging ----------------------------------------------------------------
+    inbound_queue_url: str | None = None
+    messaging_provider: MessagingProvider = MessagingProvider.LOCAL
+    channel_secret_name: str | None = None
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_from_number: str | None = None
+    twilio_messaging_service_sid: str | None = None
+    twilio_channel: str = Field("sms", pattern=r"^(sms|whatsapp)$")
+    whatsapp_app_secret: str | None = None
+    whatsapp_verify_token: str | None = None
+    whatsapp_access_token: str | None = None
+    whatsapp_phone_number_id: str | None = None
+    whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    public_webhook_base_url: str | None = None
+    local_dev_disable_signature_check: bool = False
+    max_inbound_message_chars: int = Field(4096, ge=1, le=65536)
+
+    # --- powertools / runtime -------------------------------------------------------------
+    aws_region: str = "us-east-1"
+    aws_endpoint_url: str | None = None
+
+    @field_validator("chat_history_limit")
+    @classmethod
+    def _history_limit(cls, value: int) -> int:
+        if value < -1:
+            raise ValueError("CHAT_HISTORY_LIMIT must be -1 (default), 0 (none) or a positive number")
+        return value
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once (Lambda cold start, CLI start)."""
+    return Settings()

@@ -1,0 +1,41 @@
+"""Shared test setup. moto is imported before any handler module so that clients created at import
+time are intercepted (AWS_NOTES §1(d)); no test ever reaches AWS."""
+
+from __future__ import annotations
+
+import os
+
+# Set before anything creates a boto3 client.
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_REGION", "us-east-1")
+os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
+os.environ["AWS_SECURITY_TOKEN"] = "testing"
+os.environ["AWS_SESSION_TOKEN"] = "testing"
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("OPENAI_API_KEY", None)
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "PromptPipeTest")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "promptpipe-test")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+from collections.abc import Iterator  # noqa: E402
+from datetime import UTC, datetime  # noqa: E402
+
+import moto  # noqa: E402,F401  (must precede handler imports)
+import pytest  # noqa: E402
+from moto import mock_aws  # noqa: E402
+
+from promptpipe.clock import ManualClock  # noqa: E402
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """A fresh in-process moto backend for every AWS service."""
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A controllable clock, starting on a Monday morning (UTC)."""
+    return ManualClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
