@@ -77,3 +77,5 @@ class ChatResponse(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     latency_ms: float = 0.0
     finish_reason: str | None = None
+    # The model's reasoning when LLM_REASONING_CAPTURE is on (shown only in debug mode).
+    reasoning: str | None = None
