@@ -62,8 +62,7 @@ class ParticipantRepo(Protocol):
 
     def find_id_by_phone(self, phone_number: str) -> str | None: ...
 
-    def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]:
-        ...
+    def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]: ...
 
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""

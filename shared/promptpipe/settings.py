@@ -21,7 +21,6 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-
 def _default_prompts_dir() -> Path:
     """``prompts/`` at the repository root, or beside the package inside a Lambda bundle."""
     here = Path(__file__).resolve().parent
@@ -105,9 +104,7 @@ class Settings(BaseSettings):
     feedback_followup_delay: Duration = timedelta(hours=3)
     schedule_group_name: str = Field("promptpipe", pattern=r"^[0-9a-zA-Z\-_.]{1,64}$")
     timers_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-timers"
-    scheduled_prompt_function_arn: str = (
-        "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-scheduled-prompt"
-    )
+    scheduled_prompt_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-scheduled-prompt"
     scheduler_role_arn: str = "arn:aws:iam::000000000000:role/promptpipe-scheduler"
     scheduler_dlq_arn: str | None = None
     scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)

@@ -41,7 +41,8 @@ class TimerPayload(BaseModel):
     kind: TimerKind
     timer_id: str  # the schedule name; must still be the stored id when it fires
     # Guard values: what must still hold for the firing to have an effect.
-    expected_sent_at: datetime | None = None
+    expected_sent_at: datetime | None = None  # reminder: the prompt it follows up
+    due_at: datetime | None = None  # delayed transition / feedback timers: the armed due time
     target_state: str | None = None
     # Filled from the scheduler's context attributes (``<aws.scheduler.*>``).
     scheduled_time: str | None = None

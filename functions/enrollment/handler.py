@@ -1,0 +1,125 @@
+"""Participants API (API Gateway HTTP API, IAM-authorised): enrollment and management.
+
+Each route parses and validates, calls one service function, and maps the result into the
+``{"status", "message", "result"}`` envelope of seed 001. Domain errors map to HTTP in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
+from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
+from promptpipe.observability import logger, metrics, tracer
+from promptpipe.wiring import get_app
+
+app = APIGatewayHttpResolver(enable_validation=True)
+BASE = "/conversation/participants"
+
+
+def envelope(status_code: int, *, message: str | None = None, result: Any = None, error: bool = False) -> Response:
+    body: dict[str, Any] = {"status": "error" if error else "ok"}
+    if message is not None:
+        body["message"] = message
+    if result is not None:
+        body["result"] = result
+    return Response(status_code=status_code, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+def _dump(model: Any) -> Any:
+    return model.model_dump(mode="json")
+
+
+@app.post(BASE)
+def enroll(request: EnrollmentRequest) -> Response:
+    participant = get_app().enroll(request)
+    return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
+
+
+@app.get(BASE)
+def list_participants(
+    limit: Annotated[int, Query(ge=1, le=100)] = 50, next_token: Annotated[str | None, Query()] = None
+) -> Response:
+    participants, token = get_app().list_participants(limit=limit, next_token=next_token)
+    return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
+
+
+@app.get(f"{BASE}/<participant_id>")
+def get_participant(participant_id: str) -> Response:
+    return envelope(200, result=_dump(get_app().get_participant(participant_id)))
+
+
+@app.put(f"{BASE}/<participant_id>")
+def update_participant(participant_id: str, update: ParticipantUpdate) -> Response:
+    participant = get_app().update_participant(participant_id, update)
+    return envelope(200, message="Participant updated successfully", result=_dump(participant))
+
+
+@app.delete(f"{BASE}/<participant_id>")
+def delete_participant(participant_id: str, keep_transcript: Annotated[bool, Query()] = True) -> Response:
+    get_app().delete_participant(participant_id, keep_transcript=keep_transcript)
+    return envelope(200, message="Participant deleted successfully")
+
+
+@app.get(f"{BASE}/<participant_id>/history")
+def history(
+    participant_id: str,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    next_token: Annotated[str | None, Query()] = None,
+    include_audit: Annotated[bool, Query()] = True,
+) -> Response:
+    entries, token = get_app().history(participant_id, limit=limit, next_token=next_token, include_audit=include_audit)
+    return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
+
+
+@app.get(f"{BASE}/<participant_id>/state")
+def get_state(participant_id: str) -> Response:
+    return envelope(200, result=_dump(get_app().state_view(participant_id)))
+
+
+@app.post(f"{BASE}/<participant_id>/state")
+def override_state(participant_id: str, override: StateOverride) -> Response:
+    return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
+
+
+# -- one place mapping domain errors to HTTP ------------------------------------------------
+@app.exception_handler(RequestValidationError)
+def _invalid_request(exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return envelope(400, message="Invalid JSON format", error=True)
+    details = []
+    for e in errors:
+        loc = ".".join(str(part) for part in e.get("loc", ()) if part not in ("body", "query", "path"))
+        if e.get("type") == "missing":
+            details.append(f"{loc} is required")
+        else:
+            details.append(f"{loc}: {e.get('msg', 'invalid value')}")
+    return envelope(400, message="; ".join(details) or "invalid request", error=True)
+
+
+@app.exception_handler(ValidationFailed)
+def _validation_failed(exc: ValidationFailed) -> Response:
+    return envelope(400, message=str(exc), error=True)
+
+
+@app.exception_handler(ParticipantNotFound)
+def _not_found(_exc: ParticipantNotFound) -> Response:
+    return envelope(404, message="Participant not found", error=True)
+
+
+@app.exception_handler(ParticipantAlreadyEnrolled)
+def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response:
+    return envelope(409, message="Participant with this phone number already enrolled", error=True)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,127 @@
+"""Inbound webhooks (public routes; every request's signature is checked here).
+
+``POST /webhooks/twilio``: Twilio SMS/WhatsApp form posts, ``X-Twilio-Signature`` checked against
+the public URL; answers empty TwiML at once. ``GET /webhooks/whatsapp``: Meta's verification
+handshake. ``POST /webhooks/whatsapp``: Meta WhatsApp Cloud payloads, ``X-Hub-Signature-256`` over
+the raw body. Both normalise to ``InboundMessage`` and hand it to ``receive_inbound`` (opt-out/in,
+auto-enroll, enqueue on the FIFO queue). No LLM here: the worker does that.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from promptpipe.adapters.secrets import load_secrets
+from promptpipe.errors import ValidationFailed
+from promptpipe.inbound import (
+    parse_meta_payload,
+    parse_twilio_form,
+    verify_meta_handshake,
+    verify_meta_signature,
+    verify_twilio_signature,
+)
+from promptpipe.observability import logger, metrics, tracer
+from promptpipe.settings import get_settings
+from promptpipe.wiring import get_app
+
+app = APIGatewayHttpResolver()
+EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
+
+
+def credential(name: str) -> str | None:
+    """A channel credential: the environment (local) or the channel secret (AWS)."""
+    value = getattr(get_settings(), name, None)
+    return value or load_secrets(get_settings()).get(name)
+
+
+def reject(reason: str, status: int = 403) -> Response:
+    metrics.add_metric(name=f"WebhookRejected_{reason}", unit=MetricUnit.Count, value=1)
+    logger.warning("webhook rejected", extra={"reason": reason})
+    return Response(status_code=status, content_type=content_types.TEXT_PLAIN, body=reason)
+
+
+def _checks_disabled() -> bool:
+    return get_settings().local_dev_disable_signature_check
+
+
+def public_url() -> str:
+    """The URL Twilio signed: the configured public base, else what API Gateway received."""
+    event = app.current_event
+    path = event.raw_path
+    query = f"?{event.raw_query_string}" if event.raw_query_string else ""
+    base = get_settings().public_webhook_base_url
+    if base:
+        return base.rstrip("/") + "/webhooks/twilio" + query
+    host = event.headers.get("x-forwarded-host") or event.request_context.domain_name
+    return f"https://{host}{path}{query}"
+
+
+@app.post("/webhooks/twilio")
+def twilio_webhook() -> Response:
+    body = app.current_event.decoded_body or ""
+    params = parse_qsl(body, keep_blank_values=True)
+    if not _checks_disabled():
+        token = credential("twilio_auth_token")
+        if not token:
+            return reject("not_configured", 503)
+        if not verify_twilio_signature(
+            public_url(), params, app.current_event.headers.get("x-twilio-signature"), token
+        ):
+            return reject("bad_signature")
+    try:
+        message = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
+    except ValidationFailed as exc:
+        return reject(f"malformed:{exc.field or 'body'}", 400)
+    decision = get_app().receive_inbound(message)
+    logger.info("twilio message accepted", extra={"action": decision.action, "participant_id": decision.participant_id})
+    return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
+
+
+@app.get("/webhooks/whatsapp")
+def whatsapp_verify() -> Response:
+    query = app.current_event.query_string_parameters or {}
+    token = credential("whatsapp_verify_token")
+    challenge = verify_meta_handshake(query, token) if token else None
+    if challenge is None:
+        return reject("bad_verify_token")
+    return Response(status_code=200, content_type=content_types.TEXT_PLAIN, body=challenge)
+
+
+@app.post("/webhooks/whatsapp")
+def whatsapp_webhook() -> Response:
+    event = app.current_event
+    raw = event.decoded_body or ""
+    raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else raw
+    if not _checks_disabled():
+        secret = credential("whatsapp_app_secret")
+        if not secret:
+            return reject("not_configured", 503)
+        if not verify_meta_signature(raw_bytes, event.headers.get("x-hub-signature-256"), secret):
+            return reject("bad_signature")
+    try:
+        payload = json.loads(raw_bytes or b"{}")
+        if not isinstance(payload, dict):
+            raise ValidationFailed("payload must be a JSON object")
+        messages = parse_meta_payload(payload, get_app().clock.now(), get_settings().default_phone_region)
+    except (ValueError, ValidationFailed):
+        # Signed but unreadable: answer 200 so Meta does not retry it for days; nothing is enqueued.
+        return reject("malformed", 200)
+    for message in messages:
+        decision = get_app().receive_inbound(message)
+        logger.info(
+            "whatsapp message accepted", extra={"action": decision.action, "participant_id": decision.participant_id}
+        )
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,54 @@
+"""Inbound worker: SQS FIFO consumer. One record = one conversation turn (or the greeting).
+
+Ordered per participant (message group = participant id; ``skip_group_on_error`` keeps a failing
+participant's later messages behind the failure, without blocking anyone else). Exactly-once
+effects: Powertools Idempotency on the event id skips completed events; a turn that committed but
+whose reply failed to send is re-sent from the stored event record without a new LLM call. An LLM
+failure raises, so SQS retries and finally dead-letters the record (see docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import idempotent_function
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from promptpipe.adapters.idempotency import event_config, persistence_layer
+from promptpipe.models.events import TurnEvent
+from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer
+from promptpipe.services import outcome_log_fields
+from promptpipe.settings import get_settings
+from promptpipe.wiring import get_app
+
+processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+idempotency_config = event_config("event_id")
+
+
+@idempotent_function(
+    data_keyword_argument="event", config=idempotency_config, persistence_store=persistence_layer(get_settings())
+)
+def process_and_send(event: TurnEvent) -> dict[str, Any]:
+    app = get_app()
+    with tracer.provider.in_subsegment("conversation_turn"):
+        outcome = app.process_turn(event)
+    record_outcome_metrics(outcome)
+    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value})
+    with tracer.provider.in_subsegment("messenger_send"):
+        app.send_all(outcome.outbound)
+    return {"messages": len(outcome.outbound), "replayed": outcome.replayed}
+
+
+def record_handler(record: SQSRecord) -> None:
+    event = TurnEvent.model_validate_json(record.body)
+    logger.append_keys(participant_id=event.participant_id, event_id=event.event_id)
+    process_and_send(event=event)
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    idempotency_config.register_lambda_context(context)
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -1,0 +1,58 @@
+"""Timers: the target of every one-shot EventBridge schedule (reminder, auto-feedback, delayed
+transition, feedback timeout and follow-up). Dispatches on ``kind``; every kind re-checks its guards
+against the stored state, so a stale or duplicated firing changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import idempotent_function
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from promptpipe.adapters.idempotency import event_config, persistence_layer
+from promptpipe.models.events import TimerPayload
+from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer
+from promptpipe.services import event_id_for_schedule, outcome_log_fields
+from promptpipe.settings import get_settings
+from promptpipe.wiring import get_app
+from pydantic import BaseModel
+
+idempotency_config = event_config("event_id")
+
+
+class TimerInvocation(BaseModel):
+    event_id: str
+    payload: TimerPayload
+
+
+@idempotent_function(
+    data_keyword_argument="invocation", config=idempotency_config, persistence_store=persistence_layer(get_settings())
+)
+def fire(invocation: TimerInvocation) -> dict[str, Any]:
+    app = get_app()
+    outcome = app.run_timer(invocation.payload, event_id=invocation.event_id)
+    record_outcome_metrics(outcome)
+    timer = outcome.timer
+    logger.info(
+        "timer fired",
+        extra={
+            **outcome_log_fields(outcome),
+            "kind": invocation.payload.kind.value,
+            "applied": bool(timer and timer.applied),
+            "detail": timer.detail if timer else None,
+        },
+    )
+    app.send_all(outcome.outbound)
+    return {"messages": len(outcome.outbound), "applied": bool(timer and timer.applied)}
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    payload = TimerPayload.model_validate(event)
+    event_id = event_id_for_schedule(
+        payload.timer_id, payload.execution_id, payload.scheduled_time, get_app().clock.now()
+    )
+    logger.append_keys(participant_id=payload.participant_id, event_id=event_id)
+    idempotency_config.register_lambda_context(context)
+    return fire(invocation=TimerInvocation(event_id=event_id, payload=payload))

@@ -1,0 +1,1 @@
+"""CDK app of PromptPipe Serverless: one stack composed of one construct per concern."""

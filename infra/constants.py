@@ -1,0 +1,200 @@
+"""Names, sizes and deployment settings of the stack, in one place.
+
+Deployment settings come from CDK context (``cdk.json`` or ``cdk synth -c key=value``); every key has
+a default so that ``cdk synth`` works on a fresh checkout. See ``Config.from_context``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# --- fixed names -------------------------------------------------------------------------
+STACK_ID = "PromptPipe"
+SERVICE_NAME = "promptpipe"  # the single Powertools `service` dimension value
+METRICS_NAMESPACE = "PromptPipe"
+LIVE_ALIAS = "live"
+PARTICIPANTS_INDEX = "gsi1"
+TTL_ATTRIBUTE = "expires_at"
+# Powertools Idempotency's DynamoDBPersistenceLayer defaults (AWS_NOTES §2).
+IDEMPOTENCY_KEY = "id"
+IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
+INBOUND_MAX_RECEIVE_COUNT = 3
+# Visibility must outlast every retry of a batch in flight (AWS guidance: 6x the function timeout).
+VISIBILITY_TIMEOUT_FACTOR = 6
+DLQ_RETENTION_DAYS = 14
+SCHEDULER_SERVICE = "scheduler.amazonaws.com"
+
+# --- functions -------------------------------------------------------------------------
+LAMBDA_PYTHON_VERSION = "3.12"  # runtime and the wheels bundled for it must agree
+WORKER_BATCH_SIZE = 10  # the FIFO maximum
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """Size and entry point of one Lambda function."""
+
+    key: str  # construct id and function name suffix
+    handler: str
+    description: str
+    memory_mb: int
+    timeout_s: int
+    snap_start: bool = False  # the functions that import openai (DESIGN §7)
+
+
+ENROLLMENT = FunctionSpec(
+    "enrollment",
+    "functions.enrollment.handler.handler",
+    "Participants API (enrol, list, read, update, delete, history, state)",
+    memory_mb=512,
+    timeout_s=15,
+)
+WEBHOOK = FunctionSpec(
+    "webhook",
+    "functions.inbound.webhook.handler",
+    "Twilio / WhatsApp webhooks: verify, dedupe, enqueue",
+    memory_mb=256,
+    timeout_s=10,
+)
+WORKER = FunctionSpec(
+    "worker",
+    "functions.inbound.worker.handler",
+    "One conversation turn per inbound message (SQS FIFO consumer)",
+    memory_mb=1024,
+    timeout_s=60,
+    snap_start=True,
+)
+SCHEDULED_PROMPT = FunctionSpec(
+    "scheduled-prompt",
+    "functions.scheduled_prompt.handler.handler",
+    "Daily habit prompt (EventBridge Scheduler recurring target)",
+    memory_mb=1024,
+    timeout_s=60,
+    snap_start=True,
+)
+TIMERS = FunctionSpec(
+    "timers",
+    "functions.timers.handler.handler",
+    "Reminders, auto-feedback, delayed transitions (EventBridge Scheduler one-shot target)",
+    memory_mb=512,
+    timeout_s=30,
+)
+ALL_FUNCTIONS = (ENROLLMENT, WEBHOOK, WORKER, SCHEDULED_PROMPT, TIMERS)
+
+# Async invocations (the scheduler's) of the two scheduler targets.
+ASYNC_RETRY_ATTEMPTS = 2
+ASYNC_MAX_EVENT_AGE_HOURS = 6
+
+# --- API -------------------------------------------------------------------------------
+PARTICIPANTS_PATH = "/conversation/participants"
+TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
+WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
+
+# --- metrics (Powertools EMF, namespace METRICS_NAMESPACE) ------------------------------
+METRIC_TURNS = "TurnsProcessed"  # dim module
+METRIC_TOOL_CALLS = "ToolCalls"  # dims tool, outcome
+METRIC_LLM_CALLS = "LLMCalls"
+METRIC_LLM_LATENCY = "LLMLatencyMs"
+METRIC_LLM_PROMPT_TOKENS = "LLMPromptTokens"
+METRIC_LLM_COMPLETION_TOKENS = "LLMCompletionTokens"
+METRIC_DAILY_PROMPTS = "DailyPromptsDelivered"
+METRIC_REMINDERS = "RemindersSent"
+METRIC_AUTO_FEEDBACK = "AutoFeedbackTransitions"
+METRIC_STATE_TRANSITIONS = "StateTransitions"  # dim target
+METRIC_OPT_OUTS = "OptOuts"
+METRIC_WEBHOOK_REJECTED = "WebhookRejected"  # dim reason
+METRIC_ERRORS = "Errors"  # dim function
+
+# --- deployment settings (CDK context) -----------------------------------------------------
+_NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")
+_PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653)
+
+
+class _ContextSource(Protocol):
+    def try_get_context(self, key: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Config:
+    """Deployment settings. Context keys are the field names in camelCase (``genaiModel`` ...)."""
+
+    resource_prefix: str = "promptpipe"
+    schedule_group_name: str = "promptpipe"
+    genai_model: str = "gpt-4o-mini"
+    messaging_provider: str = "twilio"
+    twilio_channel: str = "sms"
+    twilio_from_number: str = ""
+    twilio_messaging_service_sid: str = ""
+    whatsapp_phone_number_id: str = ""
+    public_webhook_base_url: str = ""  # empty: the API's own endpoint
+    default_phone_region: str = "US"
+    auto_enroll_new_users: bool = False
+    feedback_timers_enabled: bool = False
+    log_level: str = "INFO"
+    log_retention_days: int = 30
+    api_rate_limit: int = 50  # requests per second, whole stage
+    api_burst_limit: int = 100
+    alarm_topic_arn: str = ""  # empty: alarms without actions
+
+    @classmethod
+    def from_context(cls, node: _ContextSource) -> Config:
+        """Read every field from context, falling back to the defaults above; validate."""
+        values: dict[str, Any] = {}
+        for name, default in cls().__dict__.items():
+            raw = node.try_get_context(_camel(name))
+            if raw is None:
+                continue
+            values[name] = _coerce(name, raw, type(default))
+        config = cls(**values)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        """Fail the synth early, with the context key to fix, rather than at deploy or run time."""
+        checks = {
+            "resourcePrefix": bool(_PREFIX.match(self.resource_prefix)),
+            "scheduleGroupName": bool(_NAME.match(self.schedule_group_name)),
+            "messagingProvider": self.messaging_provider in ("twilio", "whatsapp_cloud"),
+            "twilioChannel": self.twilio_channel in ("sms", "whatsapp"),
+            "defaultPhoneRegion": bool(re.match(r"^[A-Z]{2}$", self.default_phone_region)),
+            "logLevel": self.log_level in ("DEBUG", "INFO", "WARNING", "ERROR"),
+            "logRetentionDays": self.log_retention_days in _LOG_RETENTION_DAYS,
+            "apiRateLimit": self.api_rate_limit > 0,
+            "apiBurstLimit": self.api_burst_limit > 0,
+            "genaiModel": bool(self.genai_model),
+            "publicWebhookBaseUrl": not self.public_webhook_base_url
+            or self.public_webhook_base_url.startswith("https://"),
+            "alarmTopicArn": not self.alarm_topic_arn or self.alarm_topic_arn.startswith("arn:"),
+        }
+        bad = [key for key, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"invalid CDK context value(s): {', '.join(bad)} (see infra/constants.py)")
+
+    def function_name(self, spec: FunctionSpec) -> str:
+        return f"{self.resource_prefix}-{spec.key}"
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
+def _coerce(name: str, raw: Any, kind: type) -> Any:
+    """Context from ``-c`` is always a string; from cdk.json it may be typed."""
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE | _FALSE:
+            return text in _TRUE
+        raise ValueError(f"context {_camel(name)} must be true or false, got {raw!r}")
+    if kind is int:
+        try:
+            return int(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"context {_camel(name)} must be an integer, got {raw!r}") from exc
+    return str(raw).strip()

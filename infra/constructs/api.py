@@ -1,0 +1,137 @@
+"""HTTP API: participant routes behind IAM auth, public webhook routes (signature-checked in code)."""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_apigateway as apigw_v1
+from aws_cdk import aws_apigatewayv2 as apigw
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra import constants as c
+from infra.constructs import acknowledge
+
+# HTTP API context variables ($context.identity.userArn is the IAM caller of admin routes).
+_ACCESS_LOG_FORMAT = json.dumps(
+    {
+        "requestId": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "caller": "$context.identity.userArn",
+        "requestTime": "$context.requestTime",
+        "routeKey": "$context.routeKey",
+        "status": "$context.status",
+        "protocol": "$context.protocol",
+        "responseLength": "$context.responseLength",
+        "integrationLatency": "$context.integrationLatency",
+        "integrationError": "$context.integrationErrorMessage",
+    }
+)
+
+
+class Api(Construct):
+    """``http_api`` with its ``$default`` ``stage``; ``endpoint`` has no trailing slash."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: c.Config,
+        enrollment: lambda_.IFunction,
+        webhook: lambda_.IFunction,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.http_api = apigw.HttpApi(
+            self,
+            "HttpApi",
+            api_name=f"{config.resource_prefix}-api",
+            description="PromptPipe participants API and messaging webhooks",
+            # The stage below is built explicitly: the default one takes no throttling or logging.
+            create_default_stage=False,
+        )
+        self.access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        )
+        self.stage = self._build_stage(config)
+        self.endpoint = self.http_api.api_endpoint
+        self._add_participant_routes(enrollment)
+        self._add_webhook_routes(webhook)
+
+    def _build_stage(self, config: c.Config) -> apigw.HttpStage:
+        return apigw.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            auto_deploy=True,
+            throttle=apigw.ThrottleSettings(
+                rate_limit=config.api_rate_limit, burst_limit=config.api_burst_limit
+            ),
+            access_log_settings=_AccessLogSettings(
+                apigw.LogGroupLogDestination(self.access_logs),
+                apigw_v1.AccessLogFormat.custom(_ACCESS_LOG_FORMAT),
+            ),
+        )
+
+    def _add_participant_routes(self, enrollment: lambda_.IFunction) -> None:
+        integration = integrations.HttpLambdaIntegration("Enrollment", enrollment)
+        authorizer = authorizers.HttpIamAuthorizer()
+        base = c.PARTICIPANTS_PATH
+        for path in (base, f"{base}/{{id}}", f"{base}/{{id}}/history", f"{base}/{{id}}/state"):
+            # ANY: the handler answers every method, 405 with Allow for the wrong ones (contract).
+            self.http_api.add_routes(
+                path=path,
+                methods=[apigw.HttpMethod.ANY],
+                integration=integration,
+                authorizer=authorizer,
+            )
+
+    def _add_webhook_routes(self, webhook: lambda_.IFunction) -> None:
+        integration = integrations.HttpLambdaIntegration("Webhook", webhook)
+        public = apigw.HttpNoneAuthorizer()
+        routes = self.http_api.add_routes(
+            path=c.TWILIO_WEBHOOK_PATH,
+            methods=[apigw.HttpMethod.POST],
+            integration=integration,
+            authorizer=public,
+        ) + self.http_api.add_routes(
+            path=c.WHATSAPP_WEBHOOK_PATH,
+            methods=[apigw.HttpMethod.GET, apigw.HttpMethod.POST],  # GET: Meta's verification
+            integration=integration,
+            authorizer=public,
+        )
+        for route in routes:
+            acknowledge(
+                route,
+                (
+                    "AwsSolutions-APIG4",
+                    "Called by Twilio and Meta, which cannot sign with IAM or obtain tokens; the "
+                    "function verifies X-Twilio-Signature / X-Hub-Signature-256 (or the verify "
+                    "token) before doing anything, and the stage is throttled.",
+                ),
+            )
+
+
+@jsii.implements(apigw.IAccessLogSettings)
+class _AccessLogSettings:
+    """``IAccessLogSettings`` is an interface in jsii: a plain object must implement it."""
+
+    def __init__(self, destination: apigw.IAccessLogDestination, fmt: apigw_v1.AccessLogFormat) -> None:
+        self._destination = destination
+        self._format = fmt
+
+    @property
+    def destination(self) -> apigw.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw_v1.AccessLogFormat:
+        return self._format

@@ -1,0 +1,256 @@
+"""The five Lambda functions, each with its own role (exact grants) and log group (DESIGN §4, §7)."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import constants as c
+from infra.constructs import acknowledge, wildcard_resource_finding
+from infra.constructs.queues import Queues
+from infra.constructs.scheduler import Scheduler
+from infra.constructs.secrets import Secrets
+from infra.constructs.storage import Storage
+
+_RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+_RUNTIME = lambda_.Runtime.PYTHON_3_12
+_L1_REASON = (
+    "Pinned to python3.12: the bundled wheels are built for cp312 and SnapStart for Python is "
+    "validated on 3.12; moving to a newer runtime is a deliberate, tested change."
+)
+_XRAY_REASON = (
+    "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions "
+    "(active tracing, added by CDK)."
+)
+
+
+def _pascal(key: str) -> str:
+    return "".join(part.capitalize() for part in key.split("-"))
+
+
+class Functions(Construct):
+    """``enrollment``, ``webhook``, ``worker``, ``scheduled_prompt``, ``timers`` (plus ``roles``,
+    ``log_groups``, and the ``live`` aliases ``worker_alias`` and ``scheduled_prompt_alias``)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: c.Config,
+        code: lambda_.Code,
+        storage: Storage,
+        queues: Queues,
+        secrets: Secrets,
+        scheduler: Scheduler,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self._code = code
+        self._storage = storage
+        self._queues = queues
+        self._secrets = secrets
+        self._scheduler = scheduler
+        self.roles: dict[str, iam.Role] = {}
+        self.log_groups: dict[str, logs.LogGroup] = {}
+        self.functions: dict[str, lambda_.Function] = {}
+
+        self.enrollment = self._build_enrollment()
+        self.webhook = self._build_webhook()
+        self.worker, self.worker_alias = self._build_worker()
+        self.scheduled_prompt, self.scheduled_prompt_alias = self._build_scheduled_prompt()
+        self.timers = self._build_timers()
+        self._acknowledge_common_findings()
+
+    # --- one method per function: environment and grants ---------------------------------
+
+    def _build_enrollment(self) -> lambda_.Function:
+        fn = self._build_function(c.ENROLLMENT, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
+        self._storage.table.grant_read_write_data(fn)
+        self._queues.inbound.grant_send_messages(fn)  # the greeting turn
+        self._secrets.channel.grant_read(fn)  # DELETE sends a notice
+        self._scheduler.grant_manage_schedules(self.roles[c.ENROLLMENT.key])  # status changes
+        return fn
+
+    def _build_webhook(self) -> lambda_.Function:
+        # Light on purpose (DESIGN §4): no LLM, no idempotency table; the worker does the work.
+        env = {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url}
+        if self._config.public_webhook_base_url:
+            env["PUBLIC_WEBHOOK_BASE_URL"] = self._config.public_webhook_base_url
+        fn = self._build_function(c.WEBHOOK, env)
+        self._storage.table.grant_read_write_data(fn)  # claims, status; auto-enroll, STOP
+        self._queues.inbound.grant_send_messages(fn)
+        self._secrets.channel.grant_read(fn)  # signature secrets
+        self._scheduler.grant_manage_schedules(self.roles[c.WEBHOOK.key])  # STOP cancels, START restores
+        return fn
+
+    def _build_worker(self) -> tuple[lambda_.Function, lambda_.Alias]:
+        fn = self._build_function(c.WORKER, self._llm_environment())
+        self._grant_flow(c.WORKER, fn)
+        self._secrets.openai.grant_read(fn)
+        alias = lambda_.Alias(self, "WorkerLive", alias_name=c.LIVE_ALIAS, version=fn.current_version)
+        # Through the alias, so that messages are handled by the SnapStart snapshot of a version.
+        alias.add_event_source(
+            event_sources.SqsEventSource(
+                self._queues.inbound,
+                batch_size=c.WORKER_BATCH_SIZE,
+                report_batch_item_failures=True,
+            )
+        )
+        return fn, alias
+
+    def _build_scheduled_prompt(self) -> tuple[lambda_.Function, lambda_.Alias]:
+        fn = self._build_function(
+            c.SCHEDULED_PROMPT, self._llm_environment(), dead_letter_queue=self._queues.scheduler_dlq
+        )
+        self._grant_flow(c.SCHEDULED_PROMPT, fn)
+        self._secrets.openai.grant_read(fn)
+        alias = lambda_.Alias(
+            self,
+            "ScheduledPromptLive",
+            alias_name=c.LIVE_ALIAS,
+            version=fn.current_version,
+            # The scheduler invokes asynchronously; the alias has its own async settings.
+            retry_attempts=c.ASYNC_RETRY_ATTEMPTS,
+            max_event_age=cdk.Duration.hours(c.ASYNC_MAX_EVENT_AGE_HOURS),
+        )
+        return fn, alias
+
+    def _build_timers(self) -> lambda_.Function:
+        # No SnapStart: it never calls the LLM (no openai import), only the messenger.
+        fn = self._build_function(c.TIMERS, {}, dead_letter_queue=self._queues.scheduler_dlq)
+        self._grant_flow(c.TIMERS, fn)
+        return fn
+
+    # --- shared pieces --------------------------------------------------------------------
+
+    def _llm_environment(self) -> dict[str, str]:
+        return {"OPENAI_SECRET_NAME": self._secrets.openai.secret_name}
+
+    def _grant_flow(self, spec: c.FunctionSpec, fn: lambda_.Function) -> None:
+        """What every event-driven turn needs: state, idempotency records, channel, schedules."""
+        self._storage.table.grant_read_write_data(fn)
+        self._storage.idempotency_table.grant_read_write_data(fn)
+        self._secrets.channel.grant_read(fn)
+        self._scheduler.grant_manage_schedules(self.roles[spec.key])
+
+    def _common_environment(self) -> dict[str, str]:
+        cfg = self._config
+        env = {
+            "TABLE_NAME": self._storage.table.table_name,
+            "IDEMPOTENCY_TABLE_NAME": self._storage.idempotency_table.table_name,
+            "PARTICIPANTS_INDEX_NAME": c.PARTICIPANTS_INDEX,
+            "GENAI_MODEL": cfg.genai_model,
+            "CHANNEL_SECRET_NAME": self._secrets.channel.secret_name,
+            "MESSAGING_PROVIDER": cfg.messaging_provider,
+            "TWILIO_CHANNEL": cfg.twilio_channel,
+            "TWILIO_FROM_NUMBER": cfg.twilio_from_number,
+            "TWILIO_MESSAGING_SERVICE_SID": cfg.twilio_messaging_service_sid,
+            "WHATSAPP_PHONE_NUMBER_ID": cfg.whatsapp_phone_number_id,
+            "SCHEDULE_GROUP_NAME": cfg.schedule_group_name,
+            "TIMERS_FUNCTION_ARN": self._scheduler.timers_function_arn,
+            "SCHEDULED_PROMPT_FUNCTION_ARN": self._scheduler.scheduled_prompt_alias_arn,
+            "SCHEDULER_ROLE_ARN": self._scheduler.role.role_arn,
+            "SCHEDULER_DLQ_ARN": self._queues.scheduler_dlq.queue_arn,
+            "DEFAULT_PHONE_REGION": cfg.default_phone_region,
+            "AUTO_ENROLL_NEW_USERS": str(cfg.auto_enroll_new_users).lower(),
+            "FEEDBACK_TIMERS_ENABLED": str(cfg.feedback_timers_enabled).lower(),
+            "POWERTOOLS_SERVICE_NAME": c.SERVICE_NAME,
+            "POWERTOOLS_METRICS_NAMESPACE": c.METRICS_NAMESPACE,
+            "POWERTOOLS_LOG_LEVEL": cfg.log_level,
+        }
+        # Unset optional settings stay unset (None in Settings), not empty strings.
+        return {key: value for key, value in env.items() if value != ""}
+
+    def _build_function(
+        self,
+        spec: c.FunctionSpec,
+        environment: dict[str, str],
+        *,
+        dead_letter_queue: sqs.IQueue | None = None,
+    ) -> lambda_.Function:
+        cid = _pascal(spec.key)
+        name = self._config.function_name(spec)
+        role = iam.Role(
+            self,
+            f"{cid}Role",
+            description=f"Execution role of {name}",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        )
+        log_group = logs.LogGroup(
+            self,
+            f"{cid}Logs",
+            log_group_name=f"/aws/lambda/{name}",
+            retention=_RETENTION[self._config.log_retention_days],
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        )
+        # Instead of AWSLambdaBasicExecutionRole: write to this group only, never create groups.
+        log_group.grant_write(role)
+        async_options = (
+            {
+                "retry_attempts": c.ASYNC_RETRY_ATTEMPTS,
+                "max_event_age": cdk.Duration.hours(c.ASYNC_MAX_EVENT_AGE_HOURS),
+            }
+            if dead_letter_queue is not None and not spec.snap_start
+            else {}
+        )
+        fn = lambda_.Function(
+            self,
+            cid,
+            function_name=name,
+            description=spec.description,
+            runtime=_RUNTIME,
+            architecture=lambda_.Architecture.X86_64,
+            handler=spec.handler,
+            code=self._code,
+            memory_size=spec.memory_mb,
+            timeout=cdk.Duration.seconds(spec.timeout_s),
+            role=role,
+            environment={**self._common_environment(), **environment},
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.snap_start else None,
+            dead_letter_queue=dead_letter_queue,
+            **async_options,
+        )
+        self.roles[spec.key] = role
+        self.log_groups[spec.key] = log_group
+        self.functions[spec.key] = fn
+        return fn
+
+    def _acknowledge_common_findings(self) -> None:
+        index_arns = f"{self._storage.table.table_arn}/index/*"
+        for spec in c.ALL_FUNCTIONS:
+            acknowledge(self.functions[spec.key], ("AwsSolutions-L1", _L1_REASON))
+            acknowledge(
+                self.roles[spec.key],
+                ("AwsSolutions-IAM5[Resource::*]", _XRAY_REASON),
+                (
+                    wildcard_resource_finding(self, index_arns),
+                    "CDK's table grant covers the table's indexes; its only index is gsi1 "
+                    "(participant listing and lookups).",
+                ),
+            )

@@ -1,0 +1,112 @@
+"""EventBridge Scheduler: the schedule group and the role the scheduler assumes (DESIGN §4, §8).
+
+Schedules themselves are created at run time by the functions (one per participant and timer). The
+two target ARNs are computed from the fixed function names rather than taken from the function
+constructs: the functions that create schedules need them in their environment, and the scheduled
+prompt function creates schedules that target itself, which would otherwise be a cycle.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import constants as c
+from infra.constructs import acknowledge, wildcard_resource_finding
+
+# Every function that creates schedules also replaces (update), cancels (delete) and checks (get)
+# them; "restore" paths upsert, so create without update would fail on an existing schedule.
+SCHEDULE_ACTIONS = (
+    "scheduler:CreateSchedule",
+    "scheduler:UpdateSchedule",
+    "scheduler:DeleteSchedule",
+    "scheduler:GetSchedule",
+)
+
+
+class Scheduler(Construct):
+    """``group``, ``role`` (invoke the two targets, send to the DLQ) and the target ARNs."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: c.Config,
+        dead_letter_queue: sqs.IQueue,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = cdk.Stack.of(self)
+        self.group = scheduler.ScheduleGroup(
+            self, "Group", schedule_group_name=config.schedule_group_name
+        )
+        self.timers_function_arn = _function_arn(stack, config.function_name(c.TIMERS))
+        scheduled_prompt = config.function_name(c.SCHEDULED_PROMPT)
+        self.scheduled_prompt_function_arn = _function_arn(stack, scheduled_prompt)
+        # SnapStart snapshots exist only for published versions: schedules target the alias.
+        self.scheduled_prompt_alias_arn = _function_arn(stack, f"{scheduled_prompt}:{c.LIVE_ALIAS}")
+        self.schedules_arn = stack.format_arn(
+            service="scheduler",
+            resource="schedule",
+            resource_name=f"{config.schedule_group_name}/*",
+        )
+        self.role = self._build_role(stack, dead_letter_queue)
+
+    def _build_role(self, stack: cdk.Stack, dead_letter_queue: sqs.IQueue) -> iam.Role:
+        role = iam.Role(
+            self,
+            "Role",
+            description="Assumed by EventBridge Scheduler to invoke the timers and scheduled prompt",
+            assumed_by=iam.ServicePrincipal(
+                c.SCHEDULER_SERVICE,
+                # Confused-deputy guard: only schedules of this account may use the role.
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            ),
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[
+                    self.timers_function_arn,
+                    self.scheduled_prompt_function_arn,
+                    self.scheduled_prompt_alias_arn,
+                ],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn])
+        )
+        return role
+
+    def grant_manage_schedules(self, grantee: iam.IRole) -> None:
+        """Create/replace/cancel schedules in the group, passing only the scheduler role."""
+        grantee.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(SCHEDULE_ACTIONS), resources=[self.schedules_arn])
+        )
+        grantee.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[self.role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": c.SCHEDULER_SERVICE}},
+            )
+        )
+        acknowledge(
+            grantee,
+            (
+                wildcard_resource_finding(self, self.schedules_arn),
+                "Schedules are created at run time, one per participant and timer, with names "
+                "unknown at deploy time; the wildcard is confined to this stack's schedule group.",
+            ),
+        )
+
+
+def _function_arn(stack: cdk.Stack, name: str) -> str:
+    return stack.format_arn(
+        service="lambda",
+        resource="function",
+        resource_name=name,
+        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+    )

@@ -1,0 +1,88 @@
+"""The one PromptPipe stack (DESIGN §8): it only composes the constructs and states the outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra import constants as c
+from infra.bundling import lambda_code
+from infra.constructs.api import Api
+from infra.constructs.functions import Functions
+from infra.constructs.monitoring import Monitoring
+from infra.constructs.queues import Queues
+from infra.constructs.scheduler import Scheduler
+from infra.constructs.secrets import Secrets
+from infra.constructs.storage import Storage
+
+
+class PromptPipeStack(cdk.Stack):
+    """Storage, queues, secrets, scheduler, the five functions, the HTTP API and monitoring."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: c.Config,
+        code: lambda_.Code | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        self.storage = Storage(self, "Storage")
+        self.queues = Queues(self, "Queues", prefix=config.resource_prefix)
+        self.secrets = Secrets(self, "Secrets", prefix=config.resource_prefix)
+        self.scheduler = Scheduler(
+            self, "Scheduler", config=config, dead_letter_queue=self.queues.scheduler_dlq
+        )
+        self.functions = Functions(
+            self,
+            "Functions",
+            config=config,
+            code=code or lambda_code(),
+            storage=self.storage,
+            queues=self.queues,
+            secrets=self.secrets,
+            scheduler=self.scheduler,
+        )
+        self.api = Api(
+            self,
+            "Api",
+            config=config,
+            enrollment=self.functions.enrollment,
+            webhook=self.functions.webhook,
+        )
+        if not config.public_webhook_base_url:
+            # Twilio signs the exact URL it calls: by default that is this API's endpoint.
+            self.functions.webhook.add_environment("PUBLIC_WEBHOOK_BASE_URL", self.api.endpoint)
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=config,
+            functions=self.functions.functions,
+            dead_letter_queues=dict(self.queues.dead_letter_queues),
+            inbound_queue=self.queues.inbound,
+        )
+        self._add_outputs()
+
+    def _add_outputs(self) -> None:
+        webhook_base = self.config.public_webhook_base_url or self.api.endpoint
+        outputs = {
+            "ApiUrl": (self.api.endpoint, "HTTP API endpoint (participant routes need SigV4 / IAM)"),
+            "TwilioWebhookUrl": (f"{webhook_base}{c.TWILIO_WEBHOOK_PATH}", "Twilio messaging webhook"),
+            "WhatsAppWebhookUrl": (
+                f"{webhook_base}{c.WHATSAPP_WEBHOOK_PATH}",
+                "Meta WhatsApp Cloud API callback URL",
+            ),
+            "OpenAiSecretName": (self.secrets.openai.secret_name, "Put the OpenAI key here"),
+            "ChannelSecretName": (self.secrets.channel.secret_name, "Put Twilio / WhatsApp credentials"),
+            "TableName": (self.storage.table.table_name, "Single table"),
+            "ScheduleGroupName": (self.config.schedule_group_name, "EventBridge Scheduler group"),
+            "DashboardName": (self.monitoring.dashboard.dashboard_name, "CloudWatch dashboard"),
+        }
+        for output_id, (value, description) in outputs.items():
+            cdk.CfnOutput(self, output_id, value=value, description=description)

@@ -1,0 +1,171 @@
+"""boto3 clients built from ``Settings``, and the resources a moto or local run needs.
+
+In AWS the CDK stack owns the table, queues and schedule group; ``create_local_resources`` creates
+the same shapes for moto (tests, ``make demo``) so that code under test sees what it sees in AWS.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeAlias
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from promptpipe.settings import Settings
+
+# boto3 generates client classes at run time; there is no static type to name here.
+AwsClient: TypeAlias = Any
+
+INBOUND_QUEUE_NAME = "promptpipe-inbound.fifo"
+INBOUND_DLQ_NAME = "promptpipe-inbound-dlq.fifo"
+INBOUND_MAX_RECEIVE_COUNT = 3
+TTL_ATTRIBUTE = "expires_at"
+# Powertools Idempotency's DynamoDBPersistenceLayer defaults.
+IDEMPOTENCY_KEY_ATTRIBUTE = "id"
+IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
+
+# Throttling and transient 5xx are retried by botocore itself ("standard" mode); short timeouts keep
+# a stuck call from eating the Lambda's budget.
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2, read_timeout=10)
+
+
+def aws_client(service: str, settings: Settings) -> AwsClient:
+    """A boto3 client for ``service`` in the configured region (and endpoint, for moto server/local)."""
+    return boto3.client(
+        service,
+        region_name=settings.aws_region,
+        endpoint_url=settings.aws_endpoint_url,
+        config=_CLIENT_CONFIG,
+    )
+
+
+class LocalResources(BaseModel):
+    """What ``create_local_resources`` made (or found)."""
+
+    table_name: str
+    idempotency_table_name: str
+    inbound_queue_url: str
+    inbound_queue_arn: str
+    inbound_dlq_url: str
+    inbound_dlq_arn: str
+    schedule_group_name: str
+    schedule_group_arn: str
+
+
+def create_local_resources(
+    settings: Settings,
+    *,
+    dynamodb: AwsClient | None = None,
+    sqs: AwsClient | None = None,
+    scheduler: AwsClient | None = None,
+) -> LocalResources:
+    """Create the single table, the idempotency table, the inbound FIFO queue with its DLQ and the
+    schedule group. Idempotent: resources that already exist are reused."""
+    dynamodb = dynamodb or aws_client("dynamodb", settings)
+    sqs = sqs or aws_client("sqs", settings)
+    scheduler = scheduler or aws_client("scheduler", settings)
+
+    _ensure_table(
+        dynamodb,
+        name=settings.table_name,
+        key=(("pk", "HASH"), ("sk", "RANGE")),
+        index=(settings.participants_index_name, "gsi1pk", "gsi1sk"),
+        ttl_attribute=TTL_ATTRIBUTE,
+    )
+    _ensure_table(
+        dynamodb,
+        name=settings.idempotency_table_name,
+        key=((IDEMPOTENCY_KEY_ATTRIBUTE, "HASH"),),
+        index=None,
+        ttl_attribute=IDEMPOTENCY_TTL_ATTRIBUTE,
+    )
+    dlq_url, dlq_arn = _ensure_queue(sqs, INBOUND_DLQ_NAME, _fifo_attributes())
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(INBOUND_MAX_RECEIVE_COUNT)})
+    queue_url, queue_arn = _ensure_queue(
+        sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive}
+    )
+    group_arn = _ensure_schedule_group(scheduler, settings.schedule_group_name)
+    return LocalResources(
+        table_name=settings.table_name,
+        idempotency_table_name=settings.idempotency_table_name,
+        inbound_queue_url=queue_url,
+        inbound_queue_arn=queue_arn,
+        inbound_dlq_url=dlq_url,
+        inbound_dlq_arn=dlq_arn,
+        schedule_group_name=settings.schedule_group_name,
+        schedule_group_arn=group_arn,
+    )
+
+
+def _error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _ensure_table(
+    client: AwsClient,
+    *,
+    name: str,
+    key: tuple[tuple[str, str], ...],
+    index: tuple[str, str, str] | None,
+    ttl_attribute: str,
+) -> None:
+    attributes = [attr for attr, _ in key]
+    request: dict[str, Any] = {
+        "TableName": name,
+        "KeySchema": [{"AttributeName": attr, "KeyType": kind} for attr, kind in key],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if index is not None:
+        index_name, hash_attr, range_attr = index
+        attributes += [hash_attr, range_attr]
+        request["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index_name,
+                "KeySchema": [
+                    {"AttributeName": hash_attr, "KeyType": "HASH"},
+                    {"AttributeName": range_attr, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    request["AttributeDefinitions"] = [{"AttributeName": attr, "AttributeType": "S"} for attr in attributes]
+    try:
+        client.create_table(**request)
+    except ClientError as exc:
+        if _error_code(exc) != "ResourceInUseException":
+            raise
+    client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    ttl = client.describe_time_to_live(TableName=name).get("TimeToLiveDescription", {})
+    # Enabling TTL twice is an error in AWS ("TimeToLive is already enabled").
+    if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+        client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute}
+        )
+
+
+def _fifo_attributes() -> dict[str, str]:
+    return {"FifoQueue": "true", "ContentBasedDeduplication": "false"}
+
+
+def _ensure_queue(client: AwsClient, name: str, attributes: dict[str, str]) -> tuple[str, str]:
+    # create_queue with attributes that differ in form from the stored ones fails, so look first.
+    try:
+        url = str(client.get_queue_url(QueueName=name)["QueueUrl"])
+    except ClientError as exc:
+        if _error_code(exc) not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
+            raise
+        url = str(client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"])
+    arn = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return url, str(arn)
+
+
+def _ensure_schedule_group(client: AwsClient, name: str) -> str:
+    try:
+        return str(client.create_schedule_group(Name=name)["ScheduleGroupArn"])
+    except ClientError as exc:
+        if _error_code(exc) != "ConflictException":
+            raise
+    return str(client.get_schedule_group(Name=name)["Arn"])

@@ -1,0 +1,227 @@
+"""``Timers`` on EventBridge Scheduler: one schedule per timer, in one schedule group.
+
+Names are deterministic (DESIGN §4), so scheduling an existing name replaces it: create, and on
+``ConflictException`` update with the full parameter set (UpdateSchedule resets omitted fields,
+AWS_NOTES §4). Names, expressions and zones are validated here because moto accepts anything.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from promptpipe.errors import ConfigurationError, TimerError
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.scheduling import (
+    at_expression,
+    daily_cron_expression,
+    parse_expression,
+    validate_schedule_name,
+    validate_timezone,
+)
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from promptpipe.settings import Settings
+
+# Context attributes the scheduler substitutes into the target's Input when it fires.
+SCHEDULED_TIME_PLACEHOLDER = "<aws.scheduler.scheduled-time>"
+EXECUTION_ID_PLACEHOLDER = "<aws.scheduler.execution-id>"
+
+_UTC = "UTC"
+
+
+class EventBridgeTimers:
+    """The AWS adapter of the ``Timers`` port."""
+
+    def __init__(
+        self,
+        client: BaseClient,
+        *,
+        group_name: str,
+        timers_function_arn: str,
+        scheduled_prompt_function_arn: str,
+        role_arn: str,
+        dlq_arn: str | None,
+        max_retry_attempts: int = 3,
+        max_event_age_seconds: int = 3600,
+    ) -> None:
+        if not 0 <= max_retry_attempts <= 185:
+            raise ConfigurationError("max_retry_attempts must be 0-185")
+        if not 60 <= max_event_age_seconds <= 86400:
+            raise ConfigurationError("max_event_age_seconds must be 60-86400")
+        self._client = client
+        self._group_name = validate_schedule_name(group_name)
+        self._timers_function_arn = timers_function_arn
+        self._scheduled_prompt_function_arn = scheduled_prompt_function_arn
+        self._role_arn = role_arn
+        self._dlq_arn = dlq_arn
+        self._max_retry_attempts = max_retry_attempts
+        self._max_event_age_seconds = max_event_age_seconds
+
+    @classmethod
+    def from_settings(cls, settings: Settings, client: BaseClient | None = None) -> EventBridgeTimers:
+        if client is None:
+            from promptpipe.adapters.aws import aws_client  # builds a boto3 client
+
+            client = aws_client("scheduler", settings)
+        return cls(
+            client,
+            group_name=settings.schedule_group_name,
+            timers_function_arn=settings.timers_function_arn,
+            scheduled_prompt_function_arn=settings.scheduled_prompt_function_arn,
+            role_arn=settings.scheduler_role_arn,
+            dlq_arn=settings.scheduler_dlq_arn,
+            max_retry_attempts=settings.scheduler_max_retry_attempts,
+            max_event_age_seconds=settings.scheduler_max_event_age_seconds,
+        )
+
+    @property
+    def group_name(self) -> str:
+        return self._group_name
+
+    # --- the port -------------------------------------------------------------------------
+
+    def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
+        return self._put(
+            name=name,
+            expression=at_expression(at),
+            timezone=_UTC,
+            target_arn=self._timers_function_arn,
+            payload=payload,
+            after_completion="DELETE",
+        )
+
+    def schedule_daily_prompt(
+        self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
+    ) -> str:
+        return self._put(
+            name=name,
+            expression=daily_cron_expression(hour, minute),
+            timezone=timezone,
+            target_arn=self._scheduled_prompt_function_arn,
+            payload=payload,
+            after_completion="NONE",
+        )
+
+    def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
+        return self._put(
+            name=name,
+            expression=at_expression(at),
+            timezone=_UTC,
+            target_arn=self._scheduled_prompt_function_arn,
+            payload=payload,
+            after_completion="DELETE",
+        )
+
+    def cancel(self, name: str) -> None:
+        validate_schedule_name(name)
+        try:
+            self._client.delete_schedule(Name=name, GroupName=self._group_name)
+        except ClientError as exc:
+            if _error_code(exc) == "ResourceNotFoundException":
+                return
+            raise _timer_error("delete_schedule", name, exc) from exc
+        except BotoCoreError as exc:
+            raise TimerError(f"delete_schedule {name}: {exc}") from exc
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _put(
+        self,
+        *,
+        name: str,
+        expression: str,
+        timezone: str,
+        target_arn: str,
+        payload: TimerPayload | ScheduledPromptPayload,
+        after_completion: Literal["NONE", "DELETE"],
+    ) -> str:
+        validate_schedule_name(name)
+        parse_expression(expression)
+        validate_timezone(timezone)
+        params = self._parameters(
+            name=name,
+            expression=expression,
+            timezone=timezone,
+            target_arn=target_arn,
+            payload=payload,
+            after_completion=after_completion,
+        )
+        try:
+            self._create_or_update(name, params)
+        except BotoCoreError as exc:
+            raise TimerError(f"schedule {name}: {exc}") from exc
+        return name
+
+    def _create_or_update(self, name: str, params: dict[str, Any]) -> None:
+        try:
+            self._client.create_schedule(**params)
+            return
+        except ClientError as exc:
+            if _error_code(exc) != "ConflictException":
+                raise _timer_error("create_schedule", name, exc) from exc
+        try:
+            self._client.update_schedule(**params)
+            return
+        except ClientError as exc:
+            # Deleted between our create and update (a one-shot that just completed): create again.
+            if _error_code(exc) != "ResourceNotFoundException":
+                raise _timer_error("update_schedule", name, exc) from exc
+        try:
+            self._client.create_schedule(**params)
+        except ClientError as exc:
+            raise _timer_error("create_schedule", name, exc) from exc
+
+    def _parameters(
+        self,
+        *,
+        name: str,
+        expression: str,
+        timezone: str,
+        target_arn: str,
+        payload: TimerPayload | ScheduledPromptPayload,
+        after_completion: Literal["NONE", "DELETE"],
+    ) -> dict[str, Any]:
+        target: dict[str, Any] = {
+            "Arn": target_arn,
+            "RoleArn": self._role_arn,
+            "Input": schedule_input(payload),
+            "RetryPolicy": {
+                "MaximumRetryAttempts": self._max_retry_attempts,
+                "MaximumEventAgeInSeconds": self._max_event_age_seconds,
+            },
+        }
+        if self._dlq_arn:
+            target["DeadLetterConfig"] = {"Arn": self._dlq_arn}
+        return {
+            "Name": name,
+            "GroupName": self._group_name,
+            "ScheduleExpression": expression,
+            "ScheduleExpressionTimezone": timezone,
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "State": "ENABLED",
+            "ActionAfterCompletion": after_completion,
+            "Target": target,
+        }
+
+
+def schedule_input(payload: TimerPayload | ScheduledPromptPayload) -> str:
+    """The target's Input: the payload's JSON with the scheduler's context placeholders."""
+    body = payload.model_dump(mode="json")
+    body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
+    body["execution_id"] = EXECUTION_ID_PLACEHOLDER
+    return json.dumps(body, separators=(",", ":"), sort_keys=True)
+
+
+def _error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _timer_error(operation: str, name: str, exc: ClientError) -> TimerError:
+    error = exc.response.get("Error", {})
+    return TimerError(f"{operation} {name}: {error.get('Code', 'Unknown')}: {error.get('Message', str(exc))}")

@@ -1,0 +1,110 @@
+"""In-memory ``ParticipantRepo`` + ``StateStore``: the same contract as DynamoDB, for unit tests."""
+
+from __future__ import annotations
+
+import threading
+
+from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import FlowState
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+
+
+class InMemoryStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.participants: dict[str, ConversationParticipant] = {}
+        self.phones: dict[str, str] = {}
+        self.flows: dict[str, FlowState] = {}
+        self.events: dict[str, list[EventRecord]] = {}
+        self.transcripts: dict[str, list[TranscriptEntry]] = {}
+        self.loads = 0
+        self.commits = 0
+
+    # -- ParticipantRepo --------------------------------------------------------------------
+    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
+        with self._lock:
+            if participant.phone_number in self.phones:
+                raise ParticipantAlreadyEnrolled(participant.phone_number)
+            self.participants[participant.id] = participant.model_copy(deep=True)
+            self.phones[participant.phone_number] = participant.id
+            self.flows[participant.id] = flow.model_copy(deep=True)
+
+    def get(self, participant_id: str) -> ConversationParticipant:
+        with self._lock:
+            if participant_id not in self.participants:
+                raise ParticipantNotFound(participant_id)
+            return self.participants[participant_id].model_copy(deep=True)
+
+    def find_id_by_phone(self, phone_number: str) -> str | None:
+        with self._lock:
+            return self.phones.get(phone_number)
+
+    def list(
+        self, *, limit: int, next_token: str | None
+    ) -> tuple[list[ConversationParticipant], str | None]:
+        with self._lock:
+            ordered = sorted(self.participants.values(), key=lambda p: (p.created_at, p.id), reverse=True)
+        start = 0
+        if next_token:
+            if not next_token.isdigit():
+                raise ValidationFailed("invalid next_token", field="next_token")
+            start = int(next_token)
+        page = ordered[start : start + limit]
+        more = start + limit < len(ordered)
+        return [p.model_copy(deep=True) for p in page], (str(start + limit) if more else None)
+
+    def update(self, participant: ConversationParticipant) -> None:
+        with self._lock:
+            if participant.id not in self.participants:
+                raise ParticipantNotFound(participant.id)
+            self.participants[participant.id] = participant.model_copy(deep=True)
+
+    def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
+        with self._lock:
+            participant = self.participants.pop(participant_id, None)
+            if participant is None:
+                raise ParticipantNotFound(participant_id)
+            self.phones.pop(participant.phone_number, None)
+            self.flows.pop(participant_id, None)
+            self.events.pop(participant_id, None)
+            if not keep_transcript:
+                self.transcripts.pop(participant_id, None)
+
+    # -- StateStore -------------------------------------------------------------------------
+    def load(self, participant_id: str) -> LoadedState:
+        with self._lock:
+            self.loads += 1
+            if participant_id not in self.participants:
+                raise ParticipantNotFound(participant_id)
+            flow = self.flows.get(participant_id) or FlowState(participant_id=participant_id)
+            return LoadedState(
+                participant=self.participants[participant_id].model_copy(deep=True),
+                flow=flow.model_copy(deep=True),
+                recent_events=[e.model_copy(deep=True) for e in self.events.get(participant_id, [])],
+            )
+
+    def commit(self, commit: StateCommit) -> None:
+        with self._lock:
+            self.commits += 1
+            pid = commit.participant_id
+            if pid not in self.participants:
+                raise ParticipantNotFound(pid)
+            current = self.flows.get(pid)
+            current_version = current.version if current else 0
+            if current_version != commit.expected_version:
+                raise StateConflict(f"{pid}: expected version {commit.expected_version}, found {current_version}")
+            self.flows[pid] = commit.flow.model_copy(deep=True)
+            self.events[pid] = [e.model_copy(deep=True) for e in commit.recent_events]
+            if commit.participant is not None:
+                self.participants[pid] = commit.participant.model_copy(deep=True)
+            self.transcripts.setdefault(pid, []).extend(e.model_copy(deep=True) for e in commit.transcript)
+
+    def list_transcript(
+        self, participant_id: str, *, limit: int, next_token: str | None
+    ) -> tuple[list[TranscriptEntry], str | None]:
+        with self._lock:
+            entries = sorted(self.transcripts.get(participant_id, []), key=lambda e: (e.at, e.seq))
+        start = int(next_token) if next_token and next_token.isdigit() else 0
+        page = entries[start : start + limit]
+        return page, (str(start + limit) if start + limit < len(entries) else None)

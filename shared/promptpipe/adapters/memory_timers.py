@@ -1,0 +1,98 @@
+"""``Timers`` in memory, for unit tests: same validation and replace/cancel semantics as the
+EventBridge adapter, plus a way to inject one failure and to list the one-shots that are due."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.scheduling import (
+    at_expression,
+    daily_cron_expression,
+    validate_schedule_name,
+    validate_timezone,
+)
+
+ScheduleKind = Literal["timer", "daily_prompt", "prompt_at"]
+
+
+class ScheduledTimer(BaseModel):
+    """One stored schedule: a one-shot (``at``) or a daily prompt (hour, minute, timezone)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: ScheduleKind
+    at: datetime | None = None
+    hour: int | None = None
+    minute: int | None = None
+    timezone: str | None = None
+    payload: TimerPayload | ScheduledPromptPayload
+
+    @property
+    def one_shot(self) -> bool:
+        return self.kind != "daily_prompt"
+
+
+class InMemoryTimers:
+    """The in-memory adapter of the ``Timers`` port."""
+
+    def __init__(self) -> None:
+        self.schedules: dict[str, ScheduledTimer] = {}
+        self.cancelled: list[str] = []  # every cancel call, existing or not, in order
+        self.fail_next: Exception | None = None  # raised (once) by the next port call
+
+    def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
+        self._maybe_fail()
+        return self._store(ScheduledTimer(name=name, kind="timer", at=self._at(at), payload=payload))
+
+    def schedule_daily_prompt(
+        self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
+    ) -> str:
+        self._maybe_fail()
+        daily_cron_expression(hour, minute)  # validates the time of day
+        validate_timezone(timezone)
+        return self._store(
+            ScheduledTimer(
+                name=name, kind="daily_prompt", hour=hour, minute=minute, timezone=timezone, payload=payload
+            )
+        )
+
+    def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
+        self._maybe_fail()
+        return self._store(ScheduledTimer(name=name, kind="prompt_at", at=self._at(at), payload=payload))
+
+    def cancel(self, name: str) -> None:
+        self._maybe_fail()
+        validate_schedule_name(name)
+        self.cancelled.append(name)
+        self.schedules.pop(name, None)
+
+    # --- test helpers ---------------------------------------------------------------------
+
+    def due(self, until: datetime) -> list[ScheduledTimer]:
+        """One-shots whose time is at or before ``until``, earliest first (ties by name)."""
+        due = [s for s in self.schedules.values() if s.at is not None and s.at <= until]
+        return sorted(due, key=lambda s: (s.at, s.name))
+
+    def get(self, name: str) -> ScheduledTimer | None:
+        return self.schedules.get(name)
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _store(self, schedule: ScheduledTimer) -> str:
+        validate_schedule_name(schedule.name)
+        self.schedules[schedule.name] = schedule  # same name replaces, as in the AWS adapter
+        return schedule.name
+
+    def _at(self, at: datetime) -> datetime:
+        at_expression(at)  # same checks as the AWS adapter (aware datetime)
+        return at.astimezone(UTC)
+
+    def _maybe_fail(self) -> None:
+        if self.fail_next is not None:
+            failure, self.fail_next = self.fail_next, None
+            raise failure

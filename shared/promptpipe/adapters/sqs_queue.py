@@ -1,0 +1,47 @@
+"""The ``TurnQueue`` port over the inbound SQS FIFO queue (DESIGN §4).
+
+The message group is the participant id, so each participant's turns are handled one at a time and
+in order. The deduplication id is derived from the event id: a webhook retried by the provider
+within SQS's five-minute window is enqueued once (longer-range dedup is the worker's idempotency).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from promptpipe.adapters.aws import AwsClient
+from promptpipe.errors import PromptPipeError
+from promptpipe.models.events import TurnEvent
+
+
+class QueueError(PromptPipeError):
+    """The queue refused or failed to take a turn (after botocore's own retries)."""
+
+
+def deduplication_id(event_id: str) -> str:
+    """SHA-256 hex of the event id: within SQS's 128-character limit and its character set, whatever
+    the provider's id looks like."""
+    return hashlib.sha256(event_id.encode()).hexdigest()
+
+
+class SqsTurnQueue:
+    """``TurnQueue`` port adapter."""
+
+    def __init__(self, queue_url: str, client: AwsClient) -> None:
+        self._queue_url = queue_url
+        self._client = client
+
+    def enqueue(self, event: TurnEvent) -> None:
+        try:
+            self._client.send_message(
+                QueueUrl=self._queue_url,
+                MessageBody=event.model_dump_json(),
+                MessageGroupId=event.participant_id,
+                MessageDeduplicationId=deduplication_id(event.event_id),
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise QueueError(
+                f"could not enqueue turn {event.event_id} for {event.participant_id}: {exc}"
+            ) from exc

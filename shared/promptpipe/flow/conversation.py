@@ -1,0 +1,229 @@
+"""``ConversationFlow``: one inbound message or the enrollment greeting, per contract §2.2.
+
+For a message, in order: the inbound text is recorded; a "Done" answer is counted once per
+delivered prompt; an intensity answer is applied; the daily-prompt reply hook runs; the sub-state
+routes to Intake or Feedback (an empty or unknown one is persisted as INTAKE); the module's reply is
+appended to history (trimmed to 50) and queued for sending; debug output follows when enabled.
+Everything goes through the session, so one commit writes it all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from promptpipe import questions
+from promptpipe.flow.audit import module_audit
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.modules import (
+    ConversationModule,
+    FeedbackModule,
+    IntakeModule,
+    ModuleResult,
+    tool_runs_summary,
+)
+from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
+from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
+from promptpipe.models.profile import UserProfile
+from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
+from promptpipe.models.store import Direction
+
+GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"
+DEBUG_PREFIX = "🐛 DEBUG: "
+TRUNCATION_MARK = " […]"
+
+
+@dataclass
+class TurnResult:
+    module: str | None
+    reply: str | None
+    audit: dict[str, Any] = field(default_factory=dict)
+
+
+def outstanding_questions(session: ConversationSession, within_hours: float = 24.0) -> list[Question]:
+    """Fixed-answer questions a short text reply may be answering, the latest asked first."""
+    data, now = session.data, session.now
+    asked: list[Question] = []
+    last_prompt = data.get_time(DataKey.LAST_PROMPT_SENT_AT)
+    if last_prompt and (now - last_prompt).total_seconds() <= within_hours * 3600:
+        if data.get(DataKey.DONE_COUNTED_FOR_PROMPT) != data.get(DataKey.LAST_PROMPT_SENT_AT):
+            asked.append(questions.DONE_QUESTION)
+        if data.get(DataKey.LAST_INTENSITY_PROMPT_DATE):
+            try:
+                intensity = data.profile().intensity.value
+            except ValueError:
+                intensity = "normal"
+            asked.insert(0, questions.intensity_question(intensity))
+    return asked
+
+
+def _count_done(op: OpContext) -> None:
+    """Decision 6: "Done" counts once per delivered prompt."""
+    sent = op.data.get(DataKey.LAST_PROMPT_SENT_AT)
+    if not sent or op.data.get(DataKey.DONE_COUNTED_FOR_PROMPT) == sent:
+        return
+    profile = op.data.profile()
+    profile.success_count += 1
+    profile.updated_at = op.now
+    op.data.set_profile(profile)
+    op.data.set(DataKey.DONE_COUNTED_FOR_PROMPT, sent)
+
+
+def _set_intensity(answer: questions.Answer) -> Any:
+    def apply(op: OpContext) -> None:
+        profile = op.data.profile()
+        new = questions.apply_intensity(profile.intensity.value, answer)
+        if new != profile.intensity.value:
+            profile.intensity = new  # type: ignore[assignment]
+            profile.updated_at = op.now
+            op.data.set_profile(profile)
+
+    return apply
+
+
+class ConversationFlow:
+    def __init__(self, deps: FlowDeps) -> None:
+        self.deps = deps
+        self.intake = IntakeModule(deps)
+        self.feedback = FeedbackModule(deps)
+
+    def _module_for(self, state: SubState) -> ConversationModule:
+        return self.feedback if state is SubState.FEEDBACK else self.intake
+
+    def debug_enabled(self, session: ConversationSession) -> bool:
+        return self.deps.settings.promptpipe_debug or session.participant.debug_mode
+
+    # -- inbound message --------------------------------------------------------------------
+    def handle_message(self, session: ConversationSession, message: InboundMessage) -> TurnResult:
+        started = time.perf_counter()
+        text = message.body.strip()
+        limit = self.deps.settings.max_inbound_message_chars
+        if len(text) > limit:  # documented rule: over-long bodies are truncated, never rejected
+            text = text[:limit] + TRUNCATION_MARK
+        answer = questions.parse_answer(text, message.answer_id, outstanding_questions(session))
+        if answer is not None:
+            text = answer.canonical_text
+        received_at = message.received_at
+
+        def record_inbound(op: OpContext) -> None:
+            op.record(
+                Direction.INBOUND,
+                "message",
+                text,
+                metadata={"provider": message.provider, "provider_message_id": message.provider_message_id},
+            )
+
+        session.apply("record_inbound", record_inbound)
+        if not session.participant.is_active:
+            return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
+
+        if answer is not None and answer.question_id == questions.DONE_QUESTION.id and answer.option_id == "done":
+            session.apply("count_done", _count_done)
+        if answer is not None and answer.question_id == "intensity":
+            session.apply("set_intensity", _set_intensity(answer))
+        session.apply("daily_prompt_reply", self._daily_prompt_reply(received_at))
+        if session.data.sub_state_raw not in SubState.__members__:
+            timers = self.deps.timers
+            session.apply("default_sub_state", lambda op: write_sub_state(op, timers, SubState.INTAKE))
+
+        state = session.data.sub_state
+        module = self._module_for(state)
+        history = session.data.history()
+        result = module.run(self.deps, session, text, history)
+        audit = module_audit(result, duration_ms=(time.perf_counter() - started) * 1000)
+        self._store_reply(
+            session, result, audit, user=ConversationMessage(role="user", content=text, timestamp=received_at)
+        )
+        if state is SubState.FEEDBACK:
+            session.apply("cancel_pending_feedback", self._cancel_pending_feedback)
+        self._emit_debug(session, result)
+        return TurnResult(module=module.name, reply=result.reply, audit=audit)
+
+    def _daily_prompt_reply(self, received_at: datetime) -> Any:
+        """Contract §5.2: a reply not older than the prompt cancels its reminder."""
+        timers = self.deps.timers
+
+        def apply(op: OpContext) -> None:
+            pending = op.data.daily_prompt_pending()
+            if pending is None or received_at < pending.sent_at:
+                return
+            op.data.set_daily_prompt_pending(None)
+            clear_timer_key(op, timers, DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
+            op.data.set_time(DataKey.DAILY_PROMPT_RESPONDED_AT, received_at)
+
+        return apply
+
+    def _cancel_pending_feedback(self, op: OpContext) -> None:
+        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_TIMER_ID)
+        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        if op.data.get(DataKey.FEEDBACK_STATE):
+            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
+
+    # -- greeting ---------------------------------------------------------------------------
+    def handle_greeting(self, session: ConversationSession) -> TurnResult:
+        """Decisions 16–17: the hint is for this turn only; the greeting is the first assistant message."""
+        if not session.participant.is_active:
+            return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
+        started = time.perf_counter()
+        module = self._module_for(session.data.sub_state)
+        result = module.run(self.deps, session, GREETING_HINT, session.data.history())
+        audit = module_audit(result, duration_ms=(time.perf_counter() - started) * 1000)
+        self._store_reply(session, result, audit, user=None, kind=OutboundKind.GREETING)
+        self._emit_debug(session, result)
+        return TurnResult(module=module.name, reply=result.reply, audit=audit)
+
+    # -- shared -----------------------------------------------------------------------------
+    def _store_reply(
+        self,
+        session: ConversationSession,
+        result: ModuleResult,
+        audit: dict[str, Any],
+        *,
+        user: ConversationMessage | None,
+        kind: OutboundKind = OutboundKind.REPLY,
+    ) -> None:
+        reply = result.reply
+
+        def store(op: OpContext) -> None:
+            assistant = ConversationMessage(role="assistant", content=reply, timestamp=op.now)
+            op.data.append_history(*([user] if user else []), assistant)
+            op.emit(
+                OutboundMessage(
+                    participant_id=op.participant.id, to=op.participant.phone_number, body=reply, kind=kind
+                ),
+                metadata={**audit, "state_version": op.version},
+            )
+
+        session.apply("store_reply", store)
+
+    def _emit_debug(self, session: ConversationSession, result: ModuleResult) -> None:
+        if not self.debug_enabled(session):
+            return
+        lines = [f"{result.module} module; tools: {tool_runs_summary(result.tool_runs)}"]
+        lines += [f"thinking: {r}" for r in result.reasoning]
+
+        def emit(op: OpContext) -> None:
+            try:
+                profile = op.data.profile()
+            except ValueError:
+                profile = UserProfile()
+            info = (
+                f"Current state: {op.data.sub_state.value}\nProfile: Domain={profile.habit_domain}, "
+                f"Motivation={profile.motivational_frame}, Time={profile.preferred_time}, "
+                f"Anchor={profile.prompt_anchor}, Intensity={profile.intensity.value}, "
+                f"Success={profile.success_count}/{profile.total_prompts}"
+            )
+            for body in (*lines, info):
+                op.emit(
+                    OutboundMessage(
+                        participant_id=op.participant.id,
+                        to=op.participant.phone_number,
+                        body=DEBUG_PREFIX + body,
+                        kind=OutboundKind.DEBUG,
+                    )
+                )
+
+        session.apply("debug_output", emit)

@@ -1,0 +1,188 @@
+"""Daily prompt delivery (contract §2.3, §5.1; FACTS §4 "Daily delivery"; decisions 3, 5, 6, 10).
+
+In order: generate (own fallback text on failure); send with the "Done" question; write the prompt
+to history and transcript; ``lastPromptSentAt``; ``total_prompts``; the reminder; the intensity poll
+at most once per participant-local day; the auto-feedback timer; the feedback timers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from promptpipe import questions
+from promptpipe.errors import LLMError
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
+from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.timer_names import random_delivery_name, timer_name
+from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
+from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.state import (
+    ConversationMessage,
+    DailyPromptPending,
+    DataKey,
+    FeedbackState,
+    ScheduleInfo,
+)
+
+logger = logging.getLogger(__name__)
+
+FALLBACK_PROMPT = "Time for today's habit: take one small, one-minute step toward your goal right now."
+AUTO_FEEDBACK_DELAY = timedelta(minutes=5)
+
+
+@dataclass
+class DeliveryResult:
+    delivered: bool
+    skipped_reason: str | None = None
+    prompt: str | None = None
+    used_fallback: bool = False
+    random_delivery_at: datetime | None = None
+
+
+def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
+    """The intensity poll's "today" is the participant's day (decision 6)."""
+    for name in (session.participant.timezone, schedule.timezone if schedule else ""):
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (KeyError, ValueError):
+                continue
+    return ZoneInfo("UTC")
+
+
+def seeded_rng(*parts: str) -> random.Random:
+    """Randomness that a repeated invocation reproduces (same execution id → same choice)."""
+    return random.Random(int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:16], 16))
+
+
+def deliver_daily_prompt(
+    deps: FlowDeps, session: ConversationSession, payload: ScheduledPromptPayload
+) -> DeliveryResult:
+    participant = session.participant
+    if not participant.is_active:
+        return DeliveryResult(False, f"participant {participant.status}")
+    schedule = next((s for s in session.data.schedules() if s.id == payload.schedule_id), None)
+    if schedule is None:
+        return DeliveryResult(False, "schedule no longer registered")
+    if payload.kind == "random_window" and payload.window_minutes > 0:
+        return _arm_random_delivery(deps, session, payload)
+
+    try:
+        generated = generate_habit_prompt(deps, session, "scheduled")
+        text, used_fallback = generated.text, False
+    except (PromptGenerationError, LLMError) as exc:
+        logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
+        text, used_fallback = FALLBACK_PROMPT, True
+    now = session.now
+    settings = deps.settings
+    timers = deps.timers
+
+    reminder_name = ""
+    reminder_due = None
+    if settings.daily_prompt_reminder_delay > timedelta(0):
+        reminder_due = now + settings.daily_prompt_reminder_delay
+        reminder_name = timer_name(TimerKind.DAILY_PROMPT_REMINDER, participant.id)
+        timers.schedule_timer(
+            name=reminder_name,
+            at=reminder_due,
+            payload=TimerPayload(
+                participant_id=participant.id,
+                kind=TimerKind.DAILY_PROMPT_REMINDER,
+                timer_id=reminder_name,
+                expected_sent_at=now,
+            ),
+        )
+    autofb_name = ""
+    if settings.auto_feedback_after_prompt_enabled:
+        autofb_name = timer_name(TimerKind.AUTO_FEEDBACK, participant.id)
+        timers.schedule_timer(
+            name=autofb_name,
+            at=now + AUTO_FEEDBACK_DELAY,
+            payload=TimerPayload(
+                participant_id=participant.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=autofb_name, due_at=now
+            ),
+        )
+    fb_name = ""
+    if settings.feedback_timers_enabled:
+        fb_name = timer_name(TimerKind.FEEDBACK_TIMEOUT, participant.id)
+        timers.schedule_timer(
+            name=fb_name,
+            at=now + settings.feedback_initial_timeout,
+            payload=TimerPayload(
+                participant_id=participant.id,
+                kind=TimerKind.FEEDBACK_TIMEOUT,
+                timer_id=fb_name,
+                expected_sent_at=now,
+            ),
+        )
+    today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
+    schedule_id = schedule.id
+
+    def deliver(op: OpContext) -> None:
+        to = op.participant.phone_number
+        op.emit(
+            OutboundMessage(
+                participant_id=op.participant.id,
+                to=to,
+                body=text,
+                kind=OutboundKind.DAILY_PROMPT,
+                question=questions.DONE_QUESTION,
+            ),
+            metadata={"schedule_id": schedule_id, "used_fallback": used_fallback, "state_version": op.version},
+        )
+        op.data.append_history(ConversationMessage(role="assistant", content=text, timestamp=now))
+        op.data.set_time(DataKey.LAST_PROMPT_SENT_AT, now)
+        profile = op.data.profile()
+        profile.total_prompts += 1
+        profile.updated_at = now
+        op.data.set_profile(profile)
+        if reminder_name:
+            op.data.set_daily_prompt_pending(DailyPromptPending(sent_at=now, to=to, reminder_due_at=reminder_due))
+            op.data.set(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID, reminder_name)
+        if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today:
+            question = questions.intensity_question(profile.intensity.value)
+            op.emit(
+                OutboundMessage(
+                    participant_id=op.participant.id,
+                    to=to,
+                    body="",
+                    kind=OutboundKind.INTENSITY_POLL,
+                    question=question,
+                )
+            )
+            op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
+        if autofb_name:
+            op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, autofb_name)
+        if fb_name:
+            op.data.set(DataKey.FEEDBACK_TIMER_ID, fb_name)
+            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_INITIAL.value)
+            op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+
+    session.apply("deliver_daily_prompt", deliver)
+    return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
+
+
+def _arm_random_delivery(
+    deps: FlowDeps, session: ConversationSession, payload: ScheduledPromptPayload
+) -> DeliveryResult:
+    """Random schedules: the daily trigger picks an instant inside the window and arms a one-shot.
+
+    The choice is seeded by the execution id, so a repeated trigger picks the same instant and the
+    deterministic one-shot name replaces rather than duplicates.
+    """
+    rng = seeded_rng(payload.participant_id, payload.schedule_id, payload.execution_id or session.event_id)
+    at = session.now + timedelta(minutes=rng.randint(0, payload.window_minutes))
+    deps.timers.schedule_prompt_at(
+        name=random_delivery_name(payload.participant_id, payload.schedule_id),
+        at=at,
+        payload=payload.model_copy(
+            update={"kind": "daily_prompt", "window_minutes": 0, "scheduled_time": None, "execution_id": None}
+        ),
+    )
+    return DeliveryResult(False, "random delivery armed", random_delivery_at=at)

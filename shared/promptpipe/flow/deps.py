@@ -1,0 +1,41 @@
+"""What the flow engine needs from the outside world, wired once by the composition root."""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass, field
+
+from promptpipe.clock import Clock
+from promptpipe.flow.prompts import PromptLibrary
+from promptpipe.ports import LLM, Timers
+from promptpipe.settings import Settings
+
+
+class IdGenerator:
+    """Unguessable ids (decision 15); a seeded variant keeps tests and the demo deterministic."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng
+
+    def _hex(self, nbytes: int) -> str:
+        if self._rng is None:
+            return secrets.token_hex(nbytes)
+        return self._rng.getrandbits(nbytes * 8).to_bytes(nbytes, "big").hex()
+
+    def participant_id(self) -> str:
+        return "p_" + self._hex(16)
+
+    def schedule_id(self) -> str:
+        return "sched_" + self._hex(8)
+
+
+@dataclass
+class FlowDeps:
+    settings: Settings
+    llm: LLM
+    timers: Timers
+    clock: Clock
+    prompts: PromptLibrary
+    ids: IdGenerator = field(default_factory=IdGenerator)
+    rng: random.Random = field(default_factory=random.Random)

@@ -1,0 +1,117 @@
+"""Habit-prompt generation (contract §4.5, FACTS §5), shared by the tool and the daily delivery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from promptpipe import tone
+from promptpipe.errors import PromptPipeError
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
+from promptpipe.models.profile import Intensity, UserProfile
+from promptpipe.models.state import DataKey
+
+DeliveryMode = Literal["immediate", "scheduled"]
+
+MAP_TEMPLATE = (
+    '"After/Before [prompt_anchor], try [1-minute action] — it helps you [motivational benefit]. '
+    'Would that feel doable?"'
+)
+_INTENSITY_GUIDANCE = {
+    Intensity.LOW: "Intensity: low — make the action even smaller and easier than usual.",
+    Intensity.NORMAL: "Intensity: normal — a small, one-minute action.",
+    Intensity.HIGH: "Intensity: high — a slightly bigger stretch, still doable in a few minutes.",
+}
+
+
+class PromptGenerationError(PromptPipeError):
+    """The profile does not allow a prompt yet, or the model produced nothing."""
+
+
+@dataclass
+class GeneratedPrompt:
+    text: str
+    response: ChatResponse
+
+
+def check_profile(session: ConversationSession) -> UserProfile:
+    """The validation order of FACTS §5: no profile, then anchor, then time."""
+    if not session.data.has_profile():
+        raise PromptGenerationError("user profile not found - please complete intake first")
+    try:
+        profile = session.data.profile()
+    except ValueError as exc:
+        raise PromptGenerationError(f"user profile is unreadable: {exc}") from exc
+    if not profile.prompt_anchor.strip():
+        raise PromptGenerationError("profile incomplete: prompt anchor is required")
+    if not profile.preferred_time.strip():
+        raise PromptGenerationError("profile incomplete: preferred time is required")
+    return profile
+
+
+def build_generator_request(
+    deps: FlowDeps, session: ConversationSession, profile: UserProfile, mode: DeliveryMode, notes: str
+) -> ChatRequest:
+    lines = [deps.prompts.generator, ""]
+    if mode == "immediate":
+        lines.append("Context: the participant asked for this habit suggestion now, during the conversation.")
+    else:
+        lines.append("Context: this is the participant's scheduled daily prompt, sent at their chosen time.")
+    if notes.strip():
+        lines.append(f"Additional context: {notes.strip()}")
+    if profile.success_count > 0:
+        lines.append(f"The participant has completed {profile.success_count} habit prompt(s) so far.")
+    if profile.last_barrier:
+        lines.append(f"Last time this got in the way: {profile.last_barrier}. Work around it.")
+    if profile.last_tweak:
+        lines.append(f"The participant wanted to try this tweak: {profile.last_tweak}.")
+    lines.append(_INTENSITY_GUIDANCE[profile.intensity])
+    system = "\n".join(lines) + tone.build_tone_guide(profile.tone.tags)
+
+    background = session.data.get(DataKey.PARTICIPANT_BACKGROUND)
+    user = "\n".join(
+        [
+            "Write today's habit prompt for this participant.",
+            f"Habit domain: {profile.habit_domain or '(not given)'}",
+            f"Motivation: {profile.motivational_frame or '(not given)'}",
+            f"Preferred time: {profile.preferred_time}",
+            f"Anchor routine: {profile.prompt_anchor}",
+            f"Additional info: {profile.additional_info or '(none)'}",
+            *([f"Participant background:\n{background}"] if background else []),
+            f"Use this shape: {MAP_TEMPLATE}",
+            "Keep it under 30 words. Output only the prompt.",
+        ]
+    )
+    return ChatRequest(
+        purpose="prompt_generator",
+        messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
+    )
+
+
+def clean_prompt_text(text: str | None) -> str:
+    cleaned = (text or "").strip()
+    while len(cleaned) >= 2 and cleaned[0] == cleaned[-1] and cleaned[0] in "\"'“”":
+        cleaned = cleaned[1:-1].strip()
+    if len(cleaned) >= 2 and cleaned[0] == "“" and cleaned[-1] == "”":
+        cleaned = cleaned[1:-1].strip()
+    return cleaned
+
+
+def generate_habit_prompt(
+    deps: FlowDeps, session: ConversationSession, mode: DeliveryMode, notes: str = ""
+) -> GeneratedPrompt:
+    """Validate, ask the model, store ``lastHabitPrompt`` in the session. Raises
+    ``PromptGenerationError`` (profile) or ``LLMError`` (model)."""
+    profile = check_profile(session)
+    response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes))
+    text = clean_prompt_text(response.content)
+    if not text:
+        raise PromptGenerationError("the model returned an empty habit prompt")
+
+    def store(op: OpContext) -> None:
+        op.data.set(DataKey.LAST_HABIT_PROMPT, text)
+
+    session.apply("store_last_habit_prompt", store)
+    return GeneratedPrompt(text=text, response=response)

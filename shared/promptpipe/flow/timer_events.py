@@ -1,0 +1,183 @@
+"""What happens when a one-shot timer fires (contract §5.2–5.5, decisions 8 and 10).
+
+Every kind checks that the stored timer id and its guard values still match, inside the operation,
+so a stale, duplicated or concurrently-overtaken firing changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.state_ops import cancel_pending_transition, write_sub_state
+from promptpipe.flow.timer_names import timer_name
+from promptpipe.models.events import TimerKind, TimerPayload
+from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.state import DataKey, FeedbackState, SubState
+
+# Contract §5.2 quotes this text.
+REMINDER_TEXT = (
+    "Friendly check-in: we haven't heard back after today's habit prompt. Reply with a quick update when you're ready!"
+)
+FEEDBACK_NUDGE_TEXT = "Hi! How did today's habit suggestion go? A quick word is plenty."
+FEEDBACK_FOLLOWUP_TEXT = "Just checking in once more about today's habit — no pressure, any update helps."
+NEWER_PROMPT_WINDOW = timedelta(minutes=4, seconds=30)
+
+
+@dataclass
+class TimerOutcome:
+    kind: TimerKind
+    applied: bool = False
+    detail: str = ""
+
+
+def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
+    return OutboundMessage(participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=kind)
+
+
+def _nudged_for_current_prompt(op: OpContext) -> bool:
+    """Decision 10: a feedback nudge already went out for this prompt (so no reminder too)."""
+    return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
+
+
+def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    def apply(op: OpContext) -> None:
+        pending = op.data.daily_prompt_pending()
+        if (
+            pending is None
+            or payload.expected_sent_at is None
+            or pending.sent_at != payload.expected_sent_at
+            or op.data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) != payload.timer_id
+        ):
+            outcome.detail = "stale: no matching pending prompt"
+            return
+        op.data.set_daily_prompt_pending(None)
+        op.data.clear(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
+        if _nudged_for_current_prompt(op):
+            outcome.detail = "feedback nudge already sent for this prompt"
+            return
+        op.emit(_message(op, REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
+        op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
+        outcome.applied = True
+
+    return apply
+
+
+def _auto_feedback(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    def apply(op: OpContext) -> None:
+        if op.data.get(DataKey.AUTO_FEEDBACK_TIMER_ID) != payload.timer_id:
+            outcome.detail = "stale: timer no longer armed"
+            return
+        op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
+        if op.data.sub_state is SubState.FEEDBACK and op.data.sub_state_raw:
+            outcome.detail = "already in FEEDBACK"
+            return
+        last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
+        if last is not None and op.now - last < NEWER_PROMPT_WINDOW:
+            outcome.detail = "a newer prompt was sent; its own timer decides"
+            return
+        write_sub_state(op, deps.timers, SubState.FEEDBACK)
+        outcome.applied = True
+
+    return apply
+
+
+def _transition(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    def apply(op: OpContext) -> None:
+        pending = op.data.pending_transition()
+        if (
+            op.data.get(DataKey.STATE_TRANSITION_TIMER_ID) != payload.timer_id
+            or pending is None
+            or pending.target_state.value != payload.target_state
+            or (payload.due_at is not None and pending.due_at != payload.due_at)
+        ):
+            outcome.detail = "stale: transition no longer pending"
+            return
+        cancel_pending_transition(op, deps.timers)
+        if op.data.sub_state_raw == pending.target_state.value:
+            outcome.detail = f"already in {pending.target_state.value}"
+            return
+        write_sub_state(op, deps.timers, pending.target_state)
+        outcome.applied = True
+
+    return apply
+
+
+def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
+
+    def apply(op: OpContext) -> None:
+        if (
+            op.data.get(DataKey.FEEDBACK_TIMER_ID) != payload.timer_id
+            or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_INITIAL
+        ):
+            outcome.detail = "stale: feedback already given or timer replaced"
+            return
+        op.data.clear(DataKey.FEEDBACK_TIMER_ID)
+        reminder_sent = op.data.get_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT)
+        last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
+        if reminder_sent and last and reminder_sent >= last:
+            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
+            outcome.detail = "reminder already sent for this prompt"
+            return
+        op.emit(_message(op, FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_FOLLOWUP.value)
+        op.data.set(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID, followup_name)
+        outcome.applied = True
+
+    return apply
+
+
+def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    def apply(op: OpContext) -> None:
+        if (
+            op.data.get(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID) != payload.timer_id
+            or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_FOLLOWUP
+        ):
+            outcome.detail = "stale: feedback already given or follow-up replaced"
+            return
+        op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        op.emit(_message(op, FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
+        outcome.applied = True
+
+    return apply
+
+
+def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPayload) -> TimerOutcome:
+    outcome = TimerOutcome(kind=payload.kind)
+    if not session.participant.is_active:
+        outcome.detail = f"participant {session.participant.status}"
+        return outcome
+    kind = payload.kind
+    if kind is TimerKind.DAILY_PROMPT_REMINDER:
+        op = _reminder(payload, outcome)
+    elif kind is TimerKind.AUTO_FEEDBACK:
+        op = _auto_feedback(deps, payload, outcome)
+    elif kind is TimerKind.STATE_TRANSITION:
+        op = _transition(deps, payload, outcome)
+    elif kind is TimerKind.FEEDBACK_TIMEOUT:
+        # Arm the follow-up before the commit: if this firing turns out stale, the follow-up's own
+        # guard (state waiting_followup, stored id) makes it a no-op.
+        if session.data.get(DataKey.FEEDBACK_STATE) == FeedbackState.WAITING_INITIAL:
+            name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
+            deps.timers.schedule_timer(
+                name=name,
+                at=session.now + deps.settings.feedback_followup_delay,
+                payload=TimerPayload(
+                    participant_id=payload.participant_id, kind=TimerKind.FEEDBACK_FOLLOWUP, timer_id=name
+                ),
+            )
+        op = _feedback_timeout(deps, payload, outcome)
+    else:
+        op = _feedback_followup(payload, outcome)
+
+    def guarded(ctx: OpContext) -> None:
+        outcome.applied, outcome.detail = False, ""  # a replay decides afresh
+        op(ctx)
+
+    session.apply(f"timer_{kind.value}", guarded)
+    return outcome

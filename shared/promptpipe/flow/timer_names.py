@@ -1,0 +1,29 @@
+"""Deterministic EventBridge schedule names, derived from the contract's dedup keys (DESIGN §4).
+
+Re-scheduling the same key replaces the schedule instead of duplicating it. Names never contain a
+phone number, and stay within 64 characters of ``[0-9a-zA-Z-_.]`` (participant ids are 34).
+"""
+
+from __future__ import annotations
+
+from promptpipe.models.events import TimerKind
+
+_PREFIX = {
+    TimerKind.DAILY_PROMPT_REMINDER: "reminder",
+    TimerKind.AUTO_FEEDBACK: "autofb",
+    TimerKind.STATE_TRANSITION: "transition",
+    TimerKind.FEEDBACK_TIMEOUT: "fbtimeout",
+    TimerKind.FEEDBACK_FOLLOWUP: "fbfollowup",
+}
+
+
+def timer_name(kind: TimerKind, participant_id: str) -> str:
+    return f"{_PREFIX[kind]}-{participant_id}"
+
+
+def daily_schedule_name(participant_id: str, schedule_id: str) -> str:
+    return f"{participant_id}-{schedule_id}"
+
+
+def random_delivery_name(participant_id: str, schedule_id: str) -> str:
+    return f"{participant_id}-{schedule_id}-r"

@@ -1,0 +1,46 @@
+"""``generate_habit_prompt`` (FACTS §1, §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promptpipe.errors import LLMError
+from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
+from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.models.llm import ToolDefinition
+
+DEFINITION = ToolDefinition(
+    name="generate_habit_prompt",
+    description=(
+        "Generate a short, personalised one-minute habit prompt from the saved profile. Needs "
+        "prompt_anchor and preferred_time saved first. Use delivery_mode 'immediate' to give the "
+        "participant a prompt now."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "delivery_mode": {"type": "string", "enum": ["immediate", "scheduled"]},
+            "personalization_notes": {"type": "string", "description": "Anything to take into account."},
+        },
+        "required": ["delivery_mode"],
+    },
+)
+
+
+class PromptGeneratorTool:
+    definition = DEFINITION
+
+    def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        mode = args.get("delivery_mode")
+        if not isinstance(mode, str) or not mode.strip():
+            return ToolResult.error("delivery_mode is required")
+        if mode not in ("immediate", "scheduled"):
+            return ToolResult.error(f"invalid delivery_mode: {mode}", "use 'immediate' or 'scheduled'")
+        notes = args.get("personalization_notes")
+        try:
+            generated = generate_habit_prompt(ctx.deps, ctx.session, mode, notes if isinstance(notes, str) else "")
+        except PromptGenerationError as exc:
+            return ToolResult.error("could not generate a habit prompt", str(exc))
+        except LLMError as exc:
+            return ToolResult.error("the prompt generator is unavailable right now", str(exc))
+        return ToolResult(ok=True, text=generated.text, data=None)

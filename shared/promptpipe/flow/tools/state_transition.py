@@ -1,0 +1,81 @@
+"""``transition_state`` (FACTS §6, contract scenario 5, decision 8)."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from promptpipe.errors import TimerError
+from promptpipe.flow.session import OpContext
+from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.timer_names import timer_name
+from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.models.events import TimerKind, TimerPayload
+from promptpipe.models.llm import ToolDefinition
+from promptpipe.models.state import DataKey, PendingTransition, SubState
+
+DEFINITION = ToolDefinition(
+    name="transition_state",
+    description=(
+        "Move the conversation to another module: FEEDBACK once intake is complete and the daily "
+        "prompt is set up, INTAKE when the profile needs repair or the participant wants to change "
+        "their habit. Optional delay_minutes schedules the move for later."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "target_state": {"type": "string", "enum": ["INTAKE", "FEEDBACK"]},
+            "delay_minutes": {"type": "number", "minimum": 0, "description": "Delay before moving."},
+            "reason": {"type": "string", "description": "Why the conversation moves."},
+        },
+        "required": ["target_state"],
+    },
+)
+
+
+class StateTransitionTool:
+    definition = DEFINITION
+
+    def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        target_raw = args.get("target_state")
+        if not isinstance(target_raw, str) or not target_raw:
+            return ToolResult.error("target_state is required and must be a string")
+        if target_raw not in SubState.__members__:
+            return ToolResult.error(f"invalid target_state: {target_raw}", "use INTAKE or FEEDBACK")
+        target = SubState(target_raw)
+        delay = args.get("delay_minutes")
+        if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)):
+            return ToolResult.error("delay_minutes must be a number")
+        if delay is not None and (math.isnan(delay) or delay < 0):
+            return ToolResult.error("delay_minutes must be zero or more")
+        reason = args.get("reason") if isinstance(args.get("reason"), str) else ""
+        timers = ctx.deps.timers
+
+        if not delay:
+            ctx.session.apply(f"transition_to_{target.value}", immediate_transition(timers, target))
+            return ToolResult(ok=True, text=f"The conversation is now in {target.value}.")
+
+        # EventBridge Scheduler has one-minute precision: round up, never truncate to zero (decision 8).
+        minutes = max(1, math.ceil(delay))
+        due = ctx.session.now + timedelta(minutes=minutes)
+        name = timer_name(TimerKind.STATE_TRANSITION, ctx.session.participant.id)
+        payload = TimerPayload(
+            participant_id=ctx.session.participant.id,
+            kind=TimerKind.STATE_TRANSITION,
+            timer_id=name,
+            due_at=due,
+            target_state=target.value,
+        )
+        try:
+            timers.schedule_timer(name=name, at=due, payload=payload)
+        except TimerError as exc:
+            return ToolResult.error("could not schedule the transition", str(exc))
+
+        def arm(op: OpContext) -> None:
+            # Same name: the schedule just replaced any earlier pending transition.
+            op.data.set(DataKey.STATE_TRANSITION_TIMER_ID, name)
+            op.data.set_pending_transition(PendingTransition(target_state=target, due_at=due, reason=reason))
+
+        ctx.session.apply(f"schedule_transition_to_{target.value}", arm)
+        return ToolResult(ok=True, text=f"Transition to {target.value} scheduled in {minutes} minute(s).")

@@ -1,0 +1,61 @@
+"""Request and response bodies of the participants API (seed 001, FACTS §9)."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from promptpipe.models.participant import ParticipantStatus
+from promptpipe.models.state import SubState
+
+T = TypeVar("T")
+
+
+class Envelope(BaseModel, Generic[T]):
+    status: Literal["ok", "error"] = "ok"
+    message: str | None = None
+    result: T | None = None
+
+
+class EnrollmentRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    phone_number: str = Field(max_length=64)
+    name: str = Field("", max_length=200)
+    gender: str = Field("", max_length=100)
+    ethnicity: str = Field("", max_length=100)
+    background: str = Field("", max_length=4000)
+    timezone: str = Field("", max_length=50)
+
+
+class ParticipantUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    name: str | None = Field(None, max_length=200)
+    gender: str | None = Field(None, max_length=100)
+    ethnicity: str | None = Field(None, max_length=100)
+    background: str | None = Field(None, max_length=4000)
+    timezone: str | None = Field(None, max_length=50)
+    status: ParticipantStatus | None = None
+
+
+class StateOverride(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    sub_state: SubState | None = None
+    debug_mode: bool | None = None
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class StateView(BaseModel):
+    participant_id: str
+    status: ParticipantStatus
+    current_state: str
+    sub_state: str
+    debug_mode: bool
+    profile: dict[str, Any]
+    schedules: list[dict[str, Any]]
+    pending_timers: dict[str, str]
+    daily_prompt_pending: dict[str, Any] | None
+    version: int

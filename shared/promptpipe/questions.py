@@ -1,0 +1,238 @@
+"""The two fixed-answer questions (the original's polls) and how answers are read back.
+
+A question goes out as reply buttons where the channel has them (button id
+``"<question id>:<option id>"``, e.g. ``"done:done"``) and as numbered text elsewhere. Answers come
+back as a button id, as the original's canonical text (``"Q: Did you do it? A: Done"``), or as a
+short free-text reply to an outstanding question ("1", "done", "not yet", "harder", "low").
+Anything else is not an answer and goes to the model. Decision 6: this works on every channel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from promptpipe.models.messaging import Question, QuestionOption
+
+DONE_QUESTION_ID = "done"
+INTENSITY_QUESTION_ID = "intensity"
+INTENSITY_LEVELS = ("low", "normal", "high")
+DEFAULT_INTENSITY = "normal"
+
+DONE_QUESTION = Question(
+    id=DONE_QUESTION_ID,
+    text="Did you do it?",
+    options=[QuestionOption(id="done", title="Done"), QuestionOption(id="next_time", title="Next time")],
+)
+
+_INTENSITY_TEXT = "How's the intensity?"
+_DECREASE = QuestionOption(id="decrease", title="Decrease")
+_KEEP = QuestionOption(id="keep", title="Keep current")
+_INCREASE = QuestionOption(id="increase", title="Increase")
+# FACTS §4 "Intensity poll": no option that cannot change anything.
+_INTENSITY_OPTIONS = {
+    "low": [_KEEP, _INCREASE],
+    "normal": [_DECREASE, _KEEP, _INCREASE],
+    "high": [_DECREASE, _KEEP],
+}
+_ALL_INTENSITY_OPTIONS = [_DECREASE, _KEEP, _INCREASE]
+_STEP = {"decrease": -1, "keep": 0, "increase": 1}
+
+# Short replies that unambiguously pick an option (after _normalise).
+_SYNONYMS: dict[tuple[str, str], frozenset[str]] = {
+    (DONE_QUESTION_ID, "done"): frozenset(
+        {"done", "did it", "i did it", "yes", "y", "yep", "yeah", "completed", "finished"}
+    ),
+    (DONE_QUESTION_ID, "next_time"): frozenset(
+        {"next time", "not yet", "no", "n", "nope", "not today", "maybe next time"}
+    ),
+    (INTENSITY_QUESTION_ID, "decrease"): frozenset({"decrease", "less", "easier", "lower", "too hard"}),
+    (INTENSITY_QUESTION_ID, "keep"): frozenset(
+        {"keep", "keep current", "keep it", "same", "the same", "no change", "just right"}
+    ),
+    (INTENSITY_QUESTION_ID, "increase"): frozenset({"increase", "more", "harder", "higher", "too easy"}),
+}
+_ABSOLUTE_SYNONYMS = {"low": "low", "normal": "normal", "medium": "normal", "high": "high"}
+_NUMBER = re.compile(r"^\s*([1-9])\s*[.)!]?\s*$")
+_CANONICAL = re.compile(r"\bq:\s*(?P<question>.+?)\s*a:\s*(?P<answer>.+?)\s*$")
+
+
+class Answer(BaseModel):
+    """A recognised answer to a fixed-answer question.
+
+    For an absolute intensity reply ("low", "normal", "high") ``option_id`` is that level and
+    ``absolute_intensity`` is set.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question_id: str
+    option_id: str
+    canonical_text: str
+    absolute_intensity: str | None = None
+
+
+def intensity_question(current: str) -> Question:
+    """The intensity poll for the participant's current level (unknown levels count as normal)."""
+    level = _level(current)
+    return Question(id=INTENSITY_QUESTION_ID, text=_INTENSITY_TEXT, options=list(_INTENSITY_OPTIONS[level]))
+
+
+def button_id(question: Question, option: QuestionOption) -> str:
+    """The on-the-wire id of a reply button; namespaced so that ids of two questions never collide."""
+    return f"{question.id}:{option.id}"
+
+
+def render_text(question: Question) -> str:
+    """The question as text for channels without buttons: every option with its number."""
+    choices = [f"{i} for {option.title}" for i, option in enumerate(question.options, start=1)]
+    text = f"{question.text} Reply {_join_or(choices)}."
+    if question.id == INTENSITY_QUESTION_ID:
+        text = text[:-1] + f" (or reply {_join_or(list(INTENSITY_LEVELS))})."
+    return text
+
+
+def canonical_answer_text(question_id: str, option_id: str) -> str:
+    """The original's canonical form, e.g. ``"Q: Did you do it? A: Done"``. ``KeyError`` if the
+    pair is unknown."""
+    if question_id == DONE_QUESTION_ID:
+        title = {o.id: o.title for o in DONE_QUESTION.options}[option_id]
+        return f"Q: {DONE_QUESTION.text} A: {title}"
+    if question_id == INTENSITY_QUESTION_ID:
+        titles = {o.id: o.title for o in _ALL_INTENSITY_OPTIONS}
+        titles.update({level: level.capitalize() for level in INTENSITY_LEVELS})
+        return f"Q: {_INTENSITY_TEXT} A: {titles[option_id]}"
+    raise KeyError(question_id)
+
+
+def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[Question]) -> Answer | None:
+    """Read an answer from a button id or a text reply; ``None`` when it is not one.
+
+    ``outstanding`` lists the questions still open, in the order they were asked (oldest first);
+    a bare number or word is matched against the most recently asked first. Button ids and the
+    canonical "Q: … A: …" text are recognised even when no question is outstanding.
+    """
+    if answer_id:
+        answer = _from_button_id(answer_id.strip())
+        if answer is not None:
+            return answer
+    if not text:
+        return None
+    canonical = _from_canonical_text(text)
+    if canonical is not None:
+        return canonical
+    asked = [q for q in outstanding if q.id in (DONE_QUESTION_ID, INTENSITY_QUESTION_ID)]
+    number = _NUMBER.match(text)
+    if number is not None:
+        # A bare number only makes sense for the question asked last.
+        return _from_number(asked[-1], int(number[1])) if asked else None
+    for question in reversed(asked):
+        answer = _from_words(question, text)
+        if answer is not None:
+            return answer
+    return None
+
+
+def apply_intensity(current: str, answer: Answer) -> str:
+    """The new intensity after ``answer`` (FACTS §4 "Parsing"); an absolute level wins."""
+    level = _level(current)
+    if answer.question_id != INTENSITY_QUESTION_ID:
+        return level
+    if answer.absolute_intensity in INTENSITY_LEVELS:
+        return answer.absolute_intensity
+    step = _STEP.get(answer.option_id, 0)
+    index = INTENSITY_LEVELS.index(level) + step
+    return INTENSITY_LEVELS[max(0, min(len(INTENSITY_LEVELS) - 1, index))]
+
+
+def _level(current: str) -> str:
+    value = (current or "").strip().lower()
+    return value if value in INTENSITY_LEVELS else DEFAULT_INTENSITY
+
+
+def _answer(question_id: str, option_id: str) -> Answer:
+    absolute = option_id if option_id in INTENSITY_LEVELS else None
+    return Answer(
+        question_id=question_id,
+        option_id=option_id,
+        canonical_text=canonical_answer_text(question_id, option_id),
+        absolute_intensity=absolute,
+    )
+
+
+def _known_options(question_id: str) -> list[str]:
+    if question_id == DONE_QUESTION_ID:
+        return [o.id for o in DONE_QUESTION.options]
+    if question_id == INTENSITY_QUESTION_ID:
+        return [o.id for o in _ALL_INTENSITY_OPTIONS]
+    return []
+
+
+def _from_button_id(answer_id: str) -> Answer | None:
+    question_id, sep, option_id = answer_id.lower().partition(":")
+    if sep:
+        return _answer(question_id, option_id) if option_id in _known_options(question_id) else None
+    # A bare option id (e.g. a Twilio template payload "done"): every option id is unique.
+    for qid in (DONE_QUESTION_ID, INTENSITY_QUESTION_ID):
+        if question_id in _known_options(qid):
+            return _answer(qid, question_id)
+    return None
+
+
+def _from_canonical_text(text: str) -> Answer | None:
+    match = _CANONICAL.search(_fold(text))
+    if match is None:
+        return None
+    asked = _normalise(match["question"])
+    answer = _normalise(match["answer"])
+    if asked == _normalise(DONE_QUESTION.text):
+        options = [(o.id, o.title) for o in DONE_QUESTION.options]
+        question_id = DONE_QUESTION_ID
+    elif asked == _normalise(_INTENSITY_TEXT):
+        options = [(o.id, o.title) for o in _ALL_INTENSITY_OPTIONS]
+        options += [(level, level) for level in INTENSITY_LEVELS]
+        question_id = INTENSITY_QUESTION_ID
+    else:
+        return None
+    for option_id, title in options:
+        if answer == _normalise(title):
+            return _answer(question_id, option_id)
+    return None  # e.g. "A: [responded]" (W13): not an answer we can use
+
+
+def _from_number(question: Question, number: int) -> Answer | None:
+    if number > len(question.options):
+        return None
+    option_id = question.options[number - 1].id
+    return _answer(question.id, option_id) if option_id in _known_options(question.id) else None
+
+
+def _from_words(question: Question, text: str) -> Answer | None:
+    reply = _normalise(text)
+    known = _known_options(question.id)
+    for option in question.options:
+        if option.id not in known:
+            continue
+        if reply == _normalise(option.title) or reply in _SYNONYMS.get((question.id, option.id), ()):
+            return _answer(question.id, option.id)
+    if question.id == INTENSITY_QUESTION_ID and reply in _ABSOLUTE_SYNONYMS:
+        return _answer(question.id, _ABSOLUTE_SYNONYMS[reply])
+    return None
+
+
+def _fold(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
+
+
+def _normalise(text: str) -> str:
+    """Lower case, typographic apostrophes folded, punctuation and emoji dropped, spaces collapsed."""
+    kept = re.sub(r"[^\w' ]+", " ", _fold(text))
+    return " ".join(kept.replace("'", "").split())
+
+
+def _join_or(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} or {items[-1]}"

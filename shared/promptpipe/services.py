@@ -1,0 +1,435 @@
+"""Application services: one function per use case, called by the thin Lambda handlers.
+
+Each takes typed input, opens at most one session (unit of work), commits once and returns typed
+output. Sending happens after the commit; a retried event re-sends its stored messages instead of
+running again (``EventRecord``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from promptpipe.clock import Clock
+from promptpipe.errors import (
+    MessagingError,
+    ParticipantNotFound,
+    StateConflictRetriesExhausted,
+    ValidationFailed,
+)
+from promptpipe.flow.conversation import ConversationFlow, TurnResult
+from promptpipe.flow.delivery import DeliveryResult, deliver_daily_prompt
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.lifecycle import cancel_all_timers, change_status
+from promptpipe.flow.session import ConversationSession, OpContext, SessionFactory
+from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.timer_events import TimerOutcome, handle_timer
+from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
+from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
+from promptpipe.models.participant import (
+    ConversationParticipant,
+    ParticipantStatus,
+    format_background,
+    has_background,
+)
+from promptpipe.models.state import DataKey, FlowState, new_state_data
+from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.phone import canonicalize_phone, mask_phone
+from promptpipe.ports import Messenger, ParticipantRepo, StateStore, TurnQueue
+
+logger = logging.getLogger(__name__)
+
+OPT_OUT_WORDS = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
+OPT_IN_WORDS = frozenset({"START", "UNSTOP", "SUBSCRIBE", "RESUME"})
+OPT_OUT_CONFIRMATION = "You're unsubscribed and won't get more messages from your habit coach. Reply START to resume."
+OPT_IN_CONFIRMATION = "Welcome back! Your habit coach messages are on again."
+UNREGISTER_NOTICE = (
+    "The study organiser has unregistered you from the habit coach, so you won't get more messages from us. "
+    "Thank you for taking part!"
+)
+
+
+def validate_timezone(name: str) -> str:
+    if not name:
+        return ""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValidationFailed(f"invalid timezone: {name!r} is not an IANA time zone", field="timezone") from exc
+    return name
+
+
+@dataclass
+class InboundDecision:
+    action: str  # "enqueued" | "opted_out" | "opted_in" | "unknown_sender" | "auto_enrolled" | "ignored"
+    participant_id: str | None = None
+
+
+@dataclass
+class EventOutcome:
+    """What one event did, for the handler's logs and metrics."""
+
+    participant_id: str
+    event_id: str
+    replayed: bool = False
+    committed_version: int | None = None
+    outbound: list[OutboundMessage] = field(default_factory=list)
+    turn: TurnResult | None = None
+    delivery: DeliveryResult | None = None
+    timer: TimerOutcome | None = None
+    degraded: bool = False
+
+
+@dataclass
+class PromptPipe:
+    """The application: ports wired once by a composition root (``promptpipe.wiring``)."""
+
+    deps: FlowDeps
+    repo: ParticipantRepo
+    store: StateStore
+    messenger: Messenger
+    queue: TurnQueue | None
+    sessions: SessionFactory
+    _flow: ConversationFlow | None = None
+
+    @property
+    def clock(self) -> Clock:
+        return self.deps.clock
+
+    @property
+    def flow(self) -> ConversationFlow:
+        if self._flow is None:
+            self._flow = ConversationFlow(self.deps)
+        return self._flow
+
+    # ===================================================================== enrollment API ==
+    def enroll(self, request: EnrollmentRequest) -> ConversationParticipant:
+        phone = canonicalize_phone(request.phone_number, self.deps.settings.default_phone_region)
+        timezone = validate_timezone(request.timezone)
+        now = self.clock.now()
+        participant = ConversationParticipant(
+            id=self.deps.ids.participant_id(),
+            phone_number=phone,
+            name=request.name,
+            gender=request.gender,
+            ethnicity=request.ethnicity,
+            background=request.background,
+            timezone=timezone,
+            enrolled_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        background = format_background(participant) if has_background(participant) else ""
+        self.repo.create(participant, FlowState(participant_id=participant.id, state_data=new_state_data(background)))
+        if self.queue is not None:
+            try:
+                self.queue.enqueue(
+                    TurnEvent(
+                        kind=TurnKind.GREETING,
+                        participant_id=participant.id,
+                        event_id=f"greeting-{participant.id}",
+                        enqueued_at=now,
+                    )
+                )
+            except Exception:  # enrollment stands even if the greeting cannot be queued (decision 16)
+                logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
+        logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
+        return participant
+
+    def get_participant(self, participant_id: str) -> ConversationParticipant:
+        return self.repo.get(participant_id)
+
+    def list_participants(
+        self, *, limit: int, next_token: str | None
+    ) -> tuple[list[ConversationParticipant], str | None]:
+        return self.repo.list(limit=limit, next_token=next_token)
+
+    def update_participant(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+        fields = update.model_dump(exclude_unset=True, exclude_none=True)
+        if "timezone" in fields:
+            validate_timezone(fields["timezone"])
+        session = self.sessions.open(participant_id, f"update-{self.clock.now().isoformat()}")
+        status = fields.pop("status", None)
+        profile_fields = {k: v for k, v in fields.items()}
+
+        def apply(op: OpContext) -> None:
+            for name, value in profile_fields.items():
+                setattr(op.participant, name, value)
+            op.participant_changed = True
+            if {"name", "gender", "ethnicity", "background"} & profile_fields.keys():
+                # Unlike the original, the stored background follows the participant's edits.
+                op.data.set(
+                    DataKey.PARTICIPANT_BACKGROUND,
+                    format_background(op.participant) if has_background(op.participant) else "",
+                )
+
+        if profile_fields:
+            session.apply("update_participant", apply)
+        if status is not None:
+            change_status(self.deps, session, ParticipantStatus(status), reason="updated through the API")
+        if session.dirty:
+            session.commit(record_event=False)
+        return session.participant
+
+    def delete_participant(self, participant_id: str, *, keep_transcript: bool = True) -> None:
+        """Tell the participant, cancel every timer, remove participant, claim and state.
+
+        The transcript is kept by default (studies need the record); ``keep_transcript=False`` erases it.
+        """
+        loaded = self.store.load(participant_id)
+        participant = loaded.participant
+        from promptpipe.models.state import StateData
+
+        cancel_all_timers(self.deps, participant_id, StateData(dict(loaded.flow.state_data)))
+        self.repo.delete(participant_id, keep_transcript=keep_transcript)
+        if participant.is_active:
+            try:
+                self.messenger.send(
+                    OutboundMessage(
+                        participant_id=participant_id,
+                        to=participant.phone_number,
+                        body=UNREGISTER_NOTICE,
+                        kind=OutboundKind.NOTICE,
+                        message_id=f"unregister-{participant_id}",
+                    )
+                )
+            except MessagingError:
+                logger.warning("unregister notice not delivered", extra={"participant_id": participant_id})
+
+    def history(
+        self, participant_id: str, *, limit: int, next_token: str | None, include_audit: bool
+    ) -> tuple[list[TranscriptEntry], str | None]:
+        self.repo.get(participant_id)
+        entries, token = self.store.list_transcript(participant_id, limit=limit, next_token=next_token)
+        if not include_audit:
+            entries = [e.model_copy(update={"metadata": {}}) for e in entries]
+        return entries, token
+
+    def state_view(self, participant_id: str) -> StateView:
+        loaded = self.store.load(participant_id)
+        from promptpipe.models.state import StateData
+
+        data = StateData(dict(loaded.flow.state_data))
+        try:
+            profile = data.profile().to_json_dict()
+        except ValueError:
+            profile = {"error": "stored profile is unreadable"}
+        pending = data.daily_prompt_pending()
+        timer_keys = (
+            DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
+            DataKey.AUTO_FEEDBACK_TIMER_ID,
+            DataKey.STATE_TRANSITION_TIMER_ID,
+            DataKey.FEEDBACK_TIMER_ID,
+            DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
+        )
+        return StateView(
+            participant_id=participant_id,
+            status=loaded.participant.status,
+            current_state=loaded.flow.current_state,
+            sub_state=data.sub_state.value,
+            debug_mode=loaded.participant.debug_mode,
+            profile=profile,
+            schedules=[s.to_json_dict() for s in data.schedules()],
+            pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
+            daily_prompt_pending=pending.to_json_dict() if pending else None,
+            version=loaded.flow.version,
+        )
+
+    def override_state(self, participant_id: str, override: StateOverride) -> StateView:
+        """Operator override: sub-state and/or debug mode, with the reason in the transcript."""
+        if override.sub_state is None and override.debug_mode is None:
+            raise ValidationFailed("give sub_state and/or debug_mode", field="sub_state")
+        session = self.sessions.open(participant_id, f"override-{self.clock.now().isoformat()}")
+        if override.sub_state is not None:
+            session.apply("override_sub_state", immediate_transition(self.deps.timers, override.sub_state))
+        debug = override.debug_mode
+
+        def record(op: OpContext) -> None:
+            if debug is not None and op.participant.debug_mode != debug:
+                op.participant.debug_mode = debug
+                op.participant_changed = True
+            changes = []
+            if override.sub_state is not None:
+                changes.append(f"sub_state={override.sub_state.value}")
+            if debug is not None:
+                changes.append(f"debug_mode={debug}")
+            op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
+
+        session.apply("override", record)
+        session.commit(record_event=False)
+        return self.state_view(participant_id)
+
+    # ========================================================================== inbound ==
+    def receive_inbound(self, message: InboundMessage) -> InboundDecision:
+        """Webhook side: who is it, opt-out/in, auto-enroll, enqueue. No LLM here."""
+        participant_id = self.repo.find_id_by_phone(message.from_phone)
+        if participant_id is None:
+            if not self.deps.settings.auto_enroll_new_users:
+                logger.info("message from unknown number dropped", extra={"phone": mask_phone(message.from_phone)})
+                return InboundDecision("unknown_sender")
+            participant_id = self._auto_enroll(message)
+            decision = InboundDecision("auto_enrolled", participant_id)
+        else:
+            decision = InboundDecision("enqueued", participant_id)
+        keyword = message.body.strip().upper()
+        if keyword in OPT_OUT_WORDS or keyword in OPT_IN_WORDS:
+            return self._opt(participant_id, message, opt_out=keyword in OPT_OUT_WORDS)
+        if self.queue is None:
+            raise RuntimeError("no inbound queue configured")
+        self.queue.enqueue(
+            TurnEvent(
+                kind=TurnKind.MESSAGE,
+                participant_id=participant_id,
+                event_id=message.provider_message_id,
+                message=message,
+                enqueued_at=self.clock.now(),
+            )
+        )
+        return decision
+
+    def _auto_enroll(self, message: InboundMessage) -> str:
+        from promptpipe.errors import ParticipantAlreadyEnrolled
+
+        now = self.clock.now()
+        participant = ConversationParticipant(
+            id=self.deps.ids.participant_id(),
+            phone_number=message.from_phone,
+            enrolled_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        try:
+            self.repo.create(participant, FlowState(participant_id=participant.id, state_data=new_state_data()))
+        except ParticipantAlreadyEnrolled:  # a concurrent webhook enrolled them first
+            existing = self.repo.find_id_by_phone(message.from_phone)
+            if existing is None:
+                raise
+            return existing
+        logger.info("auto-enrolled a new participant", extra={"participant_id": participant.id})
+        return participant.id
+
+    def _opt(self, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
+        session = self.sessions.open(participant_id, message.provider_message_id)
+        if session.already_processed() is not None:
+            return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
+        status = session.participant.status
+        target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
+        session.apply(
+            "record_inbound",
+            lambda op: op.record(
+                Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
+            ),
+        )
+        confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
+            not opt_out and status is ParticipantStatus.PAUSED
+        )
+        if confirm:
+            change_status(
+                self.deps, session, target, reason="participant opted out" if opt_out else "participant opted in"
+            )
+            body = OPT_OUT_CONFIRMATION if opt_out else OPT_IN_CONFIRMATION
+            session.apply(
+                "confirm_opt",
+                lambda op: op.emit(
+                    OutboundMessage(
+                        participant_id=op.participant.id,
+                        to=op.participant.phone_number,
+                        body=body,
+                        kind=OutboundKind.NOTICE,
+                    )
+                ),
+            )
+        outbound = session.commit()
+        self.send_all(outbound)
+        return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
+
+    # =========================================================================== events ==
+    def _run_event(
+        self, participant_id: str, event_id: str, work: Callable[[ConversationSession, EventOutcome], None]
+    ) -> EventOutcome:
+        outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
+        try:
+            session = self.sessions.open(participant_id, event_id)
+        except ParticipantNotFound:
+            logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
+            return outcome
+        record = session.already_processed()
+        if record is not None:
+            outcome.replayed, outcome.outbound = True, list(record.outbound)
+            return outcome
+        work(session, outcome)
+        if not session.dirty:
+            return outcome
+        try:
+            outcome.outbound = session.commit()
+            outcome.committed_version = session.committed_version
+        except ParticipantNotFound:
+            logger.info("participant deleted during the event", extra={"participant_id": participant_id})
+            outcome.outbound = []
+        except StateConflictRetriesExhausted:
+            raise
+        except Exception:
+            # Contract scenario 10: a failed save is logged; the reply still goes out.
+            logger.exception(
+                "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
+            )
+            outcome.outbound, outcome.degraded = session.outbound, True
+        return outcome
+
+    def process_turn(self, event: TurnEvent) -> EventOutcome:
+        """Worker side: one conversation turn (or the greeting). ``LLMError`` propagates (retry)."""
+
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            if event.kind is TurnKind.GREETING:
+                outcome.turn = self.flow.handle_greeting(session)
+            else:
+                if event.message is None:
+                    raise ValidationFailed("message turn without a message", field="message")
+                outcome.turn = self.flow.handle_message(session, event.message)
+
+        return self._run_event(event.participant_id, event.event_id, work)
+
+    def run_scheduled_prompt(self, payload: ScheduledPromptPayload, *, event_id: str) -> EventOutcome:
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            outcome.delivery = deliver_daily_prompt(
+                self.deps, session, payload.model_copy(update={"execution_id": payload.execution_id or event_id})
+            )
+
+        return self._run_event(payload.participant_id, event_id, work)
+
+    def run_timer(self, payload: TimerPayload, *, event_id: str) -> EventOutcome:
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            outcome.timer = handle_timer(self.deps, session, payload)
+
+        return self._run_event(payload.participant_id, event_id, work)
+
+    def send_all(self, outbound: list[OutboundMessage]) -> None:
+        """Send in order; the first failure raises ``MessagingError`` (the event is retried)."""
+        for message in outbound:
+            self.messenger.send(message)
+
+
+def event_id_for_schedule(
+    name_or_kind: str, execution_id: str | None, scheduled_time: str | None, fallback: datetime
+) -> str:
+    """Scheduler execution ids are the idempotency keys; local runs fall back to name + time."""
+    if execution_id and not execution_id.startswith("<aws."):
+        return f"{name_or_kind}:{execution_id}"
+    when = scheduled_time if scheduled_time and not scheduled_time.startswith("<aws.") else fallback.isoformat()
+    return f"{name_or_kind}:{when}"
+
+
+def outcome_log_fields(outcome: EventOutcome) -> dict[str, Any]:
+    return {
+        "participant_id": outcome.participant_id,
+        "event_id": outcome.event_id,
+        "replayed": outcome.replayed,
+        "committed_version": outcome.committed_version,
+        "messages": len(outcome.outbound),
+        "degraded": outcome.degraded,
+    }

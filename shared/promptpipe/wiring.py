@@ -1,0 +1,132 @@
+"""The composition root: builds the application from settings, once per process (cold start).
+
+Handlers call ``get_app()``; tests and local runs install their own with ``set_app()``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+
+from promptpipe.clock import Clock, SystemClock
+from promptpipe.errors import ConfigurationError
+from promptpipe.flow.deps import FlowDeps, IdGenerator
+from promptpipe.flow.prompts import PromptLibrary
+from promptpipe.flow.session import SessionFactory
+from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.ports import LLM, Messenger, Timers, TurnQueue
+from promptpipe.services import PromptPipe
+from promptpipe.settings import Settings, get_settings
+
+
+class LazyLLM:
+    """Builds the real model client on first use, so functions that never call it (webhook,
+    enrollment) never import ``openai`` nor need a key."""
+
+    def __init__(self, factory: Callable[[], LLM]) -> None:
+        self._factory = factory
+        self._llm: LLM | None = None
+        self._lock = threading.Lock()
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        if self._llm is None:
+            with self._lock:
+                if self._llm is None:
+                    self._llm = self._factory()
+        return self._llm.complete(request)
+
+
+def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
+    api_key = settings.openai_api_key or secrets.get("openai_api_key")
+    if api_key:
+        from promptpipe.adapters.openai_llm import OpenAILLM
+
+        return OpenAILLM.from_settings(settings, api_key=api_key)
+    if settings.offline_coach:
+        from promptpipe.adapters.offline_coach import OfflineCoach
+
+        return OfflineCoach()
+    raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY (or OPENAI_SECRET_NAME), or OFFLINE_COACH=true")
+
+
+def build_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    llm: LLM | None = None,
+    messenger: Messenger | None = None,
+    timers: Timers | None = None,
+    queue: TurnQueue | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] | None = time.sleep,
+) -> PromptPipe:
+    """The AWS wiring (DynamoDB, SQS, EventBridge Scheduler, Secrets Manager); any port can be
+    replaced, which is how local runs swap in the outbox, the offline coach and the manual clock."""
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
+    from promptpipe.adapters.secrets import load_secrets
+
+    settings = settings or get_settings()
+    clock = clock or SystemClock()
+    secrets: dict[str, str] | None = None
+
+    def get_secrets() -> dict[str, str]:
+        nonlocal secrets
+        if secrets is None:
+            secrets = load_secrets(settings)
+        return secrets
+
+    dynamodb = aws_client("dynamodb", settings)
+    repo = DynamoParticipantRepo(settings.table_name, dynamodb, index_name=settings.participants_index_name)
+    store = DynamoStateStore(settings.table_name, dynamodb)
+    if timers is None:
+        from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
+
+        timers = EventBridgeTimers.from_settings(settings, aws_client("scheduler", settings))
+    if queue is None and settings.inbound_queue_url:
+        from promptpipe.adapters.sqs_queue import SqsTurnQueue
+
+        queue = SqsTurnQueue(settings.inbound_queue_url, aws_client("sqs", settings))
+    if messenger is None:
+        from promptpipe.adapters.messengers import build_messenger
+
+        messenger = build_messenger(settings, clock=clock, secrets=get_secrets())
+    rng = rng or random.Random()
+    deps = FlowDeps(
+        settings=settings,
+        llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
+        timers=timers,
+        clock=clock,
+        prompts=PromptLibrary.from_settings(settings),
+        ids=IdGenerator(None),
+        rng=rng,
+    )
+    return PromptPipe(
+        deps=deps,
+        repo=repo,
+        store=store,
+        messenger=messenger,
+        queue=queue,
+        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep),
+    )
+
+
+_app: PromptPipe | None = None
+_app_lock = threading.Lock()
+
+
+def get_app() -> PromptPipe:
+    global _app
+    if _app is None:
+        with _app_lock:
+            if _app is None:
+                _app = build_app()
+    return _app
+
+
+def set_app(app: PromptPipe | None) -> None:
+    """Install an application (tests, local server) or clear it (``None``)."""
+    global _app
+    _app = app

@@ -1,0 +1,84 @@
+"""Builders for tests: the application wired with in-memory fakes (no AWS, no OpenAI)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from promptpipe.adapters.memory_store import InMemoryStore
+from promptpipe.adapters.memory_timers import InMemoryTimers
+from promptpipe.adapters.messengers import LocalOutbox
+from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.clock import ManualClock
+from promptpipe.flow.deps import FlowDeps, IdGenerator
+from promptpipe.flow.prompts import PromptLibrary
+from promptpipe.flow.session import SessionFactory
+from promptpipe.models.api import EnrollmentRequest
+from promptpipe.models.messaging import InboundMessage
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.ports import LLM
+from promptpipe.services import PromptPipe
+from promptpipe.settings import Settings
+
+START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+@dataclass
+class MemoryHarness:
+    app: PromptPipe
+    store: InMemoryStore
+    timers: InMemoryTimers
+    llm: LLM
+    outbox: LocalOutbox
+    clock: ManualClock
+
+    @property
+    def scripted(self) -> ScriptedLLM:
+        assert isinstance(self.llm, ScriptedLLM)
+        return self.llm
+
+    def enroll(self, phone: str = "+14155550101", **fields: str) -> ConversationParticipant:
+        return self.app.enroll(EnrollmentRequest(phone_number=phone, **fields))
+
+    def message(self, participant: ConversationParticipant, text: str, *, msg_id: str | None = None,
+                answer_id: str | None = None) -> InboundMessage:
+        return InboundMessage(
+            provider="local",
+            provider_message_id=msg_id or f"m-{self.clock.now().timestamp()}-{len(self.outbox.messages())}",
+            from_phone=participant.phone_number,
+            body=text,
+            answer_id=answer_id,
+            received_at=self.clock.now(),
+        )
+
+    def data(self, participant_id: str) -> dict[str, str]:
+        return self.store.flows[participant_id].state_data
+
+
+def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, seed: int = 7) -> MemoryHarness:
+    settings = settings or Settings()
+    clock = ManualClock(START)
+    store = InMemoryStore()
+    timers = InMemoryTimers()
+    outbox = LocalOutbox(clock)
+    llm = llm if llm is not None else ScriptedLLM()
+    rng = random.Random(seed)
+    deps = FlowDeps(
+        settings=settings,
+        llm=llm,
+        timers=timers,
+        clock=clock,
+        prompts=PromptLibrary.from_settings(settings),
+        ids=IdGenerator(random.Random(seed)),
+        rng=rng,
+    )
+    app = PromptPipe(
+        deps=deps,
+        repo=store,
+        store=store,
+        messenger=outbox,
+        queue=None,
+        sessions=SessionFactory(store, clock, rng=rng),
+    )
+    return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)

@@ -1,0 +1,313 @@
+"""Schedule names, time zones, expressions and next-fire times (AWS_NOTES §4)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from promptpipe.errors import InvalidScheduleExpression, TimerError
+from promptpipe.scheduling import (
+    at_expression,
+    at_fire_time,
+    aws_day_of_week,
+    daily_cron_expression,
+    next_cron_fire,
+    next_rate_fire,
+    parse_expression,
+    round_up_to_minute,
+    validate_schedule_name,
+    validate_timezone,
+)
+
+TORONTO = ZoneInfo("America/Toronto")
+
+
+def _fires(expression: str, zone: str, after: datetime, count: int) -> list[datetime]:
+    out: list[datetime] = []
+    for _ in range(count):
+        nxt = next_cron_fire(expression, zone, after)
+        assert nxt is not None
+        out.append(nxt)
+        after = nxt
+    return out
+
+
+# --- names and zones -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a", "x" * 64, "pp-reminder-p_abc.1", "A_b-C.9"])
+def test_valid_schedule_names(name: str) -> None:
+    assert validate_schedule_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "x" * 65, "has space", "a/b", "+15551234567", "a:b", "é", "ok\n"])
+def test_invalid_schedule_names(name: str) -> None:
+    with pytest.raises(InvalidScheduleExpression):
+        validate_schedule_name(name)
+
+
+def test_invalid_schedule_expression_is_a_timer_error() -> None:
+    # Given a bad name / When validated / Then callers catching TimerError see it too
+    with pytest.raises(TimerError):
+        validate_schedule_name("bad name")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Toronto", "Europe/Berlin", "America/Argentina/Buenos_Aires"])
+def test_valid_timezones(zone: str) -> None:
+    assert validate_timezone(zone) == ZoneInfo(zone)
+
+
+@pytest.mark.parametrize(
+    "zone", ["Mars/Olympus", "", "../etc/passwd", "/usr/share/zoneinfo/UTC", "America/" + "x" * 50, "EST 5"]
+)
+def test_invalid_timezones(zone: str) -> None:
+    with pytest.raises(InvalidScheduleExpression):
+        validate_timezone(zone)
+
+
+# --- builders --------------------------------------------------------------------------
+
+
+def test_at_expression_is_the_utc_wall_clock() -> None:
+    instant = datetime(2027, 3, 14, 7, 50, tzinfo=TORONTO)  # EDT, UTC-4
+    assert at_expression(instant) == "at(2027-03-14T11:50:00)"
+
+
+def test_at_expression_rounds_sub_seconds_up() -> None:
+    assert at_expression(datetime(2027, 1, 1, 0, 0, 59, 1, tzinfo=UTC)) == "at(2027-01-01T00:01:00)"
+
+
+def test_at_expression_needs_an_aware_datetime() -> None:
+    with pytest.raises(InvalidScheduleExpression):
+        at_expression(datetime(2027, 1, 1))
+
+
+def test_daily_cron_expression() -> None:
+    assert daily_cron_expression(7, 50) == "cron(50 7 * * ? *)"
+    assert daily_cron_expression(0, 0) == "cron(0 0 * * ? *)"
+
+
+@pytest.mark.parametrize(("hour", "minute"), [(24, 0), (-1, 0), (7, 60), (7, -5)])
+def test_daily_cron_expression_rejects_bad_times(hour: int, minute: int) -> None:
+    with pytest.raises(InvalidScheduleExpression):
+        daily_cron_expression(hour, minute)
+
+
+def test_round_up_to_minute() -> None:
+    exact = datetime(2027, 1, 1, 10, 0, tzinfo=UTC)
+    assert round_up_to_minute(exact) == exact
+    assert round_up_to_minute(exact + timedelta(seconds=1)) == exact + timedelta(minutes=1)
+    assert round_up_to_minute(exact + timedelta(microseconds=1)) == exact + timedelta(minutes=1)
+    assert round_up_to_minute(exact + timedelta(seconds=90)) == exact + timedelta(minutes=2)
+
+
+def test_aws_day_of_week_numbers_sunday_as_one() -> None:
+    sunday = datetime(2027, 3, 14).date()
+    assert aws_day_of_week(sunday) == 1
+    assert aws_day_of_week(sunday + timedelta(days=6)) == 7  # Saturday
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+
+def test_parse_at() -> None:
+    parsed = parse_expression("at(2027-03-14T07:50:00)")
+    assert parsed.kind == "at"
+    assert parsed.at == datetime(2027, 3, 14, 7, 50)
+    assert at_fire_time(parsed, "America/Toronto") == datetime(2027, 3, 14, 11, 50, tzinfo=UTC)
+
+
+def test_parse_rate() -> None:
+    assert parse_expression("rate(5 minutes)").rate == timedelta(minutes=5)
+    assert parse_expression("rate(1 hour)").rate == timedelta(hours=1)
+    assert parse_expression("rate(2 days)").rate == timedelta(days=2)
+
+
+def test_parse_cron_fields() -> None:
+    spec = parse_expression("cron(0/15 8-10,20 ? JAN-MAR,DEC MON-FRI 2027-2028)").cron
+    assert spec is not None
+    assert spec.minutes == (0, 15, 30, 45)
+    assert spec.hours == (8, 9, 10, 20)
+    assert spec.months == (1, 2, 3, 12)
+    assert spec.years == (2027, 2028)
+    assert spec.day_of_month is None
+    assert spec.day_of_week is not None
+    assert spec.day_of_week.days == frozenset({2, 3, 4, 5, 6})
+
+
+def test_parse_cron_steps_and_wrapping_ranges() -> None:
+    spec = parse_expression("cron(*/20 */6 */10 * ? *)").cron
+    assert spec is not None
+    assert spec.minutes == (0, 20, 40)
+    assert spec.hours == (0, 6, 12, 18)
+    assert spec.day_of_month is not None
+    assert spec.day_of_month.days == frozenset({1, 11, 21, 31})
+    wrapped = parse_expression("cron(0 22-2 * * ? *)").cron
+    assert wrapped is not None
+    assert wrapped.hours == (0, 1, 2, 22, 23)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "garbage",
+        "",
+        "cron(0 8 * * * *)",  # no '?'
+        "cron(0 8 ? * ? *)",  # '?' in both
+        "cron(0 8 * * ?)",  # five fields
+        "cron(0  8 * * ? *)",  # empty field
+        "cron(60 8 * * ? *)",
+        "cron(0 24 * * ? *)",
+        "cron(0 8 32 * ? *)",
+        "cron(0 8 * 13 ? *)",
+        "cron(0 8 ? * 8 *)",
+        "cron(0 8 ? * FUNDAY *)",
+        "cron(0 8 * * ? 1969)",
+        "cron(0 8 * * ? 2200)",
+        "cron(*/0 8 * * ? *)",
+        "cron(a 8 * * ? *)",
+        "cron(0 8 * * ? *",
+        "at(2027-02-30T10:00:00)",
+        "at(2027-3-4T10:00:00)",
+        "at(2027-03-04 10:00:00)",
+        "rate(0 minutes)",
+        "rate(5 weeks)",
+        "rate(-1 hours)",
+        "cron(" + "0," * 130 + "0 8 * * ? *)",  # over 256 characters
+    ],
+)
+def test_parse_rejects_garbage(expression: str) -> None:
+    with pytest.raises(InvalidScheduleExpression):
+        parse_expression(expression)
+
+
+# --- next cron fire --------------------------------------------------------------------
+
+
+def test_daily_toronto_across_spring_forward_fires_at_0750_local_every_day() -> None:
+    # Given a daily 07:50 Toronto schedule / When it runs across 2027-03-14 (spring forward)
+    fires = _fires("cron(50 7 * * ? *)", "America/Toronto", datetime(2027, 3, 12, tzinfo=UTC), 4)
+    # Then it fires once a day at 07:50 local; the UTC instant moves from 12:50 to 11:50
+    assert [f.astimezone(TORONTO).strftime("%m-%d %H:%M") for f in fires] == [
+        "03-12 07:50",
+        "03-13 07:50",
+        "03-14 07:50",
+        "03-15 07:50",
+    ]
+    assert [f.hour for f in fires] == [12, 12, 11, 11]
+    assert all(f.tzinfo is UTC for f in fires)
+
+
+def test_daily_toronto_across_fall_back_fires_at_0750_local_every_day() -> None:
+    fires = _fires("cron(50 7 * * ? *)", "America/Toronto", datetime(2027, 11, 5, tzinfo=UTC), 4)
+    assert [f.astimezone(TORONTO).strftime("%m-%d %H:%M") for f in fires] == [
+        "11-05 07:50",
+        "11-06 07:50",
+        "11-07 07:50",
+        "11-08 07:50",
+    ]
+    assert [f.hour for f in fires] == [11, 11, 12, 12]
+
+
+def test_time_missing_on_spring_forward_day_is_skipped() -> None:
+    # Given 02:30 daily in Toronto: 02:30 does not exist on 2027-03-14
+    fires = _fires("cron(30 2 * * ? *)", "America/Toronto", datetime(2027, 3, 13, tzinfo=UTC), 3)
+    # Then the 14th is skipped
+    assert [f.astimezone(TORONTO).strftime("%m-%d %H:%M") for f in fires] == [
+        "03-13 02:30",
+        "03-15 02:30",
+        "03-16 02:30",
+    ]
+
+
+def test_ambiguous_time_on_fall_back_day_fires_once() -> None:
+    # Given 01:30 daily in Toronto: 01:30 happens twice on 2027-11-07
+    fires = _fires("cron(30 1 * * ? *)", "America/Toronto", datetime(2027, 11, 6, 12, tzinfo=UTC), 2)
+    # Then it fires once, at the first (EDT) occurrence, and next on the 8th
+    assert fires == [datetime(2027, 11, 7, 5, 30, tzinfo=UTC), datetime(2027, 11, 8, 6, 30, tzinfo=UTC)]
+
+
+def test_after_the_first_ambiguous_occurrence_it_does_not_fire_at_the_second() -> None:
+    after = datetime(2027, 11, 7, 5, 30, tzinfo=UTC)  # 01:30 EDT
+    assert next_cron_fire("cron(30 1 * * ? *)", "America/Toronto", after) == datetime(2027, 11, 8, 6, 30, tzinfo=UTC)
+
+
+def test_next_fire_is_strictly_after() -> None:
+    at = datetime(2027, 1, 1, 8, 0, tzinfo=UTC)
+    assert next_cron_fire("cron(0 8 * * ? *)", "UTC", at) == at + timedelta(days=1)
+    assert next_cron_fire("cron(0 8 * * ? *)", "UTC", at - timedelta(seconds=1)) == at
+
+
+def test_every_fifteen_minutes() -> None:
+    fires = _fires("cron(*/15 * * * ? *)", "UTC", datetime(2027, 1, 1, 23, 31, tzinfo=UTC), 3)
+    assert fires == [
+        datetime(2027, 1, 1, 23, 45, tzinfo=UTC),
+        datetime(2027, 1, 2, 0, 0, tzinfo=UTC),
+        datetime(2027, 1, 2, 0, 15, tzinfo=UTC),
+    ]
+
+
+def test_day_of_week_numbers_and_names_agree() -> None:
+    after = datetime(2027, 1, 1, tzinfo=UTC)  # a Friday
+    by_number = _fires("cron(0 9 ? * 2,4 *)", "UTC", after, 4)
+    by_name = _fires("cron(0 9 ? * MON,WED *)", "UTC", after, 4)
+    assert by_number == by_name
+    assert [f.strftime("%a %d") for f in by_number] == ["Mon 04", "Wed 06", "Mon 11", "Wed 13"]
+
+
+def test_weekday_range_and_sunday_is_one() -> None:
+    after = datetime(2027, 1, 1, 10, tzinfo=UTC)  # Friday, after 09:00
+    assert [f.strftime("%a") for f in _fires("cron(0 9 ? * MON-FRI *)", "UTC", after, 3)] == [
+        "Mon",
+        "Tue",
+        "Wed",
+    ]
+    assert next_cron_fire("cron(0 9 ? * 1 *)", "UTC", after) == datetime(2027, 1, 3, 9, tzinfo=UTC)
+
+
+def test_month_day_and_year_fields() -> None:
+    after = datetime(2027, 1, 1, tzinfo=UTC)
+    assert _fires("cron(0 12 1,15 */6 ? 2027-2028)", "UTC", after, 5) == [
+        datetime(2027, 1, 1, 12, tzinfo=UTC),
+        datetime(2027, 1, 15, 12, tzinfo=UTC),
+        datetime(2027, 7, 1, 12, tzinfo=UTC),
+        datetime(2027, 7, 15, 12, tzinfo=UTC),
+        datetime(2028, 1, 1, 12, tzinfo=UTC),
+    ]
+
+
+def test_last_day_nth_weekday_and_nearest_weekday() -> None:
+    after = datetime(2027, 1, 1, tzinfo=UTC)
+    assert next_cron_fire("cron(0 0 L 2 ? *)", "UTC", after) == datetime(2027, 2, 28, tzinfo=UTC)
+    assert next_cron_fire("cron(0 0 L 2 ? 2028)", "UTC", after) == datetime(2028, 2, 29, tzinfo=UTC)
+    # third Friday of January 2027
+    assert next_cron_fire("cron(0 9 ? * 6#3 *)", "UTC", after) == datetime(2027, 1, 15, 9, tzinfo=UTC)
+    # last Friday of January 2027
+    assert next_cron_fire("cron(0 9 ? * FRIL *)", "UTC", after) == datetime(2027, 1, 29, 9, tzinfo=UTC)
+    # 2027-05-15 is a Saturday: nearest weekday is Friday the 14th
+    assert next_cron_fire("cron(0 9 15W 5 ? *)", "UTC", after) == datetime(2027, 5, 14, 9, tzinfo=UTC)
+    # January 2027 ends on a Sunday: last weekday is Friday the 29th
+    assert next_cron_fire("cron(0 9 LW 1 ? *)", "UTC", after) == datetime(2027, 1, 29, 9, tzinfo=UTC)
+
+
+def test_no_occurrence_returns_none() -> None:
+    assert next_cron_fire("cron(0 0 30 2 ? *)", "UTC", datetime(2027, 1, 1, tzinfo=UTC)) is None
+    assert next_cron_fire("cron(0 0 1 1 ? 2027)", "UTC", datetime(2027, 6, 1, tzinfo=UTC)) is None
+
+
+def test_next_cron_fire_validates_its_inputs() -> None:
+    after = datetime(2027, 1, 1, tzinfo=UTC)
+    with pytest.raises(InvalidScheduleExpression):
+        next_cron_fire("rate(1 hour)", "UTC", after)
+    with pytest.raises(InvalidScheduleExpression):
+        next_cron_fire("cron(0 8 * * ? *)", "Mars/Olympus", after)
+    with pytest.raises(InvalidScheduleExpression):
+        next_cron_fire("cron(0 8 * * ? *)", "UTC", datetime(2027, 1, 1))
+
+
+def test_next_rate_fire() -> None:
+    start = datetime(2027, 1, 1, 10, tzinfo=UTC)
+    assert next_rate_fire("rate(2 hours)", start, start) == start + timedelta(hours=2)
+    assert next_rate_fire("rate(2 hours)", start, start + timedelta(hours=3)) == start + timedelta(hours=4)
+    assert next_rate_fire("rate(2 hours)", start, start - timedelta(hours=1)) == start
