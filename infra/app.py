@@ -34,9 +34,7 @@ def build_app(**app_props: Any) -> tuple[cdk.App, PromptPipeStack]:
         config=Config.from_context(app.node),
         description="PromptPipe Serverless: LLM habit coach over SMS / WhatsApp",
         # Environment-agnostic unless the CLI knows the account (cdk deploy with credentials).
-        env=cdk.Environment(
-            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
-        ),
+        env=cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
     )
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app, stack

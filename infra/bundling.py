@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,16 +81,17 @@ def pip_command(requirements: Sequence[str], target: str) -> list[str]:
     ]
 
 
+def _excluded(relative: Path) -> bool:
+    return relative.suffix in (".pyc", ".pyo") or any(
+        part in ("__pycache__", ".pytest_cache") or part.endswith(".egg-info") for part in relative.parts
+    )
+
+
 def _source_files(repo_root: Path) -> Iterator[Path]:
     for source, _ in CODE_DIRS:
-        base = repo_root / source
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*")):
-            parts = set(path.relative_to(repo_root).parts)
-            if path.is_file() and not any(p == "__pycache__" or p.endswith(".egg-info") for p in parts):
-                if path.suffix not in (".pyc", ".pyo"):
-                    yield path
+        for path in sorted((repo_root / source).rglob("*")):
+            if path.is_file() and not _excluded(path.relative_to(repo_root)):
+                yield path
 
 
 def asset_hash(repo_root: Path = REPO_ROOT, requirements: Sequence[str] | None = None) -> str:
@@ -108,14 +109,20 @@ def asset_hash(repo_root: Path = REPO_ROOT, requirements: Sequence[str] | None =
 class PipLocalBundler:
     """``ILocalBundling`` that pip-installs the dependencies and copies the code (no Docker)."""
 
-    def __init__(self, repo_root: Path, requirements: Sequence[str]) -> None:
+    def __init__(
+        self,
+        repo_root: Path,
+        requirements: Sequence[str],
+        run: Callable[..., Any] = subprocess.run,  # tests pass a fake pip
+    ) -> None:
         self._repo_root = repo_root
         self._requirements = list(requirements)
+        self._run = run
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage | None = None, **_: Any) -> bool:
         out = Path(output_dir)
         try:
-            subprocess.run(pip_command(self._requirements, output_dir), check=True)
+            self._run(pip_command(self._requirements, output_dir), check=True)
         except (OSError, subprocess.CalledProcessError) as exc:
             # Raise rather than return False: the fallback would be Docker, which we do not use.
             raise RuntimeError(
@@ -124,9 +131,14 @@ class PipLocalBundler:
             ) from exc
         for name in RUNTIME_PROVIDED:
             for path in out.glob(f"{name}*"):
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
         shutil.rmtree(out / "bin", ignore_errors=True)  # console scripts, unusable in Lambda
         for source, destination in CODE_DIRS:
+            if not (self._repo_root / source).is_dir():
+                raise RuntimeError(f"bundling the Lambda asset failed: {source}/ is missing")
             shutil.copytree(self._repo_root / source, out / destination, ignore=_IGNORED, dirs_exist_ok=True)
         return True
 

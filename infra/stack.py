@@ -36,9 +36,7 @@ class PromptPipeStack(cdk.Stack):
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", prefix=config.resource_prefix)
         self.secrets = Secrets(self, "Secrets", prefix=config.resource_prefix)
-        self.scheduler = Scheduler(
-            self, "Scheduler", config=config, dead_letter_queue=self.queues.scheduler_dlq
-        )
+        self.scheduler = Scheduler(self, "Scheduler", config=config, dead_letter_queue=self.queues.scheduler_dlq)
         self.functions = Functions(
             self,
             "Functions",
@@ -78,8 +76,8 @@ class PromptPipeStack(cdk.Stack):
                 f"{webhook_base}{c.WHATSAPP_WEBHOOK_PATH}",
                 "Meta WhatsApp Cloud API callback URL",
             ),
-            "OpenAiSecretName": (self.secrets.openai.secret_name, "Put the OpenAI key here"),
-            "ChannelSecretName": (self.secrets.channel.secret_name, "Put Twilio / WhatsApp credentials"),
+            "OpenAiSecretName": (self.secrets.openai_name, "Put the OpenAI key here"),
+            "ChannelSecretName": (self.secrets.channel_name, "Put Twilio / WhatsApp credentials"),
             "TableName": (self.storage.table.table_name, "Single table"),
             "ScheduleGroupName": (self.config.schedule_group_name, "EventBridge Scheduler group"),
             "DashboardName": (self.monitoring.dashboard.dashboard_name, "CloudWatch dashboard"),

@@ -18,14 +18,14 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "PromptPipeTest")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "promptpipe-test")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
-from collections.abc import Iterator  # noqa: E402
-from datetime import UTC, datetime  # noqa: E402
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
-import moto  # noqa: E402,F401  (must precede handler imports)
-import pytest  # noqa: E402
-from moto import mock_aws  # noqa: E402
+import moto  # noqa: F401  (must precede handler imports)
+import pytest
+from moto import mock_aws
 
-from promptpipe.clock import ManualClock  # noqa: E402
+from promptpipe.clock import ManualClock
 
 
 @pytest.fixture

@@ -41,8 +41,14 @@ class MemoryHarness:
     def enroll(self, phone: str = "+14155550101", **fields: str) -> ConversationParticipant:
         return self.app.enroll(EnrollmentRequest(phone_number=phone, **fields))
 
-    def message(self, participant: ConversationParticipant, text: str, *, msg_id: str | None = None,
-                answer_id: str | None = None) -> InboundMessage:
+    def message(
+        self,
+        participant: ConversationParticipant,
+        text: str,
+        *,
+        msg_id: str | None = None,
+        answer_id: str | None = None,
+    ) -> InboundMessage:
         return InboundMessage(
             provider="local",
             provider_message_id=msg_id or f"m-{self.clock.now().timestamp()}-{len(self.outbox.messages())}",

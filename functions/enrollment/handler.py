@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
 from promptpipe.observability import logger, metrics, tracer
@@ -22,7 +23,9 @@ app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
 
 
-def envelope(status_code: int, *, message: str | None = None, result: Any = None, error: bool = False) -> Response:
+def envelope(
+    status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
+) -> Response[dict[str, Any]]:
     body: dict[str, Any] = {"status": "error" if error else "ok"}
     if message is not None:
         body["message"] = message
@@ -36,7 +39,7 @@ def _dump(model: Any) -> Any:
 
 
 @app.post(BASE)
-def enroll(request: EnrollmentRequest) -> Response:
+def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
     participant = get_app().enroll(request)
     return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
 
@@ -44,24 +47,26 @@ def enroll(request: EnrollmentRequest) -> Response:
 @app.get(BASE)
 def list_participants(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, next_token: Annotated[str | None, Query()] = None
-) -> Response:
+) -> Response[dict[str, Any]]:
     participants, token = get_app().list_participants(limit=limit, next_token=next_token)
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
 
 
 @app.get(f"{BASE}/<participant_id>")
-def get_participant(participant_id: str) -> Response:
+def get_participant(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().get_participant(participant_id)))
 
 
 @app.put(f"{BASE}/<participant_id>")
-def update_participant(participant_id: str, update: ParticipantUpdate) -> Response:
+def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
     participant = get_app().update_participant(participant_id, update)
     return envelope(200, message="Participant updated successfully", result=_dump(participant))
 
 
 @app.delete(f"{BASE}/<participant_id>")
-def delete_participant(participant_id: str, keep_transcript: Annotated[bool, Query()] = True) -> Response:
+def delete_participant(
+    participant_id: str, keep_transcript: Annotated[bool, Query()] = True
+) -> Response[dict[str, Any]]:
     get_app().delete_participant(participant_id, keep_transcript=keep_transcript)
     return envelope(200, message="Participant deleted successfully")
 
@@ -72,24 +77,24 @@ def history(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     next_token: Annotated[str | None, Query()] = None,
     include_audit: Annotated[bool, Query()] = True,
-) -> Response:
+) -> Response[dict[str, Any]]:
     entries, token = get_app().history(participant_id, limit=limit, next_token=next_token, include_audit=include_audit)
     return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
 
 
 @app.get(f"{BASE}/<participant_id>/state")
-def get_state(participant_id: str) -> Response:
+def get_state(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().state_view(participant_id)))
 
 
 @app.post(f"{BASE}/<participant_id>/state")
-def override_state(participant_id: str, override: StateOverride) -> Response:
+def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
 
 # -- one place mapping domain errors to HTTP ------------------------------------------------
 @app.exception_handler(RequestValidationError)
-def _invalid_request(exc: RequestValidationError) -> Response:
+def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return envelope(400, message="Invalid JSON format", error=True)
@@ -104,17 +109,17 @@ def _invalid_request(exc: RequestValidationError) -> Response:
 
 
 @app.exception_handler(ValidationFailed)
-def _validation_failed(exc: ValidationFailed) -> Response:
+def _validation_failed(exc: ValidationFailed) -> Response[dict[str, Any]]:
     return envelope(400, message=str(exc), error=True)
 
 
 @app.exception_handler(ParticipantNotFound)
-def _not_found(_exc: ParticipantNotFound) -> Response:
+def _not_found(_exc: ParticipantNotFound) -> Response[dict[str, Any]]:
     return envelope(404, message="Participant not found", error=True)
 
 
 @app.exception_handler(ParticipantAlreadyEnrolled)
-def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response:
+def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
     return envelope(409, message="Participant with this phone number already enrolled", error=True)
 
 

@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.errors import ValidationFailed
 from promptpipe.inbound import (

@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TurnEvent
 from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer

@@ -8,13 +8,14 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
 from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TimerPayload
 from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import event_id_for_schedule, outcome_log_fields
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
-from pydantic import BaseModel
 
 idempotency_config = event_config("event_id")
 

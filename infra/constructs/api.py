@@ -72,9 +72,7 @@ class Api(Construct):
             "DefaultStage",
             http_api=self.http_api,
             auto_deploy=True,
-            throttle=apigw.ThrottleSettings(
-                rate_limit=config.api_rate_limit, burst_limit=config.api_burst_limit
-            ),
+            throttle=apigw.ThrottleSettings(rate_limit=config.api_rate_limit, burst_limit=config.api_burst_limit),
             access_log_settings=_AccessLogSettings(
                 apigw.LogGroupLogDestination(self.access_logs),
                 apigw_v1.AccessLogFormat.custom(_ACCESS_LOG_FORMAT),

@@ -42,8 +42,7 @@ _L1_REASON = (
     "validated on 3.12; moving to a newer runtime is a deliberate, tested change."
 )
 _XRAY_REASON = (
-    "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions "
-    "(active tracing, added by CDK)."
+    "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions (active tracing, added by CDK)."
 )
 
 
@@ -148,7 +147,7 @@ class Functions(Construct):
     # --- shared pieces --------------------------------------------------------------------
 
     def _llm_environment(self) -> dict[str, str]:
-        return {"OPENAI_SECRET_NAME": self._secrets.openai.secret_name}
+        return {"OPENAI_SECRET_NAME": self._secrets.openai_name}
 
     def _grant_flow(self, spec: c.FunctionSpec, fn: lambda_.Function) -> None:
         """What every event-driven turn needs: state, idempotency records, channel, schedules."""
@@ -164,7 +163,7 @@ class Functions(Construct):
             "IDEMPOTENCY_TABLE_NAME": self._storage.idempotency_table.table_name,
             "PARTICIPANTS_INDEX_NAME": c.PARTICIPANTS_INDEX,
             "GENAI_MODEL": cfg.genai_model,
-            "CHANNEL_SECRET_NAME": self._secrets.channel.secret_name,
+            "CHANNEL_SECRET_NAME": self._secrets.channel_name,
             "MESSAGING_PROVIDER": cfg.messaging_provider,
             "TWILIO_CHANNEL": cfg.twilio_channel,
             "TWILIO_FROM_NUMBER": cfg.twilio_from_number,
@@ -236,6 +235,14 @@ class Functions(Construct):
             dead_letter_queue=dead_letter_queue,
             **async_options,
         )
+        if spec.snap_start:
+            acknowledge(
+                fn,
+                (
+                    "Annotation::@aws-cdk/aws-lambda:snapStartRequirePublish",
+                    "A version is published (current_version) and the live alias points to it.",
+                ),
+            )
         self.roles[spec.key] = role
         self.log_groups[spec.key] = log_group
         self.functions[spec.key] = fn

@@ -37,7 +37,7 @@ def _app_metric(name: str, statistic: str = "Sum", period: cdk.Duration = _FIVE_
 def _by_dimension(name: str, *dimensions: str, statistic: str = "Sum") -> cw.MathExpression:
     schema = ",".join((c.METRICS_NAMESPACE, "service", *dimensions))
     seconds = int(_FIVE_MINUTES.to_seconds())
-    query = f"{{{schema}}} MetricName=\"{name}\" service=\"{c.SERVICE_NAME}\""
+    query = f'{{{schema}}} MetricName="{name}" service="{c.SERVICE_NAME}"'
     return cw.MathExpression(
         expression=f"SEARCH('{query}', '{statistic}', {seconds})",
         using_metrics={},
@@ -130,9 +130,7 @@ class Monitoring(Construct):
             self._queues_row(),
         ):
             dashboard.add_widgets(*row)
-        dashboard.add_widgets(
-            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24)
-        )
+        dashboard.add_widgets(cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24))
         return dashboard
 
     def _conversation_row(self) -> list[cw.IWidget]:

@@ -40,9 +40,7 @@ class Scheduler(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.group = scheduler.ScheduleGroup(
-            self, "Group", schedule_group_name=config.schedule_group_name
-        )
+        self.group = scheduler.ScheduleGroup(self, "Group", schedule_group_name=config.schedule_group_name)
         self.timers_function_arn = _function_arn(stack, config.function_name(c.TIMERS))
         scheduled_prompt = config.function_name(c.SCHEDULED_PROMPT)
         self.scheduled_prompt_function_arn = _function_arn(stack, scheduled_prompt)
@@ -76,9 +74,7 @@ class Scheduler(Construct):
                 ],
             )
         )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn])
-        )
+        role.add_to_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn]))
         return role
 
     def grant_manage_schedules(self, grantee: iam.IRole) -> None:

@@ -36,18 +36,22 @@ _NO_ROTATION = (
 
 
 class Secrets(Construct):
-    """``openai`` ({"OPENAI_API_KEY"}) and ``channel`` (Twilio and WhatsApp credentials)."""
+    """``openai`` ({"OPENAI_API_KEY"}) and ``channel`` (Twilio and WhatsApp credentials), and
+    their names ``openai_name`` / ``channel_name`` as plain strings (the construct's ``secret_name``
+    is parsed from the ARN at deploy time and cuts names that contain a hyphen)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, prefix: str) -> None:
         super().__init__(scope, construct_id)
-        self.openai = self._build_openai(prefix)
-        self.channel = self._build_channel(prefix)
+        self.openai_name = f"{prefix}/openai"
+        self.channel_name = f"{prefix}/channel"
+        self.openai = self._build_openai()
+        self.channel = self._build_channel()
 
-    def _build_openai(self, prefix: str) -> secretsmanager.Secret:
+    def _build_openai(self) -> secretsmanager.Secret:
         secret = secretsmanager.Secret(
             self,
             "OpenAi",
-            secret_name=f"{prefix}/openai",
+            secret_name=self.openai_name,
             description="OpenAI API key, JSON {OPENAI_API_KEY}. Generated placeholder: replace it.",
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 secret_string_template=json.dumps({}),
@@ -58,11 +62,11 @@ class Secrets(Construct):
         acknowledge(secret, _NO_ROTATION)
         return secret
 
-    def _build_channel(self, prefix: str) -> secretsmanager.Secret:
+    def _build_channel(self) -> secretsmanager.Secret:
         secret = secretsmanager.Secret(
             self,
             "Channel",
-            secret_name=f"{prefix}/channel",
+            secret_name=self.channel_name,
             description="Twilio / WhatsApp credentials (JSON). Empty placeholders: fill them.",
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 secret_string_template=json.dumps(dict.fromkeys(CHANNEL_KEYS, "")),

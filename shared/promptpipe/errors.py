@@ -46,9 +46,22 @@ class InvalidScheduleExpression(TimerError):
 class LLMError(PromptPipeError):
     """The language model call failed after the adapter's own retries."""
 
+    def __init__(self, message: str, *, status_code: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retryable = retryable
+
 
 class MessagingError(PromptPipeError):
     """The messaging provider refused or failed to send a message."""
+
+    def __init__(
+        self, message: str, *, code: str | None = None, status: int | None = None, retryable: bool = True
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.retryable = retryable
 
 
 class ConfigurationError(PromptPipeError):

@@ -85,13 +85,20 @@ def button_id(question: Question, option: QuestionOption) -> str:
     return f"{question.id}:{option.id}"
 
 
+_INTENSITY_WORDS = {"decrease": "LESS", "keep": "SAME", "increase": "MORE"}
+
+
 def render_text(question: Question) -> str:
-    """The question as text for channels without buttons: every option with its number."""
-    choices = [f"{i} for {option.title}" for i, option in enumerate(question.options, start=1)]
-    text = f"{question.text} Reply {_join_or(choices)}."
+    """The question as text for channels without buttons.
+
+    The "Done" question is answered by number. The intensity question, sent right after it, is
+    answered by word, so that a bare "1" always means the daily prompt was done.
+    """
     if question.id == INTENSITY_QUESTION_ID:
-        text = text[:-1] + f" (or reply {_join_or(list(INTENSITY_LEVELS))})."
-    return text
+        words = [f"{_INTENSITY_WORDS.get(o.id, o.title)} ({o.title.lower()})" for o in question.options]
+        return f"{question.text} Reply {_join_or(words)} — or low, normal or high."
+    choices = [f"{i} for {option.title}" for i, option in enumerate(question.options, start=1)]
+    return f"{question.text} Reply {_join_or(choices)}."
 
 
 def canonical_answer_text(question_id: str, option_id: str) -> str:
@@ -110,9 +117,10 @@ def canonical_answer_text(question_id: str, option_id: str) -> str:
 def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[Question]) -> Answer | None:
     """Read an answer from a button id or a text reply; ``None`` when it is not one.
 
-    ``outstanding`` lists the questions still open, in the order they were asked (oldest first);
-    a bare number or word is matched against the most recently asked first. Button ids and the
-    canonical "Q: … A: …" text are recognised even when no question is outstanding.
+    ``outstanding`` lists the questions still open, **the most recently asked first** (as
+    ``flow.conversation.outstanding_questions`` returns them): a bare number answers the first of
+    them only, a word the first that has it. Button ids and the canonical "Q: … A: …" text are
+    recognised even when no question is outstanding.
     """
     if answer_id:
         answer = _from_button_id(answer_id.strip())
@@ -127,8 +135,8 @@ def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[
     number = _NUMBER.match(text)
     if number is not None:
         # A bare number only makes sense for the question asked last.
-        return _from_number(asked[-1], int(number[1])) if asked else None
-    for question in reversed(asked):
+        return _from_number(asked[0], int(number[1])) if asked else None
+    for question in asked:
         answer = _from_words(question, text)
         if answer is not None:
             return answer

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from enum import StrEnum
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -140,7 +139,18 @@ class Settings(BaseSettings):
         return value
 
 
-@lru_cache(maxsize=1)
+_settings: Settings | None = None
+
+
 def get_settings() -> Settings:
     """The process-wide settings, read once (Lambda cold start, CLI start)."""
-    return Settings()
+    global _settings
+    if _settings is None:
+        _settings = Settings()
+    return _settings
+
+
+def set_settings(settings: Settings | None) -> None:
+    """Install the settings of a local run or a test (``None``: read the environment again)."""
+    global _settings
+    _settings = settings

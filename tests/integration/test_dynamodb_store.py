@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
 from promptpipe.adapters.aws import AwsClient, LocalResources, aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore, encode_token
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed

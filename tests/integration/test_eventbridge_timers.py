@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import boto3
 import pytest
 from botocore.stub import Stubber
+
 from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
 from promptpipe.errors import InvalidScheduleExpression, TimerError
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload

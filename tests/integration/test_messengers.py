@@ -13,6 +13,10 @@ from typing import Any
 import httpx
 import pytest
 import requests
+from twilio.http import HttpClient
+from twilio.http.response import Response as TwilioResponse
+from twilio.rest import Client
+
 from promptpipe.adapters.messengers import (
     LocalOutbox,
     TwilioMessenger,
@@ -25,9 +29,6 @@ from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.ports import Messenger
 from promptpipe.questions import DONE_QUESTION, intensity_question
 from promptpipe.settings import Settings
-from twilio.http import HttpClient
-from twilio.http.response import Response as TwilioResponse
-from twilio.rest import Client
 
 ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
 AUTH_TOKEN = "twilio-auth-token"
@@ -112,7 +113,7 @@ def test_twilio_question_only_and_messaging_service() -> None:
     assert "From" not in request["data"]
     assert request["data"]["MessagingServiceSid"] == "MG0123456789abcdef0123456789abcdef"
     assert request["data"]["Body"] == (
-        "How's the intensity? Reply 1 for Decrease or 2 for Keep current (or reply low, normal or high)."
+        "How's the intensity? Reply LESS (decrease) or SAME (keep current) — or low, normal or high."
     )
 
 
@@ -343,7 +344,7 @@ class _GraphHandler(BaseHTTPRequestHandler):
 def graph_server() -> Iterator[str]:
     _GraphHandler.received = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _GraphHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
 from promptpipe.adapters.openai_llm import REASONING_INSTRUCTION, LLMCallError, OpenAILLM
 from promptpipe.errors import ConfigurationError, LLMError
 from promptpipe.models.llm import ChatMessage, ChatRequest, ToolCall, ToolDefinition

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+
 from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
 from promptpipe.clock import ManualClock
 from promptpipe.local.pump import Firing, SchedulerPump
@@ -322,6 +323,7 @@ def test_flexible_firing_reports_the_nominal_scheduled_time(client: Any) -> None
     assert recorder.calls[0][2] == firing.at
 
 
+@pytest.mark.slow
 def test_many_schedules_fire_in_strict_time_order_across_pages(client: Any) -> None:
     # Given 120 one-shots (more than one list page) in shuffled order, and two dailies
     start = datetime(2027, 3, 1, 0, 0, tzinfo=UTC)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
 from promptpipe.adapters.aws import AwsClient, LocalResources, aws_client, create_local_resources
 from promptpipe.adapters.sqs_queue import QueueError, SqsTurnQueue
 from promptpipe.models.events import TurnEvent, TurnKind

@@ -13,8 +13,13 @@ from tests.support import memory_harness
 
 def turn(h, participant, text, **kw):
     message = h.message(participant, text, **kw)
-    event = TurnEvent(kind=TurnKind.MESSAGE, participant_id=participant.id, event_id=message.provider_message_id,
-                      message=message, enqueued_at=h.clock.now())
+    event = TurnEvent(
+        kind=TurnKind.MESSAGE,
+        participant_id=participant.id,
+        event_id=message.provider_message_id,
+        message=message,
+        enqueued_at=h.clock.now(),
+    )
     outcome = h.app.process_turn(event)
     h.app.send_all(outcome.outbound)
     return outcome
@@ -49,15 +54,24 @@ def test_f4_legacy_sub_state_resets_to_intake():
 
 def test_scenario_1_intake_completion_with_tools():
     # Given a new participant; the model saves the profile, generates a prompt, schedules, transitions
-    llm = ScriptedLLM([
-        ScriptedLLM.tool_call("save_user_profile", {"habit_domain": "movement", "motivational_frame": "energy",
-                                                    "preferred_time": "09:30", "prompt_anchor": "after coffee"}),
-        ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
-        ScriptedLLM.text("After coffee, stretch for a minute. Would that feel doable?"),  # the generator call
-        ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "09:30"}),
-        ScriptedLLM.tool_call("transition_state", {"target_state": "FEEDBACK"}),
-        ScriptedLLM.text("All set! Your first prompt: stretch after coffee."),
-    ])
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call(
+                "save_user_profile",
+                {
+                    "habit_domain": "movement",
+                    "motivational_frame": "energy",
+                    "preferred_time": "09:30",
+                    "prompt_anchor": "after coffee",
+                },
+            ),
+            ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
+            ScriptedLLM.text("After coffee, stretch for a minute. Would that feel doable?"),  # the generator call
+            ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "09:30"}),
+            ScriptedLLM.tool_call("transition_state", {"target_state": "FEEDBACK"}),
+            ScriptedLLM.text("All set! Your first prompt: stretch after coffee."),
+        ]
+    )
     h = memory_harness(llm)
     p = h.enroll(timezone="America/Toronto")
     outcome = turn(h, p, "I want to move more, at 9:30 after coffee")
@@ -76,10 +90,12 @@ def test_scenario_1_intake_completion_with_tools():
 
 
 def test_tool_error_reaches_model_with_detail():
-    llm = ScriptedLLM([
-        ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed"}),
-        ScriptedLLM.text("Which time suits you?"),
-    ])
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed"}),
+            ScriptedLLM.text("Which time suits you?"),
+        ]
+    )
     h = memory_harness(llm)
     p = h.enroll()
     turn(h, p, "schedule me")
@@ -114,10 +130,12 @@ def test_content_with_tool_calls_runs_tools_and_returns_content():
 
 
 def test_scenario_2_and_pg_generator_validation():
-    llm = ScriptedLLM([
-        ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
-        ScriptedLLM.text("Let's finish your profile first."),
-    ])
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
+            ScriptedLLM.text("Let's finish your profile first."),
+        ]
+    )
     h = memory_harness(llm)
     p = h.enroll()
     turn(h, p, "give me a prompt")
@@ -142,7 +160,9 @@ def test_greeting_hint_not_stored_as_user_message():
     p = h.enroll()
     from promptpipe.models.events import TurnEvent as TE
 
-    outcome = h.app.process_turn(TE(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now()))
+    outcome = h.app.process_turn(
+        TE(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
+    )
     assert outcome.outbound[0].body.startswith("Welcome")
     history = json.loads(h.data(p.id)["conversationHistory"])["messages"]
     assert [m["role"] for m in history] == ["assistant"]
@@ -153,7 +173,9 @@ def test_replayed_event_resends_without_llm():
     h = memory_harness(ScriptedLLM([ScriptedLLM.text("once")]))
     p = h.enroll()
     message = h.message(p, "hi", msg_id="SM1")
-    event = TurnEvent(kind=TurnKind.MESSAGE, participant_id=p.id, event_id="SM1", message=message, enqueued_at=h.clock.now())
+    event = TurnEvent(
+        kind=TurnKind.MESSAGE, participant_id=p.id, event_id="SM1", message=message, enqueued_at=h.clock.now()
+    )
     first = h.app.process_turn(event)
     second = h.app.process_turn(event)
     assert second.replayed and [m.body for m in second.outbound] == [m.body for m in first.outbound]

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.inbound import (
     parse_meta_payload,
@@ -478,7 +479,7 @@ _structured = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.one_of(_json, _structured))
 def test_parse_meta_payload_only_raises_validation_failed(payload: Any) -> None:
     try:
@@ -491,7 +492,7 @@ def test_parse_meta_payload_only_raises_validation_failed(payload: Any) -> None:
 _form_keys = st.sampled_from(["MessageSid", "From", "Body", "ButtonPayload", "ListId", "NumMedia", "ProfileName"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.one_of(st.text(max_size=200), st.lists(st.tuples(_form_keys, st.text(max_size=30)), max_size=8)))
 def test_parse_twilio_form_only_raises_validation_failed(raw: str | list[tuple[str, str]]) -> None:
     body = raw if isinstance(raw, str) else urlencode(raw)
@@ -502,13 +503,13 @@ def test_parse_twilio_form_only_raises_validation_failed(raw: str | list[tuple[s
     assert message.provider_message_id
 
 
-@settings(deadline=None)
+@settings(deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.text(max_size=10), st.text(max_size=10)), max_size=6), st.text(max_size=40))
 def test_verify_twilio_signature_never_raises(params: list[tuple[str, str]], signature: str) -> None:
     assert verify_twilio_signature(WEBHOOK_URL, params, signature, AUTH_TOKEN) in (True, False)
 
 
-@settings(deadline=None)
+@settings(deadline=None, derandomize=True)
 @given(st.binary(max_size=64), st.one_of(st.none(), st.text(max_size=80)))
 def test_verify_meta_signature_never_raises(raw: bytes, header: str | None) -> None:
     assert verify_meta_signature(raw, header, APP_SECRET) in (True, False)

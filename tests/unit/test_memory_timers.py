@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.errors import InvalidScheduleExpression, TimerError
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload

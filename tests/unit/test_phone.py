@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.phone import canonicalize_phone, mask_phone
 
@@ -90,7 +91,7 @@ def test_mask_phone(e164: str, masked: str) -> None:
     assert mask_phone(e164) == masked
 
 
-@settings(deadline=None)
+@settings(deadline=None, derandomize=True)
 @given(st.text(max_size=40))
 def test_canonicalize_raises_only_invalid_phone_number(raw: str) -> None:
     try:
@@ -102,7 +103,7 @@ def test_canonicalize_raises_only_invalid_phone_number(raw: str) -> None:
     assert canonicalize_phone(result) == result  # idempotent
 
 
-@settings(deadline=None)
+@settings(deadline=None, derandomize=True)
 @given(st.from_regex(r"\+?[0-9 ()-]{0,20}", fullmatch=True))
 def test_mask_phone_never_shows_more_than_four_digits(raw: str) -> None:
     masked = mask_phone(raw)

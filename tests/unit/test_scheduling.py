@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from promptpipe.errors import InvalidScheduleExpression, TimerError
 from promptpipe.scheduling import (
     at_expression,
@@ -59,7 +60,18 @@ def test_valid_timezones(zone: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "zone", ["Mars/Olympus", "", "../etc/passwd", "/usr/share/zoneinfo/UTC", "America/" + "x" * 50, "EST 5"]
+    "zone",
+    [
+        "Mars/Olympus",
+        "",
+        "../etc/passwd",
+        "/usr/share/zoneinfo/UTC",
+        "America/" + "x" * 50,
+        "EST 5",
+        "localtime",
+        "posix/UTC",
+        "America",
+    ],
 )
 def test_invalid_timezones(zone: str) -> None:
     with pytest.raises(InvalidScheduleExpression):

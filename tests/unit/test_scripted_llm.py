@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from promptpipe.adapters.scripted_llm import ScriptedLLM, ScriptExhaustedError
 from promptpipe.errors import LLMError
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall

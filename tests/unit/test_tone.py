@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from promptpipe.tone import (
     ACTIVATE_THRESHOLD,
     ALL_TAGS,

@@ -56,9 +56,7 @@ class InMemoryTimers:
         daily_cron_expression(hour, minute)  # validates the time of day
         validate_timezone(timezone)
         return self._store(
-            ScheduledTimer(
-                name=name, kind="daily_prompt", hour=hour, minute=minute, timezone=timezone, payload=payload
-            )
+            ScheduledTimer(name=name, kind="daily_prompt", hour=hour, minute=minute, timezone=timezone, payload=payload)
         )
 
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:

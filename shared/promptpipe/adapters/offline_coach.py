@@ -29,7 +29,6 @@ _EMPTY_VALUES = {"STILL NEEDED", "(unknown)", "(none recorded)", "(not given)", 
 SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
 INTAKE_ORDER = (DOMAIN, MOTIVATION, TIME, ANCHOR)  # the order intake asks in
-REQUIRED = (ANCHOR, TIME)  # what the prompt generator needs (FACTS §5)
 
 # Markers in our own questions, read back from history to interpret a bare answer.
 ASK_HELPED = "What helped you"
@@ -211,7 +210,7 @@ _DOMAINS: tuple[tuple[str, str], ...] = (
 )
 _WANT = re.compile(
     r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
-    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at|start)\s+(?P<x>[^,.;!?]+)",
+    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
@@ -260,6 +259,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         return {}
     learned: dict[str, str] = {}
     motivation, m_match = parse_motivation(text)
+    if not motivation and expected == MOTIVATION:
+        motivation, m_match = _leading_clause_as_motivation(text)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     time = parse_clock_time(rest)
@@ -280,6 +281,27 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     return learned
 
 
+_TIME_WORDS = re.compile(
+    r"\b(?:in|the|every|each|at|around|by|mornings?|evenings?|afternoons?|nights?|noon|midday|lunch|dinner|"
+    r"breakfast|tonight|bed ?time)\b",
+    re.I,
+)
+
+
+def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]:
+    """Answering "why does it matter?", the first clause is the reason ("to unwind before sleep")
+    — unless it is plainly an anchor or a time instead."""
+    match = re.match(r"\s*(?P<rest>[^.;!?,]+)", text)
+    if match is None or text.rstrip().endswith("?") or _ANCHOR.match(match["rest"].strip()):
+        return "", None
+    clause = _clean(_FILLER.sub("", _clean(match["rest"])))
+    if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
+        return "", None
+    if parse_vague_time(clause) and len(clause.split()) <= 3:  # "every evening please" is a time
+        return "", None
+    return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
+
+
 def _answer_for(expected: str, text: str, domain_text: str) -> str:
     """Read a bare reply as the answer to the question we asked."""
     if text.rstrip().endswith("?"):
@@ -288,8 +310,6 @@ def _answer_for(expected: str, text: str, domain_text: str) -> str:
     if expected == DOMAIN:
         phrase = _clean(_FILLER.sub("", _clean(_DOMAIN_TAIL.sub("", domain_text))))
         return _words(phrase, 6).lower() if _substantive(phrase) else ""
-    if expected == MOTIVATION:
-        return _words(answer, 15) if _substantive(answer) else ""
     if expected == ANCHOR and _substantive(answer):
         if re.match(r"(?:after|before|when|once|while|with|during)\b", answer, re.I):
             return _words(answer, 10)
@@ -390,8 +410,6 @@ def build_habit_prompt(user_text: str, system_text: str) -> str:
     intensity_match = re.search(r"Intensity:\s*(low|normal|high)", system_text, re.I)
     intensity = intensity_match[1].lower() if intensity_match else "normal"
     done = re.search(r"completed (\d+) habit prompt", system_text)
-    if re.search(r"^Last time this got in the way:", system_text, re.M) and intensity == "normal":
-        intensity = "low"  # work around the barrier with a smaller step
     action, default_benefit = _action(domain, intensity, int(done[1]) if done else 0)
     # Long phrases are replaced or cut at a natural joint rather than mid-sentence.
     lead = _words(_anchor_phrase(re.split(r"\s+(?:and|then)\s+", anchor)[0]), 8)
@@ -425,7 +443,7 @@ _HELPED = re.compile(
 )
 _BARRIER_CAUSE = re.compile(r"\b(?:because|since|as)\s+(?P<b>[^.;!?]+)", re.I)
 _CHANGE_TIME = re.compile(
-    r"\b(?:change|move|switch|reschedule|shift|set|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
+    r"\b(?:change|move|switch|reschedule|shift|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
     r"|\binstead\b|\b(?:different|new) time\b",
     re.I,
 )
@@ -434,6 +452,8 @@ _NEW_HABIT = re.compile(r"\b(?:new habit|different habit|change (?:my|the) habit
 
 def classify_barrier(text: str) -> tuple[str, str]:
     """(barrier, tweak) for a "not this time" reply."""
+    if _DONE_CANON.search(text):
+        return "not specified", "make it even smaller — just 30 seconds right after your usual routine"
     lowered = text.lower()
     if "forg" in lowered:
         return "forgot", "leave a visible cue right where your routine happens, or set a phone reminder"
@@ -445,7 +465,7 @@ def classify_barrier(text: str) -> tuple[str, str]:
     if cause and _substantive(cause["b"]):
         return _words(_clean(cause["b"]), 15), "make it even smaller so it fits on a busy day"
     cleaned = _clean(_NEGATIVE.sub("", text))
-    if _substantive(cleaned) and not _DONE_CANON.search(text):
+    if _substantive(cleaned):
         return _words(_clean(text), 15), "make it even smaller so it fits on a busy day"
     return "not specified", "make it even smaller — just 30 seconds right after your usual routine"
 
@@ -750,7 +770,8 @@ class FeedbackRules:
         if _NEW_HABIT.search(text) and TRANSITION in turn.tools:
             return self._new_habit()
         new_time = parse_clock_time(text) or parse_vague_time(text)
-        if new_time and _CHANGE_TIME.search(text) and SCHEDULER in turn.tools:
+        # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
+        if new_time and _CHANGE_TIME.search(text) and not _POSITIVE.search(text) and SCHEDULER in turn.tools:
             return self._change_time(new_time)
         if _is_hint(text):
             return "Welcome back! How did your habit go today?", "feedback: greeting hint"
@@ -767,8 +788,10 @@ class FeedbackRules:
         elif ASK_BARRIER in self.turn.last_assistant and _substantive(text) and not _POSITIVE.search(text):
             return self._not_done(text, follow_up=True)
         elif ASK_HELPED in self.turn.last_assistant and _substantive(text) and not _NEGATIVE.search(text):
+            helped = _HELPED.search(text)
+            motivator = _clean((helped["m"] or helped["m2"] or "") if helped else "") or _clean(text)
             return self._save_then(
-                {"last_motivator": _words(_clean(text), 15)},
+                {"last_motivator": _words(motivator, 15)},
                 "Thanks — that's really useful. I'll keep it in mind for your next prompts.",
                 "feedback: saving what helped",
             )
@@ -887,6 +910,8 @@ class FeedbackRules:
         return f"Thanks for letting me know! (I couldn't save that note just now: {reason}.)"
 
     def _generic(self, text: str) -> str:
+        if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):
+            return "You're welcome! I'll check in after your next prompt."
         if text.rstrip().endswith("?"):
             return (
                 "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "

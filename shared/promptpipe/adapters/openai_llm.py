@@ -34,13 +34,7 @@ _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
 class LLMCallError(LLMError):
-    """An ``LLMError`` that says why: the HTTP status (when there was a response) and whether a
-    later attempt may succeed (timeouts, connection failures, 408/409/429 and 5xx)."""
-
-    def __init__(self, message: str, *, status_code: int | None = None, retryable: bool = False) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.retryable = retryable
+    """An ``LLMError`` raised by this adapter (status and retryability live on ``LLMError``)."""
 
 
 class OpenAILLM:

@@ -44,7 +44,8 @@ class TurnResult:
 
 
 def outstanding_questions(session: ConversationSession, within_hours: float = 24.0) -> list[Question]:
-    """Fixed-answer questions a short text reply may be answering, the latest asked first."""
+    """Fixed-answer questions a short text reply may be answering. The "Done" question comes first:
+    a bare number answers it (the intensity question is answered by word, see ``render_text``)."""
     data, now = session.data, session.now
     asked: list[Question] = []
     last_prompt = data.get_time(DataKey.LAST_PROMPT_SENT_AT)
@@ -56,7 +57,7 @@ def outstanding_questions(session: ConversationSession, within_hours: float = 24
                 intensity = data.profile().intensity.value
             except ValueError:
                 intensity = "normal"
-            asked.insert(0, questions.intensity_question(intensity))
+            asked.append(questions.intensity_question(intensity))
     return asked
 
 

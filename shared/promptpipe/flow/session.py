@@ -67,7 +67,7 @@ class OpContext:
         entry = TranscriptEntry(
             participant_id=self.participant.id,
             at=self.now,
-            seq=f"{self.event_id}#{len(self.transcript):03d}",
+            seq=f"{self.version:010d}#{len(self.transcript):03d}",  # commit order breaks ties
             direction=direction,
             kind=kind,
             content=content,

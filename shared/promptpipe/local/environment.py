@@ -1,0 +1,251 @@
+"""Everything on one machine (DESIGN §9): moto for AWS, the real handlers, a scheduler pump that
+fires due schedules against a controllable clock, and a drainer for the inbound FIFO queue.
+
+Only adapters and the clock differ from AWS: the same events reach the same handler functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from promptpipe.adapters.messengers import LocalOutbox, OutboxRecord
+from promptpipe.clock import ManualClock
+from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
+from promptpipe.local.pump import Firing, SchedulerPump
+from promptpipe.ports import LLM
+from promptpipe.services import PromptPipe
+from promptpipe.settings import MessagingProvider, Settings, set_settings
+
+logger = logging.getLogger(__name__)
+
+LOCAL_TWILIO_AUTH_TOKEN = "local-twilio-auth-token"
+LOCAL_WHATSAPP_APP_SECRET = "local-whatsapp-app-secret"
+LOCAL_WHATSAPP_VERIFY_TOKEN = "local-verify-token"
+LOCAL_ACCOUNT = "000000000000"
+TIMERS_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-timers"
+SCHEDULED_PROMPT_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-scheduled-prompt"
+
+
+@dataclass
+class ApiResponse:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TimelineEntry:
+    at: datetime
+    actor: str  # "participant" | "coach" | "timer" | "system"
+    text: str
+    participant_id: str | None = None
+    kind: str = ""
+
+
+def local_settings(**overrides: Any) -> Settings:
+    """Settings of a local run: environment values, then local defaults, then ``overrides``."""
+    env = Settings()
+    defaults: dict[str, Any] = {
+        "table_name": "promptpipe-local",
+        "idempotency_table_name": "promptpipe-local-idempotency",
+        "messaging_provider": MessagingProvider.LOCAL,
+        "offline_coach": not env.openai_api_key,
+        "twilio_auth_token": env.twilio_auth_token or LOCAL_TWILIO_AUTH_TOKEN,
+        "whatsapp_app_secret": env.whatsapp_app_secret or LOCAL_WHATSAPP_APP_SECRET,
+        "whatsapp_verify_token": env.whatsapp_verify_token or LOCAL_WHATSAPP_VERIFY_TOKEN,
+        "timers_function_arn": TIMERS_ARN,
+        "scheduled_prompt_function_arn": SCHEDULED_PROMPT_ARN,
+        "openai_secret_name": None,
+        "channel_secret_name": None,
+        "aws_endpoint_url": None,
+    }
+    return env.model_copy(update={**defaults, **overrides})
+
+
+class LocalEnvironment:
+    """Start with ``LocalEnvironment(start=...)``; use ``api``, ``advance``, ``outbox``; ``close``."""
+
+    def __init__(
+        self,
+        *,
+        start: datetime,
+        llm: LLM | None = None,
+        seed: int = 0,
+        settings: Settings | None = None,
+        mock_aws: bool = True,
+    ) -> None:
+        from moto import mock_aws as moto_mock_aws
+
+        self._mock = moto_mock_aws() if mock_aws else None
+        if self._mock is not None:
+            self._mock.start()
+        self.lock = threading.RLock()
+        self.settings = settings or local_settings()
+        self.clock = ManualClock(start)
+        self.timeline: list[TimelineEntry] = []
+        self._seen_outbox = 0
+
+        from promptpipe.adapters.aws import aws_client, create_local_resources
+
+        self.resources = create_local_resources(self.settings)
+        self.settings = self.settings.model_copy(update={"inbound_queue_url": self.resources.inbound_queue_url})
+        set_settings(self.settings)
+        self.outbox = LocalOutbox(self.clock)
+        self._sqs = aws_client("sqs", self.settings)
+
+        from promptpipe.wiring import build_app, set_app
+
+        self.app: PromptPipe = build_app(
+            self.settings, clock=self.clock, llm=llm, messenger=self.outbox, rng=random.Random(seed), sleep=None
+        )
+        set_app(self.app)
+        # Imported only now: the handlers' idempotency layers read the settings at import.
+        from functions.enrollment import handler as enrollment
+        from functions.inbound import webhook, worker
+        from functions.scheduled_prompt import handler as scheduled_prompt
+        from functions.timers import handler as timers
+
+        self._enrollment, self._webhook, self._worker = enrollment, webhook, worker
+        self._targets = {TIMERS_ARN: timers.handler, SCHEDULED_PROMPT_ARN: scheduled_prompt.handler}
+        self.pump = SchedulerPump(
+            aws_client("scheduler", self.settings),
+            group_name=self.settings.schedule_group_name,
+            clock=self.clock,
+            dispatch=self._dispatch,
+            seed=seed,
+        )
+
+    def close(self) -> None:
+        from promptpipe.wiring import set_app
+
+        set_app(None)
+        set_settings(None)
+        if self._mock is not None:
+            with contextlib.suppress(RuntimeError):
+                self._mock.stop()
+            self._mock = None
+
+    def __enter__(self) -> LocalEnvironment:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- HTTP routes (the same events API Gateway would send) --------------------------------
+    def api(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        body: str | bytes | None = None,
+        headers: dict[str, str] | None = None,
+        query: dict[str, str] | None = None,
+        base64_body: bool = False,
+    ) -> ApiResponse:
+        import json
+
+        with self.lock:
+            if json_body is not None:
+                body = json.dumps(json_body)
+                headers = {"content-type": "application/json", **(headers or {})}
+            event = http_api_event(
+                method, path, body=body, headers=headers, query=query, base64_body=base64_body, now=self.clock.now()
+            )
+            handler = self._webhook.handler if path.startswith("/webhooks/") else self._enrollment.handler
+            response = handler(event, FakeLambdaContext(function_name="promptpipe-api"))
+            self.drain()
+            return ApiResponse(
+                status=int(response.get("statusCode", 500)),
+                body=response_json(response),
+                headers={k.lower(): v for k, v in (response.get("headers") or {}).items()},
+            )
+
+    # -- the inbound queue ---------------------------------------------------------------------
+    def drain(self, max_batches: int = 200) -> int:
+        """Deliver queued turns to the worker until the queue is empty; failed records are retried
+        (visibility reset) until the queue's redrive policy dead-letters them."""
+        processed = 0
+        with self.lock:
+            for _ in range(max_batches):
+                received = self._sqs.receive_message(
+                    QueueUrl=self.resources.inbound_queue_url,
+                    MaxNumberOfMessages=10,
+                    AttributeNames=["All"],
+                    MessageSystemAttributeNames=["All"],
+                    VisibilityTimeout=30,
+                )
+                messages = received.get("Messages", [])
+                if not messages:
+                    break
+                event = {"Records": [sqs_record(m, self.resources.inbound_queue_arn) for m in messages]}
+                try:
+                    result = self._worker.handler(event, FakeLambdaContext(function_name="promptpipe-worker"))
+                    failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+                except Exception:  # the whole batch failed (BatchProcessingError)
+                    logger.exception("worker batch failed")
+                    failed = {m["MessageId"] for m in messages}
+                for message in messages:
+                    if message["MessageId"] in failed:
+                        self._sqs.change_message_visibility(
+                            QueueUrl=self.resources.inbound_queue_url,
+                            ReceiptHandle=message["ReceiptHandle"],
+                            VisibilityTimeout=0,
+                        )
+                    else:
+                        self._sqs.delete_message(
+                            QueueUrl=self.resources.inbound_queue_url, ReceiptHandle=message["ReceiptHandle"]
+                        )
+                        processed += 1
+            self._collect_outbox()
+        return processed
+
+    # -- time ----------------------------------------------------------------------------------
+    def advance(self, delta: timedelta) -> list[Firing]:
+        return self.advance_to(self.clock.now() + delta)
+
+    def advance_to(self, instant: datetime) -> list[Firing]:
+        with self.lock:
+            self.drain()
+            firings = self.pump.run_until(instant)
+            self.drain()
+            return firings
+
+    def _dispatch(self, target_arn: str, event: dict[str, Any]) -> None:
+        handler = self._targets.get(target_arn)
+        kind = event.get("kind", "?")
+        self.timeline.append(
+            TimelineEntry(self.clock.now(), "timer", f"{kind} fired", event.get("participant_id"), kind=str(kind))
+        )
+        if handler is None:
+            logger.error("schedule targets an unknown function", extra={"target": target_arn})
+            return
+        try:
+            handler(event, FakeLambdaContext(function_name=target_arn.rsplit(":", 1)[-1]))
+        except Exception:  # EventBridge would retry and then dead-letter; locally we record it
+            logger.exception("scheduled invocation failed")
+            self.timeline.append(
+                TimelineEntry(self.clock.now(), "system", f"{kind} failed", event.get("participant_id"))
+            )
+        self._collect_outbox()
+
+    # -- observation ---------------------------------------------------------------------------
+    def _collect_outbox(self) -> None:
+        records = self.outbox.messages()
+        for record in records[self._seen_outbox :]:
+            self.timeline.append(
+                TimelineEntry(record.sent_at, "coach", record.body_text, record.participant_id, record.kind)
+            )
+        self._seen_outbox = len(records)
+
+    def note_inbound(self, participant_id: str | None, text: str) -> None:
+        self.timeline.append(TimelineEntry(self.clock.now(), "participant", text, participant_id, "message"))
+
+    def messages(self, participant_id: str | None = None) -> list[OutboxRecord]:
+        return self.outbox.messages(participant_id)

@@ -1,0 +1,219 @@
+"""``promptpipe serve``: the API Gateway routes on a local HTTP server, through the real handlers.
+
+The inbound queue is drained after each request and the scheduler pump fires due schedules while a
+simulated clock runs at real speed from ``--start``. Tester-only routes: ``GET/POST /_local/clock``
+and ``GET /_local/outbox``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from promptpipe.local.environment import (
+    LOCAL_TWILIO_AUTH_TOKEN,
+    LOCAL_WHATSAPP_APP_SECRET,
+    LOCAL_WHATSAPP_VERIFY_TOKEN,
+    LocalEnvironment,
+)
+
+
+class SimulatedTime:
+    """The simulated clock runs at real speed from an anchor; moving it re-anchors."""
+
+    def __init__(self, env: LocalEnvironment) -> None:
+        self.env = env
+        self._anchor_sim = env.clock.now()
+        self._anchor_real = time.monotonic()
+        self._lock = threading.Lock()
+
+    def target(self) -> datetime:
+        return self._anchor_sim + timedelta(seconds=time.monotonic() - self._anchor_real)
+
+    def tick(self) -> list[Any]:
+        with self._lock:
+            target = self.target()
+            return self.env.advance_to(target) if target > self.env.clock.now() else []
+
+    def move_to(self, instant: datetime) -> list[Any]:
+        with self._lock:
+            firings = self.env.advance_to(max(instant, self.env.clock.now()))
+            self._anchor_sim, self._anchor_real = self.env.clock.now(), time.monotonic()
+            return firings
+
+
+def _iso(instant: datetime) -> str:
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequestHandler]:  # noqa: C901
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "PromptPipeLocal/0.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+            data = (
+                body
+                if isinstance(body, bytes)
+                else (json.dumps(body).encode() if content_type == "application/json" else str(body).encode())
+            )
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _body(self) -> bytes:
+            length = int(self.headers.get("content-length") or 0)
+            return self.rfile.read(length) if length else b""
+
+        def _local(self, method: str, path: str, query: dict[str, str]) -> None:
+            if path == "/_local/clock" and method == "GET":
+                self._send(200, {"now": _iso(env.clock.now())})
+            elif path == "/_local/clock" and method == "POST":
+                try:
+                    request = json.loads(self._body() or b"{}")
+                    if "advance_seconds" in request:
+                        target = env.clock.now() + timedelta(seconds=float(request["advance_seconds"]))
+                    elif "to" in request:
+                        target = datetime.fromisoformat(str(request["to"]).replace("Z", "+00:00"))
+                        if target.tzinfo is None:
+                            target = target.replace(tzinfo=UTC)
+                    else:
+                        raise ValueError("give advance_seconds or to")
+                except (ValueError, TypeError) as exc:
+                    self._send(400, {"error": str(exc)})
+                    return
+                firings = sim.move_to(target)
+                self._send(
+                    200,
+                    {
+                        "now": _iso(env.clock.now()),
+                        "fired": [{"name": f.name, "kind": f.kind, "at": _iso(f.at)} for f in firings],
+                    },
+                )
+            elif path == "/_local/outbox" and method == "GET":
+                records = env.messages(query.get("participant_id"))
+                self._send(
+                    200,
+                    {
+                        "messages": [
+                            {
+                                "participant_id": r.participant_id,
+                                "to": r.to,
+                                "body": r.body_text,
+                                "kind": r.kind.value,
+                                "sent_at": _iso(r.sent_at),
+                                "message_id": r.message_id,
+                                "question": r.question.model_dump() if r.question else None,
+                            }
+                            for r in records
+                        ]
+                    },
+                )
+            else:
+                self._send(404, {"error": "unknown local route"})
+
+        def _route(self, method: str) -> None:
+            url = urlsplit(self.path)
+            query = dict(parse_qsl(url.query, keep_blank_values=True))
+            if url.path.startswith("/_local/"):
+                self._local(method, url.path, query)
+                return
+            body = self._body()
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            response = env.api(
+                method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
+            )
+            if isinstance(response.body, dict | list):
+                self._send(response.status, response.body)
+            else:
+                self._send(response.status, response.body or "", response.headers.get("content-type", "text/plain"))
+
+        def do_GET(self) -> None:
+            self._route("GET")
+
+        def do_POST(self) -> None:
+            self._route("POST")
+
+        def do_PUT(self) -> None:
+            self._route("PUT")
+
+        def do_DELETE(self) -> None:
+            self._route("DELETE")
+
+    return Handler
+
+
+class LocalServer:
+    """A running local server (used by ``promptpipe serve`` and the tests)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        start: datetime | None = None,
+        env: LocalEnvironment | None = None,
+        tick_seconds: float = 1.0,
+    ) -> None:
+        self.env = env or LocalEnvironment(start=start or datetime.now(UTC).replace(microsecond=0))
+        self.sim = SimulatedTime(self.env)
+        self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+        self._stop = threading.Event()
+        self._tick_seconds = tick_seconds
+        self._threads = [
+            threading.Thread(target=self.httpd.serve_forever, daemon=True),
+            threading.Thread(target=self._ticker, daemon=True),
+        ]
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def _ticker(self) -> None:
+        while not self._stop.wait(self._tick_seconds):
+            self.sim.tick()
+
+    def start(self) -> LocalServer:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.env.close()
+
+
+def run_server(args: argparse.Namespace) -> int:
+    from promptpipe.cli import model_label
+
+    server = LocalServer(args.host, args.port, start=args.start).start()
+    print(f"PromptPipe local server on {server.url} — coach model: {model_label(server.env)}")
+    print(f"  simulated clock starts at {_iso(server.env.clock.now())} and runs at real speed")
+    print(f"  participants API: {server.url}/conversation/participants (no auth locally)")
+    print(f"  Twilio webhook:   {server.url}/webhooks/twilio   (TWILIO_AUTH_TOKEN={LOCAL_TWILIO_AUTH_TOKEN})")
+    print(
+        f"  WhatsApp webhook: {server.url}/webhooks/whatsapp (WHATSAPP_APP_SECRET={LOCAL_WHATSAPP_APP_SECRET}, "
+        f"WHATSAPP_VERIFY_TOKEN={LOCAL_WHATSAPP_VERIFY_TOKEN})"
+    )
+    print(f"  tester routes:    GET/POST {server.url}/_local/clock, GET {server.url}/_local/outbox")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        server.stop()
+    return 0
