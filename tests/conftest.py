@@ -39,3 +39,29 @@ def aws() -> Iterator[None]:
 def clock() -> ManualClock:
     """A controllable clock, starting on a Monday morning (UTC)."""
     return ManualClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def local_env_factory():
+    """Build ``LocalEnvironment``s (moto + real handlers + pump); all are closed after the test.
+
+    Usage: ``env = local_env_factory(llm=ScriptedLLM([...]), start=..., settings_overrides={...})``.
+    """
+    from promptpipe.local.environment import LocalEnvironment, local_settings
+
+    created: list[LocalEnvironment] = []
+
+    def make(*, llm=None, start: datetime | None = None, seed: int = 0, **settings_overrides):
+        overrides = {"offline_coach": llm is None, "openai_api_key": None, **settings_overrides}
+        env = LocalEnvironment(
+            start=start or datetime(2026, 3, 2, 13, 0, tzinfo=UTC),
+            llm=llm,
+            seed=seed,
+            settings=local_settings(**overrides),
+        )
+        created.append(env)
+        return env
+
+    yield make
+    for env in created:
+        env.close()
