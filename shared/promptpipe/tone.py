@@ -240,6 +240,11 @@ def _active_tags(previous: Sequence[str], scores: Mapping[str, float]) -> list[s
             active.discard(tag)
     if "no_emojis" in active:
         active.discard("emojis_ok")
+    # Hysteresis alone can leave both tags of a pair active (one held between 0.4 and 0.7 while
+    # the other crosses 0.7); mutual exclusion (contract §10.1) keeps the higher, ties to the first.
+    for first, second in EXCLUSIVE_PAIRS:
+        if first in active and second in active:
+            active.discard(second if scores.get(first, 0.0) >= scores.get(second, 0.0) else first)
     return [tag for tag in ALL_TAGS if tag in active]
 
 

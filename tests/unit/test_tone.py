@@ -875,3 +875,22 @@ def test_invariants_hold_for_any_sequence(steps: list[tuple[ToneProposal, int]])
                     loser = second if named[0] == first else first
                     assert named[0] in tone.tags
                     assert loser not in tone.tags
+
+
+def test_hysteresis_never_leaves_both_tags_of_a_pair_active():
+    # Given concise held active by hysteresis while detailed climbs past 0.7 through implicit updates
+    from datetime import UTC, datetime, timedelta
+
+    from promptpipe.tone import ProfileTone, update_profile_tone, validate_proposal
+
+    tone = ProfileTone()
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    update_profile_tone(tone, validate_proposal(["concise"], source="explicit"), now)
+    for _ in range(40):
+        now += timedelta(minutes=5)
+        update_profile_tone(tone, validate_proposal(["concise", "detailed"], source="implicit"), now)
+    for _ in range(12):
+        now += timedelta(minutes=5)
+        update_profile_tone(tone, validate_proposal(["detailed"], source="implicit"), now)
+    # Then at most one tag of the pair is active
+    assert not {"concise", "detailed"} <= set(tone.tags)

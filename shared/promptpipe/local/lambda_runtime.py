@@ -37,6 +37,8 @@ def http_api_event(
 ) -> dict[str, Any]:
     """An API Gateway HTTP API (payload v2.0) event."""
     raw_query = urlencode(query or {})
+    headers = {k.lower(): v for k, v in (headers or {}).items()}
+    domain = headers.setdefault("host", domain)
     if isinstance(body, bytes) or base64_body:
         data = body.encode() if isinstance(body, str) else (body or b"")
         body_text: str | None = base64.b64encode(data).decode()
@@ -49,7 +51,7 @@ def http_api_event(
         "routeKey": "$default",
         "rawPath": path,
         "rawQueryString": raw_query,
-        "headers": {k.lower(): v for k, v in (headers or {}).items()} | {"host": domain},
+        "headers": headers,
         "queryStringParameters": dict(query) if query else None,
         "requestContext": {
             "accountId": "000000000000",

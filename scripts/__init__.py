@@ -1,0 +1,1 @@
+"""Benchmark scripts (``python -m scripts.bench_calls``, ``python -m scripts.bench_cold_start``)."""

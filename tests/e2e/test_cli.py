@@ -1,0 +1,103 @@
+"""The ``promptpipe`` command as a newcomer uses it: the demo, and the local server over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from datetime import UTC, datetime
+
+import pytest
+
+from promptpipe.cli import main
+from promptpipe.local.environment import LOCAL_TWILIO_AUTH_TOKEN, LocalEnvironment, local_settings
+from promptpipe.local.server import LocalServer
+from promptpipe.local.signing import twilio_signature
+
+
+def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[str]) -> None:
+    # When the demo runs on its embedded default
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    # Then the timeline shows intake, daily prompts at 07:20 local, the reminder, Done and intensity
+    assert "offline coach" in out
+    assert out.count("daily_prompt fired") == 4
+    assert "07:20 timer" in out
+    assert "Friendly check-in: we haven't heard back after today's habit prompt." in out
+    assert "Did you do it? Reply 1 for Done or 2 for Next time." in out
+    assert "intensity: high" in out
+    assert "sub-state: FEEDBACK" in out
+    assert "success=2/4" in out
+
+
+def _request(
+    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, object]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read().decode()
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        raw, status = exc.read().decode(), exc.code
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw
+
+
+@pytest.fixture
+def server():
+    env = LocalEnvironment(
+        start=datetime(2026, 3, 2, 13, 0, tzinfo=UTC), settings=local_settings(offline_coach=True, openai_api_key=None)
+    )
+    running = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
+    yield running
+    running.stop()
+
+
+def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) -> None:
+    base = server.url
+    # Given a participant enrolled over HTTP
+    status, body = _request(
+        "POST",
+        f"{base}/conversation/participants",
+        json.dumps({"phone_number": "+14165550142", "timezone": "America/Toronto"}).encode(),
+        {"content-type": "application/json"},
+    )
+    assert status == 201
+    pid = body["result"]["id"]
+    # When they complete intake through signed Twilio webhooks
+    host = urllib.parse.urlsplit(base).netloc
+    for index, text in enumerate(
+        ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my morning coffee"]
+    ):
+        params = {"MessageSid": f"SMserve{index}", "From": "+14165550142", "To": "+14155550000", "Body": text}
+        signature = twilio_signature(f"https://{host}/webhooks/twilio", params, LOCAL_TWILIO_AUTH_TOKEN)
+        status, _ = _request(
+            "POST",
+            f"{base}/webhooks/twilio",
+            urllib.parse.urlencode(params).encode(),
+            {"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
+        )
+        assert status == 200
+    # A wrong signature is refused
+    status, _ = _request(
+        "POST",
+        f"{base}/webhooks/twilio",
+        b"MessageSid=SMbad&From=%2B14165550142&Body=hi",
+        {"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": "bogus"},
+    )
+    assert status == 403
+    # Then the outbox holds the greeting and the replies
+    status, outbox = _request("GET", f"{base}/_local/outbox?participant_id={pid}")
+    assert status == 200 and len(outbox["messages"]) == 5
+    # And moving the clock to the next morning fires the daily prompt
+    status, clock = _request("POST", f"{base}/_local/clock", json.dumps({"to": "2026-03-03T13:00:00Z"}).encode())
+    assert status == 200
+    assert clock["now"] == "2026-03-03T13:00:00Z"
+    assert "daily_prompt" in [f["kind"] for f in clock["fired"]]
+    status, outbox = _request("GET", f"{base}/_local/outbox?participant_id={pid}")
+    assert any(m["kind"] == "daily_prompt" for m in outbox["messages"])
+    status, now = _request("GET", f"{base}/_local/clock")
+    assert now == {"now": "2026-03-03T13:00:00Z"}

@@ -1,0 +1,1 @@
+"""CDK stack tests."""

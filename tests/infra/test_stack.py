@@ -1,0 +1,649 @@
+"""Infrastructure tests: the synthesized PromptPipe stack (one synth per module), the deployment
+config and the local bundler. No Docker, no AWS: bundling is skipped for the stack tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Match, Template
+from cdk_nag import AwsSolutionsChecks
+
+from infra import constants as c
+from infra.app import build_app
+from infra.bundling import RUNTIME_PROVIDED, PipLocalBundler, asset_hash, pip_command, runtime_requirements
+from infra.constants import Config
+from infra.stack import PromptPipeStack
+from promptpipe.settings import Settings
+
+PREFIX = "promptpipe"
+SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
+
+
+@dataclass
+class Synth:
+    app: cdk.App
+    stack: PromptPipeStack
+    template: Template
+    outdir: Path
+
+    @property
+    def resources(self) -> dict[str, dict[str, Any]]:
+        return self.template.to_json()["Resources"]
+
+    def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == cfn_type}
+
+    def function_id(self, key: str) -> str:
+        (logical_id,) = [
+            k
+            for k, v in self.of_type("AWS::Lambda::Function").items()
+            if v["Properties"]["FunctionName"] == f"{PREFIX}-{key}"
+        ]
+        return logical_id
+
+    def function(self, key: str) -> dict[str, Any]:
+        return self.resources[self.function_id(key)]["Properties"]
+
+    def role_id(self, key: str) -> str:
+        return self.function(key)["Role"]["Fn::GetAtt"][0]
+
+    def statements(self, role_id: str) -> list[dict[str, Any]]:
+        found = []
+        for policy in self.of_type("AWS::IAM::Policy").values():
+            if {"Ref": role_id} in policy["Properties"]["Roles"]:
+                found += policy["Properties"]["PolicyDocument"]["Statement"]
+        return found
+
+    def queue_id(self, name: str) -> str:
+        (logical_id,) = [k for k, v in self.of_type("AWS::SQS::Queue").items() if v["Properties"]["QueueName"] == name]
+        return logical_id
+
+    def secret_id(self, name: str) -> str:
+        (logical_id,) = [
+            k for k, v in self.of_type("AWS::SecretsManager::Secret").items() if v["Properties"]["Name"] == name
+        ]
+        return logical_id
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """The app exactly as ``cdk synth`` builds it (cdk-nag plugin included), minus bundling."""
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app, stack = build_app(context={"aws:cdk:bundling-stacks": []}, outdir=str(outdir))
+    # Raises RuntimeError("ValidationFailed ...") if cdk-nag reports an unacknowledged finding.
+    assembly = app.synth()
+    template = Template.from_json(assembly.get_stack_by_name(stack.stack_name).template)
+    return Synth(app=app, stack=stack, template=template, outdir=outdir)
+
+
+def _render(value: Any) -> str:
+    """An ARN-like value with intrinsics as text: Ref -> <Id>, GetAtt -> <Id.Attr>, Join joined."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return f"<{value['Ref']}>"
+    if "Fn::GetAtt" in value:
+        return "<{}>".format(".".join(value["Fn::GetAtt"]))
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(_render(part) for part in parts)
+    return json.dumps(value)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    return set(_as_list(statement["Action"]))
+
+
+def _references(statement: dict[str, Any], logical_id: str) -> bool:
+    return f'"{logical_id}"' in json.dumps(statement.get("Resource"))
+
+
+# --- cdk-nag -------------------------------------------------------------------------------
+
+
+def test_cdk_nag_reports_no_unacknowledged_finding(synth: Synth) -> None:
+    # Given the app synthesized with the AwsSolutions plugin registered (the fixture)
+    # When the checks run again on the stack
+    report = AwsSolutionsChecks().validate_scope(synth.stack)
+    # Then nothing is left, and the synth's own validation report is empty
+    assert report.success, [v.rule_name for v in report.violations]
+    written = json.loads((synth.outdir / "validation-report.json").read_text())
+    assert written["pluginReports"] == []
+
+
+def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
+    key = cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+    acknowledged = {
+        (node.node.path, rule): reason
+        for node in synth.stack.node.find_all()
+        for entry in node.node.metadata
+        if entry.type == key
+        for rule, reason in entry.data.items()
+    }
+    assert acknowledged, "expected the known findings (IAM5, L1, SMG4, APIG4) to be acknowledged"
+    rules = {rule.split("::", 1)[1].split("[")[0] for _, rule in acknowledged}
+    assert rules <= {
+        "AwsSolutions-IAM5",
+        "AwsSolutions-L1",
+        "AwsSolutions-SMG4",
+        "AwsSolutions-APIG4",
+        "@aws-cdk/aws-lambda:snapStartRequirePublish",
+    }
+    assert all(len(reason) >= 40 for reason in acknowledged.values())
+
+
+# --- inventory -------------------------------------------------------------------------------
+
+
+def test_resource_counts(synth: Synth) -> None:
+    t = synth.template
+    t.resource_count_is("AWS::Lambda::Function", 5)
+    t.resource_count_is("AWS::DynamoDB::GlobalTable", 2)
+    t.resource_count_is("AWS::SQS::Queue", 3)
+    t.resource_count_is("AWS::ApiGatewayV2::Api", 1)
+    t.resource_count_is("AWS::Scheduler::ScheduleGroup", 1)
+    t.resource_count_is("AWS::SecretsManager::Secret", 2)
+    t.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+    t.resource_count_is("AWS::Lambda::Alias", 2)
+    t.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    t.has_resource_properties("AWS::Scheduler::ScheduleGroup", {"Name": "promptpipe"})
+
+
+def test_template_has_no_dependency_cycle(synth: Synth) -> None:
+    # Given the resources and what each one references
+    edges: dict[str, set[str]] = {}
+    for logical_id, resource in synth.resources.items():
+        text = json.dumps({k: v for k, v in resource.items() if k != "DependsOn"})
+        edges[logical_id] = {other for other in synth.resources if f'"{other}"' in text} - {logical_id}
+        edges[logical_id] |= set(_as_list(resource.get("DependsOn", [])))
+    # When walking the graph depth-first, Then no resource is reached from itself
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in edges[node]:
+            assert state.get(nxt) != 1, f"cycle: {[*path, node, nxt]}"
+            if nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for node in edges:
+        if node not in state:
+            visit(node, [])
+
+
+# --- storage -----------------------------------------------------------------------------
+
+
+def test_single_table_shape(synth: Synth) -> None:
+    synth.template.has_resource(
+        "AWS::DynamoDB::GlobalTable",
+        {
+            "DeletionPolicy": "Retain",
+            "Properties": Match.object_like(
+                {
+                    "KeySchema": [
+                        {"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": "sk", "KeyType": "RANGE"},
+                    ],
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True},
+                    "SSESpecification": {"SSEEnabled": True, "SSEType": "KMS"},
+                    "GlobalSecondaryIndexes": [
+                        Match.object_like(
+                            {
+                                "IndexName": "gsi1",
+                                "KeySchema": [
+                                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+                                ],
+                            }
+                        )
+                    ],
+                    "Replicas": [
+                        Match.object_like({"PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}})
+                    ],
+                }
+            ),
+        },
+    )
+
+
+def test_idempotency_table_uses_powertools_defaults(synth: Synth) -> None:
+    synth.template.has_resource_properties(
+        "AWS::DynamoDB::GlobalTable",
+        {
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
+        },
+    )
+
+
+# --- queues --------------------------------------------------------------------------------
+
+
+def test_inbound_fifo_queue_redrives_to_fifo_dlq_after_three_receives(synth: Synth) -> None:
+    dlq = synth.queue_id(f"{PREFIX}-inbound-dlq.fifo")
+    inbound = synth.resources[synth.queue_id(f"{PREFIX}-inbound.fifo")]["Properties"]
+    assert inbound["FifoQueue"] is True
+    assert inbound["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dlq, "Arn"]},
+        "maxReceiveCount": 3,
+    }
+    assert inbound["VisibilityTimeout"] >= 6 * synth.function("worker")["Timeout"]
+    assert synth.resources[dlq]["Properties"]["FifoQueue"] is True
+
+
+def test_scheduler_dlq_is_a_standard_queue(synth: Synth) -> None:
+    props = synth.resources[synth.queue_id(f"{PREFIX}-scheduler-dlq")]["Properties"]
+    assert "FifoQueue" not in props
+
+
+def test_every_queue_enforces_tls_and_encryption(synth: Synth) -> None:
+    queues = synth.of_type("AWS::SQS::Queue")
+    tls_denied = set()
+    for policy in synth.of_type("AWS::SQS::QueuePolicy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Effect"] == "Deny" and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}:
+                tls_denied |= {ref["Ref"] for ref in policy["Properties"]["Queues"]}
+    assert tls_denied == set(queues)
+    assert all(q["Properties"]["SqsManagedSseEnabled"] for q in queues.values())
+
+
+# --- functions ------------------------------------------------------------------------------
+
+
+def test_functions_runtime_tracing_logs_and_powertools(synth: Synth) -> None:
+    log_groups = synth.of_type("AWS::Logs::LogGroup")
+    for spec in c.ALL_FUNCTIONS:
+        fn = synth.function(spec.key)
+        assert fn["Runtime"] == "python3.12"
+        assert fn["Architectures"] == ["x86_64"]
+        assert fn["Handler"] == spec.handler
+        assert fn["TracingConfig"] == {"Mode": "Active"}
+        assert (fn["MemorySize"], fn["Timeout"]) == (spec.memory_mb, spec.timeout_s)
+        log_group = log_groups[fn["LoggingConfig"]["LogGroup"]["Ref"]]["Properties"]
+        assert log_group["LogGroupName"] == f"/aws/lambda/{PREFIX}-{spec.key}"
+        assert log_group["RetentionInDays"] == 30
+        env = fn["Environment"]["Variables"]
+        assert env["POWERTOOLS_SERVICE_NAME"] == "promptpipe"
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == "PromptPipe"
+        assert env["PARTICIPANTS_INDEX_NAME"] == "gsi1"
+
+
+def test_webhook_and_worker_sizes(synth: Synth) -> None:
+    webhook, worker = synth.function("webhook"), synth.function("worker")
+    assert (webhook["MemorySize"], webhook["Timeout"]) == (256, 10)
+    assert (worker["MemorySize"], worker["Timeout"]) == (1024, 60)
+
+
+def test_environment_names_are_settings_fields(synth: Synth) -> None:
+    # Given the settings object every function builds from its environment
+    known = {name.upper() for name in Settings.model_fields}
+    for spec in c.ALL_FUNCTIONS:
+        env = synth.function(spec.key)["Environment"]["Variables"]
+        # Then every variable set by the stack is read by it (or by Powertools)
+        unknown = {k for k in env if k not in known and not k.startswith("POWERTOOLS_")}
+        assert not unknown, (spec.key, unknown)
+
+
+def test_snapstart_only_on_llm_functions_behind_live_alias(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        snap = synth.function(spec.key).get("SnapStart")
+        assert (snap == {"ApplyOn": "PublishedVersions"}) == (spec.key in {"worker", "scheduled-prompt"})
+    aliased = {
+        props["FunctionName"]["Ref"]
+        for props in (a["Properties"] for a in synth.of_type("AWS::Lambda::Alias").values())
+        if props["Name"] == "live"
+    }
+    assert aliased == {synth.function_id("worker"), synth.function_id("scheduled-prompt")}
+
+
+def test_worker_consumes_the_fifo_queue_through_its_alias(synth: Synth) -> None:
+    (mapping,) = [m["Properties"] for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [synth.queue_id(f"{PREFIX}-inbound.fifo"), "Arn"]}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BatchSize"] <= 10
+    (alias_id,) = [
+        k
+        for k, v in synth.of_type("AWS::Lambda::Alias").items()
+        if v["Properties"]["FunctionName"] == {"Ref": synth.function_id("worker")}
+    ]
+    assert f'"{alias_id}"' in json.dumps(mapping["FunctionName"])
+    assert json.dumps(mapping["FunctionName"]).endswith(':live"]]}')
+
+
+def test_scheduler_targets_fail_into_the_scheduler_dlq(synth: Synth) -> None:
+    dlq = {"Fn::GetAtt": [synth.queue_id(f"{PREFIX}-scheduler-dlq"), "Arn"]}
+    for key in ("scheduled-prompt", "timers"):
+        assert synth.function(key)["DeadLetterConfig"] == {"TargetArn": dlq}
+
+
+# --- IAM -------------------------------------------------------------------------------------
+
+
+def _scheduler_role_id(synth: Synth) -> str:
+    (role_id,) = [
+        k
+        for k, v in synth.of_type("AWS::IAM::Role").items()
+        if v["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+        == {"Service": "scheduler.amazonaws.com"}
+    ]
+    return role_id
+
+
+def test_scheduler_role_invokes_only_the_two_targets(synth: Synth) -> None:
+    role_id = _scheduler_role_id(synth)
+    statements = synth.statements(role_id)
+    invoke = [s for s in statements if "lambda:InvokeFunction" in _actions(s)]
+    assert len(invoke) == 1
+    assert _actions(invoke[0]) == {"lambda:InvokeFunction"}
+    targets = {_render(r).split(":function:")[1] for r in _as_list(invoke[0]["Resource"])}
+    assert targets == {"promptpipe-timers", "promptpipe-scheduled-prompt", "promptpipe-scheduled-prompt:live"}
+    others = [s for s in statements if s not in invoke]
+    assert [_actions(s) for s in others] == [{"sqs:SendMessage"}]
+    assert _references(others[0], synth.queue_id(f"{PREFIX}-scheduler-dlq"))
+    trust = synth.resources[role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+
+
+def test_functions_target_the_arns_the_scheduler_role_may_invoke(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        env = synth.function(spec.key)["Environment"]["Variables"]
+        assert _render(env["TIMERS_FUNCTION_ARN"]).endswith(":function:promptpipe-timers")
+        assert _render(env["SCHEDULED_PROMPT_FUNCTION_ARN"]).endswith(":function:promptpipe-scheduled-prompt:live")
+        assert env["SCHEDULER_ROLE_ARN"] == {"Fn::GetAtt": [_scheduler_role_id(synth), "Arn"]}
+        assert env["SCHEDULE_GROUP_NAME"] == "promptpipe"
+
+
+def test_pass_role_only_for_the_scheduler_role_and_schedule_creators(synth: Synth) -> None:
+    scheduler_role = _scheduler_role_id(synth)
+    creator_roles = {synth.role_id(key) for key in SCHEDULE_CREATORS}
+    passing_roles = set()
+    for policy in synth.of_type("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if any(a.startswith("iam:") for a in _actions(statement)):
+                assert _actions(statement) == {"iam:PassRole"}
+                assert statement["Resource"] == {"Fn::GetAtt": [scheduler_role, "Arn"]}
+                assert statement["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+                passing_roles |= {ref["Ref"] for ref in policy["Properties"]["Roles"]}
+    assert passing_roles == creator_roles
+    assert scheduler_role not in passing_roles
+
+
+def test_schedule_permissions_are_confined_to_the_group(synth: Synth) -> None:
+    for key in SCHEDULE_CREATORS:
+        statements = [
+            s for s in synth.statements(synth.role_id(key)) if any(a.startswith("scheduler:") for a in _actions(s))
+        ]
+        assert len(statements) == 1
+        assert _actions(statements[0]) == {
+            "scheduler:CreateSchedule",
+            "scheduler:UpdateSchedule",
+            "scheduler:DeleteSchedule",
+            "scheduler:GetSchedule",
+        }
+        assert _render(statements[0]["Resource"]).endswith(":schedule/promptpipe/*")
+
+
+def test_least_privilege_matrix(synth: Synth) -> None:
+    openai = synth.secret_id(f"{PREFIX}/openai")
+    channel = synth.secret_id(f"{PREFIX}/channel")
+    inbound = synth.queue_id(f"{PREFIX}-inbound.fifo")
+    idempotency = next(
+        k
+        for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()
+        if v["Properties"]["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    )
+
+    def holders(logical_id: str, action: str) -> set[str]:
+        return {
+            spec.key
+            for spec in c.ALL_FUNCTIONS
+            if any(
+                action in _actions(s) and _references(s, logical_id) for s in synth.statements(synth.role_id(spec.key))
+            )
+        }
+
+    assert holders(openai, "secretsmanager:GetSecretValue") == {"worker", "scheduled-prompt"}
+    assert holders(channel, "secretsmanager:GetSecretValue") == SCHEDULE_CREATORS
+    assert holders(idempotency, "dynamodb:PutItem") == {"worker", "scheduled-prompt", "timers"}
+    assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook"}
+    assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
+    # No service-wide or global actions anywhere.
+    for policy in synth.of_type("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            assert not any(a == "*" or a.endswith(":*") for a in _actions(statement))
+    assert not synth.template.find_resources("AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": Match.any_value()}})
+
+
+def test_llm_secret_only_where_the_llm_is_called(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        env = synth.function(spec.key)["Environment"]["Variables"]
+        assert ("OPENAI_SECRET_NAME" in env) == spec.snap_start
+        assert env["CHANNEL_SECRET_NAME"] == f"{PREFIX}/channel"
+
+
+# --- API -------------------------------------------------------------------------------------
+
+
+def test_route_authorization(synth: Synth) -> None:
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"].get("AuthorizationType")
+        for r in synth.of_type("AWS::ApiGatewayV2::Route").values()
+    }
+    base = "/conversation/participants"
+    assert routes == {
+        f"ANY {base}": "AWS_IAM",
+        f"ANY {base}/{{id}}": "AWS_IAM",
+        f"ANY {base}/{{id}}/history": "AWS_IAM",
+        f"ANY {base}/{{id}}/state": "AWS_IAM",
+        "POST /webhooks/twilio": "NONE",
+        "GET /webhooks/whatsapp": "NONE",
+        "POST /webhooks/whatsapp": "NONE",
+    }
+
+
+def test_stage_is_throttled_and_access_logged(synth: Synth) -> None:
+    synth.template.has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {
+            "StageName": "$default",
+            "AutoDeploy": True,
+            "DefaultRouteSettings": {"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100},
+            "AccessLogSettings": {"DestinationArn": Match.any_value(), "Format": Match.string_like_regexp("requestId")},
+        },
+    )
+
+
+def test_outputs_and_webhook_base_url(synth: Synth) -> None:
+    outputs = synth.template.to_json()["Outputs"]
+    assert {"ApiUrl", "TwilioWebhookUrl", "WhatsAppWebhookUrl"} <= set(outputs)
+    assert _render(outputs["TwilioWebhookUrl"]["Value"]).endswith(">/webhooks/twilio")
+    assert _render(outputs["WhatsAppWebhookUrl"]["Value"]).endswith(">/webhooks/whatsapp")
+    env = synth.function("webhook")["Environment"]["Variables"]
+    assert env["PUBLIC_WEBHOOK_BASE_URL"] == outputs["ApiUrl"]["Value"]
+
+
+# --- secrets ---------------------------------------------------------------------------------
+
+
+def test_no_secret_value_in_the_template(synth: Synth) -> None:
+    for secret in synth.of_type("AWS::SecretsManager::Secret").values():
+        props = secret["Properties"]
+        assert "SecretString" not in props
+        generated = props["GenerateSecretString"]
+        assert generated["GenerateStringKey"]
+        placeholders = json.loads(generated["SecretStringTemplate"])
+        assert all(value == "" for value in placeholders.values())
+
+
+# --- monitoring --------------------------------------------------------------------------------
+
+
+def test_alarm_on_every_dead_letter_queue(synth: Synth) -> None:
+    for name in (f"{PREFIX}-inbound-dlq.fifo", f"{PREFIX}-scheduler-dlq"):
+        synth.template.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "MetricName": "ApproximateNumberOfMessagesVisible",
+                "Namespace": "AWS/SQS",
+                "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [synth.queue_id(name), "QueueName"]}}],
+                "Threshold": 0,
+                "ComparisonOperator": "GreaterThanThreshold",
+            },
+        )
+
+
+def test_alarm_on_every_function_errors(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        synth.template.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "MetricName": "Errors",
+                "Namespace": "AWS/Lambda",
+                "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
+            },
+        )
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 2 + len(c.ALL_FUNCTIONS))
+
+
+def test_dashboard_graphs_the_application_metrics(synth: Synth) -> None:
+    (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for metric in (
+        "TurnsProcessed",
+        "ToolCalls",
+        "LLMCalls",
+        "LLMLatencyMs",
+        "LLMPromptTokens",
+        "LLMCompletionTokens",
+        "DailyPromptsDelivered",
+        "RemindersSent",
+        "AutoFeedbackTransitions",
+        "StateTransitions",
+        "OptOuts",
+        "WebhookRejected",
+        "ApproximateNumberOfMessagesVisible",
+    ):
+        assert metric in body, metric
+    assert "PromptPipe" in body and "promptpipe" in body
+
+
+# --- deployment config (no synth) ----------------------------------------------------------------
+
+
+class _Context:
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+
+    def try_get_context(self, key: str) -> Any:
+        return self._values.get(key)
+
+
+def test_config_defaults_and_context_overrides() -> None:
+    assert Config.from_context(_Context({})) == Config()
+    config = Config.from_context(
+        _Context({"genaiModel": "gpt-4.1", "autoEnrollNewUsers": "true", "logRetentionDays": "90"})
+    )
+    assert (config.genai_model, config.auto_enroll_new_users, config.log_retention_days) == ("gpt-4.1", True, 90)
+    assert config.function_name(c.TIMERS) == "promptpipe-timers"
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"messagingProvider": "sms"},
+        {"twilioChannel": "telegram"},
+        {"scheduleGroupName": "has space"},
+        {"autoEnrollNewUsers": "maybe"},
+        {"logRetentionDays": "31"},
+        {"publicWebhookBaseUrl": "http://insecure.example"},
+    ],
+)
+def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
+    with pytest.raises(ValueError):
+        Config.from_context(_Context(context))
+
+
+# --- bundling (no synth, no pip) ---------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]\n'
+    )
+    for relative, text in {
+        "functions/__init__.py": "",
+        "functions/inbound/webhook.py": "def handler(event, context): ...\n",
+        "functions/__pycache__/x.cpython-311.pyc": "junk",
+        "shared/promptpipe/__init__.py": "",
+        "prompts/intake_bot_system.txt": "You are a coach.\n",
+    }.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_runtime_requirements_leave_out_what_lambda_provides(repo: Path) -> None:
+    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]
+    command = pip_command(["pydantic>=2.8"], "/out")
+    assert command[-1] == "pydantic>=2.8"
+    assert {"--only-binary=:all:", "manylinux2014_x86_64", "3.12", "cp", "--target"} <= set(command)
+
+
+def test_asset_hash_follows_sources_not_caches(repo: Path) -> None:
+    before = asset_hash(repo, ["pydantic"])
+    (repo / "functions/__pycache__/y.pyc").write_text("more junk")
+    assert asset_hash(repo, ["pydantic"]) == before
+    assert asset_hash(repo, ["pydantic", "twilio"]) != before
+    (repo / "prompts/intake_bot_system.txt").write_text("You are a kind coach.\n")
+    assert asset_hash(repo, ["pydantic"]) != before
+
+
+def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Given a fake pip that "installs" a dependency, boto3 (transitively) and a console script
+    out = tmp_path_factory.mktemp("asset")
+    calls: list[list[str]] = []
+
+    def fake_pip(command: list[str], check: bool) -> None:
+        calls.append(command)
+        target = Path(command[command.index("--target") + 1])
+        for relative in ("pydantic/__init__.py", "botocore/__init__.py", "boto3-1.0.dist-info/METADATA", "bin/x"):
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            (target / relative).write_text("")
+
+    # When bundling
+    assert PipLocalBundler(repo, ["pydantic"], run=fake_pip).try_bundle(
+        str(out), image=cdk.DockerImage.from_registry("unused")
+    )
+    # Then the asset holds the dependencies, minus the runtime's, and the code at its root
+    names = {p.name for p in out.iterdir()}
+    assert names == {"pydantic", "functions", "promptpipe", "prompts"}
+    assert not any(name.startswith(RUNTIME_PROVIDED) for name in names)
+    assert (out / "functions/inbound/webhook.py").is_file()
+    assert not (out / "functions/__pycache__").exists()
+    assert (out / "prompts/intake_bot_system.txt").is_file()
+    assert len(calls) == 1
+
+
+def test_local_bundler_failure_is_explicit(repo: Path, tmp_path: Path) -> None:
+    def failing_pip(command: list[str], check: bool) -> None:
+        raise subprocess.CalledProcessError(1, command)
+
+    with pytest.raises(RuntimeError, match="pip could not install"):
+        PipLocalBundler(repo, ["pydantic"], run=failing_pip).try_bundle(
+            str(tmp_path / "out"), image=cdk.DockerImage.from_registry("unused")
+        )
