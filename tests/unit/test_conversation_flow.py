@@ -158,10 +158,8 @@ def test_history_window_and_storage_limits():
 def test_greeting_hint_not_stored_as_user_message():
     h = memory_harness(ScriptedLLM([ScriptedLLM.text("Welcome! I'm your habit coach.")]))
     p = h.enroll()
-    from promptpipe.models.events import TurnEvent as TE
-
     outcome = h.app.process_turn(
-        TE(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
+        TurnEvent(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
     )
     assert outcome.outbound[0].body.startswith("Welcome")
     history = json.loads(h.data(p.id)["conversationHistory"])["messages"]

@@ -148,6 +148,5 @@ def print_demo(out: TextIO, result: DemoResult, model_label: str) -> None:
         f"success={profile.get('success_count')}/{profile.get('total_prompts')}\n"
     )
     for schedule in state["schedules"]:
-        out.write(
-            f"  schedule: {schedule['type']} {schedule['fixed_time'] or schedule['random_start_time']} {schedule['timezone']}\n"
-        )
+        when = schedule["fixed_time"] or schedule["random_start_time"]
+        out.write(f"  schedule: {schedule['type']} {when} {schedule['timezone']}\n")
