@@ -111,6 +111,7 @@ _NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+# The values CloudWatch Logs accepts (infra.constructs.retention maps them to the CDK enum).
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653)
 
 

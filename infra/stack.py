@@ -54,9 +54,9 @@ class PromptPipeStack(cdk.Stack):
             enrollment=self.functions.enrollment,
             webhook=self.functions.webhook,
         )
-        if not config.public_webhook_base_url:
-            # Twilio signs the exact URL it calls: by default that is this API's endpoint.
-            self.functions.webhook.add_environment("PUBLIC_WEBHOOK_BASE_URL", self.api.endpoint)
+        # Twilio signs the exact URL it calls: this API's endpoint unless a custom domain is set.
+        self.webhook_base_url = config.public_webhook_base_url or self.api.endpoint
+        self.functions.webhook.add_environment("PUBLIC_WEBHOOK_BASE_URL", self.webhook_base_url)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -68,7 +68,7 @@ class PromptPipeStack(cdk.Stack):
         self._add_outputs()
 
     def _add_outputs(self) -> None:
-        webhook_base = self.config.public_webhook_base_url or self.api.endpoint
+        webhook_base = self.webhook_base_url
         outputs = {
             "ApiUrl": (self.api.endpoint, "HTTP API endpoint (participant routes need SigV4 / IAM)"),
             "TwilioWebhookUrl": (f"{webhook_base}{c.TWILIO_WEBHOOK_PATH}", "Twilio messaging webhook"),

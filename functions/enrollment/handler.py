@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
-from promptpipe.observability import logger, metrics, tracer
+from promptpipe.observability import count_error, logger, metrics, tracer
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -127,4 +127,8 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    try:
+        return app.resolve(event, context)
+    except Exception:
+        count_error("enrollment")
+        raise

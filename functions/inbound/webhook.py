@@ -15,7 +15,6 @@ from urllib.parse import parse_qsl
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.adapters.secrets import load_secrets
@@ -27,7 +26,9 @@ from promptpipe.inbound import (
     verify_meta_signature,
     verify_twilio_signature,
 )
-from promptpipe.observability import logger, metrics, tracer
+from promptpipe.models.messaging import InboundMessage
+from promptpipe.observability import count, count_error, logger, metrics, tracer
+from promptpipe.services import InboundDecision
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
 
@@ -42,7 +43,7 @@ def credential(name: str) -> str | None:
 
 
 def reject(reason: str, status: int = 403) -> Response:
-    metrics.add_metric(name=f"WebhookRejected_{reason}", unit=MetricUnit.Count, value=1)
+    count("WebhookRejected", reason=reason.split(":", 1)[0])
     logger.warning("webhook rejected", extra={"reason": reason})
     return Response(status_code=status, content_type=content_types.TEXT_PLAIN, body=reason)
 
@@ -63,6 +64,13 @@ def public_url() -> str:
     return f"https://{host}{path}{query}"
 
 
+def accept(message: InboundMessage) -> InboundDecision:
+    decision = get_app().receive_inbound(message)
+    if decision.action == "opted_out":
+        count("OptOuts")
+    return decision
+
+
 @app.post("/webhooks/twilio")
 def twilio_webhook() -> Response:
     body = app.current_event.decoded_body or ""
@@ -79,7 +87,7 @@ def twilio_webhook() -> Response:
         message = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
     except ValidationFailed as exc:
         return reject(f"malformed:{exc.field or 'body'}", 400)
-    decision = get_app().receive_inbound(message)
+    decision = accept(message)
     logger.info("twilio message accepted", extra={"action": decision.action, "participant_id": decision.participant_id})
     return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
 
@@ -125,4 +133,8 @@ def whatsapp_webhook() -> Response:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    try:
+        return app.resolve(event, context)
+    except Exception:
+        count_error("webhook")
+        raise

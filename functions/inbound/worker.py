@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TurnEvent
-from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer
+from promptpipe.observability import count_error, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import outcome_log_fields
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
@@ -43,8 +43,13 @@ def process_and_send(event: TurnEvent) -> dict[str, Any]:
 
 def record_handler(record: SQSRecord) -> None:
     event = TurnEvent.model_validate_json(record.body)
-    logger.append_keys(participant_id=event.participant_id, event_id=event.event_id)
-    process_and_send(event=event)
+    logger.append_keys(participant_id=event.participant_id, event_id=event.event_id, event_kind=event.kind.value)
+    try:
+        process_and_send(event=event)
+    except Exception:
+        count_error("worker")
+        logger.exception("turn failed; the record returns to the queue")
+        raise
 
 
 @logger.inject_lambda_context

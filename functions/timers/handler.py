@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TimerPayload
-from promptpipe.observability import logger, metrics, record_outcome_metrics, tracer
+from promptpipe.observability import count_error, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import event_id_for_schedule, outcome_log_fields
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
@@ -56,4 +56,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     )
     logger.append_keys(participant_id=payload.participant_id, event_id=event_id)
     idempotency_config.register_lambda_context(context)
-    return fire(invocation=TimerInvocation(event_id=event_id, payload=payload))
+    try:
+        return fire(invocation=TimerInvocation(event_id=event_id, payload=payload))
+    except Exception:
+        count_error("timers")
+        raise

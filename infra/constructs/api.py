@@ -15,7 +15,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants as c
-from infra.constructs import acknowledge
+from infra.constructs import acknowledge, retention
 
 # HTTP API context variables ($context.identity.userArn is the IAM caller of admin routes).
 _ACCESS_LOG_FORMAT = json.dumps(
@@ -58,7 +58,7 @@ class Api(Construct):
         self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
-            retention=logs.RetentionDays.ONE_MONTH,
+            retention=retention(config.log_retention_days),
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         self.stage = self._build_stage(config)

@@ -11,38 +11,20 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
-from infra.constructs import acknowledge, wildcard_resource_finding
+from infra.constructs import acknowledge, retention, wildcard_resource_finding
 from infra.constructs.queues import Queues
 from infra.constructs.scheduler import Scheduler
 from infra.constructs.secrets import Secrets
 from infra.constructs.storage import Storage
 
-_RETENTION = {
-    1: logs.RetentionDays.ONE_DAY,
-    3: logs.RetentionDays.THREE_DAYS,
-    5: logs.RetentionDays.FIVE_DAYS,
-    7: logs.RetentionDays.ONE_WEEK,
-    14: logs.RetentionDays.TWO_WEEKS,
-    30: logs.RetentionDays.ONE_MONTH,
-    60: logs.RetentionDays.TWO_MONTHS,
-    90: logs.RetentionDays.THREE_MONTHS,
-    120: logs.RetentionDays.FOUR_MONTHS,
-    150: logs.RetentionDays.FIVE_MONTHS,
-    180: logs.RetentionDays.SIX_MONTHS,
-    365: logs.RetentionDays.ONE_YEAR,
-    400: logs.RetentionDays.THIRTEEN_MONTHS,
-    545: logs.RetentionDays.EIGHTEEN_MONTHS,
-    731: logs.RetentionDays.TWO_YEARS,
-    1827: logs.RetentionDays.FIVE_YEARS,
-    3653: logs.RetentionDays.TEN_YEARS,
-}
 _RUNTIME = lambda_.Runtime.PYTHON_3_12
 _L1_REASON = (
     "Pinned to python3.12: the bundled wheels are built for cp312 and SnapStart for Python is "
     "validated on 3.12; moving to a newer runtime is a deliberate, tested change."
 )
 _XRAY_REASON = (
-    "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions (active tracing, added by CDK)."
+    "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions "
+    "(statement added by CDK for active tracing)."
 )
 
 
@@ -96,10 +78,8 @@ class Functions(Construct):
 
     def _build_webhook(self) -> lambda_.Function:
         # Light on purpose (DESIGN §4): no LLM, no idempotency table; the worker does the work.
-        env = {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url}
-        if self._config.public_webhook_base_url:
-            env["PUBLIC_WEBHOOK_BASE_URL"] = self._config.public_webhook_base_url
-        fn = self._build_function(c.WEBHOOK, env)
+        # PUBLIC_WEBHOOK_BASE_URL is added by the stack once the API exists.
+        fn = self._build_function(c.WEBHOOK, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
         self._storage.table.grant_read_write_data(fn)  # claims, status; auto-enroll, STOP
         self._queues.inbound.grant_send_messages(fn)
         self._secrets.channel.grant_read(fn)  # signature secrets
@@ -203,11 +183,13 @@ class Functions(Construct):
             self,
             f"{cid}Logs",
             log_group_name=f"/aws/lambda/{name}",
-            retention=_RETENTION[self._config.log_retention_days],
+            retention=retention(self._config.log_retention_days),
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         # Instead of AWSLambdaBasicExecutionRole: write to this group only, never create groups.
         log_group.grant_write(role)
+        # Async settings belong to what the scheduler invokes: the function itself, or the alias
+        # of a SnapStart function (set there).
         async_options = (
             {
                 "retry_attempts": c.ASYNC_RETRY_ATTEMPTS,

@@ -2,12 +2,18 @@
 
 Logs are JSON; phone numbers are masked and message bodies never logged at INFO. The tracer is
 inactive outside Lambda (Powertools disables it unless ``LAMBDA_TASK_ROOT`` is set).
+
+Metric names (namespace ``PromptPipe``): TurnsProcessed (module), ToolCalls (tool, outcome),
+LLMCalls, LLMLatencyMs, LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, RemindersSent,
+AutoFeedbackTransitions, StateTransitions (target), FeedbackNudgesSent, OptOuts, WebhookRejected
+(reason), Errors (function), StateSaveFailures, ColdStart.
 """
 
 from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from promptpipe.services import EventOutcome
 
@@ -18,29 +24,55 @@ logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 tracer = Tracer(service=SERVICE)
 
+_TIMER_METRICS = {
+    "daily_prompt_reminder": "RemindersSent",
+    "auto_feedback": "AutoFeedbackTransitions",
+    "state_transition": "StateTransitions",
+    "feedback_timeout": "FeedbackNudgesSent",
+    "feedback_followup": "FeedbackNudgesSent",
+}
+
+
+def count(name: str, value: float = 1, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
+    """One metric; with dimensions it is flushed on its own (EMF allows one dimension set per blob)."""
+    if not dimensions:
+        metrics.add_metric(name=name, unit=unit, value=value)
+        return
+    if is_metrics_disabled():  # single_metric does not honour POWERTOOLS_METRICS_DISABLED itself
+        return
+    with single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE) as metric:
+        metric.add_dimension(name="service", value=SERVICE)
+        for key, dim_value in dimensions.items():
+            metric.add_dimension(name=key, value=dim_value)
+
 
 def record_outcome_metrics(outcome: EventOutcome) -> None:
     """Turn an event's outcome into the dashboard's metrics."""
     turn = outcome.turn
     if turn is not None and turn.module:
-        metrics.add_metric(name=f"TurnsProcessed_{turn.module}", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(name="TurnsProcessed", unit=MetricUnit.Count, value=1)
+        count("TurnsProcessed", module=turn.module)
         for call in turn.audit.get("tool_calls", []):
-            metrics.add_metric(name=f"ToolCalls_{call['name']}_{call['outcome']}", unit=MetricUnit.Count, value=1)
-            metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1)
+            count("ToolCalls", tool=call["name"], outcome=call["outcome"])
+            if call["name"] == "transition_state" and call["outcome"] == "ok":
+                target = str(call["arguments"].get("target_state", "unknown"))
+                count("StateTransitions", target=target)
         for call in turn.audit.get("llm_calls", []):
-            metrics.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=1)
-            metrics.add_metric(name="LLMLatencyMs", unit=MetricUnit.Milliseconds, value=call["latency_ms"])
-            metrics.add_metric(name="LLMPromptTokens", unit=MetricUnit.Count, value=call["prompt_tokens"])
-            metrics.add_metric(name="LLMCompletionTokens", unit=MetricUnit.Count, value=call["completion_tokens"])
+            count("LLMCalls")
+            count("LLMLatencyMs", call["latency_ms"], MetricUnit.Milliseconds)
+            count("LLMPromptTokens", call["prompt_tokens"])
+            count("LLMCompletionTokens", call["completion_tokens"])
     if outcome.delivery is not None and outcome.delivery.delivered:
-        metrics.add_metric(name="DailyPromptsDelivered", unit=MetricUnit.Count, value=1)
-    if outcome.timer is not None and outcome.timer.applied:
-        name = {
-            "daily_prompt_reminder": "RemindersSent",
-            "auto_feedback": "AutoFeedbackTransitions",
-            "state_transition": "StateTransitions",
-        }.get(outcome.timer.kind.value, "FeedbackNudgesSent")
-        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+        count("DailyPromptsDelivered")
+    timer = outcome.timer
+    if timer is not None and timer.applied:
+        name = _TIMER_METRICS[timer.kind.value]
+        if name == "StateTransitions":
+            count(name, target=timer.target or "unknown")
+        else:
+            count(name)
     if outcome.degraded:
-        metrics.add_metric(name="StateSaveFailures", unit=MetricUnit.Count, value=1)
+        count("StateSaveFailures")
+
+
+def count_error(function: str) -> None:
+    count("Errors", function=function)

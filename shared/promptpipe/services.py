@@ -174,6 +174,8 @@ class PromptPipe:
             change_status(self.deps, session, ParticipantStatus(status), reason="updated through the API")
         if session.dirty:
             session.commit(record_event=False)
+            # The commit stamps the stored participant's updated_at; answer with what was stored.
+            return session.participant.model_copy(update={"updated_at": session.now})
         return session.participant
 
     def delete_participant(self, participant_id: str, *, keep_transcript: bool = True) -> None:

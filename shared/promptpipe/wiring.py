@@ -16,7 +16,9 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.ports import LLM, Messenger, Timers, TurnQueue
+from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+from promptpipe.observability import tracer
+from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
 
@@ -35,7 +37,29 @@ class LazyLLM:
             with self._lock:
                 if self._llm is None:
                     self._llm = self._factory()
-        return self._llm.complete(request)
+        with tracer.provider.in_subsegment("llm_call") as subsegment:
+            subsegment.put_annotation("purpose", request.purpose)
+            return self._llm.complete(request)
+
+
+class TracedStateStore:
+    """The state store with an X-Ray subsegment around the commit (the turn's one write)."""
+
+    def __init__(self, inner: StateStore) -> None:
+        self._inner = inner
+
+    def load(self, participant_id: str) -> LoadedState:
+        return self._inner.load(participant_id)
+
+    def commit(self, commit: StateCommit) -> None:
+        with tracer.provider.in_subsegment("state_commit") as subsegment:
+            subsegment.put_annotation("version", commit.flow.version)
+            self._inner.commit(commit)
+
+    def list_transcript(
+        self, participant_id: str, *, limit: int, next_token: str | None
+    ) -> tuple[list[TranscriptEntry], str | None]:
+        return self._inner.list_transcript(participant_id, limit=limit, next_token=next_token)
 
 
 def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
@@ -80,7 +104,7 @@ def build_app(
 
     dynamodb = aws_client("dynamodb", settings)
     repo = DynamoParticipantRepo(settings.table_name, dynamodb, index_name=settings.participants_index_name)
-    store = DynamoStateStore(settings.table_name, dynamodb)
+    store = TracedStateStore(DynamoStateStore(settings.table_name, dynamodb))
     if timers is None:
         from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
 

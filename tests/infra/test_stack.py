@@ -420,10 +420,12 @@ def test_least_privilege_matrix(synth: Synth) -> None:
     assert holders(idempotency, "dynamodb:PutItem") == {"worker", "scheduled-prompt", "timers"}
     assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook"}
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
-    # No service-wide or global actions anywhere.
+    # No service-wide or global actions anywhere; "*" resources only for X-Ray (no resource ARNs).
     for policy in synth.of_type("AWS::IAM::Policy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             assert not any(a == "*" or a.endswith(":*") for a in _actions(statement))
+            if statement["Resource"] == "*":
+                assert _actions(statement) == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
     assert not synth.template.find_resources("AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": Match.any_value()}})
 
 
@@ -558,6 +560,13 @@ def test_config_defaults_and_context_overrides() -> None:
     )
     assert (config.genai_model, config.auto_enroll_new_users, config.log_retention_days) == ("gpt-4.1", True, 90)
     assert config.function_name(c.TIMERS) == "promptpipe-timers"
+
+
+def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
+    from infra.constants import _LOG_RETENTION_DAYS
+    from infra.constructs import retention
+
+    assert all(retention(days) for days in _LOG_RETENTION_DAYS)
 
 
 @pytest.mark.parametrize(

@@ -73,9 +73,20 @@ def deliver_daily_prompt(
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
 
+    llm_calls: list[dict[str, object]] = []
     try:
         generated = generate_habit_prompt(deps, session, "scheduled")
         text, used_fallback = generated.text, False
+        usage = generated.response.usage
+        llm_calls.append(
+            {
+                "purpose": "prompt_generator",
+                "model": generated.response.model,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "latency_ms": generated.response.latency_ms,
+            }
+        )
     except (PromptGenerationError, LLMError) as exc:
         logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
         text, used_fallback = FALLBACK_PROMPT, True
@@ -134,7 +145,13 @@ def deliver_daily_prompt(
                 kind=OutboundKind.DAILY_PROMPT,
                 question=questions.DONE_QUESTION,
             ),
-            metadata={"schedule_id": schedule_id, "used_fallback": used_fallback, "state_version": op.version},
+            metadata={
+                "module": "daily_prompt",
+                "schedule_id": schedule_id,
+                "used_fallback": used_fallback,
+                "llm_calls": llm_calls,
+                "state_version": op.version,
+            },
         )
         op.data.append_history(ConversationMessage(role="assistant", content=text, timestamp=now))
         op.data.set_time(DataKey.LAST_PROMPT_SENT_AT, now)

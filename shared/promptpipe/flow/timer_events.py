@@ -17,6 +17,7 @@ from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, SubState
+from promptpipe.models.store import Direction
 
 # Contract §5.2 quotes this text.
 REMINDER_TEXT = (
@@ -32,6 +33,7 @@ class TimerOutcome:
     kind: TimerKind
     applied: bool = False
     detail: str = ""
+    target: str | None = None  # delayed transitions: the sub-state moved to
 
 
 def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
@@ -101,7 +103,7 @@ def _transition(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) ->
             outcome.detail = f"already in {pending.target_state.value}"
             return
         write_sub_state(op, deps.timers, pending.target_state)
-        outcome.applied = True
+        outcome.applied, outcome.target = True, pending.target_state.value
 
     return apply
 
@@ -178,6 +180,13 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
     def guarded(ctx: OpContext) -> None:
         outcome.applied, outcome.detail = False, ""  # a replay decides afresh
         op(ctx)
+        if outcome.applied:  # the audit record of an effective firing
+            ctx.record(
+                Direction.SYSTEM,
+                "timer",
+                f"{kind.value} fired",
+                metadata={"timer_id": payload.timer_id, "kind": kind.value, "state_version": ctx.version},
+            )
 
     session.apply(f"timer_{kind.value}", guarded)
     return outcome

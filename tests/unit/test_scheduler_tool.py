@@ -1,0 +1,365 @@
+"""The ``scheduler`` tool (FACTS §4, §11 S1–S3 and S7–S11; decisions 2 and 3) with in-memory fakes.
+
+The clock starts at ``tests.support.START`` = Monday 2026-03-02 12:00 UTC, which is 07:00 in
+Toronto, 21:00 in Tokyo and 04:00 in Los Angeles.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from promptpipe.errors import TimerError
+from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.flow.tools.scheduler import SchedulerTool, definition, validate_params
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import DataKey
+from tests.support import MemoryHarness, memory_harness
+
+PREP = 10
+
+
+def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any], prep: int = PREP) -> ToolResult:
+    """One tool call inside its own session, committed like a turn would be."""
+    session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}")
+    result = SchedulerTool(prep).execute(ToolContext(h.app.deps, session), args)
+    if session.dirty:
+        session.commit()
+    return result
+
+
+def registry(h: MemoryHarness, participant_id: str) -> list[dict[str, Any]]:
+    return json.loads(h.data(participant_id).get(DataKey.SCHEDULE_REGISTRY.value, "[]"))
+
+
+def daily(h: MemoryHarness) -> list[Any]:
+    return [s for s in h.timers.schedules.values() if s.kind == "daily_prompt"]
+
+
+# --- S1, S8, S9: definition and validation ------------------------------------------------------
+
+
+def test_s1_definition_is_named_scheduler_and_only_action_is_required() -> None:
+    # Given the tool definition with a 10-minute prep time
+    tool = definition(PREP)
+    # Then it is "scheduler", only "action" is required, and the prep time is described
+    assert tool.name == "scheduler"
+    assert tool.parameters["required"] == ["action"]
+    assert tool.parameters["properties"]["action"]["enum"] == ["create", "list", "delete"]
+    assert "10 minutes" in tool.description
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"action": "create", "type": "fixed", "fixed_time": "09:30"},
+        {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"},
+        {"action": "list"},
+        {"action": "delete", "schedule_id": "sched_0123456789abcdef"},
+    ],
+)
+def test_s8_valid_parameters_pass(args: dict[str, Any]) -> None:
+    # Given well-formed arguments / When validated / Then no error
+    assert validate_params(args).action == args["action"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ({}, "invalid scheduler action: "),
+        ({"action": "invalid"}, "invalid scheduler action: invalid"),
+        ({"action": "create"}, "invalid scheduler type: "),
+        ({"action": "create", "type": "weekly"}, "invalid scheduler type: weekly"),
+        ({"action": "create", "type": "fixed"}, "fixed_time is required for fixed scheduler type"),
+        (
+            {"action": "create", "type": "fixed", "fixed_time": "9am"},
+            "invalid fixed_time format: time must be in HH:MM format (24-hour)",
+        ),
+        (
+            {"action": "create", "type": "random", "random_end_time": "10:00"},
+            "random_start_time is required for random scheduler type",
+        ),
+        (
+            {"action": "create", "type": "random", "random_start_time": "08:00"},
+            "random_end_time is required for random scheduler type",
+        ),
+        (
+            {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "08:00"},
+            "random_end_time must be after random_start_time",
+        ),
+        (
+            {"action": "create", "type": "random", "random_start_time": "22:00", "random_end_time": "01:00"},
+            "random_end_time must be after random_start_time",
+        ),
+        ({"action": "delete"}, "schedule_id is required for delete action"),
+        # S9 adapted: the module parses the JSON arguments; a non-string value reaches the tool
+        # as a missing field and gets that field's message.
+        ({"action": "create", "type": "fixed", "fixed_time": 930}, "fixed_time is required for fixed scheduler type"),
+    ],
+)
+def test_s8_s9_invalid_parameters_fail_with_the_original_meanings(args: dict[str, Any], error: str) -> None:
+    # Given malformed arguments / When validated / Then the FACTS §4 error string
+    with pytest.raises(ValueError) as exc:
+        validate_params(args)
+    assert str(exc.value) == error
+
+
+@pytest.mark.parametrize("value", ["9:00", "09:00", "0:00", "23:59"])
+def test_accepted_time_formats(value: str) -> None:
+    assert validate_params({"action": "create", "type": "fixed", "fixed_time": value}).fixed_time == value
+
+
+@pytest.mark.parametrize("value", ["9am", "24:00", "9:5", "09:60", "12:00:00"])
+def test_rejected_time_formats(value: str) -> None:
+    with pytest.raises(ValueError, match="invalid fixed_time format"):
+        validate_params({"action": "create", "type": "fixed", "fixed_time": value})
+
+
+def test_s7_fixed_without_time_fails_with_error_set_and_creates_nothing() -> None:
+    # Given an enrolled participant
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    # When the model asks for a fixed schedule without a time
+    result = run(h, p, {"action": "create", "type": "fixed"})
+    # Then success is false with the detail, and nothing was scheduled
+    assert not result.ok
+    assert result.data == {
+        "success": False,
+        "message": "Invalid scheduler parameters",
+        "error": "fixed_time is required for fixed scheduler type",
+    }
+    assert "fixed_time is required" in result.for_model()
+    assert registry(h, p.id) == [] and h.timers.schedules == {}
+
+
+# --- S2, S3: create ---------------------------------------------------------------------------
+
+
+def test_s2_fixed_0930_toronto_one_daily_schedule_at_0920_and_no_one_off() -> None:
+    # Given a participant with a phone number; it is 07:00 in Toronto
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    # When a fixed 09:30 Toronto schedule is created with a 10-minute prep time
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30", "timezone": "America/Toronto"})
+    # Then it succeeds with one recurring schedule at 09:20 Toronto time.
+    # Adaptation: the original adds a one-off for today; our daily cron itself fires today at
+    # 09:20 (the first occurrence after creation), so there is no one-off (at most 1 holds).
+    assert result.ok
+    assert result.data["prep_time_minutes"] == PREP
+    assert result.data["starts_today"] is True and "arrives today" in result.text
+    [schedule] = daily(h)
+    assert (schedule.hour, schedule.minute, schedule.timezone) == (9, 20, "America/Toronto")
+    assert [s for s in h.timers.schedules.values() if s.one_shot] == []
+    assert schedule.payload.kind == "daily_prompt" and schedule.payload.participant_id == p.id
+    assert schedule.payload.created_at == h.clock.now()
+
+
+def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -> None:
+    # Given a participant without a time zone
+    h = memory_harness()
+    p = h.enroll()
+    # When a random 08:00-10:00 schedule is created
+    result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
+    # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
+    # the window so that each day's delivery is drawn inside it (decision 3)
+    assert result.ok and result.data["type"] == "random"
+    [schedule] = daily(h)
+    assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
+    assert schedule.payload.kind == "random_window" and schedule.payload.window_minutes == 120
+    assert "between 07:50 and 09:50" in result.data["description"]
+
+
+def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> None:
+    # Given a created schedule
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    # Then scheduleRegistry holds one ScheduleInfo with the original's fields
+    [entry] = registry(h, p.id)
+    assert set(entry) == {
+        "id",
+        "type",
+        "fixed_time",
+        "random_start_time",
+        "random_end_time",
+        "timezone",
+        "created_at",
+        "timer_id",
+    }
+    assert re.fullmatch(r"sched_[0-9a-f]{16}", entry["id"]) and entry["id"] == result.data["schedule_id"]
+    assert entry["type"] == "fixed" and entry["fixed_time"] == "09:30"
+    # The EventBridge name: 1-64 of [0-9a-zA-Z-_.], never the phone number
+    assert re.fullmatch(r"[0-9a-zA-Z\-_.]{1,64}", entry["timer_id"])
+    assert p.phone_number.lstrip("+") not in entry["timer_id"]
+    assert entry["timer_id"] in h.timers.schedules
+    # The id is for the model only, and marked as such
+    assert "not for the participant" in result.text
+
+
+@pytest.mark.parametrize(
+    ("participant_zone", "args", "expected"),
+    [
+        # decision 2: the participant's zone first
+        ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
+        ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
+        # then the contract's defaults
+        ("", {"type": "fixed", "fixed_time": "09:30"}, "America/Toronto"),
+        ("", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "UTC"),
+        # an explicit zone always wins
+        ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30", "timezone": "Asia/Tokyo"}, "Asia/Tokyo"),
+    ],
+)
+def test_zone_defaults(participant_zone: str, args: dict[str, Any], expected: str) -> None:
+    # Given a participant with or without a zone
+    h = memory_harness()
+    p = h.enroll(timezone=participant_zone) if participant_zone else h.enroll()
+    # When a schedule is created
+    result = run(h, p, {"action": "create", **args})
+    # Then the schedule and its EventBridge cron use the expected zone
+    assert result.ok
+    assert registry(h, p.id)[0]["timezone"] == expected
+    assert daily(h)[0].timezone == expected
+
+
+def test_invalid_timezone_fails_before_anything_is_scheduled() -> None:
+    # Given a participant (the original set today's one-off before failing on the zone)
+    h = memory_harness()
+    p = h.enroll()
+    # When the zone does not exist
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30", "timezone": "Mars/Olympus"})
+    # Then the model sees why and nothing exists
+    assert not result.ok
+    assert result.data["error"] == "invalid timezone: Mars/Olympus"
+    assert h.timers.schedules == {} and registry(h, p.id) == []
+
+
+@pytest.mark.parametrize(
+    ("fixed_time", "zone", "starts_today", "cron"),
+    [
+        # 07:00 in Toronto: 10:50 is still ahead (a server on UTC, at 12:00, would say tomorrow)
+        ("11:00", "America/Toronto", True, (10, 50)),
+        # 21:00 in Tokyo: 13:50 is past (a server on UTC, at 12:00, would say today)
+        ("14:00", "Asia/Tokyo", False, (13, 50)),
+        # 04:00 in Los Angeles: 05:50 is ahead
+        ("06:00", "America/Los_Angeles", True, (5, 50)),
+        # 07:00 in Toronto: exactly now is not ahead (the cron fires strictly after creation)
+        ("07:10", "America/Toronto", False, (7, 0)),
+    ],
+)
+def test_first_day_decision_uses_the_schedules_own_zone(
+    fixed_time: str, zone: str, starts_today: bool, cron: tuple[int, int]
+) -> None:
+    # Given the clock at 2026-03-02 12:00 UTC
+    h = memory_harness()
+    p = h.enroll()
+    # When a fixed schedule is created in another zone
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time, "timezone": zone})
+    # Then "today or tomorrow" is decided in that zone (decision 3), and the cron is local to it
+    assert result.data["starts_today"] is starts_today
+    assert ("arrives today" if starts_today else "arrives tomorrow") in result.text
+    [schedule] = daily(h)
+    assert (schedule.hour, schedule.minute, schedule.timezone) == (*cron, zone)
+
+
+@pytest.mark.parametrize(
+    ("prep", "fixed_time", "cron"),
+    [(0, "09:30", (9, 30)), (15, "09:30", (9, 15)), (10, "00:05", (23, 55)), (30, "08:10", (7, 40))],
+)
+def test_prep_time_moves_the_daily_firing_earlier(prep: int, fixed_time: str, cron: tuple[int, int]) -> None:
+    # Given a prep time (SCHEDULER_PREP_TIME_MINUTES)
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    # When a fixed schedule is created
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time}, prep=prep)
+    # Then it fires prep minutes before the target (wrapping past midnight)
+    assert result.ok and result.data["prep_time_minutes"] == prep
+    assert (daily(h)[0].hour, daily(h)[0].minute) == cron
+
+
+def test_identical_schedule_is_not_created_twice() -> None:
+    # Given a fixed 09:30 schedule (the original doubled the daily prompt here)
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    first = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    # When the same schedule is asked for again, with the zone spelled out this time
+    again = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30", "timezone": "America/Toronto"})
+    # Then nothing new is created and the existing id is returned
+    assert again.ok and again.data == {"schedule_id": first.data["schedule_id"], "already_exists": True}
+    assert len(registry(h, p.id)) == 1 and len(daily(h)) == 1
+    # But a different time is a different schedule
+    other = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "18:00"})
+    assert other.ok and other.data["schedule_id"] != first.data["schedule_id"]
+    assert len(registry(h, p.id)) == 2 and len(daily(h)) == 2
+
+
+def test_scheduler_failure_reaches_the_model_and_registers_nothing() -> None:
+    # Given EventBridge refusing the next call
+    h = memory_harness()
+    p = h.enroll()
+    h.timers.fail_next = TimerError("ThrottlingException: slow down")
+    # When a schedule is created
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    # Then the error detail is visible to the model (decision 7) and the registry stays empty
+    assert not result.ok
+    assert result.data["message"] == "Failed to schedule prompt" and "ThrottlingException" in result.data["error"]
+    assert registry(h, p.id) == []
+
+
+# --- S10: list --------------------------------------------------------------------------------
+
+
+def test_s10_list_empty_then_after_a_create() -> None:
+    # Given a participant without schedules
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    # When listing / Then "no schedules" and data []
+    empty = run(h, p, {"action": "list"})
+    assert empty.ok and empty.data == [] and "no active daily schedules" in empty.text
+    # When a schedule exists / Then it is listed with its id, time, zone and the prep time
+    created = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    listed = run(h, p, {"action": "list"})
+    sid = created.data["schedule_id"]
+    assert listed.ok and "Active daily schedules" in listed.text
+    assert "1. every day at 09:20 (America/Toronto)" in listed.text and sid in listed.text
+    assert listed.data["schedule_ids"] == [sid] and listed.data["prep_time_minutes"] == PREP
+    assert listed.data["schedules"][0]["fixed_time"] == "09:30"
+
+
+# --- S11: delete ------------------------------------------------------------------------------
+
+
+def test_s11_delete_unknown_and_time_like_ids() -> None:
+    # Given a participant without schedules
+    h = memory_harness()
+    p = h.enroll()
+    # When deleting an unknown id / Then "not found"
+    unknown = run(h, p, {"action": "delete", "schedule_id": "sched_ffffffffffffffff"})
+    assert not unknown.ok and unknown.data["error"] == "Schedule not found"
+    assert "sched_ffffffffffffffff" in unknown.text
+    # When the model passes a time instead of an id / Then it is told so
+    time_like = run(h, p, {"action": "delete", "schedule_id": "9:30"})
+    assert not time_like.ok
+    assert time_like.data["error"] == "Invalid schedule ID format - time used instead of schedule ID"
+
+
+def test_s11_delete_existing_removes_registry_entry_and_eventbridge_schedule() -> None:
+    # Given two schedules
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    keep = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "18:00"})
+    gone = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    gone_name = next(e["timer_id"] for e in registry(h, p.id) if e["id"] == gone.data["schedule_id"])
+    # When one is deleted
+    result = run(h, p, {"action": "delete", "schedule_id": gone.data["schedule_id"]})
+    # Then it leaves the registry and its EventBridge schedule is deleted; the other stays
+    assert result.ok and result.data == {"schedule_id": gone.data["schedule_id"], "deleted": True}
+    assert [e["id"] for e in registry(h, p.id)] == [keep.data["schedule_id"]]
+    assert gone_name in h.timers.cancelled and gone_name not in h.timers.schedules
+    assert len(daily(h)) == 1
+    # And deleting it again is "not found"
+    assert run(h, p, {"action": "delete", "schedule_id": gone.data["schedule_id"]}).data["error"] == (
+        "Schedule not found"
+    )
