@@ -102,9 +102,11 @@ METRIC_DAILY_PROMPTS = "DailyPromptsDelivered"
 METRIC_REMINDERS = "RemindersSent"
 METRIC_AUTO_FEEDBACK = "AutoFeedbackTransitions"
 METRIC_STATE_TRANSITIONS = "StateTransitions"  # dim target
+METRIC_FEEDBACK_NUDGES = "FeedbackNudgesSent"
 METRIC_OPT_OUTS = "OptOuts"
 METRIC_WEBHOOK_REJECTED = "WebhookRejected"  # dim reason
 METRIC_ERRORS = "Errors"  # dim function
+METRIC_STATE_SAVE_FAILURES = "StateSaveFailures"
 
 # --- deployment settings (CDK context) -----------------------------------------------------
 _NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")

@@ -31,22 +31,10 @@ read and one conditional write, whatever the number of tool calls.
 
 from __future__ import annotations
 
-import os
-
-# Before boto3 or moto are imported: dummy credentials, a region, quiet Powertools.
-os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-os.environ.setdefault("AWS_REGION", "us-east-1")
-for _name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
-    os.environ[_name] = "testing"
-os.environ.pop("AWS_PROFILE", None)
-os.environ.pop("AWS_ENDPOINT_URL", None)
-os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
-os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-
 import argparse
 import json
 import logging
+import os
 import sys
 import warnings
 from collections import Counter
@@ -68,10 +56,27 @@ FUNCTION_MODULES = {
 }
 HARNESS = "harness"
 SETUP = "(setup)"
-SERVICE_ORDER = ("dynamodb", "sqs", "scheduler")
 START = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)  # Monday 08:00 in Toronto
 ZONE = "America/Toronto"
 PHONE = "+14165550142"
+
+
+def prepare_environment() -> None:
+    """Before any boto3 session or Powertools object exists: dummy credentials, a region, quiet logs."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("AWS_REGION", "us-east-1")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
+        os.environ[name] = "testing"
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "OPENAI_API_KEY"):
+        os.environ.pop(name, None)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    logging.basicConfig(level=logging.ERROR)
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    from aws_lambda_powertools.metrics.provider import cold_start
+
+    cold_start.is_cold_start = False  # Powertools emits the ColdStart metric even when disabled
 
 
 # --- counting ---------------------------------------------------------------------------------------
@@ -465,11 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.ERROR)
-    warnings.filterwarnings("ignore", message="No application metrics to publish")
-    from aws_lambda_powertools.metrics.provider import cold_start
-
-    cold_start.is_cold_start = False  # Powertools emits the ColdStart metric even when disabled
+    prepare_environment()
     rows, harness = collect()
     if args.json:
         print(json.dumps({"rows": [r.to_json() for r in rows], "target_met": target_met(rows)}, indent=2))

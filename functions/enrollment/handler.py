@@ -38,7 +38,7 @@ def _dump(model: Any) -> Any:
     return model.model_dump(mode="json")
 
 
-@app.post(BASE)
+@app.post(BASE, status_code=201)
 def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
     participant = get_app().enroll(request)
     return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))

@@ -176,10 +176,11 @@ class Monitoring(Construct):
                 width=8,
             ),
             cw.GraphWidget(
-                title="Reminders, auto-feedback, opt-outs",
+                title="Reminders, auto-feedback, feedback nudges, opt-outs",
                 left=[
                     _app_metric(c.METRIC_REMINDERS),
                     _app_metric(c.METRIC_AUTO_FEEDBACK),
+                    _app_metric(c.METRIC_FEEDBACK_NUDGES),
                     _app_metric(c.METRIC_OPT_OUTS),
                 ],
                 width=8,
@@ -194,8 +195,9 @@ class Monitoring(Construct):
     def _errors_row(self) -> list[cw.IWidget]:
         return [
             cw.GraphWidget(
-                title="Application errors (by function)",
+                title="Application errors (by function), state save failures",
                 left=[_by_dimension(c.METRIC_ERRORS, "function")],
+                right=[_app_metric(c.METRIC_STATE_SAVE_FAILURES)],
                 width=8,
             ),
             cw.GraphWidget(

@@ -67,6 +67,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_server(args)
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from promptpipe.local.simulate import run_simulation
+
+    progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
+    report = run_simulation(args.participants, args.days, seed=args.seed, progress=progress)
+    for line in report.lines():
+        print(line)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="promptpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -96,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--start", type=_parse_instant, default=None, help="simulated start time, ISO-8601 UTC (default: now)"
     )
     serve.set_defaults(func=cmd_serve)
+
+    simulate = sub.add_parser("simulate", help="a seeded population living several days; prints throughput")
+    simulate.add_argument("--participants", type=int, default=100)
+    simulate.add_argument("--days", type=int, default=7)
+    simulate.add_argument("--seed", type=int, default=42)
+    simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    simulate.set_defaults(func=cmd_simulate)
 
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

@@ -35,10 +35,10 @@ _TIMER_METRICS = {
 
 def count(name: str, value: float = 1, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
     """One metric; with dimensions it is flushed on its own (EMF allows one dimension set per blob)."""
+    if is_metrics_disabled():  # Powertools' auto-flush and single_metric ignore the switch
+        return
     if not dimensions:
         metrics.add_metric(name=name, unit=unit, value=value)
-        return
-    if is_metrics_disabled():  # single_metric does not honour POWERTOOLS_METRICS_DISABLED itself
         return
     with single_metric(name=name, unit=unit, value=value, namespace=NAMESPACE) as metric:
         metric.add_dimension(name="service", value=SERVICE)

@@ -281,6 +281,15 @@ def test_functions_runtime_tracing_logs_and_powertools(synth: Synth) -> None:
         assert env["PARTICIPANTS_INDEX_NAME"] == "gsi1"
 
 
+def test_handler_strings_name_functions_in_the_asset() -> None:
+    # Checked from source rather than by import: handlers build clients at import time.
+    repo_root = Path(__file__).resolve().parents[2]
+    for spec in c.ALL_FUNCTIONS:
+        module, attribute = spec.handler.rsplit(".", 1)
+        source = (repo_root / (module.replace(".", "/") + ".py")).read_text()
+        assert f"\ndef {attribute}(" in source, spec.handler
+
+
 def test_webhook_and_worker_sizes(synth: Synth) -> None:
     webhook, worker = synth.function("webhook"), synth.function("worker")
     assert (webhook["MemorySize"], webhook["Timeout"]) == (256, 10)
@@ -536,6 +545,8 @@ def test_dashboard_graphs_the_application_metrics(synth: Synth) -> None:
         "StateTransitions",
         "OptOuts",
         "WebhookRejected",
+        "FeedbackNudgesSent",
+        "StateSaveFailures",
         "ApproximateNumberOfMessagesVisible",
     ):
         assert metric in body, metric

@@ -298,19 +298,20 @@ def test_put_rejects_bad_fields_with_400(local_env_factory, body: dict[str, Any]
     assert (stored["timezone"], stored["status"], stored["phone_number"]) == ("America/New_York", "active", PHONE)
 
 
-def test_pausing_cancels_schedules_and_resuming_restores_them(local_env_factory) -> None:
+@pytest.mark.parametrize("status", ["paused", "completed", "withdrawn"])
+def test_leaving_active_cancels_schedules_and_resuming_restores_them(local_env_factory, status: str) -> None:
     # Given a participant whose coach created a daily prompt schedule
     env = local_env_factory(llm=scheduling_llm())
     pid = with_daily_schedule(env)
     names = schedule_names(env)
     assert len(names) == 1 and names[0].startswith(pid)
 
-    # When the organiser pauses the participant
-    paused = env.api("PUT", f"{BASE}/{pid}", json_body={"status": "paused"})
+    # When the organiser pauses (or completes, or withdraws) the participant
+    paused = env.api("PUT", f"{BASE}/{pid}", json_body={"status": status})
 
-    # Then the status is paused and no schedule is left in the group
+    # Then the status is changed and no schedule is left in the group
     assert paused.status == 200
-    assert paused.body["result"]["status"] == "paused"
+    assert paused.body["result"]["status"] == status
     assert schedule_names(env) == []
 
     # When the organiser makes the participant active again
@@ -321,8 +322,8 @@ def test_pausing_cancels_schedules_and_resuming_restores_them(local_env_factory)
     assert schedule_names(env) == names
     changes = [e["content"] for e in history(env, pid) if e["kind"] == "status_change"]
     assert changes == [
-        "status active -> paused: updated through the API",
-        "status paused -> active: updated through the API",
+        f"status active -> {status}: updated through the API",
+        f"status {status} -> active: updated through the API",
     ]
 
 

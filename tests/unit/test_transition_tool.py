@@ -187,7 +187,13 @@ def test_scenario_5_through_the_intake_tool_loop() -> None:
     p = given_participant(h)
     message = h.message(p, "that's all for now", msg_id="SMt1")
     outcome = h.app.process_turn(
-        TurnEvent(kind=TurnKind.MESSAGE, participant_id=p.id, event_id="SMt1", message=message, enqueued_at=message.received_at)
+        TurnEvent(
+            kind=TurnKind.MESSAGE,
+            participant_id=p.id,
+            event_id="SMt1",
+            message=message,
+            enqueued_at=message.received_at,
+        )
     )
     # Then the tool result tells the model the rounded delay, the reply goes out, and the turn
     # left the sub-state at INTAKE with the timer armed

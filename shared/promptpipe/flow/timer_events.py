@@ -73,14 +73,17 @@ def _auto_feedback(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome)
         if op.data.get(DataKey.AUTO_FEEDBACK_TIMER_ID) != payload.timer_id:
             outcome.detail = "stale: timer no longer armed"
             return
-        op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
         if op.data.sub_state is SubState.FEEDBACK and op.data.sub_state_raw:
+            op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
             outcome.detail = "already in FEEDBACK"
             return
         last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
         if last is not None and op.now - last < NEWER_PROMPT_WINDOW:
+            # The newer prompt re-armed this timer under the same name: keep its id, or its own
+            # firing would look stale and never move the participant.
             outcome.detail = "a newer prompt was sent; its own timer decides"
             return
+        op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
         write_sub_state(op, deps.timers, SubState.FEEDBACK)
         outcome.applied = True
 

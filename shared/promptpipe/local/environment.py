@@ -10,6 +10,7 @@ import contextlib
 import logging
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +19,8 @@ from promptpipe.adapters.messengers import LocalOutbox, OutboxRecord
 from promptpipe.clock import ManualClock
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
-from promptpipe.ports import LLM
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.ports import LLM, Timers
 from promptpipe.services import PromptPipe
 from promptpipe.settings import MessagingProvider, Settings, set_settings
 
@@ -68,6 +70,37 @@ def local_settings(**overrides: Any) -> Settings:
     return env.model_copy(update={**defaults, **overrides})
 
 
+class NotifyingTimers:
+    """A ``Timers`` that reports every schedule name it changes (see ``SchedulerPump.watch``)."""
+
+    def __init__(self, inner: Timers, changed: Callable[[str], None]) -> None:
+        self._inner = inner
+        self._changed = changed
+
+    def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
+        result = self._inner.schedule_timer(name=name, at=at, payload=payload)
+        self._changed(name)
+        return result
+
+    def schedule_daily_prompt(
+        self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
+    ) -> str:
+        result = self._inner.schedule_daily_prompt(
+            name=name, hour=hour, minute=minute, timezone=timezone, payload=payload
+        )
+        self._changed(name)
+        return result
+
+    def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
+        result = self._inner.schedule_prompt_at(name=name, at=at, payload=payload)
+        self._changed(name)
+        return result
+
+    def cancel(self, name: str) -> None:
+        self._inner.cancel(name)
+        self._changed(name)
+
+
 class LocalEnvironment:
     """Start with ``LocalEnvironment(start=...)``; use ``api``, ``advance``, ``outbox``; ``close``."""
 
@@ -79,8 +112,13 @@ class LocalEnvironment:
         seed: int = 0,
         settings: Settings | None = None,
         mock_aws: bool = True,
+        notified_pump: bool = False,
     ) -> None:
         from moto import mock_aws as moto_mock_aws
+
+        from promptpipe.local.moto_patches import speed_up_moto_transactions
+
+        speed_up_moto_transactions()
 
         self._mock = moto_mock_aws() if mock_aws else None
         if self._mock is not None:
@@ -120,6 +158,10 @@ class LocalEnvironment:
             dispatch=self._dispatch,
             seed=seed,
         )
+        if notified_pump:
+            # Large simulations: the timers adapter reports each schedule it touches to the pump
+            # instead of the pump listing the whole group before every firing.
+            self.app.deps.timers = NotifyingTimers(self.app.deps.timers, self.pump.watch())
 
     def close(self) -> None:
         from promptpipe.wiring import set_app

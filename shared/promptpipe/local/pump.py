@@ -115,6 +115,19 @@ class SchedulerPump:
         self._entries: dict[str, _Entry] = {}
         self._last_fired: dict[str, datetime] = {}  # name -> last nominal occurrence fired
         self._completed: dict[str, tuple[object, ...]] = {}  # fired DELETE one-shots -> version
+        # Notified mode (``watch``): re-read only the names the Timers adapter reports as changed.
+        self._dirty: set[str] | None = None
+        self._listed_once = False
+
+    def watch(self) -> Callable[[str], None]:
+        """Switch to notified refresh and return the callback that reports a changed schedule name.
+
+        Listing the whole group before every firing costs O(schedules) calls per firing; with
+        thousands of participants (``promptpipe simulate``) the adapter instead reports each name it
+        creates, replaces or deletes, and the pump re-reads only those.
+        """
+        self._dirty = set()
+        return self._dirty.add
 
     def next_due(self) -> datetime | None:
         """When the next occurrence fires (never earlier than the clock), or None."""
@@ -198,6 +211,10 @@ class SchedulerPump:
     # --- reading the group ----------------------------------------------------------------
 
     def _refresh(self) -> None:
+        if self._dirty is not None and self._listed_once:
+            self._refresh_notified(self._dirty)
+            return
+        self._listed_once = True
         seen: set[str] = set()
         completed: list[str] = []
         paginator = self._client.get_paginator("list_schedules")
@@ -220,6 +237,20 @@ class SchedulerPump:
             self._delete(name)
         for name in [n for n in self._entries if n not in seen]:
             del self._entries[name]
+
+    def _refresh_notified(self, dirty: set[str]) -> None:
+        for name in self._completed:
+            if name not in dirty:  # fired and untouched since: complete it as AWS would
+                self._entries.pop(name, None)
+                self._delete(name)
+        self._completed.clear()
+        for name in list(dirty):
+            dirty.discard(name)
+            loaded = self._load(name)
+            if loaded is None:
+                self._entries.pop(name, None)
+            else:
+                self._entries[name] = loaded
 
     def _load(self, name: str) -> _Entry | None:
         try:

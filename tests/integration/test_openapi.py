@@ -1,0 +1,95 @@
+"""The participants API's OpenAPI document, generated from the Powertools resolver (issue 4 §1).
+
+``openapi-spec-validator`` is not a dependency, so the document's structure is asserted directly:
+an OpenAPI 3.1 document with every route, its path parameters and the request body schemas."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+BASE = "/conversation/participants"
+ROUTES = {
+    BASE: {"get", "post"},
+    f"{BASE}/{{participant_id}}": {"get", "put", "delete"},
+    f"{BASE}/{{participant_id}}/history": {"get"},
+    f"{BASE}/{{participant_id}}/state": {"get", "post"},
+}
+
+
+@pytest.fixture
+def document(aws: None) -> dict[str, Any]:
+    from functions.enrollment.handler import app
+
+    return json.loads(app.get_openapi_json_schema(title="PromptPipe participants API", version="0.1.0"))
+
+
+def resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref", "")
+    prefix = "#/components/schemas/"
+    assert ref.startswith(prefix), schema
+    return document["components"]["schemas"][ref[len(prefix) :]]
+
+
+def body_schema(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    request = document["paths"][path][method]["requestBody"]
+    assert request["required"] is True
+    return resolve(document, request["content"]["application/json"]["schema"])
+
+
+def test_document_is_openapi_3_1_with_every_route(document: dict[str, Any]) -> None:
+    # Given the document generated from the resolver
+    # Then it is OpenAPI 3.1 with the API's title, and exactly the API's routes and methods
+    assert document["openapi"].startswith("3.1.")
+    assert document["info"] == {"title": "PromptPipe participants API", "version": "0.1.0"}
+    assert {path: set(item) for path, item in document["paths"].items()} == ROUTES
+    # And every operation has a unique id and at least one response
+    operations = [op for item in document["paths"].values() for op in item.values()]
+    assert len({op["operationId"] for op in operations}) == len(operations)
+    assert all(op["responses"] for op in operations)
+
+
+def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None:
+    # Given the enrollment operation
+    schema = body_schema(document, BASE, "post")
+
+    # Then its body is EnrollmentRequest: phone_number required, the optional profile fields, nothing else
+    assert schema["title"] == "EnrollmentRequest"
+    assert schema["required"] == ["phone_number"]
+    assert set(schema["properties"]) == {"phone_number", "name", "gender", "ethnicity", "background", "timezone"}
+    assert schema["additionalProperties"] is False
+    # And enrollment documents its 201 (seed 001), not the default 200
+    assert "201" in document["paths"][BASE]["post"]["responses"]
+
+
+def test_update_and_override_bodies_and_path_parameters_are_documented(document: dict[str, Any]) -> None:
+    # Given the update and state override operations
+    update = body_schema(document, f"{BASE}/{{participant_id}}", "put")
+    override = body_schema(document, f"{BASE}/{{participant_id}}/state", "post")
+
+    # Then the update is partial (nothing required) and the override requires a reason
+    assert update["title"] == "ParticipantUpdate"
+    assert "required" not in update or update["required"] == []
+    assert set(update["properties"]) == {"name", "gender", "ethnicity", "background", "timezone", "status"}
+    assert override["title"] == "StateOverride"
+    assert override["required"] == ["reason"]
+    # And every per-participant operation takes participant_id in the path
+    for path, methods in ROUTES.items():
+        if "{participant_id}" not in path:
+            continue
+        for method in methods:
+            parameters = {p["name"]: p for p in document["paths"][path][method]["parameters"]}
+            assert (parameters["participant_id"]["in"], parameters["participant_id"]["required"]) == ("path", True)
+
+
+def test_paging_query_parameters_are_documented(document: dict[str, Any]) -> None:
+    # Given the list and history operations
+    listing = {p["name"]: p for p in document["paths"][BASE]["get"]["parameters"]}
+    history = {p["name"]: p for p in document["paths"][f"{BASE}/{{participant_id}}/history"]["get"]["parameters"]}
+
+    # Then limit and next_token are query parameters, and history can leave out the audit metadata
+    assert {"limit", "next_token"} <= set(listing)
+    assert all(listing[name]["in"] == "query" for name in ("limit", "next_token"))
+    assert {"limit", "next_token", "include_audit"} <= set(history)
