@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
@@ -44,16 +44,16 @@ serve: $(STAMP)
 	$(BIN)/promptpipe serve
 
 node_modules/.bin/cdk:
-	npm install --no-audit --no-fund --silent aws-cdk@2
+	npm install --no-save --no-audit --no-fund --silent aws-cdk@2
 
 synth: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet $(CDK_ARGS)
 
 deploy: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy $(CDK_ARGS)
 
 destroy: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy
+	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy $(CDK_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m scripts.bench_calls
