@@ -4,7 +4,8 @@ Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 7; ``--json``
 
 For every function module, and for a bare ``import boto3`` as the yardstick, each round starts one
 fresh interpreter per target (targets interleaved, in a fixed order, so that drift on the machine
-hits them alike) and times, inside the child with ``time.perf_counter``:
+hits them alike) and times, inside the child, both wall time (``time.perf_counter``) and the child's
+CPU time (``time.process_time``; on a busy machine wall time also counts waiting for a CPU):
 
 - **import**: ``importlib.import_module(module)``, which also runs what the module does at import
   (Powertools resolver, processor, idempotency persistence layer and its boto3 client);
@@ -15,9 +16,10 @@ Interpreter start-up is not included. One warm-up round is discarded so that eve
 bytecode caches written (a Lambda bundle ships without them unless compiled at build time; see
 docs/benchmarks.md). The child has dummy credentials and a region, and a guard that refuses any
 socket connection: a function must not touch the network before its first event. The table reports
-the median of the rounds, the ratio of that median to the median of ``import boto3`` measured in the
-same run, and whether ``openai`` was in ``sys.modules`` after import and after init (the webhook and
-enrollment functions must never import it; DESIGN §7).
+the medians of the rounds, their ratio to the median of ``import boto3`` measured in the same run
+(a ratio is what carries over from this machine to Lambda), and whether ``openai`` was in
+``sys.modules`` after import and after init (the webhook and enrollment functions must never import
+it; DESIGN §7).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ CHILD_ENVIRONMENT = {
 
 # Runs in the child. Prints one JSON line.
 CHILD = r"""
-import json, socket, sys, time
+import importlib, json, socket, sys, time
 
 attempts = []
 
@@ -81,49 +83,44 @@ socket.socket.connect_ex = _refuse
 target = sys.argv[1]
 if target == "aws_xray_sdk.core":
     import boto3  # noqa: F401  (not timed)
-started = time.perf_counter()
-if target in ("boto3", "aws_xray_sdk.core"):
-    import importlib
-
-    importlib.import_module(target)
-else:
-    import importlib
-
-    importlib.import_module(target)
-imported = time.perf_counter()
+wall, cpu = time.perf_counter(), time.process_time()
+importlib.import_module(target)
+import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
 openai_after_import = "openai" in sys.modules
-init_ms = None
+init_wall = init_cpu = None
 if target.startswith("functions."):
     from promptpipe.wiring import get_app
 
+    wall, cpu = time.perf_counter(), time.process_time()
     get_app()
-    init_ms = (time.perf_counter() - imported) * 1000
+    init_wall, init_cpu = time.perf_counter() - wall, time.process_time() - cpu
 print(json.dumps({
-    "import_ms": (imported - started) * 1000,
-    "init_ms": init_ms,
+    "import_wall": import_wall * 1000,
+    "import_cpu": import_cpu * 1000,
+    "init_wall": init_wall and init_wall * 1000,
+    "init_cpu": init_cpu and init_cpu * 1000,
     "openai_after_import": openai_after_import,
     "openai_after_init": "openai" in sys.modules,
     "network_attempts": attempts,
 }))
 """
+SERIES = ("import_wall", "import_cpu", "init_wall", "init_cpu")
 
 
 @dataclass
 class Result:
     target: str
-    import_ms: list[float] = field(default_factory=list)
-    init_ms: list[float] = field(default_factory=list)
+    samples: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in SERIES})
     openai_after_import: set[bool] = field(default_factory=set)
     openai_after_init: set[bool] = field(default_factory=set)
     network_attempts: list[str] = field(default_factory=list)
 
-    @property
-    def median_import(self) -> float:
-        return statistics.median(self.import_ms)
-
-    @property
-    def median_total(self) -> float:
-        return statistics.median(a + b for a, b in zip(self.import_ms, self.init_ms, strict=True))
+    def median(self, kind: str, *, with_init: bool = False) -> float:
+        """Median of ``kind`` ("wall" or "cpu") over the rounds, import alone or import + init."""
+        imports = self.samples[f"import_{kind}"]
+        if not with_init:
+            return statistics.median(imports)
+        return statistics.median(a + b for a, b in zip(imports, self.samples[f"init_{kind}"], strict=True))
 
 
 def child_environment() -> dict[str, str]:
@@ -156,9 +153,9 @@ def measure(runs: int, warmup: int = 1) -> dict[str, Result]:
             if round_index < warmup:
                 continue
             result = results[target]
-            result.import_ms.append(sample["import_ms"])
-            if sample["init_ms"] is not None:
-                result.init_ms.append(sample["init_ms"])
+            for name in SERIES:
+                if sample[name] is not None:
+                    result.samples[name].append(sample[name])
             result.openai_after_import.add(sample["openai_after_import"])
             result.openai_after_init.add(sample["openai_after_init"])
             result.network_attempts += sample["network_attempts"]
@@ -170,36 +167,38 @@ def _flag(values: set[bool]) -> str:
 
 
 def render(results: dict[str, Result], runs: int) -> str:
-    base = results[BASELINE].median_import
+    boto = results[BASELINE]
     header = (
         "target",
-        "import ms (median)",
-        "min",
+        "import wall ms",
         "x boto3",
-        "import+init ms",
+        "import CPU ms",
         "x boto3",
-        "openai after import",
-        "openai after init",
+        "+init wall ms",
+        "+init CPU ms",
+        "x boto3 (CPU)",
+        "openai imported",
         "network",
     )
 
-    def network(result: Result) -> str:
-        return "none" if not result.network_attempts else "ATTEMPTED"
+    def ratio(result: Result, kind: str, *, with_init: bool = False) -> str:
+        return f"{result.median(kind, with_init=with_init) / boto.median(kind):.2f}"
 
     lines = []
-    for label, target in (("import boto3 (yardstick)", BASELINE), (f"{XRAY}, after boto3", XRAY)):
+    for label, target in (("import boto3 (yardstick)", BASELINE), (f"{XRAY} (after boto3)", XRAY)):
         r = results[target]
         lines.append(
             (
                 label,
-                f"{r.median_import:.0f}",
-                f"{min(r.import_ms):.0f}",
-                f"{r.median_import / base:.2f}",
+                f"{r.median('wall'):.0f}",
+                ratio(r, "wall"),
+                f"{r.median('cpu'):.0f}",
+                ratio(r, "cpu"),
+                "-",
                 "-",
                 "-",
                 _flag(r.openai_after_import),
-                "-",
-                network(r),
+                "none" if not r.network_attempts else "ATTEMPTED",
             )
         )
     for module in MODULES:
@@ -207,20 +206,22 @@ def render(results: dict[str, Result], runs: int) -> str:
         lines.append(
             (
                 module,
-                f"{r.median_import:.0f}",
-                f"{min(r.import_ms):.0f}",
-                f"{r.median_import / base:.2f}",
-                f"{r.median_total:.0f}",
-                f"{r.median_total / base:.2f}",
-                _flag(r.openai_after_import),
-                _flag(r.openai_after_init),
-                network(r),
+                f"{r.median('wall'):.0f}",
+                ratio(r, "wall"),
+                f"{r.median('cpu'):.0f}",
+                ratio(r, "cpu"),
+                f"{r.median('wall', with_init=True):.0f}",
+                f"{r.median('cpu', with_init=True):.0f}",
+                ratio(r, "cpu", with_init=True),
+                f"{_flag(r.openai_after_import)} / {_flag(r.openai_after_init)}",
+                "none" if not r.network_attempts else "ATTEMPTED",
             )
         )
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     out = [
-        f"Cold start: median of {runs} fresh processes per target (after 1 discarded warm-up round); "
-        f"Python {platform.python_version()}, {os.cpu_count()} CPUs",
+        f"Cold start: medians of {runs} fresh processes per target (1 warm-up round discarded); "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average {load:.1f} at the end",
         "",
         "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |",
         "|" + "|".join("-" * (w + 2) for w in widths) + "|",
@@ -228,7 +229,8 @@ def render(results: dict[str, Result], runs: int) -> str:
     out += ["| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |" for line in lines]
     out += [
         "",
-        "init = promptpipe.wiring.get_app() after the import (what the first event builds).",
+        "+init: import, then promptpipe.wiring.get_app() (what the first event builds).",
+        "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",
         f"{XRAY}: the X-Ray SDK that Powertools' Tracer loads; its recorder builds botocore clients at import.",
     ]
     for module in MUST_NOT_IMPORT_OPENAI:
@@ -256,12 +258,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs must be at least 5")
     results = measure(args.runs)
     if args.json:
+        base = results[BASELINE]
         payload = {
             target: {
-                "import_ms": r.import_ms,
-                "init_ms": r.init_ms,
-                "median_import_ms": r.median_import,
-                "ratio_to_boto3": r.median_import / results[BASELINE].median_import,
+                **r.samples,
+                "median_import_wall_ms": r.median("wall"),
+                "median_import_cpu_ms": r.median("cpu"),
+                "ratio_to_boto3_wall": r.median("wall") / base.median("wall"),
+                "ratio_to_boto3_cpu": r.median("cpu") / base.median("cpu"),
                 "openai_after_import": sorted(r.openai_after_import),
                 "openai_after_init": sorted(r.openai_after_init),
                 "network_attempts": r.network_attempts,

@@ -36,7 +36,15 @@ from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.api import EnrollmentRequest
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind
-from promptpipe.models.state import ConversationMessage, DailyPromptPending, DataKey, StateData
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import (
+    ConversationMessage,
+    DailyPromptPending,
+    DataKey,
+    FlowState,
+    StateData,
+    new_state_data,
+)
 from promptpipe.models.store import Direction, StateCommit
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings
@@ -192,7 +200,7 @@ def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
             provider="local",
             provider_message_id="SMreply1",
             from_phone=PHONE,
-            body="I did it",
+            body="Thanks, I'll tell you later how it went",
             received_at=harness.clock.now(),
         )
         event = TurnEvent(
@@ -230,7 +238,7 @@ def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
     assert data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) == ""
     assert data.get_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT) is None
     assert data.get_time(DataKey.DAILY_PROMPT_RESPONDED_AT) == T0
-    assert harness.history(pid) == ["I did it", "Nice work today!"]
+    assert harness.history(pid) == ["Thanks, I'll tell you later how it went", "Nice work today!"]
     transcript, _ = harness.store.list_transcript(pid, limit=50, next_token=None)
     assert REMINDER_TEXT not in [e.content for e in transcript]
     assert all(e.kind != OutboundKind.REMINDER.value for e in transcript)
@@ -245,9 +253,28 @@ MAX_REDELIVERIES = 25  # a unit of work whose retries ran out is redelivered, as
 
 
 @pytest.fixture
-def moto_server() -> Iterator[str]:
+def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """moto in server mode, one request at a time.
+
+    DynamoDB makes every request atomic; moto does not under concurrent requests: its
+    ``transact_write_items`` deep-copies the tables first and, when the transaction is cancelled (a
+    lost version check, here on purpose), puts that copy back, erasing what other requests wrote in
+    between (and the copy itself can fail with "dictionary changed size during iteration"). So the
+    server handles requests one at a time; the races this test is about are between requests (load,
+    then commit), and those stay.
+    """
+    from moto.moto_server import threaded_moto_server
     from moto.server import ThreadedMotoServer
 
+    base = threaded_moto_server.DomainDispatcherApplication
+    lock = threading.Lock()
+
+    class OneRequestAtATime(base):  # type: ignore[misc,valid-type]
+        def __call__(self, environ, start_response):  # type: ignore[no-untyped-def]
+            with lock:
+                return super().__call__(environ, start_response)
+
+    monkeypatch.setattr(threaded_moto_server, "DomainDispatcherApplication", OneRequestAtATime)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -270,9 +297,6 @@ def test_twenty_threads_commit_to_one_participant_and_nothing_is_lost(moto_serve
     repo = DynamoParticipantRepo(config.table_name, client)
     store = DynamoStateStore(config.table_name, client)
     clock = ManualClock(T0)
-    from promptpipe.models.participant import ConversationParticipant
-    from promptpipe.models.state import FlowState, new_state_data
-
     pid = "p_" + "c" * 32
     repo.create(
         ConversationParticipant(id=pid, phone_number=PHONE, enrolled_at=T0, created_at=T0, updated_at=T0),

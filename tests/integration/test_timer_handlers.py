@@ -93,20 +93,26 @@ def group_names(env: LocalEnvironment, participant_id: str) -> list[str]:
     return sorted(i["Name"] for i in items if participant_id in i["Name"])
 
 
-def invoke(env: LocalEnvironment, name: str, execution_id: str) -> dict[str, Any]:
-    """Hand the schedule's Input to its target handler, as EventBridge does (scheduler context
-    placeholders filled), without going through the pump."""
+def captured(env: LocalEnvironment, name: str) -> tuple[str, str]:
+    """The (target ARN, Input) EventBridge holds for a schedule."""
     schedule = scheduler(env).get_schedule(Name=name, GroupName=env.settings.schedule_group_name)
-    text = (
-        schedule["Target"]["Input"]
-        .replace("<aws.scheduler.scheduled-time>", env.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
-        .replace("<aws.scheduler.execution-id>", execution_id)
+    return schedule["Target"]["Arn"], schedule["Target"]["Input"]
+
+
+def invoke(env: LocalEnvironment, name: str | tuple[str, str], execution_id: str) -> dict[str, Any]:
+    """Hand a schedule's Input (read now, or captured earlier) to its target handler, as EventBridge
+    does (scheduler context placeholders filled), without going through the pump."""
+    arn, text = captured(env, name) if isinstance(name, str) else name
+    event = json.loads(
+        text.replace("<aws.scheduler.scheduled-time>", env.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")).replace(
+            "<aws.scheduler.execution-id>", execution_id
+        )
     )
     from functions.scheduled_prompt import handler as scheduled_prompt
     from functions.timers import handler as timers
 
-    target = timers.handler if schedule["Target"]["Arn"] == TIMERS_ARN else scheduled_prompt.handler
-    return target(json.loads(text), FakeLambdaContext(function_name="promptpipe-test"))
+    target = timers.handler if arn == TIMERS_ARN else scheduled_prompt.handler
+    return target(event, FakeLambdaContext(function_name="promptpipe-test"))
 
 
 def at_local(day: date, hhmm: str, zone: ZoneInfo = TORONTO) -> datetime:
@@ -162,12 +168,13 @@ def test_reminder_twice_one_message_and_stale_execution_none(enrolled: Participa
     # Given a delivered prompt and its reminder due at 12:20
     p = enrolled
     deliver_once(p)
+    reminder = captured(p.env, f"reminder-{p.id}")
     p.env.clock.set(at_local(MONDAY + timedelta(days=1), "12:20"))
     # When the reminder's Input is delivered twice with one execution id
-    invoke(p.env, f"reminder-{p.id}", "exec-reminder-1")
-    invoke(p.env, f"reminder-{p.id}", "exec-reminder-1")
+    invoke(p.env, reminder, "exec-reminder-1")
+    invoke(p.env, reminder, "exec-reminder-1")
     # And once more with another execution id (the pending prompt is already cleared)
-    invoke(p.env, f"reminder-{p.id}", "exec-reminder-2")
+    invoke(p.env, reminder, "exec-reminder-2")
     # Then one reminder, with the contract's text
     assert [m.body for m in p.messages(OutboundKind.REMINDER)] == [REMINDER_TEXT]
     assert p.state()["daily_prompt_pending"] is None
@@ -178,14 +185,15 @@ def test_auto_feedback_twice_one_effect_and_stale_execution_none(enrolled: Parti
     p = enrolled
     p.override("INTAKE")
     deliver_once(p)
+    autofb = captured(p.env, f"autofb-{p.id}")
     p.env.clock.set(at_local(MONDAY + timedelta(days=1), "07:25"))
     # When the auto-feedback Input is delivered
-    invoke(p.env, f"autofb-{p.id}", "exec-autofb-1")
+    invoke(p.env, autofb, "exec-autofb-1")
     assert p.state()["sub_state"] == "FEEDBACK"
     # And, after an operator moved the participant back, delivered again: same and another execution
     p.override("INTAKE")
-    invoke(p.env, f"autofb-{p.id}", "exec-autofb-1")
-    invoke(p.env, f"autofb-{p.id}", "exec-autofb-2")
+    invoke(p.env, autofb, "exec-autofb-1")
+    invoke(p.env, autofb, "exec-autofb-2")
     # Then the move to FEEDBACK happened once
     assert p.state()["sub_state"] == "INTAKE"
 
@@ -201,16 +209,15 @@ def test_state_transition_twice_one_effect_and_stale_execution_none(enrolled: Pa
         .ok
     )
     session.commit()
-    name = f"transition-{p.id}"
-    assert name in group_names(p.env, p.id)
-    # When it fires / Then FEEDBACK
+    transition = captured(p.env, f"transition-{p.id}")
+    # When it fires / Then FEEDBACK, and the schedule is deleted with the pending transition
     p.env.clock.advance(timedelta(minutes=30))
-    invoke(p.env, name, "exec-transition-1")
-    assert p.state()["sub_state"] == "FEEDBACK"
+    invoke(p.env, transition, "exec-transition-1")
+    assert p.state()["sub_state"] == "FEEDBACK" and f"transition-{p.id}" not in group_names(p.env, p.id)
     # When, after an operator moved the participant back, it is delivered again
     p.override("INTAKE")
-    invoke(p.env, name, "exec-transition-1")
-    invoke(p.env, name, "exec-transition-2")
+    invoke(p.env, transition, "exec-transition-1")
+    invoke(p.env, transition, "exec-transition-2")
     # Then nothing moves
     assert p.state()["sub_state"] == "INTAKE"
 
@@ -222,13 +229,15 @@ def test_feedback_timeout_and_follow_up_twice_one_effect_each(local_env_factory:
     p.intake()
     deliver_once(p)
     # When the timeout's Input is delivered twice, then under another execution id
+    timeout = captured(env, f"fbtimeout-{p.id}")
     env.clock.advance(timedelta(minutes=15))
     for execution in ("exec-timeout-1", "exec-timeout-1", "exec-timeout-2"):
-        invoke(env, f"fbtimeout-{p.id}", execution)
+        invoke(env, timeout, execution)
     # And the follow-up's likewise, 3 h later
+    followup = captured(env, f"fbfollowup-{p.id}")
     env.clock.advance(timedelta(hours=3))
     for execution in ("exec-followup-1", "exec-followup-1", "exec-followup-2"):
-        invoke(env, f"fbfollowup-{p.id}", execution)
+        invoke(env, followup, execution)
     # Then one nudge and one follow-up went out
     assert [m.body for m in p.messages(OutboundKind.FEEDBACK_NUDGE)] == [FEEDBACK_NUDGE_TEXT, FEEDBACK_FOLLOWUP_TEXT]
     assert p.raw()[DataKey.FEEDBACK_STATE.value] == "followup_sent"
@@ -238,18 +247,12 @@ def test_a_stale_reminder_from_yesterday_changes_nothing_today(enrolled: Partici
     # Given Tuesday's prompt, and the Input EventBridge held for Tuesday's reminder
     p = enrolled
     deliver_once(p, "exec-tuesday")
-    name = f"reminder-{p.id}"
-    schedule = scheduler(p.env).get_schedule(Name=name, GroupName=p.env.settings.schedule_group_name)
-    tuesday_input = schedule["Target"]["Input"]
+    tuesday_reminder = captured(p.env, f"reminder-{p.id}")
     # When Wednesday's prompt replaces the reminder, and Tuesday's Input arrives late anyway
     p.env.clock.set(at_local(MONDAY + timedelta(days=2), "07:20"))
     invoke(p.env, daily_name(p), "exec-wednesday")
     p.env.clock.set(at_local(MONDAY + timedelta(days=2), "07:30"))
-    from functions.timers import handler as timers
-
-    late = tuesday_input.replace("<aws.scheduler.execution-id>", "late")
-    event = json.loads(late.replace("<aws.scheduler.scheduled-time>", "2026-03-03T17:20:00Z"))
-    timers.handler(event, FakeLambdaContext(function_name="promptpipe-timers"))
+    invoke(p.env, tuesday_reminder, "late")
     # Then no reminder goes out and Wednesday's prompt is still pending
     assert p.messages(OutboundKind.REMINDER) == []
     assert p.state()["daily_prompt_pending"]["sent_at"] == "2026-03-04T12:20:00Z"

@@ -110,13 +110,17 @@ def meta_payload(*messages: dict[str, Any], statuses: list[dict[str, Any]] | Non
     }
 
 
-def post_meta(env: LocalEnvironment, payload: dict[str, Any], *, signature: str | None = None) -> ApiResponse:
-    raw = json.dumps(payload, separators=(",", ":")).encode()
+def post_meta(
+    env: LocalEnvironment, payload: dict[str, Any], *, signature: str | None = None, raw_utf8: bool = False
+) -> ApiResponse:
+    """Post a Meta payload; with ``raw_utf8`` the body carries raw UTF-8 (not \\u escapes) and
+    arrives base64-encoded, so the signature must be checked over the exact bytes."""
+    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=not raw_utf8).encode()
     header = signature if signature is not None else meta_signature(raw, env.settings.whatsapp_app_secret)
     return env.api(
         "POST",
         "/webhooks/whatsapp",
-        body=raw.decode(),
+        body=raw if raw_utf8 else raw.decode(),
         headers={"content-type": "application/json", "x-hub-signature-256": header},
     )
 
@@ -131,6 +135,12 @@ def status_of(env: LocalEnvironment, pid: str) -> str:
     return env.api("GET", f"{BASE}/{pid}").body["result"]["status"]
 
 
+def schedule_names(env: LocalEnvironment) -> list[str]:
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    schedules = scheduler.list_schedules(GroupName=env.settings.schedule_group_name)["Schedules"]
+    return sorted(s["Name"] for s in schedules)
+
+
 def participants(env: LocalEnvironment) -> list[dict[str, Any]]:
     return env.api("GET", BASE).body["result"]["participants"]
 
@@ -143,7 +153,7 @@ def test_twilio_signed_message_is_accepted_and_answered_with_empty_twiml(local_e
     pid = enroll(env)
 
     # When Twilio posts a correctly signed SMS
-    response = post_twilio(env, twilio_params("I want to walk more", "SM0001"))
+    response = post_twilio(env, twilio_params("I want to walk more 🚶", "SM0001"))
 
     # Then the webhook answers empty TwiML and the turn runs: one LLM call, one reply
     assert response.status == 200
@@ -152,7 +162,7 @@ def test_twilio_signed_message_is_accepted_and_answered_with_empty_twiml(local_e
     assert llm.calls == 2
     assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Walking it is."]
     inbound = [e for e in history(env, pid) if e["direction"] == "inbound"]
-    assert [e["content"] for e in inbound] == ["I want to walk more"]
+    assert [e["content"] for e in inbound] == ["I want to walk more 🚶"]
 
 
 def test_twilio_unsigned_or_wrongly_signed_request_is_403_and_nothing_is_enqueued(local_env_factory) -> None:
@@ -239,6 +249,23 @@ def test_same_twilio_webhook_three_times_is_one_turn_and_one_reply(local_env_fac
     assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Only once."]
     entries = [(e["direction"], e["content"]) for e in history(env, pid)]
     assert entries == [("outbound", "Hello Alice!"), ("inbound", "are you there?"), ("outbound", "Only once.")]
+
+
+def test_same_twilio_webhook_three_times_before_the_worker_runs_is_one_turn(local_env_factory) -> None:
+    # Given an enrolled participant and a coach scripted for exactly one turn
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Only once.")])
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    params = twilio_params("quick question", "SM0006")
+
+    # When the three deliveries all land on the queue before the worker runs
+    assert [post_twilio_no_drain(env, params) for _ in range(3)] == [200, 200, 200]
+    env.drain()
+
+    # Then the FIFO deduplication id (the MessageSid) leaves one turn and one reply
+    assert llm.calls == 2
+    assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Only once."]
+    assert [e["content"] for e in history(env, pid)].count("quick question") == 1
 
 
 def test_three_rapid_messages_are_processed_in_order_each_seeing_the_previous_reply(local_env_factory) -> None:
@@ -337,6 +364,21 @@ def test_meta_signed_text_and_button_reply_are_turns(local_env_factory) -> None:
     assert inbound == ["I stretched today", "Q: Did you do it? A: Done"]
 
 
+def test_meta_raw_utf8_base64_body_verifies_over_the_exact_bytes(local_env_factory) -> None:
+    # Given an enrolled participant
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("¡Muy bien!")])
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+
+    # When Meta posts non-ASCII text as raw UTF-8, base64-encoded by API Gateway
+    response = post_meta(env, meta_payload(meta_text("wamid.UTF8", "Caminé 10 minutos 🚶‍♀️")), raw_utf8=True)
+
+    # Then the signature verifies and the text arrives intact
+    assert response.status == 200
+    assert [e["content"] for e in history(env, pid) if e["direction"] == "inbound"] == ["Caminé 10 minutos 🚶‍♀️"]
+    assert llm.calls == 2
+
+
 def test_meta_payloads_in_several_entries_are_all_processed(local_env_factory) -> None:
     # Given two enrolled participants
     llm = ScriptedLLM(
@@ -431,6 +473,36 @@ def test_stop_pauses_and_confirms_once_and_start_resumes_without_any_llm_call(lo
     kinds = [(e["direction"], e["kind"]) for e in history(env, pid)]
     assert kinds.count(("inbound", "message")) == 3
     assert kinds.count(("system", "status_change")) == 2
+
+
+def test_stop_cancels_the_schedules_and_start_restores_them(local_env_factory) -> None:
+    # Given a participant whose coach created a daily prompt schedule
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.text("Hello Alice!"),
+            ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "09:30"}),
+            ScriptedLLM.text("Every day at 9:30."),
+        ]
+    )
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    post_twilio(env, twilio_params("remind me at 9:30", "SM-sched"))
+    names = schedule_names(env)
+    assert len(names) == 1
+
+    # When they text STOP
+    post_twilio(env, twilio_params("STOP", "SM-stop"))
+
+    # Then no schedule is left, so no daily prompt can reach them
+    assert status_of(env, pid) == "paused"
+    assert schedule_names(env) == []
+
+    # When they text START
+    post_twilio(env, twilio_params("START", "SM-start"))
+
+    # Then the daily schedule is back
+    assert schedule_names(env) == names
+    assert llm.calls == 3
 
 
 def test_redelivered_stop_confirms_once(local_env_factory) -> None:

@@ -194,7 +194,9 @@ def test_s4_delivery_sends_prompt_and_poll_arms_reminder_and_auto_feedback_and_s
     sent_at = at_local(MONDAY, "09:20")
     # When the schedule fires at 09:20
     outcome = deliver(h, daily, at=sent_at)
-    # Then two messages go out: the prompt with the "Done" question, then the intensity poll
+    # Then two messages go out: the prompt with the "Done" question, then the intensity poll.
+    # Adaptation of S4 ("no poll support → prompt, intensity text"): the "Done" question travels
+    # with the prompt (buttons or numbered text, per channel), the poll is its own message.
     assert outcome.delivery is not None and outcome.delivery.delivered
     prompt, poll = sent(h, p)
     assert (
@@ -916,3 +918,44 @@ def test_deleting_a_participant_cancels_everything() -> None:
     h.app.delete_participant(p.id)
     assert participant_timers(h, p) == []
     assert daily.name in h.timers.cancelled
+
+
+def test_stale_feedback_timers_from_yesterdays_prompt_do_nothing_today() -> None:
+    # Given feedback timers on: Monday's prompt got its nudge and follow-up, held by EventBridge as
+    # these payloads; Tuesday's prompt is now waiting for its own timeout
+    h, p, daily = given(settings=FEEDBACK_ON)
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    monday_timeout = timer(h, TimerKind.FEEDBACK_TIMEOUT, p)
+    fire_due(h, at_local(MONDAY, "09:35"))
+    monday_followup = timer(h, TimerKind.FEEDBACK_FOLLOWUP, p)
+    assert monday_timeout is not None and monday_followup is not None
+    fire_due(h, at_local(MONDAY, "23:00"))
+    assert len(sent(h, p, OutboundKind.FEEDBACK_NUDGE)) == 2
+    tuesday = MONDAY + timedelta(days=1)
+    deliver(h, daily, at=at_local(tuesday, "09:20"))
+    # When Monday's timeout is delivered again at 09:25 (a late retry, another execution id)
+    h.clock.set(at_local(tuesday, "09:25"))
+    stale = fire(h, monday_timeout.payload, "monday-timeout-retry")
+    # Then it does not nudge about Tuesday's prompt ten minutes early
+    assert stale.timer is not None and not stale.timer.applied
+    assert len(sent(h, p, OutboundKind.FEEDBACK_NUDGE)) == 2
+    # When Tuesday's own timeout fires / Then its nudge goes out, and Monday's follow-up, delivered
+    # late during Tuesday's wait, does not replace Tuesday's follow-up
+    fire_due(h, at_local(tuesday, "09:35"))
+    assert len(sent(h, p, OutboundKind.FEEDBACK_NUDGE)) == 3
+    h.clock.set(at_local(tuesday, "10:00"))
+    late = fire(h, monday_followup.payload, "monday-followup-retry")
+    assert late.timer is not None and not late.timer.applied
+    fire_due(h, at_local(tuesday, "23:00"))
+    assert [m.body for m in sent(h, p, OutboundKind.FEEDBACK_NUDGE)] == [
+        FEEDBACK_NUDGE_TEXT,
+        FEEDBACK_FOLLOWUP_TEXT,
+        FEEDBACK_NUDGE_TEXT,
+        FEEDBACK_FOLLOWUP_TEXT,
+    ]
+    assert [m.sent_at.astimezone(TORONTO).strftime("%H:%M") for m in sent(h, p, OutboundKind.FEEDBACK_NUDGE)] == [
+        "09:35",
+        "12:35",
+        "09:35",
+        "12:35",
+    ]

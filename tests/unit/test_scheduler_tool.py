@@ -312,6 +312,8 @@ def test_scheduler_failure_reaches_the_model_and_registers_nothing() -> None:
 
 
 def test_s10_list_empty_then_after_a_create() -> None:
+    # Adaptation: result wording is our own (FACTS: never copy the original's texts); the data
+    # fields are the original's.
     # Given a participant without schedules
     h = memory_harness()
     p = h.enroll(timezone="America/Toronto")
@@ -332,6 +334,7 @@ def test_s10_list_empty_then_after_a_create() -> None:
 
 
 def test_s11_delete_unknown_and_time_like_ids() -> None:
+    # Adaptation: our own wording; the error values are the original's.
     # Given a participant without schedules
     h = memory_harness()
     p = h.enroll()

@@ -16,7 +16,7 @@ from promptpipe.flow.state_ops import cancel_pending_transition, write_sub_state
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
-from promptpipe.models.state import DataKey, FeedbackState, SubState
+from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 
 # Contract §5.2 quotes this text.
@@ -111,6 +111,12 @@ def _transition(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) ->
     return apply
 
 
+def _for_current_prompt(data: StateData, payload: TimerPayload) -> bool:
+    """Feedback timers share one name per participant: a late firing armed for an earlier prompt
+    must not act on the current one."""
+    return payload.expected_sent_at is None or payload.expected_sent_at == data.get_time(DataKey.LAST_PROMPT_SENT_AT)
+
+
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
 
@@ -118,6 +124,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
         if (
             op.data.get(DataKey.FEEDBACK_TIMER_ID) != payload.timer_id
             or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_INITIAL
+            or not _for_current_prompt(op.data, payload)
         ):
             outcome.detail = "stale: feedback already given or timer replaced"
             return
@@ -141,6 +148,7 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
         if (
             op.data.get(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID) != payload.timer_id
             or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_FOLLOWUP
+            or not _for_current_prompt(op.data, payload)
         ):
             outcome.detail = "stale: feedback already given or follow-up replaced"
             return
@@ -167,13 +175,18 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
     elif kind is TimerKind.FEEDBACK_TIMEOUT:
         # Arm the follow-up before the commit: if this firing turns out stale, the follow-up's own
         # guard (state waiting_followup, stored id) makes it a no-op.
-        if session.data.get(DataKey.FEEDBACK_STATE) == FeedbackState.WAITING_INITIAL:
+        if session.data.get(DataKey.FEEDBACK_STATE) == FeedbackState.WAITING_INITIAL and _for_current_prompt(
+            session.data, payload
+        ):
             name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
             deps.timers.schedule_timer(
                 name=name,
                 at=session.now + deps.settings.feedback_followup_delay,
                 payload=TimerPayload(
-                    participant_id=payload.participant_id, kind=TimerKind.FEEDBACK_FOLLOWUP, timer_id=name
+                    participant_id=payload.participant_id,
+                    kind=TimerKind.FEEDBACK_FOLLOWUP,
+                    timer_id=name,
+                    expected_sent_at=payload.expected_sent_at,
                 ),
             )
         op = _feedback_timeout(deps, payload, outcome)
