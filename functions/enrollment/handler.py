@@ -93,6 +93,11 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
 
 
 # -- one place mapping domain errors to HTTP ------------------------------------------------
+@app.not_found
+def _no_route(_exc: Exception) -> Response[dict[str, Any]]:
+    return envelope(404, message="No such route or method", error=True)
+
+
 @app.exception_handler(RequestValidationError)
 def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
     errors = exc.errors()

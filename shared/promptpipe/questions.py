@@ -117,10 +117,9 @@ def canonical_answer_text(question_id: str, option_id: str) -> str:
 def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[Question]) -> Answer | None:
     """Read an answer from a button id or a text reply; ``None`` when it is not one.
 
-    ``outstanding`` lists the questions still open, **the most recently asked first** (as
-    ``flow.conversation.outstanding_questions`` returns them): a bare number answers the first of
-    them only, a word the first that has it. Button ids and the canonical "Q: … A: …" text are
-    recognised even when no question is outstanding.
+    ``outstanding`` lists the questions still open (``flow.conversation.outstanding_questions``):
+    a bare number answers the "Done" question only, a word the first question that has it. Button
+    ids and the canonical "Q: … A: …" text are recognised even when no question is outstanding.
     """
     if answer_id:
         answer = _from_button_id(answer_id.strip())
@@ -134,8 +133,9 @@ def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[
     asked = [q for q in outstanding if q.id in (DONE_QUESTION_ID, INTENSITY_QUESTION_ID)]
     number = _NUMBER.match(text)
     if number is not None:
-        # A bare number only makes sense for the question asked last.
-        return _from_number(asked[0], int(number[1])) if asked else None
+        # Only the "Done" question is answered by number (render_text words the intensity poll).
+        done = next((q for q in asked if q.id == DONE_QUESTION_ID), None)
+        return _from_number(done, int(number[1])) if done is not None else None
     for question in asked:
         answer = _from_words(question, text)
         if answer is not None:

@@ -170,8 +170,14 @@ class PromptPipe:
 
         if profile_fields:
             session.apply("update_participant", apply)
-        if status is not None:
-            change_status(self.deps, session, ParticipantStatus(status), reason="updated through the API")
+        if status is not None and change_status(
+            self.deps, session, ParticipantStatus(status), reason="updated through the API"
+        ):
+
+            def clear_opt_out(op: OpContext) -> None:
+                op.participant.opted_out = False  # the organiser decides from now on
+
+            session.apply("clear_opt_out", clear_opt_out)
         if session.dirty:
             session.commit(record_event=False)
             # The commit stamps the stored participant's updated_at; answer with what was stored.
@@ -270,15 +276,15 @@ class PromptPipe:
     def receive_inbound(self, message: InboundMessage) -> InboundDecision:
         """Webhook side: who is it, opt-out/in, auto-enroll, enqueue. No LLM here."""
         participant_id = self.repo.find_id_by_phone(message.from_phone)
+        keyword = message.body.strip().upper()
         if participant_id is None:
-            if not self.deps.settings.auto_enroll_new_users:
+            if not self.deps.settings.auto_enroll_new_users or keyword in OPT_OUT_WORDS:
                 logger.info("message from unknown number dropped", extra={"phone": mask_phone(message.from_phone)})
                 return InboundDecision("unknown_sender")
             participant_id = self._auto_enroll(message)
             decision = InboundDecision("auto_enrolled", participant_id)
         else:
             decision = InboundDecision("enqueued", participant_id)
-        keyword = message.body.strip().upper()
         if keyword in OPT_OUT_WORDS or keyword in OPT_IN_WORDS:
             return self._opt(participant_id, message, opt_out=keyword in OPT_OUT_WORDS)
         if self.queue is None:
@@ -317,9 +323,13 @@ class PromptPipe:
 
     def _opt(self, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
         session = self.sessions.open(participant_id, message.provider_message_id)
-        if session.already_processed() is not None:
+        record = session.already_processed()
+        if record is not None:
+            # The provider redelivers only when we did not answer 200, i.e. the send failed.
+            self.send_all(record.outbound)
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
-        status = session.participant.status
+        participant = session.participant
+        status = participant.status
         target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
         session.apply(
             "record_inbound",
@@ -327,13 +337,21 @@ class PromptPipe:
                 Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
             ),
         )
+        # STOP pauses an active participant; START resumes only a participant their own STOP paused
+        # (an organiser's pause, completion or withdrawal stands).
         confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
-            not opt_out and status is ParticipantStatus.PAUSED
+            not opt_out and status is ParticipantStatus.PAUSED and participant.opted_out
         )
         if confirm:
             change_status(
                 self.deps, session, target, reason="participant opted out" if opt_out else "participant opted in"
             )
+
+            def mark(op: OpContext) -> None:
+                op.participant.opted_out = opt_out
+                op.participant_changed = True
+
+            session.apply("opt_flag", mark)
             body = OPT_OUT_CONFIRMATION if opt_out else OPT_IN_CONFIRMATION
             session.apply(
                 "confirm_opt",
@@ -347,7 +365,8 @@ class PromptPipe:
                 ),
             )
         outbound = session.commit()
-        self.send_all(outbound)
+        if session.duplicate_of is None:  # else the concurrent first delivery sends them
+            self.send_all(outbound)
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
 
     # =========================================================================== events ==
@@ -370,6 +389,9 @@ class PromptPipe:
         try:
             outcome.outbound = session.commit()
             outcome.committed_version = session.committed_version
+            if session.duplicate_of is not None:
+                # A concurrent delivery of this event committed first; it sends the messages.
+                outcome.replayed, outcome.outbound = True, []
         except ParticipantNotFound:
             logger.info("participant deleted during the event", extra={"participant_id": participant_id})
             outcome.outbound = []

@@ -84,6 +84,7 @@ def build_app(
     timers: Timers | None = None,
     queue: TurnQueue | None = None,
     rng: random.Random | None = None,
+    ids: IdGenerator | None = None,
     sleep: Callable[[float], None] | None = time.sleep,
 ) -> PromptPipe:
     """The AWS wiring (DynamoDB, SQS, EventBridge Scheduler, Secrets Manager); any port can be
@@ -124,7 +125,7 @@ def build_app(
         timers=timers,
         clock=clock,
         prompts=PromptLibrary.from_settings(settings),
-        ids=IdGenerator(None),
+        ids=ids or IdGenerator(None),
         rng=rng,
     )
     return PromptPipe(

@@ -15,6 +15,13 @@ from promptpipe.local.server import LocalServer
 from promptpipe.local.signing import twilio_signature
 
 
+@pytest.fixture(autouse=True)
+def _restore_runtime_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # main() quiets Powertools through the environment; keep that from leaking into other tests.
+    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
+        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
+
+
 def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[str]) -> None:
     # When the demo runs on its embedded default
     assert main(["demo"]) == 0

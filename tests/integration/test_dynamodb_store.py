@@ -30,9 +30,7 @@ def phone(n: int) -> str:
     return f"+1555123{n:04d}"
 
 
-def make_participant(
-    n: int, *, created_at: datetime = T0, phone_number: str | None = None
-) -> ConversationParticipant:
+def make_participant(n: int, *, created_at: datetime = T0, phone_number: str | None = None) -> ConversationParticipant:
     return ConversationParticipant(
         id=pid(n),
         phone_number=phone_number or phone(n),
@@ -44,9 +42,7 @@ def make_participant(
     )
 
 
-def entry(
-    participant_id: str, at: datetime, seq: str, content: str = "hi", **metadata: Any
-) -> TranscriptEntry:
+def entry(participant_id: str, at: datetime, seq: str, content: str = "hi", **metadata: Any) -> TranscriptEntry:
     return TranscriptEntry(
         participant_id=participant_id,
         at=at,
@@ -224,9 +220,7 @@ def test_update_replaces_fields_but_not_the_phone(env: Env) -> None:
 
 
 @pytest.mark.parametrize("keep_transcript", [True, False])
-def test_delete_removes_participant_claim_flow_and_optionally_the_transcript(
-    env: Env, keep_transcript: bool
-) -> None:
+def test_delete_removes_participant_claim_flow_and_optionally_the_transcript(env: Env, keep_transcript: bool) -> None:
     # Given a participant with a transcript longer than one batch, and a neighbour
     env.enroll(1)
     env.enroll(2)
@@ -303,9 +297,7 @@ def test_commit_bumps_version_and_persists_everything(env: Env) -> None:
     record = EventRecord(
         event_id="SM1",
         committed_at=T0,
-        outbound=[
-            OutboundMessage(participant_id=pid(1), to=phone(1), body="Hello!", kind=OutboundKind.GREETING)
-        ],
+        outbound=[OutboundMessage(participant_id=pid(1), to=phone(1), body="Hello!", kind=OutboundKind.GREETING)],
     )
     changed = participant.model_copy(update={"timezone": "Europe/Paris"})
     env.calls.clear()
@@ -405,9 +397,7 @@ def test_commit_rejects_oversized_and_inconsistent_commits(env: Env) -> None:
     with pytest.raises(ValueError, match="share"):
         env.commit(pid(1), 0, entry(pid(1), T0, "same"), entry(pid(1), T0, "same"))
     with pytest.raises(ValueError, match="expected_version"):
-        env.store.commit(
-            StateCommit(participant_id=pid(1), expected_version=0, flow=FlowState(participant_id=pid(1)))
-        )
+        env.store.commit(StateCommit(participant_id=pid(1), expected_version=0, flow=FlowState(participant_id=pid(1))))
     assert env.calls.count("TransactWriteItems") == 1  # only the enrollment
     # 93 entries (95 items with FLOW and META) is the limit that passes
     env.commit(pid(1), 0, *too_many[:93])

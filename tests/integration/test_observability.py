@@ -15,8 +15,8 @@ SECRET_BODY = "my very private habit message"
 
 def _emf_blobs(text: str) -> list[dict]:
     blobs = []
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if line.startswith("{") and '"_aws"' in line:
             blobs.append(json.loads(line))
     return blobs
@@ -31,7 +31,21 @@ def _dimensions(blob: dict) -> set[str]:
 
 
 @pytest.fixture
-def turn_with_two_tools(local_env_factory, capfd: pytest.CaptureFixture[str]):
+def turn_with_two_tools(local_env_factory, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    from promptpipe.observability import logger
+
+    # INFO is the production level; another test in this process may have imported at ERROR.
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    import logging
+    import sys
+
+    previous = logger.log_level
+    logger.setLevel("INFO")
+    # The handler keeps the stream it was created with (maybe a capture of an earlier test).
+    handlers = [h for h in logging.getLogger(logger.name).handlers if isinstance(h, logging.StreamHandler)]
+    streams = [h.stream for h in handlers]
+    for handler in handlers:
+        handler.stream = sys.stdout  # not setStream: it would flush a stream that may be closed
     llm = ScriptedLLM(
         [
             ScriptedLLM.text("Hi! I'm your coach."),  # greeting
@@ -50,7 +64,10 @@ def turn_with_two_tools(local_env_factory, capfd: pytest.CaptureFixture[str]):
     capfd.readouterr()  # only the turn below
     assert send_sms(env, PHONE, SECRET_BODY, "SMobs1") == 200
     captured = capfd.readouterr()
-    return env, pid, captured.out + captured.err
+    yield env, pid, captured.out + captured.err
+    logger.setLevel(previous)
+    for handler, stream in zip(handlers, streams, strict=True):
+        handler.stream = stream
 
 
 def test_logs_at_info_never_contain_phone_numbers_or_bodies(turn_with_two_tools) -> None:

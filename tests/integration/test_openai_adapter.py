@@ -49,9 +49,7 @@ class FakeOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval keeps shutdown() (each teardown) from waiting the default 0.5 s.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -89,9 +87,7 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append(
-                    Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                )
+                server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 if self.path != "/v1/chat/completions":
                     reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
                 elif server.replies:
@@ -286,9 +282,7 @@ def test_tool_calls_round_trip(server: FakeOpenAIServer) -> None:
             ChatMessage(
                 role="assistant",
                 content=None,
-                tool_calls=[
-                    ToolCall(id="call_prev", name="save_user_profile", arguments='{"habit_domain":"run"}')
-                ],
+                tool_calls=[ToolCall(id="call_prev", name="save_user_profile", arguments='{"habit_domain":"run"}')],
             ),
             ChatMessage(role="tool", tool_call_id="call_prev", content="✅ Profile saved"),
             ChatMessage(role="user", content="Mornings, 8:30"),
@@ -348,9 +342,7 @@ def test_content_and_tool_calls_together(server: FakeOpenAIServer) -> None:
         completion(
             "Saving that now.",
             finish_reason="tool_calls",
-            tool_calls=[
-                {"id": "c1", "type": "function", "function": {"name": "scheduler", "arguments": "{}"}}
-            ],
+            tool_calls=[{"id": "c1", "type": "function", "function": {"name": "scheduler", "arguments": "{}"}}],
         )
     )
     response = make_llm(server).complete(USER_ONLY.model_copy(update={"tools": [SCHEDULER]}))
@@ -577,7 +569,5 @@ def test_importing_the_adapter_does_not_import_openai() -> None:
         "llm.warm()\n"
         "assert 'openai' in sys.modules\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

@@ -117,9 +117,9 @@ def test_local_queue_dlq_and_schedule_group_are_created_once(env: Env) -> None:
     # Then the same queue, DLQ and group come back
     assert again == env.resources
     assert env.resources.inbound_queue_url.endswith("/promptpipe-inbound.fifo")
-    attributes = env.sqs.get_queue_attributes(
-        QueueUrl=env.resources.inbound_queue_url, AttributeNames=["All"]
-    )["Attributes"]
+    attributes = env.sqs.get_queue_attributes(QueueUrl=env.resources.inbound_queue_url, AttributeNames=["All"])[
+        "Attributes"
+    ]
     assert attributes["FifoQueue"] == "true"
     assert attributes["ContentBasedDeduplication"] == "false"
     redrive = json.loads(attributes["RedrivePolicy"])

@@ -571,14 +571,6 @@ def test_next_time_and_done_without_a_prompt_do_not_count() -> None:
     assert profile(h, p)["success_count"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug in flow/conversation.py outstanding_questions + questions.parse_answer: once Done is "
-        "counted, the intensity poll is the first outstanding question, so a second bare '1' is read "
-        "as the intensity option 1 (Decrease) although render_text promises a bare number answers Done"
-    ),
-)
 def test_a_repeated_1_counts_once_and_changes_nothing_else() -> None:
     # Given a delivered prompt and poll at normal intensity
     h, p, daily = given()

@@ -205,12 +205,7 @@ def test_done_replies(text: str, option_id: str) -> None:
 @pytest.mark.parametrize(
     ("current", "text", "option_id", "result"),
     [
-        ("normal", "1", "decrease", "low"),
-        ("normal", "2", "keep", "normal"),
-        ("normal", "3", "increase", "high"),
-        ("low", "1", "keep", "low"),  # numbers follow the options actually offered
-        ("low", "2", "increase", "normal"),
-        ("high", "2", "keep", "high"),
+        ("normal", "1", None, "normal"),  # numbers answer only the Done question
         ("normal", "Decrease", "decrease", "low"),
         ("normal", "easier please", None, "normal"),
         ("normal", "less", "decrease", "low"),
@@ -253,21 +248,23 @@ def test_absolute_intensity_wins(current: str, text: str, expected: str) -> None
 def test_number_out_of_range_is_not_an_answer() -> None:
     assert parse_answer("3", None, [DONE_QUESTION]) is None
     assert parse_answer("3", None, [intensity_question("low")]) is None
+    assert parse_answer("1", None, [intensity_question("normal")]) is None
 
 
-def test_latest_question_is_matched_first() -> None:
-    # Given the daily prompt's Done question and then the intensity poll (latest first)
+def test_a_bare_number_always_answers_the_done_question() -> None:
+    # Given the daily prompt's Done question and then the intensity poll, in either order
     outstanding = [intensity_question("normal"), DONE_QUESTION]
-    # When the participant answers with a number / Then it answers the latest question
+    # When the participant answers with a number / Then it answers "Did you do it?" (the intensity
+    # poll is answered by word, see render_text)
     first = parse_answer("1", None, outstanding)
-    assert first is not None and (first.question_id, first.option_id) == ("intensity", "decrease")
+    assert first is not None and (first.question_id, first.option_id) == ("done", "done")
     # but a word that only fits the older question still answers it
     done = parse_answer("done", None, outstanding)
     assert done is not None and done.question_id == "done"
 
 
-def test_number_only_answers_the_latest_question() -> None:
-    # "3" does not fit the latest question (2 options), so it is not read as an older one's option.
+def test_number_never_answers_the_intensity_poll() -> None:
+    # "3" does not fit the Done question (2 options), and numbers never answer the intensity poll.
     assert parse_answer("3", None, [DONE_QUESTION, intensity_question("normal")]) is None
     first = parse_answer("1", None, [DONE_QUESTION, intensity_question("normal")])
     assert first is not None and (first.question_id, first.option_id) == ("done", "done")

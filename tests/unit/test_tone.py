@@ -334,9 +334,7 @@ def test_decay_alone_is_a_change() -> None:
         (ProfileTone(scores={"formal": 0.5}), explicit(scores={"formal": 0.5})),
     ],
 )
-def test_no_score_change_returns_false_and_leaves_tone_untouched(
-    tone: ProfileTone, proposal: ToneProposal
-) -> None:
+def test_no_score_change_returns_false_and_leaves_tone_untouched(tone: ProfileTone, proposal: ToneProposal) -> None:
     # Given a tone that already has the proposed scores
     before = snapshot(tone)
     # When the same values are proposed

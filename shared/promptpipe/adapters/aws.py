@@ -84,9 +84,7 @@ def create_local_resources(
     )
     dlq_url, dlq_arn = _ensure_queue(sqs, INBOUND_DLQ_NAME, _fifo_attributes())
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(INBOUND_MAX_RECEIVE_COUNT)})
-    queue_url, queue_arn = _ensure_queue(
-        sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive}
-    )
+    queue_url, queue_arn = _ensure_queue(sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive})
     group_arn = _ensure_schedule_group(scheduler, settings.schedule_group_name)
     return LocalResources(
         table_name=settings.table_name,

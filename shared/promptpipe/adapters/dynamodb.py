@@ -313,9 +313,7 @@ class DynamoParticipantRepo:
                     f"phone number {participant.phone_number} is already enrolled"
                 ) from exc
             if _CONDITION_FAILED in codes or _TRANSACTION_CONFLICT in codes:
-                raise StateConflict(
-                    f"participant {participant.id} already exists or is being written"
-                ) from exc
+                raise StateConflict(f"participant {participant.id} already exists or is being written") from exc
             raise
 
     def get(self, participant_id: str) -> ConversationParticipant:
@@ -345,9 +343,7 @@ class DynamoParticipantRepo:
                 next_token,
                 keys=_KEY_ATTRIBUTES,
                 check=lambda k: (
-                    k["gsi1pk"] == PARTICIPANTS_GSI_PK
-                    and k["pk"].startswith(PARTICIPANT_PREFIX)
-                    and k["sk"] == META_SK
+                    k["gsi1pk"] == PARTICIPANTS_GSI_PK and k["pk"].startswith(PARTICIPANT_PREFIX) and k["sk"] == META_SK
                 ),
             )
         items, token = _query_page(self._client, request, limit=limit, key_names=sorted(_KEY_ATTRIBUTES))
@@ -413,9 +409,7 @@ class DynamoParticipantRepo:
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
-        return {
-            "Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
-        }
+        return {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}}
 
     def _get_meta(self, participant_id: str) -> Item:
         response = self._client.get_item(

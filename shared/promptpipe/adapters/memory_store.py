@@ -40,9 +40,7 @@ class InMemoryStore:
         with self._lock:
             return self.phones.get(phone_number)
 
-    def list(
-        self, *, limit: int, next_token: str | None
-    ) -> tuple[list[ConversationParticipant], str | None]:
+    def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]:
         with self._lock:
             ordered = sorted(self.participants.values(), key=lambda p: (p.created_at, p.id), reverse=True)
         start = 0

@@ -56,8 +56,7 @@ class ScriptedLLM:
         """Fail when the code under test made fewer calls than scripted."""
         if self._steps:
             raise AssertionError(
-                f"ScriptedLLM: {len(self._steps)} scripted step(s) were never used "
-                f"(after {len(self.requests)} call(s))"
+                f"ScriptedLLM: {len(self._steps)} scripted step(s) were never used (after {len(self.requests)} call(s))"
             )
 
     def complete(self, request: ChatRequest) -> ChatResponse:
@@ -113,9 +112,7 @@ class ScriptedLLM:
         """A reply with one tool call; ``arguments`` are JSON-encoded. Without ``call_id`` the id is
         assigned when the step is played (``call_N``)."""
         call = ToolCall(id=call_id or "", name=name, arguments=json.dumps(arguments or {}))
-        return ChatResponse(
-            content=content, tool_calls=[call], model=SCRIPTED_MODEL, finish_reason="tool_calls"
-        )
+        return ChatResponse(content=content, tool_calls=[call], model=SCRIPTED_MODEL, finish_reason="tool_calls")
 
     @staticmethod
     def tool_calls(
@@ -128,6 +125,4 @@ class ScriptedLLM:
         for item in calls:
             name, arguments, *rest = item
             built.append(ToolCall(id=rest[0] if rest else "", name=name, arguments=json.dumps(arguments)))
-        return ChatResponse(
-            content=content, tool_calls=built, model=SCRIPTED_MODEL, finish_reason="tool_calls"
-        )
+        return ChatResponse(content=content, tool_calls=built, model=SCRIPTED_MODEL, finish_reason="tool_calls")

@@ -42,6 +42,4 @@ class SqsTurnQueue:
                 MessageDeduplicationId=deduplication_id(event.event_id),
             )
         except (ClientError, BotoCoreError) as exc:
-            raise QueueError(
-                f"could not enqueue turn {event.event_id} for {event.participant_id}: {exc}"
-            ) from exc
+            raise QueueError(f"could not enqueue turn {event.event_id} for {event.participant_id}: {exc}") from exc

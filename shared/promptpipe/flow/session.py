@@ -117,6 +117,7 @@ class ConversationSession:
         self.operations: list[Operation] = []
         self.commit_attempts = 0
         self.committed_version: int | None = None
+        self.duplicate_of: EventRecord | None = None
         self._reset(loaded)
 
     # -- state ------------------------------------------------------------------------------
@@ -189,7 +190,13 @@ class ConversationSession:
                 )
                 # Bounded, jittered backoff: 10 ms, 20 ms, 40 ms … with full jitter.
                 self._sleep(self._rng.uniform(0, 0.01 * 2 ** (attempt - 1)))
-                self._replay(self._store.load(self.participant.id))
+                fresh = self._store.load(self.participant.id)
+                duplicate = next((r for r in fresh.recent_events if r.event_id == self.event_id), None)
+                if record_event and duplicate is not None:
+                    # A concurrent delivery of this same event committed first: it wins, we stop.
+                    self.duplicate_of = duplicate
+                    return list(duplicate.outbound)
+                self._replay(fresh)
                 continue
             self.committed_version = self._loaded.flow.version + 1
             for effect in self._ctx.after_commit:

@@ -17,6 +17,7 @@ from typing import Any
 
 from promptpipe.adapters.messengers import LocalOutbox, OutboxRecord
 from promptpipe.clock import ManualClock
+from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
@@ -140,7 +141,13 @@ class LocalEnvironment:
         from promptpipe.wiring import build_app, set_app
 
         self.app: PromptPipe = build_app(
-            self.settings, clock=self.clock, llm=llm, messenger=self.outbox, rng=random.Random(seed), sleep=None
+            self.settings,
+            clock=self.clock,
+            llm=llm,
+            messenger=self.outbox,
+            rng=random.Random(seed),
+            ids=IdGenerator(random.Random(seed)),  # reproducible ids (and schedule names) per seed
+            sleep=None,
         )
         set_app(self.app)
         # Imported only now: the handlers' idempotency layers read the settings at import.

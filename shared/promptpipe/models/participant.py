@@ -28,6 +28,8 @@ class ConversationParticipant(BaseModel):
     background: str = ""
     timezone: str = ""
     status: ParticipantStatus = ParticipantStatus.ACTIVE
+    # Paused by the participant's own STOP: only then does their START resume them.
+    opted_out: bool = False
     debug_mode: bool = False
     enrolled_at: datetime
     created_at: datetime

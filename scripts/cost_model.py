@@ -1,0 +1,197 @@
+"""Monthly cost per 1,000 participants, from a measured local workload (``python -m scripts.cost_model``).
+
+It runs ``promptpipe simulate`` (offline coach, moto, pump) for a small seeded population, counts
+every AWS API call the application makes by service and operation (botocore), counts Lambda
+invocations by function and LLM calls and tokens, scales to 1,000 participants over 30 days, and
+prices it. Every price and assumption is a constant below; change them and re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+# --- prices (USD, us-east-1, list prices as of 2025; check before relying on them) -------------
+LAMBDA_GB_SECOND = 0.0000166667  # x86_64
+LAMBDA_REQUEST = 0.20 / 1e6
+DYNAMODB_WRITE_UNIT = 0.625 / 1e6  # on-demand WRU (a transactional write costs 2 per KB)
+DYNAMODB_READ_UNIT = 0.125 / 1e6  # on-demand RRU (a strongly consistent read of ≤4 KB = 1)
+SQS_FIFO_REQUEST = 0.50 / 1e6
+SCHEDULER_INVOCATION = 1.00 / 1e6  # EventBridge Scheduler (the first 14M a month are free; ignored)
+HTTP_API_REQUEST = 1.00 / 1e6
+LLM_INPUT_TOKEN = 0.15 / 1e6  # gpt-4o-mini
+LLM_OUTPUT_TOKEN = 0.60 / 1e6
+
+# --- assumptions ------------------------------------------------------------------------------
+# Lambda billed duration (ms) and memory (MB) per invocation, by function. The worker and the
+# scheduled-prompt function wait on the model: we assume 1.2 s per LLM call on top of 150 ms.
+LAMBDA_PROFILE = {
+    "enrollment": (150, 512),
+    "webhook": (80, 256),
+    "worker": (150, 1024),
+    "scheduled_prompt": (150, 1024),
+    "timers": (100, 512),
+}
+LLM_SECONDS_PER_CALL = 1.2
+# Item sizes: a flow-state item is ~6 KB (50 history messages), transcript items < 1 KB. A turn's
+# transaction writes the flow item (6 KB → 6 units × 2) plus ~3 transcript items (1 × 2 each).
+FLOW_ITEM_KB = 6
+TRANSCRIPT_ITEMS_PER_COMMIT = 3
+STATE_READ_UNITS = 2  # one consistent Query of ~6 KB
+IDEMPOTENCY_WRITE_UNITS = 1  # per Powertools put/update
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.paused = 0
+
+    @contextlib.contextmanager
+    def pause(self) -> Iterator[None]:
+        self.paused += 1
+        try:
+            yield
+        finally:
+            self.paused -= 1
+
+
+def _instrument(counter: Counter, invocations: collections.Counter[str], tokens: collections.Counter[str]) -> None:
+    import botocore.client
+
+    from promptpipe.adapters.offline_coach import OfflineCoach
+    from promptpipe.local import environment, pump
+
+    original_call = botocore.client.BaseClient._make_api_call
+
+    def counting_call(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if not counter.paused:
+            counter.calls[(self.meta.service_model.service_name, operation)] += 1
+        return original_call(self, operation, params)
+
+    botocore.client.BaseClient._make_api_call = counting_call  # type: ignore[method-assign]
+
+    # The pump and the queue drainer stand in for AWS itself: their calls are not the app's.
+    for cls, names in ((pump.SchedulerPump, ("_refresh", "_delete")),):
+        for name in names:
+            original = getattr(cls, name)
+
+            def paused(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                with counter.pause():
+                    return _original(self, *args, **kwargs)
+
+            setattr(cls, name, paused)
+
+    original_api = environment.LocalEnvironment.api
+    original_drain = environment.LocalEnvironment.drain
+    original_dispatch = environment.LocalEnvironment._dispatch
+
+    def api(self: Any, method: str, path: str, **kwargs: Any) -> Any:
+        invocations["webhook" if path.startswith("/webhooks/") else "enrollment"] += 1
+        return original_api(self, method, path, **kwargs)
+
+    def drain(self: Any, max_batches: int = 200) -> int:
+        with counter.pause():  # ReceiveMessage/DeleteMessage: counted below per record, as the ESM does
+            processed = original_drain(self, max_batches)
+        invocations["worker"] += processed
+        counter.calls[("sqs", "ReceiveMessage+DeleteMessage (event source mapping)")] += 2 * processed
+        return processed
+
+    def dispatch(self: Any, target_arn: str, event: dict[str, Any]) -> None:
+        invocations["timers" if target_arn.endswith("timers") else "scheduled_prompt"] += 1
+        return original_dispatch(self, target_arn, event)
+
+    environment.LocalEnvironment.api = api  # type: ignore[method-assign]
+    environment.LocalEnvironment.drain = drain  # type: ignore[method-assign]
+    environment.LocalEnvironment._dispatch = dispatch  # type: ignore[method-assign]
+
+    original_complete = OfflineCoach.complete
+
+    def complete(self: Any, request: Any) -> Any:
+        response = original_complete(self, request)
+        tokens["calls"] += 1
+        tokens["input"] += response.usage.prompt_tokens
+        tokens["output"] += response.usage.completion_tokens
+        return response
+
+    OfflineCoach.complete = complete  # type: ignore[method-assign]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--participants", type=int, default=20)
+    parser.add_argument("--days", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from promptpipe.cli import _quiet_lambda_runtime
+    from promptpipe.local.simulate import run_simulation
+
+    _quiet_lambda_runtime()
+    counter, invocations, tokens = Counter(), collections.Counter[str](), collections.Counter[str]()
+    _instrument(counter, invocations, tokens)
+    report = run_simulation(args.participants, args.days, seed=args.seed)
+
+    # Enrollment and intake are one-off; the month is dominated by the daily cycle. We scale the
+    # whole measured run (enrollment + intake + D days) to 30 days, which overstates one-off costs.
+    scale = (1000 / args.participants) * (30 / args.days)
+    out = sys.stdout
+    out.write(f"Measured: {args.participants} participants x {args.days} days (seed {args.seed}); ")
+    out.write(f"{report.events} events; scaled x{scale:.1f} to 1,000 participants x 30 days\n\n")
+    out.write("AWS calls made by the application (measured)\n")
+    for (service, operation), count in sorted(counter.calls.items()):
+        out.write(f"  {service:10s} {operation:48s} {count:7d}  -> {count * scale:12,.0f} / month\n")
+    out.write(
+        "\nLambda invocations (measured): " + ", ".join(f"{k} {v}" for k, v in sorted(invocations.items())) + "\n"
+    )
+    out.write(
+        f"LLM (offline coach token estimates): {tokens['calls']} calls, {tokens['input']} input, "
+        f"{tokens['output']} output tokens\n\n"
+    )
+
+    calls = counter.calls
+    commits = calls[("dynamodb", "TransactWriteItems")]
+    dynamodb_write_units = commits * 2 * (FLOW_ITEM_KB + TRANSCRIPT_ITEMS_PER_COMMIT)
+    dynamodb_write_units += (
+        calls[("dynamodb", "PutItem")] + calls[("dynamodb", "UpdateItem")] + calls[("dynamodb", "DeleteItem")]
+    ) * IDEMPOTENCY_WRITE_UNITS
+    dynamodb_read_units = calls[("dynamodb", "Query")] * STATE_READ_UNITS + calls[("dynamodb", "GetItem")]
+    sqs_requests = sum(v for (service, _), v in calls.items() if service == "sqs")
+    scheduler_invocations = invocations["timers"] + invocations["scheduled_prompt"]
+    http_requests = invocations["webhook"] + invocations["enrollment"]
+    gb_seconds = 0.0
+    for function, count in invocations.items():
+        ms, mb = LAMBDA_PROFILE[function]
+        gb_seconds += count * (ms / 1000) * (mb / 1024)
+    gb_seconds += tokens["calls"] * LLM_SECONDS_PER_CALL * 1.0  # 1024 MB functions wait on the model
+
+    rows = [
+        ("Lambda compute", gb_seconds * LAMBDA_GB_SECOND),
+        ("Lambda requests", sum(invocations.values()) * LAMBDA_REQUEST),
+        ("DynamoDB writes", dynamodb_write_units * DYNAMODB_WRITE_UNIT),
+        ("DynamoDB reads", dynamodb_read_units * DYNAMODB_READ_UNIT),
+        ("SQS FIFO", sqs_requests * SQS_FIFO_REQUEST),
+        ("EventBridge Scheduler", scheduler_invocations * SCHEDULER_INVOCATION),
+        ("API Gateway HTTP API", http_requests * HTTP_API_REQUEST),
+    ]
+    llm = tokens["input"] * LLM_INPUT_TOKEN + tokens["output"] * LLM_OUTPUT_TOKEN
+    out.write("Monthly cost per 1,000 participants (USD)\n")
+    total = 0.0
+    for name, cost in rows:
+        out.write(f"  {name:24s} {cost * scale:10.2f}\n")
+        total += cost * scale
+    out.write(f"  {'AWS total':24s} {total:10.2f}\n")
+    out.write(f"  {'LLM tokens (gpt-4o-mini)':24s} {llm * scale:10.2f}   (offline-coach token estimates)\n")
+    out.write("Not included: SMS/WhatsApp provider fees, CloudWatch logs and metrics, storage, data transfer.\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
