@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from promptpipe.clock import Clock
 from promptpipe.errors import (
     MessagingError,
+    ParticipantAlreadyEnrolled,
     ParticipantNotFound,
     StateConflictRetriesExhausted,
     ValidationFailed,
@@ -37,7 +38,7 @@ from promptpipe.models.participant import (
     format_background,
     has_background,
 )
-from promptpipe.models.state import DataKey, FlowState, new_state_data
+from promptpipe.models.state import DataKey, FlowState, StateData, new_state_data
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.ports import Messenger, ParticipantRepo, StateStore, TurnQueue
@@ -191,8 +192,6 @@ class PromptPipe:
         """
         loaded = self.store.load(participant_id)
         participant = loaded.participant
-        from promptpipe.models.state import StateData
-
         cancel_all_timers(self.deps, participant_id, StateData(dict(loaded.flow.state_data)))
         self.repo.delete(participant_id, keep_transcript=keep_transcript)
         if participant.is_active:
@@ -220,8 +219,6 @@ class PromptPipe:
 
     def state_view(self, participant_id: str) -> StateView:
         loaded = self.store.load(participant_id)
-        from promptpipe.models.state import StateData
-
         data = StateData(dict(loaded.flow.state_data))
         try:
             profile = data.profile().to_json_dict()
@@ -301,8 +298,6 @@ class PromptPipe:
         return decision
 
     def _auto_enroll(self, message: InboundMessage) -> str:
-        from promptpipe.errors import ParticipantAlreadyEnrolled
-
         now = self.clock.now()
         participant = ConversationParticipant(
             id=self.deps.ids.participant_id(),
