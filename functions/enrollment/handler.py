@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
-from promptpipe.observability import count_error, logger, metrics, tracer
+from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -131,9 +131,6 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
+@counts_errors("enrollment")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    try:
-        return app.resolve(event, context)
-    except Exception:
-        count_error("enrollment")
-        raise
+    return app.resolve(event, context)

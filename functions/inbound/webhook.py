@@ -27,7 +27,7 @@ from promptpipe.inbound import (
     verify_twilio_signature,
 )
 from promptpipe.models.messaging import InboundMessage
-from promptpipe.observability import count, count_error, logger, metrics, tracer
+from promptpipe.observability import count, counts_errors, logger, metrics, tracer
 from promptpipe.services import InboundDecision
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
@@ -132,9 +132,6 @@ def whatsapp_webhook() -> Response:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
+@counts_errors("webhook")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    try:
-        return app.resolve(event, context)
-    except Exception:
-        count_error("webhook")
-        raise
+    return app.resolve(event, context)

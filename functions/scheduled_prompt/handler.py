@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import ScheduledPromptPayload
-from promptpipe.observability import count_error, logger, metrics, record_outcome_metrics, tracer
+from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import event_id_for_schedule, outcome_log_fields
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
@@ -51,6 +51,7 @@ def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
 @logger.inject_lambda_context
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
+@counts_errors("scheduled_prompt")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = ScheduledPromptPayload.model_validate(event)
     event_id = event_id_for_schedule(
@@ -58,8 +59,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     )
     logger.append_keys(participant_id=payload.participant_id, event_id=event_id)
     idempotency_config.register_lambda_context(context)
-    try:
-        return deliver(invocation=ScheduledPromptInvocation(event_id=event_id, payload=payload))
-    except Exception:
-        count_error("scheduled_prompt")
-        raise
+    return deliver(invocation=ScheduledPromptInvocation(event_id=event_id, payload=payload))

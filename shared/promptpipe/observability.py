@@ -11,11 +11,17 @@ AutoFeedbackTransitions, StateTransitions (target), FeedbackNudgesSent, OptOuts,
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from promptpipe.services import EventOutcome
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 SERVICE = "promptpipe"
 NAMESPACE = "PromptPipe"
@@ -76,3 +82,20 @@ def record_outcome_metrics(outcome: EventOutcome) -> None:
 
 def count_error(function: str) -> None:
     count("Errors", function=function)
+
+
+def counts_errors(function: str) -> Callable[[Handler], Handler]:
+    """Decorate a Lambda handler: any exception it lets out is counted (``Errors``, by function)."""
+
+    def decorate(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        def wrapped(event: dict[str, Any], context: Any) -> Any:
+            try:
+                return handler(event, context)
+            except Exception:
+                count_error(function)
+                raise
+
+        return wrapped  # type: ignore[return-value]
+
+    return decorate
