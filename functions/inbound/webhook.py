@@ -65,9 +65,19 @@ def public_url() -> str:
 
 
 def accept(message: InboundMessage) -> InboundDecision:
+    """Hand a verified message to the application; log its correlation keys (never its body)."""
     decision = get_app().receive_inbound(message)
     if decision.action == "opted_out":
         count("OptOuts")
+    logger.info(
+        "inbound message accepted",
+        extra={
+            "provider": message.provider,
+            "provider_message_id": message.provider_message_id,
+            "action": decision.action,
+            "participant_id": decision.participant_id,
+        },
+    )
     return decision
 
 
@@ -87,8 +97,7 @@ def twilio_webhook() -> Response:
         message = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
     except ValidationFailed as exc:
         return reject(f"malformed:{exc.field or 'body'}", 400)
-    decision = accept(message)
-    logger.info("twilio message accepted", extra={"action": decision.action, "participant_id": decision.participant_id})
+    accept(message)
     return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
 
 
@@ -122,10 +131,7 @@ def whatsapp_webhook() -> Response:
         # Signed but unreadable: answer 200 so Meta does not retry it for days; nothing is enqueued.
         return reject("malformed", 200)
     for message in messages:
-        decision = get_app().receive_inbound(message)
-        logger.info(
-            "whatsapp message accepted", extra={"action": decision.action, "participant_id": decision.participant_id}
-        )
+        accept(message)
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
 
 
