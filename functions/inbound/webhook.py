@@ -9,6 +9,7 @@ auto-enroll, enqueue on the FIFO queue). No LLM here: the worker does that.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 from urllib.parse import parse_qsl
@@ -81,9 +82,23 @@ def accept(message: InboundMessage) -> InboundDecision:
     return decision
 
 
+def raw_body() -> bytes:
+    """The request body exactly as sent (base64-decoded when API Gateway encoded it), not decoded as
+    text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx)."""
+    event = app.current_event
+    body = event.body or ""
+    if not event.is_base64_encoded:
+        return body.encode("utf-8", "surrogatepass")
+    try:
+        return base64.b64decode(body)
+    except ValueError:  # binascii.Error: not base64 after all
+        return b""
+
+
 @app.post("/webhooks/twilio")
 def twilio_webhook() -> Response:
-    body = app.current_event.decoded_body or ""
+    # Twilio posts URL-encoded ASCII; stray undecodable bytes become U+FFFD instead of raising.
+    body = raw_body().decode("utf-8", "replace")
     params = parse_qsl(body, keep_blank_values=True)
     if not _checks_disabled():
         token = credential("twilio_auth_token")
@@ -114,8 +129,7 @@ def whatsapp_verify() -> Response:
 @app.post("/webhooks/whatsapp")
 def whatsapp_webhook() -> Response:
     event = app.current_event
-    raw = event.decoded_body or ""
-    raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else raw
+    raw_bytes = raw_body()
     if not _checks_disabled():
         secret = credential("whatsapp_app_secret")
         if not secret:

@@ -22,7 +22,7 @@ from promptpipe.errors import (
     StateConflictRetriesExhausted,
     ValidationFailed,
 )
-from promptpipe.flow.conversation import ConversationFlow, TurnResult
+from promptpipe.flow.conversation import ConversationFlow, TurnResult, clip_inbound_text
 from promptpipe.flow.delivery import DeliveryResult, deliver_daily_prompt
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.lifecycle import cancel_all_timers, change_status
@@ -211,8 +211,10 @@ class PromptPipe:
     def history(
         self, participant_id: str, *, limit: int, next_token: str | None, include_audit: bool
     ) -> tuple[list[TranscriptEntry], str | None]:
-        self.repo.get(participant_id)
         entries, token = self.store.list_transcript(participant_id, limit=limit, next_token=next_token)
+        if not entries and next_token is None:
+            self.repo.get(participant_id)  # 404 unless the participant exists (a deleted one's kept
+            # transcript stays readable: studies export it after unregistering a participant)
         if not include_audit:
             entries = [e.model_copy(update={"metadata": {}}) for e in entries]
         return entries, token
@@ -286,6 +288,10 @@ class PromptPipe:
             return self._opt(participant_id, message, opt_out=keyword in OPT_OUT_WORDS)
         if self.queue is None:
             raise RuntimeError("no inbound queue configured")
+        limit = self.deps.settings.max_inbound_message_chars
+        if len(message.body) > limit:
+            # Clipped before queueing as well: an SQS message holds at most 256 KiB (of UTF-8 bytes).
+            message = message.model_copy(update={"body": clip_inbound_text(message.body, limit)})
         self.queue.enqueue(
             TurnEvent(
                 kind=TurnKind.MESSAGE,

@@ -36,6 +36,14 @@ DEBUG_PREFIX = "🐛 DEBUG: "
 TRUNCATION_MARK = " […]"
 
 
+def clip_inbound_text(text: str, limit: int) -> str:
+    """The documented rule for an inbound body: surrounding whitespace is dropped and a text longer
+    than ``limit`` characters is cut to ``limit`` and marked with ``TRUNCATION_MARK``, never rejected.
+    Idempotent, so the webhook (before queueing) and the worker both apply it."""
+    text = text.strip()
+    return text[:limit] + TRUNCATION_MARK if len(text) > limit else text
+
+
 @dataclass
 class TurnResult:
     module: str | None
@@ -100,10 +108,7 @@ class ConversationFlow:
     # -- inbound message --------------------------------------------------------------------
     def handle_message(self, session: ConversationSession, message: InboundMessage) -> TurnResult:
         started = time.perf_counter()
-        text = message.body.strip()
-        limit = self.deps.settings.max_inbound_message_chars
-        if len(text) > limit:  # documented rule: over-long bodies are truncated, never rejected
-            text = text[:limit] + TRUNCATION_MARK
+        text = clip_inbound_text(message.body, self.deps.settings.max_inbound_message_chars)
         answer = questions.parse_answer(text, message.answer_id, outstanding_questions(session))
         if answer is not None:
             text = answer.canonical_text
