@@ -108,3 +108,31 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     assert any(m["kind"] == "daily_prompt" for m in outbox["messages"])
     status, now = _request("GET", f"{base}/_local/clock")
     assert now == {"now": "2026-03-03T13:00:00Z"}
+
+
+def test_chat_talks_moves_the_clock_and_shows_state(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a participant typing into `promptpipe chat` (offline coach), starting Monday 08:00 Toronto
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lines = iter(
+        [
+            "I'd like to exercise more",
+            "I want to feel more energetic",
+            "Around 7:30am works for me.",
+            "After my morning coffee.",
+            "/tomorrow 07:30",
+            "/state",
+            "/quit",
+        ]
+    )
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(lines))
+    # When the session runs
+    assert main(["chat", "--start", "2026-03-02T13:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    # Then it says which model it uses, the coach answers, the next morning's prompt fires, and
+    # /state prints the stored state
+    assert "offline coach" in out
+    assert "Here's your first one-minute habit to try" in out
+    assert "[Tue 07:20] timer: daily_prompt fired" in out
+    assert '"sub_state": "FEEDBACK"' in out
