@@ -86,6 +86,16 @@ def _instrument(counter: Counter, invocations: collections.Counter[str], tokens:
 
             setattr(cls, name, paused)
 
+    from promptpipe.adapters import aws
+
+    original_setup = aws.create_local_resources
+
+    def setup(*args: Any, **kwargs: Any) -> Any:
+        with counter.pause():  # creating tables and queues is deployment, not operation
+            return original_setup(*args, **kwargs)
+
+    aws.create_local_resources = setup  # type: ignore[assignment]
+
     original_api = environment.LocalEnvironment.api
     original_drain = environment.LocalEnvironment.drain
     original_dispatch = environment.LocalEnvironment._dispatch

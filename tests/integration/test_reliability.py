@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
 import pytest
 from moto.core.exceptions import JsonRESTError
 
@@ -120,6 +119,10 @@ class ServiceFault(JsonRESTError):
 
 
 THROTTLED = "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException"
+THROTTLED_MESSAGE = "The level of configured provisioned throughput for the table was exceeded."
+# promptpipe.adapters.aws configures retries={"mode": "standard", "max_attempts": 5}; in a client
+# Config botocore reads that as five *retries* (botocore/args.py: total_max_attempts = 5 + 1).
+ATTEMPTS = 6
 
 
 @pytest.fixture
@@ -143,7 +146,7 @@ class FaultPlan:
     """Which calls of one moto action fail: ``fail(n)`` decides for the n-th matching call (1-based)."""
 
     fail: Callable[[int], bool]
-    matches: Callable[[dict[str, Any]], bool] = lambda _body: True
+    matches: Callable[[Any], bool] = lambda _handler: True  # given moto's response handler
     run_first: bool = False  # execute the real action, then answer with the fault (an ambiguous 5xx)
     calls: int = 0
     failed: int = 0
@@ -155,8 +158,7 @@ def inject(
     original = getattr(handler, action)
 
     def faulty(self: Any) -> Any:
-        body = getattr(self, "body", None)
-        if not isinstance(body, dict) or not plan.matches(body):
+        if not plan.matches(self):
             return original(self)
         plan.calls += 1
         if not plan.fail(plan.calls):
@@ -249,8 +251,7 @@ server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 host, port = server.get_host_and_port()
 print(f"{host}:{port}", flush=True)
-sys.stdin.read()  # until the test process closes our stdin
-server.stop()
+sys.stdin.read()  # until the test process closes our stdin (or terminates us)
 """
 
 
@@ -272,8 +273,9 @@ def moto_server() -> Iterator[str]:
         yield f"http://{line.strip()}"
     finally:
         process.stdin.close()
+        process.terminate()  # nothing to flush: all state lives in the server's memory
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -323,7 +325,9 @@ def server_stack(endpoint: str, table: str) -> ServerStack:
 
 
 def message_event(pid: str, event_id: str, text: str, at: datetime) -> TurnEvent:
-    message = InboundMessage(provider="twilio", provider_message_id=event_id, from_phone=PHONE, body=text, received_at=at)
+    message = InboundMessage(
+        provider="twilio", provider_message_id=event_id, from_phone=PHONE, body=text, received_at=at
+    )
     return TurnEvent(kind=TurnKind.MESSAGE, participant_id=pid, event_id=event_id, message=message, enqueued_at=at)
 
 
@@ -408,7 +412,7 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
         kind: TimerPayload.model_validate(fill_placeholders(stack.schedule_input(timer_name(kind, pid)), "exec-1", now))
         for kind in (TimerKind.DAILY_PROMPT_REMINDER, TimerKind.AUTO_FEEDBACK)
     }
-    v0, before, loaded = stack.load(pid)
+    v0, before, _ = stack.load(pid)
     assert before.daily_prompt_pending() is not None and before.get(DataKey.AUTO_FEEDBACK_TIMER_ID)
     assert (before.sub_state, before.profile().total_prompts) == (SubState.INTAKE, 1)
 
@@ -427,7 +431,11 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
         for _ in range(2):
             race.add(kind.value, event_id, lambda p=payload, e=event_id: app.run_timer(p, event_id=e))
     override = StateOverride(sub_state=SubState.FEEDBACK, debug_mode=True, reason="operator moves to feedback")
-    race.add("override", "override", lambda: app.override_state(pid, override) and None)
+
+    def operator() -> None:
+        app.override_state(pid, override)
+
+    race.add("override", "override", operator)
     assert len(race.events) == 20
     results = race.run()
     for result in results:  # what the handlers do next: send (a replay re-sends the stored messages)
@@ -467,7 +475,7 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
     for event_id in turns_in_commit_order:
         text = turn_texts[event_id]
         if text == "done":
-            text = [e.content for e in by_event[event_id] if e.direction is Direction.INBOUND][0]
+            text = next(e.content for e in by_event[event_id] if e.direction is Direction.INBOUND)
             assert text in ("done", DONE_TEXT)
         reply = f"saved: {text}" if text.startswith("save ") else f"re: {text}"
         expected += [("user", text), ("assistant", reply)]
@@ -509,9 +517,9 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
     stack = server_stack(moto_server, "pp-fifty")
     app = stack.app
     pids = [app.enroll(EnrollmentRequest(phone_number=f"+1415555{1000 + i:04d}")).id for i in range(50)]
-    turns = 3
+    turns = 2  # moto copies the whole table per transaction item: more turns cost quadratically
 
-    # When each sends three messages, one after the other, on fifty threads at once
+    # When each sends two messages, one after the other, on fifty threads at once
     def participant(index: int, pid: str) -> Callable[[], None]:
         def run() -> None:
             for turn in range(turns):
@@ -533,3 +541,504 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
         assert version == turns
         assert [e.content for e in transcript(app.store, pid)] == [x for t in texts for x in (t, f"re: {t}")]
         assert [m.body for m in stack.outbox.messages(pid)] == [f"re: {t}" for t in texts]
+
+
+# ============================================================================= (b) DynamoDB throttling ==
+def throttle(monkeypatch: pytest.MonkeyPatch, action: str, table: str, fail: Callable[[int], bool]) -> FaultPlan:
+    """Answer matching calls of ``action`` on ``table`` (base table only) with HTTP 400
+    ``ProvisionedThroughputExceededException`` from moto's DynamoDB endpoint."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    def on_table(handler: Any) -> bool:
+        body = handler.body  # the parsed request (DynamoHandler.call_action sets it)
+        if action == "query":
+            return body.get("TableName") == table and not body.get("IndexName")
+        return any(next(iter(item.values())).get("TableName") == table for item in body.get("TransactItems", []))
+
+    return inject(
+        monkeypatch,
+        DynamoHandler,
+        action,
+        FaultPlan(fail=fail, matches=on_table),
+        lambda: ServiceFault(400, THROTTLED, THROTTLED_MESSAGE),
+    )
+
+
+def test_throttled_load_and_commit_are_retried_by_botocore_and_the_turn_commits_once(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
+    # And DynamoDB throttling the first two loads (Query) and the first two commits (TransactWriteItems)
+    table = env.settings.table_name
+    loads = throttle(monkeypatch, "query", table, lambda n: n <= 2)
+    commits = throttle(monkeypatch, "transact_write_items", table, lambda n: n <= 2)
+
+    # When a message arrives and the worker takes the turn
+    assert post_twilio(env, "hello through the throttle", "SM-throttled") == 200
+
+    # Then botocore retried each call past the throttling (two backoffs each, computed, not slept)
+    assert (loads.failed, commits.failed) == (2, 2) and commits.calls == 3
+    assert len(no_backoff) == 4
+    # And the turn committed once: one version, one inbound entry, one reply sent, one model call
+    monkeypatch.undo()
+    assert state(env, pid)["version"] == version + 1
+    assert entries(env, pid)[-2:] == [
+        ("inbound", "message", "hello through the throttle"),
+        ("outbound", "reply", "re: hello through the throttle"),
+    ]
+    assert sent(env, pid, OutboundKind.REPLY) == ["re: hello through the throttle"]
+    assert env.app.deps.llm.calls == llm_calls + 1
+    assert queue_messages(env) == []
+
+
+def test_a_load_throttled_past_the_retries_fails_the_record_and_sqs_retries_it(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given a greeted participant, and DynamoDB throttling every load for a while: all six of
+    # botocore's attempts during the first delivery of the next turn
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
+    loads = throttle(monkeypatch, "query", env.settings.table_name, lambda n: n <= ATTEMPTS)
+
+    # When a message arrives: the worker's first run fails (the record returns to the queue), the
+    # second receive of the same record succeeds
+    assert post_twilio(env, "are you there?", "SM-retried") == 200
+
+    # Then the first delivery failed after botocore's six attempts, before any model call or write,
+    # and SQS's redelivery committed the turn once
+    assert (loads.failed, loads.calls) == (ATTEMPTS, ATTEMPTS + 1)
+    monkeypatch.undo()
+    assert state(env, pid)["version"] == version + 1
+    assert env.app.deps.llm.calls == llm_calls + 1
+    assert sent(env, pid, OutboundKind.REPLY) == ["re: are you there?"]
+    assert [e for e in entries(env, pid) if e[0] == "inbound"] == [("inbound", "message", "are you there?")]
+
+
+def test_a_load_that_stays_throttled_is_dead_lettered_with_nothing_written(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given a greeted participant and a table that throttles every load
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    before, llm_calls = entries(env, pid), env.app.deps.llm.calls
+    version = state(env, pid)["version"]
+    loads = throttle(monkeypatch, "query", env.settings.table_name, lambda _n: True)
+
+    # When a message arrives and the queue is drained
+    assert post_twilio(env, "still throttled", "SM-doomed") == 200
+
+    # Then each of the queue's three receives failed after botocore's six attempts, and the turn is
+    # in the dead-letter queue: no model call, no write, no reply
+    assert loads.calls == ATTEMPTS * INBOUND_MAX_RECEIVE_COUNT
+    monkeypatch.undo()
+    assert queue_messages(env) == []
+    [dead] = queue_messages(env, env.resources.inbound_dlq_url)
+    assert json.loads(dead["Body"])["event_id"] == "SM-doomed"
+    assert env.app.deps.llm.calls == llm_calls
+    assert (state(env, pid)["version"], entries(env, pid)) == (version, before)
+    assert sent(env, pid, OutboundKind.REPLY) == []
+
+
+def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given a greeted participant and a table that throttles every commit
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    before, version = entries(env, pid), state(env, pid)["version"]
+    commits = throttle(monkeypatch, "transact_write_items", env.settings.table_name, lambda _n: True)
+
+    # When a message arrives and the worker takes the turn
+    assert post_twilio(env, "keep this if you can", "SM-unsaved") == 200
+
+    # Then the commit was tried six times and nothing of it was written (one transaction: no
+    # half-written turn), and — contract scenario 10, docs/architecture.md "A failed state save" —
+    # the reply still went out once and the record completed (it is not retried by SQS)
+    assert commits.calls == ATTEMPTS
+    monkeypatch.undo()
+    assert (state(env, pid)["version"], entries(env, pid)) == (version, before)
+    assert sent(env, pid, OutboundKind.REPLY) == ["re: keep this if you can"]
+    assert queue_messages(env) == [] and queue_messages(env, env.resources.inbound_dlq_url) == []
+
+
+# ==================================================== (c) EventBridge Scheduler failing during a tool ==
+def failing_create_schedule(monkeypatch: pytest.MonkeyPatch, *, run_first: bool, times: int) -> FaultPlan:
+    from moto.scheduler.responses import EventBridgeSchedulerResponse
+
+    return inject(
+        monkeypatch,
+        EventBridgeSchedulerResponse,
+        "create_schedule",
+        FaultPlan(fail=lambda n: n <= times, run_first=run_first),
+        lambda: ServiceFault(500, "InternalServerException", "Unexpected error, please try again."),
+    )
+
+
+def scheduling_coach() -> ScriptedLLM:
+    """A model that asks for a daily 09:30 schedule, then answers with what the tool told it."""
+
+    def answer(request: ChatRequest) -> ChatResponse:
+        assert request.messages[-1].role == "tool"
+        return ScriptedLLM.text(f"tool said: {request.messages[-1].content}")
+
+    return ScriptedLLM(
+        [
+            ScriptedLLM.text("Hello!"),
+            ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "09:30"}),
+            answer,
+        ]
+    )
+
+
+def daily_schedules(env: LocalEnvironment, pid: str) -> list[str]:
+    items = aws_client("scheduler", env.settings).list_schedules(GroupName=env.settings.schedule_group_name)
+    return sorted(s["Name"] for s in items["Schedules"] if s["Name"].startswith(pid))
+
+
+def test_scheduler_500_during_a_tool_call_reaches_the_model_and_the_turn_still_commits(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given a greeted participant, and EventBridge Scheduler answering every CreateSchedule with 500
+    llm = scheduling_coach()
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    version = state(env, pid)["version"]
+    creates = failing_create_schedule(monkeypatch, run_first=False, times=99)
+
+    # When the model calls the scheduler tool during a turn
+    assert post_twilio(env, "remind me at 9:30 please", "SM-schedule") == 200
+
+    # Then botocore retried the 500 (six attempts), and the tool result the model saw carries the
+    # error detail
+    assert creates.calls == ATTEMPTS
+    tool_result = llm.requests[-1].messages[-1].content or ""
+    assert "Failed to schedule prompt" in tool_result and "InternalServerException" in tool_result
+    # And the registry and the scheduler group are unchanged
+    monkeypatch.undo()
+    assert state(env, pid)["schedules"] == [] and daily_schedules(env, pid) == []
+    # And the turn committed its reply once
+    assert state(env, pid)["version"] == version + 1
+    [reply] = sent(env, pid, OutboundKind.REPLY)
+    assert reply.startswith("tool said: ") and "InternalServerException" in reply
+    assert entries(env, pid)[-1] == ("outbound", "reply", reply)
+
+
+def test_scheduler_500_after_the_schedule_was_created_ends_with_exactly_one_schedule(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
+) -> None:
+    # Given EventBridge Scheduler creating the schedule but answering 500 (an ambiguous failure)
+    llm = scheduling_coach()
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    creates = failing_create_schedule(monkeypatch, run_first=True, times=1)
+
+    # When the model calls the scheduler tool
+    assert post_twilio(env, "remind me at 9:30 please", "SM-ambiguous") == 200
+
+    # Then botocore's retry met ConflictException, the adapter replaced the schedule in place, and the
+    # tool succeeded: one registered schedule, one schedule in the group, firing at 09:20 daily
+    monkeypatch.undo()
+    assert creates.calls == 2
+    [registered] = state(env, pid)["schedules"]
+    assert daily_schedules(env, pid) == [registered["timer_id"]]
+    item = aws_client("scheduler", env.settings).get_schedule(
+        Name=registered["timer_id"], GroupName=env.settings.schedule_group_name
+    )
+    assert item["ScheduleExpression"] == "cron(20 9 * * ? *)"
+    assert "Daily habit prompt scheduled" in (llm.requests[-1].messages[-1].content or "")
+
+
+# ===================================================================== (d) oversized and bad bodies ==
+def test_a_100_kb_sms_is_accepted_and_truncated_before_the_model_and_the_history(local_env_factory: Any) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    limit = env.settings.max_inbound_message_chars
+    body = "".join(f"{i:07d}," for i in range(12_500))  # 100,000 characters, every cut point distinct
+    clipped = body[:limit] + TRUNCATION_MARK
+
+    # When a signed 100 KB SMS arrives
+    assert post_twilio(env, body, "SM-huge") == 200
+
+    # Then the model saw the first MAX_INBOUND_MESSAGE_CHARS characters and the mark
+    assert env.app.deps.llm.requests[-1].messages[-1].content == clipped
+    # And so do the transcript and the stored history
+    assert entries(env, pid)[-2:] == [("inbound", "message", clipped), ("outbound", "reply", f"re: {clipped}")]
+    history = StateData(dict(env.app.store.load(pid).flow.state_data)).history()
+    assert [m.content for m in history[-2:]] == [clipped, f"re: {clipped}"]
+
+
+def test_an_oversized_body_is_clipped_before_it_is_queued(local_env_factory: Any) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    enroll(env)
+    limit = env.settings.max_inbound_message_chars
+
+    # When a signed SMS of 100,000 four-byte characters (400 KB of UTF-8) reaches the webhook
+    status = webhook_only(env, "/webhooks/twilio", **twilio_event(env, "😀" * 100_000, "SM-emoji"))
+
+    # Then it is accepted and what was queued fits an SQS message (256 KiB of UTF-8), already clipped
+    assert status == 200
+    [queued] = queue_messages(env)
+    assert len(queued["Body"].encode()) < SQS_MAX_BYTES
+    assert json.loads(queued["Body"])["message"]["body"] == "😀" * limit + TRUNCATION_MARK
+
+
+@pytest.mark.parametrize("body", ["", "  \n\t  "], ids=["empty", "whitespace"])
+def test_an_empty_or_blank_sms_is_a_turn_with_empty_text(local_env_factory: Any, body: str) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+
+    # When a signed SMS with an empty (or whitespace-only) body arrives
+    assert post_twilio(env, body, "SM-blank") == 200
+
+    # Then it is one turn with empty text: recorded, given to the model as "", answered once
+    assert env.app.deps.llm.requests[-1].messages[-1].content == ""
+    assert entries(env, pid)[-2:] == [("inbound", "message", ""), ("outbound", "reply", "re:")]
+    assert sent(env, pid, OutboundKind.REPLY) == ["re:"]
+
+
+def test_bodies_that_are_not_utf8_never_cause_a_5xx(local_env_factory: Any) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    llm_calls = env.app.deps.llm.calls
+    raw = b"MessageSid=SMbytes&From=%2B14155550101&To=%2B14155550000&Body=caf\xe9 \xff\xfe"
+    params = {"MessageSid": "SMbytes", "From": PHONE, "To": "+14155550000", "Body": "caf\ufffd \ufffd\ufffd"}
+    signature = twilio_signature(TWILIO_URL, params, env.settings.twilio_auth_token or "")
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+
+    # When Twilio's route gets raw non-UTF-8 bytes, unsigned and with a signature over the decoded form
+    unsigned = webhook_only(env, "/webhooks/twilio", body=raw, headers=headers)
+    signed = webhook_only(env, "/webhooks/twilio", body=raw, headers={**headers, "x-twilio-signature": signature})
+    # And Meta's route gets a non-UTF-8 body carrying a valid signature over those exact bytes
+    meta_raw = b'{"object":"whatsapp_business_account","entry":[\xff]}'
+    meta = webhook_only(
+        env,
+        "/webhooks/whatsapp",
+        body=meta_raw,
+        headers={
+            "content-type": "application/json",
+            "x-hub-signature-256": meta_signature(meta_raw, env.settings.whatsapp_app_secret or ""),
+        },
+    )
+
+    # Then no 5xx: the unsigned form is refused (403); a form signed over its decoded text (invalid
+    # bytes read as U+FFFD) is a normal message; the signed but unreadable Meta body is acknowledged
+    # and dropped (200, so Meta does not retry it for days)
+    assert (unsigned, signed, meta) == (403, 200, 200)
+    [queued] = queue_messages(env)
+    assert json.loads(queued["Body"])["message"]["body"] == "caf\ufffd \ufffd\ufffd"
+    env.drain()
+    assert env.app.deps.llm.calls == llm_calls + 1
+    assert entries(env, pid)[-2][2] == "caf\ufffd \ufffd\ufffd"
+
+
+def test_a_meta_payload_with_200_messages_is_200_ordered_turns(
+    local_env_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a greeted participant
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    texts = [f"batched {i:03d}" for i in range(200)]
+    payload = {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": "WABA_ID",
+                "changes": [
+                    {
+                        "field": "messages",
+                        "value": {
+                            "messaging_product": "whatsapp",
+                            "contacts": [{"profile": {"name": "Alice"}, "wa_id": PHONE[1:]}],
+                            "messages": [
+                                {"from": PHONE[1:], "id": f"wamid.{i:03d}", "type": "text", "text": {"body": t}}
+                                for i, t in enumerate(texts)
+                            ],
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    raw = json.dumps(payload).encode()
+    headers = {
+        "content-type": "application/json",
+        "x-hub-signature-256": meta_signature(raw, env.settings.whatsapp_app_secret or ""),
+    }
+
+    queued: list[TurnEvent] = []
+    enqueue = env.app.queue.enqueue
+
+    def spy(event: TurnEvent) -> None:
+        queued.append(event)
+        enqueue(event)
+
+    monkeypatch.setattr(env.app.queue, "enqueue", spy)
+
+    # When one signed webhook carries 200 messages
+    from functions.inbound import webhook
+
+    event = http_api_event("POST", "/webhooks/whatsapp", body=raw.decode(), headers=headers, now=env.clock.now())
+    response = webhook.handler(event, FakeLambdaContext(function_name="promptpipe-webhook"))
+
+    # Then all are acknowledged, and each became its own turn on the participant's FIFO message
+    # group, in the payload's order (the group is what orders them for the worker)
+    assert (response["statusCode"], json.loads(response["body"])) == (200, {"received": 200})
+    assert [(e.event_id, e.message.body if e.message else None) for e in queued] == [
+        (f"wamid.{i:03d}", t) for i, t in enumerate(texts)
+    ]
+    attributes = env._sqs.get_queue_attributes(
+        QueueUrl=env.resources.inbound_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+    )
+    assert attributes["Attributes"]["ApproximateNumberOfMessages"] == "200"
+    # And the worker answers them in that order (the first two batches; every further batch is the
+    # same, and moto's cost per commit grows with the partition, so the test stops there)
+    env.drain(max_batches=2)
+    assert sent(env, pid, OutboundKind.REPLY) == [f"re: {t}" for t in texts[:20]]
+
+
+# ====================================================================== (e) duplicates, three times ==
+def invoke_schedule(env: LocalEnvironment, schedule_input: tuple[str, str], execution_id: str) -> dict[str, Any]:
+    """Hand a schedule's (target, Input) to its handler as EventBridge Scheduler does."""
+    from functions.scheduled_prompt import handler as scheduled_prompt
+    from functions.timers import handler as timers
+
+    target, text = schedule_input
+    handler = timers.handler if target == TIMERS_ARN else scheduled_prompt.handler
+    return handler(fill_placeholders(text, execution_id, env.clock.now()), FakeLambdaContext(function_name="test"))
+
+
+def captured(env: LocalEnvironment, name: str) -> tuple[str, str]:
+    item = aws_client("scheduler", env.settings).get_schedule(Name=name, GroupName=env.settings.schedule_group_name)
+    return item["Target"]["Arn"], item["Target"]["Input"]
+
+
+def timer_entries(env: LocalEnvironment, pid: str, kind: str) -> list[tuple[str, str, str]]:
+    return [e for e in entries(env, pid) if e[0] == "system" and e[1] == "timer" and e[2] == f"{kind} fired"]
+
+
+KINDS = ["daily_prompt", *(k.value for k in TimerKind)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_env_factory: Any, kind: str) -> None:
+    # Given a participant in INTAKE with a daily 09:30 schedule (feedback timers on)
+    env = local_env_factory(llm=coach_llm(), feedback_timers_enabled=True)
+    pid = enroll(env)
+    app = env.app
+    app.override_state(pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
+    session = app.sessions.open(pid, "setup")
+    tool = SchedulerTool(env.settings.scheduler_prep_time_minutes)
+    created = tool.execute(ToolContext(app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    session.commit()
+    assert created.ok
+    daily = captured(env, state(env, pid)["schedules"][0]["timer_id"])
+    # And, for a timer kind, what arms it: the prompt delivered, a delayed transition, or the timeout
+    if kind != "daily_prompt":
+        env.clock.set(T0 + timedelta(hours=1))
+        invoke_schedule(env, daily, "exec-prompt")
+    if kind == TimerKind.STATE_TRANSITION.value:
+        session = app.sessions.open(pid, "setup-transition")
+        args = {"target_state": "FEEDBACK", "delay_minutes": 30}
+        assert StateTransitionTool().execute(ToolContext(app.deps, session), args).ok
+        session.commit()
+    if kind == TimerKind.FEEDBACK_FOLLOWUP.value:
+        env.clock.advance(env.settings.feedback_initial_timeout)
+        invoke_schedule(env, captured(env, timer_name(TimerKind.FEEDBACK_TIMEOUT, pid)), "exec-timeout")
+    target = daily if kind == "daily_prompt" else captured(env, timer_name(TimerKind(kind), pid))
+    env.clock.advance(timedelta(hours=6))  # past every kind's due time (the reminder's is 5 h)
+    version, outbox = state(env, pid)["version"], len(env.messages(pid))
+
+    # When EventBridge Scheduler delivers that invocation three times with one execution id
+    results = [invoke_schedule(env, target, f"exec-{kind}") for _ in range(3)]
+
+    # Then it had one effect: one commit, the same answer three times, one audit record / delivery
+    assert state(env, pid)["version"] == version + 1
+    assert results[0] == results[1] == results[2]
+    if kind == "daily_prompt":
+        assert results[0] == {"messages": 2}  # the prompt and the intensity poll, once
+        assert len(sent(env, pid, OutboundKind.DAILY_PROMPT)) == 1
+    else:
+        assert results[0]["applied"] is True
+        assert len(timer_entries(env, pid, kind)) == 1
+    assert len(env.messages(pid)) == outbox + results[0]["messages"]
+
+
+def test_one_sqs_record_delivered_three_times_is_one_turn(local_env_factory: Any) -> None:
+    # Given a greeted participant and one turn waiting on the queue
+    env = local_env_factory(llm=coach_llm())
+    pid = enroll(env)
+    version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
+    assert webhook_only(env, "/webhooks/twilio", **twilio_event(env, "only once please", "SM-thrice")) == 200
+    [message] = queue_messages(env)
+    record = sqs_record(message, env.resources.inbound_queue_arn)
+    from functions.inbound import worker
+
+    # When Lambda's poller hands the same record to the worker three times (e.g. a visibility timeout
+    # that expired while the first run was still going, and a delete that failed)
+    results = [worker.handler({"Records": [record]}, FakeLambdaContext(function_name="worker")) for _ in range(3)]
+
+    # Then every run succeeded and there was one turn: one model call, one commit, one reply
+    assert results == [{"batchItemFailures": []}] * 3
+    assert env.app.deps.llm.calls == llm_calls + 1
+    assert state(env, pid)["version"] == version + 1
+    assert sent(env, pid, OutboundKind.REPLY) == ["re: only once please"]
+    assert [e for e in entries(env, pid) if e[0] == "inbound"] == [("inbound", "message", "only once please")]
+
+
+# ================================================================= (f) security: no secret in logs ==
+SECRETS = {
+    "twilio_auth_token": "twilio-token-SECRET-5f1e",
+    "whatsapp_app_secret": "meta-app-SECRET-9c2d",
+    "whatsapp_verify_token": "meta-verify-SECRET-77ab",
+    "openai_api_key": "sk-SECRET-openai-0d3c",
+}
+
+
+@pytest.fixture
+def info_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The Powertools logger at INFO (the production level), writing to the current stdout."""
+    import logging
+
+    from promptpipe.observability import logger
+
+    previous = logger.log_level
+    logger.setLevel("INFO")
+    for handler in logging.getLogger(logger.name).handlers:  # a handler may hold an earlier capture
+        if isinstance(handler, logging.StreamHandler):
+            monkeypatch.setattr(handler, "stream", sys.stdout)
+    yield
+    logger.setLevel(previous)
+
+
+def test_logs_at_info_carry_no_secret(
+    local_env_factory: Any, capfd: pytest.CaptureFixture[str], info_logs: None
+) -> None:
+    # Given the stack configured with recognisable credentials
+    env = local_env_factory(llm=coach_llm(), **SECRETS)
+    capfd.readouterr()
+
+    # When a participant enrols and writes, and requests arrive unsigned, wrongly signed and with a
+    # wrong or right verification token
+    pid = enroll(env)
+    assert post_twilio(env, "hello", "SM-logs") == 200
+    unsigned = env.api("POST", "/webhooks/twilio", body="From=%2B1&Body=x", headers={"x-twilio-signature": "no"})
+    raw = b'{"object":"whatsapp_business_account","entry":[]}'
+    forged = env.api("POST", "/webhooks/whatsapp", body=raw, headers={"x-hub-signature-256": "sha256=00"})
+    assert (unsigned.status, forged.status) == (403, 403)
+    for token in ("wrong", SECRETS["whatsapp_verify_token"]):
+        query = {"hub.mode": "subscribe", "hub.verify_token": token, "hub.challenge": "1234"}
+        env.api("GET", "/webhooks/whatsapp", query=query)
+    output = "".join(capfd.readouterr())
+
+    # Then there were INFO logs, and none of them carries a credential
+    assert '"level":"INFO"' in output and pid in output
+    for name, value in SECRETS.items():
+        assert value not in output, name
