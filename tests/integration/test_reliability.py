@@ -1,4 +1,4 @@
-"""The reliability suite (issue 6 items 5–8): what survives conflicts, duplicates, faults and bad input.
+"""The reliability suite (issue 6 items 5–9): what survives conflicts, duplicates, faults and bad input.
 
 Each case names what it injects and what must hold; docs/reliability.md lists them all, with the
 cases other test files already cover.
@@ -15,6 +15,7 @@ cases other test files already cover.
   ends as one schedule.
 - Bad bodies: 100 KB, empty, whitespace only, not UTF-8, 200 messages in one Meta payload.
 - Duplicates: each scheduler invocation kind, and one SQS record, delivered three times.
+- Security: logs at INFO carry no credential.
 
 Why faults are injected in moto's service handlers and not with a botocore ``before-send`` hook:
 botocore's endpoint emits ``before-send`` to every handler and takes the first response, and
@@ -1003,26 +1004,32 @@ SECRETS = {
 
 
 @pytest.fixture
-def info_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The Powertools logger at INFO (the production level), writing to the current stdout."""
+def info_logs_to_stdout(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
+    """Call it in the test body to route the Powertools logger, at INFO (the production level), to
+    the current ``sys.stdout`` (pytest captures the setup and call phases in different streams)."""
     import logging
 
     from promptpipe.observability import logger
 
-    previous = logger.log_level
-    logger.setLevel("INFO")
-    for handler in logging.getLogger(logger.name).handlers:  # a handler may hold an earlier capture
-        if isinstance(handler, logging.StreamHandler):
-            monkeypatch.setattr(handler, "stream", sys.stdout)
-    yield
-    logger.setLevel(previous)
+    stdlib = logging.getLogger(logger.name)
+    previous = stdlib.level
+
+    def route() -> None:
+        stdlib.setLevel(logging.INFO)
+        for handler in stdlib.handlers:  # a handler may still hold an earlier test's capture
+            if isinstance(handler, logging.StreamHandler):
+                monkeypatch.setattr(handler, "stream", sys.stdout)
+
+    yield route
+    stdlib.setLevel(previous)
 
 
 def test_logs_at_info_carry_no_secret(
-    local_env_factory: Any, capfd: pytest.CaptureFixture[str], info_logs: None
+    local_env_factory: Any, capfd: pytest.CaptureFixture[str], info_logs_to_stdout: Callable[[], None]
 ) -> None:
-    # Given the stack configured with recognisable credentials
+    # Given the stack configured with recognisable credentials, logging at INFO
     env = local_env_factory(llm=coach_llm(), **SECRETS)
+    info_logs_to_stdout()
     capfd.readouterr()
 
     # When a participant enrols and writes, and requests arrive unsigned, wrongly signed and with a
