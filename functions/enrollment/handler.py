@@ -128,7 +128,7 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
     return envelope(409, message="Participant with this phone number already enrolled", error=True)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 @counts_errors("enrollment")

@@ -149,7 +149,7 @@ def whatsapp_webhook() -> Response:
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 @counts_errors("webhook")

@@ -48,7 +48,7 @@ def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
     return {"messages": len(outcome.outbound)}
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
 @counts_errors("scheduled_prompt")

@@ -46,7 +46,7 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
     return {"messages": len(outcome.outbound), "applied": bool(timer and timer.applied)}
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
 @counts_errors("timers")

@@ -476,7 +476,9 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
     for event_id in turns_in_commit_order:
         text = turn_texts[event_id]
         if text == "done":
-            text = next(e.content for e in by_event[event_id] if e.direction is Direction.INBOUND)
+            # History holds the parsed answer when "done" answered the open question, else the text
+            inbound = next(e for e in by_event[event_id] if e.direction is Direction.INBOUND)
+            text = inbound.metadata.get("parsed_answer", inbound.content)
             assert text in ("done", DONE_TEXT)
         reply = f"saved: {text}" if text.startswith("save ") else f"re: {text}"
         expected += [("user", text), ("assistant", reply)]

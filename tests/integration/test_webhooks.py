@@ -358,10 +358,13 @@ def test_meta_signed_text_and_button_reply_are_turns(local_env_factory) -> None:
     assert response.status == 200
     assert response.body == {"received": 2}
     assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Nice to hear.", "Well done!"]
-    # And the button answer reaches the coach and the transcript in its canonical form
+    # And the button answer reaches the coach in its canonical form; the transcript keeps what the
+    # participant pressed, with the parsed answer beside it
     assert llm.requests[2].messages[-1].content == "Q: Did you do it? A: Done"
-    inbound = [e["content"] for e in history(env, pid) if e["direction"] == "inbound"]
-    assert inbound == ["I stretched today", "Q: Did you do it? A: Done"]
+    audited = env.api("GET", f"{BASE}/{pid}/history").body["result"]["messages"]
+    inbound = [e for e in audited if e["direction"] == "inbound"]
+    assert [e["content"] for e in inbound] == ["I stretched today", "Done"]
+    assert inbound[1]["metadata"]["parsed_answer"] == "Q: Did you do it? A: Done"
 
 
 def test_meta_raw_utf8_base64_body_verifies_over_the_exact_bytes(local_env_factory) -> None:

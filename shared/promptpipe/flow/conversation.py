@@ -52,33 +52,57 @@ class TurnResult:
 
 
 def outstanding_questions(session: ConversationSession, within_hours: float = 24.0) -> list[Question]:
-    """Fixed-answer questions a short text reply may be answering. The "Done" question comes first:
-    a bare number answers it (the intensity question is answered by word, see ``render_text``)."""
+    """The fixed-answer questions of the latest daily prompt that are still open (asked within
+    ``within_hours`` and not answered yet). "Done" comes first: a bare number answers it (the
+    intensity poll is answered by word, see ``questions.render_text``)."""
     data, now = session.data, session.now
-    asked: list[Question] = []
     last_prompt = data.get_time(DataKey.LAST_PROMPT_SENT_AT)
-    if last_prompt and (now - last_prompt).total_seconds() <= within_hours * 3600:
-        if data.get(DataKey.DONE_COUNTED_FOR_PROMPT) != data.get(DataKey.LAST_PROMPT_SENT_AT):
-            asked.append(questions.DONE_QUESTION)
-        if data.get(DataKey.LAST_INTENSITY_PROMPT_DATE):
-            try:
-                intensity = data.profile().intensity.value
-            except ValueError:
-                intensity = "normal"
-            asked.append(questions.intensity_question(intensity))
+    if not last_prompt or (now - last_prompt).total_seconds() > within_hours * 3600:
+        return []
+    sent = data.get(DataKey.LAST_PROMPT_SENT_AT)
+    marks = data.answered_questions()
+    asked: list[Question] = []
+    if marks.get("done") != sent and data.get(DataKey.DONE_COUNTED_FOR_PROMPT) != sent:
+        asked.append(questions.DONE_QUESTION)
+    if marks.get("intensity_asked") == sent and marks.get("intensity") != sent:
+        try:
+            intensity = data.profile().intensity.value
+        except ValueError:
+            intensity = "normal"
+        asked.append(questions.intensity_question(intensity))
     return asked
 
 
-def _count_done(op: OpContext) -> None:
-    """Decision 6: "Done" counts once per delivered prompt."""
-    sent = op.data.get(DataKey.LAST_PROMPT_SENT_AT)
-    if not sent or op.data.get(DataKey.DONE_COUNTED_FOR_PROMPT) == sent:
-        return
-    profile = op.data.profile()
-    profile.success_count += 1
-    profile.updated_at = op.now
-    op.data.set_profile(profile)
-    op.data.set(DataKey.DONE_COUNTED_FOR_PROMPT, sent)
+def _answer_ops(answer: questions.Answer, prompt_sent_at: str) -> list[tuple[str, Any]]:
+    """The operations of a fixed answer, guarded by the prompt it answered: a "Done" for yesterday's
+    prompt is never counted against today's, even when today's was delivered meanwhile."""
+
+    def still_same_prompt(op: OpContext) -> bool:
+        return op.data.get(DataKey.LAST_PROMPT_SENT_AT) == prompt_sent_at
+
+    def mark(op: OpContext) -> None:
+        if still_same_prompt(op) and prompt_sent_at:
+            op.data.mark_question(answer.question_id, prompt_sent_at)
+
+    ops: list[tuple[str, Any]] = [("mark_answered", mark)]
+    if answer.question_id == questions.DONE_QUESTION.id and answer.option_id == "done":
+
+        def count_done(op: OpContext) -> None:
+            """Decision 6: "Done" counts once per delivered prompt."""
+            if not prompt_sent_at or not still_same_prompt(op):
+                return
+            if op.data.get(DataKey.DONE_COUNTED_FOR_PROMPT) == prompt_sent_at:
+                return
+            profile = op.data.profile()
+            profile.success_count += 1
+            profile.updated_at = op.now
+            op.data.set_profile(profile)
+            op.data.set(DataKey.DONE_COUNTED_FOR_PROMPT, prompt_sent_at)
+
+        ops.append(("count_done", count_done))
+    if answer.question_id == "intensity":
+        ops.append(("set_intensity", _set_intensity(answer)))
+    return ops
 
 
 def _set_intensity(answer: questions.Answer) -> Any:
@@ -108,32 +132,30 @@ class ConversationFlow:
     # -- inbound message --------------------------------------------------------------------
     def handle_message(self, session: ConversationSession, message: InboundMessage) -> TurnResult:
         started = time.perf_counter()
-        text = clip_inbound_text(message.body, self.deps.settings.max_inbound_message_chars)
-        answer = questions.parse_answer(text, message.answer_id, outstanding_questions(session))
-        if answer is not None:
-            text = answer.canonical_text
+        typed = clip_inbound_text(message.body, self.deps.settings.max_inbound_message_chars)
+        answer = questions.parse_answer(typed, message.answer_id, outstanding_questions(session))
+        # The model and history get the original's canonical answer; the transcript keeps both.
+        text = answer.canonical_text if answer is not None else typed
         received_at = message.received_at
-
-        def record_inbound(op: OpContext) -> None:
-            op.record(
-                Direction.INBOUND,
-                "message",
-                text,
-                metadata={"provider": message.provider, "provider_message_id": message.provider_message_id},
-            )
-
-        session.apply("record_inbound", record_inbound)
+        metadata = {"provider": message.provider, "provider_message_id": message.provider_message_id}
+        if answer is not None:
+            metadata["parsed_answer"] = answer.canonical_text
+        session.apply("record_inbound", lambda op: op.record(Direction.INBOUND, "message", typed, metadata=metadata))
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
 
-        if answer is not None and answer.question_id == questions.DONE_QUESTION.id and answer.option_id == "done":
-            session.apply("count_done", _count_done)
-        if answer is not None and answer.question_id == "intensity":
-            session.apply("set_intensity", _set_intensity(answer))
+        if answer is not None:
+            for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):
+                session.apply(name, op)
         session.apply("daily_prompt_reply", self._daily_prompt_reply(received_at))
-        if session.data.sub_state_raw not in SubState.__members__:
-            timers = self.deps.timers
-            session.apply("default_sub_state", lambda op: write_sub_state(op, timers, SubState.INTAKE))
+        timers = self.deps.timers
+
+        def default_sub_state(op: OpContext) -> None:
+            # Checked inside the operation: a transition committed meanwhile must not be undone.
+            if op.data.sub_state_raw not in SubState.__members__:
+                write_sub_state(op, timers, SubState.INTAKE)
+
+        session.apply("default_sub_state", default_sub_state)
 
         state = session.data.sub_state
         module = self._module_for(state)
@@ -194,6 +216,8 @@ class ConversationFlow:
         reply = result.reply
 
         def store(op: OpContext) -> None:
+            if not op.participant.is_active:  # paused or opted out while the model was answering
+                return
             assistant = ConversationMessage(role="assistant", content=reply, timestamp=op.now)
             op.data.append_history(*([user] if user else []), assistant)
             op.emit(
@@ -212,6 +236,8 @@ class ConversationFlow:
         lines += [f"thinking: {r}" for r in result.reasoning]
 
         def emit(op: OpContext) -> None:
+            if not op.participant.is_active:
+                return
             try:
                 profile = op.data.profile()
             except ValueError:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from promptpipe import questions
-from promptpipe.errors import LLMError
+from promptpipe.errors import LLMError, TimerError
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
@@ -73,69 +73,38 @@ def deliver_daily_prompt(
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
 
-    llm_calls: list[dict[str, object]] = []
-    try:
-        generated = generate_habit_prompt(deps, session, "scheduled")
-        text, used_fallback = generated.text, False
-        usage = generated.response.usage
-        llm_calls.append(
-            {
-                "purpose": "prompt_generator",
-                "model": generated.response.model,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "latency_ms": generated.response.latency_ms,
-            }
-        )
-    except (PromptGenerationError, LLMError) as exc:
-        logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
-        text, used_fallback = FALLBACK_PROMPT, True
+    text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
     settings = deps.settings
-    timers = deps.timers
 
-    reminder_name = ""
-    reminder_due = None
+    def arm(kind: TimerKind, at: datetime, **guards: datetime) -> str:
+        """Arm one follow-up timer; a failure loses that timer, never the day's prompt."""
+        name = timer_name(kind, participant.id)
+        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, **guards)
+        try:
+            deps.timers.schedule_timer(name=name, at=at, payload=payload)
+        except TimerError as exc:
+            logger.error("could not arm a timer after the daily prompt", extra={"kind": kind.value, "error": str(exc)})
+            return ""
+        return name
+
+    reminder_name, reminder_due = "", None
     if settings.daily_prompt_reminder_delay > timedelta(0):
         reminder_due = now + settings.daily_prompt_reminder_delay
-        reminder_name = timer_name(TimerKind.DAILY_PROMPT_REMINDER, participant.id)
-        timers.schedule_timer(
-            name=reminder_name,
-            at=reminder_due,
-            payload=TimerPayload(
-                participant_id=participant.id,
-                kind=TimerKind.DAILY_PROMPT_REMINDER,
-                timer_id=reminder_name,
-                expected_sent_at=now,
-            ),
-        )
+        reminder_name = arm(TimerKind.DAILY_PROMPT_REMINDER, reminder_due, expected_sent_at=now)
     autofb_name = ""
     if settings.auto_feedback_after_prompt_enabled:
-        autofb_name = timer_name(TimerKind.AUTO_FEEDBACK, participant.id)
-        timers.schedule_timer(
-            name=autofb_name,
-            at=now + AUTO_FEEDBACK_DELAY,
-            payload=TimerPayload(
-                participant_id=participant.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=autofb_name, due_at=now
-            ),
-        )
+        autofb_name = arm(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY, due_at=now)
     fb_name = ""
     if settings.feedback_timers_enabled:
-        fb_name = timer_name(TimerKind.FEEDBACK_TIMEOUT, participant.id)
-        timers.schedule_timer(
-            name=fb_name,
-            at=now + settings.feedback_initial_timeout,
-            payload=TimerPayload(
-                participant_id=participant.id,
-                kind=TimerKind.FEEDBACK_TIMEOUT,
-                timer_id=fb_name,
-                expected_sent_at=now,
-            ),
-        )
+        fb_name = arm(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout, expected_sent_at=now)
     today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
     schedule_id = schedule.id
 
     def deliver(op: OpContext) -> None:
+        # Re-checked on replay: a pause, a STOP or a deleted schedule committed meanwhile wins.
+        if not op.participant.is_active or all(s.id != schedule_id for s in op.data.schedules()):
+            return
         to = op.participant.phone_number
         op.emit(
             OutboundMessage(
@@ -162,27 +131,62 @@ def deliver_daily_prompt(
         if reminder_name:
             op.data.set_daily_prompt_pending(DailyPromptPending(sent_at=now, to=to, reminder_due_at=reminder_due))
             op.data.set(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID, reminder_name)
-        if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today:
-            question = questions.intensity_question(profile.intensity.value)
-            op.emit(
-                OutboundMessage(
-                    participant_id=op.participant.id,
-                    to=to,
-                    body="",
-                    kind=OutboundKind.INTENSITY_POLL,
-                    question=question,
-                )
-            )
-            op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
+        _poll_intensity_once_a_day(op, profile.intensity.value, today)
         if autofb_name:
             op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, autofb_name)
-        if fb_name:
-            op.data.set(DataKey.FEEDBACK_TIMER_ID, fb_name)
-            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_INITIAL.value)
-            op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        _arm_feedback_state(op, fb_name)
 
     session.apply("deliver_daily_prompt", deliver)
     return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
+
+
+def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str) -> None:
+    """Scenario 8: at most one intensity poll per participant-local day."""
+    if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) == today:
+        return
+    op.emit(
+        OutboundMessage(
+            participant_id=op.participant.id,
+            to=op.participant.phone_number,
+            body="",
+            kind=OutboundKind.INTENSITY_POLL,
+            question=questions.intensity_question(intensity),
+        )
+    )
+    op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
+    op.data.mark_question("intensity_asked", op.data.get(DataKey.LAST_PROMPT_SENT_AT))
+
+
+def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
+    if feedback_timer:
+        op.data.set(DataKey.FEEDBACK_TIMER_ID, feedback_timer)
+        op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_INITIAL.value)
+        op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+    elif op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.COMPLETED:
+        # A feedback chain of an earlier prompt must not silence this prompt's reminder.
+        op.data.clear(DataKey.FEEDBACK_STATE)
+
+
+def _generate(deps: FlowDeps, session: ConversationSession) -> tuple[str, bool, list[dict[str, object]]]:
+    """The day's prompt, or our own fallback text when generation fails (FACTS §4 step 1)."""
+    llm_calls: list[dict[str, object]] = []
+    try:
+        generated = generate_habit_prompt(deps, session, "scheduled")
+        text, used_fallback = generated.text, False
+        usage = generated.response.usage
+        llm_calls.append(
+            {
+                "purpose": "prompt_generator",
+                "model": generated.response.model,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "latency_ms": generated.response.latency_ms,
+            }
+        )
+    except (PromptGenerationError, LLMError) as exc:
+        logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
+        text, used_fallback = FALLBACK_PROMPT, True
+    return text, used_fallback, llm_calls
 
 
 def _arm_random_delivery(

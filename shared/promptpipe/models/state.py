@@ -57,9 +57,9 @@ class DataKey(StrEnum):
     DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
     # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
     PENDING_TRANSITION = "pendingTransition"
-
-
-CONTRACT_DATA_KEYS: tuple[DataKey, ...] = tuple(DataKey)[:18]
+    # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
+    # was asked or answered for, so a short reply is read as an answer only while it is open.
+    ANSWERED_QUESTIONS = "answeredQuestions"
 
 
 class FeedbackState(StrEnum):
@@ -269,6 +269,19 @@ class StateData:
 
     def set_schedules(self, schedules: list[ScheduleInfo]) -> None:
         self.raw[DataKey.SCHEDULE_REGISTRY.value] = json.dumps([s.to_json_dict() for s in schedules])
+
+    def answered_questions(self) -> dict[str, str]:
+        text = self.get(DataKey.ANSWERED_QUESTIONS)
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    def mark_question(self, name: str, prompt_sent_at: str) -> None:
+        marks = self.answered_questions()
+        marks[name] = prompt_sent_at
+        self.set(DataKey.ANSWERED_QUESTIONS, json.dumps(marks, sort_keys=True))
 
     def pending_transition(self) -> PendingTransition | None:
         text = self.get(DataKey.PENDING_TRANSITION)
