@@ -77,7 +77,6 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         clock=clock,
         prompts=PromptLibrary.from_settings(settings),
         ids=IdGenerator(random.Random(seed)),
-        rng=rng,
     )
     app = PromptPipe(
         deps=deps,

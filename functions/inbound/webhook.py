@@ -19,13 +19,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.adapters.secrets import load_secrets
+from promptpipe.adapters.twilio_signature import verify_twilio_signature
 from promptpipe.errors import ValidationFailed
 from promptpipe.inbound import (
     parse_meta_payload,
     parse_twilio_form,
     verify_meta_handshake,
     verify_meta_signature,
-    verify_twilio_signature,
 )
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.observability import count, counts_errors, logger, metrics, tracer

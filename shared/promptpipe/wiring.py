@@ -126,7 +126,6 @@ def build_app(
         clock=clock,
         prompts=PromptLibrary.from_settings(settings),
         ids=ids or IdGenerator(None),
-        rng=rng,
     )
     return PromptPipe(
         deps=deps,

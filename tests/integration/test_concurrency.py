@@ -113,7 +113,6 @@ def harness(aws: None) -> Harness:
         clock=clock,
         prompts=PromptLibrary.from_settings(config),
         ids=IdGenerator(random.Random(5)),
-        rng=rng,
     )
     app = PromptPipe(
         deps=deps,

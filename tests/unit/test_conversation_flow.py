@@ -192,3 +192,19 @@ def test_debug_mode_sends_debug_messages_only_to_that_participant():
     debug = [m for m in h.outbox.messages() if m.body.startswith("🐛 DEBUG:")]
     assert debug and all(m.participant_id == p1.id for m in debug)
     assert any("Current state: INTAKE" in m.body for m in debug)
+
+
+def test_stored_history_stays_under_the_item_size_budget():
+    # Given 25 turns of 4,096 four-byte characters (≈ 16 KB each, ≈ 800 KB for 50 messages)
+    from promptpipe.models.state import MAX_HISTORY_BYTES
+
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text("ok") for _ in range(25)]))
+    p = h.enroll()
+    for _ in range(25):
+        h.clock.advance(timedelta(minutes=1))
+        turn(h, p, "😀" * 4096)
+    # Then the stored history is trimmed from the oldest end to fit, and the last turn is there
+    stored = h.data(p.id)["conversationHistory"]
+    assert len(stored.encode()) <= MAX_HISTORY_BYTES
+    messages = json.loads(stored)["messages"]
+    assert messages[-1]["content"] == "ok" and messages[-2]["content"].startswith("😀")

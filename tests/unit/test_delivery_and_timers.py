@@ -951,3 +951,17 @@ def test_stale_feedback_timers_from_yesterdays_prompt_do_nothing_today() -> None
         "09:35",
         "12:35",
     ]
+
+
+def test_feedback_nudges_skip_a_participant_who_already_replied() -> None:
+    # Given feedback timers on and a delivered prompt that the participant answered in INTAKE at +2 min
+    from promptpipe.settings import Settings
+
+    h, p, daily = given(settings=Settings(feedback_timers_enabled=True), sub_state="INTAKE")
+    sent_at = at_local(MONDAY, "09:20")
+    deliver(h, daily, at=sent_at)
+    reply(h, p, "Done", at=sent_at + timedelta(minutes=2))
+    # When the feedback timeout fires at +15 min (and the follow-up would, 3 h later)
+    fire_due(h, sent_at + timedelta(hours=4))
+    # Then no nudge was sent
+    assert not [m for m in h.outbox.messages(p.id) if m.kind.value == "feedback_nudge"]

@@ -538,7 +538,6 @@ class Harness:
             clock=self.clock,
             prompts=PromptLibrary.from_settings(settings),
             ids=IdGenerator(random.Random(7)),
-            rng=random.Random(7),
         )
         now = self.clock.now()
         self.participant = ConversationParticipant(

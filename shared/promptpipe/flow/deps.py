@@ -26,9 +26,6 @@ class IdGenerator:
     def participant_id(self) -> str:
         return "p_" + self._hex(16)
 
-    def schedule_id(self) -> str:
-        return "sched_" + self._hex(8)
-
 
 @dataclass
 class FlowDeps:
@@ -38,4 +35,3 @@ class FlowDeps:
     clock: Clock
     prompts: PromptLibrary
     ids: IdGenerator = field(default_factory=IdGenerator)
-    rng: random.Random = field(default_factory=random.Random)

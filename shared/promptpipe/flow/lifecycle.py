@@ -9,9 +9,10 @@ from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
+from promptpipe.flow.tools.scheduler import schedule_timing
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.state import DataKey, ScheduleType, StateData
+from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import Direction
 
 _TIMER_KEYS = (
@@ -48,13 +49,7 @@ def restore_schedules(deps: FlowDeps, session: ConversationSession) -> int:
     restored = 0
     prep = deps.settings.scheduler_prep_time_minutes
     for schedule in session.data.schedules():
-        target = schedule.fixed_time if schedule.type is ScheduleType.FIXED else schedule.random_start_time
-        hours, minutes = (int(x) for x in target.split(":"))
-        fire = (hours * 60 + minutes - prep) % (24 * 60)
-        window = 0
-        if schedule.type is ScheduleType.RANDOM:
-            end_h, end_m = (int(x) for x in schedule.random_end_time.split(":"))
-            window = end_h * 60 + end_m - hours * 60 - minutes
+        fire, window = schedule_timing(schedule, prep)
         deps.timers.schedule_daily_prompt(
             name=schedule.timer_id,
             hour=fire // 60,

@@ -9,7 +9,6 @@ returns the content; a fallback answers when nothing is produced.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -277,7 +276,3 @@ class FeedbackModule(ConversationModule):
 
 def tool_runs_summary(runs: Sequence[ToolRun]) -> str:
     return ", ".join(f"{r.name} ({'ok' if r.ok else 'error'})" for r in runs) or "none"
-
-
-def arguments_json(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)

@@ -117,6 +117,12 @@ def _for_current_prompt(data: StateData, payload: TimerPayload) -> bool:
     return payload.expected_sent_at is None or payload.expected_sent_at == data.get_time(DataKey.LAST_PROMPT_SENT_AT)
 
 
+def _replied_to_current_prompt(data: StateData) -> bool:
+    """A reply after the prompt (in any module) makes feedback nudges pointless."""
+    responded, last = data.get_time(DataKey.DAILY_PROMPT_RESPONDED_AT), data.get_time(DataKey.LAST_PROMPT_SENT_AT)
+    return responded is not None and last is not None and responded >= last
+
+
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
 
@@ -129,6 +135,10 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
             outcome.detail = "stale: feedback already given or timer replaced"
             return
         op.data.clear(DataKey.FEEDBACK_TIMER_ID)
+        if _replied_to_current_prompt(op.data):
+            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
+            outcome.detail = "the participant already replied to this prompt"
+            return
         reminder_sent = op.data.get_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT)
         last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
         if reminder_sent and last and reminder_sent >= last:
@@ -153,6 +163,10 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
             outcome.detail = "stale: feedback already given or follow-up replaced"
             return
         op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        if _replied_to_current_prompt(op.data):
+            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
+            outcome.detail = "the participant already replied to this prompt"
+            return
         op.emit(_message(op, FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
         outcome.applied = True

@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 FLOW_TYPE = "conversation"
 STATE_CONVERSATION_ACTIVE = "CONVERSATION_ACTIVE"
 MAX_STORED_HISTORY = 50
+MAX_HISTORY_BYTES = 200_000
 DEFAULT_LLM_HISTORY = 30
 
 
@@ -217,10 +218,15 @@ class StateData:
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
-        kept = messages[-MAX_STORED_HISTORY:]
-        self.raw[DataKey.CONVERSATION_HISTORY.value] = json.dumps(
-            {"messages": [m.to_json_dict() for m in kept]}, ensure_ascii=False
-        )
+        """Keep the last 50 messages (contract §3.3) and, beyond the contract, at most
+        ``MAX_HISTORY_BYTES``: DynamoDB items stop at 400 KB, and a state that cannot be saved
+        would lose every later turn (the full record is in the transcript anyway)."""
+        kept = [m.to_json_dict() for m in messages[-MAX_STORED_HISTORY:]]
+        text = json.dumps({"messages": kept}, ensure_ascii=False)
+        while len(text.encode()) > MAX_HISTORY_BYTES and len(kept) > 1:
+            kept = kept[1:]
+            text = json.dumps({"messages": kept}, ensure_ascii=False)
+        self.raw[DataKey.CONVERSATION_HISTORY.value] = text
 
     def append_history(self, *messages: ConversationMessage) -> None:
         self.set_history([*self.history(), *messages])

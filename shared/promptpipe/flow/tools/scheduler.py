@@ -8,6 +8,7 @@ Random schedules deliver at a random instant of their window every day (see ``fl
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime
 from typing import Any
@@ -113,6 +114,33 @@ def validate_params(args: dict[str, Any]) -> SchedulerParams:
     return params
 
 
+def schedule_timing(schedule: ScheduleInfo, prep_minutes: int) -> tuple[int, int]:
+    """(daily firing time in minutes after local midnight, random window in minutes; 0 if fixed)."""
+    target = schedule.fixed_time if schedule.type is ScheduleType.FIXED else schedule.random_start_time
+    fire_minutes = (_minutes(target) - prep_minutes) % (24 * 60)
+    window = 0
+    if schedule.type is ScheduleType.RANDOM:
+        window = _minutes(schedule.random_end_time) - _minutes(schedule.random_start_time)
+    return fire_minutes, window
+
+
+def deterministic_schedule_id(participant_id: str, event_id: str, schedule: ScheduleInfo) -> str:
+    """``sched_`` + 16 hex derived from the event and the timing: a retried turn (the model failed
+    after the tool ran) re-creates the same EventBridge schedule instead of leaving an orphan."""
+    key = "|".join(
+        (
+            participant_id,
+            event_id,
+            schedule.type.value,
+            schedule.fixed_time,
+            schedule.random_start_time,
+            schedule.random_end_time,
+            schedule.timezone,
+        )
+    )
+    return "sched_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def _hhmm(total_minutes: int) -> str:
     total_minutes %= 24 * 60
     return f"{total_minutes // 60:02d}:{total_minutes % 60:02d}"
@@ -193,12 +221,8 @@ class SchedulerTool:
                 data={"schedule_id": existing.id, "already_exists": True},
             )
 
-        target = params.fixed_time if candidate.type is ScheduleType.FIXED else params.random_start_time
-        fire_minutes = (_minutes(target) - self.prep_minutes) % (24 * 60)
-        window = 0
-        if candidate.type is ScheduleType.RANDOM:
-            window = _minutes(params.random_end_time) - _minutes(params.random_start_time)
-        schedule_id = ctx.deps.ids.schedule_id()
+        fire_minutes, window = schedule_timing(candidate, self.prep_minutes)
+        schedule_id = deterministic_schedule_id(participant.id, session.event_id, candidate)
         name = daily_schedule_name(participant.id, schedule_id)
         payload = ScheduledPromptPayload(
             participant_id=participant.id,
