@@ -37,7 +37,7 @@ def process_and_send(event: TurnEvent) -> dict[str, Any]:
     record_outcome_metrics(outcome)
     logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value})
     with tracer.provider.in_subsegment("messenger_send"):
-        app.send_all(outcome.outbound)
+        app.send_all(outcome.outbound, resume=outcome.replayed)
     return {"messages": len(outcome.outbound), "replayed": outcome.replayed}
 
 

@@ -44,7 +44,7 @@ def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
             "skipped": delivery.skipped_reason if delivery else None,
         },
     )
-    app.send_all(outcome.outbound)
+    app.send_all(outcome.outbound, resume=outcome.replayed)
     return {"messages": len(outcome.outbound)}
 
 

@@ -42,7 +42,7 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
             "detail": timer.detail if timer else None,
         },
     )
-    app.send_all(outcome.outbound)
+    app.send_all(outcome.outbound, resume=outcome.replayed)
     return {"messages": len(outcome.outbound), "applied": bool(timer and timer.applied)}
 
 

@@ -6,6 +6,7 @@ tests and local runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -84,6 +85,14 @@ class StateStore(Protocol):
     ) -> tuple[list[TranscriptEntry], str | None]:
         """Oldest first."""
         ...
+
+
+class SentLedger(Protocol):
+    """Messages that already reached the provider (recorded when a send fails part-way)."""
+
+    def mark_sent(self, message_ids: Sequence[str]) -> None: ...
+
+    def already_sent(self, message_ids: Sequence[str]) -> set[str]: ...
 
 
 class TurnQueue(Protocol):

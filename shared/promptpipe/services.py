@@ -41,7 +41,7 @@ from promptpipe.models.participant import (
 from promptpipe.models.state import DataKey, FlowState, StateData, new_state_data
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
-from promptpipe.ports import Messenger, ParticipantRepo, StateStore, TurnQueue
+from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, TurnQueue
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +96,7 @@ class PromptPipe:
     messenger: Messenger
     queue: TurnQueue | None
     sessions: SessionFactory
+    ledger: SentLedger | None = None
     _flow: ConversationFlow | None = None
 
     @property
@@ -327,7 +328,7 @@ class PromptPipe:
         record = session.already_processed()
         if record is not None:
             # The provider redelivers only when we did not answer 200, i.e. the send failed.
-            self.send_all(record.outbound)
+            self.send_all(record.outbound, resume=True)
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
         participant = session.participant
         status = participant.status
@@ -433,10 +434,27 @@ class PromptPipe:
 
         return self._run_event(payload.participant_id, event_id, work)
 
-    def send_all(self, outbound: list[OutboundMessage]) -> None:
-        """Send in order; the first failure raises ``MessagingError`` (the event is retried)."""
-        for message in outbound:
-            self.messenger.send(message)
+    def send_all(self, outbound: list[OutboundMessage], *, resume: bool = False) -> None:
+        """Send in order; the first failure raises ``MessagingError`` (the event is retried).
+
+        When a send fails part-way, the messages already sent are recorded in the ledger; a retry
+        (``resume=True``, an event replayed from its stored record) skips them, so a participant
+        never gets the same daily prompt twice because the poll after it failed.
+        """
+        if resume and self.ledger is not None and outbound:
+            done = self.ledger.already_sent([m.message_id for m in outbound if m.message_id])
+            outbound = [m for m in outbound if m.message_id not in done]
+        for index, message in enumerate(outbound):
+            try:
+                self.messenger.send(message)
+            except Exception:
+                sent = [m.message_id for m in outbound[:index] if m.message_id]
+                if sent and self.ledger is not None:
+                    try:
+                        self.ledger.mark_sent(sent)
+                    except Exception:  # best effort: at worst those messages are sent again
+                        logger.exception("could not record the messages already sent")
+                raise
 
 
 def event_id_for_schedule(

@@ -127,6 +127,8 @@ def build_app(
         prompts=PromptLibrary.from_settings(settings),
         ids=ids or IdGenerator(None),
     )
+    from promptpipe.adapters.sent_ledger import DynamoSentLedger
+
     return PromptPipe(
         deps=deps,
         repo=repo,
@@ -134,6 +136,7 @@ def build_app(
         messenger=messenger,
         queue=queue,
         sessions=SessionFactory(store, clock, rng=rng, sleep=sleep),
+        ledger=DynamoSentLedger(settings.idempotency_table_name, dynamodb),
     )
 
 

@@ -458,3 +458,19 @@ def test_metadata_with_floats_and_nested_dicts_round_trips(env: Env) -> None:
     assert read.metadata == metadata
     raw = next(i for i in env.all_items() if i["sk"]["S"].startswith("MSG#"))
     assert "S" in raw["metadata"]
+
+
+def test_sent_ledger_on_the_idempotency_table(aws) -> None:
+    # Given the local resources (the idempotency table) and the DynamoDB ledger
+    from promptpipe.adapters.aws import aws_client, create_local_resources
+    from promptpipe.adapters.sent_ledger import DynamoSentLedger
+    from promptpipe.settings import Settings
+
+    settings = Settings()
+    create_local_resources(settings)
+    ledger = DynamoSentLedger(settings.idempotency_table_name, aws_client("dynamodb", settings))
+    # When two of three messages are recorded as sent
+    ledger.mark_sent(["ev#0", "ev#1"])
+    # Then exactly those are reported back
+    assert ledger.already_sent(["ev#0", "ev#1", "ev#2"]) == {"ev#0", "ev#1"}
+    assert ledger.already_sent([f"other#{i}" for i in range(150)]) == set()

@@ -1,0 +1,59 @@
+"""A send that fails part-way: the retry re-sends only what did not reach the provider."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptpipe.adapters.sent_ledger import InMemorySentLedger
+from promptpipe.errors import MessagingError
+from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
+
+
+class FlakyMessenger:
+    """Fails the n-th send once; records every message that reached the 'provider'."""
+
+    def __init__(self, fail_at: int) -> None:
+        self.fail_at = fail_at
+        self.calls = 0
+        self.delivered: list[str] = []
+
+    def send(self, message: OutboundMessage) -> SendResult:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise MessagingError("provider down", retryable=True)
+        self.delivered.append(message.message_id)
+        return SendResult(provider="fake")
+
+
+def _messages() -> list[OutboundMessage]:
+    return [
+        OutboundMessage(participant_id="p", to="+14155550101", body=body, kind=kind, message_id=f"ev#{i}")
+        for i, (body, kind) in enumerate([("prompt", OutboundKind.DAILY_PROMPT), ("poll", OutboundKind.INTENSITY_POLL)])
+    ]
+
+
+def test_a_retry_after_a_partial_send_skips_what_was_sent() -> None:
+    from tests.support import memory_harness
+
+    # Given an event whose second message fails to send
+    h = memory_harness()
+    messenger = FlakyMessenger(fail_at=2)
+    h.app.messenger, h.app.ledger = messenger, InMemorySentLedger()
+    with pytest.raises(MessagingError):
+        h.app.send_all(_messages())
+    # When the event is replayed from its stored record
+    h.app.send_all(_messages(), resume=True)
+    # Then the prompt reached the participant once and the poll once
+    assert messenger.delivered == ["ev#0", "ev#1"]
+
+
+def test_without_a_ledger_a_retry_resends_everything() -> None:
+    from tests.support import memory_harness
+
+    h = memory_harness()
+    messenger = FlakyMessenger(fail_at=2)
+    h.app.messenger, h.app.ledger = messenger, None
+    with pytest.raises(MessagingError):
+        h.app.send_all(_messages())
+    h.app.send_all(_messages(), resume=True)
+    assert messenger.delivered == ["ev#0", "ev#0", "ev#1"]
