@@ -22,6 +22,21 @@ from promptpipe.wiring import get_app
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
 
+# The error answers, documented in the OpenAPI document (all in the {"status": "error"} envelope).
+_ENVELOPE = {
+    "application/json": {
+        "schema": {
+            "type": "object",
+            "properties": {"status": {"type": "string", "enum": ["ok", "error"]}, "message": {"type": "string"}},
+        }
+    }
+}
+BAD_REQUEST = {400: {"description": "Invalid request: the message names the field", "content": _ENVELOPE}}
+NOT_FOUND = {404: {"description": "Participant not found", "content": _ENVELOPE}}
+CONFLICT = {409: {"description": "Phone number already enrolled", "content": _ENVELOPE}}
+OK = {200: {"description": "OK: the envelope with the result", "content": _ENVELOPE}}
+CREATED = {201: {"description": "Enrolled: the envelope with the participant", "content": _ENVELOPE}}
+
 
 def envelope(
     status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
@@ -38,13 +53,13 @@ def _dump(model: Any) -> Any:
     return model.model_dump(mode="json")
 
 
-@app.post(BASE, status_code=201)
+@app.post(BASE, status_code=201, responses={**CREATED, **BAD_REQUEST, **CONFLICT})
 def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
     participant = get_app().enroll(request)
     return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
 
 
-@app.get(BASE)
+@app.get(BASE, responses={**OK, **BAD_REQUEST})
 def list_participants(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, next_token: Annotated[str | None, Query()] = None
 ) -> Response[dict[str, Any]]:
@@ -52,18 +67,18 @@ def list_participants(
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>")
+@app.get(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
 def get_participant(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().get_participant(participant_id)))
 
 
-@app.put(f"{BASE}/<participant_id>")
+@app.put(f"{BASE}/<participant_id>", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
     participant = get_app().update_participant(participant_id, update)
     return envelope(200, message="Participant updated successfully", result=_dump(participant))
 
 
-@app.delete(f"{BASE}/<participant_id>")
+@app.delete(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
 def delete_participant(
     participant_id: str, keep_transcript: Annotated[bool, Query()] = True
 ) -> Response[dict[str, Any]]:
@@ -71,7 +86,7 @@ def delete_participant(
     return envelope(200, message="Participant deleted successfully")
 
 
-@app.get(f"{BASE}/<participant_id>/history")
+@app.get(f"{BASE}/<participant_id>/history", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
 def history(
     participant_id: str,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
@@ -82,12 +97,12 @@ def history(
     return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>/state")
+@app.get(f"{BASE}/<participant_id>/state", responses={**OK, **NOT_FOUND})
 def get_state(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().state_view(participant_id)))
 
 
-@app.post(f"{BASE}/<participant_id>/state")
+@app.post(f"{BASE}/<participant_id>/state", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
