@@ -53,7 +53,7 @@ class DataKey(StrEnum):
     DAILY_PROMPT_REMINDER_SENT_AT = "dailyPromptReminderSentAt"
     DAILY_PROMPT_RESPONDED_AT = "dailyPromptRespondedAt"
     LAST_INTENSITY_PROMPT_DATE = "lastIntensityPromptDate"
-    # --- extensions (not in the original; see docs/state.md) ---
+    # --- extensions (not in the original; see docs/architecture.md, "State keys") ---
     # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (decision 6: once per prompt).
     DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
     # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
