@@ -238,23 +238,18 @@ def test_whatsapp_cloud_text() -> None:
     assert (result.provider, result.provider_message_id) == ("whatsapp_cloud", "wamid.OUT1")
 
 
-def test_whatsapp_cloud_text_then_reply_buttons() -> None:
+def test_whatsapp_cloud_text_and_question_in_one_interactive_message() -> None:
+    # One API call: a retry can never repeat half of the message
     recorder = GraphRecorder()
     result = _cloud(recorder).send(_message(question=DONE_QUESTION))
     assert recorder.bodies() == [
         {
             "messaging_product": "whatsapp",
             "to": "14155550100",
-            "type": "text",
-            "text": {"body": "Take a 10-minute walk after lunch."},
-        },
-        {
-            "messaging_product": "whatsapp",
-            "to": "14155550100",
             "type": "interactive",
             "interactive": {
                 "type": "button",
-                "body": {"text": "Did you do it?"},
+                "body": {"text": "Take a 10-minute walk after lunch.\n\nDid you do it?"},
                 "action": {
                     "buttons": [
                         {"type": "reply", "reply": {"id": "done:done", "title": "Done"}},
@@ -264,7 +259,17 @@ def test_whatsapp_cloud_text_then_reply_buttons() -> None:
             },
         },
     ]
-    assert result.provider_message_id == "wamid.OUT2"  # the message a button reply refers to
+    assert result.provider_message_id == "wamid.OUT1"  # the message a button reply refers to
+
+
+def test_whatsapp_cloud_long_text_goes_first_then_the_buttons() -> None:
+    recorder = GraphRecorder()
+    long_body = "x" * 1100  # over the interactive body limit
+    result = _cloud(recorder).send(_message(body=long_body, question=DONE_QUESTION))
+    first, second = recorder.bodies()
+    assert first["type"] == "text" and first["text"] == {"body": long_body}
+    assert second["type"] == "interactive" and second["interactive"]["body"] == {"text": "Did you do it?"}
+    assert result.provider_message_id == "wamid.OUT2"
 
 
 def test_whatsapp_cloud_question_only_sends_just_the_buttons() -> None:
@@ -304,11 +309,11 @@ def test_whatsapp_cloud_error_without_json_body() -> None:
         _cloud(recorder).send(_message())
 
 
-def test_whatsapp_cloud_buttons_failure_after_text_raises() -> None:
+def test_whatsapp_cloud_buttons_failure_after_long_text_raises() -> None:
     recorder = GraphRecorder([httpx.Response(200, json={"messages": [{"id": "wamid.T"}]})])
     recorder.responses.append(httpx.Response(500, json={"error": {"message": "Service unavailable", "code": 2}}))
     with pytest.raises(MessagingError, match="HTTP 500"):
-        _cloud(recorder).send(_message(question=DONE_QUESTION))
+        _cloud(recorder).send(_message(body="y" * 1100, question=DONE_QUESTION))
     assert len(recorder.requests) == 2
 
 

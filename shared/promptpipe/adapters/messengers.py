@@ -152,14 +152,22 @@ class WhatsAppCloudMessenger:
         self._lock = threading.Lock()
 
     def send(self, message: OutboundMessage) -> SendResult:
-        """Text, then (with a question) an interactive reply-button message. Returns the id of the
-        last message sent, the one a button reply refers to."""
+        """One API call per message: text, or an interactive reply-button message whose body carries
+        the text and the question. Only a body too long for an interactive message (1,024
+        characters) goes as text first, then the buttons. Returns the id of the last message sent,
+        the one a button reply refers to."""
         to = message.to.removeprefix("whatsapp:").lstrip("+")
-        provider_id = ""
-        if message.body.strip() or message.question is None:
-            provider_id = self._post(text_payload(to, message.body))
-        if message.question is not None:
-            provider_id = self._post(buttons_payload(to, message.question))
+        question = message.question
+        if question is None:
+            return self._result(self._post(text_payload(to, message.body)))
+        combined = f"{message.body.strip()}\n\n{question.text}" if message.body.strip() else question.text
+        if len(combined) <= INTERACTIVE_BODY_LIMIT:
+            return self._result(self._post(buttons_payload(to, question, body=combined)))
+        self._post(text_payload(to, message.body))
+        return self._result(self._post(buttons_payload(to, question)))
+
+    @staticmethod
+    def _result(provider_id: str) -> SendResult:
         return SendResult(provider_message_id=provider_id, provider="whatsapp_cloud")
 
     def close(self) -> None:
@@ -199,8 +207,12 @@ def text_payload(to: str, body: str) -> dict[str, Any]:
     return {"messaging_product": "whatsapp", "to": to, "type": "text", "text": {"body": body}}
 
 
-def buttons_payload(to: str, question: Question) -> dict[str, Any]:
-    """An interactive reply-button message; button ids as in ``questions.button_id``."""
+INTERACTIVE_BODY_LIMIT = 1024  # Meta's limit on an interactive message's body text
+
+
+def buttons_payload(to: str, question: Question, *, body: str | None = None) -> dict[str, Any]:
+    """An interactive reply-button message (body: the question, or ``body``); button ids as in
+    ``questions.button_id``."""
     buttons = [
         {"type": "reply", "reply": {"id": button_id(question, option), "title": option.title}}
         for option in question.options
@@ -211,7 +223,7 @@ def buttons_payload(to: str, question: Question) -> dict[str, Any]:
         "type": "interactive",
         "interactive": {
             "type": "button",
-            "body": {"text": question.text},
+            "body": {"text": body or question.text},
             "action": {"buttons": buttons},
         },
     }
