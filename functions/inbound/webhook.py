@@ -140,7 +140,13 @@ def whatsapp_webhook() -> Response:
         payload = json.loads(raw_bytes or b"{}")
         if not isinstance(payload, dict):
             raise ValidationFailed("payload must be a JSON object")
-        messages = parse_meta_payload(payload, get_app().clock.now(), get_settings().default_phone_region)
+        rejected: list[ValidationFailed] = []
+        messages = parse_meta_payload(
+            payload, get_app().clock.now(), get_settings().default_phone_region, rejected=rejected
+        )
+        for problem in rejected:  # the rest of the batch still goes through
+            count("WebhookRejected", reason="malformed_message")
+            logger.warning("malformed WhatsApp message skipped", extra={"field": problem.field})
     except (ValueError, ValidationFailed):
         # Signed but unreadable: answer 200 so Meta does not retry it for days; nothing is enqueued.
         return reject("malformed", 200)

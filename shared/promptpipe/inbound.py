@@ -106,10 +106,18 @@ def verify_meta_signature(raw_body: bytes, header: str | None, app_secret: str) 
     return hmac.compare_digest(given.encode("ascii", "replace"), expected.encode("ascii"))
 
 
-def parse_meta_payload(payload: dict[str, Any], received_at: datetime, default_region: str) -> list[InboundMessage]:
+def parse_meta_payload(
+    payload: dict[str, Any],
+    received_at: datetime,
+    default_region: str,
+    *,
+    rejected: list[ValidationFailed] | None = None,
+) -> list[InboundMessage]:
     """Every participant message in a webhook POST (several entries and changes may be batched).
 
-    Delivery statuses, errors and changes of other fields are ignored.
+    Delivery statuses, errors and changes of other fields are ignored. With ``rejected`` given, a
+    malformed message is collected there and the others are still returned (one bad message must
+    not drop its whole batch); without it, the first one raises.
     """
     root = _obj(payload, "payload")
     kind = root.get("object")
@@ -128,8 +136,13 @@ def parse_meta_payload(payload: dict[str, Any], received_at: datetime, default_r
             names = _profile_names(value.get("contacts"))
             for k, message_raw in enumerate(_list(value.get("messages", []), f"{path}.value.messages")):
                 message_path = f"{path}.value.messages[{k}]"
-                message = _obj(message_raw, message_path)
-                messages.append(_meta_message(message, message_path, names, received_at, default_region))
+                try:
+                    message = _obj(message_raw, message_path)
+                    messages.append(_meta_message(message, message_path, names, received_at, default_region))
+                except ValidationFailed as exc:
+                    if rejected is None:
+                        raise
+                    rejected.append(exc)
     return messages
 
 

@@ -592,3 +592,20 @@ def test_auto_enroll_by_whatsapp_cloud_uses_the_canonical_phone(local_env_factor
     [participant] = participants(env)
     assert participant["phone_number"] == STRANGER
     assert [m.body for m in env.messages(participant["id"])] == ["Welcome!"]
+
+
+def test_meta_one_malformed_message_does_not_drop_its_batch(local_env_factory) -> None:
+    # Given an enrolled participant
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Got it.")])
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    # When one POST carries a good text and a message with no sender
+    broken = meta_text("wamid.BAD", "lost")
+    del broken["from"]
+    payload = meta_payload(meta_text("wamid.GOOD", "I walked today"))
+    payload["entry"][0]["changes"][0]["value"]["messages"].append(broken)
+    response = post_meta(env, payload)
+    # Then the good message is a turn and the malformed one is skipped, with a 200 (no Meta retries)
+    assert response.status == 200 and response.body == {"received": 1}
+    assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Got it."]
+    assert llm.requests[-1].messages[-1].content == "I walked today"
