@@ -87,14 +87,7 @@ class EventBridgeTimers:
     # --- the port -------------------------------------------------------------------------
 
     def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
-        return self._put(
-            name=name,
-            expression=at_expression(at),
-            timezone=_UTC,
-            target_arn=self._timers_function_arn,
-            payload=payload,
-            after_completion="DELETE",
-        )
+        return self._one_shot(name, at, self._timers_function_arn, payload)
 
     def schedule_daily_prompt(
         self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
@@ -109,14 +102,7 @@ class EventBridgeTimers:
         )
 
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
-        return self._put(
-            name=name,
-            expression=at_expression(at),
-            timezone=_UTC,
-            target_arn=self._scheduled_prompt_function_arn,
-            payload=payload,
-            after_completion="DELETE",
-        )
+        return self._one_shot(name, at, self._scheduled_prompt_function_arn, payload)
 
     def cancel(self, name: str) -> None:
         validate_schedule_name(name)
@@ -130,6 +116,19 @@ class EventBridgeTimers:
             raise TimerError(f"delete_schedule {name}: {exc}") from exc
 
     # --- internals ------------------------------------------------------------------------
+
+    def _one_shot(
+        self, name: str, at: datetime, target_arn: str, payload: TimerPayload | ScheduledPromptPayload
+    ) -> str:
+        """``at()`` in UTC, deleted by the scheduler once it has run."""
+        return self._put(
+            name=name,
+            expression=at_expression(at),
+            timezone=_UTC,
+            target_arn=target_arn,
+            payload=payload,
+            after_completion="DELETE",
+        )
 
     def _put(
         self,

@@ -117,10 +117,15 @@ def _for_current_prompt(data: StateData, payload: TimerPayload) -> bool:
     return payload.expected_sent_at is None or payload.expected_sent_at == data.get_time(DataKey.LAST_PROMPT_SENT_AT)
 
 
-def _replied_to_current_prompt(data: StateData) -> bool:
-    """A reply after the prompt (in any module) makes feedback nudges pointless."""
+def _complete_if_replied(op: OpContext, outcome: TimerOutcome) -> bool:
+    """A reply after the prompt (in any module) makes feedback nudges pointless: close the chain."""
+    data = op.data
     responded, last = data.get_time(DataKey.DAILY_PROMPT_RESPONDED_AT), data.get_time(DataKey.LAST_PROMPT_SENT_AT)
-    return responded is not None and last is not None and responded >= last
+    if responded is None or last is None or responded < last:
+        return False
+    data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
+    outcome.detail = "the participant already replied to this prompt"
+    return True
 
 
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
@@ -135,9 +140,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
             outcome.detail = "stale: feedback already given or timer replaced"
             return
         op.data.clear(DataKey.FEEDBACK_TIMER_ID)
-        if _replied_to_current_prompt(op.data):
-            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
-            outcome.detail = "the participant already replied to this prompt"
+        if _complete_if_replied(op, outcome):
             return
         reminder_sent = op.data.get_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT)
         last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
@@ -163,9 +166,7 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
             outcome.detail = "stale: feedback already given or follow-up replaced"
             return
         op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
-        if _replied_to_current_prompt(op.data):
-            op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
-            outcome.detail = "the participant already replied to this prompt"
+        if _complete_if_replied(op, outcome):
             return
         op.emit(_message(op, FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
