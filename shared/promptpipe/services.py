@@ -157,7 +157,7 @@ class PromptPipe:
             validate_timezone(fields["timezone"])
         session = self.sessions.open(participant_id, f"update-{self.clock.now().isoformat()}")
         status = fields.pop("status", None)
-        profile_fields = {k: v for k, v in fields.items()}
+        profile_fields = fields  # what is left: the participant's own fields
 
         def apply(op: OpContext) -> None:
             for name, value in profile_fields.items():
