@@ -84,6 +84,6 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         store=store,
         messenger=outbox,
         queue=None,
-        sessions=SessionFactory(store, clock, rng=rng),
+        sessions=SessionFactory(store, clock, rng=rng, prep_minutes=settings.scheduler_prep_time_minutes),
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)

@@ -69,7 +69,6 @@ class Settings(BaseSettings):
 
     # --- storage -------------------------------------------------------------------------
     table_name: str = Field("promptpipe", min_length=3, max_length=255)
-    idempotency_table_name: str = Field("promptpipe-idempotency", min_length=3, max_length=255)
     participants_index_name: str = Field("gsi1", min_length=1)
 
     # --- language model --------------------------------------------------------------------

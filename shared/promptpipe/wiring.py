@@ -16,7 +16,8 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
@@ -60,6 +61,9 @@ class TracedStateStore:
         self, participant_id: str, *, limit: int, next_token: str | None
     ) -> tuple[list[TranscriptEntry], str | None]:
         return self._inner.list_transcript(participant_id, limit=limit, next_token=next_token)
+
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        return self._inner.load_outbound(participant_id, record)
 
 
 def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
@@ -135,8 +139,8 @@ def build_app(
         store=store,
         messenger=messenger,
         queue=queue,
-        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep),
-        ledger=DynamoSentLedger(settings.idempotency_table_name, dynamodb),
+        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
+        ledger=DynamoSentLedger(settings.table_name, dynamodb),
     )
 
 

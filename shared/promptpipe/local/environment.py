@@ -56,7 +56,6 @@ def local_settings(**overrides: Any) -> Settings:
     env = Settings()
     defaults: dict[str, Any] = {
         "table_name": "promptpipe-local",
-        "idempotency_table_name": "promptpipe-local-idempotency",
         "messaging_provider": MessagingProvider.LOCAL,
         "offline_coach": not env.openai_api_key,
         "twilio_auth_token": env.twilio_auth_token or LOCAL_TWILIO_AUTH_TOKEN,
@@ -100,6 +99,9 @@ class NotifyingTimers:
     def cancel(self, name: str) -> None:
         self._inner.cancel(name)
         self._changed(name)
+
+    def list_names(self, prefix: str) -> list[str]:
+        return self._inner.list_names(prefix)
 
 
 class LocalEnvironment:
