@@ -28,11 +28,11 @@ def process_and_send(event: TurnEvent) -> dict[str, Any]:
     app = get_app()
     with tracer.provider.in_subsegment("conversation_turn"):
         outcome = app.process_turn(event)
-    record_outcome_metrics(outcome)
-    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value})
     with tracer.provider.in_subsegment("messenger_send"):
-        app.send_all(outcome.outbound, resume=outcome.replayed)
-    return {"messages": len(outcome.outbound), "replayed": outcome.replayed}
+        sent = app.finish(outcome)
+    record_outcome_metrics(outcome)
+    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value, "sent": sent})
+    return {"messages": sent, "replayed": outcome.replayed}
 
 
 def record_handler(record: SQSRecord) -> None:

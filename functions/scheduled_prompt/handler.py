@@ -27,6 +27,7 @@ class ScheduledPromptInvocation(BaseModel):
 def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
     app = get_app()
     outcome = app.run_scheduled_prompt(invocation.payload, event_id=invocation.event_id)
+    sent = app.finish(outcome)
     record_outcome_metrics(outcome)
     delivery = outcome.delivery
     logger.info(
@@ -35,10 +36,10 @@ def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
             **outcome_log_fields(outcome),
             "delivered": bool(delivery and delivery.delivered),
             "skipped": delivery.skipped_reason if delivery else None,
+            "sent": sent,
         },
     )
-    app.send_all(outcome.outbound, resume=outcome.replayed)
-    return {"messages": len(outcome.outbound)}
+    return {"messages": sent, "replayed": outcome.replayed}
 
 
 @logger.inject_lambda_context(clear_state=True)

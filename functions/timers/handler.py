@@ -23,6 +23,7 @@ class TimerInvocation(BaseModel):
 def fire(invocation: TimerInvocation) -> dict[str, Any]:
     app = get_app()
     outcome = app.run_timer(invocation.payload, event_id=invocation.event_id)
+    sent = app.finish(outcome)
     record_outcome_metrics(outcome)
     timer = outcome.timer
     logger.info(
@@ -32,10 +33,10 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
             "kind": invocation.payload.kind.value,
             "applied": bool(timer and timer.applied),
             "detail": timer.detail if timer else None,
+            "sent": sent,
         },
     )
-    app.send_all(outcome.outbound, resume=outcome.replayed)
-    return {"messages": len(outcome.outbound), "applied": bool(timer and timer.applied)}
+    return {"messages": sent, "applied": bool(timer and timer.applied), "replayed": outcome.replayed}
 
 
 @logger.inject_lambda_context(clear_state=True)

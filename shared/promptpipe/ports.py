@@ -97,11 +97,15 @@ class StateStore(Protocol):
 
 
 class SentLedger(Protocol):
-    """Messages that already reached the provider (recorded when a send fails part-way)."""
+    """What an event whose effects failed part-way had already delivered."""
 
-    def mark_sent(self, participant_id: str, message_ids: Sequence[str]) -> None: ...
+    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
+        """Applying ``event_id``'s effects failed after these messages went out."""
+        ...
 
-    def already_sent(self, participant_id: str, message_ids: Sequence[str]) -> set[str]: ...
+    def partial(self, participant_id: str, event_id: str) -> set[str] | None:
+        """The messages recorded for ``event_id``; ``None`` when no failure was recorded."""
+        ...
 
 
 class TurnQueue(Protocol):

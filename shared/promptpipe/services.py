@@ -91,7 +91,8 @@ class EventOutcome:
     delivery: DeliveryResult | None = None
     timer: TimerOutcome | None = None
     degraded: bool = False
-    schedules_applied: int = 0
+    # Schedules to bring in line with the committed state (``finish`` applies them after sending).
+    schedules: dict[str, ScheduleSpec | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -375,8 +376,7 @@ class PromptPipe:
         if record is not None:
             # The provider redelivers only when we did not answer 200: apply what is left.
             effects = self._resume(session, record)
-            self.apply_schedules(effects)
-            self.send_all(effects.messages, resume=True)
+            self.finish(_outcome_of(effects, replayed=True))
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
         participant = session.participant
         status = participant.status
@@ -415,8 +415,7 @@ class PromptPipe:
                 ),
             )
         effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        self.apply_schedules(effects)
-        self.send_all(effects.messages)
+        self.finish(_outcome_of(effects, replayed=False))
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
 
     # =========================================================================== events ==
@@ -428,9 +427,9 @@ class PromptPipe:
         *,
         firing_schedules: tuple[str, ...] = (),
     ) -> EventOutcome:
-        """Open, work, commit, then bring the touched schedules in line; the caller sends
-        ``outcome.outbound``. ``firing_schedules``: the schedule(s) that may have fired this event,
-        removed when their participant no longer exists (an orphan fires once, then is gone)."""
+        """Open, work, commit; the caller applies the effects with ``finish``. ``firing_schedules``:
+        the schedule(s) that may have fired this event, removed when their participant no longer
+        exists (an orphan fires once, then is gone)."""
         outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
         try:
             session = self.sessions.open(participant_id, event_id)
@@ -442,8 +441,7 @@ class PromptPipe:
         record = session.already_processed()
         if record is not None:
             effects = self._resume(session, record)
-            outcome.replayed, outcome.outbound = True, effects.messages
-            outcome.schedules_applied = self.apply_schedules(effects)
+            outcome.replayed, outcome.outbound, outcome.schedules = True, effects.messages, effects.schedules
             return outcome
         work(session, outcome)
         if not session.dirty:
@@ -467,8 +465,7 @@ class PromptPipe:
             )
             outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
             return outcome
-        outcome.outbound = effects.messages
-        outcome.schedules_applied = self.apply_schedules(effects)
+        outcome.outbound, outcome.schedules = effects.messages, effects.schedules
         return outcome
 
     def _resume(self, session: ConversationSession, record: EventRecord) -> Effects:
@@ -484,7 +481,39 @@ class PromptPipe:
             schedules={name: desired.get(name) for name in record.schedules},
         )
 
-    # ======================================================================== schedules ==
+    # ========================================================================== effects ==
+    def finish(self, outcome: EventOutcome) -> int:
+        """Apply a processed event's effects, after its commit: send its messages, then bring its
+        schedules in line with the committed state. Returns the number of messages sent.
+
+        Any failure raises (the event is redelivered) after recording, for this event, which
+        messages already went out. A redelivered event (``replayed``) sends only what such a record
+        says is missing: no record means the earlier delivery finished, so nothing is sent twice.
+        Schedules are re-applied either way (each change is idempotent). The reply goes first, so
+        a scheduler outage never holds it back.
+        """
+        pending = list(outcome.outbound)
+        already: set[str] = set()
+        if outcome.replayed and pending:
+            recorded = self.ledger.partial(outcome.participant_id, outcome.event_id) if self.ledger else None
+            already = recorded or set()
+            pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
+        sent: list[str] = []
+        try:
+            for message in pending:
+                self.messenger.send(message)
+                sent.append(message.message_id)
+            if outcome.schedules:
+                self._apply_schedule_specs(outcome.schedules)
+        except BaseException:  # a crash mid-way too: record what already went out
+            if self.ledger is not None and (outcome.outbound or outcome.schedules):
+                try:
+                    self.ledger.record_partial(outcome.participant_id, outcome.event_id, sorted(already | set(sent)))
+                except Exception:  # best effort: at worst the redelivery sends nothing
+                    logger.exception("could not record the messages already sent")
+            raise
+        return len(sent)
+
     def apply_schedules(self, effects: Effects) -> int:
         """Create-or-update or delete each touched schedule. Every one is tried; if any failed,
         ``TimerError`` is raised afterwards (the event is redelivered and tries again)."""
@@ -582,30 +611,15 @@ class PromptPipe:
 
         return self._run_event(payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))
 
-    def send_all(self, outbound: list[OutboundMessage], *, resume: bool = False) -> None:
-        """Send in order; the first failure raises ``MessagingError`` (the event is retried).
 
-        When a send fails part-way, the messages already sent are recorded in the ledger; a retry
-        (``resume=True``, an event replayed from its stored record) skips them, so a participant
-        never gets the same daily prompt twice because the poll after it failed.
-        """
-        if not outbound:
-            return
-        participant_id = outbound[0].participant_id
-        if resume and self.ledger is not None:
-            done = self.ledger.already_sent(participant_id, [m.message_id for m in outbound if m.message_id])
-            outbound = [m for m in outbound if m.message_id not in done]
-        for index, message in enumerate(outbound):
-            try:
-                self.messenger.send(message)
-            except BaseException:  # a crash mid-way too: record what already went out
-                sent = [m.message_id for m in outbound[:index] if m.message_id]
-                if sent and self.ledger is not None:
-                    try:
-                        self.ledger.mark_sent(participant_id, sent)
-                    except Exception:  # best effort: at worst those messages are sent again
-                        logger.exception("could not record the messages already sent")
-                raise
+def _outcome_of(effects: Effects, *, replayed: bool) -> EventOutcome:
+    return EventOutcome(
+        participant_id=effects.participant_id,
+        event_id=effects.event_id,
+        replayed=replayed,
+        outbound=effects.messages,
+        schedules=effects.schedules,
+    )
 
 
 def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:

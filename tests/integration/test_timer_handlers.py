@@ -208,7 +208,7 @@ def test_state_transition_twice_one_effect_and_stale_execution_none(enrolled: Pa
         .execute(ToolContext(p.env.app.deps, session), {"target_state": "FEEDBACK", "delay_minutes": 30})
         .ok
     )
-    session.commit()
+    p.env.app.apply_schedules(session.commit())
     transition = captured(p.env, f"{p.id}-transition")
     # When it fires / Then FEEDBACK, and the schedule is deleted with the pending transition
     p.env.clock.advance(timedelta(minutes=30))
@@ -354,7 +354,7 @@ def random_week(env: LocalEnvironment, seed: int) -> list[datetime]:
     session = env.app.sessions.open(p.id, "create-random")
     args = {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"}
     result = SchedulerTool(env.settings.scheduler_prep_time_minutes).execute(ToolContext(env.app.deps, session), args)
-    session.commit()
+    env.app.apply_schedules(session.commit())
     assert result.ok and result.data["starts_today"] is False
     env.advance_to(at_local(MONDAY + timedelta(days=8), "00:00"))
     return [m.sent_at for m in p.messages(OutboundKind.DAILY_PROMPT)]

@@ -106,7 +106,7 @@ def deliver(h: MemoryHarness, schedule: ScheduledTimer, at: datetime | None = No
     payload = schedule.payload
     assert isinstance(payload, ScheduledPromptPayload)
     outcome = h.app.run_scheduled_prompt(payload, event_id=event_id or f"{schedule.name}:{h.clock.now().isoformat()}")
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -115,7 +115,7 @@ def fire(h: MemoryHarness, payload: TimerPayload | ScheduledPromptPayload, event
         outcome = h.app.run_timer(payload, event_id=event_id)
     else:
         outcome = h.app.run_scheduled_prompt(payload, event_id=event_id)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -154,7 +154,7 @@ def reply(
             enqueued_at=h.clock.now(),
         )
     )
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 

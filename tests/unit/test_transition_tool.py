@@ -34,7 +34,7 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
 
 def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
     outcome = h.app.run_timer(payload, event_id=event_id)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -195,6 +195,7 @@ def test_scenario_5_through_the_intake_tool_loop() -> None:
             enqueued_at=message.received_at,
         )
     )
+    h.app.finish(outcome)
     # Then the tool result tells the model the rounded delay, the reply goes out, and the turn
     # left the sub-state at INTAKE with the timer armed
     assert "1 minute(s)" in llm.requests[1].messages[-1].content
