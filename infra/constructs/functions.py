@@ -140,7 +140,6 @@ class Functions(Construct):
         cfg = self._config
         env = {
             "TABLE_NAME": self._storage.table.table_name,
-            "IDEMPOTENCY_TABLE_NAME": self._storage.idempotency_table.table_name,
             "PARTICIPANTS_INDEX_NAME": c.PARTICIPANTS_INDEX,
             "GENAI_MODEL": cfg.genai_model,
             "CHANNEL_SECRET_NAME": self._secrets.channel_name,
