@@ -43,4 +43,5 @@ class PromptGeneratorTool:
             return ToolResult.error("could not generate a habit prompt", str(exc))
         except LLMError as exc:
             return ToolResult.error("the prompt generator is unavailable right now", str(exc))
+        ctx.record_llm_call("prompt_generator", generated.response, generated.prompt_version)
         return ToolResult(ok=True, text=generated.text, data=None)
