@@ -335,14 +335,17 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
     cost = ((input_tokens - cached) * LLM_INPUT_TOKEN + cached * LLM_CACHED_INPUT_TOKEN) * scale
     cost += output_tokens * LLM_OUTPUT_TOKEN * scale
     by_purpose = Counter[str]()
+    input_by_purpose = Counter[str]()
     for r in rows:
         by_purpose[r.purpose] += 1
+        input_by_purpose[r.purpose] += r.input_tokens
     return {
         "participants": participants,
         "days": days,
         "seed": seed,
         "model_calls": len(rows),
         "calls_by_purpose": dict(sorted(by_purpose.items())),
+        "input_tokens_by_purpose": dict(sorted(input_by_purpose.items())),
         "turns": len(model_turns),
         "turns_without_tools": len(without_tools),
         "share_without_tools": round(len(without_tools) / max(1, len(model_turns)), 3),
@@ -434,7 +437,8 @@ def render(columns: dict[str, dict[str, Any]]) -> str:
         sim = fig["simulate"]
         lines.append(
             f"  simulate: {sim['turns']} model turns, {sim['turns_without_tools']} without tools; calls by purpose "
-            f"{sim['calls_by_purpose']}; input {sim['input_tokens']} (cached {sim['cached_tokens']}), "
+            f"{sim['calls_by_purpose']}; input {sim['input_tokens']} (cached {sim['cached_tokens']}; by purpose "
+            f"{sim.get('input_tokens_by_purpose', {})}), "
             f"output {sim['output_tokens']}"
         )
     return "\n".join(lines)

@@ -204,7 +204,7 @@ def classifier_request(module: str, text: str, available: Sequence[str], *, syst
     return ChatRequest(
         purpose="classifier",
         messages=[
-            ChatMessage(role="system", content=system + ", ".join(available) + "."),
+            ChatMessage(role="system", content=f"{system.rstrip()} {', '.join(available)}."),
             ChatMessage(role="user", content=f"[{module}] {text}"),
         ],
         response_format={"type": "json_object"},

@@ -267,7 +267,9 @@ class ConversationModule(ABC):
         result.prompt_version = prompt.version
         tool_ctx = ToolContext(deps=deps, session=session, on_llm_call=_nested_recorder(result))
         with timer.stage("model_loop"):
-            done = self._model_loop(deps, session, tool_ctx, messages, definitions, intent, result)
+            done = self._model_loop(
+                deps, session, tool_ctx, messages=messages, definitions=definitions, intent=intent, result=result
+            )
         if not done:
             with timer.stage("synthesis"):
                 self._synthesise(deps, session, messages, result)
@@ -299,6 +301,7 @@ class ConversationModule(ABC):
         deps: FlowDeps,
         session: ConversationSession,
         tool_ctx: ToolContext,
+        *,
         messages: list[ChatMessage],
         definitions: list[ToolDefinition],
         intent: Intent,

@@ -12,15 +12,14 @@ from promptpipe.models.llm import ToolDefinition
 DEFINITION = ToolDefinition(
     name="generate_habit_prompt",
     description=(
-        "Generate a short, personalised one-minute habit prompt from the saved profile. Needs "
-        "prompt_anchor and preferred_time saved first. Use delivery_mode 'immediate' to give the "
-        "participant a prompt now."
+        "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "
+        "preferred_time saved). Returns the text without sending it: put it in your reply."
     ),
     parameters={
         "type": "object",
         "properties": {
             "delivery_mode": {"type": "string", "enum": ["immediate", "scheduled"]},
-            "personalization_notes": {"type": "string", "description": "Anything to take into account."},
+            "personalization_notes": {"type": "string"},
         },
         "required": ["delivery_mode"],
     },
