@@ -285,14 +285,28 @@ def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
 
 
 # --- the simulation -------------------------------------------------------------------------------
+def _cost(rows: list[Measured], scale: float, *, cache: bool) -> float:
+    input_tokens = sum(r.input_tokens for r in rows)
+    cached = sum(r.cached_tokens for r in rows) if cache else 0
+    output_tokens = sum(r.output_tokens for r in rows)
+    usd = (input_tokens - cached) * LLM_INPUT_TOKEN + cached * LLM_CACHED_INPUT_TOKEN
+    return (usd + output_tokens * LLM_OUTPUT_TOKEN) * scale
+
+
 def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) -> dict[str, Any]:
+    """``promptpipe simulate`` with every offline-coach request measured. Calls made inside the
+    greeting and intake turns (the first hour of the run) are one-off: a participant does intake
+    once. The rest is the daily cycle. A month for 1,000 participants = the one-off part once per
+    participant + the daily part scaled to 30 days (``whole run x30/days`` scales everything, as
+    ``scripts/cost_model.py`` does, and so counts intake ten times in a 3-day run)."""
     from promptpipe.adapters.offline_coach import OfflineCoach
     from promptpipe.flow import conversation
     from promptpipe.local.simulate import run_simulation
 
     meter = Meter(tokenizer)
-    rows: list[Measured] = []
+    rows: list[tuple[bool, Measured]] = []  # (one-off, measured)
     turns: list[list[Measured]] = []
+    phase = {"one_off": False, "start": None}
     original_complete = OfflineCoach.complete
     flow = conversation.ConversationFlow
     originals = {name: getattr(flow, name) for name in ("handle_message", "handle_greeting")}
@@ -300,7 +314,7 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
     def complete(self: Any, request: Any) -> Any:
         response = original_complete(self, request)
         measured = meter.measure(request, response)
-        rows.append(measured)
+        rows.append((phase["one_off"], measured))
         if turns:
             turns[-1].append(measured)
         return response
@@ -308,10 +322,15 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
     def wrap(name: str) -> Any:
         original = originals[name]
 
-        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        def run(self: Any, session: Any, *args: Any, **kwargs: Any) -> Any:
             meter.new_turn()
             turns.append([])
-            return original(self, *args, **kwargs)
+            phase["start"] = phase["start"] or session.now
+            phase["one_off"] = (session.now - phase["start"]).total_seconds() < 3600
+            try:
+                return original(self, session, *args, **kwargs)
+            finally:
+                phase["one_off"] = False
 
         return run
 
@@ -327,33 +346,36 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
 
     model_turns = [t for t in turns if any(r.purpose in MODULE_PURPOSES for r in t)]
     without_tools = [t for t in model_turns if all(not r.tools for r in t if r.purpose in MODULE_PURPOSES)]
-    scale = (1000 / participants) * (30 / days)
-    input_tokens = sum(r.input_tokens for r in rows)
-    cached = sum(r.cached_tokens for r in rows)
-    output_tokens = sum(r.output_tokens for r in rows)
-    uncached_cost = (input_tokens * LLM_INPUT_TOKEN + output_tokens * LLM_OUTPUT_TOKEN) * scale
-    cost = ((input_tokens - cached) * LLM_INPUT_TOKEN + cached * LLM_CACHED_INPUT_TOKEN) * scale
-    cost += output_tokens * LLM_OUTPUT_TOKEN * scale
+    every = [r for _, r in rows]
+    one_off = [r for flag, r in rows if flag]
+    daily = [r for flag, r in rows if not flag]
+    per_1000 = 1000 / participants
     by_purpose = Counter[str]()
     input_by_purpose = Counter[str]()
-    for r in rows:
+    for r in every:
         by_purpose[r.purpose] += 1
         input_by_purpose[r.purpose] += r.input_tokens
+    month = _cost(one_off, per_1000, cache=True) + _cost(daily, per_1000 * 30 / days, cache=True)
+    month_no_cache = _cost(one_off, per_1000, cache=False) + _cost(daily, per_1000 * 30 / days, cache=False)
     return {
         "participants": participants,
         "days": days,
         "seed": seed,
-        "model_calls": len(rows),
+        "model_calls": len(every),
         "calls_by_purpose": dict(sorted(by_purpose.items())),
         "input_tokens_by_purpose": dict(sorted(input_by_purpose.items())),
         "turns": len(model_turns),
         "turns_without_tools": len(without_tools),
         "share_without_tools": round(len(without_tools) / max(1, len(model_turns)), 3),
-        "input_tokens": input_tokens,
-        "cached_tokens": cached,
-        "output_tokens": output_tokens,
-        "llm_usd_per_1000_month": round(cost, 2),
-        "llm_usd_per_1000_month_no_cache": round(uncached_cost, 2),
+        "input_tokens": sum(r.input_tokens for r in every),
+        "cached_tokens": sum(r.cached_tokens for r in every),
+        "output_tokens": sum(r.output_tokens for r in every),
+        "one_off_input_tokens": sum(r.input_tokens for r in one_off),
+        "daily_input_tokens": sum(r.input_tokens for r in daily),
+        "llm_usd_per_1000_month": round(month, 2),
+        "llm_usd_per_1000_month_no_cache": round(month_no_cache, 2),
+        "llm_usd_whole_run_x30": round(_cost(every, per_1000 * 30 / days, cache=True), 2),
+        "llm_usd_whole_run_x30_no_cache": round(_cost(every, per_1000 * 30 / days, cache=False), 2),
     }
 
 
@@ -399,6 +421,8 @@ def headline(figures: dict[str, Any]) -> dict[str, Any]:
         "simulate: model calls": simulate["model_calls"],
         "LLM $/1,000 participants/month (cache-priced)": simulate["llm_usd_per_1000_month"],
         "LLM $/1,000 participants/month (no cache)": simulate["llm_usd_per_1000_month_no_cache"],
+        "LLM $ whole run x30/days, cache-priced (old scaling)": simulate["llm_usd_whole_run_x30"],
+        "LLM $ whole run x30/days, no cache (old scaling)": simulate["llm_usd_whole_run_x30_no_cache"],
     }
 
 
@@ -414,10 +438,11 @@ def render(columns: dict[str, dict[str, Any]]) -> str:
     heads = {name: headline(fig) for name, fig in columns.items()}
     keys = list(heads[names[0]])
     width = max(len(k) for k in keys)
-    lines.append(f"| {'figure'.ljust(width)} | " + " | ".join(n.ljust(12) for n in names) + " |")
-    lines.append(f"|{'-' * (width + 2)}|" + "|".join("-" * 14 for _ in names) + "|")
+    widths = [max(12, len(n)) for n in names]
+    lines.append(f"| {'figure'.ljust(width)} | " + " | ".join(n.ljust(w) for n, w in zip(names, widths)) + " |")
+    lines.append(f"|{'-' * (width + 2)}|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for key in keys:
-        cells = " | ".join(str(heads[n][key]).ljust(12) for n in names)
+        cells = " | ".join(str(heads[n][key]).ljust(w) for n, w in zip(names, widths))
         lines.append(f"| {key.ljust(width)} | {cells} |")
     for name, fig in columns.items():
         lines += ["", f"[{name}] per call"]
@@ -438,7 +463,8 @@ def render(columns: dict[str, dict[str, Any]]) -> str:
         lines.append(
             f"  simulate: {sim['turns']} model turns, {sim['turns_without_tools']} without tools; calls by purpose "
             f"{sim['calls_by_purpose']}; input {sim['input_tokens']} (cached {sim['cached_tokens']}; by purpose "
-            f"{sim.get('input_tokens_by_purpose', {})}), "
+            f"{sim.get('input_tokens_by_purpose', {})}; one-off {sim['one_off_input_tokens']}, daily "
+            f"{sim['daily_input_tokens']}), "
             f"output {sim['output_tokens']}"
         )
     return "\n".join(lines)

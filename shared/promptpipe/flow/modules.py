@@ -40,7 +40,7 @@ from promptpipe.flow.pipeline import (
 )
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
-from promptpipe.flow.tools.profile_save import ProfileSaveTool
+from promptpipe.flow.tools.profile_save import FEEDBACK_FIELDS, INTAKE_FIELDS, ProfileSaveTool
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
@@ -110,10 +110,10 @@ def intake_context(profile: UserProfile, background: str) -> str:
         lines.append(f"- additional_info: {profile.additional_info}")
     lines.append(f"- intensity: {profile.intensity.value}")
     if profile.is_complete:
-        lines.append("Profile status: complete enough to generate a habit prompt and set up the schedule.")
+        lines.append("Profile status: complete: a habit prompt and the schedule can be set up.")
     else:
         missing = ", ".join(profile.missing_required)
-        lines.append(f"Profile status: incomplete — still needed before a prompt can be generated: {missing}.")
+        lines.append(f"Profile status: incomplete; needed before a prompt: {missing}.")
     if background:
         lines += ["Participant background:", background]
     return "\n".join(lines)
@@ -454,7 +454,7 @@ class IntakeModule(ConversationModule):
             deps.prompts.intake,
             [
                 StateTransitionTool(),
-                ProfileSaveTool(),
+                ProfileSaveTool(INTAKE_FIELDS),
                 SchedulerTool(deps.settings.scheduler_prep_time_minutes),
                 PromptGeneratorTool(),
             ],
@@ -470,7 +470,11 @@ class FeedbackModule(ConversationModule):
         super().__init__(
             "feedback",
             deps.prompts.feedback,
-            [StateTransitionTool(), ProfileSaveTool(), SchedulerTool(deps.settings.scheduler_prep_time_minutes)],
+            [
+                StateTransitionTool(),
+                ProfileSaveTool(FEEDBACK_FIELDS),
+                SchedulerTool(deps.settings.scheduler_prep_time_minutes),
+            ],
             FEEDBACK_FALLBACK,
         )
 

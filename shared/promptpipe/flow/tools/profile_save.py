@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from promptpipe import tone
@@ -73,8 +74,34 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     return updated
 
 
+INTAKE_FIELDS = ("habit_domain", "prompt_anchor", "motivational_frame", "preferred_time", "additional_info")
+FEEDBACK_FIELDS = (
+    "last_successful_prompt",
+    "last_barrier",
+    "last_motivator",
+    "last_tweak",
+    "preferred_time",
+    "prompt_anchor",
+    "additional_info",
+)
+_TONE_FIELDS = ("tone_tags", "tone_update_source", "tone_confidence")
+
+
+def definition_for(fields: Sequence[str]) -> ToolDefinition:
+    """The schema offering only ``fields`` (plus tone): each module shows the model the fields it
+    collects. The tool itself accepts every field whatever the view."""
+    properties = DEFINITION.parameters["properties"]
+    keep = [*fields, *_TONE_FIELDS]
+    parameters = {**DEFINITION.parameters, "properties": {k: properties[k] for k in keep}}
+    return DEFINITION.model_copy(update={"parameters": parameters})
+
+
 class ProfileSaveTool:
     definition = DEFINITION
+
+    def __init__(self, fields: Sequence[str] | None = None) -> None:
+        if fields is not None:
+            self.definition = definition_for(fields)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         try:
