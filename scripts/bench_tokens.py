@@ -439,10 +439,11 @@ def render(columns: dict[str, dict[str, Any]]) -> str:
     keys = list(heads[names[0]])
     width = max(len(k) for k in keys)
     widths = [max(12, len(n)) for n in names]
-    lines.append(f"| {'figure'.ljust(width)} | " + " | ".join(n.ljust(w) for n, w in zip(names, widths)) + " |")
+    header = " | ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))
+    lines.append(f"| {'figure'.ljust(width)} | {header} |")
     lines.append(f"|{'-' * (width + 2)}|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for key in keys:
-        cells = " | ".join(str(heads[n][key]).ljust(w) for n, w in zip(names, widths))
+        cells = " | ".join(str(heads[n][key]).ljust(w) for n, w in zip(names, widths, strict=True))
         lines.append(f"| {key.ljust(width)} | {cells} |")
     for name, fig in columns.items():
         lines += ["", f"[{name}] per call"]
