@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -293,20 +294,35 @@ def _cost(rows: list[Measured], scale: float, *, cache: bool) -> float:
     return (usd + output_tokens * LLM_OUTPUT_TOKEN) * scale
 
 
-def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) -> dict[str, Any]:
-    """``promptpipe simulate`` with every offline-coach request measured. Calls made inside the
-    greeting and intake turns (the first hour of the run) are one-off: a participant does intake
-    once. The rest is the daily cycle. A month for 1,000 participants = the one-off part once per
-    participant + the daily part scaled to 30 days (``whole run x30/days`` scales everything, as
-    ``scripts/cost_model.py`` does, and so counts intake ten times in a 3-day run)."""
+@dataclass
+class SimulationLLM:
+    """Every offline-coach request of a ``run_simulation``, measured, with its turn and phase."""
+
+    rows: list[tuple[bool, Measured]] = field(default_factory=list)  # (one-off, measured)
+    turns: list[list[Measured]] = field(default_factory=list)
+
+    def cost(self, participants: int, days: int, *, cache: bool = True) -> float:
+        """USD per 1,000 participants per month: one-off part once, daily part x 30/days."""
+        per_1000 = 1000 / participants
+        one_off = [r for flag, r in self.rows if flag]
+        daily = [r for flag, r in self.rows if not flag]
+        return _cost(one_off, per_1000, cache=cache) + _cost(daily, per_1000 * 30 / days, cache=cache)
+
+    def every(self) -> list[Measured]:
+        return [r for _, r in self.rows]
+
+
+@contextlib.contextmanager
+def recording_simulation(tokenizer: Tokenizer) -> Iterator[SimulationLLM]:
+    """Patch the offline coach and ``ConversationFlow`` so that every request is measured. Calls made
+    inside the greeting and intake turns (the first hour of the run) are one-off: a participant does
+    intake once; the rest is the daily cycle."""
     from promptpipe.adapters.offline_coach import OfflineCoach
     from promptpipe.flow import conversation
-    from promptpipe.local.simulate import run_simulation
 
     meter = Meter(tokenizer)
-    rows: list[tuple[bool, Measured]] = []  # (one-off, measured)
-    turns: list[list[Measured]] = []
-    phase = {"one_off": False, "start": None}
+    record = SimulationLLM()
+    phase: dict[str, Any] = {"one_off": False, "start": None}
     original_complete = OfflineCoach.complete
     flow = conversation.ConversationFlow
     originals = {name: getattr(flow, name) for name in ("handle_message", "handle_greeting")}
@@ -314,9 +330,9 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
     def complete(self: Any, request: Any) -> Any:
         response = original_complete(self, request)
         measured = meter.measure(request, response)
-        rows.append((phase["one_off"], measured))
-        if turns:
-            turns[-1].append(measured)
+        record.rows.append((phase["one_off"], measured))
+        if record.turns:
+            record.turns[-1].append(measured)
         return response
 
     def wrap(name: str) -> Any:
@@ -324,7 +340,7 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
 
         def run(self: Any, session: Any, *args: Any, **kwargs: Any) -> Any:
             meter.new_turn()
-            turns.append([])
+            record.turns.append([])
             phase["start"] = phase["start"] or session.now
             phase["one_off"] = (session.now - phase["start"]).total_seconds() < 3600
             try:
@@ -338,25 +354,31 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
     for name in originals:
         setattr(flow, name, wrap(name))
     try:
-        run_simulation(participants, days, seed=seed)
+        yield record
     finally:
         OfflineCoach.complete = original_complete  # type: ignore[method-assign]
         for name, original in originals.items():
             setattr(flow, name, original)
 
-    model_turns = [t for t in turns if any(r.purpose in MODULE_PURPOSES for r in t)]
+
+def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) -> dict[str, Any]:
+    """``promptpipe simulate`` with every request measured. A month for 1,000 participants = the
+    one-off part (greeting, intake) once per participant + the daily part scaled to 30 days; ``whole
+    run x30/days`` scales everything, as the cost model did before, and so counts intake ten times
+    in a 3-day run."""
+    from promptpipe.local.simulate import run_simulation
+
+    with recording_simulation(tokenizer) as record:
+        run_simulation(participants, days, seed=seed)
+    model_turns = [t for t in record.turns if any(r.purpose in MODULE_PURPOSES for r in t)]
     without_tools = [t for t in model_turns if all(not r.tools for r in t if r.purpose in MODULE_PURPOSES)]
-    every = [r for _, r in rows]
-    one_off = [r for flag, r in rows if flag]
-    daily = [r for flag, r in rows if not flag]
+    every = record.every()
     per_1000 = 1000 / participants
     by_purpose = Counter[str]()
     input_by_purpose = Counter[str]()
     for r in every:
         by_purpose[r.purpose] += 1
         input_by_purpose[r.purpose] += r.input_tokens
-    month = _cost(one_off, per_1000, cache=True) + _cost(daily, per_1000 * 30 / days, cache=True)
-    month_no_cache = _cost(one_off, per_1000, cache=False) + _cost(daily, per_1000 * 30 / days, cache=False)
     return {
         "participants": participants,
         "days": days,
@@ -370,10 +392,10 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
         "input_tokens": sum(r.input_tokens for r in every),
         "cached_tokens": sum(r.cached_tokens for r in every),
         "output_tokens": sum(r.output_tokens for r in every),
-        "one_off_input_tokens": sum(r.input_tokens for r in one_off),
-        "daily_input_tokens": sum(r.input_tokens for r in daily),
-        "llm_usd_per_1000_month": round(month, 2),
-        "llm_usd_per_1000_month_no_cache": round(month_no_cache, 2),
+        "one_off_input_tokens": sum(r.input_tokens for flag, r in record.rows if flag),
+        "daily_input_tokens": sum(r.input_tokens for flag, r in record.rows if not flag),
+        "llm_usd_per_1000_month": round(record.cost(participants, days), 2),
+        "llm_usd_per_1000_month_no_cache": round(record.cost(participants, days, cache=False), 2),
         "llm_usd_whole_run_x30": round(_cost(every, per_1000 * 30 / days, cache=True), 2),
         "llm_usd_whole_run_x30_no_cache": round(_cost(every, per_1000 * 30 / days, cache=False), 2),
     }
