@@ -421,7 +421,7 @@ def measure_revision(ref: str, participants: int, days: int, seed: int) -> dict[
         archive = subprocess.run(["git", "-C", str(root), "archive", ref], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         env = dict(os.environ)
-        extra = [p for p in sys.path if p.endswith("site-packages") or "deps" in p]
+        extra = [p for p in sys.path if p and not p.startswith(str(root))]  # installed packages only
         env["PYTHONPATH"] = os.pathsep.join([f"{tmp}/shared", tmp, *extra])
         command = [sys.executable, str(Path(__file__).resolve()), "--json", "--here"]
         command += ["--participants", str(participants), "--days", str(days), "--seed", str(seed)]
