@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import subprocess
@@ -241,7 +242,9 @@ class BenchLLM:
 def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
     from scripts import bench_calls
 
-    meter_aws = bench_calls.CallMeter(main_table="", idempotency_table="")
+    # Table names are filled in by the scenario; pass "" for whatever the meter's constructor takes.
+    params = inspect.signature(bench_calls.CallMeter).parameters
+    meter_aws = bench_calls.CallMeter(**{name: "" for name in params})
     meter_aws.install()
     meter = Meter(tokenizer)
     current: dict[str, str | None] = {"event": None}
