@@ -77,6 +77,51 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """``prompts push|show|diff``: the prompt store (SSM, ``PROMPT_STORE_PREFIX``) against ``prompts/``."""
+    import difflib
+
+    from promptpipe.adapters.prompt_store import SSMPromptStore
+    from promptpipe.flow.prompts import PROMPT_NAMES, PromptLibrary, text_version
+    from promptpipe.settings import get_settings
+
+    settings = get_settings()
+    store = SSMPromptStore.from_settings(settings)
+    library = PromptLibrary.from_settings(settings)
+    names = args.names or list(PROMPT_NAMES)
+    unknown = [n for n in names if n not in PROMPT_NAMES]
+    if unknown:
+        print(f"unknown prompt(s): {', '.join(unknown)}; known: {', '.join(PROMPT_NAMES)}", file=sys.stderr)
+        return 2
+    changed = 0
+    for name in names:
+        local = library.local(name).text
+        stored = store.fetch(name)
+        if args.action == "push":
+            if stored is not None and stored.strip() == local:
+                print(f"{name}: unchanged ({text_version(local)})")
+                continue
+            version = store.push(name, local)
+            print(f"{name}: pushed {store.parameter_name(name)} version {version} ({text_version(local)})")
+        elif args.action == "show":
+            source = "store" if stored is not None else "file (not in the store)"
+            text = stored.strip() if stored is not None else local
+            print(f"# {name} from {source}, version {text_version(text)}\n{text}\n")
+        else:
+            diff = list(
+                difflib.unified_diff(
+                    (stored or "").strip().splitlines(),
+                    local.splitlines(),
+                    f"store:{store.parameter_name(name)}",
+                    f"file:{name}",
+                    lineterm="",
+                )
+            )
+            changed += bool(diff)
+            print("\n".join(diff) if diff else f"{name}: store and file agree")
+    return 1 if args.action == "diff" and changed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="promptpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -116,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)
+
+    prompts = sub.add_parser("prompts", help="the system prompts in the prompt store (SSM) vs prompts/")
+    prompts.add_argument("action", choices=("push", "show", "diff"))
+    prompts.add_argument("names", nargs="*", help="prompt names (default: all)")
+    prompts.set_defaults(func=cmd_prompts)
     return parser
 
 

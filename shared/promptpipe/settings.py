@@ -16,6 +16,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from promptpipe.models.llm import LLMRoute
+
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -82,6 +84,19 @@ class Settings(BaseSettings):
     openai_secret_name: str | None = None
     llm_reasoning_capture: bool = False
     offline_coach: bool = False
+    # Model routing (JSON): {"classifier": {"model": "gpt-4o-mini", "max_tokens": 60}, ...} per purpose
+    # (intake, feedback, generator, classifier, synthesis), and per study {"study-a": {"intake": {...}}}.
+    llm_routes: dict[str, LLMRoute] = Field(default_factory=dict)
+    llm_study_routes: dict[str, dict[str, LLMRoute]] = Field(default_factory=dict)
+    study_id: str = ""
+
+    # --- turn pipeline ---------------------------------------------------------------------
+    max_inbound_tokens: int = Field(1024, ge=16, le=16384)  # estimated as characters/4
+    max_tool_calls_per_response: int = Field(10, ge=1, le=50)
+    intent_classifier_enabled: bool = False
+    prompt_store: str = Field("file", pattern=r"^(file|ssm)$")
+    prompt_store_prefix: str = Field("/promptpipe/prompts", pattern=r"^/[\w./-]+$")
+    prompt_cache_seconds: int = Field(300, ge=0, le=86400)
 
     # --- conversation ----------------------------------------------------------------------
     chat_history_limit: int = Field(-1, ge=-1)

@@ -123,12 +123,14 @@ def build_app(
 
         messenger = build_messenger(settings, clock=clock, secrets=get_secrets())
     rng = rng or random.Random()
+    from promptpipe.adapters.prompt_store import prompt_store_from_settings
+
     deps = FlowDeps(
         settings=settings,
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
         timers=timers,
         clock=clock,
-        prompts=PromptLibrary.from_settings(settings),
+        prompts=PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings)),
         ids=ids or IdGenerator(None),
     )
     from promptpipe.adapters.sent_ledger import DynamoSentLedger

@@ -6,6 +6,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import SubState
 
@@ -45,6 +46,9 @@ class StateOverride(BaseModel):
 
     sub_state: SubState | None = None
     debug_mode: bool | None = None
+    # This participant's model routes by purpose (see docs/pipeline.md, "Model routing");
+    # an empty mapping clears the override.
+    llm_routes: dict[Literal["intake", "feedback", "generator", "classifier", "synthesis"], LLMRoute] | None = None
     reason: str = Field(min_length=1, max_length=500)
 
 

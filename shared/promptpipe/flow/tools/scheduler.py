@@ -35,26 +35,25 @@ INVALID_PARAMETERS = "Invalid scheduler parameters"
 
 
 def definition(prep_minutes: int) -> ToolDefinition:
+    # Short on purpose: the schema is re-sent on every model call that offers this tool.
     return ToolDefinition(
         name="scheduler",
         description=(
-            "Manage the participant's daily habit-prompt schedule. action=create with type 'fixed' "
-            "(fixed_time HH:MM, 24-hour) or 'random' (random_start_time and random_end_time HH:MM: a "
-            "random time inside the window each day); action=list; action=delete with schedule_id. "
-            f"Prompts arrive {prep_minutes} minutes before the chosen time. The timezone defaults to "
-            "the participant's own (else America/Toronto for fixed, UTC for random). Schedule ids are "
-            "internal: never show them to the participant."
+            "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
+            "between random_start_time and random_end_time each day); list; delete (schedule_id from "
+            f"list/create). Times HH:MM, 24-hour; prompts arrive {prep_minutes} minutes before. timezone "
+            "defaults to the participant's. Never show schedule ids."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["create", "list", "delete"]},
                 "type": {"type": "string", "enum": ["fixed", "random"]},
-                "fixed_time": {"type": "string", "pattern": HHMM.pattern},
-                "random_start_time": {"type": "string", "pattern": HHMM.pattern},
-                "random_end_time": {"type": "string", "pattern": HHMM.pattern},
-                "timezone": {"type": "string", "description": "IANA time zone, e.g. America/Toronto."},
-                "schedule_id": {"type": "string", "description": "For delete: the id from create/list."},
+                "fixed_time": {"type": "string"},
+                "random_start_time": {"type": "string"},
+                "random_end_time": {"type": "string"},
+                "timezone": {"type": "string", "description": "IANA zone"},
+                "schedule_id": {"type": "string"},
             },
             "required": ["action"],
         },

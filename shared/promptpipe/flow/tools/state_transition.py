@@ -19,16 +19,15 @@ from promptpipe.models.state import DataKey, PendingTransition, SubState
 DEFINITION = ToolDefinition(
     name="transition_state",
     description=(
-        "Move the conversation to another module: FEEDBACK once intake is complete and the daily "
-        "prompt is set up, INTAKE when the profile needs repair or the participant wants to change "
-        "their habit. Optional delay_minutes schedules the move for later."
+        "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
+        "to repair the profile or change the habit. delay_minutes moves it later."
     ),
     parameters={
         "type": "object",
         "properties": {
             "target_state": {"type": "string", "enum": ["INTAKE", "FEEDBACK"]},
             "delay_minutes": {"type": "number", "minimum": 0, "description": "Delay before moving."},
-            "reason": {"type": "string", "description": "Why the conversation moves."},
+            "reason": {"type": "string"},
         },
         "required": ["target_state"],
     },
