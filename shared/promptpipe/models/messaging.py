@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
@@ -46,11 +46,28 @@ class OutboundMessage(BaseModel):
     question: Question | None = None
     # Stable id of this message: the provider call is keyed by it where the provider allows.
     message_id: str = ""
+    # When the participant last wrote to us (WhatsApp's 24-hour window): ``None`` when the caller
+    # does not say (the messenger sends free-form and falls back to a template if refused);
+    # ``NEVER_WROTE`` for a participant who never wrote.
+    last_inbound_at: datetime | None = None
+    # The participant's tone allows emoji (the ``emojis_ok`` tag); on SMS they are dropped otherwise.
+    allow_emoji: bool = False
+
+
+NEVER_WROTE = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class SendResult(BaseModel):
     provider_message_id: str = ""
     provider: str = ""
+    # SMS only: the segments billed (all parts of a body split over 1,600 characters), else 0.
+    segments: int = 0
+    # Provider messages this send took (a long SMS is split; a long WhatsApp text goes before its buttons).
+    parts: int = 1
+    # WhatsApp outside the 24-hour window: the template (name or Content SID) that was sent instead.
+    template: str = ""
+    # Why nothing was sent (e.g. "outside_window" for an intensity poll); empty when sent.
+    skipped: str = ""
 
 
 class InboundMessage(BaseModel):
