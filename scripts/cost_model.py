@@ -26,6 +26,9 @@ SCHEDULER_INVOCATION = 1.00 / 1e6  # EventBridge Scheduler (the first 14M a mont
 HTTP_API_REQUEST = 1.00 / 1e6
 LLM_INPUT_TOKEN = 0.15 / 1e6  # gpt-4o-mini
 LLM_OUTPUT_TOKEN = 0.60 / 1e6
+# Twilio US SMS, per segment, outbound and inbound alike (list price 2025, before carrier fees;
+# override with --sms-segment-price). Inbound messages of the simulation are one segment each.
+SMS_SEGMENT = 0.0083
 
 # --- assumptions ------------------------------------------------------------------------------
 # Lambda billed duration (ms) and memory (MB) per invocation, by function. The worker and the
@@ -136,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--participants", type=int, default=20)
     parser.add_argument("--days", type=int, default=3)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--sms-segment-price", type=float, default=SMS_SEGMENT, help="USD per SMS segment (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -199,7 +205,22 @@ def main(argv: list[str] | None = None) -> int:
         total += cost * scale
     out.write(f"  {'AWS total':24s} {total:10.2f}\n")
     out.write(f"  {'LLM tokens (gpt-4o-mini)':24s} {llm * scale:10.2f}   (offline-coach token estimates)\n")
-    out.write("Not included: SMS/WhatsApp provider fees, CloudWatch logs and metrics, storage, data transfer.\n")
+    sms = report.sms
+    if sms is not None:
+        inbound = report.webhook_calls
+        out.write(
+            f"\nSMS at ${args.sms_segment_price:.4f}/segment (measured segments: outbound before normalising "
+            f"{sms.before}, after {sms.after}, after with the poll in the prompt's message "
+            f"{sms.after_poll_merged}; inbound {inbound})\n"
+        )
+        for name, outbound in (
+            ("SMS as written", sms.before),
+            ("SMS as sent (GSM-7)", sms.after),
+            ("SMS, poll merged", sms.after_poll_merged),
+        ):
+            cost = (outbound + inbound) * args.sms_segment_price * scale
+            out.write(f"  {name:24s} {cost:10.2f}\n")
+    out.write("Not included: WhatsApp fees, CloudWatch logs and metrics, storage, data transfer.\n")
     return 0
 
 

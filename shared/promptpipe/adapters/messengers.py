@@ -462,6 +462,7 @@ class OutboxRecord(BaseModel):
     message_id: str
     sent_at: datetime
     provider_message_id: str
+    allow_emoji: bool = False
 
 
 class LocalOutbox:
@@ -496,6 +497,7 @@ class LocalOutbox:
                     message_id=message.message_id,
                     sent_at=self._clock.now(),
                     provider_message_id=result.provider_message_id,
+                    allow_emoji=message.allow_emoji,
                 )
             )
             if message.message_id:

@@ -70,6 +70,24 @@ class SendResult(BaseModel):
     skipped: str = ""
 
 
+class InboundKind(StrEnum):
+    TEXT = "text"  # text, a button or list reply; an MMS with text (its attachments kept)
+    MEDIA = "media"  # image, audio, video, document, sticker, location, contacts (a caption is the body)
+    REACTION = "reaction"  # an emoji on one of our messages; an empty body removes it
+    EDIT = "edit"  # the participant edited an earlier message (body: the new text)
+    REVOKE = "revoke"  # the participant deleted an earlier message
+    SYSTEM = "system"  # the platform's notice: a number or identity change
+    UNSUPPORTED = "unsupported"  # a message type the provider itself does not pass on
+
+
+class Attachment(BaseModel):
+    """What a participant attached: its kind and the provider's id for it (never the content)."""
+
+    type: str  # image | audio | video | document | sticker | location | contacts | media
+    media_id: str | None = None  # Meta media id, or Twilio's media URL
+    mime_type: str | None = None
+
+
 class InboundMessage(BaseModel):
     """One message from a participant, normalised from Twilio or Meta."""
 
@@ -81,3 +99,27 @@ class InboundMessage(BaseModel):
     answer_id: str | None = None
     received_at: datetime
     profile_name: str | None = None
+    kind: InboundKind = InboundKind.TEXT
+    attachments: list[Attachment] = Field(default_factory=list)
+    # Reaction, edit, revoke: the provider id of the message it refers to.
+    refers_to: str | None = None
+    # System messages: what happened (e.g. "user_changed_number") and, for a number change, the new
+    # number (E.164).
+    system_type: str | None = None
+    new_phone: str | None = None
+
+
+class DeliveryStatus(BaseModel):
+    """A provider's report on a message we sent (Twilio status callback, Meta ``statuses``)."""
+
+    provider: str
+    provider_message_id: str
+    status: str  # queued | sent | delivered | read | failed | undelivered | ...
+    recipient: str | None = None  # E.164 when the provider names a phone number
+    error_code: str | None = None
+    error_title: str | None = None
+    at: datetime
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("failed", "undelivered")
