@@ -61,6 +61,9 @@ class DataKey(StrEnum):
     # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
     # was asked or answered for, so a short reply is read as an answer only while it is open.
     ANSWERED_QUESTIONS = "answeredQuestions"
+    # Participant-local date (YYYY-MM-DD) of the last "I can only read text messages" notice: at
+    # most one a day however many photos, voice notes or stickers arrive.
+    LAST_MEDIA_NOTICE_DATE = "lastMediaNoticeDate"
 
 
 class FeedbackState(StrEnum):
