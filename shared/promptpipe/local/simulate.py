@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -66,6 +66,8 @@ class SegmentStats:
     after: int
     after_poll_merged: int
     poll_messages: int
+    # kind -> (messages, segments before, segments after)
+    by_kind: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: list[OutboxRecord]) -> SegmentStats:
@@ -90,7 +92,15 @@ class SegmentStats:
             else:
                 merged += prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments
             previous = record
-        return cls(len(records), before, after, merged, polls)
+        by_kind: dict[str, tuple[int, int, int]] = {}
+        for record in records:
+            count, was, now = by_kind.get(record.kind.value, (0, 0, 0))
+            by_kind[record.kind.value] = (
+                count + 1,
+                was + segments(record.body_text),
+                now + prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments,
+            )
+        return cls(len(records), before, after, merged, polls, by_kind)
 
     def lines(self, participants: int, days: int) -> list[str]:
         per = participants * days or 1
@@ -99,6 +109,11 @@ class SegmentStats:
             f"before {self.before / per:.2f}, after {self.after / per:.2f}, "
             f"after with the poll in the prompt's message {self.after_poll_merged / per:.2f}; "
             f"messages {self.messages / per:.2f}/participant/day ({self.poll_messages} intensity polls)",
+            "SMS segments per message by kind (before -> after): "
+            + ", ".join(
+                f"{kind} {was / count:.2f} -> {now / count:.2f} (n={count})"
+                for kind, (count, was, now) in sorted(self.by_kind.items())
+            ),
         ]
 
 
