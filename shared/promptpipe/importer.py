@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled
-from promptpipe.flow.lifecycle import restore_schedules
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.timer_names import daily_schedule_name
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
@@ -191,11 +190,16 @@ def _reverse(text: str) -> tuple[int, ...]:
 
 
 def rebuild_schedules(app: PromptPipe, participant_id: str) -> int:
-    """Re-create a participant's daily schedules from their registry, through the engine's own
-    path (the one resuming a participant uses). To be pointed at the ``reconcile`` service once it
-    exists, so that import and engine share one definition of "live schedules = registry"."""
+    """Re-create a participant's daily schedules from their registry through the engine's own path:
+    the ``reconcile`` service (live schedules = what the state wants) where the application has
+    it, else the path resuming a participant uses. Returns the schedules created."""
+    reconcile = getattr(app, "reconcile", None)
+    if callable(reconcile):
+        return len(reconcile(participant_id).created_missing)
+    from promptpipe.flow.lifecycle import restore_schedules
+
     session: ConversationSession = app.sessions.open(participant_id, f"import-{participant_id}")
-    return restore_schedules(app.deps, session)
+    return int(restore_schedules(app.deps, session))
 
 
 def imported_id(original_id: str) -> str:

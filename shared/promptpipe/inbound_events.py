@@ -93,8 +93,8 @@ class InboundEvents:
             op.data.set(DataKey.LAST_MEDIA_NOTICE_DATE, today)
 
         session.apply("record_media", record)
-        outbound = session.commit()
-        if session.duplicate_of is None:
+        outbound = _messages(session.commit())
+        if session.duplicate_of is None:  # else the concurrent first delivery sends it
             self.app.send_all(outbound)
         return InboundDecision("media_notice" if outbound else "media_recorded", participant_id)
 
@@ -192,6 +192,12 @@ _PHONE_CHANGE_TEXT = {
     "participant; nothing was changed.",
     "stale": "A number change was reported for an old number of this participant; nothing was changed.",
 }
+
+
+def _messages(committed: Any) -> list[OutboundMessage]:
+    """The messages a commit returns: the list itself, or the ``messages`` of the effects object
+    the session returns once effects are applied after the commit."""
+    return list(getattr(committed, "messages", committed) or [])
 
 
 def _metadata(message: InboundMessage) -> dict[str, Any]:
