@@ -133,6 +133,14 @@ class Config:
     twilio_from_number: str = ""
     twilio_messaging_service_sid: str = ""
     whatsapp_phone_number_id: str = ""
+    # WhatsApp outside the 24-hour window (docs/architecture.md): Cloud API template names and
+    # language, or Twilio Content SIDs; empty: no template (a refused message fails as before).
+    whatsapp_template_name: str = ""
+    whatsapp_reengagement_template_name: str = ""
+    whatsapp_template_language: str = "en_US"
+    whatsapp_template_quick_replies: bool = False
+    twilio_template_content_sid: str = ""
+    twilio_reengagement_content_sid: str = ""
     public_webhook_base_url: str = ""  # empty: the API's own endpoint
     default_phone_region: str = "US"
     auto_enroll_new_users: bool = False
@@ -163,6 +171,13 @@ class Config:
             "scheduleGroupName": bool(_NAME.match(self.schedule_group_name)),
             "messagingProvider": self.messaging_provider in ("twilio", "whatsapp_cloud"),
             "twilioChannel": self.twilio_channel in ("sms", "whatsapp"),
+            "whatsappTemplateLanguage": bool(
+                re.match(r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$", self.whatsapp_template_language)
+            ),
+            "twilioTemplateContentSid": not self.twilio_template_content_sid
+            or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_template_content_sid)),
+            "twilioReengagementContentSid": not self.twilio_reengagement_content_sid
+            or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_reengagement_content_sid)),
             "defaultPhoneRegion": bool(re.match(r"^[A-Z]{2}$", self.default_phone_region)),
             "logLevel": self.log_level in ("DEBUG", "INFO", "WARNING", "ERROR"),
             "logRetentionDays": self.log_retention_days in _LOG_RETENTION_DAYS,

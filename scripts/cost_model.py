@@ -30,6 +30,9 @@ SQS_FIFO_REQUEST = 0.50 / 1e6
 SCHEDULER_INVOCATION = 1.00 / 1e6  # EventBridge Scheduler (the first 14M a month are free; ignored)
 HTTP_API_REQUEST = 1.00 / 1e6
 # LLM prices: see scripts/bench_tokens.py (gpt-4o-mini; cached input at half price).
+# Twilio US SMS, per segment, outbound and inbound alike (list price 2025, before carrier fees;
+# override with --sms-segment-price). Inbound messages of the simulation are one segment each.
+SMS_SEGMENT = 0.0083
 
 # --- assumptions ------------------------------------------------------------------------------
 # Lambda billed duration (ms) and memory (MB) per invocation, by function. The worker and the
@@ -138,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--participants", type=int, default=20)
     parser.add_argument("--days", type=int, default=3)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--sms-segment-price", type=float, default=SMS_SEGMENT, help="USD per SMS segment (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -210,7 +216,22 @@ def main(argv: list[str] | None = None) -> int:
         f"  {'LLM tokens (gpt-4o-mini)':24s} {llm_month:10.2f}   (real requests; cached input at half price; "
         "intake once per participant)\n"
     )
-    out.write("Not included: SMS/WhatsApp provider fees, CloudWatch logs and metrics, storage, data transfer.\n")
+    sms = report.sms
+    if sms is not None:
+        inbound = report.webhook_calls
+        out.write(
+            f"\nSMS at ${args.sms_segment_price:.4f}/segment (measured segments: outbound before normalising "
+            f"{sms.before}, after {sms.after}, after with the poll in the prompt's message "
+            f"{sms.after_poll_merged}; inbound {inbound})\n"
+        )
+        for name, outbound in (
+            ("SMS as written", sms.before),
+            ("SMS as sent (GSM-7)", sms.after),
+            ("SMS, poll merged", sms.after_poll_merged),
+        ):
+            cost = (outbound + inbound) * args.sms_segment_price * scale
+            out.write(f"  {name:24s} {cost:10.2f}\n")
+    out.write("Not included: WhatsApp fees, CloudWatch logs and metrics, storage, data transfer.\n")
     return 0
 
 

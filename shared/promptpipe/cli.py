@@ -61,6 +61,20 @@ def cmd_chat(args: argparse.Namespace) -> int:
     return run_chat(args)
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """Participants and flow states of the original PromptPipe into this deployment (README, "Moving
+    a study from the original PromptPipe")."""
+    from promptpipe.adapters.original_db import read_postgres, read_sqlite
+    from promptpipe.importer import import_participants
+    from promptpipe.wiring import build_app
+
+    originals = read_sqlite(args.sqlite) if args.sqlite else read_postgres(args.postgres)
+    report = import_participants(build_app(), originals, dry_run=args.dry_run, default_region=args.region)
+    for line in report.render():
+        print(line)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from promptpipe.local.server import run_server
 
@@ -158,6 +172,16 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=42)
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     simulate.set_defaults(func=cmd_simulate)
+
+    importer = sub.add_parser(
+        "import", help="import participants and flow states from the original PromptPipe (SQLite or Postgres)"
+    )
+    source = importer.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sqlite", metavar="FILE", help="the original's SQLite database file")
+    source.add_argument("--postgres", metavar="DSN", help="the original's Postgres DSN (needs psycopg)")
+    importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
+    importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
+    importer.set_defaults(func=cmd_import)
 
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

@@ -137,6 +137,14 @@ class Settings(BaseSettings):
     whatsapp_access_token: str | None = None
     whatsapp_phone_number_id: str | None = None
     whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    # WhatsApp outside the 24-hour window (docs/architecture.md, "WhatsApp's 24-hour window"):
+    # Cloud API template names (one {{1}} body parameter / none) and their language; Twilio Content SIDs.
+    whatsapp_template_name: str | None = None
+    whatsapp_reengagement_template_name: str | None = None
+    whatsapp_template_language: str = Field("en_US", pattern=r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$")
+    whatsapp_template_quick_replies: bool = False
+    twilio_template_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_reengagement_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
     local_dev_disable_signature_check: bool = False
     max_inbound_message_chars: int = Field(4096, ge=1, le=65536)

@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError
@@ -22,6 +23,9 @@ from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from promptpipe.inbound_events import InboundEvents
 
 
 class LazyLLM:
@@ -157,6 +161,15 @@ def get_app() -> PromptPipe:
             if _app is None:
                 _app = build_app()
     return _app
+
+
+def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
+    """Non-text inbound traffic and delivery reports, over the app's own store."""
+    from promptpipe.adapters.phone_claims import phone_claims_for
+    from promptpipe.inbound_events import InboundEvents
+
+    app = app or get_app()
+    return InboundEvents(app, phone_claims_for(app.repo, app.deps.settings))
 
 
 def set_app(app: PromptPipe | None) -> None:

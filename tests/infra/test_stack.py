@@ -572,6 +572,22 @@ def test_config_defaults_and_context_overrides() -> None:
     assert config.function_name(c.TIMERS) == "promptpipe-timers"
 
 
+def test_whatsapp_templates_from_context() -> None:
+    config = Config.from_context(
+        _Context(
+            {
+                "whatsappTemplateName": "daily_habit_prompt",
+                "whatsappTemplateLanguage": "en",
+                "whatsappTemplateQuickReplies": "true",
+                "twilioTemplateContentSid": "HX" + "a" * 32,
+            }
+        )
+    )
+    assert config.whatsapp_template_name == "daily_habit_prompt"
+    assert (config.whatsapp_template_language, config.whatsapp_template_quick_replies) == ("en", True)
+    assert config.twilio_template_content_sid == "HX" + "a" * 32
+
+
 def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
     from infra.constants import _LOG_RETENTION_DAYS
     from infra.constructs import retention
@@ -588,6 +604,8 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"autoEnrollNewUsers": "maybe"},
         {"logRetentionDays": "31"},
         {"publicWebhookBaseUrl": "http://insecure.example"},
+        {"twilioTemplateContentSid": "not-a-content-sid"},
+        {"whatsappTemplateLanguage": "English"},
     ],
 )
 def test_config_rejects_invalid_context(context: dict[str, str]) -> None:

@@ -66,6 +66,9 @@ class DataKey(StrEnum):
     # delayed transition, random-window delivery) that should be live, so effects and reconcile can
     # create them from the state alone.
     PENDING_TIMERS = "pendingTimers"
+    # Participant-local date (YYYY-MM-DD) of the last "I can only read text messages" notice: at
+    # most one a day however many photos, voice notes or stickers arrive.
+    LAST_MEDIA_NOTICE_DATE = "lastMediaNoticeDate"
 
 
 class FeedbackState(StrEnum):
