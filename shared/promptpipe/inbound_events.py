@@ -33,7 +33,7 @@ from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMess
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
-from promptpipe.services import InboundDecision, PromptPipe
+from promptpipe.services import InboundDecision, PromptPipe, outcome_of_effects
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,9 @@ class InboundEvents:
     # -- use cases --------------------------------------------------------------------------
     def _media_without_text(self, participant_id: str, message: InboundMessage) -> InboundDecision:
         session = self.app.sessions.open(participant_id, message.provider_message_id)
-        if self._replayed(session):
+        record_of = session.already_processed()
+        if record_of is not None:  # redelivered: finish what the first delivery left undone
+            self.app.finish(outcome_of_effects(self.app.resume(session, record_of), replayed=True))
             return InboundDecision("media_recorded", participant_id)
 
         def record(op: OpContext) -> None:
@@ -93,10 +95,9 @@ class InboundEvents:
             op.data.set(DataKey.LAST_MEDIA_NOTICE_DATE, today)
 
         session.apply("record_media", record)
-        outbound = _messages(session.commit())
-        if session.duplicate_of is None:  # else the concurrent first delivery sends it
-            self.app.send_all(outbound)
-        return InboundDecision("media_notice" if outbound else "media_recorded", participant_id)
+        effects = session.commit()  # a concurrent first delivery returns none: it sends the notice
+        self.app.finish(outcome_of_effects(effects, replayed=False))
+        return InboundDecision("media_notice" if effects.messages else "media_recorded", participant_id)
 
     def _record_only(self, participant_id: str, message: InboundMessage) -> InboundDecision:
         session = self.app.sessions.open(participant_id, message.provider_message_id)
@@ -192,12 +193,6 @@ _PHONE_CHANGE_TEXT = {
     "participant; nothing was changed.",
     "stale": "A number change was reported for an old number of this participant; nothing was changed.",
 }
-
-
-def _messages(committed: Any) -> list[OutboundMessage]:
-    """The messages a commit returns: the list itself, or the ``messages`` of the effects object
-    the session returns once effects are applied after the commit."""
-    return list(getattr(committed, "messages", committed) or [])
 
 
 def _metadata(message: InboundMessage) -> dict[str, Any]:

@@ -375,8 +375,8 @@ class PromptPipe:
         record = session.already_processed()
         if record is not None:
             # The provider redelivers only when we did not answer 200: apply what is left.
-            effects = self._resume(session, record)
-            self.finish(_outcome_of(effects, replayed=True))
+            effects = self.resume(session, record)
+            self.finish(outcome_of_effects(effects, replayed=True))
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
         participant = session.participant
         status = participant.status
@@ -415,7 +415,7 @@ class PromptPipe:
                 ),
             )
         effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        self.finish(_outcome_of(effects, replayed=False))
+        self.finish(outcome_of_effects(effects, replayed=False))
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
 
     # =========================================================================== events ==
@@ -440,7 +440,7 @@ class PromptPipe:
             return outcome
         record = session.already_processed()
         if record is not None:
-            effects = self._resume(session, record)
+            effects = self.resume(session, record)
             outcome.replayed, outcome.outbound, outcome.schedules = True, effects.messages, effects.schedules
             return outcome
         work(session, outcome)
@@ -468,7 +468,7 @@ class PromptPipe:
         outcome.outbound, outcome.schedules = effects.messages, effects.schedules
         return outcome
 
-    def _resume(self, session: ConversationSession, record: EventRecord) -> Effects:
+    def resume(self, session: ConversationSession, record: EventRecord) -> Effects:
         """The effects of an already committed event, for its redelivery: its messages read back
         from the transcript, its schedules as the state wants them now."""
         loaded = session.loaded
@@ -612,7 +612,8 @@ class PromptPipe:
         return self._run_event(payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))
 
 
-def _outcome_of(effects: Effects, *, replayed: bool) -> EventOutcome:
+def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
+    """An event's effects as the outcome ``PromptPipe.finish`` applies."""
     return EventOutcome(
         participant_id=effects.participant_id,
         event_id=effects.event_id,

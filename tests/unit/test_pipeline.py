@@ -39,7 +39,7 @@ def turn(h, participant, text):
         enqueued_at=h.clock.now(),
     )
     outcome = h.app.process_turn(event)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 

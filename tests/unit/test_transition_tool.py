@@ -226,7 +226,7 @@ def test_a_timer_failure_after_the_commit_raises_and_the_redelivery_arms_it() ->
     again = h.app.sessions.open(p.id, "evt-transition")
     record = again.already_processed()
     assert record is not None and record.schedules == [name]
-    h.app.apply_schedules(h.app._resume(again, record))
+    h.app.apply_schedules(h.app.resume(again, record))
     live = h.timers.get(name)
     assert live is not None and live.at == START + timedelta(minutes=10)
 
