@@ -1,108 +1,32 @@
-"""Infrastructure tests: the synthesized PromptPipe stack (one synth per module), the deployment
+"""Infrastructure tests: the synthesized PromptPipe stack (one synth per process), the deployment
 config and the local bundler. No Docker, no AWS: bundling is skipped for the stack tests."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Match
 from cdk_nag import AwsSolutionsChecks
 
 from infra import constants as c
-from infra.app import build_app
 from infra.bundling import RUNTIME_PROVIDED, PipLocalBundler, asset_hash, pip_command, runtime_requirements
 from infra.constants import Config
-from infra.stack import PromptPipeStack
 from promptpipe.settings import Settings
+from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
-PREFIX = "promptpipe"
-SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
-
-
-@dataclass
-class Synth:
-    app: cdk.App
-    stack: PromptPipeStack
-    template: Template
-    outdir: Path
-    resources: dict[str, dict[str, Any]]  # template.to_json() goes through jsii: read once
-
-    def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in self.resources.items() if v["Type"] == cfn_type}
-
-    def function_id(self, key: str) -> str:
-        (logical_id,) = [
-            k
-            for k, v in self.of_type("AWS::Lambda::Function").items()
-            if v["Properties"]["FunctionName"] == f"{PREFIX}-{key}"
-        ]
-        return logical_id
-
-    def function(self, key: str) -> dict[str, Any]:
-        return self.resources[self.function_id(key)]["Properties"]
-
-    def role_id(self, key: str) -> str:
-        return self.function(key)["Role"]["Fn::GetAtt"][0]
-
-    def statements(self, role_id: str) -> list[dict[str, Any]]:
-        found = []
-        for policy in self.of_type("AWS::IAM::Policy").values():
-            if {"Ref": role_id} in policy["Properties"]["Roles"]:
-                found += policy["Properties"]["PolicyDocument"]["Statement"]
-        return found
-
-    def queue_id(self, name: str) -> str:
-        (logical_id,) = [k for k, v in self.of_type("AWS::SQS::Queue").items() if v["Properties"]["QueueName"] == name]
-        return logical_id
-
-    def secret_id(self, name: str) -> str:
-        (logical_id,) = [
-            k for k, v in self.of_type("AWS::SecretsManager::Secret").items() if v["Properties"]["Name"] == name
-        ]
-        return logical_id
-
-
-@pytest.fixture(scope="module")
-def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    """The app exactly as ``cdk synth`` builds it (cdk-nag plugin included), minus bundling."""
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app, stack = build_app(context={"aws:cdk:bundling-stacks": []}, outdir=str(outdir))
-    # Raises RuntimeError("ValidationFailed ...") if cdk-nag reports an unacknowledged finding.
-    assembly = app.synth()
-    template = Template.from_json(assembly.get_stack_by_name(stack.stack_name).template)
-    return Synth(app=app, stack=stack, template=template, outdir=outdir, resources=template.to_json()["Resources"])
-
-
-def _render(value: Any) -> str:
-    """An ARN-like value with intrinsics as text: Ref -> <Id>, GetAtt -> <Id.Attr>, Join joined."""
-    if isinstance(value, str):
-        return value
-    if "Ref" in value:
-        return f"<{value['Ref']}>"
-    if "Fn::GetAtt" in value:
-        return "<{}>".format(".".join(value["Fn::GetAtt"]))
-    if "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return separator.join(_render(part) for part in parts)
-    return json.dumps(value)
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _actions(statement: dict[str, Any]) -> set[str]:
-    return set(_as_list(statement["Action"]))
+_render, _as_list, _actions = render, as_list, statement_actions
 
 
 def _references(statement: dict[str, Any], logical_id: str) -> bool:
     return f'"{logical_id}"' in json.dumps(statement.get("Resource"))
+
+
+SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
 
 
 # --- cdk-nag -------------------------------------------------------------------------------
