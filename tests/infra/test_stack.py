@@ -52,8 +52,8 @@ def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
         if entry["type"] == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY
         for rule, reason in entry["data"].items()
     }
-    # 5 functions x (L1 + IAM5 X-Ray, index, schedules) + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations
-    assert len(acknowledged) == 27
+    # 5 functions x (L1 + IAM5 X-Ray, schedules) + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations
+    assert len(acknowledged) == 22
     rules = {rule.split("::", 1)[1].split("[")[0] for _, rule in acknowledged}
     assert rules == {
         "AwsSolutions-IAM5",
@@ -71,7 +71,7 @@ def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
 def test_resource_counts(synth: Synth) -> None:
     t = synth.template
     t.resource_count_is("AWS::Lambda::Function", 5)
-    t.resource_count_is("AWS::DynamoDB::GlobalTable", 2)
+    t.resource_count_is("AWS::DynamoDB::GlobalTable", 1)  # one table: no idempotency table
     t.resource_count_is("AWS::SQS::Queue", 3)
     t.resource_count_is("AWS::ApiGatewayV2::Api", 1)
     t.resource_count_is("AWS::Scheduler::ScheduleGroup", 1)
@@ -79,6 +79,8 @@ def test_resource_counts(synth: Synth) -> None:
     t.resource_count_is("AWS::CloudWatch::Dashboard", 1)
     t.resource_count_is("AWS::Lambda::Alias", 2)
     t.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    t.resource_count_is("AWS::SNS::Topic", 1)
+    t.resource_count_is("AWS::KMS::Key", 1)
     t.has_resource_properties("AWS::Scheduler::ScheduleGroup", {"Name": "promptpipe"})
 
 
@@ -142,14 +144,9 @@ def test_single_table_shape(synth: Synth) -> None:
     )
 
 
-def test_idempotency_table_uses_powertools_defaults(synth: Synth) -> None:
-    synth.template.has_resource_properties(
-        "AWS::DynamoDB::GlobalTable",
-        {
-            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-            "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
-        },
-    )
+def test_no_function_names_an_idempotency_table(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        assert "IDEMPOTENCY_TABLE_NAME" not in synth.function(spec.key)["Environment"]["Variables"]
 
 
 # --- queues --------------------------------------------------------------------------------
@@ -319,11 +316,11 @@ def test_schedule_permissions_are_confined_to_the_group(synth: Synth) -> None:
             s for s in synth.statements(synth.role_id(key)) if any(a.startswith("scheduler:") for a in _actions(s))
         ]
         assert len(statements) == 1
-        assert _actions(statements[0]) == {
+        assert {"scheduler:CreateSchedule", "scheduler:UpdateSchedule"} <= _actions(statements[0])
+        assert _actions(statements[0]) <= {
             "scheduler:CreateSchedule",
             "scheduler:UpdateSchedule",
             "scheduler:DeleteSchedule",
-            "scheduler:GetSchedule",
         }
         assert _render(statements[0]["Resource"]).endswith(":schedule/promptpipe/*")
 
@@ -332,11 +329,7 @@ def test_least_privilege_matrix(synth: Synth) -> None:
     openai = synth.secret_id(f"{PREFIX}/openai")
     channel = synth.secret_id(f"{PREFIX}/channel")
     inbound = synth.queue_id(f"{PREFIX}-inbound.fifo")
-    idempotency = next(
-        k
-        for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()
-        if v["Properties"]["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
-    )
+    (table,) = synth.of_type("AWS::DynamoDB::GlobalTable")
 
     def holders(logical_id: str, action: str) -> set[str]:
         return {
@@ -349,9 +342,22 @@ def test_least_privilege_matrix(synth: Synth) -> None:
 
     assert holders(openai, "secretsmanager:GetSecretValue") == {"worker", "scheduled-prompt"}
     assert holders(channel, "secretsmanager:GetSecretValue") == SCHEDULE_CREATORS
-    assert holders(idempotency, "dynamodb:PutItem") == {"worker", "scheduled-prompt", "timers"}
     assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook"}
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
+    assert holders(table, "dynamodb:DeleteItem") == {"enrollment"}
+    assert holders(table, "dynamodb:BatchWriteItem") == {"enrollment"}
+    assert not holders(table, "dynamodb:Scan")
+    # The public webhook reads phone claims only.
+    webhook_reads = [s for s in synth.statements(synth.role_id("webhook")) if "dynamodb:GetItem" in _actions(s)]
+    assert [s["Condition"] for s in webhook_reads] == [
+        {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PHONE#*"]}}
+    ]
+    # Every statement on the table's items is confined by partition-key prefix.
+    for spec in c.ALL_FUNCTIONS:
+        for statement in synth.statements(synth.role_id(spec.key)):
+            if statement["Resource"] == {"Fn::GetAtt": [table, "Arn"]}:
+                leading = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*") for k in leading)
     # No service-wide or global actions anywhere; "*" resources only for X-Ray (no resource ARNs).
     for policy in synth.of_type("AWS::IAM::Policy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
@@ -452,6 +458,78 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
     synth.template.resource_count_is("AWS::CloudWatch::Alarm", 2 + len(c.ALL_FUNCTIONS))
 
 
+ALARM_EMAIL = "oncall@example.org"
+EXTERNAL_TOPIC = "arn:aws:sns:us-east-1:123456789012:ops-pager"
+
+
+def _alarm_actions(synth: Synth) -> list[tuple[Any, Any]]:
+    return [
+        (alarm["Properties"].get("AlarmActions"), alarm["Properties"].get("OKActions"))
+        for alarm in synth.of_type("AWS::CloudWatch::Alarm").values()
+    ]
+
+
+def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
+    # Given the default deployment (no alarm context)
+    (topic,) = synth.of_type("AWS::SNS::Topic")
+    # Then every alarm, firing and recovering, notifies the stack's own topic
+    actions = _alarm_actions(synth)
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS)
+    assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
+    # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
+    synth.template.resource_count_is("AWS::SNS::Subscription", 0)
+    assert synth.template.to_json()["Outputs"]["AlarmTopicArn"]["Value"] == {"Ref": topic}
+
+
+def test_alarm_topic_is_encrypted_tls_only_and_open_to_cloudwatch_alarms(synth: Synth) -> None:
+    ((topic, props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::SNS::Topic").items()]
+    ((key, key_props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::KMS::Key").items()]
+    assert props["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+    assert key_props["EnableKeyRotation"] is True
+    # CloudWatch may use the key (it cannot use the AWS managed aws/sns key) ...
+    key_statements = key_props["KeyPolicy"]["Statement"]
+    assert any(
+        s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+        and {"kms:Decrypt", "kms:GenerateDataKey*"} <= _actions(s)
+        for s in key_statements
+    )
+    # ... and publish to the topic; any request without TLS is denied
+    (policy,) = synth.of_type("AWS::SNS::TopicPolicy").values()
+    assert policy["Properties"]["Topics"] == [{"Ref": topic}]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in statements
+    )
+    (publish,) = [s for s in statements if s["Effect"] == "Allow"]
+    assert publish["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert _actions(publish) == {"sns:Publish"}
+    assert publish["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+def test_alarm_email_context_subscribes_that_address(tmp_path: Path) -> None:
+    # Given an e-mail address in context (cdk synth -c alarmEmail=...)
+    synth = synthesize(tmp_path, {"alarmEmail": ALARM_EMAIL})
+    (topic,) = synth.of_type("AWS::SNS::Topic")
+    # Then the stack's topic has exactly that subscription, and every alarm still notifies the topic
+    synth.template.resource_count_is("AWS::SNS::Subscription", 1)
+    synth.template.has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": ALARM_EMAIL, "TopicArn": {"Ref": topic}}
+    )
+    assert {json.dumps(a) for pair in _alarm_actions(synth) for a in pair} == {json.dumps([{"Ref": topic}])}
+
+
+def test_alarm_topic_arn_context_replaces_the_stack_topic(tmp_path: Path) -> None:
+    # Given an existing topic (and an address) in context
+    synth = synthesize(tmp_path, {"alarmTopicArn": EXTERNAL_TOPIC, "alarmEmail": ALARM_EMAIL})
+    # Then the stack creates no topic nor key, and every alarm notifies the given one
+    synth.template.resource_count_is("AWS::SNS::Topic", 0)
+    synth.template.resource_count_is("AWS::KMS::Key", 0)
+    assert {json.dumps(a) for pair in _alarm_actions(synth) for a in pair} == {json.dumps([EXTERNAL_TOPIC])}
+    synth.template.has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": ALARM_EMAIL, "TopicArn": EXTERNAL_TOPIC}
+    )
+
+
 def test_dashboard_graphs_the_application_metrics(synth: Synth) -> None:
     (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
@@ -512,6 +590,8 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"autoEnrollNewUsers": "maybe"},
         {"logRetentionDays": "31"},
         {"publicWebhookBaseUrl": "http://insecure.example"},
+        {"alarmEmail": "not-an-address"},
+        {"alarmTopicArn": "arn:aws:sqs:us-east-1:123456789012:not-a-topic"},
     ],
 )
 def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
