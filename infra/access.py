@@ -34,6 +34,7 @@ class Access:
     participants_index: tuple[str, ...] = ()  # on the gsi1 index only (listing participants)
     inbound_queue: tuple[str, ...] = ()
     schedules: tuple[str, ...] = ()  # on schedules of this stack's group
+    list_schedules: bool = False  # scheduler:ListSchedules, which takes no resource ARN (on "*")
     pass_scheduler_role: bool = False  # CreateSchedule/UpdateSchedule hand the scheduler its role
     secrets: tuple[str, ...] = ()  # "openai", "channel": GetSecretValue on those secrets
 

@@ -30,6 +30,7 @@ _XRAY_REASON = (
     "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions "
     "(statement added by CDK for active tracing)."
 )
+_LIST_REASON = " scheduler:ListSchedules (reconciling a participant's schedules) has none either."
 
 
 def _pascal(key: str) -> str:
@@ -167,6 +168,8 @@ class Functions(Construct):
             )
         if access.schedules:
             self._scheduler.grant_manage_schedules(role, access.schedules, pass_role=access.pass_scheduler_role)
+        if access.list_schedules:
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["scheduler:ListSchedules"], resources=["*"]))
 
     def _common_environment(self) -> dict[str, str]:
         cfg = self._config
@@ -264,4 +267,5 @@ class Functions(Construct):
     def _acknowledge_common_findings(self) -> None:
         for spec in c.ALL_FUNCTIONS:
             acknowledge(self.functions[spec.key], ("AwsSolutions-L1", _L1_REASON))
-            acknowledge(self.roles[spec.key], ("AwsSolutions-IAM5[Resource::*]", _XRAY_REASON))
+            reason = _XRAY_REASON + (_LIST_REASON if ACCESS[spec.key].list_schedules else "")
+            acknowledge(self.roles[spec.key], ("AwsSolutions-IAM5[Resource::*]", reason))

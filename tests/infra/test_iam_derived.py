@@ -466,7 +466,7 @@ def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch)
 
     names = Names(
         table=env.settings.table_name,
-        idempotency_table=env.settings.idempotency_table_name,
+        idempotency_table=getattr(env.settings, "idempotency_table_name", ""),
         queue_url=env.resources.inbound_queue_url,
         group=env.settings.schedule_group_name,
         role_arn=SCHEDULER_ROLE_ARN,
@@ -481,11 +481,10 @@ def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch)
         "SCHEDULER_DLQ_ARN": SCHEDULER_DLQ_ARN,
         "PUBLIC_WEBHOOK_BASE_URL": PUBLIC_BASE_URL,
     }
+    # Transitional (issue 11 removes the setting): the stack no longer names an idempotency table.
+    transitional = {"idempotency_table_name": names.idempotency_table} if names.idempotency_table else {}
     settings = {
-        key: function_settings(synth.function(key)["Environment"]["Variables"], local).model_copy(
-            # Transitional (issue 11 removes it): the stack no longer names an idempotency table.
-            update={"idempotency_table_name": names.idempotency_table}
-        )
+        key: function_settings(synth.function(key)["Environment"]["Variables"], local).model_copy(update=transitional)
         for key in FUNCTIONS
     }
     secrets = aws_client("secretsmanager", env.settings)
@@ -576,9 +575,12 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     # STOP and START through the webhook; a STOP confirmation that fails to send is retried by
     # the provider (the same message id) and resumed.
     deployment.messenger.fail_send(1)
-    with pytest.raises(MessagingError):
-        say(sam["phone_number"], "STOP")
-    assert deployment.messenger.failures == 1 and state(sam["id"])["status"] == "paused"
+    try:
+        status: int | None = say(sam["phone_number"], "STOP")
+    except MessagingError:
+        status = None  # unhandled in the handler: API Gateway answers 5xx, the provider retries
+    assert status != 200 and deployment.messenger.failures == 1
+    assert state(sam["id"])["status"] == "paused"
     assert deployment.again(c.WEBHOOK.key)["statusCode"] == 200
     assert say(sam["phone_number"], "START") == 200
     assert state(sam["id"])["status"] == "active"
