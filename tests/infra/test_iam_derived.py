@@ -41,6 +41,7 @@ from botocore.client import BaseClient
 
 from infra import constants as c
 from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import LLMError, MessagingError
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.demo import send_sms
@@ -321,18 +322,22 @@ class CallRecorder:
 
 
 class FailAfterTool:
-    """The model, failing once on the round right after ``tool`` ran (the turn is then retried)."""
+    """The model (the offline coach): when ``armed``, it fails once on the round right after ``tool``
+    ran (the turn is then retried); steps given to ``script`` are played first."""
 
     def __init__(self, inner: LLM, tool: str) -> None:
         self._inner, self._tool = inner, tool
         self.armed = False
         self.failures = 0
+        self.script = ScriptedLLM()
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         if self.armed and _answers(request, self._tool):
             self.armed = False
             self.failures += 1
             raise LLMError("injected model failure after a tool call", retryable=True)
+        if self.script.remaining:
+            return self.script.complete(request)
         return self._inner.complete(request)
 
 
@@ -608,7 +613,14 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert deployment.messenger.failures == 3
     deployment.again(c.TIMERS.key)
     env.advance_to(at_local(MONDAY + timedelta(days=1), "12:30"))
-    _arm_transition(env, sam["id"])
+    # The model arms a delayed state transition (worker); it fires 30 minutes later (timers).
+    deployment.llm.script.add(
+        ScriptedLLM.tool_call("transition_state", {"target_state": "INTAKE", "delay_minutes": 30}),
+        ScriptedLLM.text("Sure, let's pick this up in half an hour."),
+    )
+    assert say(sam["phone_number"], "Can we talk about this again in half an hour?") == 200
+    assert deployment.llm.script.remaining == 0
+    assert "stateTransitionTimerID" in state(sam["id"])["pending_timers"]
     env.advance_to(at_local(MONDAY + timedelta(days=1), "13:30"))
     # Wednesday's prompt, and a reply soon after it: the worker cancels the reminder it armed.
     env.advance_to(at_local(MONDAY + timedelta(days=2), "07:21"))
@@ -625,20 +637,6 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert env.api("DELETE", f"{base}/{kim['id']}", query={"keep_transcript": "false"}).status == 200
     assert env.api("GET", f"{base}/{kim['id']}/history").status == 404
     return {str(e.get("kind")) for e in deployment.events[c.TIMERS.key]}
-
-
-def _arm_transition(env: LocalEnvironment, participant_id: str) -> None:
-    """A state transition in 30 minutes, as the model's state_transition tool arms it (outside any
-    function: only its firing is of interest here)."""
-    from promptpipe.flow.tools.base import ToolContext
-    from promptpipe.flow.tools.state_transition import StateTransitionTool
-
-    session = env.app.sessions.open(participant_id, "derive-transition")
-    result = StateTransitionTool().execute(
-        ToolContext(env.app.deps, session), {"target_state": "INTAKE", "delay_minutes": 30}
-    )
-    assert result.ok, result
-    session.commit()
 
 
 # --- the checks ------------------------------------------------------------------------------------------
