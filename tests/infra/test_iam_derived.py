@@ -622,11 +622,15 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert deployment.llm.script.remaining == 0
     assert "stateTransitionTimerID" in state(sam["id"])["pending_timers"]
     env.advance_to(at_local(MONDAY + timedelta(days=1), "13:30"))
-    # Wednesday's prompt, and a reply soon after it: the worker cancels the reminder it armed.
+    # Wednesday's prompt, and a reply soon after it: the worker cancels the reminder it armed. The
+    # coach's answer fails to send once; SQS redelivers the turn, which resumes the send.
     env.advance_to(at_local(MONDAY + timedelta(days=2), "07:21"))
     reminder = state(sam["id"])["pending_timers"].get("dailyPromptReminderTimerID")
     assert reminder, state(sam["id"])["pending_timers"]
+    deployment.messenger.fail_send(1)
+    sent = len(env.messages(sam["id"]))
     assert say(sam["phone_number"], "Done, it went well") == 200
+    assert deployment.messenger.failures == 4 and len(env.messages(sam["id"])) > sent
     assert "dailyPromptReminderTimerID" not in state(sam["id"])["pending_timers"]
     # An operator override.
     response = env.api("POST", f"{base}/{sam['id']}/state", json_body={"sub_state": "INTAKE", "reason": "derive"})
