@@ -47,6 +47,29 @@ _FLOW = {
     "dynamodb:ConditionCheckItem": (PARTICIPANT,),  # commit: META must still exist
 }
 
+
+def access_for(config: c.Config) -> dict[str, Access]:
+    """Each function's rights under ``config``: only the webhook's depend on it (auto-enrol)."""
+    return {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
+
+
+def _webhook(*, auto_enroll: bool) -> Access:
+    return Access(
+        table={
+            "dynamodb:GetItem": (PHONE,),  # who sent this?
+            "dynamodb:Query": (PARTICIPANT,),  # STOP / START open the participant's state
+            # STOP / START commit the participant's state; auto-enrolment also claims the number,
+            # so without it the public function cannot write a phone claim at all.
+            "dynamodb:PutItem": (PARTICIPANT, PHONE) if auto_enroll else (PARTICIPANT,),
+        },
+        inbound_queue=("sqs:SendMessage",),
+        schedules=SCHEDULE_WRITE,  # STOP pauses (deletes), START restores
+        pass_scheduler_role=True,
+        secrets=("channel",),  # signature secrets
+    )
+
+
+# With the default deployment settings (autoEnrollNewUsers off); see ``access_for``.
 ACCESS: dict[str, Access] = {
     c.ENROLLMENT.key: Access(
         table={
@@ -63,17 +86,7 @@ ACCESS: dict[str, Access] = {
         pass_scheduler_role=True,
         secrets=("channel",),
     ),
-    c.WEBHOOK.key: Access(
-        table={
-            "dynamodb:GetItem": (PHONE,),  # who sent this?
-            "dynamodb:Query": (PARTICIPANT,),  # STOP / START open the participant's state
-            "dynamodb:PutItem": (PARTICIPANT, PHONE),  # STOP / START commit; auto-enrol
-        },
-        inbound_queue=("sqs:SendMessage",),
-        schedules=SCHEDULE_WRITE,  # STOP pauses (deletes), START restores
-        pass_scheduler_role=True,
-        secrets=("channel",),  # signature secrets
-    ),
+    c.WEBHOOK.key: _webhook(auto_enroll=False),
     c.WORKER.key: Access(
         table=dict(_FLOW),
         # The event source mapping polls the queue with the function's role.

@@ -14,7 +14,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
-from infra.access import ACCESS
+from infra.access import access_for
 from infra.constructs import acknowledge, retention
 from infra.constructs.queues import Queues
 from infra.constructs.scheduler import Scheduler
@@ -55,6 +55,7 @@ class Functions(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        self._access = access_for(config)
         self._code = code
         self._storage = storage
         self._queues = queues
@@ -91,7 +92,7 @@ class Functions(Construct):
         alias = lambda_.Alias(self, "WorkerLive", alias_name=c.LIVE_ALIAS, version=fn.current_version)
         # Through the alias, so that messages are handled by the SnapStart snapshot of a version. A
         # plain mapping rather than SqsEventSource, which would also grant ChangeMessageVisibility
-        # and GetQueueUrl: the poller needs only what ACCESS lists.
+        # and GetQueueUrl: the poller needs only what infra/access.py lists.
         mapping = alias.add_event_source_mapping(
             "InboundQueue",
             event_source_arn=self._queues.inbound.queue_arn,
@@ -130,8 +131,8 @@ class Functions(Construct):
         return {"OPENAI_SECRET_NAME": self._secrets.openai_name}
 
     def _grant(self, spec: c.FunctionSpec) -> None:
-        """The role's statements, from ``ACCESS[spec.key]``."""
-        access = ACCESS[spec.key]
+        """The role's statements, from ``infra/access.py``."""
+        access = self._access[spec.key]
         role = self.roles[spec.key]
         table = self._storage.table
         by_prefixes: dict[tuple[str, ...], list[str]] = {}
@@ -267,5 +268,5 @@ class Functions(Construct):
     def _acknowledge_common_findings(self) -> None:
         for spec in c.ALL_FUNCTIONS:
             acknowledge(self.functions[spec.key], ("AwsSolutions-L1", _L1_REASON))
-            reason = _XRAY_REASON + (_LIST_REASON if ACCESS[spec.key].list_schedules else "")
+            reason = _XRAY_REASON + (_LIST_REASON if self._access[spec.key].list_schedules else "")
             acknowledge(self.roles[spec.key], ("AwsSolutions-IAM5[Resource::*]", reason))

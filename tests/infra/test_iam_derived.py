@@ -58,9 +58,16 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
-from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions
+from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
 FUNCTIONS = tuple(spec.key for spec in c.ALL_FUNCTIONS)
+# Deployments whose roles differ, by CDK context; each serves the events of its phases of the run
+# (with auto-enrolment on, the webhook also handles everything the default deployment handles).
+DEFAULT, AUTO_ENROL = "default", "autoEnrollNewUsers=true"
+DEPLOYMENTS: dict[str, tuple[dict[str, str], set[str]]] = {
+    DEFAULT: ({}, {DEFAULT}),
+    AUTO_ENROL: ({"autoEnrollNewUsers": "true"}, {DEFAULT, AUTO_ENROL}),
+}
 TORONTO = ZoneInfo("America/Toronto")
 MONDAY = date(2026, 3, 2)
 SCHEDULER_ROLE_ARN = "arn:aws:iam::000000000000:role/promptpipe-scheduler"
@@ -290,11 +297,13 @@ def _symbol(rendered: str, symbols: dict[str, str]) -> str:
 
 
 class CallRecorder:
-    """Every botocore call made while a function's handler runs, as that function's ``needs``."""
+    """Every botocore call made while a function's handler runs, as that function's ``needs`` in the
+    current phase (the deployment the run is in)."""
 
     def __init__(self, names: Names) -> None:
         self.names = names
-        self.needs: dict[str, set[Need]] = defaultdict(set)
+        self.phase = DEFAULT
+        self.needs: dict[str, dict[str, set[Need]]] = defaultdict(lambda: defaultdict(set))
         self.operations: dict[str, set[str]] = defaultdict(set)
         self._current: list[str] = []
 
@@ -315,7 +324,7 @@ class CallRecorder:
                 key = recorder._current[-1]
                 service = client.meta.service_model.service_name
                 recorder.operations[key].add(f"{service}:{operation_name}")
-                recorder.needs[key].update(needs(service, operation_name, api_params, recorder.names))
+                recorder.needs[recorder.phase][key].update(needs(service, operation_name, api_params, recorder.names))
             return original(client, operation_name, api_params)
 
         monkeypatch.setattr(BaseClient, "_make_api_call", recording)
@@ -370,12 +379,12 @@ class FlakyMessenger:
 
 @dataclass
 class Deployment:
-    """The five functions as deployed: handler, settings from the synthesized environment, and an
-    application built on the first invocation after each (re)configuration."""
+    """The five functions as deployed: handler, settings from the synthesized environment of the
+    current deployment, and an application built on the first invocation after each (re)deploy."""
 
     env: LocalEnvironment
     recorder: CallRecorder
-    settings: dict[str, Settings]
+    settings_by_deployment: dict[str, dict[str, Settings]]
     llm: FailAfterTool
     messenger: FlakyMessenger
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -383,8 +392,13 @@ class Deployment:
     events: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     ids: IdGenerator = field(default_factory=lambda: IdGenerator(random.Random(5)))
 
-    def configure(self, **overrides: Any) -> None:
-        """A change of deployment settings: every function cold-starts again."""
+    settings: dict[str, Settings] = field(default_factory=dict)
+
+    def deploy(self, name: str, **overrides: Any) -> None:
+        """Switch to the deployment ``name`` (settings ``overrides`` on top): every function
+        cold-starts again, and what follows is recorded for that phase."""
+        self.settings = self.settings_by_deployment[name]
+        self.recorder.phase = name
         self.overrides = overrides
         self.apps.clear()
 
@@ -448,25 +462,37 @@ def at_local(day: date, hhmm: str) -> datetime:
 
 @dataclass
 class Run:
-    needs: dict[str, set[Need]]
+    needs: dict[str, dict[str, set[Need]]]  # phase -> function -> needs
     operations: dict[str, set[str]]
     timer_kinds: set[str]
 
+    def derived(self, phases: set[str], key: str) -> set[Need]:
+        return set().union(*(self.needs[phase][key] for phase in phases))
+
 
 @pytest.fixture(scope="module")
-def run(synth: Synth) -> Iterator[Run]:
+def synths(synth: Synth, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Synth]:
+    """Every deployment in ``DEPLOYMENTS``, synthesized (the default one is shared)."""
+    return {
+        name: synth if not context else synthesize(tmp_path_factory.mktemp("cdk.out"), context)
+        for name, (context, _) in DEPLOYMENTS.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def run(synths: dict[str, Synth]) -> Iterator[Run]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         env = LocalEnvironment(
             start=at_local(MONDAY, "08:00"),
             settings=local_settings(offline_coach=True, openai_api_key=None),
         )
         try:
-            yield _drive(env, synth, monkeypatch)
+            yield _drive(env, synths, monkeypatch)
         finally:
             env.close()
 
 
-def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch) -> Run:
+def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.MonkeyPatch) -> Run:
     from promptpipe.adapters import messengers
     from promptpipe.adapters.aws import aws_client
 
@@ -490,8 +516,13 @@ def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch)
     # Transitional (issue 11 removes the setting): the stack no longer names an idempotency table.
     transitional = {"idempotency_table_name": names.idempotency_table} if names.idempotency_table else {}
     settings = {
-        key: function_settings(synth.function(key)["Environment"]["Variables"], local).model_copy(update=transitional)
-        for key in FUNCTIONS
+        name: {
+            key: function_settings(synth.function(key)["Environment"]["Variables"], local).model_copy(
+                update=transitional
+            )
+            for key in FUNCTIONS
+        }
+        for name, synth in synths.items()
     }
     secrets = aws_client("secretsmanager", env.settings)
     secrets.create_secret(
@@ -515,12 +546,12 @@ def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch)
     deployment = Deployment(
         env=env,
         recorder=recorder,
-        settings=settings,
+        settings_by_deployment=settings,
         llm=FailAfterTool(OfflineCoach(), "scheduler"),
         messenger=messenger,
     )
     # Feedback timers are off by default: on here, so that their code paths run too.
-    deployment.configure(feedback_timers_enabled=True)
+    deployment.deploy(DEFAULT, feedback_timers_enabled=True)
     for key in FUNCTIONS:
         module, attribute = _handler_path(key)
         original = getattr(import_module(module), attribute)
@@ -530,7 +561,7 @@ def _drive(env: LocalEnvironment, synth: Synth, monkeypatch: pytest.MonkeyPatch)
                 env._targets[arn] = getattr(import_module(module), attribute)
 
     timer_kinds = _scenario(env, deployment)
-    return Run(needs=dict(recorder.needs), operations=dict(recorder.operations), timer_kinds=timer_kinds)
+    return Run(needs=recorder.needs, operations=dict(recorder.operations), timer_kinds=timer_kinds)
 
 
 def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
@@ -595,10 +626,10 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     listed = len(env.api("GET", base).body["result"]["participants"])
     assert say("+14165550199", "hello?") == 200
     assert len(env.api("GET", base).body["result"]["participants"]) == listed
-    deployment.configure(feedback_timers_enabled=True, auto_enroll_new_users=True)
+    deployment.deploy(AUTO_ENROL, feedback_timers_enabled=True)
     assert say("+14165550199", "hello?") == 200
     assert len(env.api("GET", base).body["result"]["participants"]) == listed + 1
-    deployment.configure(feedback_timers_enabled=True)
+    deployment.deploy(DEFAULT, feedback_timers_enabled=True)
 
     # Tuesday's daily prompt: the poll after it fails to send; the retry sends only the poll.
     deployment.messenger.fail_send(2)
@@ -647,7 +678,8 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
 
 
 def test_the_run_reached_every_function_and_timer_kind(run: Run) -> None:
-    assert set(run.needs) == set(FUNCTIONS)
+    assert set(run.needs[DEFAULT]) == set(FUNCTIONS)
+    assert c.WEBHOOK.key in run.needs[AUTO_ENROL]
     assert run.timer_kinds >= {
         "daily_prompt_reminder",
         "auto_feedback",
@@ -658,15 +690,17 @@ def test_the_run_reached_every_function_and_timer_kind(run: Run) -> None:
 
 
 @pytest.mark.parametrize("key", FUNCTIONS)
-def test_role_allows_exactly_what_the_code_calls(run: Run, synth: Synth, key: str) -> None:
-    # Given what the function's code called in the run, plus the listed platform needs
-    want = expected(key, run.needs[key])
-    # When reading the function's synthesized role
-    have = granted(synth, key)
+@pytest.mark.parametrize("deployment", DEPLOYMENTS)
+def test_role_allows_exactly_what_the_code_calls(run: Run, synths: dict[str, Synth], deployment: str, key: str) -> None:
+    # Given what the function's code called in the phases this deployment serves, plus the listed
+    # platform needs
+    want = expected(key, run.derived(DEPLOYMENTS[deployment][1], key))
+    # When reading the function's role in this deployment's synthesized template
+    have = granted(synths[deployment], key)
     # Then they are the same: nothing missing (AccessDenied in AWS), nothing unused
     missing, unused = sorted(want - have), sorted(have - want)
     assert not missing and not unused, (
-        f"{key}: change infra/access.py\n  missing: {[str(n) for n in missing]}\n"
+        f"{key} ({deployment}): change infra/access.py\n  missing: {[str(n) for n in missing]}\n"
         f"  unused: {[str(n) for n in unused]}\n  calls: {sorted(run.operations[key])}"
     )
 

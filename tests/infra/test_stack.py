@@ -345,11 +345,13 @@ def test_least_privilege_matrix(synth: Synth) -> None:
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
     # (The exact table actions of each role are checked against the code by test_iam_derived.py.)
     assert not holders(table, "dynamodb:Scan")
-    # The public webhook reads phone claims only.
+    # The public webhook reads phone claims only; it writes none unless auto-enrolment is on.
     webhook_reads = [s for s in synth.statements(synth.role_id("webhook")) if "dynamodb:GetItem" in _actions(s)]
     assert [s["Condition"] for s in webhook_reads] == [
         {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PHONE#*"]}}
     ]
+    on_claims = [s for s in synth.statements(synth.role_id("webhook")) if "PHONE#*" in json.dumps(s.get("Condition"))]
+    assert [_actions(s) for s in on_claims] == [{"dynamodb:GetItem"}]
     # Every statement on the table's items is confined by partition-key prefix.
     for spec in c.ALL_FUNCTIONS:
         for statement in synth.statements(synth.role_id(spec.key)):
