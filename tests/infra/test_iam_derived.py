@@ -17,9 +17,14 @@ How it works:
 3. Every botocore call made inside a handler is recorded for that function and mapped to what IAM
    checks (``needs``): the action (``TransactWriteItems`` needs the action of each item in it), the
    resource, and for items of the table the partition-key prefix (``dynamodb:LeadingKeys``).
-4. That set, plus the few platform needs listed in ``PLATFORM`` / ``EXTRA`` with their reasons, must
-   equal what the function's synthesized role allows. A difference names the grants to add or remove
-   in ``infra/access.py``.
+4. That set, plus the few platform needs listed in ``PLATFORM`` / ``EXTRA`` / ``IMPLIED`` with their
+   reasons, must equal what the function's synthesized role allows, in each deployment of
+   ``DEPLOYMENTS`` (the webhook's rights depend on ``autoEnrollNewUsers``). A difference names the
+   grants to add or remove in ``infra/access.py``.
+
+Calls are recorded by wrapping ``BaseClient._make_api_call`` (where botocore emits ``before-call``):
+every client is seen, including those built at import time or by Powertools, with no hook in the
+adapters.
 """
 
 from __future__ import annotations
