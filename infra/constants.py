@@ -17,9 +17,6 @@ METRICS_NAMESPACE = "PromptPipe"
 LIVE_ALIAS = "live"
 PARTICIPANTS_INDEX = "gsi1"
 TTL_ATTRIBUTE = "expires_at"
-# Powertools Idempotency's DynamoDBPersistenceLayer defaults (AWS_NOTES §2).
-IDEMPOTENCY_KEY = "id"
-IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
 INBOUND_MAX_RECEIVE_COUNT = 3
 # Visibility must outlast every retry of a batch in flight (AWS guidance: 6x the function timeout).
 VISIBILITY_TIMEOUT_FACTOR = 6
@@ -111,6 +108,8 @@ METRIC_STATE_SAVE_FAILURES = "StateSaveFailures"
 # --- deployment settings (CDK context) -----------------------------------------------------
 _NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+_SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 # The values CloudWatch Logs accepts (infra.constructs.retention maps them to the CDK enum).
@@ -149,7 +148,8 @@ class Config:
     log_retention_days: int = 30
     api_rate_limit: int = 50  # requests per second, whole stage
     api_burst_limit: int = 100
-    alarm_topic_arn: str = ""  # empty: alarms without actions
+    alarm_topic_arn: str = ""  # empty: the stack creates its own alarm topic
+    alarm_email: str = ""  # empty: no e-mail subscription (subscribe to the AlarmTopicArn output)
 
     @classmethod
     def from_context(cls, node: _ContextSource) -> Config:
@@ -186,7 +186,8 @@ class Config:
             "genaiModel": bool(self.genai_model),
             "publicWebhookBaseUrl": not self.public_webhook_base_url
             or self.public_webhook_base_url.startswith("https://"),
-            "alarmTopicArn": not self.alarm_topic_arn or self.alarm_topic_arn.startswith("arn:"),
+            "alarmTopicArn": not self.alarm_topic_arn or bool(_SNS_ARN.match(self.alarm_topic_arn)),
+            "alarmEmail": not self.alarm_email or bool(_EMAIL.match(self.alarm_email)),
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:
