@@ -43,8 +43,11 @@ class Access:
 # model also read the OpenAI secret (both read by one ``load_secrets``).
 _FLOW = {
     "dynamodb:Query": (PARTICIPANT,),  # load: META + flow state in one Query
-    "dynamodb:PutItem": (PARTICIPANT,),  # commit: flow state, META, transcript entries
+    "dynamodb:PutItem": (PARTICIPANT,),  # commit: flow state, META, transcript entries; the sent
+    # record of an event whose effects failed part-way (SENT#)
     "dynamodb:ConditionCheckItem": (PARTICIPANT,),  # commit: META must still exist
+    "dynamodb:GetItem": (PARTICIPANT,),  # a redelivered event: its sent record
+    "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered event: its messages, from the transcript
 }
 
 
@@ -56,7 +59,8 @@ def access_for(config: c.Config) -> dict[str, Access]:
 def _webhook(*, auto_enroll: bool) -> Access:
     return Access(
         table={
-            "dynamodb:GetItem": (PHONE,),  # who sent this?
+            "dynamodb:GetItem": (PHONE, PARTICIPANT),  # who sent this? (and a redelivery's sent record)
+            "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered STOP / START: its messages
             "dynamodb:Query": (PARTICIPANT,),  # STOP / START open the participant's state
             # STOP / START commit the participant's state; auto-enrolment also claims the number,
             # so without it the public function cannot write a phone claim at all.
@@ -83,6 +87,7 @@ ACCESS: dict[str, Access] = {
         participants_index=("dynamodb:Query",),
         inbound_queue=("sqs:SendMessage",),  # the greeting turn
         schedules=SCHEDULE_WRITE,  # pause / resume / delete
+        list_schedules=True,  # delete: every live schedule named for the participant goes too
         pass_scheduler_role=True,
         secrets=("channel",),
     ),
@@ -97,7 +102,9 @@ ACCESS: dict[str, Access] = {
     ),
     c.SCHEDULED_PROMPT.key: Access(
         table=dict(_FLOW),
-        schedules=SCHEDULE_UPSERT,  # arms the reminder, auto-feedback and feedback one-shots
+        # arms the reminder, auto-feedback and feedback one-shots; deletes a schedule that fires
+        # although the state no longer wants it (an orphan removes itself on its first firing)
+        schedules=SCHEDULE_WRITE,
         pass_scheduler_role=True,
         secrets=("openai", "channel"),
     ),

@@ -676,6 +676,13 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert env.api("DELETE", f"{base}/{sam['id']}").status == 200
     assert env.api("DELETE", f"{base}/{kim['id']}", query={"keep_transcript": "false"}).status == 200
     assert env.api("GET", f"{base}/{kim['id']}/history").status == 404
+    # An orphan firing: a daily schedule of the deleted participant (created by a turn that committed
+    # just before the delete) removes itself, and the random delivery it may fire through, at once.
+    from promptpipe.local.lambda_runtime import FakeLambdaContext
+
+    module, attribute = _handler_path(c.SCHEDULED_PROMPT.key)
+    orphan = {"participant_id": sam["id"], "schedule_id": "sched_0000000000000000", "execution_id": "exec-orphan"}
+    assert getattr(import_module(module), attribute)(orphan, FakeLambdaContext())["messages"] == 0
     return {str(e.get("kind")) for e in deployment.events[c.TIMERS.key]}
 
 
