@@ -9,7 +9,23 @@ from typing import Any
 import boto3
 
 FLOWS = "/conversation/flows"
+PHONE = "+14155550111"
+TWILIO_URL = "https://localhost/webhooks/twilio"
 INTAKE = json.loads((Path(__file__).parents[2] / "prompts" / "flows" / "intake.json").read_text())
+
+
+def sms(env: Any, text: str, sid: str) -> Any:
+    from promptpipe.local.signing import twilio_form, twilio_signature
+
+    params = {"MessageSid": sid, "AccountSid": "AC1", "From": PHONE, "To": "+14155550000", "Body": text}
+    signature = twilio_signature(TWILIO_URL, params, env.settings.twilio_auth_token)
+    return env.api(
+        "POST",
+        "/webhooks/twilio",
+        body=twilio_form(params),
+        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
+        base64_body=True,
+    )
 
 
 def flow_items(env: Any, flow_id: str) -> list[str]:
@@ -112,3 +128,28 @@ def test_dynamo_store_refuses_a_version_that_is_not_next(local_env_factory) -> N
     latest = store.latest("race")
     assert latest is not None and latest.definition.version == 2
     assert flow_items(env, "race") == ["LATEST", "V#000001", "V#000002"]
+
+
+def test_a_pushed_retry_policy_hands_off_visible_in_state_and_resolved_by_override(local_env_factory) -> None:
+    from promptpipe.flow.steering import HOLDING_MESSAGE
+
+    env = local_env_factory()
+    changed = json.loads(json.dumps(INTAKE))
+    changed["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
+    # The push is the first stored version: the bundled default is seeded only when nothing is stored
+    assert env.api("PUT", f"{FLOWS}/intake", json_body=changed).body["result"]["version"] == 1
+    response = env.api("POST", "/conversation/participants", json_body={"phone_number": PHONE})
+    assert response.status == 201  # the greeting asks for the habit (habit EXECUTE)
+    pid = response.body["result"]["id"]
+    assert sms(env, "idk", "SM-1").status == 200
+    assert env.outbox.messages()[-1].body_text == HOLDING_MESSAGE
+
+    state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
+    assert state["controller"]["needs_person"] is True
+    assert state["controller"]["flow"] == "intake@1"
+    assert state["controller"]["hold"]["nodeId"] == "habit"
+
+    override = {"sub_state": "INTAKE", "reason": "called them; they want to walk more"}
+    response = env.api("POST", f"/conversation/participants/{pid}/state", json_body=override)
+    assert response.status == 200
+    assert response.body["result"]["controller"]["needs_person"] is False

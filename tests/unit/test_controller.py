@@ -422,3 +422,19 @@ def test_runs_terminate_or_pause_without_breaking_caps(f: FlowDefinition, replie
 def test_definition_roundtrips_through_json(name: str) -> None:
     f = load(name)
     assert parse_definition(json.loads(json.dumps(f.to_json_dict()))) == f
+
+
+def test_execute_satisfied_silently_moves_past_a_node_answered_unasked() -> None:
+    nodes = [
+        {"id": "first", "produces": ["y"], "satisfies": {"gates": ["H"]}},
+        {"id": "second", "produces": ["x"], "satisfies": {"gates": ["G"]}},
+    ]
+    gates = {"G": {"satisfiedBy": {"metricsAll": ["x"]}}, "H": {"satisfiedBy": {"metricsAll": ["y"]}}}
+    rt = RuntimeState(flow_id="t", flow_version=1, facts=["y"])
+    # The specification's default: the satisfied node still gets its EXECUTE turn ("move to next")
+    assert (decide(flow(nodes, gates), rt).node_id, decide(flow(nodes, gates), rt).mode) == ("first", Mode.EXECUTE)
+    silent = flow(nodes, gates, executeSatisfiedSilently=True)
+    d = decide(silent, rt)
+    assert (d.node_id, d.mode, d.silently_executed) == ("second", Mode.EXECUTE, ("first",))
+    rt = begin_turn(silent, rt, d)
+    assert rt.executions("first") == 1 and rt.attempts("first") == 0 and rt.executions("second") == 1

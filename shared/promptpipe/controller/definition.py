@@ -123,6 +123,9 @@ class FlowDefinition(_Model):
     fact_aliases: dict[str, str] = Field(default_factory=dict, alias="factAliases")
     defaults: Defaults = Defaults()
     post_goal_policy: PostGoalPolicy = Field(PostGoalPolicy.STOP, alias="postGoalPolicy")
+    # A node whose objective already holds when it would first EXECUTE (the participant said it
+    # unasked) is executed silently and the controller moves on (docs/controller.md).
+    execute_satisfied_silently: bool = Field(False, alias="executeSatisfiedSilently")
 
     def node(self, node_id: str) -> FlowNode | None:
         return next((n for n in self.nodes if n.id == node_id), None)

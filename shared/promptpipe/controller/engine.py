@@ -39,6 +39,7 @@ class Decision(BaseModel):
     mode: Mode | None = None
     reason: str = ""
     skipped: tuple[str, ...] = ()
+    silently_executed: tuple[str, ...] = ()
     blocking: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     forced: bool = False
@@ -50,6 +51,7 @@ class Decision(BaseModel):
             "mode": self.mode.value if self.mode else None,
             "reason": self.reason,
             **({"skipped": list(self.skipped)} if self.skipped else {}),
+            **({"silently_executed": list(self.silently_executed)} if self.silently_executed else {}),
             **({"blocking": list(self.blocking)} if self.blocking else {}),
             **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
@@ -181,13 +183,24 @@ def decide(flow: FlowDefinition, rt: RuntimeState) -> Decision:
     ready = [n for _, n in eligible if not _cooling(flow, n, rt)]
     cooling = [n for _, n in eligible if _cooling(flow, n, rt)]
     skipped: list[str] = []
+    silent: list[str] = []
     for node in ready + cooling:
         mode = determine_mode(flow, node, rt, gates)
         if mode is Mode.SKIP:
             skipped.append(node.id)
             continue
-        return _guarded(flow, node, mode, rt, gates=gates, skipped=tuple(skipped), cooling=node in cooling)
-    return _deadlock(blocking + [f"{n}: skipped after exhausting its attempts" for n in skipped], tuple(skipped))
+        if (
+            flow.execute_satisfied_silently
+            and mode is Mode.EXECUTE
+            and rt.executions(node.id) == 0
+            and objective_satisfied(flow, node, facts, gates, states)
+        ):
+            silent.append(node.id)
+            continue
+        decision = _guarded(flow, node, mode, rt, gates=gates, skipped=tuple(skipped), cooling=node in cooling)
+        return decision.model_copy(update={"silently_executed": tuple(silent)}) if silent else decision
+    deadlock = _deadlock(blocking + [f"{n}: skipped after exhausting its attempts" for n in skipped], tuple(skipped))
+    return deadlock.model_copy(update={"silently_executed": tuple(silent)}) if silent else deadlock
 
 
 def _deadlock(blocking: list[str], skipped: tuple[str, ...]) -> Decision:
@@ -289,6 +302,12 @@ def begin_turn(flow: FlowDefinition, rt: RuntimeState, decision: Decision) -> Ru
         update["completed_at_turn"] = turn
     if decision.skipped:
         update["skipped_nodes"] = sorted({*rt.skipped_nodes, *decision.skipped})
+    if decision.silently_executed:
+        executions = {**rt.executions_by_node}
+        for node_id in (*decision.silently_executed, *([decision.node_id] if decision.mode is Mode.EXECUTE else [])):
+            if node_id:
+                executions[node_id] = executions.get(node_id, 0) + 1
+        update["executions_by_node"] = executions
     update["turn_log"] = _log(rt, entry)
     return rt.model_copy(update=update)
 

@@ -54,4 +54,5 @@ def module_audit(result: ModuleResult, *, duration_ms: float) -> dict[str, Any]:
         ],
         "used_fallback": result.used_fallback,
         "duration_ms": round(duration_ms, 2),
+        **({"controller": result.controller} if result.controller is not None else {}),
     }

@@ -19,6 +19,7 @@ from typing import Any
 from promptpipe import tone
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
+from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
 from promptpipe.flow.tools.profile_save import ProfileSaveTool
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
@@ -62,6 +63,7 @@ class ModuleResult:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     used_fallback: bool = False
+    controller: dict[str, Any] | None = None  # the flow controller's decision (intake), for the audit
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
@@ -157,11 +159,31 @@ class ConversationModule(ABC):
         messages.append(ChatMessage(role="user", content=user_text))
         return messages
 
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        """The flow controller's steering for this turn (intake only; docs/controller.md)."""
+        return None
+
     def run(
         self, deps: FlowDeps, session: ConversationSession, user_text: str, history: Sequence[ConversationMessage]
     ) -> ModuleResult:
         """The tool loop. ``LLMError`` propagates: the event is retried as a whole."""
+        steering = self.steering(deps, session)
         messages = self.build_messages(deps, session, user_text, history)
+        if steering is not None:
+            messages.insert(2, ChatMessage(role="system", content=steering.text))
+        result = self._loop(deps, session, messages, steering)
+        if steering is not None:
+            reply, result.controller = finish_intake_steering(deps, session, steering, tool_effects(result.tool_runs))
+            result.reply = reply or result.reply
+        return result
+
+    def _loop(
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        messages: list[ChatMessage],
+        steering: IntakeSteering | None,
+    ) -> ModuleResult:
         definitions = [t.definition for t in self.tools.values()]
         result = ModuleResult(reply="", module=self.name)
         tool_ctx = ToolContext(deps=deps, session=session)
@@ -174,6 +196,9 @@ class ConversationModule(ABC):
                 for call in response.tool_calls:
                     outcome = self._execute(tool_ctx, call, result)
                     messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=outcome.for_model()))
+                update = steering.after_tools(tool_effects(result.tool_runs)) if steering is not None else None
+                if update:
+                    messages.append(ChatMessage(role="system", content=update))
                 if content:
                     result.reply = content
                     return result
@@ -254,6 +279,11 @@ class IntakeModule(ConversationModule):
     def context_block(self, session: ConversationSession) -> str:
         return intake_context(_profile_or_blank(session), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        if deps.flows is None or not deps.settings.flow_controller_enabled:
+            return None
+        return IntakeSteering.begin(deps.flows, session.data, deps.settings.intake_flow_id)
+
 
 class FeedbackModule(ConversationModule):
     def __init__(self, deps: FlowDeps) -> None:
@@ -272,6 +302,10 @@ class FeedbackModule(ConversationModule):
             data.daily_prompt_pending() is None and bool(data.get(DataKey.DAILY_PROMPT_RESPONDED_AT)),
             data.get(DataKey.PARTICIPANT_BACKGROUND),
         )
+
+
+def tool_effects(runs: Sequence[ToolRun]) -> list[ToolEffect]:
+    return [ToolEffect(name=r.name, arguments=r.arguments, ok=r.ok) for r in runs]
 
 
 def tool_runs_summary(runs: Sequence[ToolRun]) -> str:

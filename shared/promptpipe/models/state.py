@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
+from promptpipe.controller.runtime import RuntimeState
 from promptpipe.models.profile import UserProfile
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ class DataKey(StrEnum):
     # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
     # was asked or answered for, so a short reply is read as an answer only while it is open.
     ANSWERED_QUESTIONS = "answeredQuestions"
+    # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
+    # attempts/executions per node, the pinned flow id + version, the bounded turn log.
+    CONTROLLER_STATE = "controllerState"
 
 
 class FeedbackState(StrEnum):
@@ -300,6 +304,19 @@ class StateData:
 
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
         self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
+
+    def controller_state(self) -> RuntimeState | None:
+        text = self.get(DataKey.CONTROLLER_STATE)
+        if not text:
+            return None
+        try:
+            return RuntimeState.from_json(text)
+        except ValidationError:
+            logger.warning("unreadable controllerState; starting the flow afresh")
+            return None
+
+    def set_controller_state(self, runtime: RuntimeState | None) -> None:
+        self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
 
 
 def new_state_data(background: str = "") -> dict[str, str]:
