@@ -527,7 +527,17 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 2 + len(c.ALL_FUNCTIONS))
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 3 + len(c.ALL_FUNCTIONS))
+
+
+def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
+    (alarm,) = [
+        a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if "needs a person" in a["Properties"]["AlarmDescription"]
+    ]
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    assert "NeedsPerson" in json.dumps(alarm)
 
 
 def test_dashboard_graphs_the_application_metrics(synth: Synth) -> None:

@@ -224,3 +224,14 @@ def test_deadlock_marks_the_participant_as_needing_a_person() -> None:
     assert stuck.reply == HOLDING_MESSAGE
     view = controller_view(h.data)
     assert view is not None and view["needs_person"] is True and view["hold"]["kind"] == "DEADLOCK"
+
+
+def test_steering_reads_the_flow_store_only_on_the_first_turn_of_a_process() -> None:
+    h = Harness()
+    h.say("Hi")
+    reads = h.flow_store.reads  # the seed: latest (absent) + the put; the definition is now cached
+    for text in ("I'd like to exercise more", "I want to feel more energetic", "around 8am"):
+        h.say(text)
+    assert h.flow_store.reads == reads
+    # and the runtime state rides in the flow-state item the turn already writes
+    assert "controllerState" in h.store.flows[h.participant.id].state_data

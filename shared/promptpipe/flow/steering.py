@@ -224,6 +224,7 @@ def finish_intake_steering(
     elif is_new_hold(decision):
         name = "ControllerDeadlocks" if decision.status is Status.DEADLOCK else "ControllerHandoffs"
         count(name, flow=steering.definition.id)
+        count("NeedsPerson")  # alarmed in the stack
         logger.warning(
             "participant needs a person",
             extra={"flow": flow_label, "status": decision.status.value, "node": decision.node_id},
@@ -231,6 +232,8 @@ def finish_intake_steering(
         reply = HOLDING_MESSAGE
     elif decision.status is Status.OK and decision.mode is not None:
         count("ControllerDecisions", flow=steering.definition.id, mode=decision.mode.value)
+        if decision.mode is not Mode.EXECUTE and decision.node_id:  # the most-retried nodes
+            count("ControllerRetries", flow=steering.definition.id, node=decision.node_id)
     for warning in decision.warnings:
         logger.warning("flow controller: %s", warning, extra={"flow": flow_label})
     audit = {
