@@ -35,6 +35,7 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
+    assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
 
 
 def _request(
