@@ -438,3 +438,16 @@ def test_execute_satisfied_silently_moves_past_a_node_answered_unasked() -> None
     assert (d.node_id, d.mode, d.silently_executed) == ("second", Mode.EXECUTE, ("first",))
     rt = begin_turn(silent, rt, d)
     assert rt.executions("first") == 1 and rt.attempts("first") == 0 and rt.executions("second") == 1
+
+
+def test_retract_removes_facts_and_reopens_the_node() -> None:
+    from promptpipe.controller.engine import retract
+
+    f = _retry_flow("CLARIFY")
+    _, rt = turn(f, RuntimeState.start("t", 1), facts=("x",))
+    assert decide(f, rt).status is Status.COMPLETE
+    rt = retract(f, rt, ["x"], [])
+    assert rt.facts == [] and rt.gates_satisfied == []
+    d = decide(f, rt)
+    assert (d.node_id, d.mode) == ("ask", Mode.RETRY)  # attempts never reset
+    assert rt.executions("ask") == 1

@@ -235,3 +235,22 @@ def test_steering_reads_the_flow_store_only_on_the_first_turn_of_a_process() -> 
     assert h.flow_store.reads == reads
     # and the runtime state rides in the flow-state item the turn already writes
     assert "controllerState" in h.store.flows[h.participant.id].state_data
+
+
+def test_a_field_lost_after_intake_is_pursued_again_when_back_in_intake() -> None:
+    h = Harness()
+    for text in ("I'd like to exercise more", "I want to feel more energetic", "around 8am", "after my morning coffee"):
+        h.say(text)
+    assert h.data.sub_state is SubState.FEEDBACK
+    # An operator cleared the anchor and sent them back to intake to repair it.
+    raw = h.store.flows[h.participant.id].state_data
+    data = StateData(raw)
+    profile = data.profile()
+    profile.prompt_anchor = ""
+    data.set_profile(profile)
+    raw["conversationState"] = SubState.INTAKE.value
+    asked = h.say("hi again")
+    assert asked.audit["controller"]["node"] == "anchor"
+    assert "attach it to" in (asked.reply or "")
+    h.say("after brushing my teeth")
+    assert h.data.sub_state is SubState.FEEDBACK

@@ -345,6 +345,22 @@ def record_outcome(
     return new, Outcome(facts_produced=canonical, states_produced=produced_states, new_gates=new_gates)
 
 
+def retract(
+    flow: FlowDefinition, rt: RuntimeState, raw_facts: list[str] | tuple[str, ...], states: list[str] | tuple[str, ...]
+) -> RuntimeState:
+    """Facts and states that no longer hold (the participant's data lost them): removed, gates
+    re-evaluated. Attempts and executions are kept (they never reset)."""
+    gone_facts = {flow.canonical(f) for f in raw_facts}
+    facts = set(rt.facts) - gone_facts
+    kept_states = set(rt.states) - set(states)
+    if facts == set(rt.facts) and kept_states == set(rt.states):
+        return rt
+    gates = evaluate_gates(flow, facts, kept_states)
+    return rt.model_copy(
+        update={"facts": sorted(facts), "states": sorted(kept_states), "gates_satisfied": sorted(gates)}
+    )
+
+
 def release_hold(rt: RuntimeState) -> RuntimeState:
     """An operator resolved the handoff or deadlock: the flow resumes. The loop counter restarts."""
     states = sorted(set(rt.states) - {HANDOFF_REQUESTED})

@@ -25,6 +25,7 @@ from promptpipe.controller.engine import (
     instruction,
     record_outcome,
     release_hold,
+    retract,
 )
 from promptpipe.controller.runtime import Mode, RuntimeState, Status
 from promptpipe.errors import FlowNotFound
@@ -77,18 +78,23 @@ def outcome_of(runs: Sequence[ToolEffect]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(facts)), list(dict.fromkeys(states))
 
 
-def observed(data: StateData) -> tuple[list[str], list[str]]:
-    """Facts and states already true in the participant's state (a profile filled before the
-    controller ran, an operator's edit, a schedule that exists): the state is the source of truth."""
+def observed(data: StateData) -> tuple[list[str], list[str], list[str], list[str]]:
+    """What the participant's state says holds, and what it says no longer holds: facts (profile
+    fields) and states (a schedule exists, a habit prompt was given). The state is the source of
+    truth: a profile filled before the controller ran or edited by an operator counts, and a field
+    that went missing (feedback sent them back to intake to repair it) is pursued again.
+    Returns (facts, states, facts gone, states gone)."""
     try:
         profile = data.profile()
     except ValueError:
-        return [], []
-    facts = [name for name in PROFILE_TEXT_FIELDS if str(getattr(profile, name, "") or "").strip()]
+        return [], [], [], []
+    present = [name for name in PROFILE_TEXT_FIELDS if str(getattr(profile, name, "") or "").strip()]
+    absent = [name for name in PROFILE_TEXT_FIELDS if name not in present]
     states = [STATE_SCHEDULE_SET] if data.schedules() else []
+    gone_states = [] if states else [STATE_SCHEDULE_SET]
     if data.get(DataKey.LAST_HABIT_PROMPT):
         states.append(STATE_FIRST_PROMPT_OFFERED)
-    return facts, states
+    return present, states, absent, gone_states
 
 
 def steer_intake(
@@ -147,7 +153,10 @@ class IntakeSteering:
         except FlowNotFound:
             logger.warning("intake flow not found; intake runs unsteered", extra={"flow_id": flow_id})
             return None
-        facts, states = observed(data)
+        facts, states, gone_facts, gone_states = observed(data)
+        still = {definition.canonical(f) for f in facts}  # another alias may still give the fact
+        gone = [f for f in gone_facts if definition.canonical(f) not in still]
+        runtime = retract(definition, runtime, gone, gone_states)
         decision, runtime, text = steer_intake(definition, runtime, facts, states)
         return cls(definition=definition, start=runtime, decision=decision, text=text)
 
