@@ -115,3 +115,24 @@ def test_store_refuses_a_version_that_is_not_next(clock: ManualClock) -> None:
     definition = catalog(clock, store).latest("intake")
     with pytest.raises(FlowVersionConflict):
         store.put(StoredFlow(definition=definition, created_at=clock.now()))
+
+
+def test_concurrent_misses_read_the_store_once(clock: ManualClock) -> None:
+    import threading
+
+    store = InMemoryFlowDefinitionStore()
+    catalog(clock, store).latest("intake")  # seeded by another process
+    flows = catalog(clock, store)
+    reads = store.reads
+    barrier = threading.Barrier(8)
+
+    def read() -> None:
+        barrier.wait()
+        flows.latest("intake")
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.reads == reads + 1

@@ -40,6 +40,7 @@ class FlowCatalog:
         self._latest: dict[str, tuple[Any, FlowDefinition]] = {}
         self._pinned: OrderedDict[tuple[str, int], FlowDefinition] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
 
     # -- reads ----------------------------------------------------------------------------------
     def latest(self, flow_id: str) -> FlowDefinition:
@@ -48,13 +49,18 @@ class FlowCatalog:
             cached = self._latest.get(flow_id)
             if cached is not None and cached[0] > now:
                 return cached[1]
-        stored = self.store.latest(flow_id)
-        if stored is None:
-            stored = self._seed(flow_id)
-        definition = stored.definition
-        with self._lock:
-            self._latest[flow_id] = (now + self._ttl, definition)
-            self._remember(definition)
+        with self._loading:  # one load at a time: concurrent misses wait and then hit the cache
+            with self._lock:
+                cached = self._latest.get(flow_id)
+                if cached is not None and cached[0] > now:
+                    return cached[1]
+            stored = self.store.latest(flow_id)
+            if stored is None:
+                stored = self._seed(flow_id)
+            definition = stored.definition
+            with self._lock:
+                self._latest[flow_id] = (now + self._ttl, definition)
+                self._remember(definition)
         return definition
 
     def get(self, flow_id: str, version: int) -> FlowDefinition:
