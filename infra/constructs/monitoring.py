@@ -73,6 +73,7 @@ class Monitoring(Construct):
         self.alarms: dict[str, cw.Alarm] = {}
         self._build_dlq_alarms()
         self._build_function_alarms()
+        self._build_controller_alarm()
         self.alarm_topic = self._build_alarm_topic(config)
         action = cw_actions.SnsAction(self.alarm_topic)
         for alarm in self.alarms.values():
@@ -170,6 +171,20 @@ class Monitoring(Construct):
                 evaluation_periods=1,
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             )
+
+    def _build_controller_alarm(self) -> None:
+        # The flow controller put a participant on hold (HANDOFF or DEADLOCK): a person should look
+        # (GET …/participants/{id}/state shows why; a state override resumes). docs/controller.md
+        self.alarms["NeedsPerson"] = cw.Alarm(
+            self,
+            "NeedsPerson",
+            alarm_description="A participant's intake needs a person (flow controller handoff or deadlock)",
+            metric=_app_metric("NeedsPerson"),
+            threshold=0,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
 
     # --- dashboard ------------------------------------------------------------------------
 

@@ -55,6 +55,57 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flows(args: argparse.Namespace) -> int:
+    """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
+    API of a running ``promptpipe serve``; the deployed, IAM-signed API is not supported here)."""
+    import json
+    from pathlib import Path
+
+    from promptpipe.controller.definition import parse_text
+
+    if args.flows_command == "validate":
+        definition, problems = parse_text(Path(args.file).read_text(encoding="utf-8"))
+        for problem in problems:
+            print(f"{args.file}: {problem}", file=sys.stderr)
+        if definition is None:
+            print(f"invalid: {len(problems)} problem(s)", file=sys.stderr)
+            return 1
+        print(f"valid: flow {definition.id!r}, {len(definition.nodes)} node(s), {len(definition.gates)} gate(s)")
+        return 0
+    if args.flows_command == "push":
+        raw = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        status, body = _api(args.url, "PUT", f"/conversation/flows/{raw.get('id', '')}", raw)
+    else:
+        query = f"?version={args.version}" if args.version else ""
+        status, body = _api(args.url, "GET", f"/conversation/flows/{args.flow_id}{query}", None)
+    if status >= 400:
+        print(body.get("message", status), file=sys.stderr)
+        for problem in (body.get("result") or {}).get("problems", []):
+            print(f"{problem['path']}: {problem['message']}", file=sys.stderr)
+        return 1
+    if args.flows_command == "push":
+        print(body.get("message", "stored"))
+    else:
+        print(json.dumps(body.get("result"), indent=2))
+    return 0
+
+
+def _api(base_url: str, method: str, path: str, payload: Any) -> tuple[int, dict[str, Any]]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(payload).encode() if payload is not None else None
+    request = urllib.request.Request(
+        base_url.rstrip("/") + path, data=data, method=method, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     from promptpipe.local.chat import run_chat
 
@@ -182,6 +233,23 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
     importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
     importer.set_defaults(func=cmd_import)
+
+    flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
+    flows_sub = flows.add_subparsers(dest="flows_command", required=True)
+    validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")
+    validate.add_argument("file")
+    push = flows_sub.add_parser("push", help="store a flow JSON file as the next version (via the API)")
+    push.add_argument("file")
+    show = flows_sub.add_parser("show", help="print a stored flow (the latest, or --version N)")
+    show.add_argument("flow_id")
+    show.add_argument("--version", type=int, default=None)
+    for command in (push, show):
+        command.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000",
+            help="the API of a running `promptpipe serve` (default %(default)s)",
+        )
+    flows.set_defaults(func=cmd_flows)
 
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

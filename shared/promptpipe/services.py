@@ -32,6 +32,7 @@ from promptpipe.flow.effects import Effects, apply_schedule_changes, desired_sch
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import ConversationSession, OpContext, SessionFactory
 from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.steering import controller_view, release_controller_hold
 from promptpipe.flow.timer_events import TimerOutcome, handle_timer
 from promptpipe.flow.timer_names import daily_schedule_name, participant_prefix, random_delivery_name
 from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
@@ -293,6 +294,7 @@ class PromptPipe:
             pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
             daily_prompt_pending=pending.to_json_dict() if pending else None,
             version=loaded.flow.version,
+            controller=controller_view(data),
         )
 
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
@@ -302,6 +304,8 @@ class PromptPipe:
         session = self.sessions.open(participant_id, f"override-{self.clock.now().isoformat()}")
         if override.sub_state is not None:
             session.apply("override_sub_state", immediate_transition(override.sub_state))
+            target = override.sub_state
+            session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
         debug = override.debug_mode
 
         def record(op: OpContext) -> None:

@@ -108,6 +108,11 @@ class Settings(BaseSettings):
     prompt_generator_prompt_file: Path = PROMPTS_DIR / "prompt_generator_system.txt"
     feedback_tracker_prompt_file: Path = PROMPTS_DIR / "feedback_tracker_system.txt"
     conversation_fallback_prompt_file: Path = PROMPTS_DIR / "conversation_system_3bot.txt"
+    # --- flow controller (docs/controller.md) ----------------------------------------------
+    flows_dir: Path = PROMPTS_DIR / "flows"
+    flow_cache_seconds: float = Field(60.0, ge=0, le=3600)
+    intake_flow_id: str = Field("intake", pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    flow_controller_enabled: bool = True
 
     # --- timers ----------------------------------------------------------------------------
     daily_prompt_reminder_delay: Duration = timedelta(hours=5)

@@ -127,8 +127,17 @@ def build_app(
 
         messenger = build_messenger(settings, clock=clock, secrets=get_secrets())
     rng = rng or random.Random()
+    from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
     from promptpipe.adapters.prompt_store import prompt_store_from_settings
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.flow_files import load_flow_files
 
+    flows = FlowCatalog(
+        DynamoFlowDefinitionStore(settings.table_name, dynamodb),
+        clock,
+        bundled=load_flow_files(settings.flows_dir),
+        ttl_seconds=settings.flow_cache_seconds,
+    )
     deps = FlowDeps(
         settings=settings,
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
@@ -136,6 +145,7 @@ def build_app(
         clock=clock,
         prompts=PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings)),
         ids=ids or IdGenerator(None),
+        flows=flows,
     )
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 

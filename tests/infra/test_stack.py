@@ -390,6 +390,8 @@ def test_route_authorization(synth: Synth) -> None:
         f"ANY {base}/{{id}}": "AWS_IAM",
         f"ANY {base}/{{id}}/history": "AWS_IAM",
         f"ANY {base}/{{id}}/state": "AWS_IAM",
+        "ANY /conversation/flows/{id}": "AWS_IAM",
+        "ANY /conversation/flows/{id}/versions": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",
         "GET /webhooks/whatsapp": "NONE",
         "POST /webhooks/whatsapp": "NONE",
@@ -457,7 +459,17 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 2 + len(c.ALL_FUNCTIONS))
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 3 + len(c.ALL_FUNCTIONS))
+
+
+def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
+    (alarm,) = [
+        a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if "needs a person" in a["Properties"]["AlarmDescription"]
+    ]
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    assert "NeedsPerson" in json.dumps(alarm)
 
 
 ALARM_EMAIL = "oncall@example.org"

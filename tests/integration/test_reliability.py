@@ -853,8 +853,9 @@ def test_bodies_that_are_not_utf8_never_cause_a_5xx(local_env_factory: Any) -> N
 def test_a_meta_payload_with_200_messages_is_200_ordered_turns(
     local_env_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a greeted participant
-    env = local_env_factory(llm=coach_llm())
+    # Given a greeted participant (the scripted coach ignores intake: no flow controller, whose
+    # handoff would answer the fourth non-answer with its holding message)
+    env = local_env_factory(llm=coach_llm(), flow_controller_enabled=False)
     pid = enroll(env)
     texts = [f"batched {i:03d}" for i in range(200)]
     payload = {

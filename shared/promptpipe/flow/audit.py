@@ -55,4 +55,5 @@ def module_audit(result: ModuleResult, *, duration_ms: float) -> dict[str, Any]:
             "round_cap_hit": result.round_cap_hit,
             "synthesised": result.synthesised,
         },
+        **({"controller": result.controller} if result.controller is not None else {}),
     }

@@ -39,6 +39,7 @@ from promptpipe.flow.pipeline import (
     validate_inbound,
 )
 from promptpipe.flow.session import ConversationSession
+from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
 from promptpipe.flow.tools.profile_save import FEEDBACK_FIELDS, INTAKE_FIELDS, ProfileSaveTool
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
@@ -75,6 +76,7 @@ class ModuleResult:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     used_fallback: bool = False
+    controller: dict[str, Any] | None = None  # the flow controller's decision (intake), for the audit
     intent: Intent | None = None
     stages: dict[str, float] = field(default_factory=dict)
     prompt_version: str = ""
@@ -239,6 +241,10 @@ class ConversationModule(ABC):
         """The schemas of the intent's tools, in the module's fixed order (a stable prefix)."""
         return [tool.definition for name, tool in self.tools.items() if name in intent.tools]
 
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        """The flow controller's steering for this turn (intake only; docs/controller.md)."""
+        return None
+
     def run(
         self,
         deps: FlowDeps,
@@ -252,6 +258,9 @@ class ConversationModule(ABC):
         retried as a whole (nothing is committed yet)."""
         timer = StageTimer()
         result = ModuleResult(reply="", module=self.name)
+        steering = self.steering(deps, session)
+        if steering is not None and controller_node is None:
+            controller_node = steering.decision.node_id
         with timer.stage("parse"):
             parsed = parse(user_text)
         with timer.stage("validate"):
@@ -264,11 +273,20 @@ class ConversationModule(ABC):
             definitions = self.select_tools(intent)
             prompt = deps.prompts.get(self.prompt_name or self.name)
             messages = self.build_messages(deps, session, parsed.text, history, system_prompt=prompt.text)
+            if steering is not None:  # after the stable prefix (system prompt and context)
+                messages.insert(2, ChatMessage(role="system", content=steering.text))
         result.prompt_version = prompt.version
         tool_ctx = ToolContext(deps=deps, session=session, on_llm_call=_nested_recorder(result))
         with timer.stage("model_loop"):
             done = self._model_loop(
-                deps, session, tool_ctx, messages=messages, definitions=definitions, intent=intent, result=result
+                deps,
+                session,
+                tool_ctx,
+                messages=messages,
+                definitions=definitions,
+                intent=intent,
+                result=result,
+                steering=steering,
             )
         if not done:
             with timer.stage("synthesis"):
@@ -276,6 +294,11 @@ class ConversationModule(ABC):
         with timer.stage("finalize"):
             if not result.reply:
                 result.reply, result.used_fallback = self.fallback, True
+            if steering is not None:
+                reply, result.controller = finish_intake_steering(
+                    deps, session, steering, tool_effects(result.tool_runs)
+                )
+                result.reply = reply or result.reply
         result.stages = timer.timings
         return result
 
@@ -306,6 +329,7 @@ class ConversationModule(ABC):
         definitions: list[ToolDefinition],
         intent: Intent,
         result: ModuleResult,
+        steering: IntakeSteering | None = None,
     ) -> bool:
         """Rounds until the model answers with content. ``True`` when the reply is settled (content,
         or nothing to synthesise from); ``False`` when the synthesis call must write it."""
@@ -337,6 +361,9 @@ class ConversationModule(ABC):
             for call in refused:
                 result.refused_tool_calls += 1
                 messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=refused_call_text(limit)))
+            update = steering.after_tools(tool_effects(result.tool_runs)) if steering is not None else None
+            if update:
+                messages.append(ChatMessage(role="system", content=update))
             if content:
                 result.reply = content
                 return True
@@ -464,6 +491,11 @@ class IntakeModule(ConversationModule):
     def context_block(self, session: ConversationSession) -> str:
         return intake_context(_profile_or_blank(session), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        if deps.flows is None or not deps.settings.flow_controller_enabled:
+            return None
+        return IntakeSteering.begin(deps.flows, session.data, deps.settings.intake_flow_id)
+
 
 class FeedbackModule(ConversationModule):
     def __init__(self, deps: FlowDeps) -> None:
@@ -490,3 +522,7 @@ class FeedbackModule(ConversationModule):
 
 def tool_runs_summary(runs: Sequence[ToolRun]) -> str:
     return ", ".join(f"{r.name} ({'ok' if r.ok else 'error'})" for r in runs) or "none"
+
+
+def tool_effects(runs: Sequence[ToolRun]) -> list[ToolEffect]:
+    return [ToolEffect(name=r.name, arguments=r.arguments, ok=r.ok) for r in runs]

@@ -63,3 +63,5 @@ class StateView(BaseModel):
     pending_timers: dict[str, str]
     daily_prompt_pending: dict[str, Any] | None
     version: int
+    # The flow controller's state (intake), with ``needs_person`` (docs/controller.md); None before intake ran on it.
+    controller: dict[str, Any] | None = None

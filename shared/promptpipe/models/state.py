@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
+from promptpipe.controller.runtime import RuntimeState
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.profile import UserProfile
 
@@ -69,6 +70,9 @@ class DataKey(StrEnum):
     # Participant-local date (YYYY-MM-DD) of the last "I can only read text messages" notice: at
     # most one a day however many photos, voice notes or stickers arrive.
     LAST_MEDIA_NOTICE_DATE = "lastMediaNoticeDate"
+    # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
+    # attempts/executions per node, the pinned flow id + version, the bounded turn log.
+    CONTROLLER_STATE = "controllerState"
 
 
 class FeedbackState(StrEnum):
@@ -333,6 +337,19 @@ class StateData:
             self.clear(DataKey.PENDING_TIMERS)
             return
         self.set(DataKey.PENDING_TIMERS, _PENDING_TIMERS.dump_json(timers, exclude_none=True).decode())
+
+    def controller_state(self) -> RuntimeState | None:
+        text = self.get(DataKey.CONTROLLER_STATE)
+        if not text:
+            return None
+        try:
+            return RuntimeState.from_json(text)
+        except ValidationError:
+            logger.warning("unreadable controllerState; starting the flow afresh")
+            return None
+
+    def set_controller_state(self, runtime: RuntimeState | None) -> None:
+        self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
 
 
 _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec])
