@@ -19,6 +19,7 @@ from infra import constants as c
 
 PARTICIPANT = "PARTICIPANT#"  # META, flow state, transcript (MSG#) of one participant
 PHONE = "PHONE#"  # the claim that maps a phone number to its participant
+FLOW = "FLOW#"  # stored flow definitions (the flow controller), one partition per flow
 
 # Creating is create-or-update by name (UpdateSchedule when the name exists: a retried event).
 SCHEDULE_UPSERT = ("scheduler:CreateSchedule", "scheduler:UpdateSchedule")
@@ -49,6 +50,12 @@ _FLOW = {
     "dynamodb:GetItem": (PARTICIPANT,),  # a redelivered event: its sent record
     "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered event: its messages, from the transcript
 }
+# The turns that steer intake read the flow definition (through a cache) and seed the bundled
+# default when none is stored yet.
+_STEERING = {
+    "dynamodb:GetItem": (PARTICIPANT, FLOW),
+    "dynamodb:PutItem": (PARTICIPANT, FLOW),
+}
 
 
 def access_for(config: c.Config) -> dict[str, Access]:
@@ -77,9 +84,10 @@ def _webhook(*, auto_enroll: bool) -> Access:
 ACCESS: dict[str, Access] = {
     c.ENROLLMENT.key: Access(
         table={
-            "dynamodb:GetItem": (PARTICIPANT,),  # read a participant
-            "dynamodb:Query": (PARTICIPANT,),  # state, history, transcript erasure
-            "dynamodb:PutItem": (PARTICIPANT, PHONE),  # enrol (participant + claim + state), update
+            "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
+            "dynamodb:Query": (PARTICIPANT, FLOW),  # state, history, transcript erasure; flow versions
+            # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
+            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),
             "dynamodb:ConditionCheckItem": (PARTICIPANT,),
             "dynamodb:DeleteItem": (PARTICIPANT, PHONE),  # delete participant, claim, state
             "dynamodb:BatchWriteItem": (PARTICIPANT,),  # erase the transcript (keep_transcript=false)
@@ -93,7 +101,7 @@ ACCESS: dict[str, Access] = {
     ),
     c.WEBHOOK.key: _webhook(auto_enroll=False),
     c.WORKER.key: Access(
-        table=dict(_FLOW),
+        table={**_FLOW, **_STEERING},
         # The event source mapping polls the queue with the function's role.
         inbound_queue=("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
         schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions

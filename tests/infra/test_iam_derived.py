@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -356,7 +357,10 @@ class FailAfterTool:
 
 
 def _answers(request: ChatRequest, tool: str) -> bool:
-    if not request.messages or request.messages[-1].role != "tool":
+    # The round right after the tool ran: its result is the last message (a flow-controller note, a
+    # system message, may follow it).
+    messages = [m for m in request.messages if m.role != "system"]
+    if not messages or messages[-1].role != "tool":
         return False
     assistant = next(m for m in reversed(request.messages) if m.role == "assistant")
     return any(call.name == tool for call in assistant.tool_calls)
@@ -671,6 +675,14 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     # An operator override.
     response = env.api("POST", f"{base}/{sam['id']}/state", json_body={"sub_state": "INTAKE", "reason": "derive"})
     assert response.status == 200, response.body
+    # The flows API: read the stored intake flow, validate it, push it as a new version, list versions.
+    flow = env.api("GET", "/conversation/flows/intake")
+    assert flow.status == 200, flow.body
+    definition = json.loads((Path(__file__).parents[2] / "prompts" / "flows" / "intake.json").read_text())
+    assert env.api("POST", "/conversation/flows/validate", json_body=definition).status == 200
+    pushed = env.api("PUT", "/conversation/flows/intake", json_body=definition)
+    assert pushed.status == 200, pushed.body
+    assert len(env.api("GET", "/conversation/flows/intake/versions").body["result"]["versions"]) >= 2
 
     # Deleting: one participant keeps the transcript (default), the other has it erased.
     assert env.api("DELETE", f"{base}/{sam['id']}").status == 200

@@ -345,10 +345,11 @@ def test_least_privilege_matrix(synth: Synth) -> None:
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
     # (The exact table actions of each role are checked against the code by test_iam_derived.py.)
     assert not holders(table, "dynamodb:Scan")
-    # The public webhook reads phone claims only; it writes none unless auto-enrolment is on.
+    # The public webhook reads phone claims (and a redelivered STOP's sent record in the participant's
+    # partition); it writes no claim unless auto-enrolment is on.
     webhook_reads = [s for s in synth.statements(synth.role_id("webhook")) if "dynamodb:GetItem" in _actions(s)]
     assert [s["Condition"] for s in webhook_reads] == [
-        {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PHONE#*"]}}
+        {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PARTICIPANT#*", "PHONE#*"]}}
     ]
     on_claims = [s for s in synth.statements(synth.role_id("webhook")) if "PHONE#*" in json.dumps(s.get("Condition"))]
     assert [_actions(s) for s in on_claims] == [{"dynamodb:GetItem"}]
@@ -357,7 +358,7 @@ def test_least_privilege_matrix(synth: Synth) -> None:
         for statement in synth.statements(synth.role_id(spec.key)):
             if statement["Resource"] == {"Fn::GetAtt": [table, "Arn"]}:
                 leading = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
-                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*") for k in leading)
+                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*", "FLOW#*") for k in leading)
     # No service-wide or global actions anywhere; "*" resources only for actions that take no
     # resource ARN: X-Ray's, and ListSchedules (a reconcile lists a participant's schedules).
     unscoped = [{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, {"scheduler:ListSchedules"}]
@@ -488,7 +489,7 @@ def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
     (topic,) = synth.of_type("AWS::SNS::Topic")
     # Then every alarm, firing and recovering, notifies the stack's own topic
     actions = _alarm_actions(synth)
-    assert len(actions) == 2 + len(c.ALL_FUNCTIONS)
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 1  # DLQs, function errors, needs-a-person
     assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
     # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
     synth.template.resource_count_is("AWS::SNS::Subscription", 0)
