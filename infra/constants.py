@@ -17,7 +17,7 @@ METRICS_NAMESPACE = "PromptPipe"
 LIVE_ALIAS = "live"
 PARTICIPANTS_INDEX = "gsi1"
 TTL_ATTRIBUTE = "expires_at"
-# Powertools Idempotency's DynamoDBPersistenceLayer defaults (AWS_NOTES §2).
+# Powertools Idempotency's DynamoDBPersistenceLayer defaults (docs/platform.md#powertools-idempotency).
 IDEMPOTENCY_KEY = "id"
 IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
 INBOUND_MAX_RECEIVE_COUNT = 3
@@ -40,7 +40,7 @@ class FunctionSpec:
     description: str
     memory_mb: int
     timeout_s: int
-    snap_start: bool = False  # the functions that import openai (DESIGN §7)
+    snap_start: bool = False  # the functions that import openai (docs/architecture.md#cold-start)
 
 
 ENROLLMENT = FunctionSpec(

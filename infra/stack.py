@@ -1,4 +1,7 @@
-"""The one PromptPipe stack (DESIGN §8): it only composes the constructs and states the outputs."""
+"""The one PromptPipe stack: it only composes the constructs and states the outputs.
+
+See docs/architecture.md#infrastructure.
+"""
 
 from __future__ import annotations
 

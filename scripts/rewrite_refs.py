@@ -174,9 +174,9 @@ DECISION_KEYWORDS: dict[int, tuple[tuple[str, str], ...]] = {
 }
 DESIGN_SECTIONS: dict[str, str] = {
     "2": f"{ARCHITECTURE}#layers",
-    "3": f"{ARCHITECTURE}#state-one-query-one-conditional-write",
+    "3": f"{ARCHITECTURE}#state",
     "4": f"{ARCHITECTURE}#events",
-    "5": f"{ARCHITECTURE}#the-llm-port-and-the-offline-coach",
+    "5": f"{ARCHITECTURE}#llm",
     "6": f"{ARCHITECTURE}#fixed-answer-questions",
     "7": f"{ARCHITECTURE}#cold-start",
     "8": f"{ARCHITECTURE}#infrastructure",
@@ -471,8 +471,17 @@ def rewrite_line(line: str) -> tuple[str, list[str]]:
 
     new = RUN_RE.sub(replace, line)
     if new != line:
-        new = _tidy(new)
+        new = keep_banner_width(line, _tidy(new))
     return new, problems
+
+
+def keep_banner_width(old: str, new: str) -> str:
+    """A ``# === title ====`` banner keeps its width: its trailing rule grows or shrinks (to 3 at least)."""
+    match = re.fullmatch(r"(.*\S)\s([=-])\2{2,}", new)
+    if match is None or not re.fullmatch(r".*\s([=-])\1{2,}", old):
+        return new
+    head, rule = match.group(1), match.group(2)
+    return f"{head} {rule * max(3, len(old) - len(head) - 1)}"
 
 
 def _tidy(line: str) -> str:

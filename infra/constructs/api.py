@@ -84,7 +84,7 @@ class Api(Construct):
         authorizer = authorizers.HttpIamAuthorizer()
         base = c.PARTICIPANTS_PATH
         for path in (base, f"{base}/{{id}}", f"{base}/{{id}}/history", f"{base}/{{id}}/state"):
-            # ANY: the handler answers every method, 405 with Allow for the wrong ones (contract).
+            # ANY: the handler answers every method, 405 with Allow for the wrong ones (docs/behaviour.md#B-API-1).
             self.http_api.add_routes(
                 path=path,
                 methods=[apigw.HttpMethod.ANY],

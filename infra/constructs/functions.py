@@ -1,4 +1,7 @@
-"""The five Lambda functions, each with its own role (exact grants) and log group (DESIGN §4, §7)."""
+"""The five Lambda functions, each with its own role (exact grants) and log group.
+
+See docs/architecture.md#infrastructure.
+"""
 
 from __future__ import annotations
 
@@ -77,7 +80,7 @@ class Functions(Construct):
         return fn
 
     def _build_webhook(self) -> lambda_.Function:
-        # Light on purpose (DESIGN §4): no LLM, no idempotency table; the worker does the work.
+        # Light on purpose (docs/architecture.md#events): no LLM, no idempotency table; the worker does the work.
         # PUBLIC_WEBHOOK_BASE_URL is added by the stack once the API exists.
         fn = self._build_function(c.WEBHOOK, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
         self._storage.table.grant_read_write_data(fn)  # claims, status; auto-enroll, STOP

@@ -1,4 +1,4 @@
-"""DynamoDB: the single table (DESIGN §3) and the Powertools idempotency records table."""
+"""DynamoDB: the single table (docs/architecture.md#state) and the Powertools idempotency records table."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class Storage(Construct):
         )
 
     def _build_idempotency_table(self) -> dynamodb.TableV2:
-        # Own table: in the single table all records would share one partition (DESIGN §3).
+        # Own table: in the single table all records would share one partition (docs/architecture.md#state).
         return dynamodb.TableV2(
             self,
             "IdempotencyTable",

@@ -138,7 +138,7 @@ class PromptPipe:
                         enqueued_at=now,
                     )
                 )
-            except Exception:  # enrollment stands even if the greeting cannot be queued (decision 16)
+            except Exception:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
                 logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
         return participant
@@ -400,7 +400,7 @@ class PromptPipe:
         except StateConflictRetriesExhausted:
             raise
         except Exception:
-            # Contract scenario 10: a failed save is logged; the reply still goes out.
+            # docs/behaviour.md#SC-10: a failed save is logged; the reply still goes out.
             logger.exception(
                 "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
             )

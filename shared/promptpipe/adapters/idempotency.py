@@ -1,4 +1,4 @@
-"""Powertools Idempotency on its own DynamoDB table (DESIGN §3: not in the single table, where all
+"""Powertools Idempotency on its own DynamoDB table (docs/architecture.md#state: not in the single table, where all
 records would share one partition)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Participant lifecycle: status changes and removal stop or restore every timer (decision 4)."""
+"""Participant lifecycle: status changes and removal stop or restore every timer (docs/behaviour.md#B-LIFE-1)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The Intake and Feedback modules and their shared tool loop (contract §4.2–4.3, §8).
+"""The Intake and Feedback modules and their shared tool loop (docs/behaviour.md#loop).
 
 Messages are built in the contract's order: system prompt, context block, tone guide, history
 window, user message; then the tool call/result pairs of this loop. The loop runs at most
 ``MAX_TOOL_ROUNDS`` model calls; content ends it; tool errors go back to the model as tool results
-with their detail (decision 7); a response with both content and tool calls runs the tools and
+with their detail (docs/behaviour.md#B-LOOP-3); a response with both content and tool calls runs the tools and
 returns the content; a fallback answers when nothing is produced.
 """
 
@@ -65,7 +65,7 @@ class ModuleResult:
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
-    """Decision 13: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
+    """docs/behaviour.md#B-HIST-2: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
     if limit == 0:
         return []
     count = DEFAULT_LLM_HISTORY if limit < 0 else min(limit, MAX_STORED_HISTORY)
@@ -201,7 +201,7 @@ class ConversationModule(ABC):
             else:
                 try:
                     outcome = tool.execute(ctx, arguments)
-                except Exception as exc:  # a tool bug must reach the model, not kill the turn (§8.1 rule 5)
+                except Exception as exc:  # a tool bug reaches the model (docs/behaviour.md#B-LOOP-3)
                     logger.exception("tool raised", extra={"tool": call.name})
                     outcome = ToolResult.error(f"{call.name} failed", f"{type(exc).__name__}: {exc}")
         result.tool_runs.append(

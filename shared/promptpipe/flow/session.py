@@ -1,4 +1,4 @@
-"""The conversation session: our unit of work (DESIGN §3, cosmicpython's UoW).
+"""The conversation session: our unit of work (docs/architecture.md#state, cosmicpython's UoW).
 
 One event = one session: load the participant's items once, mutate in memory, commit once with a
 condition on ``version``. Every mutation is an ``Operation``: a named, deterministic function of the

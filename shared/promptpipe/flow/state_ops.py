@@ -34,7 +34,7 @@ def clear_timer_key(op: OpContext, timers: Timers, key: DataKey) -> None:
 
 
 def write_sub_state(op: OpContext, timers: Timers, target: SubState) -> None:
-    """Any write of the sub-state cancels a pending auto-feedback (contract scenario 11, decision 8)."""
+    """Any write of the sub-state cancels a pending auto-feedback (docs/behaviour.md#SC-11, B-AUTO-2)."""
     op.data.set(DataKey.CONVERSATION_STATE, target.value)
     clear_timer_key(op, timers, DataKey.AUTO_FEEDBACK_TIMER_ID)
 
@@ -45,7 +45,7 @@ def cancel_pending_transition(op: OpContext, timers: Timers) -> None:
 
 
 def immediate_transition(timers: Timers, target: SubState) -> Callable[[OpContext], None]:
-    """An immediate transition also cancels a pending delayed one (decision 8)."""
+    """An immediate transition also cancels a pending delayed one (docs/behaviour.md#B-TRANS-3)."""
 
     def apply(op: OpContext) -> None:
         cancel_pending_transition(op, timers)

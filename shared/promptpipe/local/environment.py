@@ -1,4 +1,4 @@
-"""Everything on one machine (DESIGN §9): moto for AWS, the real handlers, a scheduler pump that
+"""Everything on one machine (docs/architecture.md#local-runs): moto for AWS, the real handlers, a scheduler pump that
 fires due schedules against a controllable clock, and a drainer for the inbound FIFO queue.
 
 Only adapters and the clock differ from AWS: the same events reach the same handler functions.

@@ -1,4 +1,4 @@
-"""``scheduler``: create, list and delete daily habit-prompt schedules (FACTS §4, decisions 2–3).
+"""``scheduler``: create, list and delete daily habit-prompt schedules (docs/behaviour.md#scheduler).
 
 A schedule is an EventBridge Scheduler cron in the schedule's own IANA zone, firing ``prep`` minutes
 before the target time. The first-day decision falls out of the cron itself (it fires today when
@@ -74,7 +74,7 @@ def _minutes(hhmm: str) -> int:
 
 
 def validate_params(args: dict[str, Any]) -> SchedulerParams:
-    """FACTS §4 "Validation", with its error meanings. Raises ``ValueError(detail)``."""
+    """docs/behaviour.md#B-SCHED-1, with its error meanings. Raises ``ValueError(detail)``."""
     action = args.get("action")
     if action not in ("create", "list", "delete"):
         raise ValueError(f"invalid scheduler action: {action if action is not None else ''}")
@@ -158,7 +158,7 @@ def _resolve_zone(params: SchedulerParams, participant_zone: str) -> str:
 
 
 def first_delivery_is_today(now: datetime, zone: str, fire_minutes: int) -> bool:
-    """Whether today's firing (in the schedule's zone) is still ahead (decision 3)."""
+    """Whether today's firing (in the schedule's zone) is still ahead (docs/behaviour.md#B-SCHED-4)."""
     local = now.astimezone(ZoneInfo(zone))
     return local.hour * 60 + local.minute < fire_minutes % (24 * 60)
 
