@@ -494,13 +494,20 @@ def _tidy(line: str) -> str:
 
 def scanned_files(root: Path = ROOT) -> Iterator[Path]:
     """Tracked and new (not ignored) files of the repository that may cite documents."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: walk the scanned folders
+        listed = [*SCANNED_FILES]
+        for top in SCANNED_ROOTS:
+            listed.extend(
+                p.relative_to(root).as_posix() for p in (root / top).rglob("*") if "__pycache__" not in p.parts
+            )
     for name in sorted(set(listed)):
         path = root / name
         if not path.is_file():
