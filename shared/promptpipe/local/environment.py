@@ -51,6 +51,15 @@ class TimelineEntry:
     kind: str = ""
 
 
+def model_label(env: LocalEnvironment) -> str:
+    """Which coach model a local run talks to, for the first line of the demo, chat and server."""
+    if env.settings.openai_api_key:
+        return f"OpenAI {env.settings.genai_model}" + (
+            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
+        )
+    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
+
+
 def local_settings(**overrides: Any) -> Settings:
     """Settings of a local run: environment values, then local defaults, then ``overrides``."""
     env = Settings()
