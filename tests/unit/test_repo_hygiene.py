@@ -141,3 +141,15 @@ def test_a_rewritten_banner_keeps_its_width() -> None:
     assert new.startswith("# === lifecycle: docs/behaviour.md#B-LIFE-1 ===")
     assert len(new) == len(old)
     assert keep_banner_width("plain", "text") == "text"
+
+
+def test_make_help_lists_every_target() -> None:
+    # Given the Makefile's declared targets
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = re.search(r"^\.PHONY:(.*)$", makefile, re.M)
+    assert phony is not None
+    targets = phony.group(1).split()
+    # Then each is a rule with a "## what it does" comment, which is what `make help` prints
+    described = set(re.findall(r"^([a-z][a-z-]*):[^\n]*## ", makefile, re.M))
+    assert set(targets) <= described, f"targets without a help line: {sorted(set(targets) - described)}"
+    assert described <= set(targets), f"rules missing from .PHONY: {sorted(described - set(targets))}"
