@@ -193,7 +193,8 @@ def _parse_at(body: str, expression: str) -> datetime:
     if match is None:
         raise InvalidScheduleExpression(f"invalid {expression!r}: expected at(yyyy-mm-ddThh:mm:ss)")
     try:
-        return datetime(*(int(part) for part in match.groups()))
+        year, month, day, hour, minute, second = (int(part) for part in match.groups())
+        return datetime(year, month, day, hour, minute, second)
     except ValueError as exc:
         raise InvalidScheduleExpression(f"invalid {expression!r}: {exc}") from exc
 
