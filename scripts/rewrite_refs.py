@@ -191,7 +191,15 @@ NOTES_SECTIONS: dict[str, str] = {
     "4": f"{PLATFORM}#scheduler-rules",
     "5": f"{PLATFORM}#webhook-signatures",
 }
-SEEDS: dict[str, str] = {"000": BEHAVIOUR, "001": f"{BEHAVIOUR}#B-API-1", "002": BEHAVIOUR}
+# The source specifications: the original's behaviour, its API, its design; the flow controller's and
+# the turn pipeline's specifications went into their own pages (mapped only once those pages exist).
+SEEDS: dict[str, str] = {
+    "000": BEHAVIOUR,
+    "001": f"{BEHAVIOUR}#B-API-1",
+    "002": BEHAVIOUR,
+    "003": "docs/controller.md",
+    "004": "docs/pipeline.md",
+}
 
 # --- the patterns -------------------------------------------------------------------------------
 _NUM = r"\d+(?:\.\d+)*"
@@ -332,6 +340,8 @@ def _decisions(token: str, line: str) -> list[Target]:
 def _design(token: str, line: str) -> list[Target]:
     sections = _sections(token)
     if not sections:
+        if not token.endswith(".md"):
+            raise Unmapped(token)  # the design notes named in prose: a sentence to rewrite by hand
         return [Target(ARCHITECTURE)]
     out = []
     for number in sections:
@@ -359,7 +369,10 @@ def _fixed(link: str) -> Mapper:
 
 
 def _seed(token: str, line: str) -> list[Target]:
-    return [Target(SEEDS.get(token[-3:], BEHAVIOUR))]
+    link = SEEDS.get(token[-3:])
+    if link is None or not (_REPO[0] / link.partition("#")[0]).is_file():
+        raise Unmapped(token)
+    return [Target(link)]
 
 
 def _dropped(token: str, line: str) -> list[Target]:
@@ -467,7 +480,11 @@ def rewrite_line(line: str) -> tuple[str, list[str]]:
         except Unmapped as exc:
             problems.append(str(exc))
             return run
-        return render(targets)
+        rendered = render(targets)
+        if not rendered and not _standalone(line, match.start(), match.end()):
+            problems.append(run)  # a tracker item named in a sentence: dropping it would break the sentence
+            return run
+        return rendered
 
     new = RUN_RE.sub(replace, line)
     if new != line:
@@ -482,6 +499,12 @@ def keep_banner_width(old: str, new: str) -> str:
         return new
     head, rule = match.group(1), match.group(2)
     return f"{head} {rule * max(3, len(old) - len(head) - 1)}"
+
+
+def _standalone(line: str, start: int, end: int) -> bool:
+    """Whether a citation stands apart from the sentence: inside parentheses or a list of citations."""
+    before, after = line[:start].rstrip(), line[end:].lstrip()
+    return before.endswith(("(", ",", ";")) and after.startswith((")", ",", ";"))
 
 
 def _tidy(line: str) -> str:
@@ -517,7 +540,11 @@ def scanned_files(root: Path = ROOT) -> Iterator[Path]:
             yield path
 
 
+_REPO = [ROOT]  # the repository being rewritten (a target document must exist in it)
+
+
 def run(root: Path = ROOT, *, write: bool = True) -> tuple[list[Change], list[Problem]]:
+    _REPO[0] = root
     changes: list[Change] = []
     problems: list[Problem] = []
     for path in scanned_files(root):
@@ -546,8 +573,9 @@ def run(root: Path = ROOT, *, write: bool = True) -> tuple[list[Change], list[Pr
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report; exit 1 if anything would change")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the repository to rewrite (default: this one)")
     args = parser.parse_args(argv)
-    changes, problems = run(write=not args.check)
+    changes, problems = run(args.root.resolve(), write=not args.check)
     for change in changes:
         print(f"{change.path}:{change.line}\n  - {change.before.strip()}\n  + {change.after.strip()}")
     for problem in problems:
