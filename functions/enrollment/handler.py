@@ -1,7 +1,7 @@
 """Participants API (API Gateway HTTP API, IAM-authorised): enrollment and management.
 
 Each route parses and validates, calls one service function, and maps the result into the
-``{"status", "message", "result"}`` envelope of seed 001. Domain errors map to HTTP in one place.
+``{"status", "message", "result"}`` envelope (docs/behaviour.md#B-API-1). Domain errors map to HTTP in one place.
 """
 
 from __future__ import annotations

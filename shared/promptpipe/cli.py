@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from datetime import UTC, datetime
-from typing import Any
 
 
 def _quiet_lambda_runtime() -> None:
@@ -29,17 +28,9 @@ def _parse_instant(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def model_label(env: Any) -> str:
-    if env.settings.openai_api_key:
-        return f"OpenAI {env.settings.genai_model}" + (
-            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
-        )
-    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from promptpipe.local.demo import DEMO_START, print_demo, run_demo
-    from promptpipe.local.environment import LocalEnvironment, local_settings
+    from promptpipe.local.environment import LocalEnvironment, local_settings, model_label
 
     settings = local_settings(offline_coach=True, openai_api_key=None) if not args.use_openai else local_settings()
     with LocalEnvironment(start=DEMO_START, seed=args.seed, settings=settings) as env:
