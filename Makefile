@@ -64,9 +64,9 @@ bench: $(STAMP) ## run the benchmarks (see docs/benchmarks.md)
 	$(BIN)/python -m scripts.bench_calls
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
-# The revision the token figures of docs/benchmarks.md are compared with (before issue 14).
+# The revision the token figures of docs/benchmarks.md are compared with (before the turn pipeline).
 TOKENS_BASELINE ?= 7ae007d
-bench-tokens: $(STAMP)
+bench-tokens: $(STAMP) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
 clean: ## remove .venv, build outputs and caches

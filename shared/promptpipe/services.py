@@ -172,7 +172,7 @@ class PromptPipe:
                         enqueued_at=now,
                     )
                 )
-            except Exception:  # enrollment stands even if the greeting cannot be queued (decision 16)
+            except Exception:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
                 logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
         return participant

@@ -1,4 +1,4 @@
-"""The ``scheduler`` tool (FACTS §4, §11 S1–S3 and S7–S11; decisions 2 and 3) with in-memory fakes.
+"""The ``scheduler`` tool (docs/behaviour.md#scheduler, B-SCHED-3, B-SCHED-4, cases S1–S3 and S7–S11) with in-memory fakes.
 
 The clock starts at ``tests.support.START`` = Monday 2026-03-02 12:00 UTC, which is 07:00 in
 Toronto, 21:00 in Tokyo and 04:00 in Los Angeles.
@@ -102,7 +102,7 @@ def test_s8_valid_parameters_pass(args: dict[str, Any]) -> None:
     ],
 )
 def test_s8_s9_invalid_parameters_fail_with_the_original_meanings(args: dict[str, Any], error: str) -> None:
-    # Given malformed arguments / When validated / Then the FACTS §4 error string
+    # Given malformed arguments / When validated / Then the docs/behaviour.md#B-SCHED-1 error string
     with pytest.raises(ValueError) as exc:
         validate_params(args)
     assert str(exc.value) == error
@@ -179,7 +179,7 @@ def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -
     # When a random 08:00-10:00 schedule is created
     result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
     # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
-    # the window so that each day's delivery is drawn inside it (decision 3)
+    # the window so that each day's delivery is drawn inside it (docs/behaviour.md#B-SCHED-4)
     assert result.ok and result.data["type"] == "random"
     [schedule] = daily(h)
     assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
@@ -217,7 +217,7 @@ def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> Non
 @pytest.mark.parametrize(
     ("participant_zone", "args", "expected"),
     [
-        # decision 2: the participant's zone first
+        # docs/behaviour.md#B-SCHED-3: the participant's zone first
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
         ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
         # then the contract's defaults
@@ -272,7 +272,7 @@ def test_first_day_decision_uses_the_schedules_own_zone(
     p = h.enroll()
     # When a fixed schedule is created in another zone
     result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time, "timezone": zone})
-    # Then "today or tomorrow" is decided in that zone (decision 3), and the cron is local to it
+    # Then "today or tomorrow" is decided in that zone (docs/behaviour.md#B-SCHED-4), and the cron is local to it
     assert result.data["starts_today"] is starts_today
     assert ("arrives today" if starts_today else "arrives tomorrow") in result.text
     [schedule] = daily(h)
@@ -344,7 +344,7 @@ def test_a_time_eventbridge_would_refuse_is_an_error_before_anything_is_decided(
 
 
 def test_s10_list_empty_then_after_a_create() -> None:
-    # Adaptation: result wording is our own (FACTS: never copy the original's texts); the data
+    # Adaptation: result wording is our own (docs/behaviour.md: never copy the original's texts); the data
     # fields are the original's.
     # Given a participant without schedules
     h = memory_harness()
