@@ -505,7 +505,7 @@ def test_state_override_sets_sub_state_and_debug_with_the_reason_in_the_transcri
     [
         ({"sub_state": "FEEDBACK"}, "reason is required"),
         ({"debug_mode": True, "reason": ""}, "reason"),
-        ({"reason": "nothing to change"}, "give sub_state and/or debug_mode"),
+        ({"reason": "nothing to change"}, "give sub_state, debug_mode and/or llm_routes"),
         ({"sub_state": "COORDINATOR_X", "reason": "typo"}, "sub_state"),
     ],
     ids=["no-reason", "empty-reason", "nothing-to-change", "unknown-sub-state"],

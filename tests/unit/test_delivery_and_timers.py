@@ -679,6 +679,24 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
 
 
+@pytest.mark.parametrize("early_seconds", [0, 30, 59])
+def test_an_auto_feedback_firing_early_in_its_minute_is_not_taken_for_a_newer_prompt(early_seconds: int) -> None:
+    # Given a prompt sent at 09:20:50 (EventBridge fires anywhere within the scheduled minute) whose
+    # auto-feedback is due at 09:25:50
+    h, p, daily = given(sub_state="INTAKE")
+    sent_at = at_local(MONDAY, "09:20") + timedelta(seconds=50)
+    deliver(h, daily, at=sent_at)
+    autofb = timer(h, TimerKind.AUTO_FEEDBACK, p)
+    assert autofb is not None and autofb.payload.expected_sent_at == sent_at
+    # When the scheduler fires it at the start of 09:25 — 4 min 10 s or more after the prompt, which
+    # an elapsed-time guard of 4 min 30 s took for "a newer prompt was sent"
+    h.clock.set(at_local(MONDAY, "09:25") + timedelta(seconds=early_seconds))
+    outcome = fire(h, autofb.payload, f"autofb-early-{early_seconds}")
+    # Then it applies: the guard is the identity of the prompt it was armed for
+    assert outcome.timer is not None and outcome.timer.applied, outcome.timer
+    assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
+
+
 def test_auto_feedback_fired_twice_has_one_effect() -> None:
     # Given a prompt to a participant in INTAKE and its auto-feedback firing
     h, p, daily = given(sub_state="INTAKE")
