@@ -116,6 +116,38 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
 
+# -- reconcile (docs/architecture.md#effects) -----------------------------------------------------
+@app.post(f"{BASE}/<participant_id>/reconcile", responses={**OK})
+def reconcile_participant(participant_id: str) -> Response[dict[str, Any]]:
+    """Make the participant's live schedules equal to what their state wants (repairs drift)."""
+    report = get_app().reconcile(participant_id)
+    return envelope(200, message=f"{report.repairs} repair(s)", result=_report(report))
+
+
+@app.post("/conversation/reconcile", responses={**OK})
+def reconcile_everyone() -> Response[dict[str, Any]]:
+    """Every participant, and every participant id that still has live schedules."""
+    reports = get_app().reconcile_all()
+    repairs = sum(r.repairs for r in reports)
+    return envelope(
+        200,
+        message=f"{repairs} repair(s) for {len(reports)} participant(s)",
+        result={"participants": [_report(r) for r in reports], "repairs": repairs},
+    )
+
+
+def _report(report: Any) -> dict[str, Any]:
+    return {
+        "participant_id": report.participant_id,
+        "desired": report.desired,
+        "live": report.live,
+        "deleted_orphans": report.deleted_orphans,
+        "created_missing": report.created_missing,
+        "skipped_past": report.skipped_past,
+        "repairs": report.repairs,
+    }
+
+
 # -- flow definitions (docs/controller.md) ------------------------------------------------------
 FLOW_NOT_FOUND = {404: {"description": "Flow (or version) not found", "content": _ENVELOPE}}
 FlowBody = Annotated[dict[str, Any], Body(description="A flow definition (docs/controller.md)")]

@@ -47,6 +47,28 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    """``reconcile ID | --all``: make live schedules equal to what the state wants, through the API of
+    a running ``promptpipe serve`` (``--url``); prints every repair."""
+    if bool(args.participant_id) == args.all:
+        print("give a participant id or --all (not both)", file=sys.stderr)
+        return 2
+    path = "/conversation/reconcile" if args.all else f"/conversation/participants/{args.participant_id}/reconcile"
+    status, body = _api(args.url, "POST", path, None)
+    if status >= 400:
+        print(body.get("message", status), file=sys.stderr)
+        return 1
+    result = body.get("result") or {}
+    reports = result.get("participants", [result])
+    for report in reports:
+        for name in report.get("deleted_orphans", []):
+            print(f"{report['participant_id']}: deleted orphan schedule {name}")
+        for name in report.get("created_missing", []):
+            print(f"{report['participant_id']}: re-created missing schedule {name}")
+    print(body.get("message", ""))
+    return 0
+
+
 def cmd_flows(args: argparse.Namespace) -> int:
     """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
     API of a running ``promptpipe serve``; the deployed, IAM-signed API is not supported here)."""
@@ -225,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
     importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
     importer.set_defaults(func=cmd_import)
+
+    reconcile = sub.add_parser(
+        "reconcile", help="repair drift between a participant's schedules and their state (docs/architecture.md)"
+    )
+    reconcile.add_argument("participant_id", nargs="?", default="")
+    reconcile.add_argument("--all", action="store_true", help="every participant (and every orphaned schedule)")
+    reconcile.add_argument(
+        "--url", default="http://127.0.0.1:8000", help="the API of a running `promptpipe serve` (default %(default)s)"
+    )
+    reconcile.set_defaults(func=cmd_reconcile)
 
     flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
     flows_sub = flows.add_subparsers(dest="flows_command", required=True)
