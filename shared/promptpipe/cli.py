@@ -1,4 +1,11 @@
-"""The ``promptpipe`` command: local demo, interactive chat, local server, OpenAPI document."""
+"""The ``promptpipe`` command: local demo, interactive chat, local server, OpenAPI document, and the
+coordinator's tools (participants, transcript, export, console).
+
+Exit codes (docs/cli.md): 0 done; 1 the operation failed (the API or the model answered an error);
+2 invalid command line (argument, time zone, time, phone number); 3 invalid configuration
+(an environment variable, a missing key); 4 a network resource is unavailable (port in use, API
+unreachable); 130 interrupted.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,21 @@ import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CONFIG = 3
+EXIT_UNAVAILABLE = 4
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A mistake or a failure the command reports in one line, with its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _quiet_lambda_runtime() -> None:
@@ -25,8 +47,63 @@ def _quiet_lambda_runtime() -> None:
 
 
 def _parse_instant(text: str) -> datetime:
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO-8601 time; use e.g. 2026-03-02T13:00:00Z (UTC when no offset is given)"
+        ) from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _parse_zone(text: str) -> str:
+    from promptpipe.errors import ValidationFailed
+    from promptpipe.services import validate_timezone
+
+    try:
+        return validate_timezone(text.strip()) or "UTC"
+    except ValidationFailed:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an IANA time zone; use a name such as America/Toronto, Europe/London or UTC"
+        ) from None
+
+
+def _parse_phone(text: str) -> str:
+    from promptpipe.errors import InvalidPhoneNumber
+    from promptpipe.phone import canonicalize_phone
+
+    try:
+        return canonicalize_phone(text)
+    except InvalidPhoneNumber as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; use international form, e.g. +14165550142") from None
+
+
+def _parse_port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535; 0 picks a free one)")
+    return port
+
+
+def check_settings() -> Any:
+    """The settings from the environment, or a ``CliError`` naming each invalid variable.
+
+    Unknown variables in our families (``GENAI_TEMPRATURE``) are reported as warnings on stderr."""
+    from pydantic import ValidationError
+
+    from promptpipe.settings import Settings, describe_settings_error, unknown_variables
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        lines = describe_settings_error(exc)
+        raise CliError("invalid configuration:\n  " + "\n  ".join(lines), EXIT_CONFIG) from None
+    for line in unknown_variables():
+        print(f"promptpipe: warning: {line}", file=sys.stderr)
+    return settings
 
 
 def model_label(env: Any) -> str:
@@ -38,13 +115,25 @@ def model_label(env: Any) -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from promptpipe.local.demo import DEMO_START, print_demo, run_demo
+    from promptpipe.local.demo import DEMO_START, DemoFailed, print_demo, run_demo
     from promptpipe.local.environment import LocalEnvironment, local_settings
+    from promptpipe.local.failures import quiet_function_logs
 
-    settings = local_settings(offline_coach=True, openai_api_key=None) if not args.use_openai else local_settings()
-    with LocalEnvironment(start=DEMO_START, seed=args.seed, settings=settings) as env:
-        result = run_demo(env, progress=(lambda note: print(f"… {note}", file=sys.stderr)) if args.progress else None)
-        print_demo(sys.stdout, result, model_label(env))
+    if args.use_openai and not args.settings.openai_api_key:
+        raise CliError("--use-openai needs OPENAI_API_KEY (and OPENAI_BASE_URL for a compatible endpoint)", EXIT_CONFIG)
+    settings = local_settings(offline_coach=False) if args.use_openai else local_settings(offline_coach=True)
+    if not args.use_openai:
+        settings = settings.model_copy(update={"openai_api_key": None})
+    with (
+        quiet_function_logs(verbose=args.verbose) as failures,
+        LocalEnvironment(start=DEMO_START, seed=args.seed, settings=settings) as env,
+    ):
+        progress = (lambda note: print(f"… {note}", file=sys.stderr)) if args.progress else None
+        try:
+            result = run_demo(env, progress=progress, failures=failures)
+        except DemoFailed as exc:
+            raise CliError(f"the demo stopped: {exc}", EXIT_FAILED) from None
+        print_demo(sys.stdout, result, model_label(env), verbose=args.verbose)
     return 0
 
 
@@ -89,22 +178,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--use-openai", action="store_true", help="use OpenAI (OPENAI_API_KEY) instead of the offline coach"
     )
     demo.add_argument("--progress", action="store_true", help="print progress notes on stderr")
+    demo.add_argument(
+        "--verbose", action="store_true", help="internal names (timer kinds, state version) and the functions' logs"
+    )
     demo.set_defaults(func=cmd_demo)
 
     chat = sub.add_parser("chat", help="talk to the coach as a participant; /wait 5h, /tomorrow 09:00, /state, /quit")
-    chat.add_argument("--phone", default="+14165550142", help="the participant's phone number")
-    chat.add_argument("--timezone", default="America/Toronto", help="the participant's IANA time zone")
+    chat.add_argument("--phone", type=_parse_phone, default="+14165550142", help="the participant's phone number")
+    chat.add_argument(
+        "--timezone", type=_parse_zone, default="America/Toronto", help="the participant's IANA time zone"
+    )
     chat.add_argument(
         "--start", type=_parse_instant, default=None, help="simulated start time, ISO-8601 UTC (default: now)"
     )
+    chat.add_argument("--verbose", action="store_true", help="print the functions' logs")
     chat.set_defaults(func=cmd_chat)
 
     serve = sub.add_parser("serve", help="local HTTP server with the API Gateway routes, the worker and the pump")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_parse_port, default=8000)
     serve.add_argument(
         "--start", type=_parse_instant, default=None, help="simulated start time, ISO-8601 UTC (default: now)"
     )
+    serve.add_argument(
+        "--with-demo",
+        action="store_true",
+        help="start with the demo participant's week already played (the clock starts after it)",
+    )
+    serve.add_argument("--verbose", action="store_true", help="print the functions' logs")
     serve.set_defaults(func=cmd_serve)
 
     simulate = sub.add_parser("simulate", help="a seeded population living several days; prints throughput")
@@ -121,8 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     _quiet_lambda_runtime()
-    args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    args = build_parser().parse_args(argv)  # a usage mistake: argparse prints it and exits with 2
+    try:
+        args.settings = check_settings()
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"promptpipe {args.command}: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

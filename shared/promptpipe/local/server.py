@@ -8,6 +8,7 @@ and ``GET /_local/outbox``.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import threading
 import time
@@ -153,6 +154,17 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
     return Handler
 
 
+class PortUnavailable(Exception):
+    """The server could not listen on the address (in use, or not allowed)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        in_use = cause.errno == errno.EADDRINUSE
+        reason = "is already in use" if in_use else f"cannot be used ({cause.strerror or cause})"
+        hint = f"; choose another with --port, e.g. --port {port + 1 if port else 8001}" if in_use else ""
+        super().__init__(f"port {port} on {host} {reason}{hint}")
+        self.host, self.port = host, port
+
+
 class LocalServer:
     """A running local server (used by ``promptpipe serve`` and the tests)."""
 
@@ -165,9 +177,15 @@ class LocalServer:
         env: LocalEnvironment | None = None,
         tick_seconds: float = 1.0,
     ) -> None:
+        owned = env is None
         self.env = env or LocalEnvironment(start=start or datetime.now(UTC).replace(microsecond=0))
         self.sim = SimulatedTime(self.env)
-        self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+        try:
+            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+        except OSError as exc:
+            if owned:
+                self.env.close()
+            raise PortUnavailable(host, port, exc) from exc
         self._stop = threading.Event()
         self._tick_seconds = tick_seconds
         self._threads = [
@@ -197,18 +215,39 @@ class LocalServer:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    from promptpipe.cli import model_label
+    from promptpipe.local.failures import quiet_function_logs
 
-    server = LocalServer(args.host, args.port, start=args.start).start()
+    with quiet_function_logs(verbose=getattr(args, "verbose", False)):
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from promptpipe.cli import EXIT_UNAVAILABLE, CliError, model_label
+
+    env = None
+    if getattr(args, "with_demo", False):
+        from promptpipe.local.demo import DEMO_START, run_demo
+        from promptpipe.local.environment import local_settings
+
+        env = LocalEnvironment(start=args.start or DEMO_START, settings=local_settings(offline_coach=True))
+        run_demo(env)
+    try:
+        server = LocalServer(args.host, args.port, start=args.start, env=env).start()
+    except PortUnavailable as exc:
+        if env is not None:
+            env.close()
+        raise CliError(str(exc), EXIT_UNAVAILABLE) from None
     print(f"PromptPipe local server on {server.url} — coach model: {model_label(server.env)}")
     print(f"  simulated clock starts at {_iso(server.env.clock.now())} and runs at real speed")
     print(f"  participants API: {server.url}/conversation/participants (no auth locally)")
+    print(f"  API documentation: {server.url}/docs (Swagger UI), {server.url}/openapi.json")
     print(f"  Twilio webhook:   {server.url}/webhooks/twilio   (TWILIO_AUTH_TOKEN={LOCAL_TWILIO_AUTH_TOKEN})")
     print(
         f"  WhatsApp webhook: {server.url}/webhooks/whatsapp (WHATSAPP_APP_SECRET={LOCAL_WHATSAPP_APP_SECRET}, "
         f"WHATSAPP_VERIFY_TOKEN={LOCAL_WHATSAPP_VERIFY_TOKEN})"
     )
     print(f"  tester routes:    GET/POST {server.url}/_local/clock, GET {server.url}/_local/outbox")
+    print("  ready", flush=True)
     try:
         while True:
             time.sleep(3600)
