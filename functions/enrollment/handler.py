@@ -15,6 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
+from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
 from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.wiring import get_app
@@ -61,8 +62,13 @@ def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
 
 @app.get(BASE, responses={**OK, **BAD_REQUEST})
 def list_participants(
-    limit: Annotated[int, Query(ge=1, le=100)] = 50, next_token: Annotated[str | None, Query()] = None
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    next_token: Annotated[str | None, Query()] = None,
+    phone: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
 ) -> Response[dict[str, Any]]:
+    if phone is not None:  # lookup by phone: at most one participant, no paging
+        found = participants_by_phone(get_app(), phone)
+        return envelope(200, result={"participants": [_dump(p) for p in found], "next_token": None})
     participants, token = get_app().list_participants(limit=limit, next_token=next_token)
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
 

@@ -139,6 +139,11 @@ class Settings(BaseSettings):
     # removes them; unset (the default) keeps them (docs/retention.md).
     retention_days_after_delete: int | None = Field(None, ge=1, le=3650)
 
+    # --- coordinator tools ---------------------------------------------------------------------
+    # The participants API the coordinator commands (participants, transcript, export, console) call:
+    # ``promptpipe serve`` by default; a deployed API's URL is signed with SigV4.
+    promptpipe_api_url: str = Field("http://127.0.0.1:8000", pattern=r"^https?://")
+
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None

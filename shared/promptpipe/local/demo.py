@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TextIO
 from zoneinfo import ZoneInfo
 
+from promptpipe.coordinator.summary import TIMER_WORDS
 from promptpipe.local.environment import LOCAL_TWILIO_AUTH_TOKEN, LocalEnvironment, TimelineEntry
 from promptpipe.local.failures import FailureLog, failure_lines
 from promptpipe.local.signing import twilio_form, twilio_signature
@@ -54,17 +55,6 @@ SCRIPT: tuple[DemoStep, ...] = (
 
 class DemoFailed(Exception):
     """A step of the demo did not go through (enrollment refused, a webhook rejected, a turn failed)."""
-
-
-# What a coordinator reads for each timer kind (``--verbose`` shows the internal name instead).
-TIMER_WORDS = {
-    "daily_prompt": "time for the daily prompt",
-    "daily_prompt_reminder": "reminder due (no answer yet)",
-    "auto_feedback": "feedback conversation starts",
-    "state_transition": "conversation moves on",
-    "feedback_timeout": "feedback nudge due",
-    "feedback_followup": "feedback follow-up due",
-}
 
 
 @dataclass
