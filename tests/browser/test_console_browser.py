@@ -29,6 +29,7 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # pragma: no cover - the dev extra installs it
     webdriver = None  # type: ignore[assignment]
@@ -85,6 +86,16 @@ def browser(downloads: Path) -> Iterator[Any]:
     driver.quit()
 
 
+def _click_and_load(driver: Any, element: Any) -> None:
+    """Click something that loads a new page and wait until the new page has replaced the old one."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 60, poll_frequency=0.1).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 60, poll_frequency=0.1).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )
+
+
 def _shot(driver: Any, name: str) -> Path:
     path = ARTIFACTS / f"console-{name}.png"
     driver.save_screenshot(str(path))
@@ -97,7 +108,7 @@ def test_participants_page_finds_the_demo_participant_by_phone(browser: Any, con
     assert browser.title == "Participants — PromptPipe console"
     box = browser.find_element(By.ID, "q")
     box.send_keys("416 555 0142")
-    browser.find_element(By.CSS_SELECTOR, "form[role=search] button").click()
+    _click_and_load(browser, browser.find_element(By.CSS_SELECTOR, "form[role=search] button"))
     rows = browser.find_elements(By.CSS_SELECTOR, "table.people tbody tr")
     assert len(rows) == 1
     cells = {td.get_attribute("data-label"): td.text for td in rows[0].find_elements(By.TAG_NAME, "td")}
@@ -110,13 +121,13 @@ def test_participants_page_finds_the_demo_participant_by_phone(browser: Any, con
     box = browser.find_element(By.ID, "q")
     box.clear()
     box.send_keys("nobody")
-    browser.find_element(By.CSS_SELECTOR, "form[role=search] button").click()
+    _click_and_load(browser, browser.find_element(By.CSS_SELECTOR, "form[role=search] button"))
     assert "No participant matches." in browser.find_element(By.TAG_NAME, "main").text
 
 
 def test_participant_page_shows_the_week_in_local_time(browser: Any, console: ConsoleServer) -> None:
     browser.get(console.url + "/")
-    browser.find_element(By.LINK_TEXT, "Sam").click()
+    _click_and_load(browser, browser.find_element(By.LINK_TEXT, "Sam"))
     assert "times in America/Toronto" in browser.find_element(By.CSS_SELECTOR, ".sub").text
     days = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h3.day")]
     assert days[:2] == ["Monday 02 March 2026", "Tuesday 03 March 2026"]
@@ -147,14 +158,14 @@ def test_pause_and_resume_change_the_participant_through_the_api(
 ) -> None:
     server, pid = stack
     browser.get(f"{console.url}/participants/{pid}")
-    browser.find_element(By.XPATH, "//button[text()='Pause']").click()
+    _click_and_load(browser, browser.find_element(By.XPATH, "//button[text()='Pause']"))
     assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text.startswith("Paused")
     assert browser.find_element(By.CSS_SELECTOR, ".sub .status").text == "paused"
     state = server.env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
     assert state["status"] == "paused"
     assert server.env.api("GET", f"/conversation/participants/{pid}").body["result"]["status"] == "paused"
     _shot(browser, "paused")
-    browser.find_element(By.XPATH, "//button[text()='Resume']").click()
+    _click_and_load(browser, browser.find_element(By.XPATH, "//button[text()='Resume']"))
     assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text.startswith("Resumed")
     assert server.env.api("GET", f"/conversation/participants/{pid}").body["result"]["status"] == "active"
 
@@ -203,7 +214,7 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(browser: Any, stack: tup
         assert "needs a person" in browser.find_element(By.CSS_SELECTOR, ".sub").text
         browser.find_element(By.ID, "note").send_keys("Called Sam; all fine.")
         _shot(browser, "handoff")
-        browser.find_element(By.XPATH, "//button[text()='Resolve hand-off']").click()
+        _click_and_load(browser, browser.find_element(By.XPATH, "//button[text()='Resolve hand-off']"))
         assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text.startswith("Hand-off resolved")
         assert transport.overrides == [{"resolve_handoff": True, "reason": "Called Sam; all fine."}]
         assert "needs a person" not in browser.find_element(By.CSS_SELECTOR, ".sub").text
