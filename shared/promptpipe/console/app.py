@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import secrets
+import sys
 import tempfile
 import threading
 import zipfile
@@ -245,7 +246,10 @@ def run_console(client: CoordinatorClient, *, host: str, port: int) -> int:
     from promptpipe.cli import EXIT_UNAVAILABLE, CliError
     from promptpipe.local.server import PortUnavailable
 
-    client.participants()  # fail now, in one line, when the API cannot be reached
+    try:
+        client.participants()
+    except ApiUnreachable as exc:  # e.g. `serve` is still starting: the pages say so until it answers
+        print(f"promptpipe console: warning: {exc}", file=sys.stderr)
     try:
         server = ConsoleServer(client, host, port).start()
     except PortUnavailable as exc:
