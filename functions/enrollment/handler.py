@@ -16,27 +16,39 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
 from promptpipe.lookup import participants_by_phone
-from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
+from promptpipe.models.api import (
+    OPAQUE_TOKEN,
+    EnrollmentRequest,
+    ErrorEnvelope,
+    MessageEnvelope,
+    ParticipantEnvelope,
+    ParticipantPageEnvelope,
+    ParticipantUpdate,
+    StateOverride,
+    StateViewEnvelope,
+    TranscriptPageEnvelope,
+)
 from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
 
-# The error answers, documented in the OpenAPI document (all in the {"status": "error"} envelope).
-_ENVELOPE = {
-    "application/json": {
-        "schema": {
-            "type": "object",
-            "properties": {"status": {"type": "string", "enum": ["ok", "error"]}, "message": {"type": "string"}},
-        }
-    }
-}
-BAD_REQUEST = {400: {"description": "Invalid request: the message names the field", "content": _ENVELOPE}}
-NOT_FOUND = {404: {"description": "Participant not found", "content": _ENVELOPE}}
-CONFLICT = {409: {"description": "Phone number already enrolled", "content": _ENVELOPE}}
-OK = {200: {"description": "OK: the envelope with the result", "content": _ENVELOPE}}
-CREATED = {201: {"description": "Enrolled: the envelope with the participant", "content": _ENVELOPE}}
+
+# The answers, documented in the OpenAPI document with their models (all in the envelope).
+def _answer(description: str, model: Any) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+BAD_REQUEST = {400: _answer("Invalid request: the message names the field", ErrorEnvelope)}
+NOT_FOUND = {404: _answer("Participant not found", ErrorEnvelope)}
+CONFLICT = {409: _answer("Phone number already enrolled", ErrorEnvelope)}
+PARTICIPANT = {200: _answer("The participant", ParticipantEnvelope)}
+CREATED = {201: _answer("Enrolled: the participant", ParticipantEnvelope)}
+PAGE = {200: _answer("A page of participants, newest first", ParticipantPageEnvelope)}
+TRANSCRIPT = {200: _answer("A page of the transcript, oldest first", TranscriptPageEnvelope)}
+STATE = {200: _answer("The conversation state", StateViewEnvelope)}
+DONE = {200: _answer("Done: a message, no result", MessageEnvelope)}
 
 
 def envelope(
@@ -60,11 +72,13 @@ def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
     return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
 
 
-@app.get(BASE, responses={**OK, **BAD_REQUEST})
+@app.get(BASE, responses={**PAGE, **BAD_REQUEST})
 def list_participants(
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    next_token: Annotated[str | None, Query()] = None,
-    phone: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
+    phone: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Find the participant with this phone number")
+    ] = None,
 ) -> Response[dict[str, Any]]:
     if phone is not None:  # lookup by phone: at most one participant, no paging
         found = participants_by_phone(get_app(), phone)
@@ -73,18 +87,18 @@ def list_participants(
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **NOT_FOUND})
 def get_participant(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().get_participant(participant_id)))
 
 
-@app.put(f"{BASE}/<participant_id>", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
     participant = get_app().update_participant(participant_id, update)
     return envelope(200, message="Participant updated successfully", result=_dump(participant))
 
 
-@app.delete(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
+@app.delete(f"{BASE}/<participant_id>", responses={**DONE, **BAD_REQUEST, **NOT_FOUND})
 def delete_participant(
     participant_id: str, keep_transcript: Annotated[bool, Query()] = True
 ) -> Response[dict[str, Any]]:
@@ -92,25 +106,105 @@ def delete_participant(
     return envelope(200, message="Participant deleted successfully")
 
 
-@app.get(f"{BASE}/<participant_id>/history", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>/history", responses={**TRANSCRIPT, **BAD_REQUEST, **NOT_FOUND})
 def history(
     participant_id: str,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    next_token: Annotated[str | None, Query()] = None,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
     include_audit: Annotated[bool, Query()] = True,
 ) -> Response[dict[str, Any]]:
     entries, token = get_app().history(participant_id, limit=limit, next_token=next_token, include_audit=include_audit)
     return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>/state", responses={**OK, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>/state", responses={**STATE, **NOT_FOUND})
 def get_state(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().state_view(participant_id)))
 
 
-@app.post(f"{BASE}/<participant_id>/state", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.post(f"{BASE}/<participant_id>/state", responses={**STATE, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
+
+
+# -- the OpenAPI document as the API really is ----------------------------------------------
+TITLE = "PromptPipe participants API"
+SIGV4 = {
+    "type": "apiKey",
+    "name": "Authorization",
+    "in": "header",
+    "description": "AWS Signature Version 4 (service execute-api) with IAM credentials allowed to invoke the API. "
+    "The local server (promptpipe serve) needs none.",
+    "x-amazon-apigateway-authtype": "awsSigv4",
+}
+
+
+def _links(ids: dict[tuple[str, str], str], source: str) -> dict[str, Any]:
+    """Links from an answer carrying a participant (id at ``source``) to the per-participant operations."""
+    targets = {
+        "GetParticipant": ("get", f"{BASE}/{{participant_id}}"),
+        "UpdateParticipant": ("put", f"{BASE}/{{participant_id}}"),
+        "DeleteParticipant": ("delete", f"{BASE}/{{participant_id}}"),
+        "GetHistory": ("get", f"{BASE}/{{participant_id}}/history"),
+        "GetState": ("get", f"{BASE}/{{participant_id}}/state"),
+        "OverrideState": ("post", f"{BASE}/{{participant_id}}/state"),
+    }
+    return {
+        name: {"operationId": ids[key], "parameters": {"participant_id": source}}
+        for name, key in targets.items()
+        if key in ids
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    """The document Powertools generates, corrected to what the API answers: 400 (not 422) on a
+    validation failure, the SigV4 security scheme, and links between operations."""
+    import json
+
+    document = json.loads(app.get_openapi_json_schema(title=TITLE, version="0.1.0"))
+    ids: dict[tuple[str, str], str] = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            ids[(method, path)] = operation["operationId"]
+            responses = operation["responses"]
+            responses.pop("422", None)
+            validated = operation.get("requestBody") or any(
+                p.get("in") == "query" for p in operation.get("parameters", [])
+            )
+            if validated and "400" not in responses:
+                responses["400"] = {
+                    "description": "Invalid request: the message names the field",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+                }
+    document["paths"][BASE]["post"]["responses"]["201"]["links"] = _links(ids, "$response.body#/result/id")
+    document["paths"][f"{BASE}/{{participant_id}}"]["get"]["responses"]["200"]["links"] = _links(
+        ids, "$request.path.participant_id"
+    )
+    list_op = document["paths"][BASE]["get"]
+    list_op["responses"]["200"]["links"] = {
+        "NextPage": {
+            "operationId": list_op["operationId"],
+            "parameters": {"next_token": "$response.body#/result/next_token"},
+        }
+    }
+    history = document["paths"][f"{BASE}/{{participant_id}}/history"]["get"]
+    history["responses"]["200"]["links"] = {
+        "NextPage": {
+            "operationId": history["operationId"],
+            "parameters": {
+                "participant_id": "$request.path.participant_id",
+                "next_token": "$response.body#/result/next_token",
+            },
+        }
+    }
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    text = json.dumps(document["paths"])
+    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        if f"#/components/schemas/{unused}" not in text:
+            schemas.pop(unused, None)
+    document["components"]["securitySchemes"] = {"sigv4": SIGV4}
+    document["security"] = [{"sigv4": []}]
+    return document
 
 
 # -- one place mapping domain errors to HTTP ------------------------------------------------

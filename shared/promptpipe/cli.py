@@ -140,9 +140,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_openapi(_args: argparse.Namespace) -> int:
-    from functions.enrollment.handler import app
+    import json
 
-    print(app.get_openapi_json_schema(title="PromptPipe participants API", version="0.1.0"))
+    from functions.enrollment.handler import openapi_document
+
+    print(json.dumps(openapi_document(), indent=2))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 The inbound queue is drained after each request and the scheduler pump fires due schedules while a
 simulated clock runs at real speed from ``--start``. Tester-only routes: ``GET/POST /_local/clock``
-and ``GET /_local/outbox``.
+and ``GET /_local/outbox``. ``GET /openapi.json`` and ``GET /docs`` (Swagger UI) document the API.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -51,6 +52,18 @@ class SimulatedTime:
 
 def _iso(instant: datetime) -> str:
     return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+SWAGGER_ASSETS = {
+    "/docs/swagger-ui-bundle.min.js": "text/javascript; charset=utf-8",
+    "/docs/swagger-ui.min.css": "text/css; charset=utf-8",
+}
+
+
+def _swagger_dir() -> Path:
+    from aws_lambda_powertools.event_handler.openapi import swagger_ui
+
+    return Path(swagger_ui.__file__).resolve().parent
 
 
 def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequestHandler]:  # noqa: C901
@@ -123,11 +136,36 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             else:
                 self._send(404, {"error": "unknown local route"})
 
+        def _docs(self, path: str, query: dict[str, str]) -> None:
+            """The OpenAPI document and Swagger UI (its assets ship inside Powertools; no CDN)."""
+            from functions.enrollment.handler import openapi_document
+
+            if path == "/openapi.json" or (path == "/docs" and query.get("format") == "json"):
+                self._send(200, openapi_document())
+            elif path == "/docs":
+                from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+
+                page = generate_swagger_html(
+                    json.dumps(openapi_document()),
+                    "/docs/swagger-ui-bundle.min.js",
+                    "/docs/swagger-ui.min.css",
+                    "/docs",
+                    None,
+                )
+                self._send(200, page, "text/html; charset=utf-8")
+            elif path in SWAGGER_ASSETS:
+                self._send(200, (_swagger_dir() / path.rsplit("/", 1)[1]).read_bytes(), SWAGGER_ASSETS[path])
+            else:
+                self._send(404, {"error": "unknown documentation route"})
+
         def _route(self, method: str) -> None:
             url = urlsplit(self.path)
             query = dict(parse_qsl(url.query, keep_blank_values=True))
             if url.path.startswith("/_local/"):
                 self._local(method, url.path, query)
+                return
+            if method == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in SWAGGER_ASSETS):
+                self._docs(url.path, query)
                 return
             body = self._body()
             headers = {k.lower(): v for k, v in self.headers.items()}

@@ -6,8 +6,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from promptpipe.models.participant import ParticipantStatus
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
+from promptpipe.models.store import TranscriptEntry
 
 T = TypeVar("T")
 
@@ -21,7 +22,7 @@ class Envelope(BaseModel, Generic[T]):
 class EnrollmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    phone_number: str = Field(max_length=64)
+    phone_number: str = Field(min_length=1, max_length=64)
     name: str = Field("", max_length=200)
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
@@ -41,7 +42,18 @@ class ParticipantUpdate(BaseModel):
 
 
 class StateOverride(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    """At least one of ``sub_state`` and ``debug_mode``; the reason goes into the transcript."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        str_strip_whitespace=True,
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in ("sub_state", "debug_mode")
+            ]
+        },
+    )
 
     sub_state: SubState | None = None
     debug_mode: bool | None = None
@@ -59,3 +71,43 @@ class StateView(BaseModel):
     pending_timers: dict[str, str]
     daily_prompt_pending: dict[str, Any] | None
     version: int
+
+
+OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error answer: ``{"status": "error", "message": "..."}``."""
+
+    status: Literal["error"] = "error"
+    message: str
+
+
+class ParticipantPage(BaseModel):
+    participants: list[ConversationParticipant]
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class TranscriptPage(BaseModel):
+    messages: list[TranscriptEntry]
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class ParticipantEnvelope(Envelope[ConversationParticipant]):
+    pass
+
+
+class ParticipantPageEnvelope(Envelope[ParticipantPage]):
+    pass
+
+
+class TranscriptPageEnvelope(Envelope[TranscriptPage]):
+    pass
+
+
+class StateViewEnvelope(Envelope[StateView]):
+    pass
+
+
+class MessageEnvelope(Envelope[None]):
+    pass
