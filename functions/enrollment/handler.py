@@ -6,10 +6,14 @@ Each route parses and validates, calls one service function, and maps the result
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -171,11 +175,11 @@ def openapi_document() -> dict[str, Any]:
             validated = operation.get("requestBody") or any(
                 p.get("in") == "query" for p in operation.get("parameters", [])
             )
+            error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}
             if validated and "400" not in responses:
-                responses["400"] = {
-                    "description": "Invalid request: the message names the field",
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
-                }
+                responses["400"] = {"description": "Invalid request: the message names the field", "content": error}
+            if operation.get("requestBody"):
+                responses["415"] = {"description": "The body is not JSON (content-type)", "content": error}
     document["paths"][BASE]["post"]["responses"]["201"]["links"] = _links(ids, "$response.body#/result/id")
     document["paths"][f"{BASE}/{{participant_id}}"]["get"]["responses"]["200"]["links"] = _links(
         ids, "$request.path.participant_id"
@@ -208,9 +212,23 @@ def openapi_document() -> dict[str, Any]:
 
 
 # -- one place mapping domain errors to HTTP ------------------------------------------------
+_ROUTES = (
+    (re.compile(rf"^{BASE}/?$"), "GET, POST"),
+    (re.compile(rf"^{BASE}/[^/]+/?$"), "GET, PUT, DELETE"),
+    (re.compile(rf"^{BASE}/[^/]+/history/?$"), "GET"),
+    (re.compile(rf"^{BASE}/[^/]+/state/?$"), "GET, POST"),
+)
+
+
 @app.not_found
 def _no_route(_exc: Exception) -> Response[dict[str, Any]]:
-    return envelope(404, message="No such route or method", error=True)
+    path = app.current_event.path
+    for pattern, allowed in _ROUTES:
+        if pattern.match(path):  # a route of this API, another method
+            response = envelope(405, message=f"Method not allowed here; allowed: {allowed}", error=True)
+            response.headers["Allow"] = allowed
+            return response
+    return envelope(404, message="No such route", error=True)
 
 
 @app.exception_handler(RequestValidationError)
@@ -226,6 +244,25 @@ def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
         else:
             details.append(f"{loc}: {e.get('msg', 'invalid value')}")
     return envelope(400, message="; ".join(details) or "invalid request", error=True)
+
+
+@app.exception_handler(RequestUnsupportedContentType)
+def _unsupported_media(_exc: RequestUnsupportedContentType) -> Response[dict[str, Any]]:
+    return envelope(415, message="Unsupported content type: send JSON (content-type: application/json)", error=True)
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _not_utf8(_exc: UnicodeDecodeError) -> Response[dict[str, Any]]:
+    return envelope(400, message="Invalid JSON format: the body is not UTF-8", error=True)
+
+
+@app.exception_handler(ValueError)
+def _unreadable_body(exc: ValueError) -> Response[dict[str, Any]]:
+    # Powertools parses a body declared multipart/form-data before validation and raises a bare
+    # ValueError when it is malformed; the API takes JSON only. Any other ValueError is a bug: re-raised.
+    if "multipart" not in str(exc):
+        raise exc
+    return envelope(400, message="Invalid body: send JSON (content-type: application/json)", error=True)
 
 
 @app.exception_handler(ValidationFailed)

@@ -230,3 +230,14 @@ def test_a_form_without_the_console_token_is_refused(console: ConsoleServer, sta
     answer = httpx.post(f"{console.url}/participants/{pid}/pause", data={"token": "forged"})
     assert answer.status_code == 403
     assert server.env.api("GET", f"/conversation/participants/{pid}").body["result"]["status"] == "active"
+
+
+def test_swagger_ui_on_the_local_server_lists_every_operation(browser: Any, stack: tuple[LocalServer, str]) -> None:
+    server, _pid = stack
+    browser.get(server.url + "/docs")
+    WebDriverWait(browser, 60, poll_frequency=0.2).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) == 8
+    )
+    summaries = {e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")}
+    assert "/conversation/participants/{participant_id}/history" in {s.replace("\u200b", "") for s in summaries}
+    _shot(browser, "swagger-ui")

@@ -44,7 +44,12 @@ def test_no_422_and_400_wherever_input_is_validated(document: dict[str, Any]) ->
 
 def test_every_answer_is_typed(document: dict[str, Any]) -> None:
     expected = {
-        ("post", BASE): {"201": "ParticipantEnvelope", "400": "ErrorEnvelope", "409": "ErrorEnvelope"},
+        ("post", BASE): {
+            "201": "ParticipantEnvelope",
+            "400": "ErrorEnvelope",
+            "409": "ErrorEnvelope",
+            "415": "ErrorEnvelope",
+        },
         ("get", BASE): {"200": "ParticipantPageEnvelope", "400": "ErrorEnvelope"},
         ("get", f"{BASE}/{{participant_id}}"): {"200": "ParticipantEnvelope", "404": "ErrorEnvelope"},
         ("get", f"{BASE}/{{participant_id}}/history"): {
@@ -100,6 +105,24 @@ def test_sigv4_security_scheme_applies_to_every_operation(document: dict[str, An
     assert document["security"] == [{"sigv4": []}]
 
 
+def test_error_answers_for_bodies_methods_and_content_types_are_in_the_envelope() -> None:
+    settings = local_settings(offline_coach=True, openai_api_key=None)
+    with LocalEnvironment(start=datetime(2026, 3, 2, 13, 0, tzinfo=UTC), settings=settings) as env:
+        cases = [
+            ("POST", BASE, b"\xff", "application/json", 400, "not UTF-8"),
+            ("POST", BASE, b'{"phone_number": "+14165550142"}', "multipart/form-data", 400, "send JSON"),
+            ("POST", BASE, b'{"phone_number": "+14165550142"}', "text/plain", 415, "Unsupported content type"),
+            ("PATCH", f"{BASE}/p_1", None, None, 405, "allowed: GET, PUT, DELETE"),
+            ("GET", "/elsewhere", None, None, 404, "No such route"),
+        ]
+        for method, path, body, content_type, status, words in cases:
+            headers = {"content-type": content_type} if content_type else None
+            answer = env.api(method, path, body=body, base64_body=body is not None, headers=headers)
+            assert answer.status == status, (method, path, content_type)
+            assert answer.body["status"] == "error" and words in answer.body["message"]
+        assert env.api("PATCH", BASE).headers["allow"] == "GET, POST"
+
+
 def test_the_state_override_rule_is_what_the_api_enforces() -> None:
     settings = local_settings(offline_coach=True, openai_api_key=None)
     with LocalEnvironment(start=datetime(2026, 3, 2, 13, 0, tzinfo=UTC), settings=settings) as env:
@@ -120,7 +143,10 @@ def test_the_local_server_serves_the_document_and_swagger_ui_without_a_cdn() -> 
             served = json.loads(answer.read())
         from functions.enrollment.handler import openapi_document
 
-        assert served == openapi_document()
+        expected = openapi_document()
+        assert served["paths"] == expected["paths"]
+        assert served["components"] == expected["components"]
+        assert served["security"] == []  # the local server needs no signature
         with urllib.request.urlopen(f"{server.url}/docs", timeout=30) as answer:
             page = answer.read().decode()
         assert "src='/docs/swagger-ui-bundle.min.js'" in page and "href='/docs/swagger-ui.min.css'" in page

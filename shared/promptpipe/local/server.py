@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import logging
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -60,6 +61,16 @@ SWAGGER_ASSETS = {
 }
 
 
+def local_openapi_document() -> dict[str, Any]:
+    """The API's document as this server serves it: the same, except that no route needs a signature."""
+    from functions.enrollment.handler import openapi_document
+
+    document = openapi_document()
+    document["security"] = []  # the SigV4 scheme stays documented; API Gateway enforces it in AWS
+    document["servers"] = [{"url": "/", "description": "promptpipe serve (no authorization locally)"}]
+    return document
+
+
 def _swagger_dir() -> Path:
     from aws_lambda_powertools.event_handler.openapi import swagger_ui
 
@@ -73,7 +84,9 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        def _send(
+            self, status: int, body: Any, content_type: str = "application/json", headers: dict[str, str] | None = None
+        ) -> None:
             data = (
                 body
                 if isinstance(body, bytes)
@@ -82,8 +95,12 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                if name.lower() not in ("content-type", "content-length"):
+                    self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
 
         def _body(self) -> bytes:
             length = int(self.headers.get("content-length") or 0)
@@ -138,15 +155,13 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
 
         def _docs(self, path: str, query: dict[str, str]) -> None:
             """The OpenAPI document and Swagger UI (its assets ship inside Powertools; no CDN)."""
-            from functions.enrollment.handler import openapi_document
-
             if path == "/openapi.json" or (path == "/docs" and query.get("format") == "json"):
-                self._send(200, openapi_document())
+                self._send(200, local_openapi_document())
             elif path == "/docs":
                 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
                 page = generate_swagger_html(
-                    json.dumps(openapi_document()),
+                    json.dumps(local_openapi_document()),
                     "/docs/swagger-ui-bundle.min.js",
                     "/docs/swagger-ui.min.css",
                     "/docs",
@@ -169,13 +184,19 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
                 return
             body = self._body()
             headers = {k.lower(): v for k, v in self.headers.items()}
-            response = env.api(
-                method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
-            )
+            try:
+                response = env.api(
+                    method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
+                )
+            except Exception:  # a function that raises: API Gateway answers 500 and the caller sees no more
+                logging.getLogger(__name__).exception("function failed")
+                self._send(500, {"message": "Internal Server Error"})
+                return
             if isinstance(response.body, dict | list):
-                self._send(response.status, response.body)
+                self._send(response.status, response.body, headers=response.headers)
             else:
-                self._send(response.status, response.body or "", response.headers.get("content-type", "text/plain"))
+                content_type = response.headers.get("content-type", "text/plain")
+                self._send(response.status, response.body or "", content_type, headers=response.headers)
 
         def do_GET(self) -> None:
             self._route("GET")
@@ -188,6 +209,12 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
 
         def do_DELETE(self) -> None:
             self._route("DELETE")
+
+        def __getattr__(self, name: str) -> Any:
+            # Any other method (PATCH, TRACE, QUERY, …) goes to the routes too, which answer 405 or 404.
+            if name.startswith("do_") and name[3:].isupper():
+                return lambda: self._route(name[3:])
+            raise AttributeError(name)
 
     return Handler
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
@@ -22,12 +22,17 @@ class Envelope(BaseModel, Generic[T]):
 class EnrollmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    phone_number: str = Field(min_length=1, max_length=64)
-    name: str = Field("", max_length=200)
+    phone_number: str = Field(
+        min_length=1,
+        max_length=64,
+        description="Any dialable form; stored as E.164. Without a country code, DEFAULT_PHONE_REGION applies.",
+        examples=["+1 416 555 0142"],
+    )
+    name: str = Field("", max_length=200, examples=["Sam"])
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
-    background: str = Field("", max_length=4000)
-    timezone: str = Field("", max_length=50)
+    background: str = Field("", max_length=4000, examples=["Office worker"])
+    timezone: str = Field("", max_length=50, description="IANA time zone name", examples=["America/Toronto"])
 
 
 class ParticipantUpdate(BaseModel):
@@ -56,7 +61,7 @@ class StateOverride(BaseModel):
     )
 
     sub_state: SubState | None = None
-    debug_mode: bool | None = None
+    debug_mode: StrictBool | None = None  # true or false; not 0/1 or "yes"
     reason: str = Field(min_length=1, max_length=500)
 
 
