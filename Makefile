@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: help venv test test-fast lint format demo serve synth deploy destroy bench clean
+.PHONY: help venv test test-fast lint format demo serve synth deploy destroy bench bench-tokens clean
 
 help:
 	@echo "make demo    - set up and run the local demo (moto + offline coach + local scheduler pump)"
@@ -57,6 +57,12 @@ destroy: $(STAMP) node_modules/.bin/cdk
 
 bench: $(STAMP)
 	$(BIN)/python -m scripts.bench_calls
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+
+# The revision the token figures of docs/benchmarks.md are compared with (before issue 14).
+TOKENS_BASELINE ?= 7ae007d
+bench-tokens: $(STAMP)
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
 clean:
 	rm -rf $(VENV) cdk.out build node_modules .pytest_cache

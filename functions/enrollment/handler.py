@@ -10,20 +10,32 @@ import re
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
+from promptpipe.controller.catalog import FlowCatalog
+from promptpipe.controller.definition import DefinitionInvalid, Problem
+from promptpipe.errors import (
+    ConfigurationError,
+    FlowNotFound,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    ValidationFailed,
+)
 from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import (
     OPAQUE_TOKEN,
     EnrollmentRequest,
     ErrorEnvelope,
+    FlowEnvelope,
+    FlowValidationEnvelope,
+    FlowVersionsEnvelope,
     MessageEnvelope,
     ParticipantEnvelope,
     ParticipantPageEnvelope,
@@ -37,6 +49,7 @@ from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
 
 
 # The answers, documented in the OpenAPI document with their models (all in the envelope).
@@ -64,6 +77,23 @@ def envelope(
     if result is not None:
         body["result"] = result
     return Response(status_code=status_code, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+def _json_object_bodies(resolver: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Every body this API takes is a JSON object. Powertools' validation unwraps a one-element
+    array into its element (``[{...}]`` would pass as ``{...}``); this refuses any other JSON value."""
+    event = resolver.current_event
+    if event.http_method in ("POST", "PUT") and event.body:
+        try:
+            body = event.json_body
+        except ValueError:
+            body = {}  # not JSON: the validation has answered it already
+        if not isinstance(body, dict):
+            return envelope(400, message="Invalid request: the body must be a JSON object", error=True)
+    return next_middleware(resolver)
+
+
+app.use(middlewares=[_json_object_bodies])
 
 
 def _dump(model: Any) -> Any:
@@ -131,6 +161,84 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
 
+# -- flow definitions (docs/controller.md) ------------------------------------------------------
+FLOW_NOT_FOUND = {404: _answer("Flow (or version) not found", ErrorEnvelope)}
+FLOW = {200: _answer("The flow definition", FlowEnvelope)}
+FlowBody = Annotated[dict[str, Any], Body(description="A flow definition (docs/controller.md)")]
+
+
+# ``validate`` is the path of POST …/validate, not a flow id: GET and PUT on it are refused rather
+# than read or store a flow of that name (the document lists POST only for that path).
+VALIDATE = "validate"
+
+
+def _method_not_allowed(allowed: str) -> Response[dict[str, Any]]:
+    response = envelope(405, message=f"Method not allowed here; allowed: {allowed}", error=True)
+    response.headers["Allow"] = allowed
+    return response
+
+
+def _validate_only() -> Response[dict[str, Any]]:
+    return _method_not_allowed("POST")
+
+
+def _flows() -> FlowCatalog:
+    flows = get_app().deps.flows
+    if flows is None:
+        raise ConfigurationError("the flow catalog is not configured")
+    return flows
+
+
+def _problems(problems: list[Problem]) -> list[dict[str, str]]:
+    return [p.model_dump() for p in problems]
+
+
+@app.post(
+    f"{FLOWS}/validate",
+    responses={
+        200: _answer("Whether the definition is valid, with every problem", FlowValidationEnvelope),
+        **BAD_REQUEST,
+    },
+)
+def validate_flow(definition: FlowBody) -> Response[dict[str, Any]]:
+    parsed, problems = FlowCatalog.validate(definition)
+    return envelope(200, result={"valid": parsed is not None, "problems": _problems(problems)})
+
+
+@app.get(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST, **FLOW_NOT_FOUND})
+def get_flow(flow_id: str, version: Annotated[int | None, Query(ge=1)] = None) -> Response[dict[str, Any]]:
+    if flow_id == VALIDATE:
+        return _validate_only()
+    flows = _flows()
+    definition = flows.latest(flow_id) if version is None else flows.get(flow_id, version)
+    return envelope(200, result=definition.to_json_dict())
+
+
+@app.put(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST})
+def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
+    if flow_id == VALIDATE:
+        return _validate_only()
+    caller = (app.current_event.request_context.authorizer.iam.user_arn or "") if _has_iam() else ""
+    stored = _flows().push(definition, flow_id=flow_id, created_by=caller)
+    return envelope(200, message=f"Flow stored as version {stored.version}", result=stored.to_json_dict())
+
+
+@app.get(
+    f"{FLOWS}/<flow_id>/versions",
+    responses={200: _answer("The stored versions", FlowVersionsEnvelope), **FLOW_NOT_FOUND},
+)
+def flow_versions(flow_id: str) -> Response[dict[str, Any]]:
+    versions = _flows().versions(flow_id)
+    return envelope(200, result={"flow_id": flow_id, "versions": [_dump(v) for v in versions]})
+
+
+def _has_iam() -> bool:
+    try:
+        return app.current_event.request_context.authorizer.iam is not None
+    except (AttributeError, KeyError, TypeError):
+        return False
+
+
 # -- the OpenAPI document as the API really is ----------------------------------------------
 TITLE = "PromptPipe participants API"
 SIGV4 = {
@@ -180,6 +288,19 @@ def openapi_document() -> dict[str, Any]:
                 responses["400"] = {"description": "Invalid request: the message names the field", "content": error}
             if operation.get("requestBody"):
                 responses["415"] = {"description": "The body is not JSON (content-type)", "content": error}
+    flow_links = {
+        name: {"operationId": ids[key], "parameters": {"flow_id": "$response.body#/result/id"}}
+        for name, key in (
+            ("GetFlow", ("get", f"{FLOWS}/{{flow_id}}")),
+            ("GetFlowVersions", ("get", f"{FLOWS}/{{flow_id}}/versions")),
+        )
+    }
+    document["paths"][f"{FLOWS}/{{flow_id}}"]["put"]["responses"]["200"]["links"] = flow_links
+    for method in ("get", "put"):
+        document["paths"][f"{FLOWS}/{{flow_id}}"][method]["responses"]["405"] = {
+            "description": "The flow id `validate` is reserved (POST /conversation/flows/validate)",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+        }
     document["paths"][BASE]["post"]["responses"]["201"]["links"] = _links(ids, "$response.body#/result/id")
     document["paths"][f"{BASE}/{{participant_id}}"]["get"]["responses"]["200"]["links"] = _links(
         ids, "$request.path.participant_id"
@@ -217,6 +338,9 @@ _ROUTES = (
     (re.compile(rf"^{BASE}/[^/]+/?$"), "GET, PUT, DELETE"),
     (re.compile(rf"^{BASE}/[^/]+/history/?$"), "GET"),
     (re.compile(rf"^{BASE}/[^/]+/state/?$"), "GET, POST"),
+    (re.compile(rf"^{FLOWS}/{VALIDATE}/?$"), "POST"),
+    (re.compile(rf"^{FLOWS}/[^/]+/?$"), "GET, PUT"),
+    (re.compile(rf"^{FLOWS}/[^/]+/versions/?$"), "GET"),
 )
 
 
@@ -225,9 +349,7 @@ def _no_route(_exc: Exception) -> Response[dict[str, Any]]:
     path = app.current_event.path
     for pattern, allowed in _ROUTES:
         if pattern.match(path):  # a route of this API, another method
-            response = envelope(405, message=f"Method not allowed here; allowed: {allowed}", error=True)
-            response.headers["Allow"] = allowed
-            return response
+            return _method_not_allowed(allowed)
     return envelope(404, message="No such route", error=True)
 
 
@@ -268,6 +390,21 @@ def _unreadable_body(exc: ValueError) -> Response[dict[str, Any]]:
 @app.exception_handler(ValidationFailed)
 def _validation_failed(exc: ValidationFailed) -> Response[dict[str, Any]]:
     return envelope(400, message=str(exc), error=True)
+
+
+@app.exception_handler(DefinitionInvalid)
+def _definition_invalid(exc: DefinitionInvalid) -> Response[dict[str, Any]]:
+    return envelope(
+        400,
+        message=f"Invalid flow definition: {len(exc.problems)} problem(s)",
+        result={"problems": _problems(exc.problems)},
+        error=True,
+    )
+
+
+@app.exception_handler(FlowNotFound)
+def _flow_not_found(_exc: FlowNotFound) -> Response[dict[str, Any]]:
+    return envelope(404, message="Flow not found", error=True)
 
 
 @app.exception_handler(ParticipantNotFound)

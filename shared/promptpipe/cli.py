@@ -1,10 +1,12 @@
-"""The ``promptpipe`` command: local demo, interactive chat, local server, OpenAPI document, and the
-coordinator's tools (participants, transcript, export, console).
+"""The ``promptpipe`` command: local demo, interactive chat, local server, simulation, OpenAPI
+document; the coordinator's tools (participants, transcript, export, console); flow definitions
+(flows), the prompt store (prompts) and the import from the original PromptPipe (import).
 
-Exit codes (docs/cli.md): 0 done; 1 the operation failed (the API or the model answered an error);
-2 invalid command line (argument, time zone, time, phone number); 3 invalid configuration
-(an environment variable, a missing key); 4 a network resource is unavailable (port in use, API
-unreachable); 130 interrupted.
+Exit codes (``promptpipe.cli_errors``, docs/cli.md): 0 done; 1 the operation failed (the API, AWS or
+the model answered an error, a flow is invalid, ``prompts diff`` found a difference); 2 invalid command
+line (argument, time zone, time, phone number, file); 3 invalid configuration (an environment
+variable, a missing key or credentials); 4 a network resource is unavailable (port in use, API or
+database unreachable); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,20 +19,27 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_CONFIG = 3
-EXIT_UNAVAILABLE = 4
-EXIT_INTERRUPTED = 130
+from promptpipe.cli_errors import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    CliError,
+)
 
-
-class CliError(Exception):
-    """A mistake or a failure the command reports in one line, with its exit code."""
-
-    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
+    "CliError",
+    "build_parser",
+    "main",
+]
 
 
 def _quiet_lambda_runtime() -> None:
@@ -108,17 +117,9 @@ def check_settings() -> Any:
     return settings
 
 
-def model_label(env: Any) -> str:
-    if env.settings.openai_api_key:
-        return f"OpenAI {env.settings.genai_model}" + (
-            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
-        )
-    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from promptpipe.local.demo import DEMO_START, DemoFailed, print_demo, run_demo
-    from promptpipe.local.environment import LocalEnvironment, local_settings
+    from promptpipe.local.environment import LocalEnvironment, local_settings, model_label
     from promptpipe.local.failures import quiet_function_logs
 
     if args.use_openai and not args.settings.openai_api_key:
@@ -148,10 +149,76 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {exc}", EXIT_USAGE) from None
+
+
+def cmd_flows(args: argparse.Namespace) -> int:
+    """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
+    participants API: a running ``promptpipe serve``, or the deployed API signed with SigV4)."""
+    import json
+
+    from promptpipe.controller.definition import parse_text
+
+    if args.flows_command == "validate":
+        definition, problems = parse_text(_read_file(args.file))
+        for problem in problems:
+            print(f"{args.file}: {problem}", file=sys.stderr)
+        if definition is None:
+            raise CliError(f"invalid: {len(problems)} problem(s)", EXIT_FAILED)
+        print(f"valid: flow {definition.id!r}, {len(definition.nodes)} node(s), {len(definition.gates)} gate(s)")
+        return EXIT_OK
+    raw: Any = None
+    if args.flows_command == "push":
+        try:
+            raw = json.loads(_read_file(args.file))
+        except json.JSONDecodeError as exc:
+            raise CliError(f"{args.file} is not JSON: {exc}", EXIT_USAGE) from None
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
+            raise CliError(f'{args.file} names no flow: a definition is an object with an "id"', EXIT_USAGE)
+    from promptpipe.coordinator.client import ApiError
+
+    with coordinator_client(args) as client:
+        try:
+            if args.flows_command == "push":
+                stored = client.push_flow(raw["id"], raw)
+                print(f"stored flow {stored['id']!r} as version {stored['version']}")
+            else:
+                print(json.dumps(client.flow(args.flow_id, version=args.version), indent=2))
+        except ApiError as exc:
+            problems = exc.result.get("problems", []) if isinstance(exc.result, dict) else []
+            for problem in problems:
+                print(f"{problem.get('path', '')}: {problem.get('message', '')}", file=sys.stderr)
+            raise
+    return EXIT_OK
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     from promptpipe.local.chat import run_chat
 
     return run_chat(args)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Participants and flow states of the original PromptPipe into this deployment (README, "Moving
+    a study from the original PromptPipe")."""
+    from pathlib import Path
+
+    from promptpipe.adapters.original_db import read_postgres, read_sqlite
+    from promptpipe.importer import import_participants
+    from promptpipe.wiring import build_app
+
+    if args.sqlite and not Path(args.sqlite).is_file():
+        raise CliError(f"no such file: {args.sqlite}", EXIT_USAGE)
+    originals = read_sqlite(args.sqlite) if args.sqlite else read_postgres(args.postgres)
+    report = import_participants(build_app(), originals, dry_run=args.dry_run, default_region=args.region)
+    for line in report.render():
+        print(line)
+    return EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -277,6 +344,8 @@ def _api_options(command: argparse.ArgumentParser) -> None:
     where = command.add_mutually_exclusive_group()
     where.add_argument(
         "--api",
+        "--url",
+        dest="api",
         default=None,
         metavar="URL",
         help="the participants API: a `promptpipe serve` URL, or a deployed API's URL (signed with SigV4 using "
@@ -285,6 +354,50 @@ def _api_options(command: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--demo", action="store_true", help="use an in-process local stack with the demo week played (no server)"
     )
+
+
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """``prompts push|show|diff``: the prompt store (SSM, ``PROMPT_STORE_PREFIX``) against ``prompts/``."""
+    import difflib
+
+    from promptpipe.adapters.prompt_store import SSMPromptStore
+    from promptpipe.flow.prompts import PROMPT_NAMES, PromptLibrary, text_version
+    from promptpipe.settings import get_settings
+
+    names = args.names or list(PROMPT_NAMES)
+    unknown = [n for n in names if n not in PROMPT_NAMES]
+    if unknown:
+        raise CliError(f"unknown prompt(s): {', '.join(unknown)}; known: {', '.join(PROMPT_NAMES)}", EXIT_USAGE)
+    settings = get_settings()
+    store = SSMPromptStore.from_settings(settings)
+    library = PromptLibrary.from_settings(settings)
+    changed = 0
+    for name in names:
+        local = library.local(name).text
+        stored = store.fetch(name)
+        if args.action == "push":
+            if stored is not None and stored.strip() == local:
+                print(f"{name}: unchanged ({text_version(local)})")
+                continue
+            version = store.push(name, local)
+            print(f"{name}: pushed {store.parameter_name(name)} version {version} ({text_version(local)})")
+        elif args.action == "show":
+            source = "store" if stored is not None else "file (not in the store)"
+            text = stored.strip() if stored is not None else local
+            print(f"# {name} from {source}, version {text_version(text)}\n{text}\n")
+        else:
+            diff = list(
+                difflib.unified_diff(
+                    (stored or "").strip().splitlines(),
+                    local.splitlines(),
+                    f"store:{store.parameter_name(name)}",
+                    f"file:{name}",
+                    lineterm="",
+                )
+            )
+            changed += bool(diff)
+            print("\n".join(diff) if diff else f"{name}: store and file agree")
+    return EXIT_FAILED if args.action == "diff" and changed else EXIT_OK  # like diff(1): 1 = they differ
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -361,8 +474,36 @@ def build_parser() -> argparse.ArgumentParser:
     _api_options(console)
     console.set_defaults(func=cmd_console)
 
+    importer = sub.add_parser(
+        "import", help="import participants and flow states from the original PromptPipe (SQLite or Postgres)"
+    )
+    source = importer.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sqlite", metavar="FILE", help="the original's SQLite database file")
+    source.add_argument("--postgres", metavar="DSN", help="the original's Postgres DSN (needs psycopg)")
+    importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
+    importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
+    importer.set_defaults(func=cmd_import)
+
+    flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
+    flows_sub = flows.add_subparsers(dest="flows_command", required=True)
+    validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")
+    validate.add_argument("file")
+    push = flows_sub.add_parser("push", help="store a flow JSON file as the next version (via the API)")
+    push.add_argument("file")
+    show = flows_sub.add_parser("show", help="print a stored flow (the latest, or --version N)")
+    show.add_argument("flow_id")
+    show.add_argument("--version", type=int, default=None)
+    for command in (push, show):
+        _api_options(command)
+    flows.set_defaults(func=cmd_flows)
+
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)
+
+    prompts = sub.add_parser("prompts", help="the system prompts in the prompt store (SSM) vs prompts/")
+    prompts.add_argument("action", choices=("push", "show", "diff"))
+    prompts.add_argument("names", nargs="*", help="prompt names (default: all)")
+    prompts.set_defaults(func=cmd_prompts)
     return parser
 
 
@@ -372,12 +513,36 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.settings = check_settings()
         return int(args.func(args) or 0)
-    except CliError as exc:
-        print(f"promptpipe {args.command}: {exc}", file=sys.stderr)
-        return exc.code
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        error = as_cli_error(exc)
+        if error is None:
+            raise  # a bug: the traceback is what helps
+        print(f"promptpipe {args.command}: {error}", file=sys.stderr)
+        return error.code
+
+
+def as_cli_error(exc: BaseException) -> CliError | None:
+    """The one-line error (and exit code) for a failure the commands share: configuration, an
+    unreachable resource, an AWS call's failure. ``None`` for anything else (a bug)."""
+    from promptpipe.adapters.aws import aws_failure
+    from promptpipe.errors import ConfigurationError, ResourceUnavailable, ValidationFailed
+
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, ConfigurationError):
+        return CliError(str(exc), EXIT_CONFIG)
+    if isinstance(exc, ResourceUnavailable):
+        return CliError(str(exc), EXIT_UNAVAILABLE)
+    if isinstance(exc, ValidationFailed):
+        return CliError(str(exc), EXIT_USAGE)
+    failure = aws_failure(exc)
+    if failure is not None:
+        kind, message = failure
+        return CliError(message, {"config": EXIT_CONFIG, "unavailable": EXIT_UNAVAILABLE}.get(kind, EXIT_FAILED))
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,7 @@ import pytest
 
 from promptpipe.adapters.api_http import HttpTransport
 from promptpipe.console.app import ConsoleServer
-from promptpipe.coordinator.client import ApiAnswer, CoordinatorClient
+from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.demo import DEMO_START, run_demo
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
@@ -183,46 +183,6 @@ def test_export_downloads_the_three_files(browser: Any, console: ConsoleServer, 
     _shot(browser, "export")
 
 
-class _HoldingTransport:
-    """The local API, with the state view showing a flow-controller hold (a hand-off waiting for a
-    person), recording the override the console sends."""
-
-    def __init__(self, inner: HttpTransport) -> None:
-        self.inner = inner
-        self.description = inner.description
-        self.overrides: list[Any] = []
-
-    def request(self, method: str, path: str, *, query: Any = None, json_body: Any = None) -> ApiAnswer:
-        if method == "POST" and path.endswith("/state"):
-            self.overrides.append(json_body)
-            return ApiAnswer(200, {"status": "ok", "result": {}})
-        answer = self.inner.request(method, path, query=query, json_body=json_body)
-        if method == "GET" and path.endswith("/state") and answer.status == 200 and not self.overrides:
-            answer.body["result"]["controller"] = {"hold": {"kind": "HANDOFF", "reason": "asked for a person"}}
-        return answer
-
-
-def test_a_hand_off_is_flagged_and_resolved_with_a_note(browser: Any, stack: tuple[LocalServer, str]) -> None:
-    server, pid = stack
-    transport = _HoldingTransport(HttpTransport(server.url))
-    running = ConsoleServer(CoordinatorClient(transport), port=0).start()
-    try:
-        browser.get(running.url + "/")
-        row = browser.find_element(By.CSS_SELECTOR, "table.people tbody tr")
-        assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes"
-        browser.get(f"{running.url}/participants/{pid}")
-        assert "needs a person" in browser.find_element(By.CSS_SELECTOR, ".sub").text
-        browser.find_element(By.ID, "note").send_keys("Called Sam; all fine.")
-        _shot(browser, "handoff")
-        _click_and_load(browser, browser.find_element(By.XPATH, "//button[text()='Resolve hand-off']"))
-        assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text.startswith("Hand-off resolved")
-        assert transport.overrides == [{"resolve_handoff": True, "reason": "Called Sam; all fine."}]
-        assert "needs a person" not in browser.find_element(By.CSS_SELECTOR, ".sub").text
-    finally:
-        running.stop()
-        transport.inner.close()
-
-
 def test_a_form_without_the_console_token_is_refused(console: ConsoleServer, stack: tuple[LocalServer, str]) -> None:
     import httpx
 
@@ -236,8 +196,74 @@ def test_swagger_ui_on_the_local_server_lists_every_operation(browser: Any, stac
     server, _pid = stack
     browser.get(server.url + "/docs")
     WebDriverWait(browser, 60, poll_frequency=0.2).until(
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) == 8
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) == 12
     )
     summaries = {e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")}
     assert "/conversation/participants/{participant_id}/history" in {s.replace("\u200b", "") for s in summaries}
     _shot(browser, "swagger-ui")
+
+
+def _hand_off_a_new_participant(server: LocalServer) -> str:
+    """A real controller hold on the local stack: an intake flow whose first node hands off after one
+    failed attempt is pushed, a participant enrolls and answers "idk" (docs/controller.md)."""
+    import json
+
+    from promptpipe.local.signing import twilio_form, twilio_signature
+
+    env = server.env
+    flow = json.loads((Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json").read_text())
+    flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
+    assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
+    enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": HELD_PHONE, "name": "Alex"})
+    assert enrolled.status == 201, enrolled.body
+    params = {"MessageSid": "SM-held-1", "AccountSid": "AC1", "From": HELD_PHONE, "To": "+14155550000", "Body": "idk"}
+    signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
+    answer = env.api(
+        "POST",
+        "/webhooks/twilio",
+        body=twilio_form(params),
+        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
+        base64_body=True,
+    )
+    assert answer.status == 200
+    pid = str(enrolled.body["result"]["id"])
+    controller = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]["controller"]
+    assert controller["needs_person"] is True  # the API shows the hold before the console does
+    return pid
+
+
+HELD_PHONE = "+14165550177"
+
+
+def test_a_hand_off_is_flagged_and_resolved_with_a_note(
+    browser: Any, console: ConsoleServer, stack: tuple[LocalServer, str]
+) -> None:
+    # Given a participant the flow controller holds for a person (runs last: it adds a participant
+    # and a flow version to the shared stack)
+    server, _sam = stack
+    pid = _hand_off_a_new_participant(server)
+
+    # When the coordinator sees the flag, writes a note and resolves the hand-off in the console
+    browser.get(console.url + "/")
+    row = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Alex']]")
+    assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes"
+    sam = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Sam']]")
+    assert sam.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "no"
+    browser.get(f"{console.url}/participants/{pid}")
+    assert "needs a person" in browser.find_element(By.CSS_SELECTOR, ".sub").text
+    browser.find_element(By.ID, "note").send_keys("Called Alex; they want to walk more.")
+    chosen = browser.find_element(By.CSS_SELECTOR, "#sub_state option:checked")
+    assert chosen.text == "INTAKE"  # the current sub-state is the default
+    _shot(browser, "handoff")
+    _click_and_load(browser, browser.find_element(By.XPATH, "//button[text()='Resolve hand-off']"))
+
+    # Then the page says so and no longer flags the participant
+    assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text.startswith("Hand-off resolved")
+    assert "needs a person" not in browser.find_element(By.CSS_SELECTOR, ".sub").text
+    # And through the API: the hold is released, the sub-state kept, the note in the transcript
+    state = server.env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
+    assert state["controller"]["needs_person"] is False
+    assert state["sub_state"] == "INTAKE"
+    history = server.env.api("GET", f"/conversation/participants/{pid}/history").body["result"]["messages"]
+    overrides = [m["content"] for m in history if m["kind"] == "override"]
+    assert overrides == ["operator override (sub_state=INTAKE): Called Alex; they want to walk more."]

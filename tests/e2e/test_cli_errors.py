@@ -145,3 +145,52 @@ def test_exit_codes_are_documented() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     for code in (0, cli.EXIT_FAILED, EXIT_USAGE, EXIT_CONFIG, EXIT_UNAVAILABLE, cli.EXIT_INTERRUPTED):
         assert f"| `{code}` |" in doc
+
+
+def _free_port() -> int:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        return int(closed.getsockname()[1])
+
+
+def test_flows_prompts_and_import_mistakes_are_one_line_with_their_exit_code(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    intake = Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json"
+    not_json = tmp_path / "flow.txt"
+    not_json.write_text("not json")
+    cases = [
+        (["flows", "validate", str(tmp_path / "missing.json")], EXIT_USAGE, "cannot read"),
+        (["flows", "push", str(not_json)], EXIT_USAGE, "is not JSON"),
+        (["flows", "push", str(intake), "--url", f"http://127.0.0.1:{_free_port()}"], EXIT_UNAVAILABLE, "cannot reach"),
+        (["flows", "show", "intake", "--api", f"http://127.0.0.1:{_free_port()}"], EXIT_UNAVAILABLE, "cannot reach"),
+        (["prompts", "show", "no-such-prompt"], EXIT_USAGE, "unknown prompt(s): no-such-prompt; known: "),
+        (["import", "--sqlite", str(tmp_path / "missing.db")], EXIT_USAGE, "no such file"),
+        (["import", "--sqlite", str(not_json)], EXIT_CONFIG, "cannot read the SQLite database"),
+    ]
+    for argv, code, fragment in cases:
+        assert main(argv) == code, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"promptpipe {argv[0]}: "), err
+        assert fragment in err and "Traceback" not in err, err
+
+
+def test_aws_failures_map_to_the_documented_exit_codes() -> None:
+    from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+    from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+
+    denied = ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "GetParameter")
+    wrapped = GetParameterError("denied")
+    wrapped.__cause__ = denied
+    expected = [
+        (NoCredentialsError(), EXIT_CONFIG, "Unable to locate credentials"),
+        (EndpointConnectionError(endpoint_url="https://ssm.example"), EXIT_UNAVAILABLE, "ssm.example"),
+        (denied, cli.EXIT_FAILED, "AccessDeniedException: not allowed"),
+        (wrapped, cli.EXIT_FAILED, "AccessDeniedException: not allowed"),
+    ]
+    for exc, code, fragment in expected:
+        error = cli.as_cli_error(exc)
+        assert error is not None and error.code == code and fragment in str(error), (exc, error)
+    assert cli.as_cli_error(RuntimeError("a bug")) is None  # a bug keeps its traceback

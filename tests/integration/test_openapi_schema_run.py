@@ -105,7 +105,9 @@ def body_strategy(document: dict[str, Any], schema: dict[str, Any]) -> st.Search
     valid = from_schema(document, schema)
     properties = list(resolve(document, schema).get("properties", {}))
     extra_field = st.builds(lambda body, value: {**body, "unexpected_field": value}, valid, JSON)
-    wrong_type = st.builds(lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties), JSON)
+    wrong_type = st.builds(
+        lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties or ["unexpected_field"]), JSON
+    )
     return st.one_of(
         valid.map(json.dumps),
         valid.map(json.dumps),

@@ -21,7 +21,7 @@ def turn(h, participant, text, **kw):
         enqueued_at=h.clock.now(),
     )
     outcome = h.app.process_turn(event)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 

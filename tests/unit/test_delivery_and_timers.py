@@ -94,7 +94,7 @@ def given(
     args = schedule or {"action": "create", "type": "fixed", "fixed_time": "09:30"}
     session = h.app.sessions.open(p.id, "create-schedule")
     assert SchedulerTool(10).execute(ToolContext(h.app.deps, session), args).ok
-    session.commit()
+    h.app.apply_schedules(session.commit())
     [daily] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt"]
     return h, p, daily
 
@@ -106,7 +106,7 @@ def deliver(h: MemoryHarness, schedule: ScheduledTimer, at: datetime | None = No
     payload = schedule.payload
     assert isinstance(payload, ScheduledPromptPayload)
     outcome = h.app.run_scheduled_prompt(payload, event_id=event_id or f"{schedule.name}:{h.clock.now().isoformat()}")
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -115,7 +115,7 @@ def fire(h: MemoryHarness, payload: TimerPayload | ScheduledPromptPayload, event
         outcome = h.app.run_timer(payload, event_id=event_id)
     else:
         outcome = h.app.run_scheduled_prompt(payload, event_id=event_id)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -154,7 +154,7 @@ def reply(
             enqueued_at=h.clock.now(),
         )
     )
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -178,7 +178,7 @@ def timer(h: MemoryHarness, kind: TimerKind, p: ConversationParticipant) -> Sche
         TimerKind.FEEDBACK_FOLLOWUP: "fbfollowup",
         TimerKind.STATE_TRANSITION: "transition",
     }[kind]
-    return h.timers.get(f"{prefix}-{p.id}")
+    return h.timers.get(f"{p.id}-{prefix}")
 
 
 def participant_timers(h: MemoryHarness, p: ConversationParticipant) -> list[str]:
@@ -427,7 +427,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         SchedulerTool(10).execute(
             ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"}
         )
-        session.commit()
+        h.app.apply_schedules(session.commit())
         participants.append(p)
     overdue, later, without = participants
     dailies = {s.payload.participant_id: s for s in h.timers.schedules.values() if s.kind == "daily_prompt"}
@@ -658,7 +658,7 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     SchedulerTool(10).execute(
         ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:31"}
     )
-    session.commit()
+    h.app.apply_schedules(session.commit())
     [second] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt" and s.name != first.name]
     t0 = at_local(MONDAY, "09:20")
     deliver(h, first, at=t0)
@@ -848,10 +848,10 @@ def test_a_repeated_random_trigger_arms_one_delivery() -> None:
     )
     first = deliver(h, trigger, at=at_local(MONDAY, "07:50"), event_id="exec-monday")
     again = deliver(h, trigger, event_id="exec-monday")
-    # Then it picks the same instant, under the same one-shot name, and one prompt goes out
-    assert first.delivery is not None and again.delivery is not None
-    assert first.delivery.random_delivery_at == again.delivery.random_delivery_at
-    assert len([s for s in h.timers.schedules.values() if s.kind == "prompt_at"]) == 1
+    # Then the repeat finds the committed record and re-applies the same one-shot, under the same name
+    assert first.delivery is not None and again.replayed
+    [one_shot] = [s for s in h.timers.schedules.values() if s.kind == "prompt_at"]
+    assert one_shot.at == first.delivery.random_delivery_at
     fire_due(h, at_local(MONDAY, "12:00"))
     assert len(sent(h, p, OutboundKind.DAILY_PROMPT)) == 1
 

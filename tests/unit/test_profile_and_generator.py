@@ -26,7 +26,7 @@ def _ctx(h, pid, event="e1"):
 def _save(h, pid, args, event="e1"):
     session, ctx = _ctx(h, pid, event)
     result = ProfileSaveTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 
@@ -124,7 +124,7 @@ def test_a_corrupt_profile_is_reported_not_overwritten() -> None:
 def _generate(h, pid, args):
     session, ctx = _ctx(h, pid)
     result = PromptGeneratorTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 

@@ -115,6 +115,25 @@ class EventBridgeTimers:
         except BotoCoreError as exc:
             raise TimerError(f"delete_schedule {name}: {exc}") from exc
 
+    def list_names(self, prefix: str) -> list[str]:
+        """Live schedules of the group whose name starts with ``prefix`` (paginated)."""
+        names: list[str] = []
+        request: dict[str, Any] = {"GroupName": self._group_name, "MaxResults": 100}
+        if prefix:
+            request["NamePrefix"] = prefix
+        try:
+            while True:
+                response = self._client.list_schedules(**request)
+                names += [str(item["Name"]) for item in response.get("Schedules", [])]
+                token = response.get("NextToken")
+                if not token:
+                    return names
+                request["NextToken"] = token
+        except ClientError as exc:
+            raise _timer_error("list_schedules", prefix or "*", exc) from exc
+        except BotoCoreError as exc:
+            raise TimerError(f"list_schedules {prefix or '*'}: {exc}") from exc
+
     # --- internals ------------------------------------------------------------------------
 
     def _one_shot(

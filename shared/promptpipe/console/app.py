@@ -3,12 +3,14 @@
 Pages: ``/`` participants (search, status filter), ``/participants/<id>`` one participant (the
 conversation in their local time, profile, schedules, controller state), ``/export`` (download the
 research export as a zip). Actions are plain HTML forms (POST, then a redirect): pause, resume,
-resolve a hand-off with a note. Every POST carries the console's per-process token.
+resolve a hand-off with a note (a state override with a sub-state, which releases the flow
+controller's hold). Every POST carries the console's per-process token.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import secrets
 import sys
 import tempfile
@@ -22,13 +24,16 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.models.state import SubState
 
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
+SUB_STATES = tuple(s.value for s in SubState)
 
 
 def _templates() -> Environment:
@@ -39,6 +44,7 @@ def _templates() -> Environment:
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
     env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
     return env
 
@@ -101,6 +107,7 @@ class Console:
             zone=zone,
             days=days,
             controller=controller if isinstance(controller, dict) else None,
+            sub_states=SUB_STATES,
             notice=query.get("notice"),
         )
 
@@ -122,11 +129,16 @@ class Console:
             self.client.set_status(participant_id, "active")
             return "Resumed: daily prompts are scheduled again."
         if action == "resolve":
+            # The controller's release path (docs/controller.md): a state override with a sub-state
+            # releases the hold; the note is the override's reason, recorded in the transcript.
             note = form.get("note", "").strip()
             if not note:
                 raise ApiError(400, "write a note saying how the hand-off was resolved")
-            self.client.override_state(participant_id, {"resolve_handoff": True, "reason": note})
-            return "Hand-off resolved; the note is in the transcript."
+            sub_state = form.get("sub_state", "")
+            if sub_state not in SUB_STATES:
+                raise ApiError(400, f"choose where the conversation continues: {', '.join(SUB_STATES)}")
+            self.client.override_state(participant_id, {"sub_state": sub_state, "reason": note})
+            return f"Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript."
         raise ApiError(404, f"unknown action {action}")
 
 
@@ -243,7 +255,6 @@ class ConsoleServer:
 def run_console(client: CoordinatorClient, *, host: str, port: int) -> int:
     import time
 
-    from promptpipe.cli import EXIT_UNAVAILABLE, CliError
     from promptpipe.local.server import PortUnavailable
 
     try:

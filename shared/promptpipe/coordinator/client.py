@@ -37,10 +37,11 @@ class ApiTransport(Protocol):
 class ApiError(Exception):
     """The API answered with an error envelope."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, result: Any = None) -> None:
         super().__init__(f"{message} (HTTP {status})")
         self.status = status
         self.message = message
+        self.result = result  # the error's details, when the API gives some (a flow's problems)
 
 
 class ApiUnreachable(Exception):
@@ -48,6 +49,7 @@ class ApiUnreachable(Exception):
 
 
 BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
 
 
 class CoordinatorClient:
@@ -58,7 +60,7 @@ class CoordinatorClient:
         answer = self.transport.request(method, path, query=query, json_body=json_body)
         body = answer.body if isinstance(answer.body, dict) else {}
         if answer.status >= 400:
-            raise ApiError(answer.status, str(body.get("message") or answer.body or "error"))
+            raise ApiError(answer.status, str(body.get("message") or answer.body or "error"), body.get("result"))
         return body.get("result")
 
     # -- participants ---------------------------------------------------------------------------
@@ -123,3 +125,12 @@ class CoordinatorClient:
 
     def override_state(self, participant_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._call("POST", f"{BASE}/{participant_id}/state", json_body=body)
+
+    # -- flow definitions (docs/controller.md) ----------------------------------------------------
+    def flow(self, flow_id: str, *, version: int | None = None) -> dict[str, Any]:
+        query = {"version": str(version)} if version is not None else None
+        return self._call("GET", f"{FLOWS}/{flow_id}", query=query)
+
+    def push_flow(self, flow_id: str, definition: Any) -> dict[str, Any]:
+        """Stores ``definition`` as the flow's next version; returns it as stored."""
+        return self._call("PUT", f"{FLOWS}/{flow_id}", json_body=definition)

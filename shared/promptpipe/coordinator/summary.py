@@ -118,7 +118,7 @@ class ParticipantSummary:
     def needs_person(self) -> bool:
         """The flow controller holds the conversation for a person (when the state view shows it)."""
         controller = (self.state or {}).get("controller")
-        return bool(isinstance(controller, dict) and controller.get("hold"))
+        return bool(isinstance(controller, dict) and (controller.get("needs_person") or controller.get("hold")))
 
     @property
     def profile(self) -> dict[str, Any]:

@@ -148,12 +148,11 @@ class ConversationFlow:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):
                 session.apply(name, op)
         session.apply("daily_prompt_reply", self._daily_prompt_reply(received_at))
-        timers = self.deps.timers
 
         def default_sub_state(op: OpContext) -> None:
             # Checked inside the operation: a transition committed meanwhile must not be undone.
             if op.data.sub_state_raw not in SubState.__members__:
-                write_sub_state(op, timers, SubState.INTAKE)
+                write_sub_state(op, SubState.INTAKE)
 
         session.apply("default_sub_state", default_sub_state)
 
@@ -172,21 +171,20 @@ class ConversationFlow:
 
     def _daily_prompt_reply(self, received_at: datetime) -> Any:
         """Contract §5.2: a reply not older than the prompt cancels its reminder."""
-        timers = self.deps.timers
 
         def apply(op: OpContext) -> None:
             pending = op.data.daily_prompt_pending()
             if pending is None or received_at < pending.sent_at:
                 return
             op.data.set_daily_prompt_pending(None)
-            clear_timer_key(op, timers, DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
+            clear_timer_key(op, DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
             op.data.set_time(DataKey.DAILY_PROMPT_RESPONDED_AT, received_at)
 
         return apply
 
     def _cancel_pending_feedback(self, op: OpContext) -> None:
-        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_TIMER_ID)
-        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        clear_timer_key(op, DataKey.FEEDBACK_TIMER_ID)
+        clear_timer_key(op, DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
         if op.data.get(DataKey.FEEDBACK_STATE):
             op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
 

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from promptpipe.clock import Clock
+from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.ports import LLM, Timers
 from promptpipe.settings import Settings
@@ -35,3 +36,5 @@ class FlowDeps:
     clock: Clock
     prompts: PromptLibrary
     ids: IdGenerator = field(default_factory=IdGenerator)
+    # The flow controller's definitions (docs/controller.md); None: intake runs unsteered.
+    flows: FlowCatalog | None = None

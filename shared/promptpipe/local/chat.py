@@ -10,8 +10,9 @@ import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from promptpipe.cli_errors import CliError
 from promptpipe.local.demo import send_sms
-from promptpipe.local.environment import LocalEnvironment
+from promptpipe.local.environment import LocalEnvironment, model_label
 from promptpipe.settings import parse_duration
 
 HELP = "commands: /wait <duration, e.g. 5h or 30m>  /tomorrow [HH:MM]  /state  /help  /quit"
@@ -67,7 +68,6 @@ def _command(env: LocalEnvironment, line: str, pid: str, zone: ZoneInfo) -> None
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from promptpipe.cli import CliError, model_label
     from promptpipe.local.failures import failure_lines, quiet_function_logs
 
     start = args.start or datetime.now(UTC).replace(microsecond=0)

@@ -56,7 +56,6 @@ def local_settings(**overrides: Any) -> Settings:
     env = Settings()
     defaults: dict[str, Any] = {
         "table_name": "promptpipe-local",
-        "idempotency_table_name": "promptpipe-local-idempotency",
         "messaging_provider": MessagingProvider.LOCAL,
         "offline_coach": not env.openai_api_key,
         "twilio_auth_token": env.twilio_auth_token or LOCAL_TWILIO_AUTH_TOKEN,
@@ -69,6 +68,15 @@ def local_settings(**overrides: Any) -> Settings:
         "aws_endpoint_url": None,
     }
     return env.model_copy(update={**defaults, **overrides})
+
+
+def model_label(env: LocalEnvironment) -> str:
+    """Which coach a local run uses, for the first line of ``demo``, ``chat`` and ``serve``."""
+    if env.settings.openai_api_key:
+        return f"OpenAI {env.settings.genai_model}" + (
+            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
+        )
+    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
 
 
 class NotifyingTimers:
@@ -100,6 +108,9 @@ class NotifyingTimers:
     def cancel(self, name: str) -> None:
         self._inner.cancel(name)
         self._changed(name)
+
+    def list_names(self, prefix: str) -> list[str]:
+        return self._inner.list_names(prefix)
 
 
 class LocalEnvironment:

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
     LOCAL_WHATSAPP_APP_SECRET,
     LOCAL_WHATSAPP_VERIFY_TOKEN,
     LocalEnvironment,
+    model_label,
 )
 
 
@@ -287,7 +289,6 @@ def run_server(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from promptpipe.cli import EXIT_UNAVAILABLE, CliError, model_label
 
     env = None
     if getattr(args, "with_demo", False):

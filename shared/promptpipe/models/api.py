@@ -6,6 +6,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
 from promptpipe.models.store import TranscriptEntry
@@ -62,6 +63,9 @@ class StateOverride(BaseModel):
 
     sub_state: SubState | None = None
     debug_mode: StrictBool | None = None  # true or false; not 0/1 or "yes"
+    # This participant's model routes by purpose (see docs/pipeline.md, "Model routing");
+    # an empty mapping clears the override.
+    llm_routes: dict[Literal["intake", "feedback", "generator", "classifier", "synthesis"], LLMRoute] | None = None
     reason: str = Field(min_length=1, max_length=500)
 
 
@@ -76,6 +80,8 @@ class StateView(BaseModel):
     pending_timers: dict[str, str]
     daily_prompt_pending: dict[str, Any] | None
     version: int
+    # The flow controller's state (intake), with ``needs_person`` (docs/controller.md); None before intake ran on it.
+    controller: dict[str, Any] | None = None
 
 
 OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
@@ -115,4 +121,38 @@ class StateViewEnvelope(Envelope[StateView]):
 
 
 class MessageEnvelope(Envelope[None]):
+    pass
+
+
+# -- flow definitions (docs/controller.md) ---------------------------------------------------
+class FlowProblem(BaseModel):
+    path: str
+    message: str
+
+
+class FlowValidation(BaseModel):
+    valid: bool
+    problems: list[FlowProblem]
+
+
+class FlowVersion(BaseModel):
+    version: int
+    created_at: str = Field(description="ISO 8601")
+    created_by: str = ""
+
+
+class FlowVersions(BaseModel):
+    flow_id: str
+    versions: list[FlowVersion]
+
+
+class FlowEnvelope(Envelope[dict[str, Any]]):
+    """``result`` is the flow definition as stored (docs/controller.md)."""
+
+
+class FlowValidationEnvelope(Envelope[FlowValidation]):
+    pass
+
+
+class FlowVersionsEnvelope(Envelope[FlowVersions]):
     pass

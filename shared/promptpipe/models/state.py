@@ -13,9 +13,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
+from promptpipe.controller.runtime import RuntimeState
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.profile import UserProfile
 
 logger = logging.getLogger(__name__)
@@ -61,6 +63,16 @@ class DataKey(StrEnum):
     # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
     # was asked or answered for, so a short reply is read as an answer only while it is open.
     ANSWERED_QUESTIONS = "answeredQuestions"
+    # JSON {name: ScheduleSpec}: the one-shot schedules (reminder, auto-feedback, feedback timers,
+    # delayed transition, random-window delivery) that should be live, so effects and reconcile can
+    # create them from the state alone.
+    PENDING_TIMERS = "pendingTimers"
+    # Participant-local date (YYYY-MM-DD) of the last "I can only read text messages" notice: at
+    # most one a day however many photos, voice notes or stickers arrive.
+    LAST_MEDIA_NOTICE_DATE = "lastMediaNoticeDate"
+    # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
+    # attempts/executions per node, the pinned flow id + version, the bounded turn log.
+    CONTROLLER_STATE = "controllerState"
 
 
 class FeedbackState(StrEnum):
@@ -132,13 +144,22 @@ class ScheduleInfo(BaseModel):
         }
 
     def same_timing(self, other: ScheduleInfo) -> bool:
+        """Same type, zone and times; ``9:00`` and ``09:00`` are the same time."""
         return (
             self.type == other.type
-            and self.fixed_time == other.fixed_time
-            and self.random_start_time == other.random_start_time
-            and self.random_end_time == other.random_end_time
+            and _hhmm_key(self.fixed_time) == _hhmm_key(other.fixed_time)
+            and _hhmm_key(self.random_start_time) == _hhmm_key(other.random_start_time)
+            and _hhmm_key(self.random_end_time) == _hhmm_key(other.random_end_time)
             and self.timezone == other.timezone
         )
+
+
+def _hhmm_key(value: str) -> str:
+    """``H:MM``/``HH:MM`` zero-padded; anything else as it is."""
+    hours, sep, minutes = value.strip().partition(":")
+    if sep and hours.isdigit() and minutes.isdigit():
+        return f"{int(hours):02d}:{int(minutes):02d}"
+    return value
 
 
 class PendingTransition(BaseModel):
@@ -300,6 +321,38 @@ class StateData:
 
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
         self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
+
+    def pending_timers(self) -> dict[str, ScheduleSpec]:
+        text = self.get(DataKey.PENDING_TIMERS)
+        if not text:
+            return {}
+        try:
+            return _PENDING_TIMERS.validate_json(text)
+        except ValidationError:
+            logger.warning("stored pendingTimers is unreadable; treated as empty")
+            return {}
+
+    def set_pending_timers(self, timers: dict[str, ScheduleSpec]) -> None:
+        if not timers:
+            self.clear(DataKey.PENDING_TIMERS)
+            return
+        self.set(DataKey.PENDING_TIMERS, _PENDING_TIMERS.dump_json(timers, exclude_none=True).decode())
+
+    def controller_state(self) -> RuntimeState | None:
+        text = self.get(DataKey.CONTROLLER_STATE)
+        if not text:
+            return None
+        try:
+            return RuntimeState.from_json(text)
+        except ValidationError:
+            logger.warning("unreadable controllerState; starting the flow afresh")
+            return None
+
+    def set_controller_state(self, runtime: RuntimeState | None) -> None:
+        self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
+
+
+_PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec])
 
 
 def new_state_data(background: str = "") -> dict[str, str]:
