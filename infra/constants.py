@@ -37,7 +37,7 @@ class FunctionSpec:
     description: str
     memory_mb: int
     timeout_s: int
-    snap_start: bool = False  # the functions that import openai (DESIGN §7)
+    snap_start: bool = False  # the functions that import openai (docs/architecture.md#cold-start)
 
 
 ENROLLMENT = FunctionSpec(

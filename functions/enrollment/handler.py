@@ -1,7 +1,7 @@
 """Participants API (API Gateway HTTP API, IAM-authorised): enrollment and management.
 
 Each route parses and validates, calls one service function, and maps the result into the
-``{"status", "message", "result"}`` envelope of seed 001. Domain errors map to HTTP in one place.
+``{"status", "message", "result"}`` envelope (docs/behaviour.md#B-API-1). Domain errors map to HTTP in one place.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestValidationError,
 )
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -53,7 +54,7 @@ FLOWS = "/conversation/flows"
 
 
 # The answers, documented in the OpenAPI document with their models (all in the envelope).
-def _answer(description: str, model: Any) -> dict[str, Any]:
+def _answer(description: str, model: Any) -> OpenAPIResponse:
     return {"description": description, "content": {"application/json": {"model": model}}}
 
 

@@ -1,4 +1,4 @@
-"""EventBridge Scheduler: the schedule group and the role the scheduler assumes (DESIGN §4, §8).
+"""EventBridge Scheduler: the schedule group and the role the scheduler assumes (docs/architecture.md#timers).
 
 Schedules themselves are created at run time by the functions (one per participant and timer). The
 two target ARNs are computed from the fixed function names rather than taken from the function

@@ -190,9 +190,9 @@ def cmd_flows(args: argparse.Namespace) -> int:
             else:
                 print(json.dumps(client.flow(args.flow_id, version=args.version), indent=2))
         except ApiError as exc:
-            problems = exc.result.get("problems", []) if isinstance(exc.result, dict) else []
-            for problem in problems:
-                print(f"{problem.get('path', '')}: {problem.get('message', '')}", file=sys.stderr)
+            answered: list[Any] = exc.result.get("problems", []) if isinstance(exc.result, dict) else []
+            for item in answered:
+                print(f"{item.get('path', '')}: {item.get('message', '')}", file=sys.stderr)
             raise
     return EXIT_OK
 

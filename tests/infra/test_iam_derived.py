@@ -125,15 +125,11 @@ IMPLIED: dict[Need, tuple[Need, str]] = {
         "create-or-update by name: UpdateSchedule when a schedule of that name already exists",
     ),
 }
-# Resources the code may still call that the stack no longer has: the idempotency table, while the
-# code has an IDEMPOTENCY_TABLE_NAME setting (issue 11 removes the Powertools Idempotency layer and
-# moves the sent ledger into the single table). Ignored, not granted; lapses with the setting.
-TRANSITIONAL = {"idempotency-table"} if "idempotency_table_name" in Settings.model_fields else set()
 
 
 def expected(key: str, derived: set[Need]) -> set[Need]:
     implied = {need for trigger, (need, _) in IMPLIED.items() if trigger in derived}
-    return {n for n in derived if n.resource not in TRANSITIONAL} | set(PLATFORM) | set(EXTRA.get(key, {})) | implied
+    return set(derived) | set(PLATFORM) | set(EXTRA.get(key, {})) | implied
 
 
 # --- from a botocore call to what IAM checks ---------------------------------------------------------
@@ -144,14 +140,13 @@ class Names:
     """Maps run-time resource names to the symbolic names shared with the template side."""
 
     table: str
-    idempotency_table: str
     queue_url: str
     group: str
     role_arn: str
     dlq_arn: str
 
     def table_resource(self, name: str, index: str | None = None) -> str:
-        base = {self.table: "table", self.idempotency_table: "idempotency-table"}.get(name, f"table:{name}")
+        base = "table" if name == self.table else f"table:{name}"
         return f"{base}/index/{index}" if index else base
 
     def queue(self, url: str) -> str:
@@ -507,7 +502,6 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
 
     names = Names(
         table=env.settings.table_name,
-        idempotency_table=getattr(env.settings, "idempotency_table_name", ""),
         queue_url=env.resources.inbound_queue_url,
         group=env.settings.schedule_group_name,
         role_arn=SCHEDULER_ROLE_ARN,
@@ -522,15 +516,8 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
         "SCHEDULER_DLQ_ARN": SCHEDULER_DLQ_ARN,
         "PUBLIC_WEBHOOK_BASE_URL": PUBLIC_BASE_URL,
     }
-    # Transitional (issue 11 removes the setting): the stack no longer names an idempotency table.
-    transitional = {"idempotency_table_name": names.idempotency_table} if names.idempotency_table else {}
     settings = {
-        name: {
-            key: function_settings(synth.function(key)["Environment"]["Variables"], local).model_copy(
-                update=transitional
-            )
-            for key in FUNCTIONS
-        }
+        name: {key: function_settings(synth.function(key)["Environment"]["Variables"], local) for key in FUNCTIONS}
         for name, synth in synths.items()
     }
     secrets = aws_client("secretsmanager", env.settings)
@@ -784,5 +771,5 @@ def test_every_allowance_has_a_reason() -> None:
     ],
 )
 def test_calls_map_to_what_iam_checks(service: str, operation: str, params: dict[str, Any], want: set[Need]) -> None:
-    names = Names(table="t", idempotency_table="i", queue_url="q", group="g", role_arn="r", dlq_arn="d")
+    names = Names(table="t", queue_url="q", group="g", role_arn="r", dlq_arn="d")
     assert set(needs(service, operation, params, names)) == want

@@ -1,4 +1,4 @@
-"""Concurrent units of work on one participant, against moto (issue 2 item 7; issue 6 item 5, lite).
+"""Concurrent units of work on one participant, against moto.
 
 - Two sessions opened on the same participant both mutate and both commit: both changes are kept
   and the version moves by two (the loser reloads and replays its operations).

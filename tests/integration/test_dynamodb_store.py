@@ -1,4 +1,4 @@
-"""DynamoParticipantRepo and DynamoStateStore against moto (DESIGN §3)."""
+"""DynamoParticipantRepo and DynamoStateStore against moto (docs/architecture.md#state)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A schema-driven run against the participants API (issue 6 item 8), with no new dependency.
+"""A schema-driven run against the participants API, with no new dependency.
 
 Every operation of the OpenAPI document the enrollment function generates is exercised with requests
 drawn by hypothesis from the document itself: request bodies from their JSON schema (through a small

@@ -1,4 +1,4 @@
-"""The reliability suite (issue 6 items 5–9): what survives conflicts, duplicates, faults and bad input.
+"""The reliability suite: what survives conflicts, duplicates, faults and bad input.
 
 Each case names what it injects and what must hold; docs/reliability.md lists them all, with the
 cases other test files already cover.
@@ -659,7 +659,7 @@ def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
     assert post_twilio(env, "keep this if you can", "SM-unsaved") == 200
 
     # Then the commit was tried six times and nothing of it was written (one transaction: no
-    # half-written turn), and — contract scenario 10, docs/architecture.md "A failed state save" —
+    # half-written turn), and — docs/behaviour.md#SC-10, docs/architecture.md "A failed state save" —
     # the reply still went out once and the record completed (it is not retried by SQS)
     assert commits.calls == ATTEMPTS
     monkeypatch.undo()

@@ -258,7 +258,7 @@ def test_a_stale_reminder_from_yesterday_changes_nothing_today(enrolled: Partici
     assert p.state()["daily_prompt_pending"]["sent_at"] == "2026-03-04T12:20:00Z"
 
 
-# --- pause and resume (decision 4) ----------------------------------------------------------------
+# --- pause and resume (docs/behaviour.md#B-LIFE-1) ------------------------------------------------
 
 
 def test_pause_stops_prompts_and_resume_restores_them_at_the_right_local_time(enrolled: Participant) -> None:
@@ -344,7 +344,7 @@ def test_daily_0800_toronto_fires_once_a_day_at_0750_across_dst(
     assert [m.sent_at for m in prompts] == [f.at for f in daily]
 
 
-# --- random windows (decision 3) ------------------------------------------------------------------
+# --- random windows (docs/behaviour.md#B-SCHED-6) -------------------------------------------------
 
 
 def random_week(env: LocalEnvironment, seed: int) -> list[datetime]:

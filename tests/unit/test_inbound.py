@@ -75,7 +75,7 @@ TWILIO_WHATSAPP_FIELDS = [
 
 
 def _twilio_signature(url: str, fields: list[tuple[str, str]], token: str = AUTH_TOKEN) -> str:
-    """Twilio's algorithm written out independently of the library (AWS_NOTES §5)."""
+    """Twilio's algorithm written out independently of the library (docs/platform.md#webhook-signatures)."""
     signed = url + "".join(key + value for key, value in sorted(fields))
     digest = hmac.new(token.encode(), signed.encode(), hashlib.sha1).digest()
     return base64.b64encode(digest).decode()
@@ -101,7 +101,7 @@ def test_twilio_signature_accepted_with_blank_values_kept() -> None:
 def test_twilio_signature_fails_when_blank_values_are_dropped() -> None:
     body = urlencode(TWILIO_SMS_FIELDS)
     signature = _twilio_signature(WEBHOOK_URL, TWILIO_SMS_FIELDS)
-    dropped = parse_qsl(body)  # the AWS_NOTES gotcha: ToCity= and ToZip= vanish
+    dropped = parse_qsl(body)  # docs/platform.md#webhook-signatures: ToCity= and ToZip= vanish
     assert not verify_twilio_signature(WEBHOOK_URL, dropped, signature, AUTH_TOKEN)
 
 

@@ -1,4 +1,5 @@
-"""The ``scheduler`` tool (FACTS §4, §11 S1–S3 and S7–S11; decisions 2 and 3) with in-memory fakes.
+"""The ``scheduler`` tool with in-memory fakes (docs/behaviour.md#scheduler, B-SCHED-3, B-SCHED-4,
+cases S1–S3 and S7–S11).
 
 The clock starts at ``tests.support.START`` = Monday 2026-03-02 12:00 UTC, which is 07:00 in
 Toronto, 21:00 in Tokyo and 04:00 in Los Angeles.
@@ -102,7 +103,7 @@ def test_s8_valid_parameters_pass(args: dict[str, Any]) -> None:
     ],
 )
 def test_s8_s9_invalid_parameters_fail_with_the_original_meanings(args: dict[str, Any], error: str) -> None:
-    # Given malformed arguments / When validated / Then the FACTS §4 error string
+    # Given malformed arguments / When validated / Then the docs/behaviour.md#B-SCHED-1 error string
     with pytest.raises(ValueError) as exc:
         validate_params(args)
     assert str(exc.value) == error
@@ -179,7 +180,7 @@ def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -
     # When a random 08:00-10:00 schedule is created
     result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
     # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
-    # the window so that each day's delivery is drawn inside it (decision 3)
+    # the window so that each day's delivery is drawn inside it (docs/behaviour.md#B-SCHED-4)
     assert result.ok and result.data["type"] == "random"
     [schedule] = daily(h)
     assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
@@ -217,7 +218,7 @@ def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> Non
 @pytest.mark.parametrize(
     ("participant_zone", "args", "expected"),
     [
-        # decision 2: the participant's zone first
+        # docs/behaviour.md#B-SCHED-3: the participant's zone first
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
         ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
         # then the contract's defaults
@@ -272,7 +273,7 @@ def test_first_day_decision_uses_the_schedules_own_zone(
     p = h.enroll()
     # When a fixed schedule is created in another zone
     result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time, "timezone": zone})
-    # Then "today or tomorrow" is decided in that zone (decision 3), and the cron is local to it
+    # Then "today or tomorrow" is decided in that zone (docs/behaviour.md#B-SCHED-4), and the cron is local to it
     assert result.data["starts_today"] is starts_today
     assert ("arrives today" if starts_today else "arrives tomorrow") in result.text
     [schedule] = daily(h)
@@ -344,7 +345,7 @@ def test_a_time_eventbridge_would_refuse_is_an_error_before_anything_is_decided(
 
 
 def test_s10_list_empty_then_after_a_create() -> None:
-    # Adaptation: result wording is our own (FACTS: never copy the original's texts); the data
+    # Adaptation: result wording is our own (docs/behaviour.md: never copy the original's texts); the data
     # fields are the original's.
     # Given a participant without schedules
     h = memory_harness()
@@ -398,3 +399,22 @@ def test_s11_delete_existing_removes_registry_entry_and_eventbridge_schedule() -
     assert run(h, p, {"action": "delete", "schedule_id": gone.data["schedule_id"]}).data["error"] == (
         "Schedule not found"
     )
+
+
+def test_changing_the_participants_zone_moves_the_schedules_that_follow_it() -> None:
+    # Given a participant in Toronto with a schedule in their zone and one they set in Tokyo
+    from promptpipe.models.api import ParticipantUpdate
+
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"}).ok
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "20:00", "timezone": "Asia/Tokyo"}).ok
+    names = {e["fixed_time"]: e["timer_id"] for e in registry(h, p.id)}
+    # When their time zone is changed through the API
+    h.app.update_participant(p.id, ParticipantUpdate(timezone="Europe/Paris"))
+    # Then the schedule that followed their zone moved with them, in place (same name), and the live
+    # cron fires at 09:20 Paris time; the explicitly zoned one stays in Tokyo
+    zones = {e["fixed_time"]: e["timezone"] for e in registry(h, p.id)}
+    assert zones == {"09:30": "Europe/Paris", "20:00": "Asia/Tokyo"}
+    live = {s.name: (s.hour, s.minute, s.timezone) for s in daily(h)}
+    assert live == {names["09:30"]: (9, 20, "Europe/Paris"), names["20:00"]: (19, 50, "Asia/Tokyo")}

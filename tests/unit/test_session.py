@@ -1,4 +1,4 @@
-"""ConversationSession, the unit of work (DESIGN §3), against the in-memory store.
+"""ConversationSession, the unit of work (docs/architecture.md#state), against the in-memory store.
 
 One load, operations applied in memory, one commit conditional on ``version``; on a conflict the
 session reloads and replays its operations (guards re-checked) and commits again, bounded and

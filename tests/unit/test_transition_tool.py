@@ -1,4 +1,4 @@
-"""``transition_state`` (FACTS §6, §11 ST1–ST6; contract scenario 5; decision 8) with in-memory fakes.
+"""``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3, cases ST1–ST6) with in-memory fakes.
 
 Timers are fired the way EventBridge would: at their time, once, and deleted after completion
 (``fire_due``); duplicated or late firings are replayed by hand with the stored payload.
@@ -68,7 +68,7 @@ def transition_timer(h: MemoryHarness, participant_id: str) -> Any:
 
 
 def test_st1_definition() -> None:
-    # Given the definition / Then its name, enum, minimum and required field match FACTS §1
+    # Given the definition / Then its name, enum, minimum and required field match docs/behaviour.md#B-TOOL-1
     assert DEFINITION.name == "transition_state"
     assert DEFINITION.parameters["required"] == ["target_state"]
     props = DEFINITION.parameters["properties"]
@@ -110,7 +110,7 @@ def test_st4_st5_invalid_arguments(args: dict[str, Any], error: str) -> None:
     assert sub_state(h, p.id) == "INTAKE" and h.timers.schedules == {}
 
 
-# --- ST3 and contract scenario 5: delayed transitions ------------------------------------------
+# --- ST3 and docs/behaviour.md#SC-5: delayed transitions ---------------------------------------
 
 
 def test_st3_delay_5_arms_one_timer_and_stores_its_id() -> None:
@@ -231,7 +231,7 @@ def test_a_timer_failure_after_the_commit_raises_and_the_redelivery_arms_it() ->
     assert live is not None and live.at == START + timedelta(minutes=10)
 
 
-# --- ST6 and decision 8: cancellation, duplicates, stale firings -------------------------------
+# --- ST6 and docs/behaviour.md#B-TRANS-3: cancellation, duplicates, stale firings --------------
 
 
 def test_st6_immediate_transition_cancels_a_pending_delayed_one() -> None:
@@ -320,7 +320,7 @@ def test_immediate_transition_cancels_a_pending_auto_feedback() -> None:
     payload = TimerPayload(participant_id=p.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=name, due_at=h.clock.now())
     h.timers.schedule_timer(name=name, at=h.clock.now() + timedelta(minutes=5), payload=payload)
     h.store.flows[p.id].state_data[DataKey.AUTO_FEEDBACK_TIMER_ID.value] = name
-    # When the model moves the conversation at once (contract scenario 11)
+    # When the model moves the conversation at once (docs/behaviour.md#SC-11)
     assert run(h, p, {"target_state": "INTAKE"}).ok
     # Then the auto-feedback id is cleared and its schedule deleted
     assert DataKey.AUTO_FEEDBACK_TIMER_ID.value not in h.data(p.id)

@@ -1,4 +1,4 @@
-"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (DESIGN §3).
+"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (docs/architecture.md#state).
 
 | item        | pk                   | sk                           |
 |-------------|----------------------|------------------------------|

@@ -1,8 +1,8 @@
 """``Timers`` on EventBridge Scheduler: one schedule per timer, in one schedule group.
 
-Names are deterministic (DESIGN §4), so scheduling an existing name replaces it: create, and on
+Names are deterministic (docs/architecture.md#timers), so scheduling an existing name replaces it: create, and on
 ``ConflictException`` update with the full parameter set (UpdateSchedule resets omitted fields,
-AWS_NOTES §4). Names, expressions and zones are validated here because moto accepts anything.
+docs/platform.md#scheduler-rules). Names, expressions and zones are validated here because moto accepts anything.
 """
 
 from __future__ import annotations

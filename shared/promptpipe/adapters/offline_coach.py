@@ -1,4 +1,4 @@
-"""An offline, deterministic, rule-based coach that implements the ``LLM`` port (DESIGN §5).
+"""An offline, deterministic, rule-based coach that implements the ``LLM`` port (docs/architecture.md#llm).
 
 It lets the demo and the end-to-end tests run without an OpenAI key while exercising the real
 engine: it answers through the normal tool loop, calling ``save_user_profile``,

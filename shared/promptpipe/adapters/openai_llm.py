@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint works through ``base_url``. ``openai`` is imported only when the
 first client is built: importing it costs over a second of cold start, and functions that never call
-the model (the webhook) must not pay it (DESIGN §7).
+the model (the webhook) must not pay it (docs/architecture.md#cold-start).
 """
 
 from __future__ import annotations

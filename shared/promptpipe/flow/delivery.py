@@ -50,7 +50,7 @@ class DeliveryResult:
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
-    """The intensity poll's "today" is the participant's day (decision 6)."""
+    """The intensity poll's "today" is the participant's day (docs/behaviour.md#B-INT-2)."""
     for name in (session.participant.timezone, schedule.timezone if schedule else ""):
         if name:
             try:
@@ -175,7 +175,7 @@ def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
 
 
 def _generate(deps: FlowDeps, session: ConversationSession) -> tuple[str, bool, list[dict[str, object]]]:
-    """The day's prompt, or our own fallback text when generation fails (FACTS §4 step 1)."""
+    """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1)."""
     llm_calls: list[dict[str, object]] = []
     try:
         generated = generate_habit_prompt(deps, session, "scheduled")

@@ -14,7 +14,7 @@ from promptpipe.settings import Settings
 
 
 class IdGenerator:
-    """Unguessable ids (decision 15); a seeded variant keeps tests and the demo deterministic."""
+    """Unguessable ids (docs/behaviour.md#B-API-4); a seeded variant keeps tests and the demo deterministic."""
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng

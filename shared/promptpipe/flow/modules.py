@@ -88,7 +88,7 @@ class ModuleResult:
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
-    """Decision 13: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
+    """docs/behaviour.md#B-HIST-2: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
     if limit == 0:
         return []
     count = DEFAULT_LLM_HISTORY if limit < 0 else min(limit, MAX_STORED_HISTORY)
@@ -413,7 +413,9 @@ class ConversationModule(ABC):
             else:
                 try:
                     outcome = tool.execute(ctx, arguments)
-                except Exception as exc:  # a tool bug must reach the model, not kill the turn (§8.1 rule 5)
+                except (
+                    Exception
+                ) as exc:  # a tool bug must reach the model, not kill the turn (docs/behaviour.md#B-LOOP-3)
                     logger.exception("tool raised", extra={"tool": call.name})
                     outcome = ToolResult.error(f"{call.name} failed", f"{type(exc).__name__}: {exc}")
         result.tool_runs.append(

@@ -1,4 +1,4 @@
-"""Habit-prompt generation (contract §4.5, FACTS §5), shared by the tool and the daily delivery."""
+"""Habit-prompt generation (docs/behaviour.md#generator), shared by the tool and the daily delivery."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class GeneratedPrompt:
 
 
 def check_profile(session: ConversationSession) -> UserProfile:
-    """The validation order of FACTS §5: no profile, then anchor, then time."""
+    """The validation order of docs/behaviour.md#B-GEN-2: no profile, then anchor, then time."""
     if not session.data.has_profile():
         raise PromptGenerationError("user profile not found - please complete intake first")
     try:

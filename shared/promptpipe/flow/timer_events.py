@@ -21,7 +21,7 @@ from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 
-# Contract §5.2 quotes this text.
+# docs/behaviour.md#B-REM-3 quotes this text.
 REMINDER_TEXT = (
     "Friendly check-in: we haven't heard back after today's habit prompt. Reply with a quick update when you're ready!"
 )
@@ -42,7 +42,7 @@ def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
 
 
 def _nudged_for_current_prompt(op: OpContext) -> bool:
-    """Decision 10: a feedback nudge already went out for this prompt (so no reminder too)."""
+    """docs/behaviour.md#B-FBT-2: a feedback nudge already went out for this prompt (so no reminder too)."""
     return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
 
 

@@ -1,4 +1,4 @@
-"""Deterministic EventBridge schedule names, derived from the contract's dedup keys (DESIGN §4).
+"""Deterministic EventBridge schedule names, derived from the contract's dedup keys (docs/architecture.md#timers).
 
 Re-scheduling the same key replaces the schedule instead of duplicating it. Names never contain a
 phone number, and stay within 64 characters of ``[0-9a-zA-Z-_.]`` (participant ids are 34). Every

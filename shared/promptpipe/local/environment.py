@@ -1,4 +1,4 @@
-"""Everything on one machine (DESIGN §9): moto for AWS, the real handlers, a scheduler pump that
+"""Everything on one machine (docs/architecture.md#local-runs): moto for AWS, the real handlers, a scheduler pump that
 fires due schedules against a controllable clock, and a drainer for the inbound FIFO queue.
 
 Only adapters and the clock differ from AWS: the same events reach the same handler functions.
@@ -51,6 +51,15 @@ class TimelineEntry:
     kind: str = ""
 
 
+def model_label(env: LocalEnvironment) -> str:
+    """Which coach model a local run talks to, for the first line of the demo, chat and server."""
+    if env.settings.openai_api_key:
+        return f"OpenAI {env.settings.genai_model}" + (
+            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
+        )
+    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
+
+
 def local_settings(**overrides: Any) -> Settings:
     """Settings of a local run: environment values, then local defaults, then ``overrides``."""
     env = Settings()
@@ -68,15 +77,6 @@ def local_settings(**overrides: Any) -> Settings:
         "aws_endpoint_url": None,
     }
     return env.model_copy(update={**defaults, **overrides})
-
-
-def model_label(env: LocalEnvironment) -> str:
-    """Which coach a local run uses, for the first line of ``demo``, ``chat`` and ``serve``."""
-    if env.settings.openai_api_key:
-        return f"OpenAI {env.settings.genai_model}" + (
-            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
-        )
-    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
 
 
 class NotifyingTimers:

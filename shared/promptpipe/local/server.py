@@ -263,7 +263,8 @@ class LocalServer:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
     def _ticker(self) -> None:
         while not self._stop.wait(self._tick_seconds):

@@ -1,4 +1,4 @@
-"""Request and response bodies of the participants API (seed 001, FACTS §9)."""
+"""Request and response bodies of the participants API (docs/behaviour.md#api)."""
 
 from __future__ import annotations
 

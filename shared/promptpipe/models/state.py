@@ -1,4 +1,4 @@
-"""Flow state: the contract's DataKeys (§3.2) and the typed shapes of their string values.
+"""Flow state: the contract's DataKeys (docs/behaviour.md#B-STATE-1) and the typed shapes of their string values.
 
 ``state_data`` is a ``dict[str, str]`` whose keys are the DataKey names and whose values are plain
 strings or JSON, exactly as the original stored them, so an exported state loads unchanged.
@@ -35,7 +35,7 @@ class SubState(StrEnum):
 
 
 class DataKey(StrEnum):
-    """The 18 keys of contract §3.2, plus our documented extensions at the end."""
+    """The 18 keys of docs/behaviour.md#B-STATE-1, plus our documented extensions at the end."""
 
     CONVERSATION_HISTORY = "conversationHistory"
     SYSTEM_PROMPT = "systemPrompt"
@@ -56,7 +56,7 @@ class DataKey(StrEnum):
     DAILY_PROMPT_RESPONDED_AT = "dailyPromptRespondedAt"
     LAST_INTENSITY_PROMPT_DATE = "lastIntensityPromptDate"
     # --- extensions (not in the original; see docs/architecture.md, "State keys") ---
-    # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (decision 6: once per prompt).
+    # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (docs/behaviour.md#B-DONE-2: once per prompt).
     DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
     # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
     PENDING_TRANSITION = "pendingTransition"
@@ -234,12 +234,12 @@ class StateData:
             data = json.loads(text)
             return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
         except (ValueError, ValidationError, AttributeError):
-            # The original treats unreadable history as empty (FACTS §8 step 1).
+            # The original treats unreadable history as empty (docs/behaviour.md#B-HIST-1).
             logger.warning("unreadable conversationHistory; starting from empty")
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
-        """Keep the last 50 messages (contract §3.3) and, beyond the contract, at most
+        """Keep the last 50 messages (docs/behaviour.md#B-HIST-1) and, beyond the contract, at most
         ``MAX_HISTORY_BYTES``: DynamoDB items stop at 400 KB, and a state that cannot be saved
         would lose every later turn (the full record is in the transcript anyway)."""
         kept = [m.to_json_dict() for m in messages[-MAX_STORED_HISTORY:]]
@@ -258,7 +258,7 @@ class StateData:
 
     def profile(self) -> UserProfile:
         """The stored profile or a new one (intensity "normal"). Corrupt JSON raises ``ValueError``:
-        the original's scheduler silently replaced a corrupt profile with a blank one (FACTS §2 bug)."""
+        the original's scheduler silently replaced a corrupt profile with a blank one (docs/behaviour.md#B-PROF-5)."""
         text = self.get(DataKey.USER_PROFILE)
         if not text:
             return UserProfile.from_json_dict({})
@@ -356,7 +356,7 @@ _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec])
 
 
 def new_state_data(background: str = "") -> dict[str, str]:
-    """The state of a freshly enrolled participant (contract §7.2 steps 6–7)."""
+    """The state of a freshly enrolled participant (docs/behaviour.md#B-API-5)."""
     data = StateData({})
     data.set_history([])
     if background:

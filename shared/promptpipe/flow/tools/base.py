@@ -26,7 +26,7 @@ class ToolResult(BaseModel):
 
     @classmethod
     def error(cls, message: str, detail: str | None = None) -> ToolResult:
-        """A failure the model must see with its detail (decision 7)."""
+        """A failure the model must see with its detail (docs/behaviour.md#B-LOOP-3)."""
         text = f"ERROR: {message}" + (f" ({detail})" if detail and detail != message else "")
         return cls(ok=False, text=text, data={"success": False, "message": message, "error": detail or message})
 

@@ -1,4 +1,4 @@
-"""``save_user_profile``: field-by-field merge into ``userProfile`` (FACTS §2, contract §10.1)."""
+"""``save_user_profile``: field-by-field merge into ``userProfile`` (docs/behaviour.md#B-PROF-1)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     args = dict(args)
     blocker = args.pop("last_blocker", None)
     if isinstance(blocker, str) and blocker.strip() and not profile.last_barrier and not args.get("last_barrier"):
-        args["last_barrier"] = blocker  # legacy alias (contract §10.1)
+        args["last_barrier"] = blocker  # legacy alias (docs/behaviour.md#B-PROF-2)
     updated: list[str] = []
     for name in PROFILE_TEXT_FIELDS:
         value = args.get(name)

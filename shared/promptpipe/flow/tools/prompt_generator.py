@@ -1,4 +1,4 @@
-"""``generate_habit_prompt`` (FACTS §1, §5)."""
+"""``generate_habit_prompt`` (docs/behaviour.md#generator)."""
 
 from __future__ import annotations
 

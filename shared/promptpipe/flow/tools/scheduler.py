@@ -82,7 +82,7 @@ def normalise_hhmm(value: str) -> str:
 
 
 def validate_params(args: dict[str, Any]) -> SchedulerParams:
-    """FACTS §4 "Validation", with its error meanings. Raises ``ValueError(detail)``."""
+    """docs/behaviour.md#B-SCHED-1, with its error meanings. Raises ``ValueError(detail)``."""
     action = args.get("action")
     if action not in ("create", "list", "delete"):
         raise ValueError(f"invalid scheduler action: {action if action is not None else ''}")
@@ -161,7 +161,7 @@ def _resolve_zone(params: SchedulerParams, participant_zone: str) -> str:
 
 
 def first_delivery_is_today(now: datetime, zone: str, fire_minutes: int) -> bool:
-    """Whether today's firing (in the schedule's zone) is still ahead (decision 3)."""
+    """Whether today's firing (in the schedule's zone) is still ahead (docs/behaviour.md#B-SCHED-4)."""
     local = now.astimezone(ZoneInfo(zone))
     return local.hour * 60 + local.minute < fire_minutes % (24 * 60)
 

@@ -1,4 +1,4 @@
-"""``transition_state`` (FACTS §6, contract scenario 5, decision 8)."""
+"""``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class StateTransitionTool:
             ctx.session.apply(f"transition_to_{target.value}", immediate_transition(target))
             return ToolResult(ok=True, text=f"The conversation is now in {target.value}.")
 
-        # EventBridge Scheduler has one-minute precision: round up, never truncate to zero (decision 8).
+        # EventBridge Scheduler has one-minute precision: round up, never down to zero (docs/behaviour.md#B-TRANS-4).
         minutes = max(1, math.ceil(delay))
         due = ctx.session.now + timedelta(minutes=minutes)
         name = timer_name(TimerKind.STATE_TRANSITION, ctx.session.participant.id)
