@@ -48,7 +48,7 @@ class ParticipantUpdate(BaseModel):
 
 
 class StateOverride(BaseModel):
-    """At least one of ``sub_state`` and ``debug_mode``; the reason goes into the transcript."""
+    """At least one of ``sub_state``, ``debug_mode`` and ``llm_routes``; the reason goes into the transcript."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -56,7 +56,7 @@ class StateOverride(BaseModel):
         json_schema_extra={
             "anyOf": [
                 {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-                for name in ("sub_state", "debug_mode")
+                for name in ("sub_state", "debug_mode", "llm_routes")
             ]
         },
     )
