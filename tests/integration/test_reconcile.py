@@ -94,22 +94,37 @@ def test_a_one_shot_whose_time_has_passed_is_not_recreated(local_env_factory: An
     assert reminder in report.skipped_past and reminder not in report.created_missing
 
 
-def test_the_cli_reconciles_through_the_api(monkeypatch: Any, capsys: Any) -> None:
+def test_the_cli_reconciles_through_the_api(local_env_factory: Any, monkeypatch: Any, capsys: Any) -> None:
+    # Given a participant with an orphan schedule, and the CLI pointed at that local stack's API
+    from contextlib import contextmanager
+
     from promptpipe import cli
+    from promptpipe.cli_errors import CliError
+    from promptpipe.coordinator.client import CoordinatorClient
+    from promptpipe.local.api_transport import InProcessTransport
 
-    calls: list[tuple[str, str]] = []
+    env = local_env_factory()
+    pid, _ = _enrolled_with_a_schedule(env)
+    orphan = _orphan(env, pid)
 
-    def fake_api(url: str, method: str, path: str, payload: Any) -> tuple[int, dict[str, Any]]:
-        calls.append((method, path))
-        report = {"participant_id": "p_1", "deleted_orphans": ["p_1-x"], "created_missing": [], "repairs": 1}
-        return 200, {"message": "1 repair(s)", "result": report}
+    @contextmanager
+    def client(_args: Any) -> Any:
+        yield CoordinatorClient(InProcessTransport(env))
 
-    monkeypatch.setattr(cli, "_api", fake_api)
-    args = argparse.Namespace(participant_id="p_1", all=False, url="http://127.0.0.1:8000")
-    assert cli.cmd_reconcile(args) == 0
-    assert calls == [("POST", "/conversation/participants/p_1/reconcile")]
-    assert "deleted orphan schedule p_1-x" in capsys.readouterr().out
-    assert cli.cmd_reconcile(argparse.Namespace(participant_id="", all=False, url="u")) == 2
+    monkeypatch.setattr(cli, "coordinator_client", client)
+    # When `promptpipe reconcile ID` runs / Then it prints the repair and the orphan is gone
+    assert cli.cmd_reconcile(argparse.Namespace(participant_id=pid, all=False)) == 0
+    assert f"{pid}: deleted orphan schedule {orphan}" in capsys.readouterr().out
+    assert orphan not in env.app.timers.list_names(participant_prefix(pid))
+    # And `--all` works too; an id together with --all (or neither) is a usage error
+    assert cli.cmd_reconcile(argparse.Namespace(participant_id="", all=True)) == 0
+    assert "0 repair(s)" in capsys.readouterr().out
+    try:
+        cli.cmd_reconcile(argparse.Namespace(participant_id="", all=False))
+    except CliError as exc:
+        assert exc.code == cli.EXIT_USAGE
+    else:
+        raise AssertionError("expected a usage error")
 
 
 def test_event_records_stay_slim_and_bounded() -> None:
