@@ -375,6 +375,8 @@ _ROUTES = (
     (re.compile(rf"^{BASE}/[^/]+/?$"), "GET, PUT, DELETE"),
     (re.compile(rf"^{BASE}/[^/]+/history/?$"), "GET"),
     (re.compile(rf"^{BASE}/[^/]+/state/?$"), "GET, POST"),
+    (re.compile(rf"^{BASE}/[^/]+/reconcile/?$"), "POST"),
+    (re.compile(r"^/conversation/reconcile/?$"), "POST"),
     (re.compile(rf"^{FLOWS}/{VALIDATE}/?$"), "POST"),
     (re.compile(rf"^{FLOWS}/[^/]+/?$"), "GET, PUT"),
     (re.compile(rf"^{FLOWS}/[^/]+/versions/?$"), "GET"),
