@@ -1046,7 +1046,9 @@ def test_without_quiet_hours_the_reminder_keeps_its_time() -> None:
 def test_a_nudge_stale_by_the_end_of_quiet_hours_is_not_armed() -> None:
     # Given quiet hours that end after the next day's prompt would go out (a long night, 12:00-10:00)
     h, p, daily = given(
-        settings=Settings(quiet_hours_start="12:00", quiet_hours_end="10:00", quiet_hours_max_delay=timedelta(hours=23)),
+        settings=Settings(
+            quiet_hours_start="12:00", quiet_hours_end="10:00", quiet_hours_max_delay=timedelta(hours=23)
+        ),
         schedule={"action": "create", "type": "fixed", "fixed_time": "09:30"},
     )
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
