@@ -25,9 +25,11 @@ test: $(STAMP) ## run the whole test suite (what CI runs)
 test-fast: $(STAMP) ## run the unit tests only
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff check and format check
+lint: $(STAMP) ## ruff check and format check, mypy, the import contracts (.pre-commit-config.yaml runs the same)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	PYTHONPATH=shared:. $(BIN)/lint-imports
 
 typecheck: $(STAMP) ## mypy (with the pydantic plugin) over shared/, functions/ and infra/
 	$(BIN)/mypy

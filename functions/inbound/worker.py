@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -49,5 +50,5 @@ def record_handler(record: SQSRecord) -> None:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

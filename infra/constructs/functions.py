@@ -231,14 +231,8 @@ class Functions(Construct):
         log_group.grant_write(role)
         # Async settings belong to what the scheduler invokes: the function itself, or the alias
         # of a SnapStart function (set there).
-        async_options = (
-            {
-                "retry_attempts": c.ASYNC_RETRY_ATTEMPTS,
-                "max_event_age": cdk.Duration.hours(c.ASYNC_MAX_EVENT_AGE_HOURS),
-            }
-            if dead_letter_queue is not None and not spec.snap_start
-            else {}
-        )
+        # (None leaves a property unset, as omitting it would.)
+        async_here = dead_letter_queue is not None and not spec.snap_start
         fn = lambda_.Function(
             self,
             cid,
@@ -256,7 +250,8 @@ class Functions(Construct):
             log_group=log_group,
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.snap_start else None,
             dead_letter_queue=dead_letter_queue,
-            **async_options,
+            retry_attempts=c.ASYNC_RETRY_ATTEMPTS if async_here else None,
+            max_event_age=cdk.Duration.hours(c.ASYNC_MAX_EVENT_AGE_HOURS) if async_here else None,
         )
         if spec.snap_start:
             acknowledge(

@@ -280,10 +280,11 @@ def _meta_content(message: dict[str, Any], kind: str, path: str, region: str) ->
     if kind == "button":
         button = _obj(message.get("button"), f"{path}.button")
         payload = _str(button.get("payload", ""), f"{path}.button.payload", allow_empty=True)
-        text = _str(button.get("text", ""), f"{path}.button.text", allow_empty=True)
-        return {"body": text, "answer_id": payload or None}
+        label = _str(button.get("text", ""), f"{path}.button.text", allow_empty=True)
+        return {"body": label, "answer_id": payload or None}
     if kind in _META_MEDIA:
-        media = message.get(kind) if isinstance(message.get(kind), dict) else {}
+        raw_media = message.get(kind)
+        media: dict[str, Any] = raw_media if isinstance(raw_media, dict) else {}
         caption = media.get("caption") if isinstance(media.get("caption"), str) else ""
         attachment = Attachment(
             type=kind,
@@ -299,7 +300,8 @@ def _meta_content(message: dict[str, Any], kind: str, path: str, region: str) ->
         target = reaction.get("message_id")
         return {"kind": InboundKind.REACTION, "body": emoji, "refers_to": target if isinstance(target, str) else None}
     if kind in ("edit", "revoke"):
-        detail = message.get(kind) if isinstance(message.get(kind), dict) else {}
+        raw_detail = message.get(kind)
+        detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
         target = detail.get("original_message_id")
         body = ""
         inner = detail.get("message")
@@ -312,12 +314,13 @@ def _meta_content(message: dict[str, Any], kind: str, path: str, region: str) ->
         }
     if kind == "system":
         system = _obj(message.get("system"), f"{path}.system")
-        system_type = system.get("type") if isinstance(system.get("type"), str) else "unknown"
+        raw_type = system.get("type")
+        system_type = raw_type if isinstance(raw_type, str) else "unknown"
         new_phone = None
         if system_type in NUMBER_CHANGES:
             new_phone = _optional_phone(system.get("wa_id") or system.get("new_wa_id"), region)
-        text = system.get("body") if isinstance(system.get("body"), str) else ""
-        return {"kind": InboundKind.SYSTEM, "body": text, "system_type": system_type[:64], "new_phone": new_phone}
+        notice = system.get("body") if isinstance(system.get("body"), str) else ""
+        return {"kind": InboundKind.SYSTEM, "body": notice, "system_type": system_type[:64], "new_phone": new_phone}
     return {"kind": InboundKind.UNSUPPORTED}
 
 

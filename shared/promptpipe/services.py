@@ -40,6 +40,7 @@ from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RAND
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
+from promptpipe.models.llm import LLMRoute
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.participant import (
     ConversationParticipant,
@@ -310,7 +311,7 @@ class PromptPipe:
             session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
         debug = override.debug_mode
         if override.llm_routes is not None:
-            routes = dict(override.llm_routes)
+            routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
             session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
 
         def record(op: OpContext) -> None:

@@ -241,7 +241,7 @@ def allowed_values(field_name: str) -> str:
             bounds.append(f"at least {item.min_length} characters")
         if isinstance(item, annotated_types.MaxLen):
             bounds.append(f"at most {item.max_length} characters")
-    kind = {int: "a whole number", float: "a number"}.get(annotation, "text")  # type: ignore[call-overload]
+    kind = "a whole number" if annotation is int else "a number" if annotation is float else "text"
     return kind + (" " + ", ".join(bounds) if bounds else "")
 
 

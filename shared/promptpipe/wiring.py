@@ -59,7 +59,8 @@ class TracedStateStore:
 
     def commit(self, commit: StateCommit) -> None:
         with tracer.provider.in_subsegment("state_commit") as subsegment:
-            subsegment.put_annotation("version", commit.flow.version)
+            # aws_xray_sdk types the value as numbers.Number, which mypy never matches to an int.
+            subsegment.put_annotation("version", commit.flow.version)  # type: ignore[arg-type]
             self._inner.commit(commit)
 
     def list_transcript(

@@ -471,7 +471,7 @@ class DynamoParticipantRepo:
     def _batch_delete(self, keys: Sequence[Item]) -> None:
         self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
 
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+    def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
         for attempt in range(_BATCH_RETRIES):
             response = self._client.batch_write_item(RequestItems={self._table: requests})
             requests = response.get("UnprocessedItems", {}).get(self._table, [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
@@ -101,14 +102,14 @@ class InMemoryStore:
 
     def list_transcript(
         self, participant_id: str, *, limit: int, next_token: str | None
-    ) -> tuple[list[TranscriptEntry], str | None]:
+    ) -> tuple[builtins.list[TranscriptEntry], str | None]:
         with self._lock:
             entries = sorted(self.transcripts.get(participant_id, []), key=lambda e: (e.at, e.seq))
         start = int(next_token) if next_token and next_token.isdigit() else 0
         page = entries[start : start + limit]
         return page, (str(start + limit) if start + limit < len(entries) else None)
 
-    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+    def load_outbound(self, participant_id: str, record: EventRecord) -> builtins.list[OutboundMessage]:
         with self._lock:
             by_key = {(e.at, e.seq): e for e in self.transcripts.get(participant_id, [])}
         found = [by_key.get((record.committed_at, ref.seq)) for ref in record.messages]

@@ -242,9 +242,9 @@ def _translate_error(exc: Exception) -> LLMCallError:
             f"OpenAI {kind} (HTTP {status}): {_short(exc.message)}", status_code=status, retryable=retryable
         )
     if isinstance(exc, openai.APIError):
-        status = getattr(exc, "status_code", None)
-        where = f" (HTTP {status})" if status is not None else ""
-        return LLMCallError(f"OpenAI API error{where}: {_short(exc.message)}", status_code=status)
+        code = getattr(exc, "status_code", None)
+        where = f" (HTTP {code})" if code is not None else ""
+        return LLMCallError(f"OpenAI API error{where}: {_short(exc.message)}", status_code=code)
     return LLMCallError(f"OpenAI client error: {type(exc).__name__}: {_short(str(exc))}")
 
 

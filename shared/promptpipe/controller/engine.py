@@ -304,9 +304,9 @@ def begin_turn(flow: FlowDefinition, rt: RuntimeState, decision: Decision) -> Ru
         update["skipped_nodes"] = sorted({*rt.skipped_nodes, *decision.skipped})
     if decision.silently_executed:
         executions = {**rt.executions_by_node}
-        for node_id in (*decision.silently_executed, *([decision.node_id] if decision.mode is Mode.EXECUTE else [])):
-            if node_id:
-                executions[node_id] = executions.get(node_id, 0) + 1
+        for executed in (*decision.silently_executed, *([decision.node_id] if decision.mode is Mode.EXECUTE else [])):
+            if executed:
+                executions[executed] = executions.get(executed, 0) + 1
         update["executions_by_node"] = executions
     update["turn_log"] = _log(rt, entry)
     return rt.model_copy(update=update)

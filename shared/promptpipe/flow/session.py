@@ -142,7 +142,7 @@ def _transcript_text(message: OutboundMessage) -> str:
 @dataclass(frozen=True)
 class Operation:
     name: str
-    apply: Callable[[OpContext], None]
+    apply: Callable[[OpContext], object]  # what it returns (e.g. the recorded entry) is ignored
 
 
 class ConversationSession:
@@ -224,7 +224,7 @@ class ConversationSession:
         return next((r for r in self._loaded.recent_events if r.event_id == self.event_id), None)
 
     # -- mutation ---------------------------------------------------------------------------
-    def apply(self, name: str, fn: Callable[[OpContext], None]) -> None:
+    def apply(self, name: str, fn: Callable[[OpContext], object]) -> None:
         """Record and immediately apply an operation."""
         operation = Operation(name, fn)
         operation.apply(self._ctx)

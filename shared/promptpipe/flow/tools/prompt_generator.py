@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from promptpipe.errors import LLMError
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
@@ -35,9 +35,10 @@ class PromptGeneratorTool:
             return ToolResult.error("delivery_mode is required")
         if mode not in ("immediate", "scheduled"):
             return ToolResult.error(f"invalid delivery_mode: {mode}", "use 'immediate' or 'scheduled'")
+        delivery: Literal["immediate", "scheduled"] = "immediate" if mode == "immediate" else "scheduled"
         notes = args.get("personalization_notes")
         try:
-            generated = generate_habit_prompt(ctx.deps, ctx.session, mode, notes if isinstance(notes, str) else "")
+            generated = generate_habit_prompt(ctx.deps, ctx.session, delivery, notes if isinstance(notes, str) else "")
         except PromptGenerationError as exc:
             return ToolResult.error("could not generate a habit prompt", str(exc))
         except LLMError as exc:

@@ -49,7 +49,8 @@ class StateTransitionTool:
             return ToolResult.error("delay_minutes must be a number")
         if delay is not None and (math.isnan(delay) or delay < 0):
             return ToolResult.error("delay_minutes must be zero or more")
-        reason = args.get("reason") if isinstance(args.get("reason"), str) else ""
+        raw_reason = args.get("reason")
+        reason = raw_reason if isinstance(raw_reason, str) else ""
         if not delay:
             ctx.session.apply(f"transition_to_{target.value}", immediate_transition(target))
             return ToolResult(ok=True, text=f"The conversation is now in {target.value}.")
