@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from promptpipe.errors import ValidationFailed
 from promptpipe.models.messaging import InboundMessage
-from promptpipe.phone import canonicalize_phone
+from promptpipe.phone import canonicalize_phone, canonicalize_whatsapp_sender
 
 TWILIO_PROVIDER = "twilio"
 META_PROVIDER = "whatsapp_cloud"
@@ -64,6 +64,7 @@ def parse_twilio_form(body: str, received_at: datetime, default_region: str) -> 
     return _inbound(
         provider=TWILIO_PROVIDER,
         provider_message_id=sid.strip(),
+        # Twilio sends E.164 ("+1…", "whatsapp:+1…"); anything else is read like typed input.
         from_phone=canonicalize_phone(sender, default_region),
         body=text,
         answer_id=answer_id,
@@ -160,7 +161,8 @@ def _meta_message(
     return _inbound(
         provider=META_PROVIDER,
         provider_message_id=message_id,
-        from_phone=canonicalize_phone(sender, default_region),
+        # A WhatsApp id: country code included, no "+" (not a number a person typed).
+        from_phone=canonicalize_whatsapp_sender(sender, default_region),
         body=body,
         answer_id=answer_id,
         received_at=received_at,

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from promptpipe.phone import is_known_region
+
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -130,6 +132,15 @@ class Settings(BaseSettings):
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
+
+    @field_validator("default_phone_region", mode="before")
+    @classmethod
+    def _phone_region(cls, value: Any) -> Any:
+        if not is_known_region(value):
+            raise ValueError(
+                f"DEFAULT_PHONE_REGION={value!r} is not a known region: use a two-letter ISO 3166 code such as US or FR"
+            )
+        return value.upper()
 
     @field_validator("chat_history_limit")
     @classmethod

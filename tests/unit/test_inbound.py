@@ -200,6 +200,21 @@ def test_parse_twilio_form_rejects_missing_fields(fields: list[tuple[str, str]],
         parse_twilio_form(urlencode(fields), NOW, "US")
 
 
+def test_parse_twilio_digits_only_from_is_read_in_the_default_region() -> None:
+    # Twilio always sends "+"; digits without it are a number typed somewhere, read nationally.
+    body = urlencode([("MessageSid", "SM1"), ("From", "5164845567"), ("Body", "hi")])
+    assert parse_twilio_form(body, NOW, "US").from_phone == "+15164845567"
+
+
+def test_parse_meta_sender_id_is_international_even_when_it_reads_as_national() -> None:
+    # Meta's "from" is a WhatsApp id: the country code is always included, without "+".
+    payload = _payload(
+        _value(messages=[{"from": "5164845567", "id": "wamid.PE", "type": "text", "text": {"body": "hola"}}])
+    )
+    [message] = parse_meta_payload(payload, NOW, "US")
+    assert message.from_phone == "+5164845567"
+
+
 def test_parse_twilio_form_rejects_an_impossible_sender() -> None:
     with pytest.raises(InvalidPhoneNumber):
         parse_twilio_form(urlencode([("MessageSid", "SM1"), ("From", "+1234")]), NOW, "US")
