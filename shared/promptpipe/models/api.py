@@ -21,7 +21,14 @@ class Envelope(BaseModel, Generic[T]):
 class EnrollmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    phone_number: str = Field(max_length=64)
+    phone_number: str = Field(
+        max_length=64,
+        description=(
+            "The participant's number, best with + and the country code (+1 516 484 5567). Without +, it "
+            "is read in the deployment's DEFAULT_PHONE_REGION; when it is only valid with a country code, "
+            "the answer is 400 suggesting the + form."
+        ),
+    )
     name: str = Field("", max_length=200)
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
