@@ -61,15 +61,22 @@ def test_field_by_field_merge_only_non_empty_and_different() -> None:
     assert changed.data["updated_fields"] == ["motivational_frame", "preferred_time"]
 
 
-def test_legacy_last_blocker_alias_fills_an_empty_barrier_only() -> None:
+def test_legacy_last_blocker_alias_sets_the_barrier_when_the_call_has_no_last_barrier() -> None:
     h = memory_harness()
     p = h.enroll()
     result = _save(h, p.id, {"last_blocker": "no time"})
     assert result.data["updated_fields"] == ["last_barrier"]
     assert _profile(h, p.id)["last_barrier"] == "no time"
     assert "last_blocker" not in _profile(h, p.id)
-    _save(h, p.id, {"last_blocker": "rain"}, "e2")  # the barrier is set: the alias does not overwrite it
-    assert _profile(h, p.id)["last_barrier"] == "no time"
+    # A later last_blocker updates the barrier (the call has no last_barrier of its own)
+    later = _save(h, p.id, {"last_blocker": "rain"}, "e2")
+    assert later.data["updated_fields"] == ["last_barrier"]
+    assert _profile(h, p.id)["last_barrier"] == "rain"
+    # An empty last_barrier argument counts as none; a non-empty one wins over the alias
+    _save(h, p.id, {"last_blocker": "snow", "last_barrier": ""}, "e3")
+    assert _profile(h, p.id)["last_barrier"] == "snow"
+    _save(h, p.id, {"last_blocker": "wind", "last_barrier": "fog"}, "e4")
+    assert _profile(h, p.id)["last_barrier"] == "fog"
     # A stored legacy profile migrates on load (FACTS §2 "Loading")
     legacy = UserProfile.from_json_dict({"prompt_anchor": "x", "last_blocker": "tired"})
     assert legacy.last_barrier == "tired" and legacy.intensity == "normal" and legacy.tone.version == 1

@@ -47,8 +47,11 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     """Apply ``args`` to ``profile`` in place; return the names of the fields that changed."""
     args = dict(args)
     blocker = args.pop("last_blocker", None)
-    if isinstance(blocker, str) and blocker.strip() and not profile.last_barrier and not args.get("last_barrier"):
-        args["last_barrier"] = blocker  # legacy alias (contract §10.1)
+    barrier = args.get("last_barrier")
+    if isinstance(blocker, str) and blocker.strip() and not (isinstance(barrier, str) and barrier.strip()):
+        # Legacy alias (contract §10.1): it stands for last_barrier whenever the call gives none,
+        # so a later last_blocker updates the stored barrier too.
+        args["last_barrier"] = blocker
     updated: list[str] = []
     for name in PROFILE_TEXT_FIELDS:
         value = args.get(name)
