@@ -49,7 +49,7 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     blocker = args.pop("last_blocker", None)
     barrier = args.get("last_barrier")
     if isinstance(blocker, str) and blocker.strip() and not (isinstance(barrier, str) and barrier.strip()):
-        # Legacy alias (contract §10.1): it stands for last_barrier whenever the call gives none,
+        # Legacy alias of older prompts: it stands for last_barrier whenever the call gives none,
         # so a later last_blocker updates the stored barrier too.
         args["last_barrier"] = blocker
     updated: list[str] = []
