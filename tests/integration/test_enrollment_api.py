@@ -157,7 +157,15 @@ def test_enroll_rejects_a_malformed_request_with_400(local_env_factory, body: An
         ({"phone_number": PHONE, "favourite_colour": "blue"}, "favourite_colour"),
         ({"phone_number": PHONE, "name": "x" * 201}, "name"),
     ],
-    ids=["too-short", "impossible", "no-digits", "international-without-plus", "timezone", "unknown-field", "name-too-long"],
+    ids=[
+        "too-short",
+        "impossible",
+        "no-digits",
+        "international-without-plus",
+        "timezone",
+        "unknown-field",
+        "name-too-long",
+    ],
 )
 def test_enroll_rejects_each_bad_field_with_400(local_env_factory, fields: dict[str, Any], fragment: str) -> None:
     # Given a running system
