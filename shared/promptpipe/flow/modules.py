@@ -148,7 +148,7 @@ class ConversationModule(ABC):
             ChatMessage(role="system", content=self.system_prompt),
             ChatMessage(role="system", content=self.context_block(session)),
         ]
-        guide = tone.build_tone_guide(_profile_or_blank(session).tone.tags)
+        guide = tone.build_tone_guide(session.data.profile().tone.tags)
         if guide:
             messages.append(ChatMessage(role="system", content=guide))
         for message in history_window(history, deps.settings.chat_history_limit):
@@ -216,13 +216,6 @@ class ConversationModule(ABC):
         return outcome
 
 
-def _profile_or_blank(session: ConversationSession) -> UserProfile:
-    try:
-        return session.data.profile()
-    except ValueError:
-        return UserProfile()
-
-
 def _record_call(result: ModuleResult, purpose: str, response: ChatResponse) -> None:
     result.llm_calls.append(
         LLMCallRecord(
@@ -252,7 +245,7 @@ class IntakeModule(ConversationModule):
         )
 
     def context_block(self, session: ConversationSession) -> str:
-        return intake_context(_profile_or_blank(session), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
+        return intake_context(session.data.profile(), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
 
 class FeedbackModule(ConversationModule):
@@ -267,7 +260,7 @@ class FeedbackModule(ConversationModule):
     def context_block(self, session: ConversationSession) -> str:
         data = session.data
         return feedback_context(
-            _profile_or_blank(session),
+            session.data.profile(),
             data.get(DataKey.LAST_HABIT_PROMPT),
             data.daily_prompt_pending() is None and bool(data.get(DataKey.DAILY_PROMPT_RESPONDED_AT)),
             data.get(DataKey.PARTICIPANT_BACKGROUND),

@@ -76,10 +76,7 @@ class ProfileSaveTool:
     definition = DEFINITION
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        try:
-            profile = ctx.session.data.profile()
-        except ValueError as exc:
-            return ToolResult.error("the stored profile is unreadable; nothing was saved", str(exc))
+        profile = ctx.session.data.profile()  # a corrupt profile reads as a new one, replaced by this save
         updated = merge_profile(profile, args, ctx.session.now)
         if not updated:
             return ToolResult(
