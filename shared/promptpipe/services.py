@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.clock import Clock
 from promptpipe.errors import (
@@ -42,6 +41,7 @@ from promptpipe.models.state import DataKey, FlowState, StateData, new_state_dat
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, TurnQueue
+from promptpipe.timezones import validate_iana_zone
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +59,9 @@ def validate_timezone(name: str) -> str:
     if not name:
         return ""
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValidationFailed(f"invalid timezone: {name!r} is not an IANA time zone", field="timezone") from exc
-    return name
+        return validate_iana_zone(name)
+    except ValueError as exc:
+        raise ValidationFailed(str(exc), field="timezone") from exc
 
 
 @dataclass

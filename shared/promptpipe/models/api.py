@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import SubState
+from promptpipe.timezones import IanaTimeZoneOrEmpty
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ class EnrollmentRequest(BaseModel):
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
     background: str = Field("", max_length=4000)
-    timezone: str = Field("", max_length=50)
+    timezone: IanaTimeZoneOrEmpty = Field("", max_length=50)
 
 
 class ParticipantUpdate(BaseModel):
@@ -43,7 +44,7 @@ class ParticipantUpdate(BaseModel):
     gender: str | None = Field(None, max_length=100)
     ethnicity: str | None = Field(None, max_length=100)
     background: str | None = Field(None, max_length=4000)
-    timezone: str | None = Field(None, max_length=50)
+    timezone: IanaTimeZoneOrEmpty | None = Field(None, max_length=50)
     status: ParticipantStatus | None = None
 
 
