@@ -15,8 +15,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
+from promptpipe.http_body import MalformedBody, body_bytes, check_json_depth, decode_utf8, error_response
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
 from promptpipe.observability import counts_errors, logger, metrics, tracer
+from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -143,9 +145,33 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
     return envelope(409, message="Participant with this phone number already enrolled", error=True)
 
 
+# -- the body, before the resolver parses it ------------------------------------------------
+def readable_body(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with its body checked and given as plain UTF-8 text, or ``MalformedBody``.
+
+    The resolver's own JSON parsing raises ``RecursionError`` on deeply nested JSON and
+    ``UnicodeDecodeError`` on bytes that are not UTF-8 (both a 5xx), and reads an empty body as a
+    missing one (answered ``" is required"``): here a body over ``MAX_API_BODY_BYTES`` is a 413, one
+    that is not UTF-8 or nested too deeply a 400, and an empty POST/PUT body the empty object ``{}``,
+    so the answer names the missing fields."""
+    raw = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), max_bytes=get_settings().max_api_body_bytes)
+    text = decode_utf8(raw)
+    if text.strip():
+        check_json_depth(text)
+    else:
+        method = (event.get("requestContext") or {}).get("http", {}).get("method", "")
+        text = "{}" if method in ("POST", "PUT") else ""
+    return {**event, "body": text, "isBase64Encoded": False}
+
+
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 @counts_errors("enrollment")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        event = readable_body(event)
+    except MalformedBody as exc:
+        logger.warning("request body refused", extra={"reason": str(exc), "status": exc.status})
+        return error_response(exc.status, str(exc))
     return app.resolve(event, context)

@@ -9,8 +9,6 @@ auto-enroll, enqueue on the FIFO queue). No LLM here: the worker does that.
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -21,6 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
 from promptpipe.errors import ValidationFailed
+from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
 from promptpipe.inbound import (
     parse_meta_payload,
     parse_twilio_form,
@@ -44,9 +43,14 @@ def credential(name: str) -> str | None:
 
 
 def reject(reason: str, status: int = 403) -> Response:
+    """Refuse (or, with 200, acknowledge and drop) a request; the error envelope of the API."""
     count("WebhookRejected", reason=reason.split(":", 1)[0])
-    logger.warning("webhook rejected", extra={"reason": reason})
-    return Response(status_code=status, content_type=content_types.TEXT_PLAIN, body=reason)
+    logger.warning("webhook rejected", extra={"reason": reason, "status": status})
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body={"status": "error", "message": reason},
+    )
 
 
 def _checks_disabled() -> bool:
@@ -84,15 +88,10 @@ def accept(message: InboundMessage) -> InboundDecision:
 
 def raw_body() -> bytes:
     """The request body exactly as sent (base64-decoded when API Gateway encoded it), not decoded as
-    text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx)."""
+    text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx).
+    ``handler`` has already refused bodies over the cap or not base64."""
     event = app.current_event
-    body = event.body or ""
-    if not event.is_base64_encoded:
-        return body.encode("utf-8", "surrogatepass")
-    try:
-        return base64.b64decode(body)
-    except ValueError:  # binascii.Error: not base64 after all
-        return b""
+    return body_bytes(event.body, event.is_base64_encoded, max_bytes=get_settings().max_webhook_body_bytes)
 
 
 @app.post("/webhooks/twilio")
@@ -137,7 +136,11 @@ def whatsapp_webhook() -> Response:
         if not verify_meta_signature(raw_bytes, event.headers.get("x-hub-signature-256"), secret):
             return reject("bad_signature")
     try:
-        payload = json.loads(raw_bytes or b"{}")
+        # Not UTF-8, not JSON or nested too deeply: Meta never sends that, so it is a 400.
+        payload = parse_json(raw_bytes) if raw_bytes.strip() else {}
+    except MalformedBody as exc:
+        return reject(f"malformed_json: {exc}", 400)
+    try:
         if not isinstance(payload, dict):
             raise ValidationFailed("payload must be a JSON object")
         rejected: list[ValidationFailed] = []
@@ -147,8 +150,9 @@ def whatsapp_webhook() -> Response:
         for problem in rejected:  # the rest of the batch still goes through
             count("WebhookRejected", reason="malformed_message")
             logger.warning("malformed WhatsApp message skipped", extra={"field": problem.field})
-    except (ValueError, ValidationFailed):
-        # Signed but unreadable: answer 200 so Meta does not retry it for days; nothing is enqueued.
+    except ValidationFailed:
+        # Signed JSON of a shape we cannot use (a field Meta added, say): answer 200 so Meta does not
+        # retry it for days; nothing is enqueued.
         return reject("malformed", 200)
     for message in messages:
         accept(message)
@@ -160,4 +164,13 @@ def whatsapp_webhook() -> Response:
 @tracer.capture_lambda_handler
 @counts_errors("webhook")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:  # the size cap first: a body over it is never decoded, hashed or parsed
+        body_bytes(
+            event.get("body"), bool(event.get("isBase64Encoded")), max_bytes=get_settings().max_webhook_body_bytes
+        )
+    except MalformedBody as exc:
+        reason = "too_large" if exc.status == PAYLOAD_TOO_LARGE else "malformed_body"
+        count("WebhookRejected", reason=reason)
+        logger.warning("webhook rejected", extra={"reason": reason, "status": exc.status})
+        return error_response(exc.status, str(exc))
     return app.resolve(event, context)

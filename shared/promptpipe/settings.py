@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     public_webhook_base_url: str | None = None
     local_dev_disable_signature_check: bool = False
     max_inbound_message_chars: int = Field(4096, ge=1, le=65536)
+    # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
+    max_api_body_bytes: int = Field(64 * 1024, ge=1024, le=10 * 1024 * 1024)
+    max_webhook_body_bytes: int = Field(1024 * 1024, ge=1024, le=10 * 1024 * 1024)
 
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
