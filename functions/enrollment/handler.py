@@ -33,7 +33,10 @@ _ENVELOPE = {
         }
     }
 }
-BAD_REQUEST = {400: {"description": "Invalid request: the message names the field", "content": _ENVELOPE}}
+BAD_REQUEST = {
+    400: {"description": "Invalid request: the message names the field", "content": _ENVELOPE},
+    413: {"description": "Request body over MAX_API_BODY_BYTES (64 KiB by default)", "content": _ENVELOPE},
+}
 NOT_FOUND = {404: {"description": "Participant not found", "content": _ENVELOPE}}
 CONFLICT = {409: {"description": "Phone number already enrolled", "content": _ENVELOPE}}
 OK = {200: {"description": "OK: the envelope with the result", "content": _ENVELOPE}}
