@@ -58,14 +58,18 @@ def _checks_disabled() -> bool:
 
 
 def public_url() -> str:
-    """The URL Twilio signed: the configured public base, else what API Gateway received."""
+    """The URL Twilio signed: the configured public base (the stack always sets it), else the domain
+    API Gateway received the request on. A client header (X-Forwarded-Host) never names the host,
+    unless WEBHOOK_TRUSTED_PROXY says a proxy we run sets it."""
     event = app.current_event
     path = event.raw_path
     query = f"?{event.raw_query_string}" if event.raw_query_string else ""
-    base = get_settings().public_webhook_base_url
-    if base:
-        return base.rstrip("/") + "/webhooks/twilio" + query
-    host = event.headers.get("x-forwarded-host") or event.request_context.domain_name
+    settings = get_settings()
+    if settings.public_webhook_base_url:
+        return settings.public_webhook_base_url.rstrip("/") + "/webhooks/twilio" + query
+    host = event.request_context.domain_name
+    if settings.webhook_trusted_proxy:
+        host = event.headers.get("x-forwarded-host") or host
     return f"https://{host}{path}{query}"
 
 

@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     whatsapp_phone_number_id: str | None = None
     whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
     public_webhook_base_url: str | None = None
+    # True only behind a proxy you run that sets X-Forwarded-Host itself (overwriting any client
+    # value): then the Twilio signature is checked for that host when PUBLIC_WEBHOOK_BASE_URL is unset.
+    webhook_trusted_proxy: bool = False
     local_dev_disable_signature_check: bool = False
     max_inbound_message_chars: int = Field(4096, ge=1, le=65536)
     # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
