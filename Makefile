@@ -5,15 +5,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: help venv test test-fast lint format demo serve synth deploy destroy bench clean
+.PHONY: help venv test test-fast lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens clean
 
-help:
-	@echo "make demo    - set up and run the local demo (moto + offline coach + local scheduler pump)"
-	@echo "make test    - set up and run the whole test suite"
-	@echo "make lint    - ruff check + format check"
-	@echo "make synth   - cdk synth (installs the CDK CLI from npm into node_modules)"
-	@echo "make deploy  - cdk deploy (needs AWS credentials)"
-	@echo "make bench   - run the benchmarks (see docs/benchmarks.md)"
+# Every target carries a "## what it does" comment; `make help` lists them all.
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,42 +17,57 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) ## create or update .venv with the project and its dev extras
 
-test: $(STAMP)
+test: $(STAMP) ## run the whole test suite (what CI runs)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) ## run the unit tests only
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(STAMP) ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(STAMP)
+typecheck: $(STAMP) ## mypy (with the pydantic plugin) over shared/, functions/ and infra/
+	$(BIN)/mypy
+
+imports: $(STAMP) ## check the import layering contracts (pyproject.toml [tool.importlinter])
+	PYTHONPATH=shared:. $(BIN)/lint-imports
+
+refs: $(STAMP) ## rewrite citations of documents outside the repository (scripts/rewrite_refs.py)
+	$(BIN)/python -m scripts.rewrite_refs
+
+format: $(STAMP) ## format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-demo: $(STAMP)
+demo: $(STAMP) ## run the local demo (moto, offline coach, local scheduler pump)
 	$(BIN)/promptpipe demo
 
-serve: $(STAMP)
+serve: $(STAMP) ## run the local server (the API and webhooks on localhost)
 	$(BIN)/promptpipe serve
 
 node_modules/.bin/cdk:
 	npm install --no-save --no-audit --no-fund --silent aws-cdk@2
 
-synth: $(STAMP) node_modules/.bin/cdk
+synth: $(STAMP) node_modules/.bin/cdk ## cdk synth (installs the CDK CLI from npm into node_modules)
 	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet $(CDK_ARGS)
 
-deploy: $(STAMP) node_modules/.bin/cdk
+deploy: $(STAMP) node_modules/.bin/cdk ## cdk deploy (needs AWS credentials)
 	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy $(CDK_ARGS)
 
-destroy: $(STAMP) node_modules/.bin/cdk
+destroy: $(STAMP) node_modules/.bin/cdk ## cdk destroy (needs AWS credentials)
 	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy $(CDK_ARGS)
 
-bench: $(STAMP)
+bench: $(STAMP) ## run the benchmarks (see docs/benchmarks.md)
 	$(BIN)/python -m scripts.bench_calls
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
-clean:
+# The revision the token figures of docs/benchmarks.md are compared with (before the turn pipeline).
+TOKENS_BASELINE ?= 7ae007d
+bench-tokens: $(STAMP) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+
+clean: ## remove .venv, build outputs and caches
 	rm -rf $(VENV) cdk.out build node_modules .pytest_cache

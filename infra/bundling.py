@@ -1,4 +1,4 @@
-"""The one Lambda code asset, built without Docker (DESIGN §8, AWS_NOTES §3).
+"""The one Lambda code asset, built without Docker (docs/architecture.md#infrastructure, docs/platform.md#cdk-bundling).
 
 ``pip install`` fetches Linux wheels for the Lambda runtime into the asset directory, then the
 application code is copied beside them:

@@ -1,7 +1,7 @@
 """Participants API (API Gateway HTTP API, IAM-authorised): enrollment and management.
 
 Each route parses and validates, calls one service function, and maps the result into the
-``{"status", "message", "result"}`` envelope of seed 001. Domain errors map to HTTP in one place.
+``{"status", "message", "result"}`` envelope (docs/behaviour.md#B-API-1). Domain errors map to HTTP in one place.
 """
 
 from __future__ import annotations
@@ -10,11 +10,19 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
+from promptpipe.controller.catalog import FlowCatalog
+from promptpipe.controller.definition import DefinitionInvalid, Problem
+from promptpipe.errors import (
+    ConfigurationError,
+    FlowNotFound,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    ValidationFailed,
+)
 from promptpipe.http_body import MalformedBody, body_bytes, check_json_depth, decode_utf8, error_response
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
 from promptpipe.observability import counts_errors, logger, metrics, tracer
@@ -23,6 +31,7 @@ from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
 
 # The error answers, documented in the OpenAPI document (all in the {"status": "error"} envelope).
 _ENVELOPE = {
@@ -112,6 +121,55 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
 
+# -- flow definitions (docs/controller.md) ------------------------------------------------------
+FLOW_NOT_FOUND = {404: {"description": "Flow (or version) not found", "content": _ENVELOPE}}
+FlowBody = Annotated[dict[str, Any], Body(description="A flow definition (docs/controller.md)")]
+
+
+def _flows() -> FlowCatalog:
+    flows = get_app().deps.flows
+    if flows is None:
+        raise ConfigurationError("the flow catalog is not configured")
+    return flows
+
+
+def _problems(problems: list[Problem]) -> list[dict[str, str]]:
+    return [p.model_dump() for p in problems]
+
+
+@app.post(f"{FLOWS}/validate", responses={**OK, **BAD_REQUEST})
+def validate_flow(definition: FlowBody) -> Response[dict[str, Any]]:
+    parsed, problems = FlowCatalog.validate(definition)
+    return envelope(200, result={"valid": parsed is not None, "problems": _problems(problems)})
+
+
+@app.get(f"{FLOWS}/<flow_id>", responses={**OK, **BAD_REQUEST, **FLOW_NOT_FOUND})
+def get_flow(flow_id: str, version: Annotated[int | None, Query(ge=1)] = None) -> Response[dict[str, Any]]:
+    flows = _flows()
+    definition = flows.latest(flow_id) if version is None else flows.get(flow_id, version)
+    return envelope(200, result=definition.to_json_dict())
+
+
+@app.put(f"{FLOWS}/<flow_id>", responses={**OK, **BAD_REQUEST})
+def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
+    caller = (app.current_event.request_context.authorizer.iam.user_arn or "") if _has_iam() else ""
+    stored = _flows().push(definition, flow_id=flow_id, created_by=caller)
+    return envelope(200, message=f"Flow stored as version {stored.version}", result=stored.to_json_dict())
+
+
+@app.get(f"{FLOWS}/<flow_id>/versions", responses={**OK, **FLOW_NOT_FOUND})
+def flow_versions(flow_id: str) -> Response[dict[str, Any]]:
+    versions = _flows().versions(flow_id)
+    return envelope(200, result={"flow_id": flow_id, "versions": [_dump(v) for v in versions]})
+
+
+def _has_iam() -> bool:
+    try:
+        return app.current_event.request_context.authorizer.iam is not None
+    except (AttributeError, KeyError, TypeError):
+        return False
+
+
 # -- one place mapping domain errors to HTTP ------------------------------------------------
 @app.not_found
 def _no_route(_exc: Exception) -> Response[dict[str, Any]]:
@@ -136,6 +194,21 @@ def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
 @app.exception_handler(ValidationFailed)
 def _validation_failed(exc: ValidationFailed) -> Response[dict[str, Any]]:
     return envelope(400, message=str(exc), error=True)
+
+
+@app.exception_handler(DefinitionInvalid)
+def _definition_invalid(exc: DefinitionInvalid) -> Response[dict[str, Any]]:
+    return envelope(
+        400,
+        message=f"Invalid flow definition: {len(exc.problems)} problem(s)",
+        result={"problems": _problems(exc.problems)},
+        error=True,
+    )
+
+
+@app.exception_handler(FlowNotFound)
+def _flow_not_found(_exc: FlowNotFound) -> Response[dict[str, Any]]:
+    return envelope(404, message="Flow not found", error=True)
 
 
 @app.exception_handler(ParticipantNotFound)

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from datetime import UTC, datetime
-from typing import Any
 
 
 def _quiet_lambda_runtime() -> None:
@@ -29,17 +28,9 @@ def _parse_instant(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def model_label(env: Any) -> str:
-    if env.settings.openai_api_key:
-        return f"OpenAI {env.settings.genai_model}" + (
-            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
-        )
-    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from promptpipe.local.demo import DEMO_START, print_demo, run_demo
-    from promptpipe.local.environment import LocalEnvironment, local_settings
+    from promptpipe.local.environment import LocalEnvironment, local_settings, model_label
 
     settings = local_settings(offline_coach=True, openai_api_key=None) if not args.use_openai else local_settings()
     with LocalEnvironment(start=DEMO_START, seed=args.seed, settings=settings) as env:
@@ -55,10 +46,75 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flows(args: argparse.Namespace) -> int:
+    """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
+    API of a running ``promptpipe serve``; the deployed, IAM-signed API is not supported here)."""
+    import json
+    from pathlib import Path
+
+    from promptpipe.controller.definition import parse_text
+
+    if args.flows_command == "validate":
+        definition, problems = parse_text(Path(args.file).read_text(encoding="utf-8"))
+        for problem in problems:
+            print(f"{args.file}: {problem}", file=sys.stderr)
+        if definition is None:
+            print(f"invalid: {len(problems)} problem(s)", file=sys.stderr)
+            return 1
+        print(f"valid: flow {definition.id!r}, {len(definition.nodes)} node(s), {len(definition.gates)} gate(s)")
+        return 0
+    if args.flows_command == "push":
+        raw = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        status, body = _api(args.url, "PUT", f"/conversation/flows/{raw.get('id', '')}", raw)
+    else:
+        query = f"?version={args.version}" if args.version else ""
+        status, body = _api(args.url, "GET", f"/conversation/flows/{args.flow_id}{query}", None)
+    if status >= 400:
+        print(body.get("message", status), file=sys.stderr)
+        for problem in (body.get("result") or {}).get("problems", []):
+            print(f"{problem['path']}: {problem['message']}", file=sys.stderr)
+        return 1
+    if args.flows_command == "push":
+        print(body.get("message", "stored"))
+    else:
+        print(json.dumps(body.get("result"), indent=2))
+    return 0
+
+
+def _api(base_url: str, method: str, path: str, payload: Any) -> tuple[int, dict[str, Any]]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(payload).encode() if payload is not None else None
+    request = urllib.request.Request(
+        base_url.rstrip("/") + path, data=data, method=method, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     from promptpipe.local.chat import run_chat
 
     return run_chat(args)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Participants and flow states of the original PromptPipe into this deployment (README, "Moving
+    a study from the original PromptPipe")."""
+    from promptpipe.adapters.original_db import read_postgres, read_sqlite
+    from promptpipe.importer import import_participants
+    from promptpipe.wiring import build_app
+
+    originals = read_sqlite(args.sqlite) if args.sqlite else read_postgres(args.postgres)
+    report = import_participants(build_app(), originals, dry_run=args.dry_run, default_region=args.region)
+    for line in report.render():
+        print(line)
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -75,6 +131,51 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     return 0
+
+
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """``prompts push|show|diff``: the prompt store (SSM, ``PROMPT_STORE_PREFIX``) against ``prompts/``."""
+    import difflib
+
+    from promptpipe.adapters.prompt_store import SSMPromptStore
+    from promptpipe.flow.prompts import PROMPT_NAMES, PromptLibrary, text_version
+    from promptpipe.settings import get_settings
+
+    settings = get_settings()
+    store = SSMPromptStore.from_settings(settings)
+    library = PromptLibrary.from_settings(settings)
+    names = args.names or list(PROMPT_NAMES)
+    unknown = [n for n in names if n not in PROMPT_NAMES]
+    if unknown:
+        print(f"unknown prompt(s): {', '.join(unknown)}; known: {', '.join(PROMPT_NAMES)}", file=sys.stderr)
+        return 2
+    changed = 0
+    for name in names:
+        local = library.local(name).text
+        stored = store.fetch(name)
+        if args.action == "push":
+            if stored is not None and stored.strip() == local:
+                print(f"{name}: unchanged ({text_version(local)})")
+                continue
+            version = store.push(name, local)
+            print(f"{name}: pushed {store.parameter_name(name)} version {version} ({text_version(local)})")
+        elif args.action == "show":
+            source = "store" if stored is not None else "file (not in the store)"
+            text = stored.strip() if stored is not None else local
+            print(f"# {name} from {source}, version {text_version(text)}\n{text}\n")
+        else:
+            diff = list(
+                difflib.unified_diff(
+                    (stored or "").strip().splitlines(),
+                    local.splitlines(),
+                    f"store:{store.parameter_name(name)}",
+                    f"file:{name}",
+                    lineterm="",
+                )
+            )
+            changed += bool(diff)
+            print("\n".join(diff) if diff else f"{name}: store and file agree")
+    return 1 if args.action == "diff" and changed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,8 +215,40 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     simulate.set_defaults(func=cmd_simulate)
 
+    importer = sub.add_parser(
+        "import", help="import participants and flow states from the original PromptPipe (SQLite or Postgres)"
+    )
+    source = importer.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sqlite", metavar="FILE", help="the original's SQLite database file")
+    source.add_argument("--postgres", metavar="DSN", help="the original's Postgres DSN (needs psycopg)")
+    importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
+    importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
+    importer.set_defaults(func=cmd_import)
+
+    flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
+    flows_sub = flows.add_subparsers(dest="flows_command", required=True)
+    validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")
+    validate.add_argument("file")
+    push = flows_sub.add_parser("push", help="store a flow JSON file as the next version (via the API)")
+    push.add_argument("file")
+    show = flows_sub.add_parser("show", help="print a stored flow (the latest, or --version N)")
+    show.add_argument("flow_id")
+    show.add_argument("--version", type=int, default=None)
+    for command in (push, show):
+        command.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000",
+            help="the API of a running `promptpipe serve` (default %(default)s)",
+        )
+    flows.set_defaults(func=cmd_flows)
+
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)
+
+    prompts = sub.add_parser("prompts", help="the system prompts in the prompt store (SSM) vs prompts/")
+    prompts.add_argument("action", choices=("push", "show", "diff"))
+    prompts.add_argument("names", nargs="*", help="prompt names (default: all)")
+    prompts.set_defaults(func=cmd_prompts)
     return parser
 
 

@@ -66,3 +66,7 @@ class MessagingError(PromptPipeError):
 
 class ConfigurationError(PromptPipeError):
     """A required setting is missing or inconsistent."""
+
+
+class FlowNotFound(PromptPipeError):
+    """No flow definition (or no such version of it) is stored."""

@@ -1,10 +1,10 @@
 """Phone numbers: one canonical form (E.164) everywhere, and a masked form for logs.
 
-We canonicalise with ``phonenumbers`` so that "+1 (415) 555-0100", "whatsapp:+14155550100" and
-Meta's digit-only sender id "14155550100" all name the same participant, and impossible numbers
-are refused with a clear message. Numbers people type (the API) and sender ids providers give us
-(WhatsApp) are read by different rules: see ``canonicalize_phone`` and
-``canonicalize_whatsapp_sender``.
+We canonicalise with ``phonenumbers`` (docs/behaviour.md#B-API-2; the original only stripped
+non-digits) so that "+1 (415) 555-0100", "whatsapp:+14155550100" and Meta's digit-only sender id
+"14155550100" all name the same participant, and impossible numbers are refused with a clear
+message. Numbers people type (the API) and sender ids providers give us (WhatsApp) are read by
+different rules: see ``canonicalize_phone`` and ``canonicalize_whatsapp_sender``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,18 @@ def canonicalize_whatsapp_sender(raw: str, default_region: str = "US") -> str:
     full international number without ``+`` (``14155550100``), so digits only are read as
     international first, and in ``default_region`` only when that reading is not a valid number.
     Only for sender ids a provider gives us, never for numbers people type."""
+    return _international_first(raw, default_region)
+
+
+def canonicalize_imported_phone(raw: str, default_region: str = "US") -> str:
+    """Return a number stored by the original as E.164. The original kept only the digits of a number
+    (``+1-234-567-8900`` was stored as ``12345678900``: country code included, no ``+``), so digits
+    only are read as international first, as WhatsApp sender ids are, and in ``default_region`` only
+    when that reading is not a valid number; any other form is read like typed input."""
+    return _international_first(raw, default_region)
+
+
+def _international_first(raw: str, default_region: str) -> str:
     text = _strip(raw)
     if _DIGITS_ONLY.match(text):
         international = _valid_e164(f"+{text}", None)

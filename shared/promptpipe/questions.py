@@ -6,7 +6,8 @@ back as a button id, as the original's canonical text (``"Q: Did you do it? A: D
 text reply to an outstanding question that is unambiguous: the option's number ("1"), its title or
 id ("done", "next time"), or a word the text form offers ("less", "same", "more", "low"). Anything
 else — a bare "yes" or "no" included, since every generated prompt ends with a yes/no question —
-is not an answer and reaches the model exactly as typed. This works on every channel.
+is not an answer and reaches the model exactly as typed. This works on every channel
+(docs/behaviour.md#B-INT-4).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _INTENSITY_TEXT = "How's the intensity?"
 _DECREASE = QuestionOption(id="decrease", title="Decrease")
 _KEEP = QuestionOption(id="keep", title="Keep current")
 _INCREASE = QuestionOption(id="increase", title="Increase")
-# FACTS §4 "Intensity poll": no option that cannot change anything.
+# docs/behaviour.md#B-INT-3: no option that cannot change anything.
 _INTENSITY_OPTIONS = {
     "low": [_KEEP, _INCREASE],
     "normal": [_DECREASE, _KEEP, _INCREASE],
@@ -138,7 +139,7 @@ def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[
 
 
 def apply_intensity(current: str, answer: Answer) -> str:
-    """The new intensity after ``answer`` (FACTS §4 "Parsing"); an absolute level wins."""
+    """The new intensity after ``answer`` (docs/behaviour.md#B-INT-3); an absolute level wins."""
     level = _level(current)
     if answer.question_id != INTENSITY_QUESTION_ID:
         return level

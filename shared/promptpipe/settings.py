@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from promptpipe.models.llm import LLMRoute
 from promptpipe.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -71,7 +72,6 @@ class Settings(BaseSettings):
 
     # --- storage -------------------------------------------------------------------------
     table_name: str = Field("promptpipe", min_length=3, max_length=255)
-    idempotency_table_name: str = Field("promptpipe-idempotency", min_length=3, max_length=255)
     participants_index_name: str = Field("gsi1", min_length=1)
 
     # --- language model --------------------------------------------------------------------
@@ -85,6 +85,19 @@ class Settings(BaseSettings):
     openai_secret_name: str | None = None
     llm_reasoning_capture: bool = False
     offline_coach: bool = False
+    # Model routing (JSON): {"classifier": {"model": "gpt-4o-mini", "max_tokens": 60}, ...} per purpose
+    # (intake, feedback, generator, classifier, synthesis), and per study {"study-a": {"intake": {...}}}.
+    llm_routes: dict[str, LLMRoute] = Field(default_factory=dict)
+    llm_study_routes: dict[str, dict[str, LLMRoute]] = Field(default_factory=dict)
+    study_id: str = ""
+
+    # --- turn pipeline ---------------------------------------------------------------------
+    max_inbound_tokens: int = Field(1024, ge=16, le=16384)  # estimated as characters/4
+    max_tool_calls_per_response: int = Field(10, ge=1, le=50)
+    intent_classifier_enabled: bool = False
+    prompt_store: str = Field("file", pattern=r"^(file|ssm)$")
+    prompt_store_prefix: str = Field("/promptpipe/prompts", pattern=r"^/[\w./-]+$")
+    prompt_cache_seconds: int = Field(300, ge=0, le=86400)
 
     # --- conversation ----------------------------------------------------------------------
     chat_history_limit: int = Field(-1, ge=-1)
@@ -96,6 +109,11 @@ class Settings(BaseSettings):
     prompt_generator_prompt_file: Path = PROMPTS_DIR / "prompt_generator_system.txt"
     feedback_tracker_prompt_file: Path = PROMPTS_DIR / "feedback_tracker_system.txt"
     conversation_fallback_prompt_file: Path = PROMPTS_DIR / "conversation_system_3bot.txt"
+    # --- flow controller (docs/controller.md) ----------------------------------------------
+    flows_dir: Path = PROMPTS_DIR / "flows"
+    flow_cache_seconds: float = Field(60.0, ge=0, le=3600)
+    intake_flow_id: str = Field("intake", pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    flow_controller_enabled: bool = True
 
     # --- timers ----------------------------------------------------------------------------
     daily_prompt_reminder_delay: Duration = timedelta(hours=5)
@@ -125,6 +143,14 @@ class Settings(BaseSettings):
     whatsapp_access_token: str | None = None
     whatsapp_phone_number_id: str | None = None
     whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    # WhatsApp outside the 24-hour window (docs/architecture.md, "WhatsApp's 24-hour window"):
+    # Cloud API template names (one {{1}} body parameter / none) and their language; Twilio Content SIDs.
+    whatsapp_template_name: str | None = None
+    whatsapp_reengagement_template_name: str | None = None
+    whatsapp_template_language: str = Field("en_US", pattern=r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$")
+    whatsapp_template_quick_replies: bool = False
+    twilio_template_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_reengagement_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
     # True only behind a proxy you run that sets X-Forwarded-Host itself (overwriting any client
     # value): then the Twilio signature is checked for that host when PUBLIC_WEBHOOK_BASE_URL is unset.

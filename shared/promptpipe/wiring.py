@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError
@@ -16,11 +17,15 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from promptpipe.inbound_events import InboundEvents
 
 
 class LazyLLM:
@@ -60,6 +65,9 @@ class TracedStateStore:
         self, participant_id: str, *, limit: int, next_token: str | None
     ) -> tuple[list[TranscriptEntry], str | None]:
         return self._inner.list_transcript(participant_id, limit=limit, next_token=next_token)
+
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        return self._inner.load_outbound(participant_id, record)
 
 
 def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
@@ -119,13 +127,25 @@ def build_app(
 
         messenger = build_messenger(settings, clock=clock, secrets=get_secrets())
     rng = rng or random.Random()
+    from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
+    from promptpipe.adapters.prompt_store import prompt_store_from_settings
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.flow_files import load_flow_files
+
+    flows = FlowCatalog(
+        DynamoFlowDefinitionStore(settings.table_name, dynamodb),
+        clock,
+        bundled=load_flow_files(settings.flows_dir),
+        ttl_seconds=settings.flow_cache_seconds,
+    )
     deps = FlowDeps(
         settings=settings,
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
         timers=timers,
         clock=clock,
-        prompts=PromptLibrary.from_settings(settings),
+        prompts=PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings)),
         ids=ids or IdGenerator(None),
+        flows=flows,
     )
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
@@ -135,8 +155,8 @@ def build_app(
         store=store,
         messenger=messenger,
         queue=queue,
-        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep),
-        ledger=DynamoSentLedger(settings.idempotency_table_name, dynamodb),
+        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
+        ledger=DynamoSentLedger(settings.table_name, dynamodb),
     )
 
 
@@ -151,6 +171,15 @@ def get_app() -> PromptPipe:
             if _app is None:
                 _app = build_app()
     return _app
+
+
+def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
+    """Non-text inbound traffic and delivery reports, over the app's own store."""
+    from promptpipe.adapters.phone_claims import phone_claims_for
+    from promptpipe.inbound_events import InboundEvents
+
+    app = app or get_app()
+    return InboundEvents(app, phone_claims_for(app.repo, app.deps.settings))
 
 
 def set_app(app: PromptPipe | None) -> None:

@@ -35,6 +35,7 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
+    assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
 
 
 def _request(
@@ -170,3 +171,30 @@ def test_local_server_refuses_bodies_over_the_cap_and_unknown_local_routes_in_th
     assert status == 413 and answer["status"] == "error" and str(cap) in answer["message"]
     status, answer = _request("GET", f"{server.url}/_local/nothing")
     assert status == 404 and answer["status"] == "error"
+
+
+def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    intake = json.loads((Path(__file__).parents[2] / "prompts" / "flows" / "intake.json").read_text())
+    # A valid file validates offline
+    good = tmp_path / "intake.json"
+    intake["nodes"][2]["retryPolicy"] = {"maxAttempts": 2, "onExhaust": "HANDOFF"}
+    good.write_text(json.dumps(intake))
+    assert main(["flows", "validate", str(good)]) == 0
+    assert "valid: flow 'intake', 6 node(s)" in capsys.readouterr().out
+    # An invalid one names each problem and exits 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**intake, "primaryGoal": {"type": "GATE", "gate": "NOPE"}}))
+    assert main(["flows", "validate", str(bad)]) == 1
+    assert "$.primaryGoal.gate: undefined gate 'NOPE'" in capsys.readouterr().err
+    # Push stores the next version on the running server (version 1 is the seeded default)
+    assert main(["flows", "show", "intake", "--url", server.url]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 1
+    assert main(["flows", "push", str(good), "--url", server.url]) == 0
+    assert "version 2" in capsys.readouterr().out
+    assert main(["flows", "show", "intake", "--url", server.url]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["version"] == 2 and shown["nodes"][2]["retryPolicy"]["maxAttempts"] == 2
+    assert main(["flows", "push", str(bad), "--url", server.url]) == 1
+    assert "$.primaryGoal.gate" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The participants API end to end (issue 4 §1, seed 001): API Gateway HTTP API v2 events through the
+"""The participants API end to end (docs/behaviour.md#B-API-1): API Gateway HTTP API v2 events through the
 real enrollment handler, moto for DynamoDB, SQS and EventBridge Scheduler, the worker draining the
 FIFO queue and the local outbox standing in for the messaging provider."""
 
@@ -95,7 +95,7 @@ def test_enroll_returns_201_with_the_seed_envelope_and_stores_e164_and_timezone(
         },
     )
 
-    # Then the answer is seed 001's envelope with the participant, phone in E.164
+    # Then the answer is the envelope of docs/behaviour.md#B-API-1 with the participant, phone in E.164
     assert response.status == 201
     assert response.body["status"] == "ok"
     assert response.body["message"] == "Conversation participant enrolled successfully"

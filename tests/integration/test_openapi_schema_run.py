@@ -1,4 +1,4 @@
-"""A schema-driven run against the participants API (issue 6 item 8), with no new dependency.
+"""A schema-driven run against the participants API, with no new dependency.
 
 Every operation of the OpenAPI document the enrollment function generates is exercised with requests
 drawn by hypothesis from the document itself: request bodies from their JSON schema (through a small
@@ -101,7 +101,9 @@ def body_strategy(document: dict[str, Any], schema: dict[str, Any]) -> st.Search
     valid = from_schema(document, schema)
     properties = list(resolve(document, schema).get("properties", {}))
     extra_field = st.builds(lambda body, value: {**body, "unexpected_field": value}, valid, JSON)
-    wrong_type = st.builds(lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties), JSON)
+    wrong_type = st.builds(
+        lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties or ["unexpected_field"]), JSON
+    )
     return st.one_of(
         valid.map(json.dumps),
         valid.map(json.dumps),

@@ -22,6 +22,7 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
+from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 AUTH_TOKEN = "12345678901234567890123456789012"
@@ -74,7 +75,7 @@ TWILIO_WHATSAPP_FIELDS = [
 
 
 def _twilio_signature(url: str, fields: list[tuple[str, str]], token: str = AUTH_TOKEN) -> str:
-    """Twilio's algorithm written out independently of the library (AWS_NOTES §5)."""
+    """Twilio's algorithm written out independently of the library (docs/platform.md#webhook-signatures)."""
     signed = url + "".join(key + value for key, value in sorted(fields))
     digest = hmac.new(token.encode(), signed.encode(), hashlib.sha1).digest()
     return base64.b64encode(digest).decode()
@@ -100,7 +101,7 @@ def test_twilio_signature_accepted_with_blank_values_kept() -> None:
 def test_twilio_signature_fails_when_blank_values_are_dropped() -> None:
     body = urlencode(TWILIO_SMS_FIELDS)
     signature = _twilio_signature(WEBHOOK_URL, TWILIO_SMS_FIELDS)
-    dropped = parse_qsl(body)  # the AWS_NOTES gotcha: ToCity= and ToZip= vanish
+    dropped = parse_qsl(body)  # docs/platform.md#webhook-signatures: ToCity= and ToZip= vanish
     assert not verify_twilio_signature(WEBHOOK_URL, dropped, signature, AUTH_TOKEN)
 
 
@@ -177,7 +178,10 @@ def test_parse_twilio_list_reply_and_media() -> None:
             ("MediaUrl0", "https://api.twilio.com/x"),
         ]
     )
-    assert parse_twilio_form(media, NOW, "US").body == "[unsupported message type: image]"
+    parsed = parse_twilio_form(media, NOW, "US")
+    assert isinstance(parsed, InboundMessage)
+    assert (parsed.kind, parsed.body) == (InboundKind.MEDIA, "")
+    assert parsed.attachments == [Attachment(type="image", media_id="https://api.twilio.com/x")]
 
 
 def test_parse_twilio_national_from_uses_the_default_region() -> None:
@@ -213,6 +217,49 @@ def test_parse_meta_sender_id_is_international_even_when_it_reads_as_national() 
     )
     [message] = parse_meta_payload(payload, NOW, "US")
     assert message.from_phone == "+5164845567"
+
+
+def test_every_whatsapp_id_is_read_with_its_country_code_whatever_the_default_region() -> None:
+    # Given a deployment in the US and WhatsApp ids of a UK sender (no "+", country code included):
+    # a text, a number change (old and new names of the new id) and a delivery status
+    uk, new_uk = "447911123456", "447911123457"
+    statuses: list[DeliveryStatus] = []
+    payload = _payload(
+        _value(
+            messages=[
+                {"from": uk, "id": "wamid.T", "type": "text", "text": {"body": "hello"}},
+                {
+                    "from": uk,
+                    "id": "wamid.S1",
+                    "type": "system",
+                    "system": {"type": "user_changed_number", "wa_id": new_uk},
+                },
+                {
+                    "from": uk,
+                    "id": "wamid.S2",
+                    "type": "system",
+                    "system": {"type": "customer_changed_number", "new_wa_id": new_uk},
+                },
+            ],
+            statuses=[{"id": "wamid.OUT", "status": "delivered", "recipient_id": uk}],
+        )
+    )
+    # When parsed with DEFAULT_PHONE_REGION=US
+    text, changed, changed_old_name = parse_meta_payload(payload, NOW, "US", statuses=statuses)
+    # Then each one is the UK number, never refused nor read as a US one
+    assert text.from_phone == changed.from_phone == changed_old_name.from_phone == "+447911123456"
+    assert changed.new_phone == changed_old_name.new_phone == "+447911123457"
+    assert [s.recipient for s in statuses] == ["+447911123456"]
+
+
+def test_twilio_numbers_follow_the_rule_of_typed_numbers() -> None:
+    # Twilio sends E.164; a status callback's To without "+" is read in the default region, like From
+    status = parse_twilio_form(
+        urlencode([("MessageSid", "SM2"), ("MessageStatus", "delivered"), ("To", "5164845567")]), NOW, "US"
+    )
+    assert isinstance(status, DeliveryStatus) and status.recipient == "+15164845567"
+    uk = urlencode([("MessageSid", "SM3"), ("From", "whatsapp:+447911123456"), ("Body", "hi")])
+    assert parse_twilio_form(uk, NOW, "US").from_phone == "+447911123456"
 
 
 def test_parse_twilio_form_rejects_an_impossible_sender() -> None:
@@ -387,28 +434,36 @@ def test_parse_meta_template_quick_reply_button() -> None:
 
 
 @pytest.mark.parametrize(
-    ("message", "body"),
+    ("message", "kind", "body", "attachments"),
     [
         (
             {"type": "image", "image": {"id": "m1", "mime_type": "image/jpeg"}},
-            "[unsupported message type: image]",
+            InboundKind.MEDIA,
+            "",
+            [Attachment(type="image", media_id="m1", mime_type="image/jpeg")],
         ),
         (
             {"type": "image", "image": {"id": "m1", "caption": "my walk"}},
-            "[unsupported message type: image]\nmy walk",
+            InboundKind.MEDIA,
+            "my walk",
+            [Attachment(type="image", media_id="m1")],
         ),
-        ({"type": "audio", "audio": {"id": "a1"}}, "[unsupported message type: audio]"),
-        ({"type": "reaction", "reaction": {"emoji": "👍"}}, "[unsupported message type: reaction]"),
+        ({"type": "audio", "audio": {"id": "a1"}}, InboundKind.MEDIA, "", [Attachment(type="audio", media_id="a1")]),
+        ({"type": "reaction", "reaction": {"emoji": "👍"}}, InboundKind.REACTION, "👍", []),
         (
             {"type": "interactive", "interactive": {"type": "nfm_reply", "nfm_reply": {}}},
-            "[unsupported message type: interactive nfm_reply]",
+            InboundKind.UNSUPPORTED,
+            "",
+            [],
         ),
     ],
 )
-def test_parse_meta_unsupported_types_become_placeholders(message: dict[str, Any], body: str) -> None:
+def test_parse_meta_non_text_types_keep_what_they_are(
+    message: dict[str, Any], kind: InboundKind, body: str, attachments: list[Attachment]
+) -> None:
     full = {"from": "14155550100", "id": "wamid.U", **message}
     (parsed,) = parse_meta_payload(_payload(_value([full])), NOW, "US")
-    assert parsed.body == body
+    assert (parsed.kind, parsed.body, parsed.attachments) == (kind, body, attachments)
     assert parsed.answer_id is None
 
 

@@ -1,4 +1,4 @@
-"""Phone canonicalisation (decision 1) and masking."""
+"""Phone canonicalisation (docs/behaviour.md#B-API-2) and masking."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
-from promptpipe.phone import canonicalize_phone, canonicalize_whatsapp_sender, mask_phone
+from promptpipe.phone import (
+    canonicalize_imported_phone,
+    canonicalize_phone,
+    canonicalize_whatsapp_sender,
+    mask_phone,
+)
 from promptpipe.settings import Settings
 
 
@@ -79,6 +84,22 @@ def test_whatsapp_sender_ids_are_read_as_international_first(raw: str, expected:
     assert canonicalize_whatsapp_sender(raw) == expected
 
 
+@pytest.mark.parametrize(
+    ("raw", "region", "expected"),
+    [
+        ("12345678900", "US", "+12345678900"),  # the original's form of "+1-234-567-8900"
+        ("447911123456", "US", "+447911123456"),  # refused by the API rule, a UK number here
+        ("33612345678", "US", "+33612345678"),
+        ("4165550102", "US", "+14165550102"),  # no valid international reading: the default region
+        ("0612345678", "FR", "+33612345678"),
+        ("(416) 555-0102", "US", "+14165550102"),  # not the original's digits: read like typed input
+        ("+44 7911 123456", "US", "+447911123456"),
+    ],
+)
+def test_numbers_stored_by_the_original_are_read_as_international_first(raw: str, region: str, expected: str) -> None:
+    assert canonicalize_imported_phone(raw, region) == expected
+
+
 def test_unknown_default_region_is_refused_at_settings_load() -> None:
     with pytest.raises(ValueError, match="DEFAULT_PHONE_REGION") as caught:
         Settings(default_phone_region="XX")
@@ -92,14 +113,14 @@ def test_unknown_default_region_is_refused_at_settings_load() -> None:
         ("", "phone number is required"),
         ("   ", "phone number is required"),
         ("whatsapp:", "phone number is required"),
-        ("abc-def-ghij", "has no digits"),  # FACTS M4: rejected there too
-        ("12345", "is not a valid phone number"),  # FACTS M4: too short there too
+        ("abc-def-ghij", "has no digits"),  # docs/behaviour.md#M4: rejected there too
+        ("12345", "is not a valid phone number"),  # docs/behaviour.md#M4: too short there too
         ("123-45", "is not a valid phone number"),
-        # FACTS M4 accepted these (digits only, >= 6); they are not real numbers, so we refuse them.
+        # docs/behaviour.md#M4 accepted these (digits only, >= 6); they are not real numbers, so we refuse them.
         ("123456", "is not a valid phone number"),
         ("(123) 456-7890", "is not a valid phone number"),  # NANP area codes never start with 1
         ("123.456 7890", "is not a valid phone number"),
-        ("+1234567890", "is not a valid phone number"),  # FACTS A1's fixture: 9 digits after +1
+        ("+1234567890", "is not a valid phone number"),  # case A1's number (docs/behaviour.md#A1): 9 digits after +1
         ("+999 1234567", "is not a valid phone number"),
         ("+1 415 555 0100 99999999", "is not a valid phone number"),
         ("1" * 80, "too long"),
@@ -113,12 +134,12 @@ def test_rejected_inputs_have_a_clear_message(raw: str, message: str) -> None:
 
 
 def test_m4_valid_number_keeps_its_country_code() -> None:
-    # FACTS M4: "+1-234-567-8900" -> "12345678900" in the original; we keep the "+" (E.164).
+    # docs/behaviour.md#M4: "+1-234-567-8900" -> "12345678900" in the original; we keep the "+" (E.164).
     assert canonicalize_phone("+1-234-567-8900") == "+12345678900"
 
 
 def test_invalid_phone_number_is_a_validation_failure() -> None:
-    # The API maps ValidationFailed to 400 (decision 1: impossible numbers are a 400).
+    # The API maps ValidationFailed to 400 (docs/behaviour.md#B-API-2: impossible numbers are a 400).
     assert issubclass(InvalidPhoneNumber, ValidationFailed)
 
 

@@ -1,4 +1,7 @@
-"""save_user_profile and generate_habit_prompt: contract §10.1 rows and FACTS §11 P1–P8, PG1–PG7."""
+"""save_user_profile and generate_habit_prompt (docs/behaviour.md#profile, docs/behaviour.md#generator).
+
+Reference cases P1–P8 and PG1–PG7.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def _ctx(h, pid, event="e1"):
 def _save(h, pid, args, event="e1"):
     session, ctx = _ctx(h, pid, event)
     result = ProfileSaveTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 
@@ -34,7 +37,7 @@ def _profile(h, pid) -> dict:
     return json.loads(h.data(pid)[DataKey.USER_PROFILE.value])
 
 
-def test_definition_matches_facts_section_1() -> None:
+def test_definition_matches_the_tool_schema() -> None:
     params = PROFILE_DEFINITION.parameters
     assert PROFILE_DEFINITION.name == "save_user_profile"
     assert params["required"] == ["prompt_anchor", "preferred_time"]
@@ -77,7 +80,7 @@ def test_legacy_last_blocker_alias_sets_the_barrier_when_the_call_has_no_last_ba
     assert _profile(h, p.id)["last_barrier"] == "snow"
     _save(h, p.id, {"last_blocker": "wind", "last_barrier": "fog"}, "e4")
     assert _profile(h, p.id)["last_barrier"] == "fog"
-    # A stored legacy profile migrates on load (FACTS §2 "Loading")
+    # A stored legacy profile migrates on load (docs/behaviour.md#B-PROF-4)
     legacy = UserProfile.from_json_dict({"prompt_anchor": "x", "last_blocker": "tired"})
     assert legacy.last_barrier == "tired" and legacy.intensity == "normal" and legacy.tone.version == 1
 
@@ -118,7 +121,8 @@ def test_p6_p7_profile_json_round_trip_and_legacy_without_tone() -> None:
 
 
 def test_a_corrupt_profile_reads_as_empty_and_the_next_save_replaces_it() -> None:
-    # Given a stored profile that is not JSON (reported by StateData with a warning and a metric)
+    # docs/behaviour.md#B-PROF-5: a corrupt profile reads as a new one, reported by StateData with a
+    # warning and a metric; the next save replaces it
     h = memory_harness()
     p = h.enroll()
     h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = "{not json"
@@ -128,11 +132,23 @@ def test_a_corrupt_profile_reads_as_empty_and_the_next_save_replaces_it() -> Non
     assert _profile(h, p.id)["habit_domain"] == "x"
 
 
+def test_the_state_view_shows_a_corrupt_profile_as_unreadable() -> None:
+    # Given a stored profile that is not JSON
+    h = memory_harness()
+    p = h.enroll()
+    h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = "{not json"
+    # When the operator looks at the state / Then they see why the profile reads as empty
+    assert h.app.state_view(p.id).profile == {"error": "stored profile is unreadable"}
+    # And a readable profile is shown as stored
+    h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = json.dumps({"habit_domain": "walk"})
+    assert h.app.state_view(p.id).profile["habit_domain"] == "walk"
+
+
 # -- generate_habit_prompt (PG2–PG7) ----------------------------------------------------------
 def _generate(h, pid, args):
     session, ctx = _ctx(h, pid)
     result = PromptGeneratorTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 
@@ -183,7 +199,8 @@ def test_pg2_pg6_complete_profile_generates_stores_and_builds_the_prompt() -> No
     # Then the text (outer quotes stripped) is returned and stored in lastHabitPrompt
     assert result.ok and result.text == "After lunch, walk for one minute. Doable?"
     assert h.data(p.id)[DataKey.LAST_HABIT_PROMPT.value] == result.text
-    # And the generator's request carries the context of FACTS §5 plus intensity and background
+    # And the generator's request carries the context of docs/behaviour.md#B-GEN-3, plus intensity and background
+    # (B-GEN-4)
     [request] = h.scripted.requests
     system, user = request.messages[0].content, request.messages[1].content
     assert "now" in system and "keep it playful" in system and "3 habit prompt" in system

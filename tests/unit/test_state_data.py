@@ -22,6 +22,8 @@ WRONG_SHAPE: dict[DataKey, list[str]] = {
     DataKey.ANSWERED_QUESTIONS: ["[1]", "null"],
     DataKey.PENDING_TRANSITION: [f'{{"target_state": "{SECRET}"}}', "{}"],
     DataKey.LAST_PROMPT_SENT_AT: [SECRET, "2026-13-45T99:00:00Z"],
+    DataKey.PENDING_TIMERS: [f'{{"t1": {{"name": "{SECRET}"}}}}', '{"t1": 5}', "[]"],
+    DataKey.CONTROLLER_STATE: [f'{{"flowId": "{SECRET}"}}', '{"flowId": "intake", "flowVersion": "one"}', "[]"],
 }
 
 # accessor, the key it reads, and what "empty" is for it
@@ -36,6 +38,8 @@ ACCESSORS: dict[DataKey, tuple[Callable[[StateData], Any], Callable[[Any], bool]
     DataKey.ANSWERED_QUESTIONS: (lambda d: d.answered_questions(), lambda v: v == {}),
     DataKey.PENDING_TRANSITION: (lambda d: d.pending_transition(), lambda v: v is None),
     DataKey.LAST_PROMPT_SENT_AT: (lambda d: d.get_time(DataKey.LAST_PROMPT_SENT_AT), lambda v: v is None),
+    DataKey.PENDING_TIMERS: (lambda d: d.pending_timers(), lambda v: v == {}),
+    DataKey.CONTROLLER_STATE: (lambda d: d.controller_state(), lambda v: v is None),  # the flow starts afresh
 }
 CASES = [(key, value) for key in ACCESSORS for value in [*COMMON, *WRONG_SHAPE[key]]]
 
@@ -75,6 +79,7 @@ def test_a_corrupt_value_reads_as_empty_with_a_warning_and_a_report(
         (DataKey.USER_PROFILE, "{}"),
         (DataKey.CONVERSATION_HISTORY, '{"messages": null}'),
         (DataKey.ANSWERED_QUESTIONS, "{}"),
+        (DataKey.PENDING_TIMERS, "{}"),
     ],
 )
 def test_empty_values_of_the_right_shape_are_not_corrupt(key: DataKey, value: str, reported: list[str]) -> None:
@@ -113,3 +118,11 @@ def test_writing_after_a_corrupt_read_replaces_the_value() -> None:
     profile.success_count = 1
     data.set_profile(profile)
     assert StateData(dict(data.raw)).profile().success_count == 1
+
+
+def test_the_state_view_and_the_import_see_which_values_were_unreadable() -> None:
+    data = StateData({DataKey.USER_PROFILE.value: "{bad", DataKey.PENDING_TIMERS.value: "{}"})
+    assert data.unreadable_keys == frozenset()
+    data.profile()
+    data.pending_timers()
+    assert data.unreadable_keys == {DataKey.USER_PROFILE.value}

@@ -23,9 +23,7 @@ INBOUND_QUEUE_NAME = "promptpipe-inbound.fifo"
 INBOUND_DLQ_NAME = "promptpipe-inbound-dlq.fifo"
 INBOUND_MAX_RECEIVE_COUNT = 3
 TTL_ATTRIBUTE = "expires_at"
-# Powertools Idempotency's DynamoDBPersistenceLayer defaults.
-IDEMPOTENCY_KEY_ATTRIBUTE = "id"
-IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
+
 
 # Throttling and transient 5xx are retried by botocore itself ("standard" mode); short timeouts keep
 # a stuck call from eating the Lambda's budget.
@@ -46,7 +44,6 @@ class LocalResources(BaseModel):
     """What ``create_local_resources`` made (or found)."""
 
     table_name: str
-    idempotency_table_name: str
     inbound_queue_url: str
     inbound_queue_arn: str
     inbound_dlq_url: str
@@ -62,8 +59,8 @@ def create_local_resources(
     sqs: AwsClient | None = None,
     scheduler: AwsClient | None = None,
 ) -> LocalResources:
-    """Create the single table, the idempotency table, the inbound FIFO queue with its DLQ and the
-    schedule group. Idempotent: resources that already exist are reused."""
+    """Create the single table, the inbound FIFO queue with its DLQ and the schedule group.
+    Idempotent: resources that already exist are reused."""
     dynamodb = dynamodb or aws_client("dynamodb", settings)
     sqs = sqs or aws_client("sqs", settings)
     scheduler = scheduler or aws_client("scheduler", settings)
@@ -75,20 +72,12 @@ def create_local_resources(
         index=(settings.participants_index_name, "gsi1pk", "gsi1sk"),
         ttl_attribute=TTL_ATTRIBUTE,
     )
-    _ensure_table(
-        dynamodb,
-        name=settings.idempotency_table_name,
-        key=((IDEMPOTENCY_KEY_ATTRIBUTE, "HASH"),),
-        index=None,
-        ttl_attribute=IDEMPOTENCY_TTL_ATTRIBUTE,
-    )
     dlq_url, dlq_arn = _ensure_queue(sqs, INBOUND_DLQ_NAME, _fifo_attributes())
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(INBOUND_MAX_RECEIVE_COUNT)})
     queue_url, queue_arn = _ensure_queue(sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive})
     group_arn = _ensure_schedule_group(scheduler, settings.schedule_group_name)
     return LocalResources(
         table_name=settings.table_name,
-        idempotency_table_name=settings.idempotency_table_name,
         inbound_queue_url=queue_url,
         inbound_queue_arn=queue_arn,
         inbound_dlq_url=dlq_url,

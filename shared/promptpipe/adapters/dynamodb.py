@@ -1,4 +1,4 @@
-"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (DESIGN §3).
+"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (docs/architecture.md#state).
 
 | item        | pk                   | sk                           |
 |-------------|----------------------|------------------------------|
@@ -35,6 +35,7 @@ from promptpipe.errors import (
     StateConflict,
     ValidationFailed,
 )
+from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
 from promptpipe.models.store import Direction, EventRecord, LoadedState, StateCommit, TranscriptEntry
@@ -185,7 +186,7 @@ def transcript_item(entry: TranscriptEntry) -> Item:
         "event_id": _s(entry.event_id),
         # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
         "metadata": _s(to_json(entry.metadata).decode()),
-    }
+    } | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
 
 
 def transcript_from_item(item: Item) -> TranscriptEntry:
@@ -198,6 +199,7 @@ def transcript_from_item(item: Item) -> TranscriptEntry:
         content=item["content"]["S"],
         event_id=item.get("event_id", {}).get("S", ""),
         metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
+        outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
     )
 
 
@@ -483,8 +485,11 @@ class DynamoStateStore:
         """One transaction: the flow state if its version is still ``expected_version``, META (written
         or only checked to exist) and the new transcript entries."""
         actions = self._commit_actions(commit)
+        request: dict[str, Any] = {"TransactItems": actions}
+        if commit.request_token:
+            request["ClientRequestToken"] = commit.request_token
         try:
-            self._client.transact_write_items(TransactItems=actions)
+            self._client.transact_write_items(**request)
         except ClientError as exc:
             if not _is_cancellation(exc):
                 raise
@@ -521,6 +526,25 @@ class DynamoStateStore:
             )
         items, token = _query_page(self._client, request, limit=limit, key_names=("pk", "sk"))
         return [transcript_from_item(item) for item in items], token
+
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        """The messages of a committed event, from its transcript entries (one BatchGetItem)."""
+        pk = participant_pk(participant_id)
+        at = sortable_timestamp(record.committed_at)
+        keys = [{"pk": _s(pk), "sk": _s(f"{MSG_SK_PREFIX}{at}#{ref.seq}")} for ref in record.messages]
+        if not keys:
+            return []
+        found: dict[str, TranscriptEntry] = {}
+        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for _ in range(_BATCH_RETRIES):
+            response = self._client.batch_get_item(RequestItems=request)
+            for item in response.get("Responses", {}).get(self._table, []):
+                found[item["seq"]["S"]] = transcript_from_item(item)
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        messages = [found[ref.seq].outbound for ref in record.messages if ref.seq in found]
+        return [m for m in messages if m is not None]
 
     def _commit_actions(self, commit: StateCommit) -> list[dict[str, Any]]:
         participant_id = commit.participant_id

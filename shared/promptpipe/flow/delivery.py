@@ -1,8 +1,10 @@
-"""Daily prompt delivery (contract §2.3, §5.1; FACTS §4 "Daily delivery"; decisions 3, 5, 6, 10).
+"""Daily prompt delivery (docs/behaviour.md, "Daily delivery").
 
 In order: generate (own fallback text on failure); send with the "Done" question; write the prompt
 to history and transcript; ``lastPromptSentAt``; ``total_prompts``; the reminder; the intensity poll
-at most once per participant-local day; the auto-feedback timer; the feedback timers.
+at most once per participant-local day; the auto-feedback timer; the feedback timers. The follow-up
+timers are armed in the same operation as the delivery, so they exist exactly when the prompt went
+out (and are created after the commit).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from promptpipe import questions
-from promptpipe.errors import LLMError, TimerError
+from promptpipe.errors import LLMError
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import (
@@ -46,7 +50,7 @@ class DeliveryResult:
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
-    """The intensity poll's "today" is the participant's day (decision 6)."""
+    """The intensity poll's "today" is the participant's day (docs/behaviour.md#B-INT-2)."""
     for name in (session.participant.timezone, schedule.timezone if schedule else ""):
         if name:
             try:
@@ -76,35 +80,38 @@ def deliver_daily_prompt(
     text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
     settings = deps.settings
+    follow_ups: list[ScheduleSpec] = []
 
-    def arm(kind: TimerKind, at: datetime, **guards: datetime) -> str:
-        """Arm one follow-up timer; a failure loses that timer, never the day's prompt."""
+    def timer(kind: TimerKind, at: datetime) -> str:
+        """A follow-up one-shot guarded by the identity of this prompt (its ``sent_at``)."""
         name = timer_name(kind, participant.id)
-        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, **guards)
-        try:
-            deps.timers.schedule_timer(name=name, at=at, payload=payload)
-        except TimerError as exc:
-            logger.error("could not arm a timer after the daily prompt", extra={"kind": kind.value, "error": str(exc)})
-            return ""
+        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, expected_sent_at=now, due_at=at)
+        follow_ups.append(one_shot_timer(name, at, payload))
         return name
 
     reminder_name, reminder_due = "", None
     if settings.daily_prompt_reminder_delay > timedelta(0):
         reminder_due = now + settings.daily_prompt_reminder_delay
-        reminder_name = arm(TimerKind.DAILY_PROMPT_REMINDER, reminder_due, expected_sent_at=now)
+        reminder_name = timer(TimerKind.DAILY_PROMPT_REMINDER, reminder_due)
     autofb_name = ""
     if settings.auto_feedback_after_prompt_enabled:
-        autofb_name = arm(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY, due_at=now)
+        autofb_name = timer(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY)
     fb_name = ""
     if settings.feedback_timers_enabled:
-        fb_name = arm(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout, expected_sent_at=now)
+        fb_name = timer(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout)
     today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
     schedule_id = schedule.id
+    random_name = random_delivery_name(participant.id, schedule_id)
 
     def deliver(op: OpContext) -> None:
         # Re-checked on replay: a pause, a STOP or a deleted schedule committed meanwhile wins.
         if not op.participant.is_active or all(s.id != schedule_id for s in op.data.schedules()):
             return
+        fired = op.data.pending_timers().get(random_name)
+        if fired is not None and fired.at is not None and fired.at <= now:
+            op.forget_fired(random_name)  # this is that random-window delivery
+        for spec in follow_ups:
+            op.arm(spec)
         to = op.participant.phone_number
         op.emit(
             OutboundMessage(
@@ -168,7 +175,7 @@ def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
 
 
 def _generate(deps: FlowDeps, session: ConversationSession) -> tuple[str, bool, list[dict[str, object]]]:
-    """The day's prompt, or our own fallback text when generation fails (FACTS §4 step 1)."""
+    """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1)."""
     llm_calls: list[dict[str, object]] = []
     try:
         generated = generate_habit_prompt(deps, session, "scheduled")
@@ -199,11 +206,18 @@ def _arm_random_delivery(
     """
     rng = seeded_rng(payload.participant_id, payload.schedule_id, payload.execution_id or session.event_id)
     at = session.now + timedelta(minutes=rng.randint(0, payload.window_minutes))
-    deps.timers.schedule_prompt_at(
-        name=random_delivery_name(payload.participant_id, payload.schedule_id),
-        at=at,
-        payload=payload.model_copy(
+    spec = one_shot_prompt(
+        random_delivery_name(payload.participant_id, payload.schedule_id),
+        at,
+        payload.model_copy(
             update={"kind": "daily_prompt", "window_minutes": 0, "scheduled_time": None, "execution_id": None}
         ),
     )
+    schedule_id = payload.schedule_id
+
+    def arm(op: OpContext) -> None:
+        if op.participant.is_active and any(s.id == schedule_id for s in op.data.schedules()):
+            op.arm(spec)
+
+    session.apply("arm_random_delivery", arm)
     return DeliveryResult(False, "random delivery armed", random_delivery_at=at)

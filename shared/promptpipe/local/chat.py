@@ -30,7 +30,7 @@ def _print_new(env: LocalEnvironment, seen: int, zone: ZoneInfo) -> int:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from promptpipe.cli import model_label
+    from promptpipe.local.environment import model_label
 
     start = args.start or datetime.now(UTC).replace(microsecond=0)
     zone = ZoneInfo(args.timezone)

@@ -150,3 +150,10 @@ def print_demo(out: TextIO, result: DemoResult, model_label: str) -> None:
     for schedule in state["schedules"]:
         when = schedule["fixed_time"] or schedule["random_start_time"]
         out.write(f"  schedule: {schedule['type']} {when} {schedule['timezone']}\n")
+    controller = state.get("controller")
+    if controller:
+        steps = " → ".join(
+            f"{t['nodeId']} {t['mode']}" if t.get("nodeId") else t["status"] for t in controller["recent_turns"]
+        )
+        done = f"complete at turn {controller['completed_at_turn']}" if controller["completed_at_turn"] else "open"
+        out.write(f"  flow controller: {controller['flow']} {done}; intake turns: {steps}\n")

@@ -32,7 +32,7 @@ def speed_up_moto_transactions() -> None:
         # The backend's own backup becomes a no-op for tables; partitions are snapshotted below.
         return value if isinstance(value, Table) else real_deepcopy(value, memo)
 
-    dynamodb_models.copy = types.SimpleNamespace(deepcopy=deepcopy_except_tables)  # type: ignore[attr-defined]
+    dynamodb_models.copy = types.SimpleNamespace(deepcopy=deepcopy_except_tables)  # type: ignore[attr-defined,assignment]
     original = dynamodb_models.DynamoDBBackend.transact_write_items
 
     @functools.wraps(original)

@@ -243,7 +243,7 @@ class LocalServer:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    from promptpipe.cli import model_label
+    from promptpipe.local.environment import model_label
 
     server = LocalServer(args.host, args.port, start=args.start).start()
     print(f"PromptPipe local server on {server.url} — coach model: {model_label(server.env)}")

@@ -12,12 +12,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from promptpipe.adapters.messengers import OutboxRecord
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.models.messaging import OutboundKind
+from promptpipe.sms import prepare_sms, segments
 
 ZONES = ("America/Toronto", "America/Los_Angeles", "Europe/London", "Europe/Berlin", "Asia/Tokyo", "Australia/Sydney")
 HABITS = (
@@ -49,6 +52,72 @@ class SimulatedParticipant:
 
 
 @dataclass
+class SegmentStats:
+    """SMS segments of every message the run sent, as if the channel were SMS.
+
+    ``before``: the text as the coach wrote it (typographic quotes, dashes, emoji as they come).
+    ``after``: what the SMS messenger sends (``promptpipe.sms.prepare_sms``: GSM-7 where the meaning
+    allows, emoji only when the tone allows them). ``after_poll_merged``: as ``after``, with the
+    intensity poll appended to the daily prompt it follows instead of sent on its own.
+    """
+
+    messages: int
+    before: int
+    after: int
+    after_poll_merged: int
+    poll_messages: int
+    # kind -> (messages, segments before, segments after)
+    by_kind: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: list[OutboxRecord]) -> SegmentStats:
+        before = sum(segments(r.body_text) for r in records)
+        after = sum(prepare_sms(r.body_text, allow_emoji=r.allow_emoji).segments for r in records)
+        merged, polls = 0, 0
+        previous: OutboxRecord | None = None
+        for record in records:
+            poll_after_prompt = (
+                record.kind is OutboundKind.INTENSITY_POLL
+                and previous is not None
+                and previous.kind is OutboundKind.DAILY_PROMPT
+                and previous.participant_id == record.participant_id
+                and previous.sent_at == record.sent_at
+            )
+            if record.kind is OutboundKind.INTENSITY_POLL:
+                polls += 1
+            if poll_after_prompt and previous is not None:
+                text = f"{previous.body_text}\n\n{record.body_text}"
+                merged -= prepare_sms(previous.body_text, allow_emoji=previous.allow_emoji).segments
+                merged += prepare_sms(text, allow_emoji=record.allow_emoji).segments
+            else:
+                merged += prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments
+            previous = record
+        by_kind: dict[str, tuple[int, int, int]] = {}
+        for record in records:
+            count, was, now = by_kind.get(record.kind.value, (0, 0, 0))
+            by_kind[record.kind.value] = (
+                count + 1,
+                was + segments(record.body_text),
+                now + prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments,
+            )
+        return cls(len(records), before, after, merged, polls, by_kind)
+
+    def lines(self, participants: int, days: int) -> list[str]:
+        per = participants * days or 1
+        return [
+            f"SMS segments per participant per day (all {self.messages} messages, intake included): "
+            f"before {self.before / per:.2f}, after {self.after / per:.2f}, "
+            f"after with the poll in the prompt's message {self.after_poll_merged / per:.2f}; "
+            f"messages {self.messages / per:.2f}/participant/day ({self.poll_messages} intensity polls)",
+            "SMS segments per message by kind (before -> after): "
+            + ", ".join(
+                f"{kind} {was / count:.2f} -> {now / count:.2f} (n={count})"
+                for kind, (count, was, now) in sorted(self.by_kind.items())
+            ),
+        ]
+
+
+@dataclass
 class SimulationReport:
     participants: int
     days: int
@@ -59,6 +128,7 @@ class SimulationReport:
     messages_sent: int
     wall_seconds: float
     cpu_seconds: float
+    sms: SegmentStats | None = None
 
     @property
     def events_per_second(self) -> float:
@@ -75,6 +145,7 @@ class SimulationReport:
             f"scheduler firings {self.scheduler_firings}); messages sent {self.messages_sent}",
             f"wall {self.wall_seconds:.1f} s, {self.events_per_second:.1f} events/s, "
             f"CPU {self.cpu_ms_per_event:.2f} ms/event",
+            *(self.sms.lines(self.participants, self.days) if self.sms else []),
         ]
 
 
@@ -152,7 +223,8 @@ def run_simulation(
                 progress(f"day {day + 1}/{days} done")
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         worker_turns = webhook_calls + participants  # one turn per inbound message, plus each greeting
-        messages = len(env.messages())
+        records = env.messages()
+        messages = len(records)
         return SimulationReport(
             participants=participants,
             days=days,
@@ -163,6 +235,7 @@ def run_simulation(
             messages_sent=messages,
             wall_seconds=wall,
             cpu_seconds=cpu,
+            sms=SegmentStats.of(sorted(records, key=lambda r: (r.participant_id, r.sent_at))),
         )
     finally:
         env.close()

@@ -1,4 +1,4 @@
-"""Request and response bodies of the participants API (seed 001, FACTS §9)."""
+"""Request and response bodies of the participants API (docs/behaviour.md#api)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import SubState
 from promptpipe.timezones import IanaTimeZoneOrEmpty
@@ -53,6 +54,9 @@ class StateOverride(BaseModel):
 
     sub_state: SubState | None = None
     debug_mode: bool | None = None
+    # This participant's model routes by purpose (see docs/pipeline.md, "Model routing");
+    # an empty mapping clears the override.
+    llm_routes: dict[Literal["intake", "feedback", "generator", "classifier", "synthesis"], LLMRoute] | None = None
     reason: str = Field(min_length=1, max_length=500)
 
 
@@ -67,3 +71,5 @@ class StateView(BaseModel):
     pending_timers: dict[str, str]
     daily_prompt_pending: dict[str, Any] | None
     version: int
+    # The flow controller's state (intake), with ``needs_person`` (docs/controller.md); None before intake ran on it.
+    controller: dict[str, Any] | None = None
