@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 
 def _quiet_lambda_runtime() -> None:

@@ -28,38 +28,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled
-from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.timer_names import daily_schedule_name
+from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
 from promptpipe.phone import canonicalize_imported_phone, mask_phone
 from promptpipe.services import PromptPipe
 from promptpipe.timezones import validate_iana_zone
-
-
-@dataclass
-class OriginalParticipant:
-    id: str
-    phone_number: str
-    name: str = ""
-    gender: str = ""
-    ethnicity: str = ""
-    background: str = ""
-    timezone: str = ""
-    status: str = "active"
-    enrolled_at: datetime | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    current_state: str = ""
-    # The flow state's data as stored; ``None`` when the participant has no conversation state.
-    state_data: dict[str, str] | None = None
-    # Why the stored state could not be read (it is then imported empty).
-    state_error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
 
 _ID = re.compile(r"^p_[0-9a-f]{32}$")
 _SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64
@@ -191,16 +168,9 @@ def _reverse(text: str) -> tuple[int, ...]:
 
 
 def rebuild_schedules(app: PromptPipe, participant_id: str) -> int:
-    """Re-create a participant's daily schedules from their registry through the engine's own path:
-    the ``reconcile`` service (live schedules = what the state wants) where the application has
-    it, else the path resuming a participant uses. Returns the schedules created."""
-    reconcile = getattr(app, "reconcile", None)
-    if callable(reconcile):
-        return len(reconcile(participant_id).created_missing)
-    from promptpipe.flow.lifecycle import restore_schedules
-
-    session: ConversationSession = app.sessions.open(participant_id, f"import-{participant_id}")
-    return int(restore_schedules(app.deps, session))
+    """Re-create a participant's daily schedules from their registry through the engine's own path,
+    ``reconcile`` (live schedules = what the state wants). Returns the schedules created."""
+    return len(app.reconcile(participant_id).created_missing)
 
 
 def imported_id(original_id: str) -> str:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from promptpipe.models.state import on_corrupt_value
-from promptpipe.services import EventOutcome
+
+if TYPE_CHECKING:  # the services import this module's metrics helpers
+    from promptpipe.services import EventOutcome
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 

@@ -1,4 +1,5 @@
-"""The ``scheduler`` tool (docs/behaviour.md#scheduler, B-SCHED-3, B-SCHED-4, cases S1–S3 and S7–S11) with in-memory fakes.
+"""The ``scheduler`` tool with in-memory fakes (docs/behaviour.md#scheduler, B-SCHED-3, B-SCHED-4,
+cases S1–S3 and S7–S11).
 
 The clock starts at ``tests.support.START`` = Monday 2026-03-02 12:00 UTC, which is 07:00 in
 Toronto, 21:00 in Tokyo and 04:00 in Los Angeles.

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.importer import OriginalParticipant
+from promptpipe.models.original import OriginalParticipant
 
 CONVERSATION_FLOW = "conversation"
 _PARTICIPANT_COLUMNS = (

@@ -185,7 +185,8 @@ class ConversationFlow:
 
     # -- greeting ---------------------------------------------------------------------------
     def handle_greeting(self, session: ConversationSession) -> TurnResult:
-        """docs/behaviour.md#B-GREET-1, B-GREET-2: the hint is for this turn only; the greeting is the first assistant message."""
+        """The hint is for this turn only; the greeting is the first assistant message
+        (docs/behaviour.md#B-GREET-1, B-GREET-2)."""
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
         started = time.perf_counter()
