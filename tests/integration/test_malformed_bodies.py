@@ -13,6 +13,7 @@ from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
 
 BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
 PHONE = "+14155550101"
 TWILIO_URL = "https://localhost/webhooks/twilio"
 DEEP = ("[" * 5000 + "]" * 5000).encode()
@@ -43,6 +44,11 @@ def _routes(pid: str) -> list[tuple[str, str]]:
         ("GET", f"{BASE}/{pid}/history"),
         ("GET", f"{BASE}/{pid}/state"),
         ("POST", f"{BASE}/{pid}/state"),
+        # the flow definitions of the same function (docs/controller.md)
+        ("POST", f"{FLOWS}/validate"),
+        ("GET", f"{FLOWS}/intake"),
+        ("PUT", f"{FLOWS}/intake"),
+        ("GET", f"{FLOWS}/intake/versions"),
     ]
 
 
@@ -60,6 +66,8 @@ def _unchanged(env: LocalEnvironment, pid: str, version: int) -> None:
     listed = env.api("GET", BASE).body["result"]["participants"]
     assert [p["id"] for p in listed] == [pid]
     assert env.app.store.load(pid).flow.version == version
+    flows = env.api("GET", f"{FLOWS}/intake/versions").body["result"]["versions"]
+    assert [v["version"] for v in flows] == [1]  # the seeded definition only
 
 
 @pytest.mark.parametrize(
@@ -72,9 +80,7 @@ def _unchanged(env: LocalEnvironment, pid: str, version: int) -> None:
     ],
     ids=["5000-lists", "5000-objects", "100-levels", "not-utf8"],
 )
-def test_every_participants_route_answers_a_malformed_body_with_400(
-    env: LocalEnvironment, body: bytes, fragment: str
-) -> None:
+def test_every_api_route_answers_a_malformed_body_with_400(env: LocalEnvironment, body: bytes, fragment: str) -> None:
     # Given an enrolled participant
     pid = _enrolled(env)
     version = env.app.store.load(pid).flow.version
@@ -88,7 +94,7 @@ def test_every_participants_route_answers_a_malformed_body_with_400(
     _unchanged(env, pid, version)
 
 
-def test_every_participants_route_refuses_a_body_over_the_cap_with_413(env: LocalEnvironment) -> None:
+def test_every_api_route_refuses_a_body_over_the_cap_with_413(env: LocalEnvironment) -> None:
     pid = _enrolled(env)
     version = env.app.store.load(pid).flow.version
     cap = env.settings.max_api_body_bytes

@@ -85,18 +85,30 @@ def _next_id(prefix: str) -> str:
 
 # Twilio ---------------------------------------------------------------------------------------
 
+# Fields of a real post whose values do not change what the message is. The ones that do (SmsStatus,
+# MessageStatus: a status callback; NumMedia, MediaUrl0, MessageType, Latitude: an attachment) are
+# drawn by class below.
 TWILIO_EXTRAS = st.dictionaries(
     st.sampled_from(
-        ["ToCountry", "NumMedia", "SmsStatus", "NumSegments", "ApiVersion", "ProfileName", "WaId", "MediaUrl0",
-         "MediaContentType0", "ButtonText", "ButtonPayload", "ListId", "MessageType", "Latitude", "junk", "Body2"]
+        ["ToCountry", "NumSegments", "ApiVersion", "ProfileName", "WaId", "ButtonText", "ButtonPayload", "ListId",
+         "junk", "Body2"]
     ),
     st.text(st.characters(exclude_categories=("Cs",)), max_size=30),
     max_size=6,
 )  # fmt: skip
+TWILIO_MEDIA = st.fixed_dictionaries(
+    {
+        "NumMedia": st.sampled_from(["1", "2"]),
+        "MediaUrl0": st.just("https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM0/Media/ME0"),
+        "MediaContentType0": st.sampled_from(["image/jpeg", "audio/ogg", "video/mp4", "application/pdf"]),
+    }
+) | st.sampled_from([{"MessageType": "location", "Latitude": "43.65"}, {"Latitude": "43.65"}])
 
 
 @st.composite
 def twilio_valid(draw: st.DrawFn) -> dict[str, Any]:
+    """An inbound message as Twilio posts it (``SmsStatus=received`` when present); with an attachment
+    it always has text, so it is a turn (media without text is the ``media_only`` class)."""
     sender = draw(st.sampled_from([PHONE, f"whatsapp:{PHONE}", " +1 (415) 555-0101 "]))
     params = {
         **draw(TWILIO_EXTRAS),
@@ -106,17 +118,37 @@ def twilio_valid(draw: st.DrawFn) -> dict[str, Any]:
         "To": "+14155550000",
         "Body": draw(any_text),
     }
+    if draw(st.booleans()):
+        params["SmsStatus"] = "received"
+    if draw(st.booleans()):
+        params.update(draw(TWILIO_MEDIA))
+        params["Body"] = "my walk " + params["Body"]  # a caption: text with the attachment
     return params
 
 
 @st.composite
 def twilio_request(draw: st.DrawFn) -> tuple[str, dict[str, Any], bytes, dict[str, str]]:
     """(class, params, body, headers)."""
-    kind = draw(st.sampled_from(["valid", "valid", "valid", "stranger", "malformed", "bad_signature", "too_large"]))
+    kind = draw(
+        st.sampled_from(
+            ["valid", "valid", "valid", "stranger", "media_only", "status", "malformed", "bad_signature", "too_large"]
+        )
+    )
     params = draw(twilio_valid())
     url, token = TWILIO_URL, _TOKEN
     if kind == "stranger":
         params["From"] = STRANGER
+    elif kind == "media_only":  # recorded (and answered with a notice), never a turn
+        params.update(draw(TWILIO_MEDIA), Body=draw(st.sampled_from(["", " ", "\n"])))
+        params.pop("ButtonText", None)
+    elif kind == "status":  # a status callback posted to the same URL
+        if draw(st.booleans()):
+            params["SmsStatus"] = draw(st.sampled_from(["queued", "sent", "delivered", "undelivered", "failed"]))
+        else:
+            params["MessageStatus"] = draw(st.sampled_from(["sent", "delivered", "read", "failed"]))
+            del params["Body"]
+        if draw(st.booleans()):
+            params.update(ErrorCode="30008", ErrorMessage="Unknown error")
     elif kind == "malformed":
         broken = draw(st.sampled_from(["no_sid", "no_from", "bad_from", "long_sid"]))
         if broken == "no_sid":
@@ -155,11 +187,13 @@ def twilio_request(draw: st.DrawFn) -> tuple[str, dict[str, Any], bytes, dict[st
 
 OBJECT = "whatsapp_business_account"
 MEDIA_TYPES = ["image", "audio", "video", "document", "sticker", "location", "contacts", "reaction", "unknown"]
+CAPTIONED = ("image", "audio", "video", "document", "sticker")
 
 
 @st.composite
-def meta_message(draw: st.DrawFn, sender: str) -> tuple[dict[str, Any], str]:
-    """A message of one of Meta's types, and the body the webhook should queue for it."""
+def meta_message(draw: st.DrawFn, sender: str) -> tuple[dict[str, Any], str | None]:
+    """A message of one of Meta's types, and the body the webhook should queue for it (``None``: it
+    is recorded, not a turn — media without a caption, a location, a reaction, an unknown type)."""
     message_id = _next_id("wamid.")
     kind = draw(st.sampled_from(["text", "text", "button_reply", "list_reply", "button", "media"]))
     base: dict[str, Any] = {"from": sender, "id": message_id, "timestamp": "1772456400"}
@@ -176,9 +210,8 @@ def meta_message(draw: st.DrawFn, sender: str) -> tuple[dict[str, Any], str]:
     else:
         media = draw(st.sampled_from(MEDIA_TYPES))
         caption = draw(text)
-        body = f"[unsupported message type: {media}]" + (
-            f"\n{caption}" if caption and media in ("image", "video", "document") else ""
-        )
+        # A caption of a photo, voice note, video, document or sticker is the turn's text.
+        body = caption if media in CAPTIONED and caption.strip() else None
         message = {**base, "type": media, media: {"id": "MEDIA1", "caption": caption}}
     if draw(st.booleans()):
         message["extra"] = draw(junk_json)  # fields Meta may add are ignored
@@ -203,7 +236,7 @@ def meta_valid(draw: st.DrawFn) -> tuple[dict[str, Any], list[tuple[str, str]]]:
                 enrolled = draw(st.booleans()) or not messages
                 message, body = draw(meta_message(WA_ID if enrolled else STRANGER[1:]))
                 messages.append(message)
-                if enrolled and field == "messages":
+                if enrolled and field == "messages" and body is not None:
                     expected.append((message["id"], body))
             if messages:
                 value["contacts"] = [{"profile": {"name": draw(text)}, "wa_id": WA_ID}]
@@ -345,7 +378,15 @@ def test_twilio_webhook_fuzz(local_env_factory, request) -> None:
     status, answer = _post(env, "/webhooks/twilio", body, headers)
     turns = _drain_queue(env)
     event(f"twilio {kind} -> {status}")
-    expected_status = {"valid": 200, "stranger": 200, "malformed": 400, "bad_signature": 403, "too_large": 413}[kind]
+    expected_status = {
+        "valid": 200,
+        "stranger": 200,
+        "media_only": 200,
+        "status": 200,
+        "malformed": 400,
+        "bad_signature": 403,
+        "too_large": 413,
+    }[kind]
     assert status == expected_status, (kind, status, answer)
     if kind != "valid":
         assert turns == [], kind
@@ -357,7 +398,7 @@ def test_twilio_webhook_fuzz(local_env_factory, request) -> None:
     assert (turn["participant_id"], turn["event_id"]) == (pid, params["MessageSid"])
     message = turn["message"]
     assert message["from_phone"] == PHONE
-    sent = params["Body"] or (params.get("ButtonText") or "")
+    sent = params["Body"] or (params.get("ButtonText") or "")  # a caption is the turn's text
     if sent:
         assert message["body"] == _clipped(sent, env)
 
@@ -386,17 +427,16 @@ def test_meta_webhook_fuzz(local_env_factory, request) -> None:
     assert [(t["participant_id"], t["event_id"]) for t in turns] == [(pid, i) for i, _ in expected]
     assert [t["message"]["body"] for t in turns] == [_clipped(b, env) for _, b in expected]
     if kind == "valid":
-        assert answer == {"received": len(expected) + _strangers(raw)}
+        assert answer == {"received": _parsed(raw)}
 
 
-def _strangers(raw: bytes) -> int:
-    """Messages from the unknown sender are parsed (counted in "received") but not queued."""
+def _parsed(raw: bytes) -> int:
+    """Every message of a "messages" change is parsed and counted in "received": those of the unknown
+    sender and those recorded without a turn (media without caption, reactions…) too."""
     payload = json.loads(raw)
     return sum(
-        1
+        len(change["value"].get("messages", []))
         for entry in payload["entry"]
         for change in entry["changes"]
         if change["field"] == "messages"
-        for message in change["value"].get("messages", [])
-        if message["from"] != WA_ID
     )
