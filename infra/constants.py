@@ -86,6 +86,7 @@ ASYNC_MAX_EVENT_AGE_HOURS = 6
 # --- API -------------------------------------------------------------------------------
 PARTICIPANTS_PATH = "/conversation/participants"
 FLOWS_PATH = "/conversation/flows"
+RECONCILE_PATH = "/conversation/reconcile"
 TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
 WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
 

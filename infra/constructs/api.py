@@ -89,6 +89,8 @@ class Api(Construct):
             f"{base}/{{id}}",
             f"{base}/{{id}}/history",
             f"{base}/{{id}}/state",
+            f"{base}/{{id}}/reconcile",  # docs/architecture.md#effects
+            c.RECONCILE_PATH,
             f"{flows}/{{id}}",  # flow definitions (docs/controller.md); /validate is {id} = "validate"
             f"{flows}/{{id}}/versions",
         ):

@@ -24,6 +24,7 @@ from promptpipe.errors import (
     TimerError,
     ValidationFailed,
 )
+from promptpipe.flow import routing
 from promptpipe.flow.conversation import ConversationFlow, TurnResult, clip_inbound_text
 from promptpipe.flow.delivery import DeliveryResult, deliver_daily_prompt
 from promptpipe.flow.deps import FlowDeps
@@ -296,15 +297,19 @@ class PromptPipe:
         )
 
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
-        """Operator override: sub-state and/or debug mode, with the reason in the transcript."""
-        if override.sub_state is None and override.debug_mode is None:
-            raise ValidationFailed("give sub_state and/or debug_mode", field="sub_state")
+        """Operator override: sub-state, debug mode and/or the participant's model routes, with the
+        reason in the transcript."""
+        if override.sub_state is None and override.debug_mode is None and override.llm_routes is None:
+            raise ValidationFailed("give sub_state, debug_mode and/or llm_routes", field="sub_state")
         session = self.sessions.open(participant_id, f"override-{self.clock.now().isoformat()}")
         if override.sub_state is not None:
             session.apply("override_sub_state", immediate_transition(override.sub_state))
             target = override.sub_state
             session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
         debug = override.debug_mode
+        if override.llm_routes is not None:
+            routes = dict(override.llm_routes)
+            session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
 
         def record(op: OpContext) -> None:
             if debug is not None and op.participant.debug_mode != debug:
@@ -315,6 +320,8 @@ class PromptPipe:
                 changes.append(f"sub_state={override.sub_state.value}")
             if debug is not None:
                 changes.append(f"debug_mode={debug}")
+            if override.llm_routes is not None:
+                changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
             op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
         session.apply("override", record)

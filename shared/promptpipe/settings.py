@@ -128,6 +128,13 @@ class Settings(BaseSettings):
     scheduler_dlq_arn: str | None = None
     scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)
     scheduler_max_event_age_seconds: int = Field(3600, ge=60, le=86400)
+    # Quiet hours in the participant's zone: reminders and nudges due inside move to the window's end
+    # (or are dropped when stale by then); the daily prompt keeps its chosen time (docs/quiet-hours.md).
+    quiet_hours_enabled: bool = True
+    quiet_hours_start: str = Field("21:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    quiet_hours_end: str = Field("08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    # A nudge moved past the window is dropped when it would arrive this much later than planned.
+    quiet_hours_max_delay: Duration = timedelta(hours=12)
 
     # --- inbound / messaging ----------------------------------------------------------------
     inbound_queue_url: str | None = None
@@ -160,6 +167,16 @@ class Settings(BaseSettings):
     # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
     max_api_body_bytes: int = Field(64 * 1024, ge=1024, le=10 * 1024 * 1024)
     max_webhook_body_bytes: int = Field(1024 * 1024, ge=1024, le=10 * 1024 * 1024)
+
+    # --- retention ------------------------------------------------------------------------
+    # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL
+    # removes them; unset (the default) keeps them (docs/retention.md).
+    retention_days_after_delete: int | None = Field(None, ge=1, le=3650)
+
+    # --- coordinator tools ---------------------------------------------------------------------
+    # The participants API the coordinator commands (participants, transcript, export, console) call:
+    # ``promptpipe serve`` by default; a deployed API's URL is signed with SigV4.
+    promptpipe_api_url: str = Field("http://127.0.0.1:8000", pattern=r"^https?://")
 
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
@@ -197,3 +214,89 @@ def set_settings(settings: Settings | None) -> None:
     """Install the settings of a local run or a test (``None``: read the environment again)."""
     global _settings
     _settings = settings
+
+
+# --- readable configuration errors (CLI start-up) -----------------------------------------------
+# Environment variables in these families are ours: one that matches no setting is most likely a typo.
+_OWN_PREFIXES = (
+    "GENAI_",
+    "OPENAI_",
+    "TWILIO_",
+    "WHATSAPP_",
+    "SCHEDULER_",
+    "FEEDBACK_",
+    "PROMPTPIPE_",
+    "DAILY_PROMPT_",
+    "AUTO_FEEDBACK_",
+    "QUIET_HOURS_",
+    "RETENTION_",
+    "CHAT_HISTORY_",
+)
+
+
+def allowed_values(field_name: str) -> str:
+    """What ``FIELD_NAME`` accepts, in words, from the field's type and constraints."""
+    import annotated_types
+
+    info = Settings.model_fields[field_name]
+    annotation = info.annotation
+    if annotation is bool:
+        return "true/1/yes/on or false/0/no/off"
+    if field_name in _DURATION_FIELDS:
+        return "a duration such as 15m, 3h, 1h30m, 90s, or a number of seconds"
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return "one of " + ", ".join(member.value for member in annotation)
+    bounds = []
+    for item in info.metadata:
+        for attr, word in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            if isinstance(item, getattr(annotated_types, attr.capitalize())):
+                bounds.append(f"{word} {getattr(item, attr)}")
+        if getattr(item, "pattern", None):
+            bounds.append(f"matching {item.pattern}")
+        if isinstance(item, annotated_types.MinLen) and item.min_length:
+            bounds.append(f"at least {item.min_length} characters")
+        if isinstance(item, annotated_types.MaxLen):
+            bounds.append(f"at most {item.max_length} characters")
+    kind = {int: "a whole number", float: "a number"}.get(annotation, "text")  # type: ignore[call-overload]
+    return kind + (" " + ", ".join(bounds) if bounds else "")
+
+
+_DURATION_FIELDS = frozenset(
+    name for name, info in Settings.model_fields.items() if any(isinstance(m, BeforeValidator) for m in info.metadata)
+)
+
+
+def describe_settings_error(exc: Exception) -> list[str]:
+    """One line per invalid environment variable: its name, the value given and what it accepts."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return [str(exc)]
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error.get("loc") else ""
+        if name not in Settings.model_fields:
+            lines.append(error.get("msg", "invalid configuration"))
+            continue
+        given = error.get("input")
+        reason = str(error.get("msg", "")).removeprefix("Value error, ")
+        lines.append(f"{name.upper()}={given!r} is not valid ({reason}); allowed: {allowed_values(name)}")
+    return lines
+
+
+def unknown_variables(environ: dict[str, str] | None = None) -> list[str]:
+    """Environment variables in our families (GENAI_…, TWILIO_…, …) that match no setting, each with
+    the nearest setting's name when one is close."""
+    import difflib
+    import os
+
+    known = {name.upper() for name in Settings.model_fields}
+    environ = dict(os.environ) if environ is None else environ
+    lines = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if upper in known or not upper.startswith(_OWN_PREFIXES):
+            continue
+        close = difflib.get_close_matches(upper, sorted(known), n=1)
+        lines.append(f"{upper} is not a setting" + (f" (did you mean {close[0]}?)" if close else ""))
+    return lines

@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock, SystemClock
@@ -112,7 +113,14 @@ def build_app(
         return secrets
 
     dynamodb = aws_client("dynamodb", settings)
-    repo = DynamoParticipantRepo(settings.table_name, dynamodb, index_name=settings.participants_index_name)
+    retention = settings.retention_days_after_delete
+    repo = DynamoParticipantRepo(
+        settings.table_name,
+        dynamodb,
+        index_name=settings.participants_index_name,
+        retention=timedelta(days=retention) if retention else None,
+        now=clock.now,
+    )
     store = TracedStateStore(DynamoStateStore(settings.table_name, dynamodb))
     if timers is None:
         from promptpipe.adapters.eventbridge_timers import EventBridgeTimers

@@ -28,14 +28,25 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     # Then the timeline shows intake, daily prompts at 07:20 local, the reminder, Done and intensity
     assert "offline coach" in out
-    assert out.count("daily_prompt fired") == 4
+    assert out.count("time for the daily prompt") == 4
     assert "07:20 timer" in out
+    # in a coordinator's words: no internal timer names or state version unless --verbose
+    assert "fired" not in out
+    assert "version:" not in out
     assert "Friendly check-in: we haven't heard back after today's habit prompt." in out
     assert "Did you do it? Reply 1 for Done or 2 for Next time." in out
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
     assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
+
+
+def test_demo_verbose_keeps_the_internal_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("daily_prompt fired") == 4
+    assert "auto_feedback fired" in out
+    assert "version: " in out
 
 
 def _request(

@@ -627,8 +627,8 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert len(env.api("GET", base).body["result"]["participants"]) == listed + 1
     deployment.deploy(DEFAULT, feedback_timers_enabled=True)
 
-    # Tuesday's daily prompt: the poll after it fails to send; the retry sends only the poll.
-    deployment.messenger.fail_send(2)
+    # Tuesday's daily prompt (on SMS one message, the poll inside it) fails to send; the retry sends it.
+    deployment.messenger.fail_send(1)
     env.advance_to(at_local(MONDAY + timedelta(days=1), "07:21"))
     assert deployment.messenger.failures == 2
     deployment.again(c.SCHEDULED_PROMPT.key)

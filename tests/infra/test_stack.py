@@ -391,6 +391,8 @@ def test_route_authorization(synth: Synth) -> None:
         f"ANY {base}/{{id}}": "AWS_IAM",
         f"ANY {base}/{{id}}/history": "AWS_IAM",
         f"ANY {base}/{{id}}/state": "AWS_IAM",
+        f"ANY {base}/{{id}}/reconcile": "AWS_IAM",
+        "ANY /conversation/reconcile": "AWS_IAM",
         "ANY /conversation/flows/{id}": "AWS_IAM",
         "ANY /conversation/flows/{id}/versions": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",

@@ -127,8 +127,10 @@ def test_enroll_returns_201_with_the_seed_envelope_and_stores_e164_and_timezone(
         ("{not json", "Invalid JSON format"),
         ({}, "phone_number is required"),
         ({"name": "Alice"}, "phone_number is required"),
+        # Powertools' validation would take a one-element array for its element
+        (f'[{{"phone_number": "{PHONE}"}}]', "Invalid request: the body must be a JSON object"),
     ],
-    ids=["bad-json", "empty-body", "missing-phone"],
+    ids=["bad-json", "empty-body", "missing-phone", "array-of-one"],
 )
 def test_enroll_rejects_a_malformed_request_with_400(local_env_factory, body: Any, message: str) -> None:
     # Given a running system
@@ -526,10 +528,12 @@ def test_state_override_sets_sub_state_and_debug_with_the_reason_in_the_transcri
     [
         ({"sub_state": "FEEDBACK"}, "reason is required"),
         ({"debug_mode": True, "reason": ""}, "reason"),
-        ({"reason": "nothing to change"}, "give sub_state and/or debug_mode"),
+        ({"reason": "nothing to change"}, "give sub_state, debug_mode and/or llm_routes"),
         ({"sub_state": "COORDINATOR_X", "reason": "typo"}, "sub_state"),
+        ({"debug_mode": 0, "reason": "not a boolean"}, "debug_mode"),
+        ({"debug_mode": True, "llm_routes": {"intake": {"temperature": False}}, "reason": "x"}, "temperature"),
     ],
-    ids=["no-reason", "empty-reason", "nothing-to-change", "unknown-sub-state"],
+    ids=["no-reason", "empty-reason", "nothing-to-change", "unknown-sub-state", "debug-0", "temperature-false"],
 )
 def test_state_override_rejects_bad_requests_with_400(local_env_factory, body: dict[str, Any], message: str) -> None:
     # Given a participant in INTAKE

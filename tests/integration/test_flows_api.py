@@ -153,3 +153,21 @@ def test_a_pushed_retry_policy_hands_off_visible_in_state_and_resolved_by_overri
     response = env.api("POST", f"/conversation/participants/{pid}/state", json_body=override)
     assert response.status == 200
     assert response.body["result"]["controller"]["needs_person"] is False
+
+
+def test_validate_is_not_a_flow_id_and_bodies_are_json_objects(local_env_factory) -> None:
+    env = local_env_factory()
+    # GET and PUT on the validate path neither read nor store a flow named "validate"
+    for method, body in (("GET", None), ("PUT", {**INTAKE, "id": "validate"})):
+        response = env.api(method, f"{FLOWS}/validate", json_body=body)
+        assert response.status == 405, response.body
+        assert response.headers["allow"] == "POST"
+    assert flow_items(env, "validate") == []
+    # A one-element array is not taken for its element (Powertools' validation would unwrap it)
+    response = env.api(
+        "POST", f"{FLOWS}/validate", body=json.dumps([INTAKE]), headers={"content-type": "application/json"}
+    )
+    assert response.status == 400
+    assert response.body == {"status": "error", "message": "Invalid request: the body must be a JSON object"}
+    response = env.api("POST", f"{FLOWS}/validate", json_body=INTAKE)
+    assert response.status == 200 and response.body["result"] == {"valid": True, "problems": []}

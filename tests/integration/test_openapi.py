@@ -16,6 +16,8 @@ ROUTES = {
     f"{BASE}/{{participant_id}}": {"get", "put", "delete"},
     f"{BASE}/{{participant_id}}/history": {"get"},
     f"{BASE}/{{participant_id}}/state": {"get", "post"},
+    f"{BASE}/{{participant_id}}/reconcile": {"post"},
+    "/conversation/reconcile": {"post"},
     "/conversation/flows/validate": {"post"},
     "/conversation/flows/{flow_id}": {"get", "put"},
     "/conversation/flows/{flow_id}/versions": {"get"},

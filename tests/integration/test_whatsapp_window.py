@@ -97,6 +97,7 @@ def test_a_participant_silent_for_two_days_still_gets_the_daily_prompt_as_a_temp
         else:
             assert body["type"] == "interactive"
     assert [b["type"] for _, b in morning].count("template") == 2
-    # And every free-form attempt the provider refused was followed by its template (no dead letter)
-    assert graph.refused
-    assert all(r["type"] != "template" for r in graph.refused)
+    # And no free-form message was ever refused: each message carries when the participant last wrote
+    # (the session adds it at emit), so the messenger picks the template up front (the refusal path,
+    # switch to the template and retry once, is tested against recorded exchanges in test_messengers)
+    assert graph.refused == []

@@ -692,6 +692,24 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
 
 
+@pytest.mark.parametrize("early_seconds", [0, 30, 59])
+def test_an_auto_feedback_firing_early_in_its_minute_is_not_taken_for_a_newer_prompt(early_seconds: int) -> None:
+    # Given a prompt sent at 09:20:50 (EventBridge fires anywhere within the scheduled minute) whose
+    # auto-feedback is due at 09:25:50
+    h, p, daily = given(sub_state="INTAKE")
+    sent_at = at_local(MONDAY, "09:20") + timedelta(seconds=50)
+    deliver(h, daily, at=sent_at)
+    autofb = timer(h, TimerKind.AUTO_FEEDBACK, p)
+    assert autofb is not None and autofb.payload.expected_sent_at == sent_at
+    # When the scheduler fires it at the start of 09:25 — 4 min 10 s or more after the prompt, which
+    # an elapsed-time guard of 4 min 30 s took for "a newer prompt was sent"
+    h.clock.set(at_local(MONDAY, "09:25") + timedelta(seconds=early_seconds))
+    outcome = fire(h, autofb.payload, f"autofb-early-{early_seconds}")
+    # Then it applies: the guard is the identity of the prompt it was armed for
+    assert outcome.timer is not None and outcome.timer.applied, outcome.timer
+    assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
+
+
 def test_auto_feedback_fired_twice_has_one_effect() -> None:
     # Given a prompt to a participant in INTAKE and its auto-feedback firing
     h, p, daily = given(sub_state="INTAKE")
@@ -979,3 +997,33 @@ def test_feedback_nudges_skip_a_participant_who_already_replied() -> None:
     fire_due(h, sent_at + timedelta(hours=4))
     # Then no nudge was sent
     assert not [m for m in h.outbox.messages(p.id) if m.kind.value == "feedback_nudge"]
+
+
+def test_on_sms_the_intensity_poll_is_the_last_paragraph_of_the_prompts_message() -> None:
+    # Given a participant reached over Twilio SMS
+    from promptpipe.adapters.messengers import with_question_text
+    from promptpipe.settings import MessagingProvider
+
+    h, p, daily = given(settings=Settings(messaging_provider=MessagingProvider.TWILIO, twilio_channel="sms"))
+    # When Monday's prompt is delivered
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    # Then one message carries the prompt, the Done question and the day's poll, in that order
+    [prompt] = sent(h, p)
+    assert prompt.kind is OutboundKind.DAILY_PROMPT and prompt.follow_up is not None
+    text = with_question_text(prompt.body, prompt.question, prompt.follow_up)
+    assert text == prompt.body_text
+    done_at, poll_at = text.index("Reply 1 for Done"), text.index("Reply LESS")
+    assert text.index(prompt.body) < done_at < poll_at
+    # And the poll counts as asked today: a word answers it, and Tuesday's prompt carries it again
+    assert state(h, p)[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == MONDAY.isoformat()
+    deliver(h, daily, at=at_local(MONDAY, "21:00"))
+    assert sent(h, p)[-1].follow_up is None  # at most once a day
+    deliver(h, daily, at=at_local(MONDAY + timedelta(days=1), "09:20"))
+    assert sent(h, p)[-1].follow_up is not None
+
+
+def test_with_a_button_channel_the_poll_stays_a_message_of_its_own() -> None:
+    h, p, daily = given()
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    assert [m.kind for m in sent(h, p)] == [OutboundKind.DAILY_PROMPT, OutboundKind.INTENSITY_POLL]
+    assert sent(h, p)[0].follow_up is None

@@ -185,3 +185,21 @@ def test_ssm_store_push_fetch_and_cli(monkeypatch, capsys) -> None:
         out = capsys.readouterr().out
         assert "pushed /cli/prompts/synthesis version 1" in out and "synthesis: unchanged" in out
         assert "store and file agree" in out
+
+
+def test_a_participants_routes_set_through_the_override_route_the_next_turn() -> None:
+    # Given a participant whose operator routes their intake to a trial model
+    llm = ScriptedLLM([ScriptedLLM.text("Hello!"), ScriptedLLM.text("Hello again!")])
+    h = memory_harness(llm)
+    p = h.enroll()
+    view = h.app.override_state(p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
+    assert view.version == 1
+    from tests.unit.test_pipeline import turn
+
+    # When they write / Then the turn's model call uses the participant's route
+    turn(h, p, "hi")
+    assert [(r.purpose, r.model) for r in llm.requests] == [("intake", "trial-model")]
+    # And an empty mapping clears it again
+    h.app.override_state(p.id, StateOverride(llm_routes={}, reason="trial over"))
+    turn(h, p, "hi again")
+    assert llm.requests[-1].model != "trial-model"

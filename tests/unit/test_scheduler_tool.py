@@ -399,3 +399,22 @@ def test_s11_delete_existing_removes_registry_entry_and_eventbridge_schedule() -
     assert run(h, p, {"action": "delete", "schedule_id": gone.data["schedule_id"]}).data["error"] == (
         "Schedule not found"
     )
+
+
+def test_changing_the_participants_zone_moves_the_schedules_that_follow_it() -> None:
+    # Given a participant in Toronto with a schedule in their zone and one they set in Tokyo
+    from promptpipe.models.api import ParticipantUpdate
+
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"}).ok
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "20:00", "timezone": "Asia/Tokyo"}).ok
+    names = {e["fixed_time"]: e["timer_id"] for e in registry(h, p.id)}
+    # When their time zone is changed through the API
+    h.app.update_participant(p.id, ParticipantUpdate(timezone="Europe/Paris"))
+    # Then the schedule that followed their zone moved with them, in place (same name), and the live
+    # cron fires at 09:20 Paris time; the explicitly zoned one stays in Tokyo
+    zones = {e["fixed_time"]: e["timezone"] for e in registry(h, p.id)}
+    assert zones == {"09:30": "Europe/Paris", "20:00": "Asia/Tokyo"}
+    live = {s.name: (s.hour, s.minute, s.timezone) for s in daily(h)}
+    assert live == {names["09:30"]: (9, 20, "Europe/Paris"), names["20:00"]: (19, 50, "Asia/Tokyo")}

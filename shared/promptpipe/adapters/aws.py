@@ -11,7 +11,16 @@ from typing import Any, TypeAlias
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ReadTimeoutError,
+)
 from pydantic import BaseModel
 
 from promptpipe.settings import Settings
@@ -38,6 +47,25 @@ def aws_client(service: str, settings: Settings) -> AwsClient:
         endpoint_url=settings.aws_endpoint_url,
         config=_CLIENT_CONFIG,
     )
+
+
+def aws_failure(exc: BaseException) -> tuple[str, str] | None:
+    """What an AWS call's failure means to a person at a terminal: ``("config", why)`` (credentials
+    or region missing), ``("unavailable", why)`` (the endpoint cannot be reached) or ``("failed", why)``
+    (AWS answered an error); ``None`` when ``exc`` is not an AWS failure."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, BotoCoreError | ClientError):
+        cause = cause.__cause__  # Powertools' parameter errors wrap the botocore one
+    if cause is None:
+        return None
+    if isinstance(cause, NoCredentialsError | PartialCredentialsError | NoRegionError):
+        return "config", f"AWS: {cause} (configure a profile or set AWS_ACCESS_KEY_ID and AWS_REGION)"
+    if isinstance(cause, EndpointConnectionError | ConnectTimeoutError | ReadTimeoutError):
+        return "unavailable", f"AWS: {cause}"
+    if isinstance(cause, ClientError):
+        error = cause.response.get("Error", {})
+        return "failed", f"AWS: {error.get('Code', 'error')}: {error.get('Message', cause)}"
+    return "failed", f"AWS: {cause}"
 
 
 class LocalResources(BaseModel):

@@ -54,12 +54,13 @@ TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you ar
 _PARAM_SPACES = re.compile(r"\s+")
 
 
-def with_question_text(body: str, question: Question | None) -> str:
-    """The message text for channels without buttons: the question on its own paragraph."""
-    if question is None:
-        return body
-    rendered = render_text(question)
-    return f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
+def with_question_text(body: str, question: Question | None, follow_up: Question | None = None) -> str:
+    """The message text for channels without buttons: each question on its own paragraph."""
+    for asked in (question, follow_up):
+        if asked is not None:
+            rendered = render_text(asked)
+            body = f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
+    return body
 
 
 def _scrub(text: str) -> str:
@@ -177,7 +178,7 @@ class TwilioMessenger:
         return result
 
     def _send_sms(self, message: OutboundMessage) -> SendResult:
-        text = with_question_text(message.body, message.question)
+        text = with_question_text(message.body, message.question, message.follow_up)
         prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
         sid = ""
         for part in prepared.parts or [""]:
@@ -463,6 +464,7 @@ class OutboxRecord(BaseModel):
     sent_at: datetime
     provider_message_id: str
     allow_emoji: bool = False
+    follow_up: Question | None = None
 
 
 class LocalOutbox:
@@ -491,7 +493,8 @@ class LocalOutbox:
                     participant_id=message.participant_id,
                     to=message.to,
                     body=message.body,
-                    body_text=with_question_text(message.body, message.question),
+                    body_text=with_question_text(message.body, message.question, message.follow_up),
+                    follow_up=message.follow_up,
                     kind=message.kind,
                     question=message.question,
                     message_id=message.message_id,

@@ -19,7 +19,7 @@ from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
-from promptpipe.errors import ConfigurationError
+from promptpipe.errors import ConfigurationError, ResourceUnavailable
 from promptpipe.models.original import OriginalParticipant
 
 CONVERSATION_FLOW = "conversation"
@@ -44,10 +44,13 @@ def read_sqlite(path: str) -> list[OriginalParticipant]:
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cannot open the SQLite database {path!r}: {exc}") from exc
     with closing(connection):
-        columns = {row[1] for row in connection.execute("PRAGMA table_info(conversation_participants)")}
-        if not columns:
-            raise ConfigurationError(f"{path!r} has no conversation_participants table")
-        return list(_read(connection, columns, "?"))
+        try:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(conversation_participants)")}
+            if not columns:
+                raise ConfigurationError(f"{path!r} has no conversation_participants table")
+            return list(_read(connection, columns, "?"))
+        except sqlite3.DatabaseError as exc:  # not a database, or not the original's schema
+            raise ConfigurationError(f"cannot read the SQLite database {path!r}: {exc}") from exc
 
 
 def read_postgres(dsn: str) -> list[OriginalParticipant]:
@@ -57,7 +60,13 @@ def read_postgres(dsn: str) -> list[OriginalParticipant]:
         raise ConfigurationError(
             "reading Postgres needs psycopg: pip install 'promptpipe-serverless[import-postgres]'"
         ) from exc
-    with psycopg.connect(dsn) as connection:
+    try:
+        connection = psycopg.connect(dsn)
+    except psycopg.OperationalError as exc:
+        raise ResourceUnavailable(f"cannot connect to the Postgres database: {exc}") from exc
+    except psycopg.Error as exc:  # e.g. a malformed DSN
+        raise ConfigurationError(f"cannot use the Postgres DSN: {exc}") from exc
+    with connection:
         rows = connection.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'conversation_participants'"
         ).fetchall()

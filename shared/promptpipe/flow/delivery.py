@@ -33,6 +33,7 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
+from promptpipe.settings import MessagingProvider
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +102,7 @@ def deliver_daily_prompt(
         fb_name = timer(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout)
     today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
     schedule_id = schedule.id
+    poll_inline = settings.messaging_provider is MessagingProvider.TWILIO and settings.twilio_channel == "sms"
     random_name = random_delivery_name(participant.id, schedule_id)
 
     def deliver(op: OpContext) -> None:
@@ -113,6 +115,9 @@ def deliver_daily_prompt(
         for spec in follow_ups:
             op.arm(spec)
         to = op.participant.phone_number
+        # On SMS the day's intensity poll is the last paragraph of the prompt's message (one message
+        # instead of two; the questions are answered by different words: docs/architecture.md).
+        poll_in_prompt = poll_inline and op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id,
@@ -120,6 +125,7 @@ def deliver_daily_prompt(
                 body=text,
                 kind=OutboundKind.DAILY_PROMPT,
                 question=questions.DONE_QUESTION,
+                follow_up=questions.intensity_question(op.data.profile().intensity.value) if poll_in_prompt else None,
             ),
             metadata={
                 "module": "daily_prompt",
@@ -138,7 +144,7 @@ def deliver_daily_prompt(
         if reminder_name:
             op.data.set_daily_prompt_pending(DailyPromptPending(sent_at=now, to=to, reminder_due_at=reminder_due))
             op.data.set(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID, reminder_name)
-        _poll_intensity_once_a_day(op, profile.intensity.value, today)
+        _poll_intensity_once_a_day(op, profile.intensity.value, today, inline=poll_in_prompt)
         if autofb_name:
             op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, autofb_name)
         _arm_feedback_state(op, fb_name)
@@ -147,19 +153,21 @@ def deliver_daily_prompt(
     return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
 
 
-def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str) -> None:
-    """Scenario 8: at most one intensity poll per participant-local day."""
+def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str, *, inline: bool) -> None:
+    """At most one intensity poll per participant-local day (docs/behaviour.md#SC-8); ``inline``:
+    it already went out inside the prompt's message."""
     if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) == today:
         return
-    op.emit(
-        OutboundMessage(
-            participant_id=op.participant.id,
-            to=op.participant.phone_number,
-            body="",
-            kind=OutboundKind.INTENSITY_POLL,
-            question=questions.intensity_question(intensity),
+    if not inline:
+        op.emit(
+            OutboundMessage(
+                participant_id=op.participant.id,
+                to=op.participant.phone_number,
+                body="",
+                kind=OutboundKind.INTENSITY_POLL,
+                question=questions.intensity_question(intensity),
+            )
         )
-    )
     op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
     op.data.mark_question("intensity_asked", op.data.get(DataKey.LAST_PROMPT_SENT_AT))
 

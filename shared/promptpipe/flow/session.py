@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from promptpipe.channel_context import with_channel_context
 from promptpipe.clock import Clock
 from promptpipe.errors import StateConflict, StateConflictRetriesExhausted
 from promptpipe.flow.effects import Effects, plan_effects
@@ -63,9 +64,12 @@ class OpContext:
     participant_changed: bool = False
 
     def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None) -> None:
-        """Queue a message for sending after the commit; it is recorded in the transcript too."""
+        """Queue a message for sending after the commit; it is recorded in the transcript too. The
+        participant's channel context (when they last wrote, whether emoji suit them) travels with
+        it, for the messenger (docs/architecture.md, "WhatsApp's 24-hour window")."""
         if not message.message_id:
             message = message.model_copy(update={"message_id": f"{self.event_id}#{len(self.outbound)}"})
+        message = with_channel_context(message, self.data)
         self.outbound.append(message)
         entry = self.record(
             Direction.OUTBOUND, message.kind.value, _transcript_text(message), metadata=metadata, outbound=message
@@ -127,10 +131,12 @@ class OpContext:
 
 
 def _transcript_text(message: OutboundMessage) -> str:
-    if message.question is None:
-        return message.body
-    options = " / ".join(o.title for o in message.question.options)
-    return f"{message.body}\n[{message.question.text} {options}]".strip()
+    text = message.body
+    for asked in (message.question, message.follow_up):
+        if asked is not None:
+            options = " / ".join(o.title for o in asked.options)
+            text = f"{text}\n[{asked.text} {options}]"
+    return text.strip()
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ class LLMRoute(BaseModel):
     """Model settings for one purpose (intake, feedback, generator, classifier, synthesis); unset
     fields fall back to the next level (participant → study → purpose → ``GENAI_*``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: from the API, ``false`` is not a temperature nor ``"60"`` a token count.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: str | None = None
     temperature: float | None = Field(None, ge=0.0, le=2.0)

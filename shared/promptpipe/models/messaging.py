@@ -44,6 +44,9 @@ class OutboundMessage(BaseModel):
     body: str
     kind: OutboundKind = OutboundKind.REPLY
     question: Question | None = None
+    # A second question after the first, on channels without buttons only (SMS: the day's
+    # intensity poll inside the daily prompt's message).
+    follow_up: Question | None = None
     # Stable id of this message: the provider call is keyed by it where the provider allows.
     message_id: str = ""
     # When the participant last wrote to us (WhatsApp's 24-hour window): ``None`` when the caller
