@@ -127,11 +127,17 @@ def test_an_empty_post_body_names_the_missing_field(env: LocalEnvironment, body:
     assert state.status == 400 and state.body == {"status": "error", "message": "reason is required"}
 
 
-def test_an_empty_put_body_changes_nothing(env: LocalEnvironment) -> None:
+def test_an_empty_put_body_is_a_400_and_changes_nothing(env: LocalEnvironment) -> None:
+    # A body is required (the OpenAPI document says so); its fields are all optional, so the answer
+    # names the body
     pid = _enrolled(env)
     before = env.api("GET", f"{BASE}/{pid}").body["result"]
-    response = env.api("PUT", f"{BASE}/{pid}", body="", headers=JSON)
-    assert response.status == 200 and response.body["result"] == before
+    for body in (None, "", "  "):
+        response = env.api("PUT", f"{BASE}/{pid}", body=body, headers=JSON)
+        assert response.status == 400 and response.body == {"status": "error", "message": "request body is required"}
+        flows = env.api("POST", f"{FLOWS}/validate", body=body, headers=JSON)
+        assert flows.status == 400 and flows.body["message"] == "request body is required"
+    assert env.api("GET", f"{BASE}/{pid}").body["result"] == before
 
 
 # --- the webhooks ----------------------------------------------------------------------------
