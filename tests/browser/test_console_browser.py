@@ -194,9 +194,15 @@ def test_a_form_without_the_console_token_is_refused(console: ConsoleServer, sta
 
 def test_swagger_ui_on_the_local_server_lists_every_operation(browser: Any, stack: tuple[LocalServer, str]) -> None:
     server, _pid = stack
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(server.url + "/openapi.json", timeout=30) as answer:
+        document = json.load(answer)
+    operations = sum(len(item) for item in document["paths"].values())
     browser.get(server.url + "/docs")
     WebDriverWait(browser, 60, poll_frequency=0.2).until(
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) == 12
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) == operations
     )
     summaries = {e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")}
     assert "/conversation/participants/{participant_id}/history" in {s.replace("\u200b", "") for s in summaries}

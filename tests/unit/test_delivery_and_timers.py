@@ -1027,3 +1027,45 @@ def test_with_a_button_channel_the_poll_stays_a_message_of_its_own() -> None:
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
     assert [m.kind for m in sent(h, p)] == [OutboundKind.DAILY_PROMPT, OutboundKind.INTENSITY_POLL]
     assert sent(h, p)[0].follow_up is None
+
+
+def test_a_reminder_due_in_quiet_hours_moves_to_the_end_of_the_window() -> None:
+    # Given a participant whose habit time is 20:00 (the prompt goes at 19:50 Toronto) and the
+    # default quiet hours 21:00-08:00
+    h, p, daily = given(schedule={"action": "create", "type": "fixed", "fixed_time": "20:00"})
+    sent_at = at_local(MONDAY, "19:50")
+    deliver(h, daily, at=sent_at)
+    # Then the reminder, due 00:50, is armed for 08:00 the next morning, guarded by the same prompt
+    reminder = timer(h, TimerKind.DAILY_PROMPT_REMINDER, p)
+    assert reminder is not None and reminder.at == at_local(MONDAY + timedelta(days=1), "08:00")
+    assert reminder.payload.expected_sent_at == sent_at
+    pending = json.loads(state(h, p)[DataKey.DAILY_PROMPT_PENDING.value])
+    assert pending["reminder_due_at"] == "2026-03-03T13:00:00Z"
+    # And it fires then, once
+    fire_due(h, at_local(MONDAY + timedelta(days=1), "08:00"))
+    assert [m.kind for m in sent(h, p, OutboundKind.REMINDER)] == [OutboundKind.REMINDER]
+
+
+def test_without_quiet_hours_the_reminder_keeps_its_time() -> None:
+    h, p, daily = given(
+        settings=Settings(quiet_hours_enabled=False),
+        schedule={"action": "create", "type": "fixed", "fixed_time": "20:00"},
+    )
+    deliver(h, daily, at=at_local(MONDAY, "19:50"))
+    reminder = timer(h, TimerKind.DAILY_PROMPT_REMINDER, p)
+    assert reminder is not None and reminder.at == at_local(MONDAY + timedelta(days=1), "00:50")
+
+
+def test_a_nudge_stale_by_the_end_of_quiet_hours_is_not_armed() -> None:
+    # Given quiet hours that end after the next day's prompt would go out (a long night, 12:00-10:00)
+    h, p, daily = given(
+        settings=Settings(
+            quiet_hours_start="12:00", quiet_hours_end="10:00", quiet_hours_max_delay=timedelta(hours=23)
+        ),
+        schedule={"action": "create", "type": "fixed", "fixed_time": "09:30"},
+    )
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    # Then the reminder (due 14:20, in the window until 10:00 tomorrow, after tomorrow's 09:20
+    # prompt) is dropped, and nothing waits on it
+    assert timer(h, TimerKind.DAILY_PROMPT_REMINDER, p) is None
+    assert DataKey.DAILY_PROMPT_REMINDER_TIMER_ID.value not in state(h, p)

@@ -33,7 +33,8 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
-from promptpipe.settings import MessagingProvider
+from promptpipe.quiet_hours import QuietHours
+from promptpipe.settings import MessagingProvider, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -81,26 +82,11 @@ def deliver_daily_prompt(
     text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
     settings = deps.settings
-    follow_ups: list[ScheduleSpec] = []
-
-    def timer(kind: TimerKind, at: datetime) -> str:
-        """A follow-up one-shot guarded by the identity of this prompt (its ``sent_at``)."""
-        name = timer_name(kind, participant.id)
-        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, expected_sent_at=now, due_at=at)
-        follow_ups.append(one_shot_timer(name, at, payload))
-        return name
-
-    reminder_name, reminder_due = "", None
-    if settings.daily_prompt_reminder_delay > timedelta(0):
-        reminder_due = now + settings.daily_prompt_reminder_delay
-        reminder_name = timer(TimerKind.DAILY_PROMPT_REMINDER, reminder_due)
-    autofb_name = ""
-    if settings.auto_feedback_after_prompt_enabled:
-        autofb_name = timer(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY)
-    fb_name = ""
-    if settings.feedback_timers_enabled:
-        fb_name = timer(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout)
-    today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
+    zone = participant_zone(session, schedule)
+    follow = _follow_up_timers(settings, participant.id, now, zone)
+    follow_ups, reminder_due = follow.specs, follow.reminder_due
+    reminder_name, autofb_name, fb_name = follow.reminder, follow.auto_feedback, follow.feedback
+    today = now.astimezone(zone).date().isoformat()
     schedule_id = schedule.id
     poll_inline = settings.messaging_provider is MessagingProvider.TWILIO and settings.twilio_channel == "sms"
     random_name = random_delivery_name(participant.id, schedule_id)
@@ -151,6 +137,46 @@ def deliver_daily_prompt(
 
     session.apply("deliver_daily_prompt", deliver)
     return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
+
+
+@dataclass
+class _FollowUps:
+    specs: list[ScheduleSpec]
+    reminder: str = ""
+    reminder_due: datetime | None = None
+    auto_feedback: str = ""
+    feedback: str = ""
+
+
+def _follow_up_timers(settings: Settings, participant_id: str, now: datetime, zone: ZoneInfo) -> _FollowUps:
+    """The one-shots that follow a prompt sent at ``now``, each guarded by that prompt's identity.
+
+    Nudges (the reminder, the feedback timeout) keep out of the participant's quiet hours: moved to
+    the end of the window, or dropped when stale by then — after the next daily prompt
+    (docs/quiet-hours.md). Auto-feedback only moves the conversation on: not a message, not moved.
+    """
+    follow = _FollowUps(specs=[])
+    quiet = QuietHours.from_settings(settings)
+
+    def timer(kind: TimerKind, at: datetime) -> str:
+        name = timer_name(kind, participant_id)
+        payload = TimerPayload(participant_id=participant_id, kind=kind, timer_id=name, expected_sent_at=now, due_at=at)
+        follow.specs.append(one_shot_timer(name, at, payload))
+        return name
+
+    def outside_quiet_hours(due: datetime) -> datetime | None:
+        return quiet.adjust(due, zone.key, stale_after=now + timedelta(days=1))
+
+    if settings.daily_prompt_reminder_delay > timedelta(0):
+        follow.reminder_due = outside_quiet_hours(now + settings.daily_prompt_reminder_delay)
+        if follow.reminder_due is not None:
+            follow.reminder = timer(TimerKind.DAILY_PROMPT_REMINDER, follow.reminder_due)
+    if settings.auto_feedback_after_prompt_enabled:
+        follow.auto_feedback = timer(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY)
+    feedback_due = outside_quiet_hours(now + settings.feedback_initial_timeout)
+    if settings.feedback_timers_enabled and feedback_due is not None:
+        follow.feedback = timer(TimerKind.FEEDBACK_TIMEOUT, feedback_due)
+    return follow
 
 
 def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str, *, inline: bool) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_timer
@@ -20,6 +21,7 @@ from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
+from promptpipe.quiet_hours import QuietHours
 
 # docs/behaviour.md#B-REM-3 quotes this text.
 REMINDER_TEXT = (
@@ -135,6 +137,7 @@ def _complete_if_replied(op: OpContext, outcome: TimerOutcome) -> bool:
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
     delay = deps.settings.feedback_followup_delay
+    quiet = QuietHours.from_settings(deps.settings)
 
     def apply(op: OpContext) -> None:
         if (
@@ -154,20 +157,27 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
             outcome.detail = "reminder already sent for this prompt"
             return
         op.emit(_message(op, FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
-        op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_FOLLOWUP.value)
-        op.data.set(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID, followup_name)
-        op.arm(
-            one_shot_timer(
-                followup_name,
-                op.now + delay,
-                TimerPayload(
-                    participant_id=payload.participant_id,
-                    kind=TimerKind.FEEDBACK_FOLLOWUP,
-                    timer_id=followup_name,
-                    expected_sent_at=payload.expected_sent_at,
-                ),
-            )
+        # The follow-up nudge keeps out of quiet hours too (docs/quiet-hours.md): moved to the end of
+        # the window, or not armed when it would be stale (a day after the prompt) by then.
+        prompt_at = payload.expected_sent_at or op.now
+        followup_at = quiet.adjust(
+            op.now + delay, op.participant.timezone or "UTC", stale_after=prompt_at + timedelta(days=1)
         )
+        op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_FOLLOWUP.value)
+        if followup_at is not None:
+            op.data.set(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID, followup_name)
+            op.arm(
+                one_shot_timer(
+                    followup_name,
+                    followup_at,
+                    TimerPayload(
+                        participant_id=payload.participant_id,
+                        kind=TimerKind.FEEDBACK_FOLLOWUP,
+                        timer_id=followup_name,
+                        expected_sent_at=payload.expected_sent_at,
+                    ),
+                )
+            )
         outcome.applied = True
 
     return apply

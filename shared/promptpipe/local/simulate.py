@@ -10,6 +10,8 @@ every prompt and timer through the scheduler pump.
 from __future__ import annotations
 
 import random
+import resource
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,6 +131,21 @@ class SimulationReport:
     wall_seconds: float
     cpu_seconds: float
     sms: SegmentStats | None = None
+    # per simulated day: (events, CPU seconds) of that day's replies and firings
+    daily: list[tuple[int, float]] = field(default_factory=list)
+    # resident memory (bytes) after intake and at the end; None where the platform does not say
+    rss_after_intake: int | None = None
+    rss_at_end: int | None = None
+
+    def daily_cpu_ms(self) -> list[float]:
+        return [1000 * cpu / events if events else 0.0 for events, cpu in self.daily]
+
+    @property
+    def memory_per_participant_day(self) -> float | None:
+        """Growth of resident memory over the simulated days, in bytes per participant-day."""
+        if self.rss_after_intake is None or self.rss_at_end is None or not self.participants * self.days:
+            return None
+        return (self.rss_at_end - self.rss_after_intake) / (self.participants * self.days)
 
     @property
     def events_per_second(self) -> float:
@@ -145,8 +162,34 @@ class SimulationReport:
             f"scheduler firings {self.scheduler_firings}); messages sent {self.messages_sent}",
             f"wall {self.wall_seconds:.1f} s, {self.events_per_second:.1f} events/s, "
             f"CPU {self.cpu_ms_per_event:.2f} ms/event",
+            *self._flatness_lines(),
             *(self.sms.lines(self.participants, self.days) if self.sms else []),
         ]
+
+    def _flatness_lines(self) -> list[str]:
+        lines = []
+        per_day = self.daily_cpu_ms()
+        if per_day:
+            first, last = per_day[0], per_day[-1]
+            change = f" (last day {100 * (last - first) / first:+.0f} % vs day 1)" if first else ""
+            lines.append("CPU ms/event by simulated day: " + " ".join(f"{ms:.1f}" for ms in per_day) + change)
+        per_pd = self.memory_per_participant_day
+        if per_pd is not None and self.rss_after_intake is not None and self.rss_at_end is not None:
+            lines.append(
+                f"resident memory {self.rss_after_intake / 2**20:.0f} MB after intake -> "
+                f"{self.rss_at_end / 2**20:.0f} MB at the end: {per_pd / 2**10:.1f} KB per participant-day"
+            )
+        return lines
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set size now (Linux ``/proc/self/statm``), else its peak (getrusage)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def population(count: int, rng: random.Random) -> list[SimulatedParticipant]:
@@ -201,7 +244,10 @@ def run_simulation(
                 webhook_calls += 1
         if progress:
             progress("intake done")
+        rss_after_intake = resident_bytes()
+        daily: list[tuple[int, float]] = []
         for day in range(days):
+            day_cpu0, day_events0 = time.process_time(), webhook_calls * 2 + firings
             plan: list[tuple[datetime, SimulatedParticipant, str]] = []
             day_start = start + timedelta(days=day + 1)
             for person in people:
@@ -219,9 +265,13 @@ def run_simulation(
                 send_sms(env, person.phone, reply, f"SMsim{counter:08d}")
                 webhook_calls += 1
             firings += len(env.advance_to(max(env.clock.now(), day_start + timedelta(days=1))))
+            # a reply is two events (webhook call, worker turn); a firing one
+            daily.append((webhook_calls * 2 + firings - day_events0, time.process_time() - day_cpu0))
             if progress:
-                progress(f"day {day + 1}/{days} done")
+                ms = 1000 * daily[-1][1] / daily[-1][0] if daily[-1][0] else 0.0
+                progress(f"day {day + 1}/{days} done ({daily[-1][0]} events, CPU {ms:.1f} ms/event)")
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        rss_at_end = resident_bytes()
         worker_turns = webhook_calls + participants  # one turn per inbound message, plus each greeting
         records = env.messages()
         messages = len(records)
@@ -236,6 +286,9 @@ def run_simulation(
             wall_seconds=wall,
             cpu_seconds=cpu,
             sms=SegmentStats.of(sorted(records, key=lambda r: (r.participant_id, r.sent_at))),
+            daily=daily,
+            rss_after_intake=rss_after_intake,
+            rss_at_end=rss_at_end,
         )
     finally:
         env.close()
