@@ -546,8 +546,9 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
         llm=FailAfterTool(OfflineCoach(), "scheduler"),
         messenger=messenger,
     )
-    # Feedback timers are off by default: on here, so that their code paths run too.
-    deployment.deploy(DEFAULT, feedback_timers_enabled=True)
+    # Feedback timers are off by default: on here, so that their code paths run too. Quiet hours are
+    # off: the scenario times its nudges by the clock (quiet hours have their own tests).
+    deployment.deploy(DEFAULT, feedback_timers_enabled=True, quiet_hours_enabled=False)
     for key in FUNCTIONS:
         module, attribute = _handler_path(key)
         original = getattr(import_module(module), attribute)
@@ -622,10 +623,10 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     listed = len(env.api("GET", base).body["result"]["participants"])
     assert say("+14165550199", "hello?") == 200
     assert len(env.api("GET", base).body["result"]["participants"]) == listed
-    deployment.deploy(AUTO_ENROL, feedback_timers_enabled=True)
+    deployment.deploy(AUTO_ENROL, feedback_timers_enabled=True, quiet_hours_enabled=False)
     assert say("+14165550199", "hello?") == 200
     assert len(env.api("GET", base).body["result"]["participants"]) == listed + 1
-    deployment.deploy(DEFAULT, feedback_timers_enabled=True)
+    deployment.deploy(DEFAULT, feedback_timers_enabled=True, quiet_hours_enabled=False)
 
     # Tuesday's daily prompt (on SMS one message, the poll inside it) fails to send; the retry sends it.
     deployment.messenger.fail_send(1)
