@@ -19,6 +19,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
 
 from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, Problem
@@ -29,6 +30,7 @@ from promptpipe.errors import (
     ParticipantNotFound,
     ValidationFailed,
 )
+from promptpipe.http_body import MalformedBody, body_bytes, check_json_depth, decode_utf8, error_response
 from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import (
     OPAQUE_TOKEN,
@@ -48,6 +50,7 @@ from promptpipe.models.api import (
     TranscriptPageEnvelope,
 )
 from promptpipe.observability import counts_errors, logger, metrics, tracer
+from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -307,7 +310,8 @@ def _links(ids: dict[tuple[str, str], str], source: str) -> dict[str, Any]:
 
 def openapi_document() -> dict[str, Any]:
     """The document Powertools generates, corrected to what the API answers: 400 (not 422) on a
-    validation failure, the SigV4 security scheme, and links between operations."""
+    validation failure, 413 and 415 wherever a body is read, the SigV4 security scheme, and links
+    between operations."""
     import json
 
     document = json.loads(app.get_openapi_json_schema(title=TITLE, version="0.1.0"))
@@ -324,6 +328,7 @@ def openapi_document() -> dict[str, Any]:
             if validated and "400" not in responses:
                 responses["400"] = {"description": "Invalid request: the message names the field", "content": error}
             if operation.get("requestBody"):
+                responses["413"] = {"description": "Body over MAX_API_BODY_BYTES (64 KiB by default)", "content": error}
                 responses["415"] = {"description": "The body is not JSON (content-type)", "content": error}
     flow_links = {
         name: {"operationId": ids[key], "parameters": {"flow_id": "$response.body#/result/id"}}
@@ -400,11 +405,27 @@ def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
     details = []
     for e in errors:
         loc = ".".join(str(part) for part in e.get("loc", ()) if part not in ("body", "query", "path"))
-        if e.get("type") == "missing":
+        if e.get("type") == "missing" and not loc:  # no body at all (or an empty one)
+            details.append(_missing_body())
+        elif e.get("type") == "missing":
             details.append(f"{loc} is required")
         else:
             details.append(f"{loc}: {e.get('msg', 'invalid value')}")
     return envelope(400, message="; ".join(details) or "invalid request", error=True)
+
+
+def _missing_body() -> str:
+    """What an absent body leaves out: the required fields of the route's body model (``phone_number
+    is required``), else the body itself (Powertools' own message names neither: ``" is required"``)."""
+    route = app.context.get("_route")
+    required: list[str] = []
+    for param in getattr(getattr(route, "dependant", None), "body_params", None) or []:
+        model = getattr(param, "type_", None)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            required += [name for name, field in model.model_fields.items() if field.is_required()]
+    if not required:
+        return "request body is required"
+    return "; ".join(f"{name} is required" for name in required)
 
 
 @app.exception_handler(RequestUnsupportedContentType)
@@ -456,9 +477,32 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
     return envelope(409, message="Participant with this phone number already enrolled", error=True)
 
 
+# -- the body, before the resolver parses it ------------------------------------------------
+def readable_body(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with its body checked and given as plain UTF-8 text, or ``MalformedBody``.
+
+    The resolver's own JSON parsing raises ``RecursionError`` on deeply nested JSON and
+    ``UnicodeDecodeError`` on bytes that are not UTF-8 (both a 5xx), and reads an empty body as a
+    missing one: here a body over ``MAX_API_BODY_BYTES`` is a 413, one that is not UTF-8 or nested
+    too deeply a 400, and a blank body an empty one, which ``_invalid_request`` answers naming the
+    missing fields (or the body)."""
+    raw = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), max_bytes=get_settings().max_api_body_bytes)
+    text = decode_utf8(raw)
+    if text.strip():
+        check_json_depth(text)
+    else:
+        text = ""
+    return {**event, "body": text, "isBase64Encoded": False}
+
+
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 @counts_errors("enrollment")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        event = readable_body(event)
+    except MalformedBody as exc:
+        logger.warning("request body refused", extra={"reason": str(exc), "status": exc.status})
+        return error_response(exc.status, str(exc))
     return app.resolve(event, context)

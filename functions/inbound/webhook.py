@@ -13,8 +13,6 @@ worker does that.
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -25,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
 from promptpipe.errors import ValidationFailed
+from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
 from promptpipe.inbound import (
     SenderWithoutPhone,
     parse_meta_payload,
@@ -49,9 +48,14 @@ def credential(name: str) -> str | None:
 
 
 def reject(reason: str, status: int = 403) -> Response:
+    """Refuse (or, with 200, acknowledge and drop) a request; the error envelope of the API."""
     count("WebhookRejected", reason=reason.split(":", 1)[0])
-    logger.warning("webhook rejected", extra={"reason": reason})
-    return Response(status_code=status, content_type=content_types.TEXT_PLAIN, body=reason)
+    logger.warning("webhook rejected", extra={"reason": reason, "status": status})
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body={"status": "error", "message": reason},
+    )
 
 
 def _checks_disabled() -> bool:
@@ -59,14 +63,18 @@ def _checks_disabled() -> bool:
 
 
 def public_url() -> str:
-    """The URL Twilio signed: the configured public base, else what API Gateway received."""
+    """The URL Twilio signed: the configured public base (the stack always sets it), else the domain
+    API Gateway received the request on. A client header (X-Forwarded-Host) never names the host,
+    unless WEBHOOK_TRUSTED_PROXY says a proxy we run sets it."""
     event = app.current_event
     path = event.raw_path
     query = f"?{event.raw_query_string}" if event.raw_query_string else ""
-    base = get_settings().public_webhook_base_url
-    if base:
-        return base.rstrip("/") + "/webhooks/twilio" + query
-    host = event.headers.get("x-forwarded-host") or event.request_context.domain_name
+    settings = get_settings()
+    if settings.public_webhook_base_url:
+        return settings.public_webhook_base_url.rstrip("/") + "/webhooks/twilio" + query
+    host = event.request_context.domain_name
+    if settings.webhook_trusted_proxy:
+        host = event.headers.get("x-forwarded-host") or host
     return f"https://{host}{path}{query}"
 
 
@@ -104,15 +112,10 @@ def ignore_sender_without_phone() -> None:
 
 def raw_body() -> bytes:
     """The request body exactly as sent (base64-decoded when API Gateway encoded it), not decoded as
-    text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx)."""
+    text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx).
+    ``handler`` has already refused bodies over the cap or not base64."""
     event = app.current_event
-    body = event.body or ""
-    if not event.is_base64_encoded:
-        return body.encode("utf-8", "surrogatepass")
-    try:
-        return base64.b64decode(body)
-    except ValueError:  # binascii.Error: not base64 after all
-        return b""
+    return body_bytes(event.body, event.is_base64_encoded, max_bytes=get_settings().max_webhook_body_bytes)
 
 
 @app.post("/webhooks/twilio")
@@ -163,7 +166,11 @@ def whatsapp_webhook() -> Response:
         if not verify_meta_signature(raw_bytes, event.headers.get("x-hub-signature-256"), secret):
             return reject("bad_signature")
     try:
-        payload = json.loads(raw_bytes or b"{}")
+        # Not UTF-8, not JSON or nested too deeply: Meta never sends that, so it is a 400.
+        payload = parse_json(raw_bytes) if raw_bytes.strip() else {}
+    except MalformedBody as exc:
+        return reject(f"malformed_json: {exc}", 400)
+    try:
         if not isinstance(payload, dict):
             raise ValidationFailed("payload must be a JSON object")
         rejected: list[ValidationFailed] = []
@@ -177,8 +184,9 @@ def whatsapp_webhook() -> Response:
                 continue
             count("WebhookRejected", reason="malformed_message")
             logger.warning("malformed WhatsApp message skipped", extra={"field": problem.field})
-    except (ValueError, ValidationFailed):
-        # Signed but unreadable: answer 200 so Meta does not retry it for days; nothing is enqueued.
+    except ValidationFailed:
+        # Signed JSON of a shape we cannot use (a field Meta added, say): answer 200 so Meta does not
+        # retry it for days; nothing is enqueued.
         return reject("malformed", 200)
     for message in messages:
         accept(message)
@@ -192,4 +200,13 @@ def whatsapp_webhook() -> Response:
 @tracer.capture_lambda_handler
 @counts_errors("webhook")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:  # the size cap first: a body over it is never decoded, hashed or parsed
+        body_bytes(
+            event.get("body"), bool(event.get("isBase64Encoded")), max_bytes=get_settings().max_webhook_body_bytes
+        )
+    except MalformedBody as exc:
+        reason = "too_large" if exc.status == PAYLOAD_TOO_LARGE else "malformed_body"
+        count("WebhookRejected", reason=reason)
+        logger.warning("webhook rejected", extra={"reason": reason, "status": exc.status})
+        return error_response(exc.status, str(exc))
     return app.resolve(event, context)

@@ -29,11 +29,9 @@ def last_inbound_at(data: StateData) -> datetime:
 
 
 def allows_emoji(data: StateData) -> bool:
-    """Whether the tone policy allows emoji (``emojis_ok`` active; an unreadable profile: no)."""
-    try:
-        tags = data.profile().tone.tags
-    except ValueError:
-        return False
+    """Whether the tone policy allows emoji (``emojis_ok`` active; an unreadable profile reads as a
+    new one: no)."""
+    tags = data.profile().tone.tags
     return "emojis_ok" in tags and "no_emojis" not in tags
 
 

@@ -34,8 +34,9 @@ from promptpipe.flow.timer_names import daily_schedule_name
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
-from promptpipe.phone import canonicalize_phone, mask_phone
+from promptpipe.phone import canonicalize_imported_phone, mask_phone
 from promptpipe.services import PromptPipe
+from promptpipe.timezones import validate_iana_zone
 
 _ID = re.compile(r"^p_[0-9a-f]{32}$")
 _SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64
@@ -104,7 +105,7 @@ def import_participants(
     phones: dict[str, str] = {}
     for original in originals:
         try:
-            phones[original.id] = canonicalize_phone(original.phone_number, region)
+            phones[original.id] = canonicalize_imported_phone(original.phone_number, region)
         except InvalidPhoneNumber:
             continue
     winners = _one_per_phone(originals, phones)
@@ -214,11 +215,11 @@ def _build(
         data.clear(key)
     if cleared:
         line.warnings.append("one-shot timers of the original not carried over: " + ", ".join(cleared))
-    if data.has_profile():
-        try:
-            data.profile()
-        except ValueError:
-            line.warnings.append("userProfile is unreadable: imported unchanged, fix it before the next prompt")
+    data.profile()  # a corrupt profile reads as a new one until the next save replaces it
+    if DataKey.USER_PROFILE.value in data.unreadable_keys:
+        line.warnings.append(
+            "userProfile is unreadable: imported unchanged; it reads as empty until the next save replaces it"
+        )
     flow = FlowState(
         participant_id=participant.id,
         flow_type=FLOW_TYPE,
@@ -261,11 +262,8 @@ def _short_id(schedule_id: str) -> str:
 def _valid_zone(name: str, line: ImportLine) -> str:
     if not name:
         return ""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+        return validate_iana_zone(name)  # the rule of enrollment, so the participant can be scheduled
+    except ValueError:
         line.warnings.append(f"time zone {name!r} is not an IANA zone: left empty")
         return ""
-    return name

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
-from promptpipe.phone import canonicalize_phone
+from promptpipe.phone import canonicalize_phone, canonicalize_whatsapp_sender
 
 TWILIO_PROVIDER = "twilio"
 META_PROVIDER = "whatsapp_cloud"
@@ -47,20 +47,28 @@ class SenderWithoutPhone(ValidationFailed):
     """A well-formed message from a sender known only by a business-scoped user id."""
 
 
-def _sender_phone(raw: str, default_region: str) -> str:
-    address = raw.strip().removeprefix("whatsapp:")
-    if _USER_ID.match(address):
-        raise SenderWithoutPhone("sender has a business-scoped user id and no phone number", field="From")
+def _read_phone(raw: str, default_region: str, *, whatsapp_id: bool) -> str:
+    """A provider's number as E.164. Meta's WhatsApp ids (``whatsapp_id``: a sender's ``from``, a
+    ``wa_id``, a status's ``recipient_id``) are digits with the country code included, read as
+    international first; Twilio's numbers are E.164 already, read like numbers people type (digits
+    without ``+`` in ``default_region``)."""
+    if whatsapp_id:
+        return canonicalize_whatsapp_sender(raw, default_region)
     return canonicalize_phone(raw, default_region)
 
 
-def _optional_phone(raw: Any, default_region: str) -> str | None:
+def _sender_phone(raw: str, default_region: str, *, whatsapp_id: bool = False) -> str:
+    address = raw.strip().removeprefix("whatsapp:")
+    if _USER_ID.match(address):
+        raise SenderWithoutPhone("sender has a business-scoped user id and no phone number", field="From")
+    return _read_phone(raw, default_region, whatsapp_id=whatsapp_id)
+
+
+def _optional_phone(raw: Any, default_region: str, *, whatsapp_id: bool = False) -> str | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
-        return canonicalize_phone(
-            raw if raw.lstrip().startswith(("+", "whatsapp:")) else f"+{raw.strip()}", default_region
-        )
+        return _read_phone(raw, default_region, whatsapp_id=whatsapp_id)
     except InvalidPhoneNumber:
         return None
 
@@ -93,6 +101,7 @@ def parse_twilio_form(body: str, received_at: datetime, default_region: str) -> 
     return _inbound(
         provider=TWILIO_PROVIDER,
         provider_message_id=sid.strip(),
+        # Twilio sends E.164 ("+1…", "whatsapp:+1…"); anything else is read like typed input.
         from_phone=_sender_phone(sender, default_region),
         body=text,
         answer_id=answer_id,
@@ -230,7 +239,7 @@ def _meta_statuses(raw: Any, received_at: datetime, default_region: str) -> list
                 provider=META_PROVIDER,
                 provider_message_id=item["id"][:256],
                 status=str(item.get("status") or "unknown")[:32],
-                recipient=_optional_phone(item.get("recipient_id"), default_region),
+                recipient=_optional_phone(item.get("recipient_id"), default_region, whatsapp_id=True),
                 error_code=str(code) if code is not None else None,
                 error_title=str(first["title"])[:200] if isinstance(first.get("title"), str) else None,
                 at=received_at,
@@ -256,7 +265,8 @@ def _meta_message(
     return _inbound(
         provider=META_PROVIDER,
         provider_message_id=message_id,
-        from_phone=_sender_phone(sender, default_region),
+        # A WhatsApp id: country code included, no "+" (not a number a person typed).
+        from_phone=_sender_phone(sender, default_region, whatsapp_id=True),
         received_at=received_at,
         profile_name=names.get(sender),
         **fields,
@@ -318,7 +328,7 @@ def _meta_content(message: dict[str, Any], kind: str, path: str, region: str) ->
         system_type = raw_type if isinstance(raw_type, str) else "unknown"
         new_phone = None
         if system_type in NUMBER_CHANGES:
-            new_phone = _optional_phone(system.get("wa_id") or system.get("new_wa_id"), region)
+            new_phone = _optional_phone(system.get("wa_id") or system.get("new_wa_id"), region, whatsapp_id=True)
         notice = system.get("body") if isinstance(system.get("body"), str) else ""
         return {"kind": InboundKind.SYSTEM, "body": notice, "system_type": system_type[:64], "new_phone": new_phone}
     return {"kind": InboundKind.UNSUPPORTED}

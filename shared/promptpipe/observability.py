@@ -6,7 +6,7 @@ inactive outside Lambda (Powertools disables it unless ``LAMBDA_TASK_ROOT`` is s
 Metric names (namespace ``PromptPipe``): TurnsProcessed (module), ToolCalls (tool, outcome),
 LLMCalls, LLMLatencyMs, LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, RemindersSent,
 AutoFeedbackTransitions, StateTransitions (target), FeedbackNudgesSent, OptOuts, WebhookRejected
-(reason), Errors (function), StateSaveFailures, ColdStart.
+(reason), Errors (function), StateSaveFailures, CorruptStateValues (key), ColdStart.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+from promptpipe.models.state import on_corrupt_value
 
 if TYPE_CHECKING:  # the services import this module's metrics helpers
     from promptpipe.services import EventOutcome
@@ -79,6 +81,15 @@ def record_outcome_metrics(outcome: EventOutcome) -> None:
             count(name)
     if outcome.degraded:
         count("StateSaveFailures")
+
+
+def count_corrupt_value(key: str) -> None:
+    """A stored state value that could not be read (and was read as empty)."""
+    count("CorruptStateValues", key=key)
+
+
+# The core reports corrupt values through a listener, so it never imports Powertools.
+on_corrupt_value(count_corrupt_value)
 
 
 def count_error(function: str) -> None:

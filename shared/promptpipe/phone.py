@@ -1,8 +1,10 @@
 """Phone numbers: one canonical form (E.164) everywhere, and a masked form for logs.
 
-The original only stripped non-digits; we canonicalise with ``phonenumbers`` (docs/behaviour.md#B-API-2) so
-that "+1 (415) 555-0100", "whatsapp:+14155550100" and Meta's digit-only "14155550100" all name the same
-participant, and impossible numbers are refused with a clear message.
+We canonicalise with ``phonenumbers`` (docs/behaviour.md#B-API-2; the original only stripped
+non-digits) so that "+1 (415) 555-0100", "whatsapp:+14155550100" and Meta's digit-only sender id
+"14155550100" all name the same participant, and impossible numbers are refused with a clear
+message. Numbers people type (the API) and sender ids providers give us (WhatsApp) are read by
+different rules: see ``canonicalize_phone`` and ``canonicalize_whatsapp_sender``.
 """
 
 from __future__ import annotations
@@ -15,23 +17,72 @@ from promptpipe.errors import InvalidPhoneNumber
 
 _PREFIXES = ("whatsapp:", "tel:", "sms:")
 _DIGITS_ONLY = re.compile(r"^\d{10,}$")
+_SEPARATORS = re.compile(r"[\s().-]")
 _FIELD = "phone_number"
 # Longer input is never a phone number; also keeps error messages short.
 _MAX_INPUT_CHARS = 64
 
 
 def canonicalize_phone(raw: str, default_region: str = "US") -> str:
-    """Return ``raw`` as E.164 (``+14155550100``) or raise ``InvalidPhoneNumber``.
+    """Return a number typed by a person (the participants API) as E.164 (``+14155550100``) or raise
+    ``InvalidPhoneNumber``.
 
-    Accepts international numbers with ``+``, ``whatsapp:``/``tel:`` prefixes, Meta WhatsApp ids
-    (10 or more digits without ``+``: read as international first, then in ``default_region``) and
-    national numbers of ``default_region``.
+    Accepts international numbers with ``+`` (or an international dialling prefix such as ``011``),
+    ``whatsapp:``/``tel:`` prefixes and national numbers of ``default_region``. Digits without ``+``
+    are always read in ``default_region`` (``5164845567`` in the US is ``+15164845567``, not a number
+    in Peru); when that reading is invalid but the digits would be valid with a ``+``, the error
+    suggests the ``+`` form rather than guessing a country.
     """
+    text = _strip(raw)
+    try:
+        return _parse(text, default_region)
+    except InvalidPhoneNumber:
+        digits = _SEPARATORS.sub("", text)
+        if digits.isdigit() and len(digits) >= 8:
+            international = _valid_e164(f"+{digits}", None)
+            if international is not None:
+                raise InvalidPhoneNumber(
+                    f"{_shown(text)} is not a valid phone number in region {default_region.upper()}; if it "
+                    f"includes a country code, write it as {international}",
+                    field=_FIELD,
+                ) from None
+        raise
+
+
+def canonicalize_whatsapp_sender(raw: str, default_region: str = "US") -> str:
+    """Return a WhatsApp sender id as E.164: Meta's ids (``wa_id``, the ``from`` of a message) are the
+    full international number without ``+`` (``14155550100``), so digits only are read as
+    international first, and in ``default_region`` only when that reading is not a valid number.
+    Only for sender ids a provider gives us, never for numbers people type."""
+    return _international_first(raw, default_region)
+
+
+def canonicalize_imported_phone(raw: str, default_region: str = "US") -> str:
+    """Return a number stored by the original as E.164. The original kept only the digits of a number
+    (``+1-234-567-8900`` was stored as ``12345678900``: country code included, no ``+``), so digits
+    only are read as international first, as WhatsApp sender ids are, and in ``default_region`` only
+    when that reading is not a valid number; any other form is read like typed input."""
+    return _international_first(raw, default_region)
+
+
+def _international_first(raw: str, default_region: str) -> str:
+    text = _strip(raw)
+    if _DIGITS_ONLY.match(text):
+        international = _valid_e164(f"+{text}", None)
+        if international is not None:
+            return international
+    return _parse(text, default_region)
+
+
+def _strip(raw: str) -> str:
     text = (raw or "").strip()
     for prefix in _PREFIXES:
         if text.lower().startswith(prefix):
-            text = text[len(prefix) :].strip()
-            break
+            return text[len(prefix) :].strip()
+    return text
+
+
+def _parse(text: str, default_region: str) -> str:
     if not text:
         raise InvalidPhoneNumber("phone number is required", field=_FIELD)
     shown = _shown(text)
@@ -39,12 +90,6 @@ def canonicalize_phone(raw: str, default_region: str = "US") -> str:
         raise InvalidPhoneNumber(f"{shown} is not a valid phone number (too long)", field=_FIELD)
     if not any(ch.isdigit() for ch in text):
         raise InvalidPhoneNumber(f"{shown} is not a phone number: it has no digits", field=_FIELD)
-
-    if _DIGITS_ONLY.match(text):
-        # Meta sends ids such as "14155550100": country code included, no "+".
-        international = _valid_e164(f"+{text}", None)
-        if international is not None:
-            return international
     region = None if text.startswith("+") else default_region.upper()
     try:
         number = phonenumbers.parse(text, region)
@@ -53,6 +98,11 @@ def canonicalize_phone(raw: str, default_region: str = "US") -> str:
     if not phonenumbers.is_possible_number(number) or not phonenumbers.is_valid_number(number):
         raise InvalidPhoneNumber(f"{shown} is not a valid phone number", field=_FIELD)
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def is_known_region(region: str) -> bool:
+    """Whether ``region`` is a region code ``phonenumbers`` knows (``US``, ``FR``…; any case)."""
+    return isinstance(region, str) and region.upper() in phonenumbers.SUPPORTED_REGIONS
 
 
 def mask_phone(e164: str) -> str:

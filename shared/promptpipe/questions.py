@@ -3,8 +3,11 @@
 A question goes out as reply buttons where the channel has them (button id
 ``"<question id>:<option id>"``, e.g. ``"done:done"``) and as numbered text elsewhere. Answers come
 back as a button id, as the original's canonical text (``"Q: Did you do it? A: Done"``), or as a
-short free-text reply to an outstanding question ("1", "done", "not yet", "harder", "low").
-Anything else is not an answer and goes to the model. This works on every channel (docs/behaviour.md#B-INT-4).
+text reply to an outstanding question that is unambiguous: the option's number ("1"), its title or
+id ("done", "next time"), or a word the text form offers ("less", "same", "more", "low"). Anything
+else — a bare "yes" or "no" included, since every generated prompt ends with a yes/no question —
+is not an answer and reaches the model exactly as typed. This works on every channel
+(docs/behaviour.md#B-INT-4).
 """
 
 from __future__ import annotations
@@ -40,21 +43,13 @@ _INTENSITY_OPTIONS = {
 _ALL_INTENSITY_OPTIONS = [_DECREASE, _KEEP, _INCREASE]
 _STEP = {"decrease": -1, "keep": 0, "increase": 1}
 
-# Short replies that unambiguously pick an option (after _normalise).
-_SYNONYMS: dict[tuple[str, str], frozenset[str]] = {
-    (DONE_QUESTION_ID, "done"): frozenset(
-        {"done", "did it", "i did it", "yes", "y", "yep", "yeah", "completed", "finished"}
-    ),
-    (DONE_QUESTION_ID, "next_time"): frozenset(
-        {"next time", "not yet", "no", "n", "nope", "not today", "maybe next time"}
-    ),
-    (INTENSITY_QUESTION_ID, "decrease"): frozenset({"decrease", "less", "easier", "lower", "too hard"}),
-    (INTENSITY_QUESTION_ID, "keep"): frozenset(
-        {"keep", "keep current", "keep it", "same", "the same", "no change", "just right"}
-    ),
-    (INTENSITY_QUESTION_ID, "increase"): frozenset({"increase", "more", "harder", "higher", "too easy"}),
+# The words the text form of the intensity poll offers (render_text), besides the option titles.
+_OPTION_WORDS: dict[tuple[str, str], frozenset[str]] = {
+    (INTENSITY_QUESTION_ID, "decrease"): frozenset({"less"}),
+    (INTENSITY_QUESTION_ID, "keep"): frozenset({"same"}),
+    (INTENSITY_QUESTION_ID, "increase"): frozenset({"more"}),
 }
-_ABSOLUTE_SYNONYMS = {"low": "low", "normal": "normal", "medium": "normal", "high": "high"}
+_ABSOLUTE_LEVELS = {"low": "low", "normal": "normal", "high": "high"}
 _NUMBER = re.compile(r"^\s*([1-9])\s*[.)!]?\s*$")
 _CANONICAL = re.compile(r"\bq:\s*(?P<question>.+?)\s*a:\s*(?P<answer>.+?)\s*$")
 
@@ -223,10 +218,11 @@ def _from_words(question: Question, text: str) -> Answer | None:
     for option in question.options:
         if option.id not in known:
             continue
-        if reply == _normalise(option.title) or reply in _SYNONYMS.get((question.id, option.id), ()):
+        words = {_normalise(option.title), option.id, *_OPTION_WORDS.get((question.id, option.id), ())}
+        if reply in words:
             return _answer(question.id, option.id)
-    if question.id == INTENSITY_QUESTION_ID and reply in _ABSOLUTE_SYNONYMS:
-        return _answer(question.id, _ABSOLUTE_SYNONYMS[reply])
+    if question.id == INTENSITY_QUESTION_ID and reply in _ABSOLUTE_LEVELS:
+        return _answer(question.id, _ABSOLUTE_LEVELS[reply])
     return None
 
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.clock import Clock
 from promptpipe.errors import (
@@ -52,6 +51,7 @@ from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData,
 from promptpipe.models.store import Direction, EventRecord, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, Timers, TurnQueue
+from promptpipe.timezones import validate_iana_zone
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +69,9 @@ def validate_timezone(name: str) -> str:
     if not name:
         return ""
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValidationFailed(f"invalid timezone: {name!r} is not an IANA time zone", field="timezone") from exc
-    return name
+        return validate_iana_zone(name)
+    except ValueError as exc:
+        raise ValidationFailed(str(exc), field="timezone") from exc
 
 
 @dataclass
@@ -273,9 +272,8 @@ class PromptPipe:
     def state_view(self, participant_id: str) -> StateView:
         loaded = self.store.load(participant_id)
         data = StateData(dict(loaded.flow.state_data))
-        try:
-            profile = data.profile().to_json_dict()
-        except ValueError:
+        profile = data.profile().to_json_dict()
+        if DataKey.USER_PROFILE.value in data.unreadable_keys:  # read as a new one; the operator sees why
             profile = {"error": "stored profile is unreadable"}
         pending = data.daily_prompt_pending()
         timer_keys = (

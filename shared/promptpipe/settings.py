@@ -17,6 +17,7 @@ from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from promptpipe.models.llm import LLMRoute
+from promptpipe.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -158,8 +159,14 @@ class Settings(BaseSettings):
     twilio_template_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     twilio_reengagement_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
+    # True only behind a proxy you run that sets X-Forwarded-Host itself (overwriting any client
+    # value): then the Twilio signature is checked for that host when PUBLIC_WEBHOOK_BASE_URL is unset.
+    webhook_trusted_proxy: bool = False
     local_dev_disable_signature_check: bool = False
     max_inbound_message_chars: int = Field(4096, ge=1, le=65536)
+    # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
+    max_api_body_bytes: int = Field(64 * 1024, ge=1024, le=10 * 1024 * 1024)
+    max_webhook_body_bytes: int = Field(1024 * 1024, ge=1024, le=10 * 1024 * 1024)
 
     # --- retention ------------------------------------------------------------------------
     # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL
@@ -174,6 +181,15 @@ class Settings(BaseSettings):
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
+
+    @field_validator("default_phone_region", mode="before")
+    @classmethod
+    def _phone_region(cls, value: Any) -> Any:
+        if not is_known_region(value):
+            raise ValueError(
+                f"DEFAULT_PHONE_REGION={value!r} is not a known region: use a two-letter ISO 3166 code such as US or FR"
+            )
+        return value.upper()
 
     @field_validator("chat_history_limit")
     @classmethod

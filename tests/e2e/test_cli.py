@@ -150,6 +150,40 @@ def test_chat_talks_moves_the_clock_and_shows_state(
     assert '"sub_state": "FEEDBACK"' in out
 
 
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"not json", "JSON"),
+        (b"{}", "advance_seconds or to"),
+        (b'{"advance_seconds": "soon"}', "advance_seconds"),
+        (b'{"advance_seconds": 1e300}', "advance_seconds"),
+        (b'{"to": "tomorrow"}', "to"),
+        (b'{"to": 5}', "to"),
+        (b"[1]", "object"),
+        (b"[" * 5000 + b"]" * 5000, "nested"),
+        (b'{"to": "2026-03-03T13:00:00Z\xff"}', "UTF-8"),
+    ],
+    ids=["not-json", "empty", "not-a-number", "overflow", "bad-date", "wrong-type", "list", "deep", "not-utf8"],
+)
+def test_local_clock_answers_bad_input_in_the_api_error_envelope(
+    server: LocalServer, body: bytes, fragment: str
+) -> None:
+    # When the tester route gets input it cannot use
+    status, answer = _request("POST", f"{server.url}/_local/clock", body, {"content-type": "application/json"})
+    # Then 400 in the participants API's envelope, and the clock did not move
+    assert status == 400
+    assert isinstance(answer, dict) and answer["status"] == "error" and fragment in answer["message"], answer
+    assert _request("GET", f"{server.url}/_local/clock")[1] == {"now": "2026-03-02T13:00:00Z"}
+
+
+def test_local_server_refuses_bodies_over_the_cap_and_unknown_local_routes_in_the_envelope(server: LocalServer) -> None:
+    cap = server.env.settings.max_webhook_body_bytes
+    status, answer = _request("POST", f"{server.url}/conversation/participants", b"x" * (cap + 1))
+    assert status == 413 and answer["status"] == "error" and str(cap) in answer["message"]
+    status, answer = _request("GET", f"{server.url}/_local/nothing")
+    assert status == 404 and answer["status"] == "error"
+
+
 def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 

@@ -154,11 +154,20 @@ def test_enroll_rejects_a_malformed_request_with_400(local_env_factory, body: An
         ({"phone_number": "123"}, "is not a valid phone number"),
         ({"phone_number": "+1 415 000 0000"}, "is not a valid phone number"),
         ({"phone_number": "not a phone"}, "no digits"),
+        ({"phone_number": "447911123456"}, "write it as +447911123456"),
         ({"phone_number": PHONE, "timezone": "Mars/Olympus_Mons"}, "invalid timezone"),
         ({"phone_number": PHONE, "favourite_colour": "blue"}, "favourite_colour"),
         ({"phone_number": PHONE, "name": "x" * 201}, "name"),
     ],
-    ids=["too-short", "impossible", "no-digits", "timezone", "unknown-field", "name-too-long"],
+    ids=[
+        "too-short",
+        "impossible",
+        "no-digits",
+        "international-without-plus",
+        "timezone",
+        "unknown-field",
+        "name-too-long",
+    ],
 )
 def test_enroll_rejects_each_bad_field_with_400(local_env_factory, fields: dict[str, Any], fragment: str) -> None:
     # Given a running system
@@ -173,6 +182,18 @@ def test_enroll_rejects_each_bad_field_with_400(local_env_factory, fields: dict[
     assert fragment in response.body["message"]
     assert env.api("GET", BASE).body["result"]["participants"] == []
     assert env.messages() == []
+
+
+def test_ten_digits_without_plus_are_a_number_of_the_default_region(local_env_factory) -> None:
+    # Given DEFAULT_PHONE_REGION=US and a US number whose first digits also form Peru's code (+51)
+    env = local_env_factory()
+
+    # When it is enrolled without "+1"
+    response = env.api("POST", BASE, json_body={"phone_number": "5164845567"})
+
+    # Then it is the US number, not a stranger's in Peru
+    assert response.status == 201, response.body
+    assert response.body["result"]["phone_number"] == "+15164845567"
 
 
 def test_enroll_rejects_a_phone_already_enrolled_with_409(local_env_factory) -> None:

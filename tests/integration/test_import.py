@@ -106,7 +106,7 @@ ROWS: list[tuple[Any, ...]] = [
     ),
     (
         "legacy-corrupt-8",
-        "+44 7911 123456",
+        "447911123456",  # the original's stored form: digits with the country code, no "+"
         "Ana",
         "active",
         "Europe/London",
@@ -211,6 +211,8 @@ def test_import_dry_run_then_import_then_again_changes_nothing(tmp_path: Path, l
     assert not [n for n in schedule_names(env) if paused in n]
     corrupt = next(line for line in report.lines if line.original_id == "legacy-corrupt-8")
     assert any("userProfile is unreadable" in w for w in corrupt.warnings)
+    # The original's digits are read as international first: a UK number, not a US one
+    assert env.app.repo.find_id_by_phone("+447911123456") == corrupt.participant_id
     assert env.app.store.load(corrupt.participant_id).flow.state_data[DataKey.USER_PROFILE.value].endswith("oops")
 
     # A second run changes nothing

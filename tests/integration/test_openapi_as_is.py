@@ -48,6 +48,7 @@ def test_every_answer_is_typed(document: dict[str, Any]) -> None:
             "201": "ParticipantEnvelope",
             "400": "ErrorEnvelope",
             "409": "ErrorEnvelope",
+            "413": "ErrorEnvelope",
             "415": "ErrorEnvelope",
         },
         ("get", BASE): {"200": "ParticipantPageEnvelope", "400": "ErrorEnvelope"},
@@ -113,6 +114,8 @@ def test_error_answers_for_bodies_methods_and_content_types_are_in_the_envelope(
             ("POST", BASE, b'{"phone_number": "+14165550142"}', "multipart/form-data", 400, "send JSON"),
             ("POST", BASE, b'{"phone_number": "+14165550142"}', "text/plain", 415, "Unsupported content type"),
             ("PATCH", f"{BASE}/p_1", None, None, 405, "allowed: GET, PUT, DELETE"),
+            ("GET", f"{BASE}/p_1/reconcile", None, None, 405, "allowed: POST"),
+            ("TRACE", "/conversation/reconcile", None, None, 405, "allowed: POST"),
             ("GET", "/elsewhere", None, None, 404, "No such route"),
         ]
         for method, path, body, content_type, status, words in cases:

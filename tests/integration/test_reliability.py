@@ -789,8 +789,11 @@ def test_an_oversized_body_is_clipped_before_it_is_queued(local_env_factory: Any
     enroll(env)
     limit = env.settings.max_inbound_message_chars
 
-    # When a signed SMS of 100,000 four-byte characters (400 KB of UTF-8) reaches the webhook
-    status = webhook_only(env, "/webhooks/twilio", **twilio_event(env, "😀" * 100_000, "SM-emoji"))
+    # When a signed SMS of 80,000 four-byte characters (320 KB of UTF-8; its form, percent-encoded,
+    # stays just under the webhook's 1 MiB body cap) reaches the webhook
+    event = twilio_event(env, "😀" * 80_000, "SM-emoji")
+    assert len(event["body"].encode()) < env.settings.max_webhook_body_bytes
+    status = webhook_only(env, "/webhooks/twilio", **event)
 
     # Then it is accepted and what was queued fits an SQS message (256 KiB of UTF-8), already clipped
     assert status == 200
@@ -840,9 +843,9 @@ def test_bodies_that_are_not_utf8_never_cause_a_5xx(local_env_factory: Any) -> N
     )
 
     # Then no 5xx: the unsigned form is refused (403); a form signed over its decoded text (invalid
-    # bytes read as U+FFFD) is a normal message; the signed but unreadable Meta body is acknowledged
-    # and dropped (200, so Meta does not retry it for days)
-    assert (unsigned, signed, meta) == (403, 200, 200)
+    # bytes read as U+FFFD) is a normal message; the signed Meta body that is not UTF-8 JSON is a 400
+    # (Meta never sends one) and nothing of it is queued
+    assert (unsigned, signed, meta) == (403, 200, 400)
     [queued] = queue_messages(env)
     assert json.loads(queued["Body"])["message"]["body"] == "caf\ufffd \ufffd\ufffd"
     env.drain()

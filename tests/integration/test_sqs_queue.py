@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -82,6 +83,22 @@ def test_enqueue_sends_the_event_in_the_participants_group(env: Env) -> None:
     assert TurnEvent.model_validate_json(message["Body"]) == event
     assert message["Attributes"]["MessageGroupId"] == P1
     assert message["Attributes"]["MessageDeduplicationId"] == hashlib.sha256(b"SM123").hexdigest()
+
+
+# SQS takes only these characters in a message body (moto does not check; AWS answers
+# InvalidMessageContents, which would be a 5xx at the webhook).
+SQS_BODY_CHARACTERS = re.compile("[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
+
+
+@pytest.mark.parametrize("body", ["\ufffe", "a\uffffb", "\x00\x0b\x1f", "ok \U0010ffff \ud7ff \ue000 \ufffd"])
+def test_a_body_with_characters_sqs_refuses_is_escaped_and_round_trips(env: Env, body: str) -> None:
+    # Given a message whose text holds characters SQS does not take raw (U+FFFE, U+FFFF, controls)
+    event = turn(P1, f"SM-{body.encode().hex()}", body)
+    # When it is enqueued / Then the SQS body is made of allowed characters only, and reads back the same
+    env.queue.enqueue(event)
+    (message,) = env.receive_all()
+    assert SQS_BODY_CHARACTERS.fullmatch(message["Body"])
+    assert TurnEvent.model_validate_json(message["Body"]) == event
 
 
 def test_same_event_twice_is_delivered_once(env: Env) -> None:

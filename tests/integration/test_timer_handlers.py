@@ -376,3 +376,43 @@ def test_random_window_delivers_inside_the_window_every_day_deterministically(lo
     # And the same seed gives the same times
     second_env = local_env_factory(start=START, seed=11)
     assert random_week(second_env, seed=11) == times
+
+
+# --- a corrupt stored value never stops the prompts ---------------------------------------------
+
+
+def test_a_corrupt_profile_neither_stops_the_daily_prompt_nor_a_done_answer(
+    enrolled: Participant, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from promptpipe.adapters.dynamodb import FLOW_SK, participant_pk
+
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    # Given a participant after intake whose stored profile got corrupted (written outside the app)
+    p = enrolled
+    aws_client("dynamodb", p.env.settings).update_item(
+        TableName=p.env.settings.table_name,
+        Key={"pk": {"S": participant_pk(p.id)}, "sk": {"S": FLOW_SK}},
+        UpdateExpression="SET state_data.#profile = :corrupt",
+        ExpressionAttributeNames={"#profile": DataKey.USER_PROFILE.value},
+        ExpressionAttributeValues={":corrupt": {"S": '{"habit_domain": "private words", "success_count": '}},
+    )
+    capfd.readouterr()
+    # When the daily schedule fires through the scheduled-prompt handler
+    deliver_once(p)
+    # Then the prompt and the poll went out (the generator sees an empty profile and falls back)
+    assert len(p.messages(OutboundKind.DAILY_PROMPT)) == 1
+    assert len(p.messages(OutboundKind.INTENSITY_POLL)) == 1
+    # When the participant answers "1" (Done) through the webhook and the worker
+    p.env.clock.set(at_local(MONDAY + timedelta(days=1), "07:40"))
+    p.say("1")
+    # Then it counted on a fresh profile, which replaced the corrupt one
+    profile = p.state()["profile"]
+    assert (profile["success_count"], profile["total_prompts"]) == (1, 1)
+    assert json.loads(p.raw()[DataKey.USER_PROFILE.value])["success_count"] == 1
+    # And the corrupt value was counted as a metric, by key, and its content was never printed
+    output = capfd.readouterr()
+    text = output.out + output.err
+    blobs = [json.loads(line) for line in text.splitlines() if line.startswith("{") and '"_aws"' in line]
+    corrupt = [b for b in blobs if "CorruptStateValues" in b]
+    assert corrupt and all(b["key"] == DataKey.USER_PROFILE.value for b in corrupt)
+    assert "private words" not in text

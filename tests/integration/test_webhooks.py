@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
@@ -204,6 +205,37 @@ def test_twilio_signature_over_a_different_url_is_rejected(local_env_factory) ->
     # Then it is refused and no turn runs
     assert response.status == 403
     assert llm.calls == 1
+
+
+def _forwarded(env: LocalEnvironment, params: dict[str, str], host: str) -> ApiResponse:
+    """A Twilio form signed for ``https://<host>/webhooks/twilio``, claiming that host in X-Forwarded-Host."""
+    signature = twilio_signature(f"https://{host}/webhooks/twilio", params, env.settings.twilio_auth_token or "")
+    parts = twilio_event_parts(env, params, signature)
+    parts["headers"] = {**parts["headers"], "x-forwarded-host": host}
+    return env.api("POST", "/webhooks/twilio", **parts)
+
+
+@pytest.mark.parametrize("base_url", [None, "https://hooks.example.org"], ids=["no-base-url", "base-url"])
+def test_twilio_signature_for_a_host_a_client_header_claims_is_rejected(local_env_factory, base_url) -> None:
+    # Given an enrolled participant, and no trusted proxy configured
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
+    env = local_env_factory(llm=llm, public_webhook_base_url=base_url)
+    enroll(env)
+    # When a request signed for another host says it came through that host (X-Forwarded-Host)
+    response = _forwarded(env, twilio_params("hi", "SM-fwd-1"), "evil.example")
+    # Then the signature is checked against our own URL, so it is refused and no turn runs
+    assert response.status == 403
+    assert llm.calls == 1
+
+
+def test_twilio_forwarded_host_is_used_only_behind_a_trusted_proxy(local_env_factory) -> None:
+    # Given a deployment behind a proxy it controls (which sets X-Forwarded-Host itself)
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Hi again.")])
+    env = local_env_factory(llm=llm, webhook_trusted_proxy=True)
+    enroll(env)
+    # When Twilio signed the proxy's public host / Then the signature holds and the turn runs
+    assert _forwarded(env, twilio_params("hi", "SM-fwd-2"), "sms.example.org").status == 200
+    assert llm.calls == 2
 
 
 def test_twilio_base64_form_with_blank_values_still_verifies(local_env_factory) -> None:

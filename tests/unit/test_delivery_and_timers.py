@@ -572,6 +572,19 @@ def test_next_time_and_done_without_a_prompt_do_not_count() -> None:
     assert profile(h, p)["success_count"] == 0
 
 
+@pytest.mark.parametrize("text", ["yes", "Yes!", "y", "no", "nope"])
+def test_a_bare_yes_or_no_after_a_prompt_reaches_the_model_as_typed(text: str) -> None:
+    # Given a delivered prompt, which ends with a yes/no question ("Would that feel doable?")
+    h, p, daily = given()
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    # When the participant answers "yes" or "no"
+    reply(h, p, text, at=at_local(MONDAY, "09:40"))
+    # Then it is not a "Done"/"Next time" answer: nothing is counted and the model sees the words typed
+    assert profile(h, p)["success_count"] == 0
+    feedback_turns = [r for r in h.llm.requests if r.purpose == "feedback"]  # type: ignore[attr-defined]
+    assert feedback_turns[-1].messages[-1].content == text
+
+
 def test_a_repeated_1_counts_once_and_changes_nothing_else() -> None:
     # Given a delivered prompt and poll at normal intensity
     h, p, daily = given()

@@ -22,7 +22,7 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
-from promptpipe.models.messaging import Attachment, InboundKind, InboundMessage
+from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 AUTH_TOKEN = "12345678901234567890123456789012"
@@ -202,6 +202,64 @@ def test_parse_twilio_national_from_uses_the_default_region() -> None:
 def test_parse_twilio_form_rejects_missing_fields(fields: list[tuple[str, str]], message: str) -> None:
     with pytest.raises(ValidationFailed, match=message):
         parse_twilio_form(urlencode(fields), NOW, "US")
+
+
+def test_parse_twilio_digits_only_from_is_read_in_the_default_region() -> None:
+    # Twilio always sends "+"; digits without it are a number typed somewhere, read nationally.
+    body = urlencode([("MessageSid", "SM1"), ("From", "5164845567"), ("Body", "hi")])
+    assert parse_twilio_form(body, NOW, "US").from_phone == "+15164845567"
+
+
+def test_parse_meta_sender_id_is_international_even_when_it_reads_as_national() -> None:
+    # Meta's "from" is a WhatsApp id: the country code is always included, without "+".
+    payload = _payload(
+        _value(messages=[{"from": "5164845567", "id": "wamid.PE", "type": "text", "text": {"body": "hola"}}])
+    )
+    [message] = parse_meta_payload(payload, NOW, "US")
+    assert message.from_phone == "+5164845567"
+
+
+def test_every_whatsapp_id_is_read_with_its_country_code_whatever_the_default_region() -> None:
+    # Given a deployment in the US and WhatsApp ids of a UK sender (no "+", country code included):
+    # a text, a number change (old and new names of the new id) and a delivery status
+    uk, new_uk = "447911123456", "447911123457"
+    statuses: list[DeliveryStatus] = []
+    payload = _payload(
+        _value(
+            messages=[
+                {"from": uk, "id": "wamid.T", "type": "text", "text": {"body": "hello"}},
+                {
+                    "from": uk,
+                    "id": "wamid.S1",
+                    "type": "system",
+                    "system": {"type": "user_changed_number", "wa_id": new_uk},
+                },
+                {
+                    "from": uk,
+                    "id": "wamid.S2",
+                    "type": "system",
+                    "system": {"type": "customer_changed_number", "new_wa_id": new_uk},
+                },
+            ],
+            statuses=[{"id": "wamid.OUT", "status": "delivered", "recipient_id": uk}],
+        )
+    )
+    # When parsed with DEFAULT_PHONE_REGION=US
+    text, changed, changed_old_name = parse_meta_payload(payload, NOW, "US", statuses=statuses)
+    # Then each one is the UK number, never refused nor read as a US one
+    assert text.from_phone == changed.from_phone == changed_old_name.from_phone == "+447911123456"
+    assert changed.new_phone == changed_old_name.new_phone == "+447911123457"
+    assert [s.recipient for s in statuses] == ["+447911123456"]
+
+
+def test_twilio_numbers_follow_the_rule_of_typed_numbers() -> None:
+    # Twilio sends E.164; a status callback's To without "+" is read in the default region, like From
+    status = parse_twilio_form(
+        urlencode([("MessageSid", "SM2"), ("MessageStatus", "delivered"), ("To", "5164845567")]), NOW, "US"
+    )
+    assert isinstance(status, DeliveryStatus) and status.recipient == "+15164845567"
+    uk = urlencode([("MessageSid", "SM3"), ("From", "whatsapp:+447911123456"), ("Body", "hi")])
+    assert parse_twilio_form(uk, NOW, "US").from_phone == "+447911123456"
 
 
 def test_parse_twilio_form_rejects_an_impossible_sender() -> None:

@@ -654,10 +654,10 @@ def test_a_full_intake_and_feedback_conversation() -> None:
     assert profile.last_successful_prompt == LAST_PROMPT
     assert profile.last_motivator == "Having my mat next to the coffee machine"
 
-    # Day 3: harder, then not done and why, then a new time.
+    # Day 3: more, then not done and why, then a new time.
     h.clock.set(datetime(2026, 3, 4, 12, 50, tzinfo=UTC))
     h.deliver()
-    assert "more challenging (intensity: high)" in (h.say("harder").reply or "")
+    assert "more challenging (intensity: high)" in (h.say("more").reply or "")
     assert "What got in the way today?" in (h.say("Next time").reply or "")
     h.say("I was running late for work")
     profile = h.data.profile()

@@ -7,7 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
-from promptpipe.phone import canonicalize_phone, mask_phone
+from promptpipe.phone import (
+    canonicalize_imported_phone,
+    canonicalize_phone,
+    canonicalize_whatsapp_sender,
+    mask_phone,
+)
+from promptpipe.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -18,9 +24,9 @@ from promptpipe.phone import canonicalize_phone, mask_phone
         ("whatsapp:+14155550100", "+14155550100"),
         ("WhatsApp:+1 415 555 0100", "+14155550100"),
         ("  +14155550100  ", "+14155550100"),
-        ("14155550100", "+14155550100"),  # Meta wa_id: country code, no "+"
-        ("447911123456", "+447911123456"),  # Meta wa_id outside the default region
+        ("14155550100", "+14155550100"),  # national with the trunk prefix 1
         ("(415) 555-0100", "+14155550100"),  # national, default region US
+        ("5164845567", "+15164845567"),  # a US number whose digits also start like Peru's +51
         ("415.555.0100", "+14155550100"),
         ("011 44 7911 123456", "+447911123456"),  # US international dialling prefix
         ("+44 7911 123456", "+447911123456"),
@@ -36,9 +42,69 @@ def test_default_region_is_used_for_national_numbers() -> None:
     assert canonicalize_phone("06 12 34 56 78", default_region="fr") == "+33612345678"
 
 
-def test_digit_only_id_falls_back_to_the_default_region() -> None:
-    # "4155550100" is not valid as "+41 55550100" (Switzerland), so it is read as a US number.
-    assert canonicalize_phone("4155550100") == "+14155550100"
+@pytest.mark.parametrize(
+    ("raw", "region", "expected"),
+    [
+        ("5164845567", "US", "+15164845567"),  # not Peru (+51 64845567)
+        ("2025550143", "US", "+12025550143"),  # not Egypt (+20 25550143)
+        ("4155550100", "US", "+14155550100"),
+        ("0612345678", "FR", "+33612345678"),
+    ],
+)
+def test_api_input_without_plus_is_read_in_the_default_region(raw: str, region: str, expected: str) -> None:
+    # Given a number typed without "+" / When canonicalised for the API / Then it is national first
+    assert canonicalize_phone(raw, default_region=region) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "suggested"),
+    [("447911123456", "+447911123456"), ("33612345678", "+33612345678")],
+)
+def test_api_input_valid_only_as_international_is_refused_with_a_hint(raw: str, suggested: str) -> None:
+    # Given digits that are no US number but would be one abroad with a "+"
+    with pytest.raises(InvalidPhoneNumber) as caught:
+        canonicalize_phone(raw, default_region="US")
+    # Then the message suggests the "+" form instead of guessing a country
+    assert f"write it as {suggested}" in str(caught.value)
+    assert caught.value.field == "phone_number"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("14155550100", "+14155550100"),  # Meta wa_id: country code, no "+"
+        ("447911123456", "+447911123456"),  # outside the default region
+        ("5164845567", "+5164845567"),  # a WhatsApp id is always international
+        ("4155550100", "+14155550100"),  # not valid as "+41 55550100": read in the default region
+        ("+14155550100", "+14155550100"),
+        ("whatsapp:+447911123456", "+447911123456"),
+    ],
+)
+def test_whatsapp_sender_ids_are_read_as_international_first(raw: str, expected: str) -> None:
+    assert canonicalize_whatsapp_sender(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "region", "expected"),
+    [
+        ("12345678900", "US", "+12345678900"),  # the original's form of "+1-234-567-8900"
+        ("447911123456", "US", "+447911123456"),  # refused by the API rule, a UK number here
+        ("33612345678", "US", "+33612345678"),
+        ("4165550102", "US", "+14165550102"),  # no valid international reading: the default region
+        ("0612345678", "FR", "+33612345678"),
+        ("(416) 555-0102", "US", "+14165550102"),  # not the original's digits: read like typed input
+        ("+44 7911 123456", "US", "+447911123456"),
+    ],
+)
+def test_numbers_stored_by_the_original_are_read_as_international_first(raw: str, region: str, expected: str) -> None:
+    assert canonicalize_imported_phone(raw, region) == expected
+
+
+def test_unknown_default_region_is_refused_at_settings_load() -> None:
+    with pytest.raises(ValueError, match="DEFAULT_PHONE_REGION") as caught:
+        Settings(default_phone_region="XX")
+    assert "XX" in str(caught.value)
+    assert Settings(default_phone_region="fr").default_phone_region == "FR"
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ within SQS's five-minute window is enqueued once (longer-range dedup is the work
 from __future__ import annotations
 
 import hashlib
+import re
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -26,6 +27,17 @@ def deduplication_id(event_id: str) -> str:
     return hashlib.sha256(event_id.encode()).hexdigest()
 
 
+# Characters SQS refuses in a message body although JSON may carry them raw: U+FFFE and U+FFFF
+# (controls are escaped by JSON already; lone surrogates cannot be encoded at all).
+_NOT_FOR_SQS = re.compile("[\ufffe\uffff]")
+
+
+def message_body(event: TurnEvent) -> str:
+    """The event as JSON, with the characters SQS refuses written as JSON escapes (the same text once
+    parsed): a participant's message may contain them, and AWS would answer InvalidMessageContents."""
+    return _NOT_FOR_SQS.sub(lambda m: f"\\u{ord(m[0]):04x}", event.model_dump_json())
+
+
 class SqsTurnQueue:
     """``TurnQueue`` port adapter."""
 
@@ -37,7 +49,7 @@ class SqsTurnQueue:
         try:
             self._client.send_message(
                 QueueUrl=self._queue_url,
-                MessageBody=event.model_dump_json(),
+                MessageBody=message_body(event),
                 MessageGroupId=event.participant_id,
                 MessageDeduplicationId=deduplication_id(event.event_id),
             )

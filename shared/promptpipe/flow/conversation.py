@@ -27,7 +27,6 @@ from promptpipe.flow.modules import (
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
-from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
 
@@ -65,11 +64,7 @@ def outstanding_questions(session: ConversationSession, within_hours: float = 24
     if marks.get("done") != sent and data.get(DataKey.DONE_COUNTED_FOR_PROMPT) != sent:
         asked.append(questions.DONE_QUESTION)
     if marks.get("intensity_asked") == sent and marks.get("intensity") != sent:
-        try:
-            intensity = data.profile().intensity.value
-        except ValueError:
-            intensity = "normal"
-        asked.append(questions.intensity_question(intensity))
+        asked.append(questions.intensity_question(data.profile().intensity.value))
     return asked
 
 
@@ -237,10 +232,7 @@ class ConversationFlow:
         def emit(op: OpContext) -> None:
             if not op.participant.is_active:
                 return
-            try:
-                profile = op.data.profile()
-            except ValueError:
-                profile = UserProfile()
+            profile = op.data.profile()
             info = (
                 f"Current state: {op.data.sub_state.value}\nProfile: Domain={profile.habit_domain}, "
                 f"Motivation={profile.motivational_frame}, Time={profile.preferred_time}, "

@@ -181,7 +181,7 @@ class ConversationModule(ABC):
             ChatMessage(role="system", content=system_prompt or self.system_prompt),
             ChatMessage(role="system", content=self.context_block(session)),
         ]
-        guide = tone.build_tone_guide(_profile_or_blank(session).tone.tags)
+        guide = tone.build_tone_guide(session.data.profile().tone.tags)
         if guide:
             messages.append(ChatMessage(role="system", content=guide))
         for message in history_window(history, deps.settings.chat_history_limit):
@@ -200,7 +200,7 @@ class ConversationModule(ABC):
         controller_node: str | None = None,
     ) -> Intent:
         """The deterministic first pass, then the optional classifier when it is unsure."""
-        profile = _profile_or_blank(session)
+        profile = session.data.profile()
         started = bool(profile.habit_domain or profile.motivational_frame or profile.prompt_anchor)
         intent = first_pass(
             self.name,
@@ -434,13 +434,6 @@ def _intent_rest(intent: Intent) -> dict[str, Any]:
     return {"confident": intent.confident, "tool_choice": intent.tool_choice, "source": intent.source}
 
 
-def _profile_or_blank(session: ConversationSession) -> UserProfile:
-    try:
-        return session.data.profile()
-    except ValueError:
-        return UserProfile()
-
-
 def _record_call(
     result: ModuleResult,
     purpose: str,
@@ -491,7 +484,7 @@ class IntakeModule(ConversationModule):
         )
 
     def context_block(self, session: ConversationSession) -> str:
-        return intake_context(_profile_or_blank(session), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
+        return intake_context(session.data.profile(), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
     def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
         if deps.flows is None or not deps.settings.flow_controller_enabled:
@@ -515,7 +508,7 @@ class FeedbackModule(ConversationModule):
     def context_block(self, session: ConversationSession) -> str:
         data = session.data
         return feedback_context(
-            _profile_or_blank(session),
+            session.data.profile(),
             data.get(DataKey.LAST_HABIT_PROMPT),
             data.daily_prompt_pending() is None and bool(data.get(DataKey.DAILY_PROMPT_RESPONDED_AT)),
             data.get(DataKey.PARTICIPANT_BACKGROUND),

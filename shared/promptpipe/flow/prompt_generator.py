@@ -42,10 +42,7 @@ def check_profile(session: ConversationSession) -> UserProfile:
     """The validation order of docs/behaviour.md#B-GEN-2: no profile, then anchor, then time."""
     if not session.data.has_profile():
         raise PromptGenerationError("user profile not found - please complete intake first")
-    try:
-        profile = session.data.profile()
-    except ValueError as exc:
-        raise PromptGenerationError(f"user profile is unreadable: {exc}") from exc
+    profile = session.data.profile()  # a corrupt profile reads as a new one: "incomplete" below
     if not profile.prompt_anchor.strip():
         raise PromptGenerationError("profile incomplete: prompt anchor is required")
     if not profile.preferred_time.strip():

@@ -83,11 +83,9 @@ def observed(data: StateData) -> tuple[list[str], list[str], list[str], list[str
     fields) and states (a schedule exists, a habit prompt was given). The state is the source of
     truth: a profile filled before the controller ran or edited by an operator counts, and a field
     that went missing (feedback sent them back to intake to repair it) is pursued again.
-    Returns (facts, states, facts gone, states gone)."""
-    try:
-        profile = data.profile()
-    except ValueError:
-        return [], [], [], []
+    Returns (facts, states, facts gone, states gone). A corrupt profile reads as a new one (its
+    fields are pursued again, and the next save replaces it)."""
+    profile = data.profile()
     present = [name for name in PROFILE_TEXT_FIELDS if str(getattr(profile, name, "") or "").strip()]
     absent = [name for name in PROFILE_TEXT_FIELDS if name not in present]
     states = [STATE_SCHEDULE_SET] if data.schedules() else []

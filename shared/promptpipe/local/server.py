@@ -11,6 +11,7 @@ import argparse
 import errno
 import json
 import logging
+import math
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
+from promptpipe.errors import ValidationFailed
+from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
     LOCAL_WHATSAPP_APP_SECRET,
@@ -27,6 +30,11 @@ from promptpipe.local.environment import (
     LocalEnvironment,
     model_label,
 )
+
+# A body over the cap is read and dropped up to this size (so the client sees the 413), else the
+# connection is closed.
+_MAX_DRAINED_BYTES = 16 * 1024 * 1024
+_MAX_ADVANCE_SECONDS = 10 * 366 * 86400
 
 
 class SimulatedTime:
@@ -104,26 +112,60 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             if self.command != "HEAD":
                 self.wfile.write(data)
 
+        def _error(self, status: int, message: str) -> None:
+            self._send(status, {"status": "error", "message": message})  # the participants API's envelope
+
         def _body(self) -> bytes:
-            length = int(self.headers.get("content-length") or 0)
-            return self.rfile.read(length) if length else b""
+            """The body, at most ``MAX_WEBHOOK_BODY_BYTES`` (the larger of the two caps; each handler
+            applies its own); a larger one is read and dropped and ``MalformedBody`` (413) raised."""
+            cap = env.settings.max_webhook_body_bytes
+            try:
+                length = int(self.headers.get("content-length") or 0)
+            except ValueError as exc:
+                raise MalformedBody("content-length is not a number") from exc
+            if length <= cap:
+                return self.rfile.read(length) if length > 0 else b""
+            if length > _MAX_DRAINED_BYTES:
+                self.close_connection = True
+            else:
+                while length > 0:
+                    length -= len(self.rfile.read(min(length, 65536))) or length
+            raise MalformedBody(f"request body is larger than {cap} bytes", status=PAYLOAD_TOO_LARGE)
+
+        def _clock_target(self) -> datetime:
+            request = parse_json(self._body() or b"{}")
+            if not isinstance(request, dict):
+                raise ValidationFailed("the body must be a JSON object with advance_seconds or to")
+            if "advance_seconds" in request:
+                try:
+                    seconds = float(request["advance_seconds"])
+                except (TypeError, ValueError) as exc:
+                    raise ValidationFailed("advance_seconds must be a number of seconds") from exc
+                if not math.isfinite(seconds) or abs(seconds) > _MAX_ADVANCE_SECONDS:
+                    raise ValidationFailed(
+                        f"advance_seconds must be a number of seconds, at most {_MAX_ADVANCE_SECONDS}"
+                    )
+                return env.clock.now() + timedelta(seconds=seconds)
+            if "to" in request:
+                value = request["to"]
+                try:
+                    target = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                except (AttributeError, ValueError) as exc:
+                    raise ValidationFailed("to must be an ISO 8601 date-time such as 2026-03-03T13:00:00Z") from exc
+                return target if target.tzinfo is not None else target.replace(tzinfo=UTC)
+            raise ValidationFailed("give advance_seconds or to")
 
         def _local(self, method: str, path: str, query: dict[str, str]) -> None:
             if path == "/_local/clock" and method == "GET":
                 self._send(200, {"now": _iso(env.clock.now())})
             elif path == "/_local/clock" and method == "POST":
                 try:
-                    request = json.loads(self._body() or b"{}")
-                    if "advance_seconds" in request:
-                        target = env.clock.now() + timedelta(seconds=float(request["advance_seconds"]))
-                    elif "to" in request:
-                        target = datetime.fromisoformat(str(request["to"]).replace("Z", "+00:00"))
-                        if target.tzinfo is None:
-                            target = target.replace(tzinfo=UTC)
-                    else:
-                        raise ValueError("give advance_seconds or to")
-                except (ValueError, TypeError) as exc:
-                    self._send(400, {"error": str(exc)})
+                    target = self._clock_target()
+                except MalformedBody as exc:
+                    self._error(exc.status, str(exc))
+                    return
+                except ValidationFailed as exc:
+                    self._error(400, str(exc))
                     return
                 firings = sim.move_to(target)
                 self._send(
@@ -153,7 +195,7 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
                     },
                 )
             else:
-                self._send(404, {"error": "unknown local route"})
+                self._error(404, "unknown local route")
 
         def _docs(self, path: str, query: dict[str, str]) -> None:
             """The OpenAPI document and Swagger UI (its assets ship inside Powertools; no CDN)."""
@@ -173,7 +215,7 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             elif path in SWAGGER_ASSETS:
                 self._send(200, (_swagger_dir() / path.rsplit("/", 1)[1]).read_bytes(), SWAGGER_ASSETS[path])
             else:
-                self._send(404, {"error": "unknown documentation route"})
+                self._error(404, "unknown documentation route")
 
         def _route(self, method: str) -> None:
             url = urlsplit(self.path)
@@ -184,7 +226,11 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             if method == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in SWAGGER_ASSETS):
                 self._docs(url.path, query)
                 return
-            body = self._body()
+            try:
+                body = self._body()
+            except MalformedBody as exc:
+                self._error(exc.status, str(exc))
+                return
             headers = {k.lower(): v for k, v in self.headers.items()}
             try:
                 response = env.api(

@@ -10,6 +10,7 @@ from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
 from promptpipe.models.store import TranscriptEntry
+from promptpipe.timezones import IanaTimeZoneOrEmpty
 
 T = TypeVar("T")
 
@@ -26,14 +27,18 @@ class EnrollmentRequest(BaseModel):
     phone_number: str = Field(
         min_length=1,
         max_length=64,
-        description="Any dialable form; stored as E.164. Without a country code, DEFAULT_PHONE_REGION applies.",
+        description=(
+            "The participant's number, best with + and the country code (+1 516 484 5567); stored as E.164. "
+            "Without +, it is read in the deployment's DEFAULT_PHONE_REGION; when it is only valid with a "
+            "country code, the answer is 400 suggesting the + form."
+        ),
         examples=["+1 416 555 0142"],
     )
     name: str = Field("", max_length=200, examples=["Sam"])
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
     background: str = Field("", max_length=4000, examples=["Office worker"])
-    timezone: str = Field("", max_length=50, description="IANA time zone name", examples=["America/Toronto"])
+    timezone: IanaTimeZoneOrEmpty = Field("", max_length=50, examples=["America/Toronto"])
 
 
 class ParticipantUpdate(BaseModel):
@@ -43,7 +48,7 @@ class ParticipantUpdate(BaseModel):
     gender: str | None = Field(None, max_length=100)
     ethnicity: str | None = Field(None, max_length=100)
     background: str | None = Field(None, max_length=4000)
-    timezone: str | None = Field(None, max_length=50)
+    timezone: IanaTimeZoneOrEmpty | None = Field(None, max_length=50)
     status: ParticipantStatus | None = None
 
 

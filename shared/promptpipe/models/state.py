@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.runtime import RuntimeState
@@ -21,6 +22,20 @@ from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.profile import UserProfile
 
 logger = logging.getLogger(__name__)
+
+# What a stored value can raise while being read: bad JSON (ValueError, including pydantic's
+# ValidationError and UnicodeError), the wrong JSON kind (TypeError, AttributeError), or JSON nested
+# beyond the parser's recursion limit (RecursionError).
+_UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError)
+_corrupt_listeners: list[Callable[[str], None]] = []
+
+
+def on_corrupt_value(listener: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``listener(key)`` whenever a stored state value cannot be read (the functions count it as
+    a metric, see ``promptpipe.observability``). Returns a function that removes the listener."""
+    _corrupt_listeners.append(listener)
+    return lambda: _corrupt_listeners.remove(listener)
+
 
 FLOW_TYPE = "conversation"
 STATE_CONVERSATION_ACTIVE = "CONVERSATION_ACTIVE"
@@ -187,6 +202,29 @@ class StateData:
 
     def __init__(self, raw: dict[str, str]) -> None:
         self.raw = raw
+        self._reported: set[str] = set()
+
+    @property
+    def unreadable_keys(self) -> frozenset[str]:
+        """The keys read so far whose stored value was corrupt (and read as empty)."""
+        return frozenset(self._reported)
+
+    def _unreadable(self, key: DataKey, exc: BaseException) -> None:
+        """A corrupt value reads as empty: never stop a participant's prompts over it. Logged once per
+        key and read state, with the error's type only (never the value: it may hold what they wrote)."""
+        if key.value in self._reported:
+            return
+        self._reported.add(key.value)
+        logger.warning(
+            "unreadable %s in the stored state; read as empty",
+            key.value,
+            extra={"state_key": key.value, "error_type": type(exc).__name__},
+        )
+        for listener in list(_corrupt_listeners):
+            try:
+                listener(key.value)
+            except Exception:  # a metrics failure must not fail the read
+                logger.exception("corrupt-value listener failed")
 
     # -- plain strings ----------------------------------------------------------------------
     def get(self, key: DataKey) -> str:
@@ -207,8 +245,8 @@ class StateData:
             return None
         try:
             return parse_rfc3339(text)
-        except ValueError:
-            logger.warning("unparseable timestamp under %s", key.value)
+        except _UNREADABLE as exc:
+            self._unreadable(key, exc)
             return None
 
     def set_time(self, key: DataKey, value: datetime | None) -> None:
@@ -233,9 +271,9 @@ class StateData:
         try:
             data = json.loads(text)
             return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
-        except (ValueError, ValidationError, AttributeError):
-            # The original treats unreadable history as empty (docs/behaviour.md#B-HIST-1).
-            logger.warning("unreadable conversationHistory; starting from empty")
+        except _UNREADABLE as exc:
+            # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
+            self._unreadable(DataKey.CONVERSATION_HISTORY, exc)
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
@@ -257,15 +295,16 @@ class StateData:
         return bool(self.get(DataKey.USER_PROFILE))
 
     def profile(self) -> UserProfile:
-        """The stored profile or a new one (intensity "normal"). Corrupt JSON raises ``ValueError``:
-        the original's scheduler silently replaced a corrupt profile with a blank one (docs/behaviour.md#B-PROF-5)."""
+        """The stored profile or a new one (intensity "normal"). A corrupt profile reads as a new one,
+        with a warning and a metric (see ``_unreadable``): deliveries and answers go on, and the next
+        save replaces it."""
         text = self.get(DataKey.USER_PROFILE)
-        if not text:
-            return UserProfile.from_json_dict({})
-        try:
-            return UserProfile.from_json_dict(json.loads(text))
-        except (ValueError, ValidationError) as exc:
-            raise ValueError(f"stored userProfile is not valid JSON: {exc}") from exc
+        if text:
+            try:
+                return UserProfile.from_json_dict(json.loads(text))
+            except _UNREADABLE as exc:
+                self._unreadable(DataKey.USER_PROFILE, exc)
+        return UserProfile.from_json_dict({})
 
     def set_profile(self, profile: UserProfile) -> None:
         self.raw[DataKey.USER_PROFILE.value] = json.dumps(profile.to_json_dict(), ensure_ascii=False)
@@ -277,8 +316,8 @@ class StateData:
             return None
         try:
             return DailyPromptPending.model_validate_json(text)
-        except ValidationError:
-            logger.warning("unreadable dailyPromptPending; treating as none")
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.DAILY_PROMPT_PENDING, exc)
             return None
 
     def set_daily_prompt_pending(self, pending: DailyPromptPending | None) -> None:
@@ -289,9 +328,14 @@ class StateData:
         if not text:
             return []
         try:
-            return [ScheduleInfo.model_validate(s) for s in json.loads(text) or []]
-        except (ValueError, ValidationError):
-            logger.warning("unreadable scheduleRegistry; treating as empty")
+            value = json.loads(text)
+            if value is None:  # an empty Go slice
+                return []
+            if not isinstance(value, list):
+                raise TypeError(f"a list was expected, not {type(value).__name__}")
+            return [ScheduleInfo.model_validate(s) for s in value]
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.SCHEDULE_REGISTRY, exc)
             return []
 
     def set_schedules(self, schedules: list[ScheduleInfo]) -> None:
@@ -299,11 +343,16 @@ class StateData:
 
     def answered_questions(self) -> dict[str, str]:
         text = self.get(DataKey.ANSWERED_QUESTIONS)
-        try:
-            value = json.loads(text) if text else {}
-        except ValueError:
+        if not text:
             return {}
-        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+        try:
+            value = json.loads(text)
+            if not isinstance(value, dict):
+                raise TypeError(f"an object was expected, not {type(value).__name__}")
+            return {str(k): str(v) for k, v in value.items()}
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.ANSWERED_QUESTIONS, exc)
+            return {}
 
     def mark_question(self, name: str, prompt_sent_at: str) -> None:
         marks = self.answered_questions()
@@ -316,7 +365,8 @@ class StateData:
             return None
         try:
             return PendingTransition.model_validate_json(text)
-        except ValidationError:
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.PENDING_TRANSITION, exc)
             return None
 
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
@@ -328,8 +378,8 @@ class StateData:
             return {}
         try:
             return _PENDING_TIMERS.validate_json(text)
-        except ValidationError:
-            logger.warning("stored pendingTimers is unreadable; treated as empty")
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.PENDING_TIMERS, exc)
             return {}
 
     def set_pending_timers(self, timers: dict[str, ScheduleSpec]) -> None:
@@ -344,8 +394,8 @@ class StateData:
             return None
         try:
             return RuntimeState.from_json(text)
-        except ValidationError:
-            logger.warning("unreadable controllerState; starting the flow afresh")
+        except _UNREADABLE as exc:  # the flow starts afresh
+            self._unreadable(DataKey.CONTROLLER_STATE, exc)
             return None
 
     def set_controller_state(self, runtime: RuntimeState | None) -> None:

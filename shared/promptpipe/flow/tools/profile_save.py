@@ -52,8 +52,11 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     """Apply ``args`` to ``profile`` in place; return the names of the fields that changed."""
     args = dict(args)
     blocker = args.pop("last_blocker", None)
-    if isinstance(blocker, str) and blocker.strip() and not profile.last_barrier and not args.get("last_barrier"):
-        args["last_barrier"] = blocker  # legacy alias (docs/behaviour.md#B-PROF-2)
+    barrier = args.get("last_barrier")
+    if isinstance(blocker, str) and blocker.strip() and not (isinstance(barrier, str) and barrier.strip()):
+        # Legacy alias of older prompts (docs/behaviour.md#B-PROF-2): it stands for last_barrier
+        # whenever the call gives none, so a later last_blocker updates the stored barrier too.
+        args["last_barrier"] = blocker
     updated: list[str] = []
     for name in PROFILE_TEXT_FIELDS:
         value = args.get(name)
@@ -104,10 +107,7 @@ class ProfileSaveTool:
             self.definition = definition_for(fields)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        try:
-            profile = ctx.session.data.profile()
-        except ValueError as exc:
-            return ToolResult.error("the stored profile is unreadable; nothing was saved", str(exc))
+        profile = ctx.session.data.profile()  # a corrupt profile reads as a new one, replaced by this save
         updated = merge_profile(profile, args, ctx.session.now)
         if not updated:
             return ToolResult(

@@ -16,7 +16,7 @@ import hashlib
 import re
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
@@ -27,6 +27,7 @@ from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_nam
 from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
+from promptpipe.timezones import validate_iana_zone
 
 HHMM = re.compile(r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$")
 DEFAULT_FIXED_TIMEZONE = "America/Toronto"
@@ -154,10 +155,9 @@ def _resolve_zone(params: SchedulerParams, participant_zone: str) -> str:
     if not zone:
         zone = DEFAULT_FIXED_TIMEZONE if params.type is ScheduleType.FIXED else DEFAULT_RANDOM_TIMEZONE
     try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+        return validate_iana_zone(zone)  # the one zone rule, shared with enrollment and the adapter
+    except ValueError as exc:
         raise ValueError(f"invalid timezone: {zone}") from exc
-    return zone
 
 
 def first_delivery_is_today(now: datetime, zone: str, fire_minutes: int) -> bool:

@@ -1,0 +1,100 @@
+"""Request bodies as the HTTP functions receive them: size cap, base64, UTF-8, JSON nesting.
+
+Pure functions of the body, used by the participants API, the webhooks and the local server before
+anything parses a body, so that a malformed one is a 400 (413 when too large) in the error envelope
+and never an exception: Python's JSON parser raises ``RecursionError`` on deeply nested input and
+decoding raises ``UnicodeDecodeError`` on bytes that are not UTF-8, both 5xx in AWS.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any
+
+from promptpipe.errors import ValidationFailed
+
+# No request of ours nests deeper than ~10 levels (a Meta webhook); 32 leaves room and stays far
+# below the parser's recursion limit.
+MAX_JSON_DEPTH = 32
+PAYLOAD_TOO_LARGE = 413
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class MalformedBody(ValidationFailed):
+    """A body that cannot be read; ``status`` is the HTTP answer (400, or 413 when too large)."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message, field="body")
+        self.status = status
+
+
+def body_bytes(body: str | None, is_base64: bool, *, max_bytes: int) -> bytes:
+    """The raw bytes of an API Gateway body (base64-decoded when API Gateway encoded it), refused
+    when over ``max_bytes`` (checked on the encoded length first, so a huge body is never decoded)."""
+    text = body or ""
+    if is_base64:
+        if len(text) > (max_bytes + 2) // 3 * 4:
+            raise _too_large(max_bytes)
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise MalformedBody("request body is not valid base64") from exc
+    else:
+        if len(text) > max_bytes:  # each character is at least one byte
+            raise _too_large(max_bytes)
+        raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) > max_bytes:
+        raise _too_large(max_bytes)
+    return raw
+
+
+def decode_utf8(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedBody(f"request body is not UTF-8 (byte {exc.start})") from exc
+
+
+def check_json_depth(text: str, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON text nested deeper than ``max_depth`` arrays/objects, without parsing it (the
+    brackets inside strings do not count). Anything else wrong with it is left to the parser.
+    Linear time in C: escaped backslashes and quotes are dropped, then every other ``"`` delimits
+    a string, so the text outside strings is every second piece of a split on ``"``."""
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    outside = "".join(unescaped.split('"')[::2])
+    depth = 0
+    for bracket in _BRACKETS.findall(outside):
+        if bracket in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise MalformedBody(f"JSON body is nested deeper than {max_depth} levels")
+        else:
+            depth -= 1
+
+
+def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """UTF-8 JSON of at most ``max_depth`` levels, or ``MalformedBody``."""
+    text = decode_utf8(raw)
+    check_json_depth(text, max_depth)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedBody("request body is not valid JSON") from exc
+
+
+def error_response(status_code: int, message: str) -> dict[str, Any]:
+    """The API's error envelope as an API Gateway (payload 2.0) response, for the answers a function
+    gives before its resolver runs."""
+    return {
+        "statusCode": status_code,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"status": "error", "message": message}),
+        "isBase64Encoded": False,
+    }
+
+
+def _too_large(max_bytes: int) -> MalformedBody:
+    return MalformedBody(f"request body is larger than {max_bytes} bytes", status=PAYLOAD_TOO_LARGE)
