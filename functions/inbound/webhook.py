@@ -115,7 +115,7 @@ def raw_body() -> bytes:
     text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx).
     ``handler`` has already refused bodies over the cap or not base64."""
     event = app.current_event
-    return body_bytes(event.body, event.is_base64_encoded, max_bytes=get_settings().max_webhook_body_bytes)
+    return body_bytes(event.body, bool(event.is_base64_encoded), max_bytes=get_settings().max_webhook_body_bytes)
 
 
 @app.post("/webhooks/twilio")
