@@ -1,9 +1,10 @@
-"""AWS API calls per event, by service and operation.
+"""AWS API calls per event, by service and operation, and the size of the flow-state item.
 
-Run: ``python -m scripts.bench_calls`` (``make bench``). Add ``--json`` for machine-readable rows.
+Run: ``python -m scripts.bench_calls`` (``make bench``). Add ``--json`` for machine-readable rows,
+``--days 1,7,30`` to choose the simulated days of the item-size figure.
 
 Everything runs in one process on ``LocalEnvironment`` (moto, the real Lambda handlers, the scheduler
-pump, a ``ScriptedLLM``), one scripted participant through six events, each measured in isolation:
+pump, a ``ScriptedLLM``), one scripted participant through nine events, each measured in isolation:
 
 1. the greeting (enrollment through the participants API, then the worker's greeting turn);
 2. a plain reply turn (signed Twilio webhook, then the worker; the model answers with text);
@@ -11,22 +12,31 @@ pump, a ``ScriptedLLM``), one scripted participant through six events, each meas
    scheduler create, transition_state, then text);
 4. the daily prompt delivery (the pump fires the recurring schedule the tool created);
 5. the auto-feedback firing (five minutes later);
-6. the reminder firing (five hours after the prompt; nobody answered).
+6. the reminder firing (five hours after the prompt; nobody answered);
+7. a turn whose model calls transition_state with a 30-minute delay (a one-shot is armed);
+8. the delayed transition firing;
+9. STOP (the webhook pauses the participant, deletes their schedules and confirms).
 
 How calls are counted: a hook is appended to botocore's ``BUILTIN_HANDLERS`` before any boto3
-session exists, so every client (the app's, the Powertools idempotency layers', moto's own) carries
-it. It listens to ``before-parameter-build``, which botocore emits once per API call with the call's
-parameters (``before-call`` fires once per call too, but carries the serialized request instead);
-botocore's own retries are not API calls of ours and are not counted. Each call is attributed to
-the Lambda function whose module is on the call stack (``functions.inbound.worker`` …). Calls made by
-no function are the harness: the SQS event-source polling (``ReceiveMessage``/``DeleteMessage``, done
-by the Lambda service in AWS) and the scheduler pump (``ListSchedules``/``GetSchedule``, done by
+session exists, so every client (the app's, moto's own) carries it. It listens to
+``before-parameter-build``, which botocore emits once per API call with the call's parameters;
+botocore's own retries are not API calls of ours and are not counted. Each call is attributed to the
+Lambda function whose module is on the call stack (``functions.inbound.worker`` …). Calls made by no
+function are the harness: the SQS event-source polling (``ReceiveMessage``/``DeleteMessage``, done by
+the Lambda service in AWS) and the scheduler pump (``ListSchedules``/``GetSchedule``, done by
 EventBridge Scheduler in AWS); they are reported on one line and left out of the figures.
 
-"state reads" are reads of the participant's flow-state item (the session's single ``Query``);
-"state writes" are writes of that item (the session's ``TransactWriteItems``), with the number of them
-conditional on ``version``. The target (docs/architecture.md#state): the function handling each event makes one
-read and one conditional write, whatever the number of tool calls.
+The target (docs/architecture.md#state): the function handling each event makes exactly two DynamoDB
+calls — one ``Query`` (the state) and one ``TransactWriteItems`` conditional on ``version`` — plus, for
+STOP, the webhook's phone-claim ``GetItem`` that every inbound message costs; and only the scheduler
+calls that the event's effects need (``EXPECTED_SCHEDULER``). The script exits 1 when any of this is
+missed.
+
+The item size: one participant (offline coach) lives 30 days on a fresh ``LocalEnvironment`` (intake,
+then a daily answer in a fixed rotation, one missed day in five), and the flow-state item is read
+back after days 1, 7 and 30 and sized as DynamoDB sizes items (``dynamodb_item_size``: UTF-8 bytes of
+attribute names and string values, numbers by significant digits, 3 bytes per map and 1 per map
+element). Target: at most 8 KB after 30 days; the per-attribute breakdown shows what dominates.
 """
 
 from __future__ import annotations
@@ -55,10 +65,13 @@ FUNCTION_MODULES = {
     "functions.timers.handler": "timers",
 }
 HARNESS = "harness"
+CATALOG = "flow catalog"
 SETUP = "(setup)"
 START = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)  # Monday 08:00 in Toronto
 ZONE = "America/Toronto"
 PHONE = "+14165550142"
+ITEM_TARGET_BYTES = 8 * 1024
+DEFAULT_DAYS = (1, 7, 30)
 
 
 def prepare_environment() -> None:
@@ -85,7 +98,7 @@ class Call:
     function: str  # a FUNCTION_MODULES label, or HARNESS
     service: str  # botocore service name: dynamodb, sqs, scheduler, …
     operation: str
-    table: str  # "main" | "idempotency" | "" (not DynamoDB)
+    table: str  # "main" | another table's name | "" (not DynamoDB)
     state_read: bool = False
     state_write: bool = False
     conditional_on_version: bool = False
@@ -110,6 +123,16 @@ def _is_flow_put(action: dict[str, Any]) -> bool:
     return str(put.get("Item", {}).get("sk", {}).get("S", "")).startswith("FLOW#")
 
 
+def _catalog_keys(params: dict[str, Any]) -> bool:
+    """A call on the flow catalog's items (``pk = FLOW#<flow id>``), not on a participant's."""
+    keys = [params.get("Key"), params.get("Item")]
+    keys += [
+        body.get("Key") or body.get("Item") for action in params.get("TransactItems", []) for body in action.values()
+    ]
+    keys.append({"pk": params.get("ExpressionAttributeValues", {}).get(":pk", {})})  # a Query's partition
+    return any(str((k or {}).get("pk", {}).get("S", "")).startswith("FLOW#") for k in keys)
+
+
 def _on_version(condition: dict[str, Any]) -> bool:
     names = condition.get("ExpressionAttributeNames", {})
     expression = condition.get("ConditionExpression", "")
@@ -119,12 +142,12 @@ def _on_version(condition: dict[str, Any]) -> bool:
 class CallMeter:
     """Records every AWS API call of the process, tagged with the current event and function."""
 
-    def __init__(self, main_table: str, idempotency_table: str) -> None:
+    def __init__(self, main_table: str) -> None:
         self.main_table = main_table
-        self.idempotency_table = idempotency_table
         self.event: str | None = None
         self.calls: dict[str, list[Call]] = {}
         self.outside = 0  # calls made outside any measured event (there should be none)
+        self.paused = False
 
     def install(self) -> None:
         """Must run before the first boto3 session is created (moto gives each mock a fresh one)."""
@@ -140,6 +163,8 @@ class CallMeter:
             self.event = None
 
     def _hook(self, params: dict[str, Any], model: Any, **_kwargs: Any) -> None:
+        if self.paused:
+            return
         call = self._classify(model.service_model.service_name, model.name, params, _calling_function())
         if self.event is None:
             self.outside += 1
@@ -152,10 +177,8 @@ class CallMeter:
             names |= {body.get("TableName") for body in action.values()}
         names |= set(params.get("RequestItems", {}))
         names.discard(None)
-        if names == {self.idempotency_table}:
-            return "idempotency"
         if names == {self.main_table}:
-            return "main"
+            return CATALOG if _catalog_keys(params) else "main"
         return ",".join(sorted(str(n) for n in names))
 
     def _classify(self, service: str, operation: str, params: dict[str, Any], function: str) -> Call:
@@ -196,9 +219,28 @@ class Row:
     def total(self) -> int:
         return sum(self.calls.values())
 
-    def ops(self, service: str, table: str = "") -> str:
-        items = sorted((op, n) for (s, t, op), n in self.calls.items() if s == service and t == table)
+    def counts(self, service: str) -> Counter[str]:
+        """Calls per operation on ``service``; for DynamoDB, the participant's items only (not the
+        flow catalog, read once a minute per process at most and seeded once per deployment)."""
+        found: Counter[str] = Counter()
+        for (s, t, op), n in self.calls.items():
+            if s == service and t != CATALOG:
+                found[op] += n
+        return found
+
+    def ops(self, service: str, table: str | None = None, *, exclude: str | None = None) -> str:
+        items = sorted(
+            (op, n)
+            for (s, t, op), n in self.calls.items()
+            if s == service and (table is None or t == table) and t != exclude
+        )
         return ", ".join(f"{op} {n}" for op, n in items) or "-"
+
+    def dynamodb_calls(self) -> int:
+        return sum(self.counts("dynamodb").values())
+
+    def scheduler_calls(self) -> int:
+        return sum(self.counts("scheduler").values())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +248,8 @@ class Row:
             "function": self.function,
             "calls": {f"{s}{':' + t if t else ''}.{op}": n for (s, t, op), n in sorted(self.calls.items())},
             "total": self.total,
+            "dynamodb_calls": self.dynamodb_calls(),
+            "scheduler_calls": self.scheduler_calls(),
             "state_reads": self.state_reads,
             "state_writes": self.state_writes,
             "conditional_state_writes": self.conditional_writes,
@@ -213,44 +257,53 @@ class Row:
         }
 
 
-def _script() -> Any:
+def _script(extended: bool = False) -> Any:
     from promptpipe.adapters.scripted_llm import ScriptedLLM
 
-    return ScriptedLLM(
-        [
-            # 1. greeting
-            ScriptedLLM.text("Hi Sam! I'm your habit coach. What would you like to do more of?"),
-            # 2. plain reply turn
-            ScriptedLLM.text("Great goal. Why does moving more matter to you?"),
-            # 3. four tool calls, then text
-            ScriptedLLM.tool_call(
-                "save_user_profile",
-                {
-                    "habit_domain": "movement",
-                    "motivational_frame": "more energy during the day",
-                    "preferred_time": "07:30",
-                    "prompt_anchor": "after my morning coffee",
-                },
-            ),
-            ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
-            ScriptedLLM.text("After your morning coffee, stretch for one minute."),  # the generator's call
-            ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "07:30"}),
-            ScriptedLLM.tool_call("transition_state", {"target_state": "FEEDBACK"}),
-            ScriptedLLM.text("All set: a prompt every day at 07:30. First one: stretch after coffee!"),
-            # 4. daily prompt delivery: the generator's call
-            ScriptedLLM.text("After your coffee, take a two-minute walk around the block."),
+    steps = [
+        # 1. greeting
+        ScriptedLLM.text("Hi Sam! I'm your habit coach. What would you like to do more of?"),
+        # 2. plain reply turn
+        ScriptedLLM.text("Great goal. Why does moving more matter to you?"),
+        # 3. four tool calls, then text
+        ScriptedLLM.tool_call(
+            "save_user_profile",
+            {
+                "habit_domain": "movement",
+                "motivational_frame": "more energy during the day",
+                "preferred_time": "07:30",
+                "prompt_anchor": "after my morning coffee",
+            },
+        ),
+        ScriptedLLM.tool_call("generate_habit_prompt", {"delivery_mode": "immediate"}),
+        ScriptedLLM.text("After your morning coffee, stretch for one minute."),  # the generator's call
+        ScriptedLLM.tool_call("scheduler", {"action": "create", "type": "fixed", "fixed_time": "07:30"}),
+        ScriptedLLM.tool_call("transition_state", {"target_state": "FEEDBACK"}),
+        ScriptedLLM.text("All set: a prompt every day at 07:30. First one: stretch after coffee!"),
+        # 4. daily prompt delivery: the generator's call
+        ScriptedLLM.text("After your coffee, take a two-minute walk around the block."),
+    ]
+    if extended:
+        steps += [
+            # 7. a turn that moves the conversation back to INTAKE in 30 minutes
+            ScriptedLLM.tool_call("transition_state", {"target_state": "INTAKE", "delay_minutes": 30}),
+            ScriptedLLM.text("Sure, in half an hour we can revisit your habit."),
         ]
-    )
+    return ScriptedLLM(steps)
 
 
 class Scenario:
-    """One participant on a fresh ``LocalEnvironment``; each step is one measured event."""
+    """One participant on a fresh ``LocalEnvironment``; each step is one measured event.
 
-    def __init__(self, meter: CallMeter) -> None:
+    ``extended`` adds events 7-9 (delayed transition, its firing, STOP); ``scripts/bench_tokens.py``
+    plays the first six only, with its own model."""
+
+    def __init__(self, meter: CallMeter, *, extended: bool = False) -> None:
         from promptpipe.local.environment import LocalEnvironment, local_settings
 
         self.meter = meter
-        self.llm = _script()
+        self.extended = extended
+        self.llm = _script(extended) if extended else _script()
         settings = local_settings(
             offline_coach=False,
             openai_api_key=None,
@@ -261,7 +314,6 @@ class Scenario:
         with self.setup():
             self.env = LocalEnvironment(start=START, llm=self.llm, seed=0, settings=settings)
         meter.main_table = self.env.settings.table_name
-        meter.idempotency_table = self.env.settings.idempotency_table_name
         self.participant_id = ""
         self.sent: dict[str, int] = {}
 
@@ -279,6 +331,10 @@ class Scenario:
         with self.setup():
             response = self.env.api("GET", f"/conversation/participants/{self.participant_id}/state")
         return dict(response.body["result"])
+
+    def live_schedules(self) -> list[str]:
+        with self.setup():
+            return sorted(self.env.app.timers.list_names(self.participant_id))
 
     @contextmanager
     def event(self, name: str) -> Iterator[None]:
@@ -342,9 +398,26 @@ class Scenario:
             raise RuntimeError("the auto-feedback firing did not move the conversation to FEEDBACK")
         with self.event("reminder firing"):
             self.fire_next("daily_prompt_reminder")
+        if self.extended:
+            self._run_extended()
         self.llm.assert_exhausted()
-        if self.sent != EXPECTED_SENT:
+        expected = {k: v for k, v in EXPECTED_SENT.items() if self.extended or k not in EXTENDED_EVENTS}
+        if self.sent != expected:
             raise RuntimeError(f"unexpected messages per event: {self.sent}")
+
+    def _run_extended(self) -> None:
+        with self.event("turn with a delayed transition"):
+            self.sms("Can we rethink the habit later?", "SMbench0003")
+        if not self.state()["pending_timers"]:
+            raise RuntimeError("the delayed transition armed no timer")
+        with self.event("delayed transition firing"):
+            self.fire_next("state_transition")
+        if self.state()["sub_state"] != "INTAKE":
+            raise RuntimeError("the delayed transition did not move the conversation to INTAKE")
+        with self.event("STOP"):
+            self.sms("STOP", "SMbench0004")
+        if self.state()["status"] != "paused" or self.live_schedules():
+            raise RuntimeError("STOP did not pause the participant and delete every schedule")
 
 
 EVENT_FUNCTIONS = {
@@ -354,9 +427,14 @@ EVENT_FUNCTIONS = {
     "daily prompt delivery": "scheduled-prompt",
     "auto-feedback firing": "timers",
     "reminder firing": "timers",
+    "turn with a delayed transition": "worker",
+    "delayed transition firing": "timers",
+    "STOP": "webhook",
 }
+EXTENDED_EVENTS = ("turn with a delayed transition", "delayed transition firing", "STOP")
 # Messages the participant receives per event: the reply; the prompt and the intensity poll; none
-# (auto-feedback only moves the conversation to FEEDBACK); the reminder.
+# (auto-feedback only moves the conversation to FEEDBACK); the reminder; the reply; none; the
+# opt-out confirmation.
 EXPECTED_SENT = {
     "greeting": 1,
     "plain reply turn": 1,
@@ -364,18 +442,38 @@ EXPECTED_SENT = {
     "daily prompt delivery": 2,
     "auto-feedback firing": 0,
     "reminder firing": 1,
+    "turn with a delayed transition": 1,
+    "delayed transition firing": 0,
+    "STOP": 1,
+}
+STATE_CALLS = Counter({"Query": 1, "TransactWriteItems": 1})
+# DynamoDB calls of the function handling each event: the state's Query and conditional transaction;
+# the webhook also looks the sender's phone claim up (GetItem) before it knows whose state to load.
+EXPECTED_DYNAMODB = {event: STATE_CALLS for event in EVENT_FUNCTIONS} | {"STOP": STATE_CALLS + Counter({"GetItem": 1})}
+# Scheduler calls the event's effects need, and why.
+EXPECTED_SCHEDULER: dict[str, tuple[Counter[str], str]] = {
+    "greeting": (Counter(), "none"),
+    "plain reply turn": (Counter(), "none"),
+    "turn with 4 tool calls": (Counter({"CreateSchedule": 1}), "the daily prompt's cron"),
+    "daily prompt delivery": (Counter({"CreateSchedule": 2}), "reminder and auto-feedback one-shots"),
+    "auto-feedback firing": (Counter(), "none (it fired: the scheduler deletes it)"),
+    "reminder firing": (Counter(), "none (it fired: the scheduler deletes it)"),
+    "turn with a delayed transition": (Counter({"CreateSchedule": 1}), "the transition one-shot"),
+    "delayed transition firing": (Counter(), "none (it fired: the scheduler deletes it)"),
+    "STOP": (Counter({"DeleteSchedule": 1}), "the daily prompt's cron (pause)"),
 }
 FUNCTION_ORDER = ("enrollment", "webhook", "worker", "scheduled-prompt", "timers")
 
 
-def collect() -> tuple[list[Row], list[Call]]:
-    meter = CallMeter(main_table="", idempotency_table="")
+def collect(*, extended: bool = True) -> tuple[list[Row], list[Call]]:
+    meter = CallMeter(main_table="")
     meter.install()
-    scenario = Scenario(meter)
+    scenario = Scenario(meter, extended=extended)
     try:
         scenario.run()
     finally:
         scenario.close()
+        meter.paused = True
     rows: list[Row] = []
     harness: list[Call] = []
     for event, calls in meter.calls.items():
@@ -389,6 +487,8 @@ def collect() -> tuple[list[Row], list[Call]]:
             row.state_reads += call.state_read
             row.state_writes += call.state_write
             row.conditional_writes += call.conditional_on_version
+        if EVENT_FUNCTIONS[event] not in by_function:
+            by_function[EVENT_FUNCTIONS[event]] = Row(event, EVENT_FUNCTIONS[event])
         for function in sorted(by_function, key=FUNCTION_ORDER.index):
             row = by_function[function]
             row.handles_event = EVENT_FUNCTIONS[event] == function
@@ -398,6 +498,161 @@ def collect() -> tuple[list[Row], list[Call]]:
     if meter.outside:
         raise RuntimeError(f"{meter.outside} AWS calls were made outside any measured step")
     return rows, harness
+
+
+def row_misses(row: Row) -> list[str]:
+    """Why the function handling an event missed the DynamoDB target (empty: it met it)."""
+    misses = []
+    dynamodb = row.counts("dynamodb")
+    if dynamodb != EXPECTED_DYNAMODB[row.event]:
+        misses.append(f"DynamoDB {dict(dynamodb)} != {dict(EXPECTED_DYNAMODB[row.event])}")
+    if (row.state_reads, row.state_writes, row.conditional_writes) != (1, 1, 1):
+        misses.append("not one state read and one conditional state write")
+    return misses
+
+
+def scheduler_extra(row: Row) -> str:
+    """Scheduler calls beyond what the event's effects need ("" when none); reported, not failed."""
+    scheduler = row.counts("scheduler")
+    needed = EXPECTED_SCHEDULER[row.event][0]
+    if scheduler == needed:
+        return ""
+    return f"scheduler {dict(scheduler)} where the effects need {dict(needed)}"
+
+
+def target_met(rows: list[Row]) -> bool:
+    handling = [r for r in rows if r.handles_event]
+    events = {r.event for r in handling}
+    return len(handling) == len(events) and all(not row_misses(r) for r in handling)
+
+
+# --- the size of the flow-state item ----------------------------------------------------------------
+def _number_size(text: str) -> int:
+    digits = text.lstrip("-").replace(".", "").strip("0") or "0"
+    return (len(digits) + 1) // 2 + 1
+
+
+def attribute_value_size(value: dict[str, Any]) -> int:
+    """Bytes of one marshalled value as DynamoDB counts them (docs: "Item sizes and formats")."""
+    (kind, inner), *_ = value.items()
+    if kind == "S":
+        return len(inner.encode())
+    if kind == "N":
+        return _number_size(inner)
+    if kind == "B":
+        return len(inner) if isinstance(inner, bytes) else len(inner.encode())
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(v.encode()) for v in inner)
+    if kind == "NS":
+        return sum(_number_size(v) for v in inner)
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + attribute_value_size(v) + 1 for k, v in inner.items())
+    if kind == "L":
+        return 3 + sum(attribute_value_size(v) + 1 for v in inner)
+    raise ValueError(f"unknown attribute type {kind}")
+
+
+def dynamodb_item_size(item: dict[str, dict[str, Any]]) -> int:
+    """An item's size: for each attribute, its name's UTF-8 bytes plus its value's size."""
+    return sum(len(name.encode()) + attribute_value_size(value) for name, value in item.items())
+
+
+def item_breakdown(item: dict[str, dict[str, Any]]) -> list[tuple[str, int]]:
+    """Bytes per top-level attribute, and per key of ``state_data`` (as ``state_data.<key>``)."""
+    parts: list[tuple[str, int]] = []
+    for name, value in item.items():
+        if name == "state_data" and "M" in value:
+            parts.append(("state_data (map overhead)", len(name.encode()) + 3))
+            for key, inner in value["M"].items():
+                parts.append((f"state_data.{key}", len(key.encode()) + attribute_value_size(inner) + 1))
+        else:
+            parts.append((name, len(name.encode()) + attribute_value_size(value)))
+    return sorted(parts, key=lambda p: -p[1])
+
+
+@dataclass
+class ItemSize:
+    day: int
+    bytes: int
+    version: int
+    recent_events: int
+    history_messages: int
+    breakdown: list[tuple[str, int]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "day": self.day,
+            "bytes": self.bytes,
+            "version": self.version,
+            "recent_events": self.recent_events,
+            "history_messages": self.history_messages,
+            "breakdown": dict(self.breakdown),
+        }
+
+
+# Day N's answer to the daily prompt, in rotation (None: no answer; the reminder comes).
+DAILY_ANSWERS = ("1", "Done", "Next time, I was too busy", None, "more")
+INTAKE = (
+    "Hi! I'd like to exercise more.",
+    "I want to feel more energetic during the day.",
+    "Around 7:30am works for me.",
+    "After my morning coffee.",
+)
+
+
+def measure_item_sizes(days: tuple[int, ...] = DEFAULT_DAYS) -> list[ItemSize]:
+    """One participant (offline coach) for ``max(days)`` days; the flow-state item after each of ``days``."""
+    from zoneinfo import ZoneInfo
+
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.local.demo import send_sms
+    from promptpipe.local.environment import LocalEnvironment, local_settings
+    from promptpipe.models.state import StateData
+
+    settings = local_settings(offline_coach=True, openai_api_key=None)
+    env = LocalEnvironment(start=START, seed=1, settings=settings, notified_pump=True)
+    sizes: list[ItemSize] = []
+    try:
+        enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": PHONE, "timezone": ZONE})
+        pid = enrolled.body["result"]["id"]
+        counter = 0
+        for text in INTAKE:
+            env.advance(timedelta(minutes=1))
+            counter += 1
+            send_sms(env, PHONE, text, f"SMsize{counter:05d}")
+        client = aws_client("dynamodb", env.settings)
+        zone = ZoneInfo(ZONE)
+        first_day = START.astimezone(zone).date()
+        for day in range(1, max(days) + 1):
+            local = datetime.combine(first_day + timedelta(days=day), datetime.min.time(), tzinfo=zone)
+            answer = DAILY_ANSWERS[(day - 1) % len(DAILY_ANSWERS)]
+            if answer is not None:
+                env.advance_to(local.replace(hour=9).astimezone(UTC))
+                counter += 1
+                send_sms(env, PHONE, answer, f"SMsize{counter:05d}")
+            env.advance_to((local + timedelta(days=1)).astimezone(UTC))
+            if day in days:
+                item = client.get_item(
+                    TableName=env.settings.table_name,
+                    Key={"pk": {"S": f"PARTICIPANT#{pid}"}, "sk": {"S": "FLOW#conversation"}},
+                    ConsistentRead=True,
+                )["Item"]
+                loaded = env.app.store.load(pid)
+                sizes.append(
+                    ItemSize(
+                        day=day,
+                        bytes=dynamodb_item_size(item),
+                        version=loaded.flow.version,
+                        recent_events=len(loaded.recent_events),
+                        history_messages=len(StateData(dict(loaded.flow.state_data)).history()),
+                        breakdown=item_breakdown(item),
+                    )
+                )
+    finally:
+        env.close()
+    return sizes
 
 
 # --- output -----------------------------------------------------------------------------------------
@@ -413,8 +668,8 @@ def render(rows: list[Row], harness: list[Call]) -> str:
     header = [
         "event",
         "function",
-        "DynamoDB main table",
-        "DynamoDB idempotency table",
+        "DynamoDB",
+        "DynamoDB (flow catalog)",
         "SQS",
         "Scheduler",
         "total",
@@ -429,8 +684,8 @@ def render(rows: list[Row], harness: list[Call]) -> str:
             [
                 row.event,
                 function,
-                row.ops("dynamodb", "main"),
-                row.ops("dynamodb", "idempotency"),
+                row.ops("dynamodb", exclude=CATALOG),
+                row.ops("dynamodb", CATALOG),
                 row.ops("sqs"),
                 row.ops("scheduler"),
                 str(row.total),
@@ -444,39 +699,95 @@ def render(rows: list[Row], harness: list[Call]) -> str:
         "",
         "Rows in (parentheses): the front door of the event (participants API, webhook), not the function",
         "that handles it. state writes (cond.): writes of the flow-state item (how many conditional on version).",
+        "Flow catalog: the controller's flow definitions (pk FLOW#…), read at most once a minute per process and",
+        "seeded once per deployment — here on the process's first event; not part of any event's own cost.",
     ]
     counts = Counter((c.service, c.operation) for c in harness)
     listed = ", ".join(f"{s}.{op} {n}" for (s, op), n in sorted(counts.items()))
     out.append(f"Not counted, the harness during these events (SQS event-source polling, scheduler pump): {listed}.")
-    out += ["", "Target: one state read and one conditional state write per event, whatever the tool calls."]
+    out += [
+        "",
+        "Target: exactly Query 1 + TransactWriteItems 1 (conditional on version) in the function handling the",
+        "event (STOP: + the webhook's phone-claim GetItem), and only the scheduler calls its effects need.",
+    ]
     for row in rows:
         if row.handles_event:
-            ok = row.state_reads == 1 and row.state_writes == 1 and row.conditional_writes == 1
+            misses = row_misses(row)
+            need = EXPECTED_SCHEDULER[row.event]
+            scheduler = ", ".join(f"{op} {n}" for op, n in sorted(need[0].items())) or "0"
+            verdict = "OK" if not misses else "MISSED: " + "; ".join(misses)
+            extra = scheduler_extra(row)
             out.append(
-                f"  {row.event:24s} {row.function:17s} reads {row.state_reads}, writes {row.state_writes} "
-                f"(conditional {row.conditional_writes}), messages sent {row.sent}: {'OK' if ok else 'MISSED'}"
+                f"  {row.event:31s} {row.function:17s} DynamoDB {sum(row.counts('dynamodb').values())} "
+                f"(reads {row.state_reads}, cond. writes {row.conditional_writes}), sent {row.sent}: {verdict}"
+            )
+            out.append(
+                f"  {'':31s} {'':17s} scheduler needed: {scheduler} [{need[1]}]"
+                + (f"; EXTRA: {extra}" if extra else "")
             )
     return "\n".join(out)
 
 
-def target_met(rows: list[Row]) -> bool:
-    handling = [r for r in rows if r.handles_event]
-    return len(handling) == len(EVENT_FUNCTIONS) and all(
-        r.state_reads == 1 and r.state_writes == 1 and r.conditional_writes == 1 for r in handling
+def render_sizes(sizes: list[ItemSize], top: int = 12) -> str:
+    out = [
+        "",
+        "Flow-state item size, one participant (offline coach; daily answers 1 / Done / Next time / none / more)",
+        "sized as DynamoDB sizes items (attribute names + values, map overheads):",
+        "",
+    ]
+    out += _markdown(
+        ["after day", "bytes", "KB", "version", "event records", "history messages"],
+        [
+            [
+                str(s.day),
+                str(s.bytes),
+                f"{s.bytes / 1024:.2f}",
+                str(s.version),
+                str(s.recent_events),
+                str(s.history_messages),
+            ]
+            for s in sizes
+        ],
     )
+    last = sizes[-1]
+    verdict = "OK" if last.bytes <= ITEM_TARGET_BYTES else "OVER"
+    out += ["", f"Target: <= {ITEM_TARGET_BYTES} bytes after day {last.day}: {last.bytes} bytes: {verdict}"]
+    out += ["", f"Largest parts after day {last.day} (bytes):"]
+    for name, size in last.breakdown[:top]:
+        out.append(f"  {name:40s} {size:6d}  {100 * size / last.bytes:5.1f} %")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--days", default=",".join(map(str, DEFAULT_DAYS)), help="days of the item-size figure")
     args = parser.parse_args(argv)
+    days = tuple(sorted({int(d) for d in args.days.split(",") if d.strip()}))
     prepare_environment()
     rows, harness = collect()
+    sizes = measure_item_sizes(days) if days else []
+    calls_ok = target_met(rows)
+    size_ok = not sizes or sizes[-1].bytes <= ITEM_TARGET_BYTES
     if args.json:
-        print(json.dumps({"rows": [r.to_json() for r in rows], "target_met": target_met(rows)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "rows": [r.to_json() for r in rows],
+                    "target_met": calls_ok,
+                    "item_sizes": [s.to_json() for s in sizes],
+                    "item_size_target_met": size_ok,
+                },
+                indent=2,
+            )
+        )
     else:
         print(render(rows, harness))
-    return 0 if target_met(rows) else 1
+        if sizes:
+            print(render_sizes(sizes))
+    # The DynamoDB/scheduler target fails the run; the item size is reported (its budget is the
+    # engine's: docs/benchmarks.md says what dominates when it is over).
+    return 0 if calls_ok else 1
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from botocore.config import Config
 from moto.core.exceptions import JsonRESTError
 
+import promptpipe.adapters.aws as aws_adapters
 from promptpipe.adapters.aws import INBOUND_MAX_RECEIVE_COUNT, aws_client, create_local_resources
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
@@ -299,28 +301,42 @@ class ServerStack:
         return scheduler.get_schedule(Name=name, GroupName=self.config.schedule_group_name)["Target"]["Input"]
 
 
+# The server above answers one request at a time, so with fifty threads a request waits in line
+# behind the others: on a loaded machine (the suite on both cores plus other jobs) that wait alone
+# exceeds the production clients' 10-second read timeout, and botocore then retries a request the
+# server is still going to execute — a retry storm that ends in ReadTimeoutError, which is the test
+# harness starving, not the engine (DynamoDB does not queue a request for seconds). The stack's
+# clients therefore wait as long as the server needs; their retry policy stays the production one.
+SERVER_CLIENT_TIMEOUTS = Config(connect_timeout=60, read_timeout=900)
+
+
 def server_stack(endpoint: str, table: str) -> ServerStack:
     """The production wiring (``build_app``) against the moto server, with the manual clock, the
-    thread-safe scripted coach and the local outbox."""
+    thread-safe scripted coach, the local outbox and clients patient with the serialized server."""
     config = Settings(
         table_name=table,
         schedule_group_name=table,
         aws_endpoint_url=endpoint,
         openai_api_key=None,
     )
-    create_local_resources(config)
     clock = ManualClock(T0)
     llm = coach_llm()
     outbox = LocalOutbox(clock)
-    app = build_app(
-        config,
-        clock=clock,
-        llm=llm,
-        messenger=outbox,
-        rng=random.Random(3),
-        ids=IdGenerator(random.Random(3)),
-        sleep=None,  # the session's conflict backoff is not slept either
-    )
+    production = aws_adapters._CLIENT_CONFIG
+    aws_adapters._CLIENT_CONFIG = production.merge(SERVER_CLIENT_TIMEOUTS)  # clients keep their config
+    try:
+        create_local_resources(config)
+        app = build_app(
+            config,
+            clock=clock,
+            llm=llm,
+            messenger=outbox,
+            rng=random.Random(3),
+            ids=IdGenerator(random.Random(3)),
+            sleep=None,  # the session's conflict backoff is not slept either
+        )
+    finally:
+        aws_adapters._CLIENT_CONFIG = production
     return ServerStack(app=app, config=config, clock=clock, llm=llm, outbox=outbox)
 
 
@@ -376,8 +392,8 @@ class Race:
         threads = [threading.Thread(target=worker, args=event) for event in self.events]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
+        for thread in threads:  # a guard against a deadlock, not a speed requirement
+            thread.join(timeout=1800)
         assert not any(t.is_alive() for t in threads)
         assert errors == []
         return results
