@@ -468,13 +468,17 @@ class PromptPipe:
         except StateConflictRetriesExhausted:
             raise
         except Exception:
-            # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).
-            # Nothing else does: no schedule is created for a state that did not land.
-            logger.exception(
-                "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
-            )
-            outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
-            return outcome
+            landed = session.landed_after_all()  # a lost answer, not a failed write?
+            if landed is None:
+                # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).
+                # Nothing else does: no schedule is created for a state that did not land.
+                logger.exception(
+                    "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
+                )
+                outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
+                return outcome
+            logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
+            effects, outcome.committed_version = landed, session.committed_version
         outcome.outbound, outcome.schedules = effects.messages, effects.schedules
         return outcome
 

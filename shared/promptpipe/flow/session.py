@@ -278,6 +278,24 @@ class ConversationSession:
             f"participant {self.participant.id}: state kept conflicting after {MAX_COMMIT_ATTEMPTS} attempts"
         )
 
+    def landed_after_all(self) -> Effects | None:
+        """After a commit failed with something other than a conflict (a timeout, a reset): did the
+        write land anyway? One read; when this session's record is there, the commit counts and its
+        effects are returned (a state that landed must not be treated as unsaved)."""
+        try:
+            fresh = self._store.load(self.participant.id)
+        except Exception:  # the store is still unreachable: the caller treats the save as failed
+            logger.warning(
+                "could not check whether a failed commit landed", extra={"participant_id": self.participant.id}
+            )
+            return None
+        mine = next((r for r in fresh.recent_events if r.event_id == self.event_id), None)
+        if mine is None or not mine.token.startswith(self.token):
+            return None
+        self.recovered_own_commit = True
+        self.committed_version = mine.version
+        return self._effects()
+
     def uncommitted_messages(self) -> list[OutboundMessage]:
         """The messages decided so far (a degraded save still delivers its reply)."""
         return list(self._ctx.outbound)
