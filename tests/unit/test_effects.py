@@ -268,3 +268,12 @@ def test_a_non_timer_error_is_not_swallowed() -> None:
     with pytest.raises(RuntimeError, match="bug"):
         apply_schedule_changes(timers, {"pp-old": None, "pp-new": None})
     assert timers.cancelled == []
+
+
+def test_a_daily_spec_without_time_or_zone_is_midnight_utc() -> None:
+    timers = InMemoryTimers()
+    prompt = ScheduledPromptPayload(participant_id=PID, schedule_id="s1")
+    put_schedule(timers, ScheduleSpec(name="pp-bare", kind="daily_prompt", prompt=prompt))
+    stored = timers.get("pp-bare")
+    assert stored is not None
+    assert (stored.hour, stored.minute, stored.timezone) == (0, 0, "UTC")
