@@ -4,9 +4,10 @@ Run: ``python -m scripts.mutation_gate [--run] [MODULE ...]``.
 
 mutmut (configured in pyproject.toml, ``[tool.mutmut]``) copies the tree into ``mutants/``, mutates the
 core modules and runs, for each mutant, the unit tests that call the mutated function (it records
-which ones on its first pass). With ``--run`` this script runs mutmut one module at a time (each is
-resumable: results are cached in ``mutants/``), then reads ``mutmut results --all true`` and scores
-every module:
+which ones on its first pass). It runs in build/mutation/, where src/ links to shared/ (mutmut only
+knows ./, src/ and source/ as source roots). With ``--run`` this script runs mutmut over the modules
+(resumable: results stay in build/mutation/mutants/), then reads ``mutmut results --all true`` and
+scores every module:
 
     score = (killed + timeout + accepted survivors) / (mutants checked)
 

@@ -139,6 +139,34 @@ def test_chat_talks_moves_the_clock_and_shows_state(
     assert '"sub_state": "FEEDBACK"' in out
 
 
+def test_chat_commands_help_wait_bad_input_and_end_of_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the chat's own commands, a bad one of each kind, and the input ending (Ctrl-D)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lines = iter(["", "/help", "/wait 2h", "/wait soon", "/tomorrow 7am", "/tomorrow"])
+
+    def typed(_prompt: str = "") -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", typed)
+    assert main(["chat", "--start", "2026-03-02T13:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    assert "/wait" in out and "/tomorrow" in out  # the help text
+    assert "? use /tomorrow HH:MM" in out
+    assert out.count("? ") >= 2  # the unreadable duration is answered too
+
+
+def test_chat_reports_a_refused_enrolment(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr("builtins.input", lambda _prompt="": "/quit")
+    assert main(["chat", "--phone", "not-a-phone", "--start", "2026-03-02T13:00:00Z"]) == 1
+    assert "enrollment failed" in capsys.readouterr().err
+
+
 def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
