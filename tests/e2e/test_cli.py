@@ -192,3 +192,22 @@ def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pyt
     assert shown["version"] == 2 and shown["nodes"][2]["retryPolicy"]["maxAttempts"] == 2
     assert main(["flows", "push", str(bad), "--url", server.url]) == 1
     assert "$.primaryGoal.gate" in capsys.readouterr().err
+
+
+def test_serve_prints_its_routes_and_stops_on_ctrl_c(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given `promptpipe serve` on a free port, and a Ctrl-C during its wait
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("promptpipe.local.server.time.sleep", interrupted)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # When it runs
+    assert main(["serve", "--port", "0", "--start", "2026-03-02T13:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    # Then it printed where everything is, then stopped cleanly
+    assert "PromptPipe local server on http://127.0.0.1:" in out
+    assert "simulated clock starts at 2026-03-02T13:00:00Z" in out
+    assert "/webhooks/twilio" in out and "/webhooks/whatsapp" in out and "/_local/outbox" in out
+    assert out.rstrip().endswith("stopping")
