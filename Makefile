@@ -4,8 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# make test: the coverage gate (scripts/coverage_gate.py) and the zone of the second, non-UTC pass
+COV_LINE   ?= 95
+COV_BRANCH ?= 88
+TEST_TZ    ?= America/Toronto
 
-.PHONY: help venv test test-fast lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens clean
+.PHONY: help venv test test-fast mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
@@ -19,11 +23,19 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) ## create or update .venv with the project and its dev extras
 
-test: $(STAMP) ## run the whole test suite (what CI runs)
-	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+test: $(STAMP) ## the whole suite with line and branch coverage (gated), then the unit tests under a non-UTC TZ
+	mkdir -p build
+	$(BIN)/python -m pytest -n 2 --dist loadfile --cov --cov-report=term:skip-covered \
+		--cov-report=json:build/coverage.json $(PYTEST_ARGS)
+	$(BIN)/python -m scripts.coverage_gate build/coverage.json --line $(COV_LINE) --branch $(COV_BRANCH)
+	TZ=$(TEST_TZ) $(BIN)/python -m pytest tests/unit -n 2 --dist loadfile -p no:cacheprovider $(PYTEST_ARGS)
 
 test-fast: $(STAMP) ## run the unit tests only
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+mutation: $(STAMP) ## mutation scores of the core modules against their gate (slow; docs/reliability.md)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mutation]'
+	$(BIN)/python -m scripts.mutation_gate --run $(MUTATION_MODULES)
 
 lint: $(STAMP) ## ruff check and format check, mypy, the import contracts (.pre-commit-config.yaml runs the same)
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@ time are intercepted (docs/platform.md#moto); no test ever reaches AWS."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 # Set before anything creates a boto3 client.
@@ -65,3 +66,37 @@ def local_env_factory():
     yield make
     for env in created:
         env.close()
+
+
+# --- no failure passes in silence -------------------------------------------------------------------
+# Effects are applied after the commit and a failing one raises (docs/architecture.md, "Effects after
+# the commit"). What could still hide a failure is code that catches an exception and only logs it.
+# Every test fails when the code under test logs at ERROR, unless the test declares it with
+# ``@pytest.mark.logs_errors`` (and then asserts the consequence itself).
+
+
+class _ErrorRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.split(".")[0] in {"promptpipe", "functions"} and record not in self.records:
+            self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_logged_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    handler = _ErrorRecords()
+    # stdlib loggers of the core propagate to the root; the Powertools logger ("promptpipe") does not
+    targets = [logging.getLogger(), logging.getLogger("promptpipe")]
+    for target in targets:
+        target.addHandler(handler)
+    try:
+        yield
+    finally:
+        for target in targets:
+            target.removeHandler(handler)
+    if handler.records and request.node.get_closest_marker("logs_errors") is None:
+        lines = "; ".join(f"{r.name}: {r.getMessage()}" for r in handler.records)
+        pytest.fail(f"the code logged at ERROR and the test does not expect it (mark logs_errors): {lines}")

@@ -184,6 +184,34 @@ def test_local_server_refuses_bodies_over_the_cap_and_unknown_local_routes_in_th
     assert status == 404 and answer["status"] == "error"
 
 
+def test_chat_commands_help_wait_bad_input_and_end_of_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the chat's own commands, a bad one of each kind, and the input ending (Ctrl-D)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lines = iter(["", "/help", "/wait 2h", "/wait soon", "/tomorrow 7am", "/tomorrow"])
+
+    def typed(_prompt: str = "") -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", typed)
+    assert main(["chat", "--start", "2026-03-02T13:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    assert "/wait" in out and "/tomorrow" in out  # the help text
+    assert "? use /tomorrow HH:MM" in out
+    assert out.count("? ") >= 2  # the unreadable duration is answered too
+
+
+def test_chat_reports_a_refused_enrolment(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr("builtins.input", lambda _prompt="": "/quit")
+    assert main(["chat", "--phone", "not-a-phone", "--start", "2026-03-02T13:00:00Z"]) == 1
+    assert "enrollment failed" in capsys.readouterr().err
+
+
 def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     from pathlib import Path
 
@@ -209,3 +237,22 @@ def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pyt
     assert shown["version"] == 2 and shown["nodes"][2]["retryPolicy"]["maxAttempts"] == 2
     assert main(["flows", "push", str(bad), "--url", server.url]) == 1
     assert "$.primaryGoal.gate" in capsys.readouterr().err
+
+
+def test_serve_prints_its_routes_and_stops_on_ctrl_c(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given `promptpipe serve` on a free port, and a Ctrl-C during its wait
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("promptpipe.local.server.time.sleep", interrupted)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # When it runs
+    assert main(["serve", "--port", "0", "--start", "2026-03-02T13:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    # Then it printed where everything is, then stopped cleanly
+    assert "PromptPipe local server on http://127.0.0.1:" in out
+    assert "simulated clock starts at 2026-03-02T13:00:00Z" in out
+    assert "/webhooks/twilio" in out and "/webhooks/whatsapp" in out and "/_local/outbox" in out
+    assert out.rstrip().endswith("stopping")

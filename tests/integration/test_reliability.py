@@ -613,6 +613,7 @@ def test_throttled_load_and_commit_are_retried_by_botocore_and_the_turn_commits_
     assert queue_messages(env) == []
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_load_throttled_past_the_retries_fails_the_record_and_sqs_retries_it(
     local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
 ) -> None:
@@ -637,6 +638,7 @@ def test_a_load_throttled_past_the_retries_fails_the_record_and_sqs_retries_it(
     assert [e for e in entries(env, pid) if e[0] == "inbound"] == [("inbound", "message", "are you there?")]
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_load_that_stays_throttled_is_dead_lettered_with_nothing_written(
     local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
 ) -> None:
@@ -662,6 +664,7 @@ def test_a_load_that_stays_throttled_is_dead_lettered_with_nothing_written(
     assert sent(env, pid, OutboundKind.REPLY) == []
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
     local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
 ) -> None:
@@ -718,6 +721,7 @@ def daily_schedules(env: LocalEnvironment, pid: str) -> list[str]:
     return sorted(s["Name"] for s in items["Schedules"] if s["Name"].startswith(pid))
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_scheduler_outage_after_the_commit_delivers_the_reply_once_and_reconcile_repairs(
     local_env_factory: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
 ) -> None:

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
@@ -107,6 +108,7 @@ def queue_depth(env: LocalEnvironment, url: str) -> int:
 
 
 # -- LLM failure ----------------------------------------------------------------------------------
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_once(local_env_factory) -> None:
     # Given a greeted participant, and a model that fails once and then answers
     llm = ScriptedLLM(
@@ -142,6 +144,7 @@ def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_onc
     assert version(env, pid) == before_version + 1
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_llm_failure_then_success_through_the_drainer(local_env_factory) -> None:
     # Given a greeted participant and a model that fails twice before answering
     llm = ScriptedLLM(
@@ -166,6 +169,7 @@ def test_llm_failure_then_success_through_the_drainer(local_env_factory) -> None
 
 
 # -- send failure after commit --------------------------------------------------------------------
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_send_failure_after_commit_is_resent_without_a_second_llm_call(local_env_factory) -> None:
     # Given a greeted participant, a model with one reply, and a provider that fails the next send
     llm = ScriptedLLM([ScriptedLLM.text("Hello!"), ScriptedLLM.text("The one and only reply.")])
@@ -197,6 +201,7 @@ def test_send_failure_after_commit_is_resent_without_a_second_llm_call(local_env
     ]
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_greeting_send_failure_keeps_the_enrollment_and_is_resent(local_env_factory) -> None:
     # Given a provider that fails the next send
     llm = ScriptedLLM([ScriptedLLM.text("Hello, nice to meet you!")])
@@ -214,6 +219,7 @@ def test_greeting_send_failure_keeps_the_enrollment_and_is_resent(local_env_fact
 
 
 # -- dead-lettering -------------------------------------------------------------------------------
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_turn_that_keeps_failing_is_dead_lettered_after_three_receives(local_env_factory) -> None:
     # Given a greeted participant and a model that fails three times, then recovers
     llm = ScriptedLLM(
@@ -269,6 +275,7 @@ class FailFirstFor:
         return ScriptedLLM.text(f"re: {last}")
 
 
+@pytest.mark.logs_errors  # the failure is the case: it is logged, then retried or degraded
 def test_a_failing_turn_holds_back_that_participants_later_messages_but_not_others(local_env_factory) -> None:
     # Given two greeted participants, and a model that fails A's first message once
     step = FailFirstFor("a1")

@@ -323,3 +323,64 @@ def test_next_rate_fire() -> None:
     assert next_rate_fire("rate(2 hours)", start, start) == start + timedelta(hours=2)
     assert next_rate_fire("rate(2 hours)", start, start + timedelta(hours=3)) == start + timedelta(hours=4)
     assert next_rate_fire("rate(2 hours)", start, start - timedelta(hours=1)) == start
+
+
+# --- error messages: what the caller (and the model, through the scheduler tool) is told ---------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("garbage", r"expected at\(\.\.\.\), cron\(\.\.\.\) or rate\(\.\.\.\)$"),
+        ("cron(0 8 * * * *)", r"use '\?' in exactly one of day-of-month and day-of-week$"),
+        ("cron(0 8 * * ?)", r"cron needs six fields$"),
+        ("cron(60 8 * * ? *)", r": 60 is outside 0-59$"),
+        ("cron(0 24 * * ? *)", r": 24 is outside 0-23$"),
+        ("cron(0 8 32 * ? *)", r": 32 is outside 1-31$"),
+        ("cron(0 8 * 13 ? *)", r": 13 is outside 1-12$"),
+        ("cron(0 8 ? * 8 *)", r": 8 is outside 1-7$"),
+        ("cron(0 8 ? * 2#6 *)", r": 6 is outside 1-5$"),
+        ("cron(0 8 * * ? 2200)", r": 2200 is outside 1970-2199$"),
+        ("cron(0 8 ? * FUNDAY *)", r": 'FUNDAY' is not a number in 1-7$"),
+        ("cron(*/0 8 * * ? *)", r": 0 is outside 1-60$"),
+        ("at(2027-3-4T10:00:00)", r"expected at\(yyyy-mm-ddThh:mm:ss\)$"),
+        ("at(2027-02-30T10:00:00)", r"day is out of range for month$"),
+        ("rate(5 weeks)", r"expected rate\(N minute\(s\)\|hour\(s\)\|day\(s\)\)$"),
+        ("cron(" + "0," * 130 + "0 8 * * ? *)", r"^invalid schedule expression "),
+    ],
+)
+def test_parse_error_says_what_is_wrong(expression: str, message: str) -> None:
+    with pytest.raises(InvalidScheduleExpression, match=message):
+        parse_expression(expression)
+
+
+def test_validation_errors_name_the_rule() -> None:
+    with pytest.raises(InvalidScheduleExpression, match=r"use 1-64 characters of \[0-9a-zA-Z-_\.\]$"):
+        validate_schedule_name("bad name")
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid time zone '\.\./x': expected an IANA name$"):
+        validate_timezone("../x")
+    with pytest.raises(InvalidScheduleExpression, match=r"^unknown time zone 'Mars/Olympus'$"):
+        validate_timezone("Mars/Olympus")
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time 24:0: hour 0-23, minute 0-59$"):
+        daily_cron_expression(24, 0)
+    with pytest.raises(InvalidScheduleExpression, match=r"is not a cron\(\) expression$"):
+        next_cron_fire("rate(1 hour)", "UTC", datetime(2027, 1, 1, tzinfo=UTC))
+    with pytest.raises(InvalidScheduleExpression, match=r"is not a rate\(\) expression$"):
+        next_rate_fire("cron(0 8 * * ? *)", datetime(2027, 1, 1, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC))
+    with pytest.raises(InvalidScheduleExpression, match=r"is not an at\(\) expression$"):
+        at_fire_time("rate(1 hour)", "UTC")
+    with pytest.raises(InvalidScheduleExpression, match=r"must be timezone-aware$"):
+        next_rate_fire("rate(1 hour)", datetime(2027, 1, 1), datetime(2027, 1, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("zone", "fires"),
+    [
+        ("Asia/Kolkata", datetime(2027, 1, 15, 3, 30, tzinfo=UTC)),  # +05:30
+        ("Pacific/Chatham", datetime(2027, 1, 14, 19, 15, tzinfo=UTC)),  # +13:45 in its summer
+    ],
+)
+def test_at_fire_time_reads_the_wall_clock_in_its_zone(zone: str, fires: datetime) -> None:
+    fired = at_fire_time("at(2027-01-15T09:00:00)", zone)
+    assert fired == fires
+    assert fired.tzinfo is UTC

@@ -19,7 +19,7 @@ from promptpipe.flow.session import MAX_COMMIT_ATTEMPTS, ConversationSession, Op
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
-from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import (
     ConversationMessage,
     DailyPromptPending,
@@ -444,3 +444,87 @@ def test_replay_stops_when_the_same_event_was_committed_concurrently():
     assert [m.message_id for m in effects_first.messages] == ["SM-dup#0"] and effects_first.schedules
     assert effects_second.empty
     assert [e.content for e in store.transcripts[PID]] == ["hi!"]
+
+
+# --- the store changes between the decision and the commit ---------------------------------------------
+class UpperBound(random.Random):
+    """Full jitter at its ceiling, so the backoff schedule itself is visible."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+def test_backoff_doubles_from_ten_milliseconds():
+    store = AlwaysConflicting()
+    enrolled(store)
+    sleep = Sleeps()
+    session = SessionFactory(store, ManualClock(START), rng=UpperBound(), sleep=sleep).open(PID, "evt-1")
+    session.apply("a", add_history("x"))
+    with pytest.raises(StateConflictRetriesExhausted, match=f"participant {PID}: state kept conflicting after"):
+        session.commit()
+    assert sleep.calls == [0.01 * 2**k for k in range(MAX_COMMIT_ATTEMPTS - 1)]
+
+
+def test_an_operation_changing_the_participant_never_changes_the_loaded_state():
+    store = CountingStore()
+    enrolled(store)
+    sessions = factory(store)
+    a = sessions.open(PID, "evt-a")
+
+    def rename(op: OpContext) -> None:
+        op.participant.name = op.participant.name + "!"
+        op.participant_changed = True
+
+    a.apply("rename", rename)
+    assert a.loaded.participant.name == ""  # the decision worked on a copy
+    winner = sessions.open(PID, "evt-b")
+    winner.apply("b", add_history("B"))
+    winner.commit()
+
+    a.commit()  # conflict: replays on the fresh state, from the stored participant, once
+
+    assert store.participants[PID].name == "!"
+    assert store.flows[PID].version == 2
+
+
+def test_the_commit_writes_when_it_was_decided():
+    store = InMemoryStore()
+    enrolled(store)
+    clock = ManualClock(START + timedelta(hours=5))
+    session = SessionFactory(store, clock, rng=random.Random(3), sleep=Sleeps()).open(PID, "evt-1")
+
+    def rename(op: OpContext) -> None:
+        op.participant.name = "Ada"
+        op.participant_changed = True
+
+    session.apply("rename", rename)
+    clock.advance(timedelta(minutes=3))  # the commit happens later; the event's time is its start
+    session.commit()
+    assert store.flows[PID].updated_at == START + timedelta(hours=5)
+    assert store.participants[PID].updated_at == START + timedelta(hours=5)
+    assert store.participants[PID].name == "Ada"
+    assert store.events[PID][-1].committed_at == START + timedelta(hours=5)
+
+
+def test_a_participant_paused_before_the_commit_gets_deletions_not_schedules():
+    store = CountingStore()
+    enrolled(store)
+    sessions = factory(store)
+    a = sessions.open(PID, "evt-a")
+    a.apply("arm", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
+
+    def pause(op: OpContext) -> None:
+        op.participant.status = ParticipantStatus.PAUSED
+        op.participant_changed = True
+
+    def concurrently_paused() -> None:
+        other = sessions.open(PID, "evt-pause")
+        other.apply("pause", pause)
+        other.commit()
+
+    store.before_commit.append(concurrently_paused)
+
+    effects = a.commit()  # conflict, replay on the paused participant, commit
+
+    assert effects.schedules == {f"{PID}-autofb": None}
+    assert store.participants[PID].status is ParticipantStatus.PAUSED

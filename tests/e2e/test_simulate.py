@@ -1,0 +1,51 @@
+"""``promptpipe simulate``: a small seeded run through the real handlers, its counts asserted."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from promptpipe.cli import main
+from promptpipe.local.simulate import run_simulation
+
+
+@pytest.fixture(autouse=True)
+def _restore_runtime_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # main() quiets Powertools through the environment; keep that from leaking into other tests.
+    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
+        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
+
+
+@pytest.mark.slow
+def test_simulate_two_participants_one_day(capsys: pytest.CaptureFixture[str]) -> None:
+    # When two participants live through intake and one day (seed 7: both answer their daily prompt)
+    assert main(["simulate", "--participants", "2", "--days", "1", "--seed", "7"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    # Then the counts add up: 4 intake messages each + 1 reply each; a worker turn per inbound
+    # message and per greeting; each schedule firing (2 daily prompts, the reminders and the
+    # auto-feedback timers) is an event; events = webhooks + enrolments + turns + firings
+    assert out[0] == "participants=2 days=1"
+    assert out[1] == "events=34 (webhook calls 10, worker turns 12, scheduler firings 10); messages sent 22"
+    assert re.fullmatch(r"wall \d+\.\d s, \d+\.\d events/s, CPU \d+\.\d\d ms/event", out[2])
+    assert "(all 22 messages, intake included)" in out[3]
+    assert "(4 intensity polls)" in out[3]
+    assert "daily_prompt" in out[4] and "(n=4)" in out[4]
+    # progress goes to stderr, one line per stage
+    assert captured.err.splitlines() == ["… enrolled 2 participants", "… intake done", "… day 1/1 done"]
+
+
+@pytest.mark.slow
+def test_simulation_report_is_consistent_and_seeded() -> None:
+    report = run_simulation(2, 1, seed=7)
+    assert report.worker_turns == report.webhook_calls + report.participants
+    assert report.events == report.webhook_calls + report.participants + report.worker_turns + report.scheduler_firings
+    assert report.sms is not None
+    assert report.sms.messages == report.messages_sent
+    assert report.sms.by_kind["greeting"][0] == 2
+    assert sum(count for count, _, _ in report.sms.by_kind.values()) == report.messages_sent
+    assert report.sms.after <= report.sms.before  # the SMS messenger never adds segments
+    assert report.sms.after_poll_merged <= report.sms.after
+    assert report.events_per_second > 0
+    assert report.cpu_ms_per_event > 0

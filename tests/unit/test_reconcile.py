@@ -1,0 +1,77 @@
+"""``reconcile``: live schedules made equal to what the committed state wants, checked on the timer
+backend itself (orphans deleted, missing ones re-created, past one-shots left alone)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from promptpipe.flow.effects import daily_spec, put_schedule
+from promptpipe.models.effects import ScheduleSpec
+from promptpipe.models.events import TimerKind, TimerPayload
+from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
+from tests.support import memory_harness
+
+
+def _with_state(h, pid: str, *, schedules: list[ScheduleInfo], pending: dict[str, ScheduleSpec]) -> None:
+    flow = h.store.flows[pid]
+    data = StateData(dict(flow.state_data))
+    data.set_schedules(schedules)
+    data.set_pending_timers(pending)
+    h.store.flows[pid] = flow.model_copy(update={"state_data": data.raw})
+
+
+def test_reconcile_deletes_orphans_recreates_missing_and_skips_past_one_shots() -> None:
+    h = memory_harness()
+    p = h.enroll()
+    h.timers.schedules.clear()
+    now = h.clock.now()
+    daily = ScheduleInfo(
+        id="s1", type=ScheduleType.FIXED, fixed_time="08:30", timezone="UTC", created_at=now, timer_id=f"{p.id}-d1"
+    )
+
+    def one_shot(name: str, at) -> ScheduleSpec:  # type: ignore[no-untyped-def]
+        payload = TimerPayload(participant_id=p.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=name)
+        return ScheduleSpec(name=name, kind="timer", at=at, timer=payload)
+
+    future, past = one_shot(f"{p.id}-fb", now + timedelta(hours=1)), one_shot(f"{p.id}-old", now - timedelta(hours=1))
+    _with_state(h, p.id, schedules=[daily], pending={future.name: future, past.name: past})
+    put_schedule(h.timers, daily_spec(p.id, daily.model_copy(update={"timer_id": f"{p.id}-orphan"}), 10))
+
+    report = h.app.reconcile(p.id)
+
+    assert report.deleted_orphans == [f"{p.id}-orphan"]
+    assert report.created_missing == sorted([f"{p.id}-d1", f"{p.id}-fb"])
+    assert report.skipped_past == [f"{p.id}-old"]
+    assert (report.live, report.desired, report.repairs) == (1, 3, 3)
+    assert sorted(h.timers.schedules) == sorted([f"{p.id}-d1", f"{p.id}-fb"])
+    assert f"{p.id}-orphan" in h.timers.cancelled
+    again = h.app.reconcile(p.id)
+    assert again.repairs == 0
+
+
+def test_reconcile_all_covers_the_enrolled_and_the_deleted_with_live_schedules() -> None:
+    h = memory_harness()
+    kept = h.enroll("+14155550101")
+    gone = h.enroll("+14155550102")
+    h.timers.schedules.clear()
+    spec = daily_spec(
+        gone.id,
+        ScheduleInfo(
+            id="s",
+            type=ScheduleType.FIXED,
+            fixed_time="09:00",
+            timezone="UTC",
+            created_at=h.clock.now(),
+            timer_id=f"{gone.id}-d",
+        ),
+        10,
+    )
+    put_schedule(h.timers, spec)
+    h.store.delete(gone.id, keep_transcript=False)
+
+    reports = {r.participant_id: r for r in h.app.reconcile_all()}
+
+    assert set(reports) == {kept.id, gone.id}
+    assert reports[gone.id].deleted_orphans == [f"{gone.id}-d"]
+    assert reports[gone.id].desired == 0
+    assert h.timers.schedules == {}
