@@ -11,6 +11,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
+from infra.bundling import FUNCTION_EXTRAS, function_code
 from infra.constructs import acknowledge, retention, wildcard_resource_finding
 from infra.constructs.queues import Queues
 from infra.constructs.scheduler import Scheduler
@@ -42,7 +43,7 @@ class Functions(Construct):
         construct_id: str,
         *,
         config: c.Config,
-        code: lambda_.Code,
+        code: lambda_.Code | None,
         storage: Storage,
         queues: Queues,
         secrets: Secrets,
@@ -51,6 +52,7 @@ class Functions(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         self._code = code
+        self._bundles: dict[tuple[str, ...], lambda_.Code] = {}
         self._storage = storage
         self._queues = queues
         self._secrets = secrets
@@ -164,6 +166,15 @@ class Functions(Construct):
         # Unset optional settings stay unset (None in Settings), not empty strings.
         return {key: value for key, value in env.items() if value != ""}
 
+    def _code_for(self, spec: c.FunctionSpec) -> lambda_.Code:
+        """The code given (tests), else the function's own bundle, one asset per distinct closure."""
+        if self._code is not None:
+            return self._code
+        closure = FUNCTION_EXTRAS[spec.key]
+        if closure not in self._bundles:
+            self._bundles[closure] = function_code(spec.key)
+        return self._bundles[closure]
+
     def _build_function(
         self,
         spec: c.FunctionSpec,
@@ -206,7 +217,7 @@ class Functions(Construct):
             runtime=_RUNTIME,
             architecture=lambda_.Architecture.X86_64,
             handler=spec.handler,
-            code=self._code,
+            code=self._code_for(spec),
             memory_size=spec.memory_mb,
             timeout=cdk.Duration.seconds(spec.timeout_s),
             role=role,

@@ -16,7 +16,14 @@ from cdk_nag import AwsSolutionsChecks
 
 from infra import constants as c
 from infra.app import build_app
-from infra.bundling import RUNTIME_PROVIDED, PipLocalBundler, asset_hash, pip_command, runtime_requirements
+from infra.bundling import (
+    FUNCTION_EXTRAS,
+    RUNTIME_PROVIDED,
+    PipLocalBundler,
+    asset_hash,
+    pip_command,
+    runtime_requirements,
+)
 from infra.constants import Config
 from infra.stack import PromptPipeStack
 from promptpipe.settings import Settings
@@ -601,9 +608,11 @@ def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\ndependencies = ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]\n'
+        '[project]\nname = "x"\ndependencies = ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools>=3"]\n'
+        '[project.optional-dependencies]\nllm = ["openai>=3.0"]\ndev = ["x[llm]", "pytest>=8"]\n'
     )
     for relative, text in {
+        "requirements.lock": "pydantic==2.14.4\naws-lambda-powertools==3.37.0\nopenai==3.57.0\n",
         "functions/__init__.py": "",
         "functions/inbound/webhook.py": "def handler(event, context): ...\n",
         "functions/__pycache__/x.cpython-311.pyc": "junk",
@@ -617,10 +626,35 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_runtime_requirements_leave_out_what_lambda_provides(repo: Path) -> None:
-    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]
-    command = pip_command(["pydantic>=2.8"], "/out")
+    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools>=3"]
+    assert runtime_requirements(repo, ("llm",)) == ["pydantic>=2.8", "aws-lambda-powertools>=3", "openai>=3.0"]
+    with pytest.raises(ValueError, match="no extra"):
+        runtime_requirements(repo, ("nope",))
+    command = pip_command(["pydantic>=2.8"], "/out", repo / "requirements.lock")
     assert command[-1] == "pydantic>=2.8"
     assert {"--only-binary=:all:", "manylinux2014_x86_64", "3.12", "cp", "--target"} <= set(command)
+    assert command[command.index("--constraint") + 1] == str(repo / "requirements.lock")
+
+
+def test_each_function_bundles_only_its_closure() -> None:
+    """The webhook and enrollment never carry the model client; the model-calling functions do."""
+    assert set(FUNCTION_EXTRAS) == {spec.key for spec in c.ALL_FUNCTIONS}
+    for key, extras in FUNCTION_EXTRAS.items():
+        names = {req.split(">")[0].split("[")[0] for req in runtime_requirements(extras=extras)}
+        assert ("openai" in names) == (key in ("worker", "scheduled-prompt")), key
+        assert "twilio" not in names
+        assert not names & set(RUNTIME_PROVIDED)
+
+
+def test_functions_with_different_closures_get_different_assets(synth: Synth) -> None:
+    keys = {}
+    for function in synth.of_type("AWS::Lambda::Function").values():
+        code = function["Properties"]["Code"]
+        if "S3Key" in code:
+            keys[function["Properties"]["Handler"]] = json.dumps(code["S3Key"])
+    assert keys["functions.inbound.worker.handler"] == keys["functions.scheduled_prompt.handler.handler"]
+    assert keys["functions.inbound.webhook.handler"] == keys["functions.enrollment.handler.handler"]
+    assert keys["functions.inbound.webhook.handler"] != keys["functions.inbound.worker.handler"]
 
 
 def test_asset_hash_follows_sources_not_caches(repo: Path) -> None:
@@ -656,6 +690,21 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
     assert not (out / "functions/__pycache__").exists()
     assert (out / "prompts/intake_bot_system.txt").is_file()
     assert len(calls) == 1
+    assert "--constraint" in calls[0]  # the lock pins every version
+
+
+def test_local_bundler_needs_the_lock(repo: Path, tmp_path: Path) -> None:
+    (repo / "requirements.lock").unlink()
+    with pytest.raises(RuntimeError, match=r"requirements\.lock is missing"):
+        PipLocalBundler(repo, ["pydantic"], run=lambda *a, **k: None).try_bundle(
+            str(tmp_path / "out"), image=cdk.DockerImage.from_registry("unused")
+        )
+
+
+def test_asset_hash_follows_the_lock(repo: Path) -> None:
+    before = asset_hash(repo, ["pydantic"])
+    (repo / "requirements.lock").write_text("pydantic==2.8.0\n")
+    assert asset_hash(repo, ["pydantic"]) != before
 
 
 def test_local_bundler_failure_is_explicit(repo: Path, tmp_path: Path) -> None:
