@@ -1,61 +1,109 @@
-# One virtualenv (.venv) for everything; each target creates or reuses it.
+# One virtualenv (.venv); every target creates or reuses it, with versions from requirements.lock.
+# `make demo` installs only the local stack (the `local` extra: no CDK, no test tools); `make test`,
+# `make lint`, `make synth` install everything (the `dev` extra). uv (from PyPI, into .venv) does the
+# installing; pip would do the same from the same lock, only slower.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LOCK   := requirements.lock
+UV_VERSION := 0.13.9
+UV     := $(BIN)/uv
+HASH   := $(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
+STAMP_LOCAL := $(VENV)/.installed-local-$(HASH)
+STAMP_DEV   := $(VENV)/.installed-dev-$(HASH)
+NODE_RECOMMENDED := 22
 PYTEST_ARGS ?=
 
-.PHONY: help venv test test-fast lint format demo serve synth deploy destroy bench clean
+.PHONY: help venv venv-local test test-fast test-floors lint format demo serve synth deploy destroy bench \
+	lock node-check clean
 
 help:
-	@echo "make demo    - set up and run the local demo (moto + offline coach + local scheduler pump)"
-	@echo "make test    - set up and run the whole test suite"
-	@echo "make lint    - ruff check + format check"
-	@echo "make synth   - cdk synth (installs the CDK CLI from npm into node_modules)"
-	@echo "make deploy  - cdk deploy (needs AWS credentials)"
-	@echo "make bench   - run the benchmarks (see docs/benchmarks.md)"
+	@echo "make demo        - set up (local stack only) and run the local demo (moto + offline coach + scheduler pump)"
+	@echo "make test        - set up everything and run the whole test suite"
+	@echo "make lint        - ruff check + format check"
+	@echo "make lock        - re-resolve requirements.lock from pyproject.toml (newest allowed versions)"
+	@echo "make test-floors - install every direct dependency at its floor (build/floors-venv) and run the tests"
+	@echo "make synth       - cdk synth (installs the CDK CLI from npm into node_modules; Node $(NODE_RECOMMENDED)+ recommended)"
+	@echo "make deploy      - cdk deploy (needs AWS credentials)"
+	@echo "make bench       - run the benchmarks (see docs/benchmarks.md)"
 
-$(STAMP): pyproject.toml
+$(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	rm -f $(VENV)/.installed-* && touch $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-venv: $(STAMP)
+# The local stack: the package (editable) with its `local` extra, every version pinned by the lock.
+$(STAMP_LOCAL): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[local]'
+	rm -f $(VENV)/.installed-local-* && touch $(STAMP_LOCAL)
 
-test: $(STAMP)
+# Everything: every extra, test tools and the CDK included.
+$(STAMP_DEV): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[dev]'
+	rm -f $(VENV)/.installed-dev-* $(VENV)/.installed-local-* && touch $(STAMP_DEV) $(STAMP_LOCAL)
+
+venv-local: $(STAMP_LOCAL)
+
+venv: $(STAMP_DEV)
+
+lock: | $(UV)
+	$(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.11 --no-header --upgrade --quiet -o $(LOCK)
+
+# True floors: resolve every direct dependency to the lowest version pyproject.toml allows (their
+# own dependencies as new as allowed), install that into build/floors-venv and run the tests there.
+test-floors: | $(UV)
+	mkdir -p build
+	$(UV) pip compile pyproject.toml --extra dev --resolution lowest-direct --python-version 3.11 --no-header --quiet \
+		-o build/floors.txt
+	test -x build/floors-venv/bin/python || $(UV) venv --quiet --python $(BIN)/python build/floors-venv
+	$(UV) pip install --quiet --python build/floors-venv/bin/python -r build/floors.txt
+	$(UV) pip install --quiet --python build/floors-venv/bin/python --no-deps -e .
+	build/floors-venv/bin/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+test: $(STAMP_DEV)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test-fast: $(STAMP)
+test-fast: $(STAMP_DEV)
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(STAMP_DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(STAMP)
+format: $(STAMP_DEV)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-demo: $(STAMP)
+demo: $(STAMP_LOCAL)
 	$(BIN)/promptpipe demo
 
-serve: $(STAMP)
+serve: $(STAMP_LOCAL)
 	$(BIN)/promptpipe serve
+
+# Node 22+ is recommended (the CDK CLI calls Node 20 end-of-life); older Node still works: a warning.
+node-check:
+	@major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0); \
+	if [ "$$major" -eq 0 ]; then echo "error: Node.js is required for the CDK CLI (Node $(NODE_RECOMMENDED)+ recommended)" >&2; exit 1; fi; \
+	if [ "$$major" -lt $(NODE_RECOMMENDED) ]; then \
+		echo "warning: Node $$major is end-of-life for the CDK CLI; Node $(NODE_RECOMMENDED)+ is recommended (continuing)" >&2; \
+	fi
 
 node_modules/.bin/cdk:
 	npm install --no-save --no-audit --no-fund --silent aws-cdk@2
 
-synth: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet $(CDK_ARGS)
+# jsii repeats the end-of-life warning on every run; node-check has said it once.
+CDK := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=$$(node -p 'process.versions.node.split(".")[0]') \
+	node_modules/.bin/cdk
 
-deploy: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy $(CDK_ARGS)
+synth: $(STAMP_DEV) node-check node_modules/.bin/cdk
+	$(CDK) synth --quiet $(CDK_ARGS)
 
-destroy: $(STAMP) node_modules/.bin/cdk
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy $(CDK_ARGS)
+deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk
+	$(CDK) deploy $(CDK_ARGS)
 
-bench: $(STAMP)
+destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk
+	$(CDK) destroy $(CDK_ARGS)
+
+bench: $(STAMP_DEV)
 	$(BIN)/python -m scripts.bench_calls
 
 clean:

@@ -18,6 +18,7 @@ from infra import constants as c
 from infra.app import build_app
 from infra.bundling import (
     FUNCTION_EXTRAS,
+    REPO_ROOT,
     RUNTIME_PROVIDED,
     PipLocalBundler,
     asset_hash,
@@ -79,7 +80,9 @@ class Synth:
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     """The app exactly as ``cdk synth`` builds it (cdk-nag plugin included), minus bundling."""
     outdir = tmp_path_factory.mktemp("cdk.out")
-    app, stack = build_app(context={"aws:cdk:bundling-stacks": []}, outdir=str(outdir))
+    # cdk.json's context (the feature flags) as the CLI passes it, minus bundling.
+    context = {**json.loads((REPO_ROOT / "cdk.json").read_text())["context"], "aws:cdk:bundling-stacks": []}
+    app, stack = build_app(context=context, outdir=str(outdir))
     # Raises RuntimeError("ValidationFailed ...") if cdk-nag reports an unacknowledged finding.
     assembly = app.synth()
     template = Template.from_json(assembly.get_stack_by_name(stack.stack_name).template)
