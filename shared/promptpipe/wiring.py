@@ -10,6 +10,7 @@ imported by the code path that uses it, so a function pays for what it calls.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
@@ -198,3 +199,29 @@ def set_app(app: PromptPipe | None) -> None:
     """Install an application (tests, local server) or clear it (``None``)."""
     global _app
     _app = app
+
+
+def prime_for_snapshot() -> None:
+    """What a SnapStart snapshot should already hold, with no network call and no secret read:
+    the application and its AWS clients (the Scheduler's included), the X-Ray SDK where tracing is on,
+    and the modules of the model and messaging clients (``openai`` is the largest single import).
+    The model client itself needs the API key from Secrets Manager, so it is still built at the
+    first model call, after restore."""
+    from promptpipe.adapters.messengers import build_messenger  # noqa: F401  (imported to be snapshotted)
+    from promptpipe.adapters.openai_llm import OpenAILLM  # noqa: F401
+
+    timers = get_app().deps.timers
+    if isinstance(timers, Lazy):
+        timers.get()  # the Scheduler client
+    tracer.prime()
+    with contextlib.suppress(ImportError):  # a bundle without the model client (no SnapStart there)
+        import openai  # noqa: F401
+
+
+def _register_priming() -> None:
+    from promptpipe.adapters.snapstart import register_before_snapshot
+
+    register_before_snapshot(prime_for_snapshot)
+
+
+_register_priming()

@@ -77,3 +77,42 @@ def test_benchmark_verdict_follows_the_targets() -> None:
     assert not requirements_met(_results(webhook_ms=151, worker_ms=250))  # front door over 1.5x
     assert not requirements_met(_results(webhook_ms=150, worker_ms=251))  # event function over 2.5x
     assert not requirements_met(_results(webhook_ms=100, worker_ms=100, openai=True))
+
+
+SNAPSHOT_PROBE = """
+import json, socket, sys, types
+
+def refuse(self, address, *args):
+    raise OSError("network during priming")
+
+socket.socket.connect = refuse
+hooks = []
+sys.modules["snapshot_restore_py"] = types.SimpleNamespace(register_before_snapshot=hooks.append)
+import functions.inbound.webhook  # any function: wiring registers the hook at import
+before = {name: name in sys.modules for name in ("openai", "promptpipe.adapters.eventbridge_timers")}
+for hook in hooks:
+    hook()  # what the runtime does before the snapshot
+from promptpipe.wiring import get_app
+after = {name: name in sys.modules for name in ("openai", "promptpipe.adapters.eventbridge_timers")}
+built = get_app().deps.timers._instance is not None
+print(json.dumps({"hooks": len(hooks), "before": before, "after": after, "timers_built": built}))
+"""
+
+
+def test_snapstart_priming_builds_clients_and_imports_the_model_client_without_network() -> None:
+    pytest.importorskip("openai")
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    env.update(
+        PYTHONPATH=os.pathsep.join((str(REPO / "shared"), str(REPO))),
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SNAPSHOT_PROBE], env=env, capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert done.stdout.strip().splitlines()[-1] == (
+        '{"hooks": 1, "before": {"openai": false, "promptpipe.adapters.eventbridge_timers": false}, '
+        '"after": {"openai": true, "promptpipe.adapters.eventbridge_timers": true}, "timers_built": true}'
+    )
