@@ -142,6 +142,10 @@ class Config:
     api_rate_limit: int = 50  # requests per second, whole stage
     api_burst_limit: int = 100
     alarm_topic_arn: str = ""  # empty: alarms without actions
+    # Concurrency for large deployments (docs/scale.md); 0 = the account's unreserved pool (AWS
+    # refuses reservations that leave fewer than 100 unreserved, so they are off by default).
+    webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
+    scheduled_prompt_max_concurrency: int = 0  # caps the morning burst (async: excess waits, retried)
 
     @classmethod
     def from_context(cls, node: _ContextSource) -> Config:
@@ -172,6 +176,8 @@ class Config:
             "publicWebhookBaseUrl": not self.public_webhook_base_url
             or self.public_webhook_base_url.startswith("https://"),
             "alarmTopicArn": not self.alarm_topic_arn or self.alarm_topic_arn.startswith("arn:"),
+            "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
+            "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:

@@ -166,6 +166,14 @@ class Functions(Construct):
         # Unset optional settings stay unset (None in Settings), not empty strings.
         return {key: value for key, value in env.items() if value != ""}
 
+    def _reserved_concurrency(self, spec: c.FunctionSpec) -> int | None:
+        """Reserved concurrency from context (docs/scale.md); None leaves the function unreserved."""
+        reserved = {
+            c.WEBHOOK.key: self._config.webhook_reserved_concurrency,
+            c.SCHEDULED_PROMPT.key: self._config.scheduled_prompt_max_concurrency,
+        }.get(spec.key, 0)
+        return reserved or None
+
     def _code_for(self, spec: c.FunctionSpec) -> lambda_.Code:
         """The code given (tests), else the function's own bundle, one asset per distinct closure."""
         if self._code is not None:
@@ -225,6 +233,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.snap_start else None,
+            reserved_concurrent_executions=self._reserved_concurrency(spec),
             dead_letter_queue=dead_letter_queue,
             **async_options,
         )

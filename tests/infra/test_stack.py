@@ -582,6 +582,27 @@ def test_config_defaults_and_context_overrides() -> None:
     assert config.function_name(c.TIMERS) == "promptpipe-timers"
 
 
+def test_reserved_concurrency_is_off_by_default_and_set_from_context(synth: Synth) -> None:
+    def reserved(template: dict[str, Any]) -> dict[str, Any]:
+        return {
+            r["Properties"]["Handler"]: r["Properties"].get("ReservedConcurrentExecutions")
+            for r in template["Resources"].values()
+            if r["Type"] == "AWS::Lambda::Function" and "Handler" in r["Properties"]
+        }
+
+    assert set(reserved(synth.template.to_json()).values()) == {None}
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []})
+    config = Config.from_context(_Context({"webhookReservedConcurrency": "50", "scheduledPromptMaxConcurrency": "600"}))
+    stack = PromptPipeStack(app, "Concurrency", config=config)
+    assert reserved(Template.from_stack(stack).to_json()) == {
+        "functions.enrollment.handler.handler": None,
+        "functions.inbound.webhook.handler": 50,
+        "functions.inbound.worker.handler": None,
+        "functions.scheduled_prompt.handler.handler": 600,
+        "functions.timers.handler.handler": None,
+    }
+
+
 def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
     from infra.constants import _LOG_RETENTION_DAYS
     from infra.constructs import retention
@@ -598,6 +619,7 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"autoEnrollNewUsers": "maybe"},
         {"logRetentionDays": "31"},
         {"publicWebhookBaseUrl": "http://insecure.example"},
+        {"webhookReservedConcurrency": "-1"},
     ],
 )
 def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
