@@ -14,18 +14,12 @@ STAMP_DEV   := $(VENV)/.installed-dev-$(HASH)
 NODE_RECOMMENDED := 22
 PYTEST_ARGS ?=
 
-.PHONY: help venv venv-local test test-fast test-floors lint format demo serve synth deploy destroy bench \
-	lock node-check clean
+.PHONY: help venv venv-local test test-fast test-floors lint typecheck imports refs format demo serve synth deploy \
+	destroy bench bench-tokens lock node-check clean
 
-help:
-	@echo "make demo        - set up (local stack only) and run the local demo (moto + offline coach + scheduler pump)"
-	@echo "make test        - set up everything and run the whole test suite"
-	@echo "make lint        - ruff check + format check"
-	@echo "make lock        - re-resolve requirements.lock from pyproject.toml (newest allowed versions)"
-	@echo "make test-floors - install every direct dependency at its floor (build/floors-venv) and run the tests"
-	@echo "make synth       - cdk synth (installs the CDK CLI from npm into node_modules; Node $(NODE_RECOMMENDED)+ recommended)"
-	@echo "make deploy      - cdk deploy (needs AWS credentials)"
-	@echo "make bench       - run the benchmarks (see docs/benchmarks.md)"
+# Every target carries a "## what it does" comment; `make help` lists them all.
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,16 +35,16 @@ $(STAMP_DEV): pyproject.toml $(LOCK) | $(UV)
 	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[dev]'
 	rm -f $(VENV)/.installed-dev-* $(VENV)/.installed-local-* && touch $(STAMP_DEV) $(STAMP_LOCAL)
 
-venv-local: $(STAMP_LOCAL)
+venv-local: $(STAMP_LOCAL) ## create or update .venv with only what the local stack needs (demo, serve, console)
 
-venv: $(STAMP_DEV)
+venv: $(STAMP_DEV) ## create or update .venv with the project and every extra (tests, CDK)
 
-lock: | $(UV)
+lock: | $(UV) ## re-resolve requirements.lock from pyproject.toml (newest allowed versions)
 	$(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.11 --no-header --upgrade --quiet -o $(LOCK)
 
 # True floors: resolve every direct dependency to the lowest version pyproject.toml allows (their
 # own dependencies as new as allowed), install that into build/floors-venv and run the tests there.
-test-floors: | $(UV)
+test-floors: | $(UV) ## install every direct dependency at its floor (build/floors-venv) and run the tests
 	mkdir -p build
 	$(UV) pip compile pyproject.toml --extra dev --resolution lowest-direct --python-version 3.11 --no-header --quiet \
 		-o build/floors.txt
@@ -59,28 +53,37 @@ test-floors: | $(UV)
 	$(UV) pip install --quiet --python build/floors-venv/bin/python --no-deps -e .
 	build/floors-venv/bin/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test: $(STAMP_DEV)
+test: $(STAMP_DEV) ## run the whole test suite (what CI runs)
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test-fast: $(STAMP_DEV)
+test-fast: $(STAMP_DEV) ## run the unit tests only
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-lint: $(STAMP_DEV)
+lint: $(STAMP_DEV) ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(STAMP_DEV)
+typecheck: $(STAMP_DEV) ## mypy (with the pydantic plugin) over shared/, functions/ and infra/
+	$(BIN)/mypy
+
+imports: $(STAMP_DEV) ## check the import layering contracts (pyproject.toml [tool.importlinter])
+	PYTHONPATH=shared:. $(BIN)/lint-imports
+
+refs: $(STAMP_DEV) ## rewrite citations of documents outside the repository (scripts/rewrite_refs.py)
+	$(BIN)/python -m scripts.rewrite_refs
+
+format: $(STAMP_DEV) ## format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-demo: $(STAMP_LOCAL)
+demo: $(STAMP_LOCAL) ## set up the local stack only and run the local demo (moto, offline coach, scheduler pump)
 	$(BIN)/promptpipe demo
 
-serve: $(STAMP_LOCAL)
+serve: $(STAMP_LOCAL) ## run the local server (the API, webhooks and console on localhost)
 	$(BIN)/promptpipe serve
 
 # Node 22+ is recommended (the CDK CLI calls Node 20 end-of-life); older Node still works: a warning.
-node-check:
+node-check: ## check that Node.js is installed (warn below Node 22)
 	@major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0); \
 	if [ "$$major" -eq 0 ]; then echo "error: Node.js is required for the CDK CLI (Node $(NODE_RECOMMENDED)+ recommended)" >&2; exit 1; fi; \
 	if [ "$$major" -lt $(NODE_RECOMMENDED) ]; then \
@@ -94,17 +97,23 @@ node_modules/.bin/cdk:
 CDK := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=$$(node -p 'process.versions.node.split(".")[0]') \
 	node_modules/.bin/cdk
 
-synth: $(STAMP_DEV) node-check node_modules/.bin/cdk
+synth: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk synth (installs the CDK CLI from npm into node_modules; Node 22+ recommended)
 	$(CDK) synth --quiet $(CDK_ARGS)
 
-deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk
+deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk deploy (needs AWS credentials)
 	$(CDK) deploy $(CDK_ARGS)
 
-destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk
+destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk destroy (needs AWS credentials)
 	$(CDK) destroy $(CDK_ARGS)
 
-bench: $(STAMP_DEV)
+bench: $(STAMP_DEV) ## run the benchmarks (see docs/benchmarks.md)
 	$(BIN)/python -m scripts.bench_calls
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
-clean:
+# The revision the token figures of docs/benchmarks.md are compared with (before the turn pipeline).
+TOKENS_BASELINE ?= 7ae007d
+bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
+	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+
+clean: ## remove .venv, build outputs and caches
 	rm -rf $(VENV) cdk.out build node_modules .pytest_cache

@@ -1,4 +1,5 @@
-"""Per-function Lambda code assets, built without Docker.
+"""Per-function Lambda code assets, built without Docker (docs/architecture.md#infrastructure,
+docs/platform.md#cdk-bundling).
 
 ``pip install`` fetches Linux wheels for the Lambda runtime into the asset directory, then the
 application code is copied beside them:

@@ -17,9 +17,6 @@ METRICS_NAMESPACE = "PromptPipe"
 LIVE_ALIAS = "live"
 PARTICIPANTS_INDEX = "gsi1"
 TTL_ATTRIBUTE = "expires_at"
-# Powertools Idempotency's DynamoDBPersistenceLayer defaults (AWS_NOTES §2).
-IDEMPOTENCY_KEY = "id"
-IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
 INBOUND_MAX_RECEIVE_COUNT = 3
 # Visibility must outlast every retry of a batch in flight (AWS guidance: 6x the function timeout).
 VISIBILITY_TIMEOUT_FACTOR = 6
@@ -40,7 +37,7 @@ class FunctionSpec:
     description: str
     memory_mb: int
     timeout_s: int
-    snap_start: bool = False  # the functions that import openai (DESIGN §7)
+    snap_start: bool = False  # the functions that import openai (docs/architecture.md#cold-start)
 
 
 ENROLLMENT = FunctionSpec(
@@ -88,6 +85,8 @@ ASYNC_MAX_EVENT_AGE_HOURS = 6
 
 # --- API -------------------------------------------------------------------------------
 PARTICIPANTS_PATH = "/conversation/participants"
+FLOWS_PATH = "/conversation/flows"
+RECONCILE_PATH = "/conversation/reconcile"
 TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
 WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
 
@@ -111,6 +110,8 @@ METRIC_STATE_SAVE_FAILURES = "StateSaveFailures"
 # --- deployment settings (CDK context) -----------------------------------------------------
 _NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+_SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 # The values CloudWatch Logs accepts (infra.constructs.retention maps them to the CDK enum).
@@ -133,6 +134,14 @@ class Config:
     twilio_from_number: str = ""
     twilio_messaging_service_sid: str = ""
     whatsapp_phone_number_id: str = ""
+    # WhatsApp outside the 24-hour window (docs/architecture.md): Cloud API template names and
+    # language, or Twilio Content SIDs; empty: no template (a refused message fails as before).
+    whatsapp_template_name: str = ""
+    whatsapp_reengagement_template_name: str = ""
+    whatsapp_template_language: str = "en_US"
+    whatsapp_template_quick_replies: bool = False
+    twilio_template_content_sid: str = ""
+    twilio_reengagement_content_sid: str = ""
     public_webhook_base_url: str = ""  # empty: the API's own endpoint
     default_phone_region: str = "US"
     auto_enroll_new_users: bool = False
@@ -141,7 +150,8 @@ class Config:
     log_retention_days: int = 30
     api_rate_limit: int = 50  # requests per second, whole stage
     api_burst_limit: int = 100
-    alarm_topic_arn: str = ""  # empty: alarms without actions
+    alarm_topic_arn: str = ""  # empty: the stack creates its own alarm topic
+    alarm_email: str = ""  # empty: no e-mail subscription (subscribe to the AlarmTopicArn output)
     # Concurrency for large deployments (docs/scale.md); 0 = the account's unreserved pool (AWS
     # refuses reservations that leave fewer than 100 unreserved, so they are off by default).
     webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
@@ -167,6 +177,13 @@ class Config:
             "scheduleGroupName": bool(_NAME.match(self.schedule_group_name)),
             "messagingProvider": self.messaging_provider in ("twilio", "whatsapp_cloud"),
             "twilioChannel": self.twilio_channel in ("sms", "whatsapp"),
+            "whatsappTemplateLanguage": bool(
+                re.match(r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$", self.whatsapp_template_language)
+            ),
+            "twilioTemplateContentSid": not self.twilio_template_content_sid
+            or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_template_content_sid)),
+            "twilioReengagementContentSid": not self.twilio_reengagement_content_sid
+            or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_reengagement_content_sid)),
             "defaultPhoneRegion": bool(re.match(r"^[A-Z]{2}$", self.default_phone_region)),
             "logLevel": self.log_level in ("DEBUG", "INFO", "WARNING", "ERROR"),
             "logRetentionDays": self.log_retention_days in _LOG_RETENTION_DAYS,
@@ -175,7 +192,8 @@ class Config:
             "genaiModel": bool(self.genai_model),
             "publicWebhookBaseUrl": not self.public_webhook_base_url
             or self.public_webhook_base_url.startswith("https://"),
-            "alarmTopicArn": not self.alarm_topic_arn or self.alarm_topic_arn.startswith("arn:"),
+            "alarmTopicArn": not self.alarm_topic_arn or bool(_SNS_ARN.match(self.alarm_topic_arn)),
+            "alarmEmail": not self.alarm_email or bool(_EMAIL.match(self.alarm_email)),
             "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
             "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
         }

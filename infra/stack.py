@@ -1,4 +1,4 @@
-"""The one PromptPipe stack (DESIGN §8): it only composes the constructs and states the outputs."""
+"""The one PromptPipe stack: it only composes the constructs and states the outputs."""
 
 from __future__ import annotations
 
@@ -80,6 +80,7 @@ class PromptPipeStack(cdk.Stack):
             "TableName": (self.storage.table.table_name, "Single table"),
             "ScheduleGroupName": (self.config.schedule_group_name, "EventBridge Scheduler group"),
             "DashboardName": (self.monitoring.dashboard.dashboard_name, "CloudWatch dashboard"),
+            "AlarmTopicArn": (self.monitoring.alarm_topic.topic_arn, "Every alarm notifies this SNS topic"),
         }
         for output_id, (value, description) in outputs.items():
             cdk.CfnOutput(self, output_id, value=value, description=description)

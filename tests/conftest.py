@@ -1,5 +1,5 @@
 """Shared test setup. moto is imported before any handler module so that clients created at import
-time are intercepted (AWS_NOTES §1(d)); no test ever reaches AWS."""
+time are intercepted (docs/platform.md#moto); no test ever reaches AWS."""
 
 from __future__ import annotations
 

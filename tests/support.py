@@ -10,6 +10,7 @@ from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.clock import ManualClock
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
@@ -84,6 +85,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         store=store,
         messenger=outbox,
         queue=None,
-        sessions=SessionFactory(store, clock, rng=rng),
+        sessions=SessionFactory(store, clock, rng=rng, prep_minutes=settings.scheduler_prep_time_minutes),
+        ledger=InMemorySentLedger(),
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)

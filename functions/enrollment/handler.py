@@ -1,41 +1,76 @@
 """Participants API (API Gateway HTTP API, IAM-authorised): enrollment and management.
 
 Each route parses and validates, calls one service function, and maps the result into the
-``{"status", "message", "result"}`` envelope of seed 001. Domain errors map to HTTP in one place.
+``{"status", "message", "result"}`` envelope (docs/behaviour.md#B-API-1). Domain errors map to HTTP in one place.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, ValidationFailed
-from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride
+from promptpipe.controller.catalog import FlowCatalog
+from promptpipe.controller.definition import DefinitionInvalid, Problem
+from promptpipe.errors import (
+    ConfigurationError,
+    FlowNotFound,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    ValidationFailed,
+)
+from promptpipe.lookup import participants_by_phone
+from promptpipe.models.api import (
+    OPAQUE_TOKEN,
+    EnrollmentRequest,
+    ErrorEnvelope,
+    FlowEnvelope,
+    FlowValidationEnvelope,
+    FlowVersionsEnvelope,
+    MessageEnvelope,
+    ParticipantEnvelope,
+    ParticipantPageEnvelope,
+    ParticipantUpdate,
+    ReconcileAllEnvelope,
+    ReconcileEnvelope,
+    StateOverride,
+    StateViewEnvelope,
+    TranscriptPageEnvelope,
+)
 from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
 
-# The error answers, documented in the OpenAPI document (all in the {"status": "error"} envelope).
-_ENVELOPE = {
-    "application/json": {
-        "schema": {
-            "type": "object",
-            "properties": {"status": {"type": "string", "enum": ["ok", "error"]}, "message": {"type": "string"}},
-        }
-    }
-}
-BAD_REQUEST = {400: {"description": "Invalid request: the message names the field", "content": _ENVELOPE}}
-NOT_FOUND = {404: {"description": "Participant not found", "content": _ENVELOPE}}
-CONFLICT = {409: {"description": "Phone number already enrolled", "content": _ENVELOPE}}
-OK = {200: {"description": "OK: the envelope with the result", "content": _ENVELOPE}}
-CREATED = {201: {"description": "Enrolled: the envelope with the participant", "content": _ENVELOPE}}
+
+# The answers, documented in the OpenAPI document with their models (all in the envelope).
+def _answer(description: str, model: Any) -> OpenAPIResponse:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+BAD_REQUEST = {400: _answer("Invalid request: the message names the field", ErrorEnvelope)}
+NOT_FOUND = {404: _answer("Participant not found", ErrorEnvelope)}
+CONFLICT = {409: _answer("Phone number already enrolled", ErrorEnvelope)}
+PARTICIPANT = {200: _answer("The participant", ParticipantEnvelope)}
+CREATED = {201: _answer("Enrolled: the participant", ParticipantEnvelope)}
+PAGE = {200: _answer("A page of participants, newest first", ParticipantPageEnvelope)}
+TRANSCRIPT = {200: _answer("A page of the transcript, oldest first", TranscriptPageEnvelope)}
+STATE = {200: _answer("The conversation state", StateViewEnvelope)}
+DONE = {200: _answer("Done: a message, no result", MessageEnvelope)}
+RECONCILED = {200: _answer("The participant's schedules compared with their state, and the repairs", ReconcileEnvelope)}
+RECONCILED_ALL = {200: _answer("Every participant's reconcile report", ReconcileAllEnvelope)}
 
 
 def envelope(
@@ -49,6 +84,23 @@ def envelope(
     return Response(status_code=status_code, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+def _json_object_bodies(resolver: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Every body this API takes is a JSON object. Powertools' validation unwraps a one-element
+    array into its element (``[{...}]`` would pass as ``{...}``); this refuses any other JSON value."""
+    event = resolver.current_event
+    if event.http_method in ("POST", "PUT") and event.body:
+        try:
+            body = event.json_body
+        except ValueError:
+            body = {}  # not JSON: the validation has answered it already
+        if not isinstance(body, dict):
+            return envelope(400, message="Invalid request: the body must be a JSON object", error=True)
+    return next_middleware(resolver)
+
+
+app.use(middlewares=[_json_object_bodies])
+
+
 def _dump(model: Any) -> Any:
     return model.model_dump(mode="json")
 
@@ -59,26 +111,33 @@ def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
     return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
 
 
-@app.get(BASE, responses={**OK, **BAD_REQUEST})
+@app.get(BASE, responses={**PAGE, **BAD_REQUEST})
 def list_participants(
-    limit: Annotated[int, Query(ge=1, le=100)] = 50, next_token: Annotated[str | None, Query()] = None
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
+    phone: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Find the participant with this phone number")
+    ] = None,
 ) -> Response[dict[str, Any]]:
+    if phone is not None:  # lookup by phone: at most one participant, no paging
+        found = participants_by_phone(get_app(), phone)
+        return envelope(200, result={"participants": [_dump(p) for p in found], "next_token": None})
     participants, token = get_app().list_participants(limit=limit, next_token=next_token)
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **NOT_FOUND})
 def get_participant(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().get_participant(participant_id)))
 
 
-@app.put(f"{BASE}/<participant_id>", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
     participant = get_app().update_participant(participant_id, update)
     return envelope(200, message="Participant updated successfully", result=_dump(participant))
 
 
-@app.delete(f"{BASE}/<participant_id>", responses={**OK, **NOT_FOUND})
+@app.delete(f"{BASE}/<participant_id>", responses={**DONE, **BAD_REQUEST, **NOT_FOUND})
 def delete_participant(
     participant_id: str, keep_transcript: Annotated[bool, Query()] = True
 ) -> Response[dict[str, Any]]:
@@ -86,31 +145,251 @@ def delete_participant(
     return envelope(200, message="Participant deleted successfully")
 
 
-@app.get(f"{BASE}/<participant_id>/history", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>/history", responses={**TRANSCRIPT, **BAD_REQUEST, **NOT_FOUND})
 def history(
     participant_id: str,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    next_token: Annotated[str | None, Query()] = None,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
     include_audit: Annotated[bool, Query()] = True,
 ) -> Response[dict[str, Any]]:
     entries, token = get_app().history(participant_id, limit=limit, next_token=next_token, include_audit=include_audit)
     return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
 
 
-@app.get(f"{BASE}/<participant_id>/state", responses={**OK, **NOT_FOUND})
+@app.get(f"{BASE}/<participant_id>/state", responses={**STATE, **NOT_FOUND})
 def get_state(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().state_view(participant_id)))
 
 
-@app.post(f"{BASE}/<participant_id>/state", responses={**OK, **BAD_REQUEST, **NOT_FOUND})
+@app.post(f"{BASE}/<participant_id>/state", responses={**STATE, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
     return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
 
 
+# -- reconcile (docs/architecture.md#effects) -----------------------------------------------------
+@app.post(f"{BASE}/<participant_id>/reconcile", responses={**RECONCILED})
+def reconcile_participant(participant_id: str) -> Response[dict[str, Any]]:
+    """Make the participant's live schedules equal to what their state wants (repairs drift)."""
+    report = get_app().reconcile(participant_id)
+    return envelope(200, message=f"{report.repairs} repair(s)", result=_report(report))
+
+
+@app.post("/conversation/reconcile", responses={**RECONCILED_ALL})
+def reconcile_everyone() -> Response[dict[str, Any]]:
+    """Every participant, and every participant id that still has live schedules."""
+    reports = get_app().reconcile_all()
+    repairs = sum(r.repairs for r in reports)
+    return envelope(
+        200,
+        message=f"{repairs} repair(s) for {len(reports)} participant(s)",
+        result={"participants": [_report(r) for r in reports], "repairs": repairs},
+    )
+
+
+def _report(report: Any) -> dict[str, Any]:
+    return {
+        "participant_id": report.participant_id,
+        "desired": report.desired,
+        "live": report.live,
+        "deleted_orphans": report.deleted_orphans,
+        "created_missing": report.created_missing,
+        "skipped_past": report.skipped_past,
+        "repairs": report.repairs,
+    }
+
+
+# -- flow definitions (docs/controller.md) ------------------------------------------------------
+FLOW_NOT_FOUND = {404: _answer("Flow (or version) not found", ErrorEnvelope)}
+FLOW = {200: _answer("The flow definition", FlowEnvelope)}
+FlowBody = Annotated[dict[str, Any], Body(description="A flow definition (docs/controller.md)")]
+
+
+# ``validate`` is the path of POST …/validate, not a flow id: GET and PUT on it are refused rather
+# than read or store a flow of that name (the document lists POST only for that path).
+VALIDATE = "validate"
+
+
+def _method_not_allowed(allowed: str) -> Response[dict[str, Any]]:
+    response = envelope(405, message=f"Method not allowed here; allowed: {allowed}", error=True)
+    response.headers["Allow"] = allowed
+    return response
+
+
+def _validate_only() -> Response[dict[str, Any]]:
+    return _method_not_allowed("POST")
+
+
+def _flows() -> FlowCatalog:
+    flows = get_app().deps.flows
+    if flows is None:
+        raise ConfigurationError("the flow catalog is not configured")
+    return flows
+
+
+def _problems(problems: list[Problem]) -> list[dict[str, str]]:
+    return [p.model_dump() for p in problems]
+
+
+@app.post(
+    f"{FLOWS}/validate",
+    responses={
+        200: _answer("Whether the definition is valid, with every problem", FlowValidationEnvelope),
+        **BAD_REQUEST,
+    },
+)
+def validate_flow(definition: FlowBody) -> Response[dict[str, Any]]:
+    parsed, problems = FlowCatalog.validate(definition)
+    return envelope(200, result={"valid": parsed is not None, "problems": _problems(problems)})
+
+
+@app.get(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST, **FLOW_NOT_FOUND})
+def get_flow(flow_id: str, version: Annotated[int | None, Query(ge=1)] = None) -> Response[dict[str, Any]]:
+    if flow_id == VALIDATE:
+        return _validate_only()
+    flows = _flows()
+    definition = flows.latest(flow_id) if version is None else flows.get(flow_id, version)
+    return envelope(200, result=definition.to_json_dict())
+
+
+@app.put(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST})
+def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
+    if flow_id == VALIDATE:
+        return _validate_only()
+    caller = (app.current_event.request_context.authorizer.iam.user_arn or "") if _has_iam() else ""
+    stored = _flows().push(definition, flow_id=flow_id, created_by=caller)
+    return envelope(200, message=f"Flow stored as version {stored.version}", result=stored.to_json_dict())
+
+
+@app.get(
+    f"{FLOWS}/<flow_id>/versions",
+    responses={200: _answer("The stored versions", FlowVersionsEnvelope), **FLOW_NOT_FOUND},
+)
+def flow_versions(flow_id: str) -> Response[dict[str, Any]]:
+    versions = _flows().versions(flow_id)
+    return envelope(200, result={"flow_id": flow_id, "versions": [_dump(v) for v in versions]})
+
+
+def _has_iam() -> bool:
+    try:
+        return app.current_event.request_context.authorizer.iam is not None
+    except (AttributeError, KeyError, TypeError):
+        return False
+
+
+# -- the OpenAPI document as the API really is ----------------------------------------------
+TITLE = "PromptPipe participants API"
+SIGV4 = {
+    "type": "apiKey",
+    "name": "Authorization",
+    "in": "header",
+    "description": "AWS Signature Version 4 (service execute-api) with IAM credentials allowed to invoke the API. "
+    "The local server (promptpipe serve) needs none.",
+    "x-amazon-apigateway-authtype": "awsSigv4",
+}
+
+
+def _links(ids: dict[tuple[str, str], str], source: str) -> dict[str, Any]:
+    """Links from an answer carrying a participant (id at ``source``) to the per-participant operations."""
+    targets = {
+        "GetParticipant": ("get", f"{BASE}/{{participant_id}}"),
+        "UpdateParticipant": ("put", f"{BASE}/{{participant_id}}"),
+        "DeleteParticipant": ("delete", f"{BASE}/{{participant_id}}"),
+        "GetHistory": ("get", f"{BASE}/{{participant_id}}/history"),
+        "GetState": ("get", f"{BASE}/{{participant_id}}/state"),
+        "OverrideState": ("post", f"{BASE}/{{participant_id}}/state"),
+    }
+    return {
+        name: {"operationId": ids[key], "parameters": {"participant_id": source}}
+        for name, key in targets.items()
+        if key in ids
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    """The document Powertools generates, corrected to what the API answers: 400 (not 422) on a
+    validation failure, the SigV4 security scheme, and links between operations."""
+    import json
+
+    document = json.loads(app.get_openapi_json_schema(title=TITLE, version="0.1.0"))
+    ids: dict[tuple[str, str], str] = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            ids[(method, path)] = operation["operationId"]
+            responses = operation["responses"]
+            responses.pop("422", None)
+            validated = operation.get("requestBody") or any(
+                p.get("in") == "query" for p in operation.get("parameters", [])
+            )
+            error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}
+            if validated and "400" not in responses:
+                responses["400"] = {"description": "Invalid request: the message names the field", "content": error}
+            if operation.get("requestBody"):
+                responses["415"] = {"description": "The body is not JSON (content-type)", "content": error}
+    flow_links = {
+        name: {"operationId": ids[key], "parameters": {"flow_id": "$response.body#/result/id"}}
+        for name, key in (
+            ("GetFlow", ("get", f"{FLOWS}/{{flow_id}}")),
+            ("GetFlowVersions", ("get", f"{FLOWS}/{{flow_id}}/versions")),
+        )
+    }
+    document["paths"][f"{FLOWS}/{{flow_id}}"]["put"]["responses"]["200"]["links"] = flow_links
+    for method in ("get", "put"):
+        document["paths"][f"{FLOWS}/{{flow_id}}"][method]["responses"]["405"] = {
+            "description": "The flow id `validate` is reserved (POST /conversation/flows/validate)",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+        }
+    document["paths"][BASE]["post"]["responses"]["201"]["links"] = _links(ids, "$response.body#/result/id")
+    document["paths"][f"{BASE}/{{participant_id}}"]["get"]["responses"]["200"]["links"] = _links(
+        ids, "$request.path.participant_id"
+    )
+    list_op = document["paths"][BASE]["get"]
+    list_op["responses"]["200"]["links"] = {
+        "NextPage": {
+            "operationId": list_op["operationId"],
+            "parameters": {"next_token": "$response.body#/result/next_token"},
+        }
+    }
+    history = document["paths"][f"{BASE}/{{participant_id}}/history"]["get"]
+    history["responses"]["200"]["links"] = {
+        "NextPage": {
+            "operationId": history["operationId"],
+            "parameters": {
+                "participant_id": "$request.path.participant_id",
+                "next_token": "$response.body#/result/next_token",
+            },
+        }
+    }
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    text = json.dumps(document["paths"])
+    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        if f"#/components/schemas/{unused}" not in text:
+            schemas.pop(unused, None)
+    document["components"]["securitySchemes"] = {"sigv4": SIGV4}
+    document["security"] = [{"sigv4": []}]
+    return document
+
+
 # -- one place mapping domain errors to HTTP ------------------------------------------------
+_ROUTES = (
+    (re.compile(rf"^{BASE}/?$"), "GET, POST"),
+    (re.compile(rf"^{BASE}/[^/]+/?$"), "GET, PUT, DELETE"),
+    (re.compile(rf"^{BASE}/[^/]+/history/?$"), "GET"),
+    (re.compile(rf"^{BASE}/[^/]+/state/?$"), "GET, POST"),
+    (re.compile(rf"^{BASE}/[^/]+/reconcile/?$"), "POST"),
+    (re.compile(r"^/conversation/reconcile/?$"), "POST"),
+    (re.compile(rf"^{FLOWS}/{VALIDATE}/?$"), "POST"),
+    (re.compile(rf"^{FLOWS}/[^/]+/?$"), "GET, PUT"),
+    (re.compile(rf"^{FLOWS}/[^/]+/versions/?$"), "GET"),
+)
+
+
 @app.not_found
 def _no_route(_exc: Exception) -> Response[dict[str, Any]]:
-    return envelope(404, message="No such route or method", error=True)
+    path = app.current_event.path
+    for pattern, allowed in _ROUTES:
+        if pattern.match(path):  # a route of this API, another method
+            return _method_not_allowed(allowed)
+    return envelope(404, message="No such route", error=True)
 
 
 @app.exception_handler(RequestValidationError)
@@ -128,9 +407,43 @@ def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
     return envelope(400, message="; ".join(details) or "invalid request", error=True)
 
 
+@app.exception_handler(RequestUnsupportedContentType)
+def _unsupported_media(_exc: RequestUnsupportedContentType) -> Response[dict[str, Any]]:
+    return envelope(415, message="Unsupported content type: send JSON (content-type: application/json)", error=True)
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _not_utf8(_exc: UnicodeDecodeError) -> Response[dict[str, Any]]:
+    return envelope(400, message="Invalid JSON format: the body is not UTF-8", error=True)
+
+
+@app.exception_handler(ValueError)
+def _unreadable_body(exc: ValueError) -> Response[dict[str, Any]]:
+    # Powertools parses a body declared multipart/form-data before validation and raises a bare
+    # ValueError when it is malformed; the API takes JSON only. Any other ValueError is a bug: re-raised.
+    if "multipart" not in str(exc):
+        raise exc
+    return envelope(400, message="Invalid body: send JSON (content-type: application/json)", error=True)
+
+
 @app.exception_handler(ValidationFailed)
 def _validation_failed(exc: ValidationFailed) -> Response[dict[str, Any]]:
     return envelope(400, message=str(exc), error=True)
+
+
+@app.exception_handler(DefinitionInvalid)
+def _definition_invalid(exc: DefinitionInvalid) -> Response[dict[str, Any]]:
+    return envelope(
+        400,
+        message=f"Invalid flow definition: {len(exc.problems)} problem(s)",
+        result={"problems": _problems(exc.problems)},
+        error=True,
+    )
+
+
+@app.exception_handler(FlowNotFound)
+def _flow_not_found(_exc: FlowNotFound) -> Response[dict[str, Any]]:
+    return envelope(404, message="Flow not found", error=True)
 
 
 @app.exception_handler(ParticipantNotFound)

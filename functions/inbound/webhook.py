@@ -3,8 +3,12 @@
 ``POST /webhooks/twilio``: Twilio SMS/WhatsApp form posts, ``X-Twilio-Signature`` checked against
 the public URL; answers empty TwiML at once. ``GET /webhooks/whatsapp``: Meta's verification
 handshake. ``POST /webhooks/whatsapp``: Meta WhatsApp Cloud payloads, ``X-Hub-Signature-256`` over
-the raw body. Both normalise to ``InboundMessage`` and hand it to ``receive_inbound`` (opt-out/in,
-auto-enroll, enqueue on the FIFO queue). No LLM here: the worker does that.
+the raw body. Both normalise to ``InboundMessage`` and hand it to ``InboundEvents.handle``: text goes
+to ``receive_inbound`` (opt-out/in, auto-enroll, enqueue on the FIFO queue); media, reactions, edits,
+deletions and number changes are recorded (and media answered once a day) without a model call.
+Delivery reports (Twilio status callbacks, Meta statuses) record failures. A well-formed post is
+never answered 4xx, even from a sender known only by a business-scoped user id. No LLM here: the
+worker does that.
 """
 
 from __future__ import annotations
@@ -22,16 +26,17 @@ from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
 from promptpipe.errors import ValidationFailed
 from promptpipe.inbound import (
+    SenderWithoutPhone,
     parse_meta_payload,
     parse_twilio_form,
     verify_meta_handshake,
     verify_meta_signature,
 )
-from promptpipe.models.messaging import InboundMessage
+from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, counts_errors, logger, metrics, tracer
 from promptpipe.services import InboundDecision
 from promptpipe.settings import get_settings
-from promptpipe.wiring import get_app
+from promptpipe.wiring import get_app, inbound_events
 
 app = APIGatewayHttpResolver()
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
@@ -67,19 +72,34 @@ def public_url() -> str:
 
 def accept(message: InboundMessage) -> InboundDecision:
     """Hand a verified message to the application; log its correlation keys (never its body)."""
-    decision = get_app().receive_inbound(message)
+    decision = inbound_events().handle(message)
     if decision.action == "opted_out":
         count("OptOuts")
+    if message.kind.value != "text":
+        count("InboundNonText", kind=message.kind.value)
     logger.info(
         "inbound message accepted",
         extra={
             "provider": message.provider,
             "provider_message_id": message.provider_message_id,
+            "kind": message.kind.value,
             "action": decision.action,
             "participant_id": decision.participant_id,
         },
     )
     return decision
+
+
+def delivery_report(status: DeliveryStatus) -> None:
+    """A provider's status report: failures are recorded against the participant."""
+    decision = inbound_events().record_delivery(status)
+    if decision.action == "delivery_failed":
+        count("DeliveryFailures", code=status.error_code or "none")
+
+
+def ignore_sender_without_phone() -> None:
+    count("WebhookIgnored", reason="sender_without_phone")
+    logger.info("message from a sender without a phone number ignored")
 
 
 def raw_body() -> bytes:
@@ -109,10 +129,16 @@ def twilio_webhook() -> Response:
         ):
             return reject("bad_signature")
     try:
-        message = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
+        parsed = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
+    except SenderWithoutPhone:
+        ignore_sender_without_phone()
+        return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
     except ValidationFailed as exc:
         return reject(f"malformed:{exc.field or 'body'}", 400)
-    accept(message)
+    if isinstance(parsed, DeliveryStatus):
+        delivery_report(parsed)
+    else:
+        accept(parsed)
     return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
 
 
@@ -141,10 +167,14 @@ def whatsapp_webhook() -> Response:
         if not isinstance(payload, dict):
             raise ValidationFailed("payload must be a JSON object")
         rejected: list[ValidationFailed] = []
+        statuses: list[DeliveryStatus] = []
         messages = parse_meta_payload(
-            payload, get_app().clock.now(), get_settings().default_phone_region, rejected=rejected
+            payload, get_app().clock.now(), get_settings().default_phone_region, rejected=rejected, statuses=statuses
         )
         for problem in rejected:  # the rest of the batch still goes through
+            if isinstance(problem, SenderWithoutPhone):
+                ignore_sender_without_phone()
+                continue
             count("WebhookRejected", reason="malformed_message")
             logger.warning("malformed WhatsApp message skipped", extra={"field": problem.field})
     except (ValueError, ValidationFailed):
@@ -152,6 +182,8 @@ def whatsapp_webhook() -> Response:
         return reject("malformed", 200)
     for message in messages:
         accept(message)
+    for status in statuses:
+        delivery_report(status)
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
 
 

@@ -2,9 +2,10 @@
 
 Ordered per participant (message group = participant id; ``skip_group_on_error`` keeps a failing
 participant's later messages behind the failure, without blocking anyone else). Exactly-once
-effects: Powertools Idempotency on the event id skips completed events; a turn that committed but
-whose reply failed to send is re-sent from the stored event record without a new LLM call. An LLM
-failure raises, so SQS retries and finally dead-letters the record (see docs/reliability.md).
+effects: the event record written with the state is the idempotency record — a redelivered turn
+that already committed applies what is left of its effects (schedules, then the messages not yet
+delivered) without a new LLM call. An LLM failure raises, so SQS retries and finally dead-letters the
+record (see docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -13,32 +14,25 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TurnEvent
 from promptpipe.observability import count_error, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import outcome_log_fields
-from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
-idempotency_config = event_config("event_id")
 
 
-@idempotent_function(
-    data_keyword_argument="event", config=idempotency_config, persistence_store=persistence_layer(get_settings())
-)
 def process_and_send(event: TurnEvent) -> dict[str, Any]:
     app = get_app()
     with tracer.provider.in_subsegment("conversation_turn"):
         outcome = app.process_turn(event)
-    record_outcome_metrics(outcome)
-    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value})
     with tracer.provider.in_subsegment("messenger_send"):
-        app.send_all(outcome.outbound, resume=outcome.replayed)
-    return {"messages": len(outcome.outbound), "replayed": outcome.replayed}
+        sent = app.finish(outcome)
+    record_outcome_metrics(outcome)
+    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value, "sent": sent})
+    return {"messages": sent, "replayed": outcome.replayed}
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -56,5 +50,4 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    idempotency_config.register_lambda_context(context)
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from promptpipe.adapters.idempotency import event_config, persistence_layer
 from promptpipe.models.events import TimerPayload
 from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import event_id_for_schedule, outcome_log_fields
-from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
-
-idempotency_config = event_config("event_id")
 
 
 class TimerInvocation(BaseModel):
@@ -25,12 +20,10 @@ class TimerInvocation(BaseModel):
     payload: TimerPayload
 
 
-@idempotent_function(
-    data_keyword_argument="invocation", config=idempotency_config, persistence_store=persistence_layer(get_settings())
-)
 def fire(invocation: TimerInvocation) -> dict[str, Any]:
     app = get_app()
     outcome = app.run_timer(invocation.payload, event_id=invocation.event_id)
+    sent = app.finish(outcome)
     record_outcome_metrics(outcome)
     timer = outcome.timer
     logger.info(
@@ -40,10 +33,10 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
             "kind": invocation.payload.kind.value,
             "applied": bool(timer and timer.applied),
             "detail": timer.detail if timer else None,
+            "sent": sent,
         },
     )
-    app.send_all(outcome.outbound, resume=outcome.replayed)
-    return {"messages": len(outcome.outbound), "applied": bool(timer and timer.applied)}
+    return {"messages": sent, "applied": bool(timer and timer.applied), "replayed": outcome.replayed}
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -56,5 +49,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         payload.timer_id, payload.execution_id, payload.scheduled_time, get_app().clock.now()
     )
     logger.append_keys(participant_id=payload.participant_id, event_id=event_id)
-    idempotency_config.register_lambda_context(context)
     return fire(invocation=TimerInvocation(event_id=event_id, payload=payload))

@@ -83,7 +83,17 @@ class Api(Construct):
         integration = integrations.HttpLambdaIntegration("Enrollment", enrollment)
         authorizer = authorizers.HttpIamAuthorizer()
         base = c.PARTICIPANTS_PATH
-        for path in (base, f"{base}/{{id}}", f"{base}/{{id}}/history", f"{base}/{{id}}/state"):
+        flows = c.FLOWS_PATH
+        for path in (
+            base,
+            f"{base}/{{id}}",
+            f"{base}/{{id}}/history",
+            f"{base}/{{id}}/state",
+            f"{base}/{{id}}/reconcile",  # docs/architecture.md#effects
+            c.RECONCILE_PATH,
+            f"{flows}/{{id}}",  # flow definitions (docs/controller.md); /validate is {id} = "validate"
+            f"{flows}/{{id}}/versions",
+        ):
             # ANY: the handler answers every method, 405 with Allow for the wrong ones (contract).
             self.http_api.add_routes(
                 path=path,

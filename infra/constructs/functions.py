@@ -1,18 +1,22 @@
-"""The five Lambda functions, each with its own role (exact grants) and log group (DESIGN §4, §7)."""
+"""The five Lambda functions, each with its own role and log group.
+
+Each role gets exactly what ``infra/access.py`` lists for its function (checked against a run of the
+code by ``tests/infra/test_iam_derived.py``): no CDK ``grant_*`` helper, which would add actions the
+code never calls."""
 
 from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
+from infra.access import access_for
 from infra.bundling import FUNCTION_EXTRAS, function_code
-from infra.constructs import acknowledge, retention, wildcard_resource_finding
+from infra.constructs import acknowledge, retention
 from infra.constructs.queues import Queues
 from infra.constructs.scheduler import Scheduler
 from infra.constructs.secrets import Secrets
@@ -27,6 +31,7 @@ _XRAY_REASON = (
     "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions "
     "(statement added by CDK for active tracing)."
 )
+_LIST_REASON = " scheduler:ListSchedules (reconciling a participant's schedules) has none either."
 
 
 def _pascal(key: str) -> str:
@@ -51,6 +56,7 @@ class Functions(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        self._access = access_for(config)
         self._code = code
         self._bundles: dict[tuple[str, ...], lambda_.Code] = {}
         self._storage = storage
@@ -72,43 +78,38 @@ class Functions(Construct):
 
     def _build_enrollment(self) -> lambda_.Function:
         fn = self._build_function(c.ENROLLMENT, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
-        self._storage.table.grant_read_write_data(fn)
-        self._queues.inbound.grant_send_messages(fn)  # the greeting turn
-        self._secrets.channel.grant_read(fn)  # DELETE sends a notice
-        self._scheduler.grant_manage_schedules(self.roles[c.ENROLLMENT.key])  # status changes
+        self._grant(c.ENROLLMENT)
         return fn
 
     def _build_webhook(self) -> lambda_.Function:
-        # Light on purpose (DESIGN §4): no LLM, no idempotency table; the worker does the work.
+        # Light on purpose: no LLM; the worker does the work.
         # PUBLIC_WEBHOOK_BASE_URL is added by the stack once the API exists.
         fn = self._build_function(c.WEBHOOK, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
-        self._storage.table.grant_read_write_data(fn)  # claims, status; auto-enroll, STOP
-        self._queues.inbound.grant_send_messages(fn)
-        self._secrets.channel.grant_read(fn)  # signature secrets
-        self._scheduler.grant_manage_schedules(self.roles[c.WEBHOOK.key])  # STOP cancels, START restores
+        self._grant(c.WEBHOOK)
         return fn
 
     def _build_worker(self) -> tuple[lambda_.Function, lambda_.Alias]:
         fn = self._build_function(c.WORKER, self._llm_environment())
-        self._grant_flow(c.WORKER, fn)
-        self._secrets.openai.grant_read(fn)
+        self._grant(c.WORKER)
         alias = lambda_.Alias(self, "WorkerLive", alias_name=c.LIVE_ALIAS, version=fn.current_version)
-        # Through the alias, so that messages are handled by the SnapStart snapshot of a version.
-        alias.add_event_source(
-            event_sources.SqsEventSource(
-                self._queues.inbound,
-                batch_size=c.WORKER_BATCH_SIZE,
-                report_batch_item_failures=True,
-            )
+        # Through the alias, so that messages are handled by the SnapStart snapshot of a version. A
+        # plain mapping rather than SqsEventSource, which would also grant ChangeMessageVisibility
+        # and GetQueueUrl: the poller needs only what infra/access.py lists.
+        mapping = alias.add_event_source_mapping(
+            "InboundQueue",
+            event_source_arn=self._queues.inbound.queue_arn,
+            batch_size=c.WORKER_BATCH_SIZE,
+            report_batch_item_failures=True,
         )
+        # Lambda checks the role's queue rights when it creates the mapping.
+        mapping.node.add_dependency(self.roles[c.WORKER.key])
         return fn, alias
 
     def _build_scheduled_prompt(self) -> tuple[lambda_.Function, lambda_.Alias]:
         fn = self._build_function(
             c.SCHEDULED_PROMPT, self._llm_environment(), dead_letter_queue=self._queues.scheduler_dlq
         )
-        self._grant_flow(c.SCHEDULED_PROMPT, fn)
-        self._secrets.openai.grant_read(fn)
+        self._grant(c.SCHEDULED_PROMPT)
         alias = lambda_.Alias(
             self,
             "ScheduledPromptLive",
@@ -123,7 +124,7 @@ class Functions(Construct):
     def _build_timers(self) -> lambda_.Function:
         # No SnapStart: it never calls the LLM (no openai import), only the messenger.
         fn = self._build_function(c.TIMERS, {}, dead_letter_queue=self._queues.scheduler_dlq)
-        self._grant_flow(c.TIMERS, fn)
+        self._grant(c.TIMERS)
         return fn
 
     # --- shared pieces --------------------------------------------------------------------
@@ -131,18 +132,52 @@ class Functions(Construct):
     def _llm_environment(self) -> dict[str, str]:
         return {"OPENAI_SECRET_NAME": self._secrets.openai_name}
 
-    def _grant_flow(self, spec: c.FunctionSpec, fn: lambda_.Function) -> None:
-        """What every event-driven turn needs: state, idempotency records, channel, schedules."""
-        self._storage.table.grant_read_write_data(fn)
-        self._storage.idempotency_table.grant_read_write_data(fn)
-        self._secrets.channel.grant_read(fn)
-        self._scheduler.grant_manage_schedules(self.roles[spec.key])
+    def _grant(self, spec: c.FunctionSpec) -> None:
+        """The role's statements, from ``infra/access.py``."""
+        access = self._access[spec.key]
+        role = self.roles[spec.key]
+        table = self._storage.table
+        by_prefixes: dict[tuple[str, ...], list[str]] = {}
+        for action, prefixes in access.table.items():
+            by_prefixes.setdefault(tuple(sorted(prefixes)), []).append(action)
+        for prefixes, actions in sorted(by_prefixes.items()):
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=sorted(actions),
+                    resources=[table.table_arn],
+                    conditions={
+                        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}*" for prefix in prefixes]}
+                    },
+                )
+            )
+        if access.participants_index:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=list(access.participants_index),
+                    resources=[f"{table.table_arn}/index/{c.PARTICIPANTS_INDEX}"],
+                )
+            )
+        if access.inbound_queue:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=list(access.inbound_queue), resources=[self._queues.inbound.queue_arn])
+            )
+        secrets = {"openai": self._secrets.openai, "channel": self._secrets.channel}
+        if access.secrets:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["secretsmanager:GetSecretValue"],
+                    resources=[secrets[name].secret_arn for name in access.secrets],
+                )
+            )
+        if access.schedules:
+            self._scheduler.grant_manage_schedules(role, access.schedules, pass_role=access.pass_scheduler_role)
+        if access.list_schedules:
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["scheduler:ListSchedules"], resources=["*"]))
 
     def _common_environment(self) -> dict[str, str]:
         cfg = self._config
         env = {
             "TABLE_NAME": self._storage.table.table_name,
-            "IDEMPOTENCY_TABLE_NAME": self._storage.idempotency_table.table_name,
             "PARTICIPANTS_INDEX_NAME": c.PARTICIPANTS_INDEX,
             "GENAI_MODEL": cfg.genai_model,
             "CHANNEL_SECRET_NAME": self._secrets.channel_name,
@@ -151,6 +186,12 @@ class Functions(Construct):
             "TWILIO_FROM_NUMBER": cfg.twilio_from_number,
             "TWILIO_MESSAGING_SERVICE_SID": cfg.twilio_messaging_service_sid,
             "WHATSAPP_PHONE_NUMBER_ID": cfg.whatsapp_phone_number_id,
+            "WHATSAPP_TEMPLATE_NAME": cfg.whatsapp_template_name,
+            "WHATSAPP_REENGAGEMENT_TEMPLATE_NAME": cfg.whatsapp_reengagement_template_name,
+            "WHATSAPP_TEMPLATE_LANGUAGE": cfg.whatsapp_template_language,
+            "WHATSAPP_TEMPLATE_QUICK_REPLIES": str(cfg.whatsapp_template_quick_replies).lower(),
+            "TWILIO_TEMPLATE_CONTENT_SID": cfg.twilio_template_content_sid,
+            "TWILIO_REENGAGEMENT_CONTENT_SID": cfg.twilio_reengagement_content_sid,
             "SCHEDULE_GROUP_NAME": cfg.schedule_group_name,
             "TIMERS_FUNCTION_ARN": self._scheduler.timers_function_arn,
             "SCHEDULED_PROMPT_FUNCTION_ARN": self._scheduler.scheduled_prompt_alias_arn,
@@ -251,15 +292,7 @@ class Functions(Construct):
         return fn
 
     def _acknowledge_common_findings(self) -> None:
-        index_arns = f"{self._storage.table.table_arn}/index/*"
         for spec in c.ALL_FUNCTIONS:
             acknowledge(self.functions[spec.key], ("AwsSolutions-L1", _L1_REASON))
-            acknowledge(
-                self.roles[spec.key],
-                ("AwsSolutions-IAM5[Resource::*]", _XRAY_REASON),
-                (
-                    wildcard_resource_finding(self, index_arns),
-                    "CDK's table grant covers the table's indexes; its only index is gsi1 "
-                    "(participant listing and lookups).",
-                ),
-            )
+            reason = _XRAY_REASON + (_LIST_REASON if self._access[spec.key].list_schedules else "")
+            acknowledge(self.roles[spec.key], ("AwsSolutions-IAM5[Resource::*]", reason))

@@ -1,4 +1,8 @@
-"""CloudWatch alarms (every dead-letter queue, every function's errors) and the dashboard.
+"""CloudWatch alarms (every dead-letter queue, every function's errors), where they go, and the dashboard.
+
+Every alarm notifies one SNS topic when it fires and when it recovers: the stack's own topic
+(KMS-encrypted, TLS only; an e-mail subscription when the ``alarmEmail`` context is set), or the
+topic named by ``alarmTopicArn``.
 
 Application metrics are Powertools EMF in namespace ``PromptPipe`` with the ``service`` dimension
 set to ``promptpipe`` on every function. Metrics with extra dimensions (module, tool/outcome,
@@ -11,8 +15,11 @@ from __future__ import annotations
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -47,7 +54,7 @@ def _by_dimension(name: str, *dimensions: str, statistic: str = "Sum") -> cw.Mat
 
 
 class Monitoring(Construct):
-    """``alarms`` (by name) and ``dashboard``."""
+    """``alarms`` (by name), ``alarm_topic`` (every alarm's action) and ``dashboard``."""
 
     def __init__(
         self,
@@ -66,13 +73,74 @@ class Monitoring(Construct):
         self.alarms: dict[str, cw.Alarm] = {}
         self._build_dlq_alarms()
         self._build_function_alarms()
-        if config.alarm_topic_arn:
-            topic = sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn)
-            for alarm in self.alarms.values():
-                alarm.add_alarm_action(cw_actions.SnsAction(topic))
+        self._build_controller_alarm()
+        self.alarm_topic = self._build_alarm_topic(config)
+        action = cw_actions.SnsAction(self.alarm_topic)
+        for alarm in self.alarms.values():
+            alarm.add_alarm_action(action)
+            alarm.add_ok_action(action)  # the all-clear, so nobody keeps chasing a recovered alarm
         self.dashboard = self._build_dashboard(config)
 
     # --- alarms ---------------------------------------------------------------------------
+
+    def _build_alarm_topic(self, config: c.Config) -> sns.ITopic:
+        if config.alarm_topic_arn:
+            topic: sns.ITopic = sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn)
+        else:
+            topic = self._build_own_topic(config)
+        if config.alarm_email:
+            # AWS mails a confirmation link first: nothing is delivered until it is followed.
+            topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        return topic
+
+    def _build_own_topic(self, config: c.Config) -> sns.Topic:
+        stack = cdk.Stack.of(self)
+        cloudwatch = iam.ServicePrincipal("cloudwatch.amazonaws.com")
+        # CloudWatch cannot publish to a topic under the AWS managed key (aws/sns): its key policy
+        # cannot name CloudWatch. A key of the stack's own, which lets CloudWatch use it, then.
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description=f"Encrypts the {config.resource_prefix} alarm topic",
+            enable_key_rotation=True,
+            removal_policy=cdk.RemovalPolicy.DESTROY,  # protects transient notifications only
+            pending_window=cdk.Duration.days(7),
+        )
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[cloudwatch],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            )
+        )
+        topic = sns.Topic(
+            self,
+            "AlarmTopic",
+            topic_name=f"{config.resource_prefix}-alarms",
+            display_name="PromptPipe alarms",
+            master_key=key,
+            enforce_ssl=True,
+        )
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[cloudwatch],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(
+                            service="cloudwatch",
+                            resource="alarm",
+                            resource_name="*",
+                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    },
+                },
+            )
+        )
+        return topic
 
     def _build_dlq_alarms(self) -> None:
         for name, queue in self._dead_letter_queues.items():
@@ -103,6 +171,20 @@ class Monitoring(Construct):
                 evaluation_periods=1,
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             )
+
+    def _build_controller_alarm(self) -> None:
+        # The flow controller put a participant on hold (HANDOFF or DEADLOCK): a person should look
+        # (GET …/participants/{id}/state shows why; a state override resumes). docs/controller.md
+        self.alarms["NeedsPerson"] = cw.Alarm(
+            self,
+            "NeedsPerson",
+            alarm_description="A participant's intake needs a person (flow controller handoff or deadlock)",
+            metric=_app_metric("NeedsPerson"),
+            threshold=0,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
 
     # --- dashboard ------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""EventBridge Scheduler: the schedule group and the role the scheduler assumes (DESIGN §4, §8).
+"""EventBridge Scheduler: the schedule group and the role the scheduler assumes (docs/architecture.md#timers).
 
 Schedules themselves are created at run time by the functions (one per participant and timer). The
 two target ARNs are computed from the fixed function names rather than taken from the function
@@ -8,6 +8,8 @@ prompt function creates schedules that target itself, which would otherwise be a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_scheduler as scheduler
@@ -16,15 +18,6 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.constructs import acknowledge, wildcard_resource_finding
-
-# Every function that creates schedules also replaces (update), cancels (delete) and checks (get)
-# them; "restore" paths upsert, so create without update would fail on an existing schedule.
-SCHEDULE_ACTIONS = (
-    "scheduler:CreateSchedule",
-    "scheduler:UpdateSchedule",
-    "scheduler:DeleteSchedule",
-    "scheduler:GetSchedule",
-)
 
 
 class Scheduler(Construct):
@@ -77,18 +70,18 @@ class Scheduler(Construct):
         role.add_to_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn]))
         return role
 
-    def grant_manage_schedules(self, grantee: iam.IRole) -> None:
-        """Create/replace/cancel schedules in the group, passing only the scheduler role."""
-        grantee.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(SCHEDULE_ACTIONS), resources=[self.schedules_arn])
-        )
-        grantee.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[self.role.role_arn],
-                conditions={"StringEquals": {"iam:PassedToService": c.SCHEDULER_SERVICE}},
+    def grant_manage_schedules(self, grantee: iam.IRole, actions: Sequence[str], *, pass_role: bool) -> None:
+        """``actions`` on the schedules of this group; ``pass_role``: hand the scheduler its role
+        (CreateSchedule / UpdateSchedule), and only that role, only to the scheduler."""
+        grantee.add_to_principal_policy(iam.PolicyStatement(actions=list(actions), resources=[self.schedules_arn]))
+        if pass_role:
+            grantee.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["iam:PassRole"],
+                    resources=[self.role.role_arn],
+                    conditions={"StringEquals": {"iam:PassedToService": c.SCHEDULER_SERVICE}},
+                )
             )
-        )
         acknowledge(
             grantee,
             (

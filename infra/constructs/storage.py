@@ -1,4 +1,5 @@
-"""DynamoDB: the single table (DESIGN §3) and the Powertools idempotency records table."""
+"""DynamoDB: the single table (docs/architecture.md). Idempotency records live in it too: the flow
+state's event records and the sent ledger (``SENT#`` items), so there is no second table."""
 
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ _PITR = dynamodb.PointInTimeRecoverySpecification(point_in_time_recovery_enabled
 
 
 class Storage(Construct):
-    """``table`` (participants, phone claims, flow state, transcript) and ``idempotency_table``."""
+    """``table``: participants, phone claims, flow state, transcript."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
         self.table = self._build_table()
-        self.idempotency_table = self._build_idempotency_table()
 
     def _build_table(self) -> dynamodb.TableV2:
         return dynamodb.TableV2(
@@ -40,18 +40,4 @@ class Storage(Construct):
             point_in_time_recovery_specification=_PITR,
             # Transcripts are the study's record: a stack deletion must not take them along.
             removal_policy=cdk.RemovalPolicy.RETAIN,
-        )
-
-    def _build_idempotency_table(self) -> dynamodb.TableV2:
-        # Own table: in the single table all records would share one partition (DESIGN §3).
-        return dynamodb.TableV2(
-            self,
-            "IdempotencyTable",
-            partition_key=dynamodb.Attribute(name=c.IDEMPOTENCY_KEY, type=_STRING),
-            time_to_live_attribute=c.IDEMPOTENCY_TTL_ATTRIBUTE,
-            billing=dynamodb.Billing.on_demand(),
-            encryption=dynamodb.TableEncryptionV2.aws_managed_key(),
-            point_in_time_recovery_specification=_PITR,
-            # Records live for hours; nothing worth keeping after the stack is gone.
-            removal_policy=cdk.RemovalPolicy.DESTROY,
         )

@@ -66,3 +66,11 @@ class MessagingError(PromptPipeError):
 
 class ConfigurationError(PromptPipeError):
     """A required setting is missing or inconsistent."""
+
+
+class ResourceUnavailable(PromptPipeError):
+    """A resource outside the system (a database to import from) cannot be reached."""
+
+
+class FlowNotFound(PromptPipeError):
+    """No flow definition (or no such version of it) is stored."""

@@ -25,7 +25,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.tracing.tracer import Tracer
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the services import this module's metrics helpers
     from promptpipe.services import EventOutcome
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])

@@ -1,8 +1,8 @@
 """Phone numbers: one canonical form (E.164) everywhere, and a masked form for logs.
 
-Decision 1 (FACTS): the original only stripped non-digits; we canonicalise with ``phonenumbers`` so
-that "+1 (415) 555-0100", "whatsapp:+14155550100" and Meta's digit-only "14155550100" all name the
-same participant, and impossible numbers are refused with a clear message.
+The original only stripped non-digits; we canonicalise with ``phonenumbers`` (docs/behaviour.md#B-API-2) so
+that "+1 (415) 555-0100", "whatsapp:+14155550100" and Meta's digit-only "14155550100" all name the same
+participant, and impossible numbers are refused with a clear message.
 """
 
 from __future__ import annotations

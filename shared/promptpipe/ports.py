@@ -15,7 +15,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class LLM(Protocol):
@@ -49,6 +49,10 @@ class Timers(Protocol):
         ...
 
     def cancel(self, name: str) -> None: ...
+
+    def list_names(self, prefix: str) -> list[str]:
+        """The names of the live schedules starting with ``prefix`` ("" lists the whole group)."""
+        ...
 
 
 class ParticipantRepo(Protocol):
@@ -86,13 +90,22 @@ class StateStore(Protocol):
         """Oldest first."""
         ...
 
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        """The messages of a committed event, read back from its transcript entries (the rare
+        resume path: one extra read)."""
+        ...
+
 
 class SentLedger(Protocol):
-    """Messages that already reached the provider (recorded when a send fails part-way)."""
+    """What an event whose effects failed part-way had already delivered."""
 
-    def mark_sent(self, message_ids: Sequence[str]) -> None: ...
+    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
+        """Applying ``event_id``'s effects failed after these messages went out."""
+        ...
 
-    def already_sent(self, message_ids: Sequence[str]) -> set[str]: ...
+    def partial(self, participant_id: str, event_id: str) -> set[str] | None:
+        """The messages recorded for ``event_id``; ``None`` when no failure was recorded."""
+        ...
 
 
 class TurnQueue(Protocol):

@@ -4,7 +4,7 @@ A question goes out as reply buttons where the channel has them (button id
 ``"<question id>:<option id>"``, e.g. ``"done:done"``) and as numbered text elsewhere. Answers come
 back as a button id, as the original's canonical text (``"Q: Did you do it? A: Done"``), or as a
 short free-text reply to an outstanding question ("1", "done", "not yet", "harder", "low").
-Anything else is not an answer and goes to the model. Decision 6: this works on every channel.
+Anything else is not an answer and goes to the model. This works on every channel (docs/behaviour.md#B-INT-4).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ _INTENSITY_TEXT = "How's the intensity?"
 _DECREASE = QuestionOption(id="decrease", title="Decrease")
 _KEEP = QuestionOption(id="keep", title="Keep current")
 _INCREASE = QuestionOption(id="increase", title="Increase")
-# FACTS §4 "Intensity poll": no option that cannot change anything.
+# docs/behaviour.md#B-INT-3: no option that cannot change anything.
 _INTENSITY_OPTIONS = {
     "low": [_KEEP, _INCREASE],
     "normal": [_DECREASE, _KEEP, _INCREASE],
@@ -144,7 +144,7 @@ def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[
 
 
 def apply_intensity(current: str, answer: Answer) -> str:
-    """The new intensity after ``answer`` (FACTS §4 "Parsing"); an absolute level wins."""
+    """The new intensity after ``answer`` (docs/behaviour.md#B-INT-3); an absolute level wins."""
     level = _level(current)
     if answer.question_id != INTENSITY_QUESTION_ID:
         return level

@@ -1,8 +1,8 @@
 """EventBridge Scheduler rules in pure Python: names, zones, expressions and next-fire times.
 
-moto validates nothing and never fires (AWS_NOTES §1(a)), so the Scheduler adapter validates with
+moto validates nothing and never fires (docs/platform.md#moto), so the Scheduler adapter validates with
 these functions before calling AWS and the local pump computes occurrences with them. Grammar and
-DST behaviour follow AWS_NOTES §4: ``at(yyyy-mm-ddThh:mm:ss)``, ``rate(N unit)``, six-field
+DST behaviour follow docs/platform.md#scheduler-rules: ``at(yyyy-mm-ddThh:mm:ss)``, ``rate(N unit)``, six-field
 ``cron()`` with ``?`` in day-of-month or day-of-week; a local time that does not exist on a
 spring-forward day is skipped, an ambiguous fall-back time fires once (its first occurrence).
 """
@@ -140,7 +140,7 @@ def validate_timezone(name: str) -> ZoneInfo:
 
 
 def round_up_to_minute(instant: datetime) -> datetime:
-    """The scheduler's precision is one minute; delays are rounded up, never truncated (decision 8)."""
+    """The scheduler's precision is one minute; delays are rounded up, never truncated (docs/behaviour.md#B-TRANS-4)."""
     truncated = instant.replace(second=0, microsecond=0)
     return truncated if truncated == instant else truncated + timedelta(minutes=1)
 
@@ -193,7 +193,8 @@ def _parse_at(body: str, expression: str) -> datetime:
     if match is None:
         raise InvalidScheduleExpression(f"invalid {expression!r}: expected at(yyyy-mm-ddThh:mm:ss)")
     try:
-        return datetime(*(int(part) for part in match.groups()))
+        year, month, day, hour, minute, second = (int(part) for part in match.groups())
+        return datetime(year, month, day, hour, minute, second)
     except ValueError as exc:
         raise InvalidScheduleExpression(f"invalid {expression!r}: {exc}") from exc
 
@@ -339,7 +340,7 @@ def next_rate_fire(expression: str | ParsedExpression, start: datetime, after: d
     """The first ``start + k * period`` (k >= 0) strictly after ``after``.
 
     Assumption (not checked against AWS): occurrences are anchored at the schedule's start
-    (StartDate or creation), and a rate is a fixed period regardless of DST (AWS_NOTES §4).
+    (StartDate or creation), and a rate is a fixed period regardless of DST (docs/platform.md#scheduler-rules).
     """
     parsed = _parsed(expression)
     if parsed.rate is None:

@@ -1,8 +1,10 @@
 """Application services: one function per use case, called by the thin Lambda handlers.
 
 Each takes typed input, opens at most one session (unit of work), commits once and returns typed
-output. Sending happens after the commit; a retried event re-sends its stored messages instead of
-running again (``EventRecord``).
+output. Effects happen only after the commit (docs/architecture.md, "Effects after the commit"):
+the service brings the touched schedules in line with the committed state, then the handler sends
+the messages. A redelivered event finds its record and applies what is left of its effects instead
+of running again (``EventRecord``).
 """
 
 from __future__ import annotations
@@ -20,16 +22,23 @@ from promptpipe.errors import (
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
     StateConflictRetriesExhausted,
+    TimerError,
     ValidationFailed,
 )
+from promptpipe.flow import routing
 from promptpipe.flow.conversation import ConversationFlow, TurnResult, clip_inbound_text
 from promptpipe.flow.delivery import DeliveryResult, deliver_daily_prompt
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.lifecycle import cancel_all_timers, change_status
+from promptpipe.flow.effects import Effects, apply_schedule_changes, desired_schedules
+from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import ConversationSession, OpContext, SessionFactory
 from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.steering import controller_view, release_controller_hold
 from promptpipe.flow.timer_events import TimerOutcome, handle_timer
+from promptpipe.flow.timer_names import daily_schedule_name, participant_prefix, random_delivery_name
+from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.participant import (
@@ -38,10 +47,10 @@ from promptpipe.models.participant import (
     format_background,
     has_background,
 )
-from promptpipe.models.state import DataKey, FlowState, StateData, new_state_data
-from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData, new_state_data
+from promptpipe.models.store import Direction, EventRecord, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
-from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, TurnQueue
+from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, Timers, TurnQueue
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +93,24 @@ class EventOutcome:
     delivery: DeliveryResult | None = None
     timer: TimerOutcome | None = None
     degraded: bool = False
+    # Schedules to bring in line with the committed state (``finish`` applies them after sending).
+    schedules: dict[str, ScheduleSpec | None] = field(default_factory=dict)
+
+
+@dataclass
+class ReconcileReport:
+    """What ``reconcile`` found and repaired for one participant."""
+
+    participant_id: str
+    desired: int = 0
+    live: int = 0
+    deleted_orphans: list[str] = field(default_factory=list)
+    created_missing: list[str] = field(default_factory=list)
+    skipped_past: list[str] = field(default_factory=list)
+
+    @property
+    def repairs(self) -> int:
+        return len(self.deleted_orphans) + len(self.created_missing)
 
 
 @dataclass
@@ -102,6 +129,14 @@ class PromptPipe:
     @property
     def clock(self) -> Clock:
         return self.deps.clock
+
+    @property
+    def timers(self) -> Timers:
+        return self.deps.timers
+
+    @property
+    def prep_minutes(self) -> int:
+        return self.deps.settings.scheduler_prep_time_minutes
 
     @property
     def flow(self) -> ConversationFlow:
@@ -138,7 +173,7 @@ class PromptPipe:
                         enqueued_at=now,
                     )
                 )
-            except Exception:  # enrollment stands even if the greeting cannot be queued (decision 16)
+            except Exception:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
                 logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
         return participant
@@ -160,9 +195,13 @@ class PromptPipe:
         profile_fields = fields  # what is left: the participant's own fields
 
         def apply(op: OpContext) -> None:
+            old_zone = op.participant.timezone
             for name, value in profile_fields.items():
                 setattr(op.participant, name, value)
             op.participant_changed = True
+            new_zone = op.participant.timezone
+            if new_zone and new_zone != old_zone:
+                _rezone_schedules(op, old_zone, new_zone)
             if {"name", "gender", "ethnicity", "background"} & profile_fields.keys():
                 # Unlike the original, the stored background follows the participant's edits.
                 op.data.set(
@@ -181,20 +220,30 @@ class PromptPipe:
 
             session.apply("clear_opt_out", clear_opt_out)
         if session.dirty:
-            session.commit(record_event=False)
+            self.apply_schedules(session.commit())
             # The commit stamps the stored participant's updated_at; answer with what was stored.
             return session.participant.model_copy(update={"updated_at": session.now})
         return session.participant
 
     def delete_participant(self, participant_id: str, *, keep_transcript: bool = True) -> None:
-        """Tell the participant, cancel every timer, remove participant, claim and state.
+        """Remove participant, claim and state, then every schedule of theirs, then tell them.
 
-        The transcript is kept by default (studies need the record); ``keep_transcript=False`` erases it.
+        The items go first: a turn still in flight then fails its commit instead of creating a
+        schedule after the clean-up (one that committed just before is caught by the self-removal
+        of orphan firings and by reconcile). The transcript is kept by default (studies need the
+        record); ``keep_transcript=False`` erases it.
         """
         loaded = self.store.load(participant_id)
         participant = loaded.participant
-        cancel_all_timers(self.deps, participant_id, StateData(dict(loaded.flow.state_data)))
         self.repo.delete(participant_id, keep_transcript=keep_transcript)
+        known = all_timer_names(participant_id, StateData(dict(loaded.flow.state_data)))
+        try:
+            self._delete_live_schedules(participant_id, known)
+        except TimerError:
+            logger.exception(
+                "schedules of a deleted participant not all removed; reconcile will",
+                extra={"participant_id": participant_id},
+            )
         if participant.is_active:
             try:
                 self.messenger.send(
@@ -246,16 +295,23 @@ class PromptPipe:
             pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
             daily_prompt_pending=pending.to_json_dict() if pending else None,
             version=loaded.flow.version,
+            controller=controller_view(data),
         )
 
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
-        """Operator override: sub-state and/or debug mode, with the reason in the transcript."""
-        if override.sub_state is None and override.debug_mode is None:
-            raise ValidationFailed("give sub_state and/or debug_mode", field="sub_state")
+        """Operator override: sub-state, debug mode and/or the participant's model routes, with the
+        reason in the transcript."""
+        if override.sub_state is None and override.debug_mode is None and override.llm_routes is None:
+            raise ValidationFailed("give sub_state, debug_mode and/or llm_routes", field="sub_state")
         session = self.sessions.open(participant_id, f"override-{self.clock.now().isoformat()}")
         if override.sub_state is not None:
-            session.apply("override_sub_state", immediate_transition(self.deps.timers, override.sub_state))
+            session.apply("override_sub_state", immediate_transition(override.sub_state))
+            target = override.sub_state
+            session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
         debug = override.debug_mode
+        if override.llm_routes is not None:
+            routes = dict(override.llm_routes)
+            session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
 
         def record(op: OpContext) -> None:
             if debug is not None and op.participant.debug_mode != debug:
@@ -266,10 +322,12 @@ class PromptPipe:
                 changes.append(f"sub_state={override.sub_state.value}")
             if debug is not None:
                 changes.append(f"debug_mode={debug}")
+            if override.llm_routes is not None:
+                changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
             op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
         session.apply("override", record)
-        session.commit(record_event=False)
+        self.apply_schedules(session.commit(record_event=False))
         return self.state_view(participant_id)
 
     # ========================================================================== inbound ==
@@ -327,8 +385,9 @@ class PromptPipe:
         session = self.sessions.open(participant_id, message.provider_message_id)
         record = session.already_processed()
         if record is not None:
-            # The provider redelivers only when we did not answer 200, i.e. the send failed.
-            self.send_all(record.outbound, resume=True)
+            # The provider redelivers only when we did not answer 200: apply what is left.
+            effects = self.resume(session, record)
+            self.finish(outcome_of_effects(effects, replayed=True))
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
         participant = session.participant
         status = participant.status
@@ -366,46 +425,165 @@ class PromptPipe:
                     )
                 ),
             )
-        outbound = session.commit()
-        if session.duplicate_of is None:  # else the concurrent first delivery sends them
-            self.send_all(outbound)
+        effects = session.commit()  # a concurrent first delivery returns none: it applies them
+        self.finish(outcome_of_effects(effects, replayed=False))
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
 
     # =========================================================================== events ==
     def _run_event(
-        self, participant_id: str, event_id: str, work: Callable[[ConversationSession, EventOutcome], None]
+        self,
+        participant_id: str,
+        event_id: str,
+        work: Callable[[ConversationSession, EventOutcome], None],
+        *,
+        firing_schedules: tuple[str, ...] = (),
     ) -> EventOutcome:
+        """Open, work, commit; the caller applies the effects with ``finish``. ``firing_schedules``:
+        the schedule(s) that may have fired this event, removed when their participant no longer
+        exists (an orphan fires once, then is gone)."""
         outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
         try:
             session = self.sessions.open(participant_id, event_id)
         except ParticipantNotFound:
             logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
+            if firing_schedules:
+                self._apply_schedule_specs(dict.fromkeys(firing_schedules))
             return outcome
         record = session.already_processed()
         if record is not None:
-            outcome.replayed, outcome.outbound = True, list(record.outbound)
+            effects = self.resume(session, record)
+            outcome.replayed, outcome.outbound, outcome.schedules = True, effects.messages, effects.schedules
             return outcome
         work(session, outcome)
         if not session.dirty:
             return outcome
         try:
-            outcome.outbound = session.commit()
+            effects = session.commit()
             outcome.committed_version = session.committed_version
             if session.duplicate_of is not None:
-                # A concurrent delivery of this event committed first; it sends the messages.
-                outcome.replayed, outcome.outbound = True, []
+                # A concurrent delivery of this event committed first; it applies the effects.
+                outcome.replayed = True
         except ParticipantNotFound:
             logger.info("participant deleted during the event", extra={"participant_id": participant_id})
-            outcome.outbound = []
+            return outcome
         except StateConflictRetriesExhausted:
             raise
         except Exception:
-            # Contract scenario 10: a failed save is logged; the reply still goes out.
+            # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).
+            # Nothing else does: no schedule is created for a state that did not land.
             logger.exception(
                 "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
             )
-            outcome.outbound, outcome.degraded = session.outbound, True
+            outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
+            return outcome
+        outcome.outbound, outcome.schedules = effects.messages, effects.schedules
         return outcome
+
+    def resume(self, session: ConversationSession, record: EventRecord) -> Effects:
+        """The effects of an already committed event, for its redelivery: its messages read back
+        from the transcript, its schedules as the state wants them now."""
+        loaded = session.loaded
+        messages = self.store.load_outbound(session.participant.id, record) if record.messages else []
+        desired = desired_schedules(loaded.participant, session.data, self.prep_minutes, self.clock.now())
+        return Effects(
+            participant_id=session.participant.id,
+            event_id=record.event_id,
+            messages=messages,
+            schedules={name: desired.get(name) for name in record.schedules},
+        )
+
+    # ========================================================================== effects ==
+    def finish(self, outcome: EventOutcome) -> int:
+        """Apply a processed event's effects, after its commit: send its messages, then bring its
+        schedules in line with the committed state. Returns the number of messages sent.
+
+        Any failure raises (the event is redelivered) after recording, for this event, which
+        messages already went out. A redelivered event (``replayed``) sends only what such a record
+        says is missing: no record means the earlier delivery finished, so nothing is sent twice.
+        Schedules are re-applied either way (each change is idempotent). The reply goes first, so
+        a scheduler outage never holds it back.
+        """
+        pending = list(outcome.outbound)
+        already: set[str] = set()
+        if outcome.replayed and pending:
+            recorded = self.ledger.partial(outcome.participant_id, outcome.event_id) if self.ledger else None
+            already = recorded or set()
+            pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
+        sent: list[str] = []
+        try:
+            for message in pending:
+                self.messenger.send(message)
+                sent.append(message.message_id)
+            if outcome.schedules:
+                self._apply_schedule_specs(outcome.schedules)
+        except BaseException:  # a crash mid-way too: record what already went out
+            if self.ledger is not None and (outcome.outbound or outcome.schedules):
+                try:
+                    self.ledger.record_partial(outcome.participant_id, outcome.event_id, sorted(already | set(sent)))
+                except Exception:  # best effort: at worst the redelivery sends nothing
+                    logger.exception("could not record the messages already sent")
+            raise
+        return len(sent)
+
+    def apply_schedules(self, effects: Effects) -> int:
+        """Create-or-update or delete each touched schedule. Every one is tried; if any failed,
+        ``TimerError`` is raised afterwards (the event is redelivered and tries again)."""
+        return self._apply_schedule_specs(effects.schedules)
+
+    def _apply_schedule_specs(self, schedules: dict[str, ScheduleSpec | None]) -> int:
+        return apply_schedule_changes(self.timers, schedules)
+
+    def _delete_live_schedules(self, participant_id: str, known: list[str]) -> None:
+        names = set(known) | set(self.timers.list_names(participant_prefix(participant_id)))
+        self._apply_schedule_specs(dict.fromkeys(sorted(names)))
+
+    def reconcile(self, participant_id: str) -> ReconcileReport:
+        """Make the live schedules of one participant equal to what their state wants: delete
+        orphans, re-create missing ones (a one-shot whose time has passed is not re-created)."""
+        report = ReconcileReport(participant_id=participant_id)
+        live = set(self.timers.list_names(participant_prefix(participant_id)))
+        report.live = len(live)
+        try:
+            loaded = self.store.load(participant_id)
+        except ParticipantNotFound:
+            desired: dict[str, ScheduleSpec] = {}
+        else:
+            desired = desired_schedules(loaded.participant, StateData(dict(loaded.flow.state_data)), self.prep_minutes)
+        report.desired = len(desired)
+        now = self.clock.now()
+        changes: dict[str, ScheduleSpec | None] = {}
+        for name in sorted(live - desired.keys()):
+            changes[name] = None
+            report.deleted_orphans.append(name)
+        for name in sorted(desired.keys() - live):
+            spec = desired[name]
+            if spec.at is not None and spec.at <= now:
+                report.skipped_past.append(name)
+                continue
+            changes[name] = spec
+            report.created_missing.append(name)
+        self._apply_schedule_specs(changes)
+        if report.repairs:
+            logger.warning(
+                "schedules repaired",
+                extra={
+                    "participant_id": participant_id,
+                    "deleted_orphans": len(report.deleted_orphans),
+                    "created_missing": len(report.created_missing),
+                },
+            )
+        return report
+
+    def reconcile_all(self) -> list[ReconcileReport]:
+        """Every enrolled participant, and every participant id that still has live schedules."""
+        ids: set[str] = {name.split("-", 1)[0] for name in self.timers.list_names("")}
+        token: str | None = None
+        while True:
+            page, token = self.repo.list(limit=100, next_token=token)
+            ids.update(p.id for p in page)
+            if token is None:
+                break
+        return [self.reconcile(pid) for pid in sorted(ids)]
 
     def process_turn(self, event: TurnEvent) -> EventOutcome:
         """Worker side: one conversation turn (or the greeting). ``LLMError`` propagates (retry)."""
@@ -426,35 +604,50 @@ class PromptPipe:
                 self.deps, session, payload.model_copy(update={"execution_id": payload.execution_id or event_id})
             )
 
-        return self._run_event(payload.participant_id, event_id, work)
+        names = (
+            daily_schedule_name(payload.participant_id, payload.schedule_id),
+            random_delivery_name(payload.participant_id, payload.schedule_id),
+        )
+        outcome = self._run_event(payload.participant_id, event_id, work, firing_schedules=names)
+        delivery = outcome.delivery
+        if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None:
+            # Not wanted by the state (its registry entry is gone, or the participant is not
+            # active): an orphan. Remove the schedules it may fire through.
+            self._apply_schedule_specs(dict.fromkeys(names))
+        return outcome
 
     def run_timer(self, payload: TimerPayload, *, event_id: str) -> EventOutcome:
         def work(session: ConversationSession, outcome: EventOutcome) -> None:
             outcome.timer = handle_timer(self.deps, session, payload)
 
-        return self._run_event(payload.participant_id, event_id, work)
+        return self._run_event(payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))
 
-    def send_all(self, outbound: list[OutboundMessage], *, resume: bool = False) -> None:
-        """Send in order; the first failure raises ``MessagingError`` (the event is retried).
 
-        When a send fails part-way, the messages already sent are recorded in the ledger; a retry
-        (``resume=True``, an event replayed from its stored record) skips them, so a participant
-        never gets the same daily prompt twice because the poll after it failed.
-        """
-        if resume and self.ledger is not None and outbound:
-            done = self.ledger.already_sent([m.message_id for m in outbound if m.message_id])
-            outbound = [m for m in outbound if m.message_id not in done]
-        for index, message in enumerate(outbound):
-            try:
-                self.messenger.send(message)
-            except Exception:
-                sent = [m.message_id for m in outbound[:index] if m.message_id]
-                if sent and self.ledger is not None:
-                    try:
-                        self.ledger.mark_sent(sent)
-                    except Exception:  # best effort: at worst those messages are sent again
-                        logger.exception("could not record the messages already sent")
-                raise
+def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
+    """An event's effects as the outcome ``PromptPipe.finish`` applies."""
+    return EventOutcome(
+        participant_id=effects.participant_id,
+        event_id=effects.event_id,
+        replayed=replayed,
+        outbound=effects.messages,
+        schedules=effects.schedules,
+    )
+
+
+def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
+    """Daily schedules in the participant's old zone (or, when they had none, in the scheduler's
+    default zone for the type) follow the participant to the new zone; their names stay, so the
+    update replaces them in place after the commit."""
+    registry = op.data.schedules()
+    moved = False
+    for index, schedule in enumerate(registry):
+        default = DEFAULT_FIXED_TIMEZONE if schedule.type is ScheduleType.FIXED else DEFAULT_RANDOM_TIMEZONE
+        if schedule.timezone == (old_zone or default):
+            registry[index] = schedule.model_copy(update={"timezone": new_zone})
+            op.touch_schedule(schedule.timer_id)
+            moved = True
+    if moved:
+        op.data.set_schedules(registry)
 
 
 def event_id_for_schedule(

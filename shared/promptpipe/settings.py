@@ -10,14 +10,19 @@ true/1/yes/on and false/0/no/off. Durations accept Go-style strings (``15m``, ``
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import typing
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from promptpipe.models.llm import LLMRoute
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -78,12 +83,16 @@ class Settings(BaseModel):
             return data
         environment = {key.lower(): value for key, value in os.environ.items()}
         given = {key.lower() for key in data}
-        from_env = {name: environment[name] for name in cls.model_fields if name not in given and name in environment}
+        from_env: dict[str, Any] = {
+            name: environment[name] for name in cls.model_fields if name not in given and name in environment
+        }
+        for name in from_env.keys() & _JSON_FIELDS:  # mappings are JSON in the environment
+            with contextlib.suppress(ValueError):
+                from_env[name] = json.loads(from_env[name])
         return {**from_env, **data}
 
     # --- storage -------------------------------------------------------------------------
     table_name: str = Field("promptpipe", min_length=3, max_length=255)
-    idempotency_table_name: str = Field("promptpipe-idempotency", min_length=3, max_length=255)
     participants_index_name: str = Field("gsi1", min_length=1)
 
     # --- language model --------------------------------------------------------------------
@@ -97,6 +106,19 @@ class Settings(BaseModel):
     openai_secret_name: str | None = None
     llm_reasoning_capture: bool = False
     offline_coach: bool = False
+    # Model routing (JSON): {"classifier": {"model": "gpt-4o-mini", "max_tokens": 60}, ...} per purpose
+    # (intake, feedback, generator, classifier, synthesis), and per study {"study-a": {"intake": {...}}}.
+    llm_routes: dict[str, LLMRoute] = Field(default_factory=dict)
+    llm_study_routes: dict[str, dict[str, LLMRoute]] = Field(default_factory=dict)
+    study_id: str = ""
+
+    # --- turn pipeline ---------------------------------------------------------------------
+    max_inbound_tokens: int = Field(1024, ge=16, le=16384)  # estimated as characters/4
+    max_tool_calls_per_response: int = Field(10, ge=1, le=50)
+    intent_classifier_enabled: bool = False
+    prompt_store: str = Field("file", pattern=r"^(file|ssm)$")
+    prompt_store_prefix: str = Field("/promptpipe/prompts", pattern=r"^/[\w./-]+$")
+    prompt_cache_seconds: int = Field(300, ge=0, le=86400)
 
     # --- conversation ----------------------------------------------------------------------
     chat_history_limit: int = Field(-1, ge=-1)
@@ -108,6 +130,11 @@ class Settings(BaseModel):
     prompt_generator_prompt_file: Path = PROMPTS_DIR / "prompt_generator_system.txt"
     feedback_tracker_prompt_file: Path = PROMPTS_DIR / "feedback_tracker_system.txt"
     conversation_fallback_prompt_file: Path = PROMPTS_DIR / "conversation_system_3bot.txt"
+    # --- flow controller (docs/controller.md) ----------------------------------------------
+    flows_dir: Path = PROMPTS_DIR / "flows"
+    flow_cache_seconds: float = Field(60.0, ge=0, le=3600)
+    intake_flow_id: str = Field("intake", pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    flow_controller_enabled: bool = True
 
     # --- timers ----------------------------------------------------------------------------
     daily_prompt_reminder_delay: Duration = timedelta(hours=5)
@@ -122,6 +149,13 @@ class Settings(BaseModel):
     scheduler_dlq_arn: str | None = None
     scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)
     scheduler_max_event_age_seconds: int = Field(3600, ge=60, le=86400)
+    # Quiet hours in the participant's zone: reminders and nudges due inside move to the window's end
+    # (or are dropped when stale by then); the daily prompt keeps its chosen time (docs/quiet-hours.md).
+    quiet_hours_enabled: bool = True
+    quiet_hours_start: str = Field("21:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    quiet_hours_end: str = Field("08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    # A nudge moved past the window is dropped when it would arrive this much later than planned.
+    quiet_hours_max_delay: Duration = timedelta(hours=12)
 
     # --- inbound / messaging ----------------------------------------------------------------
     inbound_queue_url: str | None = None
@@ -137,9 +171,27 @@ class Settings(BaseModel):
     whatsapp_access_token: str | None = None
     whatsapp_phone_number_id: str | None = None
     whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    # WhatsApp outside the 24-hour window (docs/architecture.md, "WhatsApp's 24-hour window"):
+    # Cloud API template names (one {{1}} body parameter / none) and their language; Twilio Content SIDs.
+    whatsapp_template_name: str | None = None
+    whatsapp_reengagement_template_name: str | None = None
+    whatsapp_template_language: str = Field("en_US", pattern=r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$")
+    whatsapp_template_quick_replies: bool = False
+    twilio_template_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_reengagement_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
     local_dev_disable_signature_check: bool = False
     max_inbound_message_chars: int = Field(4096, ge=1, le=65536)
+
+    # --- retention ------------------------------------------------------------------------
+    # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL
+    # removes them; unset (the default) keeps them (docs/retention.md).
+    retention_days_after_delete: int | None = Field(None, ge=1, le=3650)
+
+    # --- coordinator tools ---------------------------------------------------------------------
+    # The participants API the coordinator commands (participants, transcript, export, console) call:
+    # ``promptpipe serve`` by default; a deployed API's URL is signed with SigV4.
+    promptpipe_api_url: str = Field("http://127.0.0.1:8000", pattern=r"^https?://")
 
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
@@ -168,3 +220,92 @@ def set_settings(settings: Settings | None) -> None:
     """Install the settings of a local run or a test (``None``: read the environment again)."""
     global _settings
     _settings = settings
+
+
+# --- readable configuration errors (CLI start-up) -----------------------------------------------
+# Environment variables in these families are ours: one that matches no setting is most likely a typo.
+_OWN_PREFIXES = (
+    "GENAI_",
+    "OPENAI_",
+    "TWILIO_",
+    "WHATSAPP_",
+    "SCHEDULER_",
+    "FEEDBACK_",
+    "PROMPTPIPE_",
+    "DAILY_PROMPT_",
+    "AUTO_FEEDBACK_",
+    "QUIET_HOURS_",
+    "RETENTION_",
+    "CHAT_HISTORY_",
+)
+
+
+def allowed_values(field_name: str) -> str:
+    """What ``FIELD_NAME`` accepts, in words, from the field's type and constraints."""
+    import annotated_types
+
+    info = Settings.model_fields[field_name]
+    annotation = info.annotation
+    if annotation is bool:
+        return "true/1/yes/on or false/0/no/off"
+    if field_name in _DURATION_FIELDS:
+        return "a duration such as 15m, 3h, 1h30m, 90s, or a number of seconds"
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return "one of " + ", ".join(member.value for member in annotation)
+    bounds = []
+    for item in info.metadata:
+        for attr, word in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            if isinstance(item, getattr(annotated_types, attr.capitalize())):
+                bounds.append(f"{word} {getattr(item, attr)}")
+        if getattr(item, "pattern", None):
+            bounds.append(f"matching {item.pattern}")
+        if isinstance(item, annotated_types.MinLen) and item.min_length:
+            bounds.append(f"at least {item.min_length} characters")
+        if isinstance(item, annotated_types.MaxLen):
+            bounds.append(f"at most {item.max_length} characters")
+    kind = {int: "a whole number", float: "a number"}.get(annotation, "text")  # type: ignore[call-overload]
+    return kind + (" " + ", ".join(bounds) if bounds else "")
+
+
+_JSON_FIELDS = frozenset(
+    name for name, info in Settings.model_fields.items() if typing.get_origin(info.annotation) in (dict, list)
+)
+_DURATION_FIELDS = frozenset(
+    name for name, info in Settings.model_fields.items() if any(isinstance(m, BeforeValidator) for m in info.metadata)
+)
+
+
+def describe_settings_error(exc: Exception) -> list[str]:
+    """One line per invalid environment variable: its name, the value given and what it accepts."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return [str(exc)]
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error.get("loc") else ""
+        if name not in Settings.model_fields:
+            lines.append(error.get("msg", "invalid configuration"))
+            continue
+        given = error.get("input")
+        reason = str(error.get("msg", "")).removeprefix("Value error, ")
+        lines.append(f"{name.upper()}={given!r} is not valid ({reason}); allowed: {allowed_values(name)}")
+    return lines
+
+
+def unknown_variables(environ: dict[str, str] | None = None) -> list[str]:
+    """Environment variables in our families (GENAI_…, TWILIO_…, …) that match no setting, each with
+    the nearest setting's name when one is close."""
+    import difflib
+    import os
+
+    known = {name.upper() for name in Settings.model_fields}
+    environ = dict(os.environ) if environ is None else environ
+    lines = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if upper in known or not upper.startswith(_OWN_PREFIXES):
+            continue
+        close = difflib.get_close_matches(upper, sorted(known), n=1)
+        lines.append(f"{upper} is not a setting" + (f" (did you mean {close[0]}?)" if close else ""))
+    return lines

@@ -1,4 +1,4 @@
-"""Tone adaptation (contract §6, FACTS §3, decision 9). Pure: no I/O, the clock is an argument.
+"""Tone adaptation (docs/behaviour.md#tone, B-TONE-9). Pure: no I/O, the clock is an argument.
 
 ``ProfileTone`` is the stored shape (``UserProfile.tone``). ``validate_proposal`` cleans what the
 LLM proposes, ``update_profile_tone`` applies it (EMA smoothing, hysteresis, exclusive pairs, rate
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
-# Whitelist, in the order of contract §6.1; this order is also the order of active tags.
+# Whitelist, in the order of docs/behaviour.md#B-TONE-1; this order is also the order of active tags.
 STYLE_TAGS: tuple[str, ...] = (
     "concise",
     "detailed",
@@ -143,7 +143,7 @@ def validate_proposal(
     """Clean an LLM tone proposal: whitelisted, de-duplicated tags and clamped scores.
 
     The source is explicit only when it says "explicit"; anything else (or nothing) is implicit.
-    ``confidence`` is kept as a number when it is one, but no rule uses it (FACTS §2).
+    ``confidence`` is kept as a number when it is one, but no rule uses it (docs/behaviour.md#B-PROF-6).
     """
     if isinstance(tags, str):
         # A bare string is one tag, not an iterable of characters.
@@ -191,7 +191,7 @@ def _observations(proposal: ToneProposal) -> dict[str, float]:
 
 
 def _explicit_counterparts(tag: str) -> tuple[str, ...]:
-    """The tags an explicit choice of ``tag`` overrules (decision 9)."""
+    """The tags an explicit choice of ``tag`` overrules (docs/behaviour.md#B-TONE-9)."""
     counterparts = [b if a == tag else a for a, b in EXCLUSIVE_PAIRS if tag in (a, b)]
     if tag == "emojis_ok":
         counterparts.append("no_emojis")
@@ -241,7 +241,7 @@ def _active_tags(previous: Sequence[str], scores: Mapping[str, float]) -> list[s
     if "no_emojis" in active:
         active.discard("emojis_ok")
     # Hysteresis alone can leave both tags of a pair active (one held between 0.4 and 0.7 while
-    # the other crosses 0.7); mutual exclusion (contract §10.1) keeps the higher, ties to the first.
+    # the other crosses 0.7); mutual exclusion (docs/behaviour.md#B-TONE-7) keeps the higher, ties to the first.
     for first, second in EXCLUSIVE_PAIRS:
         if first in active and second in active:
             active.discard(second if scores.get(first, 0.0) >= scores.get(second, 0.0) else first)
@@ -295,7 +295,7 @@ def update_profile_tone(tone: ProfileTone, proposal: ToneProposal, now: datetime
     return True
 
 
-# One instruction per tag; the required phrases (FACTS §3) are kept verbatim.
+# One instruction per tag; the required phrases (docs/behaviour.md#B-TONE-11) are kept verbatim.
 _GUIDE_LINES: dict[str, str] = {
     "concise": "Be concise: short sentences, no filler.",
     "detailed": "Give fuller explanations when useful, but stay focused.",

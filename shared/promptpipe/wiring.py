@@ -15,7 +15,8 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, cast
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError
@@ -23,11 +24,16 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.store import LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from promptpipe.inbound_events import InboundEvents
+
 
 Port = TypeVar("Port")
 
@@ -94,6 +100,9 @@ class TracedStateStore:
     ) -> tuple[list[TranscriptEntry], str | None]:
         return self._inner.list_transcript(participant_id, limit=limit, next_token=next_token)
 
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        return self._inner.load_outbound(participant_id, record)
+
 
 def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
     api_key = settings.openai_api_key or secrets.get("openai_api_key")
@@ -150,7 +159,14 @@ def build_app(
         return secrets
 
     dynamodb = aws_client("dynamodb", settings)
-    repo = DynamoParticipantRepo(settings.table_name, dynamodb, index_name=settings.participants_index_name)
+    retention = settings.retention_days_after_delete
+    repo = DynamoParticipantRepo(
+        settings.table_name,
+        dynamodb,
+        index_name=settings.participants_index_name,
+        retention=timedelta(days=retention) if retention else None,
+        now=clock.now,
+    )
     store = TracedStateStore(DynamoStateStore(settings.table_name, dynamodb))
     if timers is None:
         timers = lazy(lambda: _eventbridge_timers(settings))
@@ -161,13 +177,25 @@ def build_app(
     if messenger is None:
         messenger = lazy(lambda: _messenger(settings, clock, get_secrets()))
     rng = rng or random.Random()
+    from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
+    from promptpipe.adapters.prompt_store import prompt_store_from_settings
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.flow_files import load_flow_files
+
+    flows = FlowCatalog(
+        DynamoFlowDefinitionStore(settings.table_name, dynamodb),
+        clock,
+        bundled=load_flow_files(settings.flows_dir),
+        ttl_seconds=settings.flow_cache_seconds,
+    )
     deps = FlowDeps(
         settings=settings,
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
         timers=timers,
         clock=clock,
-        prompts=PromptLibrary.from_settings(settings),
+        prompts=PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings)),
         ids=ids or IdGenerator(None),
+        flows=flows,
     )
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
@@ -177,8 +205,8 @@ def build_app(
         store=store,
         messenger=messenger,
         queue=queue,
-        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep),
-        ledger=DynamoSentLedger(settings.idempotency_table_name, dynamodb),
+        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
+        ledger=DynamoSentLedger(settings.table_name, dynamodb),
     )
 
 
@@ -193,6 +221,15 @@ def get_app() -> PromptPipe:
             if _app is None:
                 _app = build_app()
     return _app
+
+
+def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
+    """Non-text inbound traffic and delivery reports, over the app's own store."""
+    from promptpipe.adapters.phone_claims import phone_claims_for
+    from promptpipe.inbound_events import InboundEvents
+
+    app = app or get_app()
+    return InboundEvents(app, phone_claims_for(app.repo, app.deps.settings))
 
 
 def set_app(app: PromptPipe | None) -> None:

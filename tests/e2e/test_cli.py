@@ -28,13 +28,25 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     # Then the timeline shows intake, daily prompts at 07:20 local, the reminder, Done and intensity
     assert "offline coach" in out
-    assert out.count("daily_prompt fired") == 4
+    assert out.count("time for the daily prompt") == 4
     assert "07:20 timer" in out
+    # in a coordinator's words: no internal timer names or state version unless --verbose
+    assert "fired" not in out
+    assert "version:" not in out
     assert "Friendly check-in: we haven't heard back after today's habit prompt." in out
     assert "Did you do it? Reply 1 for Done or 2 for Next time." in out
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
+    assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
+
+
+def test_demo_verbose_keeps_the_internal_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("daily_prompt fired") == 4
+    assert "auto_feedback fired" in out
+    assert "version: " in out
 
 
 def _request(
@@ -136,3 +148,30 @@ def test_chat_talks_moves_the_clock_and_shows_state(
     assert "Here's your first one-minute habit to try" in out
     assert "[Tue 07:20] timer: daily_prompt fired" in out
     assert '"sub_state": "FEEDBACK"' in out
+
+
+def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    intake = json.loads((Path(__file__).parents[2] / "prompts" / "flows" / "intake.json").read_text())
+    # A valid file validates offline
+    good = tmp_path / "intake.json"
+    intake["nodes"][2]["retryPolicy"] = {"maxAttempts": 2, "onExhaust": "HANDOFF"}
+    good.write_text(json.dumps(intake))
+    assert main(["flows", "validate", str(good)]) == 0
+    assert "valid: flow 'intake', 6 node(s)" in capsys.readouterr().out
+    # An invalid one names each problem and exits 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**intake, "primaryGoal": {"type": "GATE", "gate": "NOPE"}}))
+    assert main(["flows", "validate", str(bad)]) == 1
+    assert "$.primaryGoal.gate: undefined gate 'NOPE'" in capsys.readouterr().err
+    # Push stores the next version on the running server (version 1 is the seeded default)
+    assert main(["flows", "show", "intake", "--url", server.url]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 1
+    assert main(["flows", "push", str(good), "--url", server.url]) == 0
+    assert "version 2" in capsys.readouterr().out
+    assert main(["flows", "show", "intake", "--url", server.url]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["version"] == 2 and shown["nodes"][2]["retryPolicy"]["maxAttempts"] == 2
+    assert main(["flows", "push", str(bad), "--url", server.url]) == 1
+    assert "$.primaryGoal.gate" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Seven days of one participant, end to end on the local stack (issue 3 §7).
+"""Seven days of one participant, end to end on the local stack.
 
 Enrollment through the participants API, every message through a signed Twilio webhook, turns through
 the SQS FIFO worker, daily prompts and timers through the scheduler pump firing the real Lambda
@@ -200,7 +200,7 @@ def test_seven_days_of_a_participant(local_env_factory: Any) -> None:
     item = scheduler.get_schedule(Name=names[0], GroupName=group)
     assert (item["ScheduleExpression"], item["ScheduleExpressionTimezone"]) == ("cron(20 7 * * ? *)", "America/Toronto")
 
-    # And each delivered prompt is in the conversation history (decision 5)
+    # And each delivered prompt is in the conversation history (docs/behaviour.md#B-DELIV-2)
     data = env.app.store.load(pid).flow.state_data
     history = json.loads(data[DataKey.CONVERSATION_HISTORY.value])["messages"]
     assistant = [m["content"] for m in history if m["role"] == "assistant"]

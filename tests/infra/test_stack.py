@@ -1,11 +1,10 @@
-"""Infrastructure tests: the synthesized PromptPipe stack (one synth per module), the deployment
+"""Infrastructure tests: the synthesized PromptPipe stack (one synth per process), the deployment
 config and the local bundler. No Docker, no AWS: bundling is skipped for the stack tests."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,8 @@ from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from infra import constants as c
-from infra.app import build_app
 from infra.bundling import (
     FUNCTION_EXTRAS,
-    REPO_ROOT,
     RUNTIME_PROVIDED,
     PipLocalBundler,
     asset_hash,
@@ -28,91 +25,16 @@ from infra.bundling import (
 from infra.constants import Config
 from infra.stack import PromptPipeStack
 from promptpipe.settings import Settings
+from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
-PREFIX = "promptpipe"
-SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
-
-
-@dataclass
-class Synth:
-    app: cdk.App
-    stack: PromptPipeStack
-    template: Template
-    outdir: Path
-    resources: dict[str, dict[str, Any]]  # template.to_json() goes through jsii: read once
-
-    def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in self.resources.items() if v["Type"] == cfn_type}
-
-    def function_id(self, key: str) -> str:
-        (logical_id,) = [
-            k
-            for k, v in self.of_type("AWS::Lambda::Function").items()
-            if v["Properties"]["FunctionName"] == f"{PREFIX}-{key}"
-        ]
-        return logical_id
-
-    def function(self, key: str) -> dict[str, Any]:
-        return self.resources[self.function_id(key)]["Properties"]
-
-    def role_id(self, key: str) -> str:
-        return self.function(key)["Role"]["Fn::GetAtt"][0]
-
-    def statements(self, role_id: str) -> list[dict[str, Any]]:
-        found = []
-        for policy in self.of_type("AWS::IAM::Policy").values():
-            if {"Ref": role_id} in policy["Properties"]["Roles"]:
-                found += policy["Properties"]["PolicyDocument"]["Statement"]
-        return found
-
-    def queue_id(self, name: str) -> str:
-        (logical_id,) = [k for k, v in self.of_type("AWS::SQS::Queue").items() if v["Properties"]["QueueName"] == name]
-        return logical_id
-
-    def secret_id(self, name: str) -> str:
-        (logical_id,) = [
-            k for k, v in self.of_type("AWS::SecretsManager::Secret").items() if v["Properties"]["Name"] == name
-        ]
-        return logical_id
-
-
-@pytest.fixture(scope="module")
-def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    """The app exactly as ``cdk synth`` builds it (cdk-nag plugin included), minus bundling."""
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    # cdk.json's context (the feature flags) as the CLI passes it, minus bundling.
-    context = {**json.loads((REPO_ROOT / "cdk.json").read_text())["context"], "aws:cdk:bundling-stacks": []}
-    app, stack = build_app(context=context, outdir=str(outdir))
-    # Raises RuntimeError("ValidationFailed ...") if cdk-nag reports an unacknowledged finding.
-    assembly = app.synth()
-    template = Template.from_json(assembly.get_stack_by_name(stack.stack_name).template)
-    return Synth(app=app, stack=stack, template=template, outdir=outdir, resources=template.to_json()["Resources"])
-
-
-def _render(value: Any) -> str:
-    """An ARN-like value with intrinsics as text: Ref -> <Id>, GetAtt -> <Id.Attr>, Join joined."""
-    if isinstance(value, str):
-        return value
-    if "Ref" in value:
-        return f"<{value['Ref']}>"
-    if "Fn::GetAtt" in value:
-        return "<{}>".format(".".join(value["Fn::GetAtt"]))
-    if "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return separator.join(_render(part) for part in parts)
-    return json.dumps(value)
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _actions(statement: dict[str, Any]) -> set[str]:
-    return set(_as_list(statement["Action"]))
+_render, _as_list, _actions = render, as_list, statement_actions
 
 
 def _references(statement: dict[str, Any], logical_id: str) -> bool:
     return f'"{logical_id}"' in json.dumps(statement.get("Resource"))
+
+
+SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
 
 
 # --- cdk-nag -------------------------------------------------------------------------------
@@ -138,8 +60,8 @@ def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
         if entry["type"] == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY
         for rule, reason in entry["data"].items()
     }
-    # 5 functions x (L1 + IAM5 X-Ray, index, schedules) + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations
-    assert len(acknowledged) == 27
+    # 5 functions x (L1 + IAM5 X-Ray, schedules) + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations
+    assert len(acknowledged) == 22
     rules = {rule.split("::", 1)[1].split("[")[0] for _, rule in acknowledged}
     assert rules == {
         "AwsSolutions-IAM5",
@@ -157,7 +79,7 @@ def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
 def test_resource_counts(synth: Synth) -> None:
     t = synth.template
     t.resource_count_is("AWS::Lambda::Function", 5)
-    t.resource_count_is("AWS::DynamoDB::GlobalTable", 2)
+    t.resource_count_is("AWS::DynamoDB::GlobalTable", 1)  # one table: no idempotency table
     t.resource_count_is("AWS::SQS::Queue", 3)
     t.resource_count_is("AWS::ApiGatewayV2::Api", 1)
     t.resource_count_is("AWS::Scheduler::ScheduleGroup", 1)
@@ -165,6 +87,8 @@ def test_resource_counts(synth: Synth) -> None:
     t.resource_count_is("AWS::CloudWatch::Dashboard", 1)
     t.resource_count_is("AWS::Lambda::Alias", 2)
     t.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
+    t.resource_count_is("AWS::SNS::Topic", 1)
+    t.resource_count_is("AWS::KMS::Key", 1)
     t.has_resource_properties("AWS::Scheduler::ScheduleGroup", {"Name": "promptpipe"})
 
 
@@ -228,14 +152,9 @@ def test_single_table_shape(synth: Synth) -> None:
     )
 
 
-def test_idempotency_table_uses_powertools_defaults(synth: Synth) -> None:
-    synth.template.has_resource_properties(
-        "AWS::DynamoDB::GlobalTable",
-        {
-            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-            "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
-        },
-    )
+def test_no_function_names_an_idempotency_table(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        assert "IDEMPOTENCY_TABLE_NAME" not in synth.function(spec.key)["Environment"]["Variables"]
 
 
 # --- queues --------------------------------------------------------------------------------
@@ -404,25 +323,20 @@ def test_schedule_permissions_are_confined_to_the_group(synth: Synth) -> None:
         statements = [
             s for s in synth.statements(synth.role_id(key)) if any(a.startswith("scheduler:") for a in _actions(s))
         ]
-        assert len(statements) == 1
-        assert _actions(statements[0]) == {
-            "scheduler:CreateSchedule",
-            "scheduler:UpdateSchedule",
-            "scheduler:DeleteSchedule",
-            "scheduler:GetSchedule",
-        }
-        assert _render(statements[0]["Resource"]).endswith(":schedule/promptpipe/*")
+        # ListSchedules takes no resource ARN: alone in its statement if at all; the rest in the group
+        listing = [s for s in statements if "scheduler:ListSchedules" in _actions(s)]
+        assert all(_actions(s) == {"scheduler:ListSchedules"} and s["Resource"] == "*" for s in listing)
+        (scoped,) = [s for s in statements if s not in listing]
+        assert {"scheduler:CreateSchedule", "scheduler:UpdateSchedule"} <= _actions(scoped)
+        assert _actions(scoped) <= {"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}
+        assert _render(scoped["Resource"]).endswith(":schedule/promptpipe/*")
 
 
 def test_least_privilege_matrix(synth: Synth) -> None:
     openai = synth.secret_id(f"{PREFIX}/openai")
     channel = synth.secret_id(f"{PREFIX}/channel")
     inbound = synth.queue_id(f"{PREFIX}-inbound.fifo")
-    idempotency = next(
-        k
-        for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()
-        if v["Properties"]["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
-    )
+    (table,) = synth.of_type("AWS::DynamoDB::GlobalTable")
 
     def holders(logical_id: str, action: str) -> set[str]:
         return {
@@ -435,15 +349,32 @@ def test_least_privilege_matrix(synth: Synth) -> None:
 
     assert holders(openai, "secretsmanager:GetSecretValue") == {"worker", "scheduled-prompt"}
     assert holders(channel, "secretsmanager:GetSecretValue") == SCHEDULE_CREATORS
-    assert holders(idempotency, "dynamodb:PutItem") == {"worker", "scheduled-prompt", "timers"}
     assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook"}
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
-    # No service-wide or global actions anywhere; "*" resources only for X-Ray (no resource ARNs).
+    # (The exact table actions of each role are checked against the code by test_iam_derived.py.)
+    assert not holders(table, "dynamodb:Scan")
+    # The public webhook reads phone claims (and a redelivered STOP's sent record in the participant's
+    # partition); it writes no claim unless auto-enrolment is on.
+    webhook_reads = [s for s in synth.statements(synth.role_id("webhook")) if "dynamodb:GetItem" in _actions(s)]
+    assert [s["Condition"] for s in webhook_reads] == [
+        {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PARTICIPANT#*", "PHONE#*"]}}
+    ]
+    on_claims = [s for s in synth.statements(synth.role_id("webhook")) if "PHONE#*" in json.dumps(s.get("Condition"))]
+    assert [_actions(s) for s in on_claims] == [{"dynamodb:GetItem"}]
+    # Every statement on the table's items is confined by partition-key prefix.
+    for spec in c.ALL_FUNCTIONS:
+        for statement in synth.statements(synth.role_id(spec.key)):
+            if statement["Resource"] == {"Fn::GetAtt": [table, "Arn"]}:
+                leading = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*", "FLOW#*") for k in leading)
+    # No service-wide or global actions anywhere; "*" resources only for actions that take no
+    # resource ARN: X-Ray's, and ListSchedules (a reconcile lists a participant's schedules).
+    unscoped = [{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, {"scheduler:ListSchedules"}]
     for policy in synth.of_type("AWS::IAM::Policy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             assert not any(a == "*" or a.endswith(":*") for a in _actions(statement))
             if statement["Resource"] == "*":
-                assert _actions(statement) == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+                assert _actions(statement) in unscoped
     assert not synth.template.find_resources("AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": Match.any_value()}})
 
 
@@ -468,6 +399,10 @@ def test_route_authorization(synth: Synth) -> None:
         f"ANY {base}/{{id}}": "AWS_IAM",
         f"ANY {base}/{{id}}/history": "AWS_IAM",
         f"ANY {base}/{{id}}/state": "AWS_IAM",
+        f"ANY {base}/{{id}}/reconcile": "AWS_IAM",
+        "ANY /conversation/reconcile": "AWS_IAM",
+        "ANY /conversation/flows/{id}": "AWS_IAM",
+        "ANY /conversation/flows/{id}/versions": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",
         "GET /webhooks/whatsapp": "NONE",
         "POST /webhooks/whatsapp": "NONE",
@@ -535,7 +470,89 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 2 + len(c.ALL_FUNCTIONS))
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 3 + len(c.ALL_FUNCTIONS))
+
+
+def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
+    (alarm,) = [
+        a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if "needs a person" in a["Properties"]["AlarmDescription"]
+    ]
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    assert "NeedsPerson" in json.dumps(alarm)
+
+
+ALARM_EMAIL = "oncall@example.org"
+EXTERNAL_TOPIC = "arn:aws:sns:us-east-1:123456789012:ops-pager"
+
+
+def _alarm_actions(synth: Synth) -> list[tuple[Any, Any]]:
+    return [
+        (alarm["Properties"].get("AlarmActions"), alarm["Properties"].get("OKActions"))
+        for alarm in synth.of_type("AWS::CloudWatch::Alarm").values()
+    ]
+
+
+def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
+    # Given the default deployment (no alarm context)
+    (topic,) = synth.of_type("AWS::SNS::Topic")
+    # Then every alarm, firing and recovering, notifies the stack's own topic
+    actions = _alarm_actions(synth)
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 1  # DLQs, function errors, needs-a-person
+    assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
+    # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
+    synth.template.resource_count_is("AWS::SNS::Subscription", 0)
+    assert synth.template.to_json()["Outputs"]["AlarmTopicArn"]["Value"] == {"Ref": topic}
+
+
+def test_alarm_topic_is_encrypted_tls_only_and_open_to_cloudwatch_alarms(synth: Synth) -> None:
+    ((topic, props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::SNS::Topic").items()]
+    ((key, key_props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::KMS::Key").items()]
+    assert props["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+    assert key_props["EnableKeyRotation"] is True
+    # CloudWatch may use the key (it cannot use the AWS managed aws/sns key) ...
+    key_statements = key_props["KeyPolicy"]["Statement"]
+    assert any(
+        s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+        and {"kms:Decrypt", "kms:GenerateDataKey*"} <= _actions(s)
+        for s in key_statements
+    )
+    # ... and publish to the topic; any request without TLS is denied
+    (policy,) = synth.of_type("AWS::SNS::TopicPolicy").values()
+    assert policy["Properties"]["Topics"] == [{"Ref": topic}]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in statements
+    )
+    (publish,) = [s for s in statements if s["Effect"] == "Allow"]
+    assert publish["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert _actions(publish) == {"sns:Publish"}
+    assert publish["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+def test_alarm_email_context_subscribes_that_address(tmp_path: Path) -> None:
+    # Given an e-mail address in context (cdk synth -c alarmEmail=...)
+    synth = synthesize(tmp_path, {"alarmEmail": ALARM_EMAIL})
+    (topic,) = synth.of_type("AWS::SNS::Topic")
+    # Then the stack's topic has exactly that subscription, and every alarm still notifies the topic
+    synth.template.resource_count_is("AWS::SNS::Subscription", 1)
+    synth.template.has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": ALARM_EMAIL, "TopicArn": {"Ref": topic}}
+    )
+    assert {json.dumps(a) for pair in _alarm_actions(synth) for a in pair} == {json.dumps([{"Ref": topic}])}
+
+
+def test_alarm_topic_arn_context_replaces_the_stack_topic(tmp_path: Path) -> None:
+    # Given an existing topic (and an address) in context
+    synth = synthesize(tmp_path, {"alarmTopicArn": EXTERNAL_TOPIC, "alarmEmail": ALARM_EMAIL})
+    # Then the stack creates no topic nor key, and every alarm notifies the given one
+    synth.template.resource_count_is("AWS::SNS::Topic", 0)
+    synth.template.resource_count_is("AWS::KMS::Key", 0)
+    assert {json.dumps(a) for pair in _alarm_actions(synth) for a in pair} == {json.dumps([EXTERNAL_TOPIC])}
+    synth.template.has_resource_properties(
+        "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": ALARM_EMAIL, "TopicArn": EXTERNAL_TOPIC}
+    )
 
 
 def test_dashboard_graphs_the_application_metrics(synth: Synth) -> None:
@@ -603,6 +620,22 @@ def test_reserved_concurrency_is_off_by_default_and_set_from_context(synth: Synt
     }
 
 
+def test_whatsapp_templates_from_context() -> None:
+    config = Config.from_context(
+        _Context(
+            {
+                "whatsappTemplateName": "daily_habit_prompt",
+                "whatsappTemplateLanguage": "en",
+                "whatsappTemplateQuickReplies": "true",
+                "twilioTemplateContentSid": "HX" + "a" * 32,
+            }
+        )
+    )
+    assert config.whatsapp_template_name == "daily_habit_prompt"
+    assert (config.whatsapp_template_language, config.whatsapp_template_quick_replies) == ("en", True)
+    assert config.twilio_template_content_sid == "HX" + "a" * 32
+
+
 def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
     from infra.constants import _LOG_RETENTION_DAYS
     from infra.constructs import retention
@@ -620,6 +653,10 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"logRetentionDays": "31"},
         {"publicWebhookBaseUrl": "http://insecure.example"},
         {"webhookReservedConcurrency": "-1"},
+        {"twilioTemplateContentSid": "not-a-content-sid"},
+        {"whatsappTemplateLanguage": "English"},
+        {"alarmEmail": "not-an-address"},
+        {"alarmTopicArn": "arn:aws:sqs:us-east-1:123456789012:not-a-topic"},
     ],
 )
 def test_config_rejects_invalid_context(context: dict[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""Concurrent units of work on one participant, against moto (issue 2 item 7; issue 6 item 5, lite).
+"""Concurrent units of work on one participant, against moto.
 
 - Two sessions opened on the same participant both mutate and both commit: both changes are kept
   and the version moves by two (the loser reloads and replays its operations).
@@ -89,7 +89,6 @@ class Harness:
 def settings(**overrides: object) -> Settings:
     values: dict[str, object] = {
         "table_name": "pp-concurrency",
-        "idempotency_table_name": "pp-concurrency-idempotency",
         "openai_api_key": None,
         **overrides,
     }
@@ -290,7 +289,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_twenty_threads_commit_to_one_participant_and_nothing_is_lost(moto_server: str):
-    config = settings(table_name="pp-threads", idempotency_table_name="pp-threads-idem", aws_endpoint_url=moto_server)
+    config = settings(table_name="pp-threads", aws_endpoint_url=moto_server)
     create_local_resources(config)
     client = aws_client("dynamodb", config)  # botocore clients are thread-safe
     repo = DynamoParticipantRepo(config.table_name, client)

@@ -1,4 +1,4 @@
-"""DynamoParticipantRepo and DynamoStateStore against moto (DESIGN §3)."""
+"""DynamoParticipantRepo and DynamoStateStore against moto (docs/architecture.md#state)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class Env:
 
 @pytest.fixture
 def env(aws: None) -> Iterator[Env]:
-    settings = Settings(table_name="pp-test", idempotency_table_name="pp-test-idem", aws_endpoint_url=None)
+    settings = Settings(table_name="pp-test", aws_endpoint_url=None)
     client = aws_client("dynamodb", settings)
     resources = create_local_resources(settings, dynamodb=client)
     yield Env(settings, resources, client)
@@ -110,10 +110,8 @@ def test_local_tables_have_the_designed_shape_and_creation_is_idempotent(env: En
     assert [k["AttributeName"] for k in gsi["KeySchema"]] == ["gsi1pk", "gsi1sk"]
     ttl = env.client.describe_time_to_live(TableName="pp-test")["TimeToLiveDescription"]
     assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
-    idem = env.client.describe_table(TableName="pp-test-idem")["Table"]
-    assert idem["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
-    idem_ttl = env.client.describe_time_to_live(TableName="pp-test-idem")["TimeToLiveDescription"]
-    assert idem_ttl["AttributeName"] == "expiration"
+    # One table: the event records on the state item replaced a separate idempotency table
+    assert env.client.list_tables()["TableNames"] == ["pp-test"]
 
 
 # --- ParticipantRepo ---------------------------------------------------------------------------------
@@ -460,17 +458,89 @@ def test_metadata_with_floats_and_nested_dicts_round_trips(env: Env) -> None:
     assert "S" in raw["metadata"]
 
 
-def test_sent_ledger_on_the_idempotency_table(aws) -> None:
-    # Given the local resources (the idempotency table) and the DynamoDB ledger
-    from promptpipe.adapters.aws import aws_client, create_local_resources
+def test_sent_ledger_lives_in_the_participants_partition_outside_the_state_query(env: Env) -> None:
+    # Given an enrolled participant and the DynamoDB ledger on the main table
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
-    from promptpipe.settings import Settings
 
-    settings = Settings()
-    create_local_resources(settings)
-    ledger = DynamoSentLedger(settings.idempotency_table_name, aws_client("dynamodb", settings))
-    # When two of three messages are recorded as sent
-    ledger.mark_sent(["ev#0", "ev#1"])
-    # Then exactly those are reported back
-    assert ledger.already_sent(["ev#0", "ev#1", "ev#2"]) == {"ev#0", "ev#1"}
-    assert ledger.already_sent([f"other#{i}" for i in range(150)]) == set()
+    participant = make_participant(1)
+    env.repo.create(participant, FlowState(participant_id=participant.id))
+    ledger = DynamoSentLedger(env.settings.table_name, env.client)
+    # When an event's failure is recorded after one of its messages went out (and another's before any)
+    ledger.record_partial(participant.id, "ev", ["ev#0"])
+    ledger.record_partial(participant.id, "ev2", [])
+    # Then exactly that comes back; an event with no record reads as None
+    assert ledger.partial(participant.id, "ev") == {"ev#0"}
+    assert ledger.partial(participant.id, "ev2") == set()
+    assert ledger.partial(participant.id, "other") is None
+    # And the state load (one Query) does not read the ledger items; they expire through the TTL
+    loaded = env.store.load(participant.id)
+    assert loaded.participant.id == participant.id
+    item = env.client.get_item(
+        TableName="pp-test", Key={"pk": {"S": f"PARTICIPANT#{participant.id}"}, "sk": {"S": "SENT#ev"}}
+    )["Item"]
+    assert int(item["expires_at"]["N"]) > 0
+
+
+def test_with_a_retention_a_kept_transcript_expires_after_the_retention_days(env: Env) -> None:
+    # Given a repository keeping deleted participants' transcripts for 30 days
+    deleted_at = T0 + timedelta(days=10)
+    repo = DynamoParticipantRepo(
+        env.settings.table_name, env.client, retention=timedelta(days=30), now=lambda: deleted_at
+    )
+    env.enroll(1)
+    env.enroll(2)
+    env.commit(pid(1), 0, *[entry(pid(1), T0 + timedelta(seconds=i), f"s{i}") for i in range(30)])
+    env.commit(pid(2), 0, entry(pid(2), T0, "n"))
+
+    # When the participant is deleted keeping the transcript
+    repo.delete(pid(1), keep_transcript=True)
+
+    # Then every remaining item of theirs carries the TTL: 30 days after the deletion
+    expected = str(int((deleted_at + timedelta(days=30)).timestamp()))
+    mine = [i for i in env.all_items() if i["pk"]["S"].endswith(pid(1))]
+    assert len(mine) == 30
+    assert {i["expires_at"]["N"] for i in mine} == {expected}
+    kept, _ = env.store.list_transcript(pid(1), limit=100, next_token=None)
+    assert [e.content for e in kept] == ["hi"] * 30  # still readable until DynamoDB removes them
+    # and the neighbour's items carry none
+    assert all("expires_at" not in i for i in env.all_items() if i["pk"]["S"].endswith(pid(2)))
+
+
+def test_with_a_retention_a_sent_ledger_record_keeps_its_sooner_expiry(env: Env) -> None:
+    # Given a participant with a sent-ledger record (expiring within a day) and a 30-day retention
+    from promptpipe.adapters.sent_ledger import DynamoSentLedger
+
+    # (the ledger stamps its expiry from the wall clock, so the deletion happens "now" too)
+    deleted_at = datetime.now(UTC)
+    repo = DynamoParticipantRepo(
+        env.settings.table_name, env.client, retention=timedelta(days=30), now=lambda: deleted_at
+    )
+    env.enroll(1)
+    env.commit(pid(1), 0, entry(pid(1), T0, "s0"))
+    DynamoSentLedger(env.settings.table_name, env.client).record_partial(pid(1), "ev", ["ev#0"])
+    key = {"pk": {"S": f"PARTICIPANT#{pid(1)}"}, "sk": {"S": "SENT#ev"}}
+    before = env.client.get_item(TableName="pp-test", Key=key)["Item"]["expires_at"]["N"]
+
+    # When the participant is deleted keeping the transcript
+    repo.delete(pid(1), keep_transcript=True)
+
+    # Then the ledger record keeps its own (sooner) expiry; the transcript gets the retention's
+    assert env.client.get_item(TableName="pp-test", Key=key)["Item"]["expires_at"]["N"] == before
+    messages = [i for i in env.all_items() if i["pk"]["S"].endswith(pid(1)) and i["sk"]["S"].startswith("MSG#")]
+    assert {i["expires_at"]["N"] for i in messages} == {str(int((deleted_at + timedelta(days=30)).timestamp()))}
+    assert int(before) < int((deleted_at + timedelta(days=30)).timestamp())
+
+
+def test_with_a_retention_keep_transcript_false_still_erases_at_once(env: Env) -> None:
+    repo = DynamoParticipantRepo(env.settings.table_name, env.client, retention=timedelta(days=30), now=lambda: T0)
+    env.enroll(1)
+    env.commit(pid(1), 0, *[entry(pid(1), T0 + timedelta(seconds=i), f"s{i}") for i in range(5)])
+    repo.delete(pid(1), keep_transcript=False)
+    assert [i for i in env.all_items() if i["pk"]["S"].endswith(pid(1))] == []
+
+
+def test_without_a_retention_a_kept_transcript_never_expires(env: Env) -> None:
+    env.enroll(1)
+    env.commit(pid(1), 0, entry(pid(1), T0, "s0"))
+    env.repo.delete(pid(1), keep_transcript=True)
+    assert all("expires_at" not in i for i in env.all_items() if i["pk"]["S"].endswith(pid(1)))

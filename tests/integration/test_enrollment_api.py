@@ -1,4 +1,4 @@
-"""The participants API end to end (issue 4 §1, seed 001): API Gateway HTTP API v2 events through the
+"""The participants API end to end (docs/behaviour.md#B-API-1): API Gateway HTTP API v2 events through the
 real enrollment handler, moto for DynamoDB, SQS and EventBridge Scheduler, the worker draining the
 FIFO queue and the local outbox standing in for the messaging provider."""
 
@@ -95,7 +95,7 @@ def test_enroll_returns_201_with_the_seed_envelope_and_stores_e164_and_timezone(
         },
     )
 
-    # Then the answer is seed 001's envelope with the participant, phone in E.164
+    # Then the answer is the envelope of docs/behaviour.md#B-API-1 with the participant, phone in E.164
     assert response.status == 201
     assert response.body["status"] == "ok"
     assert response.body["message"] == "Conversation participant enrolled successfully"
@@ -127,8 +127,10 @@ def test_enroll_returns_201_with_the_seed_envelope_and_stores_e164_and_timezone(
         ("{not json", "Invalid JSON format"),
         ({}, "phone_number is required"),
         ({"name": "Alice"}, "phone_number is required"),
+        # Powertools' validation would take a one-element array for its element
+        (f'[{{"phone_number": "{PHONE}"}}]', "Invalid request: the body must be a JSON object"),
     ],
-    ids=["bad-json", "empty-body", "missing-phone"],
+    ids=["bad-json", "empty-body", "missing-phone", "array-of-one"],
 )
 def test_enroll_rejects_a_malformed_request_with_400(local_env_factory, body: Any, message: str) -> None:
     # Given a running system
@@ -505,10 +507,12 @@ def test_state_override_sets_sub_state_and_debug_with_the_reason_in_the_transcri
     [
         ({"sub_state": "FEEDBACK"}, "reason is required"),
         ({"debug_mode": True, "reason": ""}, "reason"),
-        ({"reason": "nothing to change"}, "give sub_state and/or debug_mode"),
+        ({"reason": "nothing to change"}, "give sub_state, debug_mode and/or llm_routes"),
         ({"sub_state": "COORDINATOR_X", "reason": "typo"}, "sub_state"),
+        ({"debug_mode": 0, "reason": "not a boolean"}, "debug_mode"),
+        ({"debug_mode": True, "llm_routes": {"intake": {"temperature": False}}, "reason": "x"}, "temperature"),
     ],
-    ids=["no-reason", "empty-reason", "nothing-to-change", "unknown-sub-state"],
+    ids=["no-reason", "empty-reason", "nothing-to-change", "unknown-sub-state", "debug-0", "temperature-false"],
 )
 def test_state_override_rejects_bad_requests_with_400(local_env_factory, body: dict[str, Any], message: str) -> None:
     # Given a participant in INTAKE

@@ -1,31 +1,33 @@
-"""Messenger adapters against captured provider requests: Twilio (through the real ``twilio``
-client and its ``http_client`` hook), Meta WhatsApp Cloud (httpx MockTransport and a local HTTP
-server), the local outbox and ``build_messenger``."""
+"""Messenger adapters against captured provider requests: Twilio's REST API and Meta WhatsApp
+Cloud (httpx MockTransport and a local HTTP server), recorded provider responses
+(tests/data/outbound_exchanges.json), the WhatsApp 24-hour window, SMS segments, the local outbox
+and ``build_messenger``."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx
 import pytest
-import requests
-from twilio.http import HttpClient
-from twilio.http.response import Response as TwilioResponse
-from twilio.rest import Client
 
 from promptpipe.adapters.messengers import (
     LocalOutbox,
     TwilioMessenger,
     WhatsAppCloudMessenger,
+    WhatsAppTemplates,
     build_messenger,
 )
 from promptpipe.clock import ManualClock
 from promptpipe.errors import ConfigurationError, MessagingError
-from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.messaging import NEVER_WROTE, OutboundKind, OutboundMessage
 from promptpipe.ports import Messenger
 from promptpipe.questions import DONE_QUESTION, intensity_question
 from promptpipe.settings import Settings
@@ -33,6 +35,14 @@ from promptpipe.settings import Settings
 ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
 AUTH_TOKEN = "twilio-auth-token"
 TO = "+14155550100"
+PROMPT_SID = "HX" + "1" * 32
+REENGAGE_SID = "HX" + "2" * 32
+EXCHANGES = json.loads((Path(__file__).parent.parent / "data" / "outbound_exchanges.json").read_text())
+
+
+def _recorded(name: str) -> httpx.Response:
+    exchange = EXCHANGES[name]
+    return httpx.Response(exchange["status"], json=exchange["body"])
 
 
 def _message(body: str = "Take a 10-minute walk after lunch.", **extra: Any) -> OutboundMessage:
@@ -42,131 +52,187 @@ def _message(body: str = "Take a 10-minute walk after lunch.", **extra: Any) -> 
 # --- Twilio -------------------------------------------------------------------------------------
 
 
-class RecordingTwilioHttp(HttpClient):
-    """Twilio's HTTP hook: records each REST request and answers with a canned response."""
+class TwilioRecorder:
+    """An httpx MockTransport handler standing in for Twilio's REST API."""
 
-    def __init__(
-        self, status: int = 201, payload: dict[str, Any] | None = None, error: Exception | None = None
-    ) -> None:
-        super().__init__(logger=None, is_async=False)  # type: ignore[arg-type]
-        self.status = status
-        self.payload = payload if payload is not None else {"sid": "SM00000000000000000000000000000001"}
+    def __init__(self, responses: list[httpx.Response] | None = None, error: Exception | None = None) -> None:
+        self.requests: list[httpx.Request] = []
+        self.responses = responses or []
         self.error = error
-        self.requests: list[dict[str, Any]] = []
 
-    def request(  # noqa: PLR0917  (the signature of twilio's HttpClient.request)
-        self,
-        method: str,
-        uri: str,
-        params: Any = None,
-        data: Any = None,
-        headers: Any = None,
-        auth: Any = None,
-        timeout: Any = None,
-        allow_redirects: bool = False,
-    ) -> TwilioResponse:
-        self.requests.append({"method": method, "uri": uri, "data": dict(data or {}), "auth": auth})
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
         if self.error is not None:
             raise self.error
-        return TwilioResponse(self.status, json.dumps(self.payload))
+        if self.responses:
+            return self.responses.pop(0)
+        return _recorded("twilio_message_created")
+
+    def forms(self) -> list[dict[str, str]]:
+        return [dict(parse_qsl(r.content.decode(), keep_blank_values=True)) for r in self.requests]
 
 
-def _twilio(http: RecordingTwilioHttp, **kwargs: Any) -> TwilioMessenger:
+def _twilio(recorder: TwilioRecorder, **kwargs: Any) -> TwilioMessenger:
     kwargs.setdefault("from_number", "+14155550199")
     return TwilioMessenger(
         ACCOUNT_SID,
         AUTH_TOKEN,
-        client_factory=lambda sid, token: Client(sid, token, http_client=http),
+        http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+        publish=False,
         **kwargs,
     )
 
 
 def test_twilio_sms_request() -> None:
     # Given an SMS messenger / When it sends a plain message
-    http = RecordingTwilioHttp()
-    result = _twilio(http).send(_message())
-    # Then one Messages.create call goes to the account, authenticated with the account credentials
-    (request,) = http.requests
-    assert request["method"] == "POST"
-    assert request["uri"] == f"https://api.twilio.com/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json"
-    assert request["auth"] == (ACCOUNT_SID, AUTH_TOKEN)
-    assert request["data"] == {"To": TO, "From": "+14155550199", "Body": "Take a 10-minute walk after lunch."}
+    recorder = TwilioRecorder()
+    result = _twilio(recorder).send(_message())
+    # Then one Messages.json call goes to the account, authenticated with the account credentials
+    (request,) = recorder.requests
+    assert request.method == "POST"
+    assert str(request.url) == f"https://api.twilio.com/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json"
+    expected_auth = base64.b64encode(f"{ACCOUNT_SID}:{AUTH_TOKEN}".encode()).decode()
+    assert request.headers["Authorization"] == f"Basic {expected_auth}"
+    assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert recorder.forms() == [{"To": TO, "From": "+14155550199", "Body": "Take a 10-minute walk after lunch."}]
     assert (result.provider, result.provider_message_id) == ("twilio", "SM00000000000000000000000000000001")
+    assert (result.segments, result.parts) == (1, 1)
 
 
 def test_twilio_whatsapp_with_question_as_numbered_text() -> None:
-    http = RecordingTwilioHttp()
-    _twilio(http, channel="whatsapp").send(_message(question=DONE_QUESTION, kind=OutboundKind.DAILY_PROMPT))
-    (request,) = http.requests
-    assert request["data"]["To"] == "whatsapp:+14155550100"
-    assert request["data"]["From"] == "whatsapp:+14155550199"
-    assert request["data"]["Body"] == (
-        "Take a 10-minute walk after lunch.\n\nDid you do it? Reply 1 for Done or 2 for Next time."
-    )
+    recorder = TwilioRecorder()
+    _twilio(recorder, channel="whatsapp").send(_message(question=DONE_QUESTION, kind=OutboundKind.DAILY_PROMPT))
+    (form,) = recorder.forms()
+    assert form["To"] == "whatsapp:+14155550100"
+    assert form["From"] == "whatsapp:+14155550199"
+    assert form["Body"] == ("Take a 10-minute walk after lunch.\n\nDid you do it? Reply 1 for Done or 2 for Next time.")
 
 
 def test_twilio_question_only_and_messaging_service() -> None:
-    http = RecordingTwilioHttp()
-    messenger = _twilio(http, from_number=None, messaging_service_sid="MG0123456789abcdef0123456789abcdef")
-    messenger.send(_message(body="", question=intensity_question("high")))
-    (request,) = http.requests
-    assert "From" not in request["data"]
-    assert request["data"]["MessagingServiceSid"] == "MG0123456789abcdef0123456789abcdef"
-    assert request["data"]["Body"] == (
-        "How's the intensity? Reply LESS (decrease) or SAME (keep current) — or low, normal or high."
+    recorder = TwilioRecorder()
+    messenger = _twilio(recorder, from_number=None, messaging_service_sid="MG0123456789abcdef0123456789abcdef")
+    result = messenger.send(_message(body="", question=intensity_question("high")))
+    (form,) = recorder.forms()
+    assert "From" not in form
+    assert form["MessagingServiceSid"] == "MG0123456789abcdef0123456789abcdef"
+    # On SMS the em dash of the poll becomes a hyphen: one GSM-7 segment instead of two UCS-2 ones
+    assert form["Body"] == (
+        "How's the intensity? Reply LESS (decrease) or SAME (keep current) - or low, normal or high."
     )
+    assert result.segments == 1
 
 
-def test_twilio_client_is_built_once() -> None:
-    built: list[str] = []
-    http = RecordingTwilioHttp()
+def test_twilio_sms_is_kept_in_gsm7_and_emoji_follow_the_tone() -> None:
+    recorder = TwilioRecorder()
+    messenger = _twilio(recorder)
+    text = "“Great job” today 🎉 — you’re on a roll… see you tomorrow at the same time, same place!"
+    dropped = messenger.send(_message(body=text))
+    kept = messenger.send(_message(body=text, allow_emoji=True))
+    first, second = recorder.forms()
+    assert first["Body"] == '"Great job" today - you\'re on a roll... see you tomorrow at the same time, same place!'
+    assert dropped.segments == 1
+    assert (
+        second["Body"] == '"Great job" today 🎉 - you\'re on a roll... see you tomorrow at the same time, same place!'
+    )
+    assert kept.segments == 2  # the emoji makes it UCS-2: 91 code units > 70
 
-    def factory(sid: str, token: str) -> Client:
-        built.append(sid)
-        return Client(sid, token, http_client=http)
 
-    messenger = TwilioMessenger(ACCOUNT_SID, AUTH_TOKEN, from_number="+14155550199", client_factory=factory)
+def test_twilio_sms_over_1600_characters_is_split_at_sentences() -> None:
+    recorder = TwilioRecorder()
+    body = "Here is one more idea for your habit this week. " * 50  # 2,400 characters
+    result = _twilio(recorder).send(_message(body=body))
+    bodies = [form["Body"] for form in recorder.forms()]
+    assert len(bodies) == 2 and all(len(b) <= 1600 and b.endswith(".") for b in bodies)
+    assert " ".join(bodies) == body.strip()
+    assert result.parts == 2
+    assert result.segments == sum(-(-len(b) // 153) for b in bodies)
+
+
+def test_twilio_publishes_segments_as_a_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    from promptpipe import observability
+
+    published: list[tuple[str, float, dict[str, str]]] = []
+    monkeypatch.setattr(
+        observability, "count", lambda name, value=1, unit=None, **dims: published.append((name, value, dims))
+    )
+    recorder = TwilioRecorder()
+    messenger = TwilioMessenger(
+        ACCOUNT_SID,
+        AUTH_TOKEN,
+        from_number="+14155550199",
+        http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+    )
+    messenger.send(_message(body="x" * 200))
+    assert published == [("SmsSegments", 2, {})]
+
+
+def test_twilio_client_is_reused() -> None:
+    recorder = TwilioRecorder()
+    messenger = _twilio(recorder)
     messenger.send(_message())
     messenger.send(_message())
-    assert built == [ACCOUNT_SID]
-    assert len(http.requests) == 2
+    assert len(recorder.requests) == 2
 
 
 def test_twilio_rest_error_maps_to_messaging_error_with_code() -> None:
-    http = RecordingTwilioHttp(
-        status=400,
-        payload={
-            "code": 21211,
-            "message": "The 'To' number +14155550100 is not a valid phone number.",
-            "status": 400,
-        },
+    recorder = TwilioRecorder(
+        [
+            httpx.Response(
+                400,
+                json={
+                    "code": 21211,
+                    "message": "The 'To' number +14155550100 is not a valid phone number.",
+                    "more_info": "https://www.twilio.com/docs/errors/21211",
+                    "status": 400,
+                },
+            )
+        ]
     )
     with pytest.raises(MessagingError) as caught:
-        _twilio(http).send(_message())
+        _twilio(recorder).send(_message())
     text = str(caught.value)
     assert "HTTP 400" in text and "code 21211" in text
     assert "+14155550100" not in text  # the number is masked before it can reach a log
     assert "0100" in text
+    assert (caught.value.code, caught.value.status, caught.value.retryable) == ("21211", 400, False)
+
+
+def test_twilio_recorded_unsubscribed_error() -> None:
+    recorder = TwilioRecorder([_recorded("twilio_unsubscribed")])
+    with pytest.raises(MessagingError, match="code 21610") as caught:
+        _twilio(recorder).send(_message())
+    assert caught.value.code == "21610"
 
 
 def test_twilio_rfc9457_error_maps_to_messaging_error() -> None:
-    http = RecordingTwilioHttp(
-        status=429,
-        payload={
-            "type": "https://www.twilio.com/docs/errors/20429",
-            "title": "Too Many Requests",
-            "status": 429,
-            "code": 20429,
-        },
+    recorder = TwilioRecorder(
+        [
+            httpx.Response(
+                429,
+                json={
+                    "type": "https://www.twilio.com/docs/errors/20429",
+                    "title": "Too Many Requests",
+                    "status": 429,
+                    "code": 20429,
+                },
+            )
+        ]
     )
-    with pytest.raises(MessagingError, match=r"HTTP 429, code 20429\): Too Many Requests"):
-        _twilio(http).send(_message())
+    with pytest.raises(MessagingError, match=r"HTTP 429, code 20429\): Too Many Requests") as caught:
+        _twilio(recorder).send(_message())
+    assert caught.value.retryable
+
+
+def test_twilio_error_without_json_body() -> None:
+    recorder = TwilioRecorder([httpx.Response(502, text="<html>Bad Gateway</html>")])
+    with pytest.raises(MessagingError, match="HTTP 502"):
+        _twilio(recorder).send(_message())
 
 
 def test_twilio_network_error_maps_to_messaging_error() -> None:
-    http = RecordingTwilioHttp(error=requests.ConnectionError("connection refused"))
-    with pytest.raises(MessagingError, match="ConnectionError"):
-        _twilio(http).send(_message())
+    recorder = TwilioRecorder(error=httpx.ConnectError("connection refused"))
+    with pytest.raises(MessagingError, match="ConnectError"):
+        _twilio(recorder).send(_message())
 
 
 @pytest.mark.parametrize(
@@ -184,6 +250,102 @@ def test_twilio_configuration_errors(kwargs: dict[str, Any], message: str) -> No
     sid, token = kwargs.pop("account_sid"), kwargs.pop("auth_token")
     with pytest.raises(ConfigurationError, match=message):
         TwilioMessenger(sid, token, **kwargs)
+
+
+def test_twilio_sends_without_the_twilio_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The send path needs only httpx: an import of the SDK would fail here
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_twilio(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "twilio" or name.startswith("twilio."):
+            raise ImportError("twilio SDK not installed")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_twilio)
+    recorder = TwilioRecorder()
+    assert _twilio(recorder).send(_message()).provider_message_id.startswith("SM")
+
+
+# --- Twilio WhatsApp outside the 24-hour window ---------------------------------------------------
+
+
+def _twilio_wa(recorder: TwilioRecorder, clock: ManualClock, **templates: Any) -> TwilioMessenger:
+    templates.setdefault("prompt", PROMPT_SID)
+    templates.setdefault("reengagement", REENGAGE_SID)
+    return _twilio(recorder, channel="whatsapp", templates=WhatsAppTemplates(**templates), clock=clock)
+
+
+def test_twilio_whatsapp_inside_the_window_is_free_form(clock: ManualClock) -> None:
+    recorder = TwilioRecorder()
+    last = clock.now() - timedelta(hours=23)
+    result = _twilio_wa(recorder, clock).send(_message(kind=OutboundKind.DAILY_PROMPT, last_inbound_at=last))
+    (form,) = recorder.forms()
+    assert form["Body"] == "Take a 10-minute walk after lunch." and "ContentSid" not in form
+    assert result.template == ""
+
+
+def test_twilio_whatsapp_outside_the_window_sends_the_content_template(clock: ManualClock) -> None:
+    recorder = TwilioRecorder()
+    last = clock.now() - timedelta(days=2)
+    result = _twilio_wa(recorder, clock).send(
+        _message(
+            body="Take a\n10-minute walk.", kind=OutboundKind.DAILY_PROMPT, question=DONE_QUESTION, last_inbound_at=last
+        )
+    )
+    (form,) = recorder.forms()
+    assert form == {
+        "To": "whatsapp:+14155550100",
+        "From": "whatsapp:+14155550199",
+        "ContentSid": PROMPT_SID,
+        "ContentVariables": '{"1": "Take a 10-minute walk."}',
+    }
+    assert result.template == PROMPT_SID
+
+
+def test_twilio_whatsapp_without_a_prompt_template_sends_the_fixed_one(clock: ManualClock) -> None:
+    recorder = TwilioRecorder()
+    _twilio_wa(recorder, clock, prompt=None).send(_message(kind=OutboundKind.REMINDER, last_inbound_at=NEVER_WROTE))
+    (form,) = recorder.forms()
+    assert form["ContentSid"] == REENGAGE_SID and "ContentVariables" not in form and "Body" not in form
+
+
+def test_twilio_whatsapp_refusal_63016_switches_to_the_template_once(clock: ManualClock) -> None:
+    # Given a caller that does not know when the participant last wrote, and Twilio refusing
+    recorder = TwilioRecorder([_recorded("twilio_outside_window")])
+    result = _twilio_wa(recorder, clock).send(_message(kind=OutboundKind.DAILY_PROMPT))
+    first, second = recorder.forms()
+    assert "Body" in first and "ContentSid" not in first
+    assert second["ContentSid"] == PROMPT_SID
+    assert result.template == PROMPT_SID and result.provider_message_id.startswith("SM")
+
+
+def test_twilio_whatsapp_refusal_of_the_template_too_is_not_retried_again(clock: ManualClock) -> None:
+    recorder = TwilioRecorder([_recorded("twilio_outside_window"), _recorded("twilio_outside_window")])
+    with pytest.raises(MessagingError, match="code 63016") as caught:
+        _twilio_wa(recorder, clock).send(_message(kind=OutboundKind.DAILY_PROMPT))
+    assert len(recorder.requests) == 2 and not caught.value.retryable
+
+
+def test_twilio_whatsapp_poll_outside_the_window_is_skipped(clock: ManualClock) -> None:
+    recorder = TwilioRecorder()
+    result = _twilio_wa(recorder, clock).send(
+        _message(
+            body="",
+            kind=OutboundKind.INTENSITY_POLL,
+            question=intensity_question("normal"),
+            last_inbound_at=NEVER_WROTE,
+        )
+    )
+    assert recorder.requests == [] and result.skipped == "outside_window"
+
+
+def test_twilio_whatsapp_without_templates_keeps_the_refusal(clock: ManualClock) -> None:
+    recorder = TwilioRecorder([_recorded("twilio_outside_window")])
+    with pytest.raises(MessagingError, match="63016"):
+        _twilio(recorder, channel="whatsapp", clock=clock).send(_message(last_inbound_at=NEVER_WROTE))
+    assert len(recorder.requests) == 1
 
 
 # --- WhatsApp Cloud API ---------------------------------------------------------------------------
@@ -214,9 +376,9 @@ class GraphRecorder:
         return [json.loads(r.content) for r in self.requests]
 
 
-def _cloud(recorder: GraphRecorder) -> WhatsAppCloudMessenger:
+def _cloud(recorder: GraphRecorder, **kwargs: Any) -> WhatsAppCloudMessenger:
     client = httpx.Client(transport=httpx.MockTransport(recorder))
-    return WhatsAppCloudMessenger("EAAG-token", "123456789012345", http_client=client)
+    return WhatsAppCloudMessenger("EAAG-token", "123456789012345", http_client=client, publish=False, **kwargs)
 
 
 def test_whatsapp_cloud_text() -> None:
@@ -326,6 +488,109 @@ def test_whatsapp_cloud_network_error() -> None:
     )
     with pytest.raises(MessagingError, match="ConnectError"):
         messenger.send(_message())
+
+
+# --- WhatsApp Cloud outside the 24-hour window ----------------------------------------------------
+
+
+def _cloud_templates(**kwargs: Any) -> WhatsAppTemplates:
+    kwargs.setdefault("prompt", "daily_habit_prompt")
+    kwargs.setdefault("reengagement", "habit_checkin")
+    return WhatsAppTemplates(**kwargs)
+
+
+def test_whatsapp_cloud_inside_the_window_is_free_form(clock: ManualClock) -> None:
+    recorder = GraphRecorder()
+    last = clock.now() - timedelta(hours=20)
+    _cloud(recorder, templates=_cloud_templates(), clock=clock).send(
+        _message(kind=OutboundKind.DAILY_PROMPT, question=DONE_QUESTION, last_inbound_at=last)
+    )
+    assert [b["type"] for b in recorder.bodies()] == ["interactive"]
+
+
+def test_whatsapp_cloud_outside_the_window_sends_the_prompt_template(clock: ManualClock) -> None:
+    recorder = GraphRecorder([_recorded("meta_message_sent")])
+    last = clock.now() - timedelta(days=2)
+    messenger = _cloud(recorder, templates=_cloud_templates(language="en", quick_replies=True), clock=clock)
+    result = messenger.send(
+        _message(
+            body="Take a 10-minute walk\n\nafter lunch.",
+            kind=OutboundKind.DAILY_PROMPT,
+            question=DONE_QUESTION,
+            last_inbound_at=last,
+        )
+    )
+    assert recorder.bodies() == [
+        {
+            "messaging_product": "whatsapp",
+            "to": "14155550100",
+            "type": "template",
+            "template": {
+                "name": "daily_habit_prompt",
+                "language": {"code": "en"},
+                "components": [
+                    {"type": "body", "parameters": [{"type": "text", "text": "Take a 10-minute walk after lunch."}]},
+                    {
+                        "type": "button",
+                        "sub_type": "quick_reply",
+                        "index": "0",
+                        "parameters": [{"type": "payload", "payload": "done:done"}],
+                    },
+                    {
+                        "type": "button",
+                        "sub_type": "quick_reply",
+                        "index": "1",
+                        "parameters": [{"type": "payload", "payload": "done:next_time"}],
+                    },
+                ],
+            },
+        }
+    ]
+    assert result.template == "daily_habit_prompt"
+    assert result.provider_message_id == EXCHANGES["meta_message_sent"]["body"]["messages"][0]["id"]
+
+
+def test_whatsapp_cloud_text_too_long_for_a_parameter_uses_the_fixed_template(clock: ManualClock) -> None:
+    recorder = GraphRecorder()
+    _cloud(recorder, templates=_cloud_templates(), clock=clock).send(
+        _message(body="word " * 300, kind=OutboundKind.FEEDBACK_NUDGE, last_inbound_at=NEVER_WROTE)
+    )
+    (body,) = recorder.bodies()
+    assert body["template"] == {"name": "habit_checkin", "language": {"code": "en_US"}}
+
+
+def test_whatsapp_cloud_refusal_131047_switches_to_the_template_once(clock: ManualClock) -> None:
+    # Given the recorded refusal of a free-form message outside the window
+    recorder = GraphRecorder([_recorded("meta_outside_window")])
+    result = _cloud(recorder, templates=_cloud_templates(), clock=clock).send(_message(kind=OutboundKind.DAILY_PROMPT))
+    free_form, template = recorder.bodies()
+    assert free_form["type"] == "text"
+    assert template["type"] == "template" and template["template"]["name"] == "daily_habit_prompt"
+    assert result.template == "daily_habit_prompt"
+
+
+def test_whatsapp_cloud_refusal_is_raised_not_retried_when_no_template_is_configured(clock: ManualClock) -> None:
+    recorder = GraphRecorder([_recorded("meta_outside_window")])
+    with pytest.raises(MessagingError, match="code 131047") as caught:
+        _cloud(recorder, clock=clock).send(_message(kind=OutboundKind.DAILY_PROMPT))
+    assert len(recorder.requests) == 1
+    assert (caught.value.code, caught.value.retryable) == ("131047", False)
+
+
+def test_whatsapp_cloud_reply_is_never_a_template(clock: ManualClock) -> None:
+    recorder = GraphRecorder()
+    _cloud(recorder, templates=_cloud_templates(), clock=clock).send(_message(last_inbound_at=NEVER_WROTE))
+    assert recorder.bodies()[0]["type"] == "text"
+
+
+def test_whatsapp_cloud_poll_outside_the_window_is_skipped(clock: ManualClock) -> None:
+    recorder = GraphRecorder()
+    result = _cloud(recorder, templates=_cloud_templates(), clock=clock).send(
+        _message(
+            body="", kind=OutboundKind.INTENSITY_POLL, question=intensity_question("low"), last_inbound_at=NEVER_WROTE
+        )
+    )
+    assert recorder.requests == [] and result.skipped == "outside_window"
 
 
 class _GraphHandler(BaseHTTPRequestHandler):
@@ -501,7 +766,7 @@ def test_build_messenger_names_the_missing_setting(clock: ManualClock, values: d
 def test_every_messenger_satisfies_the_port(clock: ManualClock) -> None:
     messengers: list[Messenger] = [
         LocalOutbox(clock),
-        _twilio(RecordingTwilioHttp()),
+        _twilio(TwilioRecorder()),
         _cloud(GraphRecorder()),
     ]
     for messenger in messengers:

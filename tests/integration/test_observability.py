@@ -1,4 +1,4 @@
-"""Logs, metrics and the per-turn audit record, captured from the real handlers (issue 7)."""
+"""Logs, metrics and the per-turn audit record, captured from the real handlers."""
 
 from __future__ import annotations
 

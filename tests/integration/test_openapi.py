@@ -1,4 +1,4 @@
-"""The participants API's OpenAPI document, generated from the Powertools resolver (issue 4 §1).
+"""The participants API's OpenAPI document, generated from the Powertools resolver.
 
 ``openapi-spec-validator`` is not a dependency, so the document's structure is asserted directly:
 an OpenAPI 3.1 document with every route, its path parameters and the request body schemas."""
@@ -16,6 +16,11 @@ ROUTES = {
     f"{BASE}/{{participant_id}}": {"get", "put", "delete"},
     f"{BASE}/{{participant_id}}/history": {"get"},
     f"{BASE}/{{participant_id}}/state": {"get", "post"},
+    f"{BASE}/{{participant_id}}/reconcile": {"post"},
+    "/conversation/reconcile": {"post"},
+    "/conversation/flows/validate": {"post"},
+    "/conversation/flows/{flow_id}": {"get", "put"},
+    "/conversation/flows/{flow_id}/versions": {"get"},
 }
 
 
@@ -60,7 +65,7 @@ def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None
     assert schema["required"] == ["phone_number"]
     assert set(schema["properties"]) == {"phone_number", "name", "gender", "ethnicity", "background", "timezone"}
     assert schema["additionalProperties"] is False
-    # And enrollment documents its 201 (seed 001), not the default 200
+    # And enrollment documents its 201 (docs/behaviour.md#B-API-1), not the default 200
     assert "201" in document["paths"][BASE]["post"]["responses"]
 
 

@@ -1,4 +1,4 @@
-"""A schema-driven run against the participants API (issue 6 item 8), with no new dependency.
+"""A schema-driven run against the participants API, with no new dependency.
 
 Every operation of the OpenAPI document the enrollment function generates is exercised with requests
 drawn by hypothesis from the document itself: request bodies from their JSON schema (through a small
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from promptpipe.local.environment import LocalEnvironment
 
 ENROLLED = ["+14155550101", "+14155550102", "+14155550103"]
-# The statuses the handler answers with: 422 (Powertools' default, still what the document lists) is
-# mapped to 400 by the handler's RequestValidationError handler.
+# The statuses the handler answers with (Powertools' 422 is mapped to 400 by the handler, and the
+# document lists 400).
 ANSWERED = {200, 201, 400, 404, 409}
 RUN = settings(
     max_examples=30,
@@ -55,6 +55,10 @@ def from_schema(document: dict[str, Any], schema: dict[str, Any], name: str = ""
     """Values valid for ``schema`` (the subset the document uses: $ref, anyOf, enum, object, string
     with min/maxLength, integer with minimum/maximum, number, boolean, null)."""
     schema = resolve(document, schema)
+    if "anyOf" in schema and schema.get("type") == "object":  # "at least one of" these fields, non-null
+        branches = [b.get("required", []) for b in schema["anyOf"]]
+        base = from_schema(document, {k: v for k, v in schema.items() if k != "anyOf"}, name)
+        return base.filter(lambda value: any(all(value.get(k) is not None for k in b) for b in branches))
     if "anyOf" in schema:
         return st.one_of([from_schema(document, option, name) for option in schema["anyOf"]])
     if "enum" in schema:
@@ -101,7 +105,9 @@ def body_strategy(document: dict[str, Any], schema: dict[str, Any]) -> st.Search
     valid = from_schema(document, schema)
     properties = list(resolve(document, schema).get("properties", {}))
     extra_field = st.builds(lambda body, value: {**body, "unexpected_field": value}, valid, JSON)
-    wrong_type = st.builds(lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties), JSON)
+    wrong_type = st.builds(
+        lambda body, key, value: {**body, key: value}, valid, st.sampled_from(properties or ["unexpected_field"]), JSON
+    )
     return st.one_of(
         valid.map(json.dumps),
         valid.map(json.dumps),

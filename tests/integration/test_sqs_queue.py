@@ -1,4 +1,4 @@
-"""SqsTurnQueue and the local inbound queue/schedule group against moto (DESIGN §4)."""
+"""SqsTurnQueue and the local inbound queue/schedule group against moto (docs/architecture.md#timers)."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def test_daily_prompt_invoked_twice_with_one_execution_id_delivers_once(enrolled
     assert len(p.messages(OutboundKind.INTENSITY_POLL)) == 1
     assert p.state()["profile"]["total_prompts"] == 1
     # And the reminder and auto-feedback one-shots exist in the group, as at() schedules
-    reminder, autofb = f"reminder-{p.id}", f"autofb-{p.id}"
+    reminder, autofb = f"{p.id}-reminder", f"{p.id}-autofb"
     assert {reminder, autofb} <= set(group_names(p.env, p.id))
     item = scheduler(p.env).get_schedule(Name=reminder, GroupName=p.env.settings.schedule_group_name)
     assert item["ScheduleExpression"] == "at(2026-03-03T17:20:00)" and item["ActionAfterCompletion"] == "DELETE"
@@ -168,7 +168,7 @@ def test_reminder_twice_one_message_and_stale_execution_none(enrolled: Participa
     # Given a delivered prompt and its reminder due at 12:20
     p = enrolled
     deliver_once(p)
-    reminder = captured(p.env, f"reminder-{p.id}")
+    reminder = captured(p.env, f"{p.id}-reminder")
     p.env.clock.set(at_local(MONDAY + timedelta(days=1), "12:20"))
     # When the reminder's Input is delivered twice with one execution id
     invoke(p.env, reminder, "exec-reminder-1")
@@ -185,7 +185,7 @@ def test_auto_feedback_twice_one_effect_and_stale_execution_none(enrolled: Parti
     p = enrolled
     p.override("INTAKE")
     deliver_once(p)
-    autofb = captured(p.env, f"autofb-{p.id}")
+    autofb = captured(p.env, f"{p.id}-autofb")
     p.env.clock.set(at_local(MONDAY + timedelta(days=1), "07:25"))
     # When the auto-feedback Input is delivered
     invoke(p.env, autofb, "exec-autofb-1")
@@ -208,12 +208,12 @@ def test_state_transition_twice_one_effect_and_stale_execution_none(enrolled: Pa
         .execute(ToolContext(p.env.app.deps, session), {"target_state": "FEEDBACK", "delay_minutes": 30})
         .ok
     )
-    session.commit()
-    transition = captured(p.env, f"transition-{p.id}")
+    p.env.app.apply_schedules(session.commit())
+    transition = captured(p.env, f"{p.id}-transition")
     # When it fires / Then FEEDBACK, and the schedule is deleted with the pending transition
     p.env.clock.advance(timedelta(minutes=30))
     invoke(p.env, transition, "exec-transition-1")
-    assert p.state()["sub_state"] == "FEEDBACK" and f"transition-{p.id}" not in group_names(p.env, p.id)
+    assert p.state()["sub_state"] == "FEEDBACK" and f"{p.id}-transition" not in group_names(p.env, p.id)
     # When, after an operator moved the participant back, it is delivered again
     p.override("INTAKE")
     invoke(p.env, transition, "exec-transition-1")
@@ -229,12 +229,12 @@ def test_feedback_timeout_and_follow_up_twice_one_effect_each(local_env_factory:
     p.intake()
     deliver_once(p)
     # When the timeout's Input is delivered twice, then under another execution id
-    timeout = captured(env, f"fbtimeout-{p.id}")
+    timeout = captured(env, f"{p.id}-fbtimeout")
     env.clock.advance(timedelta(minutes=15))
     for execution in ("exec-timeout-1", "exec-timeout-1", "exec-timeout-2"):
         invoke(env, timeout, execution)
     # And the follow-up's likewise, 3 h later
-    followup = captured(env, f"fbfollowup-{p.id}")
+    followup = captured(env, f"{p.id}-fbfollowup")
     env.clock.advance(timedelta(hours=3))
     for execution in ("exec-followup-1", "exec-followup-1", "exec-followup-2"):
         invoke(env, followup, execution)
@@ -247,7 +247,7 @@ def test_a_stale_reminder_from_yesterday_changes_nothing_today(enrolled: Partici
     # Given Tuesday's prompt, and the Input EventBridge held for Tuesday's reminder
     p = enrolled
     deliver_once(p, "exec-tuesday")
-    tuesday_reminder = captured(p.env, f"reminder-{p.id}")
+    tuesday_reminder = captured(p.env, f"{p.id}-reminder")
     # When Wednesday's prompt replaces the reminder, and Tuesday's Input arrives late anyway
     p.env.clock.set(at_local(MONDAY + timedelta(days=2), "07:20"))
     invoke(p.env, daily_name(p), "exec-wednesday")
@@ -258,7 +258,7 @@ def test_a_stale_reminder_from_yesterday_changes_nothing_today(enrolled: Partici
     assert p.state()["daily_prompt_pending"]["sent_at"] == "2026-03-04T12:20:00Z"
 
 
-# --- pause and resume (decision 4) ----------------------------------------------------------------
+# --- pause and resume (docs/behaviour.md#B-LIFE-1) ------------------------------------------------
 
 
 def test_pause_stops_prompts_and_resume_restores_them_at_the_right_local_time(enrolled: Participant) -> None:
@@ -267,7 +267,7 @@ def test_pause_stops_prompts_and_resume_restores_them_at_the_right_local_time(en
     name = daily_name(p)
     env.advance_to(at_local(MONDAY + timedelta(days=1), "08:00"))
     assert len(p.messages(OutboundKind.DAILY_PROMPT)) == 1
-    assert name in group_names(env, p.id) and f"reminder-{p.id}" in group_names(env, p.id)
+    assert name in group_names(env, p.id) and f"{p.id}-reminder" in group_names(env, p.id)
     # When they are paused at 08:00
     p.set_status("paused")
     # Then every schedule of theirs is gone from the group
@@ -344,7 +344,7 @@ def test_daily_0800_toronto_fires_once_a_day_at_0750_across_dst(
     assert [m.sent_at for m in prompts] == [f.at for f in daily]
 
 
-# --- random windows (decision 3) ------------------------------------------------------------------
+# --- random windows (docs/behaviour.md#B-SCHED-6) -------------------------------------------------
 
 
 def random_week(env: LocalEnvironment, seed: int) -> list[datetime]:
@@ -354,7 +354,7 @@ def random_week(env: LocalEnvironment, seed: int) -> list[datetime]:
     session = env.app.sessions.open(p.id, "create-random")
     args = {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"}
     result = SchedulerTool(env.settings.scheduler_prep_time_minutes).execute(ToolContext(env.app.deps, session), args)
-    session.commit()
+    env.app.apply_schedules(session.commit())
     assert result.ok and result.data["starts_today"] is False
     env.advance_to(at_local(MONDAY + timedelta(days=8), "00:00"))
     return [m.sent_at for m in p.messages(OutboundKind.DAILY_PROMPT)]

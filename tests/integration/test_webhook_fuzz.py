@@ -1,4 +1,4 @@
-"""Bad input at the webhooks (issue 6 §8–9): arbitrary bodies and headers never cause a 5xx, and
+"""Bad input at the webhooks: arbitrary bodies and headers never cause a 5xx, and
 nothing without a valid signature ever becomes a turn."""
 
 from __future__ import annotations

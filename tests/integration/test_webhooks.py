@@ -1,4 +1,4 @@
-"""Inbound webhooks end to end (issue 4 §2): real Twilio form posts (base64 bodies, signed) and Meta
+"""Inbound webhooks end to end: real Twilio form posts (base64 bodies, signed) and Meta
 WhatsApp Cloud payloads as API Gateway HTTP API v2 events, through the webhook handler, the inbound
 FIFO queue (moto) and the worker, with the scripted coach and the local outbox."""
 

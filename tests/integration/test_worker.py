@@ -1,4 +1,4 @@
-"""The inbound worker (issue 4 §3): real SQS FIFO event records from moto through the worker handler
+"""The inbound worker: real SQS FIFO event records from moto through the worker handler
 (SqsFifoPartialProcessor + Powertools Idempotency on its own table), with the scripted coach and the
 local outbox. Failures are retried by SQS (the drainer resets visibility) and finally dead-lettered
 by the queue's redrive policy."""

@@ -1,4 +1,4 @@
-"""Contract scenarios through ConversationFlow with in-memory fakes (FACTS §11 F3–F4, contract §9)."""
+"""Scenarios through ConversationFlow with in-memory fakes (docs/behaviour.md#scenarios, cases F3–F4)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def turn(h, participant, text, **kw):
         enqueued_at=h.clock.now(),
     )
     outcome = h.app.process_turn(event)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 

@@ -1,5 +1,6 @@
-"""Daily delivery and the one-shot timers, with in-memory fakes (contract §5, scenarios 6, 7, 8 and 11;
-FACTS §4, §7 and §11 S4–S6, S12–S14; decisions 3–6, 8 and 10).
+"""Daily delivery and the one-shot timers, with in-memory fakes: docs/behaviour.md on delivery, reminder,
+auto-feedback, intensity, Done, feedback timers and lifecycle; scenarios SC-6, SC-7, SC-8 and SC-11; cases S4–S6 and
+S12–S14.
 
 A daily schedule "fires" by running its registered payload through ``PromptPipe.run_scheduled_prompt``
 with an execution id, as the scheduled-prompt handler does; one-shots fire through ``fire_due`` at
@@ -94,7 +95,7 @@ def given(
     args = schedule or {"action": "create", "type": "fixed", "fixed_time": "09:30"}
     session = h.app.sessions.open(p.id, "create-schedule")
     assert SchedulerTool(10).execute(ToolContext(h.app.deps, session), args).ok
-    session.commit()
+    h.app.apply_schedules(session.commit())
     [daily] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt"]
     return h, p, daily
 
@@ -106,7 +107,7 @@ def deliver(h: MemoryHarness, schedule: ScheduledTimer, at: datetime | None = No
     payload = schedule.payload
     assert isinstance(payload, ScheduledPromptPayload)
     outcome = h.app.run_scheduled_prompt(payload, event_id=event_id or f"{schedule.name}:{h.clock.now().isoformat()}")
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -115,7 +116,7 @@ def fire(h: MemoryHarness, payload: TimerPayload | ScheduledPromptPayload, event
         outcome = h.app.run_timer(payload, event_id=event_id)
     else:
         outcome = h.app.run_scheduled_prompt(payload, event_id=event_id)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -154,7 +155,7 @@ def reply(
             enqueued_at=h.clock.now(),
         )
     )
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -178,14 +179,14 @@ def timer(h: MemoryHarness, kind: TimerKind, p: ConversationParticipant) -> Sche
         TimerKind.FEEDBACK_FOLLOWUP: "fbfollowup",
         TimerKind.STATE_TRANSITION: "transition",
     }[kind]
-    return h.timers.get(f"{prefix}-{p.id}")
+    return h.timers.get(f"{p.id}-{prefix}")
 
 
 def participant_timers(h: MemoryHarness, p: ConversationParticipant) -> list[str]:
     return sorted(name for name, s in h.timers.schedules.items() if s.payload.participant_id == p.id)
 
 
-# === the delivery sequence (FACTS §4, S4, decision 5) =========================================
+# === the delivery sequence (docs/behaviour.md#B-DELIV-1, B-DELIV-2, case S4) ==================
 
 
 def test_s4_delivery_sends_prompt_and_poll_arms_reminder_and_auto_feedback_and_stores_pending() -> None:
@@ -231,7 +232,7 @@ def test_s4_delivery_sends_prompt_and_poll_arms_reminder_and_auto_feedback_and_s
     assert profile(h, p)["total_prompts"] == 1
     assert data[DataKey.LAST_HABIT_PROMPT.value] == prompt.body
     assert data[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == "2026-03-02"
-    # And the prompt is in the conversation history and the transcript (decision 5)
+    # And the prompt is in the conversation history and the transcript (docs/behaviour.md#B-DELIV-2)
     history = json.loads(data[DataKey.CONVERSATION_HISTORY.value])["messages"]
     assert history[-1]["role"] == "assistant" and history[-1]["content"] == prompt.body
     kinds = [e.kind for e in h.store.transcripts[p.id]]
@@ -288,7 +289,7 @@ def test_one_prompt_per_scheduler_execution() -> None:
     assert len(h.llm.generator_requests()) == 1  # type: ignore[attr-defined]
 
 
-# === reminders: contract scenarios 6 and 7, S5, S6, S12–S14 ====================================
+# === reminders: docs/behaviour.md#SC-6, SC-7, cases S5, S6, S12–S14 ============================
 
 
 def test_scenario_6_s5_reply_before_the_reminder_cancels_it() -> None:
@@ -427,7 +428,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         SchedulerTool(10).execute(
             ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"}
         )
-        session.commit()
+        h.app.apply_schedules(session.commit())
         participants.append(p)
     overdue, later, without = participants
     dailies = {s.payload.participant_id: s for s in h.timers.schedules.values() if s.kind == "daily_prompt"}
@@ -457,7 +458,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
     assert sent(h, without, OutboundKind.REMINDER) == []
 
 
-# === intensity poll: contract scenario 8, decision 6 ===========================================
+# === intensity poll: docs/behaviour.md#SC-8, B-INT-2 ===========================================
 
 
 def test_scenario_8_intensity_poll_at_most_once_per_local_day() -> None:
@@ -504,7 +505,7 @@ def test_scenario_8_far_west_zone_uses_the_local_date_not_utc() -> None:
     ],
 )
 def test_poll_options_follow_the_current_intensity(intensity: str, options: list[str]) -> None:
-    # Given a participant at an intensity / When a prompt is delivered / Then the FACTS §4 options
+    # Given a participant at an intensity / When a prompt is delivered / Then the docs/behaviour.md#B-INT-3 options
     h, p, daily = given(profile={"intensity": intensity})
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
     [poll] = sent(h, p, OutboundKind.INTENSITY_POLL)
@@ -530,7 +531,7 @@ def test_intensity_answers_on_every_channel_change_the_next_prompt(
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
     # When the participant answers the poll by word, level, canonical text or button
     reply(h, p, text, answer_id=answer_id, at=at_local(MONDAY, "09:35"))
-    # Then the intensity is saved, and the next prompt is generated with it (decision 6)
+    # Then the intensity is saved, and the next prompt is generated with it (docs/behaviour.md#B-GEN-4)
     assert profile(h, p)["intensity"] == expected
     deliver(h, daily, at=at_local(MONDAY + timedelta(days=1), "09:20"))
     assert f"Intensity: {expected}" in (h.llm.generator_requests()[-1].messages[0].content or "")  # type: ignore[attr-defined]
@@ -539,7 +540,7 @@ def test_intensity_answers_on_every_channel_change_the_next_prompt(
     )
 
 
-# === "Done": decision 6 ========================================================================
+# === "Done": docs/behaviour.md#B-DONE-2 ========================================================
 
 
 def test_done_counts_once_per_delivered_prompt() -> None:
@@ -583,7 +584,7 @@ def test_a_repeated_1_counts_once_and_changes_nothing_else() -> None:
     assert profile(h, p)["intensity"] == "normal"
 
 
-# === auto-feedback: contract scenario 11 =======================================================
+# === auto-feedback: docs/behaviour.md#SC-11 ====================================================
 
 
 def test_scenario_11_auto_feedback_moves_to_feedback_after_5_minutes() -> None:
@@ -658,7 +659,7 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     SchedulerTool(10).execute(
         ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:31"}
     )
-    session.commit()
+    h.app.apply_schedules(session.commit())
     [second] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt" and s.name != first.name]
     t0 = at_local(MONDAY, "09:20")
     deliver(h, first, at=t0)
@@ -675,6 +676,24 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "INTAKE"
     # And the newer prompt's own timer moves the participant to FEEDBACK at 09:26
     fire_due(h, t0 + timedelta(minutes=6))
+    assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
+
+
+@pytest.mark.parametrize("early_seconds", [0, 30, 59])
+def test_an_auto_feedback_firing_early_in_its_minute_is_not_taken_for_a_newer_prompt(early_seconds: int) -> None:
+    # Given a prompt sent at 09:20:50 (EventBridge fires anywhere within the scheduled minute) whose
+    # auto-feedback is due at 09:25:50
+    h, p, daily = given(sub_state="INTAKE")
+    sent_at = at_local(MONDAY, "09:20") + timedelta(seconds=50)
+    deliver(h, daily, at=sent_at)
+    autofb = timer(h, TimerKind.AUTO_FEEDBACK, p)
+    assert autofb is not None and autofb.payload.expected_sent_at == sent_at
+    # When the scheduler fires it at the start of 09:25 — 4 min 10 s or more after the prompt, which
+    # an elapsed-time guard of 4 min 30 s took for "a newer prompt was sent"
+    h.clock.set(at_local(MONDAY, "09:25") + timedelta(seconds=early_seconds))
+    outcome = fire(h, autofb.payload, f"autofb-early-{early_seconds}")
+    # Then it applies: the guard is the identity of the prompt it was armed for
+    assert outcome.timer is not None and outcome.timer.applied, outcome.timer
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "FEEDBACK"
 
 
@@ -704,7 +723,7 @@ def test_auto_feedback_can_be_switched_off() -> None:
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "INTAKE"
 
 
-# === feedback timers: contract §5.5, FACTS §7, decision 10 =====================================
+# === feedback timers: docs/behaviour.md#B-FBT-1 to B-FBT-3 =====================================
 
 FEEDBACK_ON = Settings(feedback_timers_enabled=True)
 
@@ -758,7 +777,7 @@ def test_reminder_first_then_no_feedback_nudge_for_the_same_prompt() -> None:
     deliver(h, daily, at=sent_at)
     # When 6 hours pass without a reply
     fire_due(h, sent_at + timedelta(hours=6))
-    # Then the participant got the reminder only: one nudge for the prompt (decision 10)
+    # Then the participant got the reminder only: one nudge for the prompt (docs/behaviour.md#B-FBT-2)
     assert len(sent(h, p, OutboundKind.REMINDER)) == 1
     assert sent(h, p, OutboundKind.FEEDBACK_NUDGE) == []
     assert state(h, p)[DataKey.FEEDBACK_STATE.value] == "followup_sent"
@@ -803,7 +822,7 @@ def test_feedback_timeout_and_follow_up_fired_twice_have_one_effect() -> None:
     assert [m.body for m in sent(h, p, OutboundKind.FEEDBACK_NUDGE)] == [FEEDBACK_NUDGE_TEXT, FEEDBACK_FOLLOWUP_TEXT]
 
 
-# === random windows: decision 3 ================================================================
+# === random windows: docs/behaviour.md#B-SCHED-6 ===============================================
 
 
 def run_random_week(seed: int = 7) -> tuple[MemoryHarness, ConversationParticipant, list[datetime]]:
@@ -848,15 +867,15 @@ def test_a_repeated_random_trigger_arms_one_delivery() -> None:
     )
     first = deliver(h, trigger, at=at_local(MONDAY, "07:50"), event_id="exec-monday")
     again = deliver(h, trigger, event_id="exec-monday")
-    # Then it picks the same instant, under the same one-shot name, and one prompt goes out
-    assert first.delivery is not None and again.delivery is not None
-    assert first.delivery.random_delivery_at == again.delivery.random_delivery_at
-    assert len([s for s in h.timers.schedules.values() if s.kind == "prompt_at"]) == 1
+    # Then the repeat finds the committed record and re-applies the same one-shot, under the same name
+    assert first.delivery is not None and again.replayed
+    [one_shot] = [s for s in h.timers.schedules.values() if s.kind == "prompt_at"]
+    assert one_shot.at == first.delivery.random_delivery_at
     fire_due(h, at_local(MONDAY, "12:00"))
     assert len(sent(h, p, OutboundKind.DAILY_PROMPT)) == 1
 
 
-# === lifecycle: decision 4 =====================================================================
+# === lifecycle: docs/behaviour.md#B-LIFE-1 =====================================================
 
 
 def test_pause_cancels_everything_and_resume_restores_the_schedule() -> None:
@@ -965,3 +984,33 @@ def test_feedback_nudges_skip_a_participant_who_already_replied() -> None:
     fire_due(h, sent_at + timedelta(hours=4))
     # Then no nudge was sent
     assert not [m for m in h.outbox.messages(p.id) if m.kind.value == "feedback_nudge"]
+
+
+def test_on_sms_the_intensity_poll_is_the_last_paragraph_of_the_prompts_message() -> None:
+    # Given a participant reached over Twilio SMS
+    from promptpipe.adapters.messengers import with_question_text
+    from promptpipe.settings import MessagingProvider
+
+    h, p, daily = given(settings=Settings(messaging_provider=MessagingProvider.TWILIO, twilio_channel="sms"))
+    # When Monday's prompt is delivered
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    # Then one message carries the prompt, the Done question and the day's poll, in that order
+    [prompt] = sent(h, p)
+    assert prompt.kind is OutboundKind.DAILY_PROMPT and prompt.follow_up is not None
+    text = with_question_text(prompt.body, prompt.question, prompt.follow_up)
+    assert text == prompt.body_text
+    done_at, poll_at = text.index("Reply 1 for Done"), text.index("Reply LESS")
+    assert text.index(prompt.body) < done_at < poll_at
+    # And the poll counts as asked today: a word answers it, and Tuesday's prompt carries it again
+    assert state(h, p)[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == MONDAY.isoformat()
+    deliver(h, daily, at=at_local(MONDAY, "21:00"))
+    assert sent(h, p)[-1].follow_up is None  # at most once a day
+    deliver(h, daily, at=at_local(MONDAY + timedelta(days=1), "09:20"))
+    assert sent(h, p)[-1].follow_up is not None
+
+
+def test_with_a_button_channel_the_poll_stays_a_message_of_its_own() -> None:
+    h, p, daily = given()
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    assert [m.kind for m in sent(h, p)] == [OutboundKind.DAILY_PROMPT, OutboundKind.INTENSITY_POLL]
+    assert sent(h, p)[0].follow_up is None

@@ -22,6 +22,7 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
+from promptpipe.models.messaging import Attachment, InboundKind, InboundMessage
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 AUTH_TOKEN = "12345678901234567890123456789012"
@@ -74,7 +75,7 @@ TWILIO_WHATSAPP_FIELDS = [
 
 
 def _twilio_signature(url: str, fields: list[tuple[str, str]], token: str = AUTH_TOKEN) -> str:
-    """Twilio's algorithm written out independently of the library (AWS_NOTES §5)."""
+    """Twilio's algorithm written out independently of the library (docs/platform.md#webhook-signatures)."""
     signed = url + "".join(key + value for key, value in sorted(fields))
     digest = hmac.new(token.encode(), signed.encode(), hashlib.sha1).digest()
     return base64.b64encode(digest).decode()
@@ -100,7 +101,7 @@ def test_twilio_signature_accepted_with_blank_values_kept() -> None:
 def test_twilio_signature_fails_when_blank_values_are_dropped() -> None:
     body = urlencode(TWILIO_SMS_FIELDS)
     signature = _twilio_signature(WEBHOOK_URL, TWILIO_SMS_FIELDS)
-    dropped = parse_qsl(body)  # the AWS_NOTES gotcha: ToCity= and ToZip= vanish
+    dropped = parse_qsl(body)  # docs/platform.md#webhook-signatures: ToCity= and ToZip= vanish
     assert not verify_twilio_signature(WEBHOOK_URL, dropped, signature, AUTH_TOKEN)
 
 
@@ -177,7 +178,10 @@ def test_parse_twilio_list_reply_and_media() -> None:
             ("MediaUrl0", "https://api.twilio.com/x"),
         ]
     )
-    assert parse_twilio_form(media, NOW, "US").body == "[unsupported message type: image]"
+    parsed = parse_twilio_form(media, NOW, "US")
+    assert isinstance(parsed, InboundMessage)
+    assert (parsed.kind, parsed.body) == (InboundKind.MEDIA, "")
+    assert parsed.attachments == [Attachment(type="image", media_id="https://api.twilio.com/x")]
 
 
 def test_parse_twilio_national_from_uses_the_default_region() -> None:
@@ -372,28 +376,36 @@ def test_parse_meta_template_quick_reply_button() -> None:
 
 
 @pytest.mark.parametrize(
-    ("message", "body"),
+    ("message", "kind", "body", "attachments"),
     [
         (
             {"type": "image", "image": {"id": "m1", "mime_type": "image/jpeg"}},
-            "[unsupported message type: image]",
+            InboundKind.MEDIA,
+            "",
+            [Attachment(type="image", media_id="m1", mime_type="image/jpeg")],
         ),
         (
             {"type": "image", "image": {"id": "m1", "caption": "my walk"}},
-            "[unsupported message type: image]\nmy walk",
+            InboundKind.MEDIA,
+            "my walk",
+            [Attachment(type="image", media_id="m1")],
         ),
-        ({"type": "audio", "audio": {"id": "a1"}}, "[unsupported message type: audio]"),
-        ({"type": "reaction", "reaction": {"emoji": "👍"}}, "[unsupported message type: reaction]"),
+        ({"type": "audio", "audio": {"id": "a1"}}, InboundKind.MEDIA, "", [Attachment(type="audio", media_id="a1")]),
+        ({"type": "reaction", "reaction": {"emoji": "👍"}}, InboundKind.REACTION, "👍", []),
         (
             {"type": "interactive", "interactive": {"type": "nfm_reply", "nfm_reply": {}}},
-            "[unsupported message type: interactive nfm_reply]",
+            InboundKind.UNSUPPORTED,
+            "",
+            [],
         ),
     ],
 )
-def test_parse_meta_unsupported_types_become_placeholders(message: dict[str, Any], body: str) -> None:
+def test_parse_meta_non_text_types_keep_what_they_are(
+    message: dict[str, Any], kind: InboundKind, body: str, attachments: list[Attachment]
+) -> None:
     full = {"from": "14155550100", "id": "wamid.U", **message}
     (parsed,) = parse_meta_payload(_payload(_value([full])), NOW, "US")
-    assert parsed.body == body
+    assert (parsed.kind, parsed.body, parsed.attachments) == (kind, body, attachments)
     assert parsed.answer_id is None
 
 

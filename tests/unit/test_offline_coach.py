@@ -21,10 +21,10 @@ from promptpipe.adapters.offline_coach import (
     parse_vague_time,
 )
 from promptpipe.clock import ManualClock
-from promptpipe.errors import TimerError
 from promptpipe.flow.conversation import GREETING_HINT, ConversationFlow, TurnResult
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.deps import FlowDeps, IdGenerator
+from promptpipe.flow.effects import apply_schedule_changes
 from promptpipe.flow.modules import feedback_context, intake_context
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
@@ -564,7 +564,7 @@ class Harness:
     def greet(self) -> TurnResult:
         session = self._open()
         result = self.flow.handle_greeting(session)
-        session.commit()
+        apply_schedule_changes(self.timers, session.commit().schedules)
         self.transcript.append(f"COACH: {result.reply}")
         return result
 
@@ -579,7 +579,7 @@ class Harness:
             received_at=self.clock.now(),
         )
         result = self.flow.handle_message(session, message)
-        session.commit()
+        apply_schedule_changes(self.timers, session.commit().schedules)
         self.transcript += [f"USER: {text}", f"COACH: {result.reply}"]
         return result
 
@@ -588,7 +588,9 @@ class Harness:
         schedule = self.data.schedules()[0]
         payload = self.timers.schedules[schedule.timer_id].payload
         assert deliver_daily_prompt(self.deps, session, payload).delivered  # type: ignore[arg-type]
-        sent = session.commit()
+        effects = session.commit()
+        apply_schedule_changes(self.timers, effects.schedules)
+        sent = effects.messages
         self.transcript += [f"PROMPT: {m.body}" for m in sent if m.body]
         return sent
 
@@ -689,13 +691,15 @@ def test_a_scheduler_failure_is_reported_and_retried_on_the_next_message() -> No
     h.greet()
     for text in ("I'd like to read more", "to unwind before sleep", "9pm"):
         h.say(text)
-    h.timers.fail_next = TimerError("throttled")
+    # A zone EventBridge would refuse: the tool refuses before anything is decided
+    h.store.participants[h.participant.id].timezone = "posix/Europe/Paris"
     failed = h.say("before bed")
     assert tools_of(failed)[-1] == ("scheduler", "error")
     assert "couldn't set up your daily prompt just now" in (failed.reply or "")
     assert h.data.sub_state is SubState.INTAKE
-    assert h.data.schedules() == []
+    assert h.data.schedules() == [] and h.timers.schedules == {}
 
+    h.store.participants[h.participant.id].timezone = "America/Toronto"
     retried = h.say("ok, try again")
     assert [outcome for _, outcome in tools_of(retried)] == ["ok", "ok", "ok"]
     assert h.data.sub_state is SubState.FEEDBACK

@@ -7,6 +7,7 @@ import pytest
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.errors import MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
+from promptpipe.services import EventOutcome
 
 
 class FlakyMessenger:
@@ -32,6 +33,10 @@ def _messages() -> list[OutboundMessage]:
     ]
 
 
+def _outcome(*, replayed: bool) -> EventOutcome:
+    return EventOutcome(participant_id="p", event_id="ev", replayed=replayed, outbound=_messages())
+
+
 def test_a_retry_after_a_partial_send_skips_what_was_sent() -> None:
     from tests.support import memory_harness
 
@@ -40,20 +45,33 @@ def test_a_retry_after_a_partial_send_skips_what_was_sent() -> None:
     messenger = FlakyMessenger(fail_at=2)
     h.app.messenger, h.app.ledger = messenger, InMemorySentLedger()
     with pytest.raises(MessagingError):
-        h.app.send_all(_messages())
-    # When the event is replayed from its stored record
-    h.app.send_all(_messages(), resume=True)
+        h.app.finish(_outcome(replayed=False))
+    # When the event is redelivered and finds its committed record
+    assert h.app.finish(_outcome(replayed=True)) == 1
     # Then the prompt reached the participant once and the poll once
     assert messenger.delivered == ["ev#0", "ev#1"]
 
 
-def test_without_a_ledger_a_retry_resends_everything() -> None:
+def test_a_redelivery_of_a_finished_event_sends_nothing() -> None:
+    from tests.support import memory_harness
+
+    # Given an event whose effects all went out
+    h = memory_harness()
+    messenger = FlakyMessenger(fail_at=99)
+    h.app.messenger = messenger
+    assert h.app.finish(_outcome(replayed=False)) == 2
+    # When a duplicate delivery of it arrives (at-least-once), it sends nothing again
+    assert h.app.finish(_outcome(replayed=True)) == 0
+    assert messenger.delivered == ["ev#0", "ev#1"]
+
+
+def test_a_failure_before_the_first_send_is_recorded_and_the_redelivery_sends_everything() -> None:
     from tests.support import memory_harness
 
     h = memory_harness()
-    messenger = FlakyMessenger(fail_at=2)
-    h.app.messenger, h.app.ledger = messenger, None
+    messenger = FlakyMessenger(fail_at=1)
+    h.app.messenger = messenger
     with pytest.raises(MessagingError):
-        h.app.send_all(_messages())
-    h.app.send_all(_messages(), resume=True)
-    assert messenger.delivered == ["ev#0", "ev#0", "ev#1"]
+        h.app.finish(_outcome(replayed=False))
+    assert h.app.finish(_outcome(replayed=True)) == 2
+    assert messenger.delivered == ["ev#0", "ev#1"]

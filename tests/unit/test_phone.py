@@ -1,4 +1,4 @@
-"""Phone canonicalisation (decision 1) and masking."""
+"""Phone canonicalisation (docs/behaviour.md#B-API-2) and masking."""
 
 from __future__ import annotations
 
@@ -47,14 +47,14 @@ def test_digit_only_id_falls_back_to_the_default_region() -> None:
         ("", "phone number is required"),
         ("   ", "phone number is required"),
         ("whatsapp:", "phone number is required"),
-        ("abc-def-ghij", "has no digits"),  # FACTS M4: rejected there too
-        ("12345", "is not a valid phone number"),  # FACTS M4: too short there too
+        ("abc-def-ghij", "has no digits"),  # docs/behaviour.md#M4: rejected there too
+        ("12345", "is not a valid phone number"),  # docs/behaviour.md#M4: too short there too
         ("123-45", "is not a valid phone number"),
-        # FACTS M4 accepted these (digits only, >= 6); they are not real numbers, so we refuse them.
+        # docs/behaviour.md#M4 accepted these (digits only, >= 6); they are not real numbers, so we refuse them.
         ("123456", "is not a valid phone number"),
         ("(123) 456-7890", "is not a valid phone number"),  # NANP area codes never start with 1
         ("123.456 7890", "is not a valid phone number"),
-        ("+1234567890", "is not a valid phone number"),  # FACTS A1's fixture: 9 digits after +1
+        ("+1234567890", "is not a valid phone number"),  # case A1's number (docs/behaviour.md#A1): 9 digits after +1
         ("+999 1234567", "is not a valid phone number"),
         ("+1 415 555 0100 99999999", "is not a valid phone number"),
         ("1" * 80, "too long"),
@@ -68,12 +68,12 @@ def test_rejected_inputs_have_a_clear_message(raw: str, message: str) -> None:
 
 
 def test_m4_valid_number_keeps_its_country_code() -> None:
-    # FACTS M4: "+1-234-567-8900" -> "12345678900" in the original; we keep the "+" (E.164).
+    # docs/behaviour.md#M4: "+1-234-567-8900" -> "12345678900" in the original; we keep the "+" (E.164).
     assert canonicalize_phone("+1-234-567-8900") == "+12345678900"
 
 
 def test_invalid_phone_number_is_a_validation_failure() -> None:
-    # The API maps ValidationFailed to 400 (decision 1: impossible numbers are a 400).
+    # The API maps ValidationFailed to 400 (docs/behaviour.md#B-API-2: impossible numbers are a 400).
     assert issubclass(InvalidPhoneNumber, ValidationFailed)
 
 

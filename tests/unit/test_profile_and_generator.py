@@ -1,4 +1,7 @@
-"""save_user_profile and generate_habit_prompt: contract §10.1 rows and FACTS §11 P1–P8, PG1–PG7."""
+"""save_user_profile and generate_habit_prompt (docs/behaviour.md#profile, docs/behaviour.md#generator).
+
+Reference cases P1–P8 and PG1–PG7.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def _ctx(h, pid, event="e1"):
 def _save(h, pid, args, event="e1"):
     session, ctx = _ctx(h, pid, event)
     result = ProfileSaveTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 
@@ -34,7 +37,7 @@ def _profile(h, pid) -> dict:
     return json.loads(h.data(pid)[DataKey.USER_PROFILE.value])
 
 
-def test_definition_matches_facts_section_1() -> None:
+def test_definition_matches_the_tool_schema() -> None:
     params = PROFILE_DEFINITION.parameters
     assert PROFILE_DEFINITION.name == "save_user_profile"
     assert params["required"] == ["prompt_anchor", "preferred_time"]
@@ -70,7 +73,7 @@ def test_legacy_last_blocker_alias_fills_an_empty_barrier_only() -> None:
     assert "last_blocker" not in _profile(h, p.id)
     _save(h, p.id, {"last_blocker": "rain"}, "e2")  # the barrier is set: the alias does not overwrite it
     assert _profile(h, p.id)["last_barrier"] == "no time"
-    # A stored legacy profile migrates on load (FACTS §2 "Loading")
+    # A stored legacy profile migrates on load (docs/behaviour.md#B-PROF-4)
     legacy = UserProfile.from_json_dict({"prompt_anchor": "x", "last_blocker": "tired"})
     assert legacy.last_barrier == "tired" and legacy.intensity == "normal" and legacy.tone.version == 1
 
@@ -111,7 +114,7 @@ def test_p6_p7_profile_json_round_trip_and_legacy_without_tone() -> None:
 
 
 def test_a_corrupt_profile_is_reported_not_overwritten() -> None:
-    # FACTS §2 bug: the original replaced a corrupt profile with a blank one
+    # docs/behaviour.md#B-PROF-5: the original replaced a corrupt profile with a blank one
     h = memory_harness()
     p = h.enroll()
     h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = "{not json"
@@ -124,7 +127,7 @@ def test_a_corrupt_profile_is_reported_not_overwritten() -> None:
 def _generate(h, pid, args):
     session, ctx = _ctx(h, pid)
     result = PromptGeneratorTool().execute(ctx, args)
-    session.commit()
+    h.app.apply_schedules(session.commit())
     return result
 
 
@@ -175,7 +178,8 @@ def test_pg2_pg6_complete_profile_generates_stores_and_builds_the_prompt() -> No
     # Then the text (outer quotes stripped) is returned and stored in lastHabitPrompt
     assert result.ok and result.text == "After lunch, walk for one minute. Doable?"
     assert h.data(p.id)[DataKey.LAST_HABIT_PROMPT.value] == result.text
-    # And the generator's request carries the context of FACTS §5 plus intensity and background
+    # And the generator's request carries the context of docs/behaviour.md#B-GEN-3, plus intensity and background
+    # (B-GEN-4)
     [request] = h.scripted.requests
     system, user = request.messages[0].content, request.messages[1].content
     assert "now" in system and "keep it playful" in system and "3 habit prompt" in system

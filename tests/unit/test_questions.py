@@ -1,4 +1,4 @@
-"""The fixed-answer questions (FACTS §4 "Intensity poll" and "Parsing", W1-W13, decision 6)."""
+"""The fixed-answer questions (docs/behaviour.md#B-INT-3, B-INT-2, cases W1-W13)."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_canonical_answer_text_unknown_pair() -> None:
         canonical_answer_text("done", "maybe")
 
 
-# --- FACTS §4 "Parsing": W1-W11 ----------------------------------------------------------------
+# --- docs/behaviour.md#B-INT-3: W1-W11 ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(

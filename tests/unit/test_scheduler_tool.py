@@ -1,4 +1,5 @@
-"""The ``scheduler`` tool (FACTS §4, §11 S1–S3 and S7–S11; decisions 2 and 3) with in-memory fakes.
+"""The ``scheduler`` tool with in-memory fakes (docs/behaviour.md#scheduler, B-SCHED-3, B-SCHED-4,
+cases S1–S3 and S7–S11).
 
 The clock starts at ``tests.support.START`` = Monday 2026-03-02 12:00 UTC, which is 07:00 in
 Toronto, 21:00 in Tokyo and 04:00 in Los Angeles.
@@ -17,6 +18,7 @@ from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.flow.tools.scheduler import SchedulerTool, definition, validate_params
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
+from promptpipe.settings import Settings
 from tests.support import MemoryHarness, memory_harness
 
 PREP = 10
@@ -27,7 +29,7 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}")
     result = SchedulerTool(prep).execute(ToolContext(h.app.deps, session), args)
     if session.dirty:
-        session.commit()
+        h.app.apply_schedules(session.commit())
     return result
 
 
@@ -101,7 +103,7 @@ def test_s8_valid_parameters_pass(args: dict[str, Any]) -> None:
     ],
 )
 def test_s8_s9_invalid_parameters_fail_with_the_original_meanings(args: dict[str, Any], error: str) -> None:
-    # Given malformed arguments / When validated / Then the FACTS §4 error string
+    # Given malformed arguments / When validated / Then the docs/behaviour.md#B-SCHED-1 error string
     with pytest.raises(ValueError) as exc:
         validate_params(args)
     assert str(exc.value) == error
@@ -109,7 +111,21 @@ def test_s8_s9_invalid_parameters_fail_with_the_original_meanings(args: dict[str
 
 @pytest.mark.parametrize("value", ["9:00", "09:00", "0:00", "23:59"])
 def test_accepted_time_formats(value: str) -> None:
-    assert validate_params({"action": "create", "type": "fixed", "fixed_time": value}).fixed_time == value
+    hours, minutes = value.split(":")
+    normalised = f"{int(hours):02d}:{minutes}"
+    assert validate_params({"action": "create", "type": "fixed", "fixed_time": value}).fixed_time == normalised
+
+
+def test_nine_and_zero_nine_are_one_schedule() -> None:
+    # Given a daily schedule created for "9:00"
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    first = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "9:00"})
+    # When the model asks again for "09:00"
+    second = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:00"})
+    # Then it is the same schedule: one registry entry, one live schedule, stored as 09:00
+    assert first.ok and second.ok and second.data["already_exists"] is True
+    assert [e["fixed_time"] for e in registry(h, p.id)] == ["09:00"] and len(daily(h)) == 1
 
 
 @pytest.mark.parametrize("value", ["9am", "24:00", "9:5", "09:60", "12:00:00"])
@@ -164,7 +180,7 @@ def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -
     # When a random 08:00-10:00 schedule is created
     result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
     # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
-    # the window so that each day's delivery is drawn inside it (decision 3)
+    # the window so that each day's delivery is drawn inside it (docs/behaviour.md#B-SCHED-4)
     assert result.ok and result.data["type"] == "random"
     [schedule] = daily(h)
     assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
@@ -202,7 +218,7 @@ def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> Non
 @pytest.mark.parametrize(
     ("participant_zone", "args", "expected"),
     [
-        # decision 2: the participant's zone first
+        # docs/behaviour.md#B-SCHED-3: the participant's zone first
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
         ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
         # then the contract's defaults
@@ -257,7 +273,7 @@ def test_first_day_decision_uses_the_schedules_own_zone(
     p = h.enroll()
     # When a fixed schedule is created in another zone
     result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time, "timezone": zone})
-    # Then "today or tomorrow" is decided in that zone (decision 3), and the cron is local to it
+    # Then "today or tomorrow" is decided in that zone (docs/behaviour.md#B-SCHED-4), and the cron is local to it
     assert result.data["starts_today"] is starts_today
     assert ("arrives today" if starts_today else "arrives tomorrow") in result.text
     [schedule] = daily(h)
@@ -270,7 +286,7 @@ def test_first_day_decision_uses_the_schedules_own_zone(
 )
 def test_prep_time_moves_the_daily_firing_earlier(prep: int, fixed_time: str, cron: tuple[int, int]) -> None:
     # Given a prep time (SCHEDULER_PREP_TIME_MINUTES)
-    h = memory_harness()
+    h = memory_harness(settings=Settings(scheduler_prep_time_minutes=prep))
     p = h.enroll(timezone="America/Toronto")
     # When a fixed schedule is created
     result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": fixed_time}, prep=prep)
@@ -295,24 +311,41 @@ def test_identical_schedule_is_not_created_twice() -> None:
     assert len(registry(h, p.id)) == 2 and len(daily(h)) == 2
 
 
-def test_scheduler_failure_reaches_the_model_and_registers_nothing() -> None:
+def test_a_scheduler_failure_after_the_commit_raises_and_a_second_application_creates_it() -> None:
     # Given EventBridge refusing the next call
     h = memory_harness()
     p = h.enroll()
     h.timers.fail_next = TimerError("ThrottlingException: slow down")
-    # When a schedule is created
-    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
-    # Then the error detail is visible to the model (decision 7) and the registry stays empty
-    assert not result.ok
-    assert result.data["message"] == "Failed to schedule prompt" and "ThrottlingException" in result.data["error"]
-    assert registry(h, p.id) == []
+    session = h.app.sessions.open(p.id, "evt-1")
+    result = SchedulerTool(PREP).execute(
+        ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"}
+    )
+    # When the turn commits and its effects are applied
+    effects = session.commit()
+    with pytest.raises(TimerError, match="ThrottlingException"):
+        h.app.apply_schedules(effects)
+    # Then the decision stands (the model was told, the registry lists it) and nothing is live yet
+    assert result.ok and len(registry(h, p.id)) == 1 and daily(h) == []
+    # And applying the same effects again (the redelivered event) creates exactly that schedule
+    h.app.apply_schedules(effects)
+    assert [s.name for s in daily(h)] == [registry(h, p.id)[0]["timer_id"]]
+
+
+def test_a_time_eventbridge_would_refuse_is_an_error_before_anything_is_decided() -> None:
+    # Given a zone EventBridge refuses (a path the zone database knows, but not an IANA name)
+    h = memory_harness()
+    p = h.enroll()
+    # When a schedule is created in it
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30", "timezone": "posix/Europe/Paris"})
+    # Then the model hears the error and nothing is registered or scheduled
+    assert not result.ok and registry(h, p.id) == [] and daily(h) == []
 
 
 # --- S10: list --------------------------------------------------------------------------------
 
 
 def test_s10_list_empty_then_after_a_create() -> None:
-    # Adaptation: result wording is our own (FACTS: never copy the original's texts); the data
+    # Adaptation: result wording is our own (docs/behaviour.md: never copy the original's texts); the data
     # fields are the original's.
     # Given a participant without schedules
     h = memory_harness()
@@ -366,3 +399,22 @@ def test_s11_delete_existing_removes_registry_entry_and_eventbridge_schedule() -
     assert run(h, p, {"action": "delete", "schedule_id": gone.data["schedule_id"]}).data["error"] == (
         "Schedule not found"
     )
+
+
+def test_changing_the_participants_zone_moves_the_schedules_that_follow_it() -> None:
+    # Given a participant in Toronto with a schedule in their zone and one they set in Tokyo
+    from promptpipe.models.api import ParticipantUpdate
+
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"}).ok
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "20:00", "timezone": "Asia/Tokyo"}).ok
+    names = {e["fixed_time"]: e["timer_id"] for e in registry(h, p.id)}
+    # When their time zone is changed through the API
+    h.app.update_participant(p.id, ParticipantUpdate(timezone="Europe/Paris"))
+    # Then the schedule that followed their zone moved with them, in place (same name), and the live
+    # cron fires at 09:20 Paris time; the explicitly zoned one stays in Tokyo
+    zones = {e["fixed_time"]: e["timezone"] for e in registry(h, p.id)}
+    assert zones == {"09:30": "Europe/Paris", "20:00": "Asia/Tokyo"}
+    live = {s.name: (s.hour, s.minute, s.timezone) for s in daily(h)}
+    assert live == {names["09:30"]: (9, 20, "Europe/Paris"), names["20:00"]: (19, 50, "Asia/Tokyo")}

@@ -1,4 +1,4 @@
-"""Schedule names, time zones, expressions and next-fire times (AWS_NOTES §4)."""
+"""Schedule names, time zones, expressions and next-fire times (docs/platform.md#scheduler-rules)."""
 
 from __future__ import annotations
 

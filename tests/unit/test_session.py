@@ -1,4 +1,4 @@
-"""ConversationSession, the unit of work (DESIGN §3), against the in-memory store.
+"""ConversationSession, the unit of work (docs/architecture.md#state), against the in-memory store.
 
 One load, operations applied in memory, one commit conditional on ``version``; on a conflict the
 session reloads and replays its operations (guards re-checked) and commits again, bounded and
@@ -16,6 +16,8 @@ from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.clock import ManualClock
 from promptpipe.errors import StateConflict, StateConflictRetriesExhausted
 from promptpipe.flow.session import MAX_COMMIT_ATTEMPTS, ConversationSession, OpContext, SessionFactory
+from promptpipe.models.effects import ScheduleSpec
+from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import (
@@ -119,7 +121,7 @@ def test_commit_loads_once_and_writes_once_whatever_the_number_of_operations():
         session.apply(f"op{i}", add_history(f"m{i}"))
     session.apply("reply", lambda op: op.emit(message(op, "hello")))
 
-    outbound = session.commit()
+    outbound = session.commit().messages
 
     assert (store.loads, store.commits) == (1, 1)
     assert session.commit_attempts == 1
@@ -221,7 +223,7 @@ def test_replayed_guard_refuses_a_stale_decision_and_its_message_disappears():
     reply.apply("clear", lambda op: op.data.set_daily_prompt_pending(None))
     reply.commit()
 
-    outbound = reminder.commit()  # conflict, replay: the guard now refuses
+    outbound = reminder.commit().messages  # conflict, replay: the guard now refuses
 
     assert decisions == ["remind", "stale"]
     assert outbound == [] and reminder.outbound == []
@@ -231,7 +233,7 @@ def test_replayed_guard_refuses_a_stale_decision_and_its_message_disappears():
     assert all(e.kind != OutboundKind.REMINDER.value for e in store.transcripts.get(PID, []))
     # the event is recorded with no message: a redelivery sends nothing
     record = store.events[PID][-1]
-    assert (record.event_id, record.outbound) == ("timer-reminder", [])
+    assert (record.event_id, record.messages) == ("timer-reminder", [])
 
 
 def test_retries_exhausted_raise_after_bounded_jittered_attempts():
@@ -241,14 +243,14 @@ def test_retries_exhausted_raise_after_bounded_jittered_attempts():
     session = factory(store, sleep=sleep).open(PID, "evt-1")
     ran: list[str] = []
     session.apply("a", add_history("x"))
-    session.apply("effect", lambda op: op.defer(lambda: ran.append("effect")))
+    session.apply("effect", lambda op: op.touch_schedule("p_x-sched"))
 
     with pytest.raises(StateConflictRetriesExhausted):
-        session.commit()
+        ran.append(str(session.commit()))
 
     assert store.commits == MAX_COMMIT_ATTEMPTS
     assert session.commit_attempts == MAX_COMMIT_ATTEMPTS
-    assert store.loads == MAX_COMMIT_ATTEMPTS  # the first load and one reload per retry
+    assert store.loads == MAX_COMMIT_ATTEMPTS + 1  # the first load and one reload per conflict
     # one pause between attempts, full jitter within 10 ms, 20 ms, 40 ms, …
     assert len(sleep.calls) == MAX_COMMIT_ATTEMPTS - 1
     for attempt, seconds in enumerate(sleep.calls, start=1):
@@ -271,65 +273,113 @@ def test_jitter_is_reproducible_with_a_seeded_generator():
     assert pauses() == pauses()
 
 
-# --- after-commit effects ----------------------------------------------------------------------------
-def test_after_commit_effects_run_once_and_only_after_the_successful_commit():
+# --- effects: decided in operations, returned by the commit --------------------------------------
+def _one_shot(name: str) -> ScheduleSpec:
+    payload = TimerPayload(participant_id=PID, kind=TimerKind.AUTO_FEEDBACK, timer_id=name)
+    return ScheduleSpec(name=name, kind="timer", at=START + timedelta(minutes=5), timer=payload)
+
+
+def test_effects_come_from_the_committed_state_after_a_replay():
     store = CountingStore()
     enrolled(store)
     sessions = factory(store)
-    ran: list[tuple[str, int]] = []
     a = sessions.open(PID, "evt-a")
-    a.apply("a", add_history("A"))
-    a.apply("effect", lambda op: op.defer(lambda: ran.append(("effect", store.flows[PID].version))))
-    assert ran == []  # deferred, not run by apply
-
+    a.apply("arm", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
     b = sessions.open(PID, "evt-b")
     b.apply("b", add_history("B"))
     b.commit()
 
-    a.commit()  # conflict, replay (the effect is deferred again), commit, then effects
-    assert ran == [("effect", 2)]  # once, and after A's write (version 2) was visible
+    effects = a.commit()  # conflict, replay, commit
+
+    assert effects.schedules == {f"{PID}-autofb": _one_shot(f"{PID}-autofb")}
+    assert store.flows[PID].version == 2 and store.events[PID][-1].schedules == [f"{PID}-autofb"]
 
 
-def test_a_failing_after_commit_effect_does_not_undo_the_commit():
-    store = CountingStore()
-    enrolled(store)
-    ran: list[str] = []
-    session = factory(store).open(PID, "evt-1")
-    session.apply("a", add_history("A"))
-
-    def boom() -> None:
-        raise RuntimeError("scheduler down")
-
-    session.apply("effects", lambda op: (op.defer(boom), op.defer(lambda: ran.append("second"))))
-    session.apply("reply", lambda op: op.emit(message(op, "ok")))
-    outbound = session.commit()
-    assert [m.body for m in outbound] == ["ok"]
-    assert ran == ["second"]
-    assert store.flows[PID].version == 1
-
-
-def test_effect_dropped_on_replay_does_not_run():
+def test_a_disarmed_one_shot_becomes_a_deletion():
     store = CountingStore()
     enrolled(store)
     sessions = factory(store)
-    ran: list[str] = []
+    arm = sessions.open(PID, "arm")
+    arm.apply("arm", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
+    arm.commit()
+    cancel = sessions.open(PID, "cancel")
+    cancel.apply("cancel", lambda op: op.disarm(f"{PID}-autofb"))
+    effects = cancel.commit()
+    assert effects.schedules == {f"{PID}-autofb": None}
+    assert DataKey.PENDING_TIMERS.value not in store.flows[PID].state_data
+
+
+def test_effect_dropped_on_replay_is_not_returned():
+    store = CountingStore()
+    enrolled(store)
+    sessions = factory(store)
 
     def cancel_if_armed(op: OpContext) -> None:
-        if op.data.get(DataKey.AUTO_FEEDBACK_TIMER_ID):
+        name = op.data.get(DataKey.AUTO_FEEDBACK_TIMER_ID)
+        if name:
             op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
-            op.defer(lambda: ran.append("cancel timer"))
+            op.disarm(name)
 
     arm = sessions.open(PID, "arm")
-    arm.apply("arm", lambda op: op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, "autofb-x"))
+    arm.apply("arm", lambda op: op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, f"{PID}-autofb"))
     arm.commit()
 
     a = sessions.open(PID, "evt-a")
     a.apply("cancel", cancel_if_armed)
     b = sessions.open(PID, "evt-b")
     b.apply("cancel", cancel_if_armed)
-    b.commit()
-    a.commit()
-    assert ran == ["cancel timer"]  # B's; A's replay found nothing to cancel
+    assert b.commit().schedules == {f"{PID}-autofb": None}
+    assert a.commit().schedules == {}  # A's replay found nothing to cancel
+
+
+class LandsThenRaises(CountingStore):
+    """The ambiguous commit: the first write lands, then its answer is lost as a conflict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tripped = False
+
+    def commit(self, commit: StateCommit) -> None:
+        super().commit(commit)
+        if not self.tripped:
+            self.tripped = True
+            raise StateConflict("the answer was lost")
+
+
+def test_an_ambiguous_commit_is_recognised_as_this_sessions_own():
+    store = LandsThenRaises()
+    enrolled(store)
+    session = factory(store).open(PID, "SM-ambiguous")
+    session.apply("reply", lambda op: op.emit(message(op, "hello")))
+    session.apply("arm", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
+
+    effects = session.commit()
+
+    assert session.recovered_own_commit and session.duplicate_of is None and session.committed_version == 1
+    assert [m.body for m in effects.messages] == ["hello"] and list(effects.schedules) == [f"{PID}-autofb"]
+    assert store.commits == 1 and store.flows[PID].version == 1  # nothing written twice
+    assert [e.content for e in store.transcripts[PID]] == ["hello"]
+
+
+def test_commit_passes_a_request_token_unique_to_the_attempt():
+    store = CountingStore()
+    enrolled(store)
+    tokens: list[str | None] = []
+    original = store.commit
+
+    def spy(commit: StateCommit) -> None:
+        tokens.append(commit.request_token)
+        original(commit)
+
+    store.commit = spy  # type: ignore[method-assign]
+    first = factory(store).open(PID, "e1")
+    first.apply("a", add_history("x"))
+    first.commit()
+    second = factory(store).open(PID, "e2")
+    second.apply("a", add_history("y"))
+    second.commit()
+    assert len(set(tokens)) == 2 and all(t and len(t) <= 36 for t in tokens)
+    assert store.events[PID][-1].token == tokens[-1]
 
 
 # --- idempotency -------------------------------------------------------------------------------------
@@ -348,8 +398,9 @@ def test_already_processed_returns_the_stored_record():
     record = again.already_processed()
     assert record is not None
     assert record.event_id == "SM123" and record.committed_at == START
-    assert [m.body for m in record.outbound] == ["hello"]
-    assert record.outbound[0].message_id == "SM123#0"
+    assert [m.id for m in record.messages] == ["SM123#0"]
+    # the body is not on the state item: it is read back from the transcript
+    assert [m.body for m in store.load_outbound(PID, record)] == ["hello"]
     assert sessions.open(PID, "SM124").already_processed() is None
 
 
@@ -375,22 +426,21 @@ def test_replay_stops_when_the_same_event_was_committed_concurrently():
     store = CountingStore()
     enrolled(store)
     sessions = factory(store)
-    ran: list[str] = []
     first = sessions.open(PID, "SM-dup")
     second = sessions.open(PID, "SM-dup")  # a concurrent duplicate delivery of the same event
-    for name, session in (("first", first), ("second", second)):
+    for session in (first, second):
         session.apply("turn", add_history("hello"))
         session.apply("reply", lambda op: op.emit(message(op, "hi!")))
-        session.apply("effect", lambda op, name=name: op.defer(lambda: ran.append(name)))
-    sent_first = first.commit()
-    sent_second = second.commit()
+        session.apply("effect", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
+    effects_first = first.commit()
+    effects_second = second.commit()
 
     assert history(store) == ["hello"]  # applied once
     assert [r.event_id for r in store.events[PID]] == ["SM-dup"]
     assert store.flows[PID].version == 1 and store.commits == 2  # the duplicate's write lost, not retried
     assert second.duplicate_of is not None and second.duplicate_of.event_id == "SM-dup"
     assert second.committed_version is None
-    # The duplicate hands back the winner's stored messages (same ids: a provider can dedupe them).
-    assert [m.message_id for m in sent_second] == [m.message_id for m in sent_first] == ["SM-dup#0"]
-    assert ran == ["first"]  # the duplicate's after-commit effects never run
+    # The winner applies the effects; the duplicate has none to apply (no message, no schedule twice).
+    assert [m.message_id for m in effects_first.messages] == ["SM-dup#0"] and effects_first.schedules
+    assert effects_second.empty
     assert [e.content for e in store.transcripts[PID]] == ["hi!"]

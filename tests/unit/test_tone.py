@@ -1,4 +1,4 @@
-"""Tone adaptation: FACTS §3 and §11 (T1–T18, P2–P8), contract §6 and scenario 12, decision 9."""
+"""Tone adaptation: docs/behaviour.md#tone, SC-12, B-TONE-9, cases T1–T18, P2–P8."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def snapshot(tone: ProfileTone) -> dict[str, object]:
 
 def test_whitelist_has_15_tags_in_contract_order() -> None:
     # Given the whitelist (T17)
-    # Then it has 15 unique tags: style, then stance, then interaction, in contract §6.1 order
+    # Then it has 15 unique tags: style, then stance, then interaction, in docs/behaviour.md#B-TONE-1 order
     assert len(ALL_TAGS) == 15
     assert len(set(ALL_TAGS)) == 15
     assert ALL_TAGS == STYLE_TAGS + STANCE_TAGS + INTERACTION_TAGS
@@ -569,14 +569,14 @@ def test_implicit_cannot_switch_sides_at_once() -> None:
     # Given formal active at 1.0
     tone = ProfileTone()
     update_profile_tone(tone, explicit("formal"), T0)
-    # When one implicit [casual] arrives (decision 9 is for explicit proposals only)
+    # When one implicit [casual] arrives (docs/behaviour.md#B-TONE-9 is for explicit proposals only)
     update_profile_tone(tone, implicit("casual"), T0 + STEP)
     # Then formal merely decays and stays active
     assert tone.tags == ["formal"]
     assert tone.scores == {"formal": 0.85, "casual": 0.15}
 
 
-# ---------------------------------------------------------------- decision 9: explicit switches
+# ---------------------------------------------------------------- docs/behaviour.md#B-TONE-9: explicit switches
 
 SWITCHES = [(a, b) for a, b in EXCLUSIVE_PAIRS] + [(b, a) for a, b in EXCLUSIVE_PAIRS]
 
@@ -586,7 +586,7 @@ def test_explicit_switch_inside_a_pair_takes_effect(old: str, new: str) -> None:
     # Given `old` explicitly active at 1.0
     tone = ProfileTone()
     update_profile_tone(tone, explicit(old), T0)
-    # When an explicit proposal names only `new` (decision 9 fixes the original, where `new` lost)
+    # When an explicit proposal names only `new` (docs/behaviour.md#B-TONE-9 fixes the original, where `new` lost)
     changed = update_profile_tone(tone, explicit(new), T0 + timedelta(seconds=30))
     # Then `new` is active and `old` is lowered to 0.39 and dropped
     assert changed is True
@@ -598,7 +598,7 @@ def test_explicit_emojis_ok_after_no_emojis_takes_effect() -> None:
     # Given no_emojis explicitly active (so emojis_ok was forced to 0)
     tone = ProfileTone()
     update_profile_tone(tone, explicit("no_emojis", "emojis_ok"), T0)
-    # When an explicit proposal names only emojis_ok (decision 9)
+    # When an explicit proposal names only emojis_ok (docs/behaviour.md#B-TONE-9)
     changed = update_profile_tone(tone, explicit("emojis_ok"), T0 + STEP)
     # Then emojis_ok is active and no_emojis is lowered to 0.39 and dropped
     assert changed is True

@@ -1,4 +1,4 @@
-"""``transition_state`` (FACTS §6, §11 ST1–ST6; contract scenario 5; decision 8) with in-memory fakes.
+"""``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3, cases ST1–ST6) with in-memory fakes.
 
 Timers are fired the way EventBridge would: at their time, once, and deleted after completion
 (``fire_due``); duplicated or late firings are replayed by hand with the stored payload.
@@ -21,20 +21,20 @@ from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKin
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, SubState
 from promptpipe.services import EventOutcome
-from tests.support import MemoryHarness, memory_harness
+from tests.support import START, MemoryHarness, memory_harness
 
 
 def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any]) -> ToolResult:
     session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}-{h.clock.now().isoformat()}")
     result = StateTransitionTool().execute(ToolContext(h.app.deps, session), args)
     if session.dirty:
-        session.commit()
+        h.app.apply_schedules(session.commit())
     return result
 
 
 def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
     outcome = h.app.run_timer(payload, event_id=event_id)
-    h.app.send_all(outcome.outbound)
+    h.app.finish(outcome)
     return outcome
 
 
@@ -61,14 +61,14 @@ def given_participant(h: MemoryHarness, state: str = "INTAKE") -> ConversationPa
 
 
 def transition_timer(h: MemoryHarness, participant_id: str) -> Any:
-    return h.timers.get(f"transition-{participant_id}")
+    return h.timers.get(f"{participant_id}-transition")
 
 
 # --- ST1–ST5 ----------------------------------------------------------------------------------
 
 
 def test_st1_definition() -> None:
-    # Given the definition / Then its name, enum, minimum and required field match FACTS §1
+    # Given the definition / Then its name, enum, minimum and required field match docs/behaviour.md#B-TOOL-1
     assert DEFINITION.name == "transition_state"
     assert DEFINITION.parameters["required"] == ["target_state"]
     props = DEFINITION.parameters["properties"]
@@ -110,7 +110,7 @@ def test_st4_st5_invalid_arguments(args: dict[str, Any], error: str) -> None:
     assert sub_state(h, p.id) == "INTAKE" and h.timers.schedules == {}
 
 
-# --- ST3 and contract scenario 5: delayed transitions ------------------------------------------
+# --- ST3 and docs/behaviour.md#SC-5: delayed transitions ---------------------------------------
 
 
 def test_st3_delay_5_arms_one_timer_and_stores_its_id() -> None:
@@ -141,7 +141,7 @@ def test_scenario_5_state_unchanged_until_the_timer_fires_then_feedback() -> Non
     assert sub_state(h, p.id) == "INTAKE"
     # When the 30th minute is reached / Then the timer fires and the sub-state is FEEDBACK
     [(name, outcome)] = fire_due(h, start + timedelta(minutes=30))
-    assert name == f"transition-{p.id}" and outcome.timer is not None and outcome.timer.applied
+    assert name == f"{p.id}-transition" and outcome.timer is not None and outcome.timer.applied
     assert sub_state(h, p.id) == "FEEDBACK"
     data = h.data(p.id)
     assert DataKey.STATE_TRANSITION_TIMER_ID.value not in data and DataKey.PENDING_TRANSITION.value not in data
@@ -195,6 +195,7 @@ def test_scenario_5_through_the_intake_tool_loop() -> None:
             enqueued_at=message.received_at,
         )
     )
+    h.app.finish(outcome)
     # Then the tool result tells the model the rounded delay, the reply goes out, and the turn
     # left the sub-state at INTAKE with the timer armed
     assert "1 minute(s)" in llm.requests[1].messages[-1].content
@@ -205,20 +206,32 @@ def test_scenario_5_through_the_intake_tool_loop() -> None:
     assert sub_state(h, p.id) == "FEEDBACK"
 
 
-def test_timer_failure_is_reported_and_changes_nothing() -> None:
+def test_a_timer_failure_after_the_commit_raises_and_the_redelivery_arms_it() -> None:
     # Given EventBridge failing the next call
     h = memory_harness()
     p = given_participant(h)
     h.timers.fail_next = TimerError("AccessDenied")
-    # When a delayed transition is asked for
-    result = run(h, p, {"target_state": "FEEDBACK", "delay_minutes": 10})
-    # Then the failure and its detail reach the model; no id or pending transition is stored
-    assert not result.ok and "AccessDenied" in result.text
-    assert DataKey.STATE_TRANSITION_TIMER_ID.value not in h.data(p.id)
-    assert DataKey.PENDING_TRANSITION.value not in h.data(p.id)
+    session = h.app.sessions.open(p.id, "evt-transition")
+    result = StateTransitionTool().execute(
+        ToolContext(h.app.deps, session), {"target_state": "FEEDBACK", "delay_minutes": 10}
+    )
+    # When the turn commits, applying its effects fails
+    effects = session.commit()
+    with pytest.raises(TimerError, match="AccessDenied"):
+        h.app.apply_schedules(effects)
+    # Then the decision is stored and the timer is not live yet …
+    name = h.data(p.id)[DataKey.STATE_TRANSITION_TIMER_ID.value]
+    assert result.ok and h.timers.get(name) is None
+    # … and the redelivered event, finding its record, arms exactly that timer
+    again = h.app.sessions.open(p.id, "evt-transition")
+    record = again.already_processed()
+    assert record is not None and record.schedules == [name]
+    h.app.apply_schedules(h.app.resume(again, record))
+    live = h.timers.get(name)
+    assert live is not None and live.at == START + timedelta(minutes=10)
 
 
-# --- ST6 and decision 8: cancellation, duplicates, stale firings -------------------------------
+# --- ST6 and docs/behaviour.md#B-TRANS-3: cancellation, duplicates, stale firings --------------
 
 
 def test_st6_immediate_transition_cancels_a_pending_delayed_one() -> None:
@@ -303,11 +316,11 @@ def test_immediate_transition_cancels_a_pending_auto_feedback() -> None:
     # Given an armed auto-feedback timer (as after a daily prompt)
     h = memory_harness()
     p = given_participant(h)
-    name = f"autofb-{p.id}"
+    name = f"{p.id}-autofb"
     payload = TimerPayload(participant_id=p.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=name, due_at=h.clock.now())
     h.timers.schedule_timer(name=name, at=h.clock.now() + timedelta(minutes=5), payload=payload)
     h.store.flows[p.id].state_data[DataKey.AUTO_FEEDBACK_TIMER_ID.value] = name
-    # When the model moves the conversation at once (contract scenario 11)
+    # When the model moves the conversation at once (docs/behaviour.md#SC-11)
     assert run(h, p, {"target_state": "INTAKE"}).ok
     # Then the auto-feedback id is cleared and its schedule deleted
     assert DataKey.AUTO_FEEDBACK_TIMER_ID.value not in h.data(p.id)

@@ -12,7 +12,16 @@ from typing import Any, TypeAlias
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ReadTimeoutError,
+)
 from pydantic import BaseModel
 
 from promptpipe.settings import Settings
@@ -24,9 +33,7 @@ INBOUND_QUEUE_NAME = "promptpipe-inbound.fifo"
 INBOUND_DLQ_NAME = "promptpipe-inbound-dlq.fifo"
 INBOUND_MAX_RECEIVE_COUNT = 3
 TTL_ATTRIBUTE = "expires_at"
-# Powertools Idempotency's DynamoDBPersistenceLayer defaults.
-IDEMPOTENCY_KEY_ATTRIBUTE = "id"
-IDEMPOTENCY_TTL_ATTRIBUTE = "expiration"
+
 
 # Throttling and transient 5xx are retried by botocore itself ("standard" mode); short timeouts keep
 # a stuck call from eating the Lambda's budget.
@@ -54,11 +61,29 @@ def aws_client(service: str, settings: Settings) -> AwsClient:
         )
 
 
+def aws_failure(exc: BaseException) -> tuple[str, str] | None:
+    """What an AWS call's failure means to a person at a terminal: ``("config", why)`` (credentials
+    or region missing), ``("unavailable", why)`` (the endpoint cannot be reached) or ``("failed", why)``
+    (AWS answered an error); ``None`` when ``exc`` is not an AWS failure."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, BotoCoreError | ClientError):
+        cause = cause.__cause__  # Powertools' parameter errors wrap the botocore one
+    if cause is None:
+        return None
+    if isinstance(cause, NoCredentialsError | PartialCredentialsError | NoRegionError):
+        return "config", f"AWS: {cause} (configure a profile or set AWS_ACCESS_KEY_ID and AWS_REGION)"
+    if isinstance(cause, EndpointConnectionError | ConnectTimeoutError | ReadTimeoutError):
+        return "unavailable", f"AWS: {cause}"
+    if isinstance(cause, ClientError):
+        error = cause.response.get("Error", {})
+        return "failed", f"AWS: {error.get('Code', 'error')}: {error.get('Message', cause)}"
+    return "failed", f"AWS: {cause}"
+
+
 class LocalResources(BaseModel):
     """What ``create_local_resources`` made (or found)."""
 
     table_name: str
-    idempotency_table_name: str
     inbound_queue_url: str
     inbound_queue_arn: str
     inbound_dlq_url: str
@@ -74,8 +99,8 @@ def create_local_resources(
     sqs: AwsClient | None = None,
     scheduler: AwsClient | None = None,
 ) -> LocalResources:
-    """Create the single table, the idempotency table, the inbound FIFO queue with its DLQ and the
-    schedule group. Idempotent: resources that already exist are reused."""
+    """Create the single table, the inbound FIFO queue with its DLQ and the schedule group.
+    Idempotent: resources that already exist are reused."""
     dynamodb = dynamodb or aws_client("dynamodb", settings)
     sqs = sqs or aws_client("sqs", settings)
     scheduler = scheduler or aws_client("scheduler", settings)
@@ -87,20 +112,12 @@ def create_local_resources(
         index=(settings.participants_index_name, "gsi1pk", "gsi1sk"),
         ttl_attribute=TTL_ATTRIBUTE,
     )
-    _ensure_table(
-        dynamodb,
-        name=settings.idempotency_table_name,
-        key=((IDEMPOTENCY_KEY_ATTRIBUTE, "HASH"),),
-        index=None,
-        ttl_attribute=IDEMPOTENCY_TTL_ATTRIBUTE,
-    )
     dlq_url, dlq_arn = _ensure_queue(sqs, INBOUND_DLQ_NAME, _fifo_attributes())
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(INBOUND_MAX_RECEIVE_COUNT)})
     queue_url, queue_arn = _ensure_queue(sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive})
     group_arn = _ensure_schedule_group(scheduler, settings.schedule_group_name)
     return LocalResources(
         table_name=settings.table_name,
-        idempotency_table_name=settings.idempotency_table_name,
         inbound_queue_url=queue_url,
         inbound_queue_arn=queue_arn,
         inbound_dlq_url=dlq_url,

@@ -1,4 +1,4 @@
-"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (DESIGN §3).
+"""The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (docs/architecture.md#state).
 
 | item        | pk                   | sk                           |
 |-------------|----------------------|------------------------------|
@@ -19,7 +19,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws import TTL_ATTRIBUTE, AwsClient
 from promptpipe.errors import (
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
@@ -35,6 +35,7 @@ from promptpipe.errors import (
     StateConflict,
     ValidationFailed,
 )
+from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
 from promptpipe.models.store import Direction, EventRecord, LoadedState, StateCommit, TranscriptEntry
@@ -185,7 +186,7 @@ def transcript_item(entry: TranscriptEntry) -> Item:
         "event_id": _s(entry.event_id),
         # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
         "metadata": _s(to_json(entry.metadata).decode()),
-    }
+    } | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
 
 
 def transcript_from_item(item: Item) -> TranscriptEntry:
@@ -198,6 +199,7 @@ def transcript_from_item(item: Item) -> TranscriptEntry:
         content=item["content"]["S"],
         event_id=item.get("event_id", {}).get("S", ""),
         metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
+        outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
     )
 
 
@@ -282,11 +284,17 @@ class DynamoParticipantRepo:
         index_name: str = "gsi1",
         *,
         sleep: Callable[[float], None] = time.sleep,
+        retention: timedelta | None = None,
+        now: Callable[[], datetime] | None = None,
     ) -> None:
         self._table = table_name
         self._client = client
         self._index = index_name
         self._sleep = sleep
+        # A kept transcript of a deleted participant expires (DynamoDB TTL) this long after the
+        # deletion; None keeps it (docs/retention.md).
+        self._retention = retention
+        self._now = now or (lambda: datetime.now(UTC))
 
     def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
         """Participant, phone claim and flow state in one transaction, each only if new."""
@@ -406,6 +414,8 @@ class DynamoParticipantRepo:
             self._client.transact_write_items(TransactItems=[delete_meta, delete_flow])
         if not keep_transcript:
             self._delete_transcript(pk)
+        elif self._retention is not None:
+            self._expire_transcript(pk, self._now() + self._retention)
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
@@ -436,15 +446,39 @@ class DynamoParticipantRepo:
             for start in range(0, len(keys), _BATCH_WRITE_SIZE):
                 self._batch_delete(keys[start : start + _BATCH_WRITE_SIZE])
 
+    def _expire_transcript(self, pk: str, at: datetime) -> None:
+        """Stamp the TTL attribute on every remaining item of the partition (rewritten in batches).
+        An item that already expires sooner (a sent-ledger record) keeps its own expiry."""
+        stamp = int(at.timestamp())
+
+        def expiring(item: Item) -> Item:
+            current = item.get(TTL_ATTRIBUTE, {}).get("N")
+            return {**item, TTL_ATTRIBUTE: {"N": str(min(stamp, int(current)) if current else stamp)}}
+
+        paginator = self._client.get_paginator("query")
+        pages = paginator.paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": _s(pk)},
+            ConsistentRead=True,
+        )
+        for page in pages:
+            items = page.get("Items", [])
+            for start in range(0, len(items), _BATCH_WRITE_SIZE):
+                chunk = items[start : start + _BATCH_WRITE_SIZE]
+                self._batch_write([{"PutRequest": {"Item": expiring(i)}} for i in chunk])
+
     def _batch_delete(self, keys: Sequence[Item]) -> None:
-        requests = [{"DeleteRequest": {"Key": key}} for key in keys]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+
+    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
         for attempt in range(_BATCH_RETRIES):
             response = self._client.batch_write_item(RequestItems={self._table: requests})
             requests = response.get("UnprocessedItems", {}).get(self._table, [])
             if not requests:
                 return
             self._sleep(min(0.05 * 2**attempt, 2.0))  # unprocessed items mean throttling: back off
-        raise PromptPipeError(f"{len(requests)} transcript items could not be deleted")
+        raise PromptPipeError(f"{len(requests)} transcript items could not be written")
 
 
 # --- StateStore --------------------------------------------------------------------------------------
@@ -483,8 +517,11 @@ class DynamoStateStore:
         """One transaction: the flow state if its version is still ``expected_version``, META (written
         or only checked to exist) and the new transcript entries."""
         actions = self._commit_actions(commit)
+        request: dict[str, Any] = {"TransactItems": actions}
+        if commit.request_token:
+            request["ClientRequestToken"] = commit.request_token
         try:
-            self._client.transact_write_items(TransactItems=actions)
+            self._client.transact_write_items(**request)
         except ClientError as exc:
             if not _is_cancellation(exc):
                 raise
@@ -521,6 +558,25 @@ class DynamoStateStore:
             )
         items, token = _query_page(self._client, request, limit=limit, key_names=("pk", "sk"))
         return [transcript_from_item(item) for item in items], token
+
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        """The messages of a committed event, from its transcript entries (one BatchGetItem)."""
+        pk = participant_pk(participant_id)
+        at = sortable_timestamp(record.committed_at)
+        keys = [{"pk": _s(pk), "sk": _s(f"{MSG_SK_PREFIX}{at}#{ref.seq}")} for ref in record.messages]
+        if not keys:
+            return []
+        found: dict[str, TranscriptEntry] = {}
+        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for _ in range(_BATCH_RETRIES):
+            response = self._client.batch_get_item(RequestItems=request)
+            for item in response.get("Responses", {}).get(self._table, []):
+                found[item["seq"]["S"]] = transcript_from_item(item)
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        messages = [found[ref.seq].outbound for ref in record.messages if ref.seq in found]
+        return [m for m in messages if m is not None]
 
     def _commit_actions(self, commit: StateCommit) -> list[dict[str, Any]]:
         participant_id = commit.participant_id

@@ -1,8 +1,8 @@
 """``Timers`` on EventBridge Scheduler: one schedule per timer, in one schedule group.
 
-Names are deterministic (DESIGN §4), so scheduling an existing name replaces it: create, and on
+Names are deterministic (docs/architecture.md#timers), so scheduling an existing name replaces it: create, and on
 ``ConflictException`` update with the full parameter set (UpdateSchedule resets omitted fields,
-AWS_NOTES §4). Names, expressions and zones are validated here because moto accepts anything.
+docs/platform.md#scheduler-rules). Names, expressions and zones are validated here because moto accepts anything.
 """
 
 from __future__ import annotations
@@ -114,6 +114,25 @@ class EventBridgeTimers:
             raise _timer_error("delete_schedule", name, exc) from exc
         except BotoCoreError as exc:
             raise TimerError(f"delete_schedule {name}: {exc}") from exc
+
+    def list_names(self, prefix: str) -> list[str]:
+        """Live schedules of the group whose name starts with ``prefix`` (paginated)."""
+        names: list[str] = []
+        request: dict[str, Any] = {"GroupName": self._group_name, "MaxResults": 100}
+        if prefix:
+            request["NamePrefix"] = prefix
+        try:
+            while True:
+                response = self._client.list_schedules(**request)
+                names += [str(item["Name"]) for item in response.get("Schedules", [])]
+                token = response.get("NextToken")
+                if not token:
+                    return names
+                request["NextToken"] = token
+        except ClientError as exc:
+            raise _timer_error("list_schedules", prefix or "*", exc) from exc
+        except BotoCoreError as exc:
+            raise TimerError(f"list_schedules {prefix or '*'}: {exc}") from exc
 
     # --- internals ------------------------------------------------------------------------
 

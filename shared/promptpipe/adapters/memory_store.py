@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
+from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
@@ -106,3 +107,9 @@ class InMemoryStore:
         start = int(next_token) if next_token and next_token.isdigit() else 0
         page = entries[start : start + limit]
         return page, (str(start + limit) if start + limit < len(entries) else None)
+
+    def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
+        with self._lock:
+            by_key = {(e.at, e.seq): e for e in self.transcripts.get(participant_id, [])}
+        found = [by_key.get((record.committed_at, ref.seq)) for ref in record.messages]
+        return [e.outbound.model_copy(deep=True) for e in found if e is not None and e.outbound is not None]

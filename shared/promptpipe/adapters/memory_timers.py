@@ -69,6 +69,10 @@ class InMemoryTimers:
         self.cancelled.append(name)
         self.schedules.pop(name, None)
 
+    def list_names(self, prefix: str) -> list[str]:
+        self._maybe_fail()
+        return sorted(name for name in self.schedules if name.startswith(prefix))
+
     # --- test helpers ---------------------------------------------------------------------
 
     def due(self, until: datetime) -> list[ScheduledTimer]:

@@ -1,44 +1,66 @@
 """Messenger adapters: Twilio (SMS and WhatsApp), Meta WhatsApp Cloud API, and a local outbox.
 
-Fixed-answer questions go out as reply buttons on WhatsApp Cloud and as numbered text elsewhere
-(``questions.render_text``); replies are parsed back by ``questions.parse_answer``. The Twilio and
-HTTP client libraries are imported lazily so that a function that never sends does not pay for them
-at cold start.
+Both providers are called with plain httpx (Twilio's REST API: ``Messages.json`` with basic auth;
+Meta's Graph API: ``/{phone_number_id}/messages`` with a bearer token). Fixed-answer questions go
+out as reply buttons on WhatsApp Cloud and as numbered text elsewhere (``questions.render_text``);
+replies are parsed back by ``questions.parse_answer``.
+
+SMS (Twilio, ``sms`` channel): the body is normalised to GSM-7 where the meaning allows and split
+over 1,600 characters (``promptpipe.sms``); the segments billed come back in ``SendResult``.
+
+WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated message more than 24
+hours after the participant last wrote (``OutboundMessage.last_inbound_at``) is sent as the
+configured template (``WhatsAppTemplates``). When the caller does not know that time, the message
+goes free-form and a window refusal (Meta 131047, Twilio 63016) switches to the template and
+retries once. httpx is imported lazily so that a function that never sends does not pay for it at
+cold start.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from promptpipe.clock import Clock
+from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError, MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
 from promptpipe.phone import mask_phone
 from promptpipe.ports import Messenger
 from promptpipe.questions import button_id, render_text
 from promptpipe.settings import MessagingProvider, Settings
+from promptpipe.sms import prepare_sms, split_body
 
 if TYPE_CHECKING:
     import httpx
 
 TwilioChannel = Literal["sms", "whatsapp"]
-TwilioClientFactory = Callable[[str, str], Any]
 _PHONE_LIKE = re.compile(r"\+?\d[\d\s().-]{6,}\d")
 _ERROR_TEXT_LIMIT = 300
+TWILIO_API_BASE = "https://api.twilio.com"
+
+# WhatsApp's customer-service window, and the margin we keep before it closes.
+WHATSAPP_WINDOW = timedelta(hours=24)
+WINDOW_MARGIN = timedelta(minutes=10)
+META_OUTSIDE_WINDOW = 131047  # "Re-engagement message"
+TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you are outside the allowed window"
+# Meta: a template body parameter may not hold a newline or tab, nor more than 4 consecutive spaces.
+_PARAM_SPACES = re.compile(r"\s+")
 
 
-def with_question_text(body: str, question: Question | None) -> str:
-    """The message text for channels without buttons: the question on its own paragraph."""
-    if question is None:
-        return body
-    rendered = render_text(question)
-    return f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
+def with_question_text(body: str, question: Question | None, follow_up: Question | None = None) -> str:
+    """The message text for channels without buttons: each question on its own paragraph."""
+    for asked in (question, follow_up):
+        if asked is not None:
+            rendered = render_text(asked)
+            body = f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
+    return body
 
 
 def _scrub(text: str) -> str:
@@ -47,11 +69,72 @@ def _scrub(text: str) -> str:
     return text[:_ERROR_TEXT_LIMIT]
 
 
+def _publish(result: SendResult, message: OutboundMessage) -> None:
+    """Segments and template sends as metrics (namespace ``PromptPipe``)."""
+    from promptpipe.observability import count
+
+    if result.segments:
+        count("SmsSegments", result.segments)
+    if result.template:
+        count("WhatsAppTemplateSends", kind=message.kind.value)
+
+
+# --- WhatsApp's window and templates -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WhatsAppTemplates:
+    """Approved templates for business-initiated WhatsApp messages outside the 24-hour window.
+
+    ``prompt``: a template whose body has one text parameter ``{{1}}`` that carries our text (a
+    Cloud API template name, or a Twilio Content SID). ``reengagement``: a fixed template without
+    parameters, used when ``prompt`` is not configured or the text cannot be a parameter. The
+    Cloud API also needs the template's ``language`` code. See docs/architecture.md for examples.
+    """
+
+    prompt: str | None = None
+    reengagement: str | None = None
+    language: str = "en_US"
+    # Longest text passed as the parameter (Meta caps a template body at 1,024 characters).
+    max_parameter_chars: int = 900
+    # The prompt template has quick-reply buttons matching the question (Done / Next time).
+    quick_replies: bool = False
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.prompt or self.reengagement)
+
+    def choose(self, text: str) -> tuple[str, str | None]:
+        """(template, its parameter or ``None``) for ``text``."""
+        parameter = _PARAM_SPACES.sub(" ", text).strip()
+        if self.prompt and parameter and len(parameter) <= self.max_parameter_chars:
+            return self.prompt, parameter
+        if self.reengagement:
+            return self.reengagement, None
+        if self.prompt:
+            return self.prompt, (parameter[: self.max_parameter_chars - 1].rstrip() + "…") if parameter else " "
+        raise ConfigurationError("no WhatsApp template configured")
+
+
+def outside_window(message: OutboundMessage, now: datetime) -> bool:
+    """Whether ``message`` must go as a template: a business-initiated message when the participant
+    last wrote 24 hours ago or more (less a margin). A reply answers a message just received."""
+    if message.kind is OutboundKind.REPLY or message.last_inbound_at is None:
+        return False
+    return now - message.last_inbound_at >= WHATSAPP_WINDOW - WINDOW_MARGIN
+
+
+def _skip_outside_window(message: OutboundMessage) -> bool:
+    """The intensity poll is a question without text: outside the window it waits for a day the
+    participant wrote (a second template a day would double the cost of a silent participant)."""
+    return message.kind is OutboundKind.INTENSITY_POLL and not message.body.strip()
+
+
 # --- Twilio -------------------------------------------------------------------------------------
 
 
 class TwilioMessenger:
-    """SMS or WhatsApp through Twilio's Programmable Messaging REST API."""
+    """SMS or WhatsApp through Twilio's Programmable Messaging REST API (httpx, no SDK)."""
 
     def __init__(
         self,
@@ -61,8 +144,12 @@ class TwilioMessenger:
         from_number: str | None = None,
         messaging_service_sid: str | None = None,
         channel: TwilioChannel = "sms",
-        client_factory: TwilioClientFactory | None = None,
+        http_client: httpx.Client | None = None,
         timeout: float = 10.0,
+        base_url: str = TWILIO_API_BASE,
+        templates: WhatsAppTemplates | None = None,
+        clock: Clock | None = None,
+        publish: bool = True,
     ) -> None:
         if not account_sid or not auth_token:
             raise ConfigurationError("Twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
@@ -75,55 +162,117 @@ class TwilioMessenger:
         self._from = from_number
         self._service_sid = messaging_service_sid
         self._channel = channel
-        self._factory = client_factory or self._default_client
+        self._url = f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json"
+        self._client = http_client
+        self._owns_client = http_client is None
         self._timeout = timeout
-        self._client: Any = None
+        self._templates = templates or WhatsAppTemplates()
+        self._clock = clock or SystemClock()
+        self._publish = publish
         self._lock = threading.Lock()
 
     def send(self, message: OutboundMessage) -> SendResult:
-        from twilio.base.exceptions import TwilioException, TwilioRestException, TwilioServiceException
+        result = self._send_sms(message) if self._channel == "sms" else self._send_whatsapp(message)
+        if self._publish:
+            _publish(result, message)
+        return result
 
-        params: dict[str, Any] = {
-            "to": self._address(message.to),
-            "body": with_question_text(message.body, message.question),
-        }
+    def _send_sms(self, message: OutboundMessage) -> SendResult:
+        text = with_question_text(message.body, message.question, message.follow_up)
+        prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
+        sid = ""
+        for part in prepared.parts or [""]:
+            sid = self._post({**self._route(message), "Body": part})
+        return SendResult(
+            provider_message_id=sid, provider="twilio", segments=prepared.segments, parts=len(prepared.parts) or 1
+        )
+
+    def _send_whatsapp(self, message: OutboundMessage) -> SendResult:
+        if self._templates.configured and outside_window(message, self._clock.now()):
+            if _skip_outside_window(message):
+                return SendResult(provider="twilio", parts=0, skipped="outside_window")
+            return self._send_template(message)
+        parts = split_body(with_question_text(message.body, message.question)) or [""]
+        sid = ""
+        for index, part in enumerate(parts):
+            try:
+                sid = self._post({**self._route(message), "Body": part})
+            except MessagingError as exc:
+                refused = index == 0 and exc.code == str(TWILIO_OUTSIDE_WINDOW)
+                if not refused or not self._templates.configured:
+                    raise
+                if _skip_outside_window(message):
+                    return SendResult(provider="twilio", parts=0, skipped="outside_window")
+                return self._send_template(message)  # the one retry, as a template
+        return SendResult(provider_message_id=sid, provider="twilio", parts=len(parts))
+
+    def _send_template(self, message: OutboundMessage) -> SendResult:
+        text = message.body or (message.question.text if message.question else "")
+        content_sid, parameter = self._templates.choose(text)
+        params: dict[str, str] = {**self._route(message), "ContentSid": content_sid}
+        if parameter is not None:
+            params["ContentVariables"] = json.dumps({"1": parameter}, ensure_ascii=False)
+        sid = self._post(params)
+        return SendResult(provider_message_id=sid, provider="twilio", template=content_sid)
+
+    def _route(self, message: OutboundMessage) -> dict[str, str]:
+        route = {"To": self._address(message.to)}
         if self._service_sid:
-            params["messaging_service_sid"] = self._service_sid
+            route["MessagingServiceSid"] = self._service_sid
         else:
-            params["from_"] = self._address(self._from or "")
+            route["From"] = self._address(self._from or "")
+        return route
+
+    def _post(self, params: dict[str, str]) -> str:
+        import httpx
+
         try:
-            created = self._get_client().messages.create(**params)
-        except TwilioRestException as exc:
-            raise MessagingError(
-                f"Twilio refused the message (HTTP {exc.status}, code {exc.code}): {_scrub(exc.msg)}"
-            ) from exc
-        except TwilioServiceException as exc:
-            raise MessagingError(
-                f"Twilio refused the message (HTTP {exc.status}, code {exc.code}): {_scrub(exc.detail or exc.title)}"
-            ) from exc
-        except TwilioException as exc:
-            # Not str(exc): Twilio's exceptions colour their text for terminals.
-            raise MessagingError(f"Twilio send failed: {_scrub(str(exc.args[0]) if exc.args else '')}") from exc
-        except OSError as exc:  # requests' errors are OSErrors: connection, timeout
+            response = self._get_client().post(self._url, data=params, auth=(self._account_sid, self._auth_token))
+        except httpx.HTTPError as exc:
             raise MessagingError(f"Twilio send failed: {type(exc).__name__}") from exc
-        return SendResult(provider_message_id=str(getattr(created, "sid", "") or ""), provider="twilio")
+        if not 200 <= response.status_code < 300:
+            code, text = _twilio_error(response)
+            raise MessagingError(
+                f"Twilio refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
+                code=str(code) if code is not None else None,
+                status=response.status_code,
+                retryable=response.status_code == 429 or response.status_code >= 500,
+            )
+        try:
+            return str(response.json().get("sid") or "")
+        except (ValueError, AttributeError):
+            return ""
 
     def _address(self, number: str) -> str:
         if self._channel == "whatsapp" and not number.startswith("whatsapp:"):
             return f"whatsapp:{number}"
         return number
 
-    def _get_client(self) -> Any:
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _get_client(self) -> httpx.Client:
+        import httpx
+
         with self._lock:
             if self._client is None:
-                self._client = self._factory(self._account_sid, self._auth_token)
+                self._client = httpx.Client(timeout=self._timeout)
             return self._client
 
-    def _default_client(self, account_sid: str, auth_token: str) -> Any:
-        from twilio.http.http_client import TwilioHttpClient
-        from twilio.rest import Client
 
-        return Client(account_sid, auth_token, http_client=TwilioHttpClient(timeout=self._timeout))
+def _twilio_error(response: httpx.Response) -> tuple[Any, str]:
+    """(code, text) of a Twilio error body: the classic ``{code, message, more_info, status}`` or
+    RFC 9457 problem details ``{type, title, status, code, detail}``."""
+    try:
+        data = response.json()
+    except ValueError:
+        return None, response.reason_phrase
+    if not isinstance(data, dict):
+        return None, response.reason_phrase
+    text = data.get("message") or data.get("detail") or data.get("title") or response.reason_phrase
+    return data.get("code"), str(text)
 
 
 # --- Meta WhatsApp Cloud API --------------------------------------------------------------------
@@ -141,6 +290,9 @@ class WhatsAppCloudMessenger:
         base_url: str = "https://graph.facebook.com",
         http_client: httpx.Client | None = None,
         timeout: float = 10.0,
+        templates: WhatsAppTemplates | None = None,
+        clock: Clock | None = None,
+        publish: bool = True,
     ) -> None:
         if not access_token or not phone_number_id:
             raise ConfigurationError("WhatsApp Cloud needs WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID")
@@ -149,14 +301,33 @@ class WhatsAppCloudMessenger:
         self._client = http_client
         self._owns_client = http_client is None
         self._timeout = timeout
+        self._templates = templates or WhatsAppTemplates()
+        self._clock = clock or SystemClock()
+        self._publish = publish
         self._lock = threading.Lock()
 
     def send(self, message: OutboundMessage) -> SendResult:
-        """One API call per message: text, or an interactive reply-button message whose body carries
-        the text and the question. Only a body too long for an interactive message (1,024
-        characters) goes as text first, then the buttons. Returns the id of the last message sent,
-        the one a button reply refers to."""
+        """Inside the window: one API call per message, text or an interactive reply-button message
+        whose body carries the text and the question (only a body too long for an interactive
+        message, 1,024 characters, goes as text first, then the buttons). Outside the window: the
+        template. Returns the id of the last message sent, the one a button reply refers to."""
+        result = self._send(message)
+        if self._publish:
+            _publish(result, message)
+        return result
+
+    def _send(self, message: OutboundMessage) -> SendResult:
         to = message.to.removeprefix("whatsapp:").lstrip("+")
+        if self._templates.configured and outside_window(message, self._clock.now()):
+            return self._outside_window(to, message)
+        try:
+            return self._free_form(to, message)
+        except MessagingError as exc:
+            if exc.code == str(META_OUTSIDE_WINDOW) and self._templates.configured:
+                return self._outside_window(to, message)  # the one retry, as a template
+            raise
+
+    def _free_form(self, to: str, message: OutboundMessage) -> SendResult:
         question = message.question
         if question is None:
             return self._result(self._post(text_payload(to, message.body)))
@@ -164,11 +335,20 @@ class WhatsAppCloudMessenger:
         if len(combined) <= INTERACTIVE_BODY_LIMIT:
             return self._result(self._post(buttons_payload(to, question, body=combined)))
         self._post(text_payload(to, message.body))
-        return self._result(self._post(buttons_payload(to, question)))
+        return self._result(self._post(buttons_payload(to, question)), parts=2)
+
+    def _outside_window(self, to: str, message: OutboundMessage) -> SendResult:
+        if _skip_outside_window(message):
+            return SendResult(provider="whatsapp_cloud", parts=0, skipped="outside_window")
+        text = message.body or (message.question.text if message.question else "")
+        name, parameter = self._templates.choose(text)
+        question = message.question if self._templates.quick_replies and name == self._templates.prompt else None
+        payload = template_payload(to, name, self._templates.language, parameter, question)
+        return SendResult(provider_message_id=self._post(payload), provider="whatsapp_cloud", template=name)
 
     @staticmethod
-    def _result(provider_id: str) -> SendResult:
-        return SendResult(provider_message_id=provider_id, provider="whatsapp_cloud")
+    def _result(provider_id: str, parts: int = 1) -> SendResult:
+        return SendResult(provider_message_id=provider_id, provider="whatsapp_cloud", parts=parts)
 
     def close(self) -> None:
         if self._owns_client and self._client is not None:
@@ -185,7 +365,10 @@ class WhatsAppCloudMessenger:
         if not 200 <= response.status_code < 300:
             code, text = _meta_error(response)
             raise MessagingError(
-                f"WhatsApp Cloud API refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}"
+                f"WhatsApp Cloud API refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
+                code=str(code) if code is not None else None,
+                status=response.status_code,
+                retryable=response.status_code == 429 or response.status_code >= 500,
             )
         try:
             data = response.json()
@@ -229,6 +412,31 @@ def buttons_payload(to: str, question: Question, *, body: str | None = None) -> 
     }
 
 
+def template_payload(
+    to: str, name: str, language: str, parameter: str | None, question: Question | None = None
+) -> dict[str, Any]:
+    """A template message: the body's ``{{1}}`` filled with ``parameter``; with ``question``, the
+    template's quick-reply buttons carry the question's button ids as payloads (a tap comes back
+    as a ``button`` message whose payload is the answer id)."""
+    components: list[dict[str, Any]] = []
+    if parameter is not None:
+        components.append({"type": "body", "parameters": [{"type": "text", "text": parameter}]})
+    if question is not None:
+        for index, option in enumerate(question.options):
+            components.append(
+                {
+                    "type": "button",
+                    "sub_type": "quick_reply",
+                    "index": str(index),
+                    "parameters": [{"type": "payload", "payload": button_id(question, option)}],
+                }
+            )
+    template: dict[str, Any] = {"name": name, "language": {"code": language}}
+    if components:
+        template["components"] = components
+    return {"messaging_product": "whatsapp", "to": to, "type": "template", "template": template}
+
+
 def _meta_error(response: httpx.Response) -> tuple[Any, str]:
     try:
         error = response.json().get("error") or {}
@@ -255,6 +463,8 @@ class OutboxRecord(BaseModel):
     message_id: str
     sent_at: datetime
     provider_message_id: str
+    allow_emoji: bool = False
+    follow_up: Question | None = None
 
 
 class LocalOutbox:
@@ -283,12 +493,14 @@ class LocalOutbox:
                     participant_id=message.participant_id,
                     to=message.to,
                     body=message.body,
-                    body_text=with_question_text(message.body, message.question),
+                    body_text=with_question_text(message.body, message.question, message.follow_up),
+                    follow_up=message.follow_up,
                     kind=message.kind,
                     question=message.question,
                     message_id=message.message_id,
                     sent_at=self._clock.now(),
                     provider_message_id=result.provider_message_id,
+                    allow_emoji=message.allow_emoji,
                 )
             )
             if message.message_id:
@@ -344,11 +556,22 @@ def build_messenger(
             from_number=from_number,
             messaging_service_sid=service_sid,
             channel="whatsapp" if channel == "whatsapp" else "sms",
+            templates=WhatsAppTemplates(
+                prompt=settings.twilio_template_content_sid, reengagement=settings.twilio_reengagement_content_sid
+            ),
+            clock=clock,
         )
     return WhatsAppCloudMessenger(
         lookup.required("whatsapp_access_token"),
         lookup.required("whatsapp_phone_number_id"),
         api_version=settings.whatsapp_graph_api_version,
+        templates=WhatsAppTemplates(
+            prompt=settings.whatsapp_template_name,
+            reengagement=settings.whatsapp_reengagement_template_name,
+            language=settings.whatsapp_template_language,
+            quick_replies=settings.whatsapp_template_quick_replies,
+        ),
+        clock=clock,
     )
 
 

@@ -1,4 +1,4 @@
-"""An offline, deterministic, rule-based coach that implements the ``LLM`` port (DESIGN §5).
+"""An offline, deterministic, rule-based coach that implements the ``LLM`` port (docs/architecture.md#llm).
 
 It lets the demo and the end-to-end tests run without an OpenAI key while exercising the real
 engine: it answers through the normal tool loop, calling ``save_user_profile``,
@@ -29,6 +29,8 @@ _EMPTY_VALUES = {"STILL NEEDED", "(unknown)", "(none recorded)", "(not given)", 
 SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
 INTAKE_ORDER = (DOMAIN, MOTIVATION, TIME, ANCHOR)  # the order intake asks in
+
+HOLDING_REPLY = "Thanks for your patience — someone from our team will follow up with you soon."
 
 # Markers in our own questions, read back from history to interpret a bare answer.
 ASK_HELPED = "What helped you"
@@ -315,6 +317,8 @@ def _answer_for(expected: str, text: str, domain_text: str) -> str:
             return _words(answer, 10)
         if _ROUTINE_WORDS.search(answer) or answer.lower().startswith("my "):
             return "after " + _words(answer, 9)
+    if expected not in INTAKE_ORDER and _substantive(answer):  # a field a flow definition added
+        return _words(answer, 30)
     return ""
 
 
@@ -503,6 +507,10 @@ class Turn:
     calls: list[LoopCall] = field(default_factory=list)
     tools: set[str] = field(default_factory=set)
     call_count: int = 0  # tool calls already in the request (ids continue from here)
+    # The flow controller's latest choice (intake), when the request carries one.
+    steer_node: str = ""
+    steer_mode: str = ""
+    steer_fields: list[str] = field(default_factory=list)
 
     def called(self, name: str, **match: Any) -> list[LoopCall]:
         return [c for c in self.calls if c.name == name and all(c.args.get(k) == v for k, v in match.items())]
@@ -534,6 +542,11 @@ def read_turn(request: ChatRequest) -> Turn:
             for key, value in re.findall(r"^- ([A-Za-z_ ]+):\s*(.*)$", text, re.M):
                 turn.context[key.strip()] = "" if value.strip() in _EMPTY_VALUES else value.strip()
     turn.history = [m for m in messages[: max(user_index, 0)] if m.role in ("user", "assistant")]
+    steering = [
+        m.content or "" for m in messages if m.role == "system" and (m.content or "").startswith(_STEER_HEADERS)
+    ]
+    if steering:
+        _read_steering(turn, steering[-1])
     results = {m.tool_call_id: m.content or "" for m in messages[user_index + 1 :] if m.role == "tool"}
     for message in messages[user_index + 1 :]:
         for call in message.tool_calls:
@@ -543,6 +556,20 @@ def read_turn(request: ChatRequest) -> Turn:
                 args = {}
             turn.calls.append(LoopCall(call.name, args, results.get(call.id)))
     return turn
+
+
+_STEER_HEADERS = ("FLOW CONTROLLER:", "FLOW CONTROLLER UPDATE:")
+
+
+def _read_steering(turn: Turn, text: str) -> None:
+    """The controller's block: ``- pursue: <node> (<MODE>)`` and ``- fields: a, b``."""
+    match = re.search(r"^- pursue: (\S+) \((\w+)\)", text, re.M)
+    if match:
+        turn.steer_node, turn.steer_mode = match[1], match[2]
+    elif re.search(r"^- pursue: nothing:", text, re.M):
+        turn.steer_mode = "PAUSED"
+    fields = re.search(r"^- fields: (.+)$", text, re.M)
+    turn.steer_fields = [f.strip() for f in fields[1].split(",")] if fields else []
 
 
 def _result_json(result: str) -> Any:
@@ -628,7 +655,20 @@ class IntakeRules:
         return profile
 
     def expected(self) -> str | None:
+        steered = self.steered(self.known)
+        if steered is not None:
+            return steered
         return next((name for name in INTAKE_ORDER if not self.known[name]), None)
+
+    def steered(self, profile: dict[str, str]) -> str | None:
+        """The field the flow controller says to pursue, when it names one still missing."""
+        return next((f for f in self.turn.steer_fields if not self._has(f, profile)), None)
+
+    def _has(self, name: str, profile: dict[str, str]) -> bool:
+        if name in profile:
+            return bool(profile[name])
+        saved = any(c.ok and c.args.get(name) for c in self.turn.called(SAVE))
+        return saved or bool(self.turn.context.get(name))
 
     def decide(self) -> tuple[_Step, str]:
         turn = self.turn
@@ -637,13 +677,15 @@ class IntakeRules:
             return self._error_reply(failed), f"intake: {failed.name} failed; telling the participant"
         if _is_hint(turn.user) and not turn.calls:
             return self._greeting(), "intake: greeting hint"
+        if turn.steer_mode in ("HANDOFF", "PAUSED"):
+            return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
         if not turn.called(SAVE) and SAVE in turn.tools:
             learned = parse_intake_message(turn.user, self.known, self.expected())
             if learned:
                 return [(SAVE, learned)], f"intake: learned {', '.join(learned)}"
         profile = self.profile()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
-        if profile[ANCHOR] and time:
+        if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
 
@@ -735,7 +777,7 @@ class IntakeRules:
         return " ".join(parts[:2])
 
     def _question(self, profile: dict[str, str]) -> str:
-        missing = next((name for name in INTAKE_ORDER if not profile[name]), None)
+        missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
         if missing == DOMAIN:
             return (
                 "What's one small habit you'd like to build — maybe moving more, sleeping better, "
@@ -750,6 +792,8 @@ class IntakeRules:
                 "What's something you already do every day that we can attach it to — like your "
                 "morning coffee or brushing your teeth?"
             )
+        if missing:  # a field the flow definition added
+            return f"One more thing before we start: could you tell me your {missing.replace('_', ' ')}?"
         return "Anything else you'd like me to know before we start?"
 
 

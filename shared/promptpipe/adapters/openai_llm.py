@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint works through ``base_url``. ``openai`` is imported only when the
 first client is built: importing it costs over a second of cold start, and functions that never call
-the model (the webhook) must not pay it (DESIGN §7).
+the model (the webhook) must not pay it (docs/architecture.md#cold-start).
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ REASONING_INSTRUCTION = (
     '"content": "<the message the participant will read>"}. '
     "Use valid JSON (escape quotes and newlines inside strings). If you call tools, call them as usual."
 )
+
+# Model families that take ``max_completion_tokens`` (and only the default temperature) instead of
+# ``max_tokens``: the reasoning models.
+_COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 # HTTP statuses worth another attempt later (the SDK itself retries the same set).
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -66,6 +70,7 @@ class OpenAILLM:
         self.reasoning_capture = reasoning_capture
         self._perf_counter = perf_counter
         self._client: OpenAI | None = None
+        self._routed_clients: dict[str, OpenAI] = {}  # per base URL of a model route
 
     @classmethod
     def from_settings(cls, settings: Settings, api_key: str | None = None) -> OpenAILLM:
@@ -102,8 +107,19 @@ class OpenAILLM:
             )
         return self._client
 
-    def complete(self, request: ChatRequest) -> ChatResponse:
+    def _client_for(self, base_url: str | None) -> OpenAI:
+        """The default client, or one per route base URL (any OpenAI-compatible endpoint)."""
         client = self._get_client()
+        if not base_url or base_url == self._base_url:
+            return client
+        routed = self._routed_clients.get(base_url)
+        if routed is None:
+            routed = client.with_options(base_url=base_url)
+            self._routed_clients[base_url] = routed
+        return routed
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        client = self._client_for(request.base_url)
         import openai  # already in sys.modules once the client exists
 
         kwargs = self._request_kwargs(request)
@@ -119,15 +135,21 @@ class OpenAILLM:
         messages = [m.to_openai() for m in request.messages]
         if self.reasoning_capture:
             messages.append(ChatMessage(role="system", content=REASONING_INSTRUCTION).to_openai())
-        kwargs: dict[str, Any] = {
-            "model": request.model or self.model,
-            "messages": messages,
-            "temperature": self.temperature if request.temperature is None else request.temperature,
-            "max_tokens": self.max_tokens if request.max_tokens is None else request.max_tokens,
-        }
+        model = request.model or self.model
+        max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
+        kwargs: dict[str, Any] = {"model": model, "messages": messages}
+        if uses_max_completion_tokens(model):
+            kwargs["max_completion_tokens"] = max_tokens
+        else:
+            kwargs["temperature"] = self.temperature if request.temperature is None else request.temperature
+            kwargs["max_tokens"] = max_tokens
         if request.tools:
             kwargs["tools"] = [t.to_openai() for t in request.tools]
-            kwargs["tool_choice"] = "auto"
+            kwargs["tool_choice"] = request.tool_choice or "auto"
+            if request.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
         return kwargs
 
     def _to_response(self, completion: Any, *, request_model: str, latency_ms: float) -> ChatResponse:
@@ -150,11 +172,25 @@ class OpenAILLM:
             usage=TokenUsage(
                 prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
                 completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+                cached_tokens=_cached_tokens(usage),
             ),
             latency_ms=latency_ms,
             finish_reason=choice.finish_reason,
             reasoning=reasoning,
         )
+
+
+def uses_max_completion_tokens(model: str) -> bool:
+    """Reasoning models reject ``max_tokens`` and a non-default temperature."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return name.startswith(_COMPLETION_TOKENS_PREFIXES)
+
+
+def _cached_tokens(usage: Any) -> int:
+    """``usage.prompt_tokens_details.cached_tokens`` (absent on older SDKs and on many compatible
+    endpoints: then 0)."""
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    return int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
 
 
 def parse_reasoning(text: str) -> tuple[str | None, str | None]:

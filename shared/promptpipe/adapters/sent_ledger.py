@@ -1,8 +1,10 @@
-"""Which outbound messages already reached the provider, so a retried event re-sends only the rest.
+"""What an event whose effects failed part-way had already delivered (``SentLedger`` port).
 
-Written only when a send fails part-way (the messages before the failure are recorded) and read
-only when an event is replayed: the normal path costs nothing. Entries live in the idempotency table
-(``id = sent#<message id>``) and expire with its TTL.
+Written only when applying an event's effects fails (one item per event: the ids of the messages
+that went out before the failure) and read only when that event is redelivered: the normal path
+costs nothing. No item for a redelivered event means its earlier delivery finished. Items live in
+the participant's partition of the main table (``sk = SENT#<event id>``), outside the range the state
+Query reads, and expire after a day through the table's TTL (longer than any redelivery).
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from promptpipe.adapters.idempotency import IDEMPOTENCY_TTL_SECONDS
+from promptpipe.adapters.aws import TTL_ATTRIBUTE
 
-_BATCH_WRITE = 25
-_BATCH_GET = 100
+SENT_SK_PREFIX = "SENT#"
+LEDGER_TTL_SECONDS = 24 * 3600
 
 
-def _key(message_id: str) -> dict[str, Any]:
-    return {"id": {"S": f"sent#{message_id}"}}
+def _key(participant_id: str, event_id: str) -> dict[str, Any]:
+    return {"pk": {"S": f"PARTICIPANT#{participant_id}"}, "sk": {"S": f"{SENT_SK_PREFIX}{event_id}"}}
 
 
 class DynamoSentLedger:
@@ -27,39 +29,33 @@ class DynamoSentLedger:
         self._table = table_name
         self._client = client
 
-    def mark_sent(self, message_ids: Sequence[str]) -> None:
-        expires = str(int(time.time()) + IDEMPOTENCY_TTL_SECONDS)
-        for start in range(0, len(message_ids), _BATCH_WRITE):
-            requests = [
-                {"PutRequest": {"Item": {**_key(mid), "expiration": {"N": expires}}}}
-                for mid in message_ids[start : start + _BATCH_WRITE]
-            ]
-            pending: dict[str, Any] = {self._table: requests}
-            for _ in range(5):  # unprocessed items are rare; a few tries, then give up (best effort)
-                response = self._client.batch_write_item(RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
+    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
+        item = {
+            **_key(participant_id, event_id),
+            # A list, not a string set: a set cannot be empty, and "none sent yet" is a record too.
+            "sent": {"L": [{"S": mid} for mid in message_ids]},
+            TTL_ATTRIBUTE: {"N": str(int(time.time()) + LEDGER_TTL_SECONDS)},
+        }
+        self._client.put_item(TableName=self._table, Item=item)
 
-    def already_sent(self, message_ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for start in range(0, len(message_ids), _BATCH_GET):
-            keys = [_key(mid) for mid in message_ids[start : start + _BATCH_GET]]
-            response = self._client.batch_get_item(RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}})
-            for item in response.get("Responses", {}).get(self._table, []):
-                found.add(item["id"]["S"].removeprefix("sent#"))
-        return found
+    def partial(self, participant_id: str, event_id: str) -> set[str] | None:
+        response = self._client.get_item(TableName=self._table, Key=_key(participant_id, event_id), ConsistentRead=True)
+        item = response.get("Item")
+        if not item:
+            return None
+        return {value["S"] for value in item.get("sent", {}).get("L", [])}
 
 
 class InMemorySentLedger:
     def __init__(self) -> None:
-        self._sent: set[str] = set()
+        self._records: dict[tuple[str, str], set[str]] = {}
         self._lock = threading.Lock()
 
-    def mark_sent(self, message_ids: Sequence[str]) -> None:
+    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
         with self._lock:
-            self._sent.update(message_ids)
+            self._records[(participant_id, event_id)] = set(message_ids)
 
-    def already_sent(self, message_ids: Sequence[str]) -> set[str]:
+    def partial(self, participant_id: str, event_id: str) -> set[str] | None:
         with self._lock:
-            return {mid for mid in message_ids if mid in self._sent}
+            found = self._records.get((participant_id, event_id))
+            return None if found is None else set(found)

@@ -1,4 +1,4 @@
-"""The ``TurnQueue`` port over the inbound SQS FIFO queue (DESIGN §4).
+"""The ``TurnQueue`` port over the inbound SQS FIFO queue (docs/architecture.md#events).
 
 The message group is the participant id, so each participant's turns are handled one at a time and
 in order. The deduplication id is derived from the event id: a webhook retried by the provider

@@ -42,16 +42,18 @@ def module_audit(result: ModuleResult, *, duration_ms: float) -> dict[str, Any]:
             }
             for run in result.tool_runs
         ],
-        "llm_calls": [
-            {
-                "purpose": call.purpose,
-                "model": call.model,
-                "prompt_tokens": call.prompt_tokens,
-                "completion_tokens": call.completion_tokens,
-                "latency_ms": call.latency_ms,
-            }
-            for call in result.llm_calls
-        ],
+        "llm_calls": [call.to_audit() for call in result.llm_calls],
         "used_fallback": result.used_fallback,
         "duration_ms": round(duration_ms, 2),
+        "stages_ms": dict(result.stages),
+        "intent": result.intent.to_audit() if result.intent is not None else None,
+        "prompt_version": result.prompt_version,
+        "pipeline": {
+            "inbound_clipped": result.clipped,
+            "refused_tool_calls": result.refused_tool_calls,
+            "retries_exhausted": result.retries_exhausted,
+            "round_cap_hit": result.round_cap_hit,
+            "synthesised": result.synthesised,
+        },
+        **({"controller": result.controller} if result.controller is not None else {}),
     }

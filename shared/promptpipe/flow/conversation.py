@@ -1,4 +1,4 @@
-"""``ConversationFlow``: one inbound message or the enrollment greeting, per contract §2.2.
+"""``ConversationFlow``: one inbound message or the enrollment greeting, per docs/behaviour.md#B-TURN-2.
 
 For a message, in order: the inbound text is recorded; a "Done" answer is counted once per
 delivered prompt; an intensity answer is applied; the daily-prompt reply hook runs; the sub-state
@@ -88,7 +88,7 @@ def _answer_ops(answer: questions.Answer, prompt_sent_at: str) -> list[tuple[str
     if answer.question_id == questions.DONE_QUESTION.id and answer.option_id == "done":
 
         def count_done(op: OpContext) -> None:
-            """Decision 6: "Done" counts once per delivered prompt."""
+            """docs/behaviour.md#B-DONE-2: "Done" counts once per delivered prompt."""
             if not prompt_sent_at or not still_same_prompt(op):
                 return
             if op.data.get(DataKey.DONE_COUNTED_FOR_PROMPT) == prompt_sent_at:
@@ -148,12 +148,11 @@ class ConversationFlow:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):
                 session.apply(name, op)
         session.apply("daily_prompt_reply", self._daily_prompt_reply(received_at))
-        timers = self.deps.timers
 
         def default_sub_state(op: OpContext) -> None:
             # Checked inside the operation: a transition committed meanwhile must not be undone.
             if op.data.sub_state_raw not in SubState.__members__:
-                write_sub_state(op, timers, SubState.INTAKE)
+                write_sub_state(op, SubState.INTAKE)
 
         session.apply("default_sub_state", default_sub_state)
 
@@ -171,28 +170,28 @@ class ConversationFlow:
         return TurnResult(module=module.name, reply=result.reply, audit=audit)
 
     def _daily_prompt_reply(self, received_at: datetime) -> Any:
-        """Contract §5.2: a reply not older than the prompt cancels its reminder."""
-        timers = self.deps.timers
+        """docs/behaviour.md#B-REM-2: a reply not older than the prompt cancels its reminder."""
 
         def apply(op: OpContext) -> None:
             pending = op.data.daily_prompt_pending()
             if pending is None or received_at < pending.sent_at:
                 return
             op.data.set_daily_prompt_pending(None)
-            clear_timer_key(op, timers, DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
+            clear_timer_key(op, DataKey.DAILY_PROMPT_REMINDER_TIMER_ID)
             op.data.set_time(DataKey.DAILY_PROMPT_RESPONDED_AT, received_at)
 
         return apply
 
     def _cancel_pending_feedback(self, op: OpContext) -> None:
-        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_TIMER_ID)
-        clear_timer_key(op, self.deps.timers, DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
+        clear_timer_key(op, DataKey.FEEDBACK_TIMER_ID)
+        clear_timer_key(op, DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
         if op.data.get(DataKey.FEEDBACK_STATE):
             op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.COMPLETED.value)
 
     # -- greeting ---------------------------------------------------------------------------
     def handle_greeting(self, session: ConversationSession) -> TurnResult:
-        """Decisions 16–17: the hint is for this turn only; the greeting is the first assistant message."""
+        """The hint is for this turn only; the greeting is the first assistant message
+        (docs/behaviour.md#B-GREET-1, B-GREET-2)."""
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
         started = time.perf_counter()

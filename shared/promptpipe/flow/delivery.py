@@ -1,8 +1,10 @@
-"""Daily prompt delivery (contract §2.3, §5.1; FACTS §4 "Daily delivery"; decisions 3, 5, 6, 10).
+"""Daily prompt delivery (docs/behaviour.md, "Daily delivery").
 
 In order: generate (own fallback text on failure); send with the "Done" question; write the prompt
 to history and transcript; ``lastPromptSentAt``; ``total_prompts``; the reminder; the intensity poll
-at most once per participant-local day; the auto-feedback timer; the feedback timers.
+at most once per participant-local day; the auto-feedback timer; the feedback timers. The follow-up
+timers are armed in the same operation as the delivery, so they exist exactly when the prompt went
+out (and are created after the commit).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from promptpipe import questions
-from promptpipe.errors import LLMError, TimerError
+from promptpipe.errors import LLMError
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import (
@@ -29,6 +33,7 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
+from promptpipe.settings import MessagingProvider
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +51,7 @@ class DeliveryResult:
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
-    """The intensity poll's "today" is the participant's day (decision 6)."""
+    """The intensity poll's "today" is the participant's day (docs/behaviour.md#B-INT-2)."""
     for name in (session.participant.timezone, schedule.timezone if schedule else ""):
         if name:
             try:
@@ -76,36 +81,43 @@ def deliver_daily_prompt(
     text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
     settings = deps.settings
+    follow_ups: list[ScheduleSpec] = []
 
-    def arm(kind: TimerKind, at: datetime, **guards: datetime) -> str:
-        """Arm one follow-up timer; a failure loses that timer, never the day's prompt."""
+    def timer(kind: TimerKind, at: datetime) -> str:
+        """A follow-up one-shot guarded by the identity of this prompt (its ``sent_at``)."""
         name = timer_name(kind, participant.id)
-        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, **guards)
-        try:
-            deps.timers.schedule_timer(name=name, at=at, payload=payload)
-        except TimerError as exc:
-            logger.error("could not arm a timer after the daily prompt", extra={"kind": kind.value, "error": str(exc)})
-            return ""
+        payload = TimerPayload(participant_id=participant.id, kind=kind, timer_id=name, expected_sent_at=now, due_at=at)
+        follow_ups.append(one_shot_timer(name, at, payload))
         return name
 
     reminder_name, reminder_due = "", None
     if settings.daily_prompt_reminder_delay > timedelta(0):
         reminder_due = now + settings.daily_prompt_reminder_delay
-        reminder_name = arm(TimerKind.DAILY_PROMPT_REMINDER, reminder_due, expected_sent_at=now)
+        reminder_name = timer(TimerKind.DAILY_PROMPT_REMINDER, reminder_due)
     autofb_name = ""
     if settings.auto_feedback_after_prompt_enabled:
-        autofb_name = arm(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY, due_at=now)
+        autofb_name = timer(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY)
     fb_name = ""
     if settings.feedback_timers_enabled:
-        fb_name = arm(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout, expected_sent_at=now)
+        fb_name = timer(TimerKind.FEEDBACK_TIMEOUT, now + settings.feedback_initial_timeout)
     today = now.astimezone(participant_zone(session, schedule)).date().isoformat()
     schedule_id = schedule.id
+    poll_inline = settings.messaging_provider is MessagingProvider.TWILIO and settings.twilio_channel == "sms"
+    random_name = random_delivery_name(participant.id, schedule_id)
 
     def deliver(op: OpContext) -> None:
         # Re-checked on replay: a pause, a STOP or a deleted schedule committed meanwhile wins.
         if not op.participant.is_active or all(s.id != schedule_id for s in op.data.schedules()):
             return
+        fired = op.data.pending_timers().get(random_name)
+        if fired is not None and fired.at is not None and fired.at <= now:
+            op.forget_fired(random_name)  # this is that random-window delivery
+        for spec in follow_ups:
+            op.arm(spec)
         to = op.participant.phone_number
+        # On SMS the day's intensity poll is the last paragraph of the prompt's message (one message
+        # instead of two; the questions are answered by different words: docs/architecture.md).
+        poll_in_prompt = poll_inline and op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id,
@@ -113,6 +125,7 @@ def deliver_daily_prompt(
                 body=text,
                 kind=OutboundKind.DAILY_PROMPT,
                 question=questions.DONE_QUESTION,
+                follow_up=questions.intensity_question(op.data.profile().intensity.value) if poll_in_prompt else None,
             ),
             metadata={
                 "module": "daily_prompt",
@@ -131,7 +144,7 @@ def deliver_daily_prompt(
         if reminder_name:
             op.data.set_daily_prompt_pending(DailyPromptPending(sent_at=now, to=to, reminder_due_at=reminder_due))
             op.data.set(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID, reminder_name)
-        _poll_intensity_once_a_day(op, profile.intensity.value, today)
+        _poll_intensity_once_a_day(op, profile.intensity.value, today, inline=poll_in_prompt)
         if autofb_name:
             op.data.set(DataKey.AUTO_FEEDBACK_TIMER_ID, autofb_name)
         _arm_feedback_state(op, fb_name)
@@ -140,19 +153,21 @@ def deliver_daily_prompt(
     return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
 
 
-def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str) -> None:
-    """Scenario 8: at most one intensity poll per participant-local day."""
+def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str, *, inline: bool) -> None:
+    """At most one intensity poll per participant-local day (docs/behaviour.md#SC-8); ``inline``:
+    it already went out inside the prompt's message."""
     if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) == today:
         return
-    op.emit(
-        OutboundMessage(
-            participant_id=op.participant.id,
-            to=op.participant.phone_number,
-            body="",
-            kind=OutboundKind.INTENSITY_POLL,
-            question=questions.intensity_question(intensity),
+    if not inline:
+        op.emit(
+            OutboundMessage(
+                participant_id=op.participant.id,
+                to=op.participant.phone_number,
+                body="",
+                kind=OutboundKind.INTENSITY_POLL,
+                question=questions.intensity_question(intensity),
+            )
         )
-    )
     op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
     op.data.mark_question("intensity_asked", op.data.get(DataKey.LAST_PROMPT_SENT_AT))
 
@@ -168,7 +183,7 @@ def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
 
 
 def _generate(deps: FlowDeps, session: ConversationSession) -> tuple[str, bool, list[dict[str, object]]]:
-    """The day's prompt, or our own fallback text when generation fails (FACTS §4 step 1)."""
+    """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1)."""
     llm_calls: list[dict[str, object]] = []
     try:
         generated = generate_habit_prompt(deps, session, "scheduled")
@@ -199,11 +214,18 @@ def _arm_random_delivery(
     """
     rng = seeded_rng(payload.participant_id, payload.schedule_id, payload.execution_id or session.event_id)
     at = session.now + timedelta(minutes=rng.randint(0, payload.window_minutes))
-    deps.timers.schedule_prompt_at(
-        name=random_delivery_name(payload.participant_id, payload.schedule_id),
-        at=at,
-        payload=payload.model_copy(
+    spec = one_shot_prompt(
+        random_delivery_name(payload.participant_id, payload.schedule_id),
+        at,
+        payload.model_copy(
             update={"kind": "daily_prompt", "window_minutes": 0, "scheduled_time": None, "execution_id": None}
         ),
     )
+    schedule_id = payload.schedule_id
+
+    def arm(op: OpContext) -> None:
+        if op.participant.is_active and any(s.id == schedule_id for s in op.data.schedules()):
+            op.arm(spec)
+
+    session.apply("arm_random_delivery", arm)
     return DeliveryResult(False, "random delivery armed", random_delivery_at=at)

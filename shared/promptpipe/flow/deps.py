@@ -7,13 +7,14 @@ import secrets
 from dataclasses import dataclass, field
 
 from promptpipe.clock import Clock
+from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.ports import LLM, Timers
 from promptpipe.settings import Settings
 
 
 class IdGenerator:
-    """Unguessable ids (decision 15); a seeded variant keeps tests and the demo deterministic."""
+    """Unguessable ids (docs/behaviour.md#B-API-4); a seeded variant keeps tests and the demo deterministic."""
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng
@@ -35,3 +36,5 @@ class FlowDeps:
     clock: Clock
     prompts: PromptLibrary
     ids: IdGenerator = field(default_factory=IdGenerator)
+    # The flow controller's definitions (docs/controller.md); None: intake runs unsteered.
+    flows: FlowCatalog | None = None

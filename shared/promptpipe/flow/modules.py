@@ -1,10 +1,14 @@
-"""The Intake and Feedback modules and their shared tool loop (contract §4.2–4.3, §8).
+"""The Intake and Feedback modules and the turn pipeline they share (see ``promptpipe.flow.pipeline``).
 
-Messages are built in the contract's order: system prompt, context block, tone guide, history
-window, user message; then the tool call/result pairs of this loop. The loop runs at most
-``MAX_TOOL_ROUNDS`` model calls; content ends it; tool errors go back to the model as tool results
-with their detail (decision 7); a response with both content and tool calls runs the tools and
-returns the content; a fallback answers when nothing is produced.
+Messages are built in this order: system prompt, context block, tone guide, history window, user
+message; then the tool call/result pairs of this turn. The system prompt and the tool list are the
+same for every participant (the provider's prompt cache applies to that prefix); what changes per
+turn comes after them. A turn makes at most ``MAX_TOOL_ROUNDS`` model calls, the synthesis call
+included; content ends it; tool errors go back to the model as tool results with their detail and a
+reflection hint (at most ``MAX_CORRECTIVE_ROUNDS`` corrective rounds); a response with both content
+and tool calls runs the tools and returns the content; when the loop ends without a reply after
+tools ran, a tools-free synthesis call writes it; the fixed fallback answers only when the model
+produces nothing (or fails during synthesis).
 """
 
 from __future__ import annotations
@@ -17,20 +21,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptpipe import tone
+from promptpipe.errors import LLMError
+from promptpipe.flow import routing
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.intent import Intent, TTLCache, classifier_request, first_pass, normalise, parse_classifier
+from promptpipe.flow.pipeline import (
+    MAX_CORRECTIVE_ROUNDS,
+    MAX_MODEL_CALLS,
+    REFLECTION_HINT,
+    LLMCallRecord,
+    ParsedTurn,
+    StageTimer,
+    parse,
+    refused_call_text,
+    split_tool_calls,
+    synthesis_messages,
+    validate_inbound,
+)
 from promptpipe.flow.session import ConversationSession
+from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
-from promptpipe.flow.tools.profile_save import ProfileSaveTool
+from promptpipe.flow.tools.profile_save import FEEDBACK_FIELDS, INTAKE_FIELDS, ProfileSaveTool
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
-from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DEFAULT_LLM_HISTORY, MAX_STORED_HISTORY, ConversationMessage, DataKey
 
 logger = logging.getLogger(__name__)
 
-MAX_TOOL_ROUNDS = 10
+MAX_TOOL_ROUNDS = MAX_MODEL_CALLS  # model calls per turn, the synthesis call included
+CLASSIFIER_CACHE_SECONDS = 300.0
+CLASSIFIER_CACHE_ENTRIES = 512
 INTAKE_FALLBACK = "I'm here to help you build a small daily habit. What would you like to work on?"
 FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
 EXHAUSTED_FALLBACK = "All set — I've taken care of that. Anything else you'd like to adjust?"
@@ -46,15 +69,6 @@ class ToolRun:
 
 
 @dataclass
-class LLMCallRecord:
-    purpose: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_ms: float
-
-
-@dataclass
 class ModuleResult:
     reply: str
     module: str
@@ -62,10 +76,19 @@ class ModuleResult:
     llm_calls: list[LLMCallRecord] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     used_fallback: bool = False
+    controller: dict[str, Any] | None = None  # the flow controller's decision (intake), for the audit
+    intent: Intent | None = None
+    stages: dict[str, float] = field(default_factory=dict)
+    prompt_version: str = ""
+    clipped: bool = False
+    refused_tool_calls: int = 0
+    retries_exhausted: bool = False
+    round_cap_hit: bool = False
+    synthesised: bool = False
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
-    """Decision 13: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
+    """docs/behaviour.md#B-HIST-2: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
     if limit == 0:
         return []
     count = DEFAULT_LLM_HISTORY if limit < 0 else min(limit, MAX_STORED_HISTORY)
@@ -89,10 +112,10 @@ def intake_context(profile: UserProfile, background: str) -> str:
         lines.append(f"- additional_info: {profile.additional_info}")
     lines.append(f"- intensity: {profile.intensity.value}")
     if profile.is_complete:
-        lines.append("Profile status: complete enough to generate a habit prompt and set up the schedule.")
+        lines.append("Profile status: complete: a habit prompt and the schedule can be set up.")
     else:
         missing = ", ".join(profile.missing_required)
-        lines.append(f"Profile status: incomplete — still needed before a prompt can be generated: {missing}.")
+        lines.append(f"Profile status: incomplete; needed before a prompt: {missing}.")
     if background:
         lines += ["Participant background:", background]
     return "\n".join(lines)
@@ -129,23 +152,33 @@ def feedback_context(profile: UserProfile, data_last_prompt: str, responded: boo
 
 
 class ConversationModule(ABC):
-    """One module: a system prompt, a tool set and the shared tool loop."""
+    """One module: a system prompt, a tool set and the shared turn pipeline (``promptpipe.flow.pipeline``)."""
+
+    prompt_name: str = ""
 
     def __init__(self, name: str, system_prompt: str, tools: Sequence[Tool], fallback: str) -> None:
         self.name = name
         self.system_prompt = system_prompt
         self.tools = {t.definition.name: t for t in tools}
         self.fallback = fallback
+        self.classifier_cache = TTLCache(ttl=CLASSIFIER_CACHE_SECONDS, max_entries=CLASSIFIER_CACHE_ENTRIES)
 
     @abstractmethod
     def context_block(self, session: ConversationSession) -> str:
         """The module's context message (profile status and what is still needed)."""
 
     def build_messages(
-        self, deps: FlowDeps, session: ConversationSession, user_text: str, history: Sequence[ConversationMessage]
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        user_text: str,
+        history: Sequence[ConversationMessage],
+        system_prompt: str | None = None,
     ) -> list[ChatMessage]:
+        """System prompt first (with the tool list, the byte-stable prefix every participant shares),
+        then the per-turn context, the tone guide, the history window and the user message."""
         messages = [
-            ChatMessage(role="system", content=self.system_prompt),
+            ChatMessage(role="system", content=system_prompt or self.system_prompt),
             ChatMessage(role="system", content=self.context_block(session)),
         ]
         guide = tone.build_tone_guide(_profile_or_blank(session).tone.tags)
@@ -157,37 +190,216 @@ class ConversationModule(ABC):
         messages.append(ChatMessage(role="user", content=user_text))
         return messages
 
+    # -- stages -----------------------------------------------------------------------------
+    def decide_intent(
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        parsed: ParsedTurn,
+        result: ModuleResult,
+        controller_node: str | None = None,
+    ) -> Intent:
+        """The deterministic first pass, then the optional classifier when it is unsure."""
+        profile = _profile_or_blank(session)
+        started = bool(profile.habit_domain or profile.motivational_frame or profile.prompt_anchor)
+        intent = first_pass(
+            self.name,
+            parsed.text,
+            missing_required=profile.missing_required,
+            profile_started=started or profile.preferred_time != "",
+            controller_node=controller_node,
+        )
+        intent = Intent(intent.name, tuple(t for t in intent.tools if t in self.tools), **_intent_rest(intent))
+        if intent.confident:
+            return intent
+        if not deps.settings.intent_classifier_enabled:
+            return Intent(intent.name, tuple(self.tools), source="unsure")
+        return self._classify(deps, session, parsed, result) or Intent(intent.name, tuple(self.tools), source="unsure")
+
+    def _classify(
+        self, deps: FlowDeps, session: ConversationSession, parsed: ParsedTurn, result: ModuleResult
+    ) -> Intent | None:
+        key = f"{self.name}|{normalise(parsed.text)}"
+        cached = self.classifier_cache.get(key)
+        if cached is not None:
+            return cached
+        prompt = deps.prompts.get("classifier")
+        request = classifier_request(self.name, parsed.text, list(self.tools), system=prompt.text)
+        request = routing.routed(request, routing.resolve(deps.settings, "classifier", session.data.raw))
+        try:
+            response = deps.llm.complete(request)
+        except LLMError:
+            logger.warning("intent classifier unavailable; sending the full tool set")
+            return None
+        _record_call(result, "classifier", response, stage="intent", prompt_version=prompt.version)
+        intent = parse_classifier(response, list(self.tools))
+        if intent is not None:
+            self.classifier_cache.put(key, intent)
+        return intent
+
+    def select_tools(self, intent: Intent) -> list[ToolDefinition]:
+        """The schemas of the intent's tools, in the module's fixed order (a stable prefix)."""
+        return [tool.definition for name, tool in self.tools.items() if name in intent.tools]
+
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        """The flow controller's steering for this turn (intake only; docs/controller.md)."""
+        return None
+
     def run(
-        self, deps: FlowDeps, session: ConversationSession, user_text: str, history: Sequence[ConversationMessage]
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        user_text: str,
+        history: Sequence[ConversationMessage],
+        *,
+        controller_node: str | None = None,
     ) -> ModuleResult:
-        """The tool loop. ``LLMError`` propagates: the event is retried as a whole."""
-        messages = self.build_messages(deps, session, user_text, history)
-        definitions = [t.definition for t in self.tools.values()]
+        """One turn through the pipeline. ``LLMError`` from the model loop propagates: the event is
+        retried as a whole (nothing is committed yet)."""
+        timer = StageTimer()
         result = ModuleResult(reply="", module=self.name)
-        tool_ctx = ToolContext(deps=deps, session=session)
-        for _round in range(MAX_TOOL_ROUNDS):
-            response = deps.llm.complete(ChatRequest(purpose=self.name, messages=messages, tools=definitions))
-            _record_call(result, self.name, response)
-            content = (response.content or "").strip()
-            if response.tool_calls:
-                messages.append(ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls))
-                for call in response.tool_calls:
-                    outcome = self._execute(tool_ctx, call, result)
-                    messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=outcome.for_model()))
-                if content:
-                    result.reply = content
-                    return result
-                continue
-            if content:
-                result.reply = content
-                return result
-            result.reply, result.used_fallback = self.fallback, True
-            return result
-        logger.warning("tool loop exhausted without content", extra={"conversation_module": self.name})
-        result.reply, result.used_fallback = EXHAUSTED_FALLBACK, True
+        steering = self.steering(deps, session)
+        if steering is not None and controller_node is None:
+            controller_node = steering.decision.node_id
+        with timer.stage("parse"):
+            parsed = parse(user_text)
+        with timer.stage("validate"):
+            parsed = validate_inbound(parsed, deps.settings.max_inbound_tokens)
+        result.clipped = parsed.clipped
+        with timer.stage("intent"):
+            intent = self.decide_intent(deps, session, parsed, result, controller_node)
+        result.intent = intent
+        with timer.stage("tools"):
+            definitions = self.select_tools(intent)
+            prompt = deps.prompts.get(self.prompt_name or self.name)
+            messages = self.build_messages(deps, session, parsed.text, history, system_prompt=prompt.text)
+            if steering is not None:  # after the stable prefix (system prompt and context)
+                messages.insert(2, ChatMessage(role="system", content=steering.text))
+        result.prompt_version = prompt.version
+        tool_ctx = ToolContext(deps=deps, session=session, on_llm_call=_nested_recorder(result))
+        with timer.stage("model_loop"):
+            done = self._model_loop(
+                deps,
+                session,
+                tool_ctx,
+                messages=messages,
+                definitions=definitions,
+                intent=intent,
+                result=result,
+                steering=steering,
+            )
+        if not done:
+            with timer.stage("synthesis"):
+                self._synthesise(deps, session, messages, result)
+        with timer.stage("finalize"):
+            if not result.reply:
+                result.reply, result.used_fallback = self.fallback, True
+            if steering is not None:
+                reply, result.controller = finish_intake_steering(
+                    deps, session, steering, tool_effects(result.tool_runs)
+                )
+                result.reply = reply or result.reply
+        result.stages = timer.timings
         return result
 
+    def _request(
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        messages: list[ChatMessage],
+        definitions: list[ToolDefinition],
+        tool_choice: str | None,
+    ) -> ChatRequest:
+        request = ChatRequest(
+            purpose=self.name,
+            messages=messages,
+            tools=definitions,
+            tool_choice=tool_choice if definitions else None,  # type: ignore[arg-type]
+            parallel_tool_calls=True if definitions else None,
+        )
+        return routing.routed(request, routing.resolve(deps.settings, self.name, session.data.raw))
+
+    def _model_loop(
+        self,
+        deps: FlowDeps,
+        session: ConversationSession,
+        tool_ctx: ToolContext,
+        *,
+        messages: list[ChatMessage],
+        definitions: list[ToolDefinition],
+        intent: Intent,
+        result: ModuleResult,
+        steering: IntakeSteering | None = None,
+    ) -> bool:
+        """Rounds until the model answers with content. ``True`` when the reply is settled (content,
+        or nothing to synthesise from); ``False`` when the synthesis call must write it."""
+        limit = deps.settings.max_tool_calls_per_response
+        failed_rounds = 0
+        tool_choice: str | None = intent.tool_choice
+        for _round in range(MAX_TOOL_ROUNDS - 1):  # one call is kept for the synthesis
+            request = self._request(deps, session, messages, definitions, tool_choice)
+            response = deps.llm.complete(request)
+            _record_call(
+                result, self.name, response, stage="model_loop", prompt_version=result.prompt_version, tools=definitions
+            )
+            tool_choice = "auto"  # "required" holds for the first round only
+            content = (response.content or "").strip()
+            if not response.tool_calls:
+                result.reply = content
+                return bool(content) or not result.tool_runs
+            to_run, refused = split_tool_calls(response.tool_calls, limit)
+            messages.append(ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls))
+            round_failed = False
+            for call in to_run:
+                outcome = self._execute(tool_ctx, call, result)
+                text = outcome.for_model()
+                if not outcome.ok:
+                    round_failed = True
+                    if failed_rounds < MAX_CORRECTIVE_ROUNDS:
+                        text = f"{text}\n{REFLECTION_HINT}"
+                messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=text))
+            for call in refused:
+                result.refused_tool_calls += 1
+                messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=refused_call_text(limit)))
+            update = steering.after_tools(tool_effects(result.tool_runs)) if steering is not None else None
+            if update:
+                messages.append(ChatMessage(role="system", content=update))
+            if content:
+                result.reply = content
+                return True
+            if round_failed:
+                failed_rounds += 1
+                if failed_rounds > MAX_CORRECTIVE_ROUNDS:
+                    result.retries_exhausted = True
+                    return False
+        logger.warning("tool loop exhausted without content", extra={"conversation_module": self.name})
+        result.round_cap_hit = True
+        return False
+
+    def _synthesise(
+        self, deps: FlowDeps, session: ConversationSession, messages: list[ChatMessage], result: ModuleResult
+    ) -> None:
+        """One tools-free call that writes the reply from what happened; the fixed text if it fails."""
+        prompt = deps.prompts.get("synthesis")
+        request = ChatRequest(purpose="synthesis", messages=synthesis_messages(messages, prompt.text))
+        request = routing.routed(request, routing.resolve(deps.settings, "synthesis", session.data.raw))
+        try:
+            response = deps.llm.complete(request)
+        except LLMError:
+            logger.warning("synthesis call failed; using the fixed reply", extra={"conversation_module": self.name})
+            result.reply, result.used_fallback = EXHAUSTED_FALLBACK, True
+            return
+        _record_call(result, "synthesis", response, stage="synthesis", prompt_version=prompt.version)
+        result.synthesised = True
+        content = (response.content or "").strip()
+        if content:
+            result.reply = content
+        else:
+            result.reply, result.used_fallback = EXHAUSTED_FALLBACK, True
+
     def _execute(self, ctx: ToolContext, call: ToolCall, result: ModuleResult) -> ToolResult:
+        """Run one call; every failure becomes a tool error with detail. A tool the module has but
+        did not offer this turn still runs: the model named it, and refusing would cost a round."""
         started = time.perf_counter()
         tool = self.tools.get(call.name)
         arguments: dict[str, Any] = {}
@@ -201,7 +413,9 @@ class ConversationModule(ABC):
             else:
                 try:
                     outcome = tool.execute(ctx, arguments)
-                except Exception as exc:  # a tool bug must reach the model, not kill the turn (§8.1 rule 5)
+                except (
+                    Exception
+                ) as exc:  # a tool bug must reach the model, not kill the turn (docs/behaviour.md#B-LOOP-3)
                     logger.exception("tool raised", extra={"tool": call.name})
                     outcome = ToolResult.error(f"{call.name} failed", f"{type(exc).__name__}: {exc}")
         result.tool_runs.append(
@@ -216,6 +430,10 @@ class ConversationModule(ABC):
         return outcome
 
 
+def _intent_rest(intent: Intent) -> dict[str, Any]:
+    return {"confident": intent.confident, "tool_choice": intent.tool_choice, "source": intent.source}
+
+
 def _profile_or_blank(session: ConversationSession) -> UserProfile:
     try:
         return session.data.profile()
@@ -223,7 +441,15 @@ def _profile_or_blank(session: ConversationSession) -> UserProfile:
         return UserProfile()
 
 
-def _record_call(result: ModuleResult, purpose: str, response: ChatResponse) -> None:
+def _record_call(
+    result: ModuleResult,
+    purpose: str,
+    response: ChatResponse,
+    *,
+    stage: str,
+    prompt_version: str = "",
+    tools: Sequence[ToolDefinition] = (),
+) -> None:
     result.llm_calls.append(
         LLMCallRecord(
             purpose=purpose,
@@ -231,10 +457,23 @@ def _record_call(result: ModuleResult, purpose: str, response: ChatResponse) -> 
             prompt_tokens=response.usage.prompt_tokens,
             completion_tokens=response.usage.completion_tokens,
             latency_ms=response.latency_ms,
+            cached_tokens=response.usage.cached_tokens,
+            stage=stage,
+            prompt_version=prompt_version,
+            tools_offered=len(tools),
         )
     )
     if response.reasoning:
         result.reasoning.append(response.reasoning)
+
+
+def _nested_recorder(result: ModuleResult) -> Any:
+    """What a tool calls with the model calls it makes itself (the prompt generator)."""
+
+    def record(purpose: str, response: ChatResponse, prompt_version: str) -> None:
+        _record_call(result, purpose, response, stage="tools", prompt_version=prompt_version)
+
+    return record
 
 
 class IntakeModule(ConversationModule):
@@ -244,7 +483,7 @@ class IntakeModule(ConversationModule):
             deps.prompts.intake,
             [
                 StateTransitionTool(),
-                ProfileSaveTool(),
+                ProfileSaveTool(INTAKE_FIELDS),
                 SchedulerTool(deps.settings.scheduler_prep_time_minutes),
                 PromptGeneratorTool(),
             ],
@@ -254,13 +493,22 @@ class IntakeModule(ConversationModule):
     def context_block(self, session: ConversationSession) -> str:
         return intake_context(_profile_or_blank(session), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
+    def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
+        if deps.flows is None or not deps.settings.flow_controller_enabled:
+            return None
+        return IntakeSteering.begin(deps.flows, session.data, deps.settings.intake_flow_id)
+
 
 class FeedbackModule(ConversationModule):
     def __init__(self, deps: FlowDeps) -> None:
         super().__init__(
             "feedback",
             deps.prompts.feedback,
-            [StateTransitionTool(), ProfileSaveTool(), SchedulerTool(deps.settings.scheduler_prep_time_minutes)],
+            [
+                StateTransitionTool(),
+                ProfileSaveTool(FEEDBACK_FIELDS),
+                SchedulerTool(deps.settings.scheduler_prep_time_minutes),
+            ],
             FEEDBACK_FALLBACK,
         )
 
@@ -276,3 +524,7 @@ class FeedbackModule(ConversationModule):
 
 def tool_runs_summary(runs: Sequence[ToolRun]) -> str:
     return ", ".join(f"{r.name} ({'ok' if r.ok else 'error'})" for r in runs) or "none"
+
+
+def tool_effects(runs: Sequence[ToolRun]) -> list[ToolEffect]:
+    return [ToolEffect(name=r.name, arguments=r.arguments, ok=r.ok) for r in runs]

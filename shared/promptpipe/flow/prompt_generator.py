@@ -1,4 +1,4 @@
-"""Habit-prompt generation (contract §4.5, FACTS §5), shared by the tool and the daily delivery."""
+"""Habit-prompt generation (docs/behaviour.md#generator), shared by the tool and the daily delivery."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal
 
 from promptpipe import tone
 from promptpipe.errors import PromptPipeError
+from promptpipe.flow import routing
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
@@ -34,10 +35,11 @@ class PromptGenerationError(PromptPipeError):
 class GeneratedPrompt:
     text: str
     response: ChatResponse
+    prompt_version: str = ""
 
 
 def check_profile(session: ConversationSession) -> UserProfile:
-    """The validation order of FACTS §5: no profile, then anchor, then time."""
+    """The validation order of docs/behaviour.md#B-GEN-2: no profile, then anchor, then time."""
     if not session.data.has_profile():
         raise PromptGenerationError("user profile not found - please complete intake first")
     try:
@@ -54,7 +56,7 @@ def check_profile(session: ConversationSession) -> UserProfile:
 def build_generator_request(
     deps: FlowDeps, session: ConversationSession, profile: UserProfile, mode: DeliveryMode, notes: str
 ) -> ChatRequest:
-    lines = [deps.prompts.generator, ""]
+    lines = [deps.prompts.get("generator").text, ""]
     if mode == "immediate":
         lines.append("Context: the participant asked for this habit suggestion now, during the conversation.")
     else:
@@ -84,10 +86,11 @@ def build_generator_request(
             "Keep it under 30 words. Output only the prompt.",
         ]
     )
-    return ChatRequest(
+    request = ChatRequest(
         purpose="prompt_generator",
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
     )
+    return routing.routed(request, routing.resolve(deps.settings, "generator", session.data.raw))
 
 
 def clean_prompt_text(text: str | None) -> str:
@@ -105,6 +108,7 @@ def generate_habit_prompt(
     """Validate, ask the model, store ``lastHabitPrompt`` in the session. Raises
     ``PromptGenerationError`` (profile) or ``LLMError`` (model)."""
     profile = check_profile(session)
+    prompt_version = deps.prompts.get("generator").version
     response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes))
     text = clean_prompt_text(response.content)
     if not text:
@@ -114,4 +118,4 @@ def generate_habit_prompt(
         op.data.set(DataKey.LAST_HABIT_PROMPT, text)
 
     session.apply("store_last_habit_prompt", store)
-    return GeneratedPrompt(text=text, response=response)
+    return GeneratedPrompt(text=text, response=response, prompt_version=prompt_version)

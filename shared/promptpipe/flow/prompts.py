@@ -1,11 +1,18 @@
-"""System prompts: read from ``prompts/`` (paths from settings), with built-in fallbacks."""
+"""System prompts: from a prompt store (hot reload, TTL cache), else the ``prompts/`` files, else the
+built-in fallbacks. Each prompt carries a version (a hash of its text, with its source) that the
+audit records for every model call."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 from promptpipe.settings import Settings
 
@@ -28,6 +35,50 @@ FALLBACK_GENERATOR = (
     "their routine. Output only the prompt text."
 )
 FALLBACK_CONVERSATION = "You are a warm, concise habit coach talking with a participant by text message."
+FALLBACK_CLASSIFIER = (
+    "Classify the participant's latest message for a habit-coaching chat. Answer with one JSON "
+    'object: {"intent": "<small_talk|profile|schedule|change_habit|prompt_now|report|other>", '
+    '"tools": [<names from the list below the turn may need>]}. Tools: '
+)
+FALLBACK_SYNTHESIS = (
+    "The tools of this turn have run; their outcomes are in the notes above. Write the reply to the "
+    "participant now, in plain text, from what actually happened. Do not claim anything a note does "
+    "not confirm, and never show internal ids."
+)
+
+PROMPT_NAMES = ("intake", "feedback", "generator", "conversation", "classifier", "synthesis")
+FILE_NAMES = {"classifier": "classifier_system.txt", "synthesis": "synthesis_system.txt"}
+_FALLBACKS = {
+    "intake": FALLBACK_INTAKE,
+    "feedback": FALLBACK_FEEDBACK,
+    "generator": FALLBACK_GENERATOR,
+    "conversation": FALLBACK_CONVERSATION,
+    "classifier": FALLBACK_CLASSIFIER,
+    "synthesis": FALLBACK_SYNTHESIS,
+}
+
+
+def text_version(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class PromptText:
+    name: str
+    text: str
+    source: str  # "store", "file" or "builtin"
+
+    @property
+    def version(self) -> str:
+        return f"{self.source}:{text_version(self.text)}"
+
+
+class PromptStore(Protocol):
+    """Where edited prompts live (SSM Parameter Store in AWS); ``None`` when a prompt is not there."""
+
+    def fetch(self, name: str) -> str | None: ...
+
+    def push(self, name: str, text: str) -> str: ...
 
 
 @cache
@@ -39,25 +90,76 @@ def _read(path: str) -> str | None:
     return text or None
 
 
-@dataclass(frozen=True)
+def prompt_files(settings: Settings) -> dict[str, Path]:
+    directory = settings.intake_bot_prompt_file.parent
+    return {
+        "intake": settings.intake_bot_prompt_file,
+        "feedback": settings.feedback_tracker_prompt_file,
+        "generator": settings.prompt_generator_prompt_file,
+        "conversation": settings.conversation_fallback_prompt_file,
+        **{name: directory / file for name, file in FILE_NAMES.items()},
+    }
+
+
 class PromptLibrary:
-    intake: str
-    feedback: str
-    generator: str
-    conversation: str
+    """The system prompts. With a store, each is read from it at most once per ``ttl`` seconds (an
+    edit shows within that time, no deploy); a store failure or a missing entry falls back to the
+    file, then to the built-in text."""
+
+    def __init__(
+        self,
+        files: dict[str, Path],
+        *,
+        store: PromptStore | None = None,
+        ttl: float = 300.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.files, self.store, self.ttl, self._now = files, store, ttl, now
+        self._cache: dict[str, tuple[float, PromptText]] = {}
+        self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> PromptLibrary:
-        def load(path: Path, fallback: str, name: str) -> str:
-            text = _read(str(path))
-            if text is None:
-                logger.warning("prompt file missing or empty; using built-in fallback", extra={"prompt": name})
-                return fallback
-            return text
+    def from_settings(cls, settings: Settings, store: PromptStore | None = None) -> PromptLibrary:
+        return cls(prompt_files(settings), store=store, ttl=float(settings.prompt_cache_seconds))
 
-        return cls(
-            intake=load(settings.intake_bot_prompt_file, FALLBACK_INTAKE, "intake"),
-            feedback=load(settings.feedback_tracker_prompt_file, FALLBACK_FEEDBACK, "feedback"),
-            generator=load(settings.prompt_generator_prompt_file, FALLBACK_GENERATOR, "generator"),
-            conversation=load(settings.conversation_fallback_prompt_file, FALLBACK_CONVERSATION, "conversation"),
-        )
+    def local(self, name: str) -> PromptText:
+        """The file's text, else the built-in fallback (no store)."""
+        path = self.files.get(name)
+        text = _read(str(path)) if path is not None else None
+        if text is None:
+            logger.warning("prompt file missing or empty; using built-in fallback", extra={"prompt": name})
+            return PromptText(name, _FALLBACKS[name], "builtin")
+        return PromptText(name, text, "file")
+
+    def get(self, name: str) -> PromptText:
+        if self.store is None:
+            return self.local(name)
+        with self._lock:
+            hit = self._cache.get(name)
+            if hit is not None and self._now() - hit[0] < self.ttl:
+                return hit[1]
+        try:
+            stored = self.store.fetch(name)
+        except Exception:  # a store outage must not stop the conversation
+            logger.warning("prompt store unavailable; using the local prompt", extra={"prompt": name})
+            stored = None
+        prompt = PromptText(name, stored.strip(), "store") if stored and stored.strip() else self.local(name)
+        with self._lock:
+            self._cache[name] = (self._now(), prompt)
+        return prompt
+
+    @property
+    def intake(self) -> str:
+        return self.get("intake").text
+
+    @property
+    def feedback(self) -> str:
+        return self.get("feedback").text
+
+    @property
+    def generator(self) -> str:
+        return self.get("generator").text
+
+    @property
+    def conversation(self) -> str:
+        return self.get("conversation").text

@@ -1,4 +1,4 @@
-"""The conversation session: our unit of work (DESIGN §3, cosmicpython's UoW).
+"""The conversation session: our unit of work (docs/architecture.md, "Unit of work").
 
 One event = one session: load the participant's items once, mutate in memory, commit once with a
 condition on ``version``. Every mutation is an ``Operation``: a named, deterministic function of the
@@ -7,26 +7,33 @@ its operations against the fresh state (each re-checks its own guards), then com
 concurrent update is lost and no stale decision overwrites a newer one.
 
 Operations touch only their ``OpContext``: the state data, the participant, and the messages,
-transcript entries and after-commit effects they emit. Those are rebuilt on every replay, so an
-operation whose guard no longer holds also stops emitting its message.
+transcript entries and schedule changes they decide. Those are rebuilt on every replay, so an
+operation whose guard no longer holds also stops emitting its message. Nothing leaves the process
+before the commit: ``commit`` returns the ``Effects`` (messages to send, schedules to bring in line
+with the committed state) for the caller to apply, and writes their record with the state.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from promptpipe.channel_context import with_channel_context
 from promptpipe.clock import Clock
 from promptpipe.errors import StateConflict, StateConflictRetriesExhausted
+from promptpipe.flow.effects import Effects, plan_effects
+from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
 from promptpipe.models.store import (
     MAX_RECENT_EVENTS,
+    RECENT_EVENTS_MAX_AGE_HOURS,
     Direction,
     EventRecord,
     LoadedState,
@@ -38,6 +45,7 @@ from promptpipe.ports import StateStore
 logger = logging.getLogger(__name__)
 
 MAX_COMMIT_ATTEMPTS = 6
+DEFAULT_PREP_MINUTES = 10
 
 
 @dataclass
@@ -50,19 +58,62 @@ class OpContext:
     event_id: str
     version: int  # the version this commit will write (audit records carry it)
     outbound: list[OutboundMessage] = field(default_factory=list)
+    message_refs: list[MessageRef] = field(default_factory=list)
     transcript: list[TranscriptEntry] = field(default_factory=list)
-    after_commit: list[Callable[[], None]] = field(default_factory=list)
+    touched_schedules: list[str] = field(default_factory=list)
     participant_changed: bool = False
 
     def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None) -> None:
-        """Queue a message for sending after the commit; it is recorded in the transcript too."""
+        """Queue a message for sending after the commit; it is recorded in the transcript too. The
+        participant's channel context (when they last wrote, whether emoji suit them) travels with
+        it, for the messenger (docs/architecture.md, "WhatsApp's 24-hour window")."""
         if not message.message_id:
             message = message.model_copy(update={"message_id": f"{self.event_id}#{len(self.outbound)}"})
+        message = with_channel_context(message, self.data)
         self.outbound.append(message)
-        self.record(Direction.OUTBOUND, message.kind.value, _transcript_text(message), metadata=metadata)
+        entry = self.record(
+            Direction.OUTBOUND, message.kind.value, _transcript_text(message), metadata=metadata, outbound=message
+        )
+        self.message_refs.append(MessageRef(id=message.message_id, seq=entry.seq))
+
+    # -- schedules: decided here, made live after the commit ---------------------------------
+    def touch_schedule(self, name: str) -> None:
+        """After the commit, bring schedule ``name`` in line with the committed state (the registry
+        and ``pendingTimers`` say whether it should exist and how)."""
+        if name and name not in self.touched_schedules:
+            self.touched_schedules.append(name)
+
+    def arm(self, spec: ScheduleSpec) -> None:
+        """A one-shot schedule that should exist (replaces one of the same name)."""
+        pending = self.data.pending_timers()
+        pending[spec.name] = spec
+        self.data.set_pending_timers(pending)
+        self.touch_schedule(spec.name)
+
+    def disarm(self, name: str) -> None:
+        """A one-shot schedule that should no longer exist."""
+        if not name:
+            return
+        pending = self.data.pending_timers()
+        if pending.pop(name, None) is not None:
+            self.data.set_pending_timers(pending)
+        self.touch_schedule(name)
+
+    def forget_fired(self, name: str) -> None:
+        """A one-shot that fired deletes itself (``ActionAfterCompletion=DELETE``): drop it from the
+        state without touching the scheduler."""
+        pending = self.data.pending_timers()
+        if pending.pop(name, None) is not None:
+            self.data.set_pending_timers(pending)
 
     def record(
-        self, direction: Direction, kind: str, content: str, *, metadata: dict[str, Any] | None = None
+        self,
+        direction: Direction,
+        kind: str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        outbound: OutboundMessage | None = None,
     ) -> TranscriptEntry:
         entry = TranscriptEntry(
             participant_id=self.participant.id,
@@ -73,20 +124,19 @@ class OpContext:
             content=content,
             event_id=self.event_id,
             metadata=dict(metadata or {}),
+            outbound=outbound,
         )
         self.transcript.append(entry)
         return entry
 
-    def defer(self, effect: Callable[[], None]) -> None:
-        """Run ``effect`` once the commit succeeded (e.g. cancel a timer the state no longer names)."""
-        self.after_commit.append(effect)
-
 
 def _transcript_text(message: OutboundMessage) -> str:
-    if message.question is None:
-        return message.body
-    options = " / ".join(o.title for o in message.question.options)
-    return f"{message.body}\n[{message.question.text} {options}]".strip()
+    text = message.body
+    for asked in (message.question, message.follow_up):
+        if asked is not None:
+            options = " / ".join(o.title for o in asked.options)
+            text = f"{text}\n[{asked.text} {options}]"
+    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -107,17 +157,22 @@ class ConversationSession:
         event_id: str,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] | None = None,
+        prep_minutes: int = DEFAULT_PREP_MINUTES,
     ) -> None:
         self._store = store
         self._clock = clock
         self._rng = rng or random.Random()
         self._sleep = sleep or (lambda _seconds: None)
+        self._prep_minutes = prep_minutes
         self.event_id = event_id
         self.started_at = clock.now()
         self.operations: list[Operation] = []
         self.commit_attempts = 0
         self.committed_version: int | None = None
         self.duplicate_of: EventRecord | None = None
+        self.recovered_own_commit = False
+        # Unique to this session (not seeded: two deliveries of one event must never share it).
+        self.token = secrets.token_hex(8)
         self._reset(loaded)
 
     # -- state ------------------------------------------------------------------------------
@@ -156,6 +211,14 @@ class ConversationSession:
     def transcript(self) -> list[TranscriptEntry]:
         return list(self._ctx.transcript)
 
+    @property
+    def touched_schedules(self) -> list[str]:
+        return list(self._ctx.touched_schedules)
+
+    @property
+    def loaded(self) -> LoadedState:
+        return self._loaded
+
     def already_processed(self) -> EventRecord | None:
         """The committed record of this event, when a previous attempt already committed it."""
         return next((r for r in self._loaded.recent_events if r.event_id == self.event_id), None)
@@ -172,16 +235,33 @@ class ConversationSession:
         return bool(self.operations)
 
     # -- commit -----------------------------------------------------------------------------
-    def commit(self, *, record_event: bool = True) -> list[OutboundMessage]:
+    def commit(self, *, record_event: bool = True) -> Effects:
         """Write once, conditional on the loaded version; on conflict reload, replay, retry.
 
-        Returns the messages to send. After-commit effects run before returning.
+        Returns the effects to apply now that the state landed: none when a concurrent delivery of
+        the same event committed first (it applies them). A conflict whose reload shows this
+        session's own record (the write landed but its answer was lost) counts as committed.
         """
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
             self.commit_attempts = attempt
             try:
-                self._store.commit(self._build_commit(record_event))
+                self._store.commit(self._build_commit(record_event, self._attempt_token(attempt)))
             except StateConflict:
+                fresh = self._store.load(self.participant.id)
+                mine = next((r for r in fresh.recent_events if r.event_id == self.event_id), None)
+                if record_event and mine is not None:
+                    if mine.token.startswith(self.token):
+                        # Our own earlier attempt landed; its answer was lost (timeout, reset).
+                        logger.info(
+                            "commit landed although its answer was lost",
+                            extra={"participant_id": self.participant.id, "attempt": attempt},
+                        )
+                        self.recovered_own_commit = True
+                        self.committed_version = mine.version
+                        return self._effects()
+                    # A concurrent delivery of this same event committed first: it wins, we stop.
+                    self.duplicate_of = mine
+                    return Effects(participant_id=self.participant.id, event_id=self.event_id)
                 if attempt == MAX_COMMIT_ATTEMPTS:
                     break
                 logger.info(
@@ -190,35 +270,52 @@ class ConversationSession:
                 )
                 # Bounded, jittered backoff: 10 ms, 20 ms, 40 ms … with full jitter.
                 self._sleep(self._rng.uniform(0, 0.01 * 2 ** (attempt - 1)))
-                fresh = self._store.load(self.participant.id)
-                duplicate = next((r for r in fresh.recent_events if r.event_id == self.event_id), None)
-                if record_event and duplicate is not None:
-                    # A concurrent delivery of this same event committed first: it wins, we stop.
-                    self.duplicate_of = duplicate
-                    return list(duplicate.outbound)
                 self._replay(fresh)
                 continue
             self.committed_version = self._loaded.flow.version + 1
-            for effect in self._ctx.after_commit:
-                try:
-                    effect()
-                except Exception:  # an effect failing must not undo a committed turn
-                    logger.exception("after-commit effect failed", extra={"participant_id": self.participant.id})
-            return list(self._ctx.outbound)
+            return self._effects()
         raise StateConflictRetriesExhausted(
             f"participant {self.participant.id}: state kept conflicting after {MAX_COMMIT_ATTEMPTS} attempts"
         )
+
+    def uncommitted_messages(self) -> list[OutboundMessage]:
+        """The messages decided so far (a degraded save still delivers its reply)."""
+        return list(self._ctx.outbound)
+
+    def _effects(self) -> Effects:
+        return plan_effects(
+            self._ctx.participant,
+            self._ctx.data,
+            event_id=self.event_id,
+            messages=self._ctx.outbound,
+            touched=self._ctx.touched_schedules,
+            prep_minutes=self._prep_minutes,
+            now=self.now,
+        )
+
+    def _attempt_token(self, attempt: int) -> str:
+        return f"{self.token}-{attempt}"
 
     def _replay(self, fresh: LoadedState) -> None:
         self._reset(fresh)
         for operation in self.operations:
             operation.apply(self._ctx)
 
-    def _build_commit(self, record_event: bool) -> StateCommit:
+    def _build_commit(self, record_event: bool, token: str) -> StateCommit:
         loaded = self._loaded
-        recent = list(loaded.recent_events)
+        oldest = self.now - timedelta(hours=RECENT_EVENTS_MAX_AGE_HOURS)
+        recent = [r for r in loaded.recent_events if r.committed_at >= oldest]
         if record_event:
-            recent.append(EventRecord(event_id=self.event_id, committed_at=self.now, outbound=list(self._ctx.outbound)))
+            recent.append(
+                EventRecord(
+                    event_id=self.event_id,
+                    committed_at=self.now,
+                    version=loaded.flow.version + 1,
+                    token=token,
+                    messages=list(self._ctx.message_refs),
+                    schedules=list(self._ctx.touched_schedules),
+                )
+            )
         flow = FlowState(
             participant_id=loaded.flow.participant_id,
             flow_type=loaded.flow.flow_type,
@@ -237,6 +334,7 @@ class ConversationSession:
             participant=participant,
             recent_events=recent[-MAX_RECENT_EVENTS:],
             transcript=list(self._ctx.transcript),
+            request_token=token,
         )
 
 
@@ -250,11 +348,13 @@ class SessionFactory:
         *,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] | None = None,
+        prep_minutes: int = DEFAULT_PREP_MINUTES,
     ) -> None:
         self.store = store
         self.clock = clock
         self._rng = rng
         self._sleep = sleep
+        self.prep_minutes = prep_minutes
 
     def open(self, participant_id: str, event_id: str) -> ConversationSession:
         return ConversationSession(
@@ -264,4 +364,5 @@ class SessionFactory:
             event_id=event_id,
             rng=self._rng,
             sleep=self._sleep,
+            prep_minutes=self.prep_minutes,
         )

@@ -1,54 +1,43 @@
 """Operations on the flow state shared by tools, timers and the lifecycle functions.
 
 Each builder returns an operation function for ``ConversationSession.apply``: deterministic, guards
-re-checked on replay, external effects (timer cancellations) deferred until after the commit.
+re-checked on replay. Schedule changes are recorded on the operation's context and made live only
+after the commit (``OpContext.arm`` / ``disarm``).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
-from promptpipe.errors import TimerError
 from promptpipe.flow.session import OpContext
 from promptpipe.models.state import DataKey, SubState
-from promptpipe.ports import Timers
 
 
-def cancel_later(op: OpContext, timers: Timers, name: str) -> None:
-    """Cancel a timer after the commit; a failure leaves a stale timer that its guard will ignore."""
-
-    def cancel() -> None:
-        with contextlib.suppress(TimerError):
-            timers.cancel(name)
-
-    if name:
-        op.defer(cancel)
-
-
-def clear_timer_key(op: OpContext, timers: Timers, key: DataKey) -> None:
+def clear_timer_key(op: OpContext, key: DataKey) -> None:
+    """Forget the timer a DataKey names and have its schedule deleted after the commit; a deletion
+    that fails leaves a stale timer whose guard ignores it (and reconcile removes it)."""
     name = op.data.get(key)
     if name:
         op.data.clear(key)
-        cancel_later(op, timers, name)
+        op.disarm(name)
 
 
-def write_sub_state(op: OpContext, timers: Timers, target: SubState) -> None:
-    """Any write of the sub-state cancels a pending auto-feedback (contract scenario 11, decision 8)."""
+def write_sub_state(op: OpContext, target: SubState) -> None:
+    """Any write of the sub-state cancels a pending auto-feedback (docs/behaviour.md, auto-feedback)."""
     op.data.set(DataKey.CONVERSATION_STATE, target.value)
-    clear_timer_key(op, timers, DataKey.AUTO_FEEDBACK_TIMER_ID)
+    clear_timer_key(op, DataKey.AUTO_FEEDBACK_TIMER_ID)
 
 
-def cancel_pending_transition(op: OpContext, timers: Timers) -> None:
+def cancel_pending_transition(op: OpContext) -> None:
     op.data.set_pending_transition(None)
-    clear_timer_key(op, timers, DataKey.STATE_TRANSITION_TIMER_ID)
+    clear_timer_key(op, DataKey.STATE_TRANSITION_TIMER_ID)
 
 
-def immediate_transition(timers: Timers, target: SubState) -> Callable[[OpContext], None]:
-    """An immediate transition also cancels a pending delayed one (decision 8)."""
+def immediate_transition(target: SubState) -> Callable[[OpContext], None]:
+    """An immediate transition also cancels a pending delayed one."""
 
     def apply(op: OpContext) -> None:
-        cancel_pending_transition(op, timers)
-        write_sub_state(op, timers, target)
+        cancel_pending_transition(op)
+        write_sub_state(op, target)
 
     return apply

@@ -1,16 +1,18 @@
-"""What happens when a one-shot timer fires (contract §5.2–5.5, decisions 8 and 10).
+"""What happens when a one-shot timer fires (docs/behaviour.md, "Timers").
 
 Every kind checks that the stored timer id and its guard values still match, inside the operation,
-so a stale, duplicated or concurrently-overtaken firing changes nothing.
+so a stale, duplicated or concurrently-overtaken firing changes nothing. A firing that matches the
+one-shot the state still lists in ``pendingTimers`` removes it from there (the scheduler deletes a
+completed one-shot itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, write_sub_state
 from promptpipe.flow.timer_names import timer_name
@@ -19,13 +21,12 @@ from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 
-# Contract §5.2 quotes this text.
+# docs/behaviour.md#B-REM-3 quotes this text.
 REMINDER_TEXT = (
     "Friendly check-in: we haven't heard back after today's habit prompt. Reply with a quick update when you're ready!"
 )
 FEEDBACK_NUDGE_TEXT = "Hi! How did today's habit suggestion go? A quick word is plenty."
 FEEDBACK_FOLLOWUP_TEXT = "Just checking in once more about today's habit — no pressure, any update helps."
-NEWER_PROMPT_WINDOW = timedelta(minutes=4, seconds=30)
 
 
 @dataclass
@@ -41,7 +42,7 @@ def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
 
 
 def _nudged_for_current_prompt(op: OpContext) -> bool:
-    """Decision 10: a feedback nudge already went out for this prompt (so no reminder too)."""
+    """docs/behaviour.md#B-FBT-2: a feedback nudge already went out for this prompt (so no reminder too)."""
     return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
 
 
@@ -77,14 +78,17 @@ def _auto_feedback(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome)
             op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
             outcome.detail = "already in FEEDBACK"
             return
+        # Guarded by the identity of the prompt it was armed for, not by elapsed time: the scheduler
+        # fires anywhere within the minute, so an elapsed-time guard could drop a real firing.
+        armed_for = payload.expected_sent_at or payload.due_at
         last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
-        if last is not None and op.now - last < NEWER_PROMPT_WINDOW:
-            # The newer prompt re-armed this timer under the same name: keep its id, or its own
+        if armed_for is not None and last is not None and armed_for != last:
+            # A newer prompt re-armed this timer under the same name: keep its id, or its own
             # firing would look stale and never move the participant.
             outcome.detail = "a newer prompt was sent; its own timer decides"
             return
         op.data.clear(DataKey.AUTO_FEEDBACK_TIMER_ID)
-        write_sub_state(op, deps.timers, SubState.FEEDBACK)
+        write_sub_state(op, SubState.FEEDBACK)
         outcome.applied = True
 
     return apply
@@ -101,11 +105,11 @@ def _transition(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) ->
         ):
             outcome.detail = "stale: transition no longer pending"
             return
-        cancel_pending_transition(op, deps.timers)
+        cancel_pending_transition(op)
         if op.data.sub_state_raw == pending.target_state.value:
             outcome.detail = f"already in {pending.target_state.value}"
             return
-        write_sub_state(op, deps.timers, pending.target_state)
+        write_sub_state(op, pending.target_state)
         outcome.applied, outcome.target = True, pending.target_state.value
 
     return apply
@@ -130,6 +134,7 @@ def _complete_if_replied(op: OpContext, outcome: TimerOutcome) -> bool:
 
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
+    delay = deps.settings.feedback_followup_delay
 
     def apply(op: OpContext) -> None:
         if (
@@ -151,6 +156,18 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
         op.emit(_message(op, FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_FOLLOWUP.value)
         op.data.set(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID, followup_name)
+        op.arm(
+            one_shot_timer(
+                followup_name,
+                op.now + delay,
+                TimerPayload(
+                    participant_id=payload.participant_id,
+                    kind=TimerKind.FEEDBACK_FOLLOWUP,
+                    timer_id=followup_name,
+                    expected_sent_at=payload.expected_sent_at,
+                ),
+            )
+        )
         outcome.applied = True
 
     return apply
@@ -175,6 +192,12 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
     return apply
 
 
+def _same_firing(armed: TimerPayload, fired: TimerPayload) -> bool:
+    """The firing is of the one-shot the state lists (not of an earlier one of the same name)."""
+    context = {"scheduled_time", "execution_id"}
+    return armed.model_dump(exclude=context) == fired.model_dump(exclude=context)
+
+
 def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPayload) -> TimerOutcome:
     outcome = TimerOutcome(kind=payload.kind)
     if not session.participant.is_active:
@@ -188,28 +211,15 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
     elif kind is TimerKind.STATE_TRANSITION:
         op = _transition(deps, payload, outcome)
     elif kind is TimerKind.FEEDBACK_TIMEOUT:
-        # Arm the follow-up before the commit: if this firing turns out stale, the follow-up's own
-        # guard (state waiting_followup, stored id) makes it a no-op.
-        if session.data.get(DataKey.FEEDBACK_STATE) == FeedbackState.WAITING_INITIAL and _for_current_prompt(
-            session.data, payload
-        ):
-            name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
-            deps.timers.schedule_timer(
-                name=name,
-                at=session.now + deps.settings.feedback_followup_delay,
-                payload=TimerPayload(
-                    participant_id=payload.participant_id,
-                    kind=TimerKind.FEEDBACK_FOLLOWUP,
-                    timer_id=name,
-                    expected_sent_at=payload.expected_sent_at,
-                ),
-            )
         op = _feedback_timeout(deps, payload, outcome)
     else:
         op = _feedback_followup(payload, outcome)
 
     def guarded(ctx: OpContext) -> None:
         outcome.applied, outcome.detail = False, ""  # a replay decides afresh
+        spec = ctx.data.pending_timers().get(payload.timer_id)
+        if spec is not None and spec.timer is not None and _same_firing(spec.timer, payload):
+            ctx.forget_fired(payload.timer_id)
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing
             ctx.record(

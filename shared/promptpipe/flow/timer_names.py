@@ -1,7 +1,9 @@
-"""Deterministic EventBridge schedule names, derived from the contract's dedup keys (DESIGN §4).
+"""Deterministic EventBridge schedule names, derived from the contract's dedup keys (docs/architecture.md#timers).
 
 Re-scheduling the same key replaces the schedule instead of duplicating it. Names never contain a
-phone number, and stay within 64 characters of ``[0-9a-zA-Z-_.]`` (participant ids are 34).
+phone number, and stay within 64 characters of ``[0-9a-zA-Z-_.]`` (participant ids are 34). Every
+name starts with ``{participant id}-``, so one ``ListSchedules`` with that prefix finds all of a
+participant's live schedules (reconcile).
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ _PREFIX = {
 }
 
 
+def participant_prefix(participant_id: str) -> str:
+    return f"{participant_id}-"
+
+
 def timer_name(kind: TimerKind, participant_id: str) -> str:
-    return f"{_PREFIX[kind]}-{participant_id}"
+    return f"{participant_id}-{_PREFIX[kind]}"
 
 
 def daily_schedule_name(participant_id: str, schedule_id: str) -> str:

@@ -13,7 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TextIO
 from zoneinfo import ZoneInfo
 
+from promptpipe.coordinator.summary import TIMER_WORDS
 from promptpipe.local.environment import LOCAL_TWILIO_AUTH_TOKEN, LocalEnvironment, TimelineEntry
+from promptpipe.local.failures import FailureLog, failure_lines
 from promptpipe.local.signing import twilio_form, twilio_signature
 
 DEMO_ZONE = "America/Toronto"
@@ -51,6 +53,10 @@ SCRIPT: tuple[DemoStep, ...] = (
 )
 
 
+class DemoFailed(Exception):
+    """A step of the demo did not go through (enrollment refused, a webhook rejected, a turn failed)."""
+
+
 @dataclass
 class DemoResult:
     participant_id: str
@@ -79,7 +85,9 @@ def send_sms(env: LocalEnvironment, phone_e164: str, text: str, message_id: str)
     return response.status
 
 
-def run_demo(env: LocalEnvironment, *, progress: Callable[[str], None] | None = None) -> DemoResult:
+def run_demo(
+    env: LocalEnvironment, *, progress: Callable[[str], None] | None = None, failures: FailureLog | None = None
+) -> DemoResult:
     zone = ZoneInfo(DEMO_ZONE)
     first_entry = len(env.timeline)
     enrolled = env.api(
@@ -88,7 +96,7 @@ def run_demo(env: LocalEnvironment, *, progress: Callable[[str], None] | None = 
         json_body={"phone_number": DEMO_PHONE, "name": "Sam", "timezone": DEMO_ZONE, "background": "Office worker"},
     )
     if enrolled.status != 201:
-        raise RuntimeError(f"enrollment failed: {enrolled.status} {enrolled.body}")
+        raise DemoFailed(f"enrollment failed: {enrolled.status} {enrolled.body}")
     participant = enrolled.body["result"]
     pid, phone = participant["id"], participant["phone_number"]
     note = TimelineEntry(env.clock.now(), "system", f"enrolled {participant['name']} ({pid}) through the API", pid)
@@ -106,12 +114,22 @@ def run_demo(env: LocalEnvironment, *, progress: Callable[[str], None] | None = 
             env.note_inbound(pid, step.text)
             status = send_sms(env, phone, step.text, f"SMdemo{index:04d}")
             if status != 200:
-                raise RuntimeError(f"webhook answered {status}")
+                raise DemoFailed(f"webhook answered {status}")
+        if failures is not None:
+            lines = failure_lines(failures, max_retries=env.settings.genai_max_retries)
+            if lines:
+                raise DemoFailed(lines[0])
     state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
     return DemoResult(pid, sorted(env.timeline, key=lambda e: e.at), state)
 
 
-def format_timeline(result: DemoResult, zone_name: str = DEMO_ZONE) -> list[str]:
+def _entry_text(entry: TimelineEntry, verbose: bool) -> str:
+    if entry.actor == "timer" and not verbose:
+        return TIMER_WORDS.get(entry.kind, entry.text)
+    return entry.text
+
+
+def format_timeline(result: DemoResult, zone_name: str = DEMO_ZONE, *, verbose: bool = False) -> list[str]:
     zone = ZoneInfo(zone_name)
     lines: list[str] = []
     current_day = None
@@ -122,7 +140,7 @@ def format_timeline(result: DemoResult, zone_name: str = DEMO_ZONE) -> list[str]
             lines += ["", f"── {day} ({zone_name}) " + "─" * 20]
             current_day = day
         stamp = local.strftime("%H:%M")
-        text = entry.text.replace("\n", "\n" + " " * 20)
+        text = _entry_text(entry, verbose).replace("\n", "\n" + " " * 20)
         label = {
             "participant": "participant ›",
             "coach": "coach       ‹",
@@ -133,15 +151,16 @@ def format_timeline(result: DemoResult, zone_name: str = DEMO_ZONE) -> list[str]
     return lines
 
 
-def print_demo(out: TextIO, result: DemoResult, model_label: str) -> None:
+def print_demo(out: TextIO, result: DemoResult, model_label: str, *, verbose: bool = False) -> None:
     out.write(f"PromptPipe local demo — coach model: {model_label}\n")
     out.write("Everything below ran through the real handlers on moto, with the local scheduler pump.\n")
-    for line in format_timeline(result):
+    for line in format_timeline(result, verbose=verbose):
         out.write(line + "\n")
     state = result.state
     profile = state["profile"]
     out.write("\nFinal state\n")
-    out.write(f"  sub-state: {state['sub_state']}   status: {state['status']}   version: {state['version']}\n")
+    version = f"   version: {state['version']}" if verbose else ""
+    out.write(f"  sub-state: {state['sub_state']}   status: {state['status']}{version}\n")
     out.write(
         f"  profile: domain={profile.get('habit_domain')!r} anchor={profile.get('prompt_anchor')!r} "
         f"time={profile.get('preferred_time')!r} intensity={profile.get('intensity')} "
@@ -150,3 +169,10 @@ def print_demo(out: TextIO, result: DemoResult, model_label: str) -> None:
     for schedule in state["schedules"]:
         when = schedule["fixed_time"] or schedule["random_start_time"]
         out.write(f"  schedule: {schedule['type']} {when} {schedule['timezone']}\n")
+    controller = state.get("controller")
+    if controller:
+        steps = " → ".join(
+            f"{t['nodeId']} {t['mode']}" if t.get("nodeId") else t["status"] for t in controller["recent_turns"]
+        )
+        done = f"complete at turn {controller['completed_at_turn']}" if controller["completed_at_turn"] else "open"
+        out.write(f"  flow controller: {controller['flow']} {done}; intake turns: {steps}\n")

@@ -1,4 +1,4 @@
-"""Everything on one machine (DESIGN §9): moto for AWS, the real handlers, a scheduler pump that
+"""Everything on one machine (docs/architecture.md#local-runs): moto for AWS, the real handlers, a scheduler pump that
 fires due schedules against a controllable clock, and a drainer for the inbound FIFO queue.
 
 Only adapters and the clock differ from AWS: the same events reach the same handler functions.
@@ -51,12 +51,20 @@ class TimelineEntry:
     kind: str = ""
 
 
+def model_label(env: LocalEnvironment) -> str:
+    """Which coach model a local run talks to, for the first line of the demo, chat and server."""
+    if env.settings.openai_api_key:
+        return f"OpenAI {env.settings.genai_model}" + (
+            f" at {env.settings.openai_base_url}" if env.settings.openai_base_url else ""
+        )
+    return "offline coach (rule-based, deterministic; no LLM; set OPENAI_API_KEY to use OpenAI)"
+
+
 def local_settings(**overrides: Any) -> Settings:
     """Settings of a local run: environment values, then local defaults, then ``overrides``."""
     env = Settings()
     defaults: dict[str, Any] = {
         "table_name": "promptpipe-local",
-        "idempotency_table_name": "promptpipe-local-idempotency",
         "messaging_provider": MessagingProvider.LOCAL,
         "offline_coach": not env.openai_api_key,
         "twilio_auth_token": env.twilio_auth_token or LOCAL_TWILIO_AUTH_TOKEN,
@@ -100,6 +108,9 @@ class NotifyingTimers:
     def cancel(self, name: str) -> None:
         self._inner.cancel(name)
         self._changed(name)
+
+    def list_names(self, prefix: str) -> list[str]:
+        return self._inner.list_names(prefix)
 
 
 class LocalEnvironment:

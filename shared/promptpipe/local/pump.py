@@ -21,7 +21,9 @@ are new or whose version changed. A version is (Arn, CreationDate, LastModificat
 the list item: a replacement (UpdateSchedule) moves LastModificationDate, a delete and re-create
 moves CreationDate, so a cached ``get_schedule`` result is never stale. A fired DELETE one-shot is
 deleted by the next listing if its version is unchanged; a handler that replaced it during the
-firing keeps its new version.
+firing keeps its new version. In notified mode (``watch``) the pump re-reads only the names
+reported as changed, and a heap of pending occurrences gives the next one in O(log schedules), so
+a firing costs the same on day 1 and day 100 of a simulated study.
 
 A dispatch that raises still counts as fired (and a DELETE one-shot is still deleted at the next
 refresh, as after AWS's retries are exhausted); the exception propagates with the clock left at
@@ -30,6 +32,8 @@ that firing.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import logging
 import random
@@ -94,6 +98,7 @@ class _Entry:
     end_date: datetime | None
     nominal: datetime | None = None  # the pending occurrence, None when there is none
     due: datetime | None = None  # nominal + flexible delay
+    stamp: int = 0  # which push onto the pump's heap is this entry's current one
 
 
 class SchedulerPump:
@@ -118,6 +123,10 @@ class SchedulerPump:
         # Notified mode (``watch``): re-read only the names the Timers adapter reports as changed.
         self._dirty: set[str] | None = None
         self._listed_once = False
+        # (due, name, stamp, entry) for every pending occurrence; a row is stale (skipped when it
+        # reaches the top) once its entry is replaced, removed or advanced (the stamp moved on).
+        self._heap: list[tuple[datetime, str, int, _Entry]] = []
+        self._stamps = itertools.count(1)
 
     def watch(self) -> Callable[[str], None]:
         """Switch to notified refresh and return the callback that reports a changed schedule name.
@@ -158,11 +167,24 @@ class SchedulerPump:
     # --- firing ---------------------------------------------------------------------------
 
     def _earliest(self) -> _Entry | None:
-        pending = [e for e in self._entries.values() if e.due is not None]
-        if not pending:
-            return None
-        now = self._clock.now()
-        return min(pending, key=lambda e: (max(e.due or now, now), e.due, e.name))
+        """The pending occurrence that fires first: the least (due, name). (Ordering by
+        (max(due, now), due, name) is the same order: the overdue come first, by due.)"""
+        heap = self._heap
+        while heap:
+            _, name, stamp, entry = heap[0]
+            if self._entries.get(name) is entry and entry.stamp == stamp and entry.due is not None:
+                return entry
+            heapq.heappop(heap)  # stale: replaced, removed or advanced since it was pushed
+        return None
+
+    def _push(self, entry: _Entry) -> None:
+        entry.stamp = next(self._stamps)
+        if entry.due is None:
+            return
+        heapq.heappush(self._heap, (entry.due, entry.name, entry.stamp, entry))
+        if len(self._heap) > 2 * len(self._entries) + 1024:  # drop stale rows now and then
+            self._heap = [row for row in self._heap if self._entries.get(row[1]) is row[3] and row[3].stamp == row[2]]
+            heapq.heapify(self._heap)
 
     def _fire(self, entry: _Entry) -> Firing:
         assert entry.nominal is not None and entry.due is not None
@@ -285,6 +307,7 @@ class SchedulerPump:
         except InvalidScheduleExpression as exc:
             logger.warning("schedule %s never fires locally: %s", name, exc)
             entry.expression, entry.nominal, entry.due = None, None, None
+            entry.stamp = next(self._stamps)
         return entry
 
     def _anchor(self, name: str, schedule: dict[str, Any], body: dict[str, Any]) -> datetime:
@@ -321,10 +344,11 @@ class SchedulerPump:
     def _set_pending(self, entry: _Entry, nominal: datetime | None, earliest: datetime | None = None) -> None:
         if nominal is None or (entry.end_date is not None and nominal > entry.end_date):
             entry.nominal, entry.due = None, None
-            return
-        entry.nominal = nominal
-        base = nominal if earliest is None else max(nominal, earliest)
-        entry.due = base + self._flexible_delay(entry, nominal)
+        else:
+            entry.nominal = nominal
+            base = nominal if earliest is None else max(nominal, earliest)
+            entry.due = base + self._flexible_delay(entry, nominal)
+        self._push(entry)
 
     # --- deterministic randomness ---------------------------------------------------------
 

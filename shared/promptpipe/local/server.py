@@ -2,25 +2,30 @@
 
 The inbound queue is drained after each request and the scheduler pump fires due schedules while a
 simulated clock runs at real speed from ``--start``. Tester-only routes: ``GET/POST /_local/clock``
-and ``GET /_local/outbox``.
+and ``GET /_local/outbox``. ``GET /openapi.json`` and ``GET /docs`` (Swagger UI) document the API.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import logging
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
     LOCAL_WHATSAPP_APP_SECRET,
     LOCAL_WHATSAPP_VERIFY_TOKEN,
     LocalEnvironment,
+    model_label,
 )
 
 
@@ -52,6 +57,28 @@ def _iso(instant: datetime) -> str:
     return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+SWAGGER_ASSETS = {
+    "/docs/swagger-ui-bundle.min.js": "text/javascript; charset=utf-8",
+    "/docs/swagger-ui.min.css": "text/css; charset=utf-8",
+}
+
+
+def local_openapi_document() -> dict[str, Any]:
+    """The API's document as this server serves it: the same, except that no route needs a signature."""
+    from functions.enrollment.handler import openapi_document
+
+    document = openapi_document()
+    document["security"] = []  # the SigV4 scheme stays documented; API Gateway enforces it in AWS
+    document["servers"] = [{"url": "/", "description": "promptpipe serve (no authorization locally)"}]
+    return document
+
+
+def _swagger_dir() -> Path:
+    from aws_lambda_powertools.event_handler.openapi import swagger_ui
+
+    return Path(swagger_ui.__file__).resolve().parent
+
+
 def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequestHandler]:  # noqa: C901
     class Handler(BaseHTTPRequestHandler):
         server_version = "PromptPipeLocal/0.1"
@@ -59,7 +86,9 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        def _send(
+            self, status: int, body: Any, content_type: str = "application/json", headers: dict[str, str] | None = None
+        ) -> None:
             data = (
                 body
                 if isinstance(body, bytes)
@@ -68,8 +97,12 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                if name.lower() not in ("content-type", "content-length"):
+                    self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
 
         def _body(self) -> bytes:
             length = int(self.headers.get("content-length") or 0)
@@ -122,21 +155,50 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             else:
                 self._send(404, {"error": "unknown local route"})
 
+        def _docs(self, path: str, query: dict[str, str]) -> None:
+            """The OpenAPI document and Swagger UI (its assets ship inside Powertools; no CDN)."""
+            if path == "/openapi.json" or (path == "/docs" and query.get("format") == "json"):
+                self._send(200, local_openapi_document())
+            elif path == "/docs":
+                from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+
+                page = generate_swagger_html(
+                    json.dumps(local_openapi_document()),
+                    "/docs/swagger-ui-bundle.min.js",
+                    "/docs/swagger-ui.min.css",
+                    "/docs",
+                    None,
+                )
+                self._send(200, page, "text/html; charset=utf-8")
+            elif path in SWAGGER_ASSETS:
+                self._send(200, (_swagger_dir() / path.rsplit("/", 1)[1]).read_bytes(), SWAGGER_ASSETS[path])
+            else:
+                self._send(404, {"error": "unknown documentation route"})
+
         def _route(self, method: str) -> None:
             url = urlsplit(self.path)
             query = dict(parse_qsl(url.query, keep_blank_values=True))
             if url.path.startswith("/_local/"):
                 self._local(method, url.path, query)
                 return
+            if method == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in SWAGGER_ASSETS):
+                self._docs(url.path, query)
+                return
             body = self._body()
             headers = {k.lower(): v for k, v in self.headers.items()}
-            response = env.api(
-                method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
-            )
+            try:
+                response = env.api(
+                    method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
+                )
+            except Exception:  # a function that raises: API Gateway answers 500 and the caller sees no more
+                logging.getLogger(__name__).exception("function failed")
+                self._send(500, {"message": "Internal Server Error"})
+                return
             if isinstance(response.body, dict | list):
-                self._send(response.status, response.body)
+                self._send(response.status, response.body, headers=response.headers)
             else:
-                self._send(response.status, response.body or "", response.headers.get("content-type", "text/plain"))
+                content_type = response.headers.get("content-type", "text/plain")
+                self._send(response.status, response.body or "", content_type, headers=response.headers)
 
         def do_GET(self) -> None:
             self._route("GET")
@@ -150,7 +212,24 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
         def do_DELETE(self) -> None:
             self._route("DELETE")
 
+        def __getattr__(self, name: str) -> Any:
+            # Any other method (PATCH, TRACE, QUERY, …) goes to the routes too, which answer 405 or 404.
+            if name.startswith("do_") and name[3:].isupper():
+                return lambda: self._route(name[3:])
+            raise AttributeError(name)
+
     return Handler
+
+
+class PortUnavailable(Exception):
+    """The server could not listen on the address (in use, or not allowed)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        in_use = cause.errno == errno.EADDRINUSE
+        reason = "is already in use" if in_use else f"cannot be used ({cause.strerror or cause})"
+        hint = f"; choose another with --port, e.g. --port {port + 1 if port else 8001}" if in_use else ""
+        super().__init__(f"port {port} on {host} {reason}{hint}")
+        self.host, self.port = host, port
 
 
 class LocalServer:
@@ -165,9 +244,15 @@ class LocalServer:
         env: LocalEnvironment | None = None,
         tick_seconds: float = 1.0,
     ) -> None:
+        owned = env is None
         self.env = env or LocalEnvironment(start=start or datetime.now(UTC).replace(microsecond=0))
         self.sim = SimulatedTime(self.env)
-        self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+        try:
+            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+        except OSError as exc:
+            if owned:
+                self.env.close()
+            raise PortUnavailable(host, port, exc) from exc
         self._stop = threading.Event()
         self._tick_seconds = tick_seconds
         self._threads = [
@@ -178,7 +263,8 @@ class LocalServer:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
     def _ticker(self) -> None:
         while not self._stop.wait(self._tick_seconds):
@@ -197,18 +283,38 @@ class LocalServer:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    from promptpipe.cli import model_label
+    from promptpipe.local.failures import quiet_function_logs
 
-    server = LocalServer(args.host, args.port, start=args.start).start()
+    with quiet_function_logs(verbose=getattr(args, "verbose", False)):
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+
+    env = None
+    if getattr(args, "with_demo", False):
+        from promptpipe.local.demo import DEMO_START, run_demo
+        from promptpipe.local.environment import local_settings
+
+        env = LocalEnvironment(start=args.start or DEMO_START, settings=local_settings(offline_coach=True))
+        run_demo(env)
+    try:
+        server = LocalServer(args.host, args.port, start=args.start, env=env).start()
+    except PortUnavailable as exc:
+        if env is not None:
+            env.close()
+        raise CliError(str(exc), EXIT_UNAVAILABLE) from None
     print(f"PromptPipe local server on {server.url} — coach model: {model_label(server.env)}")
     print(f"  simulated clock starts at {_iso(server.env.clock.now())} and runs at real speed")
     print(f"  participants API: {server.url}/conversation/participants (no auth locally)")
+    print(f"  API documentation: {server.url}/docs (Swagger UI), {server.url}/openapi.json")
     print(f"  Twilio webhook:   {server.url}/webhooks/twilio   (TWILIO_AUTH_TOKEN={LOCAL_TWILIO_AUTH_TOKEN})")
     print(
         f"  WhatsApp webhook: {server.url}/webhooks/whatsapp (WHATSAPP_APP_SECRET={LOCAL_WHATSAPP_APP_SECRET}, "
         f"WHATSAPP_VERIFY_TOKEN={LOCAL_WHATSAPP_VERIFY_TOKEN})"
     )
     print(f"  tester routes:    GET/POST {server.url}/_local/clock, GET {server.url}/_local/outbox")
+    print("  ready", flush=True)
     try:
         while True:
             time.sleep(3600)

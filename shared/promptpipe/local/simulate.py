@@ -10,14 +10,19 @@ every prompt and timer through the scheduler pump.
 from __future__ import annotations
 
 import random
+import resource
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from promptpipe.adapters.messengers import OutboxRecord
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.models.messaging import OutboundKind
+from promptpipe.sms import prepare_sms, segments
 
 ZONES = ("America/Toronto", "America/Los_Angeles", "Europe/London", "Europe/Berlin", "Asia/Tokyo", "Australia/Sydney")
 HABITS = (
@@ -49,6 +54,72 @@ class SimulatedParticipant:
 
 
 @dataclass
+class SegmentStats:
+    """SMS segments of every message the run sent, as if the channel were SMS.
+
+    ``before``: the text as the coach wrote it (typographic quotes, dashes, emoji as they come).
+    ``after``: what the SMS messenger sends (``promptpipe.sms.prepare_sms``: GSM-7 where the meaning
+    allows, emoji only when the tone allows them). ``after_poll_merged``: as ``after``, with the
+    intensity poll appended to the daily prompt it follows instead of sent on its own.
+    """
+
+    messages: int
+    before: int
+    after: int
+    after_poll_merged: int
+    poll_messages: int
+    # kind -> (messages, segments before, segments after)
+    by_kind: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: list[OutboxRecord]) -> SegmentStats:
+        before = sum(segments(r.body_text) for r in records)
+        after = sum(prepare_sms(r.body_text, allow_emoji=r.allow_emoji).segments for r in records)
+        merged, polls = 0, 0
+        previous: OutboxRecord | None = None
+        for record in records:
+            poll_after_prompt = (
+                record.kind is OutboundKind.INTENSITY_POLL
+                and previous is not None
+                and previous.kind is OutboundKind.DAILY_PROMPT
+                and previous.participant_id == record.participant_id
+                and previous.sent_at == record.sent_at
+            )
+            if record.kind is OutboundKind.INTENSITY_POLL:
+                polls += 1
+            if poll_after_prompt and previous is not None:
+                text = f"{previous.body_text}\n\n{record.body_text}"
+                merged -= prepare_sms(previous.body_text, allow_emoji=previous.allow_emoji).segments
+                merged += prepare_sms(text, allow_emoji=record.allow_emoji).segments
+            else:
+                merged += prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments
+            previous = record
+        by_kind: dict[str, tuple[int, int, int]] = {}
+        for record in records:
+            count, was, now = by_kind.get(record.kind.value, (0, 0, 0))
+            by_kind[record.kind.value] = (
+                count + 1,
+                was + segments(record.body_text),
+                now + prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments,
+            )
+        return cls(len(records), before, after, merged, polls, by_kind)
+
+    def lines(self, participants: int, days: int) -> list[str]:
+        per = participants * days or 1
+        return [
+            f"SMS segments per participant per day (all {self.messages} messages, intake included): "
+            f"before {self.before / per:.2f}, after {self.after / per:.2f}, "
+            f"after with the poll in the prompt's message {self.after_poll_merged / per:.2f}; "
+            f"messages {self.messages / per:.2f}/participant/day ({self.poll_messages} intensity polls)",
+            "SMS segments per message by kind (before -> after): "
+            + ", ".join(
+                f"{kind} {was / count:.2f} -> {now / count:.2f} (n={count})"
+                for kind, (count, was, now) in sorted(self.by_kind.items())
+            ),
+        ]
+
+
+@dataclass
 class SimulationReport:
     participants: int
     days: int
@@ -59,6 +130,22 @@ class SimulationReport:
     messages_sent: int
     wall_seconds: float
     cpu_seconds: float
+    sms: SegmentStats | None = None
+    # per simulated day: (events, CPU seconds) of that day's replies and firings
+    daily: list[tuple[int, float]] = field(default_factory=list)
+    # resident memory (bytes) after intake and at the end; None where the platform does not say
+    rss_after_intake: int | None = None
+    rss_at_end: int | None = None
+
+    def daily_cpu_ms(self) -> list[float]:
+        return [1000 * cpu / events if events else 0.0 for events, cpu in self.daily]
+
+    @property
+    def memory_per_participant_day(self) -> float | None:
+        """Growth of resident memory over the simulated days, in bytes per participant-day."""
+        if self.rss_after_intake is None or self.rss_at_end is None or not self.participants * self.days:
+            return None
+        return (self.rss_at_end - self.rss_after_intake) / (self.participants * self.days)
 
     @property
     def events_per_second(self) -> float:
@@ -75,7 +162,34 @@ class SimulationReport:
             f"scheduler firings {self.scheduler_firings}); messages sent {self.messages_sent}",
             f"wall {self.wall_seconds:.1f} s, {self.events_per_second:.1f} events/s, "
             f"CPU {self.cpu_ms_per_event:.2f} ms/event",
+            *self._flatness_lines(),
+            *(self.sms.lines(self.participants, self.days) if self.sms else []),
         ]
+
+    def _flatness_lines(self) -> list[str]:
+        lines = []
+        per_day = self.daily_cpu_ms()
+        if per_day:
+            first, last = per_day[0], per_day[-1]
+            change = f" (last day {100 * (last - first) / first:+.0f} % vs day 1)" if first else ""
+            lines.append("CPU ms/event by simulated day: " + " ".join(f"{ms:.1f}" for ms in per_day) + change)
+        per_pd = self.memory_per_participant_day
+        if per_pd is not None and self.rss_after_intake is not None and self.rss_at_end is not None:
+            lines.append(
+                f"resident memory {self.rss_after_intake / 2**20:.0f} MB after intake -> "
+                f"{self.rss_at_end / 2**20:.0f} MB at the end: {per_pd / 2**10:.1f} KB per participant-day"
+            )
+        return lines
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set size now (Linux ``/proc/self/statm``), else its peak (getrusage)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def population(count: int, rng: random.Random) -> list[SimulatedParticipant]:
@@ -130,7 +244,10 @@ def run_simulation(
                 webhook_calls += 1
         if progress:
             progress("intake done")
+        rss_after_intake = resident_bytes()
+        daily: list[tuple[int, float]] = []
         for day in range(days):
+            day_cpu0, day_events0 = time.process_time(), webhook_calls * 2 + firings
             plan: list[tuple[datetime, SimulatedParticipant, str]] = []
             day_start = start + timedelta(days=day + 1)
             for person in people:
@@ -148,11 +265,16 @@ def run_simulation(
                 send_sms(env, person.phone, reply, f"SMsim{counter:08d}")
                 webhook_calls += 1
             firings += len(env.advance_to(max(env.clock.now(), day_start + timedelta(days=1))))
+            # a reply is two events (webhook call, worker turn); a firing one
+            daily.append((webhook_calls * 2 + firings - day_events0, time.process_time() - day_cpu0))
             if progress:
-                progress(f"day {day + 1}/{days} done")
+                ms = 1000 * daily[-1][1] / daily[-1][0] if daily[-1][0] else 0.0
+                progress(f"day {day + 1}/{days} done ({daily[-1][0]} events, CPU {ms:.1f} ms/event)")
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        rss_at_end = resident_bytes()
         worker_turns = webhook_calls + participants  # one turn per inbound message, plus each greeting
-        messages = len(env.messages())
+        records = env.messages()
+        messages = len(records)
         return SimulationReport(
             participants=participants,
             days=days,
@@ -163,6 +285,10 @@ def run_simulation(
             messages_sent=messages,
             wall_seconds=wall,
             cpu_seconds=cpu,
+            sms=SegmentStats.of(sorted(records, key=lambda r: (r.participant_id, r.sent_at))),
+            daily=daily,
+            rss_after_intake=rss_after_intake,
+            rss_at_end=rss_at_end,
         )
     finally:
         env.close()

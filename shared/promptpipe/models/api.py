@@ -1,13 +1,15 @@
-"""Request and response bodies of the participants API (seed 001, FACTS §9)."""
+"""Request and response bodies of the participants API (docs/behaviour.md#api)."""
 
 from __future__ import annotations
 
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from promptpipe.models.participant import ParticipantStatus
+from promptpipe.models.llm import LLMRoute
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
+from promptpipe.models.store import TranscriptEntry
 
 T = TypeVar("T")
 
@@ -21,12 +23,17 @@ class Envelope(BaseModel, Generic[T]):
 class EnrollmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    phone_number: str = Field(max_length=64)
-    name: str = Field("", max_length=200)
+    phone_number: str = Field(
+        min_length=1,
+        max_length=64,
+        description="Any dialable form; stored as E.164. Without a country code, DEFAULT_PHONE_REGION applies.",
+        examples=["+1 416 555 0142"],
+    )
+    name: str = Field("", max_length=200, examples=["Sam"])
     gender: str = Field("", max_length=100)
     ethnicity: str = Field("", max_length=100)
-    background: str = Field("", max_length=4000)
-    timezone: str = Field("", max_length=50)
+    background: str = Field("", max_length=4000, examples=["Office worker"])
+    timezone: str = Field("", max_length=50, description="IANA time zone name", examples=["America/Toronto"])
 
 
 class ParticipantUpdate(BaseModel):
@@ -41,10 +48,24 @@ class ParticipantUpdate(BaseModel):
 
 
 class StateOverride(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    """At least one of ``sub_state``, ``debug_mode`` and ``llm_routes``; the reason goes into the transcript."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        str_strip_whitespace=True,
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in ("sub_state", "debug_mode", "llm_routes")
+            ]
+        },
+    )
 
     sub_state: SubState | None = None
-    debug_mode: bool | None = None
+    debug_mode: StrictBool | None = None  # true or false; not 0/1 or "yes"
+    # This participant's model routes by purpose (see docs/pipeline.md, "Model routing");
+    # an empty mapping clears the override.
+    llm_routes: dict[Literal["intake", "feedback", "generator", "classifier", "synthesis"], LLMRoute] | None = None
     reason: str = Field(min_length=1, max_length=500)
 
 
@@ -59,3 +80,105 @@ class StateView(BaseModel):
     pending_timers: dict[str, str]
     daily_prompt_pending: dict[str, Any] | None
     version: int
+    # The flow controller's state (intake), with ``needs_person`` (docs/controller.md); None before intake ran on it.
+    controller: dict[str, Any] | None = None
+
+
+OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error answer: ``{"status": "error", "message": "..."}``."""
+
+    status: Literal["error"] = "error"
+    message: str
+
+
+class ParticipantPage(BaseModel):
+    participants: list[ConversationParticipant]
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class TranscriptPage(BaseModel):
+    messages: list[TranscriptEntry]
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class ParticipantEnvelope(Envelope[ConversationParticipant]):
+    pass
+
+
+class ParticipantPageEnvelope(Envelope[ParticipantPage]):
+    pass
+
+
+class TranscriptPageEnvelope(Envelope[TranscriptPage]):
+    pass
+
+
+class StateViewEnvelope(Envelope[StateView]):
+    pass
+
+
+class MessageEnvelope(Envelope[None]):
+    pass
+
+
+# -- reconcile (docs/architecture.md#effects) -------------------------------------------------
+class ReconcileReportView(BaseModel):
+    """One participant's live schedules against what their state wants, and the repairs made."""
+
+    participant_id: str
+    desired: int
+    live: int
+    deleted_orphans: list[str]
+    created_missing: list[str]
+    skipped_past: list[str]  # one-shots whose time has passed: not re-created
+    repairs: int
+
+
+class ReconcileAll(BaseModel):
+    participants: list[ReconcileReportView]
+    repairs: int
+
+
+class ReconcileEnvelope(Envelope[ReconcileReportView]):
+    pass
+
+
+class ReconcileAllEnvelope(Envelope[ReconcileAll]):
+    pass
+
+
+# -- flow definitions (docs/controller.md) ---------------------------------------------------
+class FlowProblem(BaseModel):
+    path: str
+    message: str
+
+
+class FlowValidation(BaseModel):
+    valid: bool
+    problems: list[FlowProblem]
+
+
+class FlowVersion(BaseModel):
+    version: int
+    created_at: str = Field(description="ISO 8601")
+    created_by: str = ""
+
+
+class FlowVersions(BaseModel):
+    flow_id: str
+    versions: list[FlowVersion]
+
+
+class FlowEnvelope(Envelope[dict[str, Any]]):
+    """``result`` is the flow definition as stored (docs/controller.md)."""
+
+
+class FlowValidationEnvelope(Envelope[FlowValidation]):
+    pass
+
+
+class FlowVersionsEnvelope(Envelope[FlowVersions]):
+    pass

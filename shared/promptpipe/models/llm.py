@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ToolCall(BaseModel):
@@ -51,9 +51,33 @@ class ToolDefinition(BaseModel):
         }
 
 
+class LLMRoute(BaseModel):
+    """Model settings for one purpose (intake, feedback, generator, classifier, synthesis); unset
+    fields fall back to the next level (participant → study → purpose → ``GENAI_*``)."""
+
+    # Strict: from the API, ``false`` is not a temperature nor ``"60"`` a token count.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    model: str | None = None
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, ge=16, le=32000)
+    base_url: str | None = None  # any OpenAI-compatible endpoint
+
+    def over(self, base: LLMRoute) -> LLMRoute:
+        """This route with ``base`` filling what it leaves unset."""
+        return LLMRoute(
+            model=self.model or base.model,
+            temperature=base.temperature if self.temperature is None else self.temperature,
+            max_tokens=base.max_tokens if self.max_tokens is None else self.max_tokens,
+            base_url=self.base_url or base.base_url,
+        )
+
+
 class TokenUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # The part of ``prompt_tokens`` the provider served from its prompt cache (billed at a discount).
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -68,6 +92,13 @@ class ChatRequest(BaseModel):
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    # OpenAI-compatible endpoint of this call's route (``None``: the adapter's default).
+    base_url: str | None = None
+    # "auto" (default when tools are sent), "required" (the turn is an explicit action) or "none".
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    parallel_tool_calls: bool | None = None
+    # {"type": "json_object"} for the intent classifier.
+    response_format: dict[str, Any] | None = None
 
 
 class ChatResponse(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
@@ -44,13 +44,51 @@ class OutboundMessage(BaseModel):
     body: str
     kind: OutboundKind = OutboundKind.REPLY
     question: Question | None = None
+    # A second question after the first, on channels without buttons only (SMS: the day's
+    # intensity poll inside the daily prompt's message).
+    follow_up: Question | None = None
     # Stable id of this message: the provider call is keyed by it where the provider allows.
     message_id: str = ""
+    # When the participant last wrote to us (WhatsApp's 24-hour window): ``None`` when the caller
+    # does not say (the messenger sends free-form and falls back to a template if refused);
+    # ``NEVER_WROTE`` for a participant who never wrote.
+    last_inbound_at: datetime | None = None
+    # The participant's tone allows emoji (the ``emojis_ok`` tag); on SMS they are dropped otherwise.
+    allow_emoji: bool = False
+
+
+NEVER_WROTE = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class SendResult(BaseModel):
     provider_message_id: str = ""
     provider: str = ""
+    # SMS only: the segments billed (all parts of a body split over 1,600 characters), else 0.
+    segments: int = 0
+    # Provider messages this send took (a long SMS is split; a long WhatsApp text goes before its buttons).
+    parts: int = 1
+    # WhatsApp outside the 24-hour window: the template (name or Content SID) that was sent instead.
+    template: str = ""
+    # Why nothing was sent (e.g. "outside_window" for an intensity poll); empty when sent.
+    skipped: str = ""
+
+
+class InboundKind(StrEnum):
+    TEXT = "text"  # text, a button or list reply; an MMS with text (its attachments kept)
+    MEDIA = "media"  # image, audio, video, document, sticker, location, contacts (a caption is the body)
+    REACTION = "reaction"  # an emoji on one of our messages; an empty body removes it
+    EDIT = "edit"  # the participant edited an earlier message (body: the new text)
+    REVOKE = "revoke"  # the participant deleted an earlier message
+    SYSTEM = "system"  # the platform's notice: a number or identity change
+    UNSUPPORTED = "unsupported"  # a message type the provider itself does not pass on
+
+
+class Attachment(BaseModel):
+    """What a participant attached: its kind and the provider's id for it (never the content)."""
+
+    type: str  # image | audio | video | document | sticker | location | contacts | media
+    media_id: str | None = None  # Meta media id, or Twilio's media URL
+    mime_type: str | None = None
 
 
 class InboundMessage(BaseModel):
@@ -64,3 +102,27 @@ class InboundMessage(BaseModel):
     answer_id: str | None = None
     received_at: datetime
     profile_name: str | None = None
+    kind: InboundKind = InboundKind.TEXT
+    attachments: list[Attachment] = Field(default_factory=list)
+    # Reaction, edit, revoke: the provider id of the message it refers to.
+    refers_to: str | None = None
+    # System messages: what happened (e.g. "user_changed_number") and, for a number change, the new
+    # number (E.164).
+    system_type: str | None = None
+    new_phone: str | None = None
+
+
+class DeliveryStatus(BaseModel):
+    """A provider's report on a message we sent (Twilio status callback, Meta ``statuses``)."""
+
+    provider: str
+    provider_message_id: str
+    status: str  # queued | sent | delivered | read | failed | undelivered | ...
+    recipient: str | None = None  # E.164 when the provider names a phone number
+    error_code: str | None = None
+    error_title: str | None = None
+    at: datetime
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("failed", "undelivered")

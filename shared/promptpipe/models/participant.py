@@ -1,4 +1,4 @@
-"""``ConversationParticipant`` (contract §7.1) and the enrollment API's request models."""
+"""``ConversationParticipant`` (docs/behaviour.md#B-API-1) and the enrollment API's request models."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class ParticipantStatus(StrEnum):
 
 
 class ConversationParticipant(BaseModel):
-    """An enrolled person. ``phone_number`` is canonical E.164 (decision 1)."""
+    """An enrolled person. ``phone_number`` is canonical E.164 (docs/behaviour.md#B-API-2)."""
 
     model_config = ConfigDict(validate_assignment=True)
 
@@ -41,7 +41,7 @@ class ConversationParticipant(BaseModel):
 
 
 def format_background(participant: ConversationParticipant) -> str:
-    """``participantBackground`` exactly as the contract formats it (§3.2 key 3)."""
+    """``participantBackground`` exactly as the contract formats it (docs/behaviour.md#B-API-5)."""
     return (
         f"Name: {participant.name}\nGender: {participant.gender}\n"
         f"Ethnicity: {participant.ethnicity}\nBackground: {participant.background}"

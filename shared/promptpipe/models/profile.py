@@ -1,4 +1,4 @@
-"""``UserProfile`` (FACTS §2), stored as JSON under the ``userProfile`` DataKey."""
+"""``UserProfile`` (docs/behaviour.md#profile), stored as JSON under the ``userProfile`` DataKey."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Intensity(StrEnum):
     HIGH = "high"
 
 
-# The order in which save_user_profile merges fields and reports them (FACTS §2).
+# The order in which save_user_profile merges fields and reports them (docs/behaviour.md#B-PROF-1).
 PROFILE_TEXT_FIELDS: tuple[str, ...] = (
     "habit_domain",
     "motivational_frame",
@@ -105,7 +105,7 @@ class UserProfile(BaseModel):
 
     @property
     def missing_required(self) -> list[str]:
-        """Fields the prompt generator needs, in the order it checks them (FACTS §5)."""
+        """Fields the prompt generator needs, in the order it checks them (docs/behaviour.md#B-GEN-2)."""
         missing = []
         if not self.prompt_anchor.strip():
             missing.append("prompt_anchor")

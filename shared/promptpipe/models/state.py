@@ -1,4 +1,4 @@
-"""Flow state: the contract's DataKeys (§3.2) and the typed shapes of their string values.
+"""Flow state: the contract's DataKeys (docs/behaviour.md#B-STATE-1) and the typed shapes of their string values.
 
 ``state_data`` is a ``dict[str, str]`` whose keys are the DataKey names and whose values are plain
 strings or JSON, exactly as the original stored them, so an exported state loads unchanged.
@@ -13,9 +13,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
+from promptpipe.controller.runtime import RuntimeState
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.profile import UserProfile
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ class SubState(StrEnum):
 
 
 class DataKey(StrEnum):
-    """The 18 keys of contract §3.2, plus our documented extensions at the end."""
+    """The 18 keys of docs/behaviour.md#B-STATE-1, plus our documented extensions at the end."""
 
     CONVERSATION_HISTORY = "conversationHistory"
     SYSTEM_PROMPT = "systemPrompt"
@@ -54,13 +56,23 @@ class DataKey(StrEnum):
     DAILY_PROMPT_RESPONDED_AT = "dailyPromptRespondedAt"
     LAST_INTENSITY_PROMPT_DATE = "lastIntensityPromptDate"
     # --- extensions (not in the original; see docs/architecture.md, "State keys") ---
-    # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (decision 6: once per prompt).
+    # RFC3339 ``lastPromptSentAt`` of the prompt whose "Done" was counted (docs/behaviour.md#B-DONE-2: once per prompt).
     DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
     # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
     PENDING_TRANSITION = "pendingTransition"
     # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
     # was asked or answered for, so a short reply is read as an answer only while it is open.
     ANSWERED_QUESTIONS = "answeredQuestions"
+    # JSON {name: ScheduleSpec}: the one-shot schedules (reminder, auto-feedback, feedback timers,
+    # delayed transition, random-window delivery) that should be live, so effects and reconcile can
+    # create them from the state alone.
+    PENDING_TIMERS = "pendingTimers"
+    # Participant-local date (YYYY-MM-DD) of the last "I can only read text messages" notice: at
+    # most one a day however many photos, voice notes or stickers arrive.
+    LAST_MEDIA_NOTICE_DATE = "lastMediaNoticeDate"
+    # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
+    # attempts/executions per node, the pinned flow id + version, the bounded turn log.
+    CONTROLLER_STATE = "controllerState"
 
 
 class FeedbackState(StrEnum):
@@ -132,13 +144,22 @@ class ScheduleInfo(BaseModel):
         }
 
     def same_timing(self, other: ScheduleInfo) -> bool:
+        """Same type, zone and times; ``9:00`` and ``09:00`` are the same time."""
         return (
             self.type == other.type
-            and self.fixed_time == other.fixed_time
-            and self.random_start_time == other.random_start_time
-            and self.random_end_time == other.random_end_time
+            and _hhmm_key(self.fixed_time) == _hhmm_key(other.fixed_time)
+            and _hhmm_key(self.random_start_time) == _hhmm_key(other.random_start_time)
+            and _hhmm_key(self.random_end_time) == _hhmm_key(other.random_end_time)
             and self.timezone == other.timezone
         )
+
+
+def _hhmm_key(value: str) -> str:
+    """``H:MM``/``HH:MM`` zero-padded; anything else as it is."""
+    hours, sep, minutes = value.strip().partition(":")
+    if sep and hours.isdigit() and minutes.isdigit():
+        return f"{int(hours):02d}:{int(minutes):02d}"
+    return value
 
 
 class PendingTransition(BaseModel):
@@ -213,12 +234,12 @@ class StateData:
             data = json.loads(text)
             return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
         except (ValueError, ValidationError, AttributeError):
-            # The original treats unreadable history as empty (FACTS §8 step 1).
+            # The original treats unreadable history as empty (docs/behaviour.md#B-HIST-1).
             logger.warning("unreadable conversationHistory; starting from empty")
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
-        """Keep the last 50 messages (contract §3.3) and, beyond the contract, at most
+        """Keep the last 50 messages (docs/behaviour.md#B-HIST-1) and, beyond the contract, at most
         ``MAX_HISTORY_BYTES``: DynamoDB items stop at 400 KB, and a state that cannot be saved
         would lose every later turn (the full record is in the transcript anyway)."""
         kept = [m.to_json_dict() for m in messages[-MAX_STORED_HISTORY:]]
@@ -237,7 +258,7 @@ class StateData:
 
     def profile(self) -> UserProfile:
         """The stored profile or a new one (intensity "normal"). Corrupt JSON raises ``ValueError``:
-        the original's scheduler silently replaced a corrupt profile with a blank one (FACTS §2 bug)."""
+        the original's scheduler silently replaced a corrupt profile with a blank one (docs/behaviour.md#B-PROF-5)."""
         text = self.get(DataKey.USER_PROFILE)
         if not text:
             return UserProfile.from_json_dict({})
@@ -301,9 +322,41 @@ class StateData:
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
         self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
 
+    def pending_timers(self) -> dict[str, ScheduleSpec]:
+        text = self.get(DataKey.PENDING_TIMERS)
+        if not text:
+            return {}
+        try:
+            return _PENDING_TIMERS.validate_json(text)
+        except ValidationError:
+            logger.warning("stored pendingTimers is unreadable; treated as empty")
+            return {}
+
+    def set_pending_timers(self, timers: dict[str, ScheduleSpec]) -> None:
+        if not timers:
+            self.clear(DataKey.PENDING_TIMERS)
+            return
+        self.set(DataKey.PENDING_TIMERS, _PENDING_TIMERS.dump_json(timers, exclude_none=True).decode())
+
+    def controller_state(self) -> RuntimeState | None:
+        text = self.get(DataKey.CONTROLLER_STATE)
+        if not text:
+            return None
+        try:
+            return RuntimeState.from_json(text)
+        except ValidationError:
+            logger.warning("unreadable controllerState; starting the flow afresh")
+            return None
+
+    def set_controller_state(self, runtime: RuntimeState | None) -> None:
+        self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
+
+
+_PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec])
+
 
 def new_state_data(background: str = "") -> dict[str, str]:
-    """The state of a freshly enrolled participant (contract §7.2 steps 6–7)."""
+    """The state of a freshly enrolled participant (docs/behaviour.md#B-API-5)."""
     data = StateData({})
     data.set_history([])
     if background:

@@ -8,11 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
 
+# Event records kept on the state item: the idempotency record of every event (docs/architecture.md,
+# "Event records"). Kept for a day (longer than any redelivery: SQS retries within minutes, the
+# scheduler and Lambda's asynchronous retries within hours) and at most this many.
 MAX_RECENT_EVENTS = 25
+RECENT_EVENTS_MAX_AGE_HOURS = 24
 
 
 class Direction(StrEnum):
@@ -33,18 +38,27 @@ class TranscriptEntry(BaseModel):
     event_id: str = ""
     # Per-turn audit data: module, tool calls, LLM calls, committed version, durations.
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # An outbound entry keeps the message as sent (recipient, question), so a resumed event can
+    # send it again from here. Stored, never part of the API's transcript.
+    outbound: OutboundMessage | None = Field(default=None, exclude=True)
 
 
 class EventRecord(BaseModel):
-    """An event committed to a participant's state, with the messages it must send.
+    """An event committed to a participant's state, with the effects it decided.
 
-    Kept (bounded) on the flow-state item so that a retried event never runs twice and a reply whose
-    sending failed after the commit is re-sent from here, without asking the model again.
+    Kept (bounded) on the flow-state item: a redelivered event finds it and applies what is left of
+    its effects instead of running again. Slim on purpose: message bodies live in the transcript
+    (``messages`` points at them), schedules are described by the state itself (``schedules`` names
+    the ones this event touched). ``token`` is unique to the commit attempt that wrote the record, so
+    a session whose commit landed but whose answer was lost recognises its own write.
     """
 
     event_id: str
     committed_at: datetime
-    outbound: list[OutboundMessage] = Field(default_factory=list)
+    version: int = 0
+    token: str = ""
+    messages: list[MessageRef] = Field(default_factory=list)
+    schedules: list[str] = Field(default_factory=list)
 
 
 class LoadedState(BaseModel):
@@ -64,3 +78,5 @@ class StateCommit(BaseModel):
     participant: ConversationParticipant | None = None  # written too when the event changed it
     recent_events: list[EventRecord] = Field(default_factory=list)
     transcript: list[TranscriptEntry] = Field(default_factory=list)
+    # DynamoDB's ClientRequestToken: an identical retry of a landed transaction succeeds (in AWS).
+    request_token: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
-from promptpipe.models.llm import ToolDefinition
+from promptpipe.models.llm import ChatResponse, ToolDefinition
 
 
 class ToolResult(BaseModel):
@@ -25,15 +26,24 @@ class ToolResult(BaseModel):
 
     @classmethod
     def error(cls, message: str, detail: str | None = None) -> ToolResult:
-        """A failure the model must see with its detail (decision 7)."""
+        """A failure the model must see with its detail (docs/behaviour.md#B-LOOP-3)."""
         text = f"ERROR: {message}" + (f" ({detail})" if detail and detail != message else "")
         return cls(ok=False, text=text, data={"success": False, "message": message, "error": detail or message})
+
+
+# (purpose, response, prompt version): a model call a tool made itself, for the turn's metrics.
+LLMCallSink = Callable[[str, ChatResponse, str], None]
 
 
 @dataclass
 class ToolContext:
     deps: FlowDeps
     session: ConversationSession
+    on_llm_call: LLMCallSink | None = None
+
+    def record_llm_call(self, purpose: str, response: ChatResponse, prompt_version: str = "") -> None:
+        if self.on_llm_call is not None:
+            self.on_llm_call(purpose, response, prompt_version)
 
 
 class Tool(Protocol):

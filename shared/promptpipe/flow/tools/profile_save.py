@@ -1,7 +1,8 @@
-"""``save_user_profile``: field-by-field merge into ``userProfile`` (FACTS §2, contract §10.1)."""
+"""``save_user_profile``: field-by-field merge into ``userProfile`` (docs/behaviour.md#B-PROF-1)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from promptpipe import tone
@@ -10,33 +11,37 @@ from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS, UserProfile
 
+# Short on purpose: the schema is re-sent on every model call that offers this tool.
 _STRING_FIELDS_DESCRIPTIONS = {
-    "habit_domain": "The area the participant wants a habit in (e.g. physical activity, sleep, focus).",
-    "prompt_anchor": "The existing routine the habit attaches to (e.g. 'after my morning coffee').",
-    "motivational_frame": "Why this matters to the participant, in their words.",
-    "preferred_time": "When the participant wants their daily prompt, as HH:MM (24-hour) when known.",
-    "additional_info": "Other useful context the participant shared.",
-    "last_successful_prompt": "A habit prompt the participant reported doing successfully.",
-    "last_barrier": "What got in the way the last time.",
-    "last_motivator": "What helped or motivated the participant the last time.",
-    "last_tweak": "A small change the participant wants to try next time.",
+    "habit_domain": "",
+    "prompt_anchor": "existing routine",
+    "motivational_frame": "",
+    "preferred_time": "HH:MM",
+    "additional_info": "",
+    "last_successful_prompt": "",
+    "last_barrier": "",
+    "last_motivator": "",
+    "last_tweak": "",
 }
+
+
+def _string_field(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description} if description else {"type": "string"}
+
 
 DEFINITION = ToolDefinition(
     name="save_user_profile",
     description=(
-        "Save what you learned about the participant. Only non-empty values that differ from the stored "
-        "ones are saved; fields are never cleared. Communication style may be proposed with tone_tags "
-        f"(allowed: {', '.join(tone.ALL_TAGS)}) and tone_update_source: 'explicit' when the participant "
-        "asked for it, 'implicit' when you inferred it."
+        "Save what you learned about the participant: only non-empty fields you learned; nothing is "
+        "ever cleared. tone_tags: a style they asked for (source explicit) or you inferred (implicit)."
     ),
     parameters={
         "type": "object",
         "properties": {
-            **{name: {"type": "string", "description": text} for name, text in _STRING_FIELDS_DESCRIPTIONS.items()},
-            "tone_tags": {"type": "array", "items": {"type": "string"}, "description": "Proposed tone tags."},
+            **{name: _string_field(text) for name, text in _STRING_FIELDS_DESCRIPTIONS.items()},
+            "tone_tags": {"type": "array", "items": {"type": "string", "enum": list(tone.ALL_TAGS)}},
             "tone_update_source": {"type": "string", "enum": ["explicit", "implicit"]},
-            "tone_confidence": {"type": "number", "description": "How sure you are about the tone (0-1)."},
+            "tone_confidence": {"type": "number", "minimum": 0, "maximum": 1},
         },
         "required": ["prompt_anchor", "preferred_time"],
     },
@@ -48,7 +53,7 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     args = dict(args)
     blocker = args.pop("last_blocker", None)
     if isinstance(blocker, str) and blocker.strip() and not profile.last_barrier and not args.get("last_barrier"):
-        args["last_barrier"] = blocker  # legacy alias (contract §10.1)
+        args["last_barrier"] = blocker  # legacy alias (docs/behaviour.md#B-PROF-2)
     updated: list[str] = []
     for name in PROFILE_TEXT_FIELDS:
         value = args.get(name)
@@ -69,8 +74,34 @@ def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[
     return updated
 
 
+INTAKE_FIELDS = ("habit_domain", "prompt_anchor", "motivational_frame", "preferred_time", "additional_info")
+FEEDBACK_FIELDS = (
+    "last_successful_prompt",
+    "last_barrier",
+    "last_motivator",
+    "last_tweak",
+    "preferred_time",
+    "prompt_anchor",
+    "additional_info",
+)
+_TONE_FIELDS = ("tone_tags", "tone_update_source", "tone_confidence")
+
+
+def definition_for(fields: Sequence[str]) -> ToolDefinition:
+    """The schema offering only ``fields`` (plus tone): each module shows the model the fields it
+    collects. The tool itself accepts every field whatever the view."""
+    properties = DEFINITION.parameters["properties"]
+    keep = [*fields, *_TONE_FIELDS]
+    parameters = {**DEFINITION.parameters, "properties": {k: properties[k] for k in keep}}
+    return DEFINITION.model_copy(update={"parameters": parameters})
+
+
 class ProfileSaveTool:
     definition = DEFINITION
+
+    def __init__(self, fields: Sequence[str] | None = None) -> None:
+        if fields is not None:
+            self.definition = definition_for(fields)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         try:
@@ -82,7 +113,7 @@ class ProfileSaveTool:
             return ToolResult(
                 ok=True,
                 text="No change: the profile already holds these values.",
-                data={"status": "noop", "profile_snapshot": profile.to_json_dict()},
+                data={"status": "noop"},
             )
 
         def save(op: OpContext) -> None:
@@ -95,5 +126,5 @@ class ProfileSaveTool:
         return ToolResult(
             ok=True,
             text=f"Profile saved ({len(updated)} field(s) updated: {', '.join(updated)}).",
-            data={"status": "success", "updated_fields": updated, "profile_snapshot": profile.to_json_dict()},
+            data={"status": "success", "updated_fields": updated},
         )

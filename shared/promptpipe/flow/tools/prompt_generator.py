@@ -1,4 +1,4 @@
-"""``generate_habit_prompt`` (FACTS §1, §5)."""
+"""``generate_habit_prompt`` (docs/behaviour.md#generator)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from promptpipe.models.llm import ToolDefinition
 DEFINITION = ToolDefinition(
     name="generate_habit_prompt",
     description=(
-        "Generate a short, personalised one-minute habit prompt from the saved profile. Needs "
-        "prompt_anchor and preferred_time saved first. Use delivery_mode 'immediate' to give the "
-        "participant a prompt now."
+        "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "
+        "preferred_time saved). Returns the text without sending it: put it in your reply."
     ),
     parameters={
         "type": "object",
         "properties": {
             "delivery_mode": {"type": "string", "enum": ["immediate", "scheduled"]},
-            "personalization_notes": {"type": "string", "description": "Anything to take into account."},
+            "personalization_notes": {"type": "string"},
         },
         "required": ["delivery_mode"],
     },
@@ -43,4 +42,5 @@ class PromptGeneratorTool:
             return ToolResult.error("could not generate a habit prompt", str(exc))
         except LLMError as exc:
             return ToolResult.error("the prompt generator is unavailable right now", str(exc))
+        ctx.record_llm_call("prompt_generator", generated.response, generated.prompt_version)
         return ToolResult(ok=True, text=generated.text, data=None)

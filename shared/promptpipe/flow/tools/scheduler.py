@@ -1,9 +1,13 @@
-"""``scheduler``: create, list and delete daily habit-prompt schedules (FACTS §4, decisions 2–3).
+"""``scheduler``: create, list and delete daily habit-prompt schedules.
 
 A schedule is an EventBridge Scheduler cron in the schedule's own IANA zone, firing ``prep`` minutes
 before the target time. The first-day decision falls out of the cron itself (it fires today when
 created before today's firing time) and is reported in the schedule's zone, not the server's.
 Random schedules deliver at a random instant of their window every day (see ``flow/delivery.py``).
+
+The tool only changes the registry in the session; the schedule itself is created or deleted after
+the commit (docs/architecture.md, "Effects after the commit"). Everything EventBridge would refuse is
+checked here first, so what the model is told was scheduled is what will be applied.
 """
 
 from __future__ import annotations
@@ -17,11 +21,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel
 
 from promptpipe.errors import TimerError
+from promptpipe.flow.effects import daily_spec, hhmm_minutes, schedule_timing, validate_daily
 from promptpipe.flow.session import OpContext
-from promptpipe.flow.state_ops import cancel_later
-from promptpipe.flow.timer_names import daily_schedule_name
+from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
 from promptpipe.flow.tools.base import ToolContext, ToolResult
-from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
 
@@ -32,26 +35,25 @@ INVALID_PARAMETERS = "Invalid scheduler parameters"
 
 
 def definition(prep_minutes: int) -> ToolDefinition:
+    # Short on purpose: the schema is re-sent on every model call that offers this tool.
     return ToolDefinition(
         name="scheduler",
         description=(
-            "Manage the participant's daily habit-prompt schedule. action=create with type 'fixed' "
-            "(fixed_time HH:MM, 24-hour) or 'random' (random_start_time and random_end_time HH:MM: a "
-            "random time inside the window each day); action=list; action=delete with schedule_id. "
-            f"Prompts arrive {prep_minutes} minutes before the chosen time. The timezone defaults to "
-            "the participant's own (else America/Toronto for fixed, UTC for random). Schedule ids are "
-            "internal: never show them to the participant."
+            "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
+            "between random_start_time and random_end_time each day); list; delete (schedule_id from "
+            f"list/create). Times HH:MM, 24-hour; prompts arrive {prep_minutes} minutes before. timezone "
+            "defaults to the participant's. Never show schedule ids."
         ),
         parameters={
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["create", "list", "delete"]},
                 "type": {"type": "string", "enum": ["fixed", "random"]},
-                "fixed_time": {"type": "string", "pattern": HHMM.pattern},
-                "random_start_time": {"type": "string", "pattern": HHMM.pattern},
-                "random_end_time": {"type": "string", "pattern": HHMM.pattern},
-                "timezone": {"type": "string", "description": "IANA time zone, e.g. America/Toronto."},
-                "schedule_id": {"type": "string", "description": "For delete: the id from create/list."},
+                "fixed_time": {"type": "string"},
+                "random_start_time": {"type": "string"},
+                "random_end_time": {"type": "string"},
+                "timezone": {"type": "string", "description": "IANA zone"},
+                "schedule_id": {"type": "string"},
             },
             "required": ["action"],
         },
@@ -68,13 +70,19 @@ class SchedulerParams(BaseModel):
     schedule_id: str = ""
 
 
-def _minutes(hhmm: str) -> int:
-    hours, minutes = hhmm.split(":")
-    return int(hours) * 60 + int(minutes)
+_minutes = hhmm_minutes
+
+__all__ = ["SchedulerTool", "definition", "schedule_timing", "validate_params"]
+
+
+def normalise_hhmm(value: str) -> str:
+    """``9:00`` and ``09:00`` are one time: compare and name schedules by the zero-padded form."""
+    hours, minutes = value.split(":")
+    return f"{int(hours):02d}:{int(minutes):02d}"
 
 
 def validate_params(args: dict[str, Any]) -> SchedulerParams:
-    """FACTS §4 "Validation", with its error meanings. Raises ``ValueError(detail)``."""
+    """docs/behaviour.md#B-SCHED-1, with its error meanings. Raises ``ValueError(detail)``."""
     action = args.get("action")
     if action not in ("create", "list", "delete"):
         raise ValueError(f"invalid scheduler action: {action if action is not None else ''}")
@@ -101,7 +109,7 @@ def validate_params(args: dict[str, Any]) -> SchedulerParams:
             raise ValueError("fixed_time is required for fixed scheduler type")
         if not HHMM.match(params.fixed_time):
             raise ValueError("invalid fixed_time format: time must be in HH:MM format (24-hour)")
-        return params
+        return params.model_copy(update={"fixed_time": normalise_hhmm(params.fixed_time)})
     if not params.random_start_time:
         raise ValueError("random_start_time is required for random scheduler type")
     if not params.random_end_time:
@@ -111,17 +119,12 @@ def validate_params(args: dict[str, Any]) -> SchedulerParams:
             raise ValueError(f"invalid {name} format: time must be in HH:MM format (24-hour)")
     if _minutes(params.random_end_time) <= _minutes(params.random_start_time):
         raise ValueError("random_end_time must be after random_start_time")
-    return params
-
-
-def schedule_timing(schedule: ScheduleInfo, prep_minutes: int) -> tuple[int, int]:
-    """(daily firing time in minutes after local midnight, random window in minutes; 0 if fixed)."""
-    target = schedule.fixed_time if schedule.type is ScheduleType.FIXED else schedule.random_start_time
-    fire_minutes = (_minutes(target) - prep_minutes) % (24 * 60)
-    window = 0
-    if schedule.type is ScheduleType.RANDOM:
-        window = _minutes(schedule.random_end_time) - _minutes(schedule.random_start_time)
-    return fire_minutes, window
+    return params.model_copy(
+        update={
+            "random_start_time": normalise_hhmm(params.random_start_time),
+            "random_end_time": normalise_hhmm(params.random_end_time),
+        }
+    )
 
 
 def deterministic_schedule_id(participant_id: str, event_id: str, schedule: ScheduleInfo) -> str:
@@ -158,7 +161,7 @@ def _resolve_zone(params: SchedulerParams, participant_zone: str) -> str:
 
 
 def first_delivery_is_today(now: datetime, zone: str, fire_minutes: int) -> bool:
-    """Whether today's firing (in the schedule's zone) is still ahead (decision 3)."""
+    """Whether today's firing (in the schedule's zone) is still ahead (docs/behaviour.md#B-SCHED-4)."""
     local = now.astimezone(ZoneInfo(zone))
     return local.hour * 60 + local.minute < fire_minutes % (24 * 60)
 
@@ -221,31 +224,21 @@ class SchedulerTool:
                 data={"schedule_id": existing.id, "already_exists": True},
             )
 
-        fire_minutes, window = schedule_timing(candidate, self.prep_minutes)
+        fire_minutes, _window = schedule_timing(candidate, self.prep_minutes)
         schedule_id = deterministic_schedule_id(participant.id, session.event_id, candidate)
         name = daily_schedule_name(participant.id, schedule_id)
-        payload = ScheduledPromptPayload(
-            participant_id=participant.id,
-            schedule_id=schedule_id,
-            kind="random_window" if window else "daily_prompt",
-            window_minutes=window,
-            created_at=session.now,
-        )
+        schedule = candidate.model_copy(update={"id": schedule_id, "timer_id": name})
         try:
-            ctx.deps.timers.schedule_daily_prompt(
-                name=name, hour=fire_minutes // 60, minute=fire_minutes % 60, timezone=zone, payload=payload
-            )
+            validate_daily(daily_spec(participant.id, schedule, self.prep_minutes))
         except TimerError as exc:
             return ToolResult.error("Failed to schedule prompt", str(exc))
-        schedule = candidate.model_copy(update={"id": schedule_id, "timer_id": name})
-        timers = ctx.deps.timers
 
         def register(op: OpContext) -> None:
             registry = op.data.schedules()
             if any(s.same_timing(schedule) for s in registry):
-                cancel_later(op, timers, name)  # a concurrent turn registered the same schedule first
-                return
+                return  # a concurrent turn registered the same schedule first: nothing to create
             op.data.set_schedules([*registry, schedule])
+            op.touch_schedule(name)
 
         session.apply("register_schedule", register)
         starts_today = first_delivery_is_today(session.now, zone, fire_minutes)
@@ -293,13 +286,12 @@ class SchedulerTool:
                     "Invalid schedule ID format - time used instead of schedule ID",
                 )
             return ToolResult.error(f"no schedule with id '{schedule_id}'", "Schedule not found")
-        try:
-            ctx.deps.timers.cancel(schedule.timer_id)
-        except TimerError as exc:
-            return ToolResult.error("could not delete the schedule", str(exc))
+        names = [schedule.timer_id, random_delivery_name(ctx.session.participant.id, schedule_id)]
 
         def unregister(op: OpContext) -> None:
             op.data.set_schedules([s for s in op.data.schedules() if s.id != schedule_id])
+            op.touch_schedule(names[0])
+            op.disarm(names[1])  # a random window's delivery armed for today goes too
 
         ctx.session.apply("delete_schedule", unregister)
         return ToolResult(

@@ -1,4 +1,4 @@
-"""``transition_state`` (FACTS §6, contract scenario 5, decision 8)."""
+"""``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from promptpipe.errors import TimerError
+from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.timer_names import timer_name
@@ -18,16 +19,15 @@ from promptpipe.models.state import DataKey, PendingTransition, SubState
 DEFINITION = ToolDefinition(
     name="transition_state",
     description=(
-        "Move the conversation to another module: FEEDBACK once intake is complete and the daily "
-        "prompt is set up, INTAKE when the profile needs repair or the participant wants to change "
-        "their habit. Optional delay_minutes schedules the move for later."
+        "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
+        "to repair the profile or change the habit. delay_minutes moves it later."
     ),
     parameters={
         "type": "object",
         "properties": {
             "target_state": {"type": "string", "enum": ["INTAKE", "FEEDBACK"]},
             "delay_minutes": {"type": "number", "minimum": 0, "description": "Delay before moving."},
-            "reason": {"type": "string", "description": "Why the conversation moves."},
+            "reason": {"type": "string"},
         },
         "required": ["target_state"],
     },
@@ -50,13 +50,11 @@ class StateTransitionTool:
         if delay is not None and (math.isnan(delay) or delay < 0):
             return ToolResult.error("delay_minutes must be zero or more")
         reason = args.get("reason") if isinstance(args.get("reason"), str) else ""
-        timers = ctx.deps.timers
-
         if not delay:
-            ctx.session.apply(f"transition_to_{target.value}", immediate_transition(timers, target))
+            ctx.session.apply(f"transition_to_{target.value}", immediate_transition(target))
             return ToolResult(ok=True, text=f"The conversation is now in {target.value}.")
 
-        # EventBridge Scheduler has one-minute precision: round up, never truncate to zero (decision 8).
+        # EventBridge Scheduler has one-minute precision: round up, never down to zero (docs/behaviour.md#B-TRANS-4).
         minutes = max(1, math.ceil(delay))
         due = ctx.session.now + timedelta(minutes=minutes)
         name = timer_name(TimerKind.STATE_TRANSITION, ctx.session.participant.id)
@@ -68,12 +66,13 @@ class StateTransitionTool:
             target_state=target.value,
         )
         try:
-            timers.schedule_timer(name=name, at=due, payload=payload)
+            spec = one_shot_timer(name, due, payload)
         except TimerError as exc:
             return ToolResult.error("could not schedule the transition", str(exc))
 
         def arm(op: OpContext) -> None:
-            # Same name: the schedule just replaced any earlier pending transition.
+            # Same name: the schedule replaces any earlier pending transition once committed.
+            op.arm(spec)
             op.data.set(DataKey.STATE_TRANSITION_TIMER_ID, name)
             op.data.set_pending_transition(PendingTransition(target_state=target, due_at=due, reason=reason))
 

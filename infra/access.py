@@ -1,0 +1,125 @@
+"""What each function's code calls in AWS: the one table its execution role is built from.
+
+``tests/infra/test_iam_derived.py`` runs every handler under moto, records each AWS call, maps it to
+the IAM action, resource and DynamoDB partition-key prefix it needs, and fails when a synthesized
+role allows more or less than that (plus a short, reasoned list of platform needs). When the code
+starts or stops calling something, change this table; the test says what to add or remove.
+
+DynamoDB actions name the partition-key prefixes they touch; the role allows them only on items
+whose partition key starts so (``dynamodb:LeadingKeys``). A ``TransactWriteItems`` call needs the
+action of each item in it (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from infra import constants as c
+
+PARTICIPANT = "PARTICIPANT#"  # META, flow state, transcript (MSG#) of one participant
+PHONE = "PHONE#"  # the claim that maps a phone number to its participant
+FLOW = "FLOW#"  # stored flow definitions (the flow controller), one partition per flow
+
+# Creating is create-or-update by name (UpdateSchedule when the name exists: a retried event).
+SCHEDULE_UPSERT = ("scheduler:CreateSchedule", "scheduler:UpdateSchedule")
+SCHEDULE_WRITE = (*SCHEDULE_UPSERT, "scheduler:DeleteSchedule")
+
+
+@dataclass(frozen=True)
+class Access:
+    """One function's rights. Every field lists IAM actions; empty means none."""
+
+    # DynamoDB action -> the partition-key prefixes it is allowed on (the single table).
+    table: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    participants_index: tuple[str, ...] = ()  # on the gsi1 index only (listing participants)
+    inbound_queue: tuple[str, ...] = ()
+    schedules: tuple[str, ...] = ()  # on schedules of this stack's group
+    list_schedules: bool = False  # scheduler:ListSchedules, which takes no resource ARN (on "*")
+    pass_scheduler_role: bool = False  # CreateSchedule/UpdateSchedule hand the scheduler its role
+    secrets: tuple[str, ...] = ()  # "openai", "channel": GetSecretValue on those secrets
+
+
+# Every cold start builds the messenger, which reads the channel secret; the functions that call the
+# model also read the OpenAI secret (both read by one ``load_secrets``).
+_FLOW = {
+    "dynamodb:Query": (PARTICIPANT,),  # load: META + flow state in one Query
+    "dynamodb:PutItem": (PARTICIPANT,),  # commit: flow state, META, transcript entries; the sent
+    # record of an event whose effects failed part-way (SENT#)
+    "dynamodb:ConditionCheckItem": (PARTICIPANT,),  # commit: META must still exist
+    "dynamodb:GetItem": (PARTICIPANT,),  # a redelivered event: its sent record
+    "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered event: its messages, from the transcript
+}
+# The turns that steer intake read the flow definition (through a cache) and seed the bundled
+# default when none is stored yet.
+_STEERING = {
+    "dynamodb:GetItem": (PARTICIPANT, FLOW),
+    "dynamodb:PutItem": (PARTICIPANT, FLOW),
+}
+
+
+def access_for(config: c.Config) -> dict[str, Access]:
+    """Each function's rights under ``config``: only the webhook's depend on it (auto-enrol)."""
+    return {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
+
+
+def _webhook(*, auto_enroll: bool) -> Access:
+    return Access(
+        table={
+            "dynamodb:GetItem": (PHONE, PARTICIPANT),  # who sent this? (and a redelivery's sent record)
+            "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered STOP / START: its messages
+            "dynamodb:Query": (PARTICIPANT,),  # STOP / START open the participant's state
+            # STOP / START commit the participant's state; auto-enrolment also claims the number,
+            # so without it the public function cannot write a phone claim at all.
+            "dynamodb:PutItem": (PARTICIPANT, PHONE) if auto_enroll else (PARTICIPANT,),
+        },
+        inbound_queue=("sqs:SendMessage",),
+        schedules=SCHEDULE_WRITE,  # STOP pauses (deletes), START restores
+        pass_scheduler_role=True,
+        secrets=("channel",),  # signature secrets
+    )
+
+
+# With the default deployment settings (autoEnrollNewUsers off); see ``access_for``.
+ACCESS: dict[str, Access] = {
+    c.ENROLLMENT.key: Access(
+        table={
+            "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
+            "dynamodb:Query": (PARTICIPANT, FLOW),  # state, history, transcript erasure; flow versions
+            # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
+            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),
+            "dynamodb:ConditionCheckItem": (PARTICIPANT,),
+            "dynamodb:DeleteItem": (PARTICIPANT, PHONE),  # delete participant, claim, state
+            "dynamodb:BatchWriteItem": (PARTICIPANT,),  # erase the transcript (keep_transcript=false)
+        },
+        participants_index=("dynamodb:Query",),
+        inbound_queue=("sqs:SendMessage",),  # the greeting turn
+        schedules=SCHEDULE_WRITE,  # pause / resume / delete
+        list_schedules=True,  # delete: every live schedule named for the participant goes too
+        pass_scheduler_role=True,
+        secrets=("channel",),
+    ),
+    c.WEBHOOK.key: _webhook(auto_enroll=False),
+    c.WORKER.key: Access(
+        table={**_FLOW, **_STEERING},
+        # The event source mapping polls the queue with the function's role.
+        inbound_queue=("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+        schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions
+        pass_scheduler_role=True,
+        secrets=("openai", "channel"),
+    ),
+    c.SCHEDULED_PROMPT.key: Access(
+        table=dict(_FLOW),
+        # arms the reminder, auto-feedback and feedback one-shots; deletes a schedule that fires
+        # although the state no longer wants it (an orphan removes itself on its first firing)
+        schedules=SCHEDULE_WRITE,
+        pass_scheduler_role=True,
+        secrets=("openai", "channel"),
+    ),
+    c.TIMERS.key: Access(
+        table=dict(_FLOW),
+        schedules=SCHEDULE_WRITE,
+        pass_scheduler_role=True,
+        secrets=("channel",),
+    ),
+}

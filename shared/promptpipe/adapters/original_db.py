@@ -1,0 +1,143 @@
+"""Reading a study from the original PromptPipe's database (SQLite or Postgres).
+
+The original (Go) keeps conversation participants in ``conversation_participants`` (id, phone_number,
+name, gender, ethnicity, background, timezone, status, enrolled_at, created_at, updated_at; the
+``timezone`` column was added later, so older databases lack it) and their state in ``flow_states``
+(participant_id, flow_type, current_state, state_data: a JSON object of ``DataKey`` string to string
+— TEXT in SQLite, JSONB in Postgres). Nothing here writes to the original.
+
+Postgres needs the optional ``psycopg`` package (``pip install 'promptpipe-serverless[import-postgres]'``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from typing import Any
+
+from promptpipe.errors import ConfigurationError, ResourceUnavailable
+from promptpipe.models.original import OriginalParticipant
+
+CONVERSATION_FLOW = "conversation"
+_PARTICIPANT_COLUMNS = (
+    "id",
+    "phone_number",
+    "name",
+    "gender",
+    "ethnicity",
+    "background",
+    "timezone",
+    "status",
+    "enrolled_at",
+    "created_at",
+    "updated_at",
+)
+
+
+def read_sqlite(path: str) -> list[OriginalParticipant]:
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ConfigurationError(f"cannot open the SQLite database {path!r}: {exc}") from exc
+    with closing(connection):
+        try:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(conversation_participants)")}
+            if not columns:
+                raise ConfigurationError(f"{path!r} has no conversation_participants table")
+            return list(_read(connection, columns, "?"))
+        except sqlite3.DatabaseError as exc:  # not a database, or not the original's schema
+            raise ConfigurationError(f"cannot read the SQLite database {path!r}: {exc}") from exc
+
+
+def read_postgres(dsn: str) -> list[OriginalParticipant]:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise ConfigurationError(
+            "reading Postgres needs psycopg: pip install 'promptpipe-serverless[import-postgres]'"
+        ) from exc
+    try:
+        connection = psycopg.connect(dsn)
+    except psycopg.OperationalError as exc:
+        raise ResourceUnavailable(f"cannot connect to the Postgres database: {exc}") from exc
+    except psycopg.Error as exc:  # e.g. a malformed DSN
+        raise ConfigurationError(f"cannot use the Postgres DSN: {exc}") from exc
+    with connection:
+        rows = connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'conversation_participants'"
+        ).fetchall()
+        columns = {row[0] for row in rows}
+        if not columns:
+            raise ConfigurationError("the database has no conversation_participants table")
+        return list(_read(connection, columns, "%s"))
+
+
+def _read(connection: Any, columns: set[str], placeholder: str) -> Iterator[OriginalParticipant]:
+    selected = [c for c in _PARTICIPANT_COLUMNS if c in columns]
+    cursor = connection.execute(f"SELECT {', '.join(selected)} FROM conversation_participants ORDER BY id")
+    participants = [dict(zip(selected, row, strict=True)) for row in cursor.fetchall()]
+    for row in participants:
+        state = connection.execute(
+            f"SELECT current_state, state_data FROM flow_states WHERE participant_id = {placeholder} "
+            f"AND flow_type = {placeholder}",
+            (row["id"], CONVERSATION_FLOW),
+        ).fetchone()
+        participant = OriginalParticipant(
+            id=str(row["id"]),
+            phone_number=str(row.get("phone_number") or ""),
+            name=str(row.get("name") or ""),
+            gender=str(row.get("gender") or ""),
+            ethnicity=str(row.get("ethnicity") or ""),
+            background=str(row.get("background") or ""),
+            timezone=str(row.get("timezone") or ""),
+            status=str(row.get("status") or ""),
+            enrolled_at=parse_time(row.get("enrolled_at")),
+            created_at=parse_time(row.get("created_at")),
+            updated_at=parse_time(row.get("updated_at")),
+        )
+        if state is not None:
+            participant.current_state = str(state[0] or "")
+            participant.state_data, participant.state_error = _state_data(state[1])
+        yield participant
+
+
+def _state_data(raw: Any) -> tuple[dict[str, str], str]:
+    """The stored map; values that are not strings (never written so by the original) as JSON."""
+    if raw is None or raw == "":
+        return {}, ""
+    data = raw
+    if isinstance(raw, str | bytes):
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            return {}, f"state_data is not JSON ({exc})"
+    if not isinstance(data, dict):
+        return {}, "state_data is not a JSON object"
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}, ""
+
+
+def parse_time(value: Any) -> datetime | None:
+    """Go's SQLite driver writes ``2006-01-02 15:04:05.999999999-07:00`` (sometimes with a monotonic
+    ``m=+…`` suffix); Postgres gives a ``datetime``; RFC 3339 is accepted too. Naive means UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    text = str(value).strip().split(" m=")[0]
+    for suffix in (" UTC", " +0000 UTC"):
+        text = text.removesuffix(suffix)
+    text = text.replace("Z", "+00:00")
+    if "." in text:  # Python parses at most 6 fractional digits
+        head, _, rest = text.partition(".")
+        digits = "".join(itertools.takewhile(str.isdigit, rest))
+        zone = rest[len(digits) :]
+        text = f"{head}.{digits[:6]}{zone}"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,160 @@
+"""Moving a participant's phone claim to a new number, atomically (WhatsApp "changed number").
+
+One DynamoDB transaction: the old claim released (only if it is this participant's), the new claim
+taken (only if nobody holds it), the participant's ``phone_number`` changed (only if it is still the
+old number), and the flow state's ``version`` moved on (only if it is still the version read), so a
+turn committing at the same time with the participant it loaded (and its old number) conflicts and
+replays against the new one instead of writing the old number back.
+
+``MemoryPhoneClaims`` does the same on ``InMemoryStore`` for unit tests.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from promptpipe.adapters.dynamodb import (
+    FLOW_SK,
+    META_SK,
+    PHONE_SK,
+    cancellation_codes,
+    participant_pk,
+    phone_pk,
+)
+from promptpipe.adapters.memory_store import InMemoryStore
+from promptpipe.errors import ParticipantNotFound, StateConflict
+from promptpipe.settings import Settings
+
+_CONDITION_FAILED = "ConditionalCheckFailed"
+MAX_ATTEMPTS = 4
+
+
+class PhoneMove(StrEnum):
+    MOVED = "moved"
+    ALREADY = "already"  # the participant already has the new number (a repeated notice)
+    CONFLICT = "conflict"  # the new number belongs to another participant: nothing changed
+    STALE = "stale"  # the participant's number is neither the old nor the new one: nothing changed
+
+
+class DynamoPhoneClaims:
+    def __init__(self, table_name: str, client: Any) -> None:
+        self._table = table_name
+        self._client = client
+
+    def move(self, participant_id: str, old_phone: str, new_phone: str) -> PhoneMove:
+        for _ in range(MAX_ATTEMPTS):
+            current = self._current(participant_id)
+            if current is None:
+                raise ParticipantNotFound(participant_id)
+            phone, version = current
+            if phone == new_phone:
+                return PhoneMove.ALREADY
+            if phone != old_phone:
+                return PhoneMove.STALE
+            try:
+                self._client.transact_write_items(
+                    TransactItems=self._actions(participant_id, old_phone, new_phone, version)
+                )
+                return PhoneMove.MOVED
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                    raise
+                codes = cancellation_codes(exc)
+                if len(codes) > 1 and codes[1] == _CONDITION_FAILED:
+                    return PhoneMove.CONFLICT
+                # The number or the version moved meanwhile: read again and decide again.
+        raise StateConflict(f"could not move the phone claim of {participant_id}")
+
+    def _current(self, participant_id: str) -> tuple[str, int] | None:
+        pk = {"S": participant_pk(participant_id)}
+        meta = self._client.get_item(
+            TableName=self._table, Key={"pk": pk, "sk": {"S": META_SK}}, ConsistentRead=True
+        ).get("Item")
+        if not meta:
+            return None
+        flow = self._client.get_item(
+            TableName=self._table, Key={"pk": pk, "sk": {"S": FLOW_SK}}, ConsistentRead=True
+        ).get("Item")
+        version = int(flow["version"]["N"]) if flow else 0
+        return meta["phone_number"]["S"], version
+
+    def _actions(self, participant_id: str, old: str, new: str, version: int) -> list[dict[str, Any]]:
+        pk = {"S": participant_pk(participant_id)}
+        pid = {"S": participant_id}
+        return [
+            {
+                "Delete": {
+                    "TableName": self._table,
+                    "Key": {"pk": {"S": phone_pk(old)}, "sk": {"S": PHONE_SK}},
+                    "ConditionExpression": "attribute_not_exists(pk) OR participant_id = :id",
+                    "ExpressionAttributeValues": {":id": pid},
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": {"pk": {"S": phone_pk(new)}, "sk": {"S": PHONE_SK}, "participant_id": pid},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": {"pk": pk, "sk": {"S": META_SK}},
+                    "UpdateExpression": "SET phone_number = :new",
+                    "ConditionExpression": "phone_number = :old",
+                    "ExpressionAttributeValues": {":new": {"S": new}, ":old": {"S": old}},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": {"pk": pk, "sk": {"S": FLOW_SK}},
+                    "UpdateExpression": "SET #v = :next",
+                    "ConditionExpression": "attribute_not_exists(pk) OR #v = :expected",
+                    "ExpressionAttributeNames": {"#v": "version"},
+                    "ExpressionAttributeValues": {":next": {"N": str(version + 1)}, ":expected": {"N": str(version)}},
+                }
+            },
+        ]
+
+
+def phone_claims_for(repo: object, settings: Settings) -> DynamoPhoneClaims | MemoryPhoneClaims:
+    """The claims of the app's own participant store: in memory for an ``InMemoryStore``, else the
+    DynamoDB table of ``settings``."""
+    if isinstance(repo, InMemoryStore):
+        return MemoryPhoneClaims(repo)
+    from promptpipe.adapters.aws import aws_client
+
+    return DynamoPhoneClaims(settings.table_name, aws_client("dynamodb", settings))
+
+
+class MemoryPhoneClaims:
+    """``InMemoryStore``'s claims: the same decisions under the store's lock."""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+
+    def move(self, participant_id: str, old_phone: str, new_phone: str) -> PhoneMove:
+        store = self._store
+        with store._lock:
+            participant = store.participants.get(participant_id)
+            if participant is None:
+                raise ParticipantNotFound(participant_id)
+            if participant.phone_number == new_phone:
+                return PhoneMove.ALREADY
+            if participant.phone_number != old_phone:
+                return PhoneMove.STALE
+            if store.phones.get(new_phone, participant_id) != participant_id:
+                return PhoneMove.CONFLICT
+            if store.phones.get(old_phone) == participant_id:
+                del store.phones[old_phone]
+            store.phones[new_phone] = participant_id
+            store.participants[participant_id] = participant.model_copy(update={"phone_number": new_phone})
+            flow = store.flows.get(participant_id)
+            if flow is not None:
+                store.flows[participant_id] = flow.model_copy(update={"version": flow.version + 1})
+            return PhoneMove.MOVED

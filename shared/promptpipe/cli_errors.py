@@ -1,0 +1,22 @@
+"""The ``promptpipe`` command's exit codes and its one-line error (docs/cli.md).
+
+A module of its own so that the command's parts (``promptpipe.local``, ``promptpipe.console``) raise
+``CliError`` without importing ``promptpipe.cli``, which imports them.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CONFIG = 3
+EXIT_UNAVAILABLE = 4
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A mistake or a failure the command reports in one line, with its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code

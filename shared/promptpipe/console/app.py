@@ -1,0 +1,277 @@
+"""The console's routes, rendered with Jinja2 over the coordinator API client.
+
+Pages: ``/`` participants (search, status filter), ``/participants/<id>`` one participant (the
+conversation in their local time, profile, schedules, controller state), ``/export`` (download the
+research export as a zip). Actions are plain HTML forms (POST, then a redirect): pause, resume,
+resolve a hand-off with a note (a state override with a sub-state, which releases the flow
+controller's hold). Every POST carries the console's per-process token.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import secrets
+import sys
+import tempfile
+import threading
+import zipfile
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
+from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
+from promptpipe.coordinator.export import write_export
+from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.models.state import SubState
+
+HERE = Path(__file__).resolve().parent
+STATIC = {"style.css": "text/css; charset=utf-8"}
+STATUSES = ("active", "paused", "completed", "withdrawn")
+SUB_STATES = tuple(s.value for s in SubState)
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
+    )
+    env.filters["local"] = lambda value, zone: value.astimezone(zone).strftime("%a %d %b %H:%M") if value else "—"
+    env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+    env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
+    env.globals["zone_of"] = zone_of
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
+    env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
+    return env
+
+
+def _matches(summary: ParticipantSummary, search: str) -> bool:
+    if not search:
+        return True
+    needle = search.lower()
+    p = summary.participant
+    digits = "".join(ch for ch in search if ch.isdigit())
+    return needle in p.name.lower() or needle in p.id or bool(digits and digits in p.phone_number)
+
+
+class Console:
+    """Renders pages from the API; shared by every request thread."""
+
+    def __init__(self, client: CoordinatorClient) -> None:
+        self.client = client
+        self.templates = _templates()
+        self.token = secrets.token_urlsafe(16)
+        self.lock = threading.Lock()
+
+    def render(self, name: str, **context: Any) -> str:
+        template = self.templates.get_template(name)
+        return template.render(token=self.token, api=self.client.transport.description, **context)
+
+    def summaries(self) -> list[ParticipantSummary]:
+        return [
+            summarize(p, self.client.iter_history(p.id, include_audit=True), self.client.state(p.id))
+            for p in self.client.iter_participants()
+        ]
+
+    def list_page(self, query: dict[str, str]) -> str:
+        search, status = query.get("q", "").strip(), query.get("status", "")
+        rows = [
+            s for s in self.summaries() if _matches(s, search) and (not status or s.participant.status.value == status)
+        ]
+        return self.render(
+            "participants.html", rows=rows, search=search, status=status, statuses=STATUSES, notice=query.get("notice")
+        )
+
+    def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
+        participant = self.client.participant(participant_id)
+        entries = list(self.client.iter_history(participant_id, include_audit=True))
+        state = self.client.state(participant_id)
+        summary = summarize(participant, entries, state)
+        zone = zone_of(participant)
+        days: list[tuple[str, list[Any]]] = []
+        for line in chat_lines(entries, zone):
+            heading = line.local.strftime("%A %d %B %Y")
+            if not days or days[-1][0] != heading:
+                days.append((heading, []))
+            days[-1][1].append(line)
+        controller = (state or {}).get("controller")
+        return self.render(
+            "participant.html",
+            p=participant,
+            s=summary,
+            state=state,
+            zone=zone,
+            days=days,
+            controller=controller if isinstance(controller, dict) else None,
+            sub_states=SUB_STATES,
+            notice=query.get("notice"),
+        )
+
+    def export_zip(self) -> bytes:
+        with tempfile.TemporaryDirectory() as folder:
+            write_export(self.client, Path(folder))
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for name in ("participants.csv", "prompts.csv", "messages.jsonl"):
+                    archive.write(Path(folder) / name, name)
+        return buffer.getvalue()
+
+    def act(self, participant_id: str, action: str, form: dict[str, str]) -> str:
+        """Run one action; answers the notice shown after the redirect."""
+        if action == "pause":
+            self.client.set_status(participant_id, "paused")
+            return "Paused: no prompts or reminders until resumed."
+        if action == "resume":
+            self.client.set_status(participant_id, "active")
+            return "Resumed: daily prompts are scheduled again."
+        if action == "resolve":
+            # The controller's release path (docs/controller.md): a state override with a sub-state
+            # releases the hold; the note is the override's reason, recorded in the transcript.
+            note = form.get("note", "").strip()
+            if not note:
+                raise ApiError(400, "write a note saying how the hand-off was resolved")
+            sub_state = form.get("sub_state", "")
+            if sub_state not in SUB_STATES:
+                raise ApiError(400, f"choose where the conversation continues: {', '.join(SUB_STATES)}")
+            self.client.override_state(participant_id, {"sub_state": sub_state, "reason": note})
+            return f"Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript."
+        raise ApiError(404, f"unknown action {action}")
+
+
+def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C901
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "PromptPipeConsole/0.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes | str, content_type: str = "text/html; charset=utf-8") -> None:
+            data = body.encode() if isinstance(body, str) else body
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            self.send_header("x-content-type-options", "nosniff")
+            self.send_header("referrer-policy", "no-referrer")
+            self.send_header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _redirect(self, location: str) -> None:
+            self.send_response(303)
+            self.send_header("location", location)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def _error(self, status: int, message: str) -> None:
+            self._send(status, console.render("error.html", status=status, message=message))
+
+        def _guarded(self, work: Any) -> None:
+            try:
+                work()
+            except ApiError as exc:
+                self._error(exc.status if 400 <= exc.status < 600 else 502, exc.message)
+            except ApiUnreachable as exc:
+                self._error(502, str(exc))
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            query = dict(parse_qsl(url.query))
+            parts = [p for p in url.path.split("/") if p]
+            if not parts:
+                self._guarded(lambda: self._send(200, console.list_page(query)))
+            elif parts[0] == "participants" and len(parts) == 2:
+                self._guarded(lambda: self._send(200, console.participant_page(parts[1], query)))
+            elif parts == ["export"]:
+                self._send(200, console.render("export.html"))
+            elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
+                self._send(200, (HERE / "static" / parts[1]).read_bytes(), STATIC[parts[1]])
+            else:
+                self._error(404, "No such page")
+
+        def do_POST(self) -> None:
+            url = urlsplit(self.path)
+            length = int(self.headers.get("content-length") or 0)
+            form = dict(parse_qsl(self.rfile.read(length).decode() if length else ""))
+            if not secrets.compare_digest(form.get("token", ""), console.token):
+                self._error(403, "This form is out of date: reload the page and try again.")
+                return
+            parts = [p for p in url.path.split("/") if p]
+            if parts == ["export"]:
+
+                def export() -> None:
+                    data = console.export_zip()
+                    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+                    self.send_response(200)
+                    self.send_header("content-type", "application/zip")
+                    self.send_header("content-disposition", f'attachment; filename="promptpipe-export-{stamp}.zip"')
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+
+                self._guarded(export)
+            elif len(parts) == 3 and parts[0] == "participants":
+                participant_id, action = parts[1], parts[2]
+
+                def act() -> None:
+                    notice = console.act(participant_id, action, form)
+                    self._redirect(f"/participants/{quote(participant_id)}?{urlencode({'notice': notice})}")
+
+                self._guarded(act)
+            else:
+                self._error(404, "No such action")
+
+    return Handler
+
+
+class ConsoleServer:
+    def __init__(self, client: CoordinatorClient, host: str = "127.0.0.1", port: int = 8080) -> None:
+        from promptpipe.local.server import PortUnavailable
+
+        self.console = Console(client)
+        try:
+            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.console))
+        except OSError as exc:
+            raise PortUnavailable(host, port, exc) from exc
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
+
+    def start(self) -> ConsoleServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def run_console(client: CoordinatorClient, *, host: str, port: int) -> int:
+    import time
+
+    from promptpipe.local.server import PortUnavailable
+
+    try:
+        client.participants()
+    except ApiUnreachable as exc:  # e.g. `serve` is still starting: the pages say so until it answers
+        print(f"promptpipe console: warning: {exc}", file=sys.stderr)
+    try:
+        server = ConsoleServer(client, host, port).start()
+    except PortUnavailable as exc:
+        raise CliError(str(exc), EXIT_UNAVAILABLE) from None
+    print(f"PromptPipe console on {server.url} — API: {client.transport.description}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        server.stop()
+    return 0

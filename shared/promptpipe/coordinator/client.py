@@ -1,0 +1,142 @@
+"""A typed client of the participants API over a pluggable transport.
+
+Transports: ``promptpipe.local.api_transport.InProcessTransport`` (the local stack in this process),
+``promptpipe.adapters.api_http.HttpTransport`` (``promptpipe serve``, or a deployed API signed with
+SigV4 using the operator's AWS credentials).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.store import TranscriptEntry
+
+PAGE_SIZE = 100
+HISTORY_PAGE_SIZE = 500
+
+
+@dataclass
+class ApiAnswer:
+    status: int
+    body: Any
+
+
+class ApiTransport(Protocol):
+    """Sends one request to the participants API; raises ``ApiUnreachable`` when it cannot."""
+
+    description: str
+
+    def request(
+        self, method: str, path: str, *, query: dict[str, str] | None = None, json_body: Any = None
+    ) -> ApiAnswer: ...
+
+
+class ApiError(Exception):
+    """The API answered with an error envelope."""
+
+    def __init__(self, status: int, message: str, result: Any = None) -> None:
+        super().__init__(f"{message} (HTTP {status})")
+        self.status = status
+        self.message = message
+        self.result = result  # the error's details, when the API gives some (a flow's problems)
+
+
+class ApiUnreachable(Exception):
+    """No answer from the API (connection refused, DNS, timeout)."""
+
+
+BASE = "/conversation/participants"
+FLOWS = "/conversation/flows"
+
+
+class CoordinatorClient:
+    def __init__(self, transport: ApiTransport) -> None:
+        self.transport = transport
+
+    def _call(self, method: str, path: str, *, query: dict[str, str] | None = None, json_body: Any = None) -> Any:
+        answer = self.transport.request(method, path, query=query, json_body=json_body)
+        body = answer.body if isinstance(answer.body, dict) else {}
+        if answer.status >= 400:
+            raise ApiError(answer.status, str(body.get("message") or answer.body or "error"), body.get("result"))
+        return body.get("result")
+
+    # -- participants ---------------------------------------------------------------------------
+    def iter_participants(self, *, page_size: int = PAGE_SIZE) -> Iterator[ConversationParticipant]:
+        token: str | None = None
+        while True:
+            query = {"limit": str(page_size), **({"next_token": token} if token else {})}
+            result = self._call("GET", BASE, query=query)
+            for item in result["participants"]:
+                yield ConversationParticipant.model_validate(item)
+            token = result.get("next_token")
+            if not token:
+                return
+
+    def participants(self, *, status: str | None = None, phone: str | None = None) -> list[ConversationParticipant]:
+        if phone:
+            result = self._call("GET", BASE, query={"phone": phone})
+            found = [ConversationParticipant.model_validate(p) for p in result["participants"]]
+        else:
+            found = list(self.iter_participants())
+        return [p for p in found if status is None or p.status.value == status]
+
+    def participant(self, participant_id: str) -> ConversationParticipant:
+        return ConversationParticipant.model_validate(self._call("GET", f"{BASE}/{participant_id}"))
+
+    def find(self, reference: str) -> ConversationParticipant:
+        """By id (``p_…``) or by phone number in any form the API accepts."""
+        if reference.startswith("p_"):
+            return self.participant(reference)
+        found = self.participants(phone=reference)
+        if not found:
+            raise ApiError(404, f"no participant has the phone number {reference}")
+        return found[0]
+
+    def state(self, participant_id: str) -> dict[str, Any] | None:
+        """The state view, or ``None`` for a deleted participant whose transcript was kept."""
+        try:
+            return self._call("GET", f"{BASE}/{participant_id}/state")
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def iter_history(self, participant_id: str, *, include_audit: bool = True) -> Iterator[TranscriptEntry]:
+        token: str | None = None
+        while True:
+            query = {"limit": str(HISTORY_PAGE_SIZE), "include_audit": str(include_audit).lower()}
+            if token:
+                query["next_token"] = token
+            result = self._call("GET", f"{BASE}/{participant_id}/history", query=query)
+            for item in result["messages"]:
+                yield TranscriptEntry.model_validate(item)
+            token = result.get("next_token")
+            if not token:
+                return
+
+    # -- actions ----------------------------------------------------------------------------------
+    def set_status(self, participant_id: str, status: str) -> ConversationParticipant:
+        return ConversationParticipant.model_validate(
+            self._call("PUT", f"{BASE}/{participant_id}", json_body={"status": status})
+        )
+
+    def override_state(self, participant_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", f"{BASE}/{participant_id}/state", json_body=body)
+
+    # -- flow definitions (docs/controller.md) ----------------------------------------------------
+    def flow(self, flow_id: str, *, version: int | None = None) -> dict[str, Any]:
+        query = {"version": str(version)} if version is not None else None
+        return self._call("GET", f"{FLOWS}/{flow_id}", query=query)
+
+    def reconcile(self, participant_id: str | None) -> dict[str, Any]:
+        """Repairs schedule drift for one participant, or everyone (``None``); returns the report."""
+        path = "/conversation/reconcile" if participant_id is None else f"{BASE}/{participant_id}/reconcile"
+        result: dict[str, Any] = self._call("POST", path)
+        return result
+
+    def push_flow(self, flow_id: str, definition: Any) -> dict[str, Any]:
+        """Stores ``definition`` as the flow's next version; returns it as stored."""
+        return self._call("PUT", f"{FLOWS}/{flow_id}", json_body=definition)

@@ -1,0 +1,135 @@
+"""The research export: ``participants.csv``, ``prompts.csv`` and ``messages.jsonl`` (docs/export.md).
+
+The columns are stable: new ones are only ever appended. Everything comes through the API (paged),
+so the same export runs against the local stack and a deployed one.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
+
+PARTICIPANT_COLUMNS = (
+    "participant_id",
+    "name",
+    "phone_number",
+    "timezone",
+    "enrolled_at",
+    "status",
+    "opted_out",
+    "sub_state",
+    "habit_domain",
+    "motivational_frame",
+    "preferred_time",
+    "prompt_anchor",
+    "intensity",
+    "prompts_sent",
+    "answered",
+    "done",
+    "next_time",
+    "done_rate",
+    "reminders",
+    "handoffs",
+    "last_reply_at",
+)
+
+PROMPT_COLUMNS = (
+    "participant_id",
+    "sent_at_utc",
+    "sent_at_local",
+    "timezone",
+    "prompt",
+    "answered_at_utc",
+    "answered_at_local",
+    "latency_minutes",
+    "answer",
+    "intensity",
+    "reminder_sent",
+    "first_reply",
+)
+
+
+def participant_row(summary: ParticipantSummary) -> dict[str, object]:
+    p, profile = summary.participant, summary.profile
+    return {
+        "participant_id": p.id,
+        "name": p.name,
+        "phone_number": p.phone_number,
+        "timezone": p.timezone,
+        "enrolled_at": iso(p.enrolled_at),
+        "status": p.status.value if summary.state is not None else "deleted",
+        "opted_out": str(p.opted_out).lower(),
+        "sub_state": summary.sub_state,
+        "habit_domain": profile.get("habit_domain", ""),
+        "motivational_frame": profile.get("motivational_frame", ""),
+        "preferred_time": profile.get("preferred_time", ""),
+        "prompt_anchor": profile.get("prompt_anchor", ""),
+        "intensity": profile.get("intensity", ""),
+        "prompts_sent": summary.prompts_sent,
+        "answered": summary.answered,
+        "done": summary.done,
+        "next_time": summary.next_time,
+        "done_rate": "" if summary.done_rate is None else summary.done_rate,
+        "reminders": summary.reminders,
+        "handoffs": summary.handoffs,
+        "last_reply_at": iso(summary.last_reply_at),
+    }
+
+
+@dataclass
+class ExportCounts:
+    participants: int = 0
+    prompts: int = 0
+    messages: int = 0
+
+
+def write_export(
+    client: CoordinatorClient, out_dir: Path, *, progress: Callable[[int, int], None] | None = None
+) -> ExportCounts:
+    """Write the three files into ``out_dir`` (created); ``progress(done, total)`` per participant."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    participants = list(client.iter_participants())
+    counts = ExportCounts()
+    with (
+        (out_dir / "participants.csv").open("w", newline="", encoding="utf-8") as people_file,
+        (out_dir / "prompts.csv").open("w", newline="", encoding="utf-8") as prompts_file,
+        (out_dir / "messages.jsonl").open("w", encoding="utf-8") as messages_file,
+    ):
+        people = csv.DictWriter(people_file, fieldnames=PARTICIPANT_COLUMNS)
+        prompts = csv.DictWriter(prompts_file, fieldnames=PROMPT_COLUMNS)
+        people.writeheader()
+        prompts.writeheader()
+        for index, participant in enumerate(participants, start=1):
+            entries = list(client.iter_history(participant.id, include_audit=True))
+            summary = summarize(participant, entries, client.state(participant.id))
+            people.writerow(participant_row(summary))
+            for row in summary.prompts:
+                prompts.writerow(
+                    {
+                        "participant_id": row.participant_id,
+                        "sent_at_utc": iso(row.sent_at),
+                        "sent_at_local": local_iso(row.sent_at, row.zone),
+                        "timezone": row.zone.key,
+                        "prompt": row.prompt,
+                        "answered_at_utc": iso(row.answered_at),
+                        "answered_at_local": local_iso(row.answered_at, row.zone),
+                        "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
+                        "answer": row.answer,
+                        "intensity": row.intensity,
+                        "reminder_sent": str(row.reminder_sent).lower(),
+                        "first_reply": row.first_reply,
+                    }
+                )
+            for entry in entries:
+                messages_file.write(entry.model_dump_json() + "\n")
+            counts.participants += 1
+            counts.prompts += len(summary.prompts)
+            counts.messages += len(entries)
+            if progress:
+                progress(index, len(participants))
+    return counts

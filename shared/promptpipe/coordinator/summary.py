@@ -1,0 +1,209 @@
+"""What a coordinator reads from a transcript: the daily prompts and their answers, a participant's
+counts, and the conversation in the participant's local time. Pure functions of the API's data."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.store import Direction, TranscriptEntry
+
+_PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
+DONE_QUESTION = "Did you do it?"
+INTENSITY_QUESTION = "How's the intensity?"
+HANDOFF_KINDS = frozenset({"handoff", "hand_off", "handoff_requested"})
+
+
+def zone_of(participant: ConversationParticipant) -> ZoneInfo:
+    """The participant's zone (UTC when none is set or the name is unknown)."""
+    try:
+        return ZoneInfo(participant.timezone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def parsed_answers(entry: TranscriptEntry) -> dict[str, str]:
+    """``{"Did you do it?": "Done"}`` from an inbound entry's audit (``parsed_answer``)."""
+    text = str(entry.metadata.get("parsed_answer") or "")
+    answers: dict[str, str] = {}
+    for part in text.split("\n"):
+        match = _PARSED.match(part.strip())
+        if match:
+            answers[match["question"]] = match["answer"]
+    return answers
+
+
+@dataclass
+class PromptRow:
+    """One daily prompt and what followed it, until the next daily prompt."""
+
+    participant_id: str
+    sent_at: datetime
+    zone: ZoneInfo
+    prompt: str
+    answered_at: datetime | None = None
+    first_reply: str = ""
+    answer: str = ""  # "Done", "Next time" or "" (no answer to the question)
+    intensity: str = ""  # the answer to the intensity question: Decrease, Keep current, Increase
+    reminder_sent: bool = False
+
+    @property
+    def latency_minutes(self) -> float | None:
+        if self.answered_at is None:
+            return None
+        return round((self.answered_at - self.sent_at).total_seconds() / 60, 1)
+
+
+def prompt_rows(participant: ConversationParticipant, entries: Sequence[TranscriptEntry]) -> list[PromptRow]:
+    zone = zone_of(participant)
+    rows: list[PromptRow] = []
+    for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
+        if entry.direction is Direction.OUTBOUND and entry.kind == "daily_prompt":
+            rows.append(PromptRow(participant.id, entry.at, zone, entry.content))
+            continue
+        if not rows:
+            continue
+        row = rows[-1]
+        if entry.direction is Direction.OUTBOUND and entry.kind == "reminder":
+            row.reminder_sent = True
+        elif entry.direction is Direction.INBOUND:
+            if row.answered_at is None:
+                row.answered_at, row.first_reply = entry.at, entry.content
+            answers = parsed_answers(entry)
+            row.answer = row.answer or answers.get(DONE_QUESTION, "")
+            row.intensity = row.intensity or answers.get(INTENSITY_QUESTION, "")
+    return rows
+
+
+@dataclass
+class ParticipantSummary:
+    participant: ConversationParticipant
+    state: dict[str, Any] | None
+    prompts: list[PromptRow] = field(default_factory=list)
+    reminders: int = 0
+    handoffs: int = 0
+    last_reply_at: datetime | None = None
+    messages: int = 0
+
+    @property
+    def prompts_sent(self) -> int:
+        return len(self.prompts)
+
+    @property
+    def answered(self) -> int:
+        return sum(1 for p in self.prompts if p.answered_at is not None)
+
+    @property
+    def done(self) -> int:
+        return sum(1 for p in self.prompts if p.answer == "Done")
+
+    @property
+    def next_time(self) -> int:
+        return sum(1 for p in self.prompts if p.answer == "Next time")
+
+    @property
+    def done_rate(self) -> float | None:
+        return round(self.done / self.prompts_sent, 3) if self.prompts_sent else None
+
+    @property
+    def sub_state(self) -> str:
+        return str((self.state or {}).get("sub_state", ""))
+
+    @property
+    def needs_person(self) -> bool:
+        """The flow controller holds the conversation for a person (when the state view shows it)."""
+        controller = (self.state or {}).get("controller")
+        return bool(isinstance(controller, dict) and (controller.get("needs_person") or controller.get("hold")))
+
+    @property
+    def profile(self) -> dict[str, Any]:
+        profile = (self.state or {}).get("profile")
+        return profile if isinstance(profile, dict) else {}
+
+
+def summarize(
+    participant: ConversationParticipant, entries: Iterable[TranscriptEntry], state: dict[str, Any] | None
+) -> ParticipantSummary:
+    entries = list(entries)
+    summary = ParticipantSummary(participant, state, prompt_rows(participant, entries), messages=len(entries))
+    for entry in entries:
+        if entry.direction is Direction.OUTBOUND and entry.kind == "reminder":
+            summary.reminders += 1
+        if entry.kind in HANDOFF_KINDS:
+            summary.handoffs += 1
+        if entry.direction is Direction.INBOUND and (summary.last_reply_at is None or entry.at > summary.last_reply_at):
+            summary.last_reply_at = entry.at
+    return summary
+
+
+# -- the conversation as a coordinator reads it ----------------------------------------------------
+# What a coordinator reads for each timer kind (internal names stay in ``--verbose`` / JSON output).
+TIMER_WORDS = {
+    "daily_prompt": "time for the daily prompt",
+    "daily_prompt_reminder": "reminder due (no answer yet)",
+    "auto_feedback": "feedback conversation starts",
+    "state_transition": "conversation moves on",
+    "feedback_timeout": "feedback nudge due",
+    "feedback_followup": "feedback follow-up due",
+}
+MARKS = {"daily_prompt": "daily prompt", "reminder": "reminder", "intensity_poll": "question", "greeting": "greeting"}
+
+
+@dataclass
+class ChatLine:
+    """One transcript entry for reading: who, when (in the chosen zone), what, and its mark."""
+
+    at: datetime
+    local: datetime
+    who: str  # "participant" | "coach" | "system"
+    kind: str
+    text: str
+    mark: str = ""  # "daily prompt", "reminder", "answer: Done", …
+
+
+def chat_lines(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[ChatLine]:
+    lines = []
+    for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
+        who = {Direction.INBOUND: "participant", Direction.OUTBOUND: "coach"}.get(entry.direction, "system")
+        mark = MARKS.get(entry.kind, "")
+        if entry.direction is Direction.INBOUND:
+            answers = parsed_answers(entry)
+            mark = "; ".join(f"answer: {a}" if q == DONE_QUESTION else f"intensity: {a}" for q, a in answers.items())
+        text = entry.content
+        if entry.direction is Direction.SYSTEM and entry.kind == "timer":
+            text = TIMER_WORDS.get(str(entry.metadata.get("kind", "")), text)
+        lines.append(ChatLine(entry.at, entry.at.astimezone(zone), who, entry.kind, text, mark))
+    return lines
+
+
+def transcript_text(participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> str:
+    """The conversation as text, one day heading per local day, marks in brackets."""
+    out: list[str] = []
+    zone_name = "UTC" if zone.key == "UTC" else zone.key
+    out.append(f"{participant.name or participant.id} ({participant.id}) — times in {zone_name}")
+    day = None
+    labels = {"participant": "participant ›", "coach": "coach       ‹", "system": "            ·"}
+    for line in chat_lines(entries, zone):
+        heading = line.local.strftime("%A %Y-%m-%d")
+        if heading != day:
+            out += ["", f"── {heading} " + "─" * 20]
+            day = heading
+        mark = f"[{line.mark}] " if line.mark else ""
+        text = line.text.replace("\n", "\n" + " " * 20)
+        out.append(f"{line.local:%H:%M} {labels[line.who]:14s} {mark}{text}")
+    return "\n".join(out) + "\n"
+
+
+def iso(instant: datetime | None) -> str:
+    if instant is None:
+        return ""
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def local_iso(instant: datetime | None, zone: ZoneInfo) -> str:
+    return "" if instant is None else instant.astimezone(zone).isoformat()

@@ -1,0 +1,64 @@
+"""Model routing: the model (temperature, max tokens, base URL) of each call, by purpose.
+
+Precedence, each level filling only what the one above leaves unset: the participant's override
+(state API), the study's routes (``LLM_STUDY_ROUTES`` for ``STUDY_ID`` or the participant's study),
+the purpose's route (``LLM_ROUTES``), then the ``GENAI_*`` defaults of the adapter (``None`` here).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from promptpipe.models.llm import ChatRequest, LLMRoute
+from promptpipe.settings import Settings
+
+PURPOSES = ("intake", "feedback", "generator", "classifier", "synthesis")
+# The state-data key of a participant's override: {"intake": {"model": "..."}, ...} as JSON.
+PARTICIPANT_ROUTES_KEY = "llmRoutes"
+STUDY_KEY = "studyId"
+# Request purposes that are not route names.
+_ROUTE_OF_PURPOSE = {"prompt_generator": "generator"}
+
+
+def route_name(purpose: str) -> str:
+    return _ROUTE_OF_PURPOSE.get(purpose, purpose)
+
+
+def participant_routes(raw: dict[str, Any]) -> dict[str, LLMRoute]:
+    """The override stored in a participant's state data (unreadable → none)."""
+    text = raw.get(PARTICIPANT_ROUTES_KEY) or ""
+    try:
+        value = json.loads(text) if text else {}
+        return {k: LLMRoute.model_validate(v) for k, v in value.items() if isinstance(v, dict)}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def store_participant_routes(raw: dict[str, Any], routes: dict[str, LLMRoute]) -> None:
+    """Write (or with an empty mapping, clear) a participant's override into its state data."""
+    if routes:
+        raw[PARTICIPANT_ROUTES_KEY] = json.dumps({k: v.model_dump(exclude_none=True) for k, v in routes.items()})
+    else:
+        raw.pop(PARTICIPANT_ROUTES_KEY, None)
+
+
+def resolve(settings: Settings, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
+    name = route_name(purpose)
+    route = settings.llm_routes.get(name, LLMRoute())
+    study = str((raw or {}).get(STUDY_KEY) or settings.study_id)
+    if study and name in settings.llm_study_routes.get(study, {}):
+        route = settings.llm_study_routes[study][name].over(route)
+    override = participant_routes(raw or {}).get(name)
+    if override is not None:
+        route = override.over(route)
+    return route
+
+
+def routed(request: ChatRequest, route: LLMRoute) -> ChatRequest:
+    """``request`` with the route's fields where the request leaves them unset."""
+    update: dict[str, Any] = {}
+    for name in ("model", "temperature", "max_tokens", "base_url"):
+        if getattr(request, name) is None and getattr(route, name) is not None:
+            update[name] = getattr(route, name)
+    return request.model_copy(update=update) if update else request

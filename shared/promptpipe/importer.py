@@ -1,0 +1,271 @@
+"""``promptpipe import``: moving a study from the original PromptPipe to this system.
+
+For each conversation participant of the original: the phone number is canonicalised (a number that
+cannot be is reported and skipped); the participant, their phone claim and their flow state are
+created in one write, the state's ``DataKey`` strings unchanged; the daily schedules are rebuilt from
+their stored ``scheduleRegistry``. Idempotent: a participant already imported (their number is
+claimed by the id the import gives them) is left as it is, so a second run changes nothing.
+
+What is adapted on the way, and reported:
+
+- participant ids: kept when they have this system's form (``p_`` + 32 hex), else replaced by a
+  stable id derived from the original one (the same on every run);
+- schedule registry: each schedule's ``timer_id`` becomes this system's EventBridge schedule name
+  (the original's timer ids named in-process timers); ids and timings are kept;
+- one-shot timers of the original (reminder, feedback, auto-feedback, delayed transition) cannot be
+  carried over: their ``…TimerID`` values are cleared (a pending daily prompt stays pending, so a
+  reply still counts as its answer, but its reminder is not re-armed);
+- an unreadable ``userProfile`` is imported unchanged and reported: the organiser should fix it.
+
+Schedules are rebuilt for active participants only (paused ones get theirs back when resumed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled
+from promptpipe.flow.timer_names import daily_schedule_name
+from promptpipe.models.original import OriginalParticipant
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
+from promptpipe.phone import canonicalize_phone, mask_phone
+from promptpipe.services import PromptPipe
+
+_ID = re.compile(r"^p_[0-9a-f]{32}$")
+_SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64
+_ONE_SHOT_KEYS = (
+    DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
+    DataKey.FEEDBACK_TIMER_ID,
+    DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
+    DataKey.AUTO_FEEDBACK_TIMER_ID,
+    DataKey.STATE_TRANSITION_TIMER_ID,
+)
+
+
+@dataclass
+class ImportLine:
+    original_id: str
+    participant_id: str = ""
+    phone: str = ""  # masked
+    outcome: str = ""  # imported | already_imported | skipped | would_import
+    reason: str = ""
+    schedules: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    lines: list[ImportLine] = field(default_factory=list)
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for line in self.lines if line.outcome == outcome)
+
+    @property
+    def schedules_created(self) -> int:
+        return sum(line.schedules for line in self.lines if line.outcome == "imported")
+
+    def render(self) -> list[str]:
+        head = "DRY RUN (nothing written): " if self.dry_run else ""
+        out = [
+            f"{head}{len(self.lines)} participants read; "
+            f"imported {self.count('imported') + self.count('would_import')}, "
+            f"already imported {self.count('already_imported')}, skipped {self.count('skipped')}; "
+            f"schedules created {self.schedules_created}"
+        ]
+        for line in self.lines:
+            text = f"  {line.original_id} -> {line.participant_id or '-'} {line.phone} {line.outcome}"
+            if line.reason:
+                text += f": {line.reason}"
+            if line.schedules:
+                text += f" ({line.schedules} schedules)"
+            out.append(text)
+            out.extend(f"      warning: {w}" for w in line.warnings)
+        return out
+
+
+def import_participants(
+    app: PromptPipe,
+    originals: list[OriginalParticipant],
+    *,
+    dry_run: bool = False,
+    default_region: str | None = None,
+    rebuild: Callable[[PromptPipe, str], int] | None = None,
+) -> ImportReport:
+    report = ImportReport(dry_run=dry_run)
+    region = default_region or app.deps.settings.default_phone_region
+    rebuild = rebuild or rebuild_schedules
+    phones: dict[str, str] = {}
+    for original in originals:
+        try:
+            phones[original.id] = canonicalize_phone(original.phone_number, region)
+        except InvalidPhoneNumber:
+            continue
+    winners = _one_per_phone(originals, phones)
+    for original in originals:
+        line = ImportLine(original_id=original.id)
+        report.lines.append(line)
+        phone = phones.get(original.id)
+        if phone is None:
+            line.outcome, line.reason = "skipped", "phone number cannot be canonicalised"
+            continue
+        line.phone = mask_phone(phone)
+        if winners[phone] != original.id:
+            line.outcome, line.reason = "skipped", f"same phone number as {winners[phone]} in the original"
+            continue
+        line.participant_id = imported_id(original.id)
+        status = _status(original.status, line)
+        if status is None:
+            line.outcome = "skipped"
+            continue
+        holder = app.repo.find_id_by_phone(phone)
+        if holder == line.participant_id:
+            line.outcome = "already_imported"
+            continue
+        if holder is not None:
+            line.outcome, line.reason = "skipped", "phone number already enrolled here (another participant)"
+            continue
+        participant, flow = _build(original, line, phone, status, app.clock.now())
+        if dry_run:
+            line.outcome = "would_import"
+            line.schedules = len(StateData(flow.state_data).schedules()) if status is ParticipantStatus.ACTIVE else 0
+            continue
+        try:
+            app.repo.create(participant, flow)
+        except ParticipantAlreadyEnrolled:
+            line.outcome, line.reason = "skipped", "phone number enrolled concurrently"
+            continue
+        line.outcome = "imported"
+        if status is ParticipantStatus.ACTIVE:
+            line.schedules = rebuild(app, participant.id)
+    return report
+
+
+def _one_per_phone(originals: list[OriginalParticipant], phones: dict[str, str]) -> dict[str, str]:
+    """Two rows of the original may spell one number differently: the one with a non-empty
+    conversation state, then the most recently updated, then the smallest id, is imported."""
+    oldest = datetime.min.replace(tzinfo=UTC)
+    ranked = sorted(
+        (o for o in originals if o.id in phones),
+        key=lambda o: (bool(o.state_data), o.updated_at or oldest, _reverse(o.id)),
+        reverse=True,
+    )
+    winners: dict[str, str] = {}
+    for original in ranked:
+        winners.setdefault(phones[original.id], original.id)
+    return winners
+
+
+def _reverse(text: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in text)
+
+
+def rebuild_schedules(app: PromptPipe, participant_id: str) -> int:
+    """Re-create a participant's daily schedules from their registry through the engine's own path,
+    ``reconcile`` (live schedules = what the state wants). Returns the schedules created."""
+    return len(app.reconcile(participant_id).created_missing)
+
+
+def imported_id(original_id: str) -> str:
+    """The original id when it has this system's form, else a stable id derived from it."""
+    if _ID.match(original_id):
+        return original_id
+    return "p_" + hashlib.sha256(f"promptpipe-import:{original_id}".encode()).hexdigest()[:32]
+
+
+def _status(raw: str, line: ImportLine) -> ParticipantStatus | None:
+    value = (raw or "active").strip().lower()
+    try:
+        return ParticipantStatus(value)
+    except ValueError:
+        line.reason = f"unknown status {raw!r}"
+        return None
+
+
+def _build(
+    original: OriginalParticipant, line: ImportLine, phone: str, status: ParticipantStatus, now: datetime
+) -> tuple[ConversationParticipant, FlowState]:
+    enrolled = original.enrolled_at or original.created_at or now
+    participant = ConversationParticipant(
+        id=line.participant_id,
+        phone_number=phone,
+        name=original.name,
+        gender=original.gender,
+        ethnicity=original.ethnicity,
+        background=original.background,
+        timezone=_valid_zone(original.timezone, line),
+        status=status,
+        enrolled_at=enrolled,
+        created_at=original.created_at or enrolled,
+        updated_at=now,
+    )
+    if original.state_error:
+        line.warnings.append(f"{original.state_error}; imported with an empty state")
+    data = StateData(dict(original.state_data or {}))
+    _adapt_registry(data, line, participant.timezone or "UTC")
+    cleared = [key.value for key in _ONE_SHOT_KEYS if data.get(key)]
+    for key in _ONE_SHOT_KEYS:
+        data.clear(key)
+    if cleared:
+        line.warnings.append("one-shot timers of the original not carried over: " + ", ".join(cleared))
+    if data.has_profile():
+        try:
+            data.profile()
+        except ValueError:
+            line.warnings.append("userProfile is unreadable: imported unchanged, fix it before the next prompt")
+    flow = FlowState(
+        participant_id=participant.id,
+        flow_type=FLOW_TYPE,
+        current_state=original.current_state or STATE_CONVERSATION_ACTIVE,
+        state_data=data.raw,
+    )
+    return participant, flow
+
+
+def _adapt_registry(data: StateData, line: ImportLine, zone: str) -> None:
+    raw = data.get(DataKey.SCHEDULE_REGISTRY)
+    if not raw:
+        return
+    schedules = data.schedules()
+    try:
+        stored = json.loads(raw)
+    except ValueError:
+        stored = None
+    if not isinstance(stored, list) or len(stored) != len(schedules):
+        line.warnings.append("scheduleRegistry partly unreadable: only its readable entries are kept")
+    kept = []
+    for schedule in schedules:
+        schedule_id = schedule.id if _SCHEDULE_ID.match(schedule.id) else _short_id(schedule.id)
+        kept.append(
+            schedule.model_copy(
+                update={
+                    "id": schedule_id,
+                    "timer_id": daily_schedule_name(line.participant_id, schedule_id),
+                    "timezone": schedule.timezone or zone,
+                }
+            )
+        )
+    data.set_schedules(kept)
+
+
+def _short_id(schedule_id: str) -> str:
+    return "sched_" + hashlib.sha256(schedule_id.encode()).hexdigest()[:16]
+
+
+def _valid_zone(name: str, line: ImportLine) -> str:
+    if not name:
+        return ""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        line.warnings.append(f"time zone {name!r} is not an IANA zone: left empty")
+        return ""
+    return name

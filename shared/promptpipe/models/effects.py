@@ -1,0 +1,42 @@
+"""External effects as data: what an event decided to change outside its own state item.
+
+A session records effects while it runs and they are applied only once its commit has landed
+(docs/architecture.md, "Effects after the commit"). Schedules are described by ``ScheduleSpec``:
+the full desired shape of one EventBridge schedule, so that applying it is create-or-update by name
+and a later repair (reconcile) can re-create it from the state alone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+
+ScheduleKind = Literal["timer", "daily_prompt", "prompt_at"]
+
+
+class ScheduleSpec(BaseModel):
+    """One desired schedule: a one-shot of the timers function (``timer``), a one-shot of the
+    scheduled-prompt function (``prompt_at``, random windows) or a daily cron (``daily_prompt``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: ScheduleKind
+    at: datetime | None = None  # one-shots
+    hour: int | None = None  # daily
+    minute: int | None = None
+    timezone: str | None = None
+    timer: TimerPayload | None = None  # kind == "timer"
+    prompt: ScheduledPromptPayload | None = None  # kind in ("daily_prompt", "prompt_at")
+
+
+class MessageRef(BaseModel):
+    """An outbound message of a committed event: its id (what the sent-ledger records) and the
+    ``seq`` of its transcript entry (where its body lives)."""
+
+    id: str
+    seq: str

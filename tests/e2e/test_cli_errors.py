@@ -1,0 +1,196 @@
+"""Ordinary mistakes end in one readable line and a documented exit code, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import socket
+
+import pytest
+
+from promptpipe import cli
+from promptpipe.cli import EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, main
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
+        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GENAI_TEMPERATURE", "MESSAGING_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["chat", "--timezone", "Mars/Olympus"], "'Mars/Olympus' is not an IANA time zone"),
+        (["chat", "--start", "yesterday"], "'yesterday' is not an ISO-8601 time"),
+        (["chat", "--phone", "not a phone"], "use international form"),
+        (["serve", "--port", "99999"], "'99999' is not a port number"),
+        (["serve", "--start", "2026-13-40"], "is not an ISO-8601 time"),
+    ],
+)
+def test_invalid_arguments_exit_2_with_one_line(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = _run(argv, capsys)
+    assert code == EXIT_USAGE
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_invalid_environment_variable_is_named_in_upper_case_with_allowed_values(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GENAI_TEMPERATURE", "5")
+    monkeypatch.setenv("MESSAGING_PROVIDER", "sms")
+    assert main(["openapi"]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "GENAI_TEMPERATURE='5' is not valid" in err
+    assert "≤ 2.0" in err
+    assert "MESSAGING_PROVIDER='sms'" in err
+    assert "one of twilio, whatsapp_cloud, local" in err
+    assert "genai_temperature" not in err
+    assert "Traceback" not in err
+
+
+def test_unknown_environment_variable_is_a_warning_with_the_nearest_name(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GENAI_TEMPRATURE", "0.5")
+    assert main(["openapi"]) == 0
+    err = capsys.readouterr().err
+    assert "GENAI_TEMPRATURE is not a setting (did you mean GENAI_TEMPERATURE?)" in err
+
+
+def test_use_openai_without_a_key_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--use-openai"]) == EXIT_CONFIG
+    captured = capsys.readouterr()
+    assert "--use-openai needs OPENAI_API_KEY" in captured.err
+    assert "offline coach" not in captured.out  # it did not quietly run the offline coach
+
+
+def test_serve_on_a_busy_port_suggests_another(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == EXIT_UNAVAILABLE
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is already in use" in err
+    assert "--port" in err
+    assert "Traceback" not in err
+
+
+def _chat(monkeypatch: pytest.MonkeyPatch, lines: list[str], argv: list[str] | None = None) -> list[str]:
+    sent: list[str] = []
+    from promptpipe.local import chat
+
+    real_send = chat.send_sms
+
+    def recording_send(env, phone, text, message_id):  # type: ignore[no-untyped-def]
+        sent.append(text)
+        return real_send(env, phone, text, message_id)
+
+    monkeypatch.setattr(chat, "send_sms", recording_send)
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert main(["chat", "--start", "2026-03-02T13:00:00Z", *(argv or [])]) == 0
+    return sent
+
+
+def test_chat_rejects_a_bad_time_and_an_unknown_command_without_sending_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OFFLINE_COACH", "true")
+    sent = _chat(monkeypatch, ["/tomorrow 25:00", "/foo bar", "/wait soon", "/quit"])
+    out = capsys.readouterr().out
+    assert "? '25:00' is not a time of day; use HH:MM from 00:00 to 23:59" in out
+    assert "? unknown command /foo (not sent to the coach)" in out
+    assert "? invalid duration 'soon'" in out
+    assert sent == []  # none of them reached the coach
+    assert "[Mon 08:00] you:" in out  # the clock did not move
+
+
+def test_chat_with_an_unreachable_model_prints_one_line_and_the_retry_rule(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("GENAI_MAX_RETRIES", "0")
+    monkeypatch.setenv("GENAI_TIMEOUT_SECONDS", "5")
+    sent = _chat(monkeypatch, ["Hi", "/quit"])
+    captured = capsys.readouterr()
+    failures = [line for line in captured.out.splitlines() if line.startswith("! ")]
+    assert sent == ["Hi"]
+    assert failures, captured.out
+    assert all("the coach's model did not answer" in line for line in failures)
+    assert "GENAI_MAX_RETRIES=0" in failures[-1]
+    assert "dead-letter queue" in failures[-1]
+    assert "Traceback" not in captured.out + captured.err
+    assert len(captured.out + captured.err) < 10_000
+
+
+def test_exit_codes_are_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    for code in (0, cli.EXIT_FAILED, EXIT_USAGE, EXIT_CONFIG, EXIT_UNAVAILABLE, cli.EXIT_INTERRUPTED):
+        assert f"| `{code}` |" in doc
+
+
+def _free_port() -> int:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        return int(closed.getsockname()[1])
+
+
+def test_flows_prompts_and_import_mistakes_are_one_line_with_their_exit_code(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    intake = Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json"
+    not_json = tmp_path / "flow.txt"
+    not_json.write_text("not json")
+    cases = [
+        (["flows", "validate", str(tmp_path / "missing.json")], EXIT_USAGE, "cannot read"),
+        (["flows", "push", str(not_json)], EXIT_USAGE, "is not JSON"),
+        (["flows", "push", str(intake), "--url", f"http://127.0.0.1:{_free_port()}"], EXIT_UNAVAILABLE, "cannot reach"),
+        (["flows", "show", "intake", "--api", f"http://127.0.0.1:{_free_port()}"], EXIT_UNAVAILABLE, "cannot reach"),
+        (["prompts", "show", "no-such-prompt"], EXIT_USAGE, "unknown prompt(s): no-such-prompt; known: "),
+        (["import", "--sqlite", str(tmp_path / "missing.db")], EXIT_USAGE, "no such file"),
+        (["import", "--sqlite", str(not_json)], EXIT_CONFIG, "cannot read the SQLite database"),
+    ]
+    for argv, code, fragment in cases:
+        assert main(argv) == code, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"promptpipe {argv[0]}: "), err
+        assert fragment in err and "Traceback" not in err, err
+
+
+def test_aws_failures_map_to_the_documented_exit_codes() -> None:
+    from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+    from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+
+    denied = ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "GetParameter")
+    wrapped = GetParameterError("denied")
+    wrapped.__cause__ = denied
+    expected = [
+        (NoCredentialsError(), EXIT_CONFIG, "Unable to locate credentials"),
+        (EndpointConnectionError(endpoint_url="https://ssm.example"), EXIT_UNAVAILABLE, "ssm.example"),
+        (denied, cli.EXIT_FAILED, "AccessDeniedException: not allowed"),
+        (wrapped, cli.EXIT_FAILED, "AccessDeniedException: not allowed"),
+    ]
+    for exc, code, fragment in expected:
+        error = cli.as_cli_error(exc)
+        assert error is not None and error.code == code and fragment in str(error), (exc, error)
+    assert cli.as_cli_error(RuntimeError("a bug")) is None  # a bug keeps its traceback

@@ -1,0 +1,120 @@
+"""The import structure of docs/architecture.md#layers: no import cycle, and the layering contracts hold.
+
+The contracts live in ``pyproject.toml`` under ``[tool.importlinter]`` (run them alone with
+``lint-imports``); the cycle check walks the module graph that import-linter's ``grimp`` builds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+grimp = pytest.importorskip("grimp", reason="import-linter (and grimp) come with the dev extras: make venv")
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("promptpipe", "functions")
+
+
+def _cycles(graph: object) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    modules = sorted(graph.modules)  # type: ignore[attr-defined]
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in modules}  # type: ignore[attr-defined]
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in modules:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                nxt = edges[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            for child in edges[node]:
+                if child in on_stack:
+                    low[node] = min(low[node], low[child])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _graph() -> object:
+    sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
+    try:
+        # Imports under ``if TYPE_CHECKING:`` only name types: they never run, so they form no cycle.
+        return grimp.build_graph(*PACKAGES, cache_dir=None, exclude_type_checking_imports=True)
+    finally:
+        del sys.path[:2]
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    # Given a small graph with one cycle a -> b -> c -> a and a tail c -> d
+    graph = grimp.ImportGraph()
+    for name in ("pkg", "pkg.a", "pkg.b", "pkg.c", "pkg.d"):
+        graph.add_module(name)
+    for importer, imported in (("pkg.a", "pkg.b"), ("pkg.b", "pkg.c"), ("pkg.c", "pkg.a"), ("pkg.c", "pkg.d")):
+        graph.add_import(importer=importer, imported=imported)
+    # Then exactly that cycle is reported
+    assert _cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_no_import_cycles() -> None:
+    # Given the import graph of the core package and the Lambda handlers (deferred imports included)
+    graph = _graph()
+    # Then no module imports itself through others
+    cycles = _cycles(graph)
+    details = []
+    for cycle in cycles:
+        for importer in cycle:
+            for imported in sorted(graph.find_modules_directly_imported_by(importer)):  # type: ignore[attr-defined]
+                if imported in cycle:
+                    lines = graph.get_import_details(importer=importer, imported=imported)  # type: ignore[attr-defined]
+                    where = ", ".join(f"l.{d['line_number']}" for d in lines)
+                    details.append(f"  {importer} -> {imported} ({where})")
+    assert not cycles, "import cycles:\n" + "\n".join(details)
+
+
+def test_layering_contracts_hold() -> None:
+    # Given the contracts in pyproject.toml
+    command = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if command is None:
+        pytest.skip("import-linter is not installed here (make venv installs the dev extras)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    # When import-linter checks them
+    result = subprocess.run(
+        [command, "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    # Then every contract is kept
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout

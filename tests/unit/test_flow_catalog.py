@@ -1,0 +1,138 @@
+"""The flow catalog: seeding, versions, validation before storage, the TTL cache (manual clock)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from promptpipe.adapters.memory_flows import InMemoryFlowDefinitionStore
+from promptpipe.clock import ManualClock
+from promptpipe.controller.catalog import FlowCatalog
+from promptpipe.controller.definition import DefinitionInvalid
+from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
+from promptpipe.errors import FlowNotFound
+from promptpipe.flow.flow_files import load_flow_files
+
+FLOWS_DIR = Path(__file__).parents[2] / "prompts" / "flows"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+
+
+def catalog(clock: ManualClock, store: InMemoryFlowDefinitionStore | None = None) -> FlowCatalog:
+    return FlowCatalog(
+        store or InMemoryFlowDefinitionStore(), clock, bundled=load_flow_files(FLOWS_DIR), ttl_seconds=60
+    )
+
+
+def intake_raw() -> dict:
+    return json.loads((FLOWS_DIR / "intake.json").read_text())
+
+
+def test_bundled_flow_is_seeded_once_as_version_1(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = catalog(clock, store)
+    assert flows.latest("intake").version == 1
+    assert [v.version for v in store.versions("intake")] == [1]
+    assert store.versions("intake")[0].created_by == "seed"
+    assert catalog(clock, store).latest("intake").version == 1  # a second process does not re-seed
+    assert [v.version for v in store.versions("intake")] == [1]
+
+
+def test_unknown_flow_raises(clock: ManualClock) -> None:
+    with pytest.raises(FlowNotFound):
+        catalog(clock).latest("nope")
+    with pytest.raises(FlowNotFound):
+        catalog(clock).versions("nope")
+
+
+def test_push_assigns_the_next_version_and_pins_old_versions(clock: ManualClock) -> None:
+    flows = catalog(clock)
+    flows.latest("intake")
+    raw = intake_raw()
+    raw["version"] = 77  # ignored: versions are assigned
+    raw["nodes"][0]["objective"] = "Ask what they want to get better at."
+    stored = flows.push(raw, created_by="arn:aws:iam::1:user/coordinator")
+    assert stored.version == 2
+    assert flows.latest("intake").nodes[0].objective == "Ask what they want to get better at."
+    assert flows.get("intake", 1).nodes[0].objective != stored.nodes[0].objective
+    assert [v.created_by for v in flows.versions("intake")] == ["seed", "arn:aws:iam::1:user/coordinator"]
+
+
+def test_invalid_push_stores_nothing(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = catalog(clock, store)
+    raw = intake_raw()
+    raw["id"] = "custom"
+    raw["primaryGoal"] = {"type": "GATE", "gate": "MISSING"}
+    with pytest.raises(DefinitionInvalid) as caught:
+        flows.push(raw)
+    assert "$.primaryGoal.gate" in {p.path for p in caught.value.problems}
+    assert store.versions("custom") == []
+
+
+def test_latest_is_cached_for_the_ttl_and_a_push_here_invalidates_it(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = catalog(clock, store)
+    flows.latest("intake")
+    reads = store.reads
+    for _ in range(5):
+        flows.latest("intake")
+    assert store.reads == reads  # served from the cache
+
+    # Another process pushes version 2: this one sees it only after the TTL.
+    other = catalog(clock, store)
+    raw = intake_raw()
+    raw["description"] = "v2"
+    other.push(raw)
+    assert flows.latest("intake").version == 1
+    clock.advance(timedelta(seconds=61))
+    assert flows.latest("intake").version == 2
+
+    raw["description"] = "v3"
+    flows.push(raw)
+    assert flows.latest("intake").version == 3  # own push: at once
+
+
+def test_pinned_versions_are_cached(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = catalog(clock, store)
+    flows.latest("intake")
+    flows.get("intake", 1)
+    reads = store.reads
+    clock.advance(timedelta(hours=5))
+    flows.get("intake", 1)
+    assert store.reads == reads
+
+
+def test_store_refuses_a_version_that_is_not_next(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    definition = catalog(clock, store).latest("intake")
+    with pytest.raises(FlowVersionConflict):
+        store.put(StoredFlow(definition=definition, created_at=clock.now()))
+
+
+def test_concurrent_misses_read_the_store_once(clock: ManualClock) -> None:
+    import threading
+
+    store = InMemoryFlowDefinitionStore()
+    catalog(clock, store).latest("intake")  # seeded by another process
+    flows = catalog(clock, store)
+    reads = store.reads
+    barrier = threading.Barrier(8)
+
+    def read() -> None:
+        barrier.wait()
+        flows.latest("intake")
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.reads == reads + 1
