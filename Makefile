@@ -14,8 +14,7 @@ STAMP_DEV   := $(VENV)/.installed-dev-$(HASH)
 NODE_RECOMMENDED := 22
 PYTEST_ARGS ?=
 
-.PHONY: help venv venv-local test test-fast test-floors lint typecheck imports refs format demo serve synth deploy \
-	destroy bench bench-tokens lock node-check clean
+.PHONY: help venv venv-local test test-fast test-floors lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens lock node-check clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
