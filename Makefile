@@ -1,86 +1,131 @@
-# One virtualenv (.venv) for everything; each target creates or reuses it.
+# One virtualenv (.venv); every target creates or reuses it, with versions from requirements.lock.
+# `make demo` installs only the local stack (the `local` extra: no CDK, no test tools); `make test`,
+# `make lint`, `make synth` install everything (the `dev` extra). uv (from PyPI, into .venv) does the
+# installing; pip would do the same from the same lock, only slower.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LOCK   := requirements.lock
+UV_VERSION := 0.13.9
+UV     := $(BIN)/uv
+HASH   := $(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
+STAMP_LOCAL := $(VENV)/.installed-local-$(HASH)
+STAMP_DEV   := $(VENV)/.installed-dev-$(HASH)
+NODE_RECOMMENDED := 22
 PYTEST_ARGS ?=
 # make test: the coverage gate (scripts/coverage_gate.py) and the zone of the second, non-UTC pass
 COV_LINE   ?= 95
 COV_BRANCH ?= 88
 TEST_TZ    ?= America/Toronto
 
-.PHONY: help venv test test-fast mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens clean
+.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens lock node-check clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(STAMP): pyproject.toml
+$(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	rm -f $(VENV)/.installed-* && touch $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-venv: $(STAMP) ## create or update .venv with the project and its dev extras
+# The local stack: the package (editable) with its `local` extra, every version pinned by the lock.
+$(STAMP_LOCAL): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[local]'
+	rm -f $(VENV)/.installed-local-* && touch $(STAMP_LOCAL)
 
-test: $(STAMP) ## the whole suite with line and branch coverage (gated), then the unit tests under a non-UTC TZ
+# Everything: every extra, test tools and the CDK included.
+$(STAMP_DEV): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[dev]'
+	rm -f $(VENV)/.installed-dev-* $(VENV)/.installed-local-* && touch $(STAMP_DEV) $(STAMP_LOCAL)
+
+venv-local: $(STAMP_LOCAL) ## create or update .venv with only what the local stack needs (demo, serve, console)
+
+venv: $(STAMP_DEV) ## create or update .venv with the project and every extra (tests, CDK)
+
+lock: | $(UV) ## re-resolve requirements.lock from pyproject.toml (newest allowed versions)
+	$(UV) pip compile pyproject.toml --extra dev --universal --python-version 3.11 --no-header --upgrade --quiet -o $(LOCK)
+
+# True floors: resolve every direct dependency to the lowest version pyproject.toml allows (their
+# own dependencies as new as allowed), install that into build/floors-venv and run the tests there.
+test-floors: | $(UV) ## install every direct dependency at its floor (build/floors-venv) and run the tests
+	mkdir -p build
+	$(UV) pip compile pyproject.toml --extra dev --resolution lowest-direct --python-version 3.11 --no-header --quiet \
+		-o build/floors.txt
+	test -x build/floors-venv/bin/python || $(UV) venv --quiet --python $(BIN)/python build/floors-venv
+	$(UV) pip install --quiet --python build/floors-venv/bin/python -r build/floors.txt
+	$(UV) pip install --quiet --python build/floors-venv/bin/python --no-deps -e .
+	build/floors-venv/bin/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+test: $(STAMP_DEV) ## the whole suite with line and branch coverage (gated), then the unit tests under a non-UTC TZ
 	mkdir -p build
 	$(BIN)/python -m pytest -n 2 --dist loadfile --cov --cov-report=term:skip-covered \
 		--cov-report=json:build/coverage.json $(PYTEST_ARGS)
 	$(BIN)/python -m scripts.coverage_gate build/coverage.json --line $(COV_LINE) --branch $(COV_BRANCH)
 	TZ=$(TEST_TZ) $(BIN)/python -m pytest tests/unit -n 2 --dist loadfile -p no:cacheprovider $(PYTEST_ARGS)
 
-test-fast: $(STAMP) ## run the unit tests only
+test-fast: $(STAMP_DEV) ## run the unit tests only
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-mutation: $(STAMP) ## mutation scores of the core modules against their gate (slow; docs/reliability.md)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mutation]'
+mutation: $(STAMP_DEV) ## mutation scores of the core modules against their gate (slow; docs/reliability.md)
+	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[dev,mutation]'
 	$(BIN)/python -m scripts.mutation_gate --run $(MUTATION_MODULES)
 
-lint: $(STAMP) ## ruff check and format check, mypy, the import contracts (.pre-commit-config.yaml runs the same)
+lint: $(STAMP_DEV) ## ruff check and format check, mypy, the import contracts (.pre-commit-config.yaml runs the same)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	PYTHONPATH=shared:. $(BIN)/lint-imports
 
-typecheck: $(STAMP) ## mypy (with the pydantic plugin) over shared/, functions/ and infra/
+typecheck: $(STAMP_DEV) ## mypy (with the pydantic plugin) over shared/, functions/ and infra/
 	$(BIN)/mypy
 
-imports: $(STAMP) ## check the import layering contracts (pyproject.toml [tool.importlinter])
+imports: $(STAMP_DEV) ## check the import layering contracts (pyproject.toml [tool.importlinter])
 	PYTHONPATH=shared:. $(BIN)/lint-imports
 
-refs: $(STAMP) ## rewrite citations of documents outside the repository (scripts/rewrite_refs.py)
+refs: $(STAMP_DEV) ## rewrite citations of documents outside the repository (scripts/rewrite_refs.py)
 	$(BIN)/python -m scripts.rewrite_refs
 
-format: $(STAMP) ## format the code and apply ruff's safe fixes
+format: $(STAMP_DEV) ## format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-demo: $(STAMP) ## run the local demo (moto, offline coach, local scheduler pump)
+demo: $(STAMP_LOCAL) ## set up the local stack only and run the local demo (moto, offline coach, scheduler pump)
 	$(BIN)/promptpipe demo
 
-serve: $(STAMP) ## run the local server (the API and webhooks on localhost)
+serve: $(STAMP_LOCAL) ## run the local server (the API, webhooks and console on localhost)
 	$(BIN)/promptpipe serve
+
+# Node 22+ is recommended (the CDK CLI calls Node 20 end-of-life); older Node still works: a warning.
+node-check: ## check that Node.js is installed (warn below Node 22)
+	@major=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0); \
+	if [ "$$major" -eq 0 ]; then echo "error: Node.js is required for the CDK CLI (Node $(NODE_RECOMMENDED)+ recommended)" >&2; exit 1; fi; \
+	if [ "$$major" -lt $(NODE_RECOMMENDED) ]; then \
+		echo "warning: Node $$major is end-of-life for the CDK CLI; Node $(NODE_RECOMMENDED)+ is recommended (continuing)" >&2; \
+	fi
 
 node_modules/.bin/cdk:
 	npm install --no-save --no-audit --no-fund --silent aws-cdk@2
 
-synth: $(STAMP) node_modules/.bin/cdk ## cdk synth (installs the CDK CLI from npm into node_modules)
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk synth --quiet $(CDK_ARGS)
+# jsii repeats the end-of-life warning on every run; node-check has said it once.
+CDK := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=$$(node -p 'process.versions.node.split(".")[0]') \
+	node_modules/.bin/cdk
 
-deploy: $(STAMP) node_modules/.bin/cdk ## cdk deploy (needs AWS credentials)
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk deploy $(CDK_ARGS)
+synth: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk synth (installs the CDK CLI from npm into node_modules; Node 22+ recommended)
+	$(CDK) synth --quiet $(CDK_ARGS)
 
-destroy: $(STAMP) node_modules/.bin/cdk ## cdk destroy (needs AWS credentials)
-	PATH="$(CURDIR)/$(BIN):$$PATH" node_modules/.bin/cdk destroy $(CDK_ARGS)
+deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk deploy (needs AWS credentials)
+	$(CDK) deploy $(CDK_ARGS)
 
-bench: $(STAMP) ## run the benchmarks (see docs/benchmarks.md)
+destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk destroy (needs AWS credentials)
+	$(CDK) destroy $(CDK_ARGS)
+
+bench: $(STAMP_DEV) ## run the benchmarks (see docs/benchmarks.md)
 	$(BIN)/python -m scripts.bench_calls
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
 # The revision the token figures of docs/benchmarks.md are compared with (before the turn pipeline).
 TOKENS_BASELINE ?= 7ae007d
-bench-tokens: $(STAMP) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
+bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
 clean: ## remove .venv, build outputs and caches

@@ -1,4 +1,5 @@
-"""The one Lambda code asset, built without Docker (docs/architecture.md#infrastructure, docs/platform.md#cdk-bundling).
+"""Per-function Lambda code assets, built without Docker (docs/architecture.md#infrastructure,
+docs/platform.md#cdk-bundling).
 
 ``pip install`` fetches Linux wheels for the Lambda runtime into the asset directory, then the
 application code is copied beside them:
@@ -6,11 +7,17 @@ application code is copied beside them:
     <asset>/functions/    handlers
     <asset>/promptpipe/   the core package (from shared/promptpipe)
     <asset>/prompts/      system prompt files (settings finds them beside the package)
-    <asset>/<deps>/       runtime dependencies from pyproject.toml, minus what Lambda provides
+    <asset>/<deps>/       the function's own dependency closure, minus what Lambda provides
 
-The asset hash is computed here from the sources and the dependency list, so CDK reuses a bundle
-already in ``cdk.out`` instead of re-running pip, and never fingerprints the repository root (which
-holds .venv and node_modules).
+Each function gets only what it imports: pyproject.toml's ``[project].dependencies`` plus the extras
+named for it in ``FUNCTION_EXTRAS`` (the model client for the two model-calling functions, X-Ray for
+all, since tracing is active in AWS). Versions come from the committed ``requirements.lock`` (pip's
+``--constraint``), the same file that builds ``.venv``, so two builds of one commit hold the same
+wheels. Functions with the same closure share one asset.
+
+The asset hash is computed here from the sources, the requirement list and the lock file, so CDK
+reuses a bundle already in ``cdk.out`` instead of re-running pip, and never fingerprints the
+repository root (which holds .venv and node_modules).
 """
 
 from __future__ import annotations
@@ -32,22 +39,39 @@ from infra.constants import LAMBDA_PYTHON_VERSION
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Bump to invalidate cached bundles when the bundling steps below change.
-BUNDLER_VERSION = "1"
+BUNDLER_VERSION = "2"
 # Provided by the Lambda Python runtime; bundling them would only add ~25 MB and shadow the
 # runtime's patched copies. botocore/s3transfer arrive transitively through aws-xray-sdk.
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer")
 # Lambda's Python 3.12 runtime is Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels run.
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64")
+LOCK_FILE = "requirements.lock"
+# Extras of pyproject.toml each function needs beyond [project].dependencies (keys: FunctionSpec.key).
+FUNCTION_EXTRAS: dict[str, tuple[str, ...]] = {
+    "enrollment": ("tracing",),
+    "webhook": ("tracing",),
+    "worker": ("llm", "tracing"),
+    "scheduled-prompt": ("llm", "tracing"),
+    "timers": ("tracing",),
+}
 # (source relative to the repo root, destination inside the asset)
 CODE_DIRS = (("functions", "functions"), ("shared/promptpipe", "promptpipe"), ("prompts", "prompts"))
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache", "*.egg-info")
 
 
-def runtime_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
-    """``[project].dependencies`` of pyproject.toml without the packages the runtime provides."""
+def runtime_requirements(repo_root: Path = REPO_ROOT, extras: Sequence[str] = ()) -> list[str]:
+    """``[project].dependencies`` of pyproject.toml plus those of ``extras``, without the packages
+    the runtime provides."""
     with (repo_root / "pyproject.toml").open("rb") as handle:
-        deps: list[str] = tomllib.load(handle)["project"]["dependencies"]
-    return [dep for dep in deps if _dist_name(dep) not in RUNTIME_PROVIDED]
+        project = tomllib.load(handle)["project"]
+    deps: list[str] = list(project["dependencies"])
+    optional: dict[str, list[str]] = project.get("optional-dependencies", {})
+    for extra in extras:
+        if extra not in optional:
+            raise ValueError(f"pyproject.toml has no extra {extra!r}")
+        deps += optional[extra]
+    own = _dist_name(project["name"])
+    return [dep for dep in deps if _dist_name(dep) not in (*RUNTIME_PROVIDED, own)]
 
 
 def _dist_name(requirement: str) -> str:
@@ -57,8 +81,10 @@ def _dist_name(requirement: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
-def pip_command(requirements: Sequence[str], target: str) -> list[str]:
-    """Wheels only, for the Lambda platform and Python version, whatever Python runs the synth."""
+def pip_command(requirements: Sequence[str], target: str, constraints: Path | None = None) -> list[str]:
+    """Wheels only, for the Lambda platform and Python version, whatever Python runs the synth;
+    versions pinned by ``constraints`` (the lock file) when given."""
+    pinned = ["--constraint", str(constraints)] if constraints is not None else []
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     return [
         sys.executable,
@@ -77,6 +103,7 @@ def pip_command(requirements: Sequence[str], target: str) -> list[str]:
         "--python-version",
         LAMBDA_PYTHON_VERSION,
         "--only-binary=:all:",
+        *pinned,
         *requirements,
     ]
 
@@ -95,10 +122,12 @@ def _source_files(repo_root: Path) -> Iterator[Path]:
 
 
 def asset_hash(repo_root: Path = REPO_ROOT, requirements: Sequence[str] | None = None) -> str:
-    """A hash of everything that goes into the asset: code, prompts, dependency list, steps."""
+    """A hash of everything that goes into the asset: code, prompts, dependency list, lock, steps."""
     digest = hashlib.sha256()
     for line in (BUNDLER_VERSION, LAMBDA_PYTHON_VERSION, *PLATFORMS, *(requirements or [])):
         digest.update(line.encode() + b"\0")
+    lock = repo_root / LOCK_FILE
+    digest.update(hashlib.sha256(lock.read_bytes()).digest() if lock.is_file() else b"no lock")
     for path in _source_files(repo_root):
         digest.update(str(path.relative_to(repo_root)).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
@@ -121,8 +150,11 @@ class PipLocalBundler:
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage | None = None, **_: Any) -> bool:
         out = Path(output_dir)
+        lock = self._repo_root / LOCK_FILE
+        if not lock.is_file():
+            raise RuntimeError(f"bundling the Lambda asset failed: {LOCK_FILE} is missing (run `make lock`)")
         try:
-            self._run(pip_command(self._requirements, output_dir), check=True)
+            self._run(pip_command(self._requirements, output_dir, lock), check=True)
         except (OSError, subprocess.CalledProcessError) as exc:
             # Raise rather than return False: the fallback would be Docker, which we do not use.
             raise RuntimeError(
@@ -143,9 +175,15 @@ class PipLocalBundler:
         return True
 
 
-def lambda_code(repo_root: Path = REPO_ROOT) -> lambda_.Code:
-    """The shared code asset of all five functions (bound once per stack by CDK)."""
-    requirements = runtime_requirements(repo_root)
+def function_code(function_key: str, repo_root: Path = REPO_ROOT) -> lambda_.Code:
+    """The code asset of one function (``FunctionSpec.key``): its own dependency closure. Bind one
+    object per stack (CDK ties an asset to the stack that binds it first)."""
+    return lambda_code(repo_root, FUNCTION_EXTRAS[function_key])
+
+
+def lambda_code(repo_root: Path = REPO_ROOT, extras: tuple[str, ...] = ()) -> lambda_.Code:
+    """A code asset with the core dependencies plus ``extras``' (one per distinct closure)."""
+    requirements = runtime_requirements(repo_root, extras)
     return lambda_.Code.from_asset(
         str(repo_root),
         asset_hash_type=cdk.AssetHashType.CUSTOM,

@@ -152,6 +152,10 @@ class Config:
     api_burst_limit: int = 100
     alarm_topic_arn: str = ""  # empty: the stack creates its own alarm topic
     alarm_email: str = ""  # empty: no e-mail subscription (subscribe to the AlarmTopicArn output)
+    # Concurrency for large deployments (docs/scale.md); 0 = the account's unreserved pool (AWS
+    # refuses reservations that leave fewer than 100 unreserved, so they are off by default).
+    webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
+    scheduled_prompt_max_concurrency: int = 0  # caps the morning burst (async: excess waits, retried)
 
     @classmethod
     def from_context(cls, node: _ContextSource) -> Config:
@@ -190,6 +194,8 @@ class Config:
             or self.public_webhook_base_url.startswith("https://"),
             "alarmTopicArn": not self.alarm_topic_arn or bool(_SNS_ARN.match(self.alarm_topic_arn)),
             "alarmEmail": not self.alarm_email or bool(_EMAIL.match(self.alarm_email)),
+            "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
+            "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:

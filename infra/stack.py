@@ -9,7 +9,6 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra import constants as c
-from infra.bundling import lambda_code
 from infra.constructs.api import Api
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
@@ -41,7 +40,7 @@ class PromptPipeStack(cdk.Stack):
             self,
             "Functions",
             config=config,
-            code=code or lambda_code(),
+            code=code,  # None: each function's own bundle
             storage=self.storage,
             queues=self.queues,
             secrets=self.secrets,

@@ -1,6 +1,8 @@
 """Cold start per function: importing its handler module, in fresh processes (docs/architecture.md#cold-start).
 
-Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 7; ``--json``).
+Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 7; ``--json``;
+``--compare DIR`` also measures the function modules of another checkout, e.g. the commit before a
+change, in the same rounds: before and after from one run).
 
 For every function module, and for a bare ``import boto3`` as the yardstick, each round starts one
 fresh interpreter per target (targets interleaved, in a fixed order, so that drift on the machine
@@ -8,9 +10,14 @@ hits them alike) and times, inside the child, both wall time (``time.perf_counte
 CPU time (``time.process_time``; on a busy machine wall time also counts waiting for a CPU):
 
 - **import**: ``importlib.import_module(module)``, which also runs what the module does at import
-  (Powertools resolver, processor, idempotency persistence layer and its boto3 client);
+  (Powertools resolver, processor, ...);
 - **init**: then ``promptpipe.wiring.get_app()``, the composition root the first request builds
-  (settings, the DynamoDB/Scheduler/SQS clients, the messenger, the prompt library).
+  (settings, the DynamoDB client and, where the function enqueues, the SQS client, the prompt
+  library; what only some events need is built on first use).
+
+The child imports ``functions`` and ``promptpipe`` from the checkout measured (``PYTHONPATH``), never
+from an installed copy. Tracing is off in the child, as outside Lambda (see docs/benchmarks.md for
+what tracing costs in AWS).
 
 Interpreter start-up is not included. One warm-up round is discarded so that every child finds the
 bytecode caches written (a Lambda bundle ships without them unless compiled at build time; see
@@ -20,6 +27,10 @@ the medians of the rounds, their ratio to the median of ``import boto3`` measure
 (a ratio is what carries over from this machine to Lambda), and whether ``openai`` was in
 ``sys.modules`` after import and after init (the webhook and enrollment functions must never import
 it; docs/architecture.md#cold-start).
+
+Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
+CPU of ``import boto3``; ``openai`` never imported by the webhook or enrollment function; no network
+connection attempted.
 """
 
 from __future__ import annotations
@@ -46,6 +57,17 @@ MODULES = (
     "functions.timers.handler",
 )
 MUST_NOT_IMPORT_OPENAI = ("functions.enrollment.handler", "functions.inbound.webhook")
+# Import + first-event init (CPU), as a multiple of a bare ``import boto3``: the two front-door
+# functions answer people (Twilio gives up after 15 s), the three event functions run behind a queue
+# or a schedule.
+TARGETS = {
+    "functions.enrollment.handler": 1.5,
+    "functions.inbound.webhook": 1.5,
+    "functions.inbound.worker": 2.5,
+    "functions.scheduled_prompt.handler": 2.5,
+    "functions.timers.handler": 2.5,
+}
+BEFORE = "before: "  # label prefix of the modules of the --compare checkout
 
 # What the function's environment holds in AWS (CDK), with dummy values; no secret names, so
 # nothing is fetched from Secrets Manager.
@@ -123,18 +145,28 @@ class Result:
         return statistics.median(a + b for a, b in zip(imports, self.samples[f"init_{kind}"], strict=True))
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(repo: Path = REPO) -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(CHILD_ENVIRONMENT)
+    env["PYTHONPATH"] = os.pathsep.join((str(repo / "shared"), str(repo)))
     return env
 
 
-def run_once(target: str) -> dict[str, Any]:
+def _split(target: str, compare: Path | None) -> tuple[Path, str]:
+    """(checkout, module) of a target label."""
+    if target.startswith(BEFORE):
+        assert compare is not None
+        return compare, target.removeprefix(BEFORE)
+    return REPO, target
+
+
+def run_once(target: str, compare: Path | None = None) -> dict[str, Any]:
+    repo, module = _split(target, compare)
     completed = subprocess.run(
-        [sys.executable, "-c", CHILD, target],
-        cwd=REPO,
-        env=child_environment(),
+        [sys.executable, "-c", CHILD, module],
+        cwd=repo,
+        env=child_environment(repo),
         capture_output=True,
         text=True,
         check=False,
@@ -144,12 +176,13 @@ def run_once(target: str) -> dict[str, Any]:
     return dict(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
-def measure(runs: int, warmup: int = 1) -> dict[str, Result]:
-    targets = (BASELINE, XRAY, *MODULES)
+def measure(runs: int, warmup: int = 1, compare: Path | None = None) -> dict[str, Result]:
+    before = tuple(BEFORE + m for m in MODULES) if compare is not None else ()
+    targets = (BASELINE, XRAY, *before, *MODULES)
     results = {t: Result(t) for t in targets}
     for round_index in range(warmup + runs):
         for target in targets:
-            sample = run_once(target)
+            sample = run_once(target, compare)
             if round_index < warmup:
                 continue
             result = results[target]
@@ -170,6 +203,7 @@ def render(results: dict[str, Result], runs: int) -> str:
     boto = results[BASELINE]
     header = (
         "target",
+        "limit",
         "import wall ms",
         "x boto3",
         "import CPU ms",
@@ -190,6 +224,7 @@ def render(results: dict[str, Result], runs: int) -> str:
         lines.append(
             (
                 label,
+                "-",
                 f"{r.median('wall'):.0f}",
                 ratio(r, "wall"),
                 f"{r.median('cpu'):.0f}",
@@ -201,11 +236,12 @@ def render(results: dict[str, Result], runs: int) -> str:
                 "none" if not r.network_attempts else "ATTEMPTED",
             )
         )
-    for module in MODULES:
+    for module in [t for t in results if t.startswith(BEFORE)] + list(MODULES):
         r = results[module]
         lines.append(
             (
                 module,
+                "-" if module.startswith(BEFORE) else f"{TARGETS[module]:.1f}",
                 f"{r.median('wall'):.0f}",
                 ratio(r, "wall"),
                 f"{r.median('cpu'):.0f}",
@@ -237,7 +273,18 @@ def render(results: dict[str, Result], runs: int) -> str:
         r = results[module]
         ok = r.openai_after_import == {False} and r.openai_after_init == {False}
         out.append(f"{module}: openai never imported: {'OK' if ok else 'FAILED'}")
+    for module, limit in TARGETS.items():
+        ratio_cpu = init_ratio(results, module)
+        out.append(
+            f"{module}: import + init {ratio_cpu:.2f}x boto3 (CPU), limit {limit:.1f}x: "
+            f"{'OK' if ratio_cpu <= limit else 'MISSED'}"
+        )
     return "\n".join(out)
+
+
+def init_ratio(results: dict[str, Result], module: str) -> float:
+    """Median import + init CPU of ``module`` over the median CPU of ``import boto3``."""
+    return results[module].median("cpu", with_init=True) / results[BASELINE].median("cpu")
 
 
 def requirements_met(results: dict[str, Result]) -> bool:
@@ -246,17 +293,20 @@ def requirements_met(results: dict[str, Result]) -> bool:
         for m in MUST_NOT_IMPORT_OPENAI
     )
     no_network = not any(r.network_attempts for r in results.values())
-    return no_openai and no_network
+    fast_enough = all(init_ratio(results, module) <= limit for module, limit in TARGETS.items())
+    return no_openai and no_network and fast_enough
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="fresh processes per target (at least 5)")
     parser.add_argument("--json", action="store_true", help="print raw samples as JSON")
+    parser.add_argument("--compare", type=Path, help="another checkout whose function modules are measured too")
     args = parser.parse_args(argv)
     if args.runs < 5:
         parser.error("--runs must be at least 5")
-    results = measure(args.runs)
+    compare = args.compare.resolve() if args.compare else None
+    results = measure(args.runs, compare=compare)
     if args.json:
         base = results[BASELINE]
         payload = {

@@ -15,6 +15,7 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.access import access_for
+from infra.bundling import FUNCTION_EXTRAS, function_code
 from infra.constructs import acknowledge, retention
 from infra.constructs.queues import Queues
 from infra.constructs.scheduler import Scheduler
@@ -47,7 +48,7 @@ class Functions(Construct):
         construct_id: str,
         *,
         config: c.Config,
-        code: lambda_.Code,
+        code: lambda_.Code | None,
         storage: Storage,
         queues: Queues,
         secrets: Secrets,
@@ -57,6 +58,7 @@ class Functions(Construct):
         self._config = config
         self._access = access_for(config)
         self._code = code
+        self._bundles: dict[tuple[str, ...], lambda_.Code] = {}
         self._storage = storage
         self._queues = queues
         self._secrets = secrets
@@ -205,6 +207,23 @@ class Functions(Construct):
         # Unset optional settings stay unset (None in Settings), not empty strings.
         return {key: value for key, value in env.items() if value != ""}
 
+    def _reserved_concurrency(self, spec: c.FunctionSpec) -> int | None:
+        """Reserved concurrency from context (docs/scale.md); None leaves the function unreserved."""
+        reserved = {
+            c.WEBHOOK.key: self._config.webhook_reserved_concurrency,
+            c.SCHEDULED_PROMPT.key: self._config.scheduled_prompt_max_concurrency,
+        }.get(spec.key, 0)
+        return reserved or None
+
+    def _code_for(self, spec: c.FunctionSpec) -> lambda_.Code:
+        """The code given (tests), else the function's own bundle, one asset per distinct closure."""
+        if self._code is not None:
+            return self._code
+        closure = FUNCTION_EXTRAS[spec.key]
+        if closure not in self._bundles:
+            self._bundles[closure] = function_code(spec.key)
+        return self._bundles[closure]
+
     def _build_function(
         self,
         spec: c.FunctionSpec,
@@ -241,7 +260,7 @@ class Functions(Construct):
             runtime=_RUNTIME,
             architecture=lambda_.Architecture.X86_64,
             handler=spec.handler,
-            code=self._code,
+            code=self._code_for(spec),
             memory_size=spec.memory_mb,
             timeout=cdk.Duration.seconds(spec.timeout_s),
             role=role,
@@ -249,6 +268,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if spec.snap_start else None,
+            reserved_concurrent_executions=self._reserved_concurrency(spec),
             dead_letter_queue=dead_letter_queue,
             retry_attempts=c.ASYNC_RETRY_ATTEMPTS if async_here else None,
             max_event_age=cdk.Duration.hours(c.ASYNC_MAX_EVENT_AGE_HOURS) if async_here else None,

@@ -1,7 +1,10 @@
 """Powertools Logger, Metrics and Tracer shared by every function (one service, one namespace).
 
 Logs are JSON; phone numbers are masked and message bodies never logged at INFO. The tracer is
-inactive outside Lambda (Powertools disables it unless ``LAMBDA_TASK_ROOT`` is set).
+inactive outside Lambda (Powertools disables it unless ``LAMBDA_TASK_ROOT`` is set, or when
+``POWERTOOLS_TRACE_DISABLED`` is true). Powertools' ``Tracer`` imports the X-Ray SDK when it is
+constructed, even disabled, and the SDK's recorder builds botocore objects at import (about 1x an
+``import boto3``); ``LazyTracer`` constructs it only when tracing is on, at the first traced call.
 
 Metric names (namespace ``PromptPipe``): TurnsProcessed (module), ToolCalls (tool, outcome),
 LLMCalls, LLMLatencyMs, LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, RemindersSent,
@@ -11,13 +14,16 @@ AutoFeedbackTransitions, StateTransitions (target), FeedbackNudgesSent, OptOuts,
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+from aws_lambda_powertools.tracing.tracer import Tracer
 
 from promptpipe.models.state import on_corrupt_value
 
@@ -29,9 +35,85 @@ Handler = TypeVar("Handler", bound=Callable[..., Any])
 SERVICE = "promptpipe"
 NAMESPACE = "PromptPipe"
 
+
+class _NoSubsegment:
+    """What ``in_subsegment`` yields while tracing is off: annotations go nowhere."""
+
+    def put_annotation(self, key: str, value: Any) -> None:
+        pass
+
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
+        pass
+
+
+class _NoProvider:
+    """The provider surface this code base uses, doing nothing (tracing off)."""
+
+    @contextlib.contextmanager
+    def in_subsegment(self, name: str, **_: Any) -> Iterator[_NoSubsegment]:
+        yield _NoSubsegment()
+
+
+class LazyTracer:
+    """Powertools' ``Tracer``, built on first use and only if tracing is on.
+
+    Whether tracing is on is Powertools' own rule (``Tracer._is_tracer_disabled``: off outside
+    Lambda, under SAM/Chalice, or with ``POWERTOOLS_TRACE_DISABLED=true``), read once. While off,
+    ``provider.in_subsegment`` and ``capture_lambda_handler`` are no-ops and ``aws_xray_sdk`` is never
+    imported. While on, the first call builds the real tracer (which patches botocore and httpx
+    for every client, existing ones included, since the patch is on the class); ``prime()`` does it
+    earlier, e.g. before a SnapStart snapshot.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._enabled: bool | None = None
+        self._tracer: Tracer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        if self._enabled is None:
+            self._enabled = not Tracer._is_tracer_disabled()
+        return self._enabled
+
+    def _real(self) -> Tracer:
+        if self._tracer is None:
+            with self._lock:
+                if self._tracer is None:
+                    self._tracer = Tracer(service=self._service)
+        return self._tracer
+
+    def prime(self) -> None:
+        """Build the real tracer now if tracing is on (imports the X-Ray SDK); no network."""
+        if self.enabled:
+            self._real()
+
+    @property
+    def provider(self) -> Any:
+        return self._real().provider if self.enabled else _NO_PROVIDER
+
+    def capture_lambda_handler(self, handler: Handler) -> Handler:
+        """Powertools' ``capture_lambda_handler`` when tracing is on; the bare handler when off."""
+        traced: Callable[..., Any] | None = None
+
+        @functools.wraps(handler)
+        def wrapped(event: Any, context: Any) -> Any:
+            nonlocal traced
+            if not self.enabled:
+                return handler(event, context)
+            if traced is None:
+                traced = self._real().capture_lambda_handler(handler)
+            return traced(event, context)
+
+        return wrapped  # type: ignore[return-value]
+
+
+_NO_PROVIDER = _NoProvider()
+
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = LazyTracer(SERVICE)
 
 _TIMER_METRICS = {
     "daily_prompt_reminder": "RemindersSent",

@@ -1,20 +1,26 @@
 """The one typed settings object. Nothing else in the code base reads ``os.environ``.
 
-Every field is read from the environment variable of the same name in upper case. Booleans accept
+Every field is read from the environment variable of the same name in upper case (case does not
+matter); values given to the constructor win over the environment. A plain pydantic model reads the
+environment itself: ``pydantic-settings`` cost every function about 0.6x an ``import boto3`` at
+cold start for the same scalar fields (docs/benchmarks.md). Booleans accept
 true/1/yes/on and false/0/no/off. Durations accept Go-style strings (``15m``, ``3h``, ``1h30m``,
 ``90s``) or a number of seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+import typing
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from promptpipe.models.llm import LLMRoute
 from promptpipe.phone import is_known_region
@@ -65,10 +71,26 @@ class MessagingProvider(StrEnum):
     LOCAL = "local"
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Configuration of every function and of local runs (see README, "Configuration")."""
 
-    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, data: Any) -> Any:
+        """Fill every field the caller did not give from its environment variable (any case)."""
+        if not isinstance(data, dict):
+            return data
+        environment = {key.lower(): value for key, value in os.environ.items()}
+        given = {key.lower() for key in data}
+        from_env: dict[str, Any] = {
+            name: environment[name] for name in cls.model_fields if name not in given and name in environment
+        }
+        for name in from_env.keys() & _JSON_FIELDS:  # mappings are JSON in the environment
+            with contextlib.suppress(ValueError):
+                from_env[name] = json.loads(from_env[name])
+        return {**from_env, **data}
 
     # --- storage -------------------------------------------------------------------------
     table_name: str = Field("promptpipe", min_length=3, max_length=255)
@@ -261,6 +283,9 @@ def allowed_values(field_name: str) -> str:
     return kind + (" " + ", ".join(bounds) if bounds else "")
 
 
+_JSON_FIELDS = frozenset(
+    name for name, info in Settings.model_fields.items() if typing.get_origin(info.annotation) in (dict, list)
+)
 _DURATION_FIELDS = frozenset(
     name for name, info in Settings.model_fields.items() if any(isinstance(m, BeforeValidator) for m in info.metadata)
 )

@@ -1,16 +1,22 @@
 """The composition root: builds the application from settings, once per process (cold start).
 
 Handlers call ``get_app()``; tests and local runs install their own with ``set_app()``.
+
+Cold start (docs/benchmarks.md): ``get_app()`` builds only what every first event needs (the
+DynamoDB client, the SQS client where the function enqueues). The Scheduler client, the messenger
+(which may read a secret) and the model client are built on first use, and each adapter module is
+imported by the code path that uses it, so a function pays for what it calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError
@@ -27,6 +33,33 @@ from promptpipe.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from promptpipe.inbound_events import InboundEvents
+
+
+Port = TypeVar("Port")
+
+
+class Lazy(Generic[Port]):
+    """A port built on first attribute access (thread-safe), then used directly."""
+
+    def __init__(self, factory: Callable[[], Port]) -> None:
+        self._factory = factory
+        self._instance: Port | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Port:
+        if self._instance is None:
+            with self._lock:
+                if self._instance is None:
+                    self._instance = self._factory()
+        return self._instance
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+def lazy(factory: Callable[[], Port]) -> Port:
+    """``factory()`` deferred until the port is first used (typed as the port itself)."""
+    return cast(Port, Lazy(factory))
 
 
 class LazyLLM:
@@ -85,6 +118,19 @@ def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
     raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY (or OPENAI_SECRET_NAME), or OFFLINE_COACH=true")
 
 
+def _eventbridge_timers(settings: Settings) -> Timers:
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
+
+    return EventBridgeTimers.from_settings(settings, aws_client("scheduler", settings))
+
+
+def _messenger(settings: Settings, clock: Clock, secrets: dict[str, str]) -> Messenger:
+    from promptpipe.adapters.messengers import build_messenger
+
+    return build_messenger(settings, clock=clock, secrets=secrets)
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -124,17 +170,13 @@ def build_app(
     )
     store = TracedStateStore(DynamoStateStore(settings.table_name, dynamodb))
     if timers is None:
-        from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
-
-        timers = EventBridgeTimers.from_settings(settings, aws_client("scheduler", settings))
+        timers = lazy(lambda: _eventbridge_timers(settings))
     if queue is None and settings.inbound_queue_url:
         from promptpipe.adapters.sqs_queue import SqsTurnQueue
 
         queue = SqsTurnQueue(settings.inbound_queue_url, aws_client("sqs", settings))
     if messenger is None:
-        from promptpipe.adapters.messengers import build_messenger
-
-        messenger = build_messenger(settings, clock=clock, secrets=get_secrets())
+        messenger = lazy(lambda: _messenger(settings, clock, get_secrets()))
     rng = rng or random.Random()
     from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
     from promptpipe.adapters.prompt_store import prompt_store_from_settings
@@ -195,3 +237,29 @@ def set_app(app: PromptPipe | None) -> None:
     """Install an application (tests, local server) or clear it (``None``)."""
     global _app
     _app = app
+
+
+def prime_for_snapshot() -> None:
+    """What a SnapStart snapshot should already hold, with no network call and no secret read:
+    the application and its AWS clients (the Scheduler's included), the X-Ray SDK where tracing is on,
+    and the modules of the model and messaging clients (``openai`` is the largest single import).
+    The model client itself needs the API key from Secrets Manager, so it is still built at the
+    first model call, after restore."""
+    from promptpipe.adapters.messengers import build_messenger  # noqa: F401  (imported to be snapshotted)
+    from promptpipe.adapters.openai_llm import OpenAILLM  # noqa: F401
+
+    timers = get_app().deps.timers
+    if isinstance(timers, Lazy):
+        timers.get()  # the Scheduler client
+    tracer.prime()
+    with contextlib.suppress(ImportError):  # a bundle without the model client (no SnapStart there)
+        import openai  # noqa: F401
+
+
+def _register_priming() -> None:
+    from promptpipe.adapters.snapstart import register_before_snapshot
+
+    register_before_snapshot(prime_for_snapshot)
+
+
+_register_priming()

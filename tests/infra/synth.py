@@ -14,6 +14,7 @@ from infra.app import build_app
 from infra.stack import PromptPipeStack
 
 PREFIX = "promptpipe"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -61,7 +62,9 @@ class Synth:
 
 def synthesize(outdir: Path, context: dict[str, Any] | None = None) -> Synth:
     """The app exactly as ``cdk synth`` builds it (cdk-nag plugin included), minus bundling."""
-    app, stack = build_app(context={"aws:cdk:bundling-stacks": [], **(context or {})}, outdir=str(outdir))
+    # cdk.json's context (the feature flags) as the CLI passes it, minus bundling.
+    flags = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]
+    app, stack = build_app(context={**flags, "aws:cdk:bundling-stacks": [], **(context or {})}, outdir=str(outdir))
     # Raises RuntimeError("ValidationFailed ...") if cdk-nag reports an unacknowledged finding.
     assembly = app.synth()
     template = Template.from_json(assembly.get_stack_by_name(stack.stack_name).template)

@@ -10,12 +10,20 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match
+from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from infra import constants as c
-from infra.bundling import RUNTIME_PROVIDED, PipLocalBundler, asset_hash, pip_command, runtime_requirements
+from infra.bundling import (
+    FUNCTION_EXTRAS,
+    RUNTIME_PROVIDED,
+    PipLocalBundler,
+    asset_hash,
+    pip_command,
+    runtime_requirements,
+)
 from infra.constants import Config
+from infra.stack import PromptPipeStack
 from promptpipe.settings import Settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
@@ -27,6 +35,8 @@ def _references(statement: dict[str, Any], logical_id: str) -> bool:
 
 
 SCHEDULE_CREATORS = {spec.key for spec in c.ALL_FUNCTIONS}
+# Actions that take no resource ARN, the only ones allowed on "*".
+NO_RESOURCE_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules"}
 
 
 # --- cdk-nag -------------------------------------------------------------------------------
@@ -315,9 +325,10 @@ def test_schedule_permissions_are_confined_to_the_group(synth: Synth) -> None:
         statements = [
             s for s in synth.statements(synth.role_id(key)) if any(a.startswith("scheduler:") for a in _actions(s))
         ]
-        # ListSchedules takes no resource ARN: alone in its statement if at all; the rest in the group
+        # ListSchedules takes no resource ARN: on "*" with no scheduler action beside it (minimizePolicies
+        # may merge it with X-Ray's, which take no ARN either); the rest in the group
         listing = [s for s in statements if "scheduler:ListSchedules" in _actions(s)]
-        assert all(_actions(s) == {"scheduler:ListSchedules"} and s["Resource"] == "*" for s in listing)
+        assert all(_actions(s) <= NO_RESOURCE_ACTIONS and s["Resource"] == "*" for s in listing)
         (scoped,) = [s for s in statements if s not in listing]
         assert {"scheduler:CreateSchedule", "scheduler:UpdateSchedule"} <= _actions(scoped)
         assert _actions(scoped) <= {"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}
@@ -361,12 +372,12 @@ def test_least_privilege_matrix(synth: Synth) -> None:
                 assert leading and all(k in ("PARTICIPANT#*", "PHONE#*", "FLOW#*") for k in leading)
     # No service-wide or global actions anywhere; "*" resources only for actions that take no
     # resource ARN: X-Ray's, and ListSchedules (a reconcile lists a participant's schedules).
-    unscoped = [{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, {"scheduler:ListSchedules"}]
+    # (cdk.json's @aws-cdk/aws-iam:minimizePolicies may merge them into one statement.)
     for policy in synth.of_type("AWS::IAM::Policy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             assert not any(a == "*" or a.endswith(":*") for a in _actions(statement))
             if statement["Resource"] == "*":
-                assert _actions(statement) in unscoped
+                assert _actions(statement) <= NO_RESOURCE_ACTIONS
     assert not synth.template.find_resources("AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": Match.any_value()}})
 
 
@@ -591,6 +602,27 @@ def test_config_defaults_and_context_overrides() -> None:
     assert config.function_name(c.TIMERS) == "promptpipe-timers"
 
 
+def test_reserved_concurrency_is_off_by_default_and_set_from_context(synth: Synth) -> None:
+    def reserved(template: dict[str, Any]) -> dict[str, Any]:
+        return {
+            r["Properties"]["Handler"]: r["Properties"].get("ReservedConcurrentExecutions")
+            for r in template["Resources"].values()
+            if r["Type"] == "AWS::Lambda::Function" and "Handler" in r["Properties"]
+        }
+
+    assert set(reserved(synth.template.to_json()).values()) == {None}
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []})
+    config = Config.from_context(_Context({"webhookReservedConcurrency": "50", "scheduledPromptMaxConcurrency": "600"}))
+    stack = PromptPipeStack(app, "Concurrency", config=config)
+    assert reserved(Template.from_stack(stack).to_json()) == {
+        "functions.enrollment.handler.handler": None,
+        "functions.inbound.webhook.handler": 50,
+        "functions.inbound.worker.handler": None,
+        "functions.scheduled_prompt.handler.handler": 600,
+        "functions.timers.handler.handler": None,
+    }
+
+
 def test_whatsapp_templates_from_context() -> None:
     config = Config.from_context(
         _Context(
@@ -623,6 +655,7 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"autoEnrollNewUsers": "maybe"},
         {"logRetentionDays": "31"},
         {"publicWebhookBaseUrl": "http://insecure.example"},
+        {"webhookReservedConcurrency": "-1"},
         {"twilioTemplateContentSid": "not-a-content-sid"},
         {"whatsappTemplateLanguage": "English"},
         {"alarmEmail": "not-an-address"},
@@ -640,9 +673,11 @@ def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\ndependencies = ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]\n'
+        '[project]\nname = "x"\ndependencies = ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools>=3"]\n'
+        '[project.optional-dependencies]\nllm = ["openai>=3.0"]\ndev = ["x[llm]", "pytest>=8"]\n'
     )
     for relative, text in {
+        "requirements.lock": "pydantic==2.14.4\naws-lambda-powertools==3.37.0\nopenai==3.57.0\n",
         "functions/__init__.py": "",
         "functions/inbound/webhook.py": "def handler(event, context): ...\n",
         "functions/__pycache__/x.cpython-311.pyc": "junk",
@@ -656,10 +691,35 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_runtime_requirements_leave_out_what_lambda_provides(repo: Path) -> None:
-    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools[tracer]>=3"]
-    command = pip_command(["pydantic>=2.8"], "/out")
+    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools>=3"]
+    assert runtime_requirements(repo, ("llm",)) == ["pydantic>=2.8", "aws-lambda-powertools>=3", "openai>=3.0"]
+    with pytest.raises(ValueError, match="no extra"):
+        runtime_requirements(repo, ("nope",))
+    command = pip_command(["pydantic>=2.8"], "/out", repo / "requirements.lock")
     assert command[-1] == "pydantic>=2.8"
     assert {"--only-binary=:all:", "manylinux2014_x86_64", "3.12", "cp", "--target"} <= set(command)
+    assert command[command.index("--constraint") + 1] == str(repo / "requirements.lock")
+
+
+def test_each_function_bundles_only_its_closure() -> None:
+    """The webhook and enrollment never carry the model client; the model-calling functions do."""
+    assert set(FUNCTION_EXTRAS) == {spec.key for spec in c.ALL_FUNCTIONS}
+    for key, extras in FUNCTION_EXTRAS.items():
+        names = {req.split(">")[0].split("[")[0] for req in runtime_requirements(extras=extras)}
+        assert ("openai" in names) == (key in ("worker", "scheduled-prompt")), key
+        assert "twilio" not in names
+        assert not names & set(RUNTIME_PROVIDED)
+
+
+def test_functions_with_different_closures_get_different_assets(synth: Synth) -> None:
+    keys = {}
+    for function in synth.of_type("AWS::Lambda::Function").values():
+        code = function["Properties"]["Code"]
+        if "S3Key" in code:
+            keys[function["Properties"]["Handler"]] = json.dumps(code["S3Key"])
+    assert keys["functions.inbound.worker.handler"] == keys["functions.scheduled_prompt.handler.handler"]
+    assert keys["functions.inbound.webhook.handler"] == keys["functions.enrollment.handler.handler"]
+    assert keys["functions.inbound.webhook.handler"] != keys["functions.inbound.worker.handler"]
 
 
 def test_asset_hash_follows_sources_not_caches(repo: Path) -> None:
@@ -695,6 +755,21 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
     assert not (out / "functions/__pycache__").exists()
     assert (out / "prompts/intake_bot_system.txt").is_file()
     assert len(calls) == 1
+    assert "--constraint" in calls[0]  # the lock pins every version
+
+
+def test_local_bundler_needs_the_lock(repo: Path, tmp_path: Path) -> None:
+    (repo / "requirements.lock").unlink()
+    with pytest.raises(RuntimeError, match=r"requirements\.lock is missing"):
+        PipLocalBundler(repo, ["pydantic"], run=lambda *a, **k: None).try_bundle(
+            str(tmp_path / "out"), image=cdk.DockerImage.from_registry("unused")
+        )
+
+
+def test_asset_hash_follows_the_lock(repo: Path) -> None:
+    before = asset_hash(repo, ["pydantic"])
+    (repo / "requirements.lock").write_text("pydantic==2.8.0\n")
+    assert asset_hash(repo, ["pydantic"]) != before
 
 
 def test_local_bundler_failure_is_explicit(repo: Path, tmp_path: Path) -> None:

@@ -39,6 +39,17 @@ def test_route_precedence_participant_then_study_then_purpose() -> None:
     assert routing.PARTICIPANT_ROUTES_KEY not in raw
 
 
+def test_routes_are_read_as_json_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_ROUTES", '{"classifier": {"model": "small", "max_tokens": 60}}')
+    monkeypatch.setenv("LLM_STUDY_ROUTES", '{"pilot": {"intake": {"model": "pilot-model"}}}')
+    settings = Settings()
+    assert settings.llm_routes == {"classifier": LLMRoute(model="small", max_tokens=60)}
+    assert settings.llm_study_routes == {"pilot": {"intake": LLMRoute(model="pilot-model")}}
+    monkeypatch.setenv("LLM_ROUTES", "not json")
+    with pytest.raises(ValueError, match="llm_routes"):
+        Settings()
+
+
 def test_routed_request_keeps_what_the_request_set() -> None:
     request = ChatRequest(messages=[], max_tokens=60)
     out = routing.routed(request, LLMRoute(model="m", max_tokens=500, temperature=0.2))

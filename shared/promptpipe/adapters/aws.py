@@ -7,9 +7,10 @@ the same shapes for moto (tests, ``make demo``) so that code under test sees wha
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, TypeAlias
 
-import boto3
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
@@ -39,14 +40,25 @@ TTL_ATTRIBUTE = "expires_at"
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2, read_timeout=10)
 
 
+_sessions: list[botocore.session.Session] = []  # the one session of the process, once made
+_session_lock = threading.Lock()  # botocore sessions are not thread-safe: clients are made under it
+
+
 def aws_client(service: str, settings: Settings) -> AwsClient:
-    """A boto3 client for ``service`` in the configured region (and endpoint, for moto server/local)."""
-    return boto3.client(
-        service,
-        region_name=settings.aws_region,
-        endpoint_url=settings.aws_endpoint_url,
-        config=_CLIENT_CONFIG,
-    )
+    """A client for ``service`` in the configured region (and endpoint, for moto server/local).
+
+    Built from one botocore session, not through ``boto3.client``: the clients are the same, but
+    ``import boto3`` also imports s3transfer, which no function uses (cold start, docs/benchmarks.md).
+    """
+    with _session_lock:
+        if not _sessions:
+            _sessions.append(botocore.session.get_session())
+        return _sessions[0].create_client(
+            service,
+            region_name=settings.aws_region,
+            endpoint_url=settings.aws_endpoint_url,
+            config=_CLIENT_CONFIG,
+        )
 
 
 def aws_failure(exc: BaseException) -> tuple[str, str] | None:

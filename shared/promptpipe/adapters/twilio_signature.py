@@ -1,26 +1,51 @@
-"""Twilio webhook signatures, checked with the ``twilio`` package's own validator."""
+"""Twilio webhook signatures (``X-Twilio-Signature``, HMAC-SHA1 with the account Auth Token).
+
+The algorithm Twilio documents and its own ``twilio.request_validator.RequestValidator`` implements:
+the URL Twilio called, then every form field name followed by its value, names sorted and, for a
+repeated name, its distinct values sorted; HMAC-SHA1 of that with the Auth Token, base64. The URL
+is tried without and with the default port (Twilio signs either). Kept here instead of importing the
+``twilio`` package, which would bring the whole SDK (and its HTTP stack) into the webhook's bundle
+for one HMAC; tests/unit/test_twilio_signature.py checks it against the SDK's validator.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from twilio.request_validator import RequestValidator
+from urllib.parse import ParseResult, urlparse
 
 
-class _MultiParams:
-    """Repeated form keys as Twilio signs them (the validator asks for ``getall``)."""
+def _distinct_values(params: Iterable[tuple[str, str]] | Mapping[str, str]) -> dict[str, set[str]]:
+    pairs = params.items() if isinstance(params, Mapping) else params
+    values: dict[str, set[str]] = {}
+    for key, value in pairs:
+        values.setdefault(key, set()).add(value)
+    return values
 
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        self._values: dict[str, list[str]] = {}
-        for key, value in pairs:
-            self._values.setdefault(key, []).append(value)
 
-    def __iter__(self) -> Any:
-        return iter(self._values)
+def twilio_signature(url: str, params: Iterable[tuple[str, str]] | Mapping[str, str], auth_token: str) -> str:
+    """The signature Twilio sends for a POST of ``params`` to exactly ``url``."""
+    signed = url
+    for name, values in sorted(_distinct_values(params).items()):
+        for value in sorted(values):
+            signed += name + value
+    digest = hmac.new(auth_token.encode("utf-8"), signed.encode("utf-8"), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode("ascii")
 
-    def getall(self, key: str) -> list[str]:
-        return self._values[key]
+
+def _without_port(uri: ParseResult) -> str:
+    if not uri.port:
+        return uri.geturl()
+    return uri._replace(netloc=uri.netloc.split(":")[0]).geturl()
+
+
+def _with_port(uri: ParseResult) -> str:
+    if uri.port:
+        return uri.geturl()
+    port = 443 if uri.scheme == "https" else 80
+    return uri._replace(netloc=f"{uri.netloc}:{port}").geturl()
 
 
 def verify_twilio_signature(
@@ -33,8 +58,13 @@ def verify_twilio_signature(
     ``params`` every form field, blank ones included (``parse_qsl(body, keep_blank_values=True)``)."""
     if not signature or not auth_token:
         return False
-    signed: Any = _MultiParams(params) if isinstance(params, list) else dict(params)
     try:
-        return bool(RequestValidator(auth_token).validate(url, signed, signature))
-    except (TypeError, ValueError, AttributeError):
+        parsed = urlparse(url)
+        candidates = {_without_port(parsed), _with_port(parsed)}
+        expected = signature.encode("utf-8")
+        return any(
+            hmac.compare_digest(twilio_signature(candidate, params, auth_token).encode("ascii"), expected)
+            for candidate in candidates
+        )
+    except (TypeError, ValueError, AttributeError):  # a bad port, a non-string value
         return False

@@ -6,11 +6,11 @@ import hashlib
 import hmac
 from urllib.parse import urlencode
 
-from twilio.request_validator import RequestValidator
+from promptpipe.adapters.twilio_signature import twilio_signature as _twilio_signature
 
 
 def twilio_signature(url: str, params: dict[str, str], auth_token: str) -> str:
-    return RequestValidator(auth_token).compute_signature(url, params)
+    return _twilio_signature(url, params, auth_token)
 
 
 def twilio_form(params: dict[str, str]) -> str:

@@ -1,0 +1,72 @@
+"""Where a function's first-event init goes: CPU ms of each step, in one fresh process per round.
+
+Run: ``python -m scripts.cold_start_parts [module]`` (default ``functions.inbound.webhook``;
+``--runs N``, default 3). After importing the module (not timed), it times in order: importing
+``botocore.session``, the settings, the first DynamoDB client, the SQS client, importing the sent
+ledger adapter, and the rest of ``get_app()``. Same child environment and socket guard as
+``scripts.bench_cold_start``; the figures are for reading next to its table (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+from scripts.bench_cold_start import REPO, child_environment
+
+CHILD = r"""
+import importlib, json, socket, sys, time
+
+def _refuse(self, address, *args):
+    raise OSError("network access during the benchmark")
+
+socket.socket.connect = _refuse
+importlib.import_module(sys.argv[1])
+parts = {}
+
+def timed(label, step):
+    start = time.process_time()
+    step()
+    parts[label] = (time.process_time() - start) * 1000
+
+timed("import botocore.session", lambda: importlib.import_module("botocore.session"))
+from promptpipe.settings import get_settings
+timed("settings", get_settings)
+from promptpipe.adapters import aws
+timed("first client (DynamoDB)", lambda: aws.aws_client("dynamodb", get_settings()))
+timed("second client (SQS)", lambda: aws.aws_client("sqs", get_settings()))
+timed("import adapters.sent_ledger", lambda: importlib.import_module("promptpipe.adapters.sent_ledger"))
+from promptpipe.wiring import get_app
+timed("rest of get_app()", get_app)
+print(json.dumps(parts))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("module", nargs="?", default="functions.inbound.webhook")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    samples: dict[str, list[float]] = {}
+    for _ in range(args.runs):
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, args.module],
+            cwd=REPO,
+            env=child_environment(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for label, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
+            samples.setdefault(label, []).append(value)
+    print(f"{args.module}: first-event init, CPU ms, median of {args.runs} fresh processes")
+    for label, values in samples.items():
+        print(f"  {label:30} {statistics.median(values):6.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
