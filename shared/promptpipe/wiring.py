@@ -92,8 +92,7 @@ class TracedStateStore:
 
     def commit(self, commit: StateCommit) -> None:
         with tracer.provider.in_subsegment("state_commit") as subsegment:
-            # aws_xray_sdk types the value as numbers.Number, which mypy never matches to an int.
-            subsegment.put_annotation("version", commit.flow.version)  # type: ignore[arg-type]
+            subsegment.put_annotation("version", commit.flow.version)
             self._inner.commit(commit)
 
     def list_transcript(
