@@ -368,6 +368,7 @@ def test_commit_lands_then_a_non_conflict_error_still_applies_every_effect(
 
 
 # ======================================================================== (c) between effects ==
+@pytest.mark.logs_errors  # the failed delivery is logged, then redelivered: the case itself
 def test_messenger_failing_on_the_reply_is_resent_once_and_the_schedule_applied(stack: Any) -> None:
     # Given a provider that fails the turn's reply once
     s = stack(schedule_call(), reply())
@@ -386,6 +387,7 @@ def test_messenger_failing_on_the_reply_is_resent_once_and_the_schedule_applied(
     s.assert_converged(replies=[REPLY], model_calls=1 + 2, schedules=1)
 
 
+@pytest.mark.logs_errors  # the failed delivery is logged, then redelivered: the case itself
 def test_scheduler_failing_on_create_is_retried_without_resending_the_reply(
     stack: Any, monkeypatch: pytest.MonkeyPatch, no_backoff: list[float]
 ) -> None:
@@ -408,6 +410,7 @@ def test_scheduler_failing_on_create_is_retried_without_resending_the_reply(
 
 
 # ========================================================================= (d) after the sends ==
+@pytest.mark.logs_errors  # the failed delivery is logged, then redelivered: the case itself
 def test_crash_after_the_effects_resends_nothing_and_keeps_the_schedule(
     stack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -435,6 +438,7 @@ def test_crash_after_the_effects_resends_nothing_and_keeps_the_schedule(
 
 
 # ================================================================ LLM failure to the dead letters ==
+@pytest.mark.logs_errors  # the failed delivery is logged, then redelivered: the case itself
 def test_llm_failure_after_a_scheduler_call_three_times_dead_letters_and_leaves_no_schedule(stack: Any) -> None:
     # Given a model that calls the scheduler tool and then fails, on every delivery
     s = stack(*[step for _ in range(RECEIVES) for step in (schedule_call(), LLMError("down", retryable=True))])
