@@ -56,7 +56,8 @@ test-floors: | $(UV) ## install every direct dependency at its floor (build/floo
 	$(UV) pip install --quiet --python build/floors-venv/bin/python --no-deps -e .
 	build/floors-venv/bin/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test: $(STAMP_DEV) ## the whole suite with line and branch coverage (gated), then the unit tests under a non-UTC TZ
+test: $(STAMP_DEV) ## lint (ruff, mypy, import contracts), the whole suite with line and branch coverage (gated), then the unit tests under a non-UTC TZ
+	$(MAKE) --no-print-directory lint
 	mkdir -p build
 	$(BIN)/python -m pytest -n 2 --dist loadfile --cov --cov-report=term:skip-covered \
 		--cov-report=json:build/coverage.json $(PYTEST_ARGS)

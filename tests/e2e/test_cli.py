@@ -201,15 +201,20 @@ def test_chat_commands_help_wait_bad_input_and_end_of_input(
     assert main(["chat", "--start", "2026-03-02T13:00:00Z"]) == 0
     out = capsys.readouterr().out
     assert "/wait" in out and "/tomorrow" in out  # the help text
-    assert "? use /tomorrow HH:MM" in out
+    assert "is not a time of day; use HH:MM" in out  # "/tomorrow 7am"
     assert out.count("? ") >= 2  # the unreadable duration is answered too
 
 
-def test_chat_reports_a_refused_enrolment(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_chat_refuses_a_phone_that_cannot_enrol(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A phone number that cannot enrol is a usage mistake, caught before anything starts (exit 2)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr("builtins.input", lambda _prompt="": "/quit")
-    assert main(["chat", "--phone", "not-a-phone", "--start", "2026-03-02T13:00:00Z"]) == 1
-    assert "enrollment failed" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["chat", "--phone", "not-a-phone", "--start", "2026-03-02T13:00:00Z"])
+    assert stopped.value.code == 2
+    assert "is not a phone number" in capsys.readouterr().err
 
 
 def test_flows_validate_push_and_show(server: LocalServer, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,9 +29,10 @@ def test_simulate_two_participants_one_day(capsys: pytest.CaptureFixture[str]) -
     assert out[0] == "participants=2 days=1"
     assert out[1] == "events=34 (webhook calls 10, worker turns 12, scheduler firings 10); messages sent 22"
     assert re.fullmatch(r"wall \d+\.\d s, \d+\.\d events/s, CPU \d+\.\d\d ms/event", out[2])
-    assert "(all 22 messages, intake included)" in out[3]
-    assert "(4 intensity polls)" in out[3]
-    assert "daily_prompt" in out[4] and "(n=4)" in out[4]
+    segments = next(line for line in out if "messages, intake included)" in line)
+    assert "(all 22 messages, intake included)" in segments and "(4 intensity polls)" in segments
+    by_kind = out[out.index(segments) + 1]
+    assert "daily_prompt" in by_kind and "(n=4)" in by_kind
     # progress goes to stderr, one line per stage
     assert captured.err.splitlines() == ["… enrolled 2 participants", "… intake done", "… day 1/1 done"]
 

@@ -188,7 +188,7 @@ def test_delete_reraises_other_cancellations() -> None:
 def test_transcript_deletion_backs_off_while_throttled_then_gives_up() -> None:
     pauses: list[float] = []
     client = FakeClient(unprocessed=100)
-    with pytest.raises(PromptPipeError, match="1 transcript items could not be deleted"):
+    with pytest.raises(PromptPipeError, match="1 transcript items could not be written"):
         DynamoParticipantRepo("t", client, sleep=pauses.append).delete(PID, keep_transcript=False)
     assert pauses[:3] == [0.05, 0.1, 0.2]
     assert max(pauses) <= 2.0

@@ -101,6 +101,7 @@ def test_each_corrupt_key_is_reported_once_per_state_read() -> None:
     assert keys == [DataKey.USER_PROFILE.value, DataKey.SCHEDULE_REGISTRY.value]
 
 
+@pytest.mark.logs_errors  # the listener's failure is logged at ERROR by design
 def test_a_failing_listener_does_not_break_the_read() -> None:
     def broken(_key: str) -> None:
         raise RuntimeError("metrics backend down")
