@@ -34,7 +34,9 @@ def test_simulate_two_participants_one_day(capsys: pytest.CaptureFixture[str]) -
     by_kind = out[out.index(segments) + 1]
     assert "daily_prompt" in by_kind and "(n=4)" in by_kind
     # progress goes to stderr, one line per stage
-    assert captured.err.splitlines() == ["… enrolled 2 participants", "… intake done", "… day 1/1 done"]
+    progress = captured.err.splitlines()
+    assert progress[:2] == ["… enrolled 2 participants", "… intake done"]
+    assert len(progress) == 3 and re.fullmatch(r"… day 1/1 done \(\d+ events, CPU \d+\.\d ms/event\)", progress[2])
 
 
 @pytest.mark.slow

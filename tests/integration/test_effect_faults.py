@@ -302,6 +302,7 @@ def failing_create_schedule(monkeypatch: pytest.MonkeyPatch, times: int) -> list
 
 
 # ======================================================================== (a) before the commit ==
+@pytest.mark.logs_errors  # the failed deliveries are logged at ERROR by design
 def test_model_failing_on_its_last_round_commits_nothing_and_creates_no_schedule(stack: Any) -> None:
     # Given a turn whose model calls the scheduler tool and then fails (its last round), once
     s = stack(schedule_call(), LLMError("model down", retryable=True), schedule_call(), reply())
