@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "\u00a7"  # the section sign, spelled out so that this file does not cite anything
-FACTS_WORD = "FACT" + "S"
+REFERENCE_WORD = "FACT" + "S"
 DESIGN_WORD = "DESIG" + "N"
 NOTES_WORD = "AWS" + "_NOTES"
 STYLE_WORD = "STYL" + "E"
@@ -42,7 +42,7 @@ PLATFORM = "docs/platform.md"
 
 # --- where each cited section went -------------------------------------------------------------
 # The behaviour facts, by section; a quoted sub-heading or a keyword of the cited text refines it.
-FACTS_SECTIONS: dict[str, str] = {
+REFERENCE_SECTIONS: dict[str, str] = {
     "1": "B-TOOL-1",
     "2": "profile",
     "3": "tone",
@@ -56,7 +56,7 @@ FACTS_SECTIONS: dict[str, str] = {
     "11": "cases",
     "12": "departures",
 }
-FACTS_SUBSECTIONS: dict[tuple[str, str], str] = {
+REF_SUBSECTIONS: dict[tuple[str, str], str] = {
     ("2", "loading"): "B-PROF-4",
     ("2", "bug"): "B-PROF-5",
     ("2", "merge"): "B-PROF-1",
@@ -210,7 +210,7 @@ _CASES = rf"\(?\b{_CASE}(?:(?:,\s|\sand\s){_CASE})*\b\)?"
 _NUMLIST = r"\d+(?:\s?[–-]\s?\d+)?(?:(?:,\s?|\s+and\s+)\d+(?:\s?[–-]\s?\d+)?)*"
 
 _START = (
-    rf"\b{FACTS_WORD}\b(?:\s+{_SEC}{_SUFFIX})?(?:\s+{_CASES})?(?:\s+{_SEC})?",
+    rf"\b{REFERENCE_WORD}\b(?:\s+{_SEC}{_SUFFIX})?(?:\s+{_CASES})?(?:\s+{_SEC})?",
     rf"\b{DESIGN_WORD}\b(?:\.md)?(?:\s+{_SEC})?",
     rf"\b{NOTES_WORD}\b(?:\.md)?(?:\s+{_SEC})?",
     rf"\b{STYLE_WORD}\.md",
@@ -218,7 +218,7 @@ _START = (
     rf"\b[Cc]ontract\s+scenarios?\s+{_NUMLIST}",
     rf"\b[Dd]ecisions?\s+{_NUMLIST}",
     r"\bseeds?\s+0\d\d\b",
-    r"\bseeds/[\w.…/-]*",
+    r"\bseed" r"s/[\w.…/-]*",  # split: this file names the pattern, it cites nothing
     r"(?:\.\./|/work/)shared/[\w.…/-]*",
     rf"\bissues?\s+\d+(?:\s+(?:{SECTION}\s?|items?\s+)\d+(?:\s?[–-]\s?\d+)?)?(?:,\s*lite)?",
     rf"(?<![\w{SECTION}]){_SEC}{_SUFFIX}",
@@ -236,7 +236,7 @@ RUN_RE = re.compile(rf"(?:{START_RE.pattern})(?:{_SEP}(?:{TOKEN_RE.pattern}))*")
 
 # What the hygiene test forbids anywhere in the repository (kept here so both agree).
 FORBIDDEN = (
-    rf"\b{FACTS_WORD}\b",
+    rf"\b{REFERENCE_WORD}\b",
     rf"\b{DESIGN_WORD}(?:\.md|\s*{SECTION}|'s\b)",
     NOTES_WORD,
     rf"\b{STYLE_WORD}\.md",
@@ -244,7 +244,7 @@ FORBIDDEN = (
     rf"\b[Cc]ontract\s+(?:{SECTION}|scenarios?\s+\d)",
     rf"{SECTION}\s?\d",
     r"\bseeds?\s+0\d\d\b",
-    r"\bseeds/",
+    r"\bseed" r"s/",
     r"(?:\.\./|/work/)shared/",
     r"\bissues?\s+\d+\b",
 )
@@ -289,22 +289,22 @@ def _behaviour(anchor: str) -> Target:
 
 def _facts(token: str, line: str) -> list[Target]:
     sections = _sections(token)
-    cases = re.search(rf"{_CASES}\s*$", token.replace(FACTS_WORD, "", 1).strip())
+    cases = re.search(rf"{_CASES}\s*$", token.replace(REFERENCE_WORD, "", 1).strip())
     out: list[Target] = []
     if not sections:
         if cases and cases.group(0).strip("()"):
             return [Target(f"{BEHAVIOUR}#cases", cases.group(0).strip("()"))]
         return [Target(BEHAVIOUR)]
     number = sections[0]
-    if number not in FACTS_SECTIONS:
+    if number not in REFERENCE_SECTIONS:
         raise Unmapped(token)
-    refined = next((a for (n, key), a in FACTS_SUBSECTIONS.items() if n == number and key in token.lower()), None)
+    refined = next((a for (n, key), a in REF_SUBSECTIONS.items() if n == number and key in token.lower()), None)
     if refined is None:
-        refined = next((a for (n, key), a in FACTS_SUBSECTIONS.items() if n == number and key in line.lower()), None)
+        refined = next((a for (n, key), a in REF_SUBSECTIONS.items() if n == number and key in line.lower()), None)
     if number == "11" and cases:
         out.append(Target(f"{BEHAVIOUR}#cases", cases.group(0).strip("()")))
     else:
-        out.append(_behaviour(refined or FACTS_SECTIONS[number]))
+        out.append(_behaviour(refined or REFERENCE_SECTIONS[number]))
     return out
 
 
@@ -386,7 +386,7 @@ def _cases(token: str, line: str) -> list[Target]:
 Mapper = Callable[[str, str], list[Target]]
 # (how a token starts, how it maps, the context it leaves for bare sections; None keeps the old one)
 _DISPATCH: tuple[tuple[re.Pattern[str], Mapper, str | None], ...] = (
-    (re.compile(rf"{FACTS_WORD}\b"), _facts, "facts"),
+    (re.compile(rf"{REFERENCE_WORD}\b"), _facts, "facts"),
     (re.compile(rf"{DESIGN_WORD}\b"), _design, "design"),
     (re.compile(rf"{NOTES_WORD}\b"), _notes, "notes"),
     (re.compile(rf"{STYLE_WORD}\.md"), _fixed(ARCHITECTURE), None),
@@ -401,7 +401,7 @@ _DISPATCH: tuple[tuple[re.Pattern[str], Mapper, str | None], ...] = (
 _BARE_SECTION: dict[str | None, tuple[str, Mapper]] = {
     None: ("contract", _contract),
     "contract": ("contract", _contract),
-    "facts": (FACTS_WORD, _facts),
+    "facts": (REFERENCE_WORD, _facts),
     "design": (DESIGN_WORD, _design),
     "notes": (NOTES_WORD, _notes),
 }

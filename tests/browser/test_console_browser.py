@@ -21,7 +21,7 @@ from promptpipe.local.demo import DEMO_START, run_demo
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+SCREENSHOT_DIR = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
@@ -81,7 +81,7 @@ def browser(downloads: Path) -> Iterator[Any]:
     )
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
-    ARTIFACTS.mkdir(exist_ok=True)
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
     yield driver
     driver.quit()
 
@@ -97,7 +97,7 @@ def _click_and_load(driver: Any, element: Any) -> None:
 
 
 def _shot(driver: Any, name: str) -> Path:
-    path = ARTIFACTS / f"console-{name}.png"
+    path = SCREENSHOT_DIR / f"console-{name}.png"
     driver.save_screenshot(str(path))
     assert path.stat().st_size > 1000
     return path

@@ -16,9 +16,9 @@ import pytest
 
 from scripts.rewrite_refs import (
     DESIGN_WORD,
-    FACTS_WORD,
     FORBIDDEN_RE,
     NOTES_WORD,
+    REFERENCE_WORD,
     ROOT,
     SECTION,
     keep_banner_width,
@@ -99,7 +99,7 @@ def test_every_rule_id_cited_is_defined_in_behaviour_md() -> None:
     ("before", "after"),
     [
         (
-            f"``transition_state`` ({FACTS_WORD} {SECTION}6, {SECTION}11 ST1–ST6; contract "
+            f"``transition_state`` ({REFERENCE_WORD} {SECTION}6, {SECTION}11 ST1–ST6; contract "
             f"scenario 5; decision" + " 8) with fakes.",
             "``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3, cases ST1–ST6) with fakes.",
         ),
@@ -115,7 +115,7 @@ def test_every_rule_id_cited_is_defined_in_behaviour_md() -> None:
             f'"""The one stack ({DESIGN_WORD} {SECTION}8, {NOTES_WORD} {SECTION}3)."""',
             '"""The one stack (docs/architecture.md#infrastructure, docs/platform.md#cdk-bundling)."""',
         ),
-        (f"# {FACTS_WORD} M4: rejected there too", "# docs/behaviour.md#M4: rejected there too"),
+        (f"# {REFERENCE_WORD} M4: rejected there too", "# docs/behaviour.md#M4: rejected there too"),
         ('"""Seven days, end to end (issue' + f' 3 {SECTION}7)."""', '"""Seven days, end to end."""'),
         ("envelope of seed" + " 001.", "envelope of docs/behaviour.md#B-API-1."),
     ],
@@ -132,7 +132,7 @@ def test_rewrite_maps_each_kind_of_citation(before: str, after: str) -> None:
     ("line", "unmapped"),
     [
         # a section no table covers
-        (f"see {FACTS_WORD} {SECTION}99 for why", f"{FACTS_WORD} {SECTION}99"),
+        (f"see {REFERENCE_WORD} {SECTION}99 for why", f"{REFERENCE_WORD} {SECTION}99"),
         # a tracker item inside a sentence: dropping it would break the sentence
         ("# compared with the revision before issue" + " 14.", "issue" + " 14"),
         # the design notes named in prose
