@@ -41,8 +41,10 @@ def _stop_all_timers(op: OpContext) -> None:
     op.data.set_daily_prompt_pending(None)
     for name in list(op.data.pending_timers()):
         op.disarm(name)
-    for name in all_timer_names(op.participant.id, op.data):
-        op.touch_schedule(name)
+    # The daily crons: the state no longer wants them once the participant is not active. Names the
+    # state never armed are not touched (reconcile and an orphan's own first firing cover stragglers).
+    for schedule in op.data.schedules():
+        op.touch_schedule(schedule.timer_id)
 
 
 def change_status(deps: FlowDeps, session: ConversationSession, status: ParticipantStatus, *, reason: str) -> bool:
