@@ -12,6 +12,7 @@ from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.clock import ManualClock
+from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
@@ -72,7 +73,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
     llm = llm if llm is not None else ScriptedLLM()
     rng = random.Random(seed)
     deps = FlowDeps(
-        settings=settings,
+        config=CoreConfig.from_settings(settings),
         llm=llm,
         timers=timers,
         clock=clock,

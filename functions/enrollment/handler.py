@@ -21,6 +21,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
+from functions.common import lambda_entry
 from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, Problem
 from promptpipe.errors import (
@@ -49,7 +50,7 @@ from promptpipe.models.api import (
     StateViewEnvelope,
     TranscriptPageEnvelope,
 )
-from promptpipe.observability import counts_errors, logger, metrics, tracer
+from promptpipe.observability import logger
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app
 
@@ -495,10 +496,7 @@ def readable_body(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, "body": text, "isBase64Encoded": False}
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-@counts_errors("enrollment")
+@lambda_entry("enrollment", requires=("inbound_queue_url",), correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         event = readable_body(event)

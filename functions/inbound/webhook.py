@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.common import lambda_entry
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
 from promptpipe.errors import ValidationFailed
@@ -32,7 +33,7 @@ from promptpipe.inbound import (
     verify_meta_signature,
 )
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
-from promptpipe.observability import count, counts_errors, logger, metrics, tracer
+from promptpipe.observability import count, logger
 from promptpipe.services import InboundDecision
 from promptpipe.settings import get_settings
 from promptpipe.wiring import get_app, inbound_events
@@ -195,10 +196,7 @@ def whatsapp_webhook() -> Response:
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-@counts_errors("webhook")
+@lambda_entry("webhook", requires=("inbound_queue_url",), correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:  # the size cap first: a body over it is never decoded, hashed or parsed
         body_bytes(

@@ -13,26 +13,22 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.common import lambda_entry, run_and_send
 from promptpipe.models.events import TurnEvent
-from promptpipe.observability import count_error, logger, metrics, record_outcome_metrics, tracer
-from promptpipe.services import outcome_log_fields
-from promptpipe.wiring import get_app
+from promptpipe.observability import count_error, logger
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
 
 def process_and_send(event: TurnEvent) -> dict[str, Any]:
-    app = get_app()
-    with tracer.provider.in_subsegment("conversation_turn"):
-        outcome = app.process_turn(event)
-    with tracer.provider.in_subsegment("messenger_send"):
-        sent = app.finish(outcome)
-    record_outcome_metrics(outcome)
-    logger.info("turn processed", extra={**outcome_log_fields(outcome), "kind": event.kind.value, "sent": sent})
+    outcome, sent = run_and_send(
+        lambda app: app.process_turn(event), "turn processed", lambda _: {"kind": event.kind.value}
+    )
     return {"messages": sent, "replayed": outcome.replayed}
 
 
@@ -47,8 +43,7 @@ def record_handler(record: SQSRecord) -> None:
         raise
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler
+# Each failed record is counted above; a batch whose every record failed is not counted again.
+@lambda_entry("worker", uncounted=(BatchProcessingError,))
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

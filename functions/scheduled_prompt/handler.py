@@ -13,9 +13,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
+from functions.common import lambda_entry, run_and_send
 from promptpipe.models.events import ScheduledPromptPayload
-from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
-from promptpipe.services import event_id_for_schedule, outcome_log_fields
+from promptpipe.observability import logger
+from promptpipe.services import EventOutcome, event_id_for_schedule
 from promptpipe.wiring import get_app
 
 
@@ -24,28 +25,24 @@ class ScheduledPromptInvocation(BaseModel):
     payload: ScheduledPromptPayload
 
 
-def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
-    app = get_app()
-    outcome = app.run_scheduled_prompt(invocation.payload, event_id=invocation.event_id)
-    sent = app.finish(outcome)
-    record_outcome_metrics(outcome)
+def _details(outcome: EventOutcome) -> dict[str, Any]:
     delivery = outcome.delivery
-    logger.info(
+    return {
+        "delivered": bool(delivery and delivery.delivered),
+        "skipped": delivery.skipped_reason if delivery else None,
+    }
+
+
+def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
+    outcome, sent = run_and_send(
+        lambda app: app.run_scheduled_prompt(invocation.payload, event_id=invocation.event_id),
         "scheduled prompt handled",
-        extra={
-            **outcome_log_fields(outcome),
-            "delivered": bool(delivery and delivery.delivered),
-            "skipped": delivery.skipped_reason if delivery else None,
-            "sent": sent,
-        },
+        _details,
     )
     return {"messages": sent, "replayed": outcome.replayed}
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler
-@counts_errors("scheduled_prompt")
+@lambda_entry("scheduled_prompt")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = ScheduledPromptPayload.model_validate(event)
     event_id = event_id_for_schedule(

@@ -9,9 +9,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
+from functions.common import lambda_entry, run_and_send
 from promptpipe.models.events import TimerPayload
-from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
-from promptpipe.services import event_id_for_schedule, outcome_log_fields
+from promptpipe.observability import logger
+from promptpipe.services import event_id_for_schedule
 from promptpipe.wiring import get_app
 
 
@@ -21,28 +22,19 @@ class TimerInvocation(BaseModel):
 
 
 def fire(invocation: TimerInvocation) -> dict[str, Any]:
-    app = get_app()
-    outcome = app.run_timer(invocation.payload, event_id=invocation.event_id)
-    sent = app.finish(outcome)
-    record_outcome_metrics(outcome)
-    timer = outcome.timer
-    logger.info(
+    outcome, sent = run_and_send(
+        lambda app: app.run_timer(invocation.payload, event_id=invocation.event_id),
         "timer fired",
-        extra={
-            **outcome_log_fields(outcome),
+        lambda outcome: {
             "kind": invocation.payload.kind.value,
-            "applied": bool(timer and timer.applied),
-            "detail": timer.detail if timer else None,
-            "sent": sent,
+            "applied": bool(outcome.timer and outcome.timer.applied),
+            "detail": outcome.timer.detail if outcome.timer else None,
         },
     )
-    return {"messages": sent, "applied": bool(timer and timer.applied), "replayed": outcome.replayed}
+    return {"messages": sent, "applied": bool(outcome.timer and outcome.timer.applied), "replayed": outcome.replayed}
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler
-@counts_errors("timers")
+@lambda_entry("timers")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = TimerPayload.model_validate(event)
     event_id = event_id_for_schedule(

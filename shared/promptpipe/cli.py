@@ -69,7 +69,7 @@ def _parse_instant(text: str) -> datetime:
 
 def _parse_zone(text: str) -> str:
     from promptpipe.errors import ValidationFailed
-    from promptpipe.services import validate_timezone
+    from promptpipe.usecases.participants import validate_timezone
 
     try:
         return validate_timezone(text.strip()) or "UTC"

@@ -100,7 +100,7 @@ def import_participants(
     rebuild: Callable[[PromptPipe, str], int] | None = None,
 ) -> ImportReport:
     report = ImportReport(dry_run=dry_run)
-    region = default_region or app.deps.settings.default_phone_region
+    region = default_region or app.deps.config.default_phone_region
     rebuild = rebuild or rebuild_schedules
     phones: dict[str, str] = {}
     for original in originals:

@@ -11,5 +11,5 @@ def participants_by_phone(app: PromptPipe, phone: str) -> list[ConversationParti
     """The participant whose phone claim matches (at most one), after canonicalising to E.164.
 
     Raises ``InvalidPhoneNumber`` (a 400) when the number cannot be canonicalised."""
-    participant_id = app.repo.find_id_by_phone(canonicalize_phone(phone, app.deps.settings.default_phone_region))
+    participant_id = app.repo.find_id_by_phone(canonicalize_phone(phone, app.deps.config.default_phone_region))
     return [app.repo.get(participant_id)] if participant_id else []

@@ -178,16 +178,18 @@ def count_error(function: str) -> None:
     count("Errors", function=function)
 
 
-def counts_errors(function: str) -> Callable[[Handler], Handler]:
-    """Decorate a Lambda handler: any exception it lets out is counted (``Errors``, by function)."""
+def counts_errors(function: str, uncounted: tuple[type[BaseException], ...] = ()) -> Callable[[Handler], Handler]:
+    """Decorate a Lambda handler: any exception it lets out is counted (``Errors``, by function),
+    except those in ``uncounted`` (already counted where they arose)."""
 
     def decorate(handler: Handler) -> Handler:
         @functools.wraps(handler)
         def wrapped(event: dict[str, Any], context: Any) -> Any:
             try:
                 return handler(event, context)
-            except Exception:
-                count_error(function)
+            except Exception as exc:
+                if not isinstance(exc, uncounted):
+                    count_error(function)
                 raise
 
         return wrapped  # type: ignore[return-value]

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from promptpipe.errors import ConfigurationError
 from promptpipe.models.llm import LLMRoute
 from promptpipe.phone import is_known_region
 
@@ -144,9 +145,10 @@ class Settings(BaseModel):
     feedback_initial_timeout: Duration = timedelta(minutes=15)
     feedback_followup_delay: Duration = timedelta(hours=3)
     schedule_group_name: str = Field("promptpipe", pattern=r"^[0-9a-zA-Z\-_.]{1,64}$")
-    timers_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-timers"
-    scheduled_prompt_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:promptpipe-scheduled-prompt"
-    scheduler_role_arn: str = "arn:aws:iam::000000000000:role/promptpipe-scheduler"
+    # Production-only: the stack sets them, the local environment supplies its own; required in Lambda.
+    timers_function_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:lambda:")
+    scheduled_prompt_function_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:lambda:")
+    scheduler_role_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:iam::")
     scheduler_dlq_arn: str | None = None
     scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)
     scheduler_max_event_age_seconds: int = Field(3600, ge=60, le=86400)
@@ -203,6 +205,12 @@ class Settings(BaseModel):
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
+    # Set by the Lambda runtime: production-only settings are then required (``require_in_lambda``).
+    aws_lambda_function_name: str | None = None
+
+    def missing(self, names: tuple[str, ...]) -> list[str]:
+        """Which of ``names`` are unset (``None`` or empty)."""
+        return [name for name in names if not getattr(self, name)]
 
     @field_validator("default_phone_region", mode="before")
     @classmethod
@@ -223,6 +231,10 @@ class Settings(BaseModel):
 
 _settings: Settings | None = None
 
+# Every function targets these through EventBridge Scheduler (a schedule created or deleted); a
+# default would point at a fake account, so in Lambda their absence fails the cold start.
+LAMBDA_REQUIRED = ("timers_function_arn", "scheduled_prompt_function_arn", "scheduler_role_arn")
+
 
 def get_settings() -> Settings:
     """The process-wide settings, read once (Lambda cold start, CLI start)."""
@@ -230,6 +242,20 @@ def get_settings() -> Settings:
     if _settings is None:
         _settings = Settings()
     return _settings
+
+
+def require_in_lambda(names: tuple[str, ...] = ()) -> None:
+    """In Lambda (the runtime sets ``AWS_LAMBDA_FUNCTION_NAME``), read the settings now and fail the
+    cold start when a production-only setting, or one the function names, is missing; elsewhere
+    nothing (local runs supply their own values)."""
+    settings = get_settings() if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else None
+    if settings is None:
+        return
+    missing = settings.missing(LAMBDA_REQUIRED + tuple(names))
+    if missing:
+        raise ConfigurationError(
+            "missing in this function's environment: " + ", ".join(name.upper() for name in missing)
+        )
 
 
 def set_settings(settings: Settings | None) -> None:

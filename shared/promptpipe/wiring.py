@@ -14,14 +14,15 @@ import contextlib
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from promptpipe.clock import Clock, SystemClock
+from promptpipe.config import CoreConfig
 from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
-from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage
@@ -32,6 +33,8 @@ from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.prompts import PromptLibrary
     from promptpipe.inbound_events import InboundEvents
 
 
@@ -46,7 +49,11 @@ class Lazy(Generic[Port]):
         self._instance: Port | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> Port:
+    def build(self) -> Port:
+        """The port, built now if it was not yet (the name a port never has: ``Lazy`` forwards the rest)."""
+        return self._built()
+
+    def _built(self) -> Port:
         if self._instance is None:
             with self._lock:
                 if self._instance is None:
@@ -54,7 +61,7 @@ class Lazy(Generic[Port]):
         return self._instance
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.get(), name)
+        return getattr(self._built(), name)
 
 
 def lazy(factory: Callable[[], Port]) -> Port:
@@ -130,6 +137,26 @@ def _messenger(settings: Settings, clock: Clock, secrets: dict[str, str]) -> Mes
     return build_messenger(settings, clock=clock, secrets=secrets)
 
 
+def _prompt_library(settings: Settings) -> PromptLibrary:
+    from promptpipe.adapters.prompt_store import prompt_store_from_settings
+    from promptpipe.flow.prompts import PromptLibrary
+
+    return PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings))
+
+
+def _flow_catalog(settings: Settings, dynamodb: Any, clock: Clock) -> FlowCatalog:
+    from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.flow_files import load_flow_files
+
+    return FlowCatalog(
+        DynamoFlowDefinitionStore(settings.table_name, dynamodb),
+        clock,
+        bundled=load_flow_files(settings.flows_dir),
+        ttl_seconds=settings.flow_cache_seconds,
+    )
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -177,25 +204,15 @@ def build_app(
     if messenger is None:
         messenger = lazy(lambda: _messenger(settings, clock, get_secrets()))
     rng = rng or random.Random()
-    from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
-    from promptpipe.adapters.prompt_store import prompt_store_from_settings
-    from promptpipe.controller.catalog import FlowCatalog
-    from promptpipe.flow.flow_files import load_flow_files
-
-    flows = FlowCatalog(
-        DynamoFlowDefinitionStore(settings.table_name, dynamodb),
-        clock,
-        bundled=load_flow_files(settings.flows_dir),
-        ttl_seconds=settings.flow_cache_seconds,
-    )
     deps = FlowDeps(
-        settings=settings,
+        config=CoreConfig.from_settings(settings),
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
         timers=timers,
         clock=clock,
-        prompts=PromptLibrary.from_settings(settings, store=prompt_store_from_settings(settings)),
+        # Read from disk (and the table) at first use: the webhook and the enrollment API never use them.
+        prompts=lazy(lambda: _prompt_library(settings)),
         ids=ids or IdGenerator(None),
-        flows=flows,
+        flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
     )
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
@@ -223,13 +240,20 @@ def get_app() -> PromptPipe:
     return _app
 
 
-def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
-    """Non-text inbound traffic and delivery reports, over the app's own store."""
-    from promptpipe.adapters.phone_claims import phone_claims_for
-    from promptpipe.inbound_events import InboundEvents
+_inbound: weakref.WeakKeyDictionary[PromptPipe, InboundEvents] = weakref.WeakKeyDictionary()
 
+
+def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
+    """Non-text inbound traffic and delivery reports, over the app's own store (built once per app:
+    the phone claims hold a DynamoDB client)."""
     app = app or get_app()
-    return InboundEvents(app, phone_claims_for(app.repo, app.deps.settings))
+    events = _inbound.get(app)
+    if events is None:
+        from promptpipe.adapters.phone_claims import phone_claims_for
+        from promptpipe.inbound_events import InboundEvents
+
+        events = _inbound[app] = InboundEvents(app, phone_claims_for(app.repo, get_settings()))
+    return events
 
 
 def set_app(app: PromptPipe | None) -> None:
@@ -238,18 +262,27 @@ def set_app(app: PromptPipe | None) -> None:
     _app = app
 
 
+def warm_for_events(app: PromptPipe | None = None) -> None:
+    """Build now what the first event of the worker, scheduled-prompt and timers functions needs
+    (the conversation engine, the prompt library, the flow catalog, the Scheduler client), from
+    disk and memory only: no network call. The webhook and the enrollment API never need them."""
+    app = app or get_app()
+    app.events  # noqa: B018  (imports and builds the conversation engine)
+    for port in (app.deps.prompts, app.deps.flows, app.deps.timers):
+        if isinstance(port, Lazy):
+            port.build()
+
+
 def prime_for_snapshot() -> None:
     """What a SnapStart snapshot should already hold, with no network call and no secret read:
-    the application and its AWS clients (the Scheduler's included), the X-Ray SDK where tracing is on,
+    the application, what its events need (``warm_for_events``), the X-Ray SDK where tracing is on,
     and the modules of the model and messaging clients (``openai`` is the largest single import).
     The model client itself needs the API key from Secrets Manager, so it is still built at the
     first model call, after restore."""
     from promptpipe.adapters.messengers import build_messenger  # noqa: F401  (imported to be snapshotted)
     from promptpipe.adapters.openai_llm import OpenAILLM  # noqa: F401
 
-    timers = get_app().deps.timers
-    if isinstance(timers, Lazy):
-        timers.get()  # the Scheduler client
+    warm_for_events(get_app())
     tracer.prime()
     with contextlib.suppress(ImportError):  # a bundle without the model client (no SnapStart there)
         import openai  # noqa: F401

@@ -27,12 +27,14 @@ from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.clock import ManualClock
+from promptpipe.config import CoreConfig
 from promptpipe.errors import StateConflictRetriesExhausted
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import OpContext, SessionFactory
 from promptpipe.flow.timer_events import REMINDER_TEXT
 from promptpipe.flow.timer_names import timer_name
+from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, SCHEDULER_ROLE_ARN, TIMERS_ARN
 from promptpipe.models.api import EnrollmentRequest
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind
@@ -90,6 +92,9 @@ def settings(**overrides: object) -> Settings:
     values: dict[str, object] = {
         "table_name": "pp-concurrency",
         "openai_api_key": None,
+        "timers_function_arn": TIMERS_ARN,
+        "scheduled_prompt_function_arn": SCHEDULED_PROMPT_ARN,
+        "scheduler_role_arn": SCHEDULER_ROLE_ARN,
         **overrides,
     }
     return Settings(**values)
@@ -106,7 +111,7 @@ def harness(aws: None) -> Harness:
     llm = ScriptedLLM()
     rng = random.Random(5)
     deps = FlowDeps(
-        settings=config,
+        config=CoreConfig.from_settings(config),
         llm=llm,
         timers=timers,
         clock=clock,

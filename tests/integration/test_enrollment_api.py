@@ -13,7 +13,7 @@ import pytest
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.signing import twilio_form, twilio_signature
-from promptpipe.services import UNREGISTER_NOTICE
+from promptpipe.usecases.participants import UNREGISTER_NOTICE
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"

@@ -49,13 +49,13 @@ from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.clock import ManualClock
 from promptpipe.errors import StateConflictRetriesExhausted
-from promptpipe.flow.conversation import TRUNCATION_MARK
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
-from promptpipe.local.environment import TIMERS_ARN, LocalEnvironment
+from promptpipe.inbound_text import TRUNCATION_MARK
+from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, SCHEDULER_ROLE_ARN, TIMERS_ARN, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, sqs_record
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
 from promptpipe.models.api import EnrollmentRequest, StateOverride
@@ -318,6 +318,9 @@ def server_stack(endpoint: str, table: str) -> ServerStack:
         schedule_group_name=table,
         aws_endpoint_url=endpoint,
         openai_api_key=None,
+        timers_function_arn=TIMERS_ARN,
+        scheduled_prompt_function_arn=SCHEDULED_PROMPT_ARN,
+        scheduler_role_arn=SCHEDULER_ROLE_ARN,
     )
     clock = ManualClock(T0)
     llm = coach_llm()

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json
 from promptpipe.local.signing import meta_signature, twilio_signature
-from promptpipe.services import OPT_IN_WORDS, OPT_OUT_WORDS
+from promptpipe.usecases.inbound import OPT_IN_WORDS, OPT_OUT_WORDS
 
 EXAMPLES = int(os.environ.get("PROMPTPIPE_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(
@@ -360,7 +360,7 @@ def _drain_queue(env: LocalEnvironment) -> list[dict[str, Any]]:
 
 def _clipped(body: str, env: LocalEnvironment) -> str:
     """The body as the webhook queues it: unchanged, or clipped when over the limit."""
-    from promptpipe.flow.conversation import clip_inbound_text
+    from promptpipe.inbound_text import clip_inbound_text
 
     limit = env.settings.max_inbound_message_chars
     return body if len(body) <= limit else clip_inbound_text(body, limit)

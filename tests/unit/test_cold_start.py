@@ -94,8 +94,10 @@ for hook in hooks:
     hook()  # what the runtime does before the snapshot
 from promptpipe.wiring import get_app
 after = {name: name in sys.modules for name in ("openai", "promptpipe.adapters.eventbridge_timers")}
-built = get_app().deps.timers._instance is not None
-print(json.dumps({"hooks": len(hooks), "before": before, "after": after, "timers_built": built}))
+deps = get_app().deps
+built = all(port._instance is not None for port in (deps.timers, deps.prompts, deps.flows))
+engine = "promptpipe.flow.conversation" in sys.modules
+print(json.dumps({"hooks": len(hooks), "before": before, "after": after, "ports_built": built, "engine": engine}))
 """
 
 
@@ -108,11 +110,15 @@ def test_snapstart_priming_builds_clients_and_imports_the_model_client_without_n
         AWS_ACCESS_KEY_ID="testing",
         AWS_SECRET_ACCESS_KEY="testing",
         AWS_EC2_METADATA_DISABLED="true",
+        TIMERS_FUNCTION_ARN="arn:aws:lambda:us-east-1:000000000000:function:timers",
+        SCHEDULED_PROMPT_FUNCTION_ARN="arn:aws:lambda:us-east-1:000000000000:function:prompt",
+        SCHEDULER_ROLE_ARN="arn:aws:iam::000000000000:role/scheduler",
     )
     done = subprocess.run(
         [sys.executable, "-c", SNAPSHOT_PROBE], env=env, capture_output=True, text=True, check=True, cwd=REPO
     )
     assert done.stdout.strip().splitlines()[-1] == (
         '{"hooks": 1, "before": {"openai": false, "promptpipe.adapters.eventbridge_timers": false}, '
-        '"after": {"openai": true, "promptpipe.adapters.eventbridge_timers": true}, "timers_built": true}'
+        '"after": {"openai": true, "promptpipe.adapters.eventbridge_timers": true}, '
+        '"ports_built": true, "engine": true}'
     )

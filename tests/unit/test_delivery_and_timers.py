@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from promptpipe.adapters.memory_timers import ScheduledTimer
+from promptpipe.config import CoreConfig
 from promptpipe.errors import LLMError
 from promptpipe.flow.delivery import FALLBACK_PROMPT
 from promptpipe.flow.deps import FlowDeps
@@ -437,7 +438,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
     # When the process restarts at 11:00 (a new application over the same durable stores)
     restart = at_local(MONDAY, "11:00")
     h.clock.set(restart)
-    deps = FlowDeps(settings=Settings(), llm=StubLLM(), timers=h.timers, clock=h.clock, prompts=h.app.deps.prompts)
+    deps = FlowDeps(config=CoreConfig(), llm=StubLLM(), timers=h.timers, clock=h.clock, prompts=h.app.deps.prompts)
     h.app = PromptPipe(
         deps=deps,
         repo=h.store,

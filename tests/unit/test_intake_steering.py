@@ -15,6 +15,7 @@ from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.clock import ManualClock
+from promptpipe.config import CoreConfig
 from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.controller.runtime import Mode, Status
 from promptpipe.flow.conversation import ConversationFlow, TurnResult
@@ -46,7 +47,7 @@ class Harness:
         settings = Settings()
         self.llm = llm or OfflineCoach()
         self.deps = FlowDeps(
-            settings=settings,
+            config=CoreConfig.from_settings(settings),
             llm=self.llm,
             timers=self.timers,
             clock=self.clock,

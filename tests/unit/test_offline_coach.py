@@ -21,6 +21,7 @@ from promptpipe.adapters.offline_coach import (
     parse_vague_time,
 )
 from promptpipe.clock import ManualClock
+from promptpipe.config import CoreConfig
 from promptpipe.flow.conversation import GREETING_HINT, ConversationFlow, TurnResult
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -532,7 +533,7 @@ class Harness:
         self.timers = InMemoryTimers()
         settings = Settings()
         self.deps = FlowDeps(
-            settings=settings,
+            config=CoreConfig.from_settings(settings),
             llm=OfflineCoach(),
             timers=self.timers,
             clock=self.clock,

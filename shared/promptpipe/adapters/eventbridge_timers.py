@@ -69,6 +69,11 @@ class EventBridgeTimers:
             from promptpipe.adapters.aws import aws_client  # builds a boto3 client
 
             client = aws_client("scheduler", settings)
+        if not (
+            settings.timers_function_arn and settings.scheduled_prompt_function_arn and settings.scheduler_role_arn
+        ):
+            missing = settings.missing(("timers_function_arn", "scheduled_prompt_function_arn", "scheduler_role_arn"))
+            raise ConfigurationError("schedules need " + ", ".join(name.upper() for name in missing))
         return cls(
             client,
             group_name=settings.schedule_group_name,

@@ -26,21 +26,13 @@ from promptpipe.flow.modules import (
 )
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
+from promptpipe.inbound_text import clip_inbound_text
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
 
 GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"
 DEBUG_PREFIX = "🐛 DEBUG: "
-TRUNCATION_MARK = " […]"
-
-
-def clip_inbound_text(text: str, limit: int) -> str:
-    """The documented rule for an inbound body: surrounding whitespace is dropped and a text longer
-    than ``limit`` characters is cut to ``limit`` and marked with ``TRUNCATION_MARK``, never rejected.
-    Idempotent, so the webhook (before queueing) and the worker both apply it."""
-    text = text.strip()
-    return text[:limit] + TRUNCATION_MARK if len(text) > limit else text
 
 
 @dataclass
@@ -122,12 +114,12 @@ class ConversationFlow:
         return self.feedback if state is SubState.FEEDBACK else self.intake
 
     def debug_enabled(self, session: ConversationSession) -> bool:
-        return self.deps.settings.promptpipe_debug or session.participant.debug_mode
+        return self.deps.config.promptpipe_debug or session.participant.debug_mode
 
     # -- inbound message --------------------------------------------------------------------
     def handle_message(self, session: ConversationSession, message: InboundMessage) -> TurnResult:
         started = time.perf_counter()
-        typed = clip_inbound_text(message.body, self.deps.settings.max_inbound_message_chars)
+        typed = clip_inbound_text(message.body, self.deps.config.max_inbound_message_chars)
         answer = questions.parse_answer(typed, message.answer_id, outstanding_questions(session))
         # The model and history get the original's canonical answer; the transcript keeps both.
         text = answer.canonical_text if answer is not None else typed

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from promptpipe import questions
+from promptpipe.config import CoreConfig
 from promptpipe.errors import LLMError
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
@@ -34,7 +35,6 @@ from promptpipe.models.state import (
     ScheduleInfo,
 )
 from promptpipe.quiet_hours import QuietHours
-from promptpipe.settings import MessagingProvider, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +81,14 @@ def deliver_daily_prompt(
 
     text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
-    settings = deps.settings
+    config = deps.config
     zone = participant_zone(session, schedule)
-    follow = _follow_up_timers(settings, participant.id, now, zone)
+    follow = _follow_up_timers(config, participant.id, now, zone)
     follow_ups, reminder_due = follow.specs, follow.reminder_due
     reminder_name, autofb_name, fb_name = follow.reminder, follow.auto_feedback, follow.feedback
     today = now.astimezone(zone).date().isoformat()
     schedule_id = schedule.id
-    poll_inline = settings.messaging_provider is MessagingProvider.TWILIO and settings.twilio_channel == "sms"
+    poll_inline = config.sms_poll_inline
     random_name = random_delivery_name(participant.id, schedule_id)
 
     def deliver(op: OpContext) -> None:
@@ -148,7 +148,7 @@ class _FollowUps:
     feedback: str = ""
 
 
-def _follow_up_timers(settings: Settings, participant_id: str, now: datetime, zone: ZoneInfo) -> _FollowUps:
+def _follow_up_timers(config: CoreConfig, participant_id: str, now: datetime, zone: ZoneInfo) -> _FollowUps:
     """The one-shots that follow a prompt sent at ``now``, each guarded by that prompt's identity.
 
     Nudges (the reminder, the feedback timeout) keep out of the participant's quiet hours: moved to
@@ -156,7 +156,7 @@ def _follow_up_timers(settings: Settings, participant_id: str, now: datetime, zo
     (docs/quiet-hours.md). Auto-feedback only moves the conversation on: not a message, not moved.
     """
     follow = _FollowUps(specs=[])
-    quiet = QuietHours.from_settings(settings)
+    quiet = QuietHours.from_settings(config)
 
     def timer(kind: TimerKind, at: datetime) -> str:
         name = timer_name(kind, participant_id)
@@ -167,14 +167,14 @@ def _follow_up_timers(settings: Settings, participant_id: str, now: datetime, zo
     def outside_quiet_hours(due: datetime) -> datetime | None:
         return quiet.adjust(due, zone.key, stale_after=now + timedelta(days=1))
 
-    if settings.daily_prompt_reminder_delay > timedelta(0):
-        follow.reminder_due = outside_quiet_hours(now + settings.daily_prompt_reminder_delay)
+    if config.daily_prompt_reminder_delay > timedelta(0):
+        follow.reminder_due = outside_quiet_hours(now + config.daily_prompt_reminder_delay)
         if follow.reminder_due is not None:
             follow.reminder = timer(TimerKind.DAILY_PROMPT_REMINDER, follow.reminder_due)
-    if settings.auto_feedback_after_prompt_enabled:
+    if config.auto_feedback_after_prompt_enabled:
         follow.auto_feedback = timer(TimerKind.AUTO_FEEDBACK, now + AUTO_FEEDBACK_DELAY)
-    feedback_due = outside_quiet_hours(now + settings.feedback_initial_timeout)
-    if settings.feedback_timers_enabled and feedback_due is not None:
+    feedback_due = outside_quiet_hours(now + config.feedback_initial_timeout)
+    if config.feedback_timers_enabled and feedback_due is not None:
         follow.feedback = timer(TimerKind.FEEDBACK_TIMEOUT, feedback_due)
     return follow
 

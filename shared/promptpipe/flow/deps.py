@@ -5,12 +5,15 @@ from __future__ import annotations
 import random
 import secrets
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock
-from promptpipe.controller.catalog import FlowCatalog
-from promptpipe.flow.prompts import PromptLibrary
+from promptpipe.config import CoreConfig
 from promptpipe.ports import LLM, Timers
-from promptpipe.settings import Settings
+
+if TYPE_CHECKING:
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.flow.prompts import PromptLibrary
 
 
 class IdGenerator:
@@ -30,7 +33,7 @@ class IdGenerator:
 
 @dataclass
 class FlowDeps:
-    settings: Settings
+    config: CoreConfig
     llm: LLM
     timers: Timers
     clock: Clock

@@ -184,7 +184,7 @@ class ConversationModule(ABC):
         guide = tone.build_tone_guide(session.data.profile().tone.tags)
         if guide:
             messages.append(ChatMessage(role="system", content=guide))
-        for message in history_window(history, deps.settings.chat_history_limit):
+        for message in history_window(history, deps.config.chat_history_limit):
             if message.role in ("user", "assistant") and message.content:
                 messages.append(ChatMessage(role=message.role, content=message.content))  # type: ignore[arg-type]
         messages.append(ChatMessage(role="user", content=user_text))
@@ -212,7 +212,7 @@ class ConversationModule(ABC):
         intent = Intent(intent.name, tuple(t for t in intent.tools if t in self.tools), **_intent_rest(intent))
         if intent.confident:
             return intent
-        if not deps.settings.intent_classifier_enabled:
+        if not deps.config.intent_classifier_enabled:
             return Intent(intent.name, tuple(self.tools), source="unsure")
         return self._classify(deps, session, parsed, result) or Intent(intent.name, tuple(self.tools), source="unsure")
 
@@ -225,7 +225,7 @@ class ConversationModule(ABC):
             return cached
         prompt = deps.prompts.get("classifier")
         request = classifier_request(self.name, parsed.text, list(self.tools), system=prompt.text)
-        request = routing.routed(request, routing.resolve(deps.settings, "classifier", session.data.raw))
+        request = routing.routed(request, routing.resolve(deps.config, "classifier", session.data.raw))
         try:
             response = deps.llm.complete(request)
         except LLMError:
@@ -264,7 +264,7 @@ class ConversationModule(ABC):
         with timer.stage("parse"):
             parsed = parse(user_text)
         with timer.stage("validate"):
-            parsed = validate_inbound(parsed, deps.settings.max_inbound_tokens)
+            parsed = validate_inbound(parsed, deps.config.max_inbound_tokens)
         result.clipped = parsed.clipped
         with timer.stage("intent"):
             intent = self.decide_intent(deps, session, parsed, result, controller_node)
@@ -317,7 +317,7 @@ class ConversationModule(ABC):
             tool_choice=tool_choice if definitions else None,  # type: ignore[arg-type]
             parallel_tool_calls=True if definitions else None,
         )
-        return routing.routed(request, routing.resolve(deps.settings, self.name, session.data.raw))
+        return routing.routed(request, routing.resolve(deps.config, self.name, session.data.raw))
 
     def _model_loop(
         self,
@@ -333,7 +333,7 @@ class ConversationModule(ABC):
     ) -> bool:
         """Rounds until the model answers with content. ``True`` when the reply is settled (content,
         or nothing to synthesise from); ``False`` when the synthesis call must write it."""
-        limit = deps.settings.max_tool_calls_per_response
+        limit = deps.config.max_tool_calls_per_response
         failed_rounds = 0
         tool_choice: str | None = intent.tool_choice
         for _round in range(MAX_TOOL_ROUNDS - 1):  # one call is kept for the synthesis
@@ -382,7 +382,7 @@ class ConversationModule(ABC):
         """One tools-free call that writes the reply from what happened; the fixed text if it fails."""
         prompt = deps.prompts.get("synthesis")
         request = ChatRequest(purpose="synthesis", messages=synthesis_messages(messages, prompt.text))
-        request = routing.routed(request, routing.resolve(deps.settings, "synthesis", session.data.raw))
+        request = routing.routed(request, routing.resolve(deps.config, "synthesis", session.data.raw))
         try:
             response = deps.llm.complete(request)
         except LLMError:
@@ -477,7 +477,7 @@ class IntakeModule(ConversationModule):
             [
                 StateTransitionTool(),
                 ProfileSaveTool(INTAKE_FIELDS),
-                SchedulerTool(deps.settings.scheduler_prep_time_minutes),
+                SchedulerTool(deps.config.scheduler_prep_time_minutes),
                 PromptGeneratorTool(),
             ],
             INTAKE_FALLBACK,
@@ -487,9 +487,9 @@ class IntakeModule(ConversationModule):
         return intake_context(session.data.profile(), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
 
     def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
-        if deps.flows is None or not deps.settings.flow_controller_enabled:
+        if deps.flows is None or not deps.config.flow_controller_enabled:
             return None
-        return IntakeSteering.begin(deps.flows, session.data, deps.settings.intake_flow_id)
+        return IntakeSteering.begin(deps.flows, session.data, deps.config.intake_flow_id)
 
 
 class FeedbackModule(ConversationModule):
@@ -500,7 +500,7 @@ class FeedbackModule(ConversationModule):
             [
                 StateTransitionTool(),
                 ProfileSaveTool(FEEDBACK_FIELDS),
-                SchedulerTool(deps.settings.scheduler_prep_time_minutes),
+                SchedulerTool(deps.config.scheduler_prep_time_minutes),
             ],
             FEEDBACK_FALLBACK,
         )

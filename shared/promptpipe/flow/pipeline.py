@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptpipe.inbound_text import TRUNCATION_MARK
 from promptpipe.models.llm import ChatMessage, ToolCall
 
 CHARS_PER_TOKEN = 4  # the documented estimate (no tokenizer at run time)
-TRUNCATION_MARK = " […]"
 MAX_MODEL_CALLS = 10  # per turn, the synthesis call included
 MAX_CORRECTIVE_ROUNDS = 3
 REFLECTION_HINT = (

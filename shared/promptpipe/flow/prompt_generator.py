@@ -87,7 +87,7 @@ def build_generator_request(
         purpose="prompt_generator",
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
     )
-    return routing.routed(request, routing.resolve(deps.settings, "generator", session.data.raw))
+    return routing.routed(request, routing.resolve(deps.config, "generator", session.data.raw))
 
 
 def clean_prompt_text(text: str | None) -> str:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from promptpipe.settings import Settings
+if TYPE_CHECKING:
+    from promptpipe.settings import Settings
 
 logger = logging.getLogger(__name__)
 

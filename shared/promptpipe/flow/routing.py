@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from promptpipe.config import CoreConfig
 from promptpipe.models.llm import ChatRequest, LLMRoute
-from promptpipe.settings import Settings
 
 PURPOSES = ("intake", "feedback", "generator", "classifier", "synthesis")
 # The state-data key of a participant's override: {"intake": {"model": "..."}, ...} as JSON.
@@ -43,12 +43,12 @@ def store_participant_routes(raw: dict[str, Any], routes: dict[str, LLMRoute]) -
         raw.pop(PARTICIPANT_ROUTES_KEY, None)
 
 
-def resolve(settings: Settings, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
+def resolve(config: CoreConfig, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
     name = route_name(purpose)
-    route = settings.llm_routes.get(name, LLMRoute())
-    study = str((raw or {}).get(STUDY_KEY) or settings.study_id)
-    if study and name in settings.llm_study_routes.get(study, {}):
-        route = settings.llm_study_routes[study][name].over(route)
+    route = config.llm_routes.get(name, LLMRoute())
+    study = str((raw or {}).get(STUDY_KEY) or config.study_id)
+    if study and name in config.llm_study_routes.get(study, {}):
+        route = config.llm_study_routes[study][name].over(route)
     override = participant_routes(raw or {}).get(name)
     if override is not None:
         route = override.over(route)

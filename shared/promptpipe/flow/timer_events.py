@@ -136,8 +136,8 @@ def _complete_if_replied(op: OpContext, outcome: TimerOutcome) -> bool:
 
 def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     followup_name = timer_name(TimerKind.FEEDBACK_FOLLOWUP, payload.participant_id)
-    delay = deps.settings.feedback_followup_delay
-    quiet = QuietHours.from_settings(deps.settings)
+    delay = deps.config.feedback_followup_delay
+    quiet = QuietHours.from_settings(deps.config)
 
     def apply(op: OpContext) -> None:
         if (

@@ -33,6 +33,7 @@ LOCAL_WHATSAPP_VERIFY_TOKEN = "local-verify-token"
 LOCAL_ACCOUNT = "000000000000"
 TIMERS_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-timers"
 SCHEDULED_PROMPT_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-scheduled-prompt"
+SCHEDULER_ROLE_ARN = f"arn:aws:iam::{LOCAL_ACCOUNT}:role/promptpipe-scheduler"
 
 
 @dataclass
@@ -72,6 +73,7 @@ def local_settings(**overrides: Any) -> Settings:
         "whatsapp_verify_token": env.whatsapp_verify_token or LOCAL_WHATSAPP_VERIFY_TOKEN,
         "timers_function_arn": TIMERS_ARN,
         "scheduled_prompt_function_arn": SCHEDULED_PROMPT_ARN,
+        "scheduler_role_arn": SCHEDULER_ROLE_ARN,
         "openai_secret_name": None,
         "channel_secret_name": None,
         "aws_endpoint_url": None,

@@ -1,0 +1,63 @@
+"""What every Lambda function shares: one decorator stack, and the run-and-send body of the three
+event functions (worker, scheduled prompt, timers).
+
+``lambda_entry`` checks at cold start, in Lambda, that the settings the function needs are there (a
+function deployed without its queue URL or a scheduler ARN fails its init instead of starting and
+targeting nothing), then wraps the handler in the same layers everywhere: logger context (and the
+correlation id of an API request), metrics with the cold-start metric, tracing, and the ``Errors``
+count by function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
+from promptpipe.services import EventOutcome, PromptPipe, outcome_log_fields
+from promptpipe.settings import require_in_lambda
+from promptpipe.wiring import get_app
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+# What the stack returns: Lambda (and the local stack, with its own context object) calls it.
+LambdaHandler = Callable[[dict[str, Any], Any], Any]
+
+
+def lambda_entry(
+    function: str,
+    *,
+    requires: tuple[str, ...] = (),
+    correlation_id_path: str | None = None,
+    uncounted: tuple[type[BaseException], ...] = (),
+) -> Callable[[Handler], LambdaHandler]:
+    """The decorator stack of every function's ``handler`` (see the module docstring); ``uncounted``:
+    exceptions the handler counts itself."""
+    require_in_lambda(requires)
+
+    def decorate(handler: Handler) -> LambdaHandler:
+        wrapped = counts_errors(function, uncounted=uncounted)(handler)
+        wrapped = tracer.capture_lambda_handler(wrapped)
+        wrapped = metrics.log_metrics(capture_cold_start_metric=True)(wrapped)
+        traced: LambdaHandler = logger.inject_lambda_context(correlation_id_path=correlation_id_path, clear_state=True)(
+            wrapped
+        )
+        return traced
+
+    return decorate
+
+
+def run_and_send(
+    run: Callable[[PromptPipe], EventOutcome],
+    message: str,
+    details: Callable[[EventOutcome], dict[str, Any]] = lambda _: {},
+) -> tuple[EventOutcome, int]:
+    """Run one event, then apply its effects after the commit; count and log the outcome (ids and
+    counts only, never a body)."""
+    app = get_app()
+    with tracer.provider.in_subsegment("run_event"):
+        outcome = run(app)
+    with tracer.provider.in_subsegment("apply_effects"):
+        sent = app.finish(outcome)
+    record_outcome_metrics(outcome)
+    logger.info(message, extra={**outcome_log_fields(outcome), **details(outcome), "sent": sent})
+    return outcome, sent

@@ -1,0 +1,57 @@
+"""What the core reads of the configuration: a small frozen object built by the composition root.
+
+``Settings`` holds every function's configuration (credentials, ARNs, table and queue names, model
+client options); the use cases and the flow engine need only the behaviour switches below. Giving
+them this object instead keeps the core from depending on values it must not use, and a test states
+exactly the behaviour it configures (``CoreConfig(feedback_timers_enabled=True)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from promptpipe.models.llm import LLMRoute
+
+
+@dataclass(frozen=True, slots=True)
+class CoreConfig:
+    # --- participants and inbound text ----------------------------------------------------
+    default_phone_region: str = "US"
+    auto_enroll_new_users: bool = False
+    max_inbound_message_chars: int = 4096
+    # --- the conversation -----------------------------------------------------------------
+    promptpipe_debug: bool = False
+    chat_history_limit: int = -1
+    max_inbound_tokens: int = 1024
+    max_tool_calls_per_response: int = 10
+    intent_classifier_enabled: bool = False
+    flow_controller_enabled: bool = True
+    intake_flow_id: str = "intake"
+    # --- model routing (docs/pipeline.md) ---------------------------------------------------
+    llm_routes: dict[str, LLMRoute] = field(default_factory=dict)
+    llm_study_routes: dict[str, dict[str, LLMRoute]] = field(default_factory=dict)
+    study_id: str = ""
+    # --- daily prompt and timers ----------------------------------------------------------
+    scheduler_prep_time_minutes: int = 10
+    daily_prompt_reminder_delay: timedelta = timedelta(hours=5)
+    auto_feedback_after_prompt_enabled: bool = True
+    feedback_timers_enabled: bool = False
+    feedback_initial_timeout: timedelta = timedelta(minutes=15)
+    feedback_followup_delay: timedelta = timedelta(hours=3)
+    # SMS: the intensity poll travels inside the daily prompt (docs/behaviour.md).
+    sms_poll_inline: bool = False
+    # --- quiet hours (docs/quiet-hours.md) ------------------------------------------------
+    quiet_hours_enabled: bool = True
+    quiet_hours_start: str = "21:00"
+    quiet_hours_end: str = "08:00"
+    quiet_hours_max_delay: timedelta = timedelta(hours=12)
+
+    @classmethod
+    def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
+        """The core's part of ``Settings`` (validated there), plus what is derived from it."""
+        values = {f.name: getattr(settings, f.name) for f in fields(cls) if hasattr(settings, f.name)}
+        values["sms_poll_inline"] = settings.messaging_provider == "twilio" and settings.twilio_channel == "sms"
+        return cls(**{**values, **overrides})

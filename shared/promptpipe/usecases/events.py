@@ -1,0 +1,124 @@
+"""One event, one unit of work: a conversation turn (or the greeting), a daily prompt, a timer firing.
+
+Each opens the participant's session, works, commits once and returns an ``EventOutcome`` whose
+effects the handler applies with ``PromptPipe.finish``. A redelivered event finds its record and
+resumes its effects instead of running again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, ValidationFailed
+from promptpipe.flow.conversation import ConversationFlow
+from promptpipe.flow.delivery import deliver_daily_prompt
+from promptpipe.flow.session import ConversationSession
+from promptpipe.flow.timer_events import handle_timer
+from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
+from promptpipe.usecases.outcomes import EventOutcome
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
+
+logger = logging.getLogger(__name__)
+
+Work = Callable[[ConversationSession, EventOutcome], None]
+
+
+class Events:
+    def __init__(self, app: PromptPipe) -> None:
+        self.app = app
+        self.flow = ConversationFlow(app.deps)
+
+    def run(
+        self, participant_id: str, event_id: str, work: Work, *, firing_schedules: tuple[str, ...] = ()
+    ) -> EventOutcome:
+        """Open, work, commit; the caller applies the effects with ``finish``. ``firing_schedules``:
+        the schedule(s) that may have fired this event, removed when their participant no longer
+        exists (an orphan fires once, then is gone)."""
+        app = self.app
+        outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
+        try:
+            session = app.sessions.open(participant_id, event_id)
+        except ParticipantNotFound:
+            logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
+            if firing_schedules:
+                app.sending.apply_schedule_specs(dict.fromkeys(firing_schedules))
+            return outcome
+        record = session.already_processed()
+        if record is not None:
+            effects = app.resume(session, record)
+            outcome.replayed, outcome.outbound, outcome.schedules = True, effects.messages, effects.schedules
+            return outcome
+        work(session, outcome)
+        if not session.dirty:
+            return outcome
+        try:
+            effects = session.commit()
+            outcome.committed_version = session.committed_version
+            if session.duplicate_of is not None:
+                # A concurrent delivery of this event committed first; it applies the effects.
+                outcome.replayed = True
+        except ParticipantNotFound:
+            logger.info("participant deleted during the event", extra={"participant_id": participant_id})
+            return outcome
+        except StateConflictRetriesExhausted:
+            raise
+        except Exception:
+            landed = session.landed_after_all()  # a lost answer, not a failed write?
+            if landed is None:
+                # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).
+                # Nothing else does: no schedule is created for a state that did not land.
+                logger.exception(
+                    "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
+                )
+                outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
+                return outcome
+            logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
+            effects, outcome.committed_version = landed, session.committed_version
+        outcome.outbound, outcome.schedules = effects.messages, effects.schedules
+        return outcome
+
+    def process_turn(self, event: TurnEvent) -> EventOutcome:
+        """Worker side: one conversation turn (or the greeting). ``LLMError`` propagates (retry)."""
+
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            if event.kind is TurnKind.GREETING:
+                outcome.turn = self.flow.handle_greeting(session)
+            else:
+                if event.message is None:
+                    raise ValidationFailed("message turn without a message", field="message")
+                outcome.turn = self.flow.handle_message(session, event.message)
+
+        return self.run(event.participant_id, event.event_id, work)
+
+    def run_scheduled_prompt(self, payload: ScheduledPromptPayload, *, event_id: str) -> EventOutcome:
+        deps = self.app.deps
+
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            outcome.delivery = deliver_daily_prompt(
+                deps, session, payload.model_copy(update={"execution_id": payload.execution_id or event_id})
+            )
+
+        names = (
+            daily_schedule_name(payload.participant_id, payload.schedule_id),
+            random_delivery_name(payload.participant_id, payload.schedule_id),
+        )
+        outcome = self.run(payload.participant_id, event_id, work, firing_schedules=names)
+        delivery = outcome.delivery
+        if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None:
+            # Not wanted by the state (its registry entry is gone, or the participant is not
+            # active): an orphan. Remove the schedules it may fire through.
+            self.app.sending.apply_schedule_specs(dict.fromkeys(names))
+        return outcome
+
+    def run_timer(self, payload: TimerPayload, *, event_id: str) -> EventOutcome:
+        deps = self.app.deps
+
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            outcome.timer = handle_timer(deps, session, payload)
+
+        return self.run(payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))

@@ -1,0 +1,87 @@
+"""What a use case returns to its handler: typed outcomes, their log fields, the event id of a firing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from promptpipe.models.effects import ScheduleSpec
+from promptpipe.models.messaging import OutboundMessage
+
+if TYPE_CHECKING:
+    from promptpipe.flow.conversation import TurnResult
+    from promptpipe.flow.delivery import DeliveryResult
+    from promptpipe.flow.effects import Effects
+    from promptpipe.flow.timer_events import TimerOutcome
+
+
+@dataclass
+class InboundDecision:
+    action: str  # "enqueued" | "opted_out" | "opted_in" | "unknown_sender" | "auto_enrolled" | "ignored"
+    participant_id: str | None = None
+
+
+@dataclass
+class EventOutcome:
+    """What one event did, for the handler's logs and metrics."""
+
+    participant_id: str
+    event_id: str
+    replayed: bool = False
+    committed_version: int | None = None
+    outbound: list[OutboundMessage] = field(default_factory=list)
+    turn: TurnResult | None = None
+    delivery: DeliveryResult | None = None
+    timer: TimerOutcome | None = None
+    degraded: bool = False
+    # Schedules to bring in line with the committed state (``finish`` applies them after sending).
+    schedules: dict[str, ScheduleSpec | None] = field(default_factory=dict)
+
+
+@dataclass
+class ReconcileReport:
+    """What ``reconcile`` found and repaired for one participant."""
+
+    participant_id: str
+    desired: int = 0
+    live: int = 0
+    deleted_orphans: list[str] = field(default_factory=list)
+    created_missing: list[str] = field(default_factory=list)
+    skipped_past: list[str] = field(default_factory=list)
+
+    @property
+    def repairs(self) -> int:
+        return len(self.deleted_orphans) + len(self.created_missing)
+
+
+def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
+    """An event's effects as the outcome ``PromptPipe.finish`` applies."""
+    return EventOutcome(
+        participant_id=effects.participant_id,
+        event_id=effects.event_id,
+        replayed=replayed,
+        outbound=effects.messages,
+        schedules=effects.schedules,
+    )
+
+
+def event_id_for_schedule(
+    name_or_kind: str, execution_id: str | None, scheduled_time: str | None, fallback: datetime
+) -> str:
+    """Scheduler execution ids are the idempotency keys; local runs fall back to name + time."""
+    if execution_id and not execution_id.startswith("<aws."):
+        return f"{name_or_kind}:{execution_id}"
+    when = scheduled_time if scheduled_time and not scheduled_time.startswith("<aws.") else fallback.isoformat()
+    return f"{name_or_kind}:{when}"
+
+
+def outcome_log_fields(outcome: EventOutcome) -> dict[str, Any]:
+    return {
+        "participant_id": outcome.participant_id,
+        "event_id": outcome.event_id,
+        "replayed": outcome.replayed,
+        "committed_version": outcome.committed_version,
+        "messages": len(outcome.outbound),
+        "degraded": outcome.degraded,
+    }

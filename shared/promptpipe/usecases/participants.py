@@ -1,0 +1,249 @@
+"""The participants API: enroll, read, update (profile, time zone, status), delete, history, the
+operator's view of the state and its override."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from promptpipe.errors import MessagingError, TimerError, ValidationFailed
+from promptpipe.flow import routing
+from promptpipe.flow.lifecycle import all_timer_names, change_status
+from promptpipe.flow.session import OpContext
+from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.steering import controller_view, release_controller_hold
+from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
+from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.events import TurnEvent, TurnKind
+from promptpipe.models.llm import LLMRoute
+from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.participant import (
+    ConversationParticipant,
+    ParticipantStatus,
+    format_background,
+    has_background,
+)
+from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData, new_state_data
+from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.phone import canonicalize_phone, mask_phone
+from promptpipe.timezones import validate_iana_zone
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
+
+logger = logging.getLogger(__name__)
+
+UNREGISTER_NOTICE = (
+    "The study organiser has unregistered you from the habit coach, so you won't get more messages from us. "
+    "Thank you for taking part!"
+)
+
+
+def validate_timezone(name: str) -> str:
+    if not name:
+        return ""
+    try:
+        return validate_iana_zone(name)
+    except ValueError as exc:
+        raise ValidationFailed(str(exc), field="timezone") from exc
+
+
+class Participants:
+    def __init__(self, app: PromptPipe) -> None:
+        self.app = app
+
+    def enroll(self, request: EnrollmentRequest) -> ConversationParticipant:
+        app = self.app
+        phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
+        timezone = validate_timezone(request.timezone)
+        now = app.clock.now()
+        participant = ConversationParticipant(
+            id=app.deps.ids.participant_id(),
+            phone_number=phone,
+            name=request.name,
+            gender=request.gender,
+            ethnicity=request.ethnicity,
+            background=request.background,
+            timezone=timezone,
+            enrolled_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        background = format_background(participant) if has_background(participant) else ""
+        app.repo.create(participant, FlowState(participant_id=participant.id, state_data=new_state_data(background)))
+        if app.queue is not None:
+            try:
+                app.queue.enqueue(
+                    TurnEvent(
+                        kind=TurnKind.GREETING,
+                        participant_id=participant.id,
+                        event_id=f"greeting-{participant.id}",
+                        enqueued_at=now,
+                    )
+                )
+            except Exception:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
+                logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
+        logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
+        return participant
+
+    def update(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+        app = self.app
+        fields = update.model_dump(exclude_unset=True, exclude_none=True)
+        if "timezone" in fields:
+            validate_timezone(fields["timezone"])
+        session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
+        status = fields.pop("status", None)
+        profile_fields = fields  # what is left: the participant's own fields
+
+        def apply(op: OpContext) -> None:
+            old_zone = op.participant.timezone
+            for name, value in profile_fields.items():
+                setattr(op.participant, name, value)
+            op.participant_changed = True
+            new_zone = op.participant.timezone
+            if new_zone and new_zone != old_zone:
+                _rezone_schedules(op, old_zone, new_zone)
+            if {"name", "gender", "ethnicity", "background"} & profile_fields.keys():
+                # Unlike the original, the stored background follows the participant's edits.
+                op.data.set(
+                    DataKey.PARTICIPANT_BACKGROUND,
+                    format_background(op.participant) if has_background(op.participant) else "",
+                )
+
+        if profile_fields:
+            session.apply("update_participant", apply)
+        if status is not None and change_status(
+            app.deps, session, ParticipantStatus(status), reason="updated through the API"
+        ):
+
+            def clear_opt_out(op: OpContext) -> None:
+                op.participant.opted_out = False  # the organiser decides from now on
+
+            session.apply("clear_opt_out", clear_opt_out)
+        if session.dirty:
+            app.apply_schedules(session.commit())
+            # The commit stamps the stored participant's updated_at; answer with what was stored.
+            return session.participant.model_copy(update={"updated_at": session.now})
+        return session.participant
+
+    def delete(self, participant_id: str, *, keep_transcript: bool = True) -> None:
+        """Remove participant, claim and state, then every schedule of theirs, then tell them.
+
+        The items go first: a turn still in flight then fails its commit instead of creating a
+        schedule after the clean-up (one that committed just before is caught by the self-removal
+        of orphan firings and by reconcile). The transcript is kept by default (studies need the
+        record); ``keep_transcript=False`` erases it.
+        """
+        app = self.app
+        loaded = app.store.load(participant_id)
+        participant = loaded.participant
+        app.repo.delete(participant_id, keep_transcript=keep_transcript)
+        known = all_timer_names(participant_id, StateData(dict(loaded.flow.state_data)))
+        try:
+            app.sending.delete_live_schedules(participant_id, known)
+        except TimerError:
+            logger.exception(
+                "schedules of a deleted participant not all removed; reconcile will",
+                extra={"participant_id": participant_id},
+            )
+        if participant.is_active:
+            try:
+                app.messenger.send(
+                    OutboundMessage(
+                        participant_id=participant_id,
+                        to=participant.phone_number,
+                        body=UNREGISTER_NOTICE,
+                        kind=OutboundKind.NOTICE,
+                        message_id=f"unregister-{participant_id}",
+                    )
+                )
+            except MessagingError:
+                logger.warning("unregister notice not delivered", extra={"participant_id": participant_id})
+
+    def history(
+        self, participant_id: str, *, limit: int, next_token: str | None, include_audit: bool
+    ) -> tuple[list[TranscriptEntry], str | None]:
+        entries, token = self.app.store.list_transcript(participant_id, limit=limit, next_token=next_token)
+        if not entries and next_token is None:
+            self.app.repo.get(participant_id)  # 404 unless the participant exists (a deleted one's kept
+            # transcript stays readable: studies export it after unregistering a participant)
+        if not include_audit:
+            entries = [e.model_copy(update={"metadata": {}}) for e in entries]
+        return entries, token
+
+    def state_view(self, participant_id: str) -> StateView:
+        loaded = self.app.store.load(participant_id)
+        data = StateData(dict(loaded.flow.state_data))
+        profile = data.profile().to_json_dict()
+        if DataKey.USER_PROFILE.value in data.unreadable_keys:  # read as a new one; the operator sees why
+            profile = {"error": "stored profile is unreadable"}
+        pending = data.daily_prompt_pending()
+        timer_keys = (
+            DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
+            DataKey.AUTO_FEEDBACK_TIMER_ID,
+            DataKey.STATE_TRANSITION_TIMER_ID,
+            DataKey.FEEDBACK_TIMER_ID,
+            DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
+        )
+        return StateView(
+            participant_id=participant_id,
+            status=loaded.participant.status,
+            current_state=loaded.flow.current_state,
+            sub_state=data.sub_state.value,
+            debug_mode=loaded.participant.debug_mode,
+            profile=profile,
+            schedules=[s.to_json_dict() for s in data.schedules()],
+            pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
+            daily_prompt_pending=pending.to_json_dict() if pending else None,
+            version=loaded.flow.version,
+            controller=controller_view(data),
+        )
+
+    def override_state(self, participant_id: str, override: StateOverride) -> StateView:
+        """Operator override: sub-state, debug mode and/or the participant's model routes, with the
+        reason in the transcript."""
+        if override.sub_state is None and override.debug_mode is None and override.llm_routes is None:
+            raise ValidationFailed("give sub_state, debug_mode and/or llm_routes", field="sub_state")
+        app = self.app
+        session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
+        if override.sub_state is not None:
+            session.apply("override_sub_state", immediate_transition(override.sub_state))
+            target = override.sub_state
+            session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
+        debug = override.debug_mode
+        if override.llm_routes is not None:
+            routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
+            session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
+
+        def record(op: OpContext) -> None:
+            if debug is not None and op.participant.debug_mode != debug:
+                op.participant.debug_mode = debug
+                op.participant_changed = True
+            changes = []
+            if override.sub_state is not None:
+                changes.append(f"sub_state={override.sub_state.value}")
+            if debug is not None:
+                changes.append(f"debug_mode={debug}")
+            if override.llm_routes is not None:
+                changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
+            op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
+
+        session.apply("override", record)
+        app.apply_schedules(session.commit(record_event=False))
+        return self.state_view(participant_id)
+
+
+def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
+    """Daily schedules in the participant's old zone (or, when they had none, in the scheduler's
+    default zone for the type) follow the participant to the new zone; their names stay, so the
+    update replaces them in place after the commit."""
+    registry = op.data.schedules()
+    moved = False
+    for index, schedule in enumerate(registry):
+        default = DEFAULT_FIXED_TIMEZONE if schedule.type is ScheduleType.FIXED else DEFAULT_RANDOM_TIMEZONE
+        if schedule.timezone == (old_zone or default):
+            registry[index] = schedule.model_copy(update={"timezone": new_zone})
+            op.touch_schedule(schedule.timer_id)
+            moved = True
+    if moved:
+        op.data.set_schedules(registry)
