@@ -250,7 +250,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
-    report = run_simulation(args.participants, args.days, seed=args.seed, progress=progress)
+    report = run_simulation(
+        args.participants, args.days, seed=args.seed, progress=progress, flexible_window=args.flexible_window
+    )
     for line in report.lines():
         print(line)
     return 0
@@ -465,6 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--participants", type=int, default=100)
     simulate.add_argument("--days", type=int, default=7)
     simulate.add_argument("--seed", type=int, default=42)
+    simulate.add_argument(
+        "--flexible-window",
+        type=int,
+        default=5,
+        metavar="MINUTES",
+        help="flexible time window of the daily-prompt schedules, as deployed (default 5; 0: exact times)",
+    )
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     simulate.set_defaults(func=cmd_simulate)
 

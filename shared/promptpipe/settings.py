@@ -152,6 +152,10 @@ class Settings(BaseModel):
     scheduler_dlq_arn: str | None = None
     scheduler_max_retry_attempts: int = Field(3, ge=0, le=185)
     scheduler_max_event_age_seconds: int = Field(3600, ge=60, le=86400)
+    # Daily-prompt schedules fire anywhere in this many minutes after their time (EventBridge
+    # Scheduler's flexible time window), capped at the prep time so a prompt still arrives by the
+    # preferred time: the morning peak is spread (docs/scale.md). 0: exact time.
+    daily_prompt_flexible_window_minutes: int = Field(5, ge=0, le=60)
     # Quiet hours in the participant's zone: reminders and nudges due inside move to the window's end
     # (or are dropped when stale by then); the daily prompt keeps its chosen time (docs/quiet-hours.md).
     quiet_hours_enabled: bool = True

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from promptpipe.cli import main
-from promptpipe.local.simulate import run_simulation
+from promptpipe.local.simulate import PromptPeaks, run_simulation
 
 
 @pytest.fixture(autouse=True)
@@ -52,3 +53,19 @@ def test_simulation_report_is_consistent_and_seeded() -> None:
     assert report.sms.after_poll_merged <= report.sms.after
     assert report.events_per_second > 0
     assert report.cpu_ms_per_event > 0
+    # each participant's daily schedule fired twice (the intake day's and the next), within the
+    # default 5-minute flexible window
+    assert report.prompt_peaks is not None
+    assert (report.prompt_peaks.firings, report.prompt_peaks.window_minutes) == (4, 5)
+    assert 1 <= report.prompt_peaks.busiest_second <= report.prompt_peaks.busiest_minute <= 4
+
+
+def test_prompt_peaks_count_the_busiest_second_and_minute() -> None:
+    base = datetime(2026, 3, 3, 7, 20, tzinfo=UTC)
+    times = [base, base, base + timedelta(seconds=30), base + timedelta(minutes=1, seconds=5)]
+    peaks = PromptPeaks.of(times, 0)
+    assert (peaks.firings, peaks.busiest_second, peaks.busiest_minute) == (4, 2, 3)
+    assert peaks.line() == "daily-prompt firings 4 (no flexible window): busiest second 2, busiest minute 3"
+    assert PromptPeaks.of([], 5).line() == (
+        "daily-prompt firings 0 (5-minute flexible window): busiest second 0, busiest minute 0"
+    )

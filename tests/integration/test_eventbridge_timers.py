@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import Stubber
 
 from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
-from promptpipe.errors import InvalidScheduleExpression, TimerError
+from promptpipe.errors import ConfigurationError, InvalidScheduleExpression, TimerError
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
 from promptpipe.ports import Timers
 from promptpipe.settings import Settings
@@ -266,3 +266,41 @@ def test_from_settings_uses_the_configured_names(client: Any) -> None:
     target = _get(client, "t1")["Target"]
     assert target["RetryPolicy"] == {"MaximumRetryAttempts": 5, "MaximumEventAgeInSeconds": 600}
     assert "DeadLetterConfig" not in target
+
+
+@pytest.mark.parametrize(("window", "prep", "expected"), [(5, 10, 5), (15, 10, 10), (5, 0, 0), (0, 10, 0)])
+def test_daily_prompts_get_a_flexible_window_within_the_prep_time_and_one_shots_never(
+    client: Any, window: int, prep: int, expected: int
+) -> None:
+    # Given a window and a prep time (the schedule fires `prep` minutes before the preferred time)
+    settings = Settings(
+        schedule_group_name=GROUP,
+        timers_function_arn=TIMERS_ARN,
+        scheduled_prompt_function_arn=PROMPT_ARN,
+        scheduler_role_arn=ROLE_ARN,
+        daily_prompt_flexible_window_minutes=window,
+        scheduler_prep_time_minutes=prep,
+    )
+    timers = EventBridgeTimers.from_settings(settings, client)
+    # When a daily prompt, a reminder and a random-window delivery are scheduled
+    timers.schedule_daily_prompt(name="pp-daily-p_1", hour=7, minute=20, timezone="Europe/Paris", payload=_daily())
+    timers.schedule_timer(name="pp-reminder-p_1", at=CREATED, payload=_reminder())
+    timers.schedule_prompt_at(name="pp-random-p_1", at=CREATED, payload=_daily())
+    # Then only the daily prompt may fire late, and never later than the prep time allows
+    expected_window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": expected} if expected else {"Mode": "OFF"}
+    assert _get(client, "pp-daily-p_1")["FlexibleTimeWindow"] == expected_window
+    assert _get(client, "pp-reminder-p_1")["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert _get(client, "pp-random-p_1")["FlexibleTimeWindow"] == {"Mode": "OFF"}
+
+
+def test_an_out_of_range_daily_window_is_refused(client: Any) -> None:
+    with pytest.raises(ConfigurationError, match="daily_window_minutes must be 0-1440"):
+        EventBridgeTimers(
+            client,
+            group_name=GROUP,
+            timers_function_arn=TIMERS_ARN,
+            scheduled_prompt_function_arn=PROMPT_ARN,
+            role_arn=ROLE_ARN,
+            dlq_arn=None,
+            daily_window_minutes=1441,
+        )

@@ -49,6 +49,7 @@ class EventBridgeTimers:
         dlq_arn: str | None,
         max_retry_attempts: int = 3,
         max_event_age_seconds: int = 3600,
+        daily_window_minutes: int = 0,
     ) -> None:
         if not 0 <= max_retry_attempts <= 185:
             raise ConfigurationError("max_retry_attempts must be 0-185")
@@ -62,6 +63,11 @@ class EventBridgeTimers:
         self._dlq_arn = dlq_arn
         self._max_retry_attempts = max_retry_attempts
         self._max_event_age_seconds = max_event_age_seconds
+        if not 0 <= daily_window_minutes <= 1440:
+            raise ConfigurationError("daily_window_minutes must be 0-1440")
+        # Daily prompts only: a flexible window spreads the minute's firings (docs/scale.md); one-shots
+        # (a reminder, a random-window delivery) keep their exact time.
+        self._daily_window = daily_window_minutes
 
     @classmethod
     def from_settings(cls, settings: Settings, client: BaseClient | None = None) -> EventBridgeTimers:
@@ -83,6 +89,10 @@ class EventBridgeTimers:
             dlq_arn=settings.scheduler_dlq_arn,
             max_retry_attempts=settings.scheduler_max_retry_attempts,
             max_event_age_seconds=settings.scheduler_max_event_age_seconds,
+            # Within the prep time, so a prompt still arrives by the participant's preferred time.
+            daily_window_minutes=min(
+                settings.daily_prompt_flexible_window_minutes, settings.scheduler_prep_time_minutes
+            ),
         )
 
     @property
@@ -104,6 +114,7 @@ class EventBridgeTimers:
             target_arn=self._scheduled_prompt_function_arn,
             payload=payload,
             after_completion="NONE",
+            window_minutes=self._daily_window,
         )
 
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
@@ -163,6 +174,7 @@ class EventBridgeTimers:
         target_arn: str,
         payload: TimerPayload | ScheduledPromptPayload,
         after_completion: Literal["NONE", "DELETE"],
+        window_minutes: int = 0,
     ) -> str:
         validate_schedule_name(name)
         parse_expression(expression)
@@ -174,6 +186,7 @@ class EventBridgeTimers:
             target_arn=target_arn,
             payload=payload,
             after_completion=after_completion,
+            window_minutes=window_minutes,
         )
         try:
             self._create_or_update(name, params)
@@ -209,6 +222,7 @@ class EventBridgeTimers:
         target_arn: str,
         payload: TimerPayload | ScheduledPromptPayload,
         after_completion: Literal["NONE", "DELETE"],
+        window_minutes: int = 0,
     ) -> dict[str, Any]:
         target: dict[str, Any] = {
             "Arn": target_arn,
@@ -226,7 +240,9 @@ class EventBridgeTimers:
             "GroupName": self._group_name,
             "ScheduleExpression": expression,
             "ScheduleExpressionTimezone": timezone,
-            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "FlexibleTimeWindow": (
+                {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": window_minutes} if window_minutes else {"Mode": "OFF"}
+            ),
             "State": "ENABLED",
             "ActionAfterCompletion": after_completion,
             "Target": target,

@@ -74,6 +74,12 @@ def local_settings(**overrides: Any) -> Settings:
         "timers_function_arn": TIMERS_ARN,
         "scheduled_prompt_function_arn": SCHEDULED_PROMPT_ARN,
         "scheduler_role_arn": SCHEDULER_ROLE_ARN,
+        # Exact times locally (the demo's story, the tests' clock) unless the environment sets a window.
+        "daily_prompt_flexible_window_minutes": (
+            env.daily_prompt_flexible_window_minutes
+            if "daily_prompt_flexible_window_minutes" in env.model_fields_set
+            else 0
+        ),
         "openai_secret_name": None,
         "channel_secret_name": None,
         "aws_endpoint_url": None,

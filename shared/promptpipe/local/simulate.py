@@ -13,6 +13,7 @@ import random
 import resource
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from promptpipe.adapters.messengers import OutboxRecord
 from promptpipe.local.demo import send_sms
-from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, LocalEnvironment, local_settings
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.sms import prepare_sms, segments
 
@@ -120,6 +121,35 @@ class SegmentStats:
 
 
 @dataclass
+class PromptPeaks:
+    """How the daily-prompt firings cluster: the busiest second and minute of the run (the popular
+    local times make peaks; a flexible window on the schedules spreads them, docs/scale.md)."""
+
+    firings: int
+    busiest_second: int
+    busiest_minute: int
+    window_minutes: int
+
+    @classmethod
+    def of(cls, times: list[datetime], window_minutes: int) -> PromptPeaks:
+        seconds = Counter(t.replace(microsecond=0) for t in times)
+        minutes = Counter(t.replace(second=0, microsecond=0) for t in times)
+        return cls(
+            firings=len(times),
+            busiest_second=max(seconds.values(), default=0),
+            busiest_minute=max(minutes.values(), default=0),
+            window_minutes=window_minutes,
+        )
+
+    def line(self) -> str:
+        window = f"{self.window_minutes}-minute flexible window" if self.window_minutes else "no flexible window"
+        return (
+            f"daily-prompt firings {self.firings} ({window}): busiest second {self.busiest_second}, "
+            f"busiest minute {self.busiest_minute}"
+        )
+
+
+@dataclass
 class SimulationReport:
     participants: int
     days: int
@@ -136,6 +166,7 @@ class SimulationReport:
     # resident memory (bytes) after intake and at the end; None where the platform does not say
     rss_after_intake: int | None = None
     rss_at_end: int | None = None
+    prompt_peaks: PromptPeaks | None = None
 
     def daily_cpu_ms(self) -> list[float]:
         return [1000 * cpu / events if events else 0.0 for events, cpu in self.daily]
@@ -163,6 +194,7 @@ class SimulationReport:
             f"wall {self.wall_seconds:.1f} s, {self.events_per_second:.1f} events/s, "
             f"CPU {self.cpu_ms_per_event:.2f} ms/event",
             *self._flatness_lines(),
+            *([self.prompt_peaks.line()] if self.prompt_peaks else []),
             *(self.sms.lines(self.participants, self.days) if self.sms else []),
         ]
 
@@ -219,12 +251,26 @@ def run_simulation(
     seed: int = 42,
     start: datetime = datetime(2026, 3, 2, 0, 0, tzinfo=UTC),
     progress: Callable[[str], None] | None = None,
+    flexible_window: int = 5,
 ) -> SimulationReport:
     rng = random.Random(seed)
     env = LocalEnvironment(
-        start=start, seed=seed, settings=local_settings(offline_coach=True, openai_api_key=None), notified_pump=True
+        start=start,
+        seed=seed,
+        notified_pump=True,
+        settings=local_settings(
+            offline_coach=True, openai_api_key=None, daily_prompt_flexible_window_minutes=flexible_window
+        ),
     )
     webhook_calls = firings = 0
+    prompt_times: list[datetime] = []  # when each daily-prompt firing happened
+
+    def advance_to(at: datetime) -> int:
+        fired = env.advance_to(at)
+        # the recurring schedules only (a random-window delivery, "-r", is a one-shot they arm)
+        prompt_times.extend(f.at for f in fired if f.target_arn == SCHEDULED_PROMPT_ARN and not f.name.endswith("-r"))
+        return len(fired)
+
     wall0, cpu0 = time.perf_counter(), time.process_time()
     try:
         people = population(participants, rng)
@@ -260,11 +306,11 @@ def run_simulation(
                 plan.append((at, person, reply))
             for at, person, reply in sorted(plan, key=lambda item: (item[0], item[1].phone)):
                 if at > env.clock.now():
-                    firings += len(env.advance_to(at))
+                    firings += advance_to(at)
                 counter += 1
                 send_sms(env, person.phone, reply, f"SMsim{counter:08d}")
                 webhook_calls += 1
-            firings += len(env.advance_to(max(env.clock.now(), day_start + timedelta(days=1))))
+            firings += advance_to(max(env.clock.now(), day_start + timedelta(days=1)))
             # a reply is two events (webhook call, worker turn); a firing one
             daily.append((webhook_calls * 2 + firings - day_events0, time.process_time() - day_cpu0))
             if progress:
@@ -289,6 +335,7 @@ def run_simulation(
             daily=daily,
             rss_after_intake=rss_after_intake,
             rss_at_end=rss_at_end,
+            prompt_peaks=PromptPeaks.of(prompt_times, env.settings.daily_prompt_flexible_window_minutes),
         )
     finally:
         env.close()
