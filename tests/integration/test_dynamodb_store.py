@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.aws import AwsClient, LocalResources, aws_client, create_local_resources
-from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore, encode_token
+from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
+from promptpipe.adapters.dynamodb_items import encode_token
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
