@@ -121,6 +121,6 @@ def test_dynamo_move_retries_when_the_version_moved_then_gives_up() -> None:
 
 def test_dynamo_move_translates_other_errors_into_a_store_error() -> None:
     failure = ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "TransactWriteItems")
-    with pytest.raises(StoreError, match="DynamoPhoneClaims.move: TransactWriteItems InternalServerError: x") as error:
+    with pytest.raises(StoreError, match=r"DynamoPhoneClaims\.move: TransactWriteItems InternalServerError: x") as e:
         DynamoPhoneClaims("t", Client(OLD, 1, failure)).move(A, OLD, NEW)
-    assert (error.value.code, error.value.__cause__) == ("InternalServerError", failure)
+    assert (e.value.code, e.value.__cause__) == ("InternalServerError", failure)
