@@ -63,16 +63,18 @@ class DynamoPhoneClaims:
         raise StateConflict(f"could not move the phone claim of {participant_id}")
 
     def _current(self, participant_id: str) -> tuple[str, int] | None:
-        meta = self._client.get_item(TableName=self._table, Key=meta_key(participant_id), ConsistentRead=True).get(
-            "Item"
-        )
+        meta = self._get(meta_key(participant_id))
         if not meta:
             return None
-        flow = self._client.get_item(TableName=self._table, Key=flow_key(participant_id), ConsistentRead=True).get(
-            "Item"
-        )
+        flow = self._get(flow_key(participant_id))
         version = int(flow["version"]["N"]) if flow else 0
         return meta["phone_number"]["S"], version
+
+    def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._client.get_item(
+            TableName=self._table, Key=item_key, ConsistentRead=True
+        ).get("Item")
+        return item
 
     def _actions(self, participant_id: str, old: str, new: str, version: int) -> list[dict[str, Any]]:
         return [
