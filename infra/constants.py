@@ -10,13 +10,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from promptpipe.adapters import dynamodb_table
+
 # --- fixed names -------------------------------------------------------------------------
 STACK_ID = "PromptPipe"
 SERVICE_NAME = "promptpipe"  # the single Powertools `service` dimension value
 METRICS_NAMESPACE = "PromptPipe"
 LIVE_ALIAS = "live"
-PARTICIPANTS_INDEX = "gsi1"
-TTL_ATTRIBUTE = "expires_at"
+# The table's shape is stated once, in promptpipe.adapters.dynamodb_table (the stack builds it from there).
+PARTICIPANTS_INDEX = dynamodb_table.PARTICIPANTS_INDEX.name
 INBOUND_MAX_RECEIVE_COUNT = 3
 # Visibility must outlast every retry of a batch in flight (AWS guidance: 6x the function timeout).
 VISIBILITY_TIMEOUT_FACTOR = 6

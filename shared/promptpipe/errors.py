@@ -31,6 +31,25 @@ class StateConflict(PromptPipeError):
     """A conditional write lost against a concurrent commit (the version moved)."""
 
 
+class StoreError(PromptPipeError):
+    """The participant and state store (DynamoDB) failed an operation for a reason that is not a
+    domain outcome: throttled past the client's retries, timed out, unreachable, refused the request
+    (a validation error, access denied) or failed inside. The provider's error is chained
+    (``__cause__``). A lost condition is never this: it is ``StateConflict``, ``ParticipantNotFound``,
+    ``ParticipantAlreadyEnrolled`` …; and a bug (a ``TypeError`` while building an item) is not
+    translated at all.
+
+    ``operation`` names the adapter method that failed (``DynamoStateStore.commit``); ``code`` is the
+    AWS error code (``ProvisionedThroughputExceededException``), or the botocore exception's name
+    when AWS never answered (``ReadTimeoutError``, ``EndpointConnectionError``).
+    """
+
+    def __init__(self, message: str, *, operation: str, code: str) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.code = code
+
+
 class StateConflictRetriesExhausted(PromptPipeError):
     """A unit of work kept conflicting after its bounded number of replays."""
 

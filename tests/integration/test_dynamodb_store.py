@@ -11,13 +11,16 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.aws import AwsClient, LocalResources, aws_client, create_local_resources
-from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore, encode_token
+from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
+from promptpipe.adapters.dynamodb_items import encode_token
+from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TABLE
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import Direction, EventRecord, StateCommit, TranscriptEntry
 from promptpipe.settings import Settings
+from tests.table_shape import shape_of
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -102,14 +105,16 @@ def test_local_tables_have_the_designed_shape_and_creation_is_idempotent(env: En
 
     # Then nothing fails and the same names come back
     assert again == env.resources
+    # And the table has the declared shape, the one the CDK stack builds too (tests/infra/test_table_shape.py)
     table = env.client.describe_table(TableName="pp-test")["Table"]
-    assert {k["AttributeName"]: k["KeyType"] for k in table["KeySchema"]} == {"pk": "HASH", "sk": "RANGE"}
-    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    (gsi,) = table["GlobalSecondaryIndexes"]
-    assert gsi["IndexName"] == "gsi1"
-    assert [k["AttributeName"] for k in gsi["KeySchema"]] == ["gsi1pk", "gsi1sk"]
     ttl = env.client.describe_time_to_live(TableName="pp-test")["TimeToLiveDescription"]
-    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    assert ttl["TimeToLiveStatus"] == "ENABLED"
+    assert shape_of(table, ttl_attribute=ttl["AttributeName"]) == TABLE.canonical()
+    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    # The literal names the stored items and the API's tokens rely on
+    assert TABLE.key_names == ("pk", "sk") and TABLE.ttl_attribute == "expires_at"
+    assert [k["AttributeName"] for k in table["GlobalSecondaryIndexes"][0]["KeySchema"]] == ["gsi1pk", "gsi1sk"]
+    assert env.settings.participants_index_name == PARTICIPANTS_INDEX.name == "gsi1"
     # One table: the event records on the state item replaced a separate idempotency table
     assert env.client.list_tables()["TableNames"] == ["pp-test"]
 

@@ -37,6 +37,7 @@ import pytest
 from botocore.exceptions import ReadTimeoutError
 from moto.core.exceptions import JsonRESTError
 
+from promptpipe.adapters.aws_errors import store_error
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import LLMError, ParticipantNotFound, StateConflict
 from promptpipe.flow.timer_names import participant_prefix
@@ -346,15 +347,16 @@ def test_ambiguous_commit_lands_then_conflicts_and_the_reply_is_sent_once(
 def test_commit_lands_then_a_non_conflict_error_still_applies_every_effect(
     stack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a store whose commit of the turn lands, then raises what botocore raises when the answer
-    # never came back (a read timeout after its retries): not a conflict
+    # Given a store whose commit of the turn lands, then raises what the adapter raises when the answer
+    # never came back (botocore's read timeout after its retries, as a StoreError): not a conflict
     s = stack(schedule_call(), reply())
     version = s.version()
 
     def lands_then_times_out(real: Callable[[StateCommit], None], request: StateCommit) -> None:
         real(request)
         if len(seen) == 1:
-            raise ReadTimeoutError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com/")
+            timeout = ReadTimeoutError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com/")
+            raise store_error("DynamoStateStore.commit", timeout) from timeout
 
     seen = wrap_commit(monkeypatch, s, lands_then_times_out)
 

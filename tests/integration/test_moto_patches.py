@@ -14,6 +14,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from promptpipe.adapters.dynamodb_table import TABLE as MAIN_TABLE
 from promptpipe.local.moto_patches import SortedPartition, speed_up_moto_transactions
 
 TABLE = "patched"
@@ -23,15 +24,7 @@ TABLE = "patched"
 def ddb(aws: None) -> Iterator[Any]:
     speed_up_moto_transactions()
     client = boto3.client("dynamodb", region_name="us-east-1")
-    client.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    client.create_table(**MAIN_TABLE.create_table_request(TABLE))
     yield client
 
 

@@ -384,7 +384,7 @@ def test_random_window_delivers_inside_the_window_every_day_deterministically(lo
 def test_a_corrupt_profile_neither_stops_the_daily_prompt_nor_a_done_answer(
     enrolled: Participant, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from promptpipe.adapters.dynamodb import FLOW_SK, participant_pk
+    from promptpipe.adapters.dynamodb_items import FLOW_SK, participant_pk
 
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     # Given a participant after intake whose stored profile got corrupted (written outside the app)

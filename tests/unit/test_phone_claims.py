@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.phone_claims import MAX_ATTEMPTS, DynamoPhoneClaims, MemoryPhoneClaims, PhoneMove
-from promptpipe.errors import ParticipantNotFound, StateConflict
+from promptpipe.errors import ParticipantNotFound, StateConflict, StoreError
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
 
@@ -119,7 +119,8 @@ def test_dynamo_move_retries_when_the_version_moved_then_gives_up() -> None:
     assert len(always.transactions) == MAX_ATTEMPTS
 
 
-def test_dynamo_move_reraises_other_errors() -> None:
+def test_dynamo_move_translates_other_errors_into_a_store_error() -> None:
     failure = ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "TransactWriteItems")
-    with pytest.raises(ClientError, match="InternalServerError"):
+    with pytest.raises(StoreError, match=r"DynamoPhoneClaims\.move: TransactWriteItems InternalServerError: x") as e:
         DynamoPhoneClaims("t", Client(OLD, 1, failure)).move(A, OLD, NEW)
+    assert (e.value.code, e.value.__cause__) == ("InternalServerError", failure)

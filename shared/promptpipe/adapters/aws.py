@@ -24,6 +24,8 @@ from botocore.exceptions import (
 )
 from pydantic import BaseModel
 
+from promptpipe.adapters.aws_errors import error_code
+from promptpipe.adapters.dynamodb_table import TABLE, TableShape
 from promptpipe.settings import Settings
 
 # boto3 generates client classes at run time; there is no static type to name here.
@@ -32,7 +34,6 @@ AwsClient: TypeAlias = Any
 INBOUND_QUEUE_NAME = "promptpipe-inbound.fifo"
 INBOUND_DLQ_NAME = "promptpipe-inbound-dlq.fifo"
 INBOUND_MAX_RECEIVE_COUNT = 3
-TTL_ATTRIBUTE = "expires_at"
 
 
 # Throttling and transient 5xx are retried by botocore itself ("standard" mode); short timeouts keep
@@ -99,19 +100,14 @@ def create_local_resources(
     sqs: AwsClient | None = None,
     scheduler: AwsClient | None = None,
 ) -> LocalResources:
-    """Create the single table, the inbound FIFO queue with its DLQ and the schedule group.
-    Idempotent: resources that already exist are reused."""
+    """Create the single table (the shape of ``dynamodb_table.TABLE``, as the CDK stack builds it),
+    the inbound FIFO queue with its DLQ and the schedule group. Idempotent: resources that already
+    exist are reused."""
     dynamodb = dynamodb or aws_client("dynamodb", settings)
     sqs = sqs or aws_client("sqs", settings)
     scheduler = scheduler or aws_client("scheduler", settings)
 
-    _ensure_table(
-        dynamodb,
-        name=settings.table_name,
-        key=(("pk", "HASH"), ("sk", "RANGE")),
-        index=(settings.participants_index_name, "gsi1pk", "gsi1sk"),
-        ttl_attribute=TTL_ATTRIBUTE,
-    )
+    _ensure_table(dynamodb, settings.table_name, TABLE)
     dlq_url, dlq_arn = _ensure_queue(sqs, INBOUND_DLQ_NAME, _fifo_attributes())
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(INBOUND_MAX_RECEIVE_COUNT)})
     queue_url, queue_arn = _ensure_queue(sqs, INBOUND_QUEUE_NAME, {**_fifo_attributes(), "RedrivePolicy": redrive})
@@ -127,49 +123,18 @@ def create_local_resources(
     )
 
 
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _ensure_table(
-    client: AwsClient,
-    *,
-    name: str,
-    key: tuple[tuple[str, str], ...],
-    index: tuple[str, str, str] | None,
-    ttl_attribute: str,
-) -> None:
-    attributes = [attr for attr, _ in key]
-    request: dict[str, Any] = {
-        "TableName": name,
-        "KeySchema": [{"AttributeName": attr, "KeyType": kind} for attr, kind in key],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
-    if index is not None:
-        index_name, hash_attr, range_attr = index
-        attributes += [hash_attr, range_attr]
-        request["GlobalSecondaryIndexes"] = [
-            {
-                "IndexName": index_name,
-                "KeySchema": [
-                    {"AttributeName": hash_attr, "KeyType": "HASH"},
-                    {"AttributeName": range_attr, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ]
-    request["AttributeDefinitions"] = [{"AttributeName": attr, "AttributeType": "S"} for attr in attributes]
+def _ensure_table(client: AwsClient, name: str, shape: TableShape) -> None:
     try:
-        client.create_table(**request)
+        client.create_table(**shape.create_table_request(name))
     except ClientError as exc:
-        if _error_code(exc) != "ResourceInUseException":
+        if error_code(exc) != "ResourceInUseException":
             raise
     client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     ttl = client.describe_time_to_live(TableName=name).get("TimeToLiveDescription", {})
     # Enabling TTL twice is an error in AWS ("TimeToLive is already enabled").
     if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         client.update_time_to_live(
-            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute}
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": shape.ttl_attribute}
         )
 
 
@@ -182,7 +147,7 @@ def _ensure_queue(client: AwsClient, name: str, attributes: dict[str, str]) -> t
     try:
         url = str(client.get_queue_url(QueueName=name)["QueueUrl"])
     except ClientError as exc:
-        if _error_code(exc) not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
+        if error_code(exc) not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
             raise
         url = str(client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"])
     arn = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
@@ -193,6 +158,6 @@ def _ensure_schedule_group(client: AwsClient, name: str) -> str:
     try:
         return str(client.create_schedule_group(Name=name)["ScheduleGroupArn"])
     except ClientError as exc:
-        if _error_code(exc) != "ConflictException":
+        if error_code(exc) != "ConflictException":
             raise
     return str(client.get_schedule_group(Name=name)["Arn"])

@@ -1,234 +1,85 @@
 """The ``ParticipantRepo`` and ``StateStore`` ports over one DynamoDB table (docs/architecture.md#state).
 
-| item        | pk                   | sk                           |
-|-------------|----------------------|------------------------------|
-| participant | ``PARTICIPANT#{id}`` | ``META`` (+ gsi1pk/gsi1sk)   |
-| phone claim | ``PHONE#{e164}``     | ``PHONE``                    |
-| flow state  | ``PARTICIPANT#{id}`` | ``FLOW#conversation``        |
-| transcript  | ``PARTICIPANT#{id}`` | ``MSG#{utc iso}#{seq}``      |
-
-The low-level client is used with a small attribute mapping of our own: values are strings, ints,
-bools and string maps only, so no float (and no ``Decimal``) ever crosses the boundary. Free-form
-data (transcript metadata, recent events) is stored as JSON strings.
+The I/O only: the items and their keys are ``promptpipe.adapters.dynamodb_items``, the table's shape
+``promptpipe.adapters.dynamodb_table``. The low-level client is used directly. Every public method
+translates what it does not map to a domain outcome into ``StoreError``
+(``promptpipe.adapters.aws_errors.store_operation``).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from enum import Enum
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import TypeAdapter
-from pydantic_core import to_json
 
-from promptpipe.adapters.aws import TTL_ATTRIBUTE, AwsClient
+from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws_errors import (
+    CONDITION_FAILED,
+    CONDITIONAL_CHECK_FAILED,
+    TRANSACTION_CONFLICT,
+    cancellation_codes,
+    condition_failed,
+    error_code,
+    is_cancellation,
+    store_operation,
+)
+from promptpipe.adapters.dynamodb_items import (
+    FLOW_SK,
+    FLOW_SK_PREFIX,
+    GSI_PK,
+    KEY_ATTRIBUTES,
+    META_SK,
+    MSG_SK_PREFIX,
+    PARTICIPANT_PREFIX,
+    PARTICIPANTS_GSI_PK,
+    PK,
+    SK,
+    Item,
+    decode_token,
+    encode_token,
+    flow_from_item,
+    flow_item,
+    flow_key,
+    key,
+    meta_key,
+    participant_from_item,
+    participant_item,
+    participant_pk,
+    phone_claim_item,
+    phone_claim_key,
+    sortable_timestamp,
+    transcript_from_item,
+    transcript_item,
+)
+from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TTL_ATTRIBUTE
 from promptpipe.errors import (
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
-    PromptPipeError,
     StateConflict,
+    StoreError,
     ValidationFailed,
 )
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
-from promptpipe.models.store import Direction, EventRecord, LoadedState, StateCommit, TranscriptEntry
-
-PARTICIPANT_PREFIX = "PARTICIPANT#"
-PHONE_PREFIX = "PHONE#"
-META_SK = "META"
-PHONE_SK = "PHONE"
-FLOW_SK_PREFIX = "FLOW#"
-FLOW_SK = f"{FLOW_SK_PREFIX}{FLOW_TYPE}"
-MSG_SK_PREFIX = "MSG#"
-PARTICIPANTS_GSI_PK = "PARTICIPANTS"
+from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 # TransactWriteItems allows 100 actions; keep headroom below it.
 MAX_COMMIT_ITEMS = 95
 _BATCH_WRITE_SIZE = 25
 _BATCH_RETRIES = 8
-_MAX_TOKEN_CHARS = 2048
-
-_KEY_ATTRIBUTES = frozenset({"pk", "sk", "gsi1pk", "gsi1sk"})
-_CONDITION_FAILED = "ConditionalCheckFailed"
-_TRANSACTION_CONFLICT = "TransactionConflict"
-_REASONS_IN_MESSAGE = re.compile(r"reasons \[([^\]]*)\]")
-_EVENT_RECORDS = TypeAdapter(list[EventRecord])
-
-Item = dict[str, dict[str, Any]]
-
-
-# --- keys and attribute mapping --------------------------------------------------------------------
-def participant_pk(participant_id: str) -> str:
-    return f"{PARTICIPANT_PREFIX}{participant_id}"
-
-
-def phone_pk(phone_number: str) -> str:
-    return f"{PHONE_PREFIX}{phone_number}"
-
-
-def sortable_timestamp(instant: datetime) -> str:
-    """Fixed-width UTC ISO with microseconds and ``Z``: sorts lexically in time order (RFC3339 with
-    optional fractions does not: ``…:00.5Z`` < ``…:00Z``). Naive datetimes are taken as UTC."""
-    if instant.tzinfo is None:
-        instant = instant.replace(tzinfo=UTC)
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def transcript_sk(entry: TranscriptEntry) -> str:
-    return f"{MSG_SK_PREFIX}{sortable_timestamp(entry.at)}#{entry.seq}"
 
 
 def _s(value: str) -> dict[str, Any]:
     return {"S": value}
 
 
-def to_attribute(value: Any) -> dict[str, Any]:
-    """One Python value as a DynamoDB attribute value. Floats are refused on purpose."""
-    if value is None:
-        return {"NULL": True}
-    if isinstance(value, bool):  # before int: bool is an int
-        return {"BOOL": value}
-    if isinstance(value, Enum):
-        return to_attribute(value.value)
-    if isinstance(value, str):
-        return {"S": value}
-    if isinstance(value, int):
-        return {"N": str(value)}
-    if isinstance(value, datetime):
-        return {"S": sortable_timestamp(value)}
-    if isinstance(value, dict):
-        return {"M": {str(k): to_attribute(v) for k, v in value.items()}}
-    if isinstance(value, list | tuple):
-        return {"L": [to_attribute(v) for v in value]}
-    raise TypeError(f"cannot store a {type(value).__name__} in DynamoDB (store it as a JSON string)")
-
-
-def from_attribute(attribute: dict[str, Any]) -> Any:
-    """The inverse of ``to_attribute``."""
-    (kind, value), *_ = attribute.items()
-    if kind == "S":
-        return value
-    if kind == "N":
-        return int(value)
-    if kind == "BOOL":
-        return bool(value)
-    if kind == "NULL":
-        return None
-    if kind == "M":
-        return {k: from_attribute(v) for k, v in value.items()}
-    if kind == "L":
-        return [from_attribute(v) for v in value]
-    raise TypeError(f"unsupported DynamoDB attribute type {kind}")
-
-
-def participant_item(participant: ConversationParticipant) -> Item:
-    item: Item = {
-        "pk": _s(participant_pk(participant.id)),
-        "sk": _s(META_SK),
-        "gsi1pk": _s(PARTICIPANTS_GSI_PK),
-        "gsi1sk": _s(f"{sortable_timestamp(participant.created_at)}#{participant.id}"),
-    }
-    for name, value in participant.model_dump().items():
-        item[name] = to_attribute(value)
-    return item
-
-
-def participant_from_item(item: Item) -> ConversationParticipant:
-    fields = {k: from_attribute(v) for k, v in item.items() if k not in _KEY_ATTRIBUTES}
-    return ConversationParticipant.model_validate(fields)
-
-
-def flow_item(flow: FlowState, recent_events: list[EventRecord]) -> Item:
-    item: Item = {
-        "pk": _s(participant_pk(flow.participant_id)),
-        "sk": _s(f"{FLOW_SK_PREFIX}{flow.flow_type}"),
-        "flow_type": _s(flow.flow_type),
-        "current_state": _s(flow.current_state),
-        "state_data": {"M": {k: _s(v) for k, v in flow.state_data.items()}},
-        "version": {"N": str(flow.version)},
-        "recent_events": _s(_EVENT_RECORDS.dump_json(recent_events).decode()),
-    }
-    if flow.updated_at is not None:
-        item["updated_at"] = _s(sortable_timestamp(flow.updated_at))
-    return item
-
-
-def flow_from_item(participant_id: str, item: Item) -> tuple[FlowState, list[EventRecord]]:
-    updated_at = item.get("updated_at")
-    flow = FlowState(
-        participant_id=participant_id,
-        flow_type=item["flow_type"]["S"],
-        current_state=item["current_state"]["S"],
-        state_data={k: v["S"] for k, v in item.get("state_data", {"M": {}})["M"].items()},
-        version=int(item["version"]["N"]),
-        updated_at=updated_at["S"] if updated_at and "S" in updated_at else None,
-    )
-    raw_events = item.get("recent_events", {}).get("S") or "[]"
-    return flow, _EVENT_RECORDS.validate_json(raw_events)
-
-
-def transcript_item(entry: TranscriptEntry) -> Item:
-    return {
-        "pk": _s(participant_pk(entry.participant_id)),
-        "sk": _s(transcript_sk(entry)),
-        "at": _s(sortable_timestamp(entry.at)),
-        "seq": _s(entry.seq),
-        "direction": _s(entry.direction.value),
-        "kind": _s(entry.kind),
-        "content": _s(entry.content),
-        "event_id": _s(entry.event_id),
-        # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
-        "metadata": _s(to_json(entry.metadata).decode()),
-    } | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
-
-
-def transcript_from_item(item: Item) -> TranscriptEntry:
-    return TranscriptEntry(
-        participant_id=item["pk"]["S"].removeprefix(PARTICIPANT_PREFIX),
-        at=item["at"]["S"],
-        seq=item["seq"]["S"],
-        direction=Direction(item["direction"]["S"]),
-        kind=item["kind"]["S"],
-        content=item["content"]["S"],
-        event_id=item.get("event_id", {}).get("S", ""),
-        metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
-        outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
-    )
-
-
-# --- pagination tokens -------------------------------------------------------------------------------
-def encode_token(key: Item) -> str:
-    """An opaque, URL-safe token for a LastEvaluatedKey whose attributes are all strings."""
-    plain = {name: value["S"] for name, value in key.items()}
-    raw = json.dumps(plain, separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_token(token: str, *, keys: frozenset[str], check: Callable[[dict[str, str]], bool]) -> Item:
-    """The ExclusiveStartKey of ``token``. Anything malformed, or not a key of this listing (``check``),
-    is a ``ValidationFailed`` on ``next_token``."""
-    invalid = ValidationFailed("invalid next_token", field="next_token")
-    if not token or len(token) > _MAX_TOKEN_CHARS:
-        raise invalid
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except ValueError as exc:  # binascii, JSON and Unicode errors are all ValueErrors
-        raise invalid from exc
-    if (
-        not isinstance(data, dict)
-        or set(data) != keys
-        or not all(isinstance(v, str) and v for v in data.values())
-        or not check(data)
-    ):
-        raise invalid
-    return {name: _s(value) for name, value in data.items()}
+def _backoff(attempt: int) -> float:
+    """Seconds to wait before retrying unprocessed batch items (they mean throttling)."""
+    return min(0.05 * 2**attempt, 2.0)
 
 
 def _validate_limit(limit: int) -> None:
@@ -250,29 +101,6 @@ def _query_page(
     return items, encode_token(last_key) if last_key else None
 
 
-# --- transaction errors ------------------------------------------------------------------------------
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def cancellation_codes(exc: ClientError) -> list[str]:
-    """Per-action reason codes of a ``TransactionCanceledException`` ("None" where it passed)."""
-    reasons = exc.response.get("CancellationReasons")
-    if reasons:
-        return [str(reason.get("Code") or "None") for reason in reasons]
-    # Fallback: the message says "... reasons [None, ConditionalCheckFailed, None]".
-    match = _REASONS_IN_MESSAGE.search(str(exc.response.get("Error", {}).get("Message", "")))
-    return [code.strip() for code in match.group(1).split(",")] if match else []
-
-
-def _failed(codes: list[str], index: int) -> bool:
-    return index < len(codes) and codes[index] == _CONDITION_FAILED
-
-
-def _is_cancellation(exc: ClientError) -> bool:
-    return _error_code(exc) == "TransactionCanceledException"
-
-
 # --- ParticipantRepo ---------------------------------------------------------------------------------
 class DynamoParticipantRepo:
     """``ParticipantRepo`` port adapter (plus ``update``)."""
@@ -281,7 +109,7 @@ class DynamoParticipantRepo:
         self,
         table_name: str,
         client: AwsClient,
-        index_name: str = "gsi1",
+        index_name: str = PARTICIPANTS_INDEX.name,
         *,
         sleep: Callable[[float], None] = time.sleep,
         retention: timedelta | None = None,
@@ -296,67 +124,67 @@ class DynamoParticipantRepo:
         self._retention = retention
         self._now = now or (lambda: datetime.now(UTC))
 
+    @store_operation
     def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
         """Participant, phone claim and flow state in one transaction, each only if new."""
         if flow.participant_id != participant.id:
             raise ValueError("flow state belongs to another participant")
-        claim: Item = {
-            "pk": _s(phone_pk(participant.phone_number)),
-            "sk": _s(PHONE_SK),
-            "participant_id": _s(participant.id),
-        }
         actions = [
             self._put_new(participant_item(participant)),
-            self._put_new(claim),
+            self._put_new(phone_claim_item(participant.phone_number, participant.id)),
             self._put_new(flow_item(flow, [])),
         ]
         try:
             self._client.transact_write_items(TransactItems=actions)
         except ClientError as exc:
-            if not _is_cancellation(exc):
+            if not is_cancellation(exc):
                 raise
             codes = cancellation_codes(exc)
-            if _failed(codes, 1):
+            if condition_failed(codes, 1):
                 raise ParticipantAlreadyEnrolled(
                     f"phone number {participant.phone_number} is already enrolled"
                 ) from exc
-            if _CONDITION_FAILED in codes or _TRANSACTION_CONFLICT in codes:
+            if CONDITION_FAILED in codes or TRANSACTION_CONFLICT in codes:
                 raise StateConflict(f"participant {participant.id} already exists or is being written") from exc
             raise
 
+    @store_operation
     def get(self, participant_id: str) -> ConversationParticipant:
         return participant_from_item(self._get_meta(participant_id))
 
+    @store_operation
     def find_id_by_phone(self, phone_number: str) -> str | None:
         response = self._client.get_item(
             TableName=self._table,
-            Key={"pk": _s(phone_pk(phone_number)), "sk": _s(PHONE_SK)},
+            Key=phone_claim_key(phone_number),
             ConsistentRead=True,
         )
         item = response.get("Item")
         return str(item["participant_id"]["S"]) if item else None
 
+    @store_operation
     def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]:
         """Newest first (by ``created_at``), through the participants GSI."""
         _validate_limit(limit)
         request: dict[str, Any] = {
             "TableName": self._table,
             "IndexName": self._index,
-            "KeyConditionExpression": "gsi1pk = :g",
+            "KeyConditionExpression": f"{GSI_PK} = :g",
             "ExpressionAttributeValues": {":g": _s(PARTICIPANTS_GSI_PK)},
             "ScanIndexForward": False,
         }
         if next_token is not None:
             request["ExclusiveStartKey"] = decode_token(
                 next_token,
-                keys=_KEY_ATTRIBUTES,
+                keys=KEY_ATTRIBUTES,
                 check=lambda k: (
-                    k["gsi1pk"] == PARTICIPANTS_GSI_PK and k["pk"].startswith(PARTICIPANT_PREFIX) and k["sk"] == META_SK
+                    k[GSI_PK] == PARTICIPANTS_GSI_PK and k[PK].startswith(PARTICIPANT_PREFIX) and k[SK] == META_SK
                 ),
             )
-        items, token = _query_page(self._client, request, limit=limit, key_names=sorted(_KEY_ATTRIBUTES))
+        items, token = _query_page(self._client, request, limit=limit, key_names=sorted(KEY_ATTRIBUTES))
         return [participant_from_item(item) for item in items], token
 
+    @store_operation
     def update(self, participant: ConversationParticipant) -> None:
         """Replace the participant's fields. ``ParticipantNotFound`` if missing. The phone number is
         fixed at enrollment (its claim item would go stale), so a change is a ``ValidationFailed``.
@@ -367,18 +195,19 @@ class DynamoParticipantRepo:
             self._client.put_item(
                 TableName=self._table,
                 Item=participant_item(participant),
-                ConditionExpression="attribute_exists(pk) AND #phone = :phone",
+                ConditionExpression=f"attribute_exists({PK}) AND #phone = :phone",
                 ExpressionAttributeNames={"#phone": "phone_number"},
                 ExpressionAttributeValues={":phone": _s(participant.phone_number)},
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
-            if _error_code(exc) != "ConditionalCheckFailedException":
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
                 raise
             if exc.response.get("Item"):
                 raise ValidationFailed("phone_number cannot be changed", field="phone_number") from exc
             raise ParticipantNotFound(f"participant {participant.id} not found") from exc
 
+    @store_operation
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """META, phone claim and flow state in one transaction; then the transcript, unless kept."""
         meta = self._get_meta(participant_id)
@@ -386,29 +215,29 @@ class DynamoParticipantRepo:
         delete_meta = {
             "Delete": {
                 "TableName": self._table,
-                "Key": {"pk": _s(pk), "sk": _s(META_SK)},
-                "ConditionExpression": "attribute_exists(pk)",
+                "Key": meta_key(participant_id),
+                "ConditionExpression": f"attribute_exists({PK})",
             }
         }
         delete_claim = {
             "Delete": {
                 "TableName": self._table,
-                "Key": {"pk": _s(phone_pk(meta["phone_number"]["S"])), "sk": _s(PHONE_SK)},
+                "Key": phone_claim_key(meta["phone_number"]["S"]),
                 # Only our own claim; a missing one is fine.
-                "ConditionExpression": "attribute_not_exists(pk) OR participant_id = :id",
+                "ConditionExpression": f"attribute_not_exists({PK}) OR participant_id = :id",
                 "ExpressionAttributeValues": {":id": _s(participant_id)},
             }
         }
-        delete_flow = {"Delete": {"TableName": self._table, "Key": {"pk": _s(pk), "sk": _s(FLOW_SK)}}}
+        delete_flow = {"Delete": {"TableName": self._table, "Key": flow_key(participant_id)}}
         try:
             self._client.transact_write_items(TransactItems=[delete_meta, delete_claim, delete_flow])
         except ClientError as exc:
-            if not _is_cancellation(exc):
+            if not is_cancellation(exc):
                 raise
             codes = cancellation_codes(exc)
-            if _failed(codes, 0):
+            if condition_failed(codes, 0):
                 raise ParticipantNotFound(f"participant {participant_id} not found") from exc
-            if not _failed(codes, 1):
+            if not condition_failed(codes, 1):
                 raise
             # The claim belongs to someone else (never written so by this code): leave it alone.
             self._client.transact_write_items(TransactItems=[delete_meta, delete_flow])
@@ -419,12 +248,12 @@ class DynamoParticipantRepo:
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
-        return {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}}
+        return {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": f"attribute_not_exists({PK})"}}
 
     def _get_meta(self, participant_id: str) -> Item:
         response = self._client.get_item(
             TableName=self._table,
-            Key={"pk": _s(participant_pk(participant_id)), "sk": _s(META_SK)},
+            Key=meta_key(participant_id),
             ConsistentRead=True,
         )
         item: Item | None = response.get("Item")
@@ -436,9 +265,9 @@ class DynamoParticipantRepo:
         paginator = self._client.get_paginator("query")
         pages = paginator.paginate(
             TableName=self._table,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :msg)",
+            KeyConditionExpression=f"{PK} = :pk AND begins_with({SK}, :msg)",
             ExpressionAttributeValues={":pk": _s(pk), ":msg": _s(MSG_SK_PREFIX)},
-            ProjectionExpression="pk, sk",
+            ProjectionExpression=f"{PK}, {SK}",
             ConsistentRead=True,
         )
         for page in pages:
@@ -458,7 +287,7 @@ class DynamoParticipantRepo:
         paginator = self._client.get_paginator("query")
         pages = paginator.paginate(
             TableName=self._table,
-            KeyConditionExpression="pk = :pk",
+            KeyConditionExpression=f"{PK} = :pk",
             ExpressionAttributeValues={":pk": _s(pk)},
             ConsistentRead=True,
         )
@@ -469,7 +298,7 @@ class DynamoParticipantRepo:
                 self._batch_write([{"PutRequest": {"Item": expiring(i)}} for i in chunk])
 
     def _batch_delete(self, keys: Sequence[Item]) -> None:
-        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+        self._batch_write([{"DeleteRequest": {"Key": item_key}} for item_key in keys])
 
     def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
         for attempt in range(_BATCH_RETRIES):
@@ -477,24 +306,30 @@ class DynamoParticipantRepo:
             requests = response.get("UnprocessedItems", {}).get(self._table, [])
             if not requests:
                 return
-            self._sleep(min(0.05 * 2**attempt, 2.0))  # unprocessed items mean throttling: back off
-        raise PromptPipeError(f"{len(requests)} transcript items could not be written")
+            self._sleep(_backoff(attempt))
+        raise StoreError(
+            f"DynamoParticipantRepo.delete: {len(requests)} transcript items could not be written (throttled)",
+            operation="DynamoParticipantRepo.delete",
+            code="UnprocessedItems",
+        )
 
 
 # --- StateStore --------------------------------------------------------------------------------------
 class DynamoStateStore:
     """``StateStore`` port adapter: one Query to load, one transaction to commit."""
 
-    def __init__(self, table_name: str, client: AwsClient) -> None:
+    def __init__(self, table_name: str, client: AwsClient, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self._table = table_name
         self._client = client
+        self._sleep = sleep
 
+    @store_operation
     def load(self, participant_id: str) -> LoadedState:
         """META and the flow state in one strongly consistent Query; the range stops before ``MSG#``
         so the transcript is never read."""
         response = self._client.query(
             TableName=self._table,
-            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+            KeyConditionExpression=f"{PK} = :pk AND {SK} BETWEEN :lo AND :hi",
             ExpressionAttributeValues={
                 ":pk": _s(participant_pk(participant_id)),
                 ":lo": _s(FLOW_SK_PREFIX),
@@ -502,7 +337,7 @@ class DynamoStateStore:
             },
             ConsistentRead=True,
         )
-        by_sk = {item["sk"]["S"]: item for item in response.get("Items", [])}
+        by_sk = {item[SK]["S"]: item for item in response.get("Items", [])}
         meta = by_sk.get(META_SK)
         if meta is None:
             raise ParticipantNotFound(f"participant {participant_id} not found")
@@ -513,6 +348,7 @@ class DynamoStateStore:
         flow, recent_events = flow_from_item(participant_id, flow_raw)
         return LoadedState(participant=participant, flow=flow, recent_events=recent_events)
 
+    @store_operation
     def commit(self, commit: StateCommit) -> None:
         """One transaction: the flow state if its version is still ``expected_version``, META (written
         or only checked to exist) and the new transcript entries."""
@@ -523,21 +359,22 @@ class DynamoStateStore:
         try:
             self._client.transact_write_items(**request)
         except ClientError as exc:
-            if not _is_cancellation(exc):
+            if not is_cancellation(exc):
                 raise
             codes = cancellation_codes(exc)
-            if _failed(codes, 1):
+            if condition_failed(codes, 1):
                 raise ParticipantNotFound(f"participant {commit.participant_id} not found") from exc
-            if _failed(codes, 0):
+            if condition_failed(codes, 0):
                 raise StateConflict(
                     f"flow state of {commit.participant_id} moved past version {commit.expected_version}"
                 ) from exc
-            if _CONDITION_FAILED in codes:
+            if CONDITION_FAILED in codes:
                 raise StateConflict(f"a transcript entry of {commit.participant_id} already exists") from exc
-            if _TRANSACTION_CONFLICT in codes:
+            if TRANSACTION_CONFLICT in codes:
                 raise StateConflict(f"concurrent write to {commit.participant_id}") from exc
             raise
 
+    @store_operation
     def list_transcript(
         self, participant_id: str, *, limit: int, next_token: str | None
     ) -> tuple[list[TranscriptEntry], str | None]:
@@ -546,35 +383,47 @@ class DynamoStateStore:
         pk = participant_pk(participant_id)
         request: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :msg)",
+            "KeyConditionExpression": f"{PK} = :pk AND begins_with({SK}, :msg)",
             "ExpressionAttributeValues": {":pk": _s(pk), ":msg": _s(MSG_SK_PREFIX)},
             "ScanIndexForward": True,
         }
         if next_token is not None:
             request["ExclusiveStartKey"] = decode_token(
                 next_token,
-                keys=frozenset({"pk", "sk"}),
-                check=lambda k: k["pk"] == pk and k["sk"].startswith(MSG_SK_PREFIX),
+                keys=frozenset({PK, SK}),
+                check=lambda k: k[PK] == pk and k[SK].startswith(MSG_SK_PREFIX),
             )
-        items, token = _query_page(self._client, request, limit=limit, key_names=("pk", "sk"))
+        items, token = _query_page(self._client, request, limit=limit, key_names=(PK, SK))
         return [transcript_from_item(item) for item in items], token
 
+    @store_operation
     def load_outbound(self, participant_id: str, record: EventRecord) -> list[OutboundMessage]:
-        """The messages of a committed event, from its transcript entries (one BatchGetItem)."""
+        """The messages of a committed event, from its transcript entries (one BatchGetItem; keys it
+        leaves unprocessed are asked for again, with backoff, then it is a ``StoreError``)."""
         pk = participant_pk(participant_id)
         at = sortable_timestamp(record.committed_at)
-        keys = [{"pk": _s(pk), "sk": _s(f"{MSG_SK_PREFIX}{at}#{ref.seq}")} for ref in record.messages]
+        keys = [key(pk, f"{MSG_SK_PREFIX}{at}#{ref.seq}") for ref in record.messages]
         if not keys:
             return []
         found: dict[str, TranscriptEntry] = {}
         request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-        for _ in range(_BATCH_RETRIES):
+        for attempt in range(_BATCH_RETRIES):
             response = self._client.batch_get_item(RequestItems=request)
             for item in response.get("Responses", {}).get(self._table, []):
                 found[item["seq"]["S"]] = transcript_from_item(item)
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 break
+            if attempt + 1 < _BATCH_RETRIES:
+                self._sleep(_backoff(attempt))
+        else:
+            # Sending fewer messages than the event committed would lose them without a trace.
+            raise StoreError(
+                f"DynamoStateStore.load_outbound: {len(request[self._table]['Keys'])} transcript items could not"
+                " be read (throttled)",
+                operation="DynamoStateStore.load_outbound",
+                code="UnprocessedKeys",
+            )
         messages = [found[ref.seq].outbound for ref in record.messages if ref.seq in found]
         return [m for m in messages if m is not None]
 
@@ -593,17 +442,16 @@ class DynamoStateStore:
         if 2 + len(commit.transcript) > MAX_COMMIT_ITEMS:
             raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
         transcript_items = [transcript_item(entry) for entry in commit.transcript]
-        if len({item["sk"]["S"] for item in transcript_items}) != len(transcript_items):
+        if len({item[SK]["S"] for item in transcript_items}) != len(transcript_items):
             raise ValueError("two transcript entries share a timestamp and seq")
 
-        pk = _s(participant_pk(participant_id))
         actions: list[dict[str, Any]] = [
             {
                 "Put": {
                     "TableName": self._table,
                     "Item": flow_item(commit.flow, commit.recent_events),
                     # A flow item may not exist yet (version 0): both cases in one condition.
-                    "ConditionExpression": "attribute_not_exists(pk) OR #v = :expected",
+                    "ConditionExpression": f"attribute_not_exists({PK}) OR #v = :expected",
                     "ExpressionAttributeNames": {"#v": "version"},
                     "ExpressionAttributeValues": {":expected": {"N": str(commit.expected_version)}},
                 }
@@ -615,7 +463,7 @@ class DynamoStateStore:
                     "Put": {
                         "TableName": self._table,
                         "Item": participant_item(commit.participant),
-                        "ConditionExpression": "attribute_exists(pk)",
+                        "ConditionExpression": f"attribute_exists({PK})",
                     }
                 }
             )
@@ -624,8 +472,8 @@ class DynamoStateStore:
                 {
                     "ConditionCheck": {
                         "TableName": self._table,
-                        "Key": {"pk": pk, "sk": _s(META_SK)},
-                        "ConditionExpression": "attribute_exists(pk)",
+                        "Key": meta_key(participant_id),
+                        "ConditionExpression": f"attribute_exists({PK})",
                     }
                 }
             )
@@ -634,7 +482,7 @@ class DynamoStateStore:
                 "Put": {
                     "TableName": self._table,
                     "Item": item,
-                    "ConditionExpression": "attribute_not_exists(sk)",
+                    "ConditionExpression": f"attribute_not_exists({SK})",
                 }
             }
             for item in transcript_items

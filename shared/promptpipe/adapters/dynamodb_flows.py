@@ -1,4 +1,4 @@
-"""The ``FlowDefinitionStore`` port over the main DynamoDB table.
+"""The ``FlowDefinitionStore`` port over the main DynamoDB table (keys: ``dynamodb_items``).
 
 | item            | pk             | sk                    |
 |-----------------|----------------|-----------------------|
@@ -7,7 +7,8 @@
 
 Each item holds the definition as a JSON string. ``LATEST`` carries a full copy of the newest
 version, so reading the latest definition is one ``GetItem``; a new version and the pointer are
-written in one transaction, conditional on the pointer still naming the previous version.
+written in one transaction, conditional on the pointer still naming the previous version. Store
+failures other than that lost condition are ``StoreError`` (``aws_errors.store_operation``).
 """
 
 from __future__ import annotations
@@ -18,28 +19,31 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws_errors import (
+    CONDITION_FAILED,
+    TRANSACTION_CONFLICT,
+    cancellation_codes,
+    is_cancellation,
+    store_operation,
+)
+from promptpipe.adapters.dynamodb_items import (
+    FLOW_LATEST_SK,
+    FLOW_VERSION_SK_PREFIX,
+    PK,
+    SK,
+    flow_definition_pk,
+    flow_version_sk,
+    key,
+)
 from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.definition import FlowDefinition
 from promptpipe.controller.ports import FlowVersionConflict, FlowVersionInfo, StoredFlow
-
-FLOW_PK_PREFIX = "FLOW#"
-VERSION_SK_PREFIX = "V#"
-LATEST_SK = "LATEST"
-
-
-def flow_pk(flow_id: str) -> str:
-    return f"{FLOW_PK_PREFIX}{flow_id}"
-
-
-def version_sk(version: int) -> str:
-    return f"{VERSION_SK_PREFIX}{version:06d}"
 
 
 def _item(stored: StoredFlow, sk: str) -> dict[str, Any]:
     definition = stored.definition
     return {
-        "pk": {"S": flow_pk(definition.id)},
-        "sk": {"S": sk},
+        **key(flow_definition_pk(definition.id), sk),
         "version": {"N": str(definition.version)},
         "definition": {"S": definition.model_dump_json(by_alias=True)},
         "created_at": {"S": to_rfc3339(stored.created_at)},
@@ -62,21 +66,24 @@ class DynamoFlowDefinitionStore:
 
     def _get(self, flow_id: str, sk: str) -> StoredFlow | None:
         response = self._client.get_item(
-            TableName=self._table, Key={"pk": {"S": flow_pk(flow_id)}, "sk": {"S": sk}}, ConsistentRead=True
+            TableName=self._table, Key=key(flow_definition_pk(flow_id), sk), ConsistentRead=True
         )
         item = response.get("Item")
         return _stored(item) if item else None
 
+    @store_operation
     def latest(self, flow_id: str) -> StoredFlow | None:
-        return self._get(flow_id, LATEST_SK)
+        return self._get(flow_id, FLOW_LATEST_SK)
 
+    @store_operation
     def get(self, flow_id: str, version: int) -> StoredFlow | None:
-        return self._get(flow_id, version_sk(version))
+        return self._get(flow_id, flow_version_sk(version))
 
+    @store_operation
     def put(self, stored: StoredFlow) -> None:
         version = stored.definition.version
         if version == 1:
-            pointer_condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+            pointer_condition: dict[str, Any] = {"ConditionExpression": f"attribute_not_exists({PK})"}
         else:
             pointer_condition = {
                 "ConditionExpression": "version = :previous",
@@ -88,24 +95,32 @@ class DynamoFlowDefinitionStore:
                     {
                         "Put": {
                             "TableName": self._table,
-                            "Item": _item(stored, version_sk(version)),
-                            "ConditionExpression": "attribute_not_exists(pk)",
+                            "Item": _item(stored, flow_version_sk(version)),
+                            "ConditionExpression": f"attribute_not_exists({PK})",
                         }
                     },
-                    {"Put": {"TableName": self._table, "Item": _item(stored, LATEST_SK), **pointer_condition}},
+                    {"Put": {"TableName": self._table, "Item": _item(stored, FLOW_LATEST_SK), **pointer_condition}},
                 ]
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
+            if not is_cancellation(exc):
+                raise
+            codes = cancellation_codes(exc)
+            # A lost condition or a concurrent writer; any other reason (throttling) is a store failure.
+            if not codes or CONDITION_FAILED in codes or TRANSACTION_CONFLICT in codes:
                 raise FlowVersionConflict(f"{stored.definition.id}: version {version} is not next") from exc
             raise
 
+    @store_operation
     def versions(self, flow_id: str) -> list[FlowVersionInfo]:
         result: list[FlowVersionInfo] = []
         request: dict[str, Any] = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": {":pk": {"S": flow_pk(flow_id)}, ":prefix": {"S": VERSION_SK_PREFIX}},
+            "KeyConditionExpression": f"{PK} = :pk AND begins_with({SK}, :prefix)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": flow_definition_pk(flow_id)},
+                ":prefix": {"S": FLOW_VERSION_SK_PREFIX},
+            },
             "ProjectionExpression": "version, created_at, created_by",
         }
         while True:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from promptpipe.adapters.aws_errors import error_code
 from promptpipe.errors import ConfigurationError, TimerError
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.scheduling import (
@@ -125,7 +126,7 @@ class EventBridgeTimers:
         try:
             self._client.delete_schedule(Name=name, GroupName=self._group_name)
         except ClientError as exc:
-            if _error_code(exc) == "ResourceNotFoundException":
+            if error_code(exc) == "ResourceNotFoundException":
                 return
             raise _timer_error("delete_schedule", name, exc) from exc
         except BotoCoreError as exc:
@@ -199,14 +200,14 @@ class EventBridgeTimers:
             self._client.create_schedule(**params)
             return
         except ClientError as exc:
-            if _error_code(exc) != "ConflictException":
+            if error_code(exc) != "ConflictException":
                 raise _timer_error("create_schedule", name, exc) from exc
         try:
             self._client.update_schedule(**params)
             return
         except ClientError as exc:
             # Deleted between our create and update (a one-shot that just completed): create again.
-            if _error_code(exc) != "ResourceNotFoundException":
+            if error_code(exc) != "ResourceNotFoundException":
                 raise _timer_error("update_schedule", name, exc) from exc
         try:
             self._client.create_schedule(**params)
@@ -255,10 +256,6 @@ def schedule_input(payload: TimerPayload | ScheduledPromptPayload) -> str:
     body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
     body["execution_id"] = EXECUTION_ID_PLACEHOLDER
     return json.dumps(body, separators=(",", ":"), sort_keys=True)
-
-
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
 
 
 def _timer_error(operation: str, name: str, exc: ClientError) -> TimerError:

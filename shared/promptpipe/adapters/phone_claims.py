@@ -6,7 +6,8 @@ old number), and the flow state's ``version`` moved on (only if it is still the 
 turn committing at the same time with the participant it loaded (and its old number) conflicts and
 replays against the new one instead of writing the old number back.
 
-``MemoryPhoneClaims`` does the same on ``InMemoryStore`` for unit tests.
+``MemoryPhoneClaims`` does the same on ``InMemoryStore`` for unit tests. Store failures other than
+the lost conditions are ``StoreError`` (``aws_errors.store_operation``).
 """
 
 from __future__ import annotations
@@ -16,19 +17,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from promptpipe.adapters.dynamodb import (
-    FLOW_SK,
-    META_SK,
-    PHONE_SK,
-    cancellation_codes,
-    participant_pk,
-    phone_pk,
-)
+from promptpipe.adapters.aws_errors import cancellation_codes, condition_failed, is_cancellation, store_operation
+from promptpipe.adapters.dynamodb_items import PK, flow_key, meta_key, phone_claim_item, phone_claim_key
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.errors import ParticipantNotFound, StateConflict
 from promptpipe.settings import Settings
 
-_CONDITION_FAILED = "ConditionalCheckFailed"
 MAX_ATTEMPTS = 4
 
 
@@ -44,6 +38,7 @@ class DynamoPhoneClaims:
         self._table = table_name
         self._client = client
 
+    @store_operation
     def move(self, participant_id: str, old_phone: str, new_phone: str) -> PhoneMove:
         for _ in range(MAX_ATTEMPTS):
             current = self._current(participant_id)
@@ -60,50 +55,48 @@ class DynamoPhoneClaims:
                 )
                 return PhoneMove.MOVED
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                if not is_cancellation(exc):
                     raise
-                codes = cancellation_codes(exc)
-                if len(codes) > 1 and codes[1] == _CONDITION_FAILED:
+                if condition_failed(cancellation_codes(exc), 1):
                     return PhoneMove.CONFLICT
                 # The number or the version moved meanwhile: read again and decide again.
         raise StateConflict(f"could not move the phone claim of {participant_id}")
 
     def _current(self, participant_id: str) -> tuple[str, int] | None:
-        pk = {"S": participant_pk(participant_id)}
-        meta = self._client.get_item(
-            TableName=self._table, Key={"pk": pk, "sk": {"S": META_SK}}, ConsistentRead=True
-        ).get("Item")
+        meta = self._get(meta_key(participant_id))
         if not meta:
             return None
-        flow = self._client.get_item(
-            TableName=self._table, Key={"pk": pk, "sk": {"S": FLOW_SK}}, ConsistentRead=True
-        ).get("Item")
+        flow = self._get(flow_key(participant_id))
         version = int(flow["version"]["N"]) if flow else 0
         return meta["phone_number"]["S"], version
 
+    def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._client.get_item(
+            TableName=self._table, Key=item_key, ConsistentRead=True
+        ).get("Item")
+        return item
+
     def _actions(self, participant_id: str, old: str, new: str, version: int) -> list[dict[str, Any]]:
-        pk = {"S": participant_pk(participant_id)}
-        pid = {"S": participant_id}
         return [
             {
                 "Delete": {
                     "TableName": self._table,
-                    "Key": {"pk": {"S": phone_pk(old)}, "sk": {"S": PHONE_SK}},
-                    "ConditionExpression": "attribute_not_exists(pk) OR participant_id = :id",
-                    "ExpressionAttributeValues": {":id": pid},
+                    "Key": phone_claim_key(old),
+                    "ConditionExpression": f"attribute_not_exists({PK}) OR participant_id = :id",
+                    "ExpressionAttributeValues": {":id": {"S": participant_id}},
                 }
             },
             {
                 "Put": {
                     "TableName": self._table,
-                    "Item": {"pk": {"S": phone_pk(new)}, "sk": {"S": PHONE_SK}, "participant_id": pid},
-                    "ConditionExpression": "attribute_not_exists(pk)",
+                    "Item": phone_claim_item(new, participant_id),
+                    "ConditionExpression": f"attribute_not_exists({PK})",
                 }
             },
             {
                 "Update": {
                     "TableName": self._table,
-                    "Key": {"pk": pk, "sk": {"S": META_SK}},
+                    "Key": meta_key(participant_id),
                     "UpdateExpression": "SET phone_number = :new",
                     "ConditionExpression": "phone_number = :old",
                     "ExpressionAttributeValues": {":new": {"S": new}, ":old": {"S": old}},
@@ -112,9 +105,9 @@ class DynamoPhoneClaims:
             {
                 "Update": {
                     "TableName": self._table,
-                    "Key": {"pk": pk, "sk": {"S": FLOW_SK}},
+                    "Key": flow_key(participant_id),
                     "UpdateExpression": "SET #v = :next",
-                    "ConditionExpression": "attribute_not_exists(pk) OR #v = :expected",
+                    "ConditionExpression": f"attribute_not_exists({PK}) OR #v = :expected",
                     "ExpressionAttributeNames": {"#v": "version"},
                     "ExpressionAttributeValues": {":next": {"N": str(version + 1)}, ":expected": {"N": str(version)}},
                 }

@@ -3,8 +3,9 @@
 Written only when applying an event's effects fails (one item per event: the ids of the messages
 that went out before the failure) and read only when that event is redelivered: the normal path
 costs nothing. No item for a redelivered event means its earlier delivery finished. Items live in
-the participant's partition of the main table (``sk = SENT#<event id>``), outside the range the state
-Query reads, and expire after a day through the table's TTL (longer than any redelivery).
+the participant's partition of the main table (``sk = SENT#<event id>``, ``dynamodb_items``), outside
+the range the state Query reads, and expire after a day through the table's TTL (longer than any
+redelivery). Store failures are ``StoreError`` (``aws_errors.store_operation``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from promptpipe.adapters.aws import TTL_ATTRIBUTE
+from promptpipe.adapters.aws_errors import store_operation
+from promptpipe.adapters.dynamodb_items import expires_at, sent_key
 
-SENT_SK_PREFIX = "SENT#"
 LEDGER_TTL_SECONDS = 24 * 3600
-
-
-def _key(participant_id: str, event_id: str) -> dict[str, Any]:
-    return {"pk": {"S": f"PARTICIPANT#{participant_id}"}, "sk": {"S": f"{SENT_SK_PREFIX}{event_id}"}}
 
 
 class DynamoSentLedger:
@@ -29,17 +26,21 @@ class DynamoSentLedger:
         self._table = table_name
         self._client = client
 
+    @store_operation
     def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
         item = {
-            **_key(participant_id, event_id),
+            **sent_key(participant_id, event_id),
             # A list, not a string set: a set cannot be empty, and "none sent yet" is a record too.
             "sent": {"L": [{"S": mid} for mid in message_ids]},
-            TTL_ATTRIBUTE: {"N": str(int(time.time()) + LEDGER_TTL_SECONDS)},
+            **expires_at(int(time.time()) + LEDGER_TTL_SECONDS),
         }
         self._client.put_item(TableName=self._table, Item=item)
 
+    @store_operation
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
-        response = self._client.get_item(TableName=self._table, Key=_key(participant_id, event_id), ConsistentRead=True)
+        response = self._client.get_item(
+            TableName=self._table, Key=sent_key(participant_id, event_id), ConsistentRead=True
+        )
         item = response.get("Item")
         if not item:
             return None

@@ -25,7 +25,7 @@ from typing import Any
 
 from promptpipe.channel_context import with_channel_context
 from promptpipe.clock import Clock
-from promptpipe.errors import StateConflict, StateConflictRetriesExhausted
+from promptpipe.errors import ParticipantNotFound, StateConflict, StateConflictRetriesExhausted, StoreError
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
@@ -284,7 +284,7 @@ class ConversationSession:
         effects are returned (a state that landed must not be treated as unsaved)."""
         try:
             fresh = self._store.load(self.participant.id)
-        except Exception:  # the store is still unreachable: the caller treats the save as failed
+        except (StoreError, ParticipantNotFound):  # still failing, or deleted: the save counts as failed
             logger.warning(
                 "could not check whether a failed commit landed", extra={"participant_id": self.participant.id}
             )
