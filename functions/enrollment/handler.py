@@ -29,6 +29,7 @@ from promptpipe.errors import (
     FlowNotFound,
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
+    StoreError,
     ValidationFailed,
 )
 from promptpipe.http_body import MalformedBody, body_bytes, check_json_depth, decode_utf8, error_response
@@ -471,6 +472,13 @@ def _flow_not_found(_exc: FlowNotFound) -> Response[dict[str, Any]]:
 @app.exception_handler(ParticipantNotFound)
 def _not_found(_exc: ParticipantNotFound) -> Response[dict[str, Any]]:
     return envelope(404, message="Participant not found", error=True)
+
+
+@app.exception_handler(StoreError)
+def _store_unavailable(exc: StoreError) -> Response[dict[str, Any]]:
+    # Throttled, timed out or unreachable: the client may retry (a 500 would say our bug).
+    logger.warning("store unavailable", extra={"operation": exc.operation, "code": exc.code})
+    return envelope(503, message="Service temporarily unavailable, retry later", error=True)
 
 
 @app.exception_handler(ParticipantAlreadyEnrolled)

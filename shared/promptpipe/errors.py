@@ -31,6 +31,10 @@ class StateConflict(PromptPipeError):
     """A conditional write lost against a concurrent commit (the version moved)."""
 
 
+class QueueError(PromptPipeError):
+    """The queue refused or failed to take a turn (after botocore's own retries)."""
+
+
 class StoreError(PromptPipeError):
     """The participant and state store (DynamoDB) failed an operation for a reason that is not a
     domain outcome: throttled past the client's retries, timed out, unreachable, refused the request

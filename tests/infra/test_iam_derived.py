@@ -629,8 +629,9 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     deployment.deploy(DEFAULT, feedback_timers_enabled=True, quiet_hours_enabled=False)
 
     # Tuesday's daily prompt (on SMS one message, the poll inside it) fails to send; the retry sends it.
+    # (07:20 plus the deployed 5-minute flexible window: fired by 07:25.)
     deployment.messenger.fail_send(1)
-    env.advance_to(at_local(MONDAY + timedelta(days=1), "07:21"))
+    env.advance_to(at_local(MONDAY + timedelta(days=1), "07:26"))
     assert deployment.messenger.failures == 2
     deployment.again(c.SCHEDULED_PROMPT.key)
     # Every timer kind: auto-feedback, feedback timeout and follow-up (its reply fails once, then
@@ -652,7 +653,7 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     env.advance_to(at_local(MONDAY + timedelta(days=1), "13:30"))
     # Wednesday's prompt, and a reply soon after it: the worker cancels the reminder it armed. The
     # coach's answer fails to send once; SQS redelivers the turn, which resumes the send.
-    env.advance_to(at_local(MONDAY + timedelta(days=2), "07:21"))
+    env.advance_to(at_local(MONDAY + timedelta(days=2), "07:26"))
     reminder = state(sam["id"])["pending_timers"].get("dailyPromptReminderTimerID")
     assert reminder, state(sam["id"])["pending_timers"]
     deployment.messenger.fail_send(1)

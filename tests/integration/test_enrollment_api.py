@@ -11,6 +11,7 @@ import boto3
 import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.errors import QueueError, StoreError
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.usecases.participants import UNREGISTER_NOTICE
@@ -549,3 +550,45 @@ def test_state_override_rejects_bad_requests_with_400(local_env_factory, body: d
     assert message in response.body["message"]
     assert env.api("GET", f"{BASE}/{pid}/state").body["result"]["sub_state"] == "INTAKE"
     assert history(env, pid) == before
+
+
+@pytest.mark.logs_errors  # the lost greeting is logged at ERROR by design
+def test_enrollment_stands_when_the_greeting_cannot_be_queued(local_env_factory, monkeypatch) -> None:
+    env = local_env_factory()
+
+    def refuse(event: Any) -> None:
+        raise QueueError("could not enqueue turn greeting-x: throttled")
+
+    monkeypatch.setattr(env.app.queue, "enqueue", refuse)
+    response = enroll(env)
+    assert response.status == 201
+    pid = response.body["result"]["id"]
+    assert env.api("GET", f"{BASE}/{pid}").body["result"]["phone_number"] == PHONE  # the row is there
+    assert env.messages() == []  # and no greeting went out
+
+
+def test_a_bug_while_queueing_the_greeting_is_not_swallowed(local_env_factory, monkeypatch) -> None:
+    env = local_env_factory()
+
+    def broken(event: Any) -> None:
+        raise TypeError("unexpected keyword argument")
+
+    monkeypatch.setattr(env.app.queue, "enqueue", broken)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        enroll(env)
+
+
+def test_a_store_outage_is_a_503_the_client_may_retry(local_env_factory, monkeypatch) -> None:
+    env = local_env_factory()
+    pid = enroll(env).body["result"]["id"]
+
+    def throttled(participant_id: str) -> Any:
+        raise StoreError("throttled", operation="DynamoParticipantRepo.get", code="ThrottlingException")
+
+    monkeypatch.setattr(env.app.repo, "get", throttled)
+    response = env.api("GET", f"{BASE}/{pid}")
+    assert response.status == 503
+    assert response.body == {
+        "status": "error",
+        "message": "Service temporarily unavailable, retry later",
+    }

@@ -13,12 +13,10 @@ import re
 from botocore.exceptions import BotoCoreError, ClientError
 
 from promptpipe.adapters.aws import AwsClient
-from promptpipe.errors import PromptPipeError
+from promptpipe.errors import QueueError
 from promptpipe.models.events import TurnEvent
 
-
-class QueueError(PromptPipeError):
-    """The queue refused or failed to take a turn (after botocore's own retries)."""
+__all__ = ["QueueError", "SqsTurnQueue", "deduplication_id"]
 
 
 def deduplication_id(event_id: str) -> str:

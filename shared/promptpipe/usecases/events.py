@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, ValidationFailed
+from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError, ValidationFailed
 from promptpipe.flow.conversation import ConversationFlow
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.session import ConversationSession
@@ -67,7 +67,7 @@ class Events:
             return outcome
         except StateConflictRetriesExhausted:
             raise
-        except Exception:
+        except StoreError:  # a bug (a TypeError while building the items) propagates instead
             landed = session.landed_after_all()  # a lost answer, not a failed write?
             if landed is None:
                 # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import MessagingError, TimerError, ValidationFailed
+from promptpipe.errors import MessagingError, QueueError, TimerError, ValidationFailed
 from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
@@ -81,7 +81,7 @@ class Participants:
                         enqueued_at=now,
                     )
                 )
-            except Exception:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
+            except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
                 logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
         return participant

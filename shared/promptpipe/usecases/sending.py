@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantNotFound
+from promptpipe.errors import ParticipantNotFound, StoreError
 from promptpipe.flow.effects import Effects, apply_schedule_changes, desired_schedules
 from promptpipe.flow.timer_names import participant_prefix
 from promptpipe.models.effects import ScheduleSpec
@@ -54,7 +54,7 @@ class Sending:
             if ledger is not None and (outcome.outbound or outcome.schedules):
                 try:
                     ledger.record_partial(outcome.participant_id, outcome.event_id, sorted(already | set(sent)))
-                except Exception:  # best effort: at worst the redelivery sends nothing
+                except StoreError:  # best effort: at worst the redelivery sends nothing
                     logger.exception("could not record the messages already sent")
             raise
         return len(sent)
