@@ -14,6 +14,13 @@ Twilio posts its status callbacks to the same URL when so configured: they parse
 ``DeliveryStatus``, as do Meta's ``statuses``. A sender known only by a business-scoped user id
 (no phone number) raises ``SenderWithoutPhone``: the handler answers 200 and drops it (see
 docs/architecture.md, "Inbound traffic that is not text").
+
+The payloads' shapes are pydantic models (``promptpipe.models.meta_webhook``,
+``promptpipe.models.twilio_form``), imported at the first payload of their provider so that a
+function's cold start pays for neither. Their errors come out as ``ValidationFailed`` naming the part
+(``entry[0].changes[0].value.messages[1].text.body must be a string``). Meta's envelope is read
+whole before any message; then each message on its own, so that with ``rejected`` a bad one is
+reported there and the rest of its batch still goes through.
 """
 
 from __future__ import annotations
