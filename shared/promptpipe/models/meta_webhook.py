@@ -32,7 +32,6 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from promptpipe.models.provider_payload import (
-    REQUIRED,
     SENDER_WITHOUT_PHONE,
     WRONG_OBJECT,
     LenientStr,
@@ -40,6 +39,7 @@ from promptpipe.models.provider_payload import (
     NonBlank,
     Payload,
     list_or_empty,
+    required,
 )
 
 META_OBJECT = "whatsapp_business_account"
@@ -114,7 +114,7 @@ class MetaChange(Payload):
     """One change; only ``messages`` changes are read (their ``value`` is then required)."""
 
     field: Any = MESSAGES_FIELD
-    value: MetaValue = REQUIRED
+    value: MetaValue = required()
 
     @model_validator(mode="before")
     @classmethod
@@ -141,8 +141,8 @@ def _meta_object(value: Any) -> Any:
 class MetaWebhook(Payload):
     """A WhatsApp Business Account notification; several entries and changes may be batched."""
 
-    object: Annotated[Any, AfterValidator(_meta_object)] = REQUIRED
-    entry: list[MetaEntry] = REQUIRED
+    object: Annotated[Any, AfterValidator(_meta_object)] = required()
+    entry: list[MetaEntry] = required()
 
     def message_changes(self) -> list[tuple[str, MetaValue]]:
         """(path, value) of every ``messages`` change, in order; the path names it in errors."""
@@ -160,10 +160,10 @@ class MetaMessage(Payload):
     A sender known only by a business-scoped user id (``from_user_id``, no ``from``) fails with the
     ``sender_without_phone`` error type."""
 
-    id: NonBlank = REQUIRED
+    id: NonBlank = required()
     from_user_id: LenientStr = None  # before ``sender``: its validator reads it
     sender: NonBlank = Field(alias="from")
-    type: NonBlank = REQUIRED
+    type: NonBlank = required()
 
     @model_validator(mode="before")
     @classmethod
@@ -182,7 +182,7 @@ class MetaMessage(Payload):
 
 
 class MetaText(Payload):
-    body: StrictStr = REQUIRED
+    body: StrictStr = required()
 
 
 class MetaInteractive(Payload):
@@ -196,7 +196,7 @@ class MetaInteractive(Payload):
 class MetaReply(Payload):
     """The chosen button or list row of an interactive message."""
 
-    id: NonBlank = REQUIRED
+    id: NonBlank = required()
     title: StrictStr = ""
 
 

@@ -5,7 +5,7 @@ immutable, and builds its schema at its first validation rather than at import: 
 function imports these at cold start. ``promptpipe.inbound`` imports each provider's module only
 when a payload of that provider arrives.
 
-A required field that is missing is read as ``None`` (``REQUIRED``), so it fails as "must be a
+A required field that is missing is read as ``None`` (``required()``), so it fails as "must be a
 string" / "must be an object", the way an explicit ``null`` does. Optional information is read
 leniently (``LenientStr``, ``LenientText``, ``object_or_empty``): a malformed value reads as absent.
 """
@@ -58,5 +58,9 @@ NonBlank = Annotated[StrictStr, AfterValidator(_non_blank)]
 # Optional text: anything but a string reads as absent (None) or as "".
 LenientStr = Annotated[str | None, BeforeValidator(_str_or_none)]
 LenientText = Annotated[str, BeforeValidator(_str_or_empty)]
-# The default of a required field: missing reads as None, which then fails its type.
-REQUIRED: Any = Field(default=None, validate_default=True)
+
+
+def required() -> Any:
+    """The default of a required field: missing reads as None, which then fails its type. A new
+    ``FieldInfo`` per field: older pydantic releases merge a field's metadata into a shared one."""
+    return Field(default=None, validate_default=True)
