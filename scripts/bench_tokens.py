@@ -6,7 +6,7 @@ subprocess) and prints both side by side; ``--json`` prints the figures as JSON.
 
 What it counts is the requests the engine really builds, as the provider would receive them:
 
-* **Scripted conversations** (the scenario of ``scripts/bench_calls.py``: greeting, a plain intake
+* **Scripted conversations** (the scenario of ``scripts/scenario.py``: greeting, a plain intake
   reply, the turn that completes intake with its four tools, the daily prompt…), played twice with
   a scripted model: ``sequential`` (one tool call per response, as ``bench_calls`` scripts it) and
   ``batched`` (the four tool calls in one response, which the provider's parallel tool calls allow).
