@@ -1,28 +1,19 @@
-"""CDK entry point (``cdk.json``: ``python3 infra/app.py``), checked by cdk-nag AwsSolutions.
+"""CDK entry point (``cdk.json``: ``python3 -m infra.app``), checked by cdk-nag AwsSolutions.
 
-Run as a script, Python puts ``infra/`` first on ``sys.path``, where ``infra/constructs`` would
-shadow the ``constructs`` library: the repository root takes its place.
+Run as a module from the repository root, so ``infra`` is a package on ``sys.path`` and the
+``constructs`` library is never shadowed (the constructs live in ``infra/components/``).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import os
+from typing import Any
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
-if sys.path and Path(sys.path[0] or ".").resolve() == _REPO_ROOT / "infra":
-    sys.path[0] = str(_REPO_ROOT)
-elif str(_REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(_REPO_ROOT))
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
 
-import os  # noqa: E402
-from typing import Any  # noqa: E402
-
-import aws_cdk as cdk  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
-
-from infra.constants import STACK_ID, Config  # noqa: E402
-from infra.stack import PromptPipeStack  # noqa: E402
+from infra.constants import STACK_ID, Config
+from infra.stack import PromptPipeStack
 
 
 def build_app(**app_props: Any) -> tuple[cdk.App, PromptPipeStack]:

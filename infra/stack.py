@@ -9,13 +9,13 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra import constants as c
-from infra.constructs.api import Api
-from infra.constructs.functions import Functions
-from infra.constructs.monitoring import Monitoring
-from infra.constructs.queues import Queues
-from infra.constructs.scheduler import Scheduler
-from infra.constructs.secrets import Secrets
-from infra.constructs.storage import Storage
+from infra.components.api import Api
+from infra.components.functions import Functions
+from infra.components.monitoring import Monitoring
+from infra.components.queues import Queues
+from infra.components.scheduler import Scheduler
+from infra.components.secrets import Secrets
+from infra.components.storage import Storage
 
 
 class PromptPipeStack(cdk.Stack):

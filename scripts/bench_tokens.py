@@ -6,7 +6,7 @@ subprocess) and prints both side by side; ``--json`` prints the figures as JSON.
 
 What it counts is the requests the engine really builds, as the provider would receive them:
 
-* **Scripted conversations** (the scenario of ``scripts/bench_calls.py``: greeting, a plain intake
+* **Scripted conversations** (the scenario of ``scripts/scenario.py``: greeting, a plain intake
   reply, the turn that completes intake with its four tools, the daily prompt…), played twice with
   a scripted model: ``sequential`` (one tool call per response, as ``bench_calls`` scripts it) and
   ``batched`` (the four tool calls in one response, which the provider's parallel tool calls allow).
@@ -27,6 +27,9 @@ before): counted for (a) the part of a request that repeats an earlier request o
 (the rounds of a tool loop follow each other within seconds) and (b) the static prefix (tool
 schemas + the first system message) when an earlier request anywhere in the run had the same one
 (at 1,000 participants the shared prefix is always warm). Cached input is priced at half price.
+
+Longer than 500 lines because ``--baseline`` runs this very file against the code of an older
+revision, where the other modules of ``scripts/`` may not exist: it keeps its helpers to itself.
 """
 
 from __future__ import annotations
@@ -257,8 +260,11 @@ def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
         return name
 
     llm = BenchLLM(_steps(variant), meter, event_name)
-    original = bench_calls._script
-    bench_calls._script = lambda: llm  # type: ignore[assignment]
+    # The scenario's model: patched where Scenario looks it up (scripts.scenario; in older
+    # revisions, which --baseline runs, scripts.bench_calls).
+    home = sys.modules[bench_calls.Scenario.__module__]
+    original = home._script
+    home._script = lambda: llm
     try:
         scenario = bench_calls.Scenario(meter_aws)
         try:
@@ -266,7 +272,7 @@ def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
         finally:
             scenario.close()
     finally:
-        bench_calls._script = original  # type: ignore[assignment]
+        home._script = original
     by_event: dict[str, list[Measured]] = {}
     for name, row in llm.rows:
         by_event.setdefault(name or "(none)", []).append(row)

@@ -12,13 +12,19 @@ database unreachable); 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from promptpipe.cli_coordinator import (
+    api_options,
+    cmd_console,
+    cmd_export,
+    cmd_participants,
+    cmd_transcript,
+    coordinator_client,
+)
 from promptpipe.cli_errors import (
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -143,7 +149,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_openapi(_args: argparse.Namespace) -> int:
     import json
 
-    from functions.enrollment.handler import openapi_document
+    from functions.enrollment.openapi import openapi_document
 
     print(json.dumps(openapi_document(), indent=2))
     return 0
@@ -258,125 +264,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- the coordinator's commands ------------------------------------------------------------------
-@contextlib.contextmanager
-def coordinator_client(args: argparse.Namespace) -> Iterator[Any]:
-    """The API client of ``--demo`` (an in-process local stack with the demo week played) or of
-    ``--api URL`` (default ``PROMPTPIPE_API_URL``); API failures become ``CliError``s."""
-    from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
-    from promptpipe.errors import ConfigurationError
-
-    try:
-        if args.demo:
-            from promptpipe.local.api_transport import InProcessTransport
-            from promptpipe.local.demo import DEMO_START, run_demo
-            from promptpipe.local.environment import LocalEnvironment, local_settings
-            from promptpipe.local.failures import quiet_function_logs
-
-            with (
-                quiet_function_logs(verbose=False),
-                LocalEnvironment(start=DEMO_START, settings=local_settings(offline_coach=True)) as env,
-            ):
-                run_demo(env)
-                yield CoordinatorClient(InProcessTransport(env))
-        else:
-            from promptpipe.adapters.api_http import http_transport
-
-            transport = http_transport(args.api or args.settings.promptpipe_api_url, region=args.settings.aws_region)
-            try:
-                yield CoordinatorClient(transport)
-            finally:
-                transport.close()
-    except ApiUnreachable as exc:
-        hint = " (is `promptpipe serve` running? or pass --api URL / --demo)" if not args.demo else ""
-        raise CliError(f"{exc}{hint}", EXIT_UNAVAILABLE) from None
-    except ApiError as exc:
-        raise CliError(str(exc), EXIT_FAILED) from None
-    except ConfigurationError as exc:
-        raise CliError(str(exc), EXIT_CONFIG) from None
-
-
-def cmd_participants(args: argparse.Namespace) -> int:
-    from promptpipe.coordinator.summary import summarize
-
-    with coordinator_client(args) as client:
-        found = client.participants(status=args.status, phone=args.phone)
-        header = f"{'id':36} {'name':12} {'phone':16} {'status':10} {'sub-state':16} prompts done  last reply (UTC)"
-        print(header)
-        for p in found:
-            s = summarize(p, client.iter_history(p.id, include_audit=True), client.state(p.id))
-            last = s.last_reply_at.strftime("%Y-%m-%d %H:%M") if s.last_reply_at else "—"
-            status = p.status.value + (" (opted out)" if p.opted_out else "")
-            print(
-                f"{p.id:36} {p.name[:12]:12} {p.phone_number:16} {status:10} {s.sub_state:16} "
-                f"{s.prompts_sent:7} {s.done:4}  {last}"
-            )
-        print(f"{len(found)} participant(s)", file=sys.stderr)
-    return 0
-
-
-def cmd_transcript(args: argparse.Namespace) -> int:
-    from zoneinfo import ZoneInfo
-
-    from promptpipe.coordinator.summary import transcript_text, zone_of
-
-    with coordinator_client(args) as client:
-        participant = client.find(args.participant)
-        entries = list(client.iter_history(participant.id, include_audit=args.format == "jsonl"))
-        if args.format == "jsonl":
-            for entry in entries:
-                print(entry.model_dump_json())
-        else:
-            zone = zone_of(participant) if args.tz == "local" else ZoneInfo("UTC")
-            sys.stdout.write(transcript_text(participant, entries, zone))
-    return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from promptpipe.coordinator.export import write_export
-
-    def progress(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        end = "\n" if done == total else ""
-        bar = "#" * filled + "." * (width - filled)
-        print(f"\rexporting [{bar}] {done}/{total} participants", end=end, file=sys.stderr)
-
-    with coordinator_client(args) as client:
-        out = Path(args.out)
-        counts = write_export(client, out, progress=None if args.quiet else progress)
-    print(
-        f"wrote {out / 'participants.csv'} ({counts.participants} rows), "
-        f"{out / 'prompts.csv'} ({counts.prompts} rows), {out / 'messages.jsonl'} ({counts.messages} lines)"
-    )
-    return 0
-
-
-def cmd_console(args: argparse.Namespace) -> int:
-    from promptpipe.console.app import run_console
-
-    with coordinator_client(args) as client:
-        return run_console(client, host=args.host, port=args.port)
-
-
-def _api_options(command: argparse.ArgumentParser) -> None:
-    where = command.add_mutually_exclusive_group()
-    where.add_argument(
-        "--api",
-        "--url",
-        dest="api",
-        default=None,
-        metavar="URL",
-        help="the participants API: a `promptpipe serve` URL, or a deployed API's URL (signed with SigV4 using "
-        "your AWS credentials); default PROMPTPIPE_API_URL (http://127.0.0.1:8000)",
-    )
-    where.add_argument(
-        "--demo", action="store_true", help="use an in-process local stack with the demo week played (no server)"
-    )
-
-
 def cmd_prompts(args: argparse.Namespace) -> int:
     """``prompts push|show|diff``: the prompt store (SSM, ``PROMPT_STORE_PREFIX``) against ``prompts/``."""
     import difflib
@@ -480,26 +367,26 @@ def build_parser() -> argparse.ArgumentParser:
     participants = sub.add_parser("participants", help="list participants with their counts (coordinators)")
     participants.add_argument("--status", choices=["active", "paused", "completed", "withdrawn"])
     participants.add_argument("--phone", help="find the participant with this phone number")
-    _api_options(participants)
+    api_options(participants)
     participants.set_defaults(func=cmd_participants)
 
     transcript = sub.add_parser("transcript", help="one participant's conversation, in their local time")
     transcript.add_argument("participant", metavar="ID|PHONE", help="participant id (p_…) or phone number")
     transcript.add_argument("--tz", choices=["local", "UTC"], default="local", help="times in (default: local)")
     transcript.add_argument("--format", choices=["text", "jsonl"], default="text")
-    _api_options(transcript)
+    api_options(transcript)
     transcript.set_defaults(func=cmd_transcript)
 
     export = sub.add_parser("export", help="participants.csv, prompts.csv, messages.jsonl (docs/export.md)")
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write (created)")
     export.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    _api_options(export)
+    api_options(export)
     export.set_defaults(func=cmd_export)
 
     console = sub.add_parser("console", help="the coordinator's console in the browser (localhost)")
     console.add_argument("--host", default="127.0.0.1")
     console.add_argument("--port", type=_parse_port, default=8080)
-    _api_options(console)
+    api_options(console)
     console.set_defaults(func=cmd_console)
 
     importer = sub.add_parser(
@@ -517,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reconcile.add_argument("participant_id", nargs="?", default="")
     reconcile.add_argument("--all", action="store_true", help="every participant (and every orphaned schedule)")
-    _api_options(reconcile)
+    api_options(reconcile)
     reconcile.set_defaults(func=cmd_reconcile)
 
     flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
@@ -530,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("flow_id")
     show.add_argument("--version", type=int, default=None)
     for command in (push, show):
-        _api_options(command)
+        api_options(command)
     flows.set_defaults(func=cmd_flows)
 
     openapi = sub.add_parser("openapi", help="print the participants API's OpenAPI document")

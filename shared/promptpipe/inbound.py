@@ -14,6 +14,13 @@ Twilio posts its status callbacks to the same URL when so configured: they parse
 ``DeliveryStatus``, as do Meta's ``statuses``. A sender known only by a business-scoped user id
 (no phone number) raises ``SenderWithoutPhone``: the handler answers 200 and drops it (see
 docs/architecture.md, "Inbound traffic that is not text").
+
+The payloads' shapes are pydantic models (``promptpipe.models.meta_webhook``,
+``promptpipe.models.twilio_form``), imported at the first payload of their provider so that a
+function's cold start pays for neither. Their errors come out as ``ValidationFailed`` naming the part
+(``entry[0].changes[0].value.messages[1].text.body must be a string``). Meta's envelope is read
+whole before any message; then each message on its own, so that with ``rejected`` a bad one is
+reported there and the rest of its batch still goes through.
 """
 
 from __future__ import annotations
@@ -23,24 +30,29 @@ import hmac
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
+from promptpipe.models.provider_payload import BLANK, SENDER_WITHOUT_PHONE, WRONG_OBJECT, object_or_empty
 from promptpipe.phone import canonicalize_phone, canonicalize_whatsapp_sender
 
+if TYPE_CHECKING:
+    from promptpipe.models.meta_webhook import MetaStatus
+    from promptpipe.models.twilio_form import TwilioForm
 TWILIO_PROVIDER = "twilio"
 META_PROVIDER = "whatsapp_cloud"
-META_OBJECT = "whatsapp_business_account"
 _SIGNATURE_PREFIX = "sha256="
 _META_MEDIA = ("image", "audio", "video", "document", "sticker")
 # Number changes: Meta's current name and the older ones still seen on older API versions.
 NUMBER_CHANGES = frozenset({"user_changed_number", "customer_changed_number"})
 # A business-scoped user id in place of a number: Twilio "whatsapp:US.1349…", Meta "US.1349…".
 _USER_ID = re.compile(r"^[A-Z]{2}\.[0-9A-Za-z]+$")
+_P = TypeVar("_P", bound=BaseModel)
 
 
 class SenderWithoutPhone(ValidationFailed):
@@ -81,73 +93,56 @@ def parse_twilio_form(body: str, received_at: datetime, default_region: str) -> 
     urlencoded``, already base64-decoded), or a status callback posted to the same URL."""
     if not isinstance(body, str):
         raise ValidationFailed("Twilio webhook body must be form-encoded text")
+    from promptpipe.models.twilio_form import TwilioForm  # only where Twilio posts (cold start)
+
     fields: dict[str, str] = {}
     for key, value in parse_qsl(body, keep_blank_values=True):
-        fields.setdefault(key, value)
-    sid = fields.get("MessageSid") or fields.get("SmsMessageSid") or fields.get("SmsSid") or ""
-    if not sid.strip():
+        fields.setdefault(key, value)  # the first of repeated fields counts
+    form = _validate(TwilioForm, fields, "form")
+    if not form.sid:
         raise ValidationFailed("Twilio webhook has no MessageSid", field="MessageSid")
-    if _is_status_callback(fields):
-        return _twilio_status(fields, sid.strip(), received_at, default_region)
-    sender = fields.get("From", "")
-    if not sender.strip():
+    if form.is_status_callback:
+        return _twilio_status(form, received_at, default_region)
+    if not form.sender.strip():
         raise ValidationFailed("Twilio webhook has no From", field="From")
-    text = fields.get("Body", "")
-    if not text and fields.get("ButtonText"):
-        text = fields["ButtonText"]
-    attachments = _twilio_attachments(fields)
-    kind = InboundKind.TEXT if text.strip() or not attachments else InboundKind.MEDIA
-    answer_id = fields.get("ButtonPayload") or fields.get("ListId") or None
+    text = form.body or form.button_text
+    attachments = _twilio_attachments(form)
     return _inbound(
         provider=TWILIO_PROVIDER,
-        provider_message_id=sid.strip(),
+        provider_message_id=form.sid,
         # Twilio sends E.164 ("+1…", "whatsapp:+1…"); anything else is read like typed input.
-        from_phone=_sender_phone(sender, default_region),
+        from_phone=_sender_phone(form.sender, default_region),
         body=text,
-        answer_id=answer_id,
+        answer_id=form.button_payload or form.list_id or None,
         received_at=received_at,
-        profile_name=fields.get("ProfileName") or None,
-        kind=kind,
+        profile_name=form.profile_name or None,
+        kind=InboundKind.TEXT if text.strip() or not attachments else InboundKind.MEDIA,
         attachments=attachments,
     )
 
 
-def _is_status_callback(fields: Mapping[str, str]) -> bool:
-    """Twilio's status callbacks: ``MessageStatus`` without a ``Body``, or an ``SmsStatus`` other
-    than ``received`` (inbound messages carry ``SmsStatus=received``)."""
-    sms_status = fields.get("SmsStatus", "")
-    if sms_status and sms_status != "received":
-        return True
-    return bool(fields.get("MessageStatus")) and "Body" not in fields
-
-
-def _twilio_status(fields: Mapping[str, str], sid: str, received_at: datetime, region: str) -> DeliveryStatus:
+def _twilio_status(form: TwilioForm, received_at: datetime, region: str) -> DeliveryStatus:
     return DeliveryStatus(
         provider=TWILIO_PROVIDER,
-        provider_message_id=sid[:256],
-        status=(fields.get("MessageStatus") or fields.get("SmsStatus") or "unknown")[:32],
-        recipient=_optional_phone(fields.get("To"), region),
-        error_code=(fields.get("ErrorCode") or None),
-        error_title=(fields.get("ErrorMessage") or None),
+        provider_message_id=form.sid[:256],
+        status=(form.message_status or form.sms_status or "unknown")[:32],
+        recipient=_optional_phone(form.to, region),
+        error_code=form.error_code or None,
+        error_title=form.error_message or None,
         at=received_at,
     )
 
 
-def _twilio_attachments(fields: Mapping[str, str]) -> list[Attachment]:
+def _twilio_attachments(form: TwilioForm) -> list[Attachment]:
     """MMS / WhatsApp media (``MediaUrl{n}``, ``MediaContentType{n}``), or a WhatsApp location."""
     attachments: list[Attachment] = []
-    for index in range(min(_media_count(fields.get("NumMedia", "")), 10)):
-        mime = fields.get(f"MediaContentType{index}") or None
-        major = mime.split("/", 1)[0] if mime else ""
-        kind = major if major in ("image", "audio", "video") else (fields.get("MessageType") or "document")
-        attachments.append(Attachment(type=kind, media_id=fields.get(f"MediaUrl{index}") or None, mime_type=mime))
-    if not attachments and (fields.get("MessageType") == "location" or fields.get("Latitude")):
+    for media in form.media:
+        major = media.content_type.split("/", 1)[0] if media.content_type else ""
+        kind = major if major in ("image", "audio", "video") else (form.message_type or "document")
+        attachments.append(Attachment(type=kind, media_id=media.url, mime_type=media.content_type))
+    if not attachments and (form.message_type == "location" or form.latitude):
         attachments.append(Attachment(type="location"))
     return attachments
-
-
-def _media_count(value: str) -> int:
-    return int(value) if value.strip().isdigit() else 0
 
 
 # --- Meta WhatsApp Cloud API -------------------------------------------------------------------
@@ -194,163 +189,130 @@ def parse_meta_payload(
     given. With ``rejected`` given, a malformed message is collected there and the others are still
     returned (one bad message must not drop its whole batch); without it, the first one raises.
     """
-    root = _obj(payload, "payload")
-    kind = root.get("object")
-    if kind != META_OBJECT:
-        raise ValidationFailed(f"payload.object must be {META_OBJECT!r}", field="object")
+    from promptpipe.models.meta_webhook import MetaWebhook  # only where Meta posts (cold start)
+
+    webhook = _validate(MetaWebhook, payload, "")
     messages: list[InboundMessage] = []
-    for i, entry_raw in enumerate(_list(root.get("entry"), "entry")):
-        entry = _obj(entry_raw, f"entry[{i}]")
-        changes = _list(entry.get("changes", []), f"entry[{i}].changes")
-        for j, change_raw in enumerate(changes):
-            path = f"entry[{i}].changes[{j}]"
-            change = _obj(change_raw, path)
-            if change.get("field", "messages") != "messages":
-                continue
-            value = _obj(change.get("value"), f"{path}.value")
-            names = _profile_names(value.get("contacts"))
-            for k, message_raw in enumerate(_list(value.get("messages", []), f"{path}.value.messages")):
-                message_path = f"{path}.value.messages[{k}]"
-                try:
-                    message = _obj(message_raw, message_path)
-                    messages.append(_meta_message(message, message_path, names, received_at, default_region))
-                except ValidationFailed as exc:
-                    if rejected is None:
-                        raise
-                    rejected.append(exc)
-            if statuses is not None:
-                statuses.extend(_meta_statuses(value.get("statuses"), received_at, default_region))
+    for path, value in webhook.message_changes():
+        names = value.profile_names()
+        for k, raw in enumerate(value.messages):
+            try:
+                messages.append(_meta_message(raw, f"{path}.messages[{k}]", names, received_at, default_region))
+            except ValidationFailed as exc:
+                if rejected is None:
+                    raise
+                rejected.append(exc)
+        if statuses is not None:
+            statuses.extend(_meta_status(status, received_at, default_region) for status in value.delivery_statuses())
     return messages
 
 
-def _meta_statuses(raw: Any, received_at: datetime, default_region: str) -> list[DeliveryStatus]:
-    """Delivery statuses; optional information, so malformed entries are skipped."""
-    found: list[DeliveryStatus] = []
-    if not isinstance(raw, list):
-        return found
-    for item in raw:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
-            continue
-        errors = item.get("errors")
-        first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
-        code = first.get("code")
-        found.append(
-            DeliveryStatus(
-                provider=META_PROVIDER,
-                provider_message_id=item["id"][:256],
-                status=str(item.get("status") or "unknown")[:32],
-                recipient=_optional_phone(item.get("recipient_id"), default_region, whatsapp_id=True),
-                error_code=str(code) if code is not None else None,
-                error_title=str(first["title"])[:200] if isinstance(first.get("title"), str) else None,
-                at=received_at,
-            )
-        )
-    return found
+def _meta_status(status: MetaStatus, received_at: datetime, default_region: str) -> DeliveryStatus:
+    error = status.errors
+    return DeliveryStatus(
+        provider=META_PROVIDER,
+        provider_message_id=status.id[:256],
+        status=str(status.status or "unknown")[:32],
+        recipient=_optional_phone(status.recipient_id, default_region, whatsapp_id=True),
+        error_code=str(error.code) if error is not None and error.code is not None else None,
+        error_title=error.title[:200] if error is not None and error.title is not None else None,
+        at=received_at,
+    )
 
 
 def _meta_message(
-    message: dict[str, Any],
+    raw: Any,
     path: str,
     names: Mapping[str, str],
     received_at: datetime,
     default_region: str,
 ) -> InboundMessage:
-    message_id = _str(message.get("id"), f"{path}.id")
-    sender = message.get("from")
-    if (not isinstance(sender, str) or not sender.strip()) and isinstance(message.get("from_user_id"), str):
-        raise SenderWithoutPhone("sender has a business-scoped user id and no phone number", field=f"{path}.from")
-    sender = _str(sender, f"{path}.from")
-    kind = _str(message.get("type"), f"{path}.type")
-    fields = _meta_content(message, kind, path, default_region)
+    from promptpipe.models.meta_webhook import MetaMessage
+
+    message = _validate(MetaMessage, raw, path)
+    fields = _meta_content(raw, message.type, path, default_region)
     return _inbound(
         provider=META_PROVIDER,
-        provider_message_id=message_id,
+        provider_message_id=message.id,
         # A WhatsApp id: country code included, no "+" (not a number a person typed).
-        from_phone=_sender_phone(sender, default_region, whatsapp_id=True),
+        from_phone=_sender_phone(message.sender, default_region, whatsapp_id=True),
         received_at=received_at,
-        profile_name=names.get(sender),
+        profile_name=names.get(message.sender),
         **fields,
     )
 
 
-def _meta_content(message: dict[str, Any], kind: str, path: str, region: str) -> dict[str, Any]:
-    """The fields of one message that depend on its type."""
+def _meta_content(raw: dict[str, Any], kind: str, path: str, region: str) -> dict[str, Any]:
+    """The fields of one message that depend on its type, from the part the type names."""
+    from promptpipe.models import meta_webhook as meta
+
     if kind == "text":
-        text = _obj(message.get("text"), f"{path}.text")
-        return {"body": _str(text.get("body"), f"{path}.text.body", allow_empty=True)}
+        return {"body": _validate(meta.MetaText, raw.get(kind), f"{path}.{kind}").body}
     if kind == "interactive":
-        interactive = _obj(message.get("interactive"), f"{path}.interactive")
-        sub = interactive.get("type")
+        interactive = _validate(meta.MetaInteractive, raw.get(kind), f"{path}.{kind}")
+        sub = interactive.type
         if sub in ("button_reply", "list_reply"):
-            reply = _obj(interactive.get(sub), f"{path}.interactive.{sub}")
-            answer_id = _str(reply.get("id"), f"{path}.interactive.{sub}.id")
-            title = _str(reply.get("title", ""), f"{path}.interactive.{sub}.title", allow_empty=True)
-            return {"body": title, "answer_id": answer_id}
+            reply = _validate(meta.MetaReply, getattr(interactive, sub), f"{path}.{kind}.{sub}")
+            return {"body": reply.title, "answer_id": reply.id}
         return {"kind": InboundKind.UNSUPPORTED}
     if kind == "button":
-        button = _obj(message.get("button"), f"{path}.button")
-        payload = _str(button.get("payload", ""), f"{path}.button.payload", allow_empty=True)
-        label = _str(button.get("text", ""), f"{path}.button.text", allow_empty=True)
-        return {"body": label, "answer_id": payload or None}
+        button = _validate(meta.MetaButton, raw.get(kind), f"{path}.{kind}")
+        return {"body": button.text, "answer_id": button.payload or None}
     if kind in _META_MEDIA:
-        raw_media = message.get(kind)
-        media: dict[str, Any] = raw_media if isinstance(raw_media, dict) else {}
-        caption = media.get("caption") if isinstance(media.get("caption"), str) else ""
-        attachment = Attachment(
-            type=kind,
-            media_id=media.get("id") if isinstance(media.get("id"), str) else None,
-            mime_type=media.get("mime_type") if isinstance(media.get("mime_type"), str) else None,
-        )
-        return {"kind": InboundKind.MEDIA, "body": caption, "attachments": [attachment]}
+        media = _validate(meta.MetaMedia, object_or_empty(raw.get(kind)), f"{path}.{kind}")
+        attachment = Attachment(type=kind, media_id=media.id, mime_type=media.mime_type)
+        return {"kind": InboundKind.MEDIA, "body": media.caption, "attachments": [attachment]}
     if kind in ("location", "contacts"):
         return {"kind": InboundKind.MEDIA, "attachments": [Attachment(type=kind)]}
     if kind == "reaction":
-        reaction = _obj(message.get("reaction"), f"{path}.reaction")
-        emoji = reaction.get("emoji") if isinstance(reaction.get("emoji"), str) else ""
-        target = reaction.get("message_id")
-        return {"kind": InboundKind.REACTION, "body": emoji, "refers_to": target if isinstance(target, str) else None}
+        reaction = _validate(meta.MetaReaction, raw.get(kind), f"{path}.{kind}")
+        return {"kind": InboundKind.REACTION, "body": reaction.emoji, "refers_to": reaction.message_id}
     if kind in ("edit", "revoke"):
-        raw_detail = message.get(kind)
-        detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
-        target = detail.get("original_message_id")
-        body = ""
-        inner = detail.get("message")
-        if isinstance(inner, dict) and isinstance(inner.get("text"), dict):
-            body = inner["text"].get("body") if isinstance(inner["text"].get("body"), str) else ""
-        return {
-            "kind": InboundKind.EDIT if kind == "edit" else InboundKind.REVOKE,
-            "body": body,
-            "refers_to": target if isinstance(target, str) else None,
-        }
+        edit = _validate(meta.MetaEdit, object_or_empty(raw.get(kind)), f"{path}.{kind}")
+        kind_of = InboundKind.EDIT if kind == "edit" else InboundKind.REVOKE
+        return {"kind": kind_of, "body": edit.body, "refers_to": edit.original_message_id}
     if kind == "system":
-        system = _obj(message.get("system"), f"{path}.system")
-        raw_type = system.get("type")
-        system_type = raw_type if isinstance(raw_type, str) else "unknown"
+        system = _validate(meta.MetaSystem, raw.get(kind), f"{path}.{kind}")
         new_phone = None
-        if system_type in NUMBER_CHANGES:
-            new_phone = _optional_phone(system.get("wa_id") or system.get("new_wa_id"), region, whatsapp_id=True)
-        notice = system.get("body") if isinstance(system.get("body"), str) else ""
-        return {"kind": InboundKind.SYSTEM, "body": notice, "system_type": system_type[:64], "new_phone": new_phone}
+        if system.type in NUMBER_CHANGES:
+            new_phone = _optional_phone(system.wa_id or system.new_wa_id, region, whatsapp_id=True)
+        notice = system.body
+        return {"kind": InboundKind.SYSTEM, "body": notice, "system_type": system.type[:64], "new_phone": new_phone}
     return {"kind": InboundKind.UNSUPPORTED}
 
 
-def _profile_names(contacts: Any) -> dict[str, str]:
-    """wa_id -> profile name; optional information, so a malformed list is simply ignored."""
-    names: dict[str, str] = {}
-    if not isinstance(contacts, list):
-        return names
-    for contact in contacts:
-        if not isinstance(contact, dict):
-            continue
-        wa_id = contact.get("wa_id")
-        profile = contact.get("profile")
-        name = profile.get("name") if isinstance(profile, dict) else None
-        if isinstance(wa_id, str) and isinstance(name, str) and name:
-            names[wa_id] = name
-    return names
-
-
 # --- helpers -------------------------------------------------------------------------------------
+
+# What a payload's error type says, after the path of the offending part.
+_SAYS = {
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "dict_type": "must be an object",
+    "list_type": "must be a list",
+    "string_type": "must be a string",
+    "string_too_short": "must not be empty",
+    BLANK: "must not be empty",
+}
+
+
+def _validate(model: type[_P], raw: Any, path: str) -> _P:
+    """``raw`` read as ``model``; the first error becomes a ``ValidationFailed`` naming its path
+    (``entry[0].changes[1].value.messages[2].text.body``; the payload itself is ``payload``)."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise _failure(exc.errors(include_url=False)[0], path) from exc
+
+
+def _failure(error: ErrorDetails, path: str) -> ValidationFailed:
+    where = path
+    for part in error["loc"]:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    if error["type"] == SENDER_WITHOUT_PHONE:
+        return SenderWithoutPhone(error["msg"], field=where)
+    if error["type"] == WRONG_OBJECT:
+        return ValidationFailed(error["msg"], field="object")
+    return ValidationFailed(f"{where or 'payload'} {_SAYS.get(error['type'], error['msg'])}", field=where or "payload")
 
 
 def _inbound(**fields: Any) -> InboundMessage:
@@ -360,23 +322,3 @@ def _inbound(**fields: Any) -> InboundMessage:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
         raise ValidationFailed(f"inbound message {where}: {first.get('msg')}", field=where) from exc
-
-
-def _obj(value: Any, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"{path} must be an object", field=path)
-    return value
-
-
-def _list(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValidationFailed(f"{path} must be a list", field=path)
-    return value
-
-
-def _str(value: Any, path: str, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise ValidationFailed(f"{path} must be a string", field=path)
-    if not allow_empty and not value.strip():
-        raise ValidationFailed(f"{path} must not be empty", field=path)
-    return value

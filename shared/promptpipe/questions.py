@@ -96,6 +96,15 @@ def render_text(question: Question) -> str:
     return f"{question.text} Reply {_join_or(choices)}."
 
 
+def with_question_text(body: str, question: Question | None, follow_up: Question | None = None) -> str:
+    """The message text for channels without buttons: each question on its own paragraph."""
+    for asked in (question, follow_up):
+        if asked is not None:
+            rendered = render_text(asked)
+            body = f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
+    return body
+
+
 def canonical_answer_text(question_id: str, option_id: str) -> str:
     """The original's canonical form, e.g. ``"Q: Did you do it? A: Done"``. ``KeyError`` if the
     pair is unknown."""

@@ -626,8 +626,8 @@ def test_whatsapp_templates_from_context() -> None:
 
 
 def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
+    from infra.components import retention
     from infra.constants import _LOG_RETENTION_DAYS
-    from infra.constructs import retention
 
     assert all(retention(days) for days in _LOG_RETENTION_DAYS)
 

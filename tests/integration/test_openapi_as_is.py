@@ -19,7 +19,7 @@ BASE = "/conversation/participants"
 
 @pytest.fixture
 def document(aws: None) -> dict[str, Any]:
-    from functions.enrollment.handler import openapi_document
+    from functions.enrollment.openapi import openapi_document
 
     return openapi_document()
 
@@ -144,7 +144,7 @@ def test_the_local_server_serves_the_document_and_swagger_ui_without_a_cdn() -> 
     try:
         with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=30) as answer:
             served = json.loads(answer.read())
-        from functions.enrollment.handler import openapi_document
+        from functions.enrollment.openapi import openapi_document
 
         expected = openapi_document()
         assert served["paths"] == expected["paths"]

@@ -589,3 +589,45 @@ def test_meta_payload_round_trips_through_json() -> None:
     # The handler parses the raw body with json.loads; the same structure must parse.
     raw = json.dumps(MULTI_ENTRY_PAYLOAD).encode()
     assert len(parse_meta_payload(json.loads(raw), NOW, "US")) == 3
+
+
+# --- what the payload models changed ------------------------------------------------------------
+
+
+def test_parse_twilio_num_media_in_digits_int_cannot_read_counts_as_none() -> None:
+    # "²" is a digit to str.isdigit() but not to int(): it once escaped as a bare ValueError (a 500).
+    body = urlencode([("MessageSid", "SM1"), ("From", "+14155550100"), ("NumMedia", "²"), ("MediaUrl0", "u")])
+    parsed = parse_twilio_form(body, NOW, "US")
+    assert isinstance(parsed, InboundMessage)
+    assert (parsed.kind, parsed.attachments) == (InboundKind.TEXT, [])
+
+
+def test_parse_meta_envelope_is_checked_before_any_message() -> None:
+    # A bad message in entry[0] and a bad entry[1]: the envelope is read whole first, so the error
+    # named is the envelope's (with or without ``rejected``), and no message is returned.
+    payload = {
+        "object": "whatsapp_business_account",
+        "entry": [{"changes": [{"field": "messages", "value": {"messages": [{}]}}]}, None],
+    }
+    with pytest.raises(ValidationFailed, match=r"^entry\[1\] must be an object$") as raised:
+        parse_meta_payload(payload, NOW, "US")
+    assert raised.value.field == "entry[1]"
+    rejected: list[ValidationFailed] = []
+    with pytest.raises(ValidationFailed, match=r"^entry\[1\] must be an object$"):
+        parse_meta_payload(payload, NOW, "US", rejected=rejected)
+    assert rejected == []
+
+
+def test_parse_meta_error_fields_name_the_offending_part() -> None:
+    # The webhook logs ``field`` (never the body): it must point at the part, alias included.
+    def first_error(message: Any) -> tuple[str, str | None]:
+        rejected: list[ValidationFailed] = []
+        assert parse_meta_payload(_with(message), NOW, "US", rejected=rejected) == []
+        return type(rejected[0]).__name__, rejected[0].field
+
+    base = "entry[0].changes[0].value.messages[0]"
+    assert first_error({"id": "w", "type": "text", "text": {"body": "x"}}) == ("ValidationFailed", f"{base}.from")
+    assert first_error({"id": "w", "from_user_id": "US.13a", "type": "text"}) == ("SenderWithoutPhone", f"{base}.from")
+    assert first_error({"id": " ", "from": "14155550100", "type": "text"}) == ("ValidationFailed", f"{base}.id")
+    reply = {"id": "w", "from": "14155550100", "type": "interactive", "interactive": {"type": "list_reply"}}
+    assert first_error(reply) == ("ValidationFailed", f"{base}.interactive.list_reply")

@@ -1,4 +1,4 @@
-"""Messenger adapters: Twilio (SMS and WhatsApp), Meta WhatsApp Cloud API, and a local outbox.
+"""Messenger adapters: Twilio (SMS and WhatsApp) and Meta WhatsApp Cloud API (the local outbox: ``local_outbox``).
 
 Both providers are called with plain httpx (Twilio's REST API: ``Messages.json`` with basic auth;
 Meta's Graph API: ``/{phone_number_id}/messages`` with a bearer token). Fixed-answer questions go
@@ -26,19 +26,40 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from promptpipe.adapters.local_outbox import LocalOutbox, OutboxRecord
+from promptpipe.adapters.whatsapp_payloads import (
+    INTERACTIVE_BODY_LIMIT,
+    buttons_payload,
+    template_payload,
+    text_payload,
+)
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError, MessagingError
-from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
+from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.phone import mask_phone
 from promptpipe.ports import Messenger
-from promptpipe.questions import button_id, render_text
+from promptpipe.questions import with_question_text
 from promptpipe.settings import MessagingProvider, Settings
 from promptpipe.sms import prepare_sms, split_body
 
 if TYPE_CHECKING:
     import httpx
+
+# Re-exported: callers name the messengers' parts from here.
+__all__ = [
+    "INTERACTIVE_BODY_LIMIT",
+    "LocalOutbox",
+    "OutboxRecord",
+    "TwilioMessenger",
+    "WhatsAppCloudMessenger",
+    "WhatsAppTemplates",
+    "build_messenger",
+    "buttons_payload",
+    "outside_window",
+    "template_payload",
+    "text_payload",
+    "with_question_text",
+]
 
 TwilioChannel = Literal["sms", "whatsapp"]
 _PHONE_LIKE = re.compile(r"\+?\d[\d\s().-]{6,}\d")
@@ -52,15 +73,6 @@ META_OUTSIDE_WINDOW = 131047  # "Re-engagement message"
 TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you are outside the allowed window"
 # Meta: a template body parameter may not hold a newline or tab, nor more than 4 consecutive spaces.
 _PARAM_SPACES = re.compile(r"\s+")
-
-
-def with_question_text(body: str, question: Question | None, follow_up: Question | None = None) -> str:
-    """The message text for channels without buttons: each question on its own paragraph."""
-    for asked in (question, follow_up):
-        if asked is not None:
-            rendered = render_text(asked)
-            body = f"{body.rstrip()}\n\n{rendered}" if body.strip() else rendered
-    return body
 
 
 def _scrub(text: str) -> str:
@@ -385,143 +397,12 @@ class WhatsAppCloudMessenger:
             return self._client
 
 
-def text_payload(to: str, body: str) -> dict[str, Any]:
-    """A plain text message; ``to`` in digits without ``+``."""
-    return {"messaging_product": "whatsapp", "to": to, "type": "text", "text": {"body": body}}
-
-
-INTERACTIVE_BODY_LIMIT = 1024  # Meta's limit on an interactive message's body text
-
-
-def buttons_payload(to: str, question: Question, *, body: str | None = None) -> dict[str, Any]:
-    """An interactive reply-button message (body: the question, or ``body``); button ids as in
-    ``questions.button_id``."""
-    buttons = [
-        {"type": "reply", "reply": {"id": button_id(question, option), "title": option.title}}
-        for option in question.options
-    ]
-    return {
-        "messaging_product": "whatsapp",
-        "to": to,
-        "type": "interactive",
-        "interactive": {
-            "type": "button",
-            "body": {"text": body or question.text},
-            "action": {"buttons": buttons},
-        },
-    }
-
-
-def template_payload(
-    to: str, name: str, language: str, parameter: str | None, question: Question | None = None
-) -> dict[str, Any]:
-    """A template message: the body's ``{{1}}`` filled with ``parameter``; with ``question``, the
-    template's quick-reply buttons carry the question's button ids as payloads (a tap comes back
-    as a ``button`` message whose payload is the answer id)."""
-    components: list[dict[str, Any]] = []
-    if parameter is not None:
-        components.append({"type": "body", "parameters": [{"type": "text", "text": parameter}]})
-    if question is not None:
-        for index, option in enumerate(question.options):
-            components.append(
-                {
-                    "type": "button",
-                    "sub_type": "quick_reply",
-                    "index": str(index),
-                    "parameters": [{"type": "payload", "payload": button_id(question, option)}],
-                }
-            )
-    template: dict[str, Any] = {"name": name, "language": {"code": language}}
-    if components:
-        template["components"] = components
-    return {"messaging_product": "whatsapp", "to": to, "type": "template", "template": template}
-
-
 def _meta_error(response: httpx.Response) -> tuple[Any, str]:
     try:
         error = response.json().get("error") or {}
         return error.get("code"), str(error.get("message") or response.reason_phrase)
     except (ValueError, AttributeError):
         return None, response.reason_phrase
-
-
-# --- local outbox -------------------------------------------------------------------------------
-
-
-class OutboxRecord(BaseModel):
-    """One message "sent" to the local outbox."""
-
-    model_config = ConfigDict(frozen=True)
-
-    participant_id: str
-    to: str
-    body: str
-    # What a participant on a text channel would read: body plus the numbered question.
-    body_text: str
-    kind: OutboundKind
-    question: Question | None
-    message_id: str
-    sent_at: datetime
-    provider_message_id: str
-    allow_emoji: bool = False
-    follow_up: Question | None = None
-
-
-class LocalOutbox:
-    """An in-memory Messenger for local runs and tests. Thread-safe.
-
-    Like a provider keyed by ``message_id``, a repeated ``message_id`` is not recorded twice: the
-    first result is returned again.
-    """
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._records: list[OutboxRecord] = []
-        self._by_message_id: dict[str, SendResult] = {}
-        self._failures: list[Exception] = []
-        self._lock = threading.Lock()
-
-    def send(self, message: OutboundMessage) -> SendResult:
-        with self._lock:
-            if message.message_id and message.message_id in self._by_message_id:
-                return self._by_message_id[message.message_id]
-            if self._failures:
-                raise self._failures.pop(0)
-            result = SendResult(provider_message_id=f"local-{len(self._records) + 1}", provider="local")
-            self._records.append(
-                OutboxRecord(
-                    participant_id=message.participant_id,
-                    to=message.to,
-                    body=message.body,
-                    body_text=with_question_text(message.body, message.question, message.follow_up),
-                    follow_up=message.follow_up,
-                    kind=message.kind,
-                    question=message.question,
-                    message_id=message.message_id,
-                    sent_at=self._clock.now(),
-                    provider_message_id=result.provider_message_id,
-                    allow_emoji=message.allow_emoji,
-                )
-            )
-            if message.message_id:
-                self._by_message_id[message.message_id] = result
-            return result
-
-    def fail_next(self, n: int = 1, error: Exception | str = "injected send failure") -> None:
-        """Make the next ``n`` sends raise (``MessagingError`` unless an exception is given)."""
-        with self._lock:
-            for _ in range(n):
-                self._failures.append(error if isinstance(error, Exception) else MessagingError(error))
-
-    def messages(self, participant_id: str | None = None) -> list[OutboxRecord]:
-        with self._lock:
-            return [r for r in self._records if participant_id is None or r.participant_id == participant_id]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
-            self._by_message_id.clear()
-            self._failures.clear()
 
 
 # --- composition ----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The Intake and Feedback modules and the turn pipeline they share (see ``promptpipe.flow.pipeline``).
+"""The Intake and Feedback modules and the turn pipeline they share (see ``promptpipe.flow.pipeline``;
+their context blocks: ``promptpipe.flow.context``).
 
 Messages are built in this order: system prompt, context block, tone guide, history window, user
 message; then the tool call/result pairs of this turn. The system prompt and the tool list are the
@@ -23,6 +24,7 @@ from typing import Any
 from promptpipe import tone
 from promptpipe.errors import LLMError
 from promptpipe.flow import routing
+from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.intent import Intent, TTLCache, classifier_request, first_pass, normalise, parse_classifier
 from promptpipe.flow.pipeline import (
@@ -46,8 +48,7 @@ from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
-from promptpipe.models.profile import UserProfile
-from promptpipe.models.state import DEFAULT_LLM_HISTORY, MAX_STORED_HISTORY, ConversationMessage, DataKey
+from promptpipe.models.state import ConversationMessage, DataKey
 
 logger = logging.getLogger(__name__)
 
@@ -85,70 +86,6 @@ class ModuleResult:
     retries_exhausted: bool = False
     round_cap_hit: bool = False
     synthesised: bool = False
-
-
-def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
-    """docs/behaviour.md#B-HIST-2: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
-    if limit == 0:
-        return []
-    count = DEFAULT_LLM_HISTORY if limit < 0 else min(limit, MAX_STORED_HISTORY)
-    return list(history[-count:])
-
-
-def _status_line(label: str, value: str) -> str:
-    return f"- {label}: {value}" if value else f"- {label}: STILL NEEDED"
-
-
-def intake_context(profile: UserProfile, background: str) -> str:
-    lines = [
-        "INTAKE CONVERSATION CONTEXT:",
-        "Profile so far (CURRENT values, or STILL NEEDED):",
-        _status_line("habit_domain", profile.habit_domain),
-        _status_line("motivational_frame", profile.motivational_frame),
-        _status_line("preferred_time", profile.preferred_time),
-        _status_line("prompt_anchor", profile.prompt_anchor),
-    ]
-    if profile.additional_info:
-        lines.append(f"- additional_info: {profile.additional_info}")
-    lines.append(f"- intensity: {profile.intensity.value}")
-    if profile.is_complete:
-        lines.append("Profile status: complete: a habit prompt and the schedule can be set up.")
-    else:
-        missing = ", ".join(profile.missing_required)
-        lines.append(f"Profile status: incomplete; needed before a prompt: {missing}.")
-    if background:
-        lines += ["Participant background:", background]
-    return "\n".join(lines)
-
-
-def feedback_context(profile: UserProfile, data_last_prompt: str, responded: bool, background: str) -> str:
-    lines = [
-        "FEEDBACK TRACKING CONTEXT:",
-        f"- habit_domain: {profile.habit_domain or '(unknown)'}",
-        f"- motivational_frame: {profile.motivational_frame or '(unknown)'}",
-        f"- last habit prompt: {data_last_prompt or '(none recorded)'}",
-        f"- prompts completed: {profile.success_count} of {profile.total_prompts} delivered",
-        f"- intensity: {profile.intensity.value}",
-        f"- replied to the latest daily prompt: {'yes' if responded else 'not yet'}",
-    ]
-    for label, value in (
-        ("last_barrier", profile.last_barrier),
-        ("last_tweak", profile.last_tweak),
-        ("last_motivator", profile.last_motivator),
-    ):
-        if value:
-            lines.append(f"- {label}: {value}")
-    if profile.is_complete:
-        lines.append("Profile status: complete.")
-    else:
-        missing = ", ".join(profile.missing_required)
-        lines.append(
-            f"Profile status: missing {missing}. Call transition_state with target_state INTAKE so intake "
-            "can repair it; do not run intake questions here."
-        )
-    if background:
-        lines += ["Participant background:", background]
-    return "\n".join(lines)
 
 
 class ConversationModule(ABC):

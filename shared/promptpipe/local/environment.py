@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from promptpipe.adapters.messengers import LocalOutbox, OutboxRecord
+from promptpipe.adapters.local_outbox import LocalOutbox, OutboxRecord
 from promptpipe.clock import ManualClock
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record

@@ -73,7 +73,7 @@ SWAGGER_ASSETS = {
 
 def local_openapi_document() -> dict[str, Any]:
     """The API's document as this server serves it: the same, except that no route needs a signature."""
-    from functions.enrollment.handler import openapi_document
+    from functions.enrollment.openapi import openapi_document
 
     document = openapi_document()
     document["security"] = []  # the SigV4 scheme stays documented; API Gateway enforces it in AWS

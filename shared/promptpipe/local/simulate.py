@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from promptpipe.adapters.messengers import OutboxRecord
+from promptpipe.adapters.local_outbox import OutboxRecord
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, LocalEnvironment, local_settings
 from promptpipe.models.messaging import OutboundKind

@@ -15,7 +15,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants as c
-from infra.constructs import acknowledge, retention
+from infra.components import acknowledge, retention
 
 # HTTP API context variables ($context.identity.userArn is the IAM caller of admin routes).
 _ACCESS_LOG_FORMAT = json.dumps(

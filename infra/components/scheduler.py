@@ -17,7 +17,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
-from infra.constructs import acknowledge, wildcard_resource_finding
+from infra.components import acknowledge, wildcard_resource_finding
 
 
 class Scheduler(Construct):

@@ -20,7 +20,7 @@ import json
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.constructs import acknowledge
+from infra.components import acknowledge
 
 CHANNEL_KEYS = (
     "TWILIO_ACCOUNT_SID",

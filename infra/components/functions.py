@@ -16,11 +16,11 @@ from constructs import Construct
 from infra import constants as c
 from infra.access import access_for
 from infra.bundling import FUNCTION_EXTRAS, function_code
-from infra.constructs import acknowledge, retention
-from infra.constructs.queues import Queues
-from infra.constructs.scheduler import Scheduler
-from infra.constructs.secrets import Secrets
-from infra.constructs.storage import Storage
+from infra.components import acknowledge, retention
+from infra.components.queues import Queues
+from infra.components.scheduler import Scheduler
+from infra.components.secrets import Secrets
+from infra.components.storage import Storage
 
 _RUNTIME = lambda_.Runtime.PYTHON_3_12
 _L1_REASON = (

@@ -1,0 +1,57 @@
+"""The ``LLM`` port implementation: it reads the turn, lets the rules of its purpose decide, and
+answers as a model would (a reply, or tool calls)."""
+
+from __future__ import annotations
+
+import json
+
+from promptpipe.adapters.offline_coach.feedback import FeedbackRules
+from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
+from promptpipe.adapters.offline_coach.intake import IntakeRules
+from promptpipe.adapters.offline_coach.text import FEEDBACK_HEADER, INTAKE_HEADER, LABEL
+from promptpipe.adapters.offline_coach.turn import Turn, _Step, read_turn
+from promptpipe.models.llm import ChatRequest, ChatResponse, TokenUsage, ToolCall
+
+
+class OfflineCoach:
+    """The rule-based ``LLM`` port implementation. ``explain=True`` fills ``reasoning`` with the
+    rule that fired (shown only in debug output)."""
+
+    def __init__(self, model_name: str = "offline-coach", *, explain: bool = False) -> None:
+        self.model = f"{model_name} {LABEL}"
+        self.explain = explain
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        turn = read_turn(request)
+        if request.purpose == "prompt_generator":
+            user = next((m.content or "" for m in request.messages if m.role == "user"), "")
+            step: _Step = build_habit_prompt(user, turn.system_text)
+            why = "prompt generator: MAP template from the profile lines"
+        elif request.purpose == "intake" or turn.context_text.startswith(INTAKE_HEADER):
+            step, why = IntakeRules(turn).decide()
+        elif request.purpose == "feedback" or turn.context_text.startswith(FEEDBACK_HEADER):
+            step, why = FeedbackRules(turn).decide()
+        else:
+            step, why = "Thanks for your message! How is your habit going today?", "no rule for this purpose"
+        return self._respond(request, turn, step, why)
+
+    def _respond(self, request: ChatRequest, turn: Turn, step: _Step, why: str) -> ChatResponse:
+        calls: list[ToolCall] = []
+        content: str | None = None
+        if isinstance(step, str):
+            content = step
+        else:
+            for offset, (name, args) in enumerate(step, start=1):
+                arguments = json.dumps(args, ensure_ascii=False, sort_keys=True)
+                calls.append(ToolCall(id=f"offline_{turn.call_count + offset}", name=name, arguments=arguments))
+        prompt_chars = sum(len(m.content or "") + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages)
+        completion_chars = len(content or "") + sum(len(c.name) + len(c.arguments) for c in calls)
+        return ChatResponse(
+            content=content,
+            tool_calls=calls,
+            model=self.model,
+            usage=TokenUsage(prompt_tokens=prompt_chars // 4, completion_tokens=max(1, completion_chars // 4)),
+            latency_ms=0.0,
+            finish_reason="tool_calls" if calls else "stop",
+            reasoning=why if self.explain else None,
+        )

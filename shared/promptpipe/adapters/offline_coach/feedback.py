@@ -1,0 +1,198 @@
+"""The feedback rules: record how the habit went, repair or change the plan when asked."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from promptpipe.adapters.offline_coach.feedback_answers import (
+    _CHANGE_TIME,
+    _DONE_CANON,
+    _HELPED,
+    _INTENSITY_CANON,
+    _NEGATIVE,
+    _NEW_HABIT,
+    _POSITIVE,
+    classify_barrier,
+)
+from promptpipe.adapters.offline_coach.habit_prompt import _second_person
+from promptpipe.adapters.offline_coach.text import (
+    ASK_BARRIER,
+    ASK_HELPED,
+    SAVE,
+    SCHEDULER,
+    TRANSITION,
+    _clean,
+    _is_hint,
+    _substantive,
+    _words,
+)
+from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
+
+
+class FeedbackRules:
+    """Feedback: record what helped or got in the way, encourage, adjust the schedule on request."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+
+    def decide(self) -> tuple[_Step, str]:
+        turn = self.turn
+        text = turn.user
+        failed = next((c for c in turn.calls if c.failed), None)
+        if failed is not None:
+            return self._error_reply(failed), f"feedback: {failed.name} failed; telling the participant"
+        if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
+            return self._repair()
+        if _NEW_HABIT.search(text) and TRANSITION in turn.tools:
+            return self._new_habit()
+        new_time = parse_clock_time(text) or parse_vague_time(text)
+        # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
+        if new_time and _CHANGE_TIME.search(text) and not _POSITIVE.search(text) and SCHEDULER in turn.tools:
+            return self._change_time(new_time)
+        if _is_hint(text):
+            return "Welcome back! How did your habit go today?", "feedback: greeting hint"
+        intensity = _INTENSITY_CANON.search(text)
+        if intensity:
+            return self._intensity_reply(intensity[1].lower()), "feedback: intensity answer"
+        return self._outcome(text)
+
+    # -- done / not done ------------------------------------------------------------------------
+    def _outcome(self, text: str) -> tuple[_Step, str]:
+        canonical = _DONE_CANON.search(text)
+        if canonical:
+            done = canonical[1].lower() == "done"
+        elif ASK_BARRIER in self.turn.last_assistant and _substantive(text) and not _POSITIVE.search(text):
+            return self._not_done(text, follow_up=True)
+        elif ASK_HELPED in self.turn.last_assistant and _substantive(text) and not _NEGATIVE.search(text):
+            helped = _HELPED.search(text)
+            motivator = _clean((helped["m"] or helped["m2"] or "") if helped else "") or _clean(text)
+            return self._save_then(
+                {"last_motivator": _words(motivator, 15)},
+                "Thanks — that's really useful. I'll keep it in mind for your next prompts.",
+                "feedback: saving what helped",
+            )
+        elif _NEGATIVE.search(text):
+            done = False
+        elif _POSITIVE.search(text):
+            done = True
+        else:
+            return self._generic(text), "feedback: no outcome recognised"
+        return self._done(text) if done else self._not_done(text, follow_up=False)
+
+    def _done(self, text: str) -> tuple[_Step, str]:
+        args: dict[str, str] = {}
+        last_prompt = self.turn.context.get("last habit prompt", "")
+        if last_prompt:
+            args["last_successful_prompt"] = last_prompt
+        helped = _HELPED.search(text) if not _DONE_CANON.search(text) else None
+        motivator = _clean((helped["m"] or helped["m2"] or "") if helped else "")
+        if motivator:
+            args["last_motivator"] = _words(motivator, 15)
+        count = re.match(r"(\d+)", self.turn.context.get("prompts completed", ""))
+        so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 else ""
+        follow = (
+            f"Great to hear that {_second_person(motivator)} helped."
+            if motivator
+            else f"{ASK_HELPED} make it happen today?"
+        )
+        return self._save_then(args, f"Nice work — you did it!{so_far} {follow}", "feedback: done")
+
+    def _not_done(self, text: str, *, follow_up: bool) -> tuple[_Step, str]:
+        barrier, tweak = classify_barrier(text)
+        if follow_up and barrier == "not specified":
+            barrier = _words(_clean(text), 15)
+        args = {"last_barrier": barrier, "last_tweak": tweak}
+        if follow_up:
+            reply = f"Thanks for telling me. Next time, try this: {tweak}. Does that sound doable?"
+        else:
+            lead = "No worries — missing a day is part of building any habit."
+            ask = f" {ASK_BARRIER} today?" if barrier == "not specified" else " Does that sound doable?"
+            reply = f"{lead} One small tweak for next time: {tweak}.{ask}"
+        return self._save_then(args, reply, "feedback: not done; barrier and tweak")
+
+    def _save_then(self, args: dict[str, str], reply: str, why: str) -> tuple[_Step, str]:
+        if args and not self.turn.called(SAVE) and SAVE in self.turn.tools:
+            return [(SAVE, args)], why
+        return reply, why
+
+    # -- other intents ----------------------------------------------------------------------------
+    def _intensity_reply(self, answer: str) -> str:
+        level = self.turn.context.get("intensity", "normal")
+        if answer == "increase":
+            return f"Got it — I'll make your prompts a little more challenging (intensity: {level})."
+        if answer == "decrease":
+            return f"Got it — I'll make your prompts a bit easier (intensity: {level})."
+        if answer == "keep current":
+            return "Great — we'll keep it just as it is."
+        return f"Done — your intensity is now {level}."
+
+    def _repair(self) -> tuple[_Step, str]:
+        if not self.turn.called(TRANSITION):
+            args = {"target_state": "INTAKE", "reason": "profile incomplete: needs repair"}
+            return [(TRANSITION, args)], "feedback: profile incomplete; back to intake"
+        missing = self.turn.context_text.split("Profile status: missing", 1)[1]
+        if "prompt_anchor" in missing.split(".")[0]:
+            question = (
+                "What's something you already do every day that your habit can follow — like your morning coffee?"
+            )
+        else:
+            question = "What time of day would you like your daily prompt? For example 8am or 7:30pm."
+        return f"Before your next prompt I need one more detail. {question}", "feedback: asking for the repair"
+
+    def _new_habit(self) -> tuple[_Step, str]:
+        if not self.turn.called(TRANSITION):
+            args = {"target_state": "INTAKE", "reason": "participant wants a different habit"}
+            return [(TRANSITION, args)], "feedback: new habit requested; back to intake"
+        return (
+            "Sure, let's pick a new one! What small habit would you like to build instead?",
+            "feedback: asking for the new habit",
+        )
+
+    def _change_time(self, new_time: str) -> tuple[_Step, str]:
+        turn = self.turn
+        listed = next((c for c in turn.called(SCHEDULER, action="list") if c.ok), None)
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
+        if not turn.called(SCHEDULER, action="create"):
+            steps: list[tuple[str, dict[str, Any]]] = [
+                (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})
+                for schedule_id in self._schedule_ids(listed.result or "")
+            ]
+            steps.append((SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": new_time}))
+            if SAVE in turn.tools:
+                steps.append((SAVE, {"preferred_time": new_time}))
+            return steps, "feedback: replacing the schedule"
+        created = next(c for c in turn.called(SCHEDULER, action="create"))
+        when = re.search(r"arrives (today|tomorrow)", created.result or "")
+        start = f" starting {when[1]}" if when else ""
+        return (
+            f"Done — your daily prompt will now come around {friendly_time(new_time)}{start}.",
+            "feedback: time changed",
+        )
+
+    @staticmethod
+    def _schedule_ids(result: str) -> list[str]:
+        data = _result_json(result)
+        if isinstance(data, dict) and isinstance(data.get("schedule_ids"), list):
+            return [str(i) for i in data["schedule_ids"]]
+        return re.findall(r"internal id: ([^\s)]+)\)", result)
+
+    def _error_reply(self, failed: LoopCall) -> str:
+        reason = _error_reason(failed.result)
+        if failed.name == SCHEDULER:
+            return f"Sorry — I couldn't update your daily schedule just now ({reason}). Could you try again later?"
+        if failed.name == TRANSITION:
+            return f"Sorry — something went wrong on my side ({reason}). Could you send that again?"
+        return f"Thanks for letting me know! (I couldn't save that note just now: {reason}.)"
+
+    def _generic(self, text: str) -> str:
+        if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):
+            return "You're welcome! I'll check in after your next prompt."
+        if text.rstrip().endswith("?"):
+            return (
+                "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
+                "How did today's prompt go?"
+            )
+        return "Thanks for sharing! How did today's habit go — did you get a chance to try it?"

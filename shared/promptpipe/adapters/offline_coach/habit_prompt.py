@@ -1,0 +1,107 @@
+"""The prompt generator's answer: a habit prompt built from the profile lines of the request."""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, _clean, _words
+
+_PRONOUNS = {
+    "i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
+    "i've": "you've", "i'll": "you'll", "i'd": "you'd", "am": "are", "we": "you", "our": "your", "us": "you",
+}  # fmt: skip
+_VERBS = {
+    "feel", "be", "have", "get", "sleep", "stay", "keep", "reduce", "lower", "improve", "boost", "lose", "build",
+    "focus", "think", "relax", "manage", "move", "look", "enjoy", "play", "live", "become", "wake", "handle",
+    "stop", "start", "breathe", "calm", "clear", "finish", "learn", "read", "walk", "run", "cope",
+}  # fmt: skip
+_QUANTITIES = {"low": "30 seconds", "normal": "1 minute", "high": "3 minutes"}
+# (domain keyword pattern, activity variants, default benefit); variants rotate with successes.
+_ACTIVITIES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (r"walk", ("walking", "brisk walking"), "feel more energetic"),
+    (r"sleep|bed|rest", ("winding down with slow breaths", "screen-free winding down"), "rest better"),
+    (r"read|book", ("reading a page", "reading a few lines"), "unwind and focus"),
+    (r"mindful|meditat|breath|stress|anxi|calm|relax", ("slow breathing", "noticing five breaths"), "feel calmer"),
+    (r"focus|study|productiv|work|learn", ("slow breathing before one focused task", "reviewing your notes"), "focus"),
+    (r"journal|writ|gratitude", ("writing one line in your journal", "noting one good thing"), "reflect"),
+    (r"exercis|move|movement|active|physical|stretch|yoga|run|fitness|gym|strength", ("stretching", "squats"),
+     "feel more energetic"),
+)  # fmt: skip
+# Domains whose action is a thing, not a duration: (pattern, action per intensity, default benefit).
+_COUNTED_ACTIONS: tuple[tuple[str, dict[str, str], str], ...] = (
+    (r"water|hydrat|drink", {"low": "a few sips of water", "normal": "a glass of water",
+                             "high": "two glasses of water"}, "stay energised"),
+    (r"eat|diet|food|nutrition|veg|fruit|snack", {"low": "one bite of fruit",
+     "normal": "adding a fruit or veg to your plate", "high": "adding two servings of veg to your plate"},
+     "feel good about what you eat"),
+)  # fmt: skip
+
+
+def _second_person(text: str) -> str:
+    return re.sub(r"[A-Za-z']+", lambda m: _PRONOUNS.get(m[0].lower(), m[0]), text)
+
+
+def _field(text: str, label: str) -> str:
+    match = re.search(rf"^{re.escape(label)}:\s*(.*)$", text, re.M)
+    value = match[1].strip() if match else ""
+    return "" if value in _EMPTY_VALUES else value
+
+
+def _action(domain: str, intensity: str, successes: int) -> tuple[str, str]:
+    """The 1-minute action and a default benefit for ``domain`` at ``intensity``."""
+    quantity = _QUANTITIES.get(intensity, _QUANTITIES["normal"])
+    key = domain.lower()
+    for pattern, actions, benefit in _COUNTED_ACTIONS:
+        if re.search(pattern, key):
+            return actions.get(intensity, actions["normal"]), benefit
+    for pattern, variants, benefit in _ACTIVITIES:
+        if re.search(pattern, key):
+            return f"{quantity} of {variants[successes % len(variants)]}", benefit
+    if domain:
+        step = {"low": "a 30-second", "high": "a 3-minute"}.get(intensity, "a 1-minute")
+        return f"{step} step toward {_words(domain.lower(), 5)}", "build momentum"
+    return f"{quantity} of something small for yourself", "build momentum"
+
+
+def _benefit(motivation: str, default: str) -> str:
+    phrase = _clean(_second_person(motivation)).lower()
+    phrase = re.sub(r"^(?:you (?:want|need|would like|'d like)(?: to)?|to|so you can|you can)\s+", "", phrase)
+    if not phrase:
+        return f"it helps you {default}"
+    first = phrase.split()[0]
+    if first == "it":
+        return _words(phrase, 8)
+    if first == "for":
+        return f"it's great {_words(phrase, 8)}"
+    if first in _VERBS:
+        return f"it helps you {_words(phrase, 8)}"
+    if first in {"more", "less", "better", "a", "an", "some", "extra", "fewer"}:
+        return f"it gives you {_words(phrase, 8)}"
+    return f"it helps since {_words(phrase, 8)}"
+
+
+def _anchor_phrase(anchor: str) -> str:
+    phrase = _clean(_second_person(anchor))
+    if not re.match(r"(?:right |just )?(?:after|before|when|once|while|with|during|as soon as)\b", phrase, re.I):
+        phrase = "after " + phrase
+    return phrase[0].upper() + phrase[1:]
+
+
+def build_habit_prompt(user_text: str, system_text: str) -> str:
+    """A MAP-shaped prompt ("After [anchor], try [action] — it helps you [benefit]. Would that feel
+    doable?") from the generator request's profile lines; always under 30 words."""
+    domain = _field(user_text, "Habit domain")
+    motivation = _field(user_text, "Motivation")
+    anchor = _field(user_text, "Anchor routine") or "your usual morning routine"
+    intensity_match = re.search(r"Intensity:\s*(low|normal|high)", system_text, re.I)
+    intensity = intensity_match[1].lower() if intensity_match else "normal"
+    done = re.search(r"completed (\d+) habit prompt", system_text)
+    action, default_benefit = _action(domain, intensity, int(done[1]) if done else 0)
+    # Long phrases are replaced or cut at a natural joint rather than mid-sentence.
+    lead = _words(_anchor_phrase(re.split(r"\s+(?:and|then)\s+", anchor)[0]), 8)
+    short_motivation = motivation if 0 < len(motivation.split()) <= 8 else ""
+    for benefit in (_benefit(short_motivation, default_benefit), f"it helps you {default_benefit}"):
+        text = f"{lead}, try {action} — {benefit}. Would that feel doable?"
+        if len(text.split()) < 30:
+            return text
+    return f"{lead}, try {action}. Would that feel doable?"

@@ -1,0 +1,173 @@
+"""Intake answers in a message: the habit domain, the motivation, the anchor and the time, asked
+for or volunteered."""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.adapters.offline_coach.text import (
+    _FILLER,
+    ANCHOR,
+    DOMAIN,
+    INTAKE_ORDER,
+    MOTIVATION,
+    TIME,
+    _clean,
+    _is_hint,
+    _substantive,
+    _words,
+)
+from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
+
+_MOTIVATION = re.compile(
+    r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
+    r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
+    r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
+    r"(?P<rest>[^.;!?,]+)",
+    re.I,
+)
+_ANCHOR = re.compile(
+    r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
+    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+)",
+    re.I,
+)
+# Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
+_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) my\s+[^,.;!?]+)", re.I)
+_ANCHOR_TAIL = re.compile(
+    r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
+    r"i think|maybe|probably|please)\b.*$|\s+\d.*$",
+    re.I,
+)
+_ROUTINE_WORDS = re.compile(
+    r"\b(?:coffee|tea|breakfast|lunch|dinner|shower|brush\w*|teeth|wake|waking|work|commute|school|bed|"
+    r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up)\b",
+    re.I,
+)
+_DOMAINS: tuple[tuple[str, str], ...] = (
+    (r"\bwalk(?:s|ing)?\b", "walking"),
+    (r"\bstretch\w*", "stretching"),
+    (r"\byoga\b", "yoga"),
+    (r"\b(?:run|running|jog\w*)\b", "running"),
+    (r"\b(?:exercis\w*|work ?outs?|working out|fitness|gym|strength)\b", "exercise"),
+    (r"\b(?:move more|movement|moving|active|activity|physical)\b", "physical activity"),
+    (r"\bsleep\w*", "sleep"),
+    (r"\b(?:water|hydrat\w*)\b", "hydration"),
+    (r"\bread(?:ing)?\b|\bbooks?\b", "reading"),
+    (r"\b(?:meditat\w*|mindful\w*|breath\w*)\b", "mindfulness"),
+    (r"\b(?:journal\w*|gratitude)\b", "journaling"),
+    (r"\b(?:diet|eat\w*|nutrition|veg\w*|fruits?|snack\w*|food)\b", "healthy eating"),
+    (r"\b(?:stud(?:y|ying|ies)|learn\w*|homework|revision)\b", "studying"),
+    (r"\b(?:focus\w*|productiv\w*|procrastinat\w*)\b", "focus"),
+    (r"\b(?:stress\w*|anxi\w*|relax\w*|calm\w*)\b", "stress relief"),
+    (r"\b(?:screen time|social media|doomscroll\w*)\b", "less screen time"),
+)
+_WANT = re.compile(
+    r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
+    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at)\s+(?P<x>[^,.;!?]+)",
+    re.I,
+)
+_DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
+
+
+def _span_removed(text: str, match: re.Match[str] | None) -> str:
+    if match is None:
+        return text
+    return text[: match.start()] + " , " + text[match.end() :]
+
+
+def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
+    match = _MOTIVATION.search(text)
+    if match is None:
+        return "", None
+    return _words(re.sub(r"^to\s+", "", _clean(match["rest"]), flags=re.I), 15), match
+
+
+def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
+    match = _ANCHOR.search(text) or (_SOFT_ANCHOR.search(text) if soft else None)
+    if match is None:
+        return "", None
+    anchor = _clean(_ANCHOR_TAIL.sub("", match["a"]))
+    if len(anchor.split()) < 2:
+        return "", None
+    return _words(anchor, 10), match
+
+
+def parse_domain(text: str) -> str:
+    """A known domain keyword (earliest wins), else the thing after "I want to …"."""
+    hits = [(m.start(), label) for pattern, label in _DOMAINS for m in [re.search(pattern, text, re.I)] if m]
+    if hits:
+        return min(hits)[1]
+    want = _WANT.search(text)
+    if want:
+        phrase = _clean(_DOMAIN_TAIL.sub("", want["x"]))
+        if _substantive(phrase):
+            return _words(phrase, 6).lower()
+    return ""
+
+
+def parse_intake_message(text: str, known: dict[str, str], expected: str | None) -> dict[str, str]:
+    """The profile fields a message states; ``expected`` is the field we last asked for, so a
+    bare answer ("my morning coffee", "more energy") can be read as that field."""
+    if _is_hint(text) or not text.strip():
+        return {}
+    learned: dict[str, str] = {}
+    motivation, m_match = parse_motivation(text)
+    if not motivation and expected == MOTIVATION:
+        motivation, m_match = _leading_clause_as_motivation(text)
+    rest = _span_removed(text, m_match)
+    anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
+    time = parse_clock_time(rest)
+    if time is None and not known.get(TIME):
+        time = parse_vague_time(rest, loose=expected in (TIME, ANCHOR))
+    domain_text = _span_removed(rest, a_match)
+    # A known domain changes only on an explicit "I want to …", not on a passing keyword.
+    domain = parse_domain(domain_text) if not known.get(DOMAIN) or _WANT.search(domain_text) else ""
+    for name, value in ((DOMAIN, domain), (MOTIVATION, motivation), (TIME, time or ""), (ANCHOR, anchor)):
+        if value and value != known.get(name):
+            learned[name] = value
+    # Only a reply that said nothing else (bar a passing time-of-day word) is read as the answer.
+    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None)
+    if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
+        guess = _answer_for(expected, text, domain_text)
+        if guess:
+            learned[expected] = guess
+    return learned
+
+
+_TIME_WORDS = re.compile(
+    r"\b(?:in|the|every|each|at|around|by|mornings?|evenings?|afternoons?|nights?|noon|midday|lunch|dinner|"
+    r"breakfast|tonight|bed ?time)\b",
+    re.I,
+)
+
+
+def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]:
+    """Answering "why does it matter?", the first clause is the reason ("to unwind before sleep")
+    — unless it is plainly an anchor or a time instead."""
+    match = re.match(r"\s*(?P<rest>[^.;!?,]+)", text)
+    if match is None or text.rstrip().endswith("?") or _ANCHOR.match(match["rest"].strip()):
+        return "", None
+    clause = _clean(_FILLER.sub("", _clean(match["rest"])))
+    if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
+        return "", None
+    if parse_vague_time(clause) and len(clause.split()) <= 3:  # "every evening please" is a time
+        return "", None
+    return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
+
+
+def _answer_for(expected: str, text: str, domain_text: str) -> str:
+    """Read a bare reply as the answer to the question we asked."""
+    if text.rstrip().endswith("?"):
+        return ""
+    answer = _clean(_FILLER.sub("", _clean(text)))
+    if expected == DOMAIN:
+        phrase = _clean(_FILLER.sub("", _clean(_DOMAIN_TAIL.sub("", domain_text))))
+        return _words(phrase, 6).lower() if _substantive(phrase) else ""
+    if expected == ANCHOR and _substantive(answer):
+        if re.match(r"(?:after|before|when|once|while|with|during)\b", answer, re.I):
+            return _words(answer, 10)
+        if _ROUTINE_WORDS.search(answer) or answer.lower().startswith("my "):
+            return "after " + _words(answer, 9)
+    if expected not in INTAKE_ORDER and _substantive(answer):  # a field a flow definition added
+        return _words(answer, 30)
+    return ""

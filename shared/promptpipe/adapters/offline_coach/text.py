@@ -1,0 +1,58 @@
+"""Constants of the offline coach (tool names, profile fields, context headers, fixed replies) and
+the text helpers its rules share."""
+
+from __future__ import annotations
+
+import re
+
+LABEL = "(rule-based, no LLM)"
+INTAKE_HEADER = "INTAKE CONVERSATION CONTEXT:"
+FEEDBACK_HEADER = "FEEDBACK TRACKING CONTEXT:"
+HINT_PREFIX = "<Hint:"
+# Placeholders the context blocks use for "nothing stored".
+_EMPTY_VALUES = {"STILL NEEDED", "(unknown)", "(none recorded)", "(not given)", "(none)"}
+
+SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
+DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
+INTAKE_ORDER = (DOMAIN, MOTIVATION, TIME, ANCHOR)  # the order intake asks in
+
+HOLDING_REPLY = "Thanks for your patience — someone from our team will follow up with you soon."
+
+# Markers in our own questions, read back from history to interpret a bare answer.
+ASK_HELPED = "What helped you"
+ASK_BARRIER = "What got in the way"
+
+
+# ---------------------------------------------------------------------------------------------
+# Text helpers (pure, module-level so they can be tested directly)
+# ---------------------------------------------------------------------------------------------
+
+_ACKS = {
+    "hi", "hello", "hey", "hiya", "ok", "okay", "k", "thanks", "thank you", "yes", "no", "sure", "cool",
+    "great", "hmm", "lol", "yo", "good", "fine", "nice", "what", "why", "huh", "something", "anything",
+}  # fmt: skip
+_GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
+_NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
+_FILLER = re.compile(r"^(?:(?:um+|uh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I)
+_WORD = re.compile(r"[a-z']+", re.I)
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip(" \t\n,.;:!?-—\"'")
+
+
+def _words(text: str, limit: int) -> str:
+    parts = text.split()
+    return " ".join(parts[:limit])
+
+
+def _substantive(text: str) -> bool:
+    """A real answer, not a greeting, an acknowledgement or a shrug."""
+    norm = _clean(text).lower()
+    if not norm or norm in _ACKS or any(norm.startswith(n) for n in _NON_ANSWERS):
+        return False
+    return len(_WORD.findall(norm)) >= 1 and len(norm) >= 3
+
+
+def _is_hint(text: str) -> bool:
+    return text.strip().startswith(HINT_PREFIX)
