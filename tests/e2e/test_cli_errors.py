@@ -108,11 +108,12 @@ def test_chat_rejects_a_bad_time_and_an_unknown_command_without_sending_them(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("OFFLINE_COACH", "true")
-    sent = _chat(monkeypatch, ["/tomorrow 25:00", "/foo bar", "/wait soon", "/quit"])
+    sent = _chat(monkeypatch, ["/tomorrow 25:00", "/foo bar", "/wait soon", "/wait 0h", "/quit"])
     out = capsys.readouterr().out
     assert "? '25:00' is not a time of day; use HH:MM from 00:00 to 23:59" in out
     assert "? unknown command /foo (not sent to the coach)" in out
     assert "? invalid duration 'soon'" in out
+    assert "? /wait needs a positive duration, e.g. /wait 5h" in out
     assert sent == []  # none of them reached the coach
     assert "[Mon 08:00] you:" in out  # the clock did not move
 
