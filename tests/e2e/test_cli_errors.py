@@ -60,6 +60,26 @@ def test_invalid_environment_variable_is_named_in_upper_case_with_allowed_values
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("OFFLINE_COACH", "maybe", "allowed: true/1/yes/on or false/0/no/off"),
+        ("QUIET_HOURS_MAX_DELAY", "soon", "allowed: a duration such as 15m, 3h, 1h30m, 90s, or a number of seconds"),
+        ("TWILIO_CHANNEL", "mms", "allowed: text matching ^(sms|whatsapp)$"),
+        ("TABLE_NAME", "ab", "allowed: text at least 3 characters, at most 255 characters"),
+        ("GENAI_MAX_TOKENS", "8", "allowed: a whole number ≥ 16, ≤ 32000"),
+    ],
+)
+def test_each_kind_of_setting_says_what_it_accepts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, value: str, allowed: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    assert main(["openapi"]) == EXIT_CONFIG
+    [line] = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().startswith(name)]
+    assert line.startswith(f"{name}={value!r} is not valid (")
+    assert line.endswith(allowed)
+
+
 def test_unknown_environment_variable_is_a_warning_with_the_nearest_name(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -108,11 +128,12 @@ def test_chat_rejects_a_bad_time_and_an_unknown_command_without_sending_them(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("OFFLINE_COACH", "true")
-    sent = _chat(monkeypatch, ["/tomorrow 25:00", "/foo bar", "/wait soon", "/quit"])
+    sent = _chat(monkeypatch, ["/tomorrow 25:00", "/foo bar", "/wait soon", "/wait 0h", "/quit"])
     out = capsys.readouterr().out
     assert "? '25:00' is not a time of day; use HH:MM from 00:00 to 23:59" in out
     assert "? unknown command /foo (not sent to the coach)" in out
     assert "? invalid duration 'soon'" in out
+    assert "? /wait needs a positive duration, e.g. /wait 5h" in out
     assert sent == []  # none of them reached the coach
     assert "[Mon 08:00] you:" in out  # the clock did not move
 

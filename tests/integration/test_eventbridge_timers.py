@@ -4,6 +4,7 @@ before AWS, and AWS errors mapped to TimerError."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -304,3 +305,77 @@ def test_an_out_of_range_daily_window_is_refused(client: Any) -> None:
             dlq_arn=None,
             daily_window_minutes=1441,
         )
+
+
+class _CreateRacedBy:
+    """The scheduler client, where ``race`` runs once just before the first CreateSchedule reaches
+    moto: another caller's whole create lands between our decision to create and our request."""
+
+    def __init__(self, inner: Any, race: Any) -> None:
+        self._inner = inner
+        self._race = race
+        self.calls: list[str] = []
+
+    def create_schedule(self, **params: Any) -> Any:
+        self.calls.append("create_schedule")
+        race, self._race = self._race, None
+        if race is not None:
+            race()
+        return self._inner.create_schedule(**params)
+
+    def update_schedule(self, **params: Any) -> Any:
+        self.calls.append("update_schedule")
+        return self._inner.update_schedule(**params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_two_racing_creations_of_the_same_schedule_leave_one_and_raise_nothing(client: Any) -> None:
+    # Given two callers scheduling the same daily prompt (a redelivered event applying its effects
+    # while the first delivery still applies them), the second one's create landing first
+    other = _timers(client)
+
+    def other_caller_creates() -> None:
+        other.schedule_daily_prompt(name="pp-daily-p_1", hour=7, minute=50, timezone="UTC", payload=_daily())
+
+    raced = _CreateRacedBy(client, other_caller_creates)
+    # When ours reaches EventBridge after it
+    name = _timers(raced).schedule_daily_prompt(
+        name="pp-daily-p_1", hour=7, minute=50, timezone="America/Toronto", payload=_daily()
+    )
+    # Then ours met the conflict and updated in place: one schedule, the last writer's, no error
+    assert name == "pp-daily-p_1"
+    assert raced.calls == ["create_schedule", "update_schedule"]
+    assert _names(client) == ["pp-daily-p_1"]
+    stored = _get(client, "pp-daily-p_1")
+    assert (stored["ScheduleExpression"], stored["ScheduleExpressionTimezone"]) == (
+        "cron(50 7 * * ? *)",
+        "America/Toronto",
+    )
+    assert stored["Target"]["RetryPolicy"] == {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 3600}
+
+
+def test_two_threads_creating_the_same_one_shot_at_once_leave_one(client: Any) -> None:
+    # Given two threads released together, each scheduling the same reminder
+    timers = _timers(client)
+    start = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            start.wait()
+            timers.schedule_timer(name="t1", at=CREATED, payload=_reminder("t1"))
+        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    # Then both returned without error and one schedule exists, as asked
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+    assert _names(client) == ["t1"]
+    assert _get(client, "t1")["ScheduleExpression"] == "at(2027-03-01T12:00:00)"

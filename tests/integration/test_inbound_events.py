@@ -250,3 +250,34 @@ def test_senders_without_a_phone_number_are_acknowledged_and_dropped(local_env_f
     assert cloud.status == 200
     assert env.api("GET", BASE).body["result"]["participants"] == []
     assert llm.calls == 0 and env.messages() == []
+
+
+# --- redelivery -------------------------------------------------------------------------------------
+
+
+def test_every_kind_of_event_delivered_twice_is_recorded_once(local_env_factory: Any) -> None:
+    # Given a participant, and providers that deliver each webhook twice (they retry on any doubt)
+    llm = greeted(ScriptedLLM()).add(ScriptedLLM.text("Lovely walk!"))
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+    # When a reaction, a sticker, a captioned image and a failed-delivery status each arrive twice
+    for payload in (
+        meta("reaction"),
+        meta("sticker", id="wamid.STICKER"),
+        meta("image_with_caption"),
+        CORPUS["meta"]["status_failed"]["payload"],
+    ):
+        for _ in range(2):
+            assert post_meta(env, payload).status == 200
+    twilio_failure = CORPUS["twilio"]["status_failed_63016"]["form"]
+    for _ in range(2):
+        assert post_twilio(env, twilio_failure).status == 200
+    # Then each is in the transcript once, the notice and the reply went out once, one model turn ran
+    kinds = [e["kind"] for e in transcript(env, pid)]
+    assert kinds.count("reaction") == 1
+    assert kinds.count("media") == 1
+    assert kinds.count("attachments") == 1
+    assert kinds.count("delivery_failed") == 2  # the Meta failure and the Twilio one
+    bodies = [m.body for m in env.messages(pid)]
+    assert bodies.count(MEDIA_NOTICE) == 1 and bodies.count("Lovely walk!") == 1
+    assert llm.remaining == 0

@@ -771,3 +771,80 @@ def test_every_messenger_satisfies_the_port(clock: ManualClock) -> None:
     ]
     for messenger in messengers:
         assert messenger.send(_message()).provider in ("local", "twilio", "whatsapp_cloud")
+
+
+# --- templates: the choice, and what it is counted as -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("templates", "text", "chosen"),
+    [
+        # our text fits the prompt template's parameter
+        (
+            WhatsAppTemplates(prompt=PROMPT_SID, reengagement=REENGAGE_SID),
+            "Walk  after\nlunch.",
+            (PROMPT_SID, "Walk after lunch."),
+        ),
+        # too long for it: the fixed template, when there is one
+        (
+            WhatsAppTemplates(prompt=PROMPT_SID, reengagement=REENGAGE_SID, max_parameter_chars=5),
+            "Walk after lunch.",
+            (REENGAGE_SID, None),
+        ),
+        # too long and no fixed template: cut at the cap, with an ellipsis
+        (WhatsAppTemplates(prompt=PROMPT_SID, max_parameter_chars=6), "Walk after lunch.", (PROMPT_SID, "Walk…")),
+        # nothing to say and no fixed template: the parameter cannot be empty
+        (WhatsAppTemplates(prompt=PROMPT_SID), "  ", (PROMPT_SID, " ")),
+        (WhatsAppTemplates(reengagement=REENGAGE_SID), "Walk after lunch.", (REENGAGE_SID, None)),
+    ],
+)
+def test_whatsapp_template_choice(templates: WhatsAppTemplates, text: str, chosen: tuple[str, str | None]) -> None:
+    assert templates.choose(text) == chosen
+
+
+def test_no_whatsapp_template_is_a_configuration_error() -> None:
+    assert not WhatsAppTemplates().configured
+    with pytest.raises(ConfigurationError, match=r"^no WhatsApp template configured$"):
+        WhatsAppTemplates().choose("Walk after lunch.")
+
+
+def test_twilio_template_sends_are_counted_by_kind(monkeypatch: pytest.MonkeyPatch, clock: ManualClock) -> None:
+    from promptpipe import observability
+
+    published: list[tuple[str, float, dict[str, str]]] = []
+    monkeypatch.setattr(
+        observability, "count", lambda name, value=1, unit=None, **dims: published.append((name, value, dims))
+    )
+    recorder = TwilioRecorder()
+    messenger = TwilioMessenger(
+        ACCOUNT_SID,
+        AUTH_TOKEN,
+        from_number="+14155550199",
+        channel="whatsapp",
+        templates=WhatsAppTemplates(prompt=PROMPT_SID),
+        clock=clock,
+        http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+    )
+    messenger.send(_message(kind=OutboundKind.REMINDER, last_inbound_at=NEVER_WROTE))
+    assert published == [("WhatsAppTemplateSends", 1, {"kind": "reminder"})]
+    assert recorder.forms()[0]["ContentSid"] == PROMPT_SID
+
+
+def test_twilio_error_whose_body_is_not_an_object_is_named_by_its_status() -> None:
+    recorder = TwilioRecorder([httpx.Response(400, json=["unexpected"])])
+    with pytest.raises(MessagingError, match=r"^Twilio refused the message \(HTTP 400, code None\): Bad Request$"):
+        _twilio(recorder).send(_message())
+
+
+def test_twilio_success_without_a_json_body_has_no_message_id() -> None:
+    recorder = TwilioRecorder([httpx.Response(201, text="created")])
+    result = _twilio(recorder).send(_message())
+    assert (result.provider, result.provider_message_id, result.parts) == ("twilio", "", 1)
+
+
+@pytest.mark.parametrize(("token", "number_id"), [("", "123"), ("EAAG-token", "")])
+def test_whatsapp_cloud_needs_its_token_and_number(token: str, number_id: str) -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"^WhatsApp Cloud needs WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID$"
+    ):
+        WhatsAppCloudMessenger(token, number_id)

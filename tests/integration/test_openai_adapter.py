@@ -545,8 +545,15 @@ def test_from_settings_uses_genai_settings() -> None:
 
 
 def test_from_settings_without_a_key_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(ConfigurationError, match=r"^no OpenAI API key: set OPENAI_API_KEY or OPENAI_SECRET_NAME$"):
         OpenAILLM.from_settings(Settings(openai_api_key=None))
+
+
+def test_an_empty_key_is_a_configuration_error() -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"^OpenAILLM needs an API key \(OPENAI_API_KEY or OPENAI_SECRET_NAME\)$"
+    ):
+        OpenAILLM(api_key="")
 
 
 def test_sdk_is_configured_with_timeout_and_retries(server: FakeOpenAIServer) -> None:
@@ -571,3 +578,51 @@ def test_importing_the_adapter_does_not_import_openai() -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+# --- routes, other tool call shapes -----------------------------------------------------------------
+
+
+def test_a_route_with_its_own_base_url_is_sent_there_and_the_default_stays(server: FakeOpenAIServer) -> None:
+    # Given a second OpenAI-compatible endpoint that one route names
+    other = FakeOpenAIServer()
+    other.start()
+    try:
+        other.reply(completion("from the route"))
+        other.reply(completion("from the route again"))
+        server.reply(completion("from the default"))
+        llm = make_llm(server)
+        routed = USER_ONLY.model_copy(update={"base_url": other.base_url})
+        # When two routed requests and one default request are made
+        answers = [llm.complete(routed).content, llm.complete(routed).content, llm.complete(USER_ONLY).content]
+    finally:
+        other.stop()
+    # Then each went to its endpoint, with the same key
+    assert answers == ["from the route", "from the route again", "from the default"]
+    assert len(other.requests) == 2 and len(server.requests) == 1
+    assert {r.headers["authorization"] for r in other.requests} == {"Bearer test"}
+
+
+def test_reasoning_that_is_not_text_is_kept_as_json(server: FakeOpenAIServer) -> None:
+    server.reply(completion(json.dumps({"thinking": {"goal": "walking", "step": 2}, "content": "Walk after lunch?"})))
+
+    response = make_llm(server, reasoning_capture=True).complete(USER_ONLY)
+
+    assert response.content == "Walk after lunch?"
+    assert json.loads(response.reasoning or "") == {"goal": "walking", "step": 2}
+
+
+def test_a_custom_tool_call_keeps_its_free_text_input(server: FakeOpenAIServer) -> None:
+    custom = {"id": "c1", "type": "custom", "custom": {"name": "scheduler", "input": "every day at 8"}}
+    server.reply(completion(None, tool_calls=[custom], finish_reason="tool_calls"))
+
+    response = make_llm(server).complete(USER_ONLY)
+
+    assert response.tool_calls == [ToolCall(id="c1", name="scheduler", arguments="every day at 8")]
+
+
+def test_an_unknown_tool_call_type_is_an_llm_error(server: FakeOpenAIServer) -> None:
+    server.reply(completion(None, tool_calls=[{"id": "c2", "type": "mystery"}], finish_reason="tool_calls"))
+
+    with pytest.raises(LLMCallError, match=r"^OpenAI returned an unsupported tool call type 'mystery'$"):
+        make_llm(server).complete(USER_ONLY)

@@ -428,3 +428,65 @@ def test_heap_pump_fires_as_the_scanning_pump_did_over_a_seeded_week(monkeypatch
     assert {f[2] for f in heaped} >= {"daily_prompt", "daily_prompt_reminder"}
     assert (heaped_report.events, heaped_report.messages_sent) == (scanned_report.events, scanned_report.messages_sent)
     assert heaped_report.sms == scanned_report.sms
+
+
+# --- schedules the app never writes, but EventBridge accepts: rate(), start and end dates, any Input --
+
+
+def _raw_schedule(client: Any, name: str, expression: str, **extra: Any) -> None:
+    client.create_schedule(
+        Name=name,
+        GroupName=GROUP,
+        ScheduleExpression=expression,
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={"Arn": TIMERS_ARN, "RoleArn": "r", **extra.pop("target", {})},
+        **extra,
+    )
+
+
+def test_a_rate_fires_every_period_from_its_start_date_until_its_end_date(client: Any) -> None:
+    # Given a rate(6 hours) schedule from 13:00 to 08:00 the next day, whose Input is not JSON
+    start = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+    _, pump, recorder = _setup(client, start)
+    _raw_schedule(
+        client,
+        "every6h",
+        "rate(6 hours)",
+        StartDate=start + timedelta(hours=1),
+        EndDate=start + timedelta(hours=20),
+        target={"Input": "ping <aws.scheduler.attempt-number>"},
+    )
+    # When two days pass
+    firings = pump.run_until(start + timedelta(days=2))
+    # Then it fired 6, 12 and 18 hours after its start, and not after its end date
+    assert [f.at - start for f in firings] == [timedelta(hours=h) for h in (7, 13, 19)]
+    assert [f.scheduled_time for f in firings] == [f.at for f in firings]
+    # And the handler got the text as it was, with the context filled in
+    assert [event for _, event, _ in recorder.calls] == [{"input": "ping 1"}] * 3
+    assert _names(client) == ["every6h"]  # a rate is never completed
+
+
+@pytest.mark.parametrize(("target", "event"), [({}, {}), ({"Input": "[1, 2]"}, {"input": [1, 2]})])
+def test_an_input_that_is_absent_or_not_an_object_reaches_the_handler_wrapped(
+    client: Any, target: dict[str, str], event: dict[str, Any]
+) -> None:
+    start = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+    _, pump, recorder = _setup(client, start)
+    _raw_schedule(client, "once", "at(2027-03-01T13:00:00)", target=target)
+    [firing] = pump.run_until(start + timedelta(hours=2))
+    assert firing.at == start + timedelta(hours=1)
+    assert [e for _, e, _ in recorder.calls] == [event]
+
+
+def test_run_until_refuses_a_naive_instant_and_a_runaway_schedule(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    start = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+    _, pump, recorder = _setup(client, start)
+    with pytest.raises(ValueError, match=r"^run_until needs a timezone-aware instant$"):
+        pump.run_until(datetime(2027, 3, 2, 12, 0))
+    # Given a schedule firing every minute and a cap of 3 firings per run
+    monkeypatch.setattr("promptpipe.local.pump.MAX_FIRINGS_PER_RUN", 3)
+    _raw_schedule(client, "every-minute", "rate(1 minute)")
+    # When the pump is asked to run an hour / Then it stops at the cap instead of looping on
+    with pytest.raises(RuntimeError, match=r"^more than 3 firings before 2027-03-01 13:00:00\+00:00$"):
+        pump.run_until(start + timedelta(hours=1))
+    assert len(recorder.calls) == 3

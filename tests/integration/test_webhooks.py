@@ -641,3 +641,37 @@ def test_meta_one_malformed_message_does_not_drop_its_batch(local_env_factory) -
     assert response.status == 200 and response.body == {"received": 1}
     assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Got it."]
     assert llm.requests[-1].messages[-1].content == "I walked today"
+
+
+# -- channel credentials: missing, or checks switched off for local development -----------------------
+def test_a_webhook_whose_secret_is_not_configured_answers_503_and_takes_nothing(local_env_factory) -> None:
+    # Given a deployment where neither channel's signing secret is set (no value, no channel secret)
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
+    env = local_env_factory(llm=llm, twilio_auth_token=None, whatsapp_app_secret=None)
+    pid = enroll(env)
+    before = len(history(env, pid))
+
+    # When each provider posts a message
+    twilio = env.api("POST", "/webhooks/twilio", **twilio_event_parts(env, twilio_params("hi", "SM-nocfg"), None))
+    meta = post_meta(env, meta_payload(meta_text("wamid.nocfg", "hi")), signature="sha256=00")
+
+    # Then both are refused as a server-side problem (the provider retries), and nothing is taken
+    assert (twilio.status, meta.status) == (503, 503)
+    assert twilio.body == meta.body == {"status": "error", "message": "not_configured"}
+    assert len(history(env, pid)) == before and llm.calls == 1
+
+
+def test_signature_checks_switched_off_for_local_development_accept_unsigned_posts(local_env_factory) -> None:
+    # Given LOCAL_DEV_DISABLE_SIGNATURE_CHECK
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Hi again."), ScriptedLLM.text("Sure.")])
+    env = local_env_factory(llm=llm, local_dev_disable_signature_check=True)
+    pid = enroll(env)
+
+    # When each provider's post carries no signature at all
+    twilio = env.api("POST", "/webhooks/twilio", **twilio_event_parts(env, twilio_params("hi", "SM-unsigned"), None))
+    raw = json.dumps(meta_payload(meta_text("wamid.unsigned", "and again"))).encode()
+    meta = env.api("POST", "/webhooks/whatsapp", body=raw.decode(), headers={"content-type": "application/json"})
+
+    # Then both are taken as turns and answered
+    assert (twilio.status, meta.status) == (200, 200)
+    assert [m.body for m in env.messages(pid)] == ["Hello Alice!", "Hi again.", "Sure."]

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.state import DataKey
+from promptpipe.settings import Settings
 from tests.support import memory_harness
 
 
@@ -208,3 +211,22 @@ def test_stored_history_stays_under_the_item_size_budget():
     assert len(stored.encode()) <= MAX_HISTORY_BYTES
     messages = json.loads(stored)["messages"]
     assert messages[-1]["content"] == "ok" and messages[-2]["content"].startswith("😀")
+
+
+@pytest.mark.parametrize(
+    ("limit", "sent"), [(0, []), (3, ["r1", "u2", "r2"]), (-1, ["u0", "r0", "u1", "r1", "u2", "r2"])]
+)
+def test_chat_history_limit_bounds_what_the_model_sees(limit, sent):
+    # Given CHAT_HISTORY_LIMIT (0: none, N: the last N, -1: the default window) and three exchanges
+    h = memory_harness(
+        ScriptedLLM([ScriptedLLM.text(f"r{i}") for i in range(4)]), settings=Settings(chat_history_limit=limit)
+    )
+    p = h.enroll()
+    for i in range(4):
+        h.clock.advance(timedelta(minutes=5))
+        turn(h, p, f"u{i}")
+    # Then the fourth request carries that much of the stored history, and the new message last
+    last = h.scripted.requests[-1].messages
+    assert [m.content for m in last if m.role in ("user", "assistant")] == [*sent, "u3"]
+    # And the stored history is not cut by the window
+    assert len(json.loads(h.data(p.id)["conversationHistory"])["messages"]) == 8

@@ -573,6 +573,24 @@ def test_next_time_and_done_without_a_prompt_do_not_count() -> None:
     assert profile(h, p)["success_count"] == 0
 
 
+@pytest.mark.parametrize(("first_text", "first_id"), [("2", None), ("Next time", None), ("", "done:next_time")])
+def test_next_time_then_1_is_not_counted_as_done(first_text: str, first_id: str | None) -> None:
+    # Given a delivered prompt answered "Next time" (by number, by title or by button)
+    h, p, daily = given()
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    reply(h, p, first_text, answer_id=first_id, at=at_local(MONDAY, "09:30"))
+    assert profile(h, p)["success_count"] == 0
+    # When the participant then sends "1"
+    reply(h, p, "1", at=at_local(MONDAY, "09:31"))
+    # Then the "Done" question is no longer open: nothing is counted, the intensity is untouched,
+    # and the model sees the "1" as typed, not as the canonical "Done"
+    assert profile(h, p)["success_count"] == 0
+    assert profile(h, p)["intensity"] == "normal"
+    feedback_turns = [r for r in h.llm.requests if r.purpose == "feedback"]  # type: ignore[attr-defined]
+    assert feedback_turns[0].messages[-1].content == "Q: Did you do it? A: Next time"
+    assert feedback_turns[-1].messages[-1].content == "1"
+
+
 @pytest.mark.parametrize("text", ["yes", "Yes!", "y", "no", "nope"])
 def test_a_bare_yes_or_no_after_a_prompt_reaches_the_model_as_typed(text: str) -> None:
     # Given a delivered prompt, which ends with a yes/no question ("Would that feel doable?")
@@ -657,11 +675,15 @@ def test_scenario_11_any_sub_state_write_cancels_auto_feedback() -> None:
     # Given a prompt at 09:20 to a participant in INTAKE
     h, p, daily = given(sub_state="INTAKE")
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    autofb = timer(h, TimerKind.AUTO_FEEDBACK, p)
+    assert autofb is not None
     # When an operator writes the sub-state at 09:21 (not a transition tool call)
     h.clock.set(at_local(MONDAY, "09:21"))
     h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="checking"))
-    # Then the auto-feedback is cancelled: nothing moves the participant at 09:25
+    # Then the auto-feedback is cancelled, in the state and in the timer backend: nothing moves the
+    # participant at 09:25
     assert DataKey.AUTO_FEEDBACK_TIMER_ID.value not in state(h, p)
+    assert autofb.name in h.timers.cancelled and timer(h, TimerKind.AUTO_FEEDBACK, p) is None
     fire_due(h, at_local(MONDAY, "09:30"))
     assert state(h, p)[DataKey.CONVERSATION_STATE.value] == "INTAKE"
 
@@ -807,7 +829,7 @@ def test_a_feedback_reply_cancels_the_feedback_timers() -> None:
     reply(h, p, "Did it, felt great", at=at_local(MONDAY, "09:30"))
     # Then feedback is completed, the timeout schedule deleted, and its late firing does nothing
     assert state(h, p)[DataKey.FEEDBACK_STATE.value] == "completed"
-    assert timeout.name in h.timers.cancelled
+    assert timeout.name in h.timers.cancelled and timer(h, TimerKind.FEEDBACK_TIMEOUT, p) is None
     h.clock.set(timeout.at)
     assert not fire(h, timeout.payload, "late-timeout").timer.applied  # type: ignore[union-attr]
     fire_due(h, at_local(MONDAY, "23:00"))

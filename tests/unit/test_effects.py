@@ -109,15 +109,23 @@ def test_fixed_schedule_has_no_window_even_with_window_fields_set() -> None:
 def test_validate_daily_refuses_what_eventbridge_would() -> None:
     good = daily_spec(PID, fixed("08:30"), 10)
     assert validate_daily(good) is good
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         validate_daily(good.model_copy(update={"name": "bad name"}))
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time 24:20: hour 0-23, minute 0-59$"):
         validate_daily(good.model_copy(update={"hour": 24}))
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time 8:60: hour 0-23, minute 0-59$"):
         validate_daily(good.model_copy(update={"minute": 60}))
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression,
+        match=r"^invalid timezone: .* is not an IANA time zone name \(e\.g\. America/Toronto\)$",
+    ):
         validate_daily(good.model_copy(update={"timezone": "Mars/Olympus"}))
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression,
+        match=r"^invalid timezone: .* is not an IANA time zone name \(e\.g\. America/Toronto\)$",
+    ):
         validate_daily(good.model_copy(update={"timezone": None}))
 
 
@@ -125,14 +133,18 @@ def test_one_shots_validate_name_and_awareness() -> None:
     payload = TimerPayload(participant_id=PID, kind=TimerKind.AUTO_FEEDBACK, timer_id="pp-fb-1")
     spec = one_shot_timer("pp-fb-1", NOW, payload)
     assert (spec.kind, spec.at, spec.timer) == ("timer", NOW, payload)
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         one_shot_timer("bad name", NOW, payload)
     with pytest.raises(InvalidScheduleExpression, match="timezone-aware"):
         one_shot_timer("pp-fb-1", NOW.replace(tzinfo=None), payload)
     prompt = ScheduledPromptPayload(participant_id=PID, schedule_id="s2", kind="random_window")
     spec = one_shot_prompt("pp-rand-1", NOW, prompt)
     assert (spec.kind, spec.at, spec.prompt) == ("prompt_at", NOW, prompt)
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         one_shot_prompt("a/b", NOW, prompt)
 
 

@@ -136,3 +136,86 @@ def test_concurrent_misses_read_the_store_once(clock: ManualClock) -> None:
     for t in threads:
         t.join()
     assert store.reads == reads + 1
+
+
+class RacingStore(InMemoryFlowDefinitionStore):
+    """The in-memory store, where ``before_put`` runs just before the next put (another process)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before_put: list = []
+
+    def put(self, stored: StoredFlow) -> None:
+        if self.before_put:
+            self.before_put.pop(0)()
+        super().put(stored)
+
+    def write_next(self, flow_id: str, created_by: str) -> None:
+        """Another process storing the next version (without running the hooks)."""
+        latest = self.latest(flow_id)
+        assert latest is not None
+        definition = latest.definition.model_copy(update={"version": latest.definition.version + 1})
+        super().put(StoredFlow(definition=definition, created_at=latest.created_at, created_by=created_by))
+
+
+def test_a_pinned_version_or_the_versions_of_an_unseeded_flow_seed_it(clock: ManualClock) -> None:
+    # Given a fresh store: nothing seeded yet
+    store = InMemoryFlowDefinitionStore()
+    # When version 1 is asked for by number / Then the bundled flow is seeded and returned
+    assert catalog(clock, store).get("intake", 1).version == 1
+    assert [(v.version, v.created_by) for v in store.versions("intake")] == [(1, "seed")]
+    # And listing the versions of another unseeded flow seeds it the same way
+    other = InMemoryFlowDefinitionStore()
+    assert [(v.version, v.created_by) for v in catalog(clock, other).versions("intake")] == [(1, "seed")]
+    # But a version above 1 is not made up
+    with pytest.raises(FlowNotFound, match=r"^intake version 2$"):
+        catalog(clock, InMemoryFlowDefinitionStore()).get("intake", 2)
+
+
+def test_a_push_racing_another_push_is_stored_as_the_next_version(clock: ManualClock) -> None:
+    # Given a second process that pushes just before this one writes
+    store = RacingStore()
+    flows, other = catalog(clock, store), catalog(clock, store)
+    flows.latest("intake")
+    raw = intake_raw()
+    store.before_put.append(lambda: other.push({**raw, "description": "theirs"}, created_by="other"))
+    # When this process pushes / Then its write conflicts once and lands as the version after theirs
+    mine = flows.push({**raw, "description": "mine"}, created_by="me")
+    assert mine.version == 3
+    assert [(v.version, v.created_by) for v in store.versions("intake")] == [(1, "seed"), (2, "other"), (3, "me")]
+    assert flows.latest("intake").description == "mine"
+
+
+def test_a_push_that_keeps_losing_gives_up_with_the_conflict(clock: ManualClock) -> None:
+    # Given another process storing a version just before each of this one's three writes
+    store = RacingStore()
+    flows = catalog(clock, store)
+    flows.latest("intake")
+    store.before_put.extend(lambda: store.write_next("intake", "other") for _ in range(3))
+    # When this one pushes / Then it gives up after three tries, with the last conflict, storing nothing
+    with pytest.raises(FlowVersionConflict, match=r"^intake: version 4, expected 5$"):
+        flows.push(intake_raw(), created_by="me")
+    assert [v.created_by for v in store.versions("intake")] == ["seed", "other", "other", "other"]
+
+
+def test_seeding_that_loses_to_another_process_uses_its_seed(clock: ManualClock) -> None:
+    # Given two processes seeding the same flow at once, the other one first
+    store = RacingStore()
+    other = catalog(clock, store)
+    store.before_put.append(lambda: other.latest("intake"))
+    # When this one seeds / Then it takes the stored version 1 rather than failing
+    assert catalog(clock, store).latest("intake").version == 1
+    assert len(store.versions("intake")) == 1
+
+
+def test_only_the_64_most_recent_pinned_versions_are_kept(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = catalog(clock, store)
+    raw = intake_raw()
+    for _ in range(70):
+        flows.push(raw)
+    reads = store.reads
+    flows.get("intake", 70)  # recent: from memory
+    assert store.reads == reads
+    flows.get("intake", 2)  # evicted: read again
+    assert store.reads == reads + 1

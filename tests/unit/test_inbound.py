@@ -263,7 +263,7 @@ def test_twilio_numbers_follow_the_rule_of_typed_numbers() -> None:
 
 
 def test_parse_twilio_form_rejects_an_impossible_sender() -> None:
-    with pytest.raises(InvalidPhoneNumber):
+    with pytest.raises(InvalidPhoneNumber, match=r"^'\+1234' is not a valid phone number$"):
         parse_twilio_form(urlencode([("MessageSid", "SM1"), ("From", "+1234")]), NOW, "US")
 
 

@@ -76,20 +76,27 @@ def test_cancel_removes_and_missing_is_fine() -> None:
 @pytest.mark.parametrize("name", ["", "bad name", "x" * 65, "+15551234567"])
 def test_invalid_names_are_rejected(name: str) -> None:
     timers = InMemoryTimers()
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         timers.schedule_timer(name=name, at=NOW, payload=_timer())
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         timers.cancel(name)
     assert timers.schedules == {}
 
 
 def test_invalid_zone_time_and_naive_at_are_rejected() -> None:
     timers = InMemoryTimers()
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression,
+        match=r"^invalid timezone: .* is not an IANA time zone name \(e\.g\. America/Toronto\)$",
+    ):
         timers.schedule_daily_prompt(name="d1", hour=7, minute=0, timezone="Mars/Olympus", payload=_prompt())
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time -?\d+:-?\d+: hour 0-23, minute 0-59$"):
         timers.schedule_daily_prompt(name="d1", hour=24, minute=0, timezone="UTC", payload=_prompt())
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"must be timezone-aware$"):
         timers.schedule_prompt_at(name="r1", at=datetime(2027, 3, 1, 8), payload=_prompt())
     assert timers.schedules == {}
 
@@ -111,7 +118,7 @@ def test_fail_next_applies_to_cancel() -> None:
     timers = InMemoryTimers()
     timers.schedule_timer(name="t1", at=NOW, payload=_timer("t1"))
     timers.fail_next = TimerError("boom")
-    with pytest.raises(TimerError):
+    with pytest.raises(TimerError, match=r"^boom$"):
         timers.cancel("t1")
     assert "t1" in timers.schedules
 

@@ -136,9 +136,9 @@ def test_settings_give_the_window_and_can_turn_it_off() -> None:
         Settings(quiet_hours_start="22:30", quiet_hours_end="06:45", quiet_hours_enabled=False)
     )
     assert (custom.start, custom.end, custom.enabled) == (time(22, 30), time(6, 45), False)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="quiet_hours_start\n  String should match pattern"):
         Settings(quiet_hours_start="25:00")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^'9pm' is not a time of day \(HH:MM\)$"):
         parse_clock("9pm")
 
 

@@ -75,3 +75,28 @@ def test_reconcile_all_covers_the_enrolled_and_the_deleted_with_live_schedules()
     assert reports[gone.id].deleted_orphans == [f"{gone.id}-d"]
     assert reports[gone.id].desired == 0
     assert h.timers.schedules == {}
+
+
+def test_reconcile_all_pages_through_every_participant() -> None:
+    # Given more participants than one page of the repository (100), one missing its schedule
+    h = memory_harness()
+    people = [h.enroll(f"+1415555{i:04d}") for i in range(101)]
+    first_page, token = h.store.list(limit=100, next_token=None)
+    [last] = [p for p in people if p.id not in {q.id for q in first_page}]  # the one on the second page
+    assert token is not None
+    daily = ScheduleInfo(
+        id="s1",
+        type=ScheduleType.FIXED,
+        fixed_time="08:30",
+        timezone="UTC",
+        created_at=h.clock.now(),
+        timer_id=f"{last.id}-d1",
+    )
+    _with_state(h, last.id, schedules=[daily], pending={})
+
+    reports = h.app.reconcile_all()
+
+    # Then every participant was reconciled once, and the one on the second page was repaired
+    assert sorted(r.participant_id for r in reports) == sorted(p.id for p in people)
+    assert [r.participant_id for r in reports if r.repairs] == [last.id]
+    assert f"{last.id}-d1" in h.timers.schedules

@@ -82,7 +82,9 @@ def test_turn_and_generator_calls_use_their_routes() -> None:
 def test_state_override_accepts_routes_per_purpose_only() -> None:
     body = StateOverride(llm_routes={"intake": {"model": "x"}}, reason="trial")
     assert body.llm_routes == {"intake": LLMRoute(model="x")}
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="Input should be 'intake', 'feedback', 'generator', 'classifier' or 'synthesis'"
+    ):
         StateOverride(llm_routes={"chitchat": {"model": "x"}}, reason="trial")
 
 

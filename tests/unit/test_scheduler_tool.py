@@ -418,3 +418,26 @@ def test_changing_the_participants_zone_moves_the_schedules_that_follow_it() -> 
     assert zones == {"09:30": "Europe/Paris", "20:00": "Asia/Tokyo"}
     live = {s.name: (s.hour, s.minute, s.timezone) for s in daily(h)}
     assert live == {names["09:30"]: (9, 20, "Europe/Paris"), names["20:00"]: (19, 50, "Asia/Tokyo")}
+
+
+@pytest.mark.parametrize("same_event", [False, True])
+def test_two_concurrent_identical_creations_register_and_schedule_one(same_event: bool) -> None:
+    # Given two turns (two messages, or one message delivered twice) that both load the state before
+    # either commits, and both ask for the same daily 09:30 schedule
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    args = {"action": "create", "type": "fixed", "fixed_time": "09:30"}
+    first = h.app.sessions.open(p.id, "evt-a")
+    second = h.app.sessions.open(p.id, "evt-a" if same_event else "evt-b")
+    results = [SchedulerTool(PREP).execute(ToolContext(h.app.deps, s), args) for s in (first, second)]
+    assert all(r.ok and "scheduled" in r.text for r in results)
+    # When the first commits and the second commits after it (a version conflict: it replays its
+    # operations on the state the first wrote)
+    commits = h.store.commits
+    h.app.apply_schedules(first.commit())
+    h.app.apply_schedules(second.commit())
+    assert h.store.commits - commits == (2 if same_event else 3)  # the second conflicted once
+    # Then one schedule is registered and one is live, the first turn's, with no error
+    [entry] = registry(h, p.id)
+    assert entry["id"] == results[0].data["schedule_id"]
+    assert [(s.name, s.hour, s.minute, s.timezone) for s in daily(h)] == [(entry["timer_id"], 9, 20, "America/Toronto")]

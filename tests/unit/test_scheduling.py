@@ -44,13 +44,15 @@ def test_valid_schedule_names(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["", "x" * 65, "has space", "a/b", "+15551234567", "a:b", "é", "ok\n"])
 def test_invalid_schedule_names(name: str) -> None:
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"
+    ):
         validate_schedule_name(name)
 
 
 def test_invalid_schedule_expression_is_a_timer_error() -> None:
     # Given a bad name / When validated / Then callers catching TimerError see it too
-    with pytest.raises(TimerError):
+    with pytest.raises(TimerError, match=r"^invalid schedule name .*: use 1-64 characters of \[0-9a-zA-Z-_.\]$"):
         validate_schedule_name("bad name")
 
 
@@ -74,7 +76,10 @@ def test_valid_timezones(zone: str) -> None:
     ],
 )
 def test_invalid_timezones(zone: str) -> None:
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression,
+        match=r"^invalid timezone: .* is not an IANA time zone name \(e\.g\. America/Toronto\)$",
+    ):
         validate_timezone(zone)
 
 
@@ -91,7 +96,7 @@ def test_at_expression_rounds_sub_seconds_up() -> None:
 
 
 def test_at_expression_needs_an_aware_datetime() -> None:
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"must be timezone-aware$"):
         at_expression(datetime(2027, 1, 1))
 
 
@@ -102,7 +107,7 @@ def test_daily_cron_expression() -> None:
 
 @pytest.mark.parametrize(("hour", "minute"), [(24, 0), (-1, 0), (7, 60), (7, -5)])
 def test_daily_cron_expression_rejects_bad_times(hour: int, minute: int) -> None:
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time -?\d+:-?\d+: hour 0-23, minute 0-59$"):
         daily_cron_expression(hour, minute)
 
 
@@ -310,11 +315,14 @@ def test_no_occurrence_returns_none() -> None:
 
 def test_next_cron_fire_validates_its_inputs() -> None:
     after = datetime(2027, 1, 1, tzinfo=UTC)
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"^'rate\(1 hour\)' is not a cron\(\) expression$"):
         next_cron_fire("rate(1 hour)", "UTC", after)
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(
+        InvalidScheduleExpression,
+        match=r"^invalid timezone: .* is not an IANA time zone name \(e\.g\. America/Toronto\)$",
+    ):
         next_cron_fire("cron(0 8 * * ? *)", "Mars/Olympus", after)
-    with pytest.raises(InvalidScheduleExpression):
+    with pytest.raises(InvalidScheduleExpression, match=r"must be timezone-aware$"):
         next_cron_fire("cron(0 8 * * ? *)", "UTC", datetime(2027, 1, 1))
 
 

@@ -13,8 +13,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
+from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.clock import ManualClock
 from promptpipe.errors import StateConflict, StateConflictRetriesExhausted
+from promptpipe.flow.effects import apply_schedule_changes
 from promptpipe.flow.session import MAX_COMMIT_ATTEMPTS, ConversationSession, OpContext, SessionFactory
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
@@ -299,14 +301,19 @@ def test_a_disarmed_one_shot_becomes_a_deletion():
     store = CountingStore()
     enrolled(store)
     sessions = factory(store)
+    timers = InMemoryTimers()
     arm = sessions.open(PID, "arm")
     arm.apply("arm", lambda op: op.arm(_one_shot(f"{PID}-autofb")))
-    arm.commit()
+    apply_schedule_changes(timers, arm.commit().schedules)
+    assert timers.get(f"{PID}-autofb") is not None
     cancel = sessions.open(PID, "cancel")
     cancel.apply("cancel", lambda op: op.disarm(f"{PID}-autofb"))
     effects = cancel.commit()
     assert effects.schedules == {f"{PID}-autofb": None}
     assert DataKey.PENDING_TIMERS.value not in store.flows[PID].state_data
+    # and applied, the deletion leaves nothing in the timer backend
+    apply_schedule_changes(timers, effects.schedules)
+    assert timers.cancelled == [f"{PID}-autofb"] and timers.schedules == {}
 
 
 def test_effect_dropped_on_replay_is_not_returned():

@@ -892,3 +892,32 @@ def test_hysteresis_never_leaves_both_tags_of_a_pair_active():
         update_profile_tone(tone, validate_proposal(["detailed"], source="implicit"), now)
     # Then at most one tag of the pair is active
     assert not {"concise", "detailed"} <= set(tone.tags)
+
+
+# ---------------------------------------------------------------- exclusive pairs under hysteresis
+
+
+@pytest.mark.parametrize(("first", "second"), EXCLUSIVE_PAIRS)
+@pytest.mark.parametrize("band_score", [0.5, 0.0])
+def test_a_pair_held_active_by_hysteresis_at_equal_scores_keeps_the_first(
+    first: str, second: str, band_score: float
+) -> None:
+    # Given both tags of a pair active from before (a stored profile) at the same score, inside the
+    # hysteresis band or unscored: neither crosses 0.7, so the contract's rule does not apply
+    scores = {first: band_score, second: band_score} if band_score else {}
+    tone = ProfileTone(tags=[second, first], scores=scores)
+    # When an unrelated tag is chosen explicitly
+    assert update_profile_tone(tone, explicit("bullet_points"), T0) is True
+    # Then the tie goes to the first of the pair; the scores are not touched
+    assert tone.tags == [tag for tag in ALL_TAGS if tag in {first, "bullet_points"}]
+    assert tone.scores == {**scores, "bullet_points": 1.0}
+
+
+@pytest.mark.parametrize(("first", "second"), EXCLUSIVE_PAIRS)
+def test_a_pair_held_active_by_hysteresis_keeps_the_higher_score(first: str, second: str) -> None:
+    # Given both tags of a pair active, the second scoring higher inside the band
+    tone = ProfileTone(tags=[first, second], scores={first: 0.45, second: 0.65})
+    # When an unrelated tag is chosen explicitly
+    update_profile_tone(tone, explicit("bullet_points"), T0)
+    # Then the higher one stays active, whichever side of the pair it is on
+    assert tone.tags == [tag for tag in ALL_TAGS if tag in {second, "bullet_points"}]

@@ -15,20 +15,31 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from promptpipe.flow.modules import FeedbackModule, IntakeModule
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
+from promptpipe.settings import Settings
+from tests.support import memory_harness
 
 SNAPSHOT = Path(__file__).parent.parent / "data" / "tool_definitions.json"
 PREP_MINUTES = 10
 
 
 def current() -> dict[str, Any]:
+    """Every tool's full definition by name, and each conversation module's tools as it offers them
+    (``"intake:save_user_profile"``: the profile tool narrowed to intake's fields)."""
     definitions = [
         scheduler.definition(PREP_MINUTES),
         profile_save.DEFINITION,
         prompt_generator.DEFINITION,
         state_transition.DEFINITION,
     ]
-    return {d.name: d.to_openai() for d in definitions}
+    deps = memory_harness(settings=Settings(scheduler_prep_time_minutes=PREP_MINUTES)).app.deps
+    offered = {
+        f"{module.name}:{name}": tool.definition.to_openai()
+        for module in (IntakeModule(deps), FeedbackModule(deps))
+        for name, tool in module.tools.items()
+    }
+    return {d.name: d.to_openai() for d in definitions} | offered
 
 
 SNAPSHOTTED = json.loads(SNAPSHOT.read_text()) if SNAPSHOT.exists() else {}
