@@ -28,11 +28,12 @@ from promptpipe.adapters.offline_coach.intake_answers import (
     parse_intake_message,
     parse_motivation,
 )
-from promptpipe.adapters.offline_coach.text import LABEL
+from promptpipe.adapters.offline_coach.text import HOLDING_REPLY, LABEL
 from promptpipe.adapters.offline_coach.times import friendly_time, normalise_time, parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, read_turn
 
 __all__ = [
+    "HOLDING_REPLY",
     "LABEL",
     "FeedbackRules",
     "IntakeRules",
