@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from promptpipe.errors import ConfigurationError
 from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
 from promptpipe.services import EventOutcome, PromptPipe, outcome_log_fields
-from promptpipe.settings import require_in_lambda
+from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda
 from promptpipe.wiring import get_app
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
@@ -31,7 +32,11 @@ def lambda_entry(
     uncounted: tuple[type[BaseException], ...] = (),
 ) -> Callable[[Handler], LambdaHandler]:
     """The decorator stack of every function's ``handler`` (see the module docstring); ``uncounted``:
-    exceptions the handler counts itself."""
+    exceptions the handler counts itself. The decorated handler's ``required_settings`` names what the
+    deployment must set (checked against the stack's environment by tests/infra)."""
+    unknown = [name for name in requires if name not in Settings.model_fields]
+    if unknown:  # a typo here would otherwise surface only in Lambda
+        raise ConfigurationError(f"{function} requires unknown settings: {', '.join(unknown)}")
     require_in_lambda(requires)
 
     def decorate(handler: Handler) -> LambdaHandler:
@@ -41,6 +46,7 @@ def lambda_entry(
         traced: LambdaHandler = logger.inject_lambda_context(correlation_id_path=correlation_id_path, clear_state=True)(
             wrapped
         )
+        traced.required_settings = LAMBDA_REQUIRED + requires  # type: ignore[attr-defined]
         return traced
 
     return decorate

@@ -33,9 +33,9 @@ def process_and_send(event: TurnEvent) -> dict[str, Any]:
 
 
 def record_handler(record: SQSRecord) -> None:
-    event = TurnEvent.model_validate_json(record.body)
-    logger.append_keys(participant_id=event.participant_id, event_id=event.event_id, event_kind=event.kind.value)
     try:
+        event = TurnEvent.model_validate_json(record.body)  # a record that is not a turn is counted too
+        logger.append_keys(participant_id=event.participant_id, event_id=event.event_id, event_kind=event.kind.value)
         process_and_send(event=event)
     except Exception:
         count_error("worker")

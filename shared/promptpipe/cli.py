@@ -252,6 +252,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_server(args)
 
 
+def _window_minutes(value: str) -> int:
+    """A flexible time window in minutes, as DAILY_PROMPT_FLEXIBLE_WINDOW_MINUTES accepts it (0-60)."""
+    try:
+        minutes = int(value)
+    except ValueError:
+        minutes = -1
+    if not 0 <= minutes <= 60:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of minutes from 0 to 60")
+    return minutes
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
@@ -356,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=42)
     simulate.add_argument(
         "--flexible-window",
-        type=int,
+        type=_window_minutes,
         default=5,
         metavar="MINUTES",
         help="flexible time window of the daily-prompt schedules, as deployed (default 5; 0: exact times)",

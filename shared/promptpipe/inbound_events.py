@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.flow.session import ConversationSession, OpContext
@@ -33,17 +33,12 @@ from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMess
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
+from promptpipe.ports import PhoneClaims
 from promptpipe.services import InboundDecision, PromptPipe, outcome_of_effects
 
 logger = logging.getLogger(__name__)
 
 MEDIA_NOTICE = "Sorry, I can only read text messages. Please write your reply in words."
-
-
-class PhoneClaims(Protocol):
-    def move(self, participant_id: str, old_phone: str, new_phone: str) -> str:
-        """Move the claim; ``"moved"``, ``"already"``, ``"conflict"`` or ``"stale"``."""
-        ...
 
 
 @dataclass

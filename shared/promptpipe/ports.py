@@ -112,3 +112,11 @@ class TurnQueue(Protocol):
     def enqueue(self, event: TurnEvent) -> None:
         """Put a turn on the participant's ordered line (SQS FIFO; group = participant id)."""
         ...
+
+
+class PhoneClaims(Protocol):
+    """Which participant owns a phone number (a WhatsApp number change moves the claim)."""
+
+    def move(self, participant_id: str, old_phone: str, new_phone: str) -> str:
+        """Move the claim; ``"moved"``, ``"already"``, ``"conflict"`` or ``"stale"``."""
+        ...

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock
-from promptpipe.ports import Messenger, ParticipantRepo, SentLedger, StateStore, Timers, TurnQueue
+from promptpipe.ports import Messenger, ParticipantRepo, PhoneClaims, SentLedger, StateStore, Timers, TurnQueue
 from promptpipe.usecases.outcomes import (
     EventOutcome,
     InboundDecision,
@@ -66,6 +66,7 @@ class PromptPipe:
     queue: TurnQueue | None
     sessions: SessionFactory
     ledger: SentLedger | None = None
+    phone_claims: PhoneClaims | None = None
 
     @property
     def clock(self) -> Clock:

@@ -14,7 +14,6 @@ import contextlib
 import random
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -28,7 +27,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
-from promptpipe.ports import LLM, Messenger, StateStore, Timers, TurnQueue
+from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
 
@@ -157,6 +156,12 @@ def _flow_catalog(settings: Settings, dynamodb: Any, clock: Clock) -> FlowCatalo
     )
 
 
+def _phone_claims(settings: Settings, dynamodb: Any) -> PhoneClaims:
+    from promptpipe.adapters.phone_claims import DynamoPhoneClaims
+
+    return DynamoPhoneClaims(settings.table_name, dynamodb)
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -209,7 +214,8 @@ def build_app(
         llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
         timers=timers,
         clock=clock,
-        # Read from disk (and the table) at first use: the webhook and the enrollment API never use them.
+        # Read from disk (and the table) at first use: the webhook never uses them, the enrollment API
+        # only in its flows routes.
         prompts=lazy(lambda: _prompt_library(settings)),
         ids=ids or IdGenerator(None),
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
@@ -224,6 +230,7 @@ def build_app(
         queue=queue,
         sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
         ledger=DynamoSentLedger(settings.table_name, dynamodb),
+        phone_claims=lazy(lambda: _phone_claims(settings, dynamodb)),
     )
 
 
@@ -240,20 +247,21 @@ def get_app() -> PromptPipe:
     return _app
 
 
-_inbound: weakref.WeakKeyDictionary[PromptPipe, InboundEvents] = weakref.WeakKeyDictionary()
+_inbound: list[InboundEvents] = []  # the one of the process's app (rebuilt when the app changes)
 
 
 def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
-    """Non-text inbound traffic and delivery reports, over the app's own store (built once per app:
-    the phone claims hold a DynamoDB client)."""
-    app = app or get_app()
-    events = _inbound.get(app)
-    if events is None:
-        from promptpipe.adapters.phone_claims import phone_claims_for
-        from promptpipe.inbound_events import InboundEvents
+    """Non-text inbound traffic and delivery reports, over the app's own store and phone claims."""
+    from promptpipe.inbound_events import InboundEvents
 
-        events = _inbound[app] = InboundEvents(app, phone_claims_for(app.repo, get_settings()))
-    return events
+    app = app or get_app()
+    if not _inbound or _inbound[0].app is not app:
+        if app.phone_claims is None:  # an app built without build_app (tests): claims over its own repo
+            from promptpipe.adapters.phone_claims import phone_claims_for
+
+            app.phone_claims = phone_claims_for(app.repo, get_settings())
+        _inbound[:] = [InboundEvents(app, app.phone_claims)]
+    return _inbound[0]
 
 
 def set_app(app: PromptPipe | None) -> None:
@@ -262,12 +270,16 @@ def set_app(app: PromptPipe | None) -> None:
     _app = app
 
 
-def warm_for_events(app: PromptPipe | None = None) -> None:
+def warm_for_events(app: PromptPipe | None = None, *, turns: bool = True) -> None:
     """Build now what the first event of the worker, scheduled-prompt and timers functions needs
-    (the conversation engine, the prompt library, the flow catalog, the Scheduler client), from
-    disk and memory only: no network call. The webhook and the enrollment API never need them."""
+    (the event use cases, the prompt library, the flow catalog, the Scheduler client and, with
+    ``turns``, the conversation engine), from disk and memory only: no network call. The webhook
+    never needs them."""
     app = app or get_app()
-    app.events  # noqa: B018  (imports and builds the conversation engine)
+    if turns:
+        app.events.flow  # noqa: B018  (imports and builds the conversation engine)
+    else:
+        app.events  # noqa: B018
     for port in (app.deps.prompts, app.deps.flows, app.deps.timers):
         if isinstance(port, Lazy):
             port.build()

@@ -69,3 +69,11 @@ def test_prompt_peaks_count_the_busiest_second_and_minute() -> None:
     assert PromptPeaks.of([], 5).line() == (
         "daily-prompt firings 0 (5-minute flexible window): busiest second 0, busiest minute 0"
     )
+
+
+@pytest.mark.parametrize("value", ["61", "-1", "five"])
+def test_simulate_refuses_a_window_settings_would_refuse(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simulate", "--participants", "1", "--days", "1", "--flexible-window", value])
+    assert exit_info.value.code == 2
+    assert f"argument --flexible-window: {value!r} is not a number of minutes from 0 to 60" in capsys.readouterr().err

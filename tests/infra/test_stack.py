@@ -222,6 +222,19 @@ def test_environment_names_are_settings_fields(synth: Synth) -> None:
         assert not unknown, (spec.key, unknown)
 
 
+def test_every_function_is_deployed_with_the_settings_its_handler_requires(synth: Synth) -> None:
+    # A setting the handler requires in Lambda but the stack does not set would fail the cold start.
+    import importlib
+
+    for spec in c.ALL_FUNCTIONS:
+        module, attribute = spec.handler.rsplit(".", 1)
+        required = getattr(importlib.import_module(module), attribute).required_settings
+        env = synth.function(spec.key)["Environment"]["Variables"]
+        missing = [name.upper() for name in required if name.upper() not in env]
+        assert not missing, (spec.key, missing)
+        assert {"TIMERS_FUNCTION_ARN", "SCHEDULER_ROLE_ARN"} <= {name.upper() for name in required}
+
+
 def test_snapstart_only_on_llm_functions_behind_live_alias(synth: Synth) -> None:
     for spec in c.ALL_FUNCTIONS:
         snap = synth.function(spec.key).get("SnapStart")

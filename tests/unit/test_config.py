@@ -111,3 +111,21 @@ def test_schedules_cannot_be_built_without_their_targets() -> None:
         EventBridgeTimers.from_settings(
             Settings(scheduled_prompt_function_arn=ARNS["scheduled_prompt_function_arn"]), client=object()
         )
+
+
+def test_every_core_setting_exists_in_settings() -> None:
+    # from_settings copies by name: a renamed setting would otherwise keep the core's default silently.
+    derived = {"sms_poll_inline"}
+    names = {f.name for f in dataclasses.fields(CoreConfig)} - derived
+    assert names <= set(Settings.model_fields), names - set(Settings.model_fields)
+    defaults = Settings()
+    config = CoreConfig.from_settings(defaults)
+    for name in names:  # and the defaults agree, so a CoreConfig() in a test is the deployed default
+        assert getattr(CoreConfig(), name) == getattr(config, name), name
+
+
+def test_a_handler_requiring_an_unknown_setting_is_refused_everywhere() -> None:
+    from functions.common import lambda_entry
+
+    with pytest.raises(ConfigurationError, match="webhook requires unknown settings: inbound_queue"):
+        lambda_entry("webhook", requires=("inbound_queue",))

@@ -335,7 +335,11 @@ def run_simulation(
             daily=daily,
             rss_after_intake=rss_after_intake,
             rss_at_end=rss_at_end,
-            prompt_peaks=PromptPeaks.of(prompt_times, env.settings.daily_prompt_flexible_window_minutes),
+            # the window as applied: never beyond the prep time (adapters/eventbridge_timers.py)
+            prompt_peaks=PromptPeaks.of(
+                prompt_times,
+                min(env.settings.daily_prompt_flexible_window_minutes, env.settings.scheduler_prep_time_minutes),
+            ),
         )
     finally:
         env.close()

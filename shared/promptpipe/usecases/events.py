@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError, ValidationFailed
-from promptpipe.flow.conversation import ConversationFlow
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.timer_events import handle_timer
@@ -21,6 +21,7 @@ from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnE
 from promptpipe.usecases.outcomes import EventOutcome
 
 if TYPE_CHECKING:
+    from promptpipe.flow.conversation import ConversationFlow
     from promptpipe.services import PromptPipe
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,14 @@ Work = Callable[[ConversationSession, EventOutcome], None]
 class Events:
     def __init__(self, app: PromptPipe) -> None:
         self.app = app
-        self.flow = ConversationFlow(app.deps)
+
+    @cached_property
+    def flow(self) -> ConversationFlow:
+        """The conversation engine, imported by the first turn: the scheduled-prompt and timers
+        functions never load it."""
+        from promptpipe.flow.conversation import ConversationFlow
+
+        return ConversationFlow(self.app.deps)
 
     def run(
         self, participant_id: str, event_id: str, work: Work, *, firing_schedules: tuple[str, ...] = ()
