@@ -3,6 +3,7 @@ races, push retries, what is stored with each version and the errors (manual clo
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -103,6 +104,126 @@ def test_a_stale_entry_is_reloaded_once_under_the_loading_lock(clock: ManualCloc
     reads = store.reads
     assert flows.latest("tiny").version == 1
     assert store.reads == reads + 1
+
+
+def test_a_zero_ttl_reads_the_store_every_time(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    flows = FlowCatalog(store, clock, bundled={"tiny": tiny()}, ttl_seconds=0)
+    flows.latest("tiny")
+    reads = store.reads
+    flows.latest("tiny")
+    flows.latest("tiny")
+    assert store.reads == reads + 2  # the clock did not move: an entry is stale at its own instant
+
+
+def test_latest_of_a_stored_flow_that_is_not_bundled(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    FlowCatalog(store, clock).push(raw_flow(description="pushed"))
+    flows = FlowCatalog(store, clock)
+    assert flows.latest("tiny").description == "pushed"
+    assert [v.version for v in store.versions("tiny")] == [1]
+
+
+class BlockingStore(InMemoryFlowDefinitionStore):
+    """``latest`` of flow ``slow`` waits until the test releases it (and says when it started)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loading = threading.Event()
+        self.release = threading.Event()
+
+    def latest(self, flow_id: str) -> StoredFlow | None:
+        if flow_id == "slow":
+            self.loading.set()
+            assert self.release.wait(timeout=60), "the test never released the slow load"
+        return super().latest(flow_id)
+
+
+def test_a_cache_hit_does_not_wait_for_another_flow_loading(clock: ManualClock) -> None:
+    store = BlockingStore()
+    slow = parse_definition(raw_flow("slow"))
+    flows = FlowCatalog(store, clock, bundled={"tiny": tiny(), "slow": slow})
+    flows.latest("tiny")
+    loader = threading.Thread(target=flows.latest, args=("slow",))
+    loader.start()
+    try:
+        assert store.loading.wait(timeout=60)
+        hit = threading.Thread(target=flows.latest, args=("tiny",))
+        hit.start()
+        hit.join(timeout=30)  # a hit takes microseconds; waiting for the load would take for ever
+        assert not hit.is_alive(), "a cached read waited for the load of another flow"
+    finally:
+        store.release.set()
+        loader.join()
+
+
+class AnnouncedLock:
+    """Wraps the catalog's loading lock: tells when a thread other than the first starts waiting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.second_waiting = threading.Event()
+        self._first: threading.Thread | None = None
+
+    def __enter__(self) -> None:
+        if self._first is None:
+            self._first = threading.current_thread()
+        elif threading.current_thread() is not self._first:
+            self.second_waiting.set()
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_a_miss_that_waited_for_a_load_is_served_by_it(clock: ManualClock) -> None:
+    """Two concurrent misses: the second waits for the first's load and then reads the cache (one
+    store read in all), made deterministic by releasing the load only once the second waits."""
+    announced = AnnouncedLock()
+
+    class WaitsForTheSecondMiss(InMemoryFlowDefinitionStore):
+        def latest(self, flow_id: str) -> StoredFlow | None:
+            if threading.current_thread() is not threading.main_thread():
+                assert announced.second_waiting.wait(timeout=60), "the second miss never came"
+            return super().latest(flow_id)
+
+    store = WaitsForTheSecondMiss()
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")  # seeded by another process
+    flows = FlowCatalog(store, clock)
+    flows._loading = announced  # type: ignore[assignment]  # observe the waiting; behaviour unchanged
+    reads = store.reads
+    results: list[FlowDefinition] = []
+    first = threading.Thread(target=lambda: results.append(flows.latest("tiny")))
+    first.start()
+    second = threading.Thread(target=lambda: results.append(flows.latest("tiny")))
+    second.start()
+    first.join()
+    second.join()
+    assert [d.version for d in results] == [1, 1]
+    assert store.reads == reads + 1
+
+
+def test_a_zero_ttl_miss_that_waited_reloads(clock: ManualClock) -> None:
+    """The same race with a zero TTL: the entry the first miss stored is already stale."""
+    announced = AnnouncedLock()
+
+    class WaitsForTheSecondMiss(InMemoryFlowDefinitionStore):
+        def latest(self, flow_id: str) -> StoredFlow | None:
+            if threading.current_thread() is not threading.main_thread() and not announced.second_waiting.is_set():
+                assert announced.second_waiting.wait(timeout=60), "the second miss never came"
+            return super().latest(flow_id)
+
+    store = WaitsForTheSecondMiss()
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")
+    flows = FlowCatalog(store, clock, ttl_seconds=0)
+    flows._loading = announced  # type: ignore[assignment]
+    reads = store.reads
+    threads = [threading.Thread(target=flows.latest, args=("tiny",)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.reads == reads + 2
 
 
 # -- pinned versions: cached for good, bounded, least recently used out first -----------------------
