@@ -116,6 +116,15 @@ def test_goal_of_either_type() -> None:
     assert goal_satisfied(by_state, {"S"}, {"T"}) is False
 
 
+def test_a_state_goal_completes_the_flow_when_its_state_holds() -> None:
+    f = flow(
+        [{"id": "n", "produces": ["x"], "producesStates": ["S"]}, {"id": "m", "producesStates": ["T"]}],
+        primaryGoal={"type": "STATE", "state": "S"},
+    )
+    assert decide(f, state(states=["S"])).status is Status.COMPLETE
+    assert decide(f, state(states=["T"], facts=["x"])).status is Status.OK
+
+
 # -- eligibility, and why not ------------------------------------------------------------------------
 
 
@@ -574,6 +583,14 @@ def test_begin_turn_of_an_execute() -> None:
         TurnLogEntry(turn_index=5, node_id="ask", mode=Mode.EXECUTE, status=Status.OK, reason=d.reason)
     ]
     assert rt.turn_index == 4 and rt.attempts_by_node == {"other": 2}  # the input is not mutated
+
+
+def test_begin_turn_of_another_execute_adds_to_the_executions() -> None:
+    f = flow([{"id": "ask", "produces": ["y"]}, {"id": "x", "produces": ["x"], "importance": "low"}])
+    rt = state(facts=["y"], attempts_by_node={"ask": 2}, executions_by_node={"ask": 2})
+    d = decide(f, rt)
+    assert (d.node_id, d.mode) == ("ask", Mode.EXECUTE)  # its objective holds: EXECUTE again
+    assert begin_turn(f, rt, d).executions_by_node == {"ask": 3}
 
 
 def test_begin_turn_counts_consecutive_selections_of_the_same_node() -> None:

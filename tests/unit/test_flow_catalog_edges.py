@@ -379,6 +379,15 @@ def test_versions_of_a_stored_flow_are_listed_without_the_bundle(clock: ManualCl
     assert [(v.version, v.created_by) for v in infos] == [(1, "ops")]
 
 
+def test_versions_of_a_stored_bundled_flow_read_nothing_else(clock: ManualClock) -> None:
+    store = InMemoryFlowDefinitionStore()
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")
+    flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})
+    reads = store.reads
+    assert [v.version for v in flows.versions("tiny")] == [1]
+    assert store.reads == reads  # no read of the latest version on the way
+
+
 def test_versions_of_an_unknown_flow_raise(clock: ManualClock) -> None:
     flows = FlowCatalog(InMemoryFlowDefinitionStore(), clock, bundled={"tiny": tiny()})
     with pytest.raises(FlowNotFound, match=r"^nope$"):

@@ -444,6 +444,14 @@ def test_canonical_stops_where_a_cycle_would_repeat() -> None:
     assert loop.canonical("s") == "s"
 
 
+def test_a_chain_into_a_cycle_stops_before_repeating() -> None:
+    aliases = {"x": "a", "a": "b", "b": "a"}
+    f = FlowDefinition.model_validate(raw(factAliases=aliases))
+    assert f.canonical("x") == "b"
+    body = raw([{"id": "n", "produces": ["x"]}], factAliases=aliases)
+    assert ("$.factAliases.a", "alias cycle: a → b → a") in problems_of(body)
+
+
 def test_alias_cycles_are_reported_once_each_from_where_they_start() -> None:
     body = raw(factAliases={"a": "b", "b": "c", "c": "b", "s": "s", "p": "q", "q": "p"})
     assert [p for p in problems_of(body) if p[0].startswith("$.factAliases")] == [
