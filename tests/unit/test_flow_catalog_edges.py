@@ -11,7 +11,6 @@ import pytest
 
 from promptpipe.adapters.memory_flows import InMemoryFlowDefinitionStore
 from promptpipe.clock import ManualClock
-from promptpipe.controller import catalog as catalog_module
 from promptpipe.controller.catalog import DEFAULT_TTL_SECONDS, MAX_PINNED, FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_definition
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
@@ -522,7 +521,6 @@ def test_push_rereads_the_latest_version_on_each_attempt(clock: ManualClock) -> 
 
 
 def test_push_gives_up_after_three_conflicts(clock: ManualClock) -> None:
-    assert catalog_module._PUT_RETRIES == 3
     store = CountingStore(conflicts=3)
     with pytest.raises(FlowVersionConflict):
         FlowCatalog(store, clock).push(raw_flow())
