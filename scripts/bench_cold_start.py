@@ -130,13 +130,18 @@ if target.startswith("functions."):
 
     wall, cpu = time.perf_counter(), time.process_time()
     app = get_app()
-    if target in ("functions.inbound.worker", "functions.scheduled_prompt.handler", "functions.timers.handler"):
+    function = {
+        "functions.inbound.worker": "worker",
+        "functions.scheduled_prompt.handler": "scheduled_prompt",
+        "functions.timers.handler": "timers",
+    }.get(target)
+    if function:
         try:  # what their first event builds besides (prompts, flows, Scheduler client; the engine: a turn)
             from promptpipe.wiring import warm_for_events
         except ImportError:  # an older checkout (--compare) built all of it in get_app()
             pass
         else:
-            warm_for_events(app, turns=target == "functions.inbound.worker")
+            warm_for_events(app, function=function)
     init_wall, init_cpu = time.perf_counter() - wall, time.process_time() - cpu
 print(json.dumps({
     "import_wall": import_wall * 1000,
@@ -293,8 +298,8 @@ def render(results: dict[str, Result], runs: int) -> str:
     out += [
         "",
         "+init: import, then promptpipe.wiring.get_app() (what the first event builds); for the worker, "
-        "scheduled-prompt and timers functions also warm_for_events() (prompts, flows, Scheduler client; the "
-        "conversation engine for the worker).",
+        "scheduled-prompt and timers functions also warm_for_events(): what their first "
+        "event builds (promptpipe.wiring.FIRST_EVENT_NEEDS).",
         "floor: botocore, a DynamoDB and an SQS client, Powertools' HTTP resolver and Logger: what the webhook's "
         "first event needs whatever the code around it.",
         "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",

@@ -270,17 +270,26 @@ def set_app(app: PromptPipe | None) -> None:
     _app = app
 
 
-def warm_for_events(app: PromptPipe | None = None, *, turns: bool = True) -> None:
-    """Build now what the first event of the worker, scheduled-prompt and timers functions needs
-    (the event use cases, the prompt library, the flow catalog, the Scheduler client and, with
-    ``turns``, the conversation engine), from disk and memory only: no network call. The webhook
-    never needs them."""
+# What the first event of each event function builds besides ``get_app()`` (the Scheduler client:
+# any event may arm or cancel a schedule; the prompt library: the generator and the turn's modules;
+# the flow catalog and the conversation engine: a turn).
+FIRST_EVENT_NEEDS = {
+    "worker": ("conversation", "prompts", "flows", "timers"),
+    "scheduled_prompt": ("prompts", "timers"),
+    "timers": ("timers",),
+}
+
+
+def warm_for_events(app: PromptPipe | None = None, *, function: str = "worker") -> None:
+    """Build now what the first event of ``function`` (worker, scheduled_prompt, timers) needs
+    (``FIRST_EVENT_NEEDS``), from disk and memory only: no network call."""
     app = app or get_app()
-    if turns:
+    needs = FIRST_EVENT_NEEDS[function]
+    app.events  # noqa: B018  (the event use cases)
+    if "conversation" in needs:
         app.events.flow  # noqa: B018  (imports and builds the conversation engine)
-    else:
-        app.events  # noqa: B018
-    for port in (app.deps.prompts, app.deps.flows, app.deps.timers):
+    for name in needs:
+        port = getattr(app.deps, name, None)
         if isinstance(port, Lazy):
             port.build()
 
@@ -294,7 +303,7 @@ def prime_for_snapshot() -> None:
     from promptpipe.adapters.messengers import build_messenger  # noqa: F401  (imported to be snapshotted)
     from promptpipe.adapters.openai_llm import OpenAILLM  # noqa: F401
 
-    warm_for_events(get_app())
+    warm_for_events(get_app(), function="worker")  # everything an event function may need
     tracer.prime()
     with contextlib.suppress(ImportError):  # a bundle without the model client (no SnapStart there)
         import openai  # noqa: F401

@@ -122,3 +122,31 @@ def test_snapstart_priming_builds_clients_and_imports_the_model_client_without_n
         '"after": {"openai": true, "promptpipe.adapters.eventbridge_timers": true}, '
         '"ports_built": true, "engine": true}'
     )
+
+
+@pytest.mark.parametrize(
+    ("function", "built"),
+    [
+        ("timers", {"timers"}),
+        ("scheduled_prompt", {"timers", "prompts"}),
+        ("worker", {"timers", "prompts", "flows", "conversation"}),
+    ],
+)
+def test_each_event_function_warms_only_what_its_first_event_needs(function: str, built: set[str]) -> None:
+    from promptpipe.settings import Settings
+    from promptpipe.wiring import build_app, warm_for_events
+
+    settings = Settings(
+        aws_region="us-east-1",
+        timers_function_arn="arn:aws:lambda:us-east-1:000000000000:function:timers",
+        scheduled_prompt_function_arn="arn:aws:lambda:us-east-1:000000000000:function:prompt",
+        scheduler_role_arn="arn:aws:iam::000000000000:role/scheduler",
+        openai_api_key=None,
+        offline_coach=True,
+    )
+    app = build_app(settings)  # clients only: nothing here touches the network
+    warm_for_events(app, function=function)
+    deps = app.deps
+    ports = {name: getattr(deps, name)._instance is not None for name in ("timers", "prompts", "flows")}
+    ports["conversation"] = "flow" in vars(app.events)
+    assert {name for name, done in ports.items() if done} == built
