@@ -13,7 +13,7 @@ action of each item in it (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``Condit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from infra import constants as c
 
@@ -38,6 +38,7 @@ class Access:
     list_schedules: bool = False  # scheduler:ListSchedules, which takes no resource ARN (on "*")
     pass_scheduler_role: bool = False  # CreateSchedule/UpdateSchedule hand the scheduler its role
     secrets: tuple[str, ...] = ()  # "openai", "channel": GetSecretValue on those secrets
+    prompt_parameters: tuple[str, ...] = ()  # on the SSM parameters under the prompt store's prefix
 
 
 # Every cold start builds the messenger, which reads the channel secret; the functions that call the
@@ -59,8 +60,13 @@ _STEERING = {
 
 
 def access_for(config: c.Config) -> dict[str, Access]:
-    """Each function's rights under ``config``: only the webhook's depend on it (auto-enrol)."""
-    return {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
+    """Each function's rights under ``config``: the webhook's depend on auto-enrolment; with the SSM
+    prompt store, the model-calling functions read its parameters (the prompt library's fetch)."""
+    access = {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
+    if config.prompt_store == "ssm":
+        for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
+            access[key] = replace(access[key], prompt_parameters=("ssm:GetParameter",))
+    return access
 
 
 def _webhook(*, auto_enroll: bool) -> Access:

@@ -156,6 +156,10 @@ class Config:
     alarm_email: str = ""  # empty: no e-mail subscription (subscribe to the AlarmTopicArn output)
     # Concurrency for large deployments (docs/scale.md); 0 = the account's unreserved pool (AWS
     # refuses reservations that leave fewer than 100 unreserved, so they are off by default).
+    # System prompts from SSM Parameter Store (<promptStorePrefix>/<name>, String parameters) instead
+    # of the bundled files: the model-calling functions then read them (docs/pipeline.md).
+    prompt_store: str = "file"
+    prompt_store_prefix: str = "/promptpipe/prompts"
     webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
     scheduled_prompt_max_concurrency: int = 0  # caps the morning burst (async: excess waits, retried)
 
@@ -196,6 +200,8 @@ class Config:
             or self.public_webhook_base_url.startswith("https://"),
             "alarmTopicArn": not self.alarm_topic_arn or bool(_SNS_ARN.match(self.alarm_topic_arn)),
             "alarmEmail": not self.alarm_email or bool(_EMAIL.match(self.alarm_email)),
+            "promptStore": self.prompt_store in ("file", "ssm"),
+            "promptStorePrefix": bool(re.match(r"^/[\w./-]+$", self.prompt_store_prefix)),
             "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
             "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
         }

@@ -16,7 +16,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.access import access_for
 from infra.bundling import FUNCTION_EXTRAS, function_code
-from infra.components import acknowledge, retention
+from infra.components import acknowledge, retention, wildcard_resource_finding
 from infra.components.queues import Queues
 from infra.components.scheduler import Scheduler
 from infra.components.secrets import Secrets
@@ -130,7 +130,10 @@ class Functions(Construct):
     # --- shared pieces --------------------------------------------------------------------
 
     def _llm_environment(self) -> dict[str, str]:
-        return {"OPENAI_SECRET_NAME": self._secrets.openai_name}
+        env = {"OPENAI_SECRET_NAME": self._secrets.openai_name}
+        if self._config.prompt_store == "ssm":
+            env.update(PROMPT_STORE="ssm", PROMPT_STORE_PREFIX=self._config.prompt_store_prefix)
+        return env
 
     def _grant(self, spec: c.FunctionSpec) -> None:
         """The role's statements, from ``infra/access.py``."""
@@ -171,6 +174,19 @@ class Functions(Construct):
             )
         if access.schedules:
             self._scheduler.grant_manage_schedules(role, access.schedules, pass_role=access.pass_scheduler_role)
+        if access.prompt_parameters:
+            prefix = self._config.prompt_store_prefix.strip("/")
+            parameters = cdk.Stack.of(self).format_arn(service="ssm", resource="parameter", resource_name=f"{prefix}/*")
+            statement = iam.PolicyStatement(actions=list(access.prompt_parameters), resources=[parameters])
+            role.add_to_principal_policy(statement)
+            acknowledge(
+                role,
+                (
+                    wildcard_resource_finding(self, parameters),
+                    "The prompt library reads <prefix>/<prompt name> for each of its prompts; the wildcard "
+                    "is confined to the configured prompt prefix (promptStorePrefix).",
+                ),
+            )
         if access.list_schedules:
             role.add_to_principal_policy(iam.PolicyStatement(actions=["scheduler:ListSchedules"], resources=["*"]))
 

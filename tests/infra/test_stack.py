@@ -659,6 +659,8 @@ def test_every_accepted_log_retention_maps_to_the_cdk_enum() -> None:
         {"whatsappTemplateLanguage": "English"},
         {"alarmEmail": "not-an-address"},
         {"alarmTopicArn": "arn:aws:sqs:us-east-1:123456789012:not-a-topic"},
+        {"promptStore": "s3"},
+        {"promptStorePrefix": "prompts/without/leading/slash"},
     ],
 )
 def test_config_rejects_invalid_context(context: dict[str, str]) -> None:
@@ -779,3 +781,33 @@ def test_local_bundler_failure_is_explicit(repo: Path, tmp_path: Path) -> None:
         PipLocalBundler(repo, ["pydantic"], run=failing_pip).try_bundle(
             str(tmp_path / "out"), image=cdk.DockerImage.from_registry("unused")
         )
+
+
+def test_the_ssm_prompt_store_is_wired_to_the_model_calling_functions_only(tmp_path_factory) -> None:
+    from tests.infra.synth import render, synthesize
+
+    ssm = synthesize(tmp_path_factory.mktemp("cdk.out"), {"promptStore": "ssm", "promptStorePrefix": "/study/prompts"})
+    for spec in c.ALL_FUNCTIONS:
+        env = ssm.function(spec.key)["Environment"]["Variables"]
+        reads_prompts = spec.key in {"worker", "scheduled-prompt"}
+        assert (env.get("PROMPT_STORE"), env.get("PROMPT_STORE_PREFIX")) == (
+            ("ssm", "/study/prompts") if reads_prompts else (None, None)
+        ), spec.key
+        statements = [
+            statement
+            for policy in ssm.template.find_resources("AWS::IAM::Policy").values()
+            if any(render(role) == f"<{ssm.role_id(spec.key)}>" for role in policy["Properties"]["Roles"])
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+            if "ssm:GetParameter" in statement["Action"]
+        ]
+        if reads_prompts:
+            assert [render(s["Resource"]) for s in statements] == [
+                "arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/study/prompts/*"
+            ], spec.key
+        else:
+            assert statements == [], spec.key
+
+
+def test_the_default_deployment_reads_prompts_from_its_bundle(synth: Synth) -> None:
+    for spec in c.ALL_FUNCTIONS:
+        assert "PROMPT_STORE" not in synth.function(spec.key)["Environment"]["Variables"]
