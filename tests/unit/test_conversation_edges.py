@@ -510,3 +510,37 @@ def test_debug_greeting_has_its_debug_lines_too():
 
 def test_the_done_question_is_the_one_a_bare_number_answers():
     assert questions.DONE_QUESTION.id == "done"
+
+
+class Ticks:
+    """``time.perf_counter`` that advances a quarter of a second per read."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 0.25
+        return self.now
+
+
+def test_a_greeting_in_feedback_comes_from_the_feedback_module_with_its_duration(monkeypatch: pytest.MonkeyPatch):
+    from promptpipe.flow import conversation
+
+    monkeypatch.setattr(conversation.time, "perf_counter", Ticks())
+    world = World(conversationState="FEEDBACK")
+    session = world.session()
+    result = world.flow.handle_greeting(session)
+    assert result.module == "feedback" and world.llm.requests[0].purpose == "feedback"
+    assert result.audit["module"] == "feedback" and result.audit["duration_ms"] == 250.0
+    session.commit()
+    assert world.store.transcripts[PID][0].metadata["duration_ms"] == 250.0
+
+
+def test_a_turns_duration_is_measured_in_milliseconds(monkeypatch: pytest.MonkeyPatch):
+    from promptpipe.flow import conversation
+
+    monkeypatch.setattr(conversation.time, "perf_counter", Ticks())
+    world = World()
+    result, _effects = world.say("hello")
+    assert result.audit["duration_ms"] == 250.0
+    assert world.store.transcripts[PID][1].metadata["duration_ms"] == 250.0

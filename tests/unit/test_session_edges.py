@@ -431,3 +431,26 @@ def test_a_recovered_commit_is_logged_and_keeps_the_event_id(caplog: pytest.LogC
     [record] = [r for r in caplog.records if r.name == "promptpipe.flow.session"]
     assert record.getMessage() == "commit landed although its answer was lost"
     assert (record.participant_id, record.attempt) == (PID, 1)  # type: ignore[attr-defined]
+
+
+def test_a_fresh_session_has_made_no_attempt_and_recovered_nothing():
+    store = InMemoryStore()
+    enrolled(store)
+    session = sessions(store).open(PID, "evt-1")
+    assert session.commit_attempts == 0
+    assert session.recovered_own_commit is False
+    assert session.committed_version is None and session.duplicate_of is None
+    assert len(session.token) == 16 and int(session.token, 16) >= 0  # 8 random bytes, hex
+
+
+def test_the_duplicate_of_a_concurrent_delivery_returns_no_effects_for_its_event():
+    store = InMemoryStore()
+    enrolled(store)
+    factory = sessions(store)
+    first = factory.open(PID, "SM-dup")
+    second = factory.open(PID, "SM-dup")
+    for session in (first, second):
+        session.apply("reply", lambda op: op.emit(reply(op, "hi")))
+    first.commit()
+    effects = second.commit()
+    assert effects.empty and (effects.participant_id, effects.event_id) == (PID, "SM-dup")
