@@ -1,6 +1,6 @@
 """The ``scheduler`` tool's edges: the first-day decision off the hour and across midnight, in a zone
 that is not the machine's; exact texts the model reads (they carry the times it repeats to the
-participant); the schedule id's derivation; the replay guard of a registration; and the delete
+participant); the schedule id's derivation; and the delete
 path's id checks and the random-window delivery it cancels.
 
 The clock starts at Monday 2026-03-02 12:00 UTC (07:00 in Toronto).
@@ -95,6 +95,8 @@ def _info(**fields: Any) -> ScheduleInfo:
 def test_describe_fixed_and_random_with_the_midnight_wrap() -> None:
     fixed = _info(type=ScheduleType.FIXED, fixed_time="00:05", timezone="Europe/Paris")
     assert describe(fixed, 10) == "every day at 23:55 (Europe/Paris), 10 min before 00:05"
+    evening = _info(type=ScheduleType.FIXED, fixed_time="18:10", timezone="Europe/Paris")
+    assert describe(evening, 10) == "every day at 18:00 (Europe/Paris), 10 min before 18:10"
     window = _info(type=ScheduleType.RANDOM, random_start_time="00:00", random_end_time="01:30", timezone="UTC")
     assert describe(window, 15) == (
         "every day at a random time between 23:45 and 01:15 (UTC), for the 00:00-01:30 window"
@@ -222,23 +224,6 @@ def test_the_schedule_id_is_derived_from_the_event_and_the_timing() -> None:
         deterministic_schedule_id("p_1", "evt-1", info.model_copy(update={"random_end_time": "10:00"})),
     ]
     assert len({sid, *variants}) == 8
-
-
-# --- a concurrent turn ------------------------------------------------------------------------------------------
-def test_a_schedule_registered_concurrently_is_not_registered_twice() -> None:
-    h = memory_harness()
-    p = h.enroll(timezone="America/Toronto")
-    tool = SchedulerTool(PREP)
-    a = h.app.sessions.open(p.id, "evt-a")
-    b = h.app.sessions.open(p.id, "evt-b")
-    args = {"action": "create", "type": "fixed", "fixed_time": "09:30"}
-    first = tool.execute(ToolContext(h.app.deps, a), args)
-    second = tool.execute(ToolContext(h.app.deps, b), args)
-    assert first.ok and second.ok and first.data["schedule_id"] != second.data["schedule_id"]
-    h.app.apply_schedules(a.commit())
-    effects = b.commit()  # conflict, replay: the registration finds A's and adds nothing
-    assert effects.schedules == {}
-    assert [e["id"] for e in registry(h, p.id)] == [first.data["schedule_id"]]
 
 
 # --- delete ------------------------------------------------------------------------------------------------------
