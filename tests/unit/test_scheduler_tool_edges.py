@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from promptpipe.errors import TimerError
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.timer_names import random_delivery_name
+from promptpipe.flow.tools import scheduler
 from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.flow.tools.scheduler import (
     DEFAULT_FIXED_TIMEZONE,
@@ -274,3 +276,20 @@ def test_deleting_a_random_window_also_cancels_the_delivery_armed_for_today() ->
     h.app.apply_schedules(effects)
     assert delivery not in h.timers.schedules and f"{p.id}-{sid}" not in h.timers.schedules
     assert DataKey.PENDING_TIMERS.value not in h.data(p.id)
+
+
+def test_a_rule_eventbridge_would_refuse_reaches_the_model_with_its_detail(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every input is validated before this check, so only a rule of EventBridge's that the tool's own
+    # validation does not know can fail it: simulated here
+    def refuse(spec: ScheduleSpec) -> ScheduleSpec:
+        raise TimerError(f"schedule {spec.name}: refused")
+
+    monkeypatch.setattr(scheduler, "validate_daily", refuse)
+    h = memory_harness()
+    p = h.enroll(timezone="America/Toronto")
+    result = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
+    assert not result.ok
+    assert result.data["message"] == "Failed to schedule prompt"
+    assert result.data["error"].startswith(f"schedule {p.id}-sched_") and result.data["error"].endswith(": refused")
+    assert result.text == f"ERROR: Failed to schedule prompt ({result.data['error']})"
+    assert registry(h, p.id) == []
