@@ -293,3 +293,8 @@ def test_a_rule_eventbridge_would_refuse_reaches_the_model_with_its_detail(monke
     assert result.data["error"].startswith(f"schedule {p.id}-sched_") and result.data["error"].endswith(": refused")
     assert result.text == f"ERROR: Failed to schedule prompt ({result.data['error']})"
     assert registry(h, p.id) == []
+
+
+def test_the_tools_definition_states_its_own_prep_minutes() -> None:
+    assert "prompts arrive 25 minutes before" in SchedulerTool(25).definition.description
+    assert SchedulerTool(25).definition.parameters["required"] == ["action"]
