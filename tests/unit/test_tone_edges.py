@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -109,3 +112,33 @@ def test_an_unscored_active_side_counts_as_zero_against_a_scored_one() -> None:
     tone = ProfileTone(tags=["concise", "detailed"], scores={"detailed": 0.5})
     assert update_profile_tone(tone, validate_proposal(["bullet_points"], None, "explicit"), T0) is True
     assert tone.tags == ["detailed", "bullet_points"]
+
+
+# --- time zones -----------------------------------------------------------------------------------------------------
+@pytest.fixture
+def process_in_kolkata(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process' own zone (``TZ``) set to UTC+05:30, so a conversion to "local time" shows."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_an_update_at_a_zoned_instant_is_stamped_with_that_instant() -> None:
+    toronto = datetime(2026, 3, 2, 7, 0, tzinfo=ZoneInfo("America/Toronto"))  # 12:00 UTC
+    tone = ProfileTone()
+    update_profile_tone(tone, validate_proposal(["concise"], None, "explicit"), toronto)
+    assert tone.last_updated_at == T0
+    assert tone.to_json_dict()["tone_last_updated_at"] == "2026-03-02T12:00:00Z"
+
+
+def test_stored_timestamps_are_utc_whatever_the_process_zone(process_in_kolkata: None) -> None:
+    toronto = ZoneInfo("America/Toronto")
+    tone = ProfileTone(
+        last_updated_at=datetime(2026, 3, 2, 7, 0, tzinfo=toronto),
+        override_until=datetime(2026, 3, 3, 7, 0, 30, tzinfo=toronto),
+    )
+    stored = tone.to_json_dict()
+    assert stored["tone_last_updated_at"] == "2026-03-02T12:00:00Z"
+    assert stored["tone_override_until"] == "2026-03-03T12:00:30Z"
