@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from promptpipe import questions
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.clock import ManualClock, to_rfc3339
@@ -506,10 +505,6 @@ def test_debug_greeting_has_its_debug_lines_too():
     world.flow.handle_greeting(session)
     effects = session.commit()
     assert [m.kind for m in effects.messages] == [OutboundKind.GREETING, OutboundKind.DEBUG, OutboundKind.DEBUG]
-
-
-def test_the_done_question_is_the_one_a_bare_number_answers():
-    assert questions.DONE_QUESTION.id == "done"
 
 
 class Ticks:
