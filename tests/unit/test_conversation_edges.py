@@ -17,17 +17,13 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
-from promptpipe.adapters.memory_timers import InMemoryTimers
-from promptpipe.clock import ManualClock, to_rfc3339
+from promptpipe.clock import to_rfc3339
 from promptpipe.flow.conversation import (
     GREETING_HINT,
-    TRUNCATION_MARK,
     ConversationFlow,
     clip_inbound_text,
     outstanding_questions,
 )
-from promptpipe.flow.deps import FlowDeps, IdGenerator
-from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import ConversationSession, OpContext, SessionFactory
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import InboundMessage, OutboundKind
@@ -35,8 +31,10 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.state import DailyPromptPending, DataKey, FlowState, StateData, new_state_data
 from promptpipe.models.store import Direction, StateCommit
 from promptpipe.settings import Settings
+from tests.support import memory_harness
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+MARK = " […]"  # what a clipped inbound text ends with (docs/behaviour.md)
 PID = "p_" + "c" * 32
 PHONE = "+14155550103"
 REPLY = "Sounds good!"
@@ -69,21 +67,15 @@ class RacingStore(InMemoryStore):
 
 class World:
     def __init__(self, *, debug: bool = False, max_chars: int | None = None, **data: str) -> None:
-        self.clock = ManualClock(START)
-        self.store = RacingStore()
         self.llm = Says()
         fields: dict[str, Any] = {"promptpipe_debug": debug}
         if max_chars is not None:
             fields["max_inbound_message_chars"] = max_chars
-        settings = Settings(**fields)
-        self.deps = FlowDeps(
-            settings=settings,
-            llm=self.llm,
-            timers=InMemoryTimers(),
-            clock=self.clock,
-            prompts=PromptLibrary.from_settings(settings),
-            ids=IdGenerator(random.Random(7)),
-        )
+        # the application's own wiring of the flow's dependencies; this test's store and sessions
+        harness = memory_harness(self.llm, settings=Settings(**fields))
+        self.clock = harness.clock
+        self.deps = harness.app.deps
+        self.store = RacingStore()
         participant = ConversationParticipant(
             id=PID, phone_number=PHONE, enrolled_at=START, created_at=START, updated_at=START
         )
@@ -149,17 +141,16 @@ def open_questions(world: World, at: datetime) -> list[str]:
 # --- clipping ---------------------------------------------------------------------------------------------
 def test_clip_keeps_a_text_of_exactly_the_limit_and_marks_a_longer_one():
     assert clip_inbound_text("  abcde \n", 5) == "abcde"
-    assert clip_inbound_text("abcdef", 5) == "abcde" + TRUNCATION_MARK
-    assert TRUNCATION_MARK == " […]"
-    assert clip_inbound_text(clip_inbound_text("abcdef", 5), 5) == "abcde" + TRUNCATION_MARK  # idempotent
+    assert clip_inbound_text("abcdef", 5) == "abcde" + MARK
+    assert clip_inbound_text(clip_inbound_text("abcdef", 5), 5) == "abcde" + MARK  # idempotent
 
 
 def test_a_long_inbound_message_is_recorded_and_answered_clipped():
     world = World(max_chars=10)
     world.say("  0123456789abc  ")
     [inbound, _reply] = world.store.transcripts[PID]
-    assert inbound.content == "0123456789" + TRUNCATION_MARK
-    assert world.llm.requests[-1].messages[-1].content == "0123456789" + TRUNCATION_MARK
+    assert inbound.content == "0123456789" + MARK
+    assert world.llm.requests[-1].messages[-1].content == "0123456789" + MARK
 
 
 # --- outstanding questions ----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.clock import ManualClock
-from promptpipe.errors import StateConflict
+from promptpipe.errors import ParticipantNotFound, StateConflict
 from promptpipe.flow.session import DEFAULT_PREP_MINUTES, ConversationSession, OpContext, SessionFactory
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
@@ -326,7 +326,8 @@ def test_the_factory_passes_its_prep_minutes():
 
 # --- a commit that failed with something other than a conflict ---------------------------------------
 class LandsThenFails(InMemoryStore):
-    """The write lands, then the answer is lost to a timeout (not a conflict)."""
+    """The write lands, then the answer is lost to a timeout (not a conflict); ``fail_loads`` makes
+    the reload fail too (the participant deleted meanwhile)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -338,7 +339,7 @@ class LandsThenFails(InMemoryStore):
 
     def load(self, participant_id: str):  # type: ignore[no-untyped-def]
         if self.fail_loads:
-            raise ConnectionError("still unreachable")
+            raise ParticipantNotFound(participant_id)
         return super().load(participant_id)
 
 
@@ -382,7 +383,7 @@ def test_landed_after_all_is_none_when_nothing_landed():
     assert not session.recovered_own_commit
 
 
-def test_landed_after_all_is_none_while_the_store_is_unreachable(caplog: pytest.LogCaptureFixture):
+def test_landed_after_all_is_none_when_the_reload_fails(caplog: pytest.LogCaptureFixture):
     store = LandsThenFails()
     enrolled(store)
     session = sessions(store).open(PID, "SM-1")
