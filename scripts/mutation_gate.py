@@ -6,7 +6,8 @@ mutmut (configured in pyproject.toml, ``[tool.mutmut]``) copies the tree into ``
 core modules and runs, for each mutant, the unit tests that call the mutated function (it records
 which ones on its first pass). It runs in build/mutation/, where src/ links to shared/ (mutmut only
 knows ./, src/ and source/ as source roots). With ``--run`` this script runs mutmut over the modules
-(resumable: results stay in build/mutation/mutants/), then reads ``mutmut results --all true`` and
+(resumable: results stay in build/mutation/mutants/, and a later ``--run`` re-runs only the mutants
+not killed yet; ``--fresh`` re-runs them all), then reads ``mutmut results --all true`` and
 scores every module:
 
     score = (killed + timeout + accepted survivors) / (mutants checked)
@@ -140,9 +141,26 @@ def score(results: dict[str, str], baseline: dict[str, str]) -> dict[str, Score]
     return scores
 
 
-def run_modules(modules: list[str], children: int) -> None:
-    """One mutmut run for all of them: its first pass (which tests call which function) runs once."""
-    mutmut("run", "--max-children", str(children), *(f"{PREFIX}{module}.*" for module in modules))
+RERUN = {"not checked", "survived", "no tests", "skipped", "suspicious"}
+
+
+def pending(results: dict[str, str], modules: list[str]) -> list[str]:
+    """The mutants of ``modules`` still to run: never checked, or not killed by the tests of an
+    earlier run (tests may have been added since). mutmut re-runs every mutant it is given by name or
+    pattern, so a resumed run names these only; a killed mutant keeps its result."""
+    return sorted(m for m, status in results.items() if module_of(m) in modules and status in RERUN)
+
+
+def run_modules(modules: list[str], children: int, *, fresh: bool = False) -> None:
+    """One mutmut run for all of them: its first pass (which tests call which function) runs once.
+    The first run (or ``fresh``) names the modules; a later one only the mutants still pending."""
+    results = {} if fresh else load_results()
+    if fresh or not any(module_of(m) in modules for m in results):
+        names = [f"{PREFIX}{module}.*" for module in modules]
+    else:
+        names = pending(results, modules)
+    if names:
+        mutmut("run", "--max-children", str(children), *names)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help=f"modules to gate (default: all of {sorted(THRESHOLDS)})")
     parser.add_argument("--run", action="store_true", help="run mutmut for each module first")
     parser.add_argument("--children", type=int, default=2, help="mutmut worker processes")
+    parser.add_argument("--fresh", action="store_true", help="with --run: re-run every mutant, killed ones too")
     args = parser.parse_args(argv)
     modules = args.modules or list(THRESHOLDS)
     unknown = sorted(set(modules) - set(THRESHOLDS))
@@ -157,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown modules {unknown}")
     prepare()
     if args.run:
-        run_modules(modules, args.children)
+        run_modules(modules, args.children, fresh=args.fresh)
     results = load_results()
     baseline = load_baseline()
     stale = sorted(m for m in baseline if results.get(m) in KILLED or m not in results)
