@@ -296,5 +296,5 @@ def test_a_rule_eventbridge_would_refuse_reaches_the_model_with_its_detail(monke
 
 
 def test_the_tools_definition_states_its_own_prep_minutes() -> None:
-    assert "prompts arrive 25 minutes before" in SchedulerTool(25).definition.description
+    assert "prompts arrive up to 25 minutes before" in SchedulerTool(25).definition.description
     assert SchedulerTool(25).definition.parameters["required"] == ["action"]

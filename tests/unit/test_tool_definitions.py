@@ -77,7 +77,7 @@ def test_scheduler_schema_accepts_a_create_and_refuses_unknown_actions() -> None
 
 
 def test_scheduler_description_states_the_prep_minutes() -> None:
-    assert "prompts arrive 25 minutes before" in scheduler.definition(25).description
+    assert "prompts arrive up to 25 minutes before" in scheduler.definition(25).description
 
 
 def test_profile_view_keeps_only_the_fields_asked_for_plus_tone() -> None:

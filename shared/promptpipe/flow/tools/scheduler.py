@@ -42,7 +42,7 @@ def definition(prep_minutes: int) -> ToolDefinition:
         description=(
             "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
             "between random_start_time and random_end_time each day); list; delete (schedule_id from "
-            f"list/create). Times HH:MM, 24-hour; prompts arrive {prep_minutes} minutes before. timezone "
+            f"list/create). Times HH:MM, 24-hour; prompts arrive up to {prep_minutes} minutes before. timezone "
             "defaults to the participant's. Never show schedule ids."
         ),
         parameters={
