@@ -176,7 +176,7 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
 def reconcile_participant(participant_id: str) -> Response[dict[str, Any]]:
     """Make the participant's live schedules equal to what their state wants (repairs drift)."""
     report = get_app().reconcile(participant_id)
-    return envelope(200, message=f"{report.repairs} repair(s)", result=_report(report))
+    return envelope(200, message=f"{report.repairs} repair(s)", result=report.to_json_dict())
 
 
 @app.post("/conversation/reconcile", responses={**RECONCILED_ALL})
@@ -187,20 +187,8 @@ def reconcile_everyone() -> Response[dict[str, Any]]:
     return envelope(
         200,
         message=f"{repairs} repair(s) for {len(reports)} participant(s)",
-        result={"participants": [_report(r) for r in reports], "repairs": repairs},
+        result={"participants": [r.to_json_dict() for r in reports], "repairs": repairs},
     )
-
-
-def _report(report: Any) -> dict[str, Any]:
-    return {
-        "participant_id": report.participant_id,
-        "desired": report.desired,
-        "live": report.live,
-        "deleted_orphans": report.deleted_orphans,
-        "created_missing": report.created_missing,
-        "skipped_past": report.skipped_past,
-        "repairs": report.repairs,
-    }
 
 
 # -- flow definitions (docs/controller.md) ------------------------------------------------------

@@ -52,6 +52,9 @@ class CoreConfig:
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
         """The core's part of ``Settings`` (validated there), plus what is derived from it."""
-        values = {f.name: getattr(settings, f.name) for f in fields(cls) if hasattr(settings, f.name)}
+        values = {f.name: getattr(settings, f.name) for f in fields(cls) if f.name not in _DERIVED}
         values["sms_poll_inline"] = settings.messaging_provider == "twilio" and settings.twilio_channel == "sms"
         return cls(**{**values, **overrides})
+
+
+_DERIVED = frozenset({"sms_poll_inline"})

@@ -209,8 +209,6 @@ class Settings(BaseModel):
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
-    # Set by the Lambda runtime: production-only settings are then required (``require_in_lambda``).
-    aws_lambda_function_name: str | None = None
 
     def missing(self, names: tuple[str, ...]) -> list[str]:
         """Which of ``names`` are unset (``None`` or empty)."""
@@ -235,9 +233,11 @@ class Settings(BaseModel):
 
 _settings: Settings | None = None
 
-# Every function targets these through EventBridge Scheduler (a schedule created or deleted); a
-# default would point at a fake account, so in Lambda their absence fails the cold start.
-LAMBDA_REQUIRED = ("timers_function_arn", "scheduled_prompt_function_arn", "scheduler_role_arn")
+# What every schedule names: its two possible targets and the role the scheduler assumes.
+SCHEDULE_TARGETS = ("timers_function_arn", "scheduled_prompt_function_arn", "scheduler_role_arn")
+# Every function may create or delete a schedule; a default would point at a fake account, so in
+# Lambda their absence fails the cold start.
+LAMBDA_REQUIRED = SCHEDULE_TARGETS
 
 
 def get_settings() -> Settings:

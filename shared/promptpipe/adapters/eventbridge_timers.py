@@ -23,6 +23,7 @@ from promptpipe.scheduling import (
     validate_schedule_name,
     validate_timezone,
 )
+from promptpipe.settings import SCHEDULE_TARGETS
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -72,21 +73,20 @@ class EventBridgeTimers:
 
     @classmethod
     def from_settings(cls, settings: Settings, client: BaseClient | None = None) -> EventBridgeTimers:
+        timers_arn, prompt_arn, role_arn = (getattr(settings, name) for name in SCHEDULE_TARGETS)
+        if not (timers_arn and prompt_arn and role_arn):
+            missing = settings.missing(SCHEDULE_TARGETS)
+            raise ConfigurationError("schedules need " + ", ".join(name.upper() for name in missing))
         if client is None:
             from promptpipe.adapters.aws import aws_client  # builds a boto3 client
 
             client = aws_client("scheduler", settings)
-        if not (
-            settings.timers_function_arn and settings.scheduled_prompt_function_arn and settings.scheduler_role_arn
-        ):
-            missing = settings.missing(("timers_function_arn", "scheduled_prompt_function_arn", "scheduler_role_arn"))
-            raise ConfigurationError("schedules need " + ", ".join(name.upper() for name in missing))
         return cls(
             client,
             group_name=settings.schedule_group_name,
-            timers_function_arn=settings.timers_function_arn,
-            scheduled_prompt_function_arn=settings.scheduled_prompt_function_arn,
-            role_arn=settings.scheduler_role_arn,
+            timers_function_arn=timers_arn,
+            scheduled_prompt_function_arn=prompt_arn,
+            role_arn=role_arn,
             dlq_arn=settings.scheduler_dlq_arn,
             max_retry_attempts=settings.scheduler_max_retry_attempts,
             max_event_age_seconds=settings.scheduler_max_event_age_seconds,

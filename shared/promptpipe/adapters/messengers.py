@@ -75,6 +75,16 @@ TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you ar
 _PARAM_SPACES = re.compile(r"\s+")
 
 
+def _refused(provider: str, response: httpx.Response, code: Any, text: str) -> MessagingError:
+    """A provider's refusal: its error code and (scrubbed) text; retryable when throttled or a 5xx."""
+    return MessagingError(
+        f"{provider} refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
+        code=str(code) if code is not None else None,
+        status=response.status_code,
+        retryable=response.status_code == 429 or response.status_code >= 500,
+    )
+
+
 def _scrub(text: str) -> str:
     """Provider error texts may quote the recipient's number; mask it before it reaches logs."""
     text = _PHONE_LIKE.sub(lambda m: mask_phone(m.group(0)), text or "")
@@ -243,13 +253,7 @@ class TwilioMessenger:
         except httpx.HTTPError as exc:
             raise MessagingError(f"Twilio send failed: {type(exc).__name__}") from exc
         if not 200 <= response.status_code < 300:
-            code, text = _twilio_error(response)
-            raise MessagingError(
-                f"Twilio refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
-                code=str(code) if code is not None else None,
-                status=response.status_code,
-                retryable=response.status_code == 429 or response.status_code >= 500,
-            )
+            raise _refused("Twilio", response, *_twilio_error(response))
         try:
             return str(response.json().get("sid") or "")
         except (ValueError, AttributeError):
@@ -375,13 +379,7 @@ class WhatsAppCloudMessenger:
         except httpx.HTTPError as exc:
             raise MessagingError(f"WhatsApp Cloud API request failed: {type(exc).__name__}") from exc
         if not 200 <= response.status_code < 300:
-            code, text = _meta_error(response)
-            raise MessagingError(
-                f"WhatsApp Cloud API refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
-                code=str(code) if code is not None else None,
-                status=response.status_code,
-                retryable=response.status_code == 429 or response.status_code >= 500,
-            )
+            raise _refused("WhatsApp Cloud API", response, *_meta_error(response))
         try:
             data = response.json()
             return str(data["messages"][0]["id"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,10 @@ class ReconcileReport:
     @property
     def repairs(self) -> int:
         return len(self.deleted_orphans) + len(self.created_missing)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The API's form (``ReconcileResult``): the fields and the count of repairs."""
+        return {**asdict(self), "repairs": self.repairs}
 
 
 def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
