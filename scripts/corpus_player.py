@@ -144,7 +144,7 @@ def end_problems(conversation: Conversation, state: dict[str, Any]) -> list[str]
     missing = [name for name in expect.profile if not str(profile.get(name) or "").strip()]
     if missing:
         problems.append(f"profile lacks {', '.join(missing)}")
-    times = sorted(s.get("fixed_time") or f"{s.get('random_start_time')}-{s.get('random_end_time')}" for s in state.get("schedules") or [])
+    times = sorted(_timing(s) for s in state.get("schedules") or [])
     wanted = [expect.schedule] if expect.schedule else []
     if times != wanted:
         problems.append(f"daily schedule {times or 'none'}, expected {wanted or 'none'}")
@@ -152,6 +152,13 @@ def end_problems(conversation: Conversation, state: dict[str, Any]) -> list[str]
     if controller.get("needs_person"):
         problems.append(f"handed off to a person (hold: {controller.get('hold')})")
     return problems
+
+
+def _timing(schedule: dict[str, Any]) -> str:
+    """``HH:MM`` of a fixed schedule, ``HH:MM-HH:MM`` of a random window."""
+    if schedule.get("fixed_time"):
+        return str(schedule["fixed_time"])
+    return f"{schedule.get('random_start_time')}-{schedule.get('random_end_time')}"
 
 
 def local_start(conversation: Conversation) -> datetime:
@@ -175,10 +182,17 @@ def _turn_outcome(index: int, turn: Turn, observations: list[Observation]) -> Tu
 
 
 class Player:
-    """Plays conversations one by one, each on a fresh local stack, with ``make_llm(cursor)``."""
+    """Plays conversations one by one, each on a fresh local stack, with ``make_llm(cursor)``.
+    ``cursor``: one to share with a model served elsewhere in the process (the tests of eval-llm)."""
 
-    def __init__(self, make_llm: Callable[[Cursor], LLM], *, settings_overrides: dict[str, Any] | None = None) -> None:
-        self.cursor = Cursor()
+    def __init__(
+        self,
+        make_llm: Callable[[Cursor], LLM],
+        *,
+        cursor: Cursor | None = None,
+        settings_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        self.cursor = cursor or Cursor()
         self.llm = ObservedLLM(make_llm(self.cursor), self.cursor)
         self.settings_overrides = settings_overrides or {}
 

@@ -114,7 +114,8 @@ def fill(value: object, messages: list[ChatMessage]) -> object:
 
 def habit_prompt_result(messages: list[ChatMessage]) -> str | None:
     """The text the last ``generate_habit_prompt`` call returned in this request, if any."""
-    call_ids = {c.id for m in messages if m.role == "assistant" for c in m.tool_calls if c.name == "generate_habit_prompt"}
+    calls = [c for m in messages if m.role == "assistant" for c in m.tool_calls]
+    call_ids = {c.id for c in calls if c.name == "generate_habit_prompt"}
     results = [m.content or "" for m in messages if m.role == "tool" and m.tool_call_id in call_ids]
     return results[-1] if results else None
 
