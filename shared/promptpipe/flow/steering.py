@@ -32,6 +32,7 @@ from promptpipe.errors import FlowNotFound
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.tools.profile_save import merge_profile
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS
 from promptpipe.models.state import DataKey, StateData, SubState
 
@@ -255,10 +256,32 @@ def controller_view(data: StateData) -> dict[str, Any] | None:
 
 
 def release_controller_hold(data: StateData, sub_state: SubState | None) -> None:
-    """An operator's state override resolves a handoff or deadlock: the flow resumes."""
+    """An operator's state override resolves a handoff or deadlock: the flow resumes, the node
+    handed off with a fresh attempt budget."""
     runtime = data.controller_state()
     if sub_state is not None and runtime is not None and runtime.hold is not None:
         data.set_controller_state(release_hold(runtime))
+
+
+def record_operator_facts(data: StateData, fields: dict[str, str], now: Any, catalog: Any) -> list[str]:
+    """Profile fields an operator supplies (the facts the participant could not give): merged into
+    the profile as ``save_user_profile`` would, and recorded by the controller at once, so the
+    state view shows the gates they satisfy. Returns the fields that changed."""
+    profile = data.profile()
+    updated = merge_profile(profile, fields, now)
+    if updated:
+        data.set_profile(profile)
+    runtime = data.controller_state()
+    if runtime is None or catalog is None:
+        return updated
+    try:
+        definition = catalog.get(runtime.flow_id, runtime.flow_version)
+    except FlowNotFound:
+        return updated  # the next turn observes the profile anyway
+    facts = [name for name, value in fields.items() if name in PROFILE_TEXT_FIELDS and value.strip()]
+    runtime, _ = record_outcome(definition, runtime, facts, [])
+    data.set_controller_state(runtime)
+    return updated
 
 
 def finish_intake_steering(
