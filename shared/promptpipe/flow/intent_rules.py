@@ -52,8 +52,9 @@ _ANCHOR = re.compile(
     r"\b(?:after|before|when|once|while|as soon as|right after|first thing|despu[eé]s|antes|cuando|al)\b", re.I
 )
 _STOP = re.compile(
-    r"\b(?:stop|pause|cancel|unsubscribe|no more|don'?t send|para|deja de|dejar de|no m[aá]s)\b.*"
-    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b",
+    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
+    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
+    r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
     re.I,
 )
 _CHANGE_TIME = re.compile(
