@@ -1,0 +1,280 @@
+"""Play the conversation corpus through the real pipeline and count what went wrong.
+
+Each conversation runs on its own local stack (``promptpipe.local.environment``: moto, the real
+Lambda handlers, the SQS FIFO worker, the scheduler pump): enrollment through the participants API,
+every message through a signed Twilio webhook, daily prompts from EventBridge schedules fired by the
+pump. The model is whatever ``LLM`` the caller gives (the competent-model stand-in for the gate, the
+OpenAI adapter for ``make eval-llm``), wrapped in an ``ObservedLLM`` that records every request.
+
+Per turn (one participant message): **stranded** = a tool the message needs was not offered;
+**forced** = ``tool_choice="required"`` while the message needs no tool; **unanswered** = no
+intake/feedback request was made for the message. Per conversation: **completed** = it ended as the
+corpus expects (sub-state, profile fields, daily schedule, no hand-off).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.ports import LLM
+from scripts.corpus_model import Conversation, Turn
+from scripts.corpus_standin import Cursor, purpose_of
+
+DAY0 = date(2026, 3, 2)  # a Monday
+AFTER_PROMPT = timedelta(minutes=6)
+PROMPT_SEARCH_LIMIT = timedelta(days=3)
+MODULE_PURPOSES = ("intake", "feedback")
+
+
+@dataclass
+class Observation:
+    """One model call: what was offered and what came back."""
+
+    turn_index: int | None
+    purpose: str
+    offered: tuple[str, ...]
+    tool_choice: str | None
+    response: ChatResponse | None
+    request: ChatRequest
+
+
+class ObservedLLM:
+    """An ``LLM`` that records every request and response against the cursor's turn."""
+
+    def __init__(self, inner: LLM, cursor: Cursor) -> None:
+        self.inner, self.cursor = inner, cursor
+        self.observations: list[Observation] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        position = self.cursor.position
+        observation = Observation(
+            turn_index=position.turn_index,
+            purpose=purpose_of(request),
+            offered=tuple(t.name for t in request.tools),
+            tool_choice=request.tool_choice,
+            response=None,
+            request=request.model_copy(deep=True),
+        )
+        with self._lock:
+            self.observations.append(observation)
+        observation.response = self.inner.complete(request)
+        return observation.response
+
+    def take(self) -> list[Observation]:
+        with self._lock:
+            taken, self.observations = self.observations, []
+        return taken
+
+
+@dataclass
+class TurnOutcome:
+    index: int
+    say: str
+    needed: tuple[str, ...]
+    offered: tuple[str, ...]
+    tool_choice: str | None
+    answered: bool
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def stranded(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.needed) - set(self.offered))) if self.answered else ()
+
+    @property
+    def forced(self) -> bool:
+        return self.answered and self.tool_choice == "required" and not self.needed
+
+    @property
+    def problems(self) -> list[str]:
+        found = []
+        if not self.answered:
+            found.append("no intake/feedback request for this message")
+        if self.stranded:
+            found.append(f"stranded: needed {', '.join(self.stranded)}; offered [{', '.join(self.offered)}]")
+        if self.forced:
+            found.append(f"forced: tool_choice=required with [{', '.join(self.offered)}], nothing needed")
+        return found
+
+
+@dataclass
+class ConversationOutcome:
+    conversation: Conversation
+    turns: list[TurnOutcome]
+    state: dict[str, Any]
+    end_problems: list[str]
+    observations: list[Observation]
+
+    @property
+    def completed(self) -> bool:
+        return not self.end_problems
+
+    @property
+    def stranded(self) -> int:
+        return sum(1 for t in self.turns if t.stranded)
+
+    @property
+    def forced(self) -> int:
+        return sum(1 for t in self.turns if t.forced)
+
+    @property
+    def unanswered(self) -> int:
+        return sum(1 for t in self.turns if not t.answered)
+
+    def failure_lines(self) -> list[str]:
+        """Everything wrong with this conversation, one line each (empty when it passed)."""
+        lines = [f"{self.conversation.id}: end: {problem}" for problem in self.end_problems]
+        for turn in self.turns:
+            lines += [f"{self.conversation.id} turn {turn.index + 1} {turn.say!r}: {p}" for p in turn.problems]
+        return lines
+
+
+def end_problems(conversation: Conversation, state: dict[str, Any]) -> list[str]:
+    """How the final state differs from ``conversation.expect``."""
+    expect, problems = conversation.expect, []
+    if state.get("sub_state") != expect.sub_state:
+        problems.append(f"sub_state {state.get('sub_state')}, expected {expect.sub_state}")
+    profile = state.get("profile") or {}
+    missing = [name for name in expect.profile if not str(profile.get(name) or "").strip()]
+    if missing:
+        problems.append(f"profile lacks {', '.join(missing)}")
+    times = sorted(_timing(s) for s in state.get("schedules") or [])
+    wanted = [expect.schedule] if expect.schedule else []
+    if times != wanted:
+        problems.append(f"daily schedule {times or 'none'}, expected {wanted or 'none'}")
+    controller = state.get("controller") or {}
+    if controller.get("needs_person"):
+        problems.append(f"handed off to a person (hold: {controller.get('hold')})")
+    return problems
+
+
+def _timing(schedule: dict[str, Any]) -> str:
+    """``HH:MM`` of a fixed schedule, ``HH:MM-HH:MM`` of a random window."""
+    if schedule.get("fixed_time"):
+        return str(schedule["fixed_time"])
+    return f"{schedule.get('random_start_time')}-{schedule.get('random_end_time')}"
+
+
+def local_start(conversation: Conversation) -> datetime:
+    hour, minute = (int(x) for x in conversation.start.split(":"))
+    zone = ZoneInfo(conversation.timezone)
+    return datetime(DAY0.year, DAY0.month, DAY0.day, hour, minute, tzinfo=zone).astimezone(UTC)
+
+
+def _turn_outcome(index: int, turn: Turn, observations: list[Observation]) -> TurnOutcome:
+    module_calls = [o for o in observations if o.purpose in MODULE_PURPOSES]
+    first = module_calls[0] if module_calls else None
+    return TurnOutcome(
+        index=index,
+        say=turn.say,
+        needed=tuple(sorted(turn.needed_tools)),
+        offered=first.offered if first else (),
+        tool_choice=first.tool_choice if first else None,
+        answered=first is not None,
+        observations=observations,
+    )
+
+
+class Player:
+    """Plays conversations one by one, each on a fresh local stack, with ``make_llm(cursor)``.
+    ``cursor``: one to share with a model served elsewhere in the process (the tests of eval-llm)."""
+
+    def __init__(
+        self,
+        make_llm: Callable[[Cursor], LLM],
+        *,
+        cursor: Cursor | None = None,
+        settings_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        self.cursor = cursor or Cursor()
+        self.llm = ObservedLLM(make_llm(self.cursor), self.cursor)
+        self.settings_overrides = settings_overrides or {}
+
+    def play(self, conversation: Conversation, number: int = 0) -> ConversationOutcome:
+        from promptpipe.local.demo import send_sms
+        from promptpipe.local.environment import LocalEnvironment, local_settings
+
+        settings = local_settings(**{"offline_coach": False, "openai_api_key": None, **self.settings_overrides})
+        self.llm.take()
+        env = LocalEnvironment(start=local_start(conversation), llm=self.llm, seed=number, settings=settings)
+        try:
+            self.cursor.move(conversation)
+            phone = f"+1416555{number % 10000:04d}"
+            enrolled = env.api(
+                "POST",
+                "/conversation/participants",
+                json_body={"phone_number": phone, "name": conversation.name, "timezone": conversation.timezone},
+            )
+            if enrolled.status != 201:
+                raise RuntimeError(f"{conversation.id}: enrollment failed: {enrolled.body}")
+            pid = enrolled.body["result"]["id"]
+            everything = self.llm.take()
+            turns = []
+            for index, turn in enumerate(conversation.turns):
+                self._wait(env, pid, turn)
+                everything += self.llm.take()
+                self.cursor.move(conversation, index)
+                status = send_sms(env, phone, turn.say, f"SM{number:04d}{index:04d}")
+                self.cursor.move(conversation)
+                if status != 200:
+                    raise RuntimeError(f"{conversation.id} turn {index + 1}: the webhook answered {status}")
+                observed = self.llm.take()
+                everything += observed
+                turns.append(_turn_outcome(index, turn, [o for o in observed if o.turn_index == index]))
+            state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
+        finally:
+            self.cursor.move(None)
+            env.close()
+        return ConversationOutcome(conversation, turns, state, end_problems(conversation, state), everything)
+
+    @staticmethod
+    def _wait(env: Any, pid: str, turn: Turn) -> None:
+        delta = turn.wait_delta()
+        if delta is not None:
+            env.advance(delta)
+            return
+        seen = len([m for m in env.messages(pid) if m.kind == "daily_prompt"])
+        deadline = env.clock.now() + PROMPT_SEARCH_LIMIT
+        while True:  # schedule by schedule, in time order, until this participant gets a prompt
+            due = env.pump.next_due()
+            if due is None or due > deadline:
+                env.advance_to(deadline)  # no prompt is coming: the message is sent anyway, later
+                return
+            env.advance_to(due)
+            if len([m for m in env.messages(pid) if m.kind == "daily_prompt"]) > seen:
+                env.advance(AFTER_PROMPT)
+                return
+
+
+@dataclass
+class CorpusFigures:
+    conversations: int
+    messages: int
+    stranded: int
+    forced: int
+    unanswered: int
+    completed: int
+
+    @classmethod
+    def of(cls, outcomes: list[ConversationOutcome]) -> CorpusFigures:
+        return cls(
+            conversations=len(outcomes),
+            messages=sum(len(o.turns) for o in outcomes),
+            stranded=sum(o.stranded for o in outcomes),
+            forced=sum(o.forced for o in outcomes),
+            unanswered=sum(o.unanswered for o in outcomes),
+            completed=sum(1 for o in outcomes if o.completed),
+        )
+
+    def line(self) -> str:
+        return (
+            f"conversations {self.conversations}, participant messages {self.messages}, "
+            f"stranded turns {self.stranded}, forced turns {self.forced}, unanswered turns {self.unanswered}, "
+            f"completed {self.completed}/{self.conversations}"
+        )
