@@ -9,7 +9,8 @@ import pytest
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import LLMError
 from promptpipe.flow import intent as intents
-from promptpipe.flow.intent import FEEDBACK_TOOLS, INTAKE_TOOLS, Intent, TTLCache, first_pass, normalise
+from promptpipe.flow.intent import FEEDBACK_TOOLS, INTAKE_TOOLS, Intent, TTLCache
+from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
     TRUNCATION_MARK,
     ParsedTurn,
@@ -22,7 +23,7 @@ from promptpipe.flow.pipeline import (
 )
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import ChatMessage, ChatResponse, TokenUsage, ToolCall
-from promptpipe.models.state import DataKey
+from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType, StateData
 from promptpipe.settings import Settings
 from tests.support import memory_harness
 
@@ -103,6 +104,19 @@ def test_unknown_tool_and_malformed_arguments_are_tool_errors_with_detail() -> N
 
 
 # --- intent ---------------------------------------------------------------------------------------
+def first_pass(module, text, *, missing_required, has_schedule=False, last_reply="", node=None, node_tools=()):
+    context = TurnContext(
+        module=module,
+        text=text,
+        missing_required=tuple(missing_required),
+        has_schedule=has_schedule,
+        last_reply=last_reply,
+        node=node,
+        node_tools=node_tools,
+    )
+    return decide(context)
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -112,8 +126,7 @@ def test_unknown_tool_and_malformed_arguments_are_tool_errors_with_detail() -> N
         ("intake", "Mornings at 7:30, after my coffee.", ["prompt_anchor", "preferred_time"], "completes_profile",
          INTAKE_TOOLS, "auto"),
         ("intake", "After lunch.", ["prompt_anchor"], "completes_profile", INTAKE_TOOLS, "auto"),
-        ("intake", "sounds fun, what next", [], "setup", INTAKE_TOOLS, "auto"),
-        ("intake", "Please move my reminder to 8pm", [], "change_time", (SAVE, SCHEDULER), "required"),
+        ("intake", "sounds fun, what next", [], "profile", INTAKE_TOOLS, "auto"),
         ("feedback", "stop sending me messages", [], "stop_messages", (SAVE, SCHEDULER), "required"),
         ("feedback", "I want a new habit", [], "change_habit", (SAVE, TRANSITION), "required"),
         ("feedback", "Q: How's the intensity? A: Increase", [], "intensity_answer", (), "auto"),
@@ -123,21 +136,28 @@ def test_unknown_tool_and_malformed_arguments_are_tool_errors_with_detail() -> N
 )  # fmt: skip
 def test_first_pass(case) -> None:
     module, text, missing, name, tools, choice = case
-    decided = first_pass(module, text, missing_required=missing, profile_started=True)
+    decided = first_pass(module, text, missing_required=missing, has_schedule=True)
     assert (decided.name, set(decided.tools), decided.tool_choice) == (name, set(tools), choice)
 
 
-def test_first_pass_uses_the_controller_node_when_given() -> None:
-    decided = first_pass("intake", "I like to run", missing_required=["prompt_anchor"], profile_started=True,
-                         controller_node="schedule")  # fmt: skip
+def test_an_action_request_is_required_only_when_there_is_something_to_act_on() -> None:
+    with_schedule = first_pass("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=True)
+    assert (with_schedule.name, with_schedule.tool_choice) == ("change_time", "required")
+    assert {SAVE, SCHEDULER} <= set(with_schedule.tools)
+    before = first_pass("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=False)
+    assert before.tool_choice == "auto" and SCHEDULER in before.tools
+
+
+def test_the_controller_nodes_tools_are_offered() -> None:
+    decided = first_pass("intake", "I like to run", missing_required=["prompt_anchor"], node="schedule",
+                         node_tools=(SCHEDULER, SAVE))  # fmt: skip
     assert decided.source == "controller" and set(decided.tools) == {SAVE, SCHEDULER}
 
 
 def test_first_pass_is_unsure_about_a_question_mid_intake() -> None:
-    decided = first_pass("intake", "can you explain how this works?", missing_required=["prompt_anchor"],
-                         profile_started=True)  # fmt: skip
+    decided = first_pass("intake", "can you explain how this works?", missing_required=["prompt_anchor"])
     assert not decided.confident
-    assert not first_pass("feedback", "why is it so hard?", missing_required=[], profile_started=True).confident
+    assert not first_pass("feedback", "why is it so hard?", missing_required=[]).confident
 
 
 def test_normalise_is_the_cache_key() -> None:
@@ -145,7 +165,7 @@ def test_normalise_is_the_cache_key() -> None:
 
 
 def test_tools_stage_sends_only_the_intents_schemas_in_a_stable_order() -> None:
-    llm = ScriptedLLM([ScriptedLLM.text("Why does that matter to you?"), ScriptedLLM.text("You're welcome!")])
+    llm = ScriptedLLM([ScriptedLLM.text("Great choice, noted."), ScriptedLLM.text("You're welcome!")])
     h = memory_harness(llm)
     p = h.enroll()
     turn(h, p, "I'd like to exercise more")
@@ -166,10 +186,18 @@ def test_an_unsure_turn_without_the_classifier_gets_the_whole_tool_set() -> None
     assert {t.name for t in llm.requests[0].tools} == set(INTAKE_TOOLS)
 
 
+def add_daily_schedule(h, pid: str) -> None:
+    data = StateData(h.store.flows[pid].state_data)
+    daily = ScheduleInfo(id="s1", type=ScheduleType.FIXED, fixed_time="08:30", timezone="UTC",
+                         created_at=h.clock.now(), timer_id=f"{pid}-d1")  # fmt: skip
+    data.set_schedules([daily])
+
+
 def test_explicit_action_requires_a_tool_on_the_first_round_only() -> None:
     llm = ScriptedLLM([ScriptedLLM.tool_call("scheduler", {"action": "list"}), ScriptedLLM.text("It's at 8.")])
     h = memory_harness(llm)
     p = h.enroll()
+    add_daily_schedule(h, p.id)  # something to move
     turn(h, p, "Please move my reminder to 8pm")
     assert [r.tool_choice for r in llm.requests] == ["required", "auto"]
 
@@ -186,8 +214,9 @@ def test_classifier_when_unsure_then_cached_by_normalised_text() -> None:
     assert purposes == ["classifier", "intake", "intake"]
     request = llm.requests[0]
     assert request.response_format == {"type": "json_object"} and request.max_tokens == 60
-    assert [t.name for t in llm.requests[1].tools] == ["scheduler"]
-    assert [t.name for t in llm.requests[2].tools] == ["scheduler"]
+    # the classifier's tool, added to what is pending (the profile is being gathered)
+    assert [t.name for t in llm.requests[1].tools] == [SAVE, "scheduler"]
+    assert [t.name for t in llm.requests[2].tools] == [SAVE, "scheduler"]
     assert outcome.turn.audit["intent"]["source"] == "classifier"
     assert outcome.turn.audit["llm_calls"][0]["stage"] == "intent"
 

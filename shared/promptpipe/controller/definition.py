@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+# The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
+NODE_TOOLS: tuple[str, ...] = ("save_user_profile", "generate_habit_prompt", "scheduler", "transition_state")
+
 
 class Importance(StrEnum):
     HIGH = "high"
@@ -82,6 +85,9 @@ class FlowNode(_Model):
     run_policy: RunPolicy = Field(RunPolicy(), alias="runPolicy")
     retry_policy: RetryPolicy | None = Field(None, alias="retryPolicy")
     prompts: Prompts = Prompts()
+    # The tools a turn pursuing this node may need (names from NODE_TOOLS). Absent (a definition
+    # stored before the field existed): derived from what the node produces (docs/controller.md).
+    tools: tuple[str, ...] | None = None
 
 
 class SatisfiedBy(_Model):
@@ -226,6 +232,7 @@ def semantic_problems(flow: FlowDefinition) -> list[Problem]:
     problems += _alias_cycles(flow)
     problems += _gate_problems(flow)
     problems += _node_reference_problems(flow)
+    problems += _node_tool_problems(flow)
     problems += _reachability_problems(flow)
     return problems
 
@@ -275,6 +282,16 @@ def _node_reference_problems(flow: FlowDefinition) -> list[Problem]:
     if goal.type == "STATE" and goal.state not in produced_states:
         problems.append(Problem(path="$.primaryGoal.state", message=f"state {goal.state!r} is produced by no node"))
     return problems
+
+
+def _node_tool_problems(flow: FlowDefinition) -> list[Problem]:
+    known = ", ".join(NODE_TOOLS)
+    return [
+        Problem(path=f"$.nodes[{index}].tools[{i}]", message=f"unknown tool {tool!r} (known: {known})")
+        for index, node in enumerate(flow.nodes)
+        for i, tool in enumerate(node.tools or ())
+        if tool not in NODE_TOOLS
+    ]
 
 
 def _reachability_problems(flow: FlowDefinition) -> list[Problem]:

@@ -362,9 +362,26 @@ def retract(
 
 
 def release_hold(rt: RuntimeState) -> RuntimeState:
-    """An operator resolved the handoff or deadlock: the flow resumes. The loop counter restarts."""
-    states = sorted(set(rt.states) - {HANDOFF_REQUESTED})
-    return rt.model_copy(update={"hold": None, "states": states, "consecutive_selections": 0, "last_node": None})
+    """An operator resolved the handoff or deadlock: the flow resumes. The node that was handed
+    off (and, after a deadlock, every node skipped for exhausting its attempts) gets a fresh
+    attempt budget, BROADEN included; the loop counter restarts. Executions are kept."""
+    if rt.hold is None:
+        return rt
+    fresh = {rt.hold.node_id} if rt.hold.node_id else set()
+    if rt.hold.kind is Status.DEADLOCK:
+        fresh |= set(rt.skipped_nodes)
+    return rt.model_copy(
+        update={
+            "hold": None,
+            "states": sorted(set(rt.states) - {HANDOFF_REQUESTED}),
+            "consecutive_selections": 0,
+            "last_node": None,
+            "attempts_by_node": {k: v for k, v in rt.attempts_by_node.items() if k not in fresh},
+            "last_attempt_turn_by_node": {k: v for k, v in rt.last_attempt_turn_by_node.items() if k not in fresh},
+            "broadened_nodes": [n for n in rt.broadened_nodes if n not in fresh],
+            "skipped_nodes": [n for n in rt.skipped_nodes if n not in fresh],
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------

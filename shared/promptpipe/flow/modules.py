@@ -26,7 +26,8 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import routing
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.intent import Intent, TTLCache, classifier_request, first_pass, normalise, parse_classifier
+from promptpipe.flow.intent import Intent, TTLCache, classifier_request, parse_classifier
+from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
     MAX_CORRECTIVE_ROUNDS,
     MAX_MODEL_CALLS,
@@ -128,30 +129,48 @@ class ConversationModule(ABC):
         return messages
 
     # -- stages -----------------------------------------------------------------------------
+    def turn_context(
+        self,
+        session: ConversationSession,
+        text: str,
+        history: Sequence[ConversationMessage],
+        steering: IntakeSteering | None = None,
+    ) -> TurnContext:
+        """What the coach last asked or offered, what the state says, and the message."""
+        data = session.data
+        last_reply = next((m.content or "" for m in reversed(history) if m.role == "assistant"), "")
+        return TurnContext(
+            module="feedback" if self.name == "feedback" else "intake",
+            text=text,
+            last_reply=last_reply,
+            missing_required=tuple(data.profile().missing_required),
+            prompt_offered=bool(data.get(DataKey.LAST_HABIT_PROMPT)),
+            has_schedule=bool(data.schedules()),
+            **(steering.turn_context() if steering is not None else {}),
+        )
+
     def decide_intent(
         self,
         deps: FlowDeps,
         session: ConversationSession,
         parsed: ParsedTurn,
         result: ModuleResult,
-        controller_node: str | None = None,
+        context: TurnContext,
     ) -> Intent:
-        """The deterministic first pass, then the optional classifier when it is unsure."""
-        profile = session.data.profile()
-        started = bool(profile.habit_domain or profile.motivational_frame or profile.prompt_anchor)
-        intent = first_pass(
-            self.name,
-            parsed.text,
-            missing_required=profile.missing_required,
-            profile_started=started or profile.preferred_time != "",
-            controller_node=controller_node,
-        )
+        """The rules of ``intent_rules`` on the turn's context, then the optional classifier when
+        they are unsure (its tools are added to what is pending, never instead of it)."""
+        intent = decide(context.model_copy(update={"text": parsed.text}))
         intent = Intent(intent.name, tuple(t for t in intent.tools if t in self.tools), **_intent_rest(intent))
         if intent.confident:
             return intent
+        unsure = Intent(intent.name, tuple(self.tools), source="unsure")
         if not deps.config.intent_classifier_enabled:
-            return Intent(intent.name, tuple(self.tools), source="unsure")
-        return self._classify(deps, session, parsed, result) or Intent(intent.name, tuple(self.tools), source="unsure")
+            return unsure
+        classified = self._classify(deps, session, parsed, result)
+        if classified is None:
+            return unsure
+        tools = tuple(t for t in self.tools if t in classified.tools or t in intent.tools)
+        return Intent(classified.name, tools, source="classifier")
 
     def _classify(
         self, deps: FlowDeps, session: ConversationSession, parsed: ParsedTurn, result: ModuleResult
@@ -188,23 +207,20 @@ class ConversationModule(ABC):
         session: ConversationSession,
         user_text: str,
         history: Sequence[ConversationMessage],
-        *,
-        controller_node: str | None = None,
     ) -> ModuleResult:
         """One turn through the pipeline. ``LLMError`` from the model loop propagates: the event is
         retried as a whole (nothing is committed yet)."""
         timer = StageTimer()
         result = ModuleResult(reply="", module=self.name)
         steering = self.steering(deps, session)
-        if steering is not None and controller_node is None:
-            controller_node = steering.decision.node_id
         with timer.stage("parse"):
             parsed = parse(user_text)
         with timer.stage("validate"):
             parsed = validate_inbound(parsed, deps.config.max_inbound_tokens)
         result.clipped = parsed.clipped
         with timer.stage("intent"):
-            intent = self.decide_intent(deps, session, parsed, result, controller_node)
+            context = self.turn_context(session, parsed.text, history, steering)
+            intent = self.decide_intent(deps, session, parsed, result, context)
         result.intent = intent
         with timer.stage("tools"):
             definitions = self.select_tools(intent)
@@ -319,7 +335,8 @@ class ConversationModule(ABC):
         """One tools-free call that writes the reply from what happened; the fixed text if it fails."""
         prompt = deps.prompts.get("synthesis")
         request = ChatRequest(purpose="synthesis", messages=synthesis_messages(messages, prompt.text))
-        request = routing.routed(request, routing.resolve(deps.config, "synthesis", session.data.raw))
+        route = routing.resolve(deps.config, "synthesis", session.data.raw, turn=self.name)  # the turn's model
+        request = routing.routed(request, route)
         try:
             response = deps.llm.complete(request)
         except LLMError:

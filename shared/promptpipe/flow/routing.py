@@ -43,13 +43,29 @@ def store_participant_routes(raw: dict[str, Any], routes: dict[str, LLMRoute]) -
         raw.pop(PARTICIPANT_ROUTES_KEY, None)
 
 
-def resolve(config: CoreConfig, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
-    name = route_name(purpose)
-    route = config.llm_routes.get(name, LLMRoute())
+def resolve(
+    config: CoreConfig, purpose: str, raw: dict[str, Any] | None = None, *, turn: str | None = None
+) -> LLMRoute:
+    """The route of a call. ``turn``: the purpose of the turn a side call serves (the synthesis
+    call of an intake turn): at each level the turn's route fills what the call's own leaves
+    unset, so a participant moved to a trial model for intake gets it for the synthesis too."""
+    names = [route_name(purpose), *([route_name(turn)] if turn else [])]
+
+    def level(routes: dict[str, LLMRoute]) -> LLMRoute | None:
+        found = [routes[name] for name in names if name in routes]
+        if not found:
+            return None
+        combined = found[-1]
+        for route in reversed(found[:-1]):
+            combined = route.over(combined)
+        return combined
+
+    route = level(config.llm_routes) or LLMRoute()
     study = str((raw or {}).get(STUDY_KEY) or config.study_id)
-    if study and name in config.llm_study_routes.get(study, {}):
-        route = config.llm_study_routes[study][name].over(route)
-    override = participant_routes(raw or {}).get(name)
+    study_route = level(config.llm_study_routes.get(study, {})) if study else None
+    if study_route is not None:
+        route = study_route.over(route)
+    override = level(participant_routes(raw or {}))
     if override is not None:
         route = override.over(route)
     return route

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptpipe.controller.definition import FlowDefinition
+from promptpipe.controller.definition import NODE_TOOLS, FlowDefinition, FlowNode
 from promptpipe.controller.engine import (
     Decision,
     begin_turn,
@@ -32,6 +32,7 @@ from promptpipe.errors import FlowNotFound
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.state_ops import immediate_transition
+from promptpipe.flow.tools.profile_save import merge_profile
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS
 from promptpipe.models.state import DataKey, StateData, SubState
 
@@ -45,6 +46,8 @@ HOLDING_MESSAGE = (
 )
 STATE_FIRST_PROMPT_OFFERED = "FIRST_PROMPT_OFFERED"
 STATE_SCHEDULE_SET = "SCHEDULE_SET"
+# What a tool's effect produces, read backwards: the tools a node needs for its states.
+_STATE_TOOLS = {STATE_FIRST_PROMPT_OFFERED: "generate_habit_prompt", STATE_SCHEDULE_SET: "scheduler"}
 _PAUSED_TEXT = (
     "The participant is waiting for a member of the team. Do not ask for intake information; reply "
     "briefly and kindly that someone will follow up with them soon."
@@ -125,6 +128,45 @@ def render(definition: FlowDefinition, decision: Decision, runtime: RuntimeState
     return "\n".join(lines)
 
 
+def tools_of(node: FlowNode) -> tuple[str, ...]:
+    """The tools the flow names for the node. A node of a definition stored before nodes named
+    them: the tools whose effects produce what it produces (``save_user_profile`` for facts,
+    ``generate_habit_prompt`` for FIRST_PROMPT_OFFERED, ``scheduler`` for SCHEDULE_SET); a node
+    producing neither gets every tool."""
+    if node.tools is not None:
+        return node.tools
+    derived = (["save_user_profile"] if node.produces else []) + [
+        tool for state, tool in _STATE_TOOLS.items() if state in node.produces_states
+    ]
+    return tuple(derived) or NODE_TOOLS
+
+
+def turn_tools(definition: FlowDefinition, runtime: RuntimeState, decision: Decision) -> tuple[str, ...]:
+    """The tools a turn pursuing ``decision`` may need: its node's, and those of the nodes the
+    controller would pursue next if the answer lands, as long as they need no further answer
+    (nodes producing only states: the anchor that completes the profile is followed by the first
+    prompt and the schedule in the same turn). Pure."""
+    node = definition.node(decision.node_id) if decision.node_id else None
+    if node is None:
+        return ("save_user_profile",) if decision.status is Status.PAUSED else ()
+    tools = list(tools_of(node))
+    if decision.status is not Status.OK:
+        return tuple(tools)
+    current, step = decision, node
+    for _ in definition.nodes:
+        runtime = begin_turn(definition, runtime, current)
+        runtime, _ = record_outcome(definition, runtime, step.produces, step.produces_states)
+        following = decide(definition, runtime)
+        nxt = definition.node(following.node_id) if following.node_id else None
+        if following.status is not Status.OK or nxt is None or nxt.id == step.id or following.mode is Mode.HANDOFF:
+            break
+        current, step = following, nxt
+        tools += tools_of(step)
+        if step.produces:  # the next question: its answer is another turn's
+            break
+    return tuple(dict.fromkeys(tools))
+
+
 @dataclass
 class IntakeSteering:
     """One intake turn's steering: built before the model runs, updated after each tool round,
@@ -138,6 +180,17 @@ class IntakeSteering:
 
     def __post_init__(self) -> None:
         self.shown = self.decision
+
+    def turn_context(self) -> dict[str, Any]:
+        """The controller's part of the turn's ``TurnContext`` (``promptpipe.flow.intent_rules``)."""
+        decision = self.decision
+        return {
+            "node": decision.node_id,
+            "node_mode": decision.mode.value if decision.mode else None,
+            "node_tools": turn_tools(self.definition, self.start, decision),
+            "paused": decision.status in (Status.PAUSED, Status.DEADLOCK),
+            "flow_complete": decision.status is Status.COMPLETE,
+        }
 
     @classmethod
     def begin(cls, catalog: Any, data: StateData, flow_id: str) -> IntakeSteering | None:
@@ -203,10 +256,32 @@ def controller_view(data: StateData) -> dict[str, Any] | None:
 
 
 def release_controller_hold(data: StateData, sub_state: SubState | None) -> None:
-    """An operator's state override resolves a handoff or deadlock: the flow resumes."""
+    """An operator's state override resolves a handoff or deadlock: the flow resumes, the node
+    handed off with a fresh attempt budget."""
     runtime = data.controller_state()
     if sub_state is not None and runtime is not None and runtime.hold is not None:
         data.set_controller_state(release_hold(runtime))
+
+
+def record_operator_facts(data: StateData, fields: dict[str, str], now: Any, catalog: Any) -> list[str]:
+    """Profile fields an operator supplies (the facts the participant could not give): merged into
+    the profile as ``save_user_profile`` would, and recorded by the controller at once, so the
+    state view shows the gates they satisfy. Returns the fields that changed."""
+    profile = data.profile()
+    updated = merge_profile(profile, fields, now)
+    if updated:
+        data.set_profile(profile)
+    runtime = data.controller_state()
+    if runtime is None or catalog is None:
+        return updated
+    try:
+        definition = catalog.get(runtime.flow_id, runtime.flow_version)
+    except FlowNotFound:
+        return updated  # the next turn observes the profile anyway
+    facts = [name for name, value in fields.items() if name in PROFILE_TEXT_FIELDS and value.strip()]
+    runtime, _ = record_outcome(definition, runtime, facts, [])
+    data.set_controller_state(runtime)
+    return updated
 
 
 def finish_intake_steering(

@@ -52,8 +52,23 @@ class ParticipantUpdate(BaseModel):
     status: ParticipantStatus | None = None
 
 
+class ProfileFacts(BaseModel):
+    """Intake facts an operator supplies with a state override, for a participant handed to a
+    person (docs/controller.md, "Hand-offs that resume"): saved to the profile and recorded by the
+    flow controller."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    habit_domain: str | None = Field(None, min_length=1, max_length=500, examples=["a short walk"])
+    motivational_frame: str | None = Field(None, min_length=1, max_length=500)
+    preferred_time: str | None = Field(None, min_length=1, max_length=100, examples=["19:00"])
+    prompt_anchor: str | None = Field(None, min_length=1, max_length=500, examples=["after dinner"])
+    additional_info: str | None = Field(None, min_length=1, max_length=2000)
+
+
 class StateOverride(BaseModel):
-    """At least one of ``sub_state``, ``debug_mode`` and ``llm_routes``; the reason goes into the transcript."""
+    """At least one of ``sub_state``, ``debug_mode``, ``llm_routes`` and ``profile``; the reason goes
+    into the transcript."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -61,7 +76,7 @@ class StateOverride(BaseModel):
         json_schema_extra={
             "anyOf": [
                 {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-                for name in ("sub_state", "debug_mode", "llm_routes")
+                for name in ("sub_state", "debug_mode", "llm_routes", "profile")
             ]
         },
     )
@@ -71,6 +86,9 @@ class StateOverride(BaseModel):
     # This participant's model routes by purpose (see docs/pipeline.md, "Model routing");
     # an empty mapping clears the override.
     llm_routes: dict[Literal["intake", "feedback", "generator", "classifier", "synthesis"], LLMRoute] | None = None
+    # Facts the participant could not give (a hand-off), supplied by the operator; with sub_state
+    # in the same call the hold is released and the flow resumes with them.
+    profile: ProfileFacts | None = None
     reason: str = Field(min_length=1, max_length=500)
 
 

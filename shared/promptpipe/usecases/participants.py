@@ -11,7 +11,7 @@ from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.state_ops import immediate_transition
-from promptpipe.flow.steering import controller_view, release_controller_hold
+from promptpipe.flow.steering import controller_view, record_operator_facts, release_controller_hold
 from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
 from promptpipe.models.events import TurnEvent, TurnKind
@@ -202,10 +202,19 @@ class Participants:
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
         """Operator override: sub-state, debug mode and/or the participant's model routes, with the
         reason in the transcript."""
-        if override.sub_state is None and override.debug_mode is None and override.llm_routes is None:
-            raise ValidationFailed("give sub_state, debug_mode and/or llm_routes", field="sub_state")
+        if (
+            override.sub_state is None
+            and override.debug_mode is None
+            and override.llm_routes is None
+            and override.profile is None
+        ):
+            raise ValidationFailed("give sub_state, debug_mode, llm_routes and/or profile", field="sub_state")
         app = self.app
         session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
+        facts = override.profile.model_dump(exclude_none=True) if override.profile is not None else {}
+        if facts:  # before the release: the resumed flow starts from them
+            flows = app.deps.flows
+            session.apply("override_profile", lambda op: record_operator_facts(op.data, facts, op.now, flows))
         if override.sub_state is not None:
             session.apply("override_sub_state", immediate_transition(override.sub_state))
             target = override.sub_state
@@ -226,6 +235,8 @@ class Participants:
                 changes.append(f"debug_mode={debug}")
             if override.llm_routes is not None:
                 changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
+            if facts:
+                changes.append(f"profile={','.join(facts)}")
             op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
         session.apply("override", record)

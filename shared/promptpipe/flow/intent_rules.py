@@ -1,0 +1,229 @@
+"""Which tools a turn is offered, decided from the turn's context (docs/pipeline.md, "Tools by context").
+
+One pure function: ``decide(TurnContext) -> Intent``. The context is what the coach last asked or
+offered (the flow controller's node and the tools the flow names for it, a first prompt given and no
+schedule yet, a question in the last reply) and the participant's message. The rules, in order:
+
+1. a system hint (the enrollment greeting): no tools;
+2. an explicit request for an action ("move my reminder to 7pm", "stop the reminders", "I'd rather
+   get it at 7pm from now on"): its tools, ``tool_choice="required"`` when there is something to
+   act on. The same words asked as a question about what is possible ("can I change the time
+   later?", "is it possible to stop the messages at some point?") get the tools with ``"auto"``:
+   a question needs an answer, not an action;
+3. a message that needs no action ("thanks", "ok", "hi") when nothing is pending: no tools;
+4. otherwise the tools that can record an answer to what is pending, whatever the message's
+   length ("yes", "dinner", "9ish" are answers), plus what the message itself may need (it may
+   complete the profile; it asks about the schedule);
+5. a question of the participant's that the rules cannot place: not confident (the module's whole
+   tool set, or the classifier's choice added to the pending tools), never none.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, Intent
+
+# --- what the participant wrote ----------------------------------------------------------------
+_NO_ACTION = re.compile(
+    r"^(?:hi|hello|hey|hiya|hola|yo|ok(?:ay)?|k|kk|thanks?|thank you|thx|ty|gracias|cool|great|nice|good|fine|"
+    r"lol|haha|sure|yes|yep|yup|yeah|ya|si|sí|vale|claro|no|nope|bye|good ?night|good morning|see you|cheers|"
+    r"awesome|perfect|got it|sounds good|will do|np|no problem|you too|ok thanks|okay thanks|thanks a lot|"
+    r"thank you so much|hi there|hello there|hey there)$"
+)
+_ONLY_SYMBOLS = re.compile(r"^[\W_]*$")
+_CLOCK = re.compile(
+    r"\b(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)"  # 7pm, 7.30 am
+    r"|\b(?:[01]?\d|2[0-3])[:.h][0-5]\d\b"  # 7:30, 7.30, 19h30
+    r"|\b(?:[01]?\d|2[0-3])\s?-?ish\b"  # 9ish
+    r"|\b(?:at|around|about|by|a las|sobre las)\s+(?:[01]?\d|2[0-3])\b",  # at 7, a las 9
+    re.I,
+)
+_DAYPART = re.compile(
+    r"\b(?:mornings?|evenings?|afternoons?|nights?|noon|midday|midnight|lunch(?:time)?|dinner|breakfast|"
+    r"tonight|bed ?time|wake up|waking up|o'?clock|after work|before work|"
+    r"ma[ñn]anas?|tardes?|noches?|mediod[ií]a|desayuno|almuerzo|comida|cena)\b",
+    re.I,
+)
+_ANCHOR = re.compile(
+    r"\b(?:after|before|when|once|while|as soon as|right after|first thing|despu[eé]s|antes|cuando|al)\b", re.I
+)
+_STOP = re.compile(
+    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
+    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
+    r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
+    re.I,
+)
+_CHANGE_TIME = re.compile(
+    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\b.*"
+    r"\b(?:time|reminder|prompt|schedule|message|hora|recordatorio|mensaje)s?\b"
+    r"|\b(?:different|new|another|later|earlier) time\b",
+    re.I,
+)
+# "I'd rather get it at 7pm from now on": a stated preference for another time is a request too.
+_PREFER = re.compile(r"\b(?:rather|prefer|instead|from now on|going forward|from tomorrow|switch to)\b", re.I)
+_NEW_HABIT = re.compile(
+    r"\b(?:new habit|different habit|another habit|change (?:my|the) habit|switch (?:my |the )?habit|start over)\b",
+    re.I,
+)
+# A question about what is possible: asks whether an action could be taken, not to take it now.
+_CAPABILITY = re.compile(
+    r"\b(?:is it possible|would it be possible|will it be possible|is there (?:a|any) way|will i be able|"
+    r"would i be able|am i able|can i|could i|may i|what if i|how (?:do|can|could|would) i|se puede|puedo|podr[ée])\b",
+    re.I,
+)
+_LATER = re.compile(
+    r"\b(?:later(?: on)?|at some point|in the future|eventually|down the (?:road|line)|some ?day|"
+    r"if i (?:want|need)|if needed|m[aá]s adelante|despu[eé]s)\b",
+    re.I,
+)
+_QUESTION_START = re.compile(r"^(?:can|could|would|will|is|are|do|does|how|what|when|may|se puede|puedo)\b", re.I)
+_LIST_SCHEDULE = re.compile(r"\b(?:when|what time)\b.*\b(?:reminder|prompt|message|schedule)s?\b", re.I)
+_PROMPT_NOW = re.compile(r"\b(?:give|send|suggest|try)\b.*\b(?:prompt|habit|something|one)\b.*\bnow\b", re.I)
+_DONE_ANSWER = re.compile(r"^q:\s*did you do it\?\s*a:", re.I)
+_INTENSITY_ANSWER = re.compile(r"^q:\s*how's the intensity\?\s*a:", re.I)
+_HINT = "<hint:"
+
+
+def normalise(text: str) -> str:
+    """Lower case, inner whitespace collapsed, surrounding punctuation and emoji dropped: the key of
+    the no-action rule and of the classifier cache."""
+    lowered = re.sub(r"\s+", " ", text.strip().lower())
+    return re.sub(r"^[\W_]+|[\W_]+$", "", lowered)
+
+
+def needs_no_action(text: str) -> bool:
+    """Thanks, a greeting, a bare acknowledgement or an emoji: an answer only if something was asked."""
+    return bool(_ONLY_SYMBOLS.match(text.strip())) or bool(_NO_ACTION.match(normalise(text)))
+
+
+def mentions_time(text: str) -> bool:
+    return bool(_CLOCK.search(text) or _DAYPART.search(text))
+
+
+def is_capability_question(text: str) -> bool:
+    """ "can I change the time later?", "is it possible to stop the messages at some point?"."""
+    if _CAPABILITY.search(text):
+        return True
+    asked = "?" in text or bool(_QUESTION_START.match(text.strip()))
+    return asked and bool(_LATER.search(text))
+
+
+# --- the context --------------------------------------------------------------------------------
+class TurnContext(BaseModel):
+    """The facts a turn's tools are decided from. Built by the module from the participant's state
+    and the controller's decision; the corpus stand-in and the offline coach can build it too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    module: Literal["intake", "feedback"]
+    text: str
+    last_reply: str = ""  # the coach's last message ("" when nothing was said yet)
+    missing_required: tuple[str, ...] = ()  # profile fields the prompt generator still needs
+    prompt_offered: bool = False  # a habit prompt was given (generate_habit_prompt ran)
+    has_schedule: bool = False  # a daily schedule exists
+    node: str | None = None  # the flow controller's node this turn pursues (intake)
+    node_mode: str | None = None  # EXECUTE, RETRY, BROADEN or HANDOFF
+    # The tools the flow names for the node, and for the steps that follow it without another
+    # question (the anchor that completes the profile is followed by the first prompt).
+    node_tools: tuple[str, ...] = ()
+    paused: bool = False  # the controller waits for a person
+    flow_complete: bool = False  # the controller's goal holds
+
+    @property
+    def asked_question(self) -> bool:
+        return "?" in self.last_reply
+
+    @property
+    def schedule_offer_pending(self) -> bool:
+        """A first prompt was given and no daily schedule exists: the coach offered to send it daily."""
+        return self.module == "intake" and self.prompt_offered and not self.has_schedule
+
+    @property
+    def awaiting_answer(self) -> bool:
+        """The coach asked or offered something: a short message is an answer to it."""
+        return self.asked_question or self.schedule_offer_pending or self.node_mode == "BROADEN"
+
+    def pending_tools(self) -> tuple[str, ...]:
+        """The tools that can record an answer to what is pending."""
+        if self.module == "feedback":
+            if self.missing_required:
+                return (TRANSITION,)  # a profile that needs repair goes back to intake
+            return FEEDBACK_TOOLS if self.asked_question else ()
+        if self.paused or (self.node is not None and not self.flow_complete):
+            return self.node_tools or (SAVE,)  # paused: a fact they give is still recorded
+        if self.missing_required and not self.flow_complete:
+            # Without the controller: the answer fills the profile; with one field left it may
+            # complete it, and the first prompt and its schedule follow in the same turn.
+            return (SAVE,) if len(self.missing_required) > 1 else INTAKE_TOOLS
+        return INTAKE_TOOLS  # the profile is complete: first prompt, schedule, hand-over
+
+
+# --- the decision -------------------------------------------------------------------------------
+def _action(ctx: TurnContext, text: str) -> tuple[str, tuple[str, ...], bool] | None:
+    """An explicit request for an action: (name, its tools, whether there is something to act on)."""
+    if _NEW_HABIT.search(text):
+        return "change_habit", (SAVE, TRANSITION), ctx.module == "feedback" and not ctx.paused
+    if _STOP.search(text):
+        return "stop_messages", (SAVE, SCHEDULER), ctx.has_schedule and not ctx.paused
+    if _CHANGE_TIME.search(text) or (_PREFER.search(text) and mentions_time(text)):
+        return "change_time", (SAVE, SCHEDULER), ctx.has_schedule and not ctx.paused
+    return None
+
+
+def decide(ctx: TurnContext) -> Intent:
+    text = ctx.text.strip()
+    if text.lower().startswith(_HINT):
+        return Intent("greeting", ())
+    action = _action(ctx, text)
+    if action is not None:
+        name, tools, actionable = action
+        if is_capability_question(text):  # asked whether it could be done: answer, offer, never force
+            return Intent(f"{name}_question", _merge(tools, ctx.pending_tools()))
+        if actionable:
+            return Intent(name, _merge(tools, ctx.pending_tools()), tool_choice="required")
+    if needs_no_action(text) and not ctx.awaiting_answer:
+        return Intent("small_talk", ())
+    intent = _feedback(ctx, text) if ctx.module == "feedback" else _intake(ctx, text)
+    if action is not None:  # nothing to act on yet (no schedule): an answer that also names its tools
+        return Intent(intent.name, _merge(intent.tools, action[1]), confident=intent.confident, source=intent.source)
+    return intent
+
+
+def _intake(ctx: TurnContext, text: str) -> Intent:
+    if _PROMPT_NOW.search(text):
+        return Intent("prompt_now", (SAVE, GENERATE), tool_choice="required")
+    pending = ctx.pending_tools()
+    source: Literal["rules", "controller"] = "controller" if ctx.node is not None else "rules"
+    supplied = {"preferred_time"} if mentions_time(text) else set()
+    if _ANCHOR.search(text):
+        supplied.add("prompt_anchor")
+    if ctx.missing_required and set(ctx.missing_required) <= supplied:
+        return Intent("completes_profile", _merge(pending, INTAKE_TOOLS), source=source)  # set-up follows
+    if _LIST_SCHEDULE.search(text):
+        return Intent("schedule_question", _merge(pending, (SCHEDULER,)), source=source)
+    name = f"intake:{ctx.node}" if ctx.node else ("answer" if ctx.awaiting_answer else "profile")
+    # A question of the participant's may ask for anything; answers fill in what is pending.
+    return Intent(name, pending, confident="?" not in text, source=source)
+
+
+def _feedback(ctx: TurnContext, text: str) -> Intent:
+    pending = ctx.pending_tools()
+    if ctx.missing_required:
+        return Intent("repair", pending)
+    if _INTENSITY_ANSWER.match(text):
+        return Intent("intensity_answer", ())  # recorded by the system
+    if _DONE_ANSWER.match(text):
+        return Intent("done_answer", (SAVE,))
+    if _LIST_SCHEDULE.search(text):
+        return Intent("schedule_question", (SAVE, SCHEDULER))
+    if ctx.asked_question:
+        return Intent("answer", pending, confident="?" not in text)
+    return Intent("report", (SAVE,), confident="?" not in text)
+
+
+def _merge(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*first, *second)))
