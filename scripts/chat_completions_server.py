@@ -85,6 +85,7 @@ class ChatCompletionsServer:
     def __init__(self, llm: LLM) -> None:
         self.llm = llm
         self.requests = 0
+        self.models: set[str] = set()  # the ``model`` of every request received
         self._lock = threading.Lock()
         server = self
 
@@ -96,6 +97,7 @@ class ChatCompletionsServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
                 with server._lock:
                     server.requests += 1
+                    server.models.add(str(body.get("model")))
                     number = server.requests
                 response = server.llm.complete(request_from_openai(body))
                 self._send(200, response_to_openai(response, body, number))
