@@ -18,7 +18,7 @@ COV_LINE   ?= 95
 COV_BRANCH ?= 90
 TEST_TZ    ?= America/Toronto
 
-.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens lock node-check clean
+.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens corpus eval-llm lock node-check clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
@@ -128,6 +128,14 @@ bench: $(STAMP_DEV) ## run the benchmarks (see docs/benchmarks.md)
 TOKENS_BASELINE ?= 7ae007d
 bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+
+corpus: $(STAMP_DEV) ## play the conversation corpus with the competent-model stand-in (figures of docs/pipeline.md)
+	$(BIN)/python -m scripts.corpus_report $(CORPUS_ARGS)
+
+# OPENAI_API_KEY, GENAI_MODEL (default gpt-4o-mini) and OPENAI_BASE_URL as for the functions; without a
+# key it prints one line and exits 0. EVAL_ARGS="--only walk-yes week-move-it-to-7pm" plays a few.
+eval-llm: $(STAMP_DEV) ## play the conversation corpus against a real model (OPENAI_API_KEY, GENAI_MODEL, OPENAI_BASE_URL)
+	$(BIN)/python -m scripts.eval_llm $(EVAL_ARGS)
 
 clean: ## remove .venv, build outputs and caches
 	rm -rf $(VENV) cdk.out build node_modules .pytest_cache
