@@ -60,8 +60,10 @@ _STOP = re.compile(
     re.I,
 )
 _CHANGE_TIME = re.compile(
-    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\b.*"
-    r"\b(?:time|reminder|prompt|schedule|message|hora|recordatorio|mensaje)s?\b"
+    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\s+"
+    r"(?:(?:my|the|your|our|it|that|this|daily|morning|evening|la|el|mi|del)\s+){0,3}"
+    r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje)s?\b"
+    r"|\b(?:change|move|switch|shift|push)\s+it\s+(?:to|back|forward|earlier|later)\b"
     r"|\b(?:different|new|another|later|earlier) time\b",
     re.I,
 )
