@@ -31,6 +31,11 @@ class StateConflict(PromptPipeError):
     """A conditional write lost against a concurrent commit (the version moved)."""
 
 
+class EventAlreadyCommitted(PromptPipeError):
+    """A commit claimed an event id that an earlier commit already claimed (its event-id item
+    exists): the event was answered before, however long ago; nothing of this commit was written."""
+
+
 class QueueError(PromptPipeError):
     """The queue refused or failed to take a turn (after botocore's own retries)."""
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 import builtins
 import threading
 
-from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
+from promptpipe.errors import (
+    EventAlreadyCommitted,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    StateConflict,
+    ValidationFailed,
+)
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class InMemoryStore:
@@ -20,6 +26,9 @@ class InMemoryStore:
         self.flows: dict[str, FlowState] = {}
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
+        # Claimed event ids, as the table's EVENT# items: kept past the participant's deletion (the
+        # table's expire by TTL, some time after expires_at; these never do).
+        self.claims: dict[tuple[str, str], EventClaim] = {}
         self.loads = 0
         self.commits = 0
 
@@ -94,6 +103,11 @@ class InMemoryStore:
             current_version = current.version if current else 0
             if current_version != commit.expected_version:
                 raise StateConflict(f"{pid}: expected version {commit.expected_version}, found {current_version}")
+            claim = commit.claim
+            if claim is not None and (pid, claim.event_id) in self.claims:  # after the version, as DynamoDB's
+                raise EventAlreadyCommitted(f"{pid}: event {claim.event_id} was committed before")
+            if claim is not None:
+                self.claims[(pid, claim.event_id)] = claim.model_copy()
             self.flows[pid] = commit.flow.model_copy(deep=True)
             self.events[pid] = [e.model_copy(deep=True) for e in commit.recent_events]
             if commit.participant is not None:
