@@ -25,6 +25,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from botocore.exceptions import ReadTimeoutError
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, LocalEnvironment
@@ -213,3 +214,89 @@ def test_a_scheduler_firing_redriven_days_later_sends_no_second_prompt(stack: An
     # Then no second prompt goes out and nothing is committed
     assert [m for m in s.messenger.sent if m.kind is OutboundKind.DAILY_PROMPT] == prompts
     assert s.version() == version
+
+
+# ================================================================= lost enrolment answer (item 4) ==
+def lose_the_answer_of_the_next_enrolment(s: Stack, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The enrolment's transaction lands in DynamoDB, then its answer is lost (a read timeout after
+    botocore's retries): the API answers 503 although the participant exists."""
+    client = s.env.app.repo._client  # type: ignore[attr-defined]
+    real = client.transact_write_items
+    lost: list[int] = []
+
+    def landed_then_lost(**request: Any) -> Any:
+        result = real(**request)
+        if not lost:
+            lost.append(1)
+            raise ReadTimeoutError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+        return result
+
+    monkeypatch.setattr(client, "transact_write_items", landed_then_lost)
+    return lost
+
+
+def greetings(s: Stack) -> list[OutboundMessage]:
+    return [m for m in s.messenger.sent if m.kind is OutboundKind.GREETING]
+
+
+def test_an_enrolment_whose_answer_was_lost_is_answered_by_its_retry_and_greets_once(
+    stack: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an enrolment whose write landed but whose answer was lost (the client got a 503)
+    s = stack(ScriptedLLM.text(GREETING))
+    lost = lose_the_answer_of_the_next_enrolment(s, monkeypatch)
+    body = {"phone_number": PHONE, "name": "Alice", "timezone": "America/Toronto"}
+    first = s.enroll(body)
+    assert (first.status, lost) == (503, [1])
+    pid = s.env.app.repo.find_id_by_phone(PHONE)
+    assert pid is not None and greetings(s) == []  # enrolled, not greeted
+
+    # When the client retries the same request, twice
+    retry = s.enroll(body)
+    again = s.enroll(body)
+
+    # Then each retry gets the participant the first attempt created, as it is stored, and the
+    # greeting went out exactly once
+    stored = s.env.api("GET", f"{BASE}/{pid}")
+    assert (retry.status, again.status) == (200, 200), retry.body
+    assert retry.body["result"] == again.body["result"] == stored.body["result"]
+    assert [m.body for m in greetings(s)] == [GREETING]
+    s.llm.assert_exhausted()
+
+
+def test_an_enrolment_retried_with_its_idempotency_key_gets_its_participant_and_another_request_a_conflict(
+    stack: Any,
+) -> None:
+    # Given a participant enrolled with an Idempotency-Key
+    s = stack(ScriptedLLM.text(GREETING))
+    body = {"phone_number": PHONE, "name": "Alice"}
+    key = {"Idempotency-Key": "3f1c9a52-enrol-alice"}
+    created = s.enroll(body, key)
+    assert created.status == 201, created.body
+
+    # When the same request comes again, and then other requests for the same number
+    retried = s.enroll(body, key)
+    other_key = s.enroll(body, {"Idempotency-Key": "another-request"})
+    no_key = s.enroll(body)
+    other_body = s.enroll({**body, "name": "Bob"}, key)
+
+    # Then the retry is the same participant (200, the same representation); the others are 409
+    assert retried.status == 200 and retried.body["result"] == created.body["result"]
+    assert (other_key.status, no_key.status, other_body.status) == (409, 409, 409)
+    assert [m.body for m in greetings(s)] == [GREETING]
+
+
+def test_an_enrolment_without_a_key_is_retried_by_the_same_body_only(stack: Any) -> None:
+    # Given a participant enrolled without a key
+    s = stack(ScriptedLLM.text(GREETING))
+    created = s.enroll({"phone_number": PHONE, "name": "Alice"})
+    assert created.status == 201
+
+    # When the same body comes again (the number spelled otherwise), and a different body
+    same = s.enroll({"phone_number": "+1 415 555 0123", "name": "Alice"})
+    different = s.enroll({"phone_number": PHONE, "name": "Alice B."})
+
+    # Then the same body is the same participant; a different one stays a conflict
+    assert same.status == 200 and same.body["result"] == created.body["result"]
+    assert different.status == 409
+    assert [m.body for m in greetings(s)] == [GREETING]

@@ -124,13 +124,17 @@ class DynamoParticipantRepo:
         self._now = now or (lambda: datetime.now(UTC))
 
     @store_operation
-    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
-        """Participant, phone claim and flow state in one transaction, each only if new."""
+    def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
+        """Participant, phone claim (with the enrolment request's fingerprint) and flow state in one
+        transaction, each only if new. A claimed number is ``ParticipantAlreadyEnrolled`` carrying
+        what the claim says (returned by the cancelled transaction itself: no extra read)."""
         if flow.participant_id != participant.id:
             raise ValueError("flow state belongs to another participant")
+        claim = self._put_new(phone_claim_item(participant.phone_number, participant.id, enrollment))
+        claim["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         actions = [
             self._put_new(participant_item(participant)),
-            self._put_new(phone_claim_item(participant.phone_number, participant.id)),
+            claim,
             self._put_new(flow_item(flow, [])),
         ]
         try:
@@ -140,8 +144,11 @@ class DynamoParticipantRepo:
                 raise
             codes = cancellation_codes(exc)
             if condition_failed(codes, 1):
+                held = (exc.response.get("CancellationReasons") or [{}, {}])[1].get("Item") or {}
                 raise ParticipantAlreadyEnrolled(
-                    f"phone number {participant.phone_number} is already enrolled"
+                    f"phone number {participant.phone_number} is already enrolled",
+                    participant_id=held.get("participant_id", {}).get("S"),
+                    enrollment=held.get("enrollment", {}).get("S"),
                 ) from exc
             if CONDITION_FAILED in codes or TRANSACTION_CONFLICT in codes:
                 raise StateConflict(f"participant {participant.id} already exists or is being written") from exc

@@ -183,8 +183,13 @@ def participant_from_item(item: Item) -> ConversationParticipant:
     return ConversationParticipant.model_validate(fields)
 
 
-def phone_claim_item(phone_number: str, participant_id: str) -> Item:
-    return {**phone_claim_key(phone_number), "participant_id": _s(participant_id)}
+def phone_claim_item(phone_number: str, participant_id: str, enrollment: str | None = None) -> Item:
+    """``enrollment``: the fingerprint of the enrolment request that claimed the number, so that a
+    retry of that same request is recognised (``Participants.enroll``)."""
+    item = {**phone_claim_key(phone_number), "participant_id": _s(participant_id)}
+    if enrollment:
+        item["enrollment"] = _s(enrollment)
+    return item
 
 
 def flow_item(flow: FlowState, recent_events: list[EventRecord]) -> Item:

@@ -23,6 +23,7 @@ class InMemoryStore:
         self._lock = threading.Lock()
         self.participants: dict[str, ConversationParticipant] = {}
         self.phones: dict[str, str] = {}
+        self.enrollments: dict[str, str] = {}  # phone -> fingerprint of the request that enrolled it
         self.flows: dict[str, FlowState] = {}
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
@@ -33,12 +34,17 @@ class InMemoryStore:
         self.commits = 0
 
     # -- ParticipantRepo --------------------------------------------------------------------
-    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
+    def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
         with self._lock:
-            if participant.phone_number in self.phones:
-                raise ParticipantAlreadyEnrolled(participant.phone_number)
+            phone = participant.phone_number
+            if phone in self.phones:
+                raise ParticipantAlreadyEnrolled(
+                    phone, participant_id=self.phones[phone], enrollment=self.enrollments.get(phone)
+                )
             self.participants[participant.id] = participant.model_copy(deep=True)
-            self.phones[participant.phone_number] = participant.id
+            self.phones[phone] = participant.id
+            if enrollment:
+                self.enrollments[phone] = enrollment
             self.flows[participant.id] = flow.model_copy(deep=True)
 
     def get(self, participant_id: str) -> ConversationParticipant:
@@ -75,6 +81,7 @@ class InMemoryStore:
             if participant is None:
                 raise ParticipantNotFound(participant_id)
             self.phones.pop(participant.phone_number, None)
+            self.enrollments.pop(participant.phone_number, None)
             self.flows.pop(participant_id, None)
             self.events.pop(participant_id, None)
             if not keep_transcript:
