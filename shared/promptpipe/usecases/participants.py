@@ -79,7 +79,7 @@ class Participants:
     def enroll(self, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
         """Create the participant and queue their greeting. The same request again (same body, same
         ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
-        the greeting's own event id lets it out once (docs/behaviour.md#B-API-ENROLL-RETRY). Another
+        the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
         request for an enrolled number is ``ParticipantAlreadyEnrolled``."""
         app = self.app
         phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
