@@ -268,11 +268,13 @@ class DynamoParticipantRepo:
         return item
 
     def _delete_transcript(self, pk: str) -> None:
+        """Everything left in the partition once META and the flow state are gone: the transcript,
+        and the claimed event ids and sent records (which would otherwise wait for their TTL)."""
         paginator = self._client.get_paginator("query")
         pages = paginator.paginate(
             TableName=self._table,
-            KeyConditionExpression=f"{PK} = :pk AND begins_with({SK}, :msg)",
-            ExpressionAttributeValues={":pk": _s(pk), ":msg": _s(MSG_SK_PREFIX)},
+            KeyConditionExpression=f"{PK} = :pk",
+            ExpressionAttributeValues={":pk": _s(pk)},
             ProjectionExpression=f"{PK}, {SK}",
             ConsistentRead=True,
         )
