@@ -65,6 +65,8 @@ class Row:
     state_reads: int = 0
     state_writes: int = 0
     conditional_writes: int = 0
+    write_units: int = 0  # on the participant's items (not the flow catalog)
+    event_item_bytes: int = 0
     sent: int = 0
     handles_event: bool = False  # the function that handles the event (not the webhook/API front door)
 
@@ -106,6 +108,8 @@ class Row:
             "state_reads": self.state_reads,
             "state_writes": self.state_writes,
             "conditional_state_writes": self.conditional_writes,
+            "write_units": self.write_units,
+            "event_item_bytes": self.event_item_bytes,
             "messages_sent": self.sent,
         }
 
@@ -166,6 +170,8 @@ def collect(*, extended: bool = True) -> tuple[list[Row], list[Call]]:
             row.state_reads += call.state_read
             row.state_writes += call.state_write
             row.conditional_writes += call.conditional_on_version
+            row.write_units += call.write_units
+            row.event_item_bytes += call.event_item_bytes
         if EVENT_FUNCTIONS[event] not in by_function:
             by_function[EVENT_FUNCTIONS[event]] = Row(event, EVENT_FUNCTIONS[event])
         for function in sorted(by_function, key=FUNCTION_ORDER.index):
@@ -280,6 +286,8 @@ def render(rows: list[Row], harness: list[Call]) -> str:
         "total",
         "state reads",
         "state writes (cond.)",
+        "write units",
+        "EVENT# item bytes",
     ]
     lines = []
     for row in rows:
@@ -296,6 +304,8 @@ def render(rows: list[Row], harness: list[Call]) -> str:
                 str(row.total),
                 str(row.state_reads),
                 writes,
+                str(row.write_units),
+                str(row.event_item_bytes) if row.event_item_bytes else "-",
             ]
         )
     out = ["AWS API calls per event (LocalEnvironment: moto, real handlers, ScriptedLLM)", ""]
@@ -304,6 +314,9 @@ def render(rows: list[Row], harness: list[Call]) -> str:
         "",
         "Rows in (parentheses): the front door of the event (participants API, webhook), not the function",
         "that handles it. state writes (cond.): writes of the flow-state item (how many conditional on version).",
+        "write units: DynamoDB write capacity units of the participant's items (1 per started KB of each item,",
+        "doubled in a transaction; a transaction's ConditionCheck of META counted as 2). EVENT# item bytes: the",
+        "claimed event id, written in the same transaction (docs/architecture.md, event ids).",
         "Flow catalog: the controller's flow definitions (pk FLOW#…), read at most once a minute per process and",
         "seeded once per deployment — here on the process's first event; not part of any event's own cost.",
     ]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ from typing import Any
 
 import botocore.handlers
 import moto  # noqa: F401  (before any handler module: their import-time clients must be intercepted)
+
+from scripts.item_size import dynamodb_item_size
 
 FUNCTION_MODULES = {
     "functions.enrollment.handler": "enrollment",
@@ -34,6 +37,30 @@ class Call:
     state_read: bool = False
     state_write: bool = False
     conditional_on_version: bool = False
+    write_units: int = 0  # write capacity units the call consumes (see ``write_units``)
+    event_item_bytes: int = 0  # size of the claimed event id's item (EVENT#…) it writes
+
+
+def write_units(operation: str, params: dict[str, Any]) -> int:
+    """Write capacity units as DynamoDB bills them: 1 per started KB of each item written; doubled in
+    a transaction. A transaction's ``ConditionCheck`` (of META, under 1 KB here) is counted as 2,
+    a ``Delete`` as 2 per item (its size is not in the request)."""
+    if operation == "TransactWriteItems":
+        total = 0
+        for action in params.get("TransactItems", []):
+            put = action.get("Put")
+            total += 2 * math.ceil(dynamodb_item_size(put["Item"]) / 1024) if put else 2
+        return total
+    if operation == "PutItem":
+        return math.ceil(dynamodb_item_size(params["Item"]) / 1024)
+    if operation in ("UpdateItem", "DeleteItem"):
+        return 1
+    return 0
+
+
+def _event_item_bytes(params: dict[str, Any]) -> int:
+    puts = [a["Put"]["Item"] for a in params.get("TransactItems", []) if "Put" in a]
+    return sum(dynamodb_item_size(i) for i in puts if str(i.get("sk", {}).get("S", "")).startswith("EVENT#"))
 
 
 def _calling_function() -> str:
@@ -132,4 +159,6 @@ class CallMeter:
                 key = params.get("Item") or params.get("Key") or {}
                 write = str(key.get("sk", {}).get("S", "")).startswith("FLOW#")
                 conditional = write and _on_version(params)
-        return Call(function, service, operation, table, read, write, conditional)
+        units = write_units(operation, params) if table == "main" else 0
+        claimed = _event_item_bytes(params) if table == "main" else 0
+        return Call(function, service, operation, table, read, write, conditional, units, claimed)

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -70,6 +70,17 @@ NOT_FOUND = {404: _answer("Participant not found", ErrorEnvelope)}
 CONFLICT = {409: _answer("Phone number already enrolled", ErrorEnvelope)}
 PARTICIPANT = {200: _answer("The participant", ParticipantEnvelope)}
 CREATED = {201: _answer("Enrolled: the participant", ParticipantEnvelope)}
+RETRIED = {
+    200: _answer(
+        "The same request again (same body, same Idempotency-Key or none): the participant it enrolled",
+        ParticipantEnvelope,
+    )
+}
+IDEMPOTENCY_KEY = (
+    "Optional. A key unique to this enrolment (a UUID). A retry with the same key and the same body gets"
+    " the participant the first attempt enrolled (200), the greeting sent once; the same phone number with"
+    " another key or another body is 409. Without a key, the same body counts as the same request."
+)
 PAGE = {200: _answer("A page of participants, newest first", ParticipantPageEnvelope)}
 TRANSCRIPT = {200: _answer("A page of the transcript, oldest first", TranscriptPageEnvelope)}
 STATE = {200: _answer("The conversation state", StateViewEnvelope)}
@@ -110,10 +121,19 @@ def _dump(model: Any) -> Any:
     return model.model_dump(mode="json")
 
 
-@app.post(BASE, status_code=201, responses={**CREATED, **BAD_REQUEST, **CONFLICT})
-def enroll(request: EnrollmentRequest) -> Response[dict[str, Any]]:
-    participant = get_app().enroll(request)
-    return envelope(201, message="Conversation participant enrolled successfully", result=_dump(participant))
+@app.post(BASE, status_code=201, responses={**CREATED, **RETRIED, **BAD_REQUEST, **CONFLICT})
+def enroll(
+    request: EnrollmentRequest,
+    idempotency_key: Annotated[
+        str | None, Header(alias="idempotency-key", min_length=1, max_length=255, description=IDEMPOTENCY_KEY)
+    ] = None,
+) -> Response[dict[str, Any]]:
+    enrollment = get_app().enrollment(request, idempotency_key=idempotency_key)
+    if not enrollment.created:  # a retry whose first answer was lost: the same participant
+        return envelope(
+            200, message="Participant already enrolled by this request", result=_dump(enrollment.participant)
+        )
+    return envelope(201, message="Conversation participant enrolled successfully", result=_dump(enrollment.participant))
 
 
 @app.get(BASE, responses={**PAGE, **BAD_REQUEST})

@@ -24,11 +24,23 @@ class ParticipantNotFound(PromptPipeError):
 
 
 class ParticipantAlreadyEnrolled(PromptPipeError):
-    """The phone number is already claimed by another participant."""
+    """The phone number is already claimed by another participant. ``participant_id`` and
+    ``enrollment`` (the fingerprint of the enrolment request that created it) are what the claim
+    says, when the store could tell (docs/behaviour.md, "Participants API": a retried enrolment)."""
+
+    def __init__(self, message: str, *, participant_id: str | None = None, enrollment: str | None = None) -> None:
+        super().__init__(message)
+        self.participant_id = participant_id
+        self.enrollment = enrollment
 
 
 class StateConflict(PromptPipeError):
     """A conditional write lost against a concurrent commit (the version moved)."""
+
+
+class EventAlreadyCommitted(PromptPipeError):
+    """A commit claimed an event id that an earlier commit already claimed (its event-id item
+    exists): the event was answered before, however long ago; nothing of this commit was written."""
 
 
 class QueueError(PromptPipeError):

@@ -56,9 +56,10 @@ class Timers(Protocol):
 
 
 class ParticipantRepo(Protocol):
-    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
-        """Participant + phone claim + flow state, atomically. ``ParticipantAlreadyEnrolled`` if the
-        phone is claimed."""
+    def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
+        """Participant + phone claim + flow state, atomically; the claim keeps ``enrollment`` (the
+        enrolment request's fingerprint). ``ParticipantAlreadyEnrolled`` if the phone is claimed,
+        with the claim's participant id and fingerprint."""
         ...
 
     def get(self, participant_id: str) -> ConversationParticipant:

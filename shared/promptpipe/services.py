@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from promptpipe.models.store import EventRecord, TranscriptEntry
     from promptpipe.usecases.events import Events
     from promptpipe.usecases.inbound import Inbound
-    from promptpipe.usecases.participants import Participants
+    from promptpipe.usecases.participants import Enrollment, Participants
     from promptpipe.usecases.sending import Sending
 
 __all__ = [
@@ -110,8 +110,12 @@ class PromptPipe:
         return self.events.flow
 
     # -- participants API -------------------------------------------------------------------
-    def enroll(self, request: EnrollmentRequest) -> ConversationParticipant:
-        return self.participants.enroll(request)
+    def enroll(self, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> ConversationParticipant:
+        return self.participants.enroll(request, idempotency_key=idempotency_key).participant
+
+    def enrollment(self, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
+        """``enroll``, saying whether this request created the participant or retried the one that did."""
+        return self.participants.enroll(request, idempotency_key=idempotency_key)
 
     def get_participant(self, participant_id: str) -> ConversationParticipant:
         return self.repo.get(participant_id)

@@ -29,7 +29,10 @@ def test_delete_through_the_api_applies_the_retention_policy(days: int | None, k
         if keep == "false":
             assert items == []  # erased at once, whatever the retention
         elif days is None:
-            assert items and all("expires_at" not in i for i in items)  # kept for good (the default)
+            transcript = [i for i in items if i["sk"]["S"].startswith("MSG#")]
+            claims = [i for i in items if i["sk"]["S"].startswith("EVENT#")]
+            assert transcript and all("expires_at" not in i for i in transcript)  # kept for good (the default)
+            assert claims and all("expires_at" in i for i in claims)  # event ids expire on their own
         else:
             expected = str(int((START + timedelta(days=1 + days)).timestamp()))
             assert items and {i["expires_at"]["N"] for i in items} == {expected}

@@ -26,6 +26,7 @@ from promptpipe.adapters.aws_errors import (
     is_cancellation,
     store_operation,
 )
+from promptpipe.adapters.dynamodb_commit import CLAIM_INDEX, FLOW_INDEX, META_INDEX, commit_actions
 from promptpipe.adapters.dynamodb_items import (
     FLOW_SK,
     FLOW_SK_PREFIX,
@@ -52,10 +53,10 @@ from promptpipe.adapters.dynamodb_items import (
     phone_claim_key,
     sortable_timestamp,
     transcript_from_item,
-    transcript_item,
 )
 from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TTL_ATTRIBUTE
 from promptpipe.errors import (
+    EventAlreadyCommitted,
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
     StateConflict,
@@ -64,11 +65,9 @@ from promptpipe.errors import (
 )
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import FLOW_TYPE, FlowState
+from promptpipe.models.state import FlowState
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 
-# TransactWriteItems allows 100 actions; keep headroom below it.
-MAX_COMMIT_ITEMS = 95
 _BATCH_WRITE_SIZE = 25
 _BATCH_RETRIES = 8
 
@@ -125,13 +124,17 @@ class DynamoParticipantRepo:
         self._now = now or (lambda: datetime.now(UTC))
 
     @store_operation
-    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
-        """Participant, phone claim and flow state in one transaction, each only if new."""
+    def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
+        """Participant, phone claim (with the enrolment request's fingerprint) and flow state in one
+        transaction, each only if new. A claimed number is ``ParticipantAlreadyEnrolled`` carrying
+        what the claim says (returned by the cancelled transaction itself: no extra read)."""
         if flow.participant_id != participant.id:
             raise ValueError("flow state belongs to another participant")
+        claim = self._put_new(phone_claim_item(participant.phone_number, participant.id, enrollment))
+        claim["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         actions = [
             self._put_new(participant_item(participant)),
-            self._put_new(phone_claim_item(participant.phone_number, participant.id)),
+            claim,
             self._put_new(flow_item(flow, [])),
         ]
         try:
@@ -141,8 +144,11 @@ class DynamoParticipantRepo:
                 raise
             codes = cancellation_codes(exc)
             if condition_failed(codes, 1):
+                held = (exc.response.get("CancellationReasons") or [{}, {}])[1].get("Item") or {}
                 raise ParticipantAlreadyEnrolled(
-                    f"phone number {participant.phone_number} is already enrolled"
+                    f"phone number {participant.phone_number} is already enrolled",
+                    participant_id=held.get("participant_id", {}).get("S"),
+                    enrollment=held.get("enrollment", {}).get("S"),
                 ) from exc
             if CONDITION_FAILED in codes or TRANSACTION_CONFLICT in codes:
                 raise StateConflict(f"participant {participant.id} already exists or is being written") from exc
@@ -262,11 +268,13 @@ class DynamoParticipantRepo:
         return item
 
     def _delete_transcript(self, pk: str) -> None:
+        """Everything left in the partition once META and the flow state are gone: the transcript,
+        and the claimed event ids and sent records (which would otherwise wait for their TTL)."""
         paginator = self._client.get_paginator("query")
         pages = paginator.paginate(
             TableName=self._table,
-            KeyConditionExpression=f"{PK} = :pk AND begins_with({SK}, :msg)",
-            ExpressionAttributeValues={":pk": _s(pk), ":msg": _s(MSG_SK_PREFIX)},
+            KeyConditionExpression=f"{PK} = :pk",
+            ExpressionAttributeValues={":pk": _s(pk)},
             ProjectionExpression=f"{PK}, {SK}",
             ConsistentRead=True,
         )
@@ -351,8 +359,11 @@ class DynamoStateStore:
     @store_operation
     def commit(self, commit: StateCommit) -> None:
         """One transaction: the flow state if its version is still ``expected_version``, META (written
-        or only checked to exist) and the new transcript entries."""
-        actions = self._commit_actions(commit)
+        or only checked to exist), the event id if no commit claimed it before, and the new
+        transcript entries. A lost version wins over a claimed id (the reload then tells this
+        session's own landed attempt from another delivery); a claimed id alone is
+        ``EventAlreadyCommitted``."""
+        actions = commit_actions(self._table, commit)
         request: dict[str, Any] = {"TransactItems": actions}
         if commit.request_token:
             request["ClientRequestToken"] = commit.request_token
@@ -362,11 +373,15 @@ class DynamoStateStore:
             if not is_cancellation(exc):
                 raise
             codes = cancellation_codes(exc)
-            if condition_failed(codes, 1):
+            if condition_failed(codes, META_INDEX):
                 raise ParticipantNotFound(f"participant {commit.participant_id} not found") from exc
-            if condition_failed(codes, 0):
+            if condition_failed(codes, FLOW_INDEX):
                 raise StateConflict(
                     f"flow state of {commit.participant_id} moved past version {commit.expected_version}"
+                ) from exc
+            if commit.claim is not None and condition_failed(codes, CLAIM_INDEX):
+                raise EventAlreadyCommitted(
+                    f"event {commit.claim.event_id} of {commit.participant_id} was committed before"
                 ) from exc
             if CONDITION_FAILED in codes:
                 raise StateConflict(f"a transcript entry of {commit.participant_id} already exists") from exc
@@ -426,65 +441,3 @@ class DynamoStateStore:
             )
         messages = [found[ref.seq].outbound for ref in record.messages if ref.seq in found]
         return [m for m in messages if m is not None]
-
-    def _commit_actions(self, commit: StateCommit) -> list[dict[str, Any]]:
-        participant_id = commit.participant_id
-        if commit.flow.participant_id != participant_id:
-            raise ValueError("flow state belongs to another participant")
-        if commit.flow.flow_type != FLOW_TYPE:
-            raise ValueError(f"unsupported flow type {commit.flow.flow_type!r}")
-        if commit.flow.version != commit.expected_version + 1:
-            raise ValueError("flow.version must be expected_version + 1")
-        if commit.participant is not None and commit.participant.id != participant_id:
-            raise ValueError("participant does not match the commit")
-        if any(entry.participant_id != participant_id for entry in commit.transcript):
-            raise ValueError("transcript entry belongs to another participant")
-        if 2 + len(commit.transcript) > MAX_COMMIT_ITEMS:
-            raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
-        transcript_items = [transcript_item(entry) for entry in commit.transcript]
-        if len({item[SK]["S"] for item in transcript_items}) != len(transcript_items):
-            raise ValueError("two transcript entries share a timestamp and seq")
-
-        actions: list[dict[str, Any]] = [
-            {
-                "Put": {
-                    "TableName": self._table,
-                    "Item": flow_item(commit.flow, commit.recent_events),
-                    # A flow item may not exist yet (version 0): both cases in one condition.
-                    "ConditionExpression": f"attribute_not_exists({PK}) OR #v = :expected",
-                    "ExpressionAttributeNames": {"#v": "version"},
-                    "ExpressionAttributeValues": {":expected": {"N": str(commit.expected_version)}},
-                }
-            }
-        ]
-        if commit.participant is not None:
-            actions.append(
-                {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": participant_item(commit.participant),
-                        "ConditionExpression": f"attribute_exists({PK})",
-                    }
-                }
-            )
-        else:
-            actions.append(
-                {
-                    "ConditionCheck": {
-                        "TableName": self._table,
-                        "Key": meta_key(participant_id),
-                        "ConditionExpression": f"attribute_exists({PK})",
-                    }
-                }
-            )
-        actions += [
-            {
-                "Put": {
-                    "TableName": self._table,
-                    "Item": item,
-                    "ConditionExpression": f"attribute_not_exists({SK})",
-                }
-            }
-            for item in transcript_items
-        ]
-        return actions

@@ -9,10 +9,12 @@ TTL attribute) is ``promptpipe.adapters.dynamodb_table``.
 | flow state      | ``PARTICIPANT#{id}`` | ``FLOW#conversation``           | dynamodb, phone_claims   |
 | transcript      | ``PARTICIPANT#{id}`` | ``MSG#{utc iso}#{seq}``         | dynamodb                 |
 | sent ledger     | ``PARTICIPANT#{id}`` | ``SENT#{event id}`` (with TTL)  | sent_ledger              |
+| event id        | ``PARTICIPANT#{id}`` | ``EVENT#{event id}`` (with TTL) | dynamodb                 |
 | flow definition | ``FLOW#{flow id}``   | ``V#{version:06d}``, ``LATEST`` | dynamodb_flows           |
 
-The state Query reads a participant's partition from ``FLOW#`` to ``META`` only: the transcript
-(``MSG#``) and the ledger (``SENT#``) sort after it. Values are strings, ints, bools and string maps
+The state Query reads a participant's partition from ``FLOW#`` to ``META`` only: the event ids
+(``EVENT#``) sort before it, the transcript (``MSG#``) and the ledger (``SENT#``) after it, so it
+never grows with them. Values are strings, ints, bools and string maps
 only, so no float (and no ``Decimal``) ever crosses the boundary; free-form data (transcript
 metadata, recent events) is stored as JSON strings. Nothing here performs I/O.
 """
@@ -34,7 +36,7 @@ from promptpipe.errors import ValidationFailed
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
-from promptpipe.models.store import Direction, EventRecord, TranscriptEntry
+from promptpipe.models.store import Direction, EventClaim, EventRecord, TranscriptEntry
 
 PARTICIPANT_PREFIX = "PARTICIPANT#"
 PHONE_PREFIX = "PHONE#"
@@ -44,6 +46,7 @@ FLOW_SK_PREFIX = "FLOW#"
 FLOW_SK = f"{FLOW_SK_PREFIX}{FLOW_TYPE}"
 MSG_SK_PREFIX = "MSG#"
 SENT_SK_PREFIX = "SENT#"
+EVENT_SK_PREFIX = "EVENT#"
 PARTICIPANTS_GSI_PK = "PARTICIPANTS"
 FLOW_DEFINITION_PREFIX = "FLOW#"
 FLOW_VERSION_SK_PREFIX = "V#"
@@ -88,6 +91,10 @@ def phone_claim_key(phone_number: str) -> Item:
 
 def sent_key(participant_id: str, event_id: str) -> Item:
     return key(participant_pk(participant_id), f"{SENT_SK_PREFIX}{event_id}")
+
+
+def event_key(participant_id: str, event_id: str) -> Item:
+    return key(participant_pk(participant_id), f"{EVENT_SK_PREFIX}{event_id}")
 
 
 def flow_definition_pk(flow_id: str) -> str:
@@ -176,8 +183,13 @@ def participant_from_item(item: Item) -> ConversationParticipant:
     return ConversationParticipant.model_validate(fields)
 
 
-def phone_claim_item(phone_number: str, participant_id: str) -> Item:
-    return {**phone_claim_key(phone_number), "participant_id": _s(participant_id)}
+def phone_claim_item(phone_number: str, participant_id: str, enrollment: str | None = None) -> Item:
+    """``enrollment``: the fingerprint of the enrolment request that claimed the number, so that a
+    retry of that same request is recognised (``Participants.enroll``)."""
+    item = {**phone_claim_key(phone_number), "participant_id": _s(participant_id)}
+    if enrollment:
+        item["enrollment"] = _s(enrollment)
+    return item
 
 
 def flow_item(flow: FlowState, recent_events: list[EventRecord]) -> Item:
@@ -206,6 +218,15 @@ def flow_from_item(participant_id: str, item: Item) -> tuple[FlowState, list[Eve
     )
     raw_events = item.get("recent_events", {}).get("S") or "[]"
     return flow, _EVENT_RECORDS.validate_json(raw_events)
+
+
+def event_claim_item(participant_id: str, claim: EventClaim) -> Item:
+    """The claimed event id: key, when it was committed, and its expiry (TTL)."""
+    return {
+        **event_key(participant_id, claim.event_id),
+        "committed_at": _s(sortable_timestamp(claim.committed_at)),
+        **expires_at(claim.expires_at),
+    }
 
 
 def transcript_item(entry: TranscriptEntry) -> Item:

@@ -5,11 +5,17 @@ from __future__ import annotations
 import builtins
 import threading
 
-from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
+from promptpipe.errors import (
+    EventAlreadyCommitted,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    StateConflict,
+    ValidationFailed,
+)
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class InMemoryStore:
@@ -17,19 +23,28 @@ class InMemoryStore:
         self._lock = threading.Lock()
         self.participants: dict[str, ConversationParticipant] = {}
         self.phones: dict[str, str] = {}
+        self.enrollments: dict[str, str] = {}  # phone -> fingerprint of the request that enrolled it
         self.flows: dict[str, FlowState] = {}
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
+        # Claimed event ids, as the table's EVENT# items: kept past the participant's deletion (the
+        # table's expire by TTL, some time after expires_at; these never do).
+        self.claims: dict[tuple[str, str], EventClaim] = {}
         self.loads = 0
         self.commits = 0
 
     # -- ParticipantRepo --------------------------------------------------------------------
-    def create(self, participant: ConversationParticipant, flow: FlowState) -> None:
+    def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
         with self._lock:
-            if participant.phone_number in self.phones:
-                raise ParticipantAlreadyEnrolled(participant.phone_number)
+            phone = participant.phone_number
+            if phone in self.phones:
+                raise ParticipantAlreadyEnrolled(
+                    phone, participant_id=self.phones[phone], enrollment=self.enrollments.get(phone)
+                )
             self.participants[participant.id] = participant.model_copy(deep=True)
-            self.phones[participant.phone_number] = participant.id
+            self.phones[phone] = participant.id
+            if enrollment:
+                self.enrollments[phone] = enrollment
             self.flows[participant.id] = flow.model_copy(deep=True)
 
     def get(self, participant_id: str) -> ConversationParticipant:
@@ -66,6 +81,7 @@ class InMemoryStore:
             if participant is None:
                 raise ParticipantNotFound(participant_id)
             self.phones.pop(participant.phone_number, None)
+            self.enrollments.pop(participant.phone_number, None)
             self.flows.pop(participant_id, None)
             self.events.pop(participant_id, None)
             if not keep_transcript:
@@ -94,6 +110,11 @@ class InMemoryStore:
             current_version = current.version if current else 0
             if current_version != commit.expected_version:
                 raise StateConflict(f"{pid}: expected version {commit.expected_version}, found {current_version}")
+            claim = commit.claim
+            if claim is not None and (pid, claim.event_id) in self.claims:  # after the version, as DynamoDB's
+                raise EventAlreadyCommitted(f"{pid}: event {claim.event_id} was committed before")
+            if claim is not None:
+                self.claims[(pid, claim.event_id)] = claim.model_copy()
             self.flows[pid] = commit.flow.model_copy(deep=True)
             self.events[pid] = [e.model_copy(deep=True) for e in commit.recent_events]
             if commit.participant is not None:

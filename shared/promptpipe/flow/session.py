@@ -25,16 +25,24 @@ from typing import Any
 
 from promptpipe.channel_context import with_channel_context
 from promptpipe.clock import Clock
-from promptpipe.errors import ParticipantNotFound, StateConflict, StateConflictRetriesExhausted, StoreError
+from promptpipe.errors import (
+    EventAlreadyCommitted,
+    ParticipantNotFound,
+    StateConflict,
+    StateConflictRetriesExhausted,
+    StoreError,
+)
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
 from promptpipe.models.store import (
+    EVENT_ID_RETENTION_DAYS,
     MAX_RECENT_EVENTS,
     RECENT_EVENTS_MAX_AGE_HOURS,
     Direction,
+    EventClaim,
     EventRecord,
     LoadedState,
     StateCommit,
@@ -170,6 +178,9 @@ class ConversationSession:
         self.commit_attempts = 0
         self.committed_version: int | None = None
         self.duplicate_of: EventRecord | None = None
+        # The event's id was claimed by an earlier commit whose record has left the window: a late
+        # redelivery. Nothing was committed and nothing is to be sent.
+        self.answered_before = False
         self.recovered_own_commit = False
         # Unique to this session (not seeded: two deliveries of one event must never share it).
         self.token = secrets.token_hex(8)
@@ -235,17 +246,29 @@ class ConversationSession:
         return bool(self.operations)
 
     # -- commit -----------------------------------------------------------------------------
-    def commit(self, *, record_event: bool = True) -> Effects:
+    def commit(self, *, record_event: bool = True, claim_event: bool = True) -> Effects:
         """Write once, conditional on the loaded version; on conflict reload, replay, retry.
 
         Returns the effects to apply now that the state landed: none when a concurrent delivery of
-        the same event committed first (it applies them). A conflict whose reload shows this
-        session's own record (the write landed but its answer was lost) counts as committed.
+        the same event committed first (it applies them), and none when an earlier delivery claimed
+        the event's id (``answered_before``: a redelivery later than the record window). A conflict
+        whose reload shows this session's own record (the write landed but its answer was lost)
+        counts as committed. ``claim_event=False``: an API change whose id nobody redelivers.
         """
+        claim = record_event and claim_event
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
             self.commit_attempts = attempt
             try:
-                self._store.commit(self._build_commit(record_event, self._attempt_token(attempt)))
+                self._store.commit(self._build_commit(record_event, self._attempt_token(attempt), claim=claim))
+            except EventAlreadyCommitted:
+                # The version held, so no attempt of this session landed: another delivery of this
+                # event committed, before the window this state item keeps (docs/architecture.md).
+                logger.info(
+                    "event answered before (its id is claimed); nothing committed, nothing sent",
+                    extra={"participant_id": self.participant.id, "attempt": attempt},
+                )
+                self.answered_before = True
+                return Effects(participant_id=self.participant.id, event_id=self.event_id)
             except StateConflict:
                 fresh = self._store.load(self.participant.id)
                 mine = next((r for r in fresh.recent_events if r.event_id == self.event_id), None)
@@ -319,7 +342,7 @@ class ConversationSession:
         for operation in self.operations:
             operation.apply(self._ctx)
 
-    def _build_commit(self, record_event: bool, token: str) -> StateCommit:
+    def _build_commit(self, record_event: bool, token: str, *, claim: bool) -> StateCommit:
         loaded = self._loaded
         oldest = self.now - timedelta(hours=RECENT_EVENTS_MAX_AGE_HOURS)
         recent = [r for r in loaded.recent_events if r.committed_at >= oldest]
@@ -352,6 +375,13 @@ class ConversationSession:
             participant=participant,
             recent_events=recent[-MAX_RECENT_EVENTS:],
             transcript=list(self._ctx.transcript),
+            claim=EventClaim(
+                event_id=self.event_id,
+                committed_at=self.now,
+                expires_at=self.now + timedelta(days=EVENT_ID_RETENTION_DAYS),
+            )
+            if claim
+            else None,
             request_token=token,
         )
 

@@ -19,6 +19,13 @@ from promptpipe.models.state import FlowState
 MAX_RECENT_EVENTS = 25
 RECENT_EVENTS_MAX_AGE_HOURS = 24
 
+# Event ids claimed by a commit (docs/architecture.md, "Event ids: answered at most once"): an item per
+# event, written in the event's own transaction only if new, that expires after the longest any copy
+# of the event can come back: Meta retries an unacknowledged WhatsApp webhook for up to 7 days, and a
+# dead-lettered turn or firing can be redriven for as long as its dead-letter queue keeps it (14 days,
+# infra/constants.py DLQ_RETENTION_DAYS). One day of margin on top.
+EVENT_ID_RETENTION_DAYS = 15
+
 
 class Direction(StrEnum):
     INBOUND = "inbound"
@@ -61,6 +68,15 @@ class EventRecord(BaseModel):
     schedules: list[str] = Field(default_factory=list)
 
 
+class EventClaim(BaseModel):
+    """The event id a commit claims: written only if no commit claimed it before (then the commit
+    is refused as a whole, ``EventAlreadyCommitted``); kept until ``expires_at``."""
+
+    event_id: str
+    committed_at: datetime
+    expires_at: datetime
+
+
 class LoadedState(BaseModel):
     """Everything one event needs, read with a single Query on the participant's partition."""
 
@@ -78,5 +94,7 @@ class StateCommit(BaseModel):
     participant: ConversationParticipant | None = None  # written too when the event changed it
     recent_events: list[EventRecord] = Field(default_factory=list)
     transcript: list[TranscriptEntry] = Field(default_factory=list)
+    # The event id this commit answers, claimed at most once (None: an API change, claimed by nobody).
+    claim: EventClaim | None = None
     # DynamoDB's ClientRequestToken: an identical retry of a landed transaction succeeds (in AWS).
     request_token: str | None = None

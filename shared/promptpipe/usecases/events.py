@@ -67,8 +67,9 @@ class Events:
         try:
             effects = session.commit()
             outcome.committed_version = session.committed_version
-            if session.duplicate_of is not None:
-                # A concurrent delivery of this event committed first; it applies the effects.
+            if session.duplicate_of is not None or session.answered_before:
+                # A concurrent delivery of this event committed first (it applies the effects), or
+                # one long ago (its id is claimed): nothing to send.
                 outcome.replayed = True
         except ParticipantNotFound:
             logger.info("participant deleted during the event", extra={"participant_id": participant_id})

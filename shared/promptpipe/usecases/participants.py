@@ -3,10 +3,13 @@ operator's view of the state and its override."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import MessagingError, QueueError, TimerError, ValidationFailed
+from promptpipe.errors import MessagingError, ParticipantAlreadyEnrolled, QueueError, TimerError, ValidationFailed
 from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
@@ -39,6 +42,10 @@ UNREGISTER_NOTICE = (
 )
 
 
+def greeting_event_id(participant_id: str) -> str:
+    return f"greeting-{participant_id}"
+
+
 def validate_timezone(name: str) -> str:
     if not name:
         return ""
@@ -48,14 +55,36 @@ def validate_timezone(name: str) -> str:
         raise ValidationFailed(str(exc), field="timezone") from exc
 
 
+@dataclass(frozen=True)
+class Enrollment:
+    """What an enrolment request got: the participant, and whether this request created it (a
+    retry of the request that did gets the same participant, ``created`` False)."""
+
+    participant: ConversationParticipant
+    created: bool
+
+
+def enrollment_fingerprint(phone: str, timezone: str, request: EnrollmentRequest, idempotency_key: str | None) -> str:
+    """The request as enrolled (canonical phone and zone, the other fields as given) with its
+    idempotency key, hashed: stored on the phone claim, compared when the number is already claimed."""
+    fields = request.model_dump(mode="json") | {"phone_number": phone, "timezone": timezone}
+    canonical = json.dumps({"request": fields, "idempotency_key": idempotency_key or ""}, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 class Participants:
     def __init__(self, app: PromptPipe) -> None:
         self.app = app
 
-    def enroll(self, request: EnrollmentRequest) -> ConversationParticipant:
+    def enroll(self, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
+        """Create the participant and queue their greeting. The same request again (same body, same
+        ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
+        the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
+        request for an enrolled number is ``ParticipantAlreadyEnrolled``."""
         app = self.app
         phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
         timezone = validate_timezone(request.timezone)
+        fingerprint = enrollment_fingerprint(phone, timezone, request, idempotency_key)
         now = app.clock.now()
         participant = ConversationParticipant(
             id=app.deps.ids.participant_id(),
@@ -70,21 +99,39 @@ class Participants:
             updated_at=now,
         )
         background = format_background(participant) if has_background(participant) else ""
-        app.repo.create(participant, FlowState(participant_id=participant.id, state_data=new_state_data(background)))
-        if app.queue is not None:
-            try:
-                app.queue.enqueue(
-                    TurnEvent(
-                        kind=TurnKind.GREETING,
-                        participant_id=participant.id,
-                        event_id=f"greeting-{participant.id}",
-                        enqueued_at=now,
-                    )
-                )
-            except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
-                logger.exception("greeting could not be queued", extra={"participant_id": participant.id})
+        flow = FlowState(participant_id=participant.id, state_data=new_state_data(background))
+        try:
+            app.repo.create(participant, flow, enrollment=fingerprint)
+        except ParticipantAlreadyEnrolled as exc:
+            if exc.participant_id is None or exc.enrollment != fingerprint:
+                raise  # another request (or an enrolment older than fingerprints): a conflict
+            # A retry of the request that enrolled them (its answer was lost): the same participant.
+            existing = app.repo.get(exc.participant_id)
+            self._queue_greeting(existing.id)
+            logger.info("enrolment retried; answering with its participant", extra={"participant_id": existing.id})
+            return Enrollment(existing, created=False)
+        self._queue_greeting(participant.id)
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
-        return participant
+        return Enrollment(participant, created=True)
+
+    def _queue_greeting(self, participant_id: str) -> None:
+        """Queued at each enrolment of the request, a retry too: the first attempt may have landed
+        without queueing it. The event id is the participant's, so it is answered once (the queue's
+        deduplication within minutes, the worker's event record and claimed id after)."""
+        app = self.app
+        if app.queue is None:
+            return
+        try:
+            app.queue.enqueue(
+                TurnEvent(
+                    kind=TurnKind.GREETING,
+                    participant_id=participant_id,
+                    event_id=greeting_event_id(participant_id),
+                    enqueued_at=app.clock.now(),
+                )
+            )
+        except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
+            logger.exception("greeting could not be queued", extra={"participant_id": participant_id})
 
     def update(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
         app = self.app
@@ -121,7 +168,8 @@ class Participants:
 
             session.apply("clear_opt_out", clear_opt_out)
         if session.dirty:
-            app.apply_schedules(session.commit())
+            # An API change: its id is made up here and redelivered by nobody, so it claims none.
+            app.apply_schedules(session.commit(claim_event=False))
             # The commit stamps the stored participant's updated_at; answer with what was stored.
             return session.participant.model_copy(update={"updated_at": session.now})
         return session.participant

@@ -1,0 +1,103 @@
+"""A state commit as one ``TransactWriteItems`` (docs/architecture.md#state): its actions, built from
+a ``StateCommit`` without I/O. ``DynamoStateStore.commit`` (``adapters/dynamodb.py``) sends them and
+maps a cancellation to a domain outcome by the index of the action whose condition failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promptpipe.adapters.dynamodb_items import (
+    PK,
+    SK,
+    event_claim_item,
+    flow_item,
+    meta_key,
+    participant_item,
+    transcript_item,
+)
+from promptpipe.models.state import FLOW_TYPE
+from promptpipe.models.store import StateCommit
+
+# TransactWriteItems allows 100 actions; keep headroom below it.
+MAX_COMMIT_ITEMS = 95
+# Where each item sits in the transaction (a cancellation names the failed conditions by index).
+FLOW_INDEX, META_INDEX, CLAIM_INDEX = 0, 1, 2
+
+
+def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]:
+    """The actions of a commit's ``TransactWriteItems``, in this order: the flow state (conditional on
+    ``version``), META (written, or checked to exist), the claimed event id (only if new), the
+    transcript entries (each only if new)."""
+    participant_id = commit.participant_id
+    if commit.flow.participant_id != participant_id:
+        raise ValueError("flow state belongs to another participant")
+    if commit.flow.flow_type != FLOW_TYPE:
+        raise ValueError(f"unsupported flow type {commit.flow.flow_type!r}")
+    if commit.flow.version != commit.expected_version + 1:
+        raise ValueError("flow.version must be expected_version + 1")
+    if commit.participant is not None and commit.participant.id != participant_id:
+        raise ValueError("participant does not match the commit")
+    if any(entry.participant_id != participant_id for entry in commit.transcript):
+        raise ValueError("transcript entry belongs to another participant")
+    if 2 + (commit.claim is not None) + len(commit.transcript) > MAX_COMMIT_ITEMS:
+        raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
+    transcript_items = [transcript_item(entry) for entry in commit.transcript]
+    if len({item[SK]["S"] for item in transcript_items}) != len(transcript_items):
+        raise ValueError("two transcript entries share a timestamp and seq")
+
+    actions: list[dict[str, Any]] = [
+        {
+            "Put": {
+                "TableName": table_name,
+                "Item": flow_item(commit.flow, commit.recent_events),
+                # A flow item may not exist yet (version 0): both cases in one condition.
+                "ConditionExpression": f"attribute_not_exists({PK}) OR #v = :expected",
+                "ExpressionAttributeNames": {"#v": "version"},
+                "ExpressionAttributeValues": {":expected": {"N": str(commit.expected_version)}},
+            }
+        }
+    ]
+    if commit.participant is not None:
+        actions.append(
+            {
+                "Put": {
+                    "TableName": table_name,
+                    "Item": participant_item(commit.participant),
+                    "ConditionExpression": f"attribute_exists({PK})",
+                }
+            }
+        )
+    else:
+        actions.append(
+            {
+                "ConditionCheck": {
+                    "TableName": table_name,
+                    "Key": meta_key(participant_id),
+                    "ConditionExpression": f"attribute_exists({PK})",
+                }
+            }
+        )
+    if commit.claim is not None:
+        # Only if no commit claimed this event id before: an item of its own (outside the range
+        # the state Query reads), deleted by the table's TTL after the redelivery horizon.
+        actions.append(
+            {
+                "Put": {
+                    "TableName": table_name,
+                    "Item": event_claim_item(participant_id, commit.claim),
+                    "ConditionExpression": f"attribute_not_exists({SK})",
+                }
+            }
+        )
+    actions += [
+        {
+            "Put": {
+                "TableName": table_name,
+                "Item": item,
+                "ConditionExpression": f"attribute_not_exists({SK})",
+            }
+        }
+        for item in transcript_items
+    ]
+    return actions
