@@ -14,8 +14,7 @@ from promptpipe.clock import ManualClock
 from promptpipe.controller.catalog import DEFAULT_TTL_SECONDS, MAX_PINNED, FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_definition
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
-from promptpipe.errors import FlowPushConflict
-from promptpipe.errors import FlowNotFound
+from promptpipe.errors import FlowNotFound, FlowPushConflict
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

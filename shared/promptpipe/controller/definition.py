@@ -7,7 +7,8 @@ time. Field names follow the stored JSON (camelCase) so a definition file reads 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -120,8 +121,8 @@ class AliasResolution:
     """Every aliased fact's canonical name, the alias cycles (each from where it was entered), and
     how many alias edges were followed to find them (``steps``: at most one per alias)."""
 
-    canonical: dict[str, str] = field(default_factory=dict)
-    cycles: list[list[str]] = field(default_factory=list)
+    canonical: dict[str, str] = dataclasses.field(default_factory=dict)
+    cycles: list[list[str]] = dataclasses.field(default_factory=list)
     steps: int = 0
 
 
