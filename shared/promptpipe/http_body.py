@@ -107,7 +107,10 @@ def read_json_text(text: str, max_depth: int = MAX_JSON_DEPTH) -> tuple[Any, lis
         result = dict(pairs)
         if len(result) != len(pairs):
             seen: set[str] = set()
-            duplicates.update(key for key, _ in pairs if key in seen or seen.add(key))
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.add(key)
+                seen.add(key)
         return result
 
     try:

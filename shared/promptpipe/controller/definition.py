@@ -404,15 +404,15 @@ class Reachability:
             if self._gate_waits[name] == 0:
                 open_gates.append(name)
         for index, node in enumerate(self.flow.nodes):
-            for gate in set(node.requires):
-                self._gate_nodes.setdefault(gate, []).append(index)
+            for required in set(node.requires):
+                self._gate_nodes.setdefault(required, []).append(index)
             for state in set(node.requires_states):
                 self._state_nodes.setdefault(state, []).append(index)
             self._node_waits.append(len(set(node.requires)) + len(set(node.requires_states)))
             if self._node_waits[index] == 0:
                 self._reach(index)
-        for gate in open_gates:
-            self._open_gate(gate)
+        for name in open_gates:
+            self._open_gate(name)
         while self._ready:
             node = self.flow.nodes[self._ready.pop()]
             for fact in node.produces:
