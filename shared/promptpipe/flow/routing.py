@@ -3,15 +3,26 @@
 Precedence, each level filling only what the one above leaves unset: the participant's override
 (state API), the study's routes (``LLM_STUDY_ROUTES`` for ``STUDY_ID`` or the participant's study),
 the purpose's route (``LLM_ROUTES``), then the ``GENAI_*`` defaults of the adapter (``None`` here).
+
+A route may send a call only where the deployment says (``allowed``): the default endpoint (no
+``base_url``) with ``GENAI_MODEL``, ``GENAI_ALLOWED_MODELS`` and the models ``LLM_ROUTES`` name, or
+an endpoint of ``LLM_ENDPOINTS`` with its models (and its own key). A participant's route naming
+anything else is refused when set (``check_participant_routes``: 400) and, stored before the
+deployment changed, ignored with a warning at the turn (``resolve``): it is never called.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import dataclass
 from typing import Any
 
 from promptpipe.config import CoreConfig
-from promptpipe.models.llm import ChatRequest, LLMRoute
+from promptpipe.errors import ValidationFailed
+from promptpipe.models.llm import ChatRequest, LLMRoute, endpoint_url
+
+logger = logging.getLogger(__name__)
 
 PURPOSES = ("intake", "feedback", "generator", "classifier", "synthesis")
 # The state-data key of a participant's override: {"intake": {"model": "..."}, ...} as JSON.
@@ -43,16 +54,74 @@ def store_participant_routes(raw: dict[str, Any], routes: dict[str, LLMRoute]) -
         raw.pop(PARTICIPANT_ROUTES_KEY, None)
 
 
-def resolve(config: CoreConfig, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
-    name = route_name(purpose)
+def _deployment_route(config: CoreConfig, name: str, raw: dict[str, Any] | None) -> LLMRoute:
     route = config.llm_routes.get(name, LLMRoute())
     study = str((raw or {}).get(STUDY_KEY) or config.study_id)
     if study and name in config.llm_study_routes.get(study, {}):
         route = config.llm_study_routes[study][name].over(route)
+    return route
+
+
+def resolve(config: CoreConfig, purpose: str, raw: dict[str, Any] | None = None) -> LLMRoute:
+    name = route_name(purpose)
+    route = _deployment_route(config, name, raw)
     override = participant_routes(raw or {}).get(name)
     if override is not None:
-        route = override.over(route)
+        routed = override.over(route)
+        refusal = allowed(config).refusal(routed, config.genai_model)
+        if refusal is None:
+            return routed
+        # Stored before the deployment's endpoints changed: the deployment's own route is used.
+        logger.warning("participant model route not allowed here; ignored", extra={"route": name, "reason": refusal})
     return route
+
+
+@dataclass(frozen=True)
+class AllowedEndpoints:
+    """The models each endpoint may be asked for: ``None`` is the default endpoint."""
+
+    models: dict[str | None, frozenset[str]]
+
+    def refusal(self, route: LLMRoute, default_model: str) -> str | None:
+        """Why ``route`` (resolved) may not be called, or ``None`` when it may."""
+        url = endpoint_url(route.base_url) if route.base_url else None
+        if url not in self.models:
+            return f"base_url {route.base_url!r} is not an endpoint of this deployment"
+        model = route.model or default_model
+        if model not in self.models[url]:
+            where = "the default endpoint" if url is None else url
+            return f"model {model!r} is not allowed at {where}"
+        return None
+
+    def describe(self) -> str:
+        parts = []
+        for url, models in sorted(self.models.items(), key=lambda item: (item[0] is not None, item[0] or "")):
+            where = "the default endpoint (no base_url)" if url is None else url
+            parts.append(f"{where} with model {', '.join(sorted(models))}")
+        return "; ".join(parts)
+
+
+def allowed(config: CoreConfig) -> AllowedEndpoints:
+    routes = [*config.llm_routes.values(), *(r for rs in config.llm_study_routes.values() for r in rs.values())]
+    default = {config.genai_model, *config.genai_allowed_models}
+    default |= {r.model for r in routes if r.model and not r.base_url}
+    models: dict[str | None, frozenset[str]] = {None: frozenset(default)}
+    for endpoint in config.llm_endpoints.values():
+        models[endpoint.url] = frozenset(endpoint.models)
+    return AllowedEndpoints(models)
+
+
+def check_participant_routes(config: CoreConfig, routes: dict[str, LLMRoute], raw: dict[str, Any]) -> None:
+    """``ValidationFailed`` (400) naming the allowed endpoints and models when a route, over the
+    deployment's route for its purpose, would call anything else."""
+    policy = allowed(config)
+    problems = []
+    for name, route in sorted(routes.items()):
+        refusal = policy.refusal(route.over(_deployment_route(config, name, raw)), config.genai_model)
+        if refusal is not None:
+            problems.append(f"llm_routes.{name}: {refusal}")
+    if problems:
+        raise ValidationFailed("; ".join(problems) + "; allowed: " + policy.describe(), field="llm_routes")
 
 
 def routed(request: ChatRequest, route: LLMRoute) -> ChatRequest:

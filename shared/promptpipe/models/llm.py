@@ -73,6 +73,28 @@ class LLMRoute(BaseModel):
         )
 
 
+class LLMEndpoint(BaseModel):
+    """An OpenAI-compatible endpoint this deployment allows model routes to name besides the default
+    one (``LLM_ENDPOINTS``): its base URL, the models routes may ask of it, and the Secrets Manager
+    secret that holds its key (JSON ``{"API_KEY": "…"}``). The default endpoint's key is never
+    sent anywhere else."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(pattern=r"^https?://[^\s/?#]+[^\s?#]*$")
+    models: tuple[str, ...] = Field(min_length=1)
+    secret_name: str = Field(min_length=1, max_length=512)
+
+    @property
+    def url(self) -> str:
+        return endpoint_url(self.base_url)
+
+
+def endpoint_url(base_url: str) -> str:
+    """A base URL as endpoints are compared: without trailing slashes."""
+    return base_url.rstrip("/")
+
+
 class TokenUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
