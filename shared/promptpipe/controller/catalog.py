@@ -122,6 +122,8 @@ class FlowCatalog:
             return candidate
         # Every attempt lost to another push: say which version won rather than retry without end.
         winner = self.store.latest(definition.id)
+        with self._lock:
+            self._latest.pop(definition.id, None)  # a newer version exists: the cached one is stale
         raise FlowPushConflict(definition.id, winner.definition.version if winner else 0)
 
     # -- internals ------------------------------------------------------------------------------
