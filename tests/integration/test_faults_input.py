@@ -21,7 +21,6 @@ import pytest
 
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.signing import twilio_form, twilio_signature
-from promptpipe.models.llm import LLMEndpoint
 
 BASE = "/conversation/participants"
 FLOWS = "/conversation/flows"
@@ -92,17 +91,19 @@ def listeners() -> Iterator[dict[str, Listener]]:
 def routed_env(local_env_factory: Any, listeners: dict[str, Listener], request: pytest.FixtureRequest) -> Any:
     """A stack whose model client is the real OpenAI adapter: the default endpoint (its key
     ``sk-default``) and one listed second endpoint whose key is in Secrets Manager (moto)."""
+    from promptpipe.settings import Settings
     from promptpipe.wiring import build_llm
 
     secret_name = f"promptpipe/second-{request.node.name}"  # Powertools caches secrets per name
-    overrides: dict[str, Any] = {
+    second = {"base_url": listeners["second"].base_url, "models": [SECOND_MODEL], "secret_name": secret_name}
+    raw: dict[str, Any] = {
         "openai_api_key": "sk-default",
         "openai_base_url": listeners["default"].base_url,
         "genai_max_retries": 0,
-        "llm_endpoints": {
-            "second": LLMEndpoint(base_url=listeners["second"].base_url, models=(SECOND_MODEL,), secret_name=secret_name)
-        },
+        "llm_endpoints": {"second": second},
     }
+    validated = Settings(**raw)  # the local stack copies its overrides in unvalidated
+    overrides = {name: getattr(validated, name, value) for name, value in raw.items()}
     llm = build_llm(local_settings(**overrides), {})
     env = local_env_factory(llm=llm, **overrides)
     boto3.client("secretsmanager").create_secret(Name=secret_name, SecretString='{"API_KEY": "sk-second"}')
