@@ -55,7 +55,8 @@ def main() -> None:
             reach = Reachability(flow)
             reach.run()
             alias_steps = resolve_aliases(flow.fact_aliases).steps
-            print(f"{name:<18} {len(text):>7} {seconds:>8.3f} {alias_steps:>11} {reach.steps:>11}  {definition is not None}")
+            valid = definition is not None
+            print(f"{name:<18} {len(text):>7} {seconds:>8.3f} {alias_steps:>11} {reach.steps:>11}  {valid}")
 
 
 if __name__ == "__main__":

@@ -122,7 +122,9 @@ def _text(env: LocalEnvironment, body: str, sid: str) -> None:
         "content-type": "application/x-www-form-urlencoded",
         "x-twilio-signature": twilio_signature(TWILIO_URL, params, env.settings.twilio_auth_token or ""),
     }
-    assert env.api("POST", "/webhooks/twilio", body=twilio_form(params), headers=headers, base64_body=True).status == 200
+    assert (
+        env.api("POST", "/webhooks/twilio", body=twilio_form(params), headers=headers, base64_body=True).status == 200
+    )
 
 
 # --- item 6: secrets go only where the deployment says ---------------------------------------------
@@ -315,7 +317,7 @@ def test_pushes_that_keep_losing_to_concurrent_ones_are_a_409_naming_the_version
 
 
 @pytest.mark.parametrize(
-    ("command", "content", "code", "line"),
+    "case",
     [
         ("validate", '{"id": "x", "description": ' + "[" * 1200 + "]" * 1200 + "}", 1, "$: JSON is nested deeper"),
         ("push", '{"id": "x", "description": ' + "[" * 1200 + "]" * 1200 + "}", 2, "cannot be read: JSON is nested"),
@@ -326,14 +328,17 @@ def test_pushes_that_keep_losing_to_concurrent_ones_are_a_409_naming_the_version
     ids=["validate-deep", "push-deep", "validate-huge-int", "push-huge-int", "push-duplicate"],
 )
 def test_the_cli_answers_bad_flow_files_in_one_line_with_the_documented_exit_code(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str], command: str, content: str, code: int, line: str
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], case: tuple[str, str, int, str]
 ) -> None:
     from promptpipe.cli import main
 
+    command, content, code, line = case
     path = tmp_path / "flow.json"
     path.write_text(content)
     # nothing listens there: each file is refused before any call
-    assert main(["flows", command, str(path), "--api", "http://127.0.0.1:9"][: 3 if command == "validate" else 5]) == code
+    assert (
+        main(["flows", command, str(path), "--api", "http://127.0.0.1:9"][: 3 if command == "validate" else 5]) == code
+    )
     err = capsys.readouterr().err
     assert line in err and "Traceback" not in err, err
     assert err.splitlines()[-1].startswith("promptpipe flows: "), err

@@ -166,7 +166,9 @@ def _random_flow(rng: random.Random) -> dict[str, Any]:
         return rng.sample(pool, rng.randint(0, most))
 
     gates = {
-        name: {"satisfiedBy": {"metricsAll": some(facts, 2), "metricsAny": some(facts, 2), "statesAll": some(states, 1)}}
+        name: {
+            "satisfiedBy": {"metricsAll": some(facts, 2), "metricsAny": some(facts, 2), "statesAll": some(states, 1)}
+        }
         for name in gate_names
     }
     nodes = [
