@@ -813,7 +813,7 @@ def test_the_default_deployment_reads_prompts_from_its_bundle(synth: Synth) -> N
         assert "PROMPT_STORE" not in synth.function(spec.key)["Environment"]["Variables"]
 
 
-# --- model endpoints (issue 24, item 6) ------------------------------------------------------------
+# --- model endpoints (docs/architecture.md#model-endpoints) ---------------------------------------
 
 ENDPOINTS = {
     "together": {

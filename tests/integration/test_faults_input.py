@@ -1,4 +1,4 @@
-"""Fault suite: secrets and bad input (issue 24, items 6 and 7), through the real handlers against moto.
+"""Fault suite: secrets and bad input through the real handlers against moto.
 
 Model routes name only the deployment's endpoints: an override naming another host is a 400 naming
 the allowed ones, and no request reaches that host (a local listener counts them); an allowed second
