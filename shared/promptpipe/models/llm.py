@@ -61,7 +61,7 @@ class LLMRoute(BaseModel):
     model: str | None = None
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(None, ge=16, le=32000)
-    base_url: str | None = None  # any OpenAI-compatible endpoint
+    base_url: str | None = None  # an endpoint of LLM_ENDPOINTS (none: the default endpoint)
 
     def over(self, base: LLMRoute) -> LLMRoute:
         """This route with ``base`` filling what it leaves unset."""
