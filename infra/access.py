@@ -39,6 +39,7 @@ class Access:
     pass_scheduler_role: bool = False  # CreateSchedule/UpdateSchedule hand the scheduler its role
     secrets: tuple[str, ...] = ()  # "openai", "channel": GetSecretValue on those secrets
     prompt_parameters: tuple[str, ...] = ()  # on the SSM parameters under the prompt store's prefix
+    endpoint_secrets: bool = False  # GetSecretValue on the key secret of each model endpoint (llmEndpoints)
 
 
 # Every cold start builds the messenger, which reads the channel secret; the functions that call the
@@ -61,11 +62,15 @@ _STEERING = {
 
 def access_for(config: c.Config) -> dict[str, Access]:
     """Each function's rights under ``config``: the webhook's depend on auto-enrolment; with the SSM
-    prompt store, the model-calling functions read its parameters (the prompt library's fetch)."""
+    prompt store, the model-calling functions read its parameters (the prompt library's fetch); with
+    model endpoints (``llmEndpoints``), they read each endpoint's key secret."""
     access = {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
     if config.prompt_store == "ssm":
         for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
             access[key] = replace(access[key], prompt_parameters=("ssm:GetParameter",))
+    if config.endpoints():  # the model-calling functions read each endpoint's key, nobody else
+        for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
+            access[key] = replace(access[key], endpoint_secrets=True)
     return access
 
 

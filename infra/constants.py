@@ -6,11 +6,13 @@ a default so that ``cdk synth`` works on a fresh checkout. See ``Config.from_con
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from promptpipe.adapters import dynamodb_table
+from promptpipe.models.llm import LLMEndpoint
 
 # --- fixed names -------------------------------------------------------------------------
 STACK_ID = "PromptPipe"
@@ -160,6 +162,11 @@ class Config:
     # of the bundled files: the model-calling functions then read them (docs/pipeline.md).
     prompt_store: str = "file"
     prompt_store_prefix: str = "/promptpipe/prompts"
+    # Model endpoints besides the default (docs/architecture.md#model-endpoints): JSON
+    # {"name": {"base_url", "models", "secret_name"}}; the model-calling functions may read exactly
+    # those secrets. Models allowed on the default endpoint besides genaiModel: comma-separated.
+    llm_endpoints: str = ""
+    genai_allowed_models: str = ""
     webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
     scheduled_prompt_max_concurrency: int = 0  # caps the morning burst (async: excess waits, retried)
 
@@ -202,12 +209,32 @@ class Config:
             "alarmEmail": not self.alarm_email or bool(_EMAIL.match(self.alarm_email)),
             "promptStore": self.prompt_store in ("file", "ssm"),
             "promptStorePrefix": bool(re.match(r"^/[\w./-]+$", self.prompt_store_prefix)),
+            "llmEndpoints": self._endpoints_valid(),
             "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
             "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"invalid CDK context value(s): {', '.join(bad)} (see infra/constants.py)")
+
+    def endpoints(self) -> dict[str, LLMEndpoint]:
+        """``llmEndpoints`` parsed (empty when unset)."""
+        if not self.llm_endpoints:
+            return {}
+        raw = json.loads(self.llm_endpoints)
+        if not isinstance(raw, dict):
+            raise ValueError("llmEndpoints must be a JSON object")
+        return {str(name): LLMEndpoint.model_validate(value) for name, value in raw.items()}
+
+    def _endpoints_valid(self) -> bool:
+        try:
+            self.endpoints()
+        except ValueError:  # JSON and pydantic errors alike
+            return False
+        return True
+
+    def allowed_models(self) -> list[str]:
+        return [name.strip() for name in self.genai_allowed_models.split(",") if name.strip()]
 
     def function_name(self, spec: FunctionSpec) -> str:
         return f"{self.resource_prefix}-{spec.key}"
@@ -232,4 +259,8 @@ def _coerce(name: str, raw: Any, kind: type) -> Any:
             return int(raw)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"context {_camel(name)} must be an integer, got {raw!r}") from exc
+    if isinstance(raw, dict):  # a JSON value in cdk.json (llmEndpoints)
+        return json.dumps(raw)
+    if isinstance(raw, list):  # a list in cdk.json (genaiAllowedModels)
+        return ",".join(str(item) for item in raw)
     return str(raw).strip()

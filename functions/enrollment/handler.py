@@ -27,12 +27,13 @@ from promptpipe.controller.definition import DefinitionInvalid, Problem
 from promptpipe.errors import (
     ConfigurationError,
     FlowNotFound,
+    FlowPushConflict,
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
     StoreError,
     ValidationFailed,
 )
-from promptpipe.http_body import MalformedBody, body_bytes, check_json_depth, decode_utf8, error_response
+from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import (
     OPAQUE_TOKEN,
@@ -264,7 +265,10 @@ def get_flow(flow_id: str, version: Annotated[int | None, Query(ge=1)] = None) -
     return envelope(200, result=definition.to_json_dict())
 
 
-@app.put(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST})
+FLOW_CONFLICT = {409: _answer("Concurrent pushes kept winning: the message names the version that won", ErrorEnvelope)}
+
+
+@app.put(f"{FLOWS}/<flow_id>", responses={**FLOW, **BAD_REQUEST, **FLOW_CONFLICT})
 def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
     if flow_id == VALIDATE:
         return _validate_only()
@@ -377,6 +381,17 @@ def _definition_invalid(exc: DefinitionInvalid) -> Response[dict[str, Any]]:
     )
 
 
+@app.exception_handler(FlowPushConflict)
+def _flow_push_conflict(exc: FlowPushConflict) -> Response[dict[str, Any]]:
+    return envelope(
+        409,
+        message=f"Flow {exc.flow_id!r} changed while this push was stored: version {exc.latest_version} won; "
+        "read it and push again",
+        result={"flow_id": exc.flow_id, "latest_version": exc.latest_version},
+        error=True,
+    )
+
+
 @app.exception_handler(FlowNotFound)
 def _flow_not_found(_exc: FlowNotFound) -> Response[dict[str, Any]]:
     return envelope(404, message="Flow not found", error=True)
@@ -403,15 +418,22 @@ def _conflict(_exc: ParticipantAlreadyEnrolled) -> Response[dict[str, Any]]:
 def readable_body(event: dict[str, Any]) -> dict[str, Any]:
     """``event`` with its body checked and given as plain UTF-8 text, or ``MalformedBody``.
 
-    The resolver's own JSON parsing raises ``RecursionError`` on deeply nested JSON and
-    ``UnicodeDecodeError`` on bytes that are not UTF-8 (both a 5xx), and reads an empty body as a
-    missing one: here a body over ``MAX_API_BODY_BYTES`` is a 413, one that is not UTF-8 or nested
-    too deeply a 400, and a blank body an empty one, which ``_invalid_request`` answers naming the
-    missing fields (or the body)."""
+    The resolver's own JSON parsing raises ``RecursionError`` on deeply nested JSON, ``ValueError``
+    on an integer of more than 4,300 digits and ``UnicodeDecodeError`` on bytes that are not UTF-8
+    (each a 5xx), keeps the last of two equal keys, and reads an empty body as a missing one: here a
+    body over ``MAX_API_BODY_BYTES`` is a 413; one that is not UTF-8, nested too deeply, has an
+    integer too long or a key twice a 400 (``http_body.parse_json``, the one JSON reader, the CLI's
+    too); and a blank body an empty one, which ``_invalid_request`` answers naming the missing
+    fields (or the body). Text that is not JSON at all is left to the resolver's own answer."""
     raw = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), max_bytes=get_settings().max_api_body_bytes)
     text = decode_utf8(raw)
     if text.strip():
-        check_json_depth(text)
+        try:
+            parse_json(text)
+        except NotJson:
+            pass  # "Invalid JSON format" from the resolver, as for every request it cannot read
+        except MalformedBody as exc:
+            raise MalformedBody(f"Invalid JSON format: {str(exc).removeprefix('request body: ')}") from None
     else:
         text = ""
     return {**event, "body": text, "isBase64Encoded": False}

@@ -6,6 +6,8 @@ code never calls."""
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -77,7 +79,9 @@ class Functions(Construct):
     # --- one method per function: environment and grants ---------------------------------
 
     def _build_enrollment(self) -> lambda_.Function:
-        fn = self._build_function(c.ENROLLMENT, {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url})
+        # The routes allow-list too: a participant's model route is checked when it is set.
+        environment = {"INBOUND_QUEUE_URL": self._queues.inbound.queue_url, **self._model_endpoints_environment()}
+        fn = self._build_function(c.ENROLLMENT, environment)
         self._grant(c.ENROLLMENT)
         return fn
 
@@ -129,8 +133,18 @@ class Functions(Construct):
 
     # --- shared pieces --------------------------------------------------------------------
 
+    def _model_endpoints_environment(self) -> dict[str, str]:
+        """``LLM_ENDPOINTS`` and ``GENAI_ALLOWED_MODELS`` as the settings read them (JSON), when set."""
+        env: dict[str, str] = {}
+        endpoints = self._config.endpoints()
+        if endpoints:
+            env["LLM_ENDPOINTS"] = json.dumps({name: e.model_dump(mode="json") for name, e in endpoints.items()})
+        if self._config.allowed_models():
+            env["GENAI_ALLOWED_MODELS"] = json.dumps(self._config.allowed_models())
+        return env
+
     def _llm_environment(self) -> dict[str, str]:
-        env = {"OPENAI_SECRET_NAME": self._secrets.openai_name}
+        env = {"OPENAI_SECRET_NAME": self._secrets.openai_name, **self._model_endpoints_environment()}
         if self._config.prompt_store == "ssm":
             env.update(PROMPT_STORE="ssm", PROMPT_STORE_PREFIX=self._config.prompt_store_prefix)
         return env
@@ -172,6 +186,8 @@ class Functions(Construct):
                     resources=[secrets[name].secret_arn for name in access.secrets],
                 )
             )
+        if access.endpoint_secrets:
+            self._grant_endpoint_secrets(role)
         if access.schedules:
             self._scheduler.grant_manage_schedules(role, access.schedules, pass_role=access.pass_scheduler_role)
         if access.prompt_parameters:
@@ -189,6 +205,32 @@ class Functions(Construct):
             )
         if access.list_schedules:
             role.add_to_principal_policy(iam.PolicyStatement(actions=["scheduler:ListSchedules"], resources=["*"]))
+
+    def _grant_endpoint_secrets(self, role: iam.Role) -> None:
+        """``GetSecretValue`` on exactly the secrets ``llmEndpoints`` names (by name: Secrets Manager
+        appends six random characters to a secret's ARN, matched by ``-??????``)."""
+        stack = cdk.Stack.of(self)
+        arns = [
+            stack.format_arn(
+                service="secretsmanager",
+                resource="secret",
+                resource_name=f"{endpoint.secret_name}-??????",
+                arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+            )
+            for endpoint in self._config.endpoints().values()
+        ]
+        if not arns:
+            return
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=arns))
+        for arn in arns:
+            acknowledge(
+                role,
+                (
+                    wildcard_resource_finding(self, arn),
+                    "One model endpoint's key secret, named in llmEndpoints: the wildcard is the six "
+                    "characters Secrets Manager appends to every secret's ARN.",
+                ),
+            )
 
     def _common_environment(self) -> dict[str, str]:
         cfg = self._config

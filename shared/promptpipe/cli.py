@@ -199,10 +199,7 @@ def cmd_flows(args: argparse.Namespace) -> int:
         return EXIT_OK
     raw: Any = None
     if args.flows_command == "push":
-        try:
-            raw = json.loads(_read_file(args.file))
-        except json.JSONDecodeError as exc:
-            raise CliError(f"{args.file} is not JSON: {exc}", EXIT_USAGE) from None
+        raw = _read_flow_json(args.file)
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
             raise CliError(f'{args.file} names no flow: a definition is an object with an "id"', EXIT_USAGE)
     from promptpipe.coordinator.client import ApiError
@@ -220,6 +217,25 @@ def cmd_flows(args: argparse.Namespace) -> int:
                 print(f"{item.get('path', '')}: {item.get('message', '')}", file=sys.stderr)
             raise
     return EXIT_OK
+
+
+def _read_flow_json(path: str) -> Any:
+    """The file's JSON, read as the API reads a body (``http_body``): text that is not JSON, nested
+    too deeply or with an integer too long cannot be pushed (exit 2); a key twice in one object is
+    a problem of the definition, reported like ``flows validate`` does (exit 1)."""
+    from promptpipe.http_body import MalformedBody, NotJson, read_json_text
+
+    try:
+        raw, duplicates = read_json_text(_read_file(path))
+    except NotJson as exc:
+        raise CliError(f"{path} is not JSON: {str(exc).removeprefix('not valid JSON: ')}", EXIT_USAGE) from None
+    except MalformedBody as exc:
+        raise CliError(f"{path} cannot be read: {exc}", EXIT_USAGE) from None
+    for key in duplicates:
+        print(f"{path}: $: duplicate key {key!r}", file=sys.stderr)
+    if duplicates:
+        raise CliError(f"invalid: {len(duplicates)} problem(s)", EXIT_FAILED)
+    return raw
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

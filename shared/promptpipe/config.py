@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from promptpipe.models.llm import LLMRoute
+    from promptpipe.models.llm import LLMEndpoint, LLMRoute
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,11 @@ class CoreConfig:
     llm_routes: dict[str, LLMRoute] = field(default_factory=dict)
     llm_study_routes: dict[str, dict[str, LLMRoute]] = field(default_factory=dict)
     study_id: str = ""
+    # Where a route may send a call: the default endpoint with these models, or a listed endpoint
+    # (flow/routing.py, ``allowed``).
+    genai_model: str = "gpt-4o-mini"
+    genai_allowed_models: list[str] = field(default_factory=list)
+    llm_endpoints: dict[str, LLMEndpoint] = field(default_factory=dict)
     # --- daily prompt and timers ----------------------------------------------------------
     scheduler_prep_time_minutes: int = 10
     daily_prompt_reminder_delay: timedelta = timedelta(hours=5)

@@ -109,3 +109,13 @@ class ResourceUnavailable(PromptPipeError):
 
 class FlowNotFound(PromptPipeError):
     """No flow definition (or no such version of it) is stored."""
+
+
+class FlowPushConflict(PromptPipeError):
+    """Other pushes of the same flow kept storing a version first; ``latest_version`` is the one
+    that won (the caller reads it and pushes again)."""
+
+    def __init__(self, flow_id: str, latest_version: int) -> None:
+        super().__init__(f"flow {flow_id!r} changed while pushing: version {latest_version} is the latest")
+        self.flow_id = flow_id
+        self.latest_version = latest_version

@@ -1,9 +1,12 @@
-"""Request bodies as the HTTP functions receive them: size cap, base64, UTF-8, JSON nesting.
+"""Request bodies as the HTTP functions receive them: size cap, base64, UTF-8, and the one JSON
+reader of text from outside (bodies, flow files).
 
-Pure functions of the body, used by the participants API, the webhooks and the local server before
-anything parses a body, so that a malformed one is a 400 (413 when too large) in the error envelope
-and never an exception: Python's JSON parser raises ``RecursionError`` on deeply nested input and
-decoding raises ``UnicodeDecodeError`` on bytes that are not UTF-8, both 5xx in AWS.
+Pure functions of the body, used by the participants API, the webhooks, the local server and the
+CLI before anything parses a body, so that a malformed one is a 400 (413 when too large) in the
+error envelope, or one line in the CLI, and never an exception: Python's JSON parser raises
+``RecursionError`` on deeply nested input, ``ValueError`` on an integer of more than 4,300 digits
+(``sys.get_int_max_str_digits``), and silently keeps the last of two equal keys; decoding raises
+``UnicodeDecodeError`` on bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from promptpipe.errors import ValidationFailed
 # No request of ours nests deeper than ~10 levels (a Meta webhook); 32 leaves room and stays far
 # below the parser's recursion limit.
 MAX_JSON_DEPTH = 32
+# No number of ours needs more than a few digits (a token count, a version); a longer integer is
+# refused before ``int()`` runs, which is quadratic in the digits and raises past 4,300 of them.
+MAX_JSON_INTEGER_DIGITS = 64
 PAYLOAD_TOO_LARGE = 413
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -70,19 +76,67 @@ def check_json_depth(text: str, max_depth: int = MAX_JSON_DEPTH) -> None:
         if bracket in "[{":
             depth += 1
             if depth > max_depth:
-                raise MalformedBody(f"JSON body is nested deeper than {max_depth} levels")
+                raise MalformedBody(f"JSON is nested deeper than {max_depth} levels")
         else:
             depth -= 1
 
 
-def parse_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """UTF-8 JSON of at most ``max_depth`` levels, or ``MalformedBody``."""
-    text = decode_utf8(raw)
+class NotJson(MalformedBody):
+    """Text that is not JSON at all (as opposed to JSON this reader refuses)."""
+
+
+class _IntegerTooLong(ValueError):
+    pass
+
+
+def _parse_integer(digits: str) -> int:
+    if len(digits) - digits.startswith("-") > MAX_JSON_INTEGER_DIGITS:
+        raise _IntegerTooLong(f"an integer of {len(digits.lstrip('-'))} digits (at most {MAX_JSON_INTEGER_DIGITS})")
+    return int(digits)
+
+
+def read_json_text(text: str, max_depth: int = MAX_JSON_DEPTH) -> tuple[Any, list[str]]:
+    """The one JSON reader of text from outside: the value and the keys that occur twice in one
+    object (sorted, each once; the value keeps the last, as ``json.loads`` does). ``MalformedBody``
+    when the text is nested deeper than ``max_depth``, has an integer longer than
+    ``MAX_JSON_INTEGER_DIGITS`` or is not JSON. Linear in the text."""
     check_json_depth(text, max_depth)
+    duplicates: set[str] = set()
+
+    def pairs_to_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.add(key)
+                seen.add(key)
+        return result
+
     try:
-        return json.loads(text)
+        value = json.loads(text, object_pairs_hook=pairs_to_object, parse_int=_parse_integer)
+    except _IntegerTooLong as exc:
+        raise MalformedBody(f"JSON has {exc}") from None
     except (ValueError, RecursionError) as exc:
-        raise MalformedBody("request body is not valid JSON") from exc
+        raise NotJson(f"not valid JSON: {exc}") from None
+    return value, sorted(duplicates)
+
+
+def parse_json(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """UTF-8 JSON of at most ``max_depth`` levels, with no integer longer than
+    ``MAX_JSON_INTEGER_DIGITS`` and no key twice in one object, or ``MalformedBody`` (400)."""
+    text = raw if isinstance(raw, str) else decode_utf8(raw)
+    try:
+        value, duplicates = read_json_text(text, max_depth)
+    except MalformedBody as exc:
+        raise type(exc)(f"request body: {exc}") from None
+    if duplicates:
+        raise MalformedBody("request body: " + duplicate_keys_message(duplicates))
+    return value
+
+
+def duplicate_keys_message(keys: list[str]) -> str:
+    return ("duplicate key " if len(keys) == 1 else "duplicate keys ") + ", ".join(repr(k) for k in keys)
 
 
 def error_response(status_code: int, message: str) -> dict[str, Any]:

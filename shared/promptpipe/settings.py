@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.models.llm import LLMRoute
+from promptpipe.models.llm import LLMEndpoint, LLMRoute, endpoint_url
 from promptpipe.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -113,6 +113,13 @@ class Settings(BaseModel):
     llm_routes: dict[str, LLMRoute] = Field(default_factory=dict)
     llm_study_routes: dict[str, dict[str, LLMRoute]] = Field(default_factory=dict)
     study_id: str = ""
+    # Where a model route may send a call (docs/architecture.md#model-endpoints): the default endpoint
+    # (OPENAI_BASE_URL, its key OPENAI_API_KEY / OPENAI_SECRET_NAME) with GENAI_MODEL, these models
+    # and those LLM_ROUTES name; and each endpoint of LLM_ENDPOINTS (JSON {"name": {"base_url",
+    # "models", "secret_name"}}) with its own models and key. A participant's route naming anything
+    # else is refused (400); the model key goes nowhere else.
+    genai_allowed_models: list[str] = Field(default_factory=list)
+    llm_endpoints: dict[str, LLMEndpoint] = Field(default_factory=dict)
 
     # --- turn pipeline ---------------------------------------------------------------------
     max_inbound_tokens: int = Field(1024, ge=16, le=16384)  # estimated as characters/4
@@ -222,6 +229,27 @@ class Settings(BaseModel):
                 f"DEFAULT_PHONE_REGION={value!r} is not a known region: use a two-letter ISO 3166 code such as US or FR"
             )
         return value.upper()
+
+    @model_validator(mode="after")
+    def _routes_within_endpoints(self) -> Settings:
+        """The deployment's own routes name only endpoints it lists, with their models; two
+        endpoints never share a base URL (which key would a call carry?)."""
+        urls = [endpoint.url for endpoint in self.llm_endpoints.values()]
+        if len(set(urls)) != len(urls):
+            raise ValueError("llm_endpoints: two endpoints have the same base_url")
+        by_url = {endpoint.url: endpoint for endpoint in self.llm_endpoints.values()}
+        routes = [(f"llm_routes.{n}", r) for n, r in self.llm_routes.items()] + [
+            (f"llm_study_routes.{study}.{n}", r) for study, rs in self.llm_study_routes.items() for n, r in rs.items()
+        ]
+        for where, route in routes:
+            if route.base_url is None:
+                continue
+            endpoint = by_url.get(endpoint_url(route.base_url))
+            if endpoint is None:
+                raise ValueError(f"{where}.base_url {route.base_url!r} is not an endpoint of LLM_ENDPOINTS")
+            if route.model is None or route.model not in endpoint.models:
+                raise ValueError(f"{where}: name one of the models LLM_ENDPOINTS allows at {route.base_url}")
+        return self
 
     @field_validator("chat_history_limit")
     @classmethod

@@ -114,8 +114,9 @@ def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
     api_key = settings.openai_api_key or secrets.get("openai_api_key")
     if api_key:
         from promptpipe.adapters.openai_llm import OpenAILLM
+        from promptpipe.adapters.secrets import endpoint_key_reader
 
-        return OpenAILLM.from_settings(settings, api_key=api_key)
+        return OpenAILLM.from_settings(settings, api_key=api_key, endpoint_key=endpoint_key_reader(settings))
     if settings.offline_coach:
         from promptpipe.adapters.offline_coach import OfflineCoach
 

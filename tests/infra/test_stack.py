@@ -811,3 +811,54 @@ def test_the_ssm_prompt_store_is_wired_to_the_model_calling_functions_only(tmp_p
 def test_the_default_deployment_reads_prompts_from_its_bundle(synth: Synth) -> None:
     for spec in c.ALL_FUNCTIONS:
         assert "PROMPT_STORE" not in synth.function(spec.key)["Environment"]["Variables"]
+
+
+# --- model endpoints (docs/architecture.md#model-endpoints) ---------------------------------------
+
+ENDPOINTS = {
+    "together": {
+        "base_url": "https://api.together.xyz/v1",
+        "models": ["meta-llama/Llama-3-70b"],
+        "secret_name": "study/together",
+    },
+    "local": {"base_url": "https://llm.example.org/v1", "models": ["m1", "m2"], "secret_name": "study/local-llm"},
+}
+
+
+@pytest.fixture(scope="module")
+def with_endpoints(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    context = {"llmEndpoints": json.dumps(ENDPOINTS), "genaiAllowedModels": "gpt-4.1-mini"}
+    return synthesize(tmp_path_factory.mktemp("cdk.out"), context)
+
+
+def test_model_endpoint_secrets_are_readable_exactly_by_the_functions_that_call_the_model(
+    with_endpoints: Synth, synth: Synth
+) -> None:
+    wanted = {
+        f"arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:{e['secret_name']}-??????"
+        for e in ENDPOINTS.values()
+    }
+    for spec in c.ALL_FUNCTIONS:
+        granted = set()
+        for statement in with_endpoints.statements(with_endpoints.role_id(spec.key)):
+            if "secretsmanager:GetSecretValue" in as_list(statement["Action"]):
+                granted |= {render(r) for r in as_list(statement["Resource"])}
+        endpoint_grants = {arn for arn in granted if ":secret:study/" in arn}
+        assert endpoint_grants == (wanted if spec.snap_start else set()), spec.key
+        env = with_endpoints.function(spec.key)["Environment"]["Variables"]
+        reads_routes = spec.snap_start or spec is c.ENROLLMENT
+        assert ("LLM_ENDPOINTS" in env) == reads_routes, spec.key
+        if reads_routes:
+            assert {n: e["base_url"] for n, e in json.loads(env["LLM_ENDPOINTS"]).items()} == {
+                n: e["base_url"] for n, e in ENDPOINTS.items()
+            }
+            assert json.loads(env["GENAI_ALLOWED_MODELS"]) == ["gpt-4.1-mini"]
+    # the default deployment lists none and grants none
+    for spec in c.ALL_FUNCTIONS:
+        assert "LLM_ENDPOINTS" not in synth.function(spec.key)["Environment"]["Variables"]
+
+
+def test_an_invalid_llm_endpoints_context_fails_the_synth() -> None:
+    for value in ("not json", json.dumps({"x": {"base_url": "ftp://h", "models": ["m"], "secret_name": "s"}})):
+        with pytest.raises(ValueError, match="llmEndpoints"):
+            c.Config(llm_endpoints=value).validate()

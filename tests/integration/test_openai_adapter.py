@@ -591,16 +591,34 @@ def test_a_route_with_its_own_base_url_is_sent_there_and_the_default_stays(serve
         other.reply(completion("from the route"))
         other.reply(completion("from the route again"))
         server.reply(completion("from the default"))
-        llm = make_llm(server)
-        routed = USER_ONLY.model_copy(update={"base_url": other.base_url})
+        keys = {other.base_url: "other-key"}
+        llm = make_llm(server, endpoint_key=keys.get)
+        routed = USER_ONLY.model_copy(update={"base_url": other.base_url + "/"})
         # When two routed requests and one default request are made
         answers = [llm.complete(routed).content, llm.complete(routed).content, llm.complete(USER_ONLY).content]
     finally:
         other.stop()
-    # Then each went to its endpoint, with the same key
+    # Then each went to its endpoint, each with its own key
     assert answers == ["from the route", "from the route again", "from the default"]
     assert len(other.requests) == 2 and len(server.requests) == 1
-    assert {r.headers["authorization"] for r in other.requests} == {"Bearer test"}
+    assert {r.headers["authorization"] for r in other.requests} == {"Bearer other-key"}
+    assert server.requests[0].headers["authorization"] == "Bearer test"
+
+
+def test_a_base_url_with_no_key_of_its_own_is_never_called(server: FakeOpenAIServer) -> None:
+    # Given a request naming an endpoint the deployment does not list (listener: a second server)
+    foreign = FakeOpenAIServer()
+    foreign.start()
+    try:
+        foreign.reply(completion("exfiltrated"))
+        llm = make_llm(server)
+        # When it is made / Then it fails before any connection, and the default key went nowhere
+        with pytest.raises(LLMCallError, match="is not one this deployment lists; not called") as raised:
+            llm.complete(USER_ONLY.model_copy(update={"base_url": foreign.base_url}))
+    finally:
+        foreign.stop()
+    assert foreign.requests == [] and server.requests == []
+    assert raised.value.retryable is False
 
 
 def test_reasoning_that_is_not_text_is_kept_as_json(server: FakeOpenAIServer) -> None:

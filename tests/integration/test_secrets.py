@@ -59,3 +59,28 @@ def test_a_secret_that_is_json_but_not_an_object_is_a_configuration_error(secret
     secretsmanager.create_secret(Name="pp/list", SecretString=json.dumps(value))
     with pytest.raises(ConfigurationError, match=r"^secret 'pp/list' must be a JSON object of setting names"):
         load_secrets(_settings(channel_secret_name="pp/list"))
+
+
+# --- model endpoint keys (docs/architecture.md#model-endpoints) ---------------------------------------
+
+
+def _with_endpoint(secret_name: str) -> Settings:
+    endpoint = {"base_url": "https://llm.example.org/v1/", "models": ["m"], "secret_name": secret_name}
+    return Settings.model_validate({"llm_endpoints": {"study": endpoint}})
+
+
+def test_an_endpoint_key_comes_from_its_own_secret_when_first_needed(secretsmanager) -> None:
+    from promptpipe.adapters.secrets import endpoint_key_reader
+
+    key_for = endpoint_key_reader(_with_endpoint("pp/study-llm"))  # nothing read yet: the secret may come later
+    secretsmanager.create_secret(Name="pp/study-llm", SecretString=json.dumps({"API_KEY": "sk-study"}))
+    assert key_for("https://llm.example.org/v1") == "sk-study"  # trailing slashes do not matter
+    assert key_for("https://elsewhere.example/v1") is None  # not listed: no key, never called
+
+
+def test_an_endpoint_secret_without_api_key_is_a_configuration_error(secretsmanager) -> None:
+    from promptpipe.adapters.secrets import endpoint_key_reader
+
+    secretsmanager.create_secret(Name="pp/no-key", SecretString=json.dumps({"OPENAI_API_KEY": "sk-wrong-name"}))
+    with pytest.raises(ConfigurationError, match=r"^secret 'pp/no-key' has no API_KEY for https://llm.example.org/v1$"):
+        endpoint_key_reader(_with_endpoint("pp/no-key"))("https://llm.example.org/v1")

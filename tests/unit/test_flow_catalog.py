@@ -13,7 +13,7 @@ from promptpipe.clock import ManualClock
 from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
-from promptpipe.errors import FlowNotFound
+from promptpipe.errors import FlowNotFound, FlowPushConflict
 from promptpipe.flow.flow_files import load_flow_files
 
 FLOWS_DIR = Path(__file__).parents[2] / "prompts" / "flows"
@@ -192,10 +192,11 @@ def test_a_push_that_keeps_losing_gives_up_with_the_conflict(clock: ManualClock)
     flows = catalog(clock, store)
     flows.latest("intake")
     store.before_put.extend(lambda: store.write_next("intake", "other") for _ in range(3))
-    # When this one pushes / Then it gives up after three tries, with the last conflict, storing nothing
-    with pytest.raises(FlowVersionConflict, match=r"^intake: version 4, expected 5$"):
+    # When this one pushes / Then it gives up after three tries, naming the version that won, storing nothing
+    with pytest.raises(FlowPushConflict, match=r"^flow 'intake' changed while pushing: version 4 is the latest$"):
         flows.push(intake_raw(), created_by="me")
     assert [v.created_by for v in store.versions("intake")] == ["seed", "other", "other", "other"]
+    assert flows.latest("intake").version == 4  # the stale cached version 1 was dropped
 
 
 def test_seeding_that_loses_to_another_process_uses_its_seed(clock: ManualClock) -> None:

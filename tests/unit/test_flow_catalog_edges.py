@@ -14,7 +14,7 @@ from promptpipe.clock import ManualClock
 from promptpipe.controller.catalog import DEFAULT_TTL_SECONDS, MAX_PINNED, FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_definition
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
-from promptpipe.errors import FlowNotFound
+from promptpipe.errors import FlowNotFound, FlowPushConflict
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -522,9 +522,27 @@ def test_push_rereads_the_latest_version_on_each_attempt(clock: ManualClock) -> 
 
 def test_push_gives_up_after_three_conflicts(clock: ManualClock) -> None:
     store = CountingStore(conflicts=3)
-    with pytest.raises(FlowVersionConflict):
+    with pytest.raises(FlowPushConflict) as raised:
         FlowCatalog(store, clock).push(raw_flow())
     assert store.puts == 3 and store.versions("tiny") == []
+    assert (raised.value.flow_id, raised.value.latest_version) == ("tiny", 0)  # nothing stored: no winner
+
+
+def test_push_that_loses_every_attempt_names_the_version_that_won(clock: ManualClock) -> None:
+    class OtherPushersFirst(InMemoryFlowDefinitionStore):
+        """Another coordinator stores a version just before each of this push's attempts."""
+
+        def put(self, stored: StoredFlow) -> None:
+            if stored.created_by == "me":
+                other = stored.definition.model_copy(update={"description": "theirs"})
+                super().put(StoredFlow(definition=other, created_at=clock.now(), created_by="them"))
+            super().put(stored)
+
+    store = OtherPushersFirst()
+    with pytest.raises(FlowPushConflict) as raised:
+        FlowCatalog(store, clock).push(raw_flow(), created_by="me")
+    assert raised.value.latest_version == 3
+    assert [(v.version, v.created_by) for v in store.versions("tiny")] == [(1, "them"), (2, "them"), (3, "them")]
 
 
 def test_push_invalidates_only_its_own_flow_in_the_cache(clock: ManualClock) -> None:

@@ -27,6 +27,7 @@ def test_route_precedence_participant_then_study_then_purpose() -> None:
         llm_routes=ROUTES,
         llm_study_routes={"pilot": {"intake": {"model": "pilot-model"}}},
         study_id="pilot",
+        llm_endpoints={"local": {"base_url": "http://local:8080/v1", "models": ["vip"], "secret_name": "local-key"}},
     )
     assert routing.resolve(settings, "intake") == LLMRoute(model="pilot-model", temperature=0.3)
     raw: dict[str, str] = {}
@@ -203,7 +204,7 @@ def test_ssm_store_push_fetch_and_cli(monkeypatch, capsys) -> None:
 def test_a_participants_routes_set_through_the_override_route_the_next_turn() -> None:
     # Given a participant whose operator routes their intake to a trial model
     llm = ScriptedLLM([ScriptedLLM.text("Hello!"), ScriptedLLM.text("Hello again!")])
-    h = memory_harness(llm)
+    h = memory_harness(llm, settings=Settings(genai_allowed_models=["trial-model"]))
     p = h.enroll()
     view = h.app.override_state(p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
     assert view.version == 1

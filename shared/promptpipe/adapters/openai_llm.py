@@ -1,6 +1,8 @@
 """The ``LLM`` port over OpenAI Chat Completions (with tools), through the official ``openai`` SDK.
 
-Any OpenAI-compatible endpoint works through ``base_url``. ``openai`` is imported only when the
+Any OpenAI-compatible endpoint works through ``base_url``; a request naming another endpoint than
+the default is sent only to one the deployment lists, with that endpoint's own key
+(``endpoint_key``): the default key never leaves for another host. ``openai`` is imported only when the
 first client is built: importing it costs over a second of cold start, and functions that never call
 the model (the webhook) must not pay it (docs/architecture.md#cold-start).
 """
@@ -14,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from promptpipe.errors import ConfigurationError, LLMError
-from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall, endpoint_url
 
 if TYPE_CHECKING:  # type names only; never imported at run time from here
     from openai import OpenAI
@@ -57,6 +59,7 @@ class OpenAILLM:
         max_retries: int = 2,
         reasoning_capture: bool = False,
         perf_counter: Callable[[], float] = time.perf_counter,
+        endpoint_key: Callable[[str], str | None] = lambda _url: None,
     ) -> None:
         if not api_key:
             raise ConfigurationError("OpenAILLM needs an API key (OPENAI_API_KEY or OPENAI_SECRET_NAME)")
@@ -70,12 +73,20 @@ class OpenAILLM:
         self.reasoning_capture = reasoning_capture
         self._perf_counter = perf_counter
         self._client: OpenAI | None = None
+        # The key of a listed endpoint by its base URL (None: not listed, never called).
+        self._endpoint_key = endpoint_key
         self._routed_clients: dict[str, OpenAI] = {}  # per base URL of a model route
 
     @classmethod
-    def from_settings(cls, settings: Settings, api_key: str | None = None) -> OpenAILLM:
+    def from_settings(
+        cls,
+        settings: Settings,
+        api_key: str | None = None,
+        endpoint_key: Callable[[str], str | None] = lambda _url: None,
+    ) -> OpenAILLM:
         """Built from ``GENAI_*``, ``OPENAI_*`` and ``LLM_REASONING_CAPTURE``. ``api_key`` (for
-        example read from Secrets Manager by the caller) wins over ``OPENAI_API_KEY``."""
+        example read from Secrets Manager by the caller) wins over ``OPENAI_API_KEY``;
+        ``endpoint_key`` gives the key of each endpoint of ``LLM_ENDPOINTS`` by base URL."""
         key = api_key or settings.openai_api_key
         if not key:
             raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY or OPENAI_SECRET_NAME")
@@ -88,6 +99,7 @@ class OpenAILLM:
             timeout_seconds=settings.genai_timeout_seconds,
             max_retries=settings.genai_max_retries,
             reasoning_capture=settings.llm_reasoning_capture,
+            endpoint_key=endpoint_key,
         )
 
     def warm(self) -> None:
@@ -108,14 +120,20 @@ class OpenAILLM:
         return self._client
 
     def _client_for(self, base_url: str | None) -> OpenAI:
-        """The default client, or one per route base URL (any OpenAI-compatible endpoint)."""
+        """The default client, or one per listed endpoint with that endpoint's key. A base URL the
+        deployment does not list is refused here too (the routing refuses it first), before any
+        connection: the request and the default key go nowhere."""
         client = self._get_client()
-        if not base_url or base_url == self._base_url:
+        if not base_url or endpoint_url(base_url) == endpoint_url(self._base_url or ""):
             return client
-        routed = self._routed_clients.get(base_url)
+        url = endpoint_url(base_url)
+        routed = self._routed_clients.get(url)
         if routed is None:
-            routed = client.with_options(base_url=base_url)
-            self._routed_clients[base_url] = routed
+            key = self._endpoint_key(url)
+            if not key:
+                raise LLMCallError(f"model endpoint {url} is not one this deployment lists; not called")
+            routed = client.with_options(base_url=url, api_key=key)
+            self._routed_clients[url] = routed
         return routed
 
     def complete(self, request: ChatRequest) -> ChatResponse:

@@ -17,7 +17,7 @@ from typing import Any
 from promptpipe.clock import Clock
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, Problem, validate
 from promptpipe.controller.ports import FlowDefinitionStore, FlowVersionConflict, FlowVersionInfo, StoredFlow
-from promptpipe.errors import FlowNotFound
+from promptpipe.errors import FlowNotFound, FlowPushConflict
 
 DEFAULT_TTL_SECONDS = 60.0
 MAX_PINNED = 64
@@ -102,25 +102,29 @@ class FlowCatalog:
 
     def push(self, raw: Any, *, flow_id: str | None = None, created_by: str = "") -> FlowDefinition:
         """Validate, then store as the next version (the body's ``version`` is ignored: versions
-        are assigned here, one above the latest). Invalid: ``DefinitionInvalid``, nothing stored."""
+        are assigned here, one above the latest). Invalid: ``DefinitionInvalid``, nothing stored.
+        A version taken by a concurrent push is retried with the next number; when every attempt
+        loses, ``FlowPushConflict`` names the version that won (the API's 409)."""
         definition, problems = self.validate(raw, flow_id=flow_id)
         if definition is None:
             raise DefinitionInvalid(problems)
-        for attempt in range(_PUT_RETRIES):
+        for _attempt in range(_PUT_RETRIES):
             current = self.store.latest(definition.id)
             version = (current.definition.version + 1) if current else 1
             candidate = definition.model_copy(update={"version": version})
             try:
                 self.store.put(StoredFlow(definition=candidate, created_at=self._clock.now(), created_by=created_by))
             except FlowVersionConflict:
-                if attempt == _PUT_RETRIES - 1:
-                    raise
                 continue
             with self._lock:
                 self._latest.pop(definition.id, None)
                 self._remember(candidate)
             return candidate
-        raise AssertionError("unreachable")  # pragma: no cover
+        # Every attempt lost to another push: say which version won rather than retry without end.
+        winner = self.store.latest(definition.id)
+        with self._lock:
+            self._latest.pop(definition.id, None)  # a newer version exists: the cached one is stale
+        raise FlowPushConflict(definition.id, winner.definition.version if winner else 0)
 
     # -- internals ------------------------------------------------------------------------------
     def _seed(self, flow_id: str) -> StoredFlow:

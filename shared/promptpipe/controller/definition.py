@@ -7,11 +7,14 @@ time. Field names follow the stored JSON (camelCase) so a definition file reads 
 
 from __future__ import annotations
 
-import json
+import dataclasses
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from promptpipe.http_body import MalformedBody, decode_utf8, read_json_text
 
 # The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
 NODE_TOOLS: tuple[str, ...] = ("save_user_profile", "generate_habit_prompt", "scheduler", "transition_state")
@@ -119,6 +122,49 @@ class Defaults(_Model):
     retry_policy: RetryPolicy = Field(RetryPolicy(), alias="retryPolicy")
 
 
+@dataclass
+class AliasResolution:
+    """Every aliased fact's canonical name, the alias cycles (each from where it was entered), and
+    how many alias edges were followed to find them (``steps``: at most one per alias)."""
+
+    canonical: dict[str, str] = dataclasses.field(default_factory=dict)
+    cycles: list[list[str]] = dataclasses.field(default_factory=list)
+    steps: int = 0
+
+
+def resolve_aliases(aliases: dict[str, str]) -> AliasResolution:
+    """``factAliases`` resolved in one pass, linear in their number: each alias's chain is walked
+    until a name with no alias (its canonical name), a name already resolved (whose answer it
+    shares) or a name on the walk itself (a cycle). A name on a cycle, or on the way into one,
+    resolves where following it would first repeat: the cycle member before the entry point (what
+    following the chain one name at a time gives)."""
+    result = AliasResolution()
+    canonical = result.canonical
+    for start in aliases:
+        if start in canonical:
+            continue
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        current = start
+        while current in aliases and current not in canonical and current not in on_path:
+            on_path[current] = len(path)
+            path.append(current)
+            current = aliases[current]
+            result.steps += 1
+        if current in on_path:  # a new cycle, entered at ``current``
+            cycle = path[on_path[current] :]
+            result.cycles.append(cycle)
+            for index, name in enumerate(cycle):
+                canonical[name] = cycle[index - 1]
+            answer = cycle[-1]
+            path = path[: on_path[current]]
+        else:
+            answer = canonical.get(current, current)
+        for name in path:
+            canonical[name] = answer
+    return result
+
+
 class FlowDefinition(_Model):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     version: int = Field(1, ge=1)
@@ -133,8 +179,20 @@ class FlowDefinition(_Model):
     # unasked) is executed silently and the controller moves on (docs/controller.md).
     execute_satisfied_silently: bool = Field(False, alias="executeSatisfiedSilently")
 
+    # Derived once from ``fact_aliases`` when the definition is built (never a field: not stored).
+    _aliases: AliasResolution = PrivateAttr()
+    _nodes_by_id: dict[str, FlowNode] = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _derive(self) -> FlowDefinition:
+        self._aliases = resolve_aliases(self.fact_aliases)
+        self._nodes_by_id = {}
+        for node in self.nodes:
+            self._nodes_by_id.setdefault(node.id, node)
+        return self
+
     def node(self, node_id: str) -> FlowNode | None:
-        return next((n for n in self.nodes if n.id == node_id), None)
+        return self._nodes_by_id.get(node_id)
 
     def retry_policy(self, node: FlowNode) -> RetryPolicy:
         return node.retry_policy or self.defaults.retry_policy
@@ -142,14 +200,10 @@ class FlowDefinition(_Model):
     def canonical(self, fact: str) -> str:
         """The fact's canonical name through ``factAliases`` (followed transitively; a cycle,
         which validation rejects, stops where it would repeat)."""
-        seen = {fact}
-        while fact in self.fact_aliases:
-            nxt = self.fact_aliases[fact]
-            if nxt in seen:
-                break
-            seen.add(nxt)
-            fact = nxt
-        return fact
+        return self._aliases.canonical.get(fact, fact)
+
+    def alias_cycles(self) -> list[list[str]]:
+        return self._aliases.cycles
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
@@ -174,25 +228,17 @@ class DefinitionInvalid(ValueError):
         self.problems = problems
 
 
-def _duplicate_keys(pairs: list[tuple[str, Any]], found: list[str]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            found.append(key)
-        result[key] = value
-    return result
-
-
 def parse_text(text: str | bytes) -> tuple[FlowDefinition | None, list[Problem]]:
-    """Parse a JSON document and validate it. Duplicate object keys (a gate defined twice) are
-    problems too, which ``json.loads`` alone would silently resolve to the last one."""
-    duplicates: list[str] = []
+    """Parse a JSON document and validate it, with the API's JSON reader (``http_body``): text
+    nested deeper than the API takes, or with an integer longer than it takes, is one problem at
+    ``$``; duplicate object keys (a gate defined twice) are problems too, which ``json.loads``
+    alone would silently resolve to the last one."""
     try:
-        raw = json.loads(text, object_pairs_hook=lambda pairs: _duplicate_keys(pairs, duplicates))
-    except ValueError as exc:
-        return None, [Problem(path="$", message=f"not valid JSON: {exc}")]
+        raw, duplicates = read_json_text(text if isinstance(text, str) else decode_utf8(text))
+    except MalformedBody as exc:
+        return None, [Problem(path="$", message=str(exc))]
     definition, problems = validate(raw)
-    extra = [Problem(path="$", message=f"duplicate key {key!r}") for key in sorted(set(duplicates))]
+    extra = [Problem(path="$", message=f"duplicate key {key!r}") for key in duplicates]
     if extra:
         return None, extra + problems
     return definition, problems
@@ -225,10 +271,11 @@ def _loc(loc: Any) -> str:
 
 def semantic_problems(flow: FlowDefinition) -> list[Problem]:
     problems: list[Problem] = []
-    node_ids = [n.id for n in flow.nodes]
-    for index, node_id in enumerate(node_ids):
-        if node_ids.index(node_id) != index:
-            problems.append(Problem(path=f"$.nodes[{index}].id", message=f"duplicate node id {node_id!r}"))
+    seen: set[str] = set()
+    for index, node in enumerate(flow.nodes):
+        if node.id in seen:
+            problems.append(Problem(path=f"$.nodes[{index}].id", message=f"duplicate node id {node.id!r}"))
+        seen.add(node.id)
     problems += _alias_cycles(flow)
     problems += _gate_problems(flow)
     problems += _node_reference_problems(flow)
@@ -313,27 +360,10 @@ def _reachability_problems(flow: FlowDefinition) -> list[Problem]:
 
 
 def _alias_cycles(flow: FlowDefinition) -> list[Problem]:
-    problems: list[Problem] = []
-    reported: set[frozenset[str]] = set()
-    for start in flow.fact_aliases:
-        chain = [start]
-        current = start
-        while current in flow.fact_aliases:
-            current = flow.fact_aliases[current]
-            if current in chain:
-                cycle = chain[chain.index(current) :]
-                key = frozenset(cycle)
-                if key not in reported:
-                    reported.add(key)
-                    problems.append(
-                        Problem(
-                            path=f"$.factAliases.{cycle[0]}",
-                            message="alias cycle: " + " → ".join([*cycle, current]),
-                        )
-                    )
-                break
-            chain.append(current)
-    return problems
+    return [
+        Problem(path=f"$.factAliases.{cycle[0]}", message="alias cycle: " + " → ".join([*cycle, cycle[0]]))
+        for cycle in flow.alias_cycles()
+    ]
 
 
 def _gates_satisfiable(flow: FlowDefinition, facts: set[str], states: set[str]) -> set[str]:
@@ -352,19 +382,102 @@ def _gates_satisfiable(flow: FlowDefinition, facts: set[str], states: set[str]) 
 def reachability(flow: FlowDefinition) -> tuple[set[str], set[str], set[str]]:
     """An optimistic fixpoint: a node is reachable when its required gates and states can hold
     given what reachable nodes can produce. Returns (reachable node ids, facts, states)."""
-    reachable: set[str] = set()
-    facts: set[str] = set()
-    states: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        gates = _gates_satisfiable(flow, facts, states)
-        for node in flow.nodes:
-            if node.id in reachable:
-                continue
-            if all(g in gates for g in node.requires) and all(s in states for s in node.requires_states):
-                reachable.add(node.id)
-                facts |= {flow.canonical(f) for f in node.produces}
-                states |= set(node.produces_states)
-                changed = True
-    return reachable, facts, states
+    return Reachability(flow).run()
+
+
+class Reachability:
+    """The fixpoint by propagation, linear in the definition's size: every gate and node counts
+    what it still waits for, and each fact or state, when first produced, updates only the gates
+    and nodes that name it (rather than re-checking every node until nothing changes). ``steps``
+    counts those updates: at most one per mention of a name in the definition."""
+
+    def __init__(self, flow: FlowDefinition) -> None:
+        self.flow = flow
+        self.steps = 0
+        self.reachable: set[str] = set()
+        self.facts: set[str] = set()
+        self.states: set[str] = set()
+        self._gate_waits: dict[str, int] = {}  # metricsAll + statesAll not yet held, +1 for metricsAny
+        self._gate_any: dict[str, bool] = {}
+        self._node_waits: list[int] = []
+        self._fact_watchers: dict[str, list[tuple[str, bool]]] = {}  # fact -> (gate, in metricsAny)
+        self._state_gates: dict[str, list[str]] = {}
+        self._state_nodes: dict[str, list[int]] = {}
+        self._gate_nodes: dict[str, list[int]] = {}
+        self._ready: list[int] = []
+
+    def run(self) -> tuple[set[str], set[str], set[str]]:
+        open_gates: list[str] = []
+        for name, gate in self.flow.gates.items():
+            by = gate.satisfied_by
+            for fact in set(by.metrics_all):
+                self._fact_watchers.setdefault(fact, []).append((name, False))
+            for fact in set(by.metrics_any):
+                self._fact_watchers.setdefault(fact, []).append((name, True))
+            for state in set(by.states_all):
+                self._state_gates.setdefault(state, []).append(name)
+            self._gate_any[name] = bool(by.metrics_any)
+            self._gate_waits[name] = len(set(by.metrics_all)) + len(set(by.states_all)) + bool(by.metrics_any)
+            if self._gate_waits[name] == 0:
+                open_gates.append(name)
+        for index, node in enumerate(self.flow.nodes):
+            for required in set(node.requires):
+                self._gate_nodes.setdefault(required, []).append(index)
+            for state in set(node.requires_states):
+                self._state_nodes.setdefault(state, []).append(index)
+            self._node_waits.append(len(set(node.requires)) + len(set(node.requires_states)))
+            if self._node_waits[index] == 0:
+                self._reach(index)
+        for name in open_gates:
+            self._open_gate(name)
+        while self._ready:
+            node = self.flow.nodes[self._ready.pop()]
+            for fact in node.produces:
+                self._produce_fact(self.flow.canonical(fact))
+            for state in node.produces_states:
+                self._produce_state(state)
+        return self.reachable, self.facts, self.states
+
+    def _produce_fact(self, fact: str) -> None:
+        if fact in self.facts:
+            return
+        self.facts.add(fact)
+        for gate, in_any in self._fact_watchers.get(fact, ()):
+            self.steps += 1
+            if in_any:
+                if not self._gate_any[gate]:
+                    continue  # another metricsAny fact came first
+                self._gate_any[gate] = False
+            self._wait_less_for_gate(gate)
+
+    def _produce_state(self, state: str) -> None:
+        if state in self.states:
+            return
+        self.states.add(state)
+        for gate in self._state_gates.get(state, ()):
+            self.steps += 1
+            self._wait_less_for_gate(gate)
+        for index in self._state_nodes.get(state, ()):
+            self.steps += 1
+            self._wait_less_for_node(index)
+
+    def _wait_less_for_gate(self, gate: str) -> None:
+        self._gate_waits[gate] -= 1
+        if self._gate_waits[gate] == 0:
+            self._open_gate(gate)
+
+    def _open_gate(self, gate: str) -> None:
+        for index in self._gate_nodes.get(gate, ()):
+            self.steps += 1
+            self._wait_less_for_node(index)
+
+    def _wait_less_for_node(self, index: int) -> None:
+        self._node_waits[index] -= 1
+        if self._node_waits[index] == 0:
+            self._reach(index)
+
+    def _reach(self, index: int) -> None:
+        node_id = self.flow.nodes[index].id
+        if node_id not in self.reachable:  # of two nodes with one id (a problem of its own), one counts
+            self.reachable.add(node_id)
+            self._ready.append(index)

@@ -270,6 +270,7 @@ class Participants:
         debug = override.debug_mode
         if override.llm_routes is not None:
             routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
+            routing.check_participant_routes(app.deps.config, routes, session.data.raw)
             session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
 
         def record(op: OpContext) -> None:
