@@ -15,7 +15,7 @@ from tests.unit.test_pipeline import failing_schedule, turn
 def test_a_participant_on_a_trial_model_gets_it_for_the_synthesis_too() -> None:
     # Given a participant routed to a trial model for intake, and a turn whose tools keep failing
     llm = ScriptedLLM([failing_schedule() for _ in range(4)] + [ScriptedLLM.text("I couldn't set it yet.")])
-    h = memory_harness(llm)
+    h = memory_harness(llm, settings=Settings(genai_allowed_models=["trial-model"]))
     p = h.enroll()
     h.app.override_state(p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
     outcome = turn(h, p, "Please move my reminder to 8pm")
@@ -26,7 +26,10 @@ def test_a_participant_on_a_trial_model_gets_it_for_the_synthesis_too() -> None:
 
 
 def test_a_synthesis_route_still_wins_at_its_level() -> None:
-    settings = Settings(llm_routes={"synthesis": {"model": "small", "max_tokens": 200}, "intake": {"model": "big"}})
+    settings = Settings(
+        llm_routes={"synthesis": {"model": "small", "max_tokens": 200}, "intake": {"model": "big"}},
+        genai_allowed_models=["trial"],
+    )
     config = CoreConfig.from_settings(settings)
     assert routing.resolve(config, "synthesis", {}, turn="intake") == LLMRoute(model="small", max_tokens=200)
     raw: dict[str, str] = {}
