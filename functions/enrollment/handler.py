@@ -68,7 +68,7 @@ def _answer(description: str, model: Any) -> OpenAPIResponse:
 
 BAD_REQUEST = {400: _answer("Invalid request: the message names the field", ErrorEnvelope)}
 NOT_FOUND = {404: _answer("Participant not found", ErrorEnvelope)}
-CONFLICT = {409: _answer("Phone number already enrolled", ErrorEnvelope)}
+CONFLICT = {409: _answer("Phone number already enrolled (by another request)", ErrorEnvelope)}
 PARTICIPANT = {200: _answer("The participant", ParticipantEnvelope)}
 CREATED = {201: _answer("Enrolled: the participant", ParticipantEnvelope)}
 RETRIED = {

@@ -164,3 +164,16 @@ def test_the_dynamodb_commit_maps_a_claimed_id_after_a_lost_version(codes: tuple
     store = DynamoStateStore("table", CancellingClient(cancelled(*codes)))
     with pytest.raises(raised):
         store.commit(a_commit(0, "SM1"))
+
+
+@pytest.mark.parametrize(("keep", "left"), [(True, 1), (False, 0)])
+def test_erasing_a_participant_erases_their_claimed_ids_and_keeping_keeps_them(keep: bool, left: int) -> None:
+    # Given a participant with a claimed event id
+    store = enrolled_store()
+    store.commit(a_commit(0, "SM1"))
+
+    # When they are deleted, keeping or erasing their transcript
+    store.delete(PID, keep_transcript=keep)
+
+    # Then the claim goes with an erased partition (as DynamoDB's erase deletes the EVENT# items)
+    assert len(store.claims) == left

@@ -27,8 +27,8 @@ class InMemoryStore:
         self.flows: dict[str, FlowState] = {}
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
-        # Claimed event ids, as the table's EVENT# items: kept past the participant's deletion (the
-        # table's expire by TTL, some time after expires_at; these never do).
+        # Claimed event ids, as the table's EVENT# items: kept past a deletion that keeps the
+        # transcript (the table's expire by TTL, some time after expires_at; these never do).
         self.claims: dict[tuple[str, str], EventClaim] = {}
         self.loads = 0
         self.commits = 0
@@ -84,8 +84,9 @@ class InMemoryStore:
             self.enrollments.pop(participant.phone_number, None)
             self.flows.pop(participant_id, None)
             self.events.pop(participant_id, None)
-            if not keep_transcript:
+            if not keep_transcript:  # erased with the rest of the partition, as DynamoDB's
                 self.transcripts.pop(participant_id, None)
+                self.claims = {k: v for k, v in self.claims.items() if k[0] != participant_id}
 
     # -- StateStore -------------------------------------------------------------------------
     def load(self, participant_id: str) -> LoadedState:
