@@ -40,6 +40,7 @@ from promptpipe.adapters.dynamodb_items import (
     Item,
     decode_token,
     encode_token,
+    expires_at,
     flow_from_item,
     flow_item,
     flow_key,
@@ -54,7 +55,8 @@ from promptpipe.adapters.dynamodb_items import (
     transcript_from_item,
     transcript_item,
 )
-from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TTL_ATTRIBUTE
+from promptpipe.adapters.dynamodb_retention import partition_pages, with_expiry
+from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX
 from promptpipe.errors import (
     ParticipantAlreadyEnrolled,
     ParticipantNotFound,
@@ -244,7 +246,23 @@ class DynamoParticipantRepo:
         if not keep_transcript:
             self._delete_transcript(pk)
         elif self._retention is not None:
-            self._expire_transcript(pk, self._now() + self._retention)
+            self._rewrite_expiry(pk, self._now() + self._retention)
+
+    @store_operation
+    def expire(self, participant_id: str, at: datetime | None) -> None:
+        """Stamp ``at`` (None: clear it) on the items no commit rewrites: the transcript and the
+        phone claim (docs/retention.md)."""
+        meta = self._get_meta(participant_id)
+        self._rewrite_expiry(participant_pk(participant_id), at, MSG_SK_PREFIX)
+        claim_key = phone_claim_key(meta["phone_number"]["S"])
+        claim = self._client.get_item(TableName=self._table, Key=claim_key, ConsistentRead=True).get("Item")
+        if claim and claim.get("participant_id", {}).get("S") == participant_id:
+            self._client.put_item(
+                TableName=self._table,
+                Item=with_expiry(claim, at),
+                ConditionExpression="participant_id = :id",  # only while it is still ours
+                ExpressionAttributeValues={":id": _s(participant_id)},
+            )
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
@@ -275,27 +293,13 @@ class DynamoParticipantRepo:
             for start in range(0, len(keys), _BATCH_WRITE_SIZE):
                 self._batch_delete(keys[start : start + _BATCH_WRITE_SIZE])
 
-    def _expire_transcript(self, pk: str, at: datetime) -> None:
-        """Stamp the TTL attribute on every remaining item of the partition (rewritten in batches).
-        An item that already expires sooner (a sent-ledger record) keeps its own expiry."""
-        stamp = int(at.timestamp())
-
-        def expiring(item: Item) -> Item:
-            current = item.get(TTL_ATTRIBUTE, {}).get("N")
-            return {**item, TTL_ATTRIBUTE: {"N": str(min(stamp, int(current)) if current else stamp)}}
-
-        paginator = self._client.get_paginator("query")
-        pages = paginator.paginate(
-            TableName=self._table,
-            KeyConditionExpression=f"{PK} = :pk",
-            ExpressionAttributeValues={":pk": _s(pk)},
-            ConsistentRead=True,
-        )
-        for page in pages:
-            items = page.get("Items", [])
+    def _rewrite_expiry(self, pk: str, at: datetime | None, sk_prefix: str = "") -> None:
+        """Stamp (or clear) the TTL attribute on the partition's items (of ``sk_prefix``), rewritten
+        in batches; an item that already expires sooner keeps its own expiry (``with_expiry``)."""
+        for items in partition_pages(self._client, self._table, pk, sk_prefix):
             for start in range(0, len(items), _BATCH_WRITE_SIZE):
                 chunk = items[start : start + _BATCH_WRITE_SIZE]
-                self._batch_write([{"PutRequest": {"Item": expiring(i)}} for i in chunk])
+                self._batch_write([{"PutRequest": {"Item": with_expiry(i, at)}} for i in chunk])
 
     def _batch_delete(self, keys: Sequence[Item]) -> None:
         self._batch_write([{"DeleteRequest": {"Key": item_key}} for item_key in keys])
@@ -441,7 +445,10 @@ class DynamoStateStore:
             raise ValueError("transcript entry belongs to another participant")
         if 2 + len(commit.transcript) > MAX_COMMIT_ITEMS:
             raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
-        transcript_items = [transcript_item(entry) for entry in commit.transcript]
+        # A withdrawn participant's items expire together (docs/retention.md): what this commit
+        # writes carries the flow state's expiry, as the flow item does.
+        ttl = expires_at(commit.flow.expires_at) if commit.flow.expires_at else {}
+        transcript_items = [transcript_item(entry) | ttl for entry in commit.transcript]
         if len({item[SK]["S"] for item in transcript_items}) != len(transcript_items):
             raise ValueError("two transcript entries share a timestamp and seq")
 
@@ -462,7 +469,7 @@ class DynamoStateStore:
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": participant_item(commit.participant),
+                        "Item": participant_item(commit.participant) | ttl,
                         "ConditionExpression": f"attribute_exists({PK})",
                     }
                 }

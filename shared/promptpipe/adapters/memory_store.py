@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+from datetime import datetime
 
 from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, StateConflict, ValidationFailed
 from promptpipe.models.messaging import OutboundMessage
@@ -18,6 +19,7 @@ class InMemoryStore:
         self.participants: dict[str, ConversationParticipant] = {}
         self.phones: dict[str, str] = {}
         self.flows: dict[str, FlowState] = {}
+        self.expiries: dict[str, datetime] = {}  # what ``expire`` was asked for, by participant
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
         self.loads = 0
@@ -70,6 +72,16 @@ class InMemoryStore:
             self.events.pop(participant_id, None)
             if not keep_transcript:
                 self.transcripts.pop(participant_id, None)
+
+    def expire(self, participant_id: str, at: datetime | None) -> None:
+        """Nothing expires in memory: the expiry asked for is recorded (``expiries``)."""
+        with self._lock:
+            if participant_id not in self.participants:
+                raise ParticipantNotFound(participant_id)
+            if at is None:
+                self.expiries.pop(participant_id, None)
+            else:
+                self.expiries[participant_id] = at
 
     # -- StateStore -------------------------------------------------------------------------
     def load(self, participant_id: str) -> LoadedState:
