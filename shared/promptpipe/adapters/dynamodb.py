@@ -254,15 +254,16 @@ class DynamoParticipantRepo:
         phone claim (docs/retention.md)."""
         meta = self._get_meta(participant_id)
         self._rewrite_expiry(participant_pk(participant_id), at, MSG_SK_PREFIX)
-        claim_key = phone_claim_key(meta["phone_number"]["S"])
-        claim = self._client.get_item(TableName=self._table, Key=claim_key, ConsistentRead=True).get("Item")
-        if claim and claim.get("participant_id", {}).get("S") == participant_id:
+        try:  # rewritten whole (a claim is its key and owner): the enrollment API may not read claims
             self._client.put_item(
                 TableName=self._table,
-                Item=with_expiry(claim, at),
-                ConditionExpression="participant_id = :id",  # only while it is still ours
+                Item=with_expiry(phone_claim_item(meta["phone_number"]["S"], participant_id), at),
+                ConditionExpression="participant_id = :id",  # only while it is still theirs
                 ExpressionAttributeValues={":id": _s(participant_id)},
             )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
