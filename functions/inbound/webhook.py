@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.common import lambda_entry
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
-from promptpipe.errors import ValidationFailed
+from promptpipe.errors import ConfigurationError, ValidationFailed
 from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
 from promptpipe.inbound import (
     SenderWithoutPhone,
@@ -40,6 +40,7 @@ from promptpipe.wiring import get_app, inbound_events
 
 app = APIGatewayHttpResolver()
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
+WEBHOOK_NOT_CONFIGURED = "not_configured"
 
 
 def credential(name: str) -> str | None:
@@ -48,10 +49,30 @@ def credential(name: str) -> str | None:
     return value or load_secrets(get_settings()).get(name)
 
 
+def signing_secret(name: str) -> str | Response:
+    """The channel's signing secret, or the 503 of a deployment without it (missing, or its secret
+    unreadable): an ERROR and the alarmed ``WebhookMisconfigured`` metric, since the providers only
+    retry and then give up, and nothing else would show the deployment is broken."""
+    try:
+        secret = credential(name)
+        problem = "" if secret else "missing"
+    except ConfigurationError as exc:  # the channel secret cannot be read, or is not a JSON object
+        secret, problem = None, str(exc)
+    if secret:
+        return secret
+    count("WebhookMisconfigured")
+    logger.error("webhook signing secret not configured", extra={"setting": name, "problem": problem})
+    return _error(WEBHOOK_NOT_CONFIGURED, 503)
+
+
 def reject(reason: str, status: int = 403) -> Response:
     """Refuse (or, with 200, acknowledge and drop) a request; the error envelope of the API."""
     count("WebhookRejected", reason=reason.split(":", 1)[0])
     logger.warning("webhook rejected", extra={"reason": reason, "status": status})
+    return _error(reason, status)
+
+
+def _error(reason: str, status: int) -> Response:
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
@@ -125,9 +146,9 @@ def twilio_webhook() -> Response:
     body = raw_body().decode("utf-8", "replace")
     params = parse_qsl(body, keep_blank_values=True)
     if not _checks_disabled():
-        token = credential("twilio_auth_token")
-        if not token:
-            return reject("not_configured", 503)
+        token = signing_secret("twilio_auth_token")
+        if isinstance(token, Response):
+            return token
         if not verify_twilio_signature(
             public_url(), params, app.current_event.headers.get("x-twilio-signature"), token
         ):
@@ -161,9 +182,9 @@ def whatsapp_webhook() -> Response:
     event = app.current_event
     raw_bytes = raw_body()
     if not _checks_disabled():
-        secret = credential("whatsapp_app_secret")
-        if not secret:
-            return reject("not_configured", 503)
+        secret = signing_secret("whatsapp_app_secret")
+        if isinstance(secret, Response):
+            return secret
         if not verify_meta_signature(raw_bytes, event.headers.get("x-hub-signature-256"), secret):
             return reject("bad_signature")
     try:

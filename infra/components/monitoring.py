@@ -74,6 +74,7 @@ class Monitoring(Construct):
         self._build_dlq_alarms()
         self._build_function_alarms()
         self._build_controller_alarm()
+        self._build_webhook_alarm()
         self.alarm_topic = self._build_alarm_topic(config)
         action = cw_actions.SnsAction(self.alarm_topic)
         for alarm in self.alarms.values():
@@ -180,6 +181,20 @@ class Monitoring(Construct):
             "NeedsPerson",
             alarm_description="A participant's intake needs a person (flow controller handoff or deadlock)",
             metric=_app_metric("NeedsPerson"),
+            threshold=0,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
+
+    def _build_webhook_alarm(self) -> None:
+        # A webhook without its signing secret (missing, or the channel secret unreadable) answers
+        # every provider post 503: the providers retry, then give up, and no message gets in.
+        self.alarms["WebhookMisconfigured"] = cw.Alarm(
+            self,
+            "WebhookMisconfigured",
+            alarm_description="A webhook has no readable signing secret: every provider post is refused (503)",
+            metric=_app_metric("WebhookMisconfigured"),
             threshold=0,
             comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=1,

@@ -22,6 +22,8 @@ class CoreConfig:
     default_phone_region: str = "US"
     auto_enroll_new_users: bool = False
     max_inbound_message_chars: int = 4096
+    # Days a withdrawn participant's items are kept (docs/retention.md); None: kept.
+    retention_days_after_delete: int | None = None
     # --- the conversation -----------------------------------------------------------------
     promptpipe_debug: bool = False
     chat_history_limit: int = -1

@@ -15,7 +15,9 @@ What is adapted on the way, and reported:
 - one-shot timers of the original (reminder, feedback, auto-feedback, delayed transition) cannot be
   carried over: their ``…TimerID`` values are cleared (a pending daily prompt stays pending, so a
   reply still counts as its answer, but its reminder is not re-armed);
-- an unreadable ``userProfile`` is imported unchanged and reported: the organiser should fix it.
+- a ``userProfile`` with values this system cannot read (an unknown ``tone_update_source``, a count
+  that is not a number) is imported without those fields, each reported; one that is not a JSON
+  object at all is imported unchanged and reported: the organiser should fix it.
 
 Schedules are rebuilt for active participants only (paused ones get theirs back when resumed).
 """
@@ -28,11 +30,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
 
 from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled
 from promptpipe.flow.timer_names import daily_schedule_name
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
 from promptpipe.phone import canonicalize_imported_phone, mask_phone
 from promptpipe.services import PromptPipe
@@ -40,6 +46,8 @@ from promptpipe.timezones import validate_iana_zone
 
 _ID = re.compile(r"^p_[0-9a-f]{32}$")
 _SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64
+_PROFILE_REPAIR_ROUNDS = 3  # pydantic reports every bad field at once; a dropped one may uncover another
+_NOT_A_PROFILE = (ValueError, TypeError, AttributeError, RecursionError)
 _ONE_SHOT_KEYS = (
     DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
     DataKey.FEEDBACK_TIMER_ID,
@@ -215,6 +223,7 @@ def _build(
         data.clear(key)
     if cleared:
         line.warnings.append("one-shot timers of the original not carried over: " + ", ".join(cleared))
+    _drop_unreadable_profile_fields(data, line)
     data.profile()  # a corrupt profile reads as a new one until the next save replaces it
     if DataKey.USER_PROFILE.value in data.unreadable_keys:
         line.warnings.append(
@@ -227,6 +236,61 @@ def _build(
         state_data=data.raw,
     )
     return participant, flow
+
+
+def _drop_unreadable_profile_fields(data: StateData, line: ImportLine) -> None:
+    """A ``userProfile`` that is a JSON object but holds values this system cannot read (an unknown
+    ``tone_update_source``, a count that is not a number): those fields are dropped, one warning
+    each (naming the field and the rule, never the value), and the rest is imported. A profile that
+    is not a JSON object, or fails in a way no field explains, is left to the unreadable-profile
+    warning."""
+    text = data.get(DataKey.USER_PROFILE)
+    try:
+        stored = json.loads(text) if text else None
+    except ValueError:
+        return
+    if not isinstance(stored, dict):
+        return
+    dropped: list[str] = []
+    for _ in range(_PROFILE_REPAIR_ROUNDS):
+        try:
+            UserProfile.from_json_dict(stored)
+        except ValidationError as exc:
+            problems = [(_field_path(error["loc"]), error["msg"]) for error in exc.errors()]
+            removed = [f"userProfile.{'.'.join(path)}: {msg}; dropped" for path, msg in problems if _drop(stored, path)]
+            if not removed:
+                return
+            dropped.extend(removed)
+            continue
+        except _NOT_A_PROFILE:
+            return
+        if dropped:
+            data.set(DataKey.USER_PROFILE, json.dumps(stored, ensure_ascii=False))
+            line.warnings.extend(dropped)
+        return
+
+
+def _field_path(loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    """The field an error is in: up to the first list index (a bad element drops its whole list)."""
+    path: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            break
+        path.append(part)
+    return tuple(path)
+
+
+def _drop(stored: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Remove ``path`` from the nested objects of ``stored``; whether it was there."""
+    if not path:
+        return False
+    parent: Any = stored
+    for part in path[:-1]:
+        parent = parent.get(part) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict) or path[-1] not in parent:
+        return False
+    del parent[path[-1]]
+    return True
 
 
 def _adapt_registry(data: StateData, line: ImportLine, zone: str) -> None:

@@ -9,7 +9,8 @@ constructed, even disabled, and the SDK's recorder builds botocore objects at im
 Metric names (namespace ``PromptPipe``): TurnsProcessed (module), ToolCalls (tool, outcome),
 LLMCalls, LLMLatencyMs, LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, RemindersSent,
 AutoFeedbackTransitions, StateTransitions (target), FeedbackNudgesSent, OptOuts, WebhookRejected
-(reason), Errors (function), StateSaveFailures, CorruptStateValues (key), ColdStart.
+(reason), WebhookMisconfigured (a signing secret missing or unreadable; alarmed), Errors (function),
+StateSaveFailures, CorruptStateValues (key), ColdStart.
 """
 
 from __future__ import annotations

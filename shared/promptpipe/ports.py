@@ -74,6 +74,11 @@ class ParticipantRepo(Protocol):
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""
         ...
 
+    def expire(self, participant_id: str, at: datetime | None) -> None:
+        """Have the items no commit rewrites (the transcript, the phone claim) expire at ``at``, as the
+        flow state does; ``None``: kept again (docs/retention.md)."""
+        ...
+
 
 class StateStore(Protocol):
     def load(self, participant_id: str) -> LoadedState:

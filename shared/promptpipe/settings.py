@@ -251,13 +251,6 @@ class Settings(BaseModel):
                 raise ValueError(f"{where}: name one of the models LLM_ENDPOINTS allows at {route.base_url}")
         return self
 
-    @field_validator("chat_history_limit")
-    @classmethod
-    def _history_limit(cls, value: int) -> int:
-        if value < -1:
-            raise ValueError("CHAT_HISTORY_LIMIT must be -1 (default), 0 (none) or a positive number")
-        return value
-
 
 _settings: Settings | None = None
 
@@ -314,16 +307,26 @@ _OWN_PREFIXES = (
 )
 
 
+def _unless_none(annotation: Any) -> Any:
+    """``X | None`` is described as ``X``: unset is always allowed, what a value may be is the point."""
+    members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_args(annotation) and len(members) == 1 and type(None) in typing.get_args(annotation):
+        return members[0]
+    return annotation
+
+
 def allowed_values(field_name: str) -> str:
     """What ``FIELD_NAME`` accepts, in words, from the field's type and constraints."""
     import annotated_types
 
     info = Settings.model_fields[field_name]
-    annotation = info.annotation
+    annotation = _unless_none(info.annotation)
     if annotation is bool:
         return "true/1/yes/on or false/0/no/off"
     if field_name in _DURATION_FIELDS:
         return "a duration such as 15m, 3h, 1h30m, 90s, or a number of seconds"
+    if typing.get_origin(annotation) is dict:
+        return "a JSON object"
     if isinstance(annotation, type) and issubclass(annotation, StrEnum):
         return "one of " + ", ".join(member.value for member in annotation)
     bounds = []

@@ -472,7 +472,7 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 3 + len(c.ALL_FUNCTIONS))
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 4 + len(c.ALL_FUNCTIONS))
 
 
 def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
@@ -483,6 +483,22 @@ def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
     ]
     assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
     assert "NeedsPerson" in json.dumps(alarm)
+
+
+def test_alarm_when_a_webhook_has_no_signing_secret(synth: Synth) -> None:
+    (alarm,) = [
+        a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if "signing secret" in a["Properties"]["AlarmDescription"]
+    ]
+    [query] = alarm["Metrics"]
+    stat = query["MetricStat"]
+    assert (stat["Metric"]["Namespace"], stat["Metric"]["MetricName"]) == ("PromptPipe", "WebhookMisconfigured")
+    # The dimension set the webhook's EMF metric carries (tests/integration/test_webhook_misconfigured.py)
+    assert stat["Metric"]["Dimensions"] == [{"Name": "service", "Value": "promptpipe"}]
+    assert (stat["Stat"], stat["Period"]) == ("Sum", 300)
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    assert alarm["TreatMissingData"] == "notBreaching" and alarm["AlarmActions"] and alarm["OKActions"]
 
 
 ALARM_EMAIL = "oncall@example.org"
@@ -501,7 +517,7 @@ def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
     (topic,) = synth.of_type("AWS::SNS::Topic")
     # Then every alarm, firing and recovering, notifies the stack's own topic
     actions = _alarm_actions(synth)
-    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 1  # DLQs, function errors, needs-a-person
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 2  # DLQs, function errors, needs-a-person, webhook
     assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
     # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
     synth.template.resource_count_is("AWS::SNS::Subscription", 0)

@@ -246,3 +246,82 @@ def test_cli_import_prints_the_report(
     assert out.startswith("DRY RUN (nothing written): 6 participants read; imported 4, already imported 0, skipped 2")
     assert "legacy-badphone-9 -> - " in out and "+1******0101" not in out.split("\n")[0]
     assert built and schedule_names(env) == []
+
+
+def test_a_profile_with_an_unreadable_value_keeps_its_other_fields(tmp_path: Path, local_env_factory: Any) -> None:
+    # Given an original participant whose profile has one value this system does not know, one count
+    # that is not a number and one tone tag that is not text
+    profile = {
+        **PROFILE,
+        "success_count": "three",
+        "tone": {"tone_tags": ["warm", 7], "tone_update_source": "sometimes", "tone_version": 2},
+    }
+    path = tmp_path / "original.db"
+    db = sqlite3.connect(path)
+    db.executescript(ORIGINAL_TABLES)
+    db.execute(
+        "INSERT INTO conversation_participants (id, phone_number, name, status, enrolled_at, timezone) "
+        "VALUES (?, '+14165550104', 'Ray', 'paused', ?, 'America/Toronto')",
+        ("legacy-tone-12", GO_TIME),
+    )
+    state = {DataKey.CONVERSATION_STATE.value: "INTAKE", DataKey.USER_PROFILE.value: json.dumps(profile)}
+    db.execute(
+        "INSERT INTO flow_states (participant_id, flow_type, current_state, state_data) "
+        "VALUES ('legacy-tone-12', 'conversation', 'CONVERSATION_ACTIVE', ?)",
+        (json.dumps(state),),
+    )
+    db.commit()
+    db.close()
+    env = local_env_factory()
+
+    # When it is imported
+    [line] = import_participants(env.app, read_sqlite(str(path))).lines
+
+    # Then it is imported with one warning per dropped field, naming the field (never the value) …
+    assert line.outcome == "imported"
+    assert sorted(w.split(":")[0] for w in line.warnings) == [
+        "userProfile.success_count",
+        "userProfile.tone.tone_tags",
+        "userProfile.tone.tone_update_source",
+    ]
+    assert all(w.endswith("; dropped") and "sometimes" not in w and "three" not in w for w in line.warnings)
+    assert not any("unreadable" in w for w in line.warnings)
+    # … and everything else of the profile is there and readable
+    stored = json.loads(env.app.store.load(line.participant_id).flow.state_data[DataKey.USER_PROFILE.value])
+    assert "success_count" not in stored and stored["tone"] == {"tone_version": 2}
+    assert {k: v for k, v in stored.items() if k not in ("success_count", "tone")} == {
+        k: v for k, v in PROFILE.items() if k != "success_count"
+    }
+    state_view = env.api("GET", f"/conversation/participants/{line.participant_id}/state").body["result"]
+    assert state_view["profile"]["habit_domain"] == "physical activity"
+    assert state_view["profile"]["prompt_anchor"] == "after coffee" and state_view["profile"]["total_prompts"] == 5
+
+
+@pytest.mark.parametrize(
+    ("schema", "missing"),
+    [
+        (
+            "CREATE TABLE conversation_participants (participant_key TEXT, mobile TEXT, name TEXT);"
+            "CREATE TABLE flow_states (participant_id TEXT, flow_type TEXT, current_state TEXT, state_data TEXT);",
+            "conversation_participants (id, phone_number)",
+        ),
+        (
+            "CREATE TABLE conversation_participants (id TEXT, phone_number TEXT);"
+            "CREATE TABLE flow_states (participant_id TEXT, flow_type TEXT, state TEXT);",
+            "flow_states (current_state, state_data)",
+        ),
+        ("CREATE TABLE conversation_participants (id TEXT, phone_number TEXT);", "flow_states (no such table)"),
+    ],
+)
+def test_tables_without_the_expected_columns_are_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: str, missing: str
+) -> None:
+    # Given a database whose tables lack columns the import needs
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.executescript(schema)
+    db.close()
+    # When it is imported / Then one line names what is missing, exit 3 (docs/cli.md), no SQL error
+    assert main(["import", "--sqlite", str(path), "--dry-run"]) == 3
+    err = capsys.readouterr().err
+    assert err == f"promptpipe import: not the original PromptPipe's tables: missing columns in {missing}\n"

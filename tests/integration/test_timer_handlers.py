@@ -210,10 +210,13 @@ def test_state_transition_twice_one_effect_and_stale_execution_none(enrolled: Pa
     )
     p.env.app.apply_schedules(session.commit())
     transition = captured(p.env, f"{p.id}-transition")
-    # When it fires / Then FEEDBACK, and the schedule is deleted with the pending transition
+    one_shot = scheduler(p.env).get_schedule(Name=f"{p.id}-transition", GroupName=p.env.settings.schedule_group_name)
+    # When it fires / Then FEEDBACK, and the pending transition is cleared; the one-shot is the
+    # scheduler's to delete once it has run (ActionAfterCompletion=DELETE), not the handler's
     p.env.clock.advance(timedelta(minutes=30))
     invoke(p.env, transition, "exec-transition-1")
-    assert p.state()["sub_state"] == "FEEDBACK" and f"{p.id}-transition" not in group_names(p.env, p.id)
+    assert p.state()["sub_state"] == "FEEDBACK" and one_shot["ActionAfterCompletion"] == "DELETE"
+    assert not p.state()["pending_timers"]
     # When, after an operator moved the participant back, it is delivered again
     p.override("INTAKE")
     invoke(p.env, transition, "exec-transition-1")

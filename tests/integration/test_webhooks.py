@@ -644,6 +644,7 @@ def test_meta_one_malformed_message_does_not_drop_its_batch(local_env_factory) -
 
 
 # -- channel credentials: missing, or checks switched off for local development -----------------------
+@pytest.mark.logs_errors  # the ERROR and metric: tests/integration/test_webhook_misconfigured.py
 def test_a_webhook_whose_secret_is_not_configured_answers_503_and_takes_nothing(local_env_factory) -> None:
     # Given a deployment where neither channel's signing secret is set (no value, no channel secret)
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])

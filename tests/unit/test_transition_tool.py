@@ -19,7 +19,7 @@ from promptpipe.flow.tools.state_transition import DEFINITION, StateTransitionTo
 from promptpipe.models.api import StateOverride
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import DataKey, SubState
+from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.services import EventOutcome
 from tests.support import START, MemoryHarness, memory_harness
 
@@ -145,6 +145,39 @@ def test_scenario_5_state_unchanged_until_the_timer_fires_then_feedback() -> Non
     assert sub_state(h, p.id) == "FEEDBACK"
     data = h.data(p.id)
     assert DataKey.STATE_TRANSITION_TIMER_ID.value not in data and DataKey.PENDING_TRANSITION.value not in data
+
+
+def test_a_transition_firing_deletes_no_schedule_the_scheduler_already_removed() -> None:
+    # Given a delayed move to FEEDBACK in 30 minutes (a one-shot EventBridge deletes once it has run)
+    h = memory_harness()
+    p = given_participant(h)
+    start = h.clock.now()
+    assert run(h, p, {"target_state": "FEEDBACK", "delay_minutes": 30}).ok
+    before = list(h.timers.cancelled)
+    # When it fires
+    [(name, outcome)] = fire_due(h, start + timedelta(minutes=30))
+    # Then it moved the participant and asked the scheduler to delete nothing (no DeleteSchedule)
+    assert outcome.timer is not None and outcome.timer.applied
+    assert h.timers.cancelled == before and name not in h.timers.cancelled
+    assert name not in StateData(h.data(p.id)).pending_timers()
+
+
+def test_a_transition_firing_deletes_an_armed_auto_feedback_but_not_itself() -> None:
+    # Given a delayed move to INTAKE in 10 minutes, and an auto-feedback armed for 20 minutes
+    h = memory_harness()
+    p = given_participant(h, "FEEDBACK")
+    start = h.clock.now()
+    assert run(h, p, {"target_state": "INTAKE", "delay_minutes": 10}).ok
+    autofb = f"{p.id}-autofb"
+    payload = TimerPayload(participant_id=p.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=autofb, due_at=start)
+    h.timers.schedule_timer(name=autofb, at=start + timedelta(minutes=20), payload=payload)
+    h.store.flows[p.id].state_data[DataKey.AUTO_FEEDBACK_TIMER_ID.value] = autofb
+    # When the transition fires
+    [(name, outcome)] = fire_due(h, start + timedelta(minutes=10))
+    # Then the auto-feedback, still armed, is deleted (any write of the sub-state cancels it), and
+    # the transition's own one-shot, already gone, is not asked to be
+    assert outcome.timer is not None and outcome.timer.applied and sub_state(h, p.id) == "INTAKE"
+    assert h.timers.cancelled == [autofb] and h.timers.get(autofb) is None and name not in h.timers.cancelled
 
 
 @pytest.mark.parametrize(("delay", "minutes"), [(0.5, 1), (0.01, 1), (1.2, 2), (2.0, 2), (29.5, 30)])

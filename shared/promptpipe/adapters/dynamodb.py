@@ -54,7 +54,8 @@ from promptpipe.adapters.dynamodb_items import (
     sortable_timestamp,
     transcript_from_item,
 )
-from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TTL_ATTRIBUTE
+from promptpipe.adapters.dynamodb_retention import partition_pages, with_expiry
+from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX
 from promptpipe.errors import (
     EventAlreadyCommitted,
     ParticipantAlreadyEnrolled,
@@ -250,7 +251,24 @@ class DynamoParticipantRepo:
         if not keep_transcript:
             self._delete_transcript(pk)
         elif self._retention is not None:
-            self._expire_transcript(pk, self._now() + self._retention)
+            self._rewrite_expiry(pk, self._now() + self._retention)
+
+    @store_operation
+    def expire(self, participant_id: str, at: datetime | None) -> None:
+        """Stamp ``at`` (None: clear it) on the items no commit rewrites: the transcript and the
+        phone claim (docs/retention.md)."""
+        meta = self._get_meta(participant_id)
+        self._rewrite_expiry(participant_pk(participant_id), at, MSG_SK_PREFIX)
+        try:  # rewritten whole (a claim is its key and owner): the enrollment API may not read claims
+            self._client.put_item(
+                TableName=self._table,
+                Item=with_expiry(phone_claim_item(meta["phone_number"]["S"], participant_id), at),
+                ConditionExpression="participant_id = :id",  # only while it is still theirs
+                ExpressionAttributeValues={":id": _s(participant_id)},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:
@@ -283,27 +301,13 @@ class DynamoParticipantRepo:
             for start in range(0, len(keys), _BATCH_WRITE_SIZE):
                 self._batch_delete(keys[start : start + _BATCH_WRITE_SIZE])
 
-    def _expire_transcript(self, pk: str, at: datetime) -> None:
-        """Stamp the TTL attribute on every remaining item of the partition (rewritten in batches).
-        An item that already expires sooner (a sent-ledger record) keeps its own expiry."""
-        stamp = int(at.timestamp())
-
-        def expiring(item: Item) -> Item:
-            current = item.get(TTL_ATTRIBUTE, {}).get("N")
-            return {**item, TTL_ATTRIBUTE: {"N": str(min(stamp, int(current)) if current else stamp)}}
-
-        paginator = self._client.get_paginator("query")
-        pages = paginator.paginate(
-            TableName=self._table,
-            KeyConditionExpression=f"{PK} = :pk",
-            ExpressionAttributeValues={":pk": _s(pk)},
-            ConsistentRead=True,
-        )
-        for page in pages:
-            items = page.get("Items", [])
+    def _rewrite_expiry(self, pk: str, at: datetime | None, sk_prefix: str = "") -> None:
+        """Stamp (or clear) the TTL attribute on the partition's items (of ``sk_prefix``), rewritten
+        in batches; an item that already expires sooner keeps its own expiry (``with_expiry``)."""
+        for items in partition_pages(self._client, self._table, pk, sk_prefix):
             for start in range(0, len(items), _BATCH_WRITE_SIZE):
                 chunk = items[start : start + _BATCH_WRITE_SIZE]
-                self._batch_write([{"PutRequest": {"Item": expiring(i)}} for i in chunk])
+                self._batch_write([{"PutRequest": {"Item": with_expiry(i, at)}} for i in chunk])
 
     def _batch_delete(self, keys: Sequence[Item]) -> None:
         self._batch_write([{"DeleteRequest": {"Key": item_key}} for item_key in keys])

@@ -11,6 +11,7 @@ from promptpipe.adapters.dynamodb_items import (
     PK,
     SK,
     event_claim_item,
+    expires_at,
     flow_item,
     meta_key,
     participant_item,
@@ -42,7 +43,10 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
         raise ValueError("transcript entry belongs to another participant")
     if 2 + (commit.claim is not None) + len(commit.transcript) > MAX_COMMIT_ITEMS:
         raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
-    transcript_items = [transcript_item(entry) for entry in commit.transcript]
+    # A withdrawn participant's items expire together (docs/retention.md): what this commit
+    # writes carries the flow state's expiry, as the flow item does.
+    ttl = expires_at(commit.flow.expires_at) if commit.flow.expires_at else {}
+    transcript_items = [transcript_item(entry) | ttl for entry in commit.transcript]
     if len({item[SK]["S"] for item in transcript_items}) != len(transcript_items):
         raise ValueError("two transcript entries share a timestamp and seq")
 
@@ -63,7 +67,7 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
             {
                 "Put": {
                     "TableName": table_name,
-                    "Item": participant_item(commit.participant),
+                    "Item": participant_item(commit.participant) | ttl,
                     "ConditionExpression": f"attribute_exists({PK})",
                 }
             }

@@ -203,11 +203,14 @@ def flow_item(flow: FlowState, recent_events: list[EventRecord]) -> Item:
     }
     if flow.updated_at is not None:
         item["updated_at"] = _s(sortable_timestamp(flow.updated_at))
+    if flow.expires_at is not None:
+        item.update(expires_at(flow.expires_at))
     return item
 
 
 def flow_from_item(participant_id: str, item: Item) -> tuple[FlowState, list[EventRecord]]:
     updated_at = item.get("updated_at")
+    ttl = item.get(table.TTL_ATTRIBUTE, {}).get("N")
     flow = FlowState(
         participant_id=participant_id,
         flow_type=item["flow_type"]["S"],
@@ -215,6 +218,7 @@ def flow_from_item(participant_id: str, item: Item) -> tuple[FlowState, list[Eve
         state_data={k: v["S"] for k, v in item.get("state_data", {"M": {}})["M"].items()},
         version=int(item["version"]["N"]),
         updated_at=updated_at["S"] if updated_at and "S" in updated_at else None,
+        expires_at=datetime.fromtimestamp(int(ttl), UTC) if ttl else None,
     )
     raw_events = item.get("recent_events", {}).get("S") or "[]"
     return flow, _EVENT_RECORDS.validate_json(raw_events)

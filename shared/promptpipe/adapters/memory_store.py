@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+from datetime import datetime
 
 from promptpipe.errors import (
     EventAlreadyCommitted,
@@ -25,6 +26,7 @@ class InMemoryStore:
         self.phones: dict[str, str] = {}
         self.enrollments: dict[str, str] = {}  # phone -> fingerprint of the request that enrolled it
         self.flows: dict[str, FlowState] = {}
+        self.expiries: dict[str, datetime] = {}  # what ``expire`` was asked for, by participant
         self.events: dict[str, list[EventRecord]] = {}
         self.transcripts: dict[str, list[TranscriptEntry]] = {}
         # Claimed event ids, as the table's EVENT# items: kept past a deletion that keeps the
@@ -87,6 +89,16 @@ class InMemoryStore:
             if not keep_transcript:  # erased with the rest of the partition, as DynamoDB's
                 self.transcripts.pop(participant_id, None)
                 self.claims = {k: v for k, v in self.claims.items() if k[0] != participant_id}
+
+    def expire(self, participant_id: str, at: datetime | None) -> None:
+        """Nothing expires in memory: the expiry asked for is recorded (``expiries``)."""
+        with self._lock:
+            if participant_id not in self.participants:
+                raise ParticipantNotFound(participant_id)
+            if at is None:
+                self.expiries.pop(participant_id, None)
+            else:
+                self.expiries[participant_id] = at
 
     # -- StateStore -------------------------------------------------------------------------
     def load(self, participant_id: str) -> LoadedState:

@@ -36,6 +36,11 @@ _PARTICIPANT_COLUMNS = (
     "created_at",
     "updated_at",
 )
+# What the import cannot do without; the other participant columns are read when present.
+_REQUIRED_COLUMNS = {
+    "conversation_participants": ("id", "phone_number"),
+    "flow_states": ("participant_id", "flow_type", "current_state", "state_data"),
+}
 
 
 def read_sqlite(path: str) -> list[OriginalParticipant]:
@@ -45,10 +50,14 @@ def read_sqlite(path: str) -> list[OriginalParticipant]:
         raise ConfigurationError(f"cannot open the SQLite database {path!r}: {exc}") from exc
     with closing(connection):
         try:
-            columns = {row[1] for row in connection.execute("PRAGMA table_info(conversation_participants)")}
-            if not columns:
+            columns = {
+                table: {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+                for table in _REQUIRED_COLUMNS
+            }
+            if not columns["conversation_participants"]:
                 raise ConfigurationError(f"{path!r} has no conversation_participants table")
-            return list(_read(connection, columns, "?"))
+            _check_columns(columns)
+            return list(_read(connection, columns["conversation_participants"], "?"))
         except sqlite3.DatabaseError as exc:  # not a database, or not the original's schema
             raise ConfigurationError(f"cannot read the SQLite database {path!r}: {exc}") from exc
 
@@ -67,13 +76,33 @@ def read_postgres(dsn: str) -> list[OriginalParticipant]:
     except psycopg.Error as exc:  # e.g. a malformed DSN
         raise ConfigurationError(f"cannot use the Postgres DSN: {exc}") from exc
     with connection:
-        rows = connection.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'conversation_participants'"
-        ).fetchall()
-        columns = {row[0] for row in rows}
-        if not columns:
+        columns = {
+            table: {
+                row[0]
+                for row in connection.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,)
+                ).fetchall()
+            }
+            for table in _REQUIRED_COLUMNS
+        }
+        if not columns["conversation_participants"]:
             raise ConfigurationError("the database has no conversation_participants table")
-        return list(_read(connection, columns, "%s"))
+        _check_columns(columns)
+        return list(_read(connection, columns["conversation_participants"], "%s"))
+
+
+def _check_columns(columns: dict[str, set[str]]) -> None:
+    """Name every required column the tables lack, in one line (instead of the SQL error a query
+    over them would give)."""
+    missing = [
+        f"{table} ({', '.join(c for c in required if c not in columns[table])})"
+        if columns[table]
+        else f"{table} (no such table)"
+        for table, required in _REQUIRED_COLUMNS.items()
+        if not columns[table] or any(c not in columns[table] for c in required)
+    ]
+    if missing:
+        raise ConfigurationError("not the original PromptPipe's tables: missing columns in " + "; ".join(missing))
 
 
 def _read(connection: Any, columns: set[str], placeholder: str) -> Iterator[OriginalParticipant]:

@@ -91,9 +91,12 @@ class ExportCounts:
 def write_export(
     client: CoordinatorClient, out_dir: Path, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportCounts:
-    """Write the three files into ``out_dir`` (created); ``progress(done, total)`` per participant."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the three files into ``out_dir`` (created); ``progress(done, total)`` per participant.
+
+    The participants are listed first: an API that cannot be reached (or refuses) leaves nothing
+    behind, not even the folder."""
     participants = list(client.iter_participants())
+    out_dir.mkdir(parents=True, exist_ok=True)
     counts = ExportCounts()
     with (
         (out_dir / "participants.csv").open("w", newline="", encoding="utf-8") as people_file,

@@ -8,6 +8,8 @@ itself is kept across a pause.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
@@ -59,6 +61,12 @@ def change_status(deps: FlowDeps, session: ConversationSession, status: Particip
     def apply(op: OpContext) -> None:
         op.participant.status = status
         op.participant_changed = True
+        retention = deps.config.retention_days_after_delete
+        if status is ParticipantStatus.WITHDRAWN and retention:
+            # The clock of a deletion (docs/retention.md): everything of theirs expires this long after.
+            op.expires_at = op.expires_at or op.now + timedelta(days=retention)
+        elif old is ParticipantStatus.WITHDRAWN:
+            op.expires_at = None  # re-activated (or paused, completed): kept again
         if status is not ParticipantStatus.ACTIVE:
             _stop_all_timers(op)
         else:

@@ -70,6 +70,7 @@ class OpContext:
     transcript: list[TranscriptEntry] = field(default_factory=list)
     touched_schedules: list[str] = field(default_factory=list)
     participant_changed: bool = False
+    expires_at: datetime | None = None  # FlowState.expires_at: the retention clock of a withdrawal
 
     def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None) -> None:
         """Queue a message for sending after the commit; it is recorded in the transcript too. The
@@ -195,6 +196,7 @@ class ConversationSession:
             now=self.started_at,
             event_id=self.event_id,
             version=loaded.flow.version + 1,
+            expires_at=loaded.flow.expires_at,
         )
 
     @property
@@ -225,6 +227,11 @@ class ConversationSession:
     @property
     def touched_schedules(self) -> list[str]:
         return list(self._ctx.touched_schedules)
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """When the participant's items expire (a withdrawal's retention clock), as decided so far."""
+        return self._ctx.expires_at
 
     @property
     def loaded(self) -> LoadedState:
@@ -364,6 +371,7 @@ class ConversationSession:
             state_data=dict(self._ctx.data.raw),
             version=loaded.flow.version + 1,
             updated_at=self.now,
+            expires_at=self._ctx.expires_at,
         )
         participant = self._ctx.participant if self._ctx.participant_changed else None
         if participant is not None:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.session import ConversationSession, OpContext
-from promptpipe.flow.state_ops import cancel_pending_transition, write_sub_state
+from promptpipe.flow.state_ops import write_sub_state
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
@@ -107,7 +107,13 @@ def _transition(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) ->
         ):
             outcome.detail = "stale: transition no longer pending"
             return
-        cancel_pending_transition(op)
+        # This firing is the one-shot itself, which the scheduler deletes once it has run
+        # (ActionAfterCompletion=DELETE): forget it without a DeleteSchedule. Only another
+        # one-shot the state still lists under that name is deleted.
+        op.data.set_pending_transition(None)
+        op.data.clear(DataKey.STATE_TRANSITION_TIMER_ID)
+        if payload.timer_id in op.data.pending_timers():
+            op.disarm(payload.timer_id)
         if op.data.sub_state_raw == pending.target_state.value:
             outcome.detail = f"already in {pending.target_state.value}"
             return

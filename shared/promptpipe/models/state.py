@@ -195,6 +195,9 @@ class FlowState(BaseModel):
     state_data: dict[str, str] = Field(default_factory=dict)
     version: int = 0
     updated_at: datetime | None = None
+    # Set while the participant is withdrawn and a retention is configured: when their items expire
+    # (the store stamps it on what it writes; docs/retention.md). None: kept.
+    expires_at: datetime | None = None
 
 
 class StateData:

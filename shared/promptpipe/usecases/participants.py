@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import MessagingError, ParticipantAlreadyEnrolled, QueueError, TimerError, ValidationFailed
@@ -140,6 +141,7 @@ class Participants:
             validate_timezone(fields["timezone"])
         session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
         status = fields.pop("status", None)
+        previous_status = session.participant.status
         profile_fields = fields  # what is left: the participant's own fields
 
         def apply(op: OpContext) -> None:
@@ -170,9 +172,19 @@ class Participants:
         if session.dirty:
             # An API change: its id is made up here and redelivered by nobody, so it claims none.
             app.apply_schedules(session.commit(claim_event=False))
+        if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
+            self._follow_retention(participant_id, session.expires_at)
+        if session.dirty:
             # The commit stamps the stored participant's updated_at; answer with what was stored.
             return session.participant.model_copy(update={"updated_at": session.now})
         return session.participant
+
+    def _follow_retention(self, participant_id: str, expires_at: datetime | None) -> None:
+        """After a withdrawal (or a re-activation) committed the flow state's expiry, the items no
+        commit rewrites (transcript, phone claim) follow it (docs/retention.md). Run on a repeated
+        withdrawal too, so a retry completes what a failure here left."""
+        if self.app.deps.config.retention_days_after_delete:
+            self.app.repo.expire(participant_id, expires_at)
 
     def delete(self, participant_id: str, *, keep_transcript: bool = True) -> None:
         """Remove participant, claim and state, then every schedule of theirs, then tell them.
