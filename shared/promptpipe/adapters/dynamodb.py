@@ -48,6 +48,7 @@ from promptpipe.adapters.dynamodb_items import (
     participant_from_item,
     participant_item,
     participant_pk,
+    pending_effects_token,
     phone_claim_item,
     phone_claim_key,
     sortable_timestamp,
@@ -342,11 +343,12 @@ class DynamoStateStore:
         if meta is None:
             raise ParticipantNotFound(f"participant {participant_id} not found")
         participant = participant_from_item(meta)
-        flow_raw = by_sk.get(FLOW_SK)
+        flow_raw, pending = by_sk.get(FLOW_SK), pending_effects_token(by_sk)
         if flow_raw is None:
-            return LoadedState(participant=participant, flow=FlowState(participant_id=participant_id))
-        flow, recent_events = flow_from_item(participant_id, flow_raw)
-        return LoadedState(participant=participant, flow=flow, recent_events=recent_events)
+            flow, recent_events = FlowState(participant_id=participant_id), []
+        else:
+            flow, recent_events = flow_from_item(participant_id, flow_raw)
+        return LoadedState(participant=participant, flow=flow, recent_events=recent_events, pending_effects=pending)
 
     @store_operation
     def commit(self, commit: StateCommit) -> None:

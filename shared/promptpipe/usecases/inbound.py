@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantAlreadyEnrolled
+from promptpipe.errors import EffectsPending, ParticipantAlreadyEnrolled
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import OpContext
 from promptpipe.inbound_text import clip_inbound_text
@@ -131,5 +131,10 @@ class Inbound:
                 ),
             )
         effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        app.finish(outcome_of_effects(effects, replayed=False))
+        try:
+            app.finish(outcome_of_effects(effects, replayed=False))
+        except EffectsPending:
+            # The confirmation went out; the schedules are marked and re-applied by the next event
+            # or the sweep, so the provider is answered 200 (its retry would change nothing).
+            pass
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)

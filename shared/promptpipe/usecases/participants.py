@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import MessagingError, QueueError, TimerError, ValidationFailed
+from promptpipe.errors import EffectsPending, MessagingError, QueueError, TimerError, ValidationFailed
 from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
@@ -14,6 +14,7 @@ from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.steering import controller_view, release_controller_hold
 from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import LLMRoute
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
@@ -27,6 +28,7 @@ from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData,
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.timezones import validate_iana_zone
+from promptpipe.usecases.outcomes import UpdateOutcome
 
 if TYPE_CHECKING:
     from promptpipe.services import PromptPipe
@@ -86,7 +88,7 @@ class Participants:
         logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
         return participant
 
-    def update(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+    def update(self, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
         app = self.app
         fields = update.model_dump(exclude_unset=True, exclude_none=True)
         if "timezone" in fields:
@@ -121,10 +123,19 @@ class Participants:
 
             session.apply("clear_opt_out", clear_opt_out)
         if session.dirty:
-            app.apply_schedules(session.commit())
+            pending = self._apply_committed(participant_id, session.commit().schedules)
             # The commit stamps the stored participant's updated_at; answer with what was stored.
-            return session.participant.model_copy(update={"updated_at": session.now})
-        return session.participant
+            return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
+        return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+
+    def _apply_committed(self, participant_id: str, schedules: dict[str, ScheduleSpec | None]) -> bool:
+        """The schedule changes of a committed update; ``True`` when they failed and are pending
+        (marked, re-applied by the next event or the sweep): the caller is told, not failed."""
+        try:
+            self.app.sending.apply_committed_schedules(participant_id, schedules)
+        except EffectsPending:
+            return True
+        return False
 
     def delete(self, participant_id: str, *, keep_transcript: bool = True) -> None:
         """Remove participant, claim and state, then every schedule of theirs, then tell them.
@@ -197,6 +208,7 @@ class Participants:
             daily_prompt_pending=pending.to_json_dict() if pending else None,
             version=loaded.flow.version,
             controller=controller_view(data),
+            effects_pending=loaded.pending_effects is not None,
         )
 
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
@@ -229,8 +241,8 @@ class Participants:
             op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
         session.apply("override", record)
-        app.apply_schedules(session.commit(record_event=False))
-        return self.state_view(participant_id)
+        self._apply_committed(participant_id, session.commit(record_event=False).schedules)
+        return self.state_view(participant_id)  # ``effects_pending`` says whether they still are
 
 
 def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
