@@ -111,7 +111,9 @@ class SentLedger(Protocol):
 class DeliveryLog(Protocol):
     """What became of each outbound message, kept on its transcript entry."""
 
-    def record_outcomes(self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]) -> None:
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
         """The outcomes of one event's messages (transcript ``seq`` -> outcome; the entries were
         committed at ``committed_at``), in one write. An entry that no longer exists (an erased
         transcript) is left alone."""

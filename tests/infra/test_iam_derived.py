@@ -46,13 +46,11 @@ import pytest
 from botocore.client import BaseClient
 
 from infra import constants as c
-from tests.scheduler_faults import throttled_create_schedule
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import LLMError, MessagingError
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.demo import send_sms
-from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
     LOCAL_WHATSAPP_APP_SECRET,
@@ -62,11 +60,13 @@ from promptpipe.local.environment import (
     LocalEnvironment,
     local_settings,
 )
+from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
+from tests.scheduler_faults import throttled_create_schedule
 
 FUNCTIONS = tuple(spec.key for spec in c.ALL_FUNCTIONS)
 # Deployments whose roles differ, by CDK context; each serves the events of its phases of the run

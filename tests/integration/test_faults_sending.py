@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.aws import aws_client
+from promptpipe.adapters.local_outbox import OutboxRecord
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.coordinator.summary import summarize
 from promptpipe.errors import MessagingError
 from promptpipe.flow.timer_names import participant_prefix
-from promptpipe.adapters.local_outbox import OutboxRecord
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, sqs_record
 from promptpipe.local.signing import twilio_form, twilio_signature
@@ -63,7 +63,9 @@ class Stack:
         returns its SQS record."""
         from functions.inbound import webhook
 
-        event = http_api_event("POST", "/webhooks/twilio", now=self.env.clock.now(), **twilio_event(self.env, body, sid))
+        event = http_api_event(
+            "POST", "/webhooks/twilio", now=self.env.clock.now(), **twilio_event(self.env, body, sid)
+        )
         assert webhook.handler(event, FakeLambdaContext(function_name="webhook"))["statusCode"] == 200
         received = self.env._sqs.receive_message(
             QueueUrl=self.env.resources.inbound_queue_url, MaxNumberOfMessages=1, AttributeNames=["All"]
@@ -136,9 +138,7 @@ class Stack:
         return [m for m in self.history() if m["direction"] == "outbound" and m["kind"] == kind]
 
     def summary_prompts_sent(self) -> int:
-        participant = ConversationParticipant.model_validate(
-            self.env.api("GET", f"{BASE}/{self.pid}").body["result"]
-        )
+        participant = ConversationParticipant.model_validate(self.env.api("GET", f"{BASE}/{self.pid}").body["result"])
         entries = [TranscriptEntry.model_validate(m) for m in self.history()]
         return summarize(participant, entries, self.state()).prompts_sent
 

@@ -54,7 +54,9 @@ class DynamoDeliveryLog:
         self._client = client
 
     @store_operation
-    def record_outcomes(self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]) -> None:
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
         pk, at = participant_pk(participant_id), sortable_timestamp(committed_at)
         updates = [
             {

@@ -344,10 +344,11 @@ class DynamoStateStore:
             raise ParticipantNotFound(f"participant {participant_id} not found")
         participant = participant_from_item(meta)
         flow_raw, pending = by_sk.get(FLOW_SK), pending_effects_token(by_sk)
-        if flow_raw is None:
-            flow, recent_events = FlowState(participant_id=participant_id), []
-        else:
-            flow, recent_events = flow_from_item(participant_id, flow_raw)
+        flow, recent_events = (
+            flow_from_item(participant_id, flow_raw)
+            if flow_raw is not None
+            else (FlowState(participant_id=participant_id), list[EventRecord]())
+        )
         return LoadedState(participant=participant, flow=flow, recent_events=recent_events, pending_effects=pending)
 
     @store_operation

@@ -224,19 +224,21 @@ def flow_from_item(participant_id: str, item: Item) -> tuple[FlowState, list[Eve
 
 
 def transcript_item(entry: TranscriptEntry) -> Item:
-    return {
-        **key(participant_pk(entry.participant_id), transcript_sk(entry)),
-        "at": _s(sortable_timestamp(entry.at)),
-        "seq": _s(entry.seq),
-        "direction": _s(entry.direction.value),
-        "kind": _s(entry.kind),
-        "content": _s(entry.content),
-        "event_id": _s(entry.event_id),
-        # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
-        "metadata": _s(to_json(entry.metadata).decode()),
-    } | (
-        {"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {}
-    ) | ({"delivery": delivery_attribute(entry.delivery)} if entry.delivery else {})
+    return (
+        {
+            **key(participant_pk(entry.participant_id), transcript_sk(entry)),
+            "at": _s(sortable_timestamp(entry.at)),
+            "seq": _s(entry.seq),
+            "direction": _s(entry.direction.value),
+            "kind": _s(entry.kind),
+            "content": _s(entry.content),
+            "event_id": _s(entry.event_id),
+            # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
+            "metadata": _s(to_json(entry.metadata).decode()),
+        }
+        | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
+        | ({"delivery": delivery_attribute(entry.delivery)} if entry.delivery else {})
+    )
 
 
 def delivery_attribute(outcome: DeliveryOutcome) -> dict[str, Any]:

@@ -120,7 +120,9 @@ class InMemoryStore:
         return [e.outbound.model_copy(deep=True) for e in found if e is not None and e.outbound is not None]
 
     # -- DeliveryLog ------------------------------------------------------------------------
-    def record_outcomes(self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]) -> None:
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
         with self._lock:
             for entry in self.transcripts.get(participant_id, []):
                 if entry.at == committed_at and entry.seq in outcomes:

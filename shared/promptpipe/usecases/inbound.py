@@ -3,6 +3,7 @@ then the FIFO queue. No model call here (the worker runs the turn), and no conve
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -131,10 +132,8 @@ class Inbound:
                 ),
             )
         effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        try:
+        # EffectsPending: the confirmation went out and the failed schedule changes are marked, re-applied
+        # by the next event or the sweep; the provider is answered 200 (its retry would change nothing).
+        with contextlib.suppress(EffectsPending):
             app.finish(outcome_of_effects(effects, replayed=False))
-        except EffectsPending:
-            # The confirmation went out; the schedules are marked and re-applied by the next event
-            # or the sweep, so the provider is answered 200 (its retry would change nothing).
-            pass
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)

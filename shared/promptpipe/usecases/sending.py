@@ -5,9 +5,8 @@ with what the state wants."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
-
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from promptpipe.errors import EffectsPending, MessagingError, ParticipantNotFound, StoreError, TimerError
 from promptpipe.flow.effects import Effects, apply_schedule_changes, desired_schedules
