@@ -136,10 +136,11 @@ class Sending:
             raise EffectsPending(str(exc)) from exc
 
     def repair_pending(self, participant_id: str, token: str) -> bool:
-        """Bring a marked participant's schedules in line with their state, then clear the marker;
-        ``False`` (marker kept) when the scheduler still fails."""
+        """Bring a marked participant's schedules in line with their state (every wanted schedule
+        re-put, orphans deleted), then clear the marker; ``False`` (marker kept) when the scheduler
+        still fails."""
         try:
-            self.reconcile(participant_id)
+            self.reconcile(participant_id, refresh=True)  # a failed change may have been an update
         except TimerError:
             logger.warning("pending schedule changes still failing", extra={"participant_id": participant_id})
             return False
@@ -175,9 +176,10 @@ class Sending:
             seqs={ref.id: ref.seq for ref in record.messages},
         )
 
-    def reconcile(self, participant_id: str) -> ReconcileReport:
+    def reconcile(self, participant_id: str, *, refresh: bool = False) -> ReconcileReport:
         """Make the live schedules of one participant equal to what their state wants: delete
-        orphans, re-create missing ones (a one-shot whose time has passed is not re-created)."""
+        orphans, re-create missing ones (a one-shot whose time has passed is not re-created).
+        ``refresh``: also re-put the live ones the state wants (a failed update left them stale)."""
         report = ReconcileReport(participant_id=participant_id)
         live = set(self.app.timers.list_names(participant_prefix(participant_id)))
         report.live = len(live)
@@ -194,13 +196,14 @@ class Sending:
         for name in sorted(live - desired.keys()):
             changes[name] = None
             report.deleted_orphans.append(name)
-        for name in sorted(desired.keys() - live):
+        for name in sorted(desired.keys() if refresh else desired.keys() - live):
             spec = desired[name]
             if spec.at is not None and spec.at <= now:
                 report.skipped_past.append(name)
                 continue
             changes[name] = spec
-            report.created_missing.append(name)
+            if name not in live:
+                report.created_missing.append(name)
         self.apply_schedule_specs(changes)
         if report.repairs:
             logger.warning(
