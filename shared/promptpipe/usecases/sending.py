@@ -5,6 +5,7 @@ with what the state wants."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -75,7 +76,7 @@ class Sending:
                     logger.exception("could not record the messages already sent")
             raise
         if outcome.pending_effects:
-            self.repair_pending(outcome.participant_id, outcome.pending_effects)
+            self.repair_pending(outcome.participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
         return sum(1 for result in results.values() if result.delivered)
 
     def _deliver(self, message: OutboundMessage, outcome: EventOutcome) -> DeliveryOutcome:
@@ -135,12 +136,14 @@ class Sending:
             logger.warning("schedule changes pending after a failure", extra={"participant_id": participant_id})
             raise EffectsPending(str(exc)) from exc
 
-    def repair_pending(self, participant_id: str, token: str) -> bool:
+    def repair_pending(self, participant_id: str, token: str, applied: Collection[str] = ()) -> bool:
         """Bring a marked participant's schedules in line with their state (every wanted schedule
         re-put, orphans deleted), then clear the marker; ``False`` (marker kept) when the scheduler
         still fails."""
         try:
-            self.reconcile(participant_id, refresh=True)  # a failed change may have been an update
+            # A failed change may have been an update: re-put what the state wants, except what the
+            # calling event has just applied itself.
+            self.reconcile(participant_id, refresh=True, applied=applied)
         except TimerError:
             logger.warning("pending schedule changes still failing", extra={"participant_id": participant_id})
             return False
@@ -176,10 +179,13 @@ class Sending:
             seqs={ref.id: ref.seq for ref in record.messages},
         )
 
-    def reconcile(self, participant_id: str, *, refresh: bool = False) -> ReconcileReport:
+    def reconcile(
+        self, participant_id: str, *, refresh: bool = False, applied: Collection[str] = ()
+    ) -> ReconcileReport:
         """Make the live schedules of one participant equal to what their state wants: delete
         orphans, re-create missing ones (a one-shot whose time has passed is not re-created).
-        ``refresh``: also re-put the live ones the state wants (a failed update left them stale)."""
+        ``refresh``: also re-put the live ones the state wants (a failed update left them stale),
+        except those in ``applied`` (just put by the calling event)."""
         report = ReconcileReport(participant_id=participant_id)
         live = set(self.app.timers.list_names(participant_prefix(participant_id)))
         report.live = len(live)
@@ -196,7 +202,8 @@ class Sending:
         for name in sorted(live - desired.keys()):
             changes[name] = None
             report.deleted_orphans.append(name)
-        for name in sorted(desired.keys() if refresh else desired.keys() - live):
+        wanted = desired.keys() - (live & set(applied)) if refresh else desired.keys() - live
+        for name in sorted(wanted):
             spec = desired[name]
             if spec.at is not None and spec.at <= now:
                 report.skipped_past.append(name)
