@@ -51,6 +51,9 @@ _FLOW = {
     "dynamodb:ConditionCheckItem": (PARTICIPANT,),  # commit: META must still exist
     "dynamodb:GetItem": (PARTICIPANT,),  # a redelivered event: its sent record
     "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered event: its messages, from the transcript
+    # the delivery outcomes on the transcript entries (one UpdateItem, or one TransactWriteItems of
+    # updates for an event with several messages)
+    "dynamodb:UpdateItem": (PARTICIPANT,),
 }
 # The turns that steer intake read the flow definition (through a cache) and seed the bundled
 # default when none is stored yet.
@@ -80,6 +83,7 @@ def _webhook(*, auto_enroll: bool) -> Access:
             "dynamodb:GetItem": (PHONE, PARTICIPANT),  # who sent this? (and a redelivery's sent record)
             "dynamodb:BatchGetItem": (PARTICIPANT,),  # a redelivered STOP / START: its messages
             "dynamodb:Query": (PARTICIPANT,),  # STOP / START open the participant's state
+            "dynamodb:UpdateItem": (PARTICIPANT,),  # the confirmation's delivery outcome
             # STOP / START commit the participant's state; auto-enrolment also claims the number,
             # so without it the public function cannot write a phone claim at all.
             "dynamodb:PutItem": (PARTICIPANT, PHONE) if auto_enroll else (PARTICIPANT,),
@@ -128,8 +132,14 @@ ACCESS: dict[str, Access] = {
         secrets=("openai", "channel"),
     ),
     c.TIMERS.key: Access(
-        table=dict(_FLOW),
+        table={
+            **_FLOW,
+            # the sweep: reconcile a marked participant, then clear the marker
+            "dynamodb:DeleteItem": (PARTICIPANT,),
+        },
+        participants_index=("dynamodb:Query",),  # the sweep: list the pending-effects markers
         schedules=SCHEDULE_WRITE,
+        list_schedules=True,  # the sweep: reconcile compares with the live schedules
         pass_scheduler_role=True,
         secrets=("channel",),
     ),

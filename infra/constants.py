@@ -83,6 +83,11 @@ TIMERS = FunctionSpec(
 )
 ALL_FUNCTIONS = (ENROLLMENT, WEBHOOK, WORKER, SCHEDULED_PROMPT, TIMERS)
 
+# The pending-effects sweep (docs/architecture.md, "Effects that failed"): how often EventBridge
+# Scheduler invokes the timers function with ``{"sweep": "pending_effects"}``.
+PENDING_EFFECTS_SWEEP_MINUTES = 15
+PENDING_EFFECTS_SWEEP_INPUT = '{"sweep": "pending_effects"}'
+
 # Async invocations (the scheduler's) of the two scheduler targets.
 ASYNC_RETRY_ATTEMPTS = 2
 ASYNC_MAX_EVENT_AGE_HOURS = 6

@@ -88,5 +88,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         queue=None,
         sessions=SessionFactory(store, clock, rng=rng, prep_minutes=settings.scheduler_prep_time_minutes),
         ledger=InMemorySentLedger(),
+        pending_effects=store.pending_effects,
+        deliveries=store,
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)

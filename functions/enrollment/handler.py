@@ -86,6 +86,10 @@ PAGE = {200: _answer("A page of participants, newest first", ParticipantPageEnve
 TRANSCRIPT = {200: _answer("A page of the transcript, oldest first", TranscriptPageEnvelope)}
 STATE = {200: _answer("The conversation state", StateViewEnvelope)}
 DONE = {200: _answer("Done: a message, no result", MessageEnvelope)}
+# docs/architecture.md, "Effects that failed": the change is stored, its schedules are retried.
+EFFECTS_PENDING = "Stored; its schedule changes failed and are being retried (effects_pending)"
+PENDING_PARTICIPANT = {202: _answer(f"{EFFECTS_PENDING}: the participant", ParticipantEnvelope)}
+PENDING_STATE = {202: _answer(f"{EFFECTS_PENDING}: the conversation state", StateViewEnvelope)}
 RECONCILED = {200: _answer("The participant's schedules compared with their state, and the repairs", ReconcileEnvelope)}
 RECONCILED_ALL = {200: _answer("Every participant's reconcile report", ReconcileAllEnvelope)}
 
@@ -157,10 +161,12 @@ def get_participant(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().get_participant(participant_id)))
 
 
-@app.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
+@app.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **PENDING_PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
-    participant = get_app().update_participant(participant_id, update)
-    return envelope(200, message="Participant updated successfully", result=_dump(participant))
+    outcome = get_app().apply_participant_update(participant_id, update)
+    if outcome.effects_pending:  # stored; its schedule changes are retried without the caller
+        return envelope(202, message=EFFECTS_PENDING, result=_dump(outcome.participant))
+    return envelope(200, message="Participant updated successfully", result=_dump(outcome.participant))
 
 
 @app.delete(f"{BASE}/<participant_id>", responses={**DONE, **BAD_REQUEST, **NOT_FOUND})
@@ -187,9 +193,12 @@ def get_state(participant_id: str) -> Response[dict[str, Any]]:
     return envelope(200, result=_dump(get_app().state_view(participant_id)))
 
 
-@app.post(f"{BASE}/<participant_id>/state", responses={**STATE, **BAD_REQUEST, **NOT_FOUND})
+@app.post(f"{BASE}/<participant_id>/state", responses={**STATE, **PENDING_STATE, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
-    return envelope(200, message="State updated", result=_dump(get_app().override_state(participant_id, override)))
+    view = get_app().override_state(participant_id, override)
+    if view.effects_pending:
+        return envelope(202, message=EFFECTS_PENDING, result=_dump(view))
+    return envelope(200, message="State updated", result=_dump(view))
 
 
 # -- reconcile (docs/architecture.md#effects) -----------------------------------------------------

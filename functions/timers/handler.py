@@ -1,6 +1,7 @@
 """Timers: the target of every one-shot EventBridge schedule (reminder, auto-feedback, delayed
-transition, feedback timeout and follow-up). Dispatches on ``kind``; every kind re-checks its guards
-against the stored state, so a stale or duplicated firing changes nothing."""
+transition, feedback timeout and follow-up), and of the stack's periodic pending-effects sweep.
+Dispatches on ``kind``; every kind re-checks its guards against the stored state, so a stale or
+duplicated firing changes nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from functions.common import lambda_entry, run_and_send
-from promptpipe.models.events import TimerPayload
+from promptpipe.models.events import SweepRequest, TimerPayload
 from promptpipe.observability import logger
 from promptpipe.services import event_id_for_schedule
 from promptpipe.wiring import get_app
@@ -34,8 +35,17 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
     return {"messages": sent, "applied": bool(outcome.timer and outcome.timer.applied), "replayed": outcome.replayed}
 
 
+def sweep(request: SweepRequest) -> dict[str, Any]:
+    """The stack's periodic sweep: re-apply the schedule changes that failed after a commit."""
+    repaired = get_app().sweep_pending_effects(request.limit)
+    logger.info("pending effects swept", extra={"repaired": len(repaired)})
+    return {"repaired": len(repaired)}
+
+
 @lambda_entry("timers")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if "sweep" in event:
+        return sweep(SweepRequest.model_validate(event))
     payload = TimerPayload.model_validate(event)
     event_id = event_id_for_schedule(
         payload.timer_id, payload.execution_id, payload.scheduled_time, get_app().clock.now()

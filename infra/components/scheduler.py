@@ -45,6 +45,7 @@ class Scheduler(Construct):
             resource_name=f"{config.schedule_group_name}/*",
         )
         self.role = self._build_role(stack, dead_letter_queue)
+        self.sweep = self._build_sweep(config, dead_letter_queue)
 
     def _build_role(self, stack: cdk.Stack, dead_letter_queue: sqs.IQueue) -> iam.Role:
         role = iam.Role(
@@ -69,6 +70,26 @@ class Scheduler(Construct):
         )
         role.add_to_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn]))
         return role
+
+    def _build_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
+        """The periodic pending-effects sweep, in the account's default group: the participants'
+        group is listed and reconciled by participant id, and this schedule belongs to none."""
+        return scheduler.CfnSchedule(
+            self,
+            "PendingEffectsSweep",
+            name=f"{config.resource_prefix}-pending-effects-sweep",
+            description="Re-applies schedule changes that failed after their state was committed",
+            schedule_expression=f"rate({c.PENDING_EFFECTS_SWEEP_MINUTES} minutes)",
+            flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
+            target=scheduler.CfnSchedule.TargetProperty(
+                arn=self.timers_function_arn,
+                role_arn=self.role.role_arn,
+                input=c.PENDING_EFFECTS_SWEEP_INPUT,
+                # The next run comes soon: no retries, a failed run goes to the dead-letter queue.
+                retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
+                dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
+            ),
+        )
 
     def grant_manage_schedules(self, grantee: iam.IRole, actions: Sequence[str], *, pass_role: bool) -> None:
         """``actions`` on the schedules of this group; ``pass_role``: hand the scheduler its role

@@ -74,6 +74,11 @@ class TimerError(PromptPipeError):
     """The timer service (EventBridge Scheduler) refused or failed an operation."""
 
 
+class EffectsPending(TimerError):
+    """Schedule changes failed after their state was committed; the participant's pending-effects
+    marker is written, so the next event for them or the periodic sweep re-applies them."""
+
+
 class InvalidScheduleExpression(TimerError):
     """A schedule name, expression or time zone is not valid for EventBridge Scheduler."""
 
@@ -91,12 +96,21 @@ class MessagingError(PromptPipeError):
     """The messaging provider refused or failed to send a message."""
 
     def __init__(
-        self, message: str, *, code: str | None = None, status: int | None = None, retryable: bool = True
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        retryable: bool = True,
+        undeliverable: bool = False,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.status = status
         self.retryable = retryable
+        # The provider refused this message for its recipient for good (unsubscribed, not a valid
+        # number, WhatsApp's window closed with no template): sending it again would be refused too.
+        self.undeliverable = undeliverable
 
 
 class ConfigurationError(PromptPipeError):

@@ -15,7 +15,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class LLM(Protocol):
@@ -111,6 +111,35 @@ class SentLedger(Protocol):
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
         """The messages recorded for ``event_id``; ``None`` when no failure was recorded."""
+        ...
+
+
+class DeliveryLog(Protocol):
+    """What became of each outbound message, kept on its transcript entry."""
+
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
+        """The outcomes of one event's messages (transcript ``seq`` -> outcome; the entries were
+        committed at ``committed_at``), in one write. An entry that no longer exists (an erased
+        transcript) is left alone."""
+        ...
+
+
+class PendingEffects(Protocol):
+    """Participants whose schedule changes failed after a commit (docs/architecture.md, "Effects
+    that failed"): a marker per participant, re-applied from the state by the next event or the sweep."""
+
+    def mark(self, participant_id: str) -> str:
+        """Record (or renew) the participant's marker; returns its token."""
+        ...
+
+    def clear(self, participant_id: str, token: str) -> None:
+        """Remove the marker if it still carries ``token`` (a newer failure keeps its own)."""
+        ...
+
+    def pending(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` markers, oldest first: (participant id, token)."""
         ...
 
 

@@ -18,11 +18,22 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from promptpipe.clock import Clock
-from promptpipe.ports import Messenger, ParticipantRepo, PhoneClaims, SentLedger, StateStore, Timers, TurnQueue
+from promptpipe.ports import (
+    DeliveryLog,
+    Messenger,
+    ParticipantRepo,
+    PendingEffects,
+    PhoneClaims,
+    SentLedger,
+    StateStore,
+    Timers,
+    TurnQueue,
+)
 from promptpipe.usecases.outcomes import (
     EventOutcome,
     InboundDecision,
     ReconcileReport,
+    UpdateOutcome,
     event_id_for_schedule,
     outcome_log_fields,
     outcome_of_effects,
@@ -48,6 +59,7 @@ __all__ = [
     "InboundDecision",
     "PromptPipe",
     "ReconcileReport",
+    "UpdateOutcome",
     "event_id_for_schedule",
     "outcome_log_fields",
     "outcome_of_effects",
@@ -67,6 +79,8 @@ class PromptPipe:
     sessions: SessionFactory
     ledger: SentLedger | None = None
     phone_claims: PhoneClaims | None = None
+    pending_effects: PendingEffects | None = None
+    deliveries: DeliveryLog | None = None
 
     @property
     def clock(self) -> Clock:
@@ -126,6 +140,10 @@ class PromptPipe:
         return self.repo.list(limit=limit, next_token=next_token)
 
     def update_participant(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+        return self.participants.update(participant_id, update).participant
+
+    def apply_participant_update(self, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
+        """``update_participant``, and whether its schedule changes are still pending."""
         return self.participants.update(participant_id, update)
 
     def delete_participant(self, participant_id: str, *, keep_transcript: bool = True) -> None:
@@ -173,3 +191,7 @@ class PromptPipe:
 
     def reconcile_all(self) -> list[ReconcileReport]:
         return self.sending.reconcile_all()
+
+    def sweep_pending_effects(self, limit: int = 100) -> list[str]:
+        """The periodic sweep (docs/architecture.md, "Effects that failed"): the participants repaired."""
+        return self.sending.sweep_pending(limit)

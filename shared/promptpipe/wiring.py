@@ -221,6 +221,7 @@ def build_app(
         ids=ids or IdGenerator(None),
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
     )
+    from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
     return PromptPipe(
@@ -232,6 +233,10 @@ def build_app(
         sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
         ledger=DynamoSentLedger(settings.table_name, dynamodb),
         phone_claims=lazy(lambda: _phone_claims(settings, dynamodb)),
+        pending_effects=DynamoPendingEffects(
+            settings.table_name, dynamodb, index_name=settings.participants_index_name, now=clock.now, token=new_token
+        ),
+        deliveries=DynamoDeliveryLog(settings.table_name, dynamodb),
     )
 
 

@@ -60,11 +60,13 @@ from promptpipe.local.environment import (
     LocalEnvironment,
     local_settings,
 )
+from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
+from tests.scheduler_faults import throttled_create_schedule
 
 FUNCTIONS = tuple(spec.key for spec in c.ALL_FUNCTIONS)
 # Deployments whose roles differ, by CDK context; each serves the events of its phases of the run
@@ -612,6 +614,16 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert state(sam["id"])["status"] == "paused"
     assert env.api("PUT", f"{base}/{sam['id']}", json_body={"status": "active"}).status == 200
     assert state(sam["id"])["status"] == "active"
+    # A pause, then a resume while CreateSchedule is throttled (every attempt of one call): the
+    # resume is stored and answered 202 with the marker; the periodic sweep (timers) re-applies it.
+    assert env.api("PUT", f"{base}/{sam['id']}", json_body={"status": "paused"}).status == 200
+    with throttled_create_schedule():
+        assert env.api("PUT", f"{base}/{sam['id']}", json_body={"status": "active"}).status == 202
+    assert state(sam["id"])["effects_pending"] is True
+    timers_module, timers_attribute = _handler_path(c.TIMERS.key)
+    sweep = getattr(import_module(timers_module), timers_attribute)
+    assert sweep({"sweep": "pending_effects"}, FakeLambdaContext()) == {"repaired": 1}
+    assert state(sam["id"])["effects_pending"] is False
 
     # STOP and START through the webhook; a STOP confirmation that fails to send is retried by
     # the provider (the same message id) and resumed.
@@ -686,8 +698,6 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert env.api("GET", f"{base}/{kim['id']}/history").status == 404
     # An orphan firing: a daily schedule of the deleted participant (created by a turn that committed
     # just before the delete) removes itself, and the random delivery it may fire through, at once.
-    from promptpipe.local.lambda_runtime import FakeLambdaContext
-
     module, attribute = _handler_path(c.SCHEDULED_PROMPT.key)
     orphan = {"participant_id": sam["id"], "schedule_id": "sched_0000000000000000", "execution_id": "exec-orphan"}
     assert getattr(import_module(module), attribute)(orphan, FakeLambdaContext())["messages"] == 0

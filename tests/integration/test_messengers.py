@@ -202,6 +202,7 @@ def test_twilio_recorded_unsubscribed_error() -> None:
     with pytest.raises(MessagingError, match="code 21610") as caught:
         _twilio(recorder).send(_message())
     assert caught.value.code == "21610"
+    assert caught.value.undeliverable  # recorded failed, not retried: the recipient opted out at the carrier
 
 
 def test_twilio_rfc9457_error_maps_to_messaging_error() -> None:
@@ -220,7 +221,7 @@ def test_twilio_rfc9457_error_maps_to_messaging_error() -> None:
     )
     with pytest.raises(MessagingError, match=r"HTTP 429, code 20429\): Too Many Requests") as caught:
         _twilio(recorder).send(_message())
-    assert caught.value.retryable
+    assert caught.value.retryable and not caught.value.undeliverable
 
 
 def test_twilio_error_without_json_body() -> None:
@@ -574,7 +575,7 @@ def test_whatsapp_cloud_refusal_is_raised_not_retried_when_no_template_is_config
     with pytest.raises(MessagingError, match="code 131047") as caught:
         _cloud(recorder, clock=clock).send(_message(kind=OutboundKind.DAILY_PROMPT))
     assert len(recorder.requests) == 1
-    assert (caught.value.code, caught.value.retryable) == ("131047", False)
+    assert (caught.value.code, caught.value.retryable, caught.value.undeliverable) == ("131047", False, True)
 
 
 def test_whatsapp_cloud_reply_is_never_a_template(clock: ManualClock) -> None:

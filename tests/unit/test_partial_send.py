@@ -7,7 +7,9 @@ import pytest
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.errors import MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.services import EventOutcome
+from tests.support import START
 
 
 class FlakyMessenger:
@@ -34,7 +36,18 @@ def _messages() -> list[OutboundMessage]:
 
 
 def _outcome(*, replayed: bool) -> EventOutcome:
-    return EventOutcome(participant_id="p", event_id="ev", replayed=replayed, outbound=_messages())
+    # Decided for, and still addressed to, an active participant: the send rule lets them go.
+    recipient = ConversationParticipant(
+        id="p_" + "0" * 32, phone_number="+14155550101", enrolled_at=START, created_at=START, updated_at=START
+    )
+    return EventOutcome(
+        participant_id="p",
+        event_id="ev",
+        replayed=replayed,
+        outbound=_messages(),
+        decided_status=ParticipantStatus.ACTIVE,
+        recipient=recipient,
+    )
 
 
 def test_a_retry_after_a_partial_send_skips_what_was_sent() -> None:

@@ -49,6 +49,7 @@ from promptpipe.adapters.dynamodb_items import (
     participant_from_item,
     participant_item,
     participant_pk,
+    pending_effects_token,
     phone_claim_item,
     phone_claim_key,
     sortable_timestamp,
@@ -354,11 +355,13 @@ class DynamoStateStore:
         if meta is None:
             raise ParticipantNotFound(f"participant {participant_id} not found")
         participant = participant_from_item(meta)
-        flow_raw = by_sk.get(FLOW_SK)
-        if flow_raw is None:
-            return LoadedState(participant=participant, flow=FlowState(participant_id=participant_id))
-        flow, recent_events = flow_from_item(participant_id, flow_raw)
-        return LoadedState(participant=participant, flow=flow, recent_events=recent_events)
+        flow_raw, pending = by_sk.get(FLOW_SK), pending_effects_token(by_sk)
+        flow, recent_events = (
+            flow_from_item(participant_id, flow_raw)
+            if flow_raw is not None
+            else (FlowState(participant_id=participant_id), list[EventRecord]())
+        )
+        return LoadedState(participant=participant, flow=flow, recent_events=recent_events, pending_effects=pending)
 
     @store_operation
     def commit(self, commit: StateCommit) -> None:

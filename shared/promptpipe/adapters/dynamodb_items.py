@@ -10,11 +10,14 @@ TTL attribute) is ``promptpipe.adapters.dynamodb_table``.
 | transcript      | ``PARTICIPANT#{id}`` | ``MSG#{utc iso}#{seq}``         | dynamodb                 |
 | sent ledger     | ``PARTICIPANT#{id}`` | ``SENT#{event id}`` (with TTL)  | sent_ledger              |
 | event id        | ``PARTICIPANT#{id}`` | ``EVENT#{event id}`` (with TTL) | dynamodb                 |
+| pending effects | ``PARTICIPANT#{id}`` | ``FLOW#conversation#pending``   | after_commit             |
 | flow definition | ``FLOW#{flow id}``   | ``V#{version:06d}``, ``LATEST`` | dynamodb_flows           |
 
 The state Query reads a participant's partition from ``FLOW#`` to ``META`` only: the event ids
 (``EVENT#``) sort before it, the transcript (``MSG#``) and the ledger (``SENT#``) after it, so it
-never grows with them. Values are strings, ints, bools and string maps
+never grows with them; the pending-effects marker sorts inside it (read with the state at no extra
+call) and carries ``gsi1pk = PENDING_EFFECTS``, so the sweep finds every marker with one Query on
+the index. Values are strings, ints, bools and string maps
 only, so no float (and no ``Decimal``) ever crosses the boundary; free-form data (transcript
 metadata, recent events) is stored as JSON strings. Nothing here performs I/O.
 """
@@ -36,7 +39,7 @@ from promptpipe.errors import ValidationFailed
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
-from promptpipe.models.store import Direction, EventClaim, EventRecord, TranscriptEntry
+from promptpipe.models.store import DeliveryOutcome, Direction, EventClaim, EventRecord, TranscriptEntry
 
 PARTICIPANT_PREFIX = "PARTICIPANT#"
 PHONE_PREFIX = "PHONE#"
@@ -47,7 +50,9 @@ FLOW_SK = f"{FLOW_SK_PREFIX}{FLOW_TYPE}"
 MSG_SK_PREFIX = "MSG#"
 SENT_SK_PREFIX = "SENT#"
 EVENT_SK_PREFIX = "EVENT#"
+PENDING_EFFECTS_SK = f"{FLOW_SK}#pending"
 PARTICIPANTS_GSI_PK = "PARTICIPANTS"
+PENDING_EFFECTS_GSI_PK = "PENDING_EFFECTS"
 FLOW_DEFINITION_PREFIX = "FLOW#"
 FLOW_VERSION_SK_PREFIX = "V#"
 FLOW_LATEST_SK = "LATEST"
@@ -95,6 +100,16 @@ def sent_key(participant_id: str, event_id: str) -> Item:
 
 def event_key(participant_id: str, event_id: str) -> Item:
     return key(participant_pk(participant_id), f"{EVENT_SK_PREFIX}{event_id}")
+
+
+def pending_effects_key(participant_id: str) -> Item:
+    return key(participant_pk(participant_id), PENDING_EFFECTS_SK)
+
+
+def pending_effects_token(items_by_sk: dict[str, Item]) -> str | None:
+    """The marker's token among the items of the state Query, if there is one."""
+    item = items_by_sk.get(PENDING_EFFECTS_SK)
+    return str(item["token"]["S"]) if item and "token" in item else None
 
 
 def flow_definition_pk(flow_id: str) -> str:
@@ -234,17 +249,25 @@ def event_claim_item(participant_id: str, claim: EventClaim) -> Item:
 
 
 def transcript_item(entry: TranscriptEntry) -> Item:
-    return {
-        **key(participant_pk(entry.participant_id), transcript_sk(entry)),
-        "at": _s(sortable_timestamp(entry.at)),
-        "seq": _s(entry.seq),
-        "direction": _s(entry.direction.value),
-        "kind": _s(entry.kind),
-        "content": _s(entry.content),
-        "event_id": _s(entry.event_id),
-        # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
-        "metadata": _s(to_json(entry.metadata).decode()),
-    } | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
+    return (
+        {
+            **key(participant_pk(entry.participant_id), transcript_sk(entry)),
+            "at": _s(sortable_timestamp(entry.at)),
+            "seq": _s(entry.seq),
+            "direction": _s(entry.direction.value),
+            "kind": _s(entry.kind),
+            "content": _s(entry.content),
+            "event_id": _s(entry.event_id),
+            # JSON: metadata holds floats (durations, temperatures) that DynamoDB would want as Decimal.
+            "metadata": _s(to_json(entry.metadata).decode()),
+        }
+        | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
+        | ({"delivery": delivery_attribute(entry.delivery)} if entry.delivery else {})
+    )
+
+
+def delivery_attribute(outcome: DeliveryOutcome) -> dict[str, Any]:
+    return _s(outcome.model_dump_json(exclude_defaults=True))
 
 
 def transcript_from_item(item: Item) -> TranscriptEntry:
@@ -258,6 +281,7 @@ def transcript_from_item(item: Item) -> TranscriptEntry:
         event_id=item.get("event_id", {}).get("S", ""),
         metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
         outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
+        delivery=DeliveryOutcome.model_validate_json(item["delivery"]["S"]) if "delivery" in item else None,
     )
 
 

@@ -6,6 +6,7 @@ import builtins
 import threading
 from datetime import datetime
 
+from promptpipe.adapters.after_commit import InMemoryPendingEffects
 from promptpipe.errors import (
     EventAlreadyCommitted,
     ParticipantAlreadyEnrolled,
@@ -16,7 +17,7 @@ from promptpipe.errors import (
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import DeliveryOutcome, EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class InMemoryStore:
@@ -34,6 +35,7 @@ class InMemoryStore:
         self.claims: dict[tuple[str, str], EventClaim] = {}
         self.loads = 0
         self.commits = 0
+        self.pending_effects = InMemoryPendingEffects()  # read by ``load``, like the state Query
 
     # -- ParticipantRepo --------------------------------------------------------------------
     def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
@@ -111,6 +113,7 @@ class InMemoryStore:
                 participant=self.participants[participant_id].model_copy(deep=True),
                 flow=flow.model_copy(deep=True),
                 recent_events=[e.model_copy(deep=True) for e in self.events.get(participant_id, [])],
+                pending_effects=self.pending_effects.markers.get(participant_id),
             )
 
     def commit(self, commit: StateCommit) -> None:
@@ -148,3 +151,12 @@ class InMemoryStore:
             by_key = {(e.at, e.seq): e for e in self.transcripts.get(participant_id, [])}
         found = [by_key.get((record.committed_at, ref.seq)) for ref in record.messages]
         return [e.outbound.model_copy(deep=True) for e in found if e is not None and e.outbound is not None]
+
+    # -- DeliveryLog ------------------------------------------------------------------------
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
+        with self._lock:
+            for entry in self.transcripts.get(participant_id, []):
+                if entry.at == committed_at and entry.seq in outcomes:
+                    entry.delivery = outcomes[entry.seq].model_copy()

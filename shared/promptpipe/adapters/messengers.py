@@ -75,13 +75,30 @@ TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you ar
 _PARAM_SPACES = re.compile(r"\s+")
 
 
+# Refusals that concern the recipient or the message itself, not our account or the provider's
+# health: sending the same message again is refused again, so it is recorded as failed, not retried.
+UNDELIVERABLE_CODES = frozenset(
+    {
+        "21211",  # Twilio: invalid 'To' number
+        "21610",  # Twilio: the recipient replied STOP to this sender
+        "21614",  # Twilio: 'To' is not a mobile number
+        "63016",  # Twilio WhatsApp: outside the 24-hour window (no template configured)
+        "131026",  # Meta: message undeliverable (not on WhatsApp, old app version)
+        str(META_OUTSIDE_WINDOW),  # Meta: re-engagement message (no template configured)
+    }
+)
+
+
 def _refused(provider: str, response: httpx.Response, code: Any, text: str) -> MessagingError:
-    """A provider's refusal: its error code and (scrubbed) text; retryable when throttled or a 5xx."""
+    """A provider's refusal: its error code and (scrubbed) text; retryable when throttled or a 5xx;
+    undeliverable when its code says the recipient will refuse it again (``UNDELIVERABLE_CODES``)."""
+    retryable = response.status_code == 429 or response.status_code >= 500
     return MessagingError(
         f"{provider} refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
         code=str(code) if code is not None else None,
         status=response.status_code,
-        retryable=response.status_code == 429 or response.status_code >= 500,
+        retryable=retryable,
+        undeliverable=not retryable and str(code) in UNDELIVERABLE_CODES,
     )
 
 

@@ -36,6 +36,7 @@ PARTICIPANT_COLUMNS = (
     "reminders",
     "handoffs",
     "last_reply_at",
+    "undelivered",
 )
 
 PROMPT_COLUMNS = (
@@ -78,6 +79,7 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "reminders": summary.reminders,
         "handoffs": summary.handoffs,
         "last_reply_at": iso(summary.last_reply_at),
+        "undelivered": summary.undelivered,
     }
 
 

@@ -60,9 +60,13 @@ class PromptRow:
 
 
 def prompt_rows(participant: ConversationParticipant, entries: Sequence[TranscriptEntry]) -> list[PromptRow]:
+    """The daily prompts the participant received (a prompt failed, skipped or never confirmed is
+    not one: docs/architecture.md, "Delivery outcomes"), each with what followed it."""
     zone = zone_of(participant)
     rows: list[PromptRow] = []
     for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
+        if not entry.delivered:
+            continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "daily_prompt":
             rows.append(PromptRow(participant.id, entry.at, zone, entry.content))
             continue
@@ -89,6 +93,8 @@ class ParticipantSummary:
     handoffs: int = 0
     last_reply_at: datetime | None = None
     messages: int = 0
+    # Outbound messages decided but not delivered: failed, skipped, or never confirmed.
+    undelivered: int = 0
 
     @property
     def prompts_sent(self) -> int:
@@ -132,6 +138,9 @@ def summarize(
     entries = list(entries)
     summary = ParticipantSummary(participant, state, prompt_rows(participant, entries), messages=len(entries))
     for entry in entries:
+        if not entry.delivered:
+            summary.undelivered += 1
+            continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "reminder":
             summary.reminders += 1
         if entry.kind in HANDOFF_KINDS:
@@ -174,11 +183,23 @@ def chat_lines(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[ChatL
         if entry.direction is Direction.INBOUND:
             answers = parsed_answers(entry)
             mark = "; ".join(f"answer: {a}" if q == DONE_QUESTION else f"intensity: {a}" for q, a in answers.items())
+        if not entry.delivered:
+            mark = f"{mark}; {not_delivered(entry)}" if mark else not_delivered(entry)
         text = entry.content
         if entry.direction is Direction.SYSTEM and entry.kind == "timer":
             text = TIMER_WORDS.get(str(entry.metadata.get("kind", "")), text)
         lines.append(ChatLine(entry.at, entry.at.astimezone(zone), who, entry.kind, text, mark))
     return lines
+
+
+def not_delivered(entry: TranscriptEntry) -> str:
+    """Why an outbound message did not reach the participant, in a coordinator's words."""
+    outcome = entry.delivery
+    if outcome is None or outcome.status == "pending":
+        return "not confirmed sent"
+    if outcome.status == "failed":
+        return f"failed (provider code {outcome.code or 'none'})"
+    return f"not sent: {outcome.reason}"
 
 
 def transcript_text(participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> str:

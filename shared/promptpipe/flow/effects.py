@@ -16,7 +16,7 @@ from promptpipe.errors import TimerError
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.models.messaging import OutboundMessage
-from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
 from promptpipe.ports import Timers
 from promptpipe.scheduling import at_expression, daily_cron_expression, validate_schedule_name, validate_timezone
@@ -99,12 +99,21 @@ def desired_schedules(
 @dataclass(frozen=True)
 class Effects:
     """What a committed event must do outside its state item, in order: send ``messages``, then
-    bring each schedule of ``schedules`` to its desired shape (``None``: delete it)."""
+    bring each schedule of ``schedules`` to its desired shape (``None``: delete it).
+
+    For the send rule (``flow/send_rule.py``): ``decided_status``, the participant's status as the
+    event committed it, and ``recipient``, the participant as committed now (``None``: deleted).
+    For the delivery outcomes: ``committed_at`` and ``seqs`` (message id -> transcript ``seq``)
+    locate each message's transcript entry."""
 
     participant_id: str
     event_id: str
     messages: list[OutboundMessage] = field(default_factory=list)
     schedules: dict[str, ScheduleSpec | None] = field(default_factory=dict)
+    decided_status: ParticipantStatus | None = None
+    recipient: ConversationParticipant | None = None
+    committed_at: datetime | None = None
+    seqs: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -120,6 +129,7 @@ def plan_effects(
     touched: list[str],
     prep_minutes: int,
     now: datetime | None = None,
+    seqs: dict[str, str] | None = None,
 ) -> Effects:
     desired = desired_schedules(participant, data, prep_minutes, now)
     return Effects(
@@ -127,6 +137,10 @@ def plan_effects(
         event_id=event_id,
         messages=list(messages),
         schedules={name: desired.get(name) for name in dict.fromkeys(touched)},
+        decided_status=participant.status,
+        recipient=participant,
+        committed_at=now,
+        seqs=dict(seqs or {}),
     )
 
 

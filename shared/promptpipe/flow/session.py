@@ -41,6 +41,7 @@ from promptpipe.models.store import (
     EVENT_ID_RETENTION_DAYS,
     MAX_RECENT_EVENTS,
     RECENT_EVENTS_MAX_AGE_HOURS,
+    DeliveryOutcome,
     Direction,
     EventClaim,
     EventRecord,
@@ -134,6 +135,8 @@ class OpContext:
             event_id=self.event_id,
             metadata=dict(metadata or {}),
             outbound=outbound,
+            # Committed as pending: only the send's recorded outcome says it went out.
+            delivery=DeliveryOutcome() if outbound is not None else None,
         )
         self.transcript.append(entry)
         return entry
@@ -339,6 +342,7 @@ class ConversationSession:
             touched=self._ctx.touched_schedules,
             prep_minutes=self._prep_minutes,
             now=self.now,
+            seqs={ref.id: ref.seq for ref in self._ctx.message_refs},
         )
 
     def _attempt_token(self, attempt: int) -> str:
@@ -362,6 +366,7 @@ class ConversationSession:
                     token=token,
                     messages=list(self._ctx.message_refs),
                     schedules=list(self._ctx.touched_schedules),
+                    status=self._ctx.participant.status,
                 )
             )
         flow = FlowState(

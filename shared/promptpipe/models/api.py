@@ -105,6 +105,8 @@ class StateView(BaseModel):
     version: int
     # The flow controller's state (intake), with ``needs_person`` (docs/controller.md); None before intake ran on it.
     controller: dict[str, Any] | None = None
+    # Schedule changes failed after a commit and are being retried (docs/architecture.md, "Effects that failed").
+    effects_pending: bool = False
 
 
 OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."

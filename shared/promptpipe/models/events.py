@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from promptpipe.models.messaging import InboundMessage
 
@@ -32,6 +32,17 @@ class TimerKind(StrEnum):
     STATE_TRANSITION = "state_transition"
     FEEDBACK_TIMEOUT = "feedback_timeout"
     FEEDBACK_FOLLOWUP = "feedback_followup"
+
+
+class SweepRequest(BaseModel):
+    """Input of the stack's periodic sweep schedule (targets the timers function): repair the
+    participants whose schedule changes failed after a commit (docs/architecture.md, "Effects that
+    failed"). Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sweep: Literal["pending_effects"]
+    limit: int = Field(default=100, ge=1, le=1000)
 
 
 class TimerPayload(BaseModel):

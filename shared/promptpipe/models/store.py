@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
-from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FlowState
 
 # Event records kept on the state item: the idempotency record of every event (docs/architecture.md,
@@ -33,6 +33,30 @@ class Direction(StrEnum):
     SYSTEM = "system"
 
 
+DeliveryStatus = Literal["pending", "sent", "failed", "skipped"]
+
+
+class DeliveryOutcome(BaseModel):
+    """What became of an outbound message (docs/architecture.md, "Delivery outcomes").
+
+    ``pending``: decided and committed, no outcome recorded yet (the send is under way, or the
+    process died before it could record one: never shown or counted as sent); ``sent``: the
+    provider accepted it (``provider_id``); ``failed``: the provider refused it (``code``);
+    ``skipped``: not sent, and why (``reason``: the participant opted out or was paused or deleted
+    by the time it was sent, or WhatsApp's window was closed).
+    """
+
+    status: DeliveryStatus = "pending"
+    provider_id: str = ""
+    code: str = ""
+    reason: str = ""
+    at: datetime | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return self.status == "sent"
+
+
 class TranscriptEntry(BaseModel):
     """One item of the append-only transcript (``MSG#{timestamp}#{seq}``)."""
 
@@ -48,6 +72,14 @@ class TranscriptEntry(BaseModel):
     # An outbound entry keeps the message as sent (recipient, question), so a resumed event can
     # send it again from here. Stored, never part of the API's transcript.
     outbound: OutboundMessage | None = Field(default=None, exclude=True)
+    # Outbound entries: what became of the message. ``None`` on entries written before outcomes were
+    # recorded (read as sent: that is what those entries meant).
+    delivery: DeliveryOutcome | None = None
+
+    @property
+    def delivered(self) -> bool:
+        """Inbound and system entries are; an outbound one only when the provider accepted it."""
+        return self.direction is not Direction.OUTBOUND or self.delivery is None or self.delivery.delivered
 
 
 class EventRecord(BaseModel):
@@ -66,6 +98,9 @@ class EventRecord(BaseModel):
     token: str = ""
     messages: list[MessageRef] = Field(default_factory=list)
     schedules: list[str] = Field(default_factory=list)
+    # The participant's status as this event committed it: who its messages were meant for (the
+    # send rule, ``flow/send_rule.py``). ``None`` on records written before it was kept: active.
+    status: ParticipantStatus | None = None
 
 
 class EventClaim(BaseModel):
@@ -83,6 +118,9 @@ class LoadedState(BaseModel):
     participant: ConversationParticipant
     flow: FlowState
     recent_events: list[EventRecord] = Field(default_factory=list)
+    # The token of the participant's pending-effects marker, when schedule changes of an earlier
+    # event failed after its commit (docs/architecture.md, "Effects that failed"); read by the same Query.
+    pending_effects: str | None = None
 
 
 class StateCommit(BaseModel):

@@ -56,10 +56,11 @@ class Events:
             if firing_schedules:
                 app.sending.apply_schedule_specs(dict.fromkeys(firing_schedules))
             return outcome
+        outcome.pending_effects = session.loaded.pending_effects
         record = session.already_processed()
         if record is not None:
-            effects = app.resume(session, record)
-            outcome.replayed, outcome.outbound, outcome.schedules = True, effects.messages, effects.schedules
+            outcome.replayed = True
+            outcome.take(app.resume(session, record))
             return outcome
         work(session, outcome)
         if not session.dirty:
@@ -85,10 +86,11 @@ class Events:
                     "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
                 )
                 outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
+                outcome.decided_status, outcome.recipient = session.participant.status, session.participant
                 return outcome
             logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
             effects, outcome.committed_version = landed, session.committed_version
-        outcome.outbound, outcome.schedules = effects.messages, effects.schedules
+        outcome.take(effects)
         return outcome
 
     def process_turn(self, event: TurnEvent) -> EventOutcome:

@@ -3,10 +3,11 @@ then the FIFO queue. No model call here (the worker runs the turn), and no conve
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantAlreadyEnrolled
+from promptpipe.errors import EffectsPending, ParticipantAlreadyEnrolled
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import OpContext
 from promptpipe.inbound_text import clip_inbound_text
@@ -131,5 +132,8 @@ class Inbound:
                 ),
             )
         effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        app.finish(outcome_of_effects(effects, replayed=False))
+        # EffectsPending: the confirmation went out and the failed schedule changes are marked, re-applied
+        # by the next event or the sweep; the provider is answered 200 (its retry would change nothing).
+        with contextlib.suppress(EffectsPending):
+            app.finish(outcome_of_effects(effects, replayed=False))
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 
 if TYPE_CHECKING:
     from promptpipe.flow.conversation import TurnResult
@@ -37,6 +38,29 @@ class EventOutcome:
     degraded: bool = False
     # Schedules to bring in line with the committed state (``finish`` applies them after sending).
     schedules: dict[str, ScheduleSpec | None] = field(default_factory=dict)
+    # For the send rule and the delivery outcomes (``Effects`` says what each is).
+    decided_status: ParticipantStatus | None = None
+    recipient: ConversationParticipant | None = None
+    committed_at: datetime | None = None
+    seqs: dict[str, str] = field(default_factory=dict)
+    # The participant's pending-effects marker seen when the event loaded their state: ``finish``
+    # repairs their schedules and clears it.
+    pending_effects: str | None = None
+
+    def take(self, effects: Effects) -> None:
+        """The effects to apply (messages, schedules and what the send rule needs)."""
+        self.outbound, self.schedules = effects.messages, effects.schedules
+        self.decided_status, self.recipient = effects.decided_status, effects.recipient
+        self.committed_at, self.seqs = effects.committed_at, effects.seqs
+
+
+@dataclass
+class UpdateOutcome:
+    """A participant update: the participant as stored, and whether its schedule changes are still
+    pending (they failed after the commit; the marker makes them re-applied: the API answers 202)."""
+
+    participant: ConversationParticipant
+    effects_pending: bool = False
 
 
 @dataclass
@@ -61,13 +85,9 @@ class ReconcileReport:
 
 def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
     """An event's effects as the outcome ``PromptPipe.finish`` applies."""
-    return EventOutcome(
-        participant_id=effects.participant_id,
-        event_id=effects.event_id,
-        replayed=replayed,
-        outbound=effects.messages,
-        schedules=effects.schedules,
-    )
+    outcome = EventOutcome(participant_id=effects.participant_id, event_id=effects.event_id, replayed=replayed)
+    outcome.take(effects)
+    return outcome
 
 
 def event_id_for_schedule(

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import MessagingError, ParticipantAlreadyEnrolled, QueueError, TimerError, ValidationFailed
+from promptpipe.errors import (
+    EffectsPending,
+    MessagingError,
+    ParticipantAlreadyEnrolled,
+    QueueError,
+    TimerError,
+    ValidationFailed,
+)
 from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
@@ -18,6 +25,7 @@ from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.steering import controller_view, record_operator_facts, release_controller_hold
 from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import LLMRoute
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
@@ -31,6 +39,7 @@ from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData,
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.timezones import validate_iana_zone
+from promptpipe.usecases.outcomes import UpdateOutcome
 
 if TYPE_CHECKING:
     from promptpipe.services import PromptPipe
@@ -134,7 +143,7 @@ class Participants:
         except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
             logger.exception("greeting could not be queued", extra={"participant_id": participant_id})
 
-    def update(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+    def update(self, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
         app = self.app
         fields = update.model_dump(exclude_unset=True, exclude_none=True)
         if "timezone" in fields:
@@ -169,15 +178,25 @@ class Participants:
                 op.participant.opted_out = False  # the organiser decides from now on
 
             session.apply("clear_opt_out", clear_opt_out)
+        pending = False
         if session.dirty:
             # An API change: its id is made up here and redelivered by nobody, so it claims none.
-            app.apply_schedules(session.commit(claim_event=False))
+            pending = self._apply_committed(participant_id, session.commit(claim_event=False).schedules)
         if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
             self._follow_retention(participant_id, session.expires_at)
         if session.dirty:
             # The commit stamps the stored participant's updated_at; answer with what was stored.
-            return session.participant.model_copy(update={"updated_at": session.now})
-        return session.participant
+            return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
+        return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+
+    def _apply_committed(self, participant_id: str, schedules: dict[str, ScheduleSpec | None]) -> bool:
+        """The schedule changes of a committed update; ``True`` when they failed and are pending
+        (marked, re-applied by the next event or the sweep): the caller is told, not failed."""
+        try:
+            self.app.sending.apply_committed_schedules(participant_id, schedules)
+        except EffectsPending:
+            return True
+        return False
 
     def _follow_retention(self, participant_id: str, expires_at: datetime | None) -> None:
         """After a withdrawal (or a re-activation) committed the flow state's expiry, the items no
@@ -257,6 +276,7 @@ class Participants:
             daily_prompt_pending=pending.to_json_dict() if pending else None,
             version=loaded.flow.version,
             controller=controller_view(data),
+            effects_pending=loaded.pending_effects is not None,
         )
 
     def override_state(self, participant_id: str, override: StateOverride) -> StateView:
@@ -301,8 +321,8 @@ class Participants:
             op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
         session.apply("override", record)
-        app.apply_schedules(session.commit(record_event=False))
-        return self.state_view(participant_id)
+        self._apply_committed(participant_id, session.commit(record_event=False).schedules)
+        return self.state_view(participant_id)  # ``effects_pending`` says whether they still are
 
 
 def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:

@@ -1,0 +1,166 @@
+"""What the effects of a committed event leave in the table: the delivery outcome of each message
+(``DeliveryLog``) and the pending-effects marker of a participant whose schedule changes failed
+(``PendingEffects``). Docs: docs/architecture.md, "Delivery outcomes" and "Effects that failed".
+
+Delivery outcomes are written onto the transcript entries the commit wrote (``delivery``): one
+``UpdateItem`` for an event with one message, one ``TransactWriteItems`` for more, each conditional
+on the entry still existing (an erased transcript is not re-created as fragments).
+
+The marker is one item per participant inside the range the state Query reads (``FLOW#conversation
+#pending``), so an event sees it at no extra call; its ``gsi1pk = PENDING_EFFECTS`` lets the sweep
+list every marker with one Query on the participants index. Store failures are ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from promptpipe.adapters.aws_errors import (
+    CONDITION_FAILED,
+    CONDITIONAL_CHECK_FAILED,
+    cancellation_codes,
+    error_code,
+    is_cancellation,
+    store_operation,
+)
+from promptpipe.adapters.dynamodb_items import (
+    GSI_PK,
+    GSI_SK,
+    MSG_SK_PREFIX,
+    PENDING_EFFECTS_GSI_PK,
+    PK,
+    delivery_attribute,
+    key,
+    participant_pk,
+    pending_effects_key,
+    sortable_timestamp,
+)
+from promptpipe.models.store import DeliveryOutcome
+
+_EXISTS = f"attribute_exists({PK})"
+
+
+class DynamoDeliveryLog:
+    """``DeliveryLog`` on the transcript items of the main table."""
+
+    def __init__(self, table_name: str, client: Any) -> None:
+        self._table = table_name
+        self._client = client
+
+    @store_operation
+    def record_outcomes(
+        self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
+    ) -> None:
+        pk, at = participant_pk(participant_id), sortable_timestamp(committed_at)
+        updates = [
+            {
+                "TableName": self._table,
+                "Key": key(pk, f"{MSG_SK_PREFIX}{at}#{seq}"),
+                "UpdateExpression": "SET delivery = :d",
+                "ConditionExpression": _EXISTS,
+                "ExpressionAttributeValues": {":d": delivery_attribute(outcome)},
+            }
+            for seq, outcome in sorted(outcomes.items())
+        ]
+        if not updates:
+            return
+        try:
+            if len(updates) == 1:
+                self._client.update_item(**updates[0])
+            else:
+                self._client.transact_write_items(TransactItems=[{"Update": update} for update in updates])
+        except ClientError as exc:
+            erased = error_code(exc) == CONDITIONAL_CHECK_FAILED or (
+                is_cancellation(exc) and CONDITION_FAILED in cancellation_codes(exc)
+            )
+            if not erased:
+                raise
+
+
+class DynamoPendingEffects:
+    """``PendingEffects`` as one marker item per participant (see the module docstring)."""
+
+    def __init__(
+        self, table_name: str, client: Any, *, index_name: str, now: Callable[[], datetime], token: Callable[[], str]
+    ) -> None:
+        self._table = table_name
+        self._client = client
+        self._index = index_name
+        self._now = now
+        self._token = token
+
+    @store_operation
+    def mark(self, participant_id: str) -> str:
+        token = self._token()
+        # The sweep lists markers by the time of their latest failure, oldest first.
+        self._client.put_item(
+            TableName=self._table,
+            Item={
+                **pending_effects_key(participant_id),
+                "token": {"S": token},
+                GSI_PK: {"S": PENDING_EFFECTS_GSI_PK},
+                GSI_SK: {"S": f"{sortable_timestamp(self._now())}#{participant_id}"},
+                "participant_id": {"S": participant_id},
+            },
+        )
+        return token
+
+    @store_operation
+    def clear(self, participant_id: str, token: str) -> None:
+        try:
+            self._client.delete_item(
+                TableName=self._table,
+                Key=pending_effects_key(participant_id),
+                ConditionExpression="#t = :t",
+                ExpressionAttributeNames={"#t": "token"},
+                ExpressionAttributeValues={":t": {"S": token}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            # A newer failure renewed the marker (or it is already gone): it stays for its own repair.
+
+    @store_operation
+    def pending(self, limit: int) -> list[tuple[str, str]]:
+        response = self._client.query(
+            TableName=self._table,
+            IndexName=self._index,
+            KeyConditionExpression=f"{GSI_PK} = :g",
+            ExpressionAttributeValues={":g": {"S": PENDING_EFFECTS_GSI_PK}},
+            Limit=limit,
+        )
+        return [(item["participant_id"]["S"], item["token"]["S"]) for item in response.get("Items", [])]
+
+
+def new_token() -> str:
+    return secrets.token_hex(8)
+
+
+class InMemoryPendingEffects:
+    """``PendingEffects`` for tests, in a dict (the in-memory store reads it for ``load``)."""
+
+    def __init__(self) -> None:
+        self.markers: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def mark(self, participant_id: str) -> str:
+        token = new_token()
+        with self._lock:
+            self.markers.pop(participant_id, None)
+            self.markers[participant_id] = token  # oldest first: a renewed marker moves to the end
+        return token
+
+    def clear(self, participant_id: str, token: str) -> None:
+        with self._lock:
+            if self.markers.get(participant_id) == token:
+                del self.markers[participant_id]
+
+    def pending(self, limit: int) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self.markers.items())[:limit]
