@@ -62,9 +62,7 @@ class HttpTransport:
     ) -> ApiAnswer:
         url = httpx.URL(self.base_url + path, params=query or None)
         body = json.dumps(json_body).encode() if json_body is not None else None
-        # A POST says JSON even without a body: `promptpipe serve` refuses a POST a web page could
-        # send without a CORS preflight (docs/architecture.md#local-runs).
-        headers = {"content-type": "application/json"} if body is not None or method == "POST" else {}
+        headers = {"content-type": "application/json"} if body is not None else {}
         if self.signer is not None:
             headers = self.signer.headers(method, str(url), body, headers)
         try:

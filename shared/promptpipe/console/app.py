@@ -176,6 +176,8 @@ class Console:
 def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C901
     class Handler(BaseHTTPRequestHandler):
         server_version = "PromptPipeConsole/0.1"
+        # A request line that cannot be parsed still gets a status line (HTTP/0.9 has none).
+        default_request_version = "HTTP/1.0"
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -328,7 +330,8 @@ class ConsoleServer:
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for a serve_forever that never started
+            self.httpd.shutdown()
         self.httpd.server_close()
 
 

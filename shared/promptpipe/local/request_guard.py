@@ -6,7 +6,7 @@ send requests to them. So every request must name, in ``Host``, an address the s
 page on ``evil.example`` that rebinds its name to 127.0.0.1 still sends ``Host: evil.example``: DNS
 rebinding); a request that carries ``Origin`` must come from that same address; a fetch the browser
 marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` is refused. State-changing requests to the
-local server's JSON routes must be ``application/json``, which a foreign page cannot send without a
+local server's JSON routes must carry ``application/json`` bodies, which a foreign page cannot send without a
 CORS preflight that these servers never grant (so a cross-site ``text/plain`` or form post is
 refused even by a browser that sends no ``Origin``). The console binds its forms to a per-process
 token, in the page and in a ``SameSite=Strict`` cookie.
@@ -104,7 +104,9 @@ class RequestGuard:
             return Refusal(403, f"requests from {origin!r} are not accepted (cross-origin)")
         if headers.get("sec-fetch-site", "").lower() in ("cross-site", "same-site"):
             return Refusal(403, "cross-site requests are not accepted")
-        if json_only and method == "POST":  # the one state-changing method a page sends unpreflighted
+        # POST is the one state-changing method a page sends unpreflighted; without a body (reconcile)
+        # it can only repair schedules, so only a body must be JSON.
+        if json_only and method == "POST" and headers.get("content-length", "0").strip() not in ("", "0"):
             media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media_type != JSON:
                 return Refusal(415, f"send the request with content-type: {JSON}")

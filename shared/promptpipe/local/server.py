@@ -94,6 +94,8 @@ class LocalRequestHandler(BaseHTTPRequestHandler):
     errors in the API's JSON envelope, including the standard library's own (414, 431, 400, 505)."""
 
     server_version = "PromptPipeLocal/0.1"
+    # A request line that cannot be parsed still gets a status line (HTTP/0.9 has none).
+    default_request_version = "HTTP/1.0"
     guard = RequestGuard(frozenset())
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -365,7 +367,8 @@ class LocalServer:
 
     def stop(self) -> None:
         self._stop.set()
-        self.httpd.shutdown()
+        if self._threads[0].is_alive():  # shutdown() waits for a serve_forever that never started
+            self.httpd.shutdown()
         self.httpd.server_close()
         self.env.close()
 
