@@ -22,7 +22,7 @@ from promptpipe.adapters.api_http import HttpTransport
 from promptpipe.console.app import ConsoleServer
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.environment import LocalEnvironment, local_settings
-from promptpipe.local.server import LocalServer, banner
+from promptpipe.local.server import LocalServer
 
 START = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
 START_ISO = "2026-03-02T13:00:00Z"
@@ -208,10 +208,14 @@ def test_the_backlog_holds_200_concurrent_connections() -> None:
     finally:
         for sock in sockets:
             sock.close()
+        if not server._threads[0].is_alive():
+            server.start()  # (stop() before start() hung before this change)
         server.stop()
 
 
 def test_the_banner_shows_the_secrets_in_use_masked_not_the_defaults() -> None:
+    from promptpipe.local.server import banner
+
     in_use = "tw-token-from-the-environment-0123456789"
     settings = local_settings(offline_coach=True, openai_api_key=None).model_copy(
         update={"twilio_auth_token": in_use, "whatsapp_app_secret": "meta-app-secret-from-env-9876"}
@@ -306,3 +310,97 @@ def test_console_errors_of_the_http_layer_are_its_pages(console_stack: tuple[Con
             raw += chunk
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.split(b" ")[1] == b"414" and b"text/html" in head and b"Request-URI Too Long" in body
+
+
+# --- the public webhook changes no schedule: STOP / START's schedule changes run behind the queue ------
+
+
+class SchedulerCalls:
+    """Every EventBridge Scheduler call made while ``recording``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from botocore.client import BaseClient
+
+        self.recording = False
+        self.calls: list[str] = []
+        original = BaseClient._make_api_call
+
+        def record(client: BaseClient, operation: str, params: dict[str, object]) -> object:
+            if self.recording and client.meta.service_model.service_name == "scheduler":
+                self.calls.append(operation)
+            return original(client, operation, params)
+
+        monkeypatch.setattr(BaseClient, "_make_api_call", record)
+
+
+def test_stop_and_start_by_text_change_schedules_only_in_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from promptpipe.flow.timer_names import participant_prefix
+    from promptpipe.local.demo import send_sms
+
+    env = LocalEnvironment(start=START, settings=local_settings(offline_coach=True, openai_api_key=None))
+    try:
+        enrolled = env.api("POST", "/conversation/participants", json_body=json.loads(_enrol_body()))
+        pid, phone = enrolled.body["result"]["id"], enrolled.body["result"]["phone_number"]
+        for index, text in enumerate(
+            ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my coffee"]
+        ):
+            assert send_sms(env, phone, text, f"SMintake{index}") == 200
+        live = set(env.app.timers.list_names(participant_prefix(pid)))
+        assert live, "intake set a daily prompt"
+        scheduler = SchedulerCalls(monkeypatch)
+        drain = env.drain
+        for word, confirmation, want_live in (("STOP", "unsubscribed", set()), ("START", "Welcome back", live)):
+            # Given the worker not running yet (the queue holds what the webhook enqueued)
+            monkeypatch.setattr(env, "drain", lambda *_args, **_kwargs: 0)
+            sent_before = len(env.messages(pid))
+            # When the participant texts the keyword
+            scheduler.recording = True
+            assert send_sms(env, phone, word, f"SM{word}") == 200
+            scheduler.recording = False
+            # Then the webhook confirmed at once and called no Scheduler API at all
+            env._collect_outbox()
+            assert confirmation in env.messages(pid)[sent_before].body_text
+            assert scheduler.calls == [], f"the webhook called {scheduler.calls}"
+            # And once the worker runs, the schedules are as the committed state wants them
+            monkeypatch.setattr(env, "drain", drain)
+            env.drain()
+            assert set(env.app.timers.list_names(participant_prefix(pid))) == want_live
+            assert len(env.messages(pid)) == sent_before + 1  # the worker sent nothing more
+    finally:
+        env.close()
+
+
+@pytest.mark.logs_errors  # the worker logs each failed attempt at ERROR, as in AWS
+def test_deferred_schedule_changes_survive_a_failing_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from promptpipe.errors import TimerError
+    from promptpipe.flow.timer_names import participant_prefix
+    from promptpipe.local.demo import send_sms
+
+    env = LocalEnvironment(start=START, settings=local_settings(offline_coach=True, openai_api_key=None))
+    try:
+        enrolled = env.api("POST", "/conversation/participants", json_body=json.loads(_enrol_body()))
+        pid, phone = enrolled.body["result"]["id"], enrolled.body["result"]["phone_number"]
+        for index, text in enumerate(
+            ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my coffee"]
+        ):
+            send_sms(env, phone, text, f"SMintake{index}")
+        assert env.app.timers.list_names(participant_prefix(pid))
+        # Given a Scheduler that refuses the first two deletions (throttled)
+        timers = env.app.timers
+        real_cancel, failures = timers.cancel, []
+
+        def throttled_cancel(name: str) -> None:
+            if len(failures) < 2:
+                failures.append(name)
+                raise TimerError("ThrottlingException: Rate exceeded")
+            real_cancel(name)
+
+        monkeypatch.setattr(timers, "cancel", throttled_cancel)
+        # When the participant texts STOP / Then the confirmation goes out, and the worker's event
+        # is redelivered until the schedules are gone (no operator, no reconcile)
+        assert send_sms(env, phone, "STOP", "SMstop") == 200
+        assert "unsubscribed" in env.messages(pid)[-1].body_text
+        assert len(failures) == 2
+        assert env.app.timers.list_names(participant_prefix(pid)) == []
+    finally:
+        env.close()
