@@ -55,11 +55,10 @@ _FLOW = {
     # updates for an event with several messages)
     "dynamodb:UpdateItem": (PARTICIPANT,),
 }
-# The turns that steer intake read the flow definition (through a cache) and seed the bundled
-# default when none is stored yet.
+# The turns that steer intake read the flow definition (through a cache); while none is stored they
+# use the bundled one from their own code. Only the flows API (enrollment) stores definitions.
 _STEERING = {
     "dynamodb:GetItem": (PARTICIPANT, FLOW),
-    "dynamodb:PutItem": (PARTICIPANT, FLOW),
 }
 
 
@@ -88,9 +87,9 @@ def _webhook(*, auto_enroll: bool) -> Access:
             # so without it the public function cannot write a phone claim at all.
             "dynamodb:PutItem": (PARTICIPANT, PHONE) if auto_enroll else (PARTICIPANT,),
         },
+        # messages for the worker, and the schedule changes of STOP / START: the public function
+        # changes no schedule itself (docs/architecture.md#the-stack-rights-and-alarms)
         inbound_queue=("sqs:SendMessage",),
-        schedules=SCHEDULE_WRITE,  # STOP pauses (deletes), START restores
-        pass_scheduler_role=True,
         secrets=("channel",),  # signature secrets
     )
 
@@ -102,7 +101,7 @@ ACCESS: dict[str, Access] = {
             "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
             "dynamodb:Query": (PARTICIPANT, FLOW),  # state, history, transcript erasure; flow versions
             # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
-            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),
+            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),  # the bundled flow as version 1 before a push
             "dynamodb:ConditionCheckItem": (PARTICIPANT,),
             "dynamodb:DeleteItem": (PARTICIPANT, PHONE),  # delete participant, claim, state
             "dynamodb:BatchWriteItem": (PARTICIPANT,),  # erase the transcript (keep_transcript=false)
@@ -119,7 +118,7 @@ ACCESS: dict[str, Access] = {
         table={**_FLOW, **_STEERING},
         # The event source mapping polls the queue with the function's role.
         inbound_queue=("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-        schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions
+        schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions, STOP / START's schedules
         pass_scheduler_role=True,
         secrets=("openai", "channel"),
     ),

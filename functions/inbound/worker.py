@@ -1,4 +1,5 @@
-"""Inbound worker: SQS FIFO consumer. One record = one conversation turn (or the greeting).
+"""Inbound worker: SQS FIFO consumer. One record = one conversation turn (or the greeting), or the
+schedule changes of a STOP / START, which the public webhook queues rather than makes itself.
 
 Ordered per participant (message group = participant id; ``skip_group_on_error`` keeps a failing
 participant's later messages behind the failure, without blocking anyone else). Exactly-once

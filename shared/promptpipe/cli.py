@@ -48,6 +48,12 @@ __all__ = [
 ]
 
 
+ALLOW_HOST_HELP = (
+    "a name this server is also reached by (a tunnel, a LAN name; repeatable); "
+    "a request naming any other host is refused"
+)
+
+
 def _quiet_lambda_runtime() -> None:
     """Local runs print a readable transcript, not the functions' JSON logs and EMF metrics."""
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -366,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="local HTTP server with the API Gateway routes, the worker and the pump")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_parse_port, default=8000)
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
     serve.add_argument(
         "--start", type=_parse_instant, default=None, help="simulated start time, ISO-8601 UTC (default: now)"
     )
@@ -413,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     console = sub.add_parser("console", help="the coordinator's console in the browser (localhost)")
     console.add_argument("--host", default="127.0.0.1")
     console.add_argument("--port", type=_parse_port, default=8080)
+    console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
     api_options(console)
     console.set_defaults(func=cmd_console)
 

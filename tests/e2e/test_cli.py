@@ -112,7 +112,12 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     status, outbox = _request("GET", f"{base}/_local/outbox?participant_id={pid}")
     assert status == 200 and len(outbox["messages"]) == 5
     # And moving the clock to the next morning fires the daily prompt
-    status, clock = _request("POST", f"{base}/_local/clock", json.dumps({"to": "2026-03-03T13:00:00Z"}).encode())
+    status, clock = _request(
+        "POST",
+        f"{base}/_local/clock",
+        json.dumps({"to": "2026-03-03T13:00:00Z"}).encode(),
+        {"content-type": "application/json"},
+    )
     assert status == 200
     assert clock["now"] == "2026-03-03T13:00:00Z"
     assert "daily_prompt" in [f["kind"] for f in clock["fired"]]
@@ -178,7 +183,9 @@ def test_local_clock_answers_bad_input_in_the_api_error_envelope(
 
 def test_local_server_refuses_bodies_over_the_cap_and_unknown_local_routes_in_the_envelope(server: LocalServer) -> None:
     cap = server.env.settings.max_webhook_body_bytes
-    status, answer = _request("POST", f"{server.url}/conversation/participants", b"x" * (cap + 1))
+    status, answer = _request(
+        "POST", f"{server.url}/conversation/participants", b"x" * (cap + 1), {"content-type": "application/json"}
+    )
     assert status == 413 and answer["status"] == "error" and str(cap) in answer["message"]
     status, answer = _request("GET", f"{server.url}/_local/nothing")
     assert status == 404 and answer["status"] == "error"

@@ -38,13 +38,16 @@ def flow_items(env: Any, flow_id: str) -> list[str]:
     return sorted(i["sk"]["S"] for i in items)
 
 
-def test_default_intake_flow_is_seeded_when_absent(local_env_factory) -> None:
+def test_default_intake_flow_is_read_when_absent_and_seeded_by_the_versions_route(local_env_factory) -> None:
     env = local_env_factory()
     assert flow_items(env, "intake") == []
     response = env.api("GET", f"{FLOWS}/intake")
     assert response.status == 200, response.body
     assert response.body["status"] == "ok"
     assert response.body["result"]["id"] == "intake" and response.body["result"]["version"] == 1
+    assert flow_items(env, "intake") == []  # a read writes nothing (the worker reads the same way)
+    versions = env.api("GET", f"{FLOWS}/intake/versions")
+    assert [v["version"] for v in versions.body["result"]["versions"]] == [1]
     assert flow_items(env, "intake") == ["LATEST", "V#000001"]
 
 
@@ -136,8 +139,8 @@ def test_a_pushed_retry_policy_hands_off_visible_in_state_and_resolved_by_overri
     env = local_env_factory()
     changed = json.loads(json.dumps(INTAKE))
     changed["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
-    # The push is the first stored version: the bundled default is seeded only when nothing is stored
-    assert env.api("PUT", f"{FLOWS}/intake", json_body=changed).body["result"]["version"] == 1
+    # The bundled default is stored as version 1 first, so the push is version 2
+    assert env.api("PUT", f"{FLOWS}/intake", json_body=changed).body["result"]["version"] == 2
     response = env.api("POST", "/conversation/participants", json_body={"phone_number": PHONE})
     assert response.status == 201  # the greeting asks for the habit (habit EXECUTE)
     pid = response.body["result"]["id"]
@@ -146,7 +149,7 @@ def test_a_pushed_retry_policy_hands_off_visible_in_state_and_resolved_by_overri
 
     state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
     assert state["controller"]["needs_person"] is True
-    assert state["controller"]["flow"] == "intake@1"
+    assert state["controller"]["flow"] == "intake@2"
     assert state["controller"]["hold"]["nodeId"] == "habit"
 
     override = {"sub_state": "INTAKE", "reason": "called them; they want to walk more"}

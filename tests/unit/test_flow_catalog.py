@@ -34,13 +34,21 @@ def intake_raw() -> dict:
     return json.loads((FLOWS_DIR / "intake.json").read_text())
 
 
+def test_reading_an_unstored_bundled_flow_answers_version_1_and_writes_nothing(clock: ManualClock) -> None:
+    # The worker reads flows and has no right to write them: its read must not store anything
+    store = InMemoryFlowDefinitionStore()
+    assert catalog(clock, store).latest("intake").version == 1
+    assert catalog(clock, store).get("intake", 1).version == 1
+    assert store.versions("intake") == []
+
+
 def test_bundled_flow_is_seeded_once_as_version_1(clock: ManualClock) -> None:
     store = InMemoryFlowDefinitionStore()
     flows = catalog(clock, store)
-    assert flows.latest("intake").version == 1
+    assert flows.seed("intake").definition.version == 1
     assert [v.version for v in store.versions("intake")] == [1]
     assert store.versions("intake")[0].created_by == "seed"
-    assert catalog(clock, store).latest("intake").version == 1  # a second process does not re-seed
+    assert catalog(clock, store).seed("intake").definition.version == 1  # a second process does not re-seed
     assert [v.version for v in store.versions("intake")] == [1]
 
 
@@ -112,7 +120,7 @@ def test_pinned_versions_are_cached(clock: ManualClock) -> None:
 
 def test_store_refuses_a_version_that_is_not_next(clock: ManualClock) -> None:
     store = InMemoryFlowDefinitionStore()
-    definition = catalog(clock, store).latest("intake")
+    definition = catalog(clock, store).seed("intake").definition
     with pytest.raises(FlowVersionConflict):
         store.put(StoredFlow(definition=definition, created_at=clock.now()))
 
@@ -158,13 +166,13 @@ class RacingStore(InMemoryFlowDefinitionStore):
         super().put(StoredFlow(definition=definition, created_at=latest.created_at, created_by=created_by))
 
 
-def test_a_pinned_version_or_the_versions_of_an_unseeded_flow_seed_it(clock: ManualClock) -> None:
+def test_the_versions_of_an_unseeded_flow_seed_it_and_a_pinned_read_does_not(clock: ManualClock) -> None:
     # Given a fresh store: nothing seeded yet
     store = InMemoryFlowDefinitionStore()
-    # When version 1 is asked for by number / Then the bundled flow is seeded and returned
+    # When version 1 is asked for by number / Then the bundled flow is returned, nothing stored
     assert catalog(clock, store).get("intake", 1).version == 1
-    assert [(v.version, v.created_by) for v in store.versions("intake")] == [(1, "seed")]
-    # And listing the versions of another unseeded flow seeds it the same way
+    assert store.versions("intake") == []
+    # And listing the versions of an unseeded flow (the flows API) seeds it
     other = InMemoryFlowDefinitionStore()
     assert [(v.version, v.created_by) for v in catalog(clock, other).versions("intake")] == [(1, "seed")]
     # But a version above 1 is not made up
@@ -190,7 +198,7 @@ def test_a_push_that_keeps_losing_gives_up_with_the_conflict(clock: ManualClock)
     # Given another process storing a version just before each of this one's three writes
     store = RacingStore()
     flows = catalog(clock, store)
-    flows.latest("intake")
+    flows.seed("intake")
     store.before_put.extend(lambda: store.write_next("intake", "other") for _ in range(3))
     # When this one pushes / Then it gives up after three tries, naming the version that won, storing nothing
     with pytest.raises(FlowPushConflict, match=r"^flow 'intake' changed while pushing: version 4 is the latest$"):
@@ -203,9 +211,9 @@ def test_seeding_that_loses_to_another_process_uses_its_seed(clock: ManualClock)
     # Given two processes seeding the same flow at once, the other one first
     store = RacingStore()
     other = catalog(clock, store)
-    store.before_put.append(lambda: other.latest("intake"))
+    store.before_put.append(lambda: other.seed("intake"))
     # When this one seeds / Then it takes the stored version 1 rather than failing
-    assert catalog(clock, store).latest("intake").version == 1
+    assert catalog(clock, store).seed("intake").definition.version == 1
     assert len(store.versions("intake")) == 1
 
 

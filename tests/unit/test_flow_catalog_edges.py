@@ -60,7 +60,7 @@ def test_default_ttl_is_sixty_seconds_and_expires_exactly_at_it(clock: ManualClo
     assert DEFAULT_TTL_SECONDS == 60.0
     store = InMemoryFlowDefinitionStore()
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})  # the default TTL
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")  # another process seeded it
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).seed("tiny")  # another process seeded it
     flows.latest("tiny")
     reads = store.reads
     clock.advance(timedelta(seconds=59, microseconds=999_999))
@@ -187,7 +187,7 @@ def test_a_miss_that_waited_for_a_load_is_served_by_it(clock: ManualClock) -> No
             return super().latest(flow_id)
 
     store = WaitsForTheSecondMiss()
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")  # seeded by another process
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).seed("tiny")  # seeded by another process
     flows = FlowCatalog(store, clock)
     flows._loading = announced  # type: ignore[assignment]  # observe the waiting; behaviour unchanged
     reads = store.reads
@@ -213,7 +213,7 @@ def test_a_zero_ttl_miss_that_waited_reloads(clock: ManualClock) -> None:
             return super().latest(flow_id)
 
     store = WaitsForTheSecondMiss()
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).seed("tiny")
     flows = FlowCatalog(store, clock, ttl_seconds=0)
     flows._loading = announced  # type: ignore[assignment]
     reads = store.reads
@@ -298,9 +298,9 @@ def test_get_reads_a_stored_version_once_and_then_serves_it_from_memory(clock: M
     FlowCatalog(store, clock, bundled={"tiny": tiny()}).push(raw_flow(description="pushed"))
     flows = FlowCatalog(store, clock)
     reads = store.reads
-    assert flows.get("tiny", 1).description == "pushed"
+    assert flows.get("tiny", 2).description == "pushed"  # version 1 is the bundled one, seeded first
     assert store.reads == reads + 1
-    assert flows.get("tiny", 1).description == "pushed"
+    assert flows.get("tiny", 2).description == "pushed"
     assert store.reads == reads + 1
 
 
@@ -311,18 +311,18 @@ def test_seeding_stores_the_bundled_definition_as_version_1_by_seed_at_now(clock
     store = InMemoryFlowDefinitionStore()
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny(version=7)})
     clock.advance(timedelta(minutes=3))
-    seeded = flows.latest("tiny")
+    seeded = flows.seed("tiny").definition
     assert seeded.version == 1 and seeded.description == "bundled"
     stored = store.latest("tiny")
     assert stored is not None
     assert (stored.definition, stored.created_by, stored.created_at) == (seeded, "seed", T0 + timedelta(minutes=3))
 
 
-def test_get_version_1_of_a_bundled_flow_seeds_it(clock: ManualClock) -> None:
+def test_get_version_1_of_an_unstored_bundled_flow_answers_it_without_storing(clock: ManualClock) -> None:
     store = InMemoryFlowDefinitionStore()
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})
     assert flows.get("tiny", 1).version == 1
-    assert [v.version for v in store.versions("tiny")] == [1]
+    assert store.versions("tiny") == []
 
 
 def test_get_another_version_of_an_unseeded_bundled_flow_seeds_nothing(clock: ManualClock) -> None:
@@ -358,7 +358,7 @@ class LosesVersion1(InMemoryFlowDefinitionStore):
 
 def test_get_version_1_does_not_reseed_a_flow_that_has_versions(clock: ManualClock) -> None:
     store = LosesVersion1()
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).seed("tiny")
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})
     with pytest.raises(FlowNotFound, match=r"^tiny version 1$"):
         flows.get("tiny", 1)
@@ -373,14 +373,14 @@ def test_versions_of_a_bundled_flow_seed_it(clock: ManualClock) -> None:
 
 def test_versions_of_a_stored_flow_are_listed_without_the_bundle(clock: ManualClock) -> None:
     store = InMemoryFlowDefinitionStore()
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).push(raw_flow(), created_by="ops")
+    FlowCatalog(store, clock).push(raw_flow(), created_by="ops")  # a catalog without the bundle
     infos = FlowCatalog(store, clock).versions("tiny")
     assert [(v.version, v.created_by) for v in infos] == [(1, "ops")]
 
 
 def test_versions_of_a_stored_bundled_flow_read_nothing_else(clock: ManualClock) -> None:
     store = InMemoryFlowDefinitionStore()
-    FlowCatalog(store, clock, bundled={"tiny": tiny()}).latest("tiny")
+    FlowCatalog(store, clock, bundled={"tiny": tiny()}).seed("tiny")
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})
     reads = store.reads
     assert [v.version for v in flows.versions("tiny")] == [1]
@@ -422,14 +422,14 @@ class SeededMeanwhile(InMemoryFlowDefinitionStore):
 def test_a_seed_that_loses_the_race_returns_the_winner(clock: ManualClock) -> None:
     store = SeededMeanwhile(clock)
     flows = FlowCatalog(store, clock, bundled={"tiny": tiny()})
-    assert flows.latest("tiny").description == "seeded by the other process"
+    assert flows.seed("tiny").definition.description == "seeded by the other process"
     assert [v.version for v in store.versions("tiny")] == [1]
 
 
 def test_a_seed_conflict_with_nothing_stored_is_raised(clock: ManualClock) -> None:
     flows = FlowCatalog(SeededMeanwhile(clock, really=False), clock, bundled={"tiny": tiny()})
     with pytest.raises(FlowVersionConflict, match="refused, yet nothing is stored"):
-        flows.latest("tiny")
+        flows.seed("tiny")
 
 
 # -- validation against the path ---------------------------------------------------------------------

@@ -4,20 +4,25 @@ Pages: ``/`` participants (search, status filter), ``/participants/<id>`` one pa
 conversation in their local time, profile, schedules, controller state), ``/export`` (download the
 research export as a zip). Actions are plain HTML forms (POST, then a redirect): pause, resume,
 resolve a hand-off with a note (a state override with a sub-state, which releases the flow
-controller's hold). Every POST carries the console's per-process token.
+controller's hold). Every request must name the console's own address (``Host``, and ``Origin``
+when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
+twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import secrets
 import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.cookies import CookieError, SimpleCookie
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -28,12 +33,15 @@ from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.state import SubState
 
+logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
 SUB_STATES = tuple(s.value for s in SubState)
+MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
 
 
 def _templates() -> Environment:
@@ -66,6 +74,29 @@ class Console:
         self.templates = _templates()
         self.token = secrets.token_urlsafe(16)
         self.lock = threading.Lock()
+        self.guard = RequestGuard(frozenset())  # set once the server knows its port
+        self.cookie_name = "promptpipe_console"
+
+    def serve_on(self, guard: RequestGuard, port: int) -> None:
+        self.guard = guard
+        # Cookies ignore the port: two consoles on one machine keep one cookie each.
+        self.cookie_name = f"promptpipe_console_{port}"
+
+    def token_cookie(self) -> str:
+        return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+
+    def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
+        """The form's token and the cookie's: a foreign page can set neither."""
+        try:
+            cookie = SimpleCookie(cookie_header)
+        except CookieError:
+            return False
+        morsel = cookie.get(self.cookie_name)
+        return (
+            morsel is not None
+            and secrets.compare_digest(morsel.value, self.token)
+            and secrets.compare_digest(form.get("token", ""), self.token)
+        )
 
     def render(self, name: str, **context: Any) -> str:
         template = self.templates.get_template(name)
@@ -145,6 +176,8 @@ class Console:
 def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C901
     class Handler(BaseHTTPRequestHandler):
         server_version = "PromptPipeConsole/0.1"
+        # A request line that cannot be parsed still gets a status line (HTTP/0.9 has none).
+        default_request_version = "HTTP/1.0"
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -157,8 +190,36 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             self.send_header("x-content-type-options", "nosniff")
             self.send_header("referrer-policy", "no-referrer")
             self.send_header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
+            if content_type.startswith("text/html"):
+                self.send_header("set-cookie", console.token_cookie())  # with the page's form token
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            # The standard library's own errors (414, 431, 400, 501, 505) as the console's page.
+            self.close_connection = True
+            text = message or self.responses.get(code, ("Error",))[0]
+            self._send(code, console.render("error.html", status=code, message=text))
+
+        def _refused(self, method: str) -> bool:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            refusal = console.guard.check(method, headers, json_only=False)
+            if refusal is None:
+                return False
+            self.close_connection = True  # a refused POST's body is never read
+            self._error(refusal.status, refusal.message)
+            return True
+
+        def _answer(self, method: str, work: Callable[[], None]) -> None:
+            if self._refused(method):
+                return
+            try:
+                work()
+            except Exception:  # a bug: still a page, never a dropped connection
+                logger.exception("console request failed")
+                self.close_connection = True
+                self._error(500, "The console failed on this request; see its log.")
 
         def _redirect(self, location: str) -> None:
             self.send_response(303)
@@ -178,6 +239,15 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._error(502, str(exc))
 
         def do_GET(self) -> None:
+            self._answer("GET", self._get)
+
+        def do_HEAD(self) -> None:
+            self._answer("HEAD", self._get)
+
+        def do_POST(self) -> None:
+            self._answer("POST", self._post)
+
+        def _get(self) -> None:
             url = urlsplit(self.path)
             query = dict(parse_qsl(url.query))
             parts = [p for p in url.path.split("/") if p]
@@ -192,11 +262,18 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             else:
                 self._error(404, "No such page")
 
-        def do_POST(self) -> None:
+        def _post(self) -> None:
             url = urlsplit(self.path)
-            length = int(self.headers.get("content-length") or 0)
-            form = dict(parse_qsl(self.rfile.read(length).decode() if length else ""))
-            if not secrets.compare_digest(form.get("token", ""), console.token):
+            try:
+                length = int(self.headers.get("content-length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_FORM_BYTES:
+                self.close_connection = True
+                self._error(413 if length > 0 else 400, f"a form is at most {MAX_FORM_BYTES} bytes")
+                return
+            form = dict(parse_qsl(self.rfile.read(length).decode("utf-8", "replace") if length else ""))
+            if not console.holds_token(form, self.headers.get("cookie", "")):
                 self._error(403, "This form is out of date: reload the page and try again.")
                 return
             parts = [p for p in url.path.split("/") if p]
@@ -228,14 +305,18 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
 
 
 class ConsoleServer:
-    def __init__(self, client: CoordinatorClient, host: str = "127.0.0.1", port: int = 8080) -> None:
+    def __init__(
+        self, client: CoordinatorClient, host: str = "127.0.0.1", port: int = 8080, allowed_hosts: Iterable[str] = ()
+    ) -> None:
         from promptpipe.local.server import PortUnavailable
 
         self.console = Console(client)
         try:
-            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.console))
+            self.httpd = LocalHTTPServer((host, port), make_handler(self.console))
         except OSError as exc:
             raise PortUnavailable(host, port, exc) from exc
+        bound_port = self.httpd.server_address[1]
+        self.console.serve_on(RequestGuard.serving(host, bound_port, allowed_hosts), bound_port)
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -249,11 +330,12 @@ class ConsoleServer:
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for a serve_forever that never started
+            self.httpd.shutdown()
         self.httpd.server_close()
 
 
-def run_console(client: CoordinatorClient, *, host: str, port: int) -> int:
+def run_console(client: CoordinatorClient, *, host: str, port: int, allowed_hosts: Iterable[str] = ()) -> int:
     import time
 
     from promptpipe.local.server import PortUnavailable
@@ -263,7 +345,7 @@ def run_console(client: CoordinatorClient, *, host: str, port: int) -> int:
     except ApiUnreachable as exc:  # e.g. `serve` is still starting: the pages say so until it answers
         print(f"promptpipe console: warning: {exc}", file=sys.stderr)
     try:
-        server = ConsoleServer(client, host, port).start()
+        server = ConsoleServer(client, host, port, allowed_hosts).start()
     except PortUnavailable as exc:
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None
     print(f"PromptPipe console on {server.url} — API: {client.transport.description}", flush=True)

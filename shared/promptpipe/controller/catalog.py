@@ -2,9 +2,13 @@
 
 No I/O of its own: the store and the clock are injected. The latest version of a flow is cached for
 ``ttl_seconds`` (a push through this catalog invalidates it at once; other processes see it within
-the TTL); a pinned version never changes, so it is cached until evicted (bounded). Bundled
-definitions (``prompts/flows/*.json``) are stored as version 1 the first time their flow is read
-and found absent.
+the TTL); a pinned version never changes, so it is cached until evicted (bounded).
+
+Bundled definitions (``prompts/flows/*.json``) are version 1 of their flow. Reading never writes:
+while nothing is stored, a read answers the bundled definition as version 1 from memory (the worker
+only reads: it has no right to write flows). The flows API stores it, as version 1, before the first
+push and when its versions are listed (``seed``), so a pushed definition is always version 2 or later
+and version 1 always means the bundled one.
 """
 
 from __future__ import annotations
@@ -55,9 +59,7 @@ class FlowCatalog:
                 if cached is not None and cached[0] > now:
                     return cached[1]
             stored = self.store.latest(flow_id)
-            if stored is None:
-                stored = self._seed(flow_id)
-            definition = stored.definition
+            definition = stored.definition if stored is not None else self._bundled_v1(flow_id)
             with self._lock:
                 self._latest[flow_id] = (now + self._ttl, definition)
                 self._remember(definition)
@@ -70,18 +72,20 @@ class FlowCatalog:
                 self._pinned.move_to_end((flow_id, version))
                 return cached
         stored = self.store.get(flow_id, version)
-        if stored is None and version == 1 and flow_id in self._bundled and self.store.latest(flow_id) is None:
-            stored = self._seed(flow_id)
-        if stored is None:
+        if stored is not None:
+            definition = stored.definition
+        elif version == 1 and flow_id in self._bundled and self.store.latest(flow_id) is None:
+            definition = self._bundled_v1(flow_id)
+        else:
             raise FlowNotFound(f"{flow_id} version {version}")
         with self._lock:
-            self._remember(stored.definition)
-        return stored.definition
+            self._remember(definition)
+        return definition
 
     def versions(self, flow_id: str) -> list[FlowVersionInfo]:
         versions = self.store.versions(flow_id)
         if not versions and flow_id in self._bundled:
-            self.latest(flow_id)
+            self.seed(flow_id)
             versions = self.store.versions(flow_id)
         if not versions:
             raise FlowNotFound(flow_id)
@@ -108,6 +112,8 @@ class FlowCatalog:
         definition, problems = self.validate(raw, flow_id=flow_id)
         if definition is None:
             raise DefinitionInvalid(problems)
+        if definition.id in self._bundled:
+            self.seed(definition.id)  # version 1 is the bundled definition, never a pushed one
         for _attempt in range(_PUT_RETRIES):
             current = self.store.latest(definition.id)
             version = (current.definition.version + 1) if current else 1
@@ -126,14 +132,13 @@ class FlowCatalog:
             self._latest.pop(definition.id, None)  # a newer version exists: the cached one is stale
         raise FlowPushConflict(definition.id, winner.definition.version if winner else 0)
 
-    # -- internals ------------------------------------------------------------------------------
-    def _seed(self, flow_id: str) -> StoredFlow:
-        bundled = self._bundled.get(flow_id)
-        if bundled is None:
-            raise FlowNotFound(flow_id)
-        stored = StoredFlow(
-            definition=bundled.model_copy(update={"version": 1}), created_at=self._clock.now(), created_by="seed"
-        )
+    def seed(self, flow_id: str) -> StoredFlow:
+        """Store the bundled definition as version 1 unless a version is stored (the flows API's
+        write right; a reader never calls it)."""
+        existing = self.store.latest(flow_id)
+        if existing is not None:
+            return existing
+        stored = StoredFlow(definition=self._bundled_v1(flow_id), created_at=self._clock.now(), created_by="seed")
         try:
             self.store.put(stored)
         except FlowVersionConflict:
@@ -142,6 +147,13 @@ class FlowCatalog:
                 raise
             return existing
         return stored
+
+    # -- internals ------------------------------------------------------------------------------
+    def _bundled_v1(self, flow_id: str) -> FlowDefinition:
+        bundled = self._bundled.get(flow_id)
+        if bundled is None:
+            raise FlowNotFound(flow_id)
+        return bundled.model_copy(update={"version": 1})
 
     def _remember(self, definition: FlowDefinition) -> None:
         key = (definition.id, definition.version)

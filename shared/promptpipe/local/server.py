@@ -14,8 +14,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -30,6 +31,7 @@ from promptpipe.local.environment import (
     LocalEnvironment,
     model_label,
 )
+from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 
 # A body over the cap is read and dropped up to this size (so the client sees the 413), else the
 # connection is closed.
@@ -87,13 +89,33 @@ def _swagger_dir() -> Path:
     return Path(swagger_ui.__file__).resolve().parent
 
 
-def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequestHandler]:  # noqa: C901
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "PromptPipeLocal/0.1"
+class LocalRequestHandler(BaseHTTPRequestHandler):
+    """What every request of the local server shares: the guard (set once the port is known) and
+    errors in the API's JSON envelope, including the standard library's own (414, 431, 400, 505)."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    server_version = "PromptPipeLocal/0.1"
+    # A request line that cannot be parsed still gets a status line (HTTP/0.9 has none).
+    default_request_version = "HTTP/1.0"
+    guard = RequestGuard(frozenset())
 
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        self.close_connection = True  # the request could not be read: nothing after it can be
+        text = message or self.responses.get(code, ("Error",))[0]
+        data = json.dumps({"status": "error", "message": text}).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(data)
+
+
+def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[LocalRequestHandler]:  # noqa: C901
+    class Handler(LocalRequestHandler):
         def _send(
             self, status: int, body: Any, content_type: str = "application/json", headers: dict[str, str] | None = None
         ) -> None:
@@ -218,7 +240,23 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
                 self._error(404, "unknown documentation route")
 
         def _route(self, method: str) -> None:
+            try:
+                self._checked_route(method)
+            except Exception:  # a bug here: still an answer in the envelope, never a dropped connection
+                logging.getLogger(__name__).exception("local server failed")
+                self.close_connection = True
+                self._error(500, "Internal Server Error")
+
+        def _checked_route(self, method: str) -> None:
             url = urlsplit(self.path)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            # Webhooks are form posts from the providers, checked by their signatures instead.
+            refusal = self.guard.check(method, headers, json_only=not url.path.startswith("/webhooks/"))
+            if refusal is not None:
+                if method == "POST":
+                    self.close_connection = True  # its body is not read
+                self._error(refusal.status, refusal.message)
+                return
             query = dict(parse_qsl(url.query, keep_blank_values=True))
             if url.path.startswith("/_local/"):
                 self._local(method, url.path, query)
@@ -231,7 +269,6 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[BaseHTTPRequ
             except MalformedBody as exc:
                 self._error(exc.status, str(exc))
                 return
-            headers = {k.lower(): v for k, v in self.headers.items()}
             try:
                 response = env.api(
                     method, url.path, body=body or None, headers=headers, query=query or None, base64_body=bool(body)
@@ -289,16 +326,23 @@ class LocalServer:
         start: datetime | None = None,
         env: LocalEnvironment | None = None,
         tick_seconds: float = 1.0,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         owned = env is None
         self.env = env or LocalEnvironment(start=start or datetime.now(UTC).replace(microsecond=0))
         self.sim = SimulatedTime(self.env)
+        handler = make_handler(self.env, self.sim)
         try:
-            self.httpd = ThreadingHTTPServer((host, port), make_handler(self.env, self.sim))
+            self.httpd = LocalHTTPServer((host, port), handler)
         except OSError as exc:
             if owned:
                 self.env.close()
             raise PortUnavailable(host, port, exc) from exc
+        # Behind a tunnel the providers call the public address: that name is served on too.
+        public = urlsplit(self.env.settings.public_webhook_base_url or "").netloc
+        self.guard = handler.guard = RequestGuard.serving(
+            host, self.httpd.server_address[1], [*allowed_hosts, *([public] if public else [])]
+        )
         self._stop = threading.Event()
         self._tick_seconds = tick_seconds
         self._threads = [
@@ -323,9 +367,42 @@ class LocalServer:
 
     def stop(self) -> None:
         self._stop.set()
-        self.httpd.shutdown()
+        if self._threads[0].is_alive():  # shutdown() waits for a serve_forever that never started
+            self.httpd.shutdown()
         self.httpd.server_close()
         self.env.close()
+
+
+def mask_secret(value: str) -> str:
+    """Enough of a secret to tell which one is in use, never enough to use it."""
+    shown = f"{value[:2]}…{value[-2:]}" if len(value) >= 12 else "…"
+    return f"{shown} ({len(value)} characters)"
+
+
+def _secret_line(name: str, value: str | None, default: str) -> str:
+    if not value:
+        return f"{name} not set"
+    source = "the local default" if value == default else "from the environment"
+    return f"{name}={mask_secret(value)}, {source}"
+
+
+def banner(server: LocalServer) -> list[str]:
+    """The start banner: where everything is, and which webhook secrets are in use (masked)."""
+    settings, url = server.env.settings, server.url
+    twilio = _secret_line("TWILIO_AUTH_TOKEN", settings.twilio_auth_token, LOCAL_TWILIO_AUTH_TOKEN)
+    app_secret = _secret_line("WHATSAPP_APP_SECRET", settings.whatsapp_app_secret, LOCAL_WHATSAPP_APP_SECRET)
+    verify = _secret_line("WHATSAPP_VERIFY_TOKEN", settings.whatsapp_verify_token, LOCAL_WHATSAPP_VERIFY_TOKEN)
+    hosts = ", ".join(sorted(server.guard.authorities))
+    return [
+        f"PromptPipe local server on {url} — coach model: {model_label(server.env)}",
+        f"  simulated clock starts at {_iso(server.env.clock.now())} and runs at real speed",
+        f"  participants API: {url}/conversation/participants (no auth locally; POST bodies as application/json)",
+        f"  API documentation: {url}/docs (Swagger UI), {url}/openapi.json",
+        f"  Twilio webhook:   {url}/webhooks/twilio   ({twilio})",
+        f"  WhatsApp webhook: {url}/webhooks/whatsapp ({app_secret}; {verify})",
+        f"  tester routes:    GET/POST {url}/_local/clock, GET {url}/_local/outbox",
+        f"  answers requests addressed to: {hosts} (--allow-host adds a name)",
+    ]
 
 
 def run_server(args: argparse.Namespace) -> int:
@@ -345,21 +422,15 @@ def _serve(args: argparse.Namespace) -> int:
         env = LocalEnvironment(start=args.start or DEMO_START, settings=local_settings(offline_coach=True))
         run_demo(env)
     try:
-        server = LocalServer(args.host, args.port, start=args.start, env=env).start()
+        server = LocalServer(
+            args.host, args.port, start=args.start, env=env, allowed_hosts=getattr(args, "allow_host", None) or ()
+        ).start()
     except PortUnavailable as exc:
         if env is not None:
             env.close()
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None
-    print(f"PromptPipe local server on {server.url} — coach model: {model_label(server.env)}")
-    print(f"  simulated clock starts at {_iso(server.env.clock.now())} and runs at real speed")
-    print(f"  participants API: {server.url}/conversation/participants (no auth locally)")
-    print(f"  API documentation: {server.url}/docs (Swagger UI), {server.url}/openapi.json")
-    print(f"  Twilio webhook:   {server.url}/webhooks/twilio   (TWILIO_AUTH_TOKEN={LOCAL_TWILIO_AUTH_TOKEN})")
-    print(
-        f"  WhatsApp webhook: {server.url}/webhooks/whatsapp (WHATSAPP_APP_SECRET={LOCAL_WHATSAPP_APP_SECRET}, "
-        f"WHATSAPP_VERIFY_TOKEN={LOCAL_WHATSAPP_VERIFY_TOKEN})"
-    )
-    print(f"  tester routes:    GET/POST {server.url}/_local/clock, GET {server.url}/_local/outbox")
+    for line in banner(server):
+        print(line)
     print("  ready", flush=True)
     try:
         while True:

@@ -14,6 +14,9 @@ from promptpipe.models.messaging import InboundMessage
 class TurnKind(StrEnum):
     MESSAGE = "message"
     GREETING = "greeting"
+    # The schedule changes of a STOP or START: the public webhook commits the opt-out / opt-in and
+    # sends its confirmation, the worker brings these schedules in line with the committed state.
+    SCHEDULES = "schedules"
 
 
 class TurnEvent(BaseModel):
@@ -24,6 +27,7 @@ class TurnEvent(BaseModel):
     event_id: str = Field(min_length=1, max_length=128)  # provider message id, or greeting id
     message: InboundMessage | None = None
     enqueued_at: datetime
+    schedules: list[str] = Field(default_factory=list, max_length=64)  # SCHEDULES: the names to bring in line
 
 
 class TimerKind(StrEnum):

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING
 
 from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError, ValidationFailed
 from promptpipe.flow.delivery import deliver_daily_prompt
+from promptpipe.flow.effects import desired_schedules
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.timer_events import handle_timer
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
+from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
+from promptpipe.models.state import StateData
 from promptpipe.usecases.outcomes import EventOutcome
 
 if TYPE_CHECKING:
@@ -95,6 +98,8 @@ class Events:
 
     def process_turn(self, event: TurnEvent) -> EventOutcome:
         """Worker side: one conversation turn (or the greeting). ``LLMError`` propagates (retry)."""
+        if event.kind is TurnKind.SCHEDULES:
+            return self.deferred_schedules(event)
 
         def work(session: ConversationSession, outcome: EventOutcome) -> None:
             if event.kind is TurnKind.GREETING:
@@ -105,6 +110,21 @@ class Events:
                 outcome.turn = self.flow.handle_message(session, event.message)
 
         return self.run(event.participant_id, event.event_id, work)
+
+    def deferred_schedules(self, event: TurnEvent) -> EventOutcome:
+        """The schedules a STOP / START touched, as the committed state wants them now (``finish``
+        applies them; a failure raises and SQS redelivers). Derived, not replayed: a redelivery, or
+        a START processed after its STOP's event, brings them in line all the same."""
+        outcome = EventOutcome(participant_id=event.participant_id, event_id=event.event_id)
+        try:
+            loaded = self.app.store.load(event.participant_id)
+        except ParticipantNotFound:
+            desired: dict[str, ScheduleSpec] = {}  # deleted since: nothing of theirs stays live
+        else:
+            data = StateData(dict(loaded.flow.state_data))
+            desired = desired_schedules(loaded.participant, data, self.app.prep_minutes, self.app.clock.now())
+        outcome.schedules = {name: desired.get(name) for name in event.schedules}
+        return outcome
 
     def run_scheduled_prompt(self, payload: ScheduledPromptPayload, *, event_id: str) -> EventOutcome:
         deps = self.app.deps

@@ -1,13 +1,15 @@
 """The webhook's side of an inbound text: who sent it, opt-out and opt-in keywords, auto-enrollment,
-then the FIFO queue. No model call here (the worker runs the turn), and no conversation engine."""
+then the FIFO queue. No model call here (the worker runs the turn), no conversation engine, and no
+schedule change: STOP / START commit, confirm, and queue their schedule changes for the worker."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import EffectsPending, ParticipantAlreadyEnrolled
+from promptpipe.errors import ParticipantAlreadyEnrolled
+from promptpipe.flow.effects import Effects
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import OpContext
 from promptpipe.inbound_text import clip_inbound_text
@@ -86,13 +88,32 @@ class Inbound:
         logger.info("auto-enrolled a new participant", extra={"participant_id": participant.id})
         return participant.id
 
+    def _defer_schedules(self, effects: Effects) -> Effects:
+        """Hand the schedule changes of a committed STOP / START to the worker (the public function
+        holds no Scheduler rights: docs/architecture.md#the-stack-rights-and-alarms) and keep the
+        rest, the confirmation, to send now. The worker re-derives each schedule from the state."""
+        if not effects.schedules:
+            return effects
+        if self.app.queue is None:
+            raise RuntimeError("no inbound queue configured")
+        self.app.queue.enqueue(
+            TurnEvent(
+                kind=TurnKind.SCHEDULES,
+                participant_id=effects.participant_id,
+                event_id=effects.event_id,
+                schedules=sorted(effects.schedules),
+                enqueued_at=self.app.clock.now(),
+            )
+        )
+        return replace(effects, schedules={})
+
     def _opt(self, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
         app = self.app
         session = app.sessions.open(participant_id, message.provider_message_id)
         record = session.already_processed()
         if record is not None:
             # The provider redelivers only when we did not answer 200: apply what is left.
-            effects = app.resume(session, record)
+            effects = self._defer_schedules(app.resume(session, record))
             app.finish(outcome_of_effects(effects, replayed=True))
             return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
         participant = session.participant
@@ -131,9 +152,6 @@ class Inbound:
                     )
                 ),
             )
-        effects = session.commit()  # a concurrent first delivery returns none: it applies them
-        # EffectsPending: the confirmation went out and the failed schedule changes are marked, re-applied
-        # by the next event or the sweep; the provider is answered 200 (its retry would change nothing).
-        with contextlib.suppress(EffectsPending):
-            app.finish(outcome_of_effects(effects, replayed=False))
+        effects = self._defer_schedules(session.commit())  # none if a concurrent delivery committed first
+        app.finish(outcome_of_effects(effects, replayed=False))
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
