@@ -24,6 +24,8 @@ from promptpipe.cli_coordinator import (
     cmd_participants,
     cmd_transcript,
     coordinator_client,
+    read_file,
+    read_flow_json,
 )
 from promptpipe.cli_errors import (
     EXIT_CONFIG,
@@ -161,14 +163,6 @@ def cmd_openapi(_args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_file(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {path}: {exc}", EXIT_USAGE) from None
-
-
 def cmd_reconcile(args: argparse.Namespace) -> int:
     """``reconcile ID | --all``: make live schedules equal to what the state wants (docs/architecture.md#effects),
     through the participants API (a running ``promptpipe serve``, or the deployed API signed with
@@ -196,7 +190,7 @@ def cmd_flows(args: argparse.Namespace) -> int:
     from promptpipe.controller.definition import parse_text
 
     if args.flows_command == "validate":
-        definition, problems = parse_text(_read_file(args.file))
+        definition, problems = parse_text(read_file(args.file))
         for problem in problems:
             print(f"{args.file}: {problem}", file=sys.stderr)
         if definition is None:
@@ -205,7 +199,7 @@ def cmd_flows(args: argparse.Namespace) -> int:
         return EXIT_OK
     raw: Any = None
     if args.flows_command == "push":
-        raw = _read_flow_json(args.file)
+        raw = read_flow_json(args.file)
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
             raise CliError(f'{args.file} names no flow: a definition is an object with an "id"', EXIT_USAGE)
     from promptpipe.coordinator.client import ApiError
@@ -223,25 +217,6 @@ def cmd_flows(args: argparse.Namespace) -> int:
                 print(f"{item.get('path', '')}: {item.get('message', '')}", file=sys.stderr)
             raise
     return EXIT_OK
-
-
-def _read_flow_json(path: str) -> Any:
-    """The file's JSON, read as the API reads a body (``http_body``): text that is not JSON, nested
-    too deeply or with an integer too long cannot be pushed (exit 2); a key twice in one object is
-    a problem of the definition, reported like ``flows validate`` does (exit 1)."""
-    from promptpipe.http_body import MalformedBody, NotJson, read_json_text
-
-    try:
-        raw, duplicates = read_json_text(_read_file(path))
-    except NotJson as exc:
-        raise CliError(f"{path} is not JSON: {str(exc).removeprefix('not valid JSON: ')}", EXIT_USAGE) from None
-    except MalformedBody as exc:
-        raise CliError(f"{path} cannot be read: {exc}", EXIT_USAGE) from None
-    for key in duplicates:
-        print(f"{path}: $: duplicate key {key!r}", file=sys.stderr)
-    if duplicates:
-        raise CliError(f"invalid: {len(duplicates)} problem(s)", EXIT_FAILED)
-    return raw
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

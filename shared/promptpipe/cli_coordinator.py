@@ -1,7 +1,7 @@
 """The coordinator's commands of ``promptpipe`` (participants, transcript, export, console): each
 talks to the participants API, of a ``promptpipe serve`` or a deployed stack (``--api URL``) or of an
-in-process local stack with the demo week played (``--demo``). ``promptpipe.cli`` parses the
-command line and dispatches here."""
+in-process local stack with the demo week played (``--demo``); and the readers of the files a
+command names (``flows push``). ``promptpipe.cli`` parses the command line and dispatches here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from promptpipe.cli_errors import EXIT_CONFIG, EXIT_FAILED, EXIT_UNAVAILABLE, CliError
+from promptpipe.cli_errors import EXIT_CONFIG, EXIT_FAILED, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 
 
 @contextlib.contextmanager
@@ -130,3 +130,31 @@ def api_options(command: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--demo", action="store_true", help="use an in-process local stack with the demo week played (no server)"
     )
+
+
+def read_file(path: str) -> str:
+    """A file the command names, as text (exit 2 when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {exc}", EXIT_USAGE) from None
+
+
+def read_flow_json(path: str) -> Any:
+    """The file's JSON, read as the API reads a body (``http_body``): text that is not JSON, nested
+    too deeply or with an integer too long cannot be pushed (exit 2); a key twice in one object is
+    a problem of the definition, reported like ``flows validate`` does (exit 1)."""
+    from promptpipe.http_body import MalformedBody, NotJson, read_json_text
+
+    try:
+        raw, duplicates = read_json_text(read_file(path))
+    except NotJson as exc:
+        raise CliError(f"{path} is not JSON: {str(exc).removeprefix('not valid JSON: ')}", EXIT_USAGE) from None
+    except MalformedBody as exc:
+        raise CliError(f"{path} cannot be read: {exc}", EXIT_USAGE) from None
+    for key in duplicates:
+        print(f"{path}: $: duplicate key {key!r}", file=sys.stderr)
+    if duplicates:
+        raise CliError(f"invalid: {len(duplicates)} problem(s)", EXIT_FAILED)
+    return raw

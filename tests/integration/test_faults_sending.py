@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from promptpipe.adapters.aws import aws_client
+from promptpipe.adapters.aws import INBOUND_MAX_RECEIVE_COUNT, aws_client
 from promptpipe.adapters.local_outbox import OutboxRecord
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.coordinator.summary import summarize
@@ -35,7 +35,7 @@ from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import TranscriptEntry
-from tests.scheduler_faults import throttled_create_schedule
+from tests.scheduler_faults import ATTEMPTS, throttled_create_schedule
 
 BASE = "/conversation/participants"
 PHONE = "+14155550123"
@@ -242,6 +242,28 @@ def test_a_redelivery_after_the_participant_was_deleted_sends_nothing(stack: Any
 
 
 # ====================================== vanished schedules after a throttled Scheduler: 0 ======
+@pytest.mark.logs_errors  # the worker's failed deliveries are logged, then redelivered: the case itself
+def test_start_by_text_while_create_schedule_is_throttled_once_is_applied_by_the_queues_redelivery(
+    stack: Any,
+) -> None:
+    # Given a participant who opted out (their daily schedule deleted)
+    s = stack(ScriptedLLM.text("Welcome back, see you at 09:30."))
+    assert s.text("STOP", "SM-stop") == 200
+    assert s.live() == []
+
+    # When they text START while the first delivery of its schedule changes meets a throttled
+    # CreateSchedule (all six attempts)
+    with throttled_create_schedule() as calls:
+        status = s.text("START", "SM-start")
+
+    # Then the provider is answered 200 (the webhook changes no schedule); the worker's `schedules`
+    # event failed once and SQS's redelivery made the schedule live: nothing is left pending
+    assert status == 200 and len(calls) == ATTEMPTS + 1
+    assert s.state()["status"] == "active" and s.live() == [s.schedule]
+    assert s.state()["effects_pending"] is False and s.sweep() == {"repaired": 0}
+
+
+@pytest.mark.logs_errors  # every delivery of the schedule changes fails until SQS dead-letters it
 @pytest.mark.parametrize("repair", ["sweep", "next event"])
 def test_start_by_text_while_create_schedule_is_throttled_is_repaired_without_an_operator(
     stack: Any, repair: str
@@ -251,13 +273,13 @@ def test_start_by_text_while_create_schedule_is_throttled_is_repaired_without_an
     assert s.text("STOP", "SM-stop") == 200
     assert s.live() == []
 
-    # When they text START while every attempt of CreateSchedule is throttled
-    with throttled_create_schedule() as calls:
+    # When they text START while CreateSchedule is throttled for longer than the queue retries
+    with throttled_create_schedule(times=ATTEMPTS * INBOUND_MAX_RECEIVE_COUNT) as calls:
         status = s.text("START", "SM-start")
 
-    # Then the provider is answered 200 (its retry would change nothing), the participant is active
-    # and the state says their schedule changes are pending
-    assert status == 200 and len(calls) == 6
+    # Then the provider is answered 200 (its retry would change nothing), the participant is active,
+    # every delivery of the schedule changes failed and the state says they are pending
+    assert status == 200 and len(calls) == ATTEMPTS * INBOUND_MAX_RECEIVE_COUNT
     assert s.state()["status"] == "active" and s.state()["effects_pending"] is True
     assert s.live() == []
 

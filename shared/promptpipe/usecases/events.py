@@ -123,6 +123,8 @@ class Events:
         else:
             data = StateData(dict(loaded.flow.state_data))
             desired = desired_schedules(loaded.participant, data, self.app.prep_minutes, self.app.clock.now())
+            # A marker left by an earlier failed delivery of these changes: cleared once they apply.
+            outcome.pending_effects = loaded.pending_effects
         outcome.schedules = {name: desired.get(name) for name in event.schedules}
         return outcome
 
