@@ -9,7 +9,7 @@ import pytest
 
 from promptpipe.observability import metrics
 from tests.integration.test_observability import _emf_blobs, _metric_names
-from tests.unit.test_intake_in_context import CapableStandIn, hand_off_at_the_habit, save, say, steered
+from tests.unit.test_intake_in_context import CapableStandIn, hand_off_at_the_habit, save, start
 from tests.unit.test_intake_steering import intake_raw
 
 
@@ -19,6 +19,7 @@ def emitted(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
 
     def run(scenario: Any) -> dict[str, list[dict[str, Any]]]:
+        metrics.clear_metrics()  # what earlier tests in this process left in the buffer
         capfd.readouterr()
         scenario()
         metrics.flush_metrics()  # the metrics without dimensions (NeedsPerson) are buffered
@@ -33,16 +34,14 @@ def emitted(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
 
 def test_a_completed_intake_emits_decisions_retries_completions_and_turns(emitted) -> None:
     def scenario() -> None:
-        model = CapableStandIn()
-        h = steered(model)
-        p = h.enroll()
-        say(h, model, p, "walking", [save(habit_domain="walking")], "Why does walking matter to you?")
-        say(h, model, p, "hmm", [], "What would make it worth it for you?")  # nothing learned: retried later
-        say(h, model, p, "more energy", [save(motivational_frame="more energy")], "What time suits you?")
-        say(h, model, p, "7pm", [save(preferred_time="19:00")], "What could it follow?")
+        _h, chat = start(CapableStandIn())
+        chat.say("walking", [save(habit_domain="walking")], "Why does walking matter to you?")
+        chat.say("hmm", [], "What would make it worth it for you?")  # nothing learned: retried later
+        chat.say("more energy", [save(motivational_frame="more energy")], "What time suits you?")
+        chat.say("7pm", [save(preferred_time="19:00")], "What could it follow?")
         generate = ("generate_habit_prompt", {"delivery_mode": "immediate"})
-        say(h, model, p, "dinner", [save(prompt_anchor="after dinner"), generate], "Shall I send it daily at 7pm?")
-        say(h, model, p, "yes", [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"})], "Done!")
+        chat.say("dinner", [save(prompt_anchor="after dinner"), generate], "Shall I send it daily at 7pm?")
+        chat.say("yes", [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"})], "Done!")
 
     by_name = emitted(scenario)
     decisions = {blob["mode"] for blob in by_name["ControllerDecisions"]}
@@ -56,9 +55,7 @@ def test_a_completed_intake_emits_decisions_retries_completions_and_turns(emitte
 
 def test_a_hand_off_emits_handoffs_and_needs_person(emitted) -> None:
     def scenario() -> None:
-        model = CapableStandIn()
-        h = steered(model)
-        hand_off_at_the_habit(h, model, h.enroll())
+        hand_off_at_the_habit(start(CapableStandIn())[1])
 
     by_name = emitted(scenario)
     assert [blob["flow"] for blob in by_name["ControllerHandoffs"]] == ["intake"]
@@ -67,9 +64,7 @@ def test_a_hand_off_emits_handoffs_and_needs_person(emitted) -> None:
 
 def test_a_deadlock_emits_deadlocks_and_needs_person(emitted) -> None:
     def scenario() -> None:
-        model = CapableStandIn()
-        h = steered(model)
-        p = h.enroll()
+        h, chat = start(CapableStandIn())
         flows = h.app.deps.flows
         assert flows is not None
         flows.latest("intake")
@@ -77,8 +72,8 @@ def test_a_deadlock_emits_deadlocks_and_needs_person(emitted) -> None:
         raw["nodes"][0]["runPolicy"] = {"maxExecutions": 1}
         raw["nodes"][0]["retryPolicy"] = {"maxAttempts": 5, "onExhaust": "CLARIFY"}
         flows.push(raw)
-        say(h, model, p, "hello", [], "Hi! What habit would you like to build?")
-        say(h, model, p, "not sure", [], "Maybe a walk?")
+        chat.say("hello", [], "Hi! What habit would you like to build?")
+        chat.say("not sure", [], "Maybe a walk?")
 
     by_name = emitted(scenario)
     assert [blob["flow"] for blob in by_name["ControllerDeadlocks"]] == ["intake"]

@@ -76,7 +76,12 @@ def test_validation_rules_are_in_the_schema(document: dict[str, Any]) -> None:
     enrollment = _schema(document, "EnrollmentRequest")
     assert enrollment["properties"]["phone_number"]["minLength"] == 1
     override = _schema(document, "StateOverride")
-    assert [branch["required"] for branch in override["anyOf"]] == [["sub_state"], ["debug_mode"], ["llm_routes"], ["profile"]]
+    assert [branch["required"] for branch in override["anyOf"]] == [
+        ["sub_state"],
+        ["debug_mode"],
+        ["llm_routes"],
+        ["profile"],
+    ]
     params = {p["name"]: p for p in document["paths"][BASE]["get"]["parameters"]}
     assert params["limit"]["schema"]["minimum"] == 1 and params["limit"]["schema"]["maximum"] == 100
     assert params["phone"]["schema"]["anyOf"][0]["minLength"] == 1

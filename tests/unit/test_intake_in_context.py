@@ -5,6 +5,7 @@ makes the calls a good model would make, and only those the turn offers (docs/pi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,23 @@ def steered(model: CapableStandIn) -> MemoryHarness:
     return h
 
 
-def say(h: MemoryHarness, model: CapableStandIn, participant: Any, text: str, calls: Calls, reply: str) -> Any:
-    model.plan = (calls, reply)
-    return turn(h, participant, text)
+@dataclass
+class Chat:
+    """One participant's conversation on ``h``, answered by ``model``."""
+
+    h: MemoryHarness
+    model: CapableStandIn
+    participant: Any
+
+    def say(self, text: str, calls: Calls, reply: str) -> Any:
+        """The participant writes ``text``; a capable model would make ``calls`` and answer ``reply``."""
+        self.model.plan = (calls, reply)
+        return turn(self.h, self.participant, text)
+
+
+def start(model: CapableStandIn) -> tuple[MemoryHarness, Chat]:
+    h = steered(model)
+    return h, Chat(h, model, h.enroll())
 
 
 def data(h: MemoryHarness, participant: Any) -> StateData:
@@ -80,11 +95,11 @@ def save(**fields: str) -> tuple[str, dict[str, Any]]:
     return SAVE, fields
 
 
-def play_to_the_anchor(h: MemoryHarness, model: CapableStandIn, p: Any) -> None:
-    say(h, model, p, "hi", [], "Hi! What's one small habit you'd like to build?")
-    say(h, model, p, "walking", [save(habit_domain="walking")], "Why does walking matter to you?")
-    say(h, model, p, "more energy", [save(motivational_frame="more energy")], "What time of day suits you?")
-    say(h, model, p, "8:30am", [save(preferred_time="08:30")], "What do you already do every day that it could follow?")
+def play_to_the_anchor(chat: Chat) -> None:
+    chat.say("hi", [], "Hi! What's one small habit you'd like to build?")
+    chat.say("walking", [save(habit_domain="walking")], "Why does walking matter to you?")
+    chat.say("more energy", [save(motivational_frame="more energy")], "What time of day suits you?")
+    chat.say("8:30am", [save(preferred_time="08:30")], "What do you already do every day that it could follow?")
 
 
 @pytest.mark.parametrize(
@@ -99,14 +114,14 @@ def play_to_the_anchor(h: MemoryHarness, model: CapableStandIn, p: Any) -> None:
 )
 def test_a_short_intake_completes_with_answers_as_people_write_them(anchor: str, acceptance: str) -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    play_to_the_anchor(h, model, p)
+    h, chat = start(model)
+    p = chat.participant
+    play_to_the_anchor(chat)
     # The anchor completes the profile: the first prompt is generated in the same turn and offered
-    say(h, model, p, anchor, [save(prompt_anchor=anchor), (GENERATE, {"delivery_mode": "immediate"})], SCHEDULE_OFFER)
+    chat.say(anchor, [save(prompt_anchor=anchor), (GENERATE, {"delivery_mode": "immediate"})], SCHEDULE_OFFER)
     # and the one-word acceptance creates the schedule
     create = (SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "08:30"})
-    say(h, model, p, acceptance, [create], "Done! See you tomorrow at 8:30.")
+    chat.say(acceptance, [create], "Done! See you tomorrow at 8:30.")
 
     assert model.stranded == [] and model.forced == 0
     state = data(h, p)
@@ -118,9 +133,8 @@ def test_a_short_intake_completes_with_answers_as_people_write_them(anchor: str,
 
 def test_the_controller_update_reaches_the_model_mid_loop() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    say(h, model, p, "I'd like to walk more", [save(habit_domain="walking")], "Why does it matter to you?")
+    _h, chat = start(model)
+    chat.say("I'd like to walk more", [save(habit_domain="walking")], "Why does it matter to you?")
     first, second = (r for r in model.requests if r.purpose == "intake")
     updates = [m.content or "" for m in second.messages if (m.content or "").startswith(CONTROLLER_UPDATE_HEADER)]
     assert not any((m.content or "").startswith(CONTROLLER_UPDATE_HEADER) for m in first.messages)
@@ -129,18 +143,18 @@ def test_the_controller_update_reaches_the_model_mid_loop() -> None:
 
 def test_feedback_requests_are_offered_their_tool_and_capability_questions_are_not_forced() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    play_to_the_anchor(h, model, p)
-    say(h, model, p, "after dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
+    h, chat = start(model)
+    p = chat.participant
+    play_to_the_anchor(chat)
+    chat.say("after dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
         SCHEDULE_OFFER)  # fmt: skip
-    say(h, model, p, "yes", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "08:30"})], "Done!")
+    chat.say("yes", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "08:30"})], "Done!")
     assert data(h, p).sub_state is SubState.FEEDBACK
 
-    say(h, model, p, "can I change the time later?", [], "Yes, any time: just tell me the new time.")
+    chat.say("can I change the time later?", [], "Yes, any time: just tell me the new time.")
     assert model.offered[-1][1] == "auto"
     move = (SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "19:00"})
-    say(h, model, p, "I'd rather get it at 7pm from now on", [move], "Moved to 7pm.")
+    chat.say("I'd rather get it at 7pm from now on", [move], "Moved to 7pm.")
     assert SCHEDULER in model.offered[-1][0] and model.offered[-1][1] == "required"
     assert "19:00" in [s.fixed_time for s in data(h, p).schedules()]
     assert model.stranded == [] and model.forced == 0
@@ -148,61 +162,62 @@ def test_feedback_requests_are_offered_their_tool_and_capability_questions_are_n
 
 def test_broaden_proposes_a_default_and_yes_saves_it() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    say(h, model, p, "walking", [save(habit_domain="walking")], "Why does walking matter to you?")
-    say(h, model, p, "more energy", [save(motivational_frame="more energy")], "What time of day suits you?")
+    h, chat = start(model)
+    p = chat.participant
+    chat.say("walking", [save(habit_domain="walking")], "Why does walking matter to you?")
+    chat.say("more energy", [save(motivational_frame="more energy")], "What time of day suits you?")
     proposal = "No problem: how about 8am, after your morning coffee? Just say yes and I'll note it."
     controller: dict[str, Any] = {}
     for _ in range(10):  # time and anchor take turns (fewer attempts first) until one is broadened
-        controller = say(h, model, p, "not sure", [], proposal).turn.audit["controller"]
+        controller = chat.say("not sure", [], proposal).turn.audit["controller"]
         if controller["mode"] == "BROADEN":
             break
     broadened = controller["node"]
     assert controller["mode"] == "BROADEN" and broadened in ("time", "anchor")
     field, value = ("preferred_time", "08:00") if broadened == "time" else ("prompt_anchor", "after my morning coffee")
 
-    accepted = say(h, model, p, "yes", [save(**{field: value})], "Great, noted!")
+    accepted = chat.say("yes", [save(**{field: value})], "Great, noted!")
     assert SAVE in model.offered[-1][0] and model.stranded == []
     assert getattr(data(h, p).profile(), field) == value
     assert accepted.outbound[0].body != HOLDING_MESSAGE
     assert accepted.turn.audit["controller"]["node"] != broadened
 
 
-def hand_off_at_the_habit(h: MemoryHarness, model: CapableStandIn, p: Any) -> None:
+def hand_off_at_the_habit(chat: Chat) -> None:
+    h, p = chat.h, chat.participant
     flows = h.app.deps.flows
     assert flows is not None
     flows.latest("intake")
     raw = intake_raw()
     raw["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
     assert flows.push(raw).version == 2
-    say(h, model, p, "hello", [], "Hi! What habit would you like to build?")
-    held = say(h, model, p, "I don't know", [], "Maybe a walk?")
+    chat.say("hello", [], "Hi! What habit would you like to build?")
+    held = chat.say("I don't know", [], "Maybe a walk?")
     assert held.outbound[0].body == HOLDING_MESSAGE
     assert h.app.state_view(p.id).controller["needs_person"] is True  # type: ignore[index]
 
 
 def test_a_released_hand_off_resumes_with_a_fresh_attempt_budget() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    hand_off_at_the_habit(h, model, p)
+    h, chat = start(model)
+    p = chat.participant
+    hand_off_at_the_habit(chat)
     view = h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="talked to them"))
     assert view.controller is not None and view.controller["needs_person"] is False
 
-    back = say(h, model, p, "hi, I'm back", [], "Welcome back! What habit would you like to build?")
+    back = chat.say("hi, I'm back", [], "Welcome back! What habit would you like to build?")
     assert back.outbound[0].body != HOLDING_MESSAGE
     assert (back.turn.audit["controller"]["node"], back.turn.audit["controller"]["mode"]) == ("habit", "EXECUTE")
-    nxt = say(h, model, p, "stretching", [save(habit_domain="stretching")], "Why does it matter to you?")
+    nxt = chat.say("stretching", [save(habit_domain="stretching")], "Why does it matter to you?")
     assert nxt.turn.audit["controller"]["node"] == "motivation"
     assert data(h, p).controller_state().hold is None  # type: ignore[union-attr]
 
 
 def test_the_operator_supplies_the_missing_fact_and_intake_completes() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
-    hand_off_at_the_habit(h, model, p)
+    h, chat = start(model)
+    p = chat.participant
+    hand_off_at_the_habit(chat)
     override = StateOverride(
         sub_state=SubState.INTAKE, profile={"habit_domain": "a short walk"}, reason="they told me on the phone"
     )
@@ -211,13 +226,13 @@ def test_the_operator_supplies_the_missing_fact_and_intake_completes() -> None:
     assert view.controller is not None and "habit" in view.controller["facts"]
     assert "HABIT" in view.controller["gates_satisfied"] and view.controller["needs_person"] is False
 
-    back = say(h, model, p, "hi, I'm back", [], "Welcome back! Why does a short walk matter to you?")
+    back = chat.say("hi, I'm back", [], "Welcome back! Why does a short walk matter to you?")
     assert back.outbound[0].body != HOLDING_MESSAGE and back.turn.audit["controller"]["node"] == "motivation"
-    say(h, model, p, "to clear my head", [save(motivational_frame="clear my head")], "What time suits you?")
-    say(h, model, p, "7pm", [save(preferred_time="19:00")], "What could it follow?")
-    say(h, model, p, "dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
+    chat.say("to clear my head", [save(motivational_frame="clear my head")], "What time suits you?")
+    chat.say("7pm", [save(preferred_time="19:00")], "What could it follow?")
+    chat.say("dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
         SCHEDULE_OFFER)  # fmt: skip
-    say(h, model, p, "ok", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "19:00"})], "Done!")
+    chat.say("ok", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "19:00"})], "Done!")
     assert model.stranded == [] and data(h, p).sub_state is SubState.FEEDBACK
     transcript = h.store.list_transcript(p.id, limit=100, next_token=None)[0]
     assert any(e.kind == "override" and "profile=habit_domain" in e.content for e in transcript)
@@ -225,8 +240,7 @@ def test_the_operator_supplies_the_missing_fact_and_intake_completes() -> None:
 
 def test_a_pushed_flow_names_the_tools_of_its_nodes() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
+    h, chat = start(model)
     flows = h.app.deps.flows
     assert flows is not None
     flows.latest("intake")  # version 1 seeded
@@ -234,16 +248,16 @@ def test_a_pushed_flow_names_the_tools_of_its_nodes() -> None:
     time_node = next(n for n in raw["nodes"] if n["id"] == "time")
     time_node["tools"] = [SAVE, SCHEDULER]  # a study that schedules as soon as the time is known
     assert flows.push(raw).version == 2
-    say(h, model, p, "walking", [save(habit_domain="walking")], "Why?")
-    say(h, model, p, "more energy", [save(motivational_frame="more energy")], "What time suits you?")
-    say(h, model, p, "9ish", [save(preferred_time="09:00")], "Noted.")
+    chat.say("walking", [save(habit_domain="walking")], "Why?")
+    chat.say("more energy", [save(motivational_frame="more energy")], "What time suits you?")
+    chat.say("9ish", [save(preferred_time="09:00")], "Noted.")
     assert model.offered[-1][0] >= {SAVE, SCHEDULER}
 
 
 def test_a_stored_definition_without_node_tools_still_loads_and_offers_what_its_nodes_produce() -> None:
     model = CapableStandIn()
-    h = steered(model)
-    p = h.enroll()
+    h, chat = start(model)
+    p = chat.participant
     flows = h.app.deps.flows
     assert flows is not None
     flows.latest("intake")
@@ -251,10 +265,10 @@ def test_a_stored_definition_without_node_tools_still_loads_and_offers_what_its_
     for node in raw["nodes"]:
         node.pop("tools")
     assert flows.push(raw).nodes[0].tools is None
-    play_to_the_anchor(h, model, p)
-    say(h, model, p, "dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
+    play_to_the_anchor(chat)
+    chat.say("dinner", [save(prompt_anchor="after dinner"), (GENERATE, {"delivery_mode": "immediate"})],
         SCHEDULE_OFFER)  # fmt: skip
-    say(h, model, p, "yes", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "08:30"})], "Done!")
+    chat.say("yes", [(SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "08:30"})], "Done!")
     assert model.stranded == [] and data(h, p).sub_state is SubState.FEEDBACK
 
 

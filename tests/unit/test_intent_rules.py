@@ -96,6 +96,8 @@ ACTION_REQUESTS = [
     ("deja de mandarme mensajes", "stop_messages"),
     ("cambiar la hora del recordatorio a las 8", "change_time"),
     ("pause it", "stop_messages"),
+    ("move it to 6 please", "change_time"),
+    ("reschedule my daily reminder for the evening", "change_time"),
 ]
 
 
@@ -110,7 +112,14 @@ def test_an_explicit_request_requires_its_tool_when_there_is_something_to_act_on
 
 
 @pytest.mark.parametrize(
-    "text", ["I couldn't stop thinking about it", "no more excuses, I did it", "quiero un recordatorio para la noche"]
+    "text",
+    [
+        "I couldn't stop thinking about it",
+        "no more excuses, I did it",
+        "quiero un recordatorio para la noche",
+        "quick update: did my walk, the time worked great",
+        "I moved a lot today, the reminder helped",
+    ],
 )
 def test_words_of_an_action_in_a_report_force_nothing(text: str) -> None:
     assert decide(feedback(text)).tool_choice == "auto"

@@ -1,6 +1,7 @@
 """Which tools a turn is offered, decided from the turn's context (docs/pipeline.md, "Tools by context").
 
-One pure function: ``decide(TurnContext) -> Intent``. The context is what the coach last asked or
+One pure function: ``decide(TurnContext) -> Intent`` (``TurnContext``: ``promptpipe.models.turn_context``,
+plain data the offline coach and the corpus stand-in can build too). The context is what the coach last asked or
 offered (the flow controller's node and the tools the flow names for it, a first prompt given and no
 schedule yet, a question in the last reply) and the participant's message. The rules, in order:
 
@@ -23,9 +24,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, Intent
+from promptpipe.models.turn_context import TurnContext
+
+__all__ = ["TurnContext", "decide", "is_capability_question", "mentions_time", "needs_no_action", "normalise"]
 
 # --- what the participant wrote ----------------------------------------------------------------
 _NO_ACTION = re.compile(
@@ -58,8 +60,10 @@ _STOP = re.compile(
     re.I,
 )
 _CHANGE_TIME = re.compile(
-    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\b.*"
-    r"\b(?:time|reminder|prompt|schedule|message|hora|recordatorio|mensaje)s?\b"
+    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\s+"
+    r"(?:(?:my|the|your|our|it|that|this|daily|morning|evening|la|el|mi|del)\s+){0,3}"
+    r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje)s?\b"
+    r"|\b(?:change|move|switch|shift|push)\s+it\s+(?:to|back|forward|earlier|later)\b"
     r"|\b(?:different|new|another|later|earlier) time\b",
     re.I,
 )
@@ -112,54 +116,20 @@ def is_capability_question(text: str) -> bool:
     return asked and bool(_LATER.search(text))
 
 
-# --- the context --------------------------------------------------------------------------------
-class TurnContext(BaseModel):
-    """The facts a turn's tools are decided from. Built by the module from the participant's state
-    and the controller's decision; the corpus stand-in and the offline coach can build it too."""
-
-    model_config = ConfigDict(frozen=True)
-
-    module: Literal["intake", "feedback"]
-    text: str
-    last_reply: str = ""  # the coach's last message ("" when nothing was said yet)
-    missing_required: tuple[str, ...] = ()  # profile fields the prompt generator still needs
-    prompt_offered: bool = False  # a habit prompt was given (generate_habit_prompt ran)
-    has_schedule: bool = False  # a daily schedule exists
-    node: str | None = None  # the flow controller's node this turn pursues (intake)
-    node_mode: str | None = None  # EXECUTE, RETRY, BROADEN or HANDOFF
-    # The tools the flow names for the node, and for the steps that follow it without another
-    # question (the anchor that completes the profile is followed by the first prompt).
-    node_tools: tuple[str, ...] = ()
-    paused: bool = False  # the controller waits for a person
-    flow_complete: bool = False  # the controller's goal holds
-
-    @property
-    def asked_question(self) -> bool:
-        return "?" in self.last_reply
-
-    @property
-    def schedule_offer_pending(self) -> bool:
-        """A first prompt was given and no daily schedule exists: the coach offered to send it daily."""
-        return self.module == "intake" and self.prompt_offered and not self.has_schedule
-
-    @property
-    def awaiting_answer(self) -> bool:
-        """The coach asked or offered something: a short message is an answer to it."""
-        return self.asked_question or self.schedule_offer_pending or self.node_mode == "BROADEN"
-
-    def pending_tools(self) -> tuple[str, ...]:
-        """The tools that can record an answer to what is pending."""
-        if self.module == "feedback":
-            if self.missing_required:
-                return (TRANSITION,)  # a profile that needs repair goes back to intake
-            return FEEDBACK_TOOLS if self.asked_question else ()
-        if self.paused or (self.node is not None and not self.flow_complete):
-            return self.node_tools or (SAVE,)  # paused: a fact they give is still recorded
-        if self.missing_required and not self.flow_complete:
-            # Without the controller: the answer fills the profile; with one field left it may
-            # complete it, and the first prompt and its schedule follow in the same turn.
-            return (SAVE,) if len(self.missing_required) > 1 else INTAKE_TOOLS
-        return INTAKE_TOOLS  # the profile is complete: first prompt, schedule, hand-over
+# --- what is pending ----------------------------------------------------------------------------
+def pending_tools(ctx: TurnContext) -> tuple[str, ...]:
+    """The tools that can record an answer to what is pending."""
+    if ctx.module == "feedback":
+        if ctx.missing_required:
+            return (TRANSITION,)  # a profile that needs repair goes back to intake
+        return FEEDBACK_TOOLS if ctx.asked_question else ()
+    if ctx.paused or (ctx.node is not None and not ctx.flow_complete):
+        return ctx.node_tools or (SAVE,)  # paused: a fact they give is still recorded
+    if ctx.missing_required and not ctx.flow_complete:
+        # Without the controller: the answer fills the profile; with one field left it may
+        # complete it, and the first prompt and its schedule follow in the same turn.
+        return (SAVE,) if len(ctx.missing_required) > 1 else INTAKE_TOOLS
+    return INTAKE_TOOLS  # the profile is complete: first prompt, schedule, hand-over
 
 
 # --- the decision -------------------------------------------------------------------------------
@@ -182,9 +152,9 @@ def decide(ctx: TurnContext) -> Intent:
     if action is not None:
         name, tools, actionable = action
         if is_capability_question(text):  # asked whether it could be done: answer, offer, never force
-            return Intent(f"{name}_question", _merge(tools, ctx.pending_tools()))
+            return Intent(f"{name}_question", _merge(tools, pending_tools(ctx)))
         if actionable:
-            return Intent(name, _merge(tools, ctx.pending_tools()), tool_choice="required")
+            return Intent(name, _merge(tools, pending_tools(ctx)), tool_choice="required")
     if needs_no_action(text) and not ctx.awaiting_answer:
         return Intent("small_talk", ())
     intent = _feedback(ctx, text) if ctx.module == "feedback" else _intake(ctx, text)
@@ -196,7 +166,7 @@ def decide(ctx: TurnContext) -> Intent:
 def _intake(ctx: TurnContext, text: str) -> Intent:
     if _PROMPT_NOW.search(text):
         return Intent("prompt_now", (SAVE, GENERATE), tool_choice="required")
-    pending = ctx.pending_tools()
+    pending = pending_tools(ctx)
     source: Literal["rules", "controller"] = "controller" if ctx.node is not None else "rules"
     supplied = {"preferred_time"} if mentions_time(text) else set()
     if _ANCHOR.search(text):
@@ -211,7 +181,7 @@ def _intake(ctx: TurnContext, text: str) -> Intent:
 
 
 def _feedback(ctx: TurnContext, text: str) -> Intent:
-    pending = ctx.pending_tools()
+    pending = pending_tools(ctx)
     if ctx.missing_required:
         return Intent("repair", pending)
     if _INTENSITY_ANSWER.match(text):
