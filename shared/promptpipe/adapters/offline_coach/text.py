@@ -33,7 +33,9 @@ _ACKS = {
 }  # fmt: skip
 _GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
 _NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
-_FILLER = re.compile(r"^(?:(?:um+|uh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I)
+_FILLER = re.compile(
+    r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I
+)
 _WORD = re.compile(r"[a-z']+", re.I)
 
 
