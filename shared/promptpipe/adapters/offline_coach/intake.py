@@ -42,6 +42,7 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
+_OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 
 
@@ -109,9 +110,11 @@ class IntakeRules:
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
         text, expected = self.turn.user, self.expected()
         suggested = suggestion(self.turn.last_assistant)
-        if suggested and accepts(text) and expected in (TIME, ANCHOR):
-            value = normalise_time(suggested) if expected == TIME else suggested
-            return {expected: value} if value else {}
+        if suggested and accepts(text):
+            time = normalise_time(suggested) if re.search(r"\d", suggested) else None
+            if time and not self.known[TIME]:
+                return {TIME: time}
+            return {ANCHOR: suggested.strip("“”")} if not time and not self.known[ANCHOR] else {}
         learned = parse_intake_message(text, self.known, expected)
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
@@ -122,9 +125,12 @@ class IntakeRules:
     def proposal(self) -> str:
         """A concrete time to suggest when they answered "what time?" with a vague one."""
         text = self.turn.user
-        if self.asked != TIME or self.known[TIME] or parse_clock_time(text) is not None or "?" in text:
+        if self.known[TIME] or parse_clock_time(text) is not None or "?" in text:
             return ""
         vague = parse_vague_time(text, loose=True)
+        # Asked for a time, or a reply that is nothing but a time of day ("afternoon sometime").
+        if self.asked != TIME and not (vague and len(text.split()) <= 3 and not suggestion(self.turn.last_assistant)):
+            return ""
         return (propose_time(text) or vague or "") if vague else ""
 
     def prompt_given(self) -> bool:
@@ -266,8 +272,11 @@ class IntakeRules:
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
-        if question:
-            answer = answer_question(question, profile, time, schedule_set=False)
+        if question or self._off_topic():
+            answer = answer_question(question, profile, time, schedule_set=False) if question else _OFF_TOPIC
+            # The question they had not answered yet is asked again (not the controller's next one).
+            if self.asked in INTAKE_ORDER and not profile[self.asked] and not self.prompt_given():
+                pending = self._question(profile, self.asked)
             return f"{answer} {pending}"
         if not ack and self.prompt_given() and time:
             return pending
@@ -295,8 +304,12 @@ class IntakeRules:
             parts.append(f"Anchoring it {_clean(str(saved[ANCHOR]))} makes it easy to remember.")
         return " ".join(parts[:2])
 
-    def _question(self, profile: dict[str, str]) -> str:
-        missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
+    def _off_topic(self) -> bool:
+        """A question of theirs that none of the rules can answer ("what's the weather tomorrow?")."""
+        return "?" in self.turn.user and not self.turn.called(SAVE)
+
+    def _question(self, profile: dict[str, str], missing: str | None = None) -> str:
+        missing = missing or self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
         if missing == DOMAIN:
             return (
                 "What's one small habit you'd like to build — maybe moving more, sleeping better, "

@@ -29,7 +29,8 @@ _MOTIVATION = re.compile(
 )
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+)",
+    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+"
+    r"|(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|cuando\s+[^,.;!?]+)",
     re.I,
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
@@ -162,9 +163,13 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     time = parse_clock_time(rest)
-    if time and expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest):
-        time = None  # "I crash by 11", "on my phone until 1am" answer why, not when
-    if time is None and not known.get(TIME):
+    if time is None and expected == TIME and len(rest.split()) <= 4:
+        time = parse_clock_time(re.sub(r"\b(\d{1,2})\b(?![:.]\d)", r"at \1", rest, count=1))  # "morning 7"
+    # "I crash by 11", "on my phone until 1am every night" answer why, not when.
+    telling_why = expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest)
+    if telling_why:
+        time = None
+    elif time is None and not known.get(TIME):
         time = parse_vague_time(rest, loose=expected in (TIME, ANCHOR))
     domain_text = _span_removed(rest, a_match)
     # A known domain changes only on an explicit change of mind, not on a passing keyword ("my
@@ -175,7 +180,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         if value and value != known.get(name):
             learned[name] = value
     # Only a reply that said nothing else (bar a passing time-of-day word) is read as the answer.
-    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None)
+    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None) or telling_why
     if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
         guess = _answer_for(expected, text, domain_text)
         if guess:
@@ -199,7 +204,7 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
     if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
         return "", None
-    if parse_vague_time(clause) and len(clause.split()) <= 3:  # "every evening please" is a time
+    if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
         return "", None
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
 

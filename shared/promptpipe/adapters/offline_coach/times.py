@@ -120,7 +120,7 @@ def parse_vague_time(text: str, *, loose: bool = False) -> str | None:
     for pattern, value in _VAGUE_TIMES:
         for match in re.finditer(pattern, text, re.I):
             before = text[: match.start()]
-            if loose or _TIME_CONTEXT.search(before) or match[0].lower().startswith(("after", "before")):
+            if loose or _TIME_CONTEXT.search(before) or re.match(r"(?:after|before)\s", match[0], re.I):
                 return value
     return None
 
