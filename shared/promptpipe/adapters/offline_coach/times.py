@@ -35,6 +35,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
 )
+_NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
 _NOON = re.compile(r"^\W*(?:at |around |al |a )?(?:noon|midday|mediod[ií]a)\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
@@ -77,7 +78,7 @@ def parse_clock_time(text: str) -> str | None:
     "a las 9 de la noche") as HH:MM (24-hour); of several ("8:30? maybe 8:45"), the last one said."""
     if _NOON.match(text):
         return "12:00"
-    text = _spoken(text)
+    text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
     for piece in reversed(_SECOND_THOUGHT.split(text)[1:]):
         if _parse_clock(piece):  # read with the whole message's hints ("... in the evening")
             return _parse_clock(f"{piece} {text}")
