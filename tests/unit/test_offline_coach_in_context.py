@@ -53,11 +53,13 @@ def intake(user: str, profile: UserProfile, last: str, *, steer: str = "", tools
     return ChatRequest(purpose="intake", messages=messages, tools=ALL_TOOLS if tools is None else tools)
 
 
-def feedback(user: str, last: str, *, delivered: int = 1, tools: list[ToolDefinition] | None = None) -> ChatRequest:
+def feedback(
+    user: str, last: str, *, delivered: int = 1, replied: bool = False, tools: list[ToolDefinition] | None = None
+) -> ChatRequest:
     profile = READY.model_copy(update={"total_prompts": delivered, "success_count": 0})
     messages = [
         ChatMessage(role="system", content="feedback system prompt"),
-        ChatMessage(role="system", content=feedback_context(profile, PROMPT, False, BACKGROUND)),
+        ChatMessage(role="system", content=feedback_context(profile, PROMPT, replied, BACKGROUND)),
         ChatMessage(role="assistant", content=last),
         ChatMessage(role="user", content=user),
     ]
@@ -200,15 +202,23 @@ def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothi
     )
 
 
-def test_ok_to_a_suggested_tweak_is_not_a_report_of_doing_it() -> None:
+@pytest.mark.parametrize("said", ["ok", "yes", "sure 👍"])
+def test_yes_to_a_suggested_tweak_is_not_a_report_of_doing_it(said: str) -> None:
+    # They already answered today's prompt ("2"); the coach suggested a tweak
     last = "No worries. One small tweak for next time: shrink it to a 30-second version. Does that sound doable?"
-    said = text_of(feedback("ok", last))
-    assert not any(word in said.lower() for word in PRAISE)
+    answer = text_of(feedback(said, last, replied=True))
+    assert answer == "Great — let's try that next time. I'll check in after your next prompt."
 
 
 def test_yes_to_the_daily_prompts_question_is_a_report() -> None:
     last = f"{PROMPT}\n\nDid you do it? Reply 1 for Done or 2 for Next time."
     step = OfflineCoach().complete(feedback("yes", last))
+    assert calls(step) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_yup_did_it_while_the_daily_prompt_awaits_its_answer_is_a_report() -> None:
+    # The last message the coach sent was its own reply; the context says the prompt is unanswered
+    step = OfflineCoach().complete(feedback("yup did it 💪", "Great! I'll check in after your next prompt."))
     assert calls(step) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
 
 
@@ -231,6 +241,12 @@ def test_a_question_mid_intake_is_answered_and_the_unanswered_question_asked_aga
     said = text_of(intake("how long does this take each day?", WALKING, ASK_TIME, steer="anchor (EXECUTE)"))
     assert said.startswith("About a minute a day")
     assert said.endswith("What time of day would you like your daily prompt? For example 8am or 7:30pm.")
+
+
+def test_cancel_the_messages_in_intake_is_not_read_as_an_answer() -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "07:00"})
+    said = text_of(intake("cancel my daily messages please, I'm moving house", profile, ASK_ANCHOR, steer="anchor"))
+    assert said.startswith("Nothing is scheduled yet, so no daily messages will come.")
 
 
 def test_is_it_possible_to_stop_the_messages_is_answered_not_acted_on() -> None:

@@ -36,6 +36,7 @@ from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
+_SAID_DONE = re.compile(r"\b(?:done|did it|i did|completed|finished|managed|nailed it|hecho|lo hice)\b", re.I)
 _STOP = re.compile(
     r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
     r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
@@ -98,13 +99,15 @@ class FeedbackRules:
 
     def _outcome(self, text: str) -> tuple[_Step, str]:
         canonical = _DONE_CANON.search(text)
-        asked_done = _ASKED_DONE.search(self.turn.last_assistant) is not None
+        # The daily prompt (or its reminder) waits for an answer: a "yes" answers it.
+        awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
+        asked_done = awaiting or _ASKED_DONE.search(self.turn.last_assistant) is not None
         if not self.delivered and (canonical or accepts(text) or _POSITIVE.search(text)):
             # Nothing delivered yet: a "yes" accepts the plan (or the first prompt); nothing to praise.
             return self._plan(), "feedback: no daily prompt delivered yet; confirming the plan"
         if canonical:
             done = canonical[1].lower() == "done"
-        elif accepts(text) and not asked_done:
+        elif accepts(text) and not asked_done and not _SAID_DONE.search(text):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
         elif ASK_BARRIER in self.turn.last_assistant and _substantive(text) and not _POSITIVE.search(text):
             return self._not_done(text, follow_up=True)

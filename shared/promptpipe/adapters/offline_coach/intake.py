@@ -42,6 +42,11 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
+_STOP = re.compile(
+    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send)\b.*"
+    r"\b(?:messages?|reminders?|prompts?|texts?)\b",
+    re.I,
+)
 _OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 
@@ -90,6 +95,13 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
+        if _STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
+            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
+            return (
+                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
+                "just text me and we'll pick up where we left off.",
+                "intake: a stop request with nothing scheduled",
+            )
         if self.asked == "schedule" and self.prompt_given():
             offer = self._answer_offer()
             if offer is not None:

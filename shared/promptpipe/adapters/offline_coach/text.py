@@ -30,6 +30,7 @@ ASK_BARRIER = "What got in the way"
 _ACKS = {
     "hi", "hello", "hey", "hiya", "ok", "okay", "k", "thanks", "thank you", "yes", "no", "sure", "cool",
     "great", "hmm", "lol", "yo", "good", "fine", "nice", "what", "why", "huh", "something", "anything",
+    "done", "next time", "1", "2", "stop", "start",
 }  # fmt: skip
 _GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
 _NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
