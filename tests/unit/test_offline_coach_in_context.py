@@ -132,9 +132,10 @@ def test_times_as_people_write_them(said: str, hhmm: str) -> None:
     assert parse_clock_time(said) == hhmm
 
 
-def test_a_time_written_loosely_is_saved_when_the_coach_asked_for_a_time() -> None:
-    step = OfflineCoach().complete(intake("9ish", WALKING, ASK_TIME, steer="time (EXECUTE)"))
-    assert calls(step) == [("save_user_profile", {"preferred_time": "09:00"})]
+@pytest.mark.parametrize(("said", "hhmm"), [("9ish", "09:00"), ("morning 7", "07:00"), ("6", "18:00")])
+def test_a_time_written_loosely_is_saved_when_the_coach_asked_for_a_time(said: str, hhmm: str) -> None:
+    step = OfflineCoach().complete(intake(said, WALKING, ASK_TIME, steer="time (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"preferred_time": hhmm})]
 
 
 def test_a_vague_time_gets_a_concrete_suggestion_that_yes_saves() -> None:

@@ -35,6 +35,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.times import (
     friendly_time,
     normalise_time,
+    parse_asked_time,
     parse_clock_time,
     parse_vague_time,
     propose_time,
@@ -137,7 +138,7 @@ class IntakeRules:
     def proposal(self) -> str:
         """A concrete time to suggest when they answered "what time?" with a vague one."""
         text = self.turn.user
-        if self.known[TIME] or parse_clock_time(text) is not None or "?" in text:
+        if self.known[TIME] or parse_asked_time(text) is not None or "?" in text:
             return ""
         vague = parse_vague_time(text, loose=True)
         # Asked for a time, or a reply that is nothing but a time of day ("afternoon sometime").

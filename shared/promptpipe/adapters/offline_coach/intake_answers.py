@@ -18,7 +18,7 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_clock_time, parse_vague_time
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
@@ -163,8 +163,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     time = parse_clock_time(rest)
-    if time is None and expected == TIME and len(rest.split()) <= 4:
-        time = parse_clock_time(re.sub(r"\b(\d{1,2})\b(?![:.]\d)", r"at \1", rest, count=1))  # "morning 7"
+    if time is None and expected == TIME:
+        time = parse_asked_time(rest)  # "morning 7"
     # "I crash by 11", "on my phone until 1am every night" answer why, not when.
     telling_why = expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest)
     if telling_why:

@@ -85,6 +85,15 @@ def parse_clock_time(text: str) -> str | None:
     return _parse_clock(text)
 
 
+def parse_asked_time(text: str) -> str | None:
+    """A time given in answer to "what time?": as ``parse_clock_time``, and a lone hour in a short
+    reply ("morning 7", "6") too."""
+    found = parse_clock_time(text)
+    if found is None and len(text.split()) <= 4:
+        found = parse_clock_time(re.sub(r"\b(\d{1,2})\b(?![:.]\d)", r"at \1", text, count=1))
+    return found
+
+
 def _parse_clock(text: str) -> str | None:
     match = _RANGE.search(text) or _AMPM.search(text)  # a range: its start ("8-9am" → 08:00)
     if match:
