@@ -146,6 +146,14 @@ def test_a_vague_time_gets_a_concrete_suggestion_that_yes_saves() -> None:
     assert calls(step) == [("save_user_profile", {"preferred_time": "17:30"})]
 
 
+def test_a_reply_that_is_only_a_time_of_day_answers_the_time_whatever_was_asked() -> None:
+    said = text_of(intake("afternoon sometime", UserProfile(habit_domain="stretching"), ASK_MOTIVATION))
+    assert said == "How about 3pm — would that work?"
+    # ...but for the anchor, "after lunch" is the anchor (and, with no time known yet, the time too)
+    step = OfflineCoach().complete(intake("after lunch", WALKING, ASK_ANCHOR, steer="anchor (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"preferred_time": "13:00", "prompt_anchor": "after lunch"})]
+
+
 def test_not_sure_about_the_anchor_gets_a_suggestion_that_yes_saves() -> None:
     profile = WALKING.model_copy(update={"preferred_time": "09:00"})
     suggested = text_of(intake("not sure", profile, ASK_ANCHOR, steer="anchor (EXECUTE)", tools=ALL_TOOLS[1:2]))

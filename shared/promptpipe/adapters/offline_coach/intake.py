@@ -48,6 +48,11 @@ _STOP = re.compile(
     r"\b(?:messages?|reminders?|prompts?|texts?)\b",
     re.I,
 )
+_VAGUE_WORDS = re.compile(
+    r"\b(?:in the|every|each|at|around|after|before|sometime|some time|please|maybe|i guess|probably|"
+    r"mornings?|evenings?|afternoons?|nights?|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
+    r"noon|midday)\b"
+)
 _OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 
@@ -142,8 +147,11 @@ class IntakeRules:
             return ""
         vague = parse_vague_time(text, loose=True)
         # Asked for a time, or a reply that is nothing but a time of day ("afternoon sometime").
-        if self.asked != TIME and not (vague and len(text.split()) <= 3 and not suggestion(self.turn.last_assistant)):
-            return ""
+        only_a_time = not re.search(r"[a-z]", _VAGUE_WORDS.sub("", text.lower()))
+        if self.asked == ANCHOR or (
+            self.asked != TIME and not (vague and only_a_time and not suggestion(self.turn.last_assistant))
+        ):
+            return ""  # "after lunch" for the anchor is the anchor
         return (propose_time(text) or vague or "") if vague else ""
 
     def prompt_given(self) -> bool:
