@@ -110,6 +110,7 @@ class ConversationOutcome:
     state: dict[str, Any]
     end_problems: list[str]
     observations: list[Observation]
+    prompts_delivered: int = 0  # daily prompts the participant received
 
     @property
     def completed(self) -> bool:
@@ -228,10 +229,12 @@ class Player:
                 everything += observed
                 turns.append(_turn_outcome(index, turn, [o for o in observed if o.turn_index == index]))
             state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
+            delivered = len([m for m in env.messages(pid) if m.kind == "daily_prompt"])
         finally:
             self.cursor.move(None)
             env.close()
-        return ConversationOutcome(conversation, turns, state, end_problems(conversation, state), everything)
+        problems = end_problems(conversation, state)
+        return ConversationOutcome(conversation, turns, state, problems, everything, prompts_delivered=delivered)
 
     @staticmethod
     def _wait(env: Any, pid: str, turn: Turn) -> None:

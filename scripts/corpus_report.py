@@ -5,6 +5,9 @@ the real pipeline (``scripts/corpus_player.py``) and prints the figures — conv
 messages, stranded turns, forced turns, conversations completed — then one line per problem.
 ``--json`` prints the figures and the problems as JSON.
 
+``--baseline REV`` plays this corpus, with these scripts, against the code of git revision ``REV``
+(exported to a temporary directory and run in a subprocess): the "before" figures of another rule set.
+
 ``--offer-all`` is the check of the corpus itself: every turn is offered the module's whole tool set
 with ``tool_choice=auto`` (the intent rules are bypassed), so a conversation that still fails has a
 wrong annotation or expectation, not a rule that strands it.
@@ -13,10 +16,17 @@ wrong annotation or expectation, not a rule that strands it.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
+import shutil
+import subprocess
 import sys
+import tarfile
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from scripts.scenario import prepare_environment
@@ -33,12 +43,39 @@ def offer_every_tool() -> None:
     modules.ConversationModule.decide_intent = every_tool  # type: ignore[method-assign]
 
 
+ROOT = Path(__file__).resolve().parents[1]
+# What the corpus brings with it to an older revision (which may not have these modules yet).
+CORPUS_SCRIPTS = ("corpus_model.py", "corpus_player.py", "corpus_standin.py", "corpus_report.py")
+
+
+def run_baseline(revision: str, argv: Sequence[str]) -> int:
+    """This report, with this corpus and these scripts, against the code of ``revision``."""
+    archive = subprocess.run(["git", "archive", "--format=tar", revision], cwd=ROOT, check=True, capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="corpus-baseline-") as tmp:
+        tree = Path(tmp)
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tree, filter="data")
+        for name in CORPUS_SCRIPTS:
+            shutil.copy(ROOT / "scripts" / name, tree / "scripts" / name)
+        shutil.copytree(
+            ROOT / "tests" / "data" / "conversations", tree / "tests" / "data" / "conversations", dirs_exist_ok=True
+        )
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tree / "shared"), str(tree)))}
+        print(f"rules of {revision}:", flush=True)
+        command = [sys.executable, "-m", "scripts.corpus_report", *argv]
+        return subprocess.run(command, cwd=tree, env=env, check=False).returncode
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.corpus_report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures and problems as JSON")
     parser.add_argument("--offer-all", action="store_true", help="offer every tool on every turn (checks the corpus)")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
+    parser.add_argument("--baseline", metavar="REV", help="play against the code of git revision REV")
     args = parser.parse_args(argv)
+    if args.baseline:
+        rest = [*(["--json"] if args.json else []), *(["--offer-all"] if args.offer_all else [])]
+        return run_baseline(args.baseline, [*rest, *(["--only", *args.only] if args.only else [])])
     prepare_environment()
     if args.offer_all:
         offer_every_tool()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.corpus_model import load_corpus
+from scripts.corpus_model import NEXT_PROMPT, load_corpus
 from scripts.corpus_player import ConversationOutcome, CorpusFigures, Player
 from scripts.corpus_standin import CompetentStandIn
 
@@ -35,7 +35,15 @@ def test_every_conversation_ends_as_expected_with_no_stranded_or_forced_turn(
     assert figures.messages >= 250
 
 
-def test_the_schedule_and_profile_are_really_there(outcomes: list[ConversationOutcome]) -> None:
+def test_the_feedback_week_follows_delivered_prompts_and_the_end_state_is_real(
+    outcomes: list[ConversationOutcome],
+) -> None:
+    # Every feedback-week message that waits for a daily prompt had one delivered before it
+    for outcome in outcomes:
+        waits = sum(1 for turn in outcome.conversation.turns if turn.wait == NEXT_PROMPT)
+        assert outcome.prompts_delivered >= waits, outcome.conversation.id
+    assert sum(o.prompts_delivered for o in outcomes if o.conversation.feedback_week) >= 10
+
     # The end state the gate compares comes from the participants API: spot-check two conversations
     by_id = {o.conversation.id: o for o in outcomes}
     moved = by_id["week-move-it-to-7pm"].state

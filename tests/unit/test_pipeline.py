@@ -104,7 +104,7 @@ def test_unknown_tool_and_malformed_arguments_are_tool_errors_with_detail() -> N
 
 
 # --- intent ---------------------------------------------------------------------------------------
-def first_pass(module, text, *, missing_required, has_schedule=False, last_reply="", node=None, node_tools=()):
+def decided_on(module, text, *, missing_required, has_schedule=False, last_reply="", node=None, node_tools=()):
     context = TurnContext(
         module=module,
         text=text,
@@ -134,30 +134,30 @@ def first_pass(module, text, *, missing_required, has_schedule=False, last_reply
         ("feedback", "I walked for a bit", ["prompt_anchor"], "repair", (TRANSITION,), "auto"),
     ],
 )  # fmt: skip
-def test_first_pass(case) -> None:
+def test_the_rules(case) -> None:
     module, text, missing, name, tools, choice = case
-    decided = first_pass(module, text, missing_required=missing, has_schedule=True)
+    decided = decided_on(module, text, missing_required=missing, has_schedule=True)
     assert (decided.name, set(decided.tools), decided.tool_choice) == (name, set(tools), choice)
 
 
 def test_an_action_request_is_required_only_when_there_is_something_to_act_on() -> None:
-    with_schedule = first_pass("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=True)
+    with_schedule = decided_on("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=True)
     assert (with_schedule.name, with_schedule.tool_choice) == ("change_time", "required")
     assert {SAVE, SCHEDULER} <= set(with_schedule.tools)
-    before = first_pass("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=False)
+    before = decided_on("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=False)
     assert before.tool_choice == "auto" and SCHEDULER in before.tools
 
 
 def test_the_controller_nodes_tools_are_offered() -> None:
-    decided = first_pass("intake", "I like to run", missing_required=["prompt_anchor"], node="schedule",
+    decided = decided_on("intake", "I like to run", missing_required=["prompt_anchor"], node="schedule",
                          node_tools=(SCHEDULER, SAVE))  # fmt: skip
     assert decided.source == "controller" and set(decided.tools) == {SAVE, SCHEDULER}
 
 
-def test_first_pass_is_unsure_about_a_question_mid_intake() -> None:
-    decided = first_pass("intake", "can you explain how this works?", missing_required=["prompt_anchor"])
+def test_the_rules_are_unsure_about_a_question_mid_intake() -> None:
+    decided = decided_on("intake", "can you explain how this works?", missing_required=["prompt_anchor"])
     assert not decided.confident
-    assert not first_pass("feedback", "why is it so hard?", missing_required=[]).confident
+    assert not decided_on("feedback", "why is it so hard?", missing_required=[]).confident
 
 
 def test_normalise_is_the_cache_key() -> None:
