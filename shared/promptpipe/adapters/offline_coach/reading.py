@@ -16,6 +16,7 @@ from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, T
 OFFER_SCHEDULE = "Shall I send you one like it every day"
 SUGGEST_LEAD = "How about"  # "How about “after breakfast”?" / "How about 9pm?" — a suggestion to accept
 _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("first_prompt", re.compile(r"\bwould that feel doable\b", re.I)),  # the habit prompt's own question
     ("schedule", re.compile(r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?", re.I)),
     (ANCHOR, re.compile(r"\balready do every day\b|\broutine\b|\bcould follow\b|\battach it to\b", re.I)),
     (TIME, re.compile(r"\bwhat time\b|\bwhen (?:should|would|do you want)\b|\ba qu[eé] hora\b", re.I)),

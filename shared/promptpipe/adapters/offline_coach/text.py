@@ -54,6 +54,8 @@ def _substantive(text: str) -> bool:
     norm = _clean(text).lower()
     if not norm or norm in _ACKS or any(norm.startswith(n) for n in _NON_ANSWERS):
         return False
+    if len(norm.split()) <= 3 and re.match(r"(?:hi|hello|hey|hiya|hola|yo|good (?:morning|evening))\b", norm):
+        return False  # "hi again", "hello there"
     return len(_WORD.findall(norm)) >= 1 and len(norm) >= 3
 
 
