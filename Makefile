@@ -18,7 +18,7 @@ COV_LINE   ?= 95
 COV_BRANCH ?= 90
 TEST_TZ    ?= America/Toronto
 
-.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens corpus eval-llm lock node-check clean
+.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens corpus corpus-offline eval-llm lock node-check clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
@@ -131,6 +131,9 @@ bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS
 
 corpus: $(STAMP_DEV) ## play the conversation corpus with the competent-model stand-in (figures of docs/pipeline.md)
 	$(BIN)/python -m scripts.corpus_report $(CORPUS_ARGS)
+
+corpus-offline: $(STAMP_DEV) ## play the conversation corpus with the offline coach: parity figures and false praise (docs/offline-coach.md)
+	$(BIN)/python -m scripts.corpus_offline $(CORPUS_ARGS)
 
 # OPENAI_API_KEY, GENAI_MODEL (default gpt-4o-mini) and OPENAI_BASE_URL as for the functions; without a
 # key it prints one line and exits 0. EVAL_ARGS="--only walk-yes week-move-it-to-7pm" plays a few.

@@ -57,6 +57,9 @@ LAST_PROMPT = (
 )
 
 
+DELIVERED = COMPLETE.model_copy(update={"total_prompts": 1})  # a daily prompt has come: a report is about it
+
+
 # -- request builders (the engine's own context formats) ----------------------------------------
 
 
@@ -83,7 +86,7 @@ def feedback_request(
 ) -> ChatRequest:
     messages = [
         ChatMessage(role="system", content="feedback system prompt"),
-        ChatMessage(role="system", content=feedback_context(profile or COMPLETE, last_prompt, True, BACKGROUND)),
+        ChatMessage(role="system", content=feedback_context(profile or DELIVERED, last_prompt, True, BACKGROUND)),
         *(ChatMessage(role=role, content=text) for role, text in history),  # type: ignore[arg-type]
         ChatMessage(role="user", content=user),
     ]

@@ -41,6 +41,7 @@ COMPLETE = UserProfile(
     preferred_time="08:00",
     prompt_anchor="after my morning coffee",
 )
+DELIVERED = COMPLETE.model_copy(update={"total_prompts": 1})  # a daily prompt has come: a report is about it
 LAST_PROMPT = "After your morning coffee, try 1 minute of stretching. Would that feel doable?"
 ASK_DOMAIN = (
     "What's one small habit you'd like to build — maybe moving more, sleeping better, drinking more water or reading?"
@@ -76,7 +77,7 @@ def feedback(
 ) -> ChatRequest:
     messages = [
         ChatMessage(role="system", content="feedback system prompt"),
-        ChatMessage(role="system", content=feedback_context(profile or COMPLETE, last_prompt, True, BACKGROUND)),
+        ChatMessage(role="system", content=feedback_context(profile or DELIVERED, last_prompt, True, BACKGROUND)),
         *(ChatMessage(role=role, content=text) for role, text in history),  # type: ignore[arg-type]
         ChatMessage(role="user", content=user),
     ]
@@ -262,17 +263,17 @@ def test_a_failed_transition_at_the_end_of_intake_is_told_with_the_prompt() -> N
     )
 
 
-def test_without_the_scheduler_tool_the_summary_promises_no_schedule() -> None:
+def test_without_the_scheduler_tool_the_schedule_is_offered_not_promised() -> None:
     coach = OfflineCoach()
     tools = [state_transition.DEFINITION, profile_save.DEFINITION, prompt_generator.DEFINITION]
     request = intake("ready", COMPLETE, tools=tools)
     step = coach.complete(request)
     request = then(request, step, LAST_PROMPT)
-    step = coach.complete(request)
-    assert calls(step)[0][0] == "transition_state"  # no scheduler call: it is not offered
-    request = then(request, step, "The conversation is now in FEEDBACK.")
+    # No scheduler offered: no schedule is claimed and intake does not hand over to feedback
+    # without one; the daily prompt is offered, to be set up when they say yes.
     assert reply(request) == (
-        f"Here's your first one-minute habit to try: “{LAST_PROMPT}” Reply anytime to tell me how it went!"
+        "Here's your first one-minute habit to try: “After your morning coffee, try 1 minute of stretching.” "
+        "Shall I send you one like it every day around 8am?"
     )
 
 

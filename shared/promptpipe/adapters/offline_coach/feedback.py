@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.feedback_answers import (
     _CHANGE_TIME,
     _DONE_CANON,
@@ -16,9 +17,12 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     classify_barrier,
 )
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
+from promptpipe.adapters.offline_coach.reading import accepts, common_question, is_formula
 from promptpipe.adapters.offline_coach.text import (
+    ANCHOR,
     ASK_BARRIER,
     ASK_HELPED,
+    DOMAIN,
     SAVE,
     SCHEDULER,
     TRANSITION,
@@ -29,6 +33,16 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
+
+# The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
+_ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
+_SAID_DONE = re.compile(r"\b(?:done|did it|i did|completed|finished|managed|nailed it|hecho|lo hice)\b", re.I)
+_STOP = re.compile(
+    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
+    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
+    r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
+    re.I,
+)
 
 
 class FeedbackRules:
@@ -47,10 +61,28 @@ class FeedbackRules:
             return self._repair()
         if _NEW_HABIT.search(text) and TRANSITION in turn.tools:
             return self._new_habit()
+        if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
+            return (
+                "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
+                "feedback: a formula, not a report",
+            )
+        question = common_question(text)
+        if _STOP.search(text) and question is None and SCHEDULER in turn.tools:
+            return self._stop()
         new_time = parse_clock_time(text) or parse_vague_time(text)
         # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
-        if new_time and _CHANGE_TIME.search(text) and not _POSITIVE.search(text) and SCHEDULER in turn.tools:
+        if (
+            new_time
+            and _CHANGE_TIME.search(text)
+            and not _POSITIVE.search(text)
+            and question is None
+            and SCHEDULER in turn.tools
+        ):
             return self._change_time(new_time)
+        if question == "when_texts" and SCHEDULER in turn.tools:
+            return self._when()
+        if question is not None:
+            return self._answer(question), f"feedback: the common question {question}"
         if _is_hint(text):
             return "Welcome back! How did your habit go today?", "feedback: greeting hint"
         intensity = _INTENSITY_CANON.search(text)
@@ -59,10 +91,24 @@ class FeedbackRules:
         return self._outcome(text)
 
     # -- done / not done ------------------------------------------------------------------------
+    @property
+    def delivered(self) -> int:
+        """Daily prompts delivered so far (the context block's "prompts completed: X of Y delivered")."""
+        match = re.search(r"of (\d+) delivered", self.turn.context.get("prompts completed", ""))
+        return int(match[1]) if match else 0
+
     def _outcome(self, text: str) -> tuple[_Step, str]:
         canonical = _DONE_CANON.search(text)
+        # The daily prompt (or its reminder) waits for an answer: a "yes" answers it.
+        awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
+        asked_done = awaiting or _ASKED_DONE.search(self.turn.last_assistant) is not None
+        if not self.delivered and (canonical or accepts(text) or _POSITIVE.search(text)):
+            # Nothing delivered yet: a "yes" accepts the plan (or the first prompt); nothing to praise.
+            return self._plan(), "feedback: no daily prompt delivered yet; confirming the plan"
         if canonical:
             done = canonical[1].lower() == "done"
+        elif accepts(text) and not asked_done and not _SAID_DONE.search(text):
+            return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
         elif ASK_BARRIER in self.turn.last_assistant and _substantive(text) and not _POSITIVE.search(text):
             return self._not_done(text, follow_up=True)
         elif ASK_HELPED in self.turn.last_assistant and _substantive(text) and not _NEGATIVE.search(text):
@@ -186,6 +232,58 @@ class FeedbackRules:
         if failed.name == TRANSITION:
             return f"Sorry — something went wrong on my side ({reason}). Could you send that again?"
         return f"Thanks for letting me know! (I couldn't save that note just now: {reason}.)"
+
+    def _plan(self) -> str:
+        """The plan as the coach's own earlier messages state it ("around 7:30am", "tomorrow")."""
+        said = " ".join(m.content or "" for m in self.turn.history if m.role == "assistant")
+        at = re.findall(r"(?:every day )?around (\d{1,2}(?::\d{2})?[ap]m)", said)
+        when = re.findall(r"\b(today|tomorrow)\b", said)
+        if at:
+            day = f" {when[-1]}" if when else ""
+            return f"Great! Your first prompt comes{day} around {at[-1]}, and then every day. I'll check in after it."
+        return "Great! Your daily prompt is set up; I'll check in after the first one arrives."
+
+    def _agreed(self) -> str:
+        if "doable" in self.turn.last_assistant or "tweak" in self.turn.last_assistant.lower():
+            return "Great — let's try that next time. I'll check in after your next prompt."
+        return "Great! I'll check in after your next prompt."
+
+    def _answer(self, question: str) -> str:
+        profile = {DOMAIN: self.turn.context.get(DOMAIN, ""), ANCHOR: ""}
+        if question == "rephrase":
+            return rephrase(self.turn.last_assistant, None, profile)
+        last = self.turn.context.get("last habit prompt", "")
+        if question == "my_habit" and last:
+            return f"Your habit is {profile[DOMAIN] or 'the one we picked'}; your latest prompt was: “{last}”"
+        return answer_question(question, profile, None, schedule_set=True)
+
+    def _listed(self) -> LoopCall | None:
+        return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)
+
+    def _when(self) -> tuple[_Step, str]:
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: when do prompts come; listing schedules"
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
+        if times:
+            return f"Your daily prompt comes every day around {friendly_time(times[0])}.", "feedback: schedule listed"
+        if windows:
+            start, end = (friendly_time(t) for t in windows[0])
+            return f"Your daily prompt comes at a random time between {start} and {end}.", "feedback: window listed"
+        return "You have no daily prompt scheduled right now. Tell me a time and I'll set one up.", "feedback: none"
+
+    def _stop(self) -> tuple[_Step, str]:
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: stop requested; listing schedules"
+        ids = self._schedule_ids(listed.result or "")
+        if ids and not self.turn.called(SCHEDULER, action="delete"):
+            return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
+        return (
+            "Done — I've stopped your daily prompts. Text me whenever you'd like them back and we'll pick a time.",
+            "feedback: schedules stopped",
+        )
 
     def _generic(self, text: str) -> str:
         if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):

@@ -28,7 +28,8 @@ _HELPED = re.compile(
 _BARRIER_CAUSE = re.compile(r"\b(?:because|since|as)\s+(?P<b>[^.;!?]+)", re.I)
 _CHANGE_TIME = re.compile(
     r"\b(?:change|move|switch|reschedule|shift|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
-    r"|\binstead\b|\b(?:different|new) time\b",
+    r"|\binstead\b|\b(?:different|new) time\b|\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|"
+    r"\b(?:rather|prefer|from now on|going forward|from tomorrow)\b",
     re.I,
 )
 _NEW_HABIT = re.compile(r"\b(?:new habit|different habit|change (?:my|the) habit|switch (?:my |the )?habit)\b", re.I)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.reading import (
+    OFFER_SCHEDULE,
+    SUGGEST_LEAD,
+    accepts,
+    asked_for,
+    common_question,
+    declines,
+    suggestion,
+)
 from promptpipe.adapters.offline_coach.text import (
     _GREETINGS,
     _NON_ANSWERS,
@@ -22,8 +32,29 @@ from promptpipe.adapters.offline_coach.text import (
     _clean,
     _is_hint,
 )
-from promptpipe.adapters.offline_coach.times import friendly_time, normalise_time
+from promptpipe.adapters.offline_coach.times import (
+    friendly_time,
+    normalise_time,
+    parse_asked_time,
+    parse_clock_time,
+    parse_vague_time,
+    propose_time,
+)
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+
+_DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
+_STOP = re.compile(
+    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send)\b.*"
+    r"\b(?:messages?|reminders?|prompts?|texts?)\b",
+    re.I,
+)
+_VAGUE_WORDS = re.compile(
+    r"\b(?:in the|every|each|at|around|after|before|sometime|some time|please|maybe|i guess|probably|"
+    r"mornings?|evenings?|afternoons?|nights?|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
+    r"noon|midday)\b"
+)
+_OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
+_SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 
 
 class IntakeRules:
@@ -32,6 +63,8 @@ class IntakeRules:
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
+        # What the coach's last message asked: the reply is read against it.
+        self.asked = asked_for(turn.last_assistant, turn.steer_node)
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -42,6 +75,8 @@ class IntakeRules:
         return profile
 
     def expected(self) -> str | None:
+        if self.asked in self.known and not self.known[self.asked]:
+            return self.asked
         steered = self.steered(self.known)
         if steered is not None:
             return steered
@@ -66,8 +101,19 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
+        if _STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
+            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
+            return (
+                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
+                "just text me and we'll pick up where we left off.",
+                "intake: a stop request with nothing scheduled",
+            )
+        if self.asked == "schedule" and self.prompt_given():
+            offer = self._answer_offer()
+            if offer is not None:
+                return offer
         if not turn.called(SAVE) and SAVE in turn.tools:
-            learned = parse_intake_message(turn.user, self.known, self.expected())
+            learned = self._learn()
             if learned:
                 return [(SAVE, learned)], f"intake: learned {', '.join(learned)}"
         profile = self.profile()
@@ -75,6 +121,67 @@ class IntakeRules:
         if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
+
+    # -- a reply read against the last question ---------------------------------------------------
+    def _learn(self) -> dict[str, str]:
+        """The facts the message gives, read against what was asked: an acceptance of the coach's
+        own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
+        text, expected = self.turn.user, self.expected()
+        suggested = suggestion(self.turn.last_assistant)
+        if suggested and accepts(text):
+            time = normalise_time(suggested) if re.search(r"\d", suggested) else None
+            if time and not self.known[TIME]:
+                return {TIME: time}
+            return {ANCHOR: suggested.strip("“”")} if not time and not self.known[ANCHOR] else {}
+        learned = parse_intake_message(text, self.known, expected)
+        if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
+            learned.pop(TIME, None)
+            if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
+                learned.pop(ANCHOR)  # "after work" said for the time is a time, not a routine
+        return learned
+
+    def proposal(self) -> str:
+        """A concrete time to suggest when they answered "what time?" with a vague one."""
+        text = self.turn.user
+        if self.known[TIME] or parse_asked_time(text) is not None or "?" in text:
+            return ""
+        vague = parse_vague_time(text, loose=True)
+        # Asked for a time, or a reply that is nothing but a time of day ("afternoon sometime").
+        only_a_time = not re.search(r"[a-z]", _VAGUE_WORDS.sub("", text.lower()))
+        if self.asked == ANCHOR or (
+            self.asked != TIME and not (vague and only_a_time and not suggestion(self.turn.last_assistant))
+        ):
+            return ""  # "after lunch" for the anchor is the anchor
+        return (propose_time(text) or vague or "") if vague else ""
+
+    def prompt_given(self) -> bool:
+        """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
+        return any(m.role == "assistant" and OFFER_SCHEDULE in (m.content or "") for m in self.turn.history)
+
+    def _answer_offer(self) -> tuple[_Step, str] | None:
+        """The reply to "Shall I send you one like it every day around 8:30am?"."""
+        turn, text = self.turn, self.turn.user
+        new_time = parse_clock_time(text)
+        if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
+            return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
+        profile = self.profile()
+        time = normalise_time(profile[TIME]) if profile[TIME] else None
+        if time and (accepts(text) or turn.called(SAVE, **{TIME: new_time or "-"})):
+            return self._schedule(time, accepted=True)
+        if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
+            r"\btime\b", text, re.I
+        ):
+            if not turn.called(GENERATE) and GENERATE in turn.tools:
+                return [(GENERATE, {"delivery_mode": "immediate"})], "intake: a different first prompt"
+            if time and turn.called(GENERATE):
+                return self._offer(time), "intake: offering the new prompt daily"
+        if declines(text) and not common_question(text):
+            return (
+                "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” "
+                "and I'll set it up.",
+                "intake: the schedule offer declined",
+            )
+        return None
 
     def _greeting(self) -> str:
         hello = f"Hi {self.turn.name}!" if self.turn.name else "Hi there!"
@@ -86,15 +193,51 @@ class IntakeRules:
 
     def _complete(self, time: str) -> tuple[_Step, str]:
         turn = self.turn
-        if not turn.called(GENERATE) and GENERATE in turn.tools:
+        given = self.prompt_given()
+        if not given and not turn.called(GENERATE) and GENERATE in turn.tools:
             return [(GENERATE, {"delivery_mode": "immediate"})], "intake: profile complete; first prompt"
+        if given and not turn.calls:  # the offer stands: answer what they asked, offer again
+            return self._ask_next(self.profile()), "intake: the schedule offer is still open"
+        # The schedule is set up in the turn that gives the first prompt when the turn offers the
+        # scheduler (the set-up the system prompt describes); otherwise it is offered and set up on yes.
+        return self._schedule(time, accepted=False)
+
+    def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
+        turn = self.turn
         if not turn.called(SCHEDULER, action="create") and SCHEDULER in turn.tools:
             args = {"action": "create", "type": "fixed", "fixed_time": time}
             return [(SCHEDULER, args)], "intake: daily schedule at the preferred time"
+        if not turn.called(SCHEDULER, action="create"):
+            if accepted:
+                return "Great — I'll set that up in a moment. Could you say “yes” once more?", "intake: no scheduler"
+            return self._offer(time), "intake: offering the daily schedule"
         if not turn.called(TRANSITION) and TRANSITION in turn.tools:
             args = {"target_state": "FEEDBACK", "reason": "intake complete: first prompt given, daily schedule set"}
             return [(TRANSITION, args)], "intake: done; moving to FEEDBACK"
+        if accepted:
+            return self._confirmation(time), "intake: the offer accepted; confirming the plan"
         return self._summary(time), "intake: summarising the set-up"
+
+    def _offer(self, time: str) -> str:
+        prompt = re.sub(r"\s*Would that feel doable\?$", "", self._prompt_text() or self._offered_prompt())
+        lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
+        return f"{lead}{OFFER_SCHEDULE} around {friendly_time(time)}?"
+
+    def _offered_prompt(self) -> str:
+        offer = next((m.content or "" for m in reversed(self.turn.history) if OFFER_SCHEDULE in (m.content or "")), "")
+        match = re.search(r"“([^”]+)”", offer)
+        return match[1] if match else ""
+
+    def _confirmation(self, time: str) -> str:
+        created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
+        result = created.result or "" if created else ""
+        when = re.search(r"arrives (today|tomorrow)", result)
+        first = (
+            f"Your first prompt comes {when[1]} around {friendly_time(time)}"
+            if when
+            else (f"Your daily prompt is set for around {friendly_time(time)}")
+        )
+        return f"Done! {first}, then every day at that time. Reply anytime to tell me how it went!"
 
     def _prompt_text(self) -> str:
         generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)
@@ -142,11 +285,30 @@ class IntakeRules:
         saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
         ack = self._acknowledge(saved.args if saved else {})
         said = _clean(self.turn.user).lower()
+        time = normalise_time(profile[TIME]) if profile[TIME] else None
+        pending = self._offer(time) if self.prompt_given() and time else self._question(profile)
+        if self.proposal() and not profile[TIME]:
+            lead = f"{ack} " if ack else ""
+            return f"{lead}{SUGGEST_LEAD} {friendly_time(self.proposal())} — would that work?"
+        question = common_question(self.turn.user) if not saved else None
+        if question == "rephrase":
+            return rephrase(self.turn.last_assistant, self.asked, profile)
+        if question or self._off_topic():
+            answer = answer_question(question, profile, time, schedule_set=False) if question else _OFF_TOPIC
+            # The question they had not answered yet is asked again (not the controller's next one).
+            if self.asked in INTAKE_ORDER and not profile[self.asked] and not self.prompt_given():
+                pending = self._question(profile, self.asked)
+            return f"{answer} {pending}"
+        if not ack and self.prompt_given() and time:
+            return pending
         if not ack and said in _GREETINGS:
             ack = "Hi!"
         elif not ack and any(said.startswith(n) for n in _NON_ANSWERS):
+            missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
+            if missing in _SUGGESTIONS:  # a default they can take with one word
+                return f"No problem. {SUGGEST_LEAD} {_SUGGESTIONS[missing]}?"
             ack = "No problem — small and simple is perfect."
-        elif not ack and self.expected() == TIME and said:
+        elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = "Sorry, I didn't catch a time there."
         return f"{ack} {self._question(profile)}".strip()
 
@@ -163,8 +325,12 @@ class IntakeRules:
             parts.append(f"Anchoring it {_clean(str(saved[ANCHOR]))} makes it easy to remember.")
         return " ".join(parts[:2])
 
-    def _question(self, profile: dict[str, str]) -> str:
-        missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
+    def _off_topic(self) -> bool:
+        """A question of theirs that none of the rules can answer ("what's the weather tomorrow?")."""
+        return "?" in self.turn.user and not self.turn.called(SAVE)
+
+    def _question(self, profile: dict[str, str], missing: str | None = None) -> str:
+        missing = missing or self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
         if missing == DOMAIN:
             return (
                 "What's one small habit you'd like to build — maybe moving more, sleeping better, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.adapters.offline_coach.reading import accepts
 from promptpipe.adapters.offline_coach.text import (
     _FILLER,
     ANCHOR,
@@ -17,7 +18,7 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_clock_time, parse_vague_time
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
@@ -28,7 +29,8 @@ _MOTIVATION = re.compile(
 )
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+)",
+    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+"
+    r"|(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|cuando\s+[^,.;!?]+)",
     re.I,
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
@@ -40,9 +42,49 @@ _ANCHOR_TAIL = re.compile(
 )
 _ROUTINE_WORDS = re.compile(
     r"\b(?:coffee|tea|breakfast|lunch|dinner|shower|brush\w*|teeth|wake|waking|work|commute|school|bed|"
-    r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up)\b",
+    r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up|kettle|shave|dishes|laundry|bath|"
+    r"walk|run|cat|pets?|emails?|meeting|standup|stand-up|desk|office|train|bus|car|drive|prayers?|nap)\b",
     re.I,
 )
+_SPANISH = re.compile(
+    r"\b(?:despu[eé]s|antes|cuando|del?|la|el|los|las|me|mi|tomo|llego|salgo|para|porque|al)\b|[áéíóúñ]", re.I
+)
+_MEALS = re.compile(r"^(?:breakfast|lunch|dinner|supper|brunch|work|school|class|church|the gym|gym)$", re.I)
+_ARTICLE_START = re.compile(r"^(?:my|the|a|an|i|i'm|we|our|his|her|their|every|each)\b", re.I)
+_DAYPART_ONLY = re.compile(r"^(?:in the )?(?:mornings?|evenings?|afternoons?|nights?|tonight|noon|midday)$", re.I)
+
+
+def _as_anchor(answer: str) -> str:
+    """A short answer to "what do you already do every day?" as an anchor: "dinner" → "after
+    dinner", "feed the cat" → "when I feed the cat", "brushing my teeth" → "after brushing my teeth",
+    "despues del desayuno" as said. A bare time of day ("morning") is not a routine."""
+    answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
+    if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
+        return ""
+    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
+        return _words(answer, 10)
+    if _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I):
+        return _words(answer, 10)
+    first = answer.split()[0].lower()
+    if _MEALS.match(answer) or first.endswith("ing") or _ARTICLE_START.match(answer):
+        return "after " + _words(answer, 9)
+    if len(answer.split()) == 1:  # a routine named by one noun: "coffee", "shower" (not "purple")
+        return f"after my {answer.lower()}" if _ROUTINE_WORDS.search(answer) else ""
+    return "when I " + _words(answer, 9)
+
+
+def _as_motivation(text: str) -> str:
+    """The whole reply to "why does it matter?", past a leading "ah ok." or "hmm,"."""
+    sentences = [part.strip() for part in re.split(r"(?<=[.!;])\s+", text) if part.strip()]
+    while sentences and not _substantive(_FILLER.sub("", _clean(sentences[0]))):
+        sentences.pop(0)
+    reason = _clean(_FILLER.sub("", _clean(" ".join(sentences))))
+    timeish = parse_vague_time(reason, loose=True) or parse_clock_time(reason)
+    if not _substantive(reason) or (timeish and len(reason.split()) <= 3):
+        return ""
+    return _words(re.sub(r"^(?:to|because|para|porque)\s+", "", reason, flags=re.I), 15)
+
+
 _DOMAINS: tuple[tuple[str, str], ...] = (
     (r"\bwalk(?:s|ing)?\b", "walking"),
     (r"\bstretch\w*", "stretching"),
@@ -67,6 +109,10 @@ _WANT = re.compile(
     re.I,
 )
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
+
+
+_AT_CLOCK = re.compile(r"\b(?:at|around|about|@)\s*\d", re.I)
+_CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 
 def _span_removed(text: str, match: re.Match[str] | None) -> str:
@@ -117,16 +163,24 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     time = parse_clock_time(rest)
-    if time is None and not known.get(TIME):
+    if time is None and expected == TIME:
+        time = parse_asked_time(rest)  # "morning 7"
+    # "I crash by 11", "on my phone until 1am every night" answer why, not when.
+    telling_why = expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest)
+    if telling_why:
+        time = None
+    elif time is None and not known.get(TIME):
         time = parse_vague_time(rest, loose=expected in (TIME, ANCHOR))
     domain_text = _span_removed(rest, a_match)
-    # A known domain changes only on an explicit "I want to …", not on a passing keyword.
-    domain = parse_domain(domain_text) if not known.get(DOMAIN) or _WANT.search(domain_text) else ""
+    # A known domain changes only on an explicit change of mind, not on a passing keyword ("my
+    # doctor says I need to move more" answers why).
+    changes = _WANT.search(domain_text) and (expected == DOMAIN or _CHANGE_OF_MIND.search(domain_text))
+    domain = parse_domain(domain_text) if not known.get(DOMAIN) or changes else ""
     for name, value in ((DOMAIN, domain), (MOTIVATION, motivation), (TIME, time or ""), (ANCHOR, anchor)):
         if value and value != known.get(name):
             learned[name] = value
     # Only a reply that said nothing else (bar a passing time-of-day word) is read as the answer.
-    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None)
+    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None) or telling_why
     if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
         guess = _answer_for(expected, text, domain_text)
         if guess:
@@ -150,24 +204,23 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
     if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
         return "", None
-    if parse_vague_time(clause) and len(clause.split()) <= 3:  # "every evening please" is a time
+    if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
         return "", None
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
 
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:
     """Read a bare reply as the answer to the question we asked."""
-    if text.rstrip().endswith("?"):
+    if text.rstrip().endswith("?") or accepts(text):  # "dale", "ok" answer no question asked
         return ""
     answer = _clean(_FILLER.sub("", _clean(text)))
     if expected == DOMAIN:
         phrase = _clean(_FILLER.sub("", _clean(_DOMAIN_TAIL.sub("", domain_text))))
         return _words(phrase, 6).lower() if _substantive(phrase) else ""
     if expected == ANCHOR and _substantive(answer):
-        if re.match(r"(?:after|before|when|once|while|with|during)\b", answer, re.I):
-            return _words(answer, 10)
-        if _ROUTINE_WORDS.search(answer) or answer.lower().startswith("my "):
-            return "after " + _words(answer, 9)
+        return _as_anchor(answer)
+    if expected == MOTIVATION and _substantive(answer):
+        return _as_motivation(text)
     if expected not in INTAKE_ORDER and _substantive(answer):  # a field a flow definition added
         return _words(answer, 30)
     return ""

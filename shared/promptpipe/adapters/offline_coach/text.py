@@ -30,10 +30,13 @@ ASK_BARRIER = "What got in the way"
 _ACKS = {
     "hi", "hello", "hey", "hiya", "ok", "okay", "k", "thanks", "thank you", "yes", "no", "sure", "cool",
     "great", "hmm", "lol", "yo", "good", "fine", "nice", "what", "why", "huh", "something", "anything",
+    "done", "next time", "1", "2", "stop", "start",
 }  # fmt: skip
 _GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
 _NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
-_FILLER = re.compile(r"^(?:(?:um+|uh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I)
+_FILLER = re.compile(
+    r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I
+)
 _WORD = re.compile(r"[a-z']+", re.I)
 
 
@@ -51,6 +54,8 @@ def _substantive(text: str) -> bool:
     norm = _clean(text).lower()
     if not norm or norm in _ACKS or any(norm.startswith(n) for n in _NON_ANSWERS):
         return False
+    if len(norm.split()) <= 3 and re.match(r"(?:hi|hello|hey|hiya|hola|yo|good (?:morning|evening))\b", norm):
+        return False  # "hi again", "hello there"
     return len(_WORD.findall(norm)) >= 1 and len(norm) >= 3
 
 

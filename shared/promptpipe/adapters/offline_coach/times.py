@@ -12,8 +12,32 @@ _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
     r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|time|x\b))", re.I
 )
-_PM_HINT = re.compile(r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm)\b", re.I)
-_AM_HINT = re.compile(r"\b(?:morning|breakfast|am|wake|waking)\b", re.I)
+_PM_HINT = re.compile(r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm|de la (?:tarde|noche))\b", re.I)
+_AM_HINT = re.compile(r"\b(?:morning|breakfast|am|wake|waking|early|de la ma[ñn]ana|primera hora)\b", re.I)
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
+    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12,
+}  # fmt: skip
+# Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
+# "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
+_SPOKEN: tuple[tuple[str, str], ...] = (
+    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half|quarter (?:past|to))\s+(NUM)\b", "WORD"),
+    (r"\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
+    (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
+    (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
+    (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
+    (r"\b(?:a|sobre|hacia) las (\d{1,2}) y media\b", r"\1:30"),
+    (r"\b(?:a|sobre|hacia) las (\d{1,2}) y cuarto\b", r"\1:15"),
+    (r"\b(\d{1,2}) y media\b", r"\1:30"),
+    (r"\b(?:a|sobre|hacia) las (\d{1,2})\b(?!:)", r"at \1"),
+    (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
+    (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
+    (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+)
+_NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
+_SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
+_NOON = re.compile(r"^\W*(?:at |around |al |a )?(?:noon|midday|mediod[ií]a)\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
@@ -34,8 +58,43 @@ def _hhmm(hour: int, minute: int) -> str:
     return f"{hour % 24:02d}:{minute:02d}"
 
 
+def _spoken(text: str) -> str:
+    words = "|".join(_NUMBER_WORDS)
+    for pattern, replacement in _SPOKEN:
+        if replacement == "WORD":
+            text = re.sub(
+                pattern.replace("NUM", words),
+                lambda m: m[0][: m.start(1) - m.start()] + str(_NUMBER_WORDS[m[1].lower()]),
+                text,
+                flags=re.I,
+            )
+        else:
+            text = re.sub(pattern, replacement, text, flags=re.I)
+    return text
+
+
 def parse_clock_time(text: str) -> str | None:
-    """An explicit time of day ("8am", "7:30 pm", "19:00", "at 7") as HH:MM (24-hour)."""
+    """An explicit time of day ("8am", "7:30 pm", "19:00", "at 7", "9ish", "7.30", "half 8",
+    "a las 9 de la noche") as HH:MM (24-hour); of several ("8:30? maybe 8:45"), the last one said."""
+    if _NOON.match(text):
+        return "12:00"
+    text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
+    for piece in reversed(_SECOND_THOUGHT.split(text)[1:]):
+        if _parse_clock(piece):  # read with the whole message's hints ("... in the evening")
+            return _parse_clock(f"{piece} {text}")
+    return _parse_clock(text)
+
+
+def parse_asked_time(text: str) -> str | None:
+    """A time given in answer to "what time?": as ``parse_clock_time``, and a lone hour in a short
+    reply ("morning 7", "6") too."""
+    found = parse_clock_time(text)
+    if found is None and len(text.split()) <= 4:
+        found = parse_clock_time(re.sub(r"\b(\d{1,2})\b(?![:.]\d)", r"at \1", text, count=1))
+    return found
+
+
+def _parse_clock(text: str) -> str | None:
     match = _RANGE.search(text) or _AMPM.search(text)  # a range: its start ("8-9am" → 08:00)
     if match:
         hour, minute = int(match[1]), int(match[2] or 0)
@@ -71,7 +130,7 @@ def parse_vague_time(text: str, *, loose: bool = False) -> str | None:
     for pattern, value in _VAGUE_TIMES:
         for match in re.finditer(pattern, text, re.I):
             before = text[: match.start()]
-            if loose or _TIME_CONTEXT.search(before) or match[0].lower().startswith(("after", "before")):
+            if loose or _TIME_CONTEXT.search(before) or re.match(r"(?:after|before)\s", match[0], re.I):
                 return value
     return None
 
@@ -94,3 +153,22 @@ def friendly_time(hhmm: str) -> str:
     suffix = "am" if hour < 12 else "pm"
     hour12 = hour % 12 or 12
     return f"{hour12}{suffix}" if minute == 0 else f"{hour12}:{minute:02d}{suffix}"
+
+
+# A concrete time to suggest for a vague one (the participant confirms it): the middle of the
+# usual window rather than its start ("after work" → 5:30pm, "before bed" → 9:30pm).
+_PROPOSALS: tuple[tuple[str, str], ...] = (
+    (r"\bafter lunch\b", "13:00"),
+    (r"\blunch(?:time)?\b|\balmuerzo\b", "12:30"),
+    (r"\bafter work\b|\bsalir del trabajo\b", "17:30"),
+    (r"\bafter dinner\b", "20:00"),
+    (r"\bbefore bed\b|\bbed ?time\b|\bbefore sleep\b|\bnights?\b|\bnoches?\b", "21:30"),
+    (r"\bdinner\b|\bcena\b|\bevenings?\b|\btonight\b", "19:00"),
+    (r"\bafternoons?\b|\btardes?\b", "15:00"),
+    (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b", "08:00"),
+)
+
+
+def propose_time(text: str) -> str | None:
+    """The concrete time to suggest for a vague answer to "what time?", if it names one."""
+    return next((value for pattern, value in _PROPOSALS if re.search(pattern, text, re.I)), None)

@@ -1,0 +1,135 @@
+"""The offline coach's parity with the corpus (docs/offline-coach.md, "Parity with the corpus"):
+``python -m scripts.corpus_offline`` (``make corpus-offline``).
+
+Plays every conversation of ``tests/data/conversations/`` through the real pipeline on the local
+stack (``scripts/corpus_player.py``) with the offline coach as the model, and counts
+
+* **ends as expected**: the end the corpus gives for a capable model (sub-state, profile fields,
+  daily schedule, no hand-off) — for the intake conversations and the feedback-week ones apart;
+* **false praise**: a coach reply that praises doing the habit ("you did it", "nice work", "well
+  done", "great job") in a turn where no daily prompt had been delivered yet (the context block's
+  "of N delivered" is 0, or the turn is still in intake), or where the message did not say it was
+  done (the corpus gives no ``last_successful_prompt`` save for it: a capable model did not read it
+  as done).
+
+Stranded and forced turns are the competent-model stand-in's figures (``scripts.corpus_report``);
+the offline coach calls only offered tools by construction, so they are not repeated here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scripts.scenario import prepare_environment
+
+PRAISE = re.compile(r"\b(?:you did it|nice work|well done|great job|congrat\w*|proud of you)\b", re.I)
+_DELIVERED = re.compile(r"^- prompts completed: \d+ of (\d+) delivered$", re.M)
+
+
+def delivered_before(observation: Any) -> int:
+    """Daily prompts delivered when the turn was answered, as the request's context block says
+    (an intake request: none)."""
+    for message in observation.request.messages:
+        match = _DELIVERED.search(message.content or "") if message.role == "system" else None
+        if match:
+            return int(match[1])
+    return 0
+
+
+def says_done(turn: Any) -> bool:
+    """The corpus's reading of the message: a capable model saves ``last_successful_prompt`` for it."""
+    return any(
+        call.tool == "save_user_profile" and "last_successful_prompt" in call.args
+        for round_ in turn.rounds
+        for call in round_
+    )
+
+
+def false_praise(outcome: Any) -> list[str]:
+    """The turns of one played conversation whose reply praises what did not happen."""
+    found = []
+    for turn_outcome in outcome.turns:
+        turn = outcome.conversation.turns[turn_outcome.index]
+        for observation in turn_outcome.observations:
+            reply = observation.response.content if observation.response is not None else None
+            if observation.purpose not in ("intake", "feedback") or not reply or not PRAISE.search(reply):
+                continue
+            delivered = delivered_before(observation) if observation.purpose == "feedback" else 0
+            if delivered == 0 or not says_done(turn):
+                reason = "no daily prompt delivered yet" if delivered == 0 else "the message did not say done"
+                where = f"{outcome.conversation.id} turn {turn_outcome.index + 1} {turn.say!r}"
+                found.append(f"{where}: {reason}: {reply!r}")
+    return found
+
+
+@dataclass
+class ParityFigures:
+    intake_completed: int
+    intake_conversations: int
+    week_completed: int
+    week_conversations: int
+    false_praise: int
+
+    @property
+    def intake_share(self) -> float:
+        return self.intake_completed / self.intake_conversations if self.intake_conversations else 0.0
+
+    def line(self) -> str:
+        return (
+            f"offline coach: intake conversations ending as expected {self.intake_completed}/"
+            f"{self.intake_conversations} ({self.intake_share:.0%}), feedback-week {self.week_completed}/"
+            f"{self.week_conversations}, all {self.intake_completed + self.week_completed}/"
+            f"{self.intake_conversations + self.week_conversations}; false praise {self.false_praise}"
+        )
+
+
+def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
+    intake = [o for o in outcomes if not o.conversation.feedback_week]
+    week = [o for o in outcomes if o.conversation.feedback_week]
+    praise = [line for o in outcomes for line in false_praise(o)]
+    figures = ParityFigures(
+        intake_completed=sum(o.completed for o in intake),
+        intake_conversations=len(intake),
+        week_completed=sum(o.completed for o in week),
+        week_conversations=len(week),
+        false_praise=len(praise),
+    )
+    problems = [f"{o.conversation.id}: end: {p}" for o in outcomes for p in o.end_problems] + praise
+    return figures, problems
+
+
+def play_offline(only: Sequence[str] = ()) -> list[Any]:
+    """Every corpus conversation (or those in ``only``) played with the offline coach."""
+    from promptpipe.adapters.offline_coach import OfflineCoach
+    from scripts.corpus_model import load_corpus
+    from scripts.corpus_player import Player
+
+    conversations = [c for c in load_corpus() if not only or c.id in only]
+    player = Player(lambda _cursor: OfflineCoach())
+    return [player.play(conversation, number) for number, conversation in enumerate(conversations)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.corpus_offline", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the figures and problems as JSON")
+    parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
+    args = parser.parse_args(argv)
+    prepare_environment()
+    figures, problems = figures_of(play_offline(args.only))
+    if args.json:
+        print(json.dumps({"figures": asdict(figures), "problems": problems}, indent=2, ensure_ascii=False))
+    else:
+        print(figures.line())
+        for line in problems:
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+"""The offline coach reads a reply against what it last asked (docs/offline-coach.md): short answers
+as people write them, acceptances of its own suggestions and offers, no praise for what did not
+happen, and the common questions and requests answered from the participant's state through the
+real tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
+from promptpipe.adapters.offline_coach.reading import accepts
+from promptpipe.flow.context import feedback_context, intake_context
+from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolDefinition
+from promptpipe.models.profile import UserProfile
+
+BACKGROUND = "Name: Maria\nGender: \nEthnicity: \nBackground: "
+ALL_TOOLS = [
+    state_transition.DEFINITION,
+    profile_save.DEFINITION,
+    scheduler.definition(10),
+    prompt_generator.DEFINITION,
+]
+FEEDBACK_TOOLS = ALL_TOOLS[:3]
+ASK_MOTIVATION = "Walking — great choice. Why does walking matter to you? What would it give you?"
+ASK_TIME = "That's a great reason. What time of day would you like your daily prompt? For example 8am or 7:30pm."
+ASK_ANCHOR = (
+    "9am works. What's something you already do every day that we can attach it to — like your morning "
+    "coffee or brushing your teeth?"
+)
+WALKING = UserProfile(habit_domain="walking", motivational_frame="more energy")
+READY = WALKING.model_copy(update={"preferred_time": "08:30", "prompt_anchor": "after breakfast"})
+PROMPT = "After breakfast, try 1 minute of walking — it helps you get more energy."
+OFFER = f"Here's your first one-minute habit to try: “{PROMPT}” Shall I send you one like it every day around 8:30am?"
+SUMMARY = (
+    f"Here's your first one-minute habit to try: “{PROMPT} Would that feel doable?” I'll send you a fresh "
+    "prompt every day around 8:30am — the first one arrives tomorrow. Reply anytime to tell me how it went!"
+)
+PRAISE = ("you did it", "nice work", "well done", "great job")
+
+
+def intake(user: str, profile: UserProfile, last: str, *, steer: str = "", tools: Any = None) -> ChatRequest:
+    messages = [
+        ChatMessage(role="system", content="intake system prompt"),
+        ChatMessage(role="system", content=intake_context(profile, BACKGROUND)),
+    ]
+    if steer:
+        messages.append(ChatMessage(role="system", content=f"FLOW CONTROLLER:\n- pursue: {steer}"))
+    messages += [ChatMessage(role="assistant", content=last), ChatMessage(role="user", content=user)]
+    return ChatRequest(purpose="intake", messages=messages, tools=ALL_TOOLS if tools is None else tools)
+
+
+def feedback(
+    user: str, last: str, *, delivered: int = 1, replied: bool = False, tools: list[ToolDefinition] | None = None
+) -> ChatRequest:
+    profile = READY.model_copy(update={"total_prompts": delivered, "success_count": 0})
+    messages = [
+        ChatMessage(role="system", content="feedback system prompt"),
+        ChatMessage(role="system", content=feedback_context(profile, PROMPT, replied, BACKGROUND)),
+        ChatMessage(role="assistant", content=last),
+        ChatMessage(role="user", content=user),
+    ]
+    return ChatRequest(purpose="feedback", messages=messages, tools=FEEDBACK_TOOLS if tools is None else tools)
+
+
+def then(request: ChatRequest, response: ChatResponse, *results: str) -> ChatRequest:
+    assert len(results) == len(response.tool_calls)
+    messages = [*request.messages, ChatMessage(role="assistant", content=None, tool_calls=response.tool_calls)]
+    pairs = zip(response.tool_calls, results, strict=True)
+    messages += [ChatMessage(role="tool", tool_call_id=c.id, content=r) for c, r in pairs]
+    return request.model_copy(update={"messages": messages})
+
+
+def calls(response: ChatResponse) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.name, json.loads(c.arguments)) for c in response.tool_calls]
+
+
+def text_of(request: ChatRequest) -> str:
+    response = OfflineCoach().complete(request)
+    assert response.tool_calls == [], calls(response)
+    return response.content or ""
+
+
+# -- 1. short answers in context ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "anchor"),
+    [
+        ("dinner", "after dinner"),
+        ("lunch", "after lunch"),
+        ("after breakfast", "after breakfast"),
+        ("despues del desayuno", "despues del desayuno"),
+        ("coffee", "after my coffee"),
+        ("feed the cat", "when I feed the cat"),
+        ("brushing my teeth", "after brushing my teeth"),
+    ],
+)
+def test_a_meal_or_routine_word_is_the_anchor_when_the_coach_asked_for_one(said: str, anchor: str) -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "09:00"})
+    step = OfflineCoach().complete(intake(said, profile, ASK_ANCHOR, steer="anchor (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"prompt_anchor": anchor})]
+
+
+def test_the_reply_is_read_against_the_question_asked_not_the_controllers_next_node() -> None:
+    # The coach asked why; the controller has moved on to the time; "headaches" is the reason
+    profile = UserProfile(habit_domain="drinking water")
+    step = OfflineCoach().complete(intake("headaches", profile, ASK_MOTIVATION, steer="time (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"motivational_frame": "headaches"})]
+
+
+@pytest.mark.parametrize(
+    ("said", "hhmm"),
+    [
+        ("9ish", "09:00"),
+        ("noon", "12:00"),
+        ("7.30", "07:30"),
+        ("8:30am", "08:30"),
+        ("half 8", "08:30"),
+        ("quarter past 7", "07:15"),
+        ("early, like 6", "06:00"),
+        ("a las 9 de la noche", "21:00"),
+        ("a las 8 y media de la mañana", "08:30"),
+        ("8:30? maybe 8:45", "08:45"),
+        ("make it 8 not 9", "08:00"),
+    ],
+)
+def test_times_as_people_write_them(said: str, hhmm: str) -> None:
+    assert parse_clock_time(said) == hhmm
+
+
+@pytest.mark.parametrize(("said", "hhmm"), [("9ish", "09:00"), ("morning 7", "07:00"), ("6", "18:00")])
+def test_a_time_written_loosely_is_saved_when_the_coach_asked_for_a_time(said: str, hhmm: str) -> None:
+    step = OfflineCoach().complete(intake(said, WALKING, ASK_TIME, steer="time (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"preferred_time": hhmm})]
+
+
+def test_a_vague_time_gets_a_concrete_suggestion_that_yes_saves() -> None:
+    # "after work" for the time: the coach suggests a time instead of guessing one silently
+    suggested = text_of(intake("after work", WALKING, ASK_TIME, steer="time (EXECUTE)"))
+    assert suggested == "How about 5:30pm — would that work?"
+    step = OfflineCoach().complete(intake("yes that works", WALKING, suggested, steer="time (RETRY)"))
+    assert calls(step) == [("save_user_profile", {"preferred_time": "17:30"})]
+
+
+def test_a_reply_that_is_only_a_time_of_day_answers_the_time_whatever_was_asked() -> None:
+    said = text_of(intake("afternoon sometime", UserProfile(habit_domain="stretching"), ASK_MOTIVATION))
+    assert said == "How about 3pm — would that work?"
+    # ...but for the anchor, "after lunch" is the anchor (and, with no time known yet, the time too)
+    step = OfflineCoach().complete(intake("after lunch", WALKING, ASK_ANCHOR, steer="anchor (EXECUTE)"))
+    assert calls(step) == [("save_user_profile", {"preferred_time": "13:00", "prompt_anchor": "after lunch"})]
+
+
+def test_not_sure_about_the_anchor_gets_a_suggestion_that_yes_saves() -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "09:00"})
+    suggested = text_of(intake("not sure", profile, ASK_ANCHOR, steer="anchor (EXECUTE)", tools=ALL_TOOLS[1:2]))
+    assert suggested == "No problem. How about “after my morning coffee”?"
+    step = OfflineCoach().complete(intake("sure 👍", profile, suggested, steer="anchor (RETRY)"))
+    assert calls(step) == [("save_user_profile", {"prompt_anchor": "after my morning coffee"})]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["yes", "ok", "sure 👍", "yes that works", "si", "dale!!", "👌", "yeah go ahead", "sure, why not", "claro que sí"],
+)
+def test_acceptances_as_people_write_them(said: str) -> None:
+    assert accepts(said)
+
+
+@pytest.mark.parametrize("said", ["no, only weekdays?", "yes but at 8", "not now", "can I change it later?", "dinner"])
+def test_what_is_not_an_acceptance(said: str) -> None:
+    assert not accepts(said)
+
+
+# -- 2. never claim what did not happen ------------------------------------------------------------
+
+
+def test_yes_to_the_schedule_offer_sets_it_up_and_confirms_the_plan() -> None:
+    coach = OfflineCoach()
+    request = intake("sure 👍", READY, OFFER, steer="schedule (EXECUTE)")
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:30"})]
+    request = then(request, step, "Daily habit prompt scheduled: every day at 08:20. The first one arrives tomorrow.")
+    step = coach.complete(request)
+    assert calls(step)[0][0] == "transition_state"
+    request = then(request, step, "The conversation is now in FEEDBACK.")
+    said = text_of(request)
+    assert "Your first prompt comes tomorrow around 8:30am" in said
+    assert not any(word in said.lower() for word in PRAISE)
+
+
+def test_a_different_time_in_answer_to_the_offer_is_saved_then_scheduled() -> None:
+    coach = OfflineCoach()
+    request = intake("actually make it 8 not 8:30", READY, OFFER, steer="schedule (EXECUTE)")
+    step = coach.complete(request)
+    assert calls(step) == [("save_user_profile", {"preferred_time": "08:00"})]
+    step = coach.complete(then(request, step, "Profile saved."))
+    assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})]
+
+
+@pytest.mark.parametrize("said", ["yes", "ok", "sure 👍", "yes!! done"])
+def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothing(said: str) -> None:
+    # Intake ended with the set-up and the first prompt's "Would that feel doable?"; nothing delivered yet
+    response = OfflineCoach().complete(feedback(said, SUMMARY, delivered=0))
+    assert response.tool_calls == []  # nothing saved as a success
+    assert response.content == (
+        "Great! Your first prompt comes tomorrow around 8:30am, and then every day. I'll check in after it."
+    )
+
+
+@pytest.mark.parametrize("said", ["ok", "yes", "sure 👍"])
+def test_yes_to_a_suggested_tweak_is_not_a_report_of_doing_it(said: str) -> None:
+    # They already answered today's prompt ("2"); the coach suggested a tweak
+    last = "No worries. One small tweak for next time: shrink it to a 30-second version. Does that sound doable?"
+    answer = text_of(feedback(said, last, replied=True))
+    assert answer == "Great — let's try that next time. I'll check in after your next prompt."
+
+
+def test_yes_to_the_daily_prompts_question_is_a_report() -> None:
+    last = f"{PROMPT}\n\nDid you do it? Reply 1 for Done or 2 for Next time."
+    step = OfflineCoach().complete(feedback("yes", last))
+    assert calls(step) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_yup_did_it_while_the_daily_prompt_awaits_its_answer_is_a_report() -> None:
+    # The last message the coach sent was its own reply; the context says the prompt is unanswered
+    step = OfflineCoach().complete(feedback("yup did it 💪", "Great! I'll check in after your next prompt."))
+    assert calls(step) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_a_spreadsheet_formula_saying_done_is_not_congratulated() -> None:
+    last = f"{PROMPT}\n\nDid you do it? Reply 1 for Done or 2 for Next time."
+    said = text_of(feedback('=HYPERLINK("http://example.com","Done")', last))
+    assert said == "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time."
+
+
+# -- 3. the common questions and requests -----------------------------------------------------------
+
+
+def test_can_i_change_the_time_later_is_answered_in_intake_then_the_offer_stands() -> None:
+    said = text_of(intake("can I change the time later?", READY, OFFER, steer="schedule (EXECUTE)"))
+    assert said.startswith("Yes — any time. Just text me the new time")
+    assert said.endswith("Shall I send you one like it every day around 8:30am?")
+
+
+def test_a_question_mid_intake_is_answered_and_the_unanswered_question_asked_again() -> None:
+    said = text_of(intake("how long does this take each day?", WALKING, ASK_TIME, steer="anchor (EXECUTE)"))
+    assert said.startswith("About a minute a day")
+    assert said.endswith("What time of day would you like your daily prompt? For example 8am or 7:30pm.")
+
+
+def test_cancel_the_messages_in_intake_is_not_read_as_an_answer() -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "07:00"})
+    said = text_of(intake("cancel my daily messages please, I'm moving house", profile, ASK_ANCHOR, steer="anchor"))
+    assert said.startswith("Nothing is scheduled yet, so no daily messages will come.")
+
+
+def test_is_it_possible_to_stop_the_messages_is_answered_not_acted_on() -> None:
+    said = text_of(feedback("is it possible to stop the messages at some point?", "Talk soon!"))
+    assert "text “stop the reminders”" in said
+
+
+def test_stop_the_reminders_deletes_every_schedule_through_the_scheduler() -> None:
+    coach = OfflineCoach()
+    request = feedback("stop the reminders please, I'm away for a while", "See you tomorrow!")
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "list"})]
+    listing = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
+    request = then(request, step, listing)
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "delete", "schedule_id": "s1"})]
+    said = text_of(then(request, step, "Deleted the daily habit prompt schedule s1."))
+    assert said.startswith("Done — I've stopped your daily prompts.")
+
+
+def test_when_do_you_text_me_is_answered_from_the_schedule() -> None:
+    coach = OfflineCoach()
+    request = feedback("when do you text me?", "See you tomorrow!")
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "list"})]
+    listing = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
+    assert text_of(then(request, step, listing)) == "Your daily prompt comes every day around 8:30am."
+
+
+def test_what_is_my_habit_is_answered_from_the_profile() -> None:
+    said = text_of(feedback("what's my habit again?", "See you tomorrow!"))
+    assert said == f"Your habit is walking; your latest prompt was: “{PROMPT}”"
+
+
+def test_what_do_you_mean_rephrases_the_last_question() -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "09:00"})
+    said = text_of(intake("what do you mean?", profile, ASK_ANCHOR, steer="anchor (EXECUTE)"))
+    assert said.startswith("I mean: something you already do every day, so the habit can come right after it")
+
+
+def test_id_rather_get_it_at_7pm_from_now_on_moves_the_schedule() -> None:
+    coach = OfflineCoach()
+    request = feedback("I'd rather get it at 7pm from now on", "See you tomorrow!")
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "list"})]
+    listing = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
+    step = coach.complete(then(request, step, listing))
+    assert calls(step) == [
+        ("scheduler", {"action": "delete", "schedule_id": "s1"}),
+        ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}),
+        ("save_user_profile", {"preferred_time": "19:00"}),
+    ]

@@ -1,0 +1,64 @@
+"""The offline coach's parity figures (docs/offline-coach.md, "Parity with the corpus"): false praise
+is counted from what the coach replied, the delivered prompts the request showed and the corpus's
+reading of the message."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
+from scripts.corpus_model import Call, Conversation, Expected, Turn
+from scripts.corpus_offline import false_praise, figures_of
+
+DONE_SAVE = Call(tool="save_user_profile", args={"last_successful_prompt": "{last_prompt}"})
+
+
+def observed(reply: str, delivered: int | None) -> Any:
+    context = (
+        "INTAKE CONVERSATION CONTEXT:"
+        if delivered is None
+        else (f"FEEDBACK TRACKING CONTEXT:\n- prompts completed: 0 of {delivered} delivered")
+    )
+    request = ChatRequest(
+        purpose="intake" if delivered is None else "feedback",
+        messages=[ChatMessage(role="system", content=context), ChatMessage(role="user", content="yes")],
+    )
+    return SimpleNamespace(
+        purpose=request.purpose, request=request, response=ChatResponse(content=reply, model="offline-coach")
+    )
+
+
+def outcome(say: str, calls: list[Call], reply: str, delivered: int | None, *, completed: bool = True) -> Any:
+    conversation = Conversation(
+        id="c",
+        title="one turn",
+        turns=[Turn(say=say, calls=calls, reply="ok")],
+        expect=Expected(sub_state="FEEDBACK"),
+    )
+    turn = SimpleNamespace(index=0, observations=[observed(reply, delivered)])
+    return SimpleNamespace(
+        conversation=conversation, turns=[turn], completed=completed, end_problems=[] if completed else ["x"]
+    )
+
+
+def test_praise_before_any_delivered_prompt_is_false() -> None:
+    found = false_praise(outcome("yes", [], "Nice work — you did it!", delivered=0))
+    assert found == ["c turn 1 'yes': no daily prompt delivered yet: 'Nice work — you did it!'"]
+    assert false_praise(outcome("yes", [], "Nice work — you did it!", delivered=None))  # still in intake
+
+
+def test_praise_for_a_message_that_did_not_say_done_is_false() -> None:
+    found = false_praise(outcome("ok", [], "Great job!", delivered=2))
+    assert found == ["c turn 1 'ok': the message did not say done: 'Great job!'"]
+
+
+def test_praise_for_a_done_report_after_a_delivered_prompt_is_not_counted() -> None:
+    assert false_praise(outcome("1", [DONE_SAVE], "Nice work — you did it!", delivered=1)) == []
+    assert false_praise(outcome("yes", [], "Great! Your first prompt comes tomorrow.", delivered=0)) == []
+
+
+def test_figures_split_intake_from_the_feedback_week() -> None:
+    figures, problems = figures_of([outcome("yes", [], "Well done!", delivered=0, completed=False)])
+    assert (figures.intake_completed, figures.intake_conversations, figures.false_praise) == (0, 1, 1)
+    assert problems[0] == "c: end: x"
