@@ -20,6 +20,12 @@ MAX_RECENT_EVENTS = 25
 RECENT_EVENTS_MAX_AGE_HOURS = 24
 
 
+# Transcript kinds written by ``promptpipe import`` (promptpipe.import_history): one message of the
+# original's history, and the record of the import itself with the original's counts.
+IMPORTED_KIND = "imported"
+IMPORT_KIND = "import"
+
+
 class Direction(StrEnum):
     INBOUND = "inbound"
     OUTBOUND = "outbound"
