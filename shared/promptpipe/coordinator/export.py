@@ -1,5 +1,7 @@
 """The research export: ``participants.csv``, ``prompts.csv`` and ``messages.jsonl`` (docs/export.md).
 
+Every CSV cell that a spreadsheet would read as a formula is neutralised (``csv_safety``).
+
 The columns are stable: new ones are only ever appended. Everything comes through the API (paged),
 so the same export runs against the local stack and a deployed one.
 """
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
 
 PARTICIPANT_COLUMNS = (
@@ -110,23 +113,25 @@ def write_export(
         for index, participant in enumerate(participants, start=1):
             entries = list(client.iter_history(participant.id, include_audit=True))
             summary = summarize(participant, entries, client.state(participant.id))
-            people.writerow(participant_row(summary))
+            people.writerow(safe_row(participant_row(summary)))
             for row in summary.prompts:
                 prompts.writerow(
-                    {
-                        "participant_id": row.participant_id,
-                        "sent_at_utc": iso(row.sent_at),
-                        "sent_at_local": local_iso(row.sent_at, row.zone),
-                        "timezone": row.zone.key,
-                        "prompt": row.prompt,
-                        "answered_at_utc": iso(row.answered_at),
-                        "answered_at_local": local_iso(row.answered_at, row.zone),
-                        "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
-                        "answer": row.answer,
-                        "intensity": row.intensity,
-                        "reminder_sent": str(row.reminder_sent).lower(),
-                        "first_reply": row.first_reply,
-                    }
+                    safe_row(
+                        {
+                            "participant_id": row.participant_id,
+                            "sent_at_utc": iso(row.sent_at),
+                            "sent_at_local": local_iso(row.sent_at, row.zone),
+                            "timezone": row.zone.key,
+                            "prompt": row.prompt,
+                            "answered_at_utc": iso(row.answered_at),
+                            "answered_at_local": local_iso(row.answered_at, row.zone),
+                            "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
+                            "answer": row.answer,
+                            "intensity": row.intensity,
+                            "reminder_sent": str(row.reminder_sent).lower(),
+                            "first_reply": row.first_reply,
+                        }
+                    )
                 )
             for entry in entries:
                 messages_file.write(entry.model_dump_json() + "\n")
