@@ -26,6 +26,7 @@ from promptpipe.cli_coordinator import (
     coordinator_client,
 )
 from promptpipe.cli_errors import (
+    EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -462,10 +463,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # a usage mistake: argparse prints it and exits with 2
     try:
         args.settings = check_settings()
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe fails here, inside main, not while Python exits
+        return code
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `promptpipe participants | head`: the reader has what it wanted; stop quietly, and keep
+        # Python's exit-time flush of the closed stdout from printing a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         error = as_cli_error(exc)
         if error is None:

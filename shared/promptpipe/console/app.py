@@ -87,7 +87,7 @@ class Console:
         )
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
-        participant = self.client.participant(participant_id)
+        participant, deleted = self.client.participant_or_deleted(participant_id)
         entries = list(self.client.iter_history(participant_id, include_audit=True))
         state = self.client.state(participant_id)
         summary = summarize(participant, entries, state)
@@ -102,6 +102,7 @@ class Console:
         return self.render(
             "participant.html",
             p=participant,
+            deleted=deleted,
             s=summary,
             state=state,
             zone=zone,

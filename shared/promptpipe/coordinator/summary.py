@@ -221,11 +221,14 @@ def chat_lines(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[ChatL
     return lines
 
 
-def transcript_text(participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> str:
+def transcript_text(
+    participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo, *, deleted: bool = False
+) -> str:
     """The conversation as text, one day heading per local day, marks in brackets."""
     out: list[str] = []
     zone_name = "UTC" if zone.key == "UTC" else zone.key
-    out.append(f"{participant.name or participant.id} ({participant.id}) — times in {zone_name}")
+    mark = " [deleted; transcript kept]" if deleted else ""
+    out.append(f"{participant.name or participant.id} ({participant.id}){mark} — times in {zone_name}")
     day = None
     labels = {"participant": "participant ›", "coach": "coach       ‹", "system": "            ·"}
     for line in chat_lines(entries, zone):
