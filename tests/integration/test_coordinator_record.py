@@ -90,3 +90,24 @@ def test_export_out_to_a_file_or_an_unwritable_path_is_one_line(
     assert main(["export", "--demo", "--quiet", "--out", str(beneath)]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith(f"promptpipe export: cannot write the export to {beneath}: ") and err.count("\n") == 1
+
+
+def test_the_console_draws_the_study_chart_and_each_participants_days(client_of: Any) -> None:
+    from promptpipe.local.demo import DEMO_START, run_demo
+    from promptpipe.local.environment import LocalEnvironment, local_settings
+
+    env = LocalEnvironment(start=DEMO_START, settings=local_settings(offline_coach=True, openai_api_key=None))
+    try:
+        pid = run_demo(env).participant_id
+        console = Console(client_of(env))
+
+        listing = console.list_page({})
+        page = console.participant_page(pid, {})
+    finally:
+        env.close()
+
+    # Server-side SVG: no script, the series drawn for each study day of the demo week
+    assert "<script" not in listing and "<script" not in page
+    assert '<svg class="study-chart" role="img"' in listing and "Day 1:" in listing
+    assert '<svg class="strip" role="img"' in page
+    assert page.count('<rect class="day-') >= 4 and 'class="day-done"' in page

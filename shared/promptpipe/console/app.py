@@ -25,6 +25,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
+from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
+from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
@@ -79,11 +81,19 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         search, status = query.get("q", "").strip(), query.get("status", "")
-        rows = [
-            s for s in self.summaries() if _matches(s, search) and (not status or s.participant.status.value == status)
-        ]
+        summaries = self.summaries()
+        rows = [s for s in summaries if _matches(s, search) and (not status or s.participant.status.value == status)]
+        end = record_end(summaries)
+        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
         return self.render(
-            "participants.html", rows=rows, search=search, status=status, statuses=STATUSES, notice=query.get("notice")
+            "participants.html",
+            rows=rows,
+            search=search,
+            status=status,
+            statuses=STATUSES,
+            notice=query.get("notice"),
+            chart=study_chart_svg(series) if series else None,
+            series=series,
         )
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
@@ -99,10 +109,14 @@ class Console:
                 days.append((heading, []))
             days[-1][1].append(line)
         controller = (state or {}).get("controller")
+        end = record_end([summary])
+        days_held = study_days(summary, end) if end is not None else []
         return self.render(
             "participant.html",
             p=participant,
             deleted=deleted,
+            strip=strip_svg(days_held) if days_held else None,
+            legend=[(DAY_WORDS[state], colour) for state, colour in COLOURS.items()],
             s=summary,
             state=state,
             zone=zone,
@@ -117,7 +131,7 @@ class Console:
             write_export(self.client, Path(folder))
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for name in ("participants.csv", "prompts.csv", "messages.jsonl"):
+                for name in ("participants.csv", "prompts.csv", "messages.jsonl", "adherence.csv"):
                     archive.write(Path(folder) / name, name)
         return buffer.getvalue()
 

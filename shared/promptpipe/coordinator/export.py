@@ -1,4 +1,5 @@
-"""The research export: ``participants.csv``, ``prompts.csv`` and ``messages.jsonl`` (docs/export.md).
+"""The research export: ``participants.csv``, ``prompts.csv``, ``messages.jsonl`` and ``adherence.csv``
+(docs/export.md).
 
 Every CSV cell that a spreadsheet would read as a formula is neutralised (``csv_safety``).
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS, adherence_row, record_end, study_days, study_series
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
@@ -89,6 +91,7 @@ class ExportCounts:
     participants: int = 0
     prompts: int = 0
     messages: int = 0
+    days: int = 0
 
 
 def write_export(
@@ -110,10 +113,12 @@ def write_export(
         prompts = csv.DictWriter(prompts_file, fieldnames=PROMPT_COLUMNS)
         people.writeheader()
         prompts.writeheader()
+        summaries: list[ParticipantSummary] = []
         for index, participant in enumerate(participants, start=1):
             entries = list(client.iter_history(participant.id, include_audit=True))
             summary = summarize(participant, entries, client.state(participant.id))
             people.writerow(safe_row(participant_row(summary)))
+            summaries.append(summary)
             for row in summary.prompts:
                 prompts.writerow(
                     safe_row(
@@ -140,4 +145,11 @@ def write_export(
             counts.messages += len(entries)
             if progress:
                 progress(index, len(participants))
+    end = record_end(summaries)
+    series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
+    with (out_dir / "adherence.csv").open("w", newline="", encoding="utf-8") as adherence_file:
+        adherence = csv.DictWriter(adherence_file, fieldnames=ADHERENCE_COLUMNS)
+        adherence.writeheader()
+        adherence.writerows(adherence_row(share) for share in series)
+    counts.days = len(series)
     return counts
