@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
+from promptpipe.console import views
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
@@ -42,13 +43,26 @@ def _templates() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
     )
-    env.filters["local"] = lambda value, zone: value.astimezone(zone).strftime("%a %d %b %H:%M") if value else "—"
+    env.filters["local"] = views.local_time
+    env.filters["shown"] = views.shown_value
+    env.globals["schedule_words"] = views.schedule_words
+    env.globals["pending_timers"] = views.pending_timers
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
     env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
     return env
+
+
+def _prep_minutes() -> int:
+    """The preparation time of this console's settings (the deployment's, when they are the same)."""
+    from promptpipe.settings import get_settings
+
+    try:
+        return get_settings().scheduler_prep_time_minutes
+    except Exception:  # settings the console cannot read: the schedule is shown without the sentence
+        return 0
 
 
 def _matches(summary: ParticipantSummary, search: str) -> bool:
@@ -81,8 +95,15 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         search, status = query.get("q", "").strip(), query.get("status", "")
+        needs = query.get("needs") == "1"
         summaries = self.summaries()
-        rows = [s for s in summaries if _matches(s, search) and (not status or s.participant.status.value == status)]
+        rows = [
+            s
+            for s in summaries
+            if _matches(s, search)
+            and (not status or s.participant.status.value == status)
+            and (not needs or s.needs_person)
+        ]
         end = record_end(summaries)
         series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
         return self.render(
@@ -90,6 +111,7 @@ class Console:
             rows=rows,
             search=search,
             status=status,
+            needs=needs,
             statuses=STATUSES,
             notice=query.get("notice"),
             chart=study_chart_svg(series) if series else None,
@@ -115,6 +137,7 @@ class Console:
             "participant.html",
             p=participant,
             deleted=deleted,
+            prep_minutes=_prep_minutes(),
             strip=strip_svg(days_held) if days_held else None,
             legend=[(DAY_WORDS[state], colour) for state, colour in COLOURS.items()],
             s=summary,
