@@ -241,13 +241,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.sqlite and not Path(args.sqlite).is_file():
         raise CliError(f"no such file: {args.sqlite}", EXIT_USAGE)
     originals = read_sqlite(args.sqlite) if args.sqlite else read_postgres(args.postgres)
-    report = import_participants(
-        build_app(),
-        originals,
-        dry_run=args.dry_run,
-        default_region=args.region,
-        default_timezone=args.default_timezone,
-    )
+    options = {"default_region": args.region, "default_timezone": args.default_timezone}
+    report = import_participants(build_app(), originals, dry_run=args.dry_run, **options)
     for line in report.render():
         print(line)
     return EXIT_OK
@@ -414,17 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--sqlite", metavar="FILE", help="the original's SQLite database file")
     source.add_argument("--postgres", metavar="DSN", help="the original's Postgres DSN (needs psycopg)")
     importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
-    importer.add_argument(
-        "--region",
-        default=None,
-        help="region national numbers are read in first, e.g. US (default: DEFAULT_PHONE_REGION)",
-    )
-    importer.add_argument(
-        "--default-timezone",
-        default=None,
-        metavar="ZONE",
-        help="IANA zone for participants whose schedule registry names none (required when any has none)",
-    )
+    importer.add_argument("--region", help="region national numbers are read in first (default: DEFAULT_PHONE_REGION)")
+    importer.add_argument("--default-timezone", metavar="ZONE", help="zone for those whose schedules name none")
     importer.set_defaults(func=cmd_import)
 
     reconcile = sub.add_parser(
