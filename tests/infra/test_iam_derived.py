@@ -114,7 +114,14 @@ EXTRA: dict[str, dict[Need, str]] = {
         Need("sqs:GetQueueAttributes", "inbound-queue"): _POLLER,
     },
     c.SCHEDULED_PROMPT.key: {Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ},
-    c.TIMERS.key: {Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ},
+    c.TIMERS.key: {
+        Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ,
+        # Its own one-shot the scheduler deletes; the run's transition fires after the auto-feedback
+        # (both cases: tests/unit/test_transition_tool.py, "a transition firing deletes …")
+        Need("scheduler:DeleteSchedule", "schedule-group"): (
+            "a delayed transition that fires while an auto-feedback one-shot is armed deletes that one"
+        ),
+    },
 }
 # A function that creates schedules may have to replace one: the adapter creates, and on a
 # ConflictException (a schedule of that name exists: a retried event whose first attempt created it)

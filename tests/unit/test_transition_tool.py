@@ -162,6 +162,24 @@ def test_a_transition_firing_deletes_no_schedule_the_scheduler_already_removed()
     assert name not in StateData(h.data(p.id)).pending_timers()
 
 
+def test_a_transition_firing_deletes_an_armed_auto_feedback_but_not_itself() -> None:
+    # Given a delayed move to INTAKE in 10 minutes, and an auto-feedback armed for 20 minutes
+    h = memory_harness()
+    p = given_participant(h, "FEEDBACK")
+    start = h.clock.now()
+    assert run(h, p, {"target_state": "INTAKE", "delay_minutes": 10}).ok
+    autofb = f"{p.id}-autofb"
+    payload = TimerPayload(participant_id=p.id, kind=TimerKind.AUTO_FEEDBACK, timer_id=autofb, due_at=start)
+    h.timers.schedule_timer(name=autofb, at=start + timedelta(minutes=20), payload=payload)
+    h.store.flows[p.id].state_data[DataKey.AUTO_FEEDBACK_TIMER_ID.value] = autofb
+    # When the transition fires
+    [(name, outcome)] = fire_due(h, start + timedelta(minutes=10))
+    # Then the auto-feedback, still armed, is deleted (any write of the sub-state cancels it), and
+    # the transition's own one-shot, already gone, is not asked to be
+    assert outcome.timer is not None and outcome.timer.applied and sub_state(h, p.id) == "INTAKE"
+    assert h.timers.cancelled == [autofb] and h.timers.get(autofb) is None and name not in h.timers.cancelled
+
+
 @pytest.mark.parametrize(("delay", "minutes"), [(0.5, 1), (0.01, 1), (1.2, 2), (2.0, 2), (29.5, 30)])
 def test_fractional_delays_round_up_to_whole_minutes_never_immediate(delay: float, minutes: int) -> None:
     # Given a participant in INTAKE (the original truncated 0.5 to 0 and moved at once)
