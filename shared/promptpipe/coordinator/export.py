@@ -97,7 +97,7 @@ class ExportCounts:
 def write_export(
     client: CoordinatorClient, out_dir: Path, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportCounts:
-    """Write the three files into ``out_dir`` (created); ``progress(done, total)`` per participant.
+    """Write the four files into ``out_dir`` (created); ``progress(done, total)`` per participant.
 
     The participants are listed first: an API that cannot be reached (or refuses) leaves nothing
     behind, not even the folder."""
