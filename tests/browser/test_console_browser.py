@@ -256,6 +256,11 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes"
     sam = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Sam']]")
     assert sam.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "no"
+    assert row.find_element(By.CSS_SELECTOR, ".badge").text == "needs a person"
+    browser.find_element(By.CSS_SELECTOR, "input[name=needs]").click()
+    _click_and_load(browser, browser.find_element(By.CSS_SELECTOR, "form[role=search] button"))
+    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.people tbody th a")]
+    assert names == ["Alex"]  # the needs-a-person filter
     browser.get(f"{console.url}/participants/{pid}")
     assert "needs a person" in browser.find_element(By.CSS_SELECTOR, ".sub").text
     browser.find_element(By.ID, "note").send_keys("Called Alex; they want to walk more.")
