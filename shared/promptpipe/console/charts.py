@@ -60,6 +60,7 @@ def study_chart_svg(series: Sequence[DayShare]) -> Markup:
     parts = [
         f'<line x1="{left}" y1="{y(0)}" x2="{width - 10}" y2="{y(0)}" stroke="#999"/>',
         f'<text x="4" y="{y(1) + 4}" font-size="10">100%</text><text x="14" y="{y(0) + 4}" font-size="10">0%</text>',
+        f'<text x="0" y="{height - 22}" font-size="9">latency</text>',
     ]
     for index, share in enumerate(series):
         bar = round(40 * (share.median_latency_minutes or 0) / most_latency, 1)
