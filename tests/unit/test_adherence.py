@@ -40,7 +40,7 @@ SAM_HISTORY = [
     entry(SAM["id"], DAY + 60, "outbound", "reminder", "Any luck today?"),
     entry(SAM["id"], DAY + 90, "inbound", "message", "busy day"),  # day 2: a reply, not the answer
     # day 3: no prompt
-    entry(SAM["id"], 3 * DAY, "outbound", "daily_prompt", PROMPT),  # day 4: no reply
+    entry(SAM["id"], 3 * DAY, "outbound", "daily_prompt", PROMPT, reminder_quiet_hours="moved"),  # day 4: no reply
     entry(SAM["id"], 4 * DAY, "outbound", "daily_prompt", PROMPT),
     entry(SAM["id"], 4 * DAY + 20, "inbound", "message", "tomorrow", parsed_answer=NEXT_ANSWER),
     entry(SAM["id"], 5 * DAY, "outbound", "daily_prompt", PROMPT),  # day 6: the record ends here
@@ -72,6 +72,7 @@ def test_a_participants_days_from_enrolment_to_the_end_of_the_record() -> None:
     assert days[0].local_date == date(2026, 3, 2)  # 13:00Z is 08:00 in Toronto
     assert [d.latency_minutes for d in days] == [5.0, 90.0, None, None, 20.0, None]
     assert [d.reminder_sent for d in days] == [False, True, False, False, False, False]
+    assert [d.quiet_hours_delay for d in days] == [False, False, False, True, False, False]
     assert [d.state for d in study_days(kim, end)] == [DONE, NO_PROMPT, NO_PROMPT, NO_PROMPT, NO_PROMPT]
 
 
@@ -87,6 +88,7 @@ def test_the_study_series_shares_by_study_day() -> None:
     assert (day1.answered_share, day1.done_share, day1.median_latency_minutes) == (1.0, 1.0, 7.5)
     assert (day2.participants, day2.prompted, day2.answered, day2.done, day2.done_share) == (2, 1, 1, 0, 0.0)
     assert (day4.prompted, day4.answered_share, day4.median_latency_minutes) == (1, 0.0, None)
+    assert day4.quiet_hours_delays == 1 and day1.quiet_hours_delays == 0
     assert (day6.participants, day6.prompted, day6.answered) == (1, 1, 0)  # Kim's study has 5 days so far
 
 
@@ -104,6 +106,7 @@ def test_the_svg_views_draw_every_day() -> None:
         "delivered",
     ]
     assert "Day 2 (Tue 03 Mar): answered, reminder sent, answered after 90 min" in strip
+    assert strip.count('class="quiet-delay"') == 1 and "Day 4: reminder delayed by quiet hours" in strip
     chart = str(study_chart_svg(study_series([study_days(sam, end), study_days(kim, end)])))
     assert chart.count('<rect class="latency"') == 6
     assert re.search(r'<polyline class="done" points="([^"]+)"', chart)[1].count(",") == 5  # type: ignore[index]  # day 3: nobody prompted, no point
@@ -126,5 +129,7 @@ def test_the_export_writes_the_series_as_adherence_csv(tmp_path: Path) -> None:
         "answered_share": "1.0",
         "done_share": "1.0",
         "median_latency_minutes": "7.5",
+        "quiet_hours_delays": "0",
     }
+    assert rows[3]["quiet_hours_delays"] == "1"
     assert rows[2]["prompted"] == "0" and rows[2]["answered_share"] == ""

@@ -28,6 +28,7 @@ def strip_svg(days: Sequence[StudyDay]) -> Markup:
     cells = []
     for index, day in enumerate(days):
         words = DAY_WORDS[day.state] + (", reminder sent" if day.reminder_sent else "")
+        words += ", reminder delayed by quiet hours" if day.quiet_hours_delay else ""
         if day.latency_minutes is not None:
             words += f", answered after {day.latency_minutes:g} min"
         cells.append(
@@ -35,6 +36,11 @@ def strip_svg(days: Sequence[StudyDay]) -> Markup:
             f'rx="3" fill="{COLOURS[day.state]}"><title>Day {day.day} ({day.local_date:%a %d %b}): '
             f"{escape(words)}</title></rect>"
         )
+        if day.quiet_hours_delay:  # a moon-dark dot in the corner: the reminder waited for the morning
+            cells.append(
+                f'<circle class="quiet-delay" cx="{index * (_CELL + _GAP) + _CELL - 4}" cy="4" r="3" fill="#283593">'
+                f"<title>Day {day.day}: reminder delayed by quiet hours</title></circle>"
+            )
     label = f"{len(days)} study days: " + ", ".join(
         f"{sum(1 for d in days if d.state == state)} {DAY_WORDS[state]}" for state in COLOURS
     )

@@ -40,6 +40,7 @@ class StudyDay:
     state: str
     latency_minutes: float | None = None
     reminder_sent: bool = False
+    quiet_hours_delay: bool = False  # quiet hours moved (or dropped) the day's reminder
 
 
 def _state_of(row: PromptRow, last_day: bool) -> str:
@@ -79,6 +80,7 @@ def study_days(summary: ParticipantSummary, until: datetime) -> list[StudyDay]:
                 best,
                 latency_minutes=min(answered) if answered else None,
                 reminder_sent=any(r.reminder_sent for r in rows),
+                quiet_hours_delay=any(r.reminder_quiet_hours for r in rows),
             )
         )
     return days
@@ -94,6 +96,7 @@ class DayShare:
     answered: int
     done: int
     median_latency_minutes: float | None
+    quiet_hours_delays: int = 0  # of the prompted, those whose reminder quiet hours moved or dropped
 
     @property
     def answered_share(self) -> float | None:
@@ -120,6 +123,7 @@ def study_series(strips: Sequence[Sequence[StudyDay]]) -> list[DayShare]:
                 answered=sum(1 for d in prompted if d.state in (DONE, NEXT_TIME, ANSWERED)),
                 done=sum(1 for d in prompted if d.state == DONE),
                 median_latency_minutes=round(median(latencies), 1) if latencies else None,
+                quiet_hours_delays=sum(1 for d in prompted if d.quiet_hours_delay),
             )
         )
     return series
@@ -147,6 +151,7 @@ ADHERENCE_COLUMNS = (
     "answered_share",
     "done_share",
     "median_latency_minutes",
+    "quiet_hours_delays",
 )
 
 
@@ -163,4 +168,5 @@ def adherence_row(share: DayShare) -> dict[str, object]:
         "answered_share": blank(share.answered_share),
         "done_share": blank(share.done_share),
         "median_latency_minutes": blank(share.median_latency_minutes),
+        "quiet_hours_delays": share.quiet_hours_delays,
     }

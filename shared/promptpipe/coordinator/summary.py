@@ -50,6 +50,7 @@ class PromptRow:
     answer: str = ""  # "Done", "Next time" or "" (no answer to the question)
     intensity: str = ""  # the answer to the intensity question: Decrease, Keep current, Increase
     reminder_sent: bool = False
+    reminder_quiet_hours: str = ""  # "moved" / "dropped": what quiet hours did to its reminder
 
     @property
     def latency_minutes(self) -> float | None:
@@ -65,7 +66,8 @@ def prompt_rows(participant: ConversationParticipant, entries: Sequence[Transcri
         if entry.kind in (IMPORTED_KIND, IMPORT_KIND):  # counted from the import record, not as rows
             continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "daily_prompt":
-            rows.append(PromptRow(participant.id, entry.at, zone, entry.content))
+            quiet = str(entry.metadata.get("reminder_quiet_hours") or "")
+            rows.append(PromptRow(participant.id, entry.at, zone, entry.content, reminder_quiet_hours=quiet))
             continue
         if not rows:
             continue
