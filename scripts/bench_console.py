@@ -51,6 +51,9 @@ def main() -> None:
             assert answer.status == 201, answer.body
         print(f"enrolled {args.participants} participants in {time.perf_counter() - started:.1f} s")
         console = Console(CoordinatorClient(CountingTransport(env)))
+        started = time.perf_counter()
+        listed = sum(1 for _ in console.client.iter_participants())
+        print(f"listing the {listed} participant records alone: {time.perf_counter() - started:.3f} s")
         query = dict(part.split("=", 1) for part in args.query.split("&") if "=" in part)
         times = []
         for _ in range(args.repeat):

@@ -282,8 +282,9 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
 
 
 def test_adherence_views_are_drawn_without_javascript(browser: Any, console: ConsoleServer) -> None:
-    # The study chart on the list: one latency bar and one day label per study day
+    # The study chart: one latency bar and one day label per study day
     browser.get(console.url + "/")
+    _click_and_load(browser, browser.find_element(By.LINK_TEXT, "Study by day"))
     chart = browser.find_element(By.CSS_SELECTOR, "svg.study-chart")
     assert chart.get_attribute("role") == "img"
     assert len(chart.find_elements(By.CSS_SELECTOR, "rect.latency")) >= 4
@@ -293,6 +294,7 @@ def test_adherence_views_are_drawn_without_javascript(browser: Any, console: Con
     assert not browser.find_elements(By.TAG_NAME, "script")
     _shot(browser, "study-chart")
     # Sam's strip: a square per study day, two of them done
+    browser.get(console.url + "/")
     _click_and_load(browser, browser.find_element(By.LINK_TEXT, "Sam"))
     strip = browser.find_element(By.CSS_SELECTOR, "svg.strip")
     days = strip.find_elements(By.TAG_NAME, "rect")

@@ -101,7 +101,7 @@ def test_the_console_draws_the_study_chart_and_each_participants_days(client_of:
         pid = run_demo(env).participant_id
         console = Console(client_of(env))
 
-        listing = console.list_page({})
+        listing = console.study_page()
         page = console.participant_page(pid, {})
     finally:
         env.close()

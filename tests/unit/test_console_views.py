@@ -63,3 +63,24 @@ def test_the_list_filters_and_badges_those_who_need_a_person() -> None:
     assert '<td data-label="Zone">America/Toronto</td>' in everyone
     page = console.participant_page(fine["id"], {})
     assert "0001-01-01" not in page and "<dt>created at</dt><dd>—</dd>" in page
+
+
+def test_the_list_is_paged_and_reads_only_the_shown_participants() -> None:
+    from promptpipe.console.app import PAGE_ROWS, Console
+    from promptpipe.coordinator.client import CoordinatorClient
+    from tests.api_fakes import CannedApi, participant
+
+    people = [participant(f"{n:04x}", name=f"P{n:03d}", phone_number=f"+1416555{n:04d}") for n in range(120)]
+    api = CannedApi(people, {p["id"]: [] for p in people}, {p["id"]: {"sub_state": "INTAKE"} for p in people})
+    console = Console(CoordinatorClient(api))
+
+    first = console.list_page({})
+    calls_first = len(api.calls)
+    last = console.list_page({"page": "3"})
+
+    assert first.count('<tr>\n      <th scope="row">') == PAGE_ROWS == 50
+    assert "1–50 of 120 participants" in first and 'href="/?page=2"' in first
+    assert calls_first == 1 + 2 * PAGE_ROWS  # the list, then history and state of the shown rows only
+    assert "101–120 of 120 participants" in last and "P119" in last and "P000" not in last
+    assert 'rel="next"' not in last and 'href="/?page=2" rel="prev"' in last
+    assert "Page 3 of 3" in console.list_page({"page": "99"})  # past the end: the last page

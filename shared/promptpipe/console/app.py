@@ -31,11 +31,13 @@ from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, 
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import SubState
 
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
+PAGE_ROWS = 50
 SUB_STATES = tuple(s.value for s in SubState)
 
 
@@ -55,6 +57,10 @@ def _templates() -> Environment:
     return env
 
 
+def _whole(text: str | None, default: int) -> int:
+    return int(text) if text and text.isdigit() and len(text) < 7 else default
+
+
 def _prep_minutes() -> int:
     """The preparation time of this console's settings (the deployment's, when they are the same)."""
     from promptpipe.settings import get_settings
@@ -65,11 +71,10 @@ def _prep_minutes() -> int:
         return 0
 
 
-def _matches(summary: ParticipantSummary, search: str) -> bool:
+def _matches(p: ConversationParticipant, search: str) -> bool:
     if not search:
         return True
     needle = search.lower()
-    p = summary.participant
     digits = "".join(ch for ch in search if ch.isdigit())
     return needle in p.name.lower() or needle in p.id or bool(digits and digits in p.phone_number)
 
@@ -87,36 +92,53 @@ class Console:
         template = self.templates.get_template(name)
         return template.render(token=self.token, api=self.client.transport.description, **context)
 
-    def summaries(self) -> list[ParticipantSummary]:
-        return [
-            summarize(p, self.client.iter_history(p.id, include_audit=True), self.client.state(p.id))
-            for p in self.client.iter_participants()
-        ]
+    def summary(self, participant: ConversationParticipant, state: dict[str, Any] | None = None) -> ParticipantSummary:
+        state = state if state is not None else self.client.state(participant.id)
+        return summarize(participant, self.client.iter_history(participant.id, include_audit=True), state)
 
     def list_page(self, query: dict[str, str]) -> str:
+        """One page of ``PAGE_ROWS`` participants: the records are filtered first (name, phone,
+        status: one call per 100 participants), then only the page's rows read their transcript and
+        state (two calls each; docs/benchmarks.md section 9). The needs-a-person filter reads every
+        filtered participant's state."""
         search, status = query.get("q", "").strip(), query.get("status", "")
         needs = query.get("needs") == "1"
-        summaries = self.summaries()
-        rows = [
-            s
-            for s in summaries
-            if _matches(s, search)
-            and (not status or s.participant.status.value == status)
-            and (not needs or s.needs_person)
+        found = [
+            p
+            for p in self.client.iter_participants()
+            if _matches(p, search) and (not status or p.status.value == status)
         ]
-        end = record_end(summaries)
-        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
+        states: dict[str, dict[str, Any] | None] = {}
+        if needs:
+            states = {p.id: self.client.state(p.id) for p in found}
+            found = [p for p in found if ParticipantSummary(p, states[p.id]).needs_person]
+        pages = max(1, -(-len(found) // PAGE_ROWS))
+        page = min(max(_whole(query.get("page"), 1), 1), pages)
+        shown = found[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+        rows = [self.summary(p, states.get(p.id)) for p in shown]
+        keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
         return self.render(
             "participants.html",
             rows=rows,
+            total=len(found),
+            first=(page - 1) * PAGE_ROWS + 1,
+            page=page,
+            pages=pages,
+            page_link=lambda n: "/?" + urlencode({**keep, "page": n}),
             search=search,
             status=status,
             needs=needs,
             statuses=STATUSES,
             notice=query.get("notice"),
-            chart=study_chart_svg(series) if series else None,
-            series=series,
         )
+
+    def study_page(self) -> str:
+        """The study by day over every participant (two calls per participant)."""
+        summaries = [self.summary(p) for p in self.client.iter_participants()]
+        end = record_end(summaries)
+        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
+        chart = study_chart_svg(series) if series else None
+        return self.render("study.html", chart=chart, series=series, participants=len(summaries))
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
         participant, deleted = self.client.participant_or_deleted(participant_id)
@@ -225,6 +247,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._guarded(lambda: self._send(200, console.participant_page(parts[1], query)))
             elif parts == ["export"]:
                 self._send(200, console.render("export.html"))
+            elif parts == ["study"]:
+                self._guarded(lambda: self._send(200, console.study_page()))
             elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
                 self._send(200, (HERE / "static" / parts[1]).read_bytes(), STATIC[parts[1]])
             else:
