@@ -84,3 +84,13 @@ def test_the_list_is_paged_and_reads_only_the_shown_participants() -> None:
     assert "101–120 of 120 participants" in last and "P119" in last and "P000" not in last
     assert 'rel="next"' not in last and 'href="/?page=2" rel="prev"' in last
     assert "Page 3 of 3" in console.list_page({"page": "99"})  # past the end: the last page
+
+
+def test_the_legend_has_the_strips_colours_in_the_stylesheet() -> None:
+    # The console's CSP forbids inline styles: the legend's swatches are coloured by the stylesheet
+    from pathlib import Path
+
+    from promptpipe.console.charts import COLOURS
+
+    css = (Path(__file__).resolve().parents[2] / "shared/promptpipe/console/static/style.css").read_text()
+    assert all(f".swatch.day-{state} {{ background: {colour}; }}" in css for state, colour in COLOURS.items())

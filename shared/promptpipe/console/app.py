@@ -161,7 +161,7 @@ class Console:
             deleted=deleted,
             prep_minutes=_prep_minutes(),
             strip=strip_svg(days_held) if days_held else None,
-            legend=[(DAY_WORDS[state], colour) for state, colour in COLOURS.items()],
+            legend=[(DAY_WORDS[state], state) for state in COLOURS],
             s=summary,
             state=state,
             zone=zone,
