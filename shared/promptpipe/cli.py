@@ -28,6 +28,7 @@ from promptpipe.cli_coordinator import (
     read_flow_json,
 )
 from promptpipe.cli_errors import (
+    EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -237,7 +238,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.sqlite and not Path(args.sqlite).is_file():
         raise CliError(f"no such file: {args.sqlite}", EXIT_USAGE)
     originals = read_sqlite(args.sqlite) if args.sqlite else read_postgres(args.postgres)
-    report = import_participants(build_app(), originals, dry_run=args.dry_run, default_region=args.region)
+    options = {"default_region": args.region, "default_timezone": args.default_timezone}
+    report = import_participants(build_app(), originals, dry_run=args.dry_run, **options)
     for line in report.render():
         print(line)
     return EXIT_OK
@@ -406,7 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--sqlite", metavar="FILE", help="the original's SQLite database file")
     source.add_argument("--postgres", metavar="DSN", help="the original's Postgres DSN (needs psycopg)")
     importer.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
-    importer.add_argument("--region", default=None, help="region for national phone numbers (default: settings)")
+    importer.add_argument("--region", help="region national numbers are read in first (default: DEFAULT_PHONE_REGION)")
+    importer.add_argument("--default-timezone", metavar="ZONE", help="zone for those whose schedules name none")
     importer.set_defaults(func=cmd_import)
 
     reconcile = sub.add_parser(
@@ -445,10 +448,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # a usage mistake: argparse prints it and exits with 2
     try:
         args.settings = check_settings()
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe fails here, inside main, not while Python exits
+        return code
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `promptpipe participants | head`: the reader has what it wanted; stop quietly, and keep
+        # Python's exit-time flush of the closed stdout from printing a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         error = as_cli_error(exc)
         if error is None:

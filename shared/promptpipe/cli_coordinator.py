@@ -76,14 +76,14 @@ def cmd_transcript(args: argparse.Namespace) -> int:
     from promptpipe.coordinator.summary import transcript_text, zone_of
 
     with coordinator_client(args) as client:
-        participant = client.find(args.participant)
+        participant, deleted = client.find_kept(args.participant)
         entries = list(client.iter_history(participant.id, include_audit=args.format == "jsonl"))
         if args.format == "jsonl":
             for entry in entries:
                 print(entry.model_dump_json())
         else:
             zone = zone_of(participant) if args.tz == "local" else ZoneInfo("UTC")
-            sys.stdout.write(transcript_text(participant, entries, zone))
+            sys.stdout.write(transcript_text(participant, entries, zone, deleted=deleted))
     return 0
 
 
@@ -99,9 +99,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         bar = "#" * filled + "." * (width - filled)
         print(f"\rexporting [{bar}] {done}/{total} participants", end=end, file=sys.stderr)
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; give a folder (new or existing)", EXIT_USAGE)
     with coordinator_client(args) as client:
-        out = Path(args.out)
-        counts = write_export(client, out, progress=None if args.quiet else progress)
+        try:
+            counts = write_export(client, out, progress=None if args.quiet else progress)
+        except OSError as exc:  # not writable, a file on the way, disk full
+            if isinstance(exc, ConnectionError):  # the network (or a closed pipe): not the folder
+                raise
+            raise CliError(f"cannot write the export to {out}: {exc.strerror or exc}", EXIT_USAGE) from None
     print(
         f"wrote {out / 'participants.csv'} ({counts.participants} rows), "
         f"{out / 'prompts.csv'} ({counts.prompts} rows), {out / 'messages.jsonl'} ({counts.messages} lines)"

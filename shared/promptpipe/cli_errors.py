@@ -12,6 +12,7 @@ EXIT_USAGE = 2
 EXIT_CONFIG = 3
 EXIT_UNAVAILABLE = 4
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output (`| head`) closed it, as POSIX tools exit
 
 
 class CliError(Exception):

@@ -1,7 +1,11 @@
 """``promptpipe import``: moving a study from the original PromptPipe to this system.
 
-For each conversation participant of the original: the phone number is canonicalised (a number that
-cannot be is reported and skipped); the participant, their phone claim and their flow state are
+For each conversation participant of the original: the phone number is canonicalised (digits only
+are read in ``--region`` first; the report names the country found; a number that cannot be read is
+reported and skipped); the time zone is taken from the schedule registry (the original's
+participants table has no zone column; one is read when a database has it), else from
+``--default-timezone``, which is required when any participant has none (the report says where each
+zone came from); the participant, their phone claim and their flow state are
 created in one write, the state's ``DataKey`` strings unchanged; the daily schedules are rebuilt from
 their stored ``scheduleRegistry``. Idempotent: a participant already imported (their number is
 claimed by the id the import gives them) is left as it is, so a second run changes nothing.
@@ -20,6 +24,9 @@ What is adapted on the way, and reported:
   object at all is imported unchanged and reported: the organiser should fix it.
 
 Schedules are rebuilt for active participants only (paused ones get theirs back when resumed).
+The history the original kept (``conversationHistory``) and its counts are copied into the
+transcript, marked as imported (``promptpipe.import_history``). A dry run reports the same counts
+(participants, schedules, history) as the run it previews.
 """
 
 from __future__ import annotations
@@ -34,13 +41,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled
+from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled, ValidationFailed
 from promptpipe.flow.timer_names import daily_schedule_name
+from promptpipe.import_history import ImportedHistory, read_history, write_history
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
-from promptpipe.phone import canonicalize_imported_phone, mask_phone
+from promptpipe.phone import canonicalize_imported_phone, mask_phone, region_of
 from promptpipe.services import PromptPipe
 from promptpipe.timezones import validate_iana_zone
 
@@ -62,10 +70,14 @@ class ImportLine:
     original_id: str
     participant_id: str = ""
     phone: str = ""  # masked
+    country: str = ""  # the region the number belongs to (US, GB…)
+    timezone: str = ""
+    timezone_source: str = ""  # scheduleRegistry | timezone column | --default-timezone
     outcome: str = ""  # imported | already_imported | skipped | would_import
     reason: str = ""
     schedules: int = 0
     warnings: list[str] = field(default_factory=list)
+    history: ImportedHistory | None = None
 
 
 @dataclass
@@ -76,9 +88,16 @@ class ImportReport:
     def count(self, outcome: str) -> int:
         return sum(1 for line in self.lines if line.outcome == outcome)
 
+    def _written(self) -> list[ImportLine]:
+        return [line for line in self.lines if line.outcome in ("imported", "would_import")]
+
     @property
     def schedules_created(self) -> int:
-        return sum(line.schedules for line in self.lines if line.outcome == "imported")
+        return sum(line.schedules for line in self._written())
+
+    @property
+    def history_messages(self) -> int:
+        return sum(len(line.history.messages) for line in self._written() if line.history)
 
     def render(self) -> list[str]:
         head = "DRY RUN (nothing written): " if self.dry_run else ""
@@ -86,15 +105,20 @@ class ImportReport:
             f"{head}{len(self.lines)} participants read; "
             f"imported {self.count('imported') + self.count('would_import')}, "
             f"already imported {self.count('already_imported')}, skipped {self.count('skipped')}; "
-            f"schedules created {self.schedules_created}"
+            f"schedules created {self.schedules_created}; history messages {self.history_messages}"
         ]
         for line in self.lines:
-            text = f"  {line.original_id} -> {line.participant_id or '-'} {line.phone} {line.outcome}"
+            country = f" ({line.country})" if line.country else ""
+            text = f"  {line.original_id} -> {line.participant_id or '-'} {line.phone}{country} {line.outcome}"
             if line.reason:
                 text += f": {line.reason}"
             if line.schedules:
                 text += f" ({line.schedules} schedules)"
             out.append(text)
+            if line.timezone:
+                out.append(f"      zone {line.timezone} (from {line.timezone_source})")
+            if line.history is not None and line.outcome in ("imported", "would_import"):
+                out.append(f"      {line.history.describe()}")
             out.extend(f"      warning: {w}" for w in line.warnings)
         return out
 
@@ -105,9 +129,13 @@ def import_participants(
     *,
     dry_run: bool = False,
     default_region: str | None = None,
+    default_timezone: str | None = None,
     rebuild: Callable[[PromptPipe, str], int] | None = None,
 ) -> ImportReport:
+    """Raises ``ValidationFailed`` (before anything is written) when a participant to import has no
+    time zone in the original and ``default_timezone`` is not given, or is not an IANA zone."""
     report = ImportReport(dry_run=dry_run)
+    fallback = _default_zone(default_timezone)
     region = default_region or app.deps.config.default_phone_region
     rebuild = rebuild or rebuild_schedules
     phones: dict[str, str] = {}
@@ -117,6 +145,15 @@ def import_participants(
         except InvalidPhoneNumber:
             continue
     winners = _one_per_phone(originals, phones)
+    zones = {o.id: _zone_of(o) for o in originals if o.id in phones and winners[phones[o.id]] == o.id}
+    zoneless = sorted(pid for pid, (zone, _) in zones.items() if not zone)
+    if zoneless and fallback is None:
+        shown = ", ".join(zoneless[:5]) + (f" and {len(zoneless) - 5} more" if len(zoneless) > 5 else "")
+        raise ValidationFailed(
+            f"{len(zoneless)} participant(s) have no time zone in the original ({shown}); "
+            "give one with --default-timezone ZONE, e.g. --default-timezone America/New_York",
+            field="default_timezone",
+        )
     for original in originals:
         line = ImportLine(original_id=original.id)
         report.lines.append(line)
@@ -124,11 +161,14 @@ def import_participants(
         if phone is None:
             line.outcome, line.reason = "skipped", "phone number cannot be canonicalised"
             continue
-        line.phone = mask_phone(phone)
+        line.phone, line.country = mask_phone(phone), region_of(phone)
         if winners[phone] != original.id:
             line.outcome, line.reason = "skipped", f"same phone number as {winners[phone]} in the original"
             continue
         line.participant_id = imported_id(original.id)
+        line.timezone, line.timezone_source = zones[original.id]
+        if not line.timezone and fallback is not None:
+            line.timezone, line.timezone_source = fallback, "--default-timezone"
         status = _status(original.status, line)
         if status is None:
             line.outcome = "skipped"
@@ -136,11 +176,18 @@ def import_participants(
         holder = app.repo.find_id_by_phone(phone)
         if holder == line.participant_id:
             line.outcome = "already_imported"
+            if not dry_run:  # an import interrupted before its history landed completes it
+                write_history(
+                    app,
+                    line.participant_id,
+                    read_history(StateData(app.store.load(line.participant_id).flow.state_data)),
+                )
             continue
         if holder is not None:
             line.outcome, line.reason = "skipped", "phone number already enrolled here (another participant)"
             continue
         participant, flow = _build(original, line, phone, status, app.clock.now())
+        line.history = read_history(StateData(flow.state_data))
         if dry_run:
             line.outcome = "would_import"
             line.schedules = len(StateData(flow.state_data).schedules()) if status is ParticipantStatus.ACTIVE else 0
@@ -151,6 +198,7 @@ def import_participants(
             line.outcome, line.reason = "skipped", "phone number enrolled concurrently"
             continue
         line.outcome = "imported"
+        write_history(app, participant.id, line.history)
         if status is ParticipantStatus.ACTIVE:
             line.schedules = rebuild(app, participant.id)
     return report
@@ -208,7 +256,7 @@ def _build(
         gender=original.gender,
         ethnicity=original.ethnicity,
         background=original.background,
-        timezone=_valid_zone(original.timezone, line),
+        timezone=line.timezone,
         status=status,
         enrolled_at=enrolled,
         created_at=original.created_at or enrolled,
@@ -323,11 +371,34 @@ def _short_id(schedule_id: str) -> str:
     return "sched_" + hashlib.sha256(schedule_id.encode()).hexdigest()[:16]
 
 
-def _valid_zone(name: str, line: ImportLine) -> str:
+def _default_zone(name: str | None) -> str | None:
     if not name:
-        return ""
+        return None
     try:
-        return validate_iana_zone(name)  # the rule of enrollment, so the participant can be scheduled
+        return validate_iana_zone(name)
+    except ValueError as exc:
+        raise ValidationFailed(f"--default-timezone: {exc}", field="default_timezone") from None
+
+
+def _zone_of(original: OriginalParticipant) -> tuple[str, str]:
+    """(zone, where it came from): the first IANA zone of the schedule registry, else the
+    participants table's ``timezone`` column when the database has one; ("", "") when neither."""
+    try:  # the raw entries: a zone is worth keeping even from an entry the import cannot schedule
+        registry = json.loads((original.state_data or {}).get(DataKey.SCHEDULE_REGISTRY.value) or "[]")
     except ValueError:
-        line.warnings.append(f"time zone {name!r} is not an IANA zone: left empty")
+        registry = []
+    for entry in registry if isinstance(registry, list) else []:
+        zone = _iana(entry.get("timezone")) if isinstance(entry, dict) else ""
+        if zone:
+            return zone, "scheduleRegistry"
+    zone = _iana(original.timezone)
+    return (zone, "timezone column") if zone else ("", "")
+
+
+def _iana(name: object) -> str:
+    try:
+        return (
+            validate_iana_zone(name) if isinstance(name, str) and name else ""
+        )  # the rule of enrollment: it can be scheduled
+    except ValueError:
         return ""

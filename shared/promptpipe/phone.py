@@ -58,11 +58,28 @@ def canonicalize_whatsapp_sender(raw: str, default_region: str = "US") -> str:
 
 
 def canonicalize_imported_phone(raw: str, default_region: str = "US") -> str:
-    """Return a number stored by the original as E.164. The original kept only the digits of a number
-    (``+1-234-567-8900`` was stored as ``12345678900``: country code included, no ``+``), so digits
-    only are read as international first, as WhatsApp sender ids are, and in ``default_region`` only
-    when that reading is not a valid number; any other form is read like typed input."""
-    return _international_first(raw, default_region)
+    """Return a number stored by the original as E.164. Digits only are read in ``default_region``
+    first (``5164845567`` with region US is ``+15164845567``, not a number in Peru), and as
+    international (the original also kept ``+1-234-567-8900`` as ``12345678900``: country code
+    included, no ``+``) only when the national reading is not a valid number; any other form is read
+    like typed input."""
+    text = _strip(raw)
+    if _DIGITS_ONLY.match(text):
+        national = _valid_e164(text, default_region.upper())
+        if national is not None:
+            return national
+        international = _valid_e164(f"+{text}", None)
+        if international is not None:
+            return international
+    return _parse(text, default_region)
+
+
+def region_of(e164: str) -> str:
+    """The region (``US``, ``GB``…) a canonical number belongs to; ``""`` when unknown."""
+    try:
+        return phonenumbers.region_code_for_number(phonenumbers.parse(e164, None)) or ""
+    except phonenumbers.NumberParseException:
+        return ""
 
 
 def _international_first(raw: str, default_region: str) -> str:

@@ -116,7 +116,8 @@ def test_participants_page_finds_the_demo_participant_by_phone(browser: Any, con
     assert cells["Sub-state"] == "FEEDBACK"
     assert cells["Prompts sent"] == "4"
     assert cells["Done"] == "2 (50%)"
-    assert cells["Last reply"] == "Thu 05 Mar 07:36"  # Toronto time, not UTC
+    assert cells["Last reply"] == "Thu 05 Mar 07:36 EST"  # Toronto time, not UTC, the zone named
+    assert cells["Zone"] == "America/Toronto"
     _shot(browser, "participants")
     box = browser.find_element(By.ID, "q")
     box.clear()
@@ -139,7 +140,7 @@ def test_participant_page_shows_the_week_in_local_time(browser: Any, console: Co
     assert answers.count("answer: Done") == 2
     assert len(browser.find_elements(By.CSS_SELECTOR, "li.msg.reminder")) == 1
     schedules = browser.find_element(By.ID, "schedules-h").find_element(By.XPATH, "..").text
-    assert "fixed at 07:30 (America/Toronto)" in schedules
+    assert "fixed at 07:30 (America/Toronto): the prompt goes out at 07:20, prepared 10 min ahead" in schedules
     _shot(browser, "participant")
     browser.execute_script("arguments[0].scrollIntoView()", browser.find_elements(By.CSS_SELECTOR, "h3.day")[1])
     _shot(browser, "conversation")
@@ -170,14 +171,14 @@ def test_pause_and_resume_change_the_participant_through_the_api(
     assert server.env.api("GET", f"/conversation/participants/{pid}").body["result"]["status"] == "active"
 
 
-def test_export_downloads_the_three_files(browser: Any, console: ConsoleServer, downloads: Path) -> None:
+def test_export_downloads_the_four_files(browser: Any, console: ConsoleServer, downloads: Path) -> None:
     browser.get(console.url + "/export")
     browser.find_element(By.XPATH, "//button[text()='Download the export']").click()
     WebDriverWait(browser, 60, poll_frequency=0.2).until(
         lambda _d: [p for p in downloads.glob("promptpipe-export-*.zip") if p.stat().st_size > 0]
     )
     archive = zipfile.ZipFile(next(downloads.glob("promptpipe-export-*.zip")))
-    assert sorted(archive.namelist()) == ["messages.jsonl", "participants.csv", "prompts.csv"]
+    assert sorted(archive.namelist()) == ["adherence.csv", "messages.jsonl", "participants.csv", "prompts.csv"]
     people = list(csv.DictReader(io.StringIO(archive.read("participants.csv").decode())))
     assert [(p["name"], p["prompts_sent"], p["done"]) for p in people] == [("Sam", "4", "2")]
     _shot(browser, "export")
@@ -255,6 +256,11 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes"
     sam = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Sam']]")
     assert sam.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "no"
+    assert row.find_element(By.CSS_SELECTOR, ".badge").text == "needs a person"
+    browser.find_element(By.CSS_SELECTOR, "input[name=needs]").click()
+    _click_and_load(browser, browser.find_element(By.CSS_SELECTOR, "form[role=search] button"))
+    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.people tbody th a")]
+    assert names == ["Alex"]  # the needs-a-person filter
     browser.get(f"{console.url}/participants/{pid}")
     assert "needs a person" in browser.find_element(By.CSS_SELECTOR, ".sub").text
     browser.find_element(By.ID, "note").send_keys("Called Alex; they want to walk more.")
@@ -273,3 +279,25 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     history = server.env.api("GET", f"/conversation/participants/{pid}/history").body["result"]["messages"]
     overrides = [m["content"] for m in history if m["kind"] == "override"]
     assert overrides == ["operator override (sub_state=INTAKE): Called Alex; they want to walk more."]
+
+
+def test_adherence_views_are_drawn_without_javascript(browser: Any, console: ConsoleServer) -> None:
+    # The study chart: one latency bar and one day label per study day
+    browser.get(console.url + "/")
+    _click_and_load(browser, browser.find_element(By.LINK_TEXT, "Study by day"))
+    chart = browser.find_element(By.CSS_SELECTOR, "svg.study-chart")
+    assert chart.get_attribute("role") == "img"
+    assert len(chart.find_elements(By.CSS_SELECTOR, "rect.latency")) >= 4
+    assert chart.find_elements(By.CSS_SELECTOR, "polyline.answered") and chart.find_elements(
+        By.CSS_SELECTOR, "polyline.done"
+    )
+    assert not browser.find_elements(By.TAG_NAME, "script")
+    _shot(browser, "study-chart")
+    # Sam's strip: a square per study day, two of them done
+    browser.get(console.url + "/")
+    _click_and_load(browser, browser.find_element(By.LINK_TEXT, "Sam"))
+    strip = browser.find_element(By.CSS_SELECTOR, "svg.strip")
+    days = strip.find_elements(By.TAG_NAME, "rect")
+    assert len(days) >= 4
+    assert len(strip.find_elements(By.CSS_SELECTOR, "rect.day-done")) == 2
+    _shot(browser, "study-days")

@@ -57,7 +57,12 @@ def test_cli_participants_transcript_and_export_on_the_demo(tmp_path: Path, caps
     assert main(["export", "--demo", "--out", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
     assert "1/1 participants" in captured.err
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"participants.csv", "prompts.csv", "messages.jsonl"}
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        "participants.csv",
+        "prompts.csv",
+        "messages.jsonl",
+        "adherence.csv",
+    }
     assert main(["transcript", "+14165550199", "--demo"]) == EXIT_FAILED
     assert "no participant has the phone number" in capsys.readouterr().err
 

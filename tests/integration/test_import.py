@@ -168,12 +168,12 @@ def test_import_dry_run_then_import_then_again_changes_nothing(tmp_path: Path, l
     before = table_items(env)
 
     # Dry run: a report, nothing written
-    dry = import_participants(env.app, originals, dry_run=True)
+    dry = import_participants(env.app, originals, dry_run=True, default_timezone="America/Toronto")
     assert table_items(env) == before and schedule_names(env) == []
     assert dry.count("would_import") == 4 and dry.count("skipped") == 2
 
     # Import
-    report = import_participants(env.app, originals)
+    report = import_participants(env.app, originals, default_timezone="America/Toronto")
     outcome = {line.original_id: (line.outcome, line.reason) for line in report.lines}
     assert outcome[ACTIVE_ID] == ("imported", "")
     assert outcome["legacy-paused-7"][0] == outcome["legacy-corrupt-8"][0] == "imported"
@@ -217,7 +217,7 @@ def test_import_dry_run_then_import_then_again_changes_nothing(tmp_path: Path, l
 
     # A second run changes nothing
     after_first, schedules_first = table_items(env), schedule_names(env)
-    again = import_participants(env.app, originals)
+    again = import_participants(env.app, originals, default_timezone="America/Toronto")
     assert again.count("already_imported") == 4 and again.count("imported") == 0
     assert again.schedules_created == 0
     assert table_items(env) == after_first and schedule_names(env) == schedules_first
@@ -239,7 +239,7 @@ def test_cli_import_prints_the_report(
     original_build = wiring.build_app
     wiring.build_app = build_app  # type: ignore[assignment]
     try:
-        assert main(["import", "--sqlite", str(path), "--dry-run"]) == 0
+        assert main(["import", "--sqlite", str(path), "--dry-run", "--default-timezone", "America/Toronto"]) == 0
     finally:
         wiring.build_app = original_build  # type: ignore[assignment]
     out = capsys.readouterr().out

@@ -1064,6 +1064,9 @@ def test_a_reminder_due_in_quiet_hours_moves_to_the_end_of_the_window() -> None:
     assert reminder.payload.expected_sent_at == sent_at
     pending = json.loads(state(h, p)[DataKey.DAILY_PROMPT_PENDING.value])
     assert pending["reminder_due_at"] == "2026-03-03T13:00:00Z"
+    # And the prompt's audit says quiet hours moved its reminder (the console's strip shows it)
+    [prompt] = [e for e in h.store.transcripts[p.id] if e.kind == "daily_prompt"]
+    assert prompt.metadata["reminder_quiet_hours"] == "moved"
     # And it fires then, once
     fire_due(h, at_local(MONDAY + timedelta(days=1), "08:00"))
     assert [m.kind for m in sent(h, p, OutboundKind.REMINDER)] == [OutboundKind.REMINDER]
@@ -1077,6 +1080,8 @@ def test_without_quiet_hours_the_reminder_keeps_its_time() -> None:
     deliver(h, daily, at=at_local(MONDAY, "19:50"))
     reminder = timer(h, TimerKind.DAILY_PROMPT_REMINDER, p)
     assert reminder is not None and reminder.at == at_local(MONDAY + timedelta(days=1), "00:50")
+    [prompt] = [e for e in h.store.transcripts[p.id] if e.kind == "daily_prompt"]
+    assert "reminder_quiet_hours" not in prompt.metadata
 
 
 def test_a_nudge_stale_by_the_end_of_quiet_hours_is_not_armed() -> None:

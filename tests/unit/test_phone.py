@@ -90,13 +90,14 @@ def test_whatsapp_sender_ids_are_read_as_international_first(raw: str, expected:
         ("12345678900", "US", "+12345678900"),  # the original's form of "+1-234-567-8900"
         ("447911123456", "US", "+447911123456"),  # refused by the API rule, a UK number here
         ("33612345678", "US", "+33612345678"),
-        ("4165550102", "US", "+14165550102"),  # no valid international reading: the default region
+        ("4165550102", "US", "+14165550102"),
+        ("5164845567", "US", "+15164845567"),  # a national number: not +51 (Peru)
         ("0612345678", "FR", "+33612345678"),
         ("(416) 555-0102", "US", "+14165550102"),  # not the original's digits: read like typed input
         ("+44 7911 123456", "US", "+447911123456"),
     ],
 )
-def test_numbers_stored_by_the_original_are_read_as_international_first(raw: str, region: str, expected: str) -> None:
+def test_numbers_stored_by_the_original_are_read_in_the_region_first(raw: str, region: str, expected: str) -> None:
     assert canonicalize_imported_phone(raw, region) == expected
 
 

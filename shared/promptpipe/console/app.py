@@ -30,16 +30,21 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
+from promptpipe.console import views
+from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
+from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
+from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import SubState
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
+PAGE_ROWS = 50
 SUB_STATES = tuple(s.value for s in SubState)
 MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
 
@@ -48,7 +53,10 @@ def _templates() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
     )
-    env.filters["local"] = lambda value, zone: value.astimezone(zone).strftime("%a %d %b %H:%M") if value else "—"
+    env.filters["local"] = views.local_time
+    env.filters["shown"] = views.shown_value
+    env.globals["schedule_words"] = views.schedule_words
+    env.globals["pending_timers"] = views.pending_timers
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
@@ -57,11 +65,24 @@ def _templates() -> Environment:
     return env
 
 
-def _matches(summary: ParticipantSummary, search: str) -> bool:
+def _whole(text: str | None, default: int) -> int:
+    return int(text) if text and text.isdigit() and len(text) < 7 else default
+
+
+def _prep_minutes() -> int:
+    """The preparation time of this console's settings (the deployment's, when they are the same)."""
+    from promptpipe.settings import get_settings
+
+    try:
+        return get_settings().scheduler_prep_time_minutes
+    except Exception:  # settings the console cannot read: the schedule is shown without the sentence
+        return 0
+
+
+def _matches(p: ConversationParticipant, search: str) -> bool:
     if not search:
         return True
     needle = search.lower()
-    p = summary.participant
     digits = "".join(ch for ch in search if ch.isdigit())
     return needle in p.name.lower() or needle in p.id or bool(digits and digits in p.phone_number)
 
@@ -102,23 +123,56 @@ class Console:
         template = self.templates.get_template(name)
         return template.render(token=self.token, api=self.client.transport.description, **context)
 
-    def summaries(self) -> list[ParticipantSummary]:
-        return [
-            summarize(p, self.client.iter_history(p.id, include_audit=True), self.client.state(p.id))
-            for p in self.client.iter_participants()
-        ]
+    def summary(self, participant: ConversationParticipant, state: dict[str, Any] | None = None) -> ParticipantSummary:
+        state = state if state is not None else self.client.state(participant.id)
+        return summarize(participant, self.client.iter_history(participant.id, include_audit=True), state)
 
     def list_page(self, query: dict[str, str]) -> str:
+        """One page of ``PAGE_ROWS`` participants: the records are filtered first (name, phone,
+        status: one call per 100 participants), then only the page's rows read their transcript and
+        state (two calls each; docs/benchmarks.md section 9). The needs-a-person filter reads every
+        filtered participant's state."""
         search, status = query.get("q", "").strip(), query.get("status", "")
-        rows = [
-            s for s in self.summaries() if _matches(s, search) and (not status or s.participant.status.value == status)
+        needs = query.get("needs") == "1"
+        found = [
+            p
+            for p in self.client.iter_participants()
+            if _matches(p, search) and (not status or p.status.value == status)
         ]
+        states: dict[str, dict[str, Any] | None] = {}
+        if needs:
+            states = {p.id: self.client.state(p.id) for p in found}
+            found = [p for p in found if ParticipantSummary(p, states[p.id]).needs_person]
+        pages = max(1, -(-len(found) // PAGE_ROWS))
+        page = min(max(_whole(query.get("page"), 1), 1), pages)
+        shown = found[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
+        rows = [self.summary(p, states.get(p.id)) for p in shown]
+        keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
         return self.render(
-            "participants.html", rows=rows, search=search, status=status, statuses=STATUSES, notice=query.get("notice")
+            "participants.html",
+            rows=rows,
+            total=len(found),
+            first=(page - 1) * PAGE_ROWS + 1,
+            page=page,
+            pages=pages,
+            page_link=lambda n: "/?" + urlencode({**keep, "page": n}),
+            search=search,
+            status=status,
+            needs=needs,
+            statuses=STATUSES,
+            notice=query.get("notice"),
         )
 
+    def study_page(self) -> str:
+        """The study by day over every participant (two calls per participant)."""
+        summaries = [self.summary(p) for p in self.client.iter_participants()]
+        end = record_end(summaries)
+        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
+        chart = study_chart_svg(series) if series else None
+        return self.render("study.html", chart=chart, series=series, participants=len(summaries))
+
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
-        participant = self.client.participant(participant_id)
+        participant, deleted = self.client.participant_or_deleted(participant_id)
         entries = list(self.client.iter_history(participant_id, include_audit=True))
         state = self.client.state(participant_id)
         summary = summarize(participant, entries, state)
@@ -130,9 +184,15 @@ class Console:
                 days.append((heading, []))
             days[-1][1].append(line)
         controller = (state or {}).get("controller")
+        end = record_end([summary])
+        days_held = study_days(summary, end) if end is not None else []
         return self.render(
             "participant.html",
             p=participant,
+            deleted=deleted,
+            prep_minutes=_prep_minutes(),
+            strip=strip_svg(days_held) if days_held else None,
+            legend=[(DAY_WORDS[state], state) for state in COLOURS],
             s=summary,
             state=state,
             zone=zone,
@@ -147,7 +207,7 @@ class Console:
             write_export(self.client, Path(folder))
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for name in ("participants.csv", "prompts.csv", "messages.jsonl"):
+                for name in ("participants.csv", "prompts.csv", "messages.jsonl", "adherence.csv"):
                     archive.write(Path(folder) / name, name)
         return buffer.getvalue()
 
@@ -257,6 +317,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._guarded(lambda: self._send(200, console.participant_page(parts[1], query)))
             elif parts == ["export"]:
                 self._send(200, console.render("export.html"))
+            elif parts == ["study"]:
+                self._guarded(lambda: self._send(200, console.study_page()))
             elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
                 self._send(200, (HERE / "static" / parts[1]).read_bytes(), STATIC[parts[1]])
             else:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.store import TranscriptEntry
 
 PAGE_SIZE = 100
@@ -95,6 +96,26 @@ class CoordinatorClient:
             raise ApiError(404, f"no participant has the phone number {reference}")
         return found[0]
 
+    def participant_or_deleted(self, participant_id: str) -> tuple[ConversationParticipant, bool]:
+        """The participant; or, for one deleted with their transcript kept (the API still serves
+        it by id), a stand-in holding only the id, and ``True``. ``ApiError`` 404 when neither."""
+        try:
+            return self.participant(participant_id), False
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        query = {"limit": "1", "include_audit": "false"}
+        first = self._call("GET", f"{BASE}/{participant_id}/history", query=query)["messages"]
+        if not first:
+            raise ApiError(404, f"participant {participant_id} not found")
+        return deleted_stand_in(participant_id, TranscriptEntry.model_validate(first[0]).at), True
+
+    def find_kept(self, reference: str) -> tuple[ConversationParticipant, bool]:
+        """``find``, and a deleted participant's kept transcript by id (``True`` then)."""
+        if reference.startswith("p_"):
+            return self.participant_or_deleted(reference)
+        return self.find(reference), False
+
     def state(self, participant_id: str) -> dict[str, Any] | None:
         """The state view, or ``None`` for a deleted participant whose transcript was kept."""
         try:
@@ -140,3 +161,24 @@ class CoordinatorClient:
     def push_flow(self, flow_id: str, definition: Any) -> dict[str, Any]:
         """Stores ``definition`` as the flow's next version; returns it as stored."""
         return self._call("PUT", f"{FLOWS}/{flow_id}", json_body=definition)
+
+
+def deleted_stand_in(participant_id: str, first_message_at: datetime) -> ConversationParticipant:
+    """What is known of a deleted participant whose transcript was kept: the id (no number, name
+    or zone; the record is gone), for showing that transcript."""
+    at = first_message_at.astimezone(UTC)
+    return ConversationParticipant.model_construct(
+        id=participant_id,
+        phone_number="",
+        name="",
+        gender="",
+        ethnicity="",
+        background="",
+        timezone="",
+        status=ParticipantStatus.WITHDRAWN,
+        opted_out=False,
+        debug_mode=False,
+        enrolled_at=at,
+        created_at=at,
+        updated_at=at,
+    )

@@ -1,4 +1,7 @@
-"""The research export: ``participants.csv``, ``prompts.csv`` and ``messages.jsonl`` (docs/export.md).
+"""The research export: ``participants.csv``, ``prompts.csv``, ``messages.jsonl`` and ``adherence.csv``
+(docs/export.md).
+
+Every CSV cell that a spreadsheet would read as a formula is neutralised (``csv_safety``).
 
 The columns are stable: new ones are only ever appended. Everything comes through the API (paged),
 so the same export runs against the local stack and a deployed one.
@@ -11,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS, adherence_row, record_end, study_days, study_series
 from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
 
 PARTICIPANT_COLUMNS = (
@@ -88,12 +93,13 @@ class ExportCounts:
     participants: int = 0
     prompts: int = 0
     messages: int = 0
+    days: int = 0
 
 
 def write_export(
     client: CoordinatorClient, out_dir: Path, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportCounts:
-    """Write the three files into ``out_dir`` (created); ``progress(done, total)`` per participant.
+    """Write the four files into ``out_dir`` (created); ``progress(done, total)`` per participant.
 
     The participants are listed first: an API that cannot be reached (or refuses) leaves nothing
     behind, not even the folder."""
@@ -109,26 +115,30 @@ def write_export(
         prompts = csv.DictWriter(prompts_file, fieldnames=PROMPT_COLUMNS)
         people.writeheader()
         prompts.writeheader()
+        summaries: list[ParticipantSummary] = []
         for index, participant in enumerate(participants, start=1):
             entries = list(client.iter_history(participant.id, include_audit=True))
             summary = summarize(participant, entries, client.state(participant.id))
-            people.writerow(participant_row(summary))
+            people.writerow(safe_row(participant_row(summary)))
+            summaries.append(summary)
             for row in summary.prompts:
                 prompts.writerow(
-                    {
-                        "participant_id": row.participant_id,
-                        "sent_at_utc": iso(row.sent_at),
-                        "sent_at_local": local_iso(row.sent_at, row.zone),
-                        "timezone": row.zone.key,
-                        "prompt": row.prompt,
-                        "answered_at_utc": iso(row.answered_at),
-                        "answered_at_local": local_iso(row.answered_at, row.zone),
-                        "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
-                        "answer": row.answer,
-                        "intensity": row.intensity,
-                        "reminder_sent": str(row.reminder_sent).lower(),
-                        "first_reply": row.first_reply,
-                    }
+                    safe_row(
+                        {
+                            "participant_id": row.participant_id,
+                            "sent_at_utc": iso(row.sent_at),
+                            "sent_at_local": local_iso(row.sent_at, row.zone),
+                            "timezone": row.zone.key,
+                            "prompt": row.prompt,
+                            "answered_at_utc": iso(row.answered_at),
+                            "answered_at_local": local_iso(row.answered_at, row.zone),
+                            "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
+                            "answer": row.answer,
+                            "intensity": row.intensity,
+                            "reminder_sent": str(row.reminder_sent).lower(),
+                            "first_reply": row.first_reply,
+                        }
+                    )
                 )
             for entry in entries:
                 messages_file.write(entry.model_dump_json() + "\n")
@@ -137,4 +147,11 @@ def write_export(
             counts.messages += len(entries)
             if progress:
                 progress(index, len(participants))
+    end = record_end(summaries)
+    series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
+    with (out_dir / "adherence.csv").open("w", newline="", encoding="utf-8") as adherence_file:
+        adherence = csv.DictWriter(adherence_file, fieldnames=ADHERENCE_COLUMNS)
+        adherence.writeheader()
+        adherence.writerows(adherence_row(share) for share in series)
+    counts.days = len(series)
     return counts

@@ -11,12 +11,11 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
 
 _PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
 DONE_QUESTION = "Did you do it?"
 INTENSITY_QUESTION = "How's the intensity?"
-HANDOFF_KINDS = frozenset({"handoff", "hand_off", "handoff_requested"})
 
 
 def zone_of(participant: ConversationParticipant) -> ZoneInfo:
@@ -51,6 +50,7 @@ class PromptRow:
     answer: str = ""  # "Done", "Next time" or "" (no answer to the question)
     intensity: str = ""  # the answer to the intensity question: Decrease, Keep current, Increase
     reminder_sent: bool = False
+    reminder_quiet_hours: str = ""  # "moved" / "dropped": what quiet hours did to its reminder
 
     @property
     def latency_minutes(self) -> float | None:
@@ -65,10 +65,11 @@ def prompt_rows(participant: ConversationParticipant, entries: Sequence[Transcri
     zone = zone_of(participant)
     rows: list[PromptRow] = []
     for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
-        if not entry.delivered:
+        if not entry.delivered or entry.kind in (IMPORTED_KIND, IMPORT_KIND):  # imported: counted from its record
             continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "daily_prompt":
-            rows.append(PromptRow(participant.id, entry.at, zone, entry.content))
+            quiet = str(entry.metadata.get("reminder_quiet_hours") or "")
+            rows.append(PromptRow(participant.id, entry.at, zone, entry.content, reminder_quiet_hours=quiet))
             continue
         if not rows:
             continue
@@ -95,18 +96,23 @@ class ParticipantSummary:
     messages: int = 0
     # Outbound messages decided but not delivered: failed, skipped, or never confirmed.
     undelivered: int = 0
+    # What the original PromptPipe counted before the import (its profile's total_prompts and
+    # success_count, recorded by the import): included in prompts_sent, answered and done.
+    imported_prompts: int = 0
+    imported_done: int = 0
 
     @property
     def prompts_sent(self) -> int:
-        return len(self.prompts)
+        return len(self.prompts) + self.imported_prompts
 
     @property
     def answered(self) -> int:
-        return sum(1 for p in self.prompts if p.answered_at is not None)
+        # of imported prompts only those answered "Done" are known to have been answered
+        return sum(1 for p in self.prompts if p.answered_at is not None) + self.imported_done
 
     @property
     def done(self) -> int:
-        return sum(1 for p in self.prompts if p.answer == "Done")
+        return sum(1 for p in self.prompts if p.answer == "Done") + self.imported_done
 
     @property
     def next_time(self) -> int:
@@ -143,11 +149,38 @@ def summarize(
             continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "reminder":
             summary.reminders += 1
-        if entry.kind in HANDOFF_KINDS:
+        if is_handoff(entry):
             summary.handoffs += 1
+        if entry.kind == IMPORT_KIND:
+            prompts, done = imported_counts(entry.metadata)
+            summary.imported_prompts += prompts
+            summary.imported_done += done
         if entry.direction is Direction.INBOUND and (summary.last_reply_at is None or entry.at > summary.last_reply_at):
             summary.last_reply_at = entry.at
+    if summary.handoffs == 0 and summary.needs_person:  # a hold whose turn's audit is not in the transcript
+        summary.handoffs = 1
     return summary
+
+
+def is_handoff(entry: TranscriptEntry) -> bool:
+    """A turn on which the flow controller handed the participant to a person, as its audit records
+    it (``metadata.controller``, docs/controller.md): a HANDOFF decision or a DEADLOCK; the turns
+    that wait on the hold afterwards (status PAUSED) are not new hand-offs."""
+    controller = entry.metadata.get("controller")
+    if not isinstance(controller, dict):
+        return False
+    status, mode = controller.get("status"), controller.get("mode")
+    return status == "DEADLOCK" or (status == "OK" and mode == "HANDOFF")
+
+
+def imported_counts(metadata: dict[str, Any]) -> tuple[int, int]:
+    """(prompts, done) the original counted, from an ``import`` entry's metadata."""
+
+    def number(key: str) -> int:
+        value = metadata.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    return number("prompts"), number("done")
 
 
 # -- the conversation as a coordinator reads it ----------------------------------------------------
@@ -160,7 +193,14 @@ TIMER_WORDS = {
     "feedback_timeout": "feedback nudge due",
     "feedback_followup": "feedback follow-up due",
 }
-MARKS = {"daily_prompt": "daily prompt", "reminder": "reminder", "intensity_poll": "question", "greeting": "greeting"}
+MARKS = {
+    "daily_prompt": "daily prompt",
+    "reminder": "reminder",
+    "intensity_poll": "question",
+    "greeting": "greeting",
+    IMPORTED_KIND: "imported",
+    IMPORT_KIND: "imported",
+}
 
 
 @dataclass
@@ -180,7 +220,7 @@ def chat_lines(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[ChatL
     for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
         who = {Direction.INBOUND: "participant", Direction.OUTBOUND: "coach"}.get(entry.direction, "system")
         mark = MARKS.get(entry.kind, "")
-        if entry.direction is Direction.INBOUND:
+        if entry.direction is Direction.INBOUND and entry.kind != IMPORTED_KIND:
             answers = parsed_answers(entry)
             mark = "; ".join(f"answer: {a}" if q == DONE_QUESTION else f"intensity: {a}" for q, a in answers.items())
         if not entry.delivered:
@@ -202,11 +242,14 @@ def not_delivered(entry: TranscriptEntry) -> str:
     return f"not sent: {outcome.reason}"
 
 
-def transcript_text(participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> str:
+def transcript_text(
+    participant: ConversationParticipant, entries: Iterable[TranscriptEntry], zone: ZoneInfo, *, deleted: bool = False
+) -> str:
     """The conversation as text, one day heading per local day, marks in brackets."""
     out: list[str] = []
     zone_name = "UTC" if zone.key == "UTC" else zone.key
-    out.append(f"{participant.name or participant.id} ({participant.id}) — times in {zone_name}")
+    mark = " [deleted; transcript kept]" if deleted else ""
+    out.append(f"{participant.name or participant.id} ({participant.id}){mark} — times in {zone_name}")
     day = None
     labels = {"participant": "participant ›", "coach": "coach       ‹", "system": "            ·"}
     for line in chat_lines(entries, zone):

@@ -119,6 +119,7 @@ def deliver_daily_prompt(
                 "used_fallback": used_fallback,
                 "llm_calls": llm_calls,
                 "state_version": op.version,
+                **({"reminder_quiet_hours": follow.reminder_quiet_hours} if follow.reminder_quiet_hours else {}),
             },
         )
         op.data.append_history(ConversationMessage(role="assistant", content=text, timestamp=now))
@@ -144,6 +145,9 @@ class _FollowUps:
     specs: list[ScheduleSpec]
     reminder: str = ""
     reminder_due: datetime | None = None
+    # What quiet hours did to the reminder (docs/quiet-hours.md): "moved", "dropped" or "" (nothing);
+    # recorded in the prompt's audit so the console and the export can show the delay.
+    reminder_quiet_hours: str = ""
     auto_feedback: str = ""
     feedback: str = ""
 
@@ -169,6 +173,10 @@ def _follow_up_timers(config: CoreConfig, participant_id: str, now: datetime, zo
 
     if config.daily_prompt_reminder_delay > timedelta(0):
         follow.reminder_due = outside_quiet_hours(now + config.daily_prompt_reminder_delay)
+        if follow.reminder_due is None:
+            follow.reminder_quiet_hours = "dropped"
+        elif follow.reminder_due != now + config.daily_prompt_reminder_delay:
+            follow.reminder_quiet_hours = "moved"
         if follow.reminder_due is not None:
             follow.reminder = timer(TimerKind.DAILY_PROMPT_REMINDER, follow.reminder_due)
     if config.auto_feedback_after_prompt_enabled:

@@ -1,0 +1,71 @@
+"""How long the console's participants list takes to render for N participants on the local stack.
+
+Run: ``python -m scripts.bench_console [--participants 1000] [--repeat 3]``. Everything runs in one
+process: ``LocalEnvironment`` (moto DynamoDB, the real API handler), N participants enrolled through
+the participants API (each gets its greeting), then ``Console.list_page`` rendered through
+``InProcessTransport`` — the same API calls ``promptpipe console`` makes against ``promptpipe serve``,
+without the HTTP hop. Prints the API calls one render makes and the best, median and worst render
+time. The figure is recorded in docs/benchmarks.md ("The console's list").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from datetime import UTC, datetime
+
+from promptpipe.console.app import Console
+from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.local.api_transport import InProcessTransport
+from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.local.failures import quiet_function_logs
+
+
+class CountingTransport(InProcessTransport):
+    calls = 0
+
+    def request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        CountingTransport.calls += 1
+        return super().request(*args, **kwargs)
+
+
+def main() -> None:
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # the functions' metric lines off stdout
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--query", default="", help="the list's query string, e.g. page=2 or needs=1")
+    args = parser.parse_args()
+    settings = local_settings(offline_coach=True, openai_api_key=None)
+    with (
+        quiet_function_logs(verbose=False),
+        LocalEnvironment(start=datetime(2026, 3, 2, 13, 0, tzinfo=UTC), settings=settings) as env,
+    ):
+        started = time.perf_counter()
+        for n in range(args.participants):
+            answer = env.api(
+                "POST", "/conversation/participants", json_body={"phone_number": f"+1416555{n:04d}", "name": f"P{n}"}
+            )
+            assert answer.status == 201, answer.body
+        print(f"enrolled {args.participants} participants in {time.perf_counter() - started:.1f} s")
+        console = Console(CoordinatorClient(CountingTransport(env)))
+        started = time.perf_counter()
+        listed = sum(1 for _ in console.client.iter_participants())
+        print(f"listing the {listed} participant records alone: {time.perf_counter() - started:.3f} s")
+        query = dict(part.split("=", 1) for part in args.query.split("&") if "=" in part)
+        times = []
+        for _ in range(args.repeat):
+            CountingTransport.calls = 0
+            started = time.perf_counter()
+            page = console.list_page(query)
+            times.append(time.perf_counter() - started)
+        print(
+            f"list of {args.participants} participants: {CountingTransport.calls} API calls, {len(page) // 1024} KiB; "
+            f"render best {min(times):.3f} s, median {statistics.median(times):.3f} s, worst {max(times):.3f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
