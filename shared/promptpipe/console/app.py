@@ -248,7 +248,7 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             self.send_header("x-content-type-options", "nosniff")
-            self.send_header("referrer-policy", "no-referrer")
+            self.send_header("referrer-policy", "same-origin")  # "no-referrer" makes a form post say Origin: null
             self.send_header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
             if content_type.startswith("text/html"):
                 self.send_header("set-cookie", console.token_cookie())  # with the page's form token
