@@ -219,11 +219,21 @@ class TwilioMessenger:
     def _send_sms(self, message: OutboundMessage) -> SendResult:
         text = with_question_text(message.body, message.question, message.follow_up)
         prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
-        sid = ""
-        for part in prepared.parts or [""]:
-            sid = self._post({**self._route(message), "Body": part})
+        parts = prepared.parts or [""]
+        # A redelivery resumes after the parts already accepted: none is sent twice.
+        accepted = list(message.parts_accepted[: len(parts)])
+        for part in parts[len(accepted) :]:
+            try:
+                accepted.append(self._post({**self._route(message), "Body": part}))
+            except MessagingError as exc:
+                exc.accepted_parts = accepted
+                raise
         return SendResult(
-            provider_message_id=sid, provider="twilio", segments=prepared.segments, parts=len(prepared.parts) or 1
+            provider_message_id=accepted[-1],
+            provider="twilio",
+            segments=prepared.segments,
+            parts=len(parts),
+            part_ids=accepted if len(parts) > 1 else [],
         )
 
     def _send_whatsapp(self, message: OutboundMessage) -> SendResult:
