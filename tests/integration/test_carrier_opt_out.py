@@ -21,11 +21,12 @@ import pytest
 from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.messengers import TwilioMessenger
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.errors import StoreError
+from promptpipe.errors import MessagingError, StoreError
 from promptpipe.flow.timer_names import participant_prefix
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.local.signing import twilio_form, twilio_signature
+from promptpipe.models.messaging import OutboundMessage
 from promptpipe.usecases.carrier_opt_out import CarrierOptOut
 
 BASE = "/conversation/participants"
@@ -242,3 +243,31 @@ def test_a_split_sms_whose_second_part_fails_resends_only_the_rest(stack: Any) -
     assert reply["delivery"]["status"] == "sent"
     assert reply["delivery"]["parts"] == ["SM-part-1", "SM-part-2", "SM-part-3"]
     assert reply["delivery"]["provider_id"] == "SM-part-3"
+
+
+def _messenger(twilio: TwilioApi) -> TwilioMessenger:
+    return TwilioMessenger(
+        "AC0123456789abcdef0123456789abcdef",
+        "twilio-auth-token",
+        from_number="+14155550000",
+        http_client=httpx.Client(transport=httpx.MockTransport(twilio)),
+        publish=False,
+    )
+
+
+def test_the_twilio_messenger_reports_and_skips_the_parts_already_accepted() -> None:
+    # Given Twilio failing the second of three parts
+    twilio = TwilioApi()
+    twilio.answers = [(201, {"sid": "SM-a"}), (503, {"code": 20503, "message": "Service Unavailable"})]
+    message = OutboundMessage(participant_id="p_1", to=PHONE, body=LONG_REPLY)
+
+    # When the message is sent: the refusal carries the part accepted before it
+    with pytest.raises(MessagingError) as refused:
+        _messenger(twilio).send(message)
+    assert refused.value.accepted_parts == ["SM-a"] and refused.value.retryable
+
+    # When it is sent again with that part accepted: only parts 2 and 3 go out, all three ids come back
+    twilio.forms.clear()
+    result = _messenger(twilio).send(message.model_copy(update={"parts_accepted": ["SM-a"]}))
+    assert [body[:5] for body in twilio.bodies()] == ["Bravo", "Delta"]
+    assert result.part_ids == ["SM-a", f"SM{1:032d}", f"SM{2:032d}"] and result.parts == 3

@@ -7,7 +7,8 @@ It is its own event on the participant (id ``opt-out-<the refused event's id>``)
 the state's conditional write: a redelivery of the refused event finds it already processed and only
 re-applies its schedule changes; a later refusal finds the participant no longer active and records
 nothing. Meta's Cloud API has no error code that means "the recipient opted out" (131026, message
-undeliverable, also covers numbers not on WhatsApp), so only Twilio's code counts here.
+undeliverable, also covers numbers not on WhatsApp; 131050 blocks marketing templates only), so only
+Twilio's code counts here.
 """
 
 from __future__ import annotations

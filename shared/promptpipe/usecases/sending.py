@@ -39,12 +39,15 @@ class Sending:
         Each message first passes the send rule (``flow/send_rule.py``) against the committed state
         the event loaded: a participant who opted out, was paused or was deleted after the message
         was decided gets nothing. The outcomes of all the event's messages (sent, failed, skipped)
-        are written to their transcript entries in one write.
+        are written to their transcript entries in one write. A refusal that says the number opted
+        out at the carrier (Twilio 21610) skips the event's other messages and commits the opt-out as
+        its own event (``usecases/carrier_opt_out.py``).
 
         Any failure raises (the event is redelivered) after recording, for this event, which
         messages already have their outcome. A redelivered event (``replayed``) sends only what such
         a record says is missing: no record means the earlier delivery finished, so nothing is sent
-        twice. Schedules are re-applied either way (each change is idempotent); when they fail, the
+        twice; a split SMS refused part-way resumes after the parts the record says were accepted.
+        Schedules are re-applied either way (each change is idempotent); when they fail, the
         participant's pending-effects marker makes the next event or the sweep re-apply them. The
         reply goes first, so a scheduler outage never holds it back.
         """
@@ -125,7 +128,8 @@ class Sending:
         now = self.app.clock.now()
         if result.skipped:
             return DeliveryOutcome(status="skipped", reason=result.skipped, at=now)
-        return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, parts=result.part_ids, at=now)
+        parts = result.part_ids if len(result.part_ids) > 1 else []  # one part: its id is the provider id
+        return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, parts=parts, at=now)
 
     def _record_outcomes(self, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
         """One write for every outcome of the event's messages that has a transcript entry. Best
