@@ -103,6 +103,7 @@ class MessagingError(PromptPipeError):
         status: int | None = None,
         retryable: bool = True,
         undeliverable: bool = False,
+        accepted_parts: list[str] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -111,6 +112,9 @@ class MessagingError(PromptPipeError):
         # The provider refused this message for its recipient for good (unsubscribed, not a valid
         # number, WhatsApp's window closed with no template): sending it again would be refused too.
         self.undeliverable = undeliverable
+        # A split SMS refused part-way: the provider ids of the parts accepted before the refusal
+        # (a retry sends only the rest: ``OutboundMessage.parts_accepted``).
+        self.accepted_parts = list(accepted_parts or [])
 
 
 class ConfigurationError(PromptPipeError):

@@ -6,7 +6,7 @@ tests and local runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -105,12 +105,23 @@ class StateStore(Protocol):
 class SentLedger(Protocol):
     """What an event whose effects failed part-way had already delivered."""
 
-    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
-        """Applying ``event_id``'s effects failed after these messages went out."""
+    def record_partial(
+        self,
+        participant_id: str,
+        event_id: str,
+        message_ids: Sequence[str],
+        parts: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """Applying ``event_id``'s effects failed after these messages went out; ``parts``: for a
+        split SMS refused part-way, the provider ids of its parts already accepted."""
         ...
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
         """The messages recorded for ``event_id``; ``None`` when no failure was recorded."""
+        ...
+
+    def accepted_parts(self, participant_id: str, event_id: str) -> dict[str, list[str]]:
+        """The parts recorded for ``event_id``'s messages sent part-way (message id -> part ids)."""
         ...
 
 

@@ -6,7 +6,8 @@ out as reply buttons on WhatsApp Cloud and as numbered text elsewhere (``questio
 replies are parsed back by ``questions.parse_answer``.
 
 SMS (Twilio, ``sms`` channel): the body is normalised to GSM-7 where the meaning allows and split
-over 1,600 characters (``promptpipe.sms``); the segments billed come back in ``SendResult``.
+over 1,600 characters (``promptpipe.sms``); the segments billed come back in ``SendResult``, each
+part's provider id in ``part_ids``; a retry sends only the parts after ``parts_accepted``.
 
 WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated message more than 24
 hours after the participant last wrote (``OutboundMessage.last_inbound_at``) is sent as the
@@ -219,12 +220,17 @@ class TwilioMessenger:
     def _send_sms(self, message: OutboundMessage) -> SendResult:
         text = with_question_text(message.body, message.question, message.follow_up)
         prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
-        sid = ""
-        for part in prepared.parts or [""]:
-            sid = self._post({**self._route(message), "Body": part})
-        return SendResult(
-            provider_message_id=sid, provider="twilio", segments=prepared.segments, parts=len(prepared.parts) or 1
-        )
+        parts = prepared.parts or [""]
+        # A redelivery resumes after the parts already accepted: none is sent twice.
+        accepted = list(message.parts_accepted[: len(parts)])
+        for part in parts[len(accepted) :]:
+            try:
+                accepted.append(self._post({**self._route(message), "Body": part}))
+            except MessagingError as exc:
+                exc.accepted_parts = accepted
+                raise
+        result = SendResult(provider_message_id=accepted[-1], provider="twilio", segments=prepared.segments)
+        return result.model_copy(update={"parts": len(parts), "part_ids": accepted})
 
     def _send_whatsapp(self, message: OutboundMessage) -> SendResult:
         if self._templates.configured and outside_window(message, self._clock.now()):

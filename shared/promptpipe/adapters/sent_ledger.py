@@ -5,14 +5,16 @@ that went out before the failure) and read only when that event is redelivered: 
 costs nothing. No item for a redelivered event means its earlier delivery finished. Items live in
 the participant's partition of the main table (``sk = SENT#<event id>``, ``dynamodb_items``), outside
 the range the state Query reads, and expire after a day through the table's TTL (longer than any
-redelivery). Store failures are ``StoreError`` (``aws_errors.store_operation``).
+redelivery). A split SMS refused part-way is recorded with the provider ids of its parts already
+accepted (``parts``), so that the redelivery sends only the rest. Store failures are ``StoreError``
+(``aws_errors.store_operation``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from promptpipe.adapters.aws_errors import store_operation
@@ -27,36 +29,66 @@ class DynamoSentLedger:
         self._client = client
 
     @store_operation
-    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
+    def record_partial(
+        self,
+        participant_id: str,
+        event_id: str,
+        message_ids: Sequence[str],
+        parts: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         item = {
             **sent_key(participant_id, event_id),
             # A list, not a string set: a set cannot be empty, and "none sent yet" is a record too.
             "sent": {"L": [{"S": mid} for mid in message_ids]},
             **expires_at(int(time.time()) + LEDGER_TTL_SECONDS),
         }
+        if parts:
+            item["parts"] = {"M": {mid: {"L": [{"S": pid} for pid in ids]} for mid, ids in parts.items() if ids}}
         self._client.put_item(TableName=self._table, Item=item)
 
     @store_operation
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
-        response = self._client.get_item(
-            TableName=self._table, Key=sent_key(participant_id, event_id), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._item(participant_id, event_id)
         if not item:
             return None
         return {value["S"] for value in item.get("sent", {}).get("L", [])}
+
+    @store_operation
+    def accepted_parts(self, participant_id: str, event_id: str) -> dict[str, list[str]]:
+        item = self._item(participant_id, event_id) or {}
+        stored = item.get("parts", {}).get("M", {})
+        return {mid: [value["S"] for value in ids.get("L", [])] for mid, ids in stored.items()}
+
+    def _item(self, participant_id: str, event_id: str) -> dict[str, Any] | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=sent_key(participant_id, event_id), ConsistentRead=True
+        )
+        item: dict[str, Any] | None = response.get("Item")
+        return item
 
 
 class InMemorySentLedger:
     def __init__(self) -> None:
         self._records: dict[tuple[str, str], set[str]] = {}
+        self._parts: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._lock = threading.Lock()
 
-    def record_partial(self, participant_id: str, event_id: str, message_ids: Sequence[str]) -> None:
+    def record_partial(
+        self,
+        participant_id: str,
+        event_id: str,
+        message_ids: Sequence[str],
+        parts: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         with self._lock:
             self._records[(participant_id, event_id)] = set(message_ids)
+            self._parts[(participant_id, event_id)] = {mid: list(ids) for mid, ids in (parts or {}).items() if ids}
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
         with self._lock:
             found = self._records.get((participant_id, event_id))
             return None if found is None else set(found)
+
+    def accepted_parts(self, participant_id: str, event_id: str) -> dict[str, list[str]]:
+        with self._lock:
+            return {mid: list(ids) for mid, ids in self._parts.get((participant_id, event_id), {}).items()}

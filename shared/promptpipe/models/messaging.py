@@ -55,6 +55,9 @@ class OutboundMessage(BaseModel):
     last_inbound_at: datetime | None = None
     # The participant's tone allows emoji (the ``emojis_ok`` tag); on SMS they are dropped otherwise.
     allow_emoji: bool = False
+    # A redelivery of a split SMS: the provider ids of the parts already accepted, in order (the
+    # messenger sends only the parts after them). Set at send time, never stored.
+    parts_accepted: list[str] = Field(default_factory=list)
 
 
 NEVER_WROTE = datetime(1970, 1, 1, tzinfo=UTC)
@@ -71,6 +74,8 @@ class SendResult(BaseModel):
     template: str = ""
     # Why nothing was sent (e.g. "outside_window" for an intensity poll); empty when sent.
     skipped: str = ""
+    # The provider id of each part, in order (a split SMS: every part, the earlier accepted ones too).
+    part_ids: list[str] = Field(default_factory=list)
 
 
 class InboundKind(StrEnum):

@@ -57,6 +57,9 @@ class DeliveryOutcome(BaseModel):
     code: str = ""
     reason: str = ""
     at: datetime | None = None
+    # A split SMS: the provider id of each part accepted, in order (``failed``: those accepted
+    # before the refusal, which a retry does not send again).
+    parts: list[str] = Field(default_factory=list)
 
     @property
     def delivered(self) -> bool:

@@ -17,6 +17,7 @@ from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.state import StateData
 from promptpipe.models.store import DeliveryOutcome, EventRecord
+from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, CarrierOptOut, opt_out_reason
 from promptpipe.usecases.outcomes import EventOutcome, ReconcileReport
 
 if TYPE_CHECKING:
@@ -38,40 +39,65 @@ class Sending:
         Each message first passes the send rule (``flow/send_rule.py``) against the committed state
         the event loaded: a participant who opted out, was paused or was deleted after the message
         was decided gets nothing. The outcomes of all the event's messages (sent, failed, skipped)
-        are written to their transcript entries in one write.
+        are written to their transcript entries in one write. A refusal that says the number opted
+        out at the carrier (Twilio 21610) skips the event's other messages and commits the opt-out as
+        its own event (``usecases/carrier_opt_out.py``).
 
         Any failure raises (the event is redelivered) after recording, for this event, which
         messages already have their outcome. A redelivered event (``replayed``) sends only what such
         a record says is missing: no record means the earlier delivery finished, so nothing is sent
-        twice. Schedules are re-applied either way (each change is idempotent); when they fail, the
+        twice; a split SMS refused part-way resumes after the parts the record says were accepted.
+        Schedules are re-applied either way (each change is idempotent); when they fail, the
         participant's pending-effects marker makes the next event or the sweep re-apply them. The
         reply goes first, so a scheduler outage never holds it back.
         """
         ledger = self.app.ledger
         pending = list(outcome.outbound)
         already: set[str] = set()
+        parts: dict[str, list[str]] = {}  # a split SMS sent part-way: its parts already accepted
         if outcome.replayed and pending:
             recorded = ledger.partial(outcome.participant_id, outcome.event_id) if ledger else None
             already = recorded or set()
             pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
+            if recorded is not None and ledger is not None:
+                parts = ledger.accepted_parts(outcome.participant_id, outcome.event_id)
         results: dict[str, DeliveryOutcome] = {}
+        opted_out: str | None = None  # the message whose refusal says the number opted out, until committed
         try:
             try:
-                for message in pending:
+                for decided in pending:
+                    if opted_out is not None:  # the rest of the event would be refused the same way
+                        results[decided.message_id] = DeliveryOutcome(
+                            status="skipped", reason=opt_out_reason(results[opted_out].code), at=self.app.clock.now()
+                        )
+                        continue
+                    accepted = parts.get(decided.message_id)
+                    message = decided.model_copy(update={"parts_accepted": accepted}) if accepted else decided
                     try:
-                        results[message.message_id] = self._deliver(message, outcome)
+                        results[message.message_id] = result = self._deliver(message, outcome)
                     except MessagingError as exc:
+                        parts[message.message_id] = exc.accepted_parts
                         results[message.message_id] = _failed(exc, self.app.clock.now())
                         raise
+                    if result.status == "failed" and result.code in OPTED_OUT_CODES:
+                        opted_out = message.message_id
             finally:
                 self._record_outcomes(outcome, results)
+            if opted_out is not None:
+                CarrierOptOut(self.app).record(outcome.participant_id, outcome.event_id, results[opted_out].code)
+                opted_out = None
             if outcome.schedules:
                 self.apply_committed_schedules(outcome.participant_id, outcome.schedules)
         except BaseException:  # a crash mid-way too: record which messages have their outcome
-            final = {mid for mid, result in results.items() if _final(result)}
+            # A refusal whose opt-out did not commit is not final: the redelivery sends it again,
+            # is refused again, and records the opt-out then.
+            final = {mid for mid, result in results.items() if _final(result) and mid != opted_out}
             if ledger is not None and (outcome.outbound or outcome.schedules):
+                unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
                 try:
-                    ledger.record_partial(outcome.participant_id, outcome.event_id, sorted(already | final))
+                    ledger.record_partial(
+                        outcome.participant_id, outcome.event_id, sorted(already | final), parts=unfinished
+                    )
                 except StoreError:  # best effort: at worst the redelivery sends nothing
                     logger.exception("could not record the messages already sent")
             raise
@@ -102,7 +128,8 @@ class Sending:
         now = self.app.clock.now()
         if result.skipped:
             return DeliveryOutcome(status="skipped", reason=result.skipped, at=now)
-        return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, at=now)
+        parts = result.part_ids if len(result.part_ids) > 1 else []  # one part: its id is the provider id
+        return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, parts=parts, at=now)
 
     def _record_outcomes(self, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
         """One write for every outcome of the event's messages that has a transcript entry. Best
@@ -238,7 +265,11 @@ class Sending:
 def _failed(exc: MessagingError, now: datetime) -> DeliveryOutcome:
     """A refused send; ``reason`` says whether a retry may still cure it."""
     return DeliveryOutcome(
-        status="failed", code=exc.code or "", reason="undeliverable" if exc.undeliverable else "retried", at=now
+        status="failed",
+        code=exc.code or "",
+        reason="undeliverable" if exc.undeliverable else "retried",
+        parts=exc.accepted_parts,
+        at=now,
     )
 
 

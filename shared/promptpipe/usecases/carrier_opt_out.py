@@ -1,0 +1,98 @@
+"""A carrier-level opt-out (docs/architecture.md#carrier-opt-outs): the provider refuses a send
+because the recipient unsubscribed at the carrier (Twilio 21610: they texted STOP to the carrier,
+which never reached us). The participant is opted out exactly as by an inbound STOP: paused with
+``opted_out``, every timer stopped, a status change in the transcript that gives the code.
+
+It is its own event on the participant (id ``opt-out-<the refused event's id>``), committed with
+the state's conditional write: a redelivery of the refused event finds it already processed and only
+re-applies its schedule changes; a later refusal finds the participant no longer active and records
+nothing. Meta's Cloud API has no error code that means "the recipient opted out" (131026, message
+undeliverable, also covers numbers not on WhatsApp; 131050 blocks marketing templates only), so only
+Twilio's code counts here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from promptpipe.errors import ParticipantNotFound
+from promptpipe.flow.effects import Effects
+from promptpipe.flow.lifecycle import change_status
+from promptpipe.flow.session import OpContext
+from promptpipe.models.events import TurnEvent, TurnKind
+from promptpipe.models.participant import ParticipantStatus
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
+
+logger = logging.getLogger(__name__)
+
+# Provider codes that mean the recipient opted out of our messages at the carrier.
+OPTED_OUT_CODES = frozenset({"21610"})  # Twilio: "Attempt to send to unsubscribed recipient"
+
+
+def opt_out_reason(code: str) -> str:
+    return f"carrier reports the number opted out ({code})"
+
+
+def opt_out_event_id(refused_event_id: str) -> str:
+    return f"opt-out-{refused_event_id}"
+
+
+class CarrierOptOut:
+    def __init__(self, app: PromptPipe) -> None:
+        self.app = app
+
+    def record(self, participant_id: str, refused_event_id: str, code: str) -> bool:
+        """Commit the opt-out (if the participant is still active), then hand its schedule changes
+        on. Returns whether an opt-out is committed for this refusal (now or by an earlier delivery).
+        Store failures raise (the refused event is redelivered and tries again)."""
+        app = self.app
+        try:
+            session = app.sessions.open(participant_id, opt_out_event_id(refused_event_id))
+        except ParticipantNotFound:
+            return False
+        record = session.already_processed()
+        if record is not None:
+            effects = app.resume(session, record)
+        elif session.participant.status is not ParticipantStatus.ACTIVE:
+            logger.info(
+                "carrier opt-out for a participant not active: nothing to change",
+                extra={"participant_id": participant_id, "code": code},
+            )
+            return False
+        else:
+            change_status(app.deps, session, ParticipantStatus.PAUSED, reason=opt_out_reason(code))
+
+            def mark(op: OpContext) -> None:
+                op.participant.opted_out = True
+                op.participant_changed = True
+
+            session.apply("opt_flag", mark)
+            effects = session.commit()
+            logger.warning(
+                "participant opted out at the carrier", extra={"participant_id": participant_id, "code": code}
+            )
+        self._apply_schedules(effects)
+        return True
+
+    def _apply_schedules(self, effects: Effects) -> None:
+        """As after a STOP: through the queue where there is one (the public webhook holds no
+        Scheduler rights; the worker re-derives each schedule from the state), else directly (the
+        scheduled-prompt and timer functions, which hold them), with the pending-effects marker."""
+        if not effects.schedules:
+            return
+        app = self.app
+        if app.queue is None:
+            app.sending.apply_committed_schedules(effects.participant_id, effects.schedules)
+            return
+        app.queue.enqueue(
+            TurnEvent(
+                kind=TurnKind.SCHEDULES,
+                participant_id=effects.participant_id,
+                event_id=effects.event_id,
+                schedules=sorted(effects.schedules),
+                enqueued_at=app.clock.now(),
+            )
+        )
