@@ -71,7 +71,11 @@ def test_reconcile_rewrites_schedules_written_under_older_settings(local_env_fac
     for pid in (sam, kim):
         [drifted] = reports[pid]["updated_drifted"]
         assert drifted["fields"] == fields
-        assert (reports[pid]["created_missing"], reports[pid]["deleted_orphans"], reports[pid]["repairs"]) == ([], [], 1)
+        assert (reports[pid]["created_missing"], reports[pid]["deleted_orphans"], reports[pid]["repairs"]) == (
+            [],
+            [],
+            1,
+        )
     after = _live(env, sam)
     assert after["ScheduleExpression"] == "cron(10 9 * * ? *)"  # 09:30 less the new 20 minutes
     assert after["ScheduleExpressionTimezone"] == "America/Toronto"

@@ -107,7 +107,7 @@ def test_the_refresh_of_a_marked_participant_reputs_without_reading() -> None:
     # The sweep's refresh re-puts every wanted schedule anyway: no GetSchedule for it.
     h = memory_harness()
     p = h.enroll()
-    daily, one_shot = _with_schedules(h, p.id)
+    _, one_shot = _with_schedules(h, p.id)
     h.timers.timers_arn = "memory:timers-v2"
     report = h.app.sending.reconcile(p.id, refresh=True)
     assert h.timers.described == [] and report.updated_drifted == []

@@ -308,7 +308,9 @@ def live_schedule(schedule: dict[str, Any]) -> LiveSchedule:
     return LiveSchedule(
         expression=str(schedule.get("ScheduleExpression", "")),
         timezone=str(schedule.get("ScheduleExpressionTimezone") or _UTC),
-        flexible_window_minutes=int(window.get("MaximumWindowInMinutes") or 0) if window.get("Mode") == "FLEXIBLE" else 0,
+        flexible_window_minutes=int(window.get("MaximumWindowInMinutes") or 0)
+        if window.get("Mode") == "FLEXIBLE"
+        else 0,
         target_arn=str(target.get("Arn", "")),
         role_arn=str(target.get("RoleArn", "")),
         payload=payload if isinstance(payload, dict) else {"input": payload},
