@@ -64,8 +64,16 @@ def test_reconcile_rewrites_schedules_written_under_older_settings(local_env_fac
     )
     # and reconcile runs for everyone through the API
     response = env.api("POST", "/conversation/reconcile")
-    # Then each live schedule was rewritten, and the report names the fields that differed
+    # Then each live schedule was rewritten to the new settings
     assert response.status == 200, response.body
+    after = _live(env, sam)
+    assert after["ScheduleExpression"] == "cron(10 9 * * ? *)"  # 09:30 less the new 20 minutes
+    assert after["ScheduleExpressionTimezone"] == "America/Toronto"
+    assert after["FlexibleTimeWindow"] == {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 15}
+    assert (after["Target"]["Arn"], after["Target"]["RoleArn"]) == (NEW_PROMPT_ARN, NEW_ROLE_ARN)
+    assert after["Target"]["Input"] == before["Target"]["Input"]  # the payload did not change
+    assert _live(env, kim)["ScheduleExpression"] == "cron(40 17 * * ? *)"
+    # and the report names the fields that differed
     reports = {r["participant_id"]: r for r in response.body["result"]["participants"]}
     fields = ["expression", "flexible_window_minutes", "target_arn", "role_arn"]
     for pid in (sam, kim):
@@ -76,13 +84,6 @@ def test_reconcile_rewrites_schedules_written_under_older_settings(local_env_fac
             [],
             1,
         )
-    after = _live(env, sam)
-    assert after["ScheduleExpression"] == "cron(10 9 * * ? *)"  # 09:30 less the new 20 minutes
-    assert after["ScheduleExpressionTimezone"] == "America/Toronto"
-    assert after["FlexibleTimeWindow"] == {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 15}
-    assert (after["Target"]["Arn"], after["Target"]["RoleArn"]) == (NEW_PROMPT_ARN, NEW_ROLE_ARN)
-    assert after["Target"]["Input"] == before["Target"]["Input"]  # the payload did not change
-    assert _live(env, kim)["ScheduleExpression"] == "cron(40 17 * * ? *)"
     # And a second reconcile finds nothing to rewrite
     again = env.api("POST", "/conversation/reconcile").body["result"]
     assert again["repairs"] == 0
@@ -147,3 +148,32 @@ def test_eventbridge_describe_reads_back_what_planned_says_a_put_writes(aws: Non
     assert timers.describe("p_1-missing") is None
     daily = timers.describe("p_1-d")
     assert daily is not None and adapter(window=0).planned(specs[0]).differences(daily) == ["flexible_window_minutes"]
+
+
+def test_the_cli_prints_each_rewritten_schedule_and_its_fields(
+    local_env_factory: Any, monkeypatch: Any, capsys: Any
+) -> None:
+    import argparse
+    from contextlib import contextmanager
+
+    from promptpipe import cli
+    from promptpipe.coordinator.client import CoordinatorClient
+    from promptpipe.local.api_transport import InProcessTransport
+
+    # Given a daily prompt written with no window, and a deployment that now has one
+    env = local_env_factory(scheduler_prep_time_minutes=10, daily_prompt_flexible_window_minutes=0)
+    pid = _enrol_with_daily_prompt(env, "+14165550142", "09:30")
+    [name] = env.app.timers.list_names(participant_prefix(pid))
+    _redeploy(env, daily_prompt_flexible_window_minutes=5)
+
+    @contextmanager
+    def client(_args: Any) -> Any:
+        yield CoordinatorClient(InProcessTransport(env))
+
+    monkeypatch.setattr(cli, "coordinator_client", client)
+    # When `promptpipe reconcile ID` runs / Then it names the schedule and the field it rewrote
+    assert cli.cmd_reconcile(argparse.Namespace(participant_id=pid, all=False)) == 0
+    out = capsys.readouterr().out
+    assert f"{pid}: rewrote drifted schedule {name} (flexible_window_minutes)" in out
+    assert "1 repair(s) for 1 participant(s)" in out
+    assert _live(env, pid)["FlexibleTimeWindow"] == {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 5}
