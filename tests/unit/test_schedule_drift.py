@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from promptpipe.errors import TimerError
 from promptpipe.flow.effects import daily_spec, put_schedule
+from promptpipe.models.api import ParticipantUpdate
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
@@ -124,3 +126,17 @@ def test_a_past_one_shot_is_neither_read_nor_rewritten() -> None:
     assert h.timers.described == [daily]
     assert (report.updated_drifted, report.skipped_past) == ([], [])
     assert h.timers.specs[one_shot].target_arn == "memory:timers"
+
+
+def test_a_zone_change_whose_update_failed_is_found_by_reconcile() -> None:
+    # Given a daily schedule left in the old zone (the update failed after the commit)
+    h = memory_harness()
+    p = h.enroll(timezone="UTC")
+    daily, _ = _with_schedules(h, p.id)
+    h.timers.fail_next = TimerError("ThrottlingException")
+    assert h.app.apply_participant_update(p.id, ParticipantUpdate(timezone="Europe/Paris")).effects_pending
+    assert h.timers.schedules[daily].timezone == "UTC"
+    # When reconcile runs / Then it rewrites it in the state's zone
+    report = h.app.reconcile(p.id)
+    assert [(d.name, d.fields) for d in report.updated_drifted] == [(daily, ["timezone"])]
+    assert h.timers.schedules[daily].timezone == "Europe/Paris"
