@@ -177,3 +177,15 @@ def test_the_cli_prints_each_rewritten_schedule_and_its_fields(
     assert f"{pid}: rewrote drifted schedule {name} (flexible_window_minutes)" in out
     assert "1 repair(s) for 1 participant(s)" in out
     assert _live(env, pid)["FlexibleTimeWindow"] == {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 5}
+
+
+def test_reconcile_costs_one_list_and_one_read_per_live_schedule(local_env_factory: Any) -> None:
+    # The cost stated in docs/architecture.md#effects: per participant one ListSchedules page and one
+    # GetSchedule per live wanted schedule; an UpdateSchedule only for one that drifted.
+    env = local_env_factory()
+    pid = _enrol_with_daily_prompt(env, "+14165550142", "09:30")
+    client = env.app.timers._client  # the adapter's own scheduler client
+    calls: list[str] = []
+    client.meta.events.register("before-call.scheduler.*", lambda model, **_: calls.append(model.name))
+    assert env.api("POST", f"{BASE}/{pid}/reconcile").body["result"]["repairs"] == 0
+    assert calls == ["ListSchedules", "GetSchedule"]
