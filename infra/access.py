@@ -108,8 +108,10 @@ ACCESS: dict[str, Access] = {
         },
         participants_index=("dynamodb:Query",),
         inbound_queue=("sqs:SendMessage",),  # the greeting turn
-        schedules=SCHEDULE_WRITE,  # pause / resume / delete
-        list_schedules=True,  # delete: every live schedule named for the participant goes too
+        # pause / resume / delete; reconcile reads each live schedule (GetSchedule) to find drift
+        schedules=(*SCHEDULE_WRITE, "scheduler:GetSchedule"),
+        # delete: every live schedule named for the participant goes too; reconcile lists them
+        list_schedules=True,
         pass_scheduler_role=True,
         secrets=("channel",),
     ),

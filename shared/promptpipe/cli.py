@@ -178,6 +178,9 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
             print(f"{report['participant_id']}: deleted orphan schedule {name}")
         for name in report.get("created_missing", []):
             print(f"{report['participant_id']}: re-created missing schedule {name}")
+        for drifted in report.get("updated_drifted", []):
+            fields = ", ".join(drifted.get("fields", []))
+            print(f"{report['participant_id']}: rewrote drifted schedule {drifted['name']} ({fields})")
     repairs = sum(int(r.get("repairs", 0)) for r in reports)
     print(f"{repairs} repair(s) for {len(reports)} participant(s)")
     return EXIT_OK

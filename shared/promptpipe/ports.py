@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
+from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
@@ -52,6 +53,14 @@ class Timers(Protocol):
 
     def list_names(self, prefix: str) -> list[str]:
         """The names of the live schedules starting with ``prefix`` ("" lists the whole group)."""
+        ...
+
+    def describe(self, name: str) -> LiveSchedule | None:
+        """The live schedule's specification (one GetSchedule); ``None`` when it does not exist."""
+        ...
+
+    def planned(self, spec: ScheduleSpec) -> LiveSchedule:
+        """What putting ``spec`` would write now, under the current settings (no call)."""
         ...
 
 

@@ -32,7 +32,7 @@ _TABLE_ORDER = (
     "BatchWriteItem",
 )
 _QUEUE_ORDER = ("SendMessage", "ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
-_SCHEDULE_ORDER = ("CreateSchedule", "UpdateSchedule", "DeleteSchedule")
+_SCHEDULE_ORDER = ("CreateSchedule", "UpdateSchedule", "DeleteSchedule", "GetSchedule")
 NONE = "—"
 
 

@@ -605,7 +605,9 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert deployment.llm.failures == 1
     assert state(sam["id"])["sub_state"] == "FEEDBACK" and len(state(sam["id"])["schedules"]) == 1
 
-    # The rest of the participants API.
+    # The rest of the participants API. Reconcile reads each live schedule (GetSchedule) to compare it.
+    reconciled = env.api("POST", f"{base}/{sam['id']}/reconcile")
+    assert reconciled.status == 200 and reconciled.body["result"]["live"] == 1, reconciled.body
     assert env.api("GET", base).status == 200
     assert env.api("GET", f"{base}/{sam['id']}").status == 200
     assert env.api("GET", f"{base}/{sam['id']}/history").status == 200

@@ -335,7 +335,9 @@ def test_schedule_permissions_are_confined_to_the_group(synth: Synth) -> None:
         assert all(_actions(s) <= NO_RESOURCE_ACTIONS and s["Resource"] == "*" for s in listing)
         (scoped,) = [s for s in statements if s not in listing]
         assert {"scheduler:CreateSchedule", "scheduler:UpdateSchedule"} <= _actions(scoped)
-        assert _actions(scoped) <= {"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}
+        # GetSchedule: reconcile reads each live schedule's specification (the enrollment API only)
+        allowed = {"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}
+        assert _actions(scoped) <= allowed | ({"scheduler:GetSchedule"} if key == c.ENROLLMENT.key else set())
         assert _render(scoped["Resource"]).endswith(":schedule/promptpipe/*")
 
 

@@ -45,6 +45,7 @@ from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, sqs_record
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.api import ParticipantUpdate
+from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
@@ -100,6 +101,12 @@ class CountingTimers:
 
     def list_names(self, prefix: str) -> list[str]:
         return self.inner.list_names(prefix)
+
+    def describe(self, name: str) -> LiveSchedule | None:
+        return self.inner.describe(name)
+
+    def planned(self, spec: ScheduleSpec) -> LiveSchedule:
+        return self.inner.planned(spec)
 
 
 class CountingMessenger:

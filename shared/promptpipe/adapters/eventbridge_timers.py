@@ -15,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from promptpipe.adapters.aws_errors import error_code
 from promptpipe.errors import ConfigurationError, TimerError
+from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.scheduling import (
     at_expression,
@@ -151,6 +152,43 @@ class EventBridgeTimers:
         except BotoCoreError as exc:
             raise TimerError(f"list_schedules {prefix or '*'}: {exc}") from exc
 
+    def describe(self, name: str) -> LiveSchedule | None:
+        validate_schedule_name(name)
+        try:
+            response = self._client.get_schedule(Name=name, GroupName=self._group_name)
+        except ClientError as exc:
+            if error_code(exc) == "ResourceNotFoundException":
+                return None
+            raise _timer_error("get_schedule", name, exc) from exc
+        except BotoCoreError as exc:
+            raise TimerError(f"get_schedule {name}: {exc}") from exc
+        return live_schedule(response)
+
+    def planned(self, spec: ScheduleSpec) -> LiveSchedule:
+        if spec.kind == "daily_prompt" and spec.prompt is not None:
+            params = self._parameters(
+                name=spec.name,
+                expression=daily_cron_expression(spec.hour or 0, spec.minute or 0),
+                timezone=spec.timezone or _UTC,
+                target_arn=self._scheduled_prompt_function_arn,
+                payload=spec.prompt,
+                after_completion="NONE",
+                window_minutes=self._daily_window,
+            )
+        elif spec.at is not None and (payload := spec.prompt if spec.kind == "prompt_at" else spec.timer):
+            target = self._scheduled_prompt_function_arn if spec.kind == "prompt_at" else self._timers_function_arn
+            params = self._parameters(
+                name=spec.name,
+                expression=at_expression(spec.at),
+                timezone=_UTC,
+                target_arn=target,
+                payload=payload,
+                after_completion="DELETE",
+            )
+        else:
+            raise TimerError(f"schedule {spec.name}: incomplete description")
+        return live_schedule(params)
+
     # --- internals ------------------------------------------------------------------------
 
     def _one_shot(
@@ -256,6 +294,32 @@ def schedule_input(payload: TimerPayload | ScheduledPromptPayload) -> str:
     body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
     body["execution_id"] = EXECUTION_ID_PLACEHOLDER
     return json.dumps(body, separators=(",", ":"), sort_keys=True)
+
+
+def live_schedule(schedule: dict[str, Any]) -> LiveSchedule:
+    """A schedule's specification from CreateSchedule parameters or a GetSchedule answer (same shape)."""
+    target = schedule.get("Target", {})
+    window = schedule.get("FlexibleTimeWindow", {})
+    retry = target.get("RetryPolicy") or {}
+    try:
+        payload = json.loads(target.get("Input") or "{}")
+    except ValueError:  # written by hand: differs from any payload of ours
+        payload = {"unreadable_input": target.get("Input")}
+    return LiveSchedule(
+        expression=str(schedule.get("ScheduleExpression", "")),
+        timezone=str(schedule.get("ScheduleExpressionTimezone") or _UTC),
+        flexible_window_minutes=int(window.get("MaximumWindowInMinutes") or 0)
+        if window.get("Mode") == "FLEXIBLE"
+        else 0,
+        target_arn=str(target.get("Arn", "")),
+        role_arn=str(target.get("RoleArn", "")),
+        payload=payload if isinstance(payload, dict) else {"input": payload},
+        state=str(schedule.get("State") or "ENABLED"),
+        action_after_completion=str(schedule.get("ActionAfterCompletion") or "NONE"),
+        dead_letter_arn=(target.get("DeadLetterConfig") or {}).get("Arn"),
+        max_retry_attempts=retry.get("MaximumRetryAttempts"),
+        max_event_age_seconds=retry.get("MaximumEventAgeInSeconds"),
+    )
 
 
 def _timer_error(operation: str, name: str, exc: ClientError) -> TimerError:

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from promptpipe.errors import TimerError
+from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.scheduling import (
     at_expression,
@@ -40,8 +42,23 @@ class ScheduledTimer(BaseModel):
 class InMemoryTimers:
     """The in-memory adapter of the ``Timers`` port."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        timers_arn: str = "memory:timers",
+        scheduled_prompt_arn: str = "memory:scheduled-prompt",
+        role_arn: str = "memory:scheduler-role",
+        daily_window_minutes: int = 0,
+    ) -> None:
         self.schedules: dict[str, ScheduledTimer] = {}
+        # The settings a put writes into a schedule's specification; a test changes them to make the
+        # schedules already put drift (``specs`` keeps each one as it was put).
+        self.timers_arn = timers_arn
+        self.scheduled_prompt_arn = scheduled_prompt_arn
+        self.role_arn = role_arn
+        self.daily_window_minutes = daily_window_minutes
+        self.specs: dict[str, LiveSchedule] = {}
+        self.described: list[str] = []  # every describe call, in order
         self.cancelled: list[str] = []  # every cancel call, existing or not, in order
         self.fail_next: Exception | None = None  # raised (once) by the next port call
 
@@ -73,6 +90,29 @@ class InMemoryTimers:
         self._maybe_fail()
         return sorted(name for name in self.schedules if name.startswith(prefix))
 
+    def describe(self, name: str) -> LiveSchedule | None:
+        self._maybe_fail()
+        validate_schedule_name(name)
+        self.described.append(name)
+        return self.specs.get(name) if name in self.schedules else None
+
+    def planned(self, spec: ScheduleSpec) -> LiveSchedule:
+        if spec.kind == "daily_prompt" and spec.prompt is not None:
+            return self._render(
+                ScheduledTimer(
+                    name=spec.name,
+                    kind="daily_prompt",
+                    hour=spec.hour or 0,
+                    minute=spec.minute or 0,
+                    timezone=spec.timezone or "UTC",
+                    payload=spec.prompt,
+                )
+            )
+        payload = spec.prompt if spec.kind == "prompt_at" else spec.timer
+        if spec.at is None or payload is None:
+            raise TimerError(f"schedule {spec.name}: incomplete description")
+        return self._render(ScheduledTimer(name=spec.name, kind=spec.kind, at=self._at(spec.at), payload=payload))
+
     # --- test helpers ---------------------------------------------------------------------
 
     def due(self, until: datetime) -> list[ScheduledTimer]:
@@ -88,7 +128,26 @@ class InMemoryTimers:
     def _store(self, schedule: ScheduledTimer) -> str:
         validate_schedule_name(schedule.name)
         self.schedules[schedule.name] = schedule  # same name replaces, as in the AWS adapter
+        self.specs[schedule.name] = self._render(schedule)
         return schedule.name
+
+    def _render(self, schedule: ScheduledTimer) -> LiveSchedule:
+        """The specification the EventBridge adapter would write for ``schedule`` (its fields)."""
+        daily = schedule.kind == "daily_prompt"
+        expression = (
+            daily_cron_expression(schedule.hour or 0, schedule.minute or 0)
+            if daily
+            else at_expression(schedule.at or datetime.min.replace(tzinfo=UTC))
+        )
+        return LiveSchedule(
+            expression=expression,
+            timezone=(schedule.timezone or "UTC") if daily else "UTC",
+            flexible_window_minutes=self.daily_window_minutes if daily else 0,
+            target_arn=self.timers_arn if schedule.kind == "timer" else self.scheduled_prompt_arn,
+            role_arn=self.role_arn,
+            payload=schedule.payload.model_dump(mode="json"),
+            action_after_completion="NONE" if daily else "DELETE",
+        )
 
     def _at(self, at: datetime) -> datetime:
         at_expression(at)  # same checks as the AWS adapter (aware datetime)

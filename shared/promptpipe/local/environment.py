@@ -20,6 +20,7 @@ from promptpipe.clock import ManualClock
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
+from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.ports import LLM, Timers
 from promptpipe.services import PromptPipe
@@ -119,6 +120,12 @@ class NotifyingTimers:
 
     def list_names(self, prefix: str) -> list[str]:
         return self._inner.list_names(prefix)
+
+    def describe(self, name: str) -> LiveSchedule | None:
+        return self._inner.describe(name)
+
+    def planned(self, spec: ScheduleSpec) -> LiveSchedule:
+        return self._inner.planned(spec)
 
 
 class LocalEnvironment:

@@ -150,6 +150,13 @@ class MessageEnvelope(Envelope[None]):
 
 
 # -- reconcile (docs/architecture.md#effects) -------------------------------------------------
+class DriftedScheduleView(BaseModel):
+    """A live schedule rewritten because its specification differed from what the state asks for."""
+
+    name: str
+    fields: list[str]  # expression, timezone, flexible_window_minutes, target_arn, role_arn, payload, ...
+
+
 class ReconcileReportView(BaseModel):
     """One participant's live schedules against what their state wants, and the repairs made."""
 
@@ -159,6 +166,7 @@ class ReconcileReportView(BaseModel):
     deleted_orphans: list[str]
     created_missing: list[str]
     skipped_past: list[str]  # one-shots whose time has passed: not re-created
+    updated_drifted: list[DriftedScheduleView] = []  # written under older settings: rewritten
     repairs: int
 
 

@@ -9,7 +9,7 @@ and a later repair (reconcile) can re-create it from the state alone.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,3 +40,27 @@ class MessageRef(BaseModel):
 
     id: str
     seq: str
+
+
+class LiveSchedule(BaseModel):
+    """The specification of one schedule as the scheduler holds it (GetSchedule), or as putting a
+    ``ScheduleSpec`` would write it now (``Timers.planned``): what ``reconcile`` compares to find a
+    schedule written under older settings (prep time, flexible window, target ARNs, payload)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    expression: str
+    timezone: str
+    flexible_window_minutes: int = 0  # 0: the window is OFF
+    target_arn: str
+    role_arn: str
+    payload: dict[str, Any]  # the target's Input, parsed (key order and spacing do not count)
+    state: str = "ENABLED"
+    action_after_completion: str = "NONE"
+    dead_letter_arn: str | None = None
+    max_retry_attempts: int | None = None
+    max_event_age_seconds: int | None = None
+
+    def differences(self, live: LiveSchedule) -> list[str]:
+        """The fields in which ``live`` differs from this (wanted) specification, in field order."""
+        return [name for name in type(self).model_fields if getattr(self, name) != getattr(live, name)]

@@ -18,7 +18,7 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.state import StateData
 from promptpipe.models.store import DeliveryOutcome, EventRecord
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, CarrierOptOut, opt_out_reason
-from promptpipe.usecases.outcomes import EventOutcome, ReconcileReport
+from promptpipe.usecases.outcomes import DriftedSchedule, EventOutcome, ReconcileReport
 
 if TYPE_CHECKING:
     from promptpipe.flow.session import ConversationSession
@@ -210,9 +210,12 @@ class Sending:
         self, participant_id: str, *, refresh: bool = False, applied: Collection[str] = ()
     ) -> ReconcileReport:
         """Make the live schedules of one participant equal to what their state wants: delete
-        orphans, re-create missing ones (a one-shot whose time has passed is not re-created).
-        ``refresh``: also re-put the live ones the state wants (a failed update left them stale),
-        except those in ``applied`` (just put by the calling event)."""
+        orphans, re-create missing ones (a one-shot whose time has passed is not re-created), and
+        rewrite each live one whose specification (expression, zone, flexible window, target, role,
+        payload, ...) differs from what putting the state's ``ScheduleSpec`` would write now: one
+        GetSchedule per live wanted schedule (docs/architecture.md#effects).
+        ``refresh``: re-put the live ones the state wants without reading them (a failed update left
+        them stale), except those in ``applied`` (just put by the calling event)."""
         report = ReconcileReport(participant_id=participant_id)
         live = set(self.app.timers.list_names(participant_prefix(participant_id)))
         report.live = len(live)
@@ -229,12 +232,21 @@ class Sending:
         for name in sorted(live - desired.keys()):
             changes[name] = None
             report.deleted_orphans.append(name)
-        wanted = desired.keys() - (live & set(applied)) if refresh else desired.keys() - live
+        wanted = desired.keys() - (live & set(applied)) if refresh else desired.keys()
         for name in sorted(wanted):
             spec = desired[name]
             if spec.at is not None and spec.at <= now:
-                report.skipped_past.append(name)
+                if refresh or name not in live:  # a live one firing now is left to fire
+                    report.skipped_past.append(name)
                 continue
+            if name in live and not refresh:
+                fields = self._drift(spec)
+                if fields is None:  # gone since the listing (a one-shot that fired): re-create
+                    live.discard(name)
+                elif not fields:
+                    continue
+                else:
+                    report.updated_drifted.append(DriftedSchedule(name=name, fields=fields))
             changes[name] = spec
             if name not in live:
                 report.created_missing.append(name)
@@ -246,9 +258,16 @@ class Sending:
                     "participant_id": participant_id,
                     "deleted_orphans": len(report.deleted_orphans),
                     "created_missing": len(report.created_missing),
+                    "updated_drifted": len(report.updated_drifted),
                 },
             )
         return report
+
+    def _drift(self, spec: ScheduleSpec) -> list[str] | None:
+        """The fields in which the live schedule differs from what putting ``spec`` would write now
+        ([] when equal); ``None`` when the schedule no longer exists."""
+        live = self.app.timers.describe(spec.name)
+        return None if live is None else self.app.timers.planned(spec).differences(live)
 
     def reconcile_all(self) -> list[ReconcileReport]:
         """Every enrolled participant, and every participant id that still has live schedules."""
