@@ -119,6 +119,16 @@ METRIC_STATE_SAVE_FAILURES = "StateSaveFailures"
 # --- deployment settings (CDK context) -----------------------------------------------------
 _NAME = re.compile(r"^[0-9a-zA-Z\-_.]{1,64}$")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
+_META_TEMPLATE = re.compile(r"^[a-z0-9_]{1,512}$")
+_CONTENT_SID = re.compile(r"^HX[0-9a-fA-F]{32}$")
+_META_TEMPLATE_FIELDS = (
+    "whatsapp_template_name",
+    "whatsapp_reengagement_template_name",
+    "whatsapp_greeting_template_name",
+    "whatsapp_reminder_template_name",
+    "whatsapp_feedback_template_name",
+)
+_CONTENT_SID_FIELDS = ("twilio_greeting_content_sid", "twilio_reminder_content_sid", "twilio_feedback_content_sid")
 _SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE = {"true", "1", "yes", "on"}
@@ -151,6 +161,14 @@ class Config:
     whatsapp_template_quick_replies: bool = False
     twilio_template_content_sid: str = ""
     twilio_reengagement_content_sid: str = ""
+    # One template per kind (greeting, reminder, feedback follow-up); empty: that kind is not sent
+    # outside the window (recorded as skipped).
+    whatsapp_greeting_template_name: str = ""
+    whatsapp_reminder_template_name: str = ""
+    whatsapp_feedback_template_name: str = ""
+    twilio_greeting_content_sid: str = ""
+    twilio_reminder_content_sid: str = ""
+    twilio_feedback_content_sid: str = ""
     public_webhook_base_url: str = ""  # empty: the API's own endpoint
     default_phone_region: str = "US"
     auto_enroll_new_users: bool = False
@@ -202,6 +220,14 @@ class Config:
             or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_template_content_sid)),
             "twilioReengagementContentSid": not self.twilio_reengagement_content_sid
             or bool(re.match(r"^HX[0-9a-fA-F]{32}$", self.twilio_reengagement_content_sid)),
+            **{
+                _camel(name): not getattr(self, name) or bool(_META_TEMPLATE.match(getattr(self, name)))
+                for name in _META_TEMPLATE_FIELDS
+            },
+            **{
+                _camel(name): not getattr(self, name) or bool(_CONTENT_SID.match(getattr(self, name)))
+                for name in _CONTENT_SID_FIELDS
+            },
             "defaultPhoneRegion": bool(re.match(r"^[A-Z]{2}$", self.default_phone_region)),
             "logLevel": self.log_level in ("DEBUG", "INFO", "WARNING", "ERROR"),
             "logRetentionDays": self.log_retention_days in _LOG_RETENTION_DAYS,

@@ -66,6 +66,9 @@ def parse_duration(value: Any) -> timedelta:
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 
+META_TEMPLATE_NAME = r"^[a-z0-9_]{1,512}$"
+
+
 class MessagingProvider(StrEnum):
     TWILIO = "twilio"
     WHATSAPP_CLOUD = "whatsapp_cloud"
@@ -187,12 +190,21 @@ class Settings(BaseModel):
     whatsapp_graph_api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
     # WhatsApp outside the 24-hour window (docs/architecture.md, "WhatsApp's 24-hour window"):
     # Cloud API template names (one {{1}} body parameter / none) and their language; Twilio Content SIDs.
-    whatsapp_template_name: str | None = None
-    whatsapp_reengagement_template_name: str | None = None
+    # Meta template names are lowercase letters, digits and underscores; a wrong one would be
+    # refused at the first send, so it fails the cold start instead.
+    whatsapp_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
+    whatsapp_reengagement_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
+    # One template per business-initiated kind; a kind without one is not sent outside the window.
+    whatsapp_greeting_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
+    whatsapp_reminder_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
+    whatsapp_feedback_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
     whatsapp_template_language: str = Field("en_US", pattern=r"^[a-z]{2,3}(_[A-Za-z]{2,4})?$")
     whatsapp_template_quick_replies: bool = False
     twilio_template_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     twilio_reengagement_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_greeting_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_reminder_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    twilio_feedback_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
     # True only behind a proxy you run that sets X-Forwarded-Host itself (overwriting any client
     # value): then the Twilio signature is checked for that host when PUBLIC_WEBHOOK_BASE_URL is unset.

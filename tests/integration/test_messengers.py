@@ -37,6 +37,7 @@ AUTH_TOKEN = "twilio-auth-token"
 TO = "+14155550100"
 PROMPT_SID = "HX" + "1" * 32
 REENGAGE_SID = "HX" + "2" * 32
+REMINDER_SID = "HX" + "3" * 32
 EXCHANGES = json.loads((Path(__file__).parent.parent / "data" / "outbound_exchanges.json").read_text())
 
 
@@ -307,7 +308,7 @@ def test_twilio_whatsapp_outside_the_window_sends_the_content_template(clock: Ma
 
 def test_twilio_whatsapp_without_a_prompt_template_sends_the_fixed_one(clock: ManualClock) -> None:
     recorder = TwilioRecorder()
-    _twilio_wa(recorder, clock, prompt=None).send(_message(kind=OutboundKind.REMINDER, last_inbound_at=NEVER_WROTE))
+    _twilio_wa(recorder, clock, prompt=None).send(_message(kind=OutboundKind.DAILY_PROMPT, last_inbound_at=NEVER_WROTE))
     (form,) = recorder.forms()
     assert form["ContentSid"] == REENGAGE_SID and "ContentVariables" not in form and "Body" not in form
 
@@ -554,7 +555,7 @@ def test_whatsapp_cloud_outside_the_window_sends_the_prompt_template(clock: Manu
 def test_whatsapp_cloud_text_too_long_for_a_parameter_uses_the_fixed_template(clock: ManualClock) -> None:
     recorder = GraphRecorder()
     _cloud(recorder, templates=_cloud_templates(), clock=clock).send(
-        _message(body="word " * 300, kind=OutboundKind.FEEDBACK_NUDGE, last_inbound_at=NEVER_WROTE)
+        _message(body="word " * 300, kind=OutboundKind.DAILY_PROMPT, last_inbound_at=NEVER_WROTE)
     )
     (body,) = recorder.bodies()
     assert body["template"] == {"name": "habit_checkin", "language": {"code": "en_US"}}
@@ -822,13 +823,13 @@ def test_twilio_template_sends_are_counted_by_kind(monkeypatch: pytest.MonkeyPat
         AUTH_TOKEN,
         from_number="+14155550199",
         channel="whatsapp",
-        templates=WhatsAppTemplates(prompt=PROMPT_SID),
+        templates=WhatsAppTemplates(prompt=PROMPT_SID, reminder=REMINDER_SID),
         clock=clock,
         http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
     )
     messenger.send(_message(kind=OutboundKind.REMINDER, last_inbound_at=NEVER_WROTE))
     assert published == [("WhatsAppTemplateSends", 1, {"kind": "reminder"})]
-    assert recorder.forms()[0]["ContentSid"] == PROMPT_SID
+    assert recorder.forms()[0]["ContentSid"] == REMINDER_SID
 
 
 def test_twilio_error_whose_body_is_not_an_object_is_named_by_its_status() -> None:

@@ -23,7 +23,6 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +33,7 @@ from promptpipe.adapters.whatsapp_payloads import (
     template_payload,
     text_payload,
 )
+from promptpipe.adapters.whatsapp_templates import TemplateChoice, WhatsAppTemplates
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError, MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
@@ -72,8 +72,6 @@ WHATSAPP_WINDOW = timedelta(hours=24)
 WINDOW_MARGIN = timedelta(minutes=10)
 META_OUTSIDE_WINDOW = 131047  # "Re-engagement message"
 TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you are outside the allowed window"
-# Meta: a template body parameter may not hold a newline or tab, nor more than 4 consecutive spaces.
-_PARAM_SPACES = re.compile(r"\s+")
 
 
 # Refusals that concern the recipient or the message itself, not our account or the provider's
@@ -122,52 +120,12 @@ def _publish(result: SendResult, message: OutboundMessage) -> None:
 # --- WhatsApp's window and templates -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WhatsAppTemplates:
-    """Approved templates for business-initiated WhatsApp messages outside the 24-hour window.
-
-    ``prompt``: a template whose body has one text parameter ``{{1}}`` that carries our text (a
-    Cloud API template name, or a Twilio Content SID). ``reengagement``: a fixed template without
-    parameters, used when ``prompt`` is not configured or the text cannot be a parameter. The
-    Cloud API also needs the template's ``language`` code. See docs/architecture.md for examples.
-    """
-
-    prompt: str | None = None
-    reengagement: str | None = None
-    language: str = "en_US"
-    # Longest text passed as the parameter (Meta caps a template body at 1,024 characters).
-    max_parameter_chars: int = 900
-    # The prompt template has quick-reply buttons matching the question (Done / Next time).
-    quick_replies: bool = False
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.prompt or self.reengagement)
-
-    def choose(self, text: str) -> tuple[str, str | None]:
-        """(template, its parameter or ``None``) for ``text``."""
-        parameter = _PARAM_SPACES.sub(" ", text).strip()
-        if self.prompt and parameter and len(parameter) <= self.max_parameter_chars:
-            return self.prompt, parameter
-        if self.reengagement:
-            return self.reengagement, None
-        if self.prompt:
-            return self.prompt, (parameter[: self.max_parameter_chars - 1].rstrip() + "…") if parameter else " "
-        raise ConfigurationError("no WhatsApp template configured")
-
-
 def outside_window(message: OutboundMessage, now: datetime) -> bool:
     """Whether ``message`` must go as a template: a business-initiated message when the participant
     last wrote 24 hours ago or more (less a margin). A reply answers a message just received."""
     if message.kind is OutboundKind.REPLY or message.last_inbound_at is None:
         return False
     return now - message.last_inbound_at >= WHATSAPP_WINDOW - WINDOW_MARGIN
-
-
-def _skip_outside_window(message: OutboundMessage) -> bool:
-    """The intensity poll is a question without text: outside the window it waits for a day the
-    participant wrote (a second template a day would double the cost of a silent participant)."""
-    return message.kind is OutboundKind.INTENSITY_POLL and not message.body.strip()
 
 
 # --- Twilio -------------------------------------------------------------------------------------
@@ -234,8 +192,6 @@ class TwilioMessenger:
 
     def _send_whatsapp(self, message: OutboundMessage) -> SendResult:
         if self._templates.configured and outside_window(message, self._clock.now()):
-            if _skip_outside_window(message):
-                return SendResult(provider="twilio", parts=0, skipped="outside_window")
             return self._send_template(message)
         parts = split_body(with_question_text(message.body, message.question)) or [""]
         sid = ""
@@ -246,19 +202,18 @@ class TwilioMessenger:
                 refused = index == 0 and exc.code == str(TWILIO_OUTSIDE_WINDOW)
                 if not refused or not self._templates.configured:
                     raise
-                if _skip_outside_window(message):
-                    return SendResult(provider="twilio", parts=0, skipped="outside_window")
                 return self._send_template(message)  # the one retry, as a template
         return SendResult(provider_message_id=sid, provider="twilio", parts=len(parts))
 
     def _send_template(self, message: OutboundMessage) -> SendResult:
-        text = message.body or (message.question.text if message.question else "")
-        content_sid, parameter = self._templates.choose(text)
-        params: dict[str, str] = {**self._route(message), "ContentSid": content_sid}
-        if parameter is not None:
-            params["ContentVariables"] = json.dumps({"1": parameter}, ensure_ascii=False)
+        choice = self._templates.for_message(message)
+        if not isinstance(choice, TemplateChoice):
+            return SendResult(provider="twilio", parts=0, skipped=choice)
+        params: dict[str, str] = {**self._route(message), "ContentSid": choice.name}
+        if choice.parameter is not None:
+            params["ContentVariables"] = json.dumps({"1": choice.parameter}, ensure_ascii=False)
         sid = self._post(params)
-        return SendResult(provider_message_id=sid, provider="twilio", template=content_sid)
+        return SendResult(provider_message_id=sid, provider="twilio", template=choice.name)
 
     def _route(self, message: OutboundMessage) -> dict[str, str]:
         route = {"To": self._address(message.to)}
@@ -377,13 +332,13 @@ class WhatsAppCloudMessenger:
         return self._result(self._post(buttons_payload(to, question)), parts=2)
 
     def _outside_window(self, to: str, message: OutboundMessage) -> SendResult:
-        if _skip_outside_window(message):
-            return SendResult(provider="whatsapp_cloud", parts=0, skipped="outside_window")
-        text = message.body or (message.question.text if message.question else "")
-        name, parameter = self._templates.choose(text)
-        question = message.question if self._templates.quick_replies and name == self._templates.prompt else None
-        payload = template_payload(to, name, self._templates.language, parameter, question)
-        return SendResult(provider_message_id=self._post(payload), provider="whatsapp_cloud", template=name)
+        choice = self._templates.for_message(message)
+        if not isinstance(choice, TemplateChoice):
+            return SendResult(provider="whatsapp_cloud", parts=0, skipped=choice)
+        buttons = self._templates.quick_replies and message.kind is OutboundKind.DAILY_PROMPT
+        question = message.question if buttons and choice.name == self._templates.prompt else None
+        payload = template_payload(to, choice.name, self._templates.language, choice.parameter, question)
+        return SendResult(provider_message_id=self._post(payload), provider="whatsapp_cloud", template=choice.name)
 
     @staticmethod
     def _result(provider_id: str, parts: int = 1) -> SendResult:
@@ -459,7 +414,11 @@ def build_messenger(
             messaging_service_sid=service_sid,
             channel="whatsapp" if channel == "whatsapp" else "sms",
             templates=WhatsAppTemplates(
-                prompt=settings.twilio_template_content_sid, reengagement=settings.twilio_reengagement_content_sid
+                prompt=settings.twilio_template_content_sid,
+                reengagement=settings.twilio_reengagement_content_sid,
+                greeting=settings.twilio_greeting_content_sid,
+                reminder=settings.twilio_reminder_content_sid,
+                feedback=settings.twilio_feedback_content_sid,
             ),
             clock=clock,
         )
@@ -472,6 +431,9 @@ def build_messenger(
             reengagement=settings.whatsapp_reengagement_template_name,
             language=settings.whatsapp_template_language,
             quick_replies=settings.whatsapp_template_quick_replies,
+            greeting=settings.whatsapp_greeting_template_name,
+            reminder=settings.whatsapp_reminder_template_name,
+            feedback=settings.whatsapp_feedback_template_name,
         ),
         clock=clock,
     )
