@@ -62,7 +62,8 @@ def test_a_participant_silent_for_two_days_still_gets_the_daily_prompt_as_a_temp
         "POST", "/conversation/participants", json_body={"phone_number": PHONE, "timezone": "America/Toronto"}
     )
     assert created.status == 201
-    # Intake, inside the window (the greeting, sent before the participant ever wrote, is a template)
+    # Intake, inside the window (the greeting, due before the participant ever wrote, is skipped:
+    # no greeting template here; tests/integration/test_whatsapp_kind_templates.py)
     for n, text in enumerate(
         (
             "Hi! I'd like to exercise more.",
