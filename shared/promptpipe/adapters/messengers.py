@@ -13,8 +13,8 @@ WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated mes
 hours after the participant last wrote (``OutboundMessage.last_inbound_at``) is sent as the
 template of its kind, or skipped when its kind has none (``whatsapp_templates``). When the caller
 does not know that time, the message goes free-form and a window refusal (Meta 131047, Twilio
-63016) switches to the template and retries once. httpx is imported lazily so that a function that never sends does not pay for it at
-cold start.
+63016) switches to the template and retries once. httpx is imported lazily so that a function
+that never sends does not pay for it at cold start.
 """
 
 from __future__ import annotations
