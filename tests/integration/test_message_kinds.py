@@ -1,4 +1,4 @@
-"""Every message visible as what it was (issue 25, item 3): non-text traffic posted through the real
+"""Every message visible as what it was: non-text traffic posted through the real
 webhooks as the providers post it (tests/data/inbound_payloads.json) reads as its kind in the text
 transcript (`promptpipe transcript`), the console's participant page and the export, never as an
 empty bubble; an edit reads as an edit of the earlier message."""
