@@ -77,7 +77,9 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
     with coordinator_client(args) as client:
         participant, deleted = client.find_kept(args.participant)
-        entries = list(client.iter_history(participant.id, include_audit=args.format == "jsonl"))
+        # the text needs the audit too: what a message was (a photo, an edit of which message) and
+        # the answers parsed from it are recorded there
+        entries = list(client.iter_history(participant.id, include_audit=True))
         if args.format == "jsonl":
             for entry in entries:
                 print(entry.model_dump_json())

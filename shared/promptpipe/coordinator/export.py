@@ -10,6 +10,7 @@ so the same export runs against the local stack and a deployed one.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS, adherence_row, record_end, study_days, study_series
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
+from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
 
 PARTICIPANT_COLUMNS = (
@@ -140,8 +142,12 @@ def write_export(
                         }
                     )
                 )
+            earlier = provider_ids(entries)
             for entry in entries:
-                messages_file.write(entry.model_dump_json() + "\n")
+                # as the API returns it, plus what the console and the text transcript show for it
+                line = entry.model_dump(mode="json")
+                line["shown"], line["shown_as"] = shown(entry, earlier)
+                messages_file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
             counts.participants += 1
             counts.prompts += len(summary.prompts)
             counts.messages += len(entries)

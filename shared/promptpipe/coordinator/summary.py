@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
 
@@ -76,7 +77,8 @@ def prompt_rows(participant: ConversationParticipant, entries: Sequence[Transcri
         row = rows[-1]
         if entry.direction is Direction.OUTBOUND and entry.kind == "reminder":
             row.reminder_sent = True
-        elif entry.direction is Direction.INBOUND:
+        elif entry.direction is Direction.INBOUND and entry.kind == "message":
+            # a reaction, an edit, a deletion or a photo without words is not an answer
             if row.answered_at is None:
                 row.answered_at, row.first_reply = entry.at, entry.content
             answers = parsed_answers(entry)
@@ -216,16 +218,20 @@ class ChatLine:
 
 
 def chat_lines(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[ChatLine]:
+    """Each entry as it reads, shown as what it was (coordinator/kinds.py: a photo, a reaction, an
+    edit of an earlier message, a delivery failure), not as an empty bubble."""
     lines = []
-    for entry in sorted(entries, key=lambda e: (e.at, e.seq)):
+    ordered = sorted(entries, key=lambda e: (e.at, e.seq))
+    earlier = provider_ids(ordered)
+    for entry in ordered:
         who = {Direction.INBOUND: "participant", Direction.OUTBOUND: "coach"}.get(entry.direction, "system")
-        mark = MARKS.get(entry.kind, "")
-        if entry.direction is Direction.INBOUND and entry.kind != IMPORTED_KIND:
+        text, mark = shown(entry, earlier)
+        mark = mark or MARKS.get(entry.kind, "")
+        if entry.direction is Direction.INBOUND and entry.kind == "message":
             answers = parsed_answers(entry)
             mark = "; ".join(f"answer: {a}" if q == DONE_QUESTION else f"intensity: {a}" for q, a in answers.items())
         if not entry.delivered:
             mark = f"{mark}; {not_delivered(entry)}" if mark else not_delivered(entry)
-        text = entry.content
         if entry.direction is Direction.SYSTEM and entry.kind == "timer":
             text = TIMER_WORDS.get(str(entry.metadata.get("kind", "")), text)
         lines.append(ChatLine(entry.at, entry.at.astimezone(zone), who, entry.kind, text, mark))
