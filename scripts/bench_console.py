@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 
 from promptpipe.console.app import Console
-from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.coordinator.client import PAGE_SIZE, CoordinatorClient
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.failures import quiet_function_logs
@@ -51,9 +51,14 @@ def main() -> None:
             assert answer.status == 201, answer.body
         print(f"enrolled {args.participants} participants in {time.perf_counter() - started:.1f} s")
         console = Console(CoordinatorClient(CountingTransport(env)))
-        started = time.perf_counter()
-        listed = sum(1 for _ in console.client.iter_participants())
-        print(f"listing the {listed} participant records alone: {time.perf_counter() - started:.3f} s")
+        for page_size in (100, PAGE_SIZE):  # 100: the API's largest page before it took 1,000
+            CountingTransport.calls = 0
+            started = time.perf_counter()
+            listed = sum(1 for _ in console.client.iter_participants(page_size=page_size))
+            print(
+                f"listing the {listed} participant records alone, pages of {page_size}: "
+                f"{CountingTransport.calls} API calls, {time.perf_counter() - started:.3f} s"
+            )
         query = dict(part.split("=", 1) for part in args.query.split("&") if "=" in part)
         times = []
         for _ in range(args.repeat):

@@ -261,7 +261,7 @@ def test_list_is_paginated_with_limit_and_next_token(local_env_factory) -> None:
 
 @pytest.mark.parametrize(
     ("query", "fragment"),
-    [({"next_token": "not-a-token"}, "invalid next_token"), ({"limit": "0"}, "limit"), ({"limit": "101"}, "limit")],
+    [({"next_token": "not-a-token"}, "invalid next_token"), ({"limit": "0"}, "limit"), ({"limit": "1001"}, "limit")],
     ids=["bad-token", "limit-zero", "limit-too-big"],
 )
 def test_list_rejects_bad_paging_with_400(local_env_factory, query: dict[str, str], fragment: str) -> None:

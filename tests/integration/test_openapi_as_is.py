@@ -84,7 +84,7 @@ def test_validation_rules_are_in_the_schema(document: dict[str, Any]) -> None:
         ["profile"],
     ]
     params = {p["name"]: p for p in document["paths"][BASE]["get"]["parameters"]}
-    assert params["limit"]["schema"]["minimum"] == 1 and params["limit"]["schema"]["maximum"] == 100
+    assert params["limit"]["schema"]["minimum"] == 1 and params["limit"]["schema"]["maximum"] == 1000
     assert params["phone"]["schema"]["anyOf"][0]["minLength"] == 1
     assert "Opaque" in params["next_token"]["description"]
 

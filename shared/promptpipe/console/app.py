@@ -129,7 +129,7 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         """One page of ``PAGE_ROWS`` participants: the records are filtered first (name, phone,
-        status: one call per 100 participants), then only the page's rows read their transcript and
+        status: one call per 1,000 participants), then only the page's rows read their transcript and
         state (two calls each; docs/benchmarks.md section 9). The needs-a-person filter reads every
         filtered participant's state."""
         search, status = query.get("q", "").strip(), query.get("status", "")

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.store import TranscriptEntry
 
-PAGE_SIZE = 100
+PAGE_SIZE = 1000  # the API's largest participants page: one query lists a study of 1,000
 HISTORY_PAGE_SIZE = 500
 
 
