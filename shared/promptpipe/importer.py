@@ -25,7 +25,7 @@ What is adapted on the way, and reported:
 
 Schedules are rebuilt for active participants only (paused ones get theirs back when resumed).
 The history the original kept (``conversationHistory``) and its counts are copied into the
-transcript, marked as imported (``promptpipe.import_history``). A dry run reports the same counts
+transcript, marked as imported (``promptpipe.usecases.import_history``). A dry run reports the same counts
 (participants, schedules, history) as the run it previews.
 """
 
@@ -43,7 +43,6 @@ from pydantic import ValidationError
 
 from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled, ValidationFailed
 from promptpipe.flow.timer_names import daily_schedule_name
-from promptpipe.import_history import ImportedHistory, read_history, write_history
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.profile import UserProfile
@@ -51,6 +50,7 @@ from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKe
 from promptpipe.phone import canonicalize_imported_phone, mask_phone, region_of
 from promptpipe.services import PromptPipe
 from promptpipe.timezones import validate_iana_zone
+from promptpipe.usecases.import_history import ImportedHistory, read_history, write_history
 
 _ID = re.compile(r"^p_[0-9a-f]{32}$")
 _SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64

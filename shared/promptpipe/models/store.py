@@ -27,7 +27,7 @@ RECENT_EVENTS_MAX_AGE_HOURS = 24
 EVENT_ID_RETENTION_DAYS = 15
 
 
-# Transcript kinds written by ``promptpipe import`` (promptpipe.import_history): one message of the
+# Transcript kinds written by ``promptpipe import`` (promptpipe.usecases.import_history): one message of the
 # original's history, and the record of the import itself with the original's counts.
 IMPORTED_KIND = "imported"
 IMPORT_KIND = "import"

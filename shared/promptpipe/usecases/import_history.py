@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from promptpipe.models.state import ConversationMessage, StateData
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, StateCommit, TranscriptEntry
-from promptpipe.services import PromptPipe
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
 
 _EVENT_ID = "import"
 _CHUNK = 80  # entries per commit: a transaction holds at most 100 items
