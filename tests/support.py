@@ -92,3 +92,27 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         deliveries=store,
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
+
+
+# The original PromptPipe's SQLite tables that `promptpipe import` reads, as its migrations create them.
+ORIGINAL_SQLITE_SCHEMA = """
+CREATE TABLE flow_states (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    participant_id TEXT NOT NULL,
+    flow_type TEXT NOT NULL,
+    current_state TEXT NOT NULL,
+    state_data TEXT,
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    UNIQUE(participant_id, flow_type)
+);
+CREATE TABLE conversation_participants (
+    id TEXT PRIMARY KEY,
+    phone_number TEXT NOT NULL UNIQUE,
+    name TEXT, gender TEXT, ethnicity TEXT, background TEXT,
+    status TEXT NOT NULL,
+    enrolled_at DATETIME NOT NULL,
+    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+"""

@@ -176,25 +176,22 @@ class Monitoring(Construct):
     def _build_controller_alarm(self) -> None:
         # The flow controller put a participant on hold (HANDOFF or DEADLOCK): a person should look
         # (GET …/participants/{id}/state shows why; a state override resumes). docs/controller.md
-        self.alarms["NeedsPerson"] = cw.Alarm(
-            self,
-            "NeedsPerson",
-            alarm_description="A participant's intake needs a person (flow controller handoff or deadlock)",
-            metric=_app_metric("NeedsPerson"),
-            threshold=0,
-            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-        )
+        self._app_alarm("NeedsPerson", "A participant's intake needs a person (flow controller handoff or deadlock)")
 
     def _build_webhook_alarm(self) -> None:
         # A webhook without its signing secret (missing, or the channel secret unreadable) answers
         # every provider post 503: the providers retry, then give up, and no message gets in.
-        self.alarms["WebhookMisconfigured"] = cw.Alarm(
+        self._app_alarm(
+            "WebhookMisconfigured", "A webhook has no readable signing secret: every provider post is refused (503)"
+        )
+
+    def _app_alarm(self, name: str, description: str) -> None:
+        """An alarm on one of the application's own metrics: any count in five minutes."""
+        self.alarms[name] = cw.Alarm(
             self,
-            "WebhookMisconfigured",
-            alarm_description="A webhook has no readable signing secret: every provider post is refused (503)",
-            metric=_app_metric("WebhookMisconfigured"),
+            name,
+            alarm_description=description,
+            metric=_app_metric(name),
             threshold=0,
             comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=1,

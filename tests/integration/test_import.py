@@ -17,30 +17,11 @@ from promptpipe.adapters.original_db import parse_time, read_sqlite
 from promptpipe.cli import main
 from promptpipe.importer import import_participants, imported_id
 from promptpipe.models.state import DataKey
+from tests.support import ORIGINAL_SQLITE_SCHEMA
 
-# The two tables the import reads, with the original's column names and types.
-ORIGINAL_TABLES = """
-CREATE TABLE flow_states (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    participant_id TEXT NOT NULL,
-    flow_type TEXT NOT NULL,
-    current_state TEXT NOT NULL,
-    state_data TEXT,
-    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    UNIQUE(participant_id, flow_type)
-);
-CREATE TABLE conversation_participants (
-    id TEXT PRIMARY KEY,
-    phone_number TEXT NOT NULL UNIQUE,
-    name TEXT, gender TEXT, ethnicity TEXT, background TEXT,
-    status TEXT NOT NULL,
-    enrolled_at DATETIME NOT NULL,
-    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
-);
-ALTER TABLE conversation_participants ADD COLUMN timezone TEXT;
-"""
+# The two tables the import reads, with the original's column names and types (its migrations have
+# no timezone column; a later database of this system's own kind may add one).
+ORIGINAL_TABLES = ORIGINAL_SQLITE_SCHEMA + "ALTER TABLE conversation_participants ADD COLUMN timezone TEXT;\n"
 
 ACTIVE_ID = "p_" + "a1" * 16  # already in this system's id form
 GO_TIME = "2026-02-20 09:15:00.123456789-05:00"  # as Go's SQLite driver writes a time.Time

@@ -22,28 +22,8 @@ from promptpipe.coordinator.summary import summarize, transcript_text, zone_of
 from promptpipe.importer import imported_id
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.models.state import DataKey
+from tests.support import ORIGINAL_SQLITE_SCHEMA
 
-ORIGINAL_SCHEMA = """
-CREATE TABLE flow_states (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    participant_id TEXT NOT NULL,
-    flow_type TEXT NOT NULL,
-    current_state TEXT NOT NULL,
-    state_data TEXT,
-    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    UNIQUE(participant_id, flow_type)
-);
-CREATE TABLE conversation_participants (
-    id TEXT PRIMARY KEY,
-    phone_number TEXT NOT NULL UNIQUE,
-    name TEXT, gender TEXT, ethnicity TEXT, background TEXT,
-    status TEXT NOT NULL,
-    enrolled_at DATETIME NOT NULL,
-    created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
-);
-"""
 GO_TIME = "2026-02-20 09:15:00.123456789-05:00"
 HISTORY = [
     {
@@ -75,7 +55,7 @@ NEW_YORK_STATE = {
 
 def build_original(path: Path) -> Path:
     db = sqlite3.connect(path)
-    db.executescript(ORIGINAL_SCHEMA)
+    db.executescript(ORIGINAL_SQLITE_SCHEMA)
     for pid, phone, state in (
         ("legacy-ny-1", "5164845567", NEW_YORK_STATE),  # a national number: the original kept what was typed
         ("legacy-uk-2", "447400123456", {DataKey.CONVERSATION_STATE.value: "INTAKE"}),  # no registry, no zone
