@@ -35,7 +35,8 @@ def entry(pid: str, minutes: float, direction: str, kind: str, content: str, **m
 
 
 class CannedApi:
-    """Answers ``GET`` of the participants list, a history and a state view; 404 for anything else."""
+    """Answers ``GET`` of the participants list, the list's rows (from the state views: sub-state and
+    hold; paged by offset), a history and a state view; 404 for anything else."""
 
     description = "canned"
 
@@ -55,6 +56,8 @@ class CannedApi:
         parts = path.strip("/").split("/")
         if parts == ["conversation", "participants"]:
             return ApiAnswer(200, {"result": {"participants": self.participants, "next_token": None}})
+        if parts == ["conversation", "participant-rows"]:
+            return ApiAnswer(200, {"result": self._rows(query or {})})
         pid = parts[2] if len(parts) > 2 else ""
         if parts[3:] == ["history"] and pid in self.history:
             return ApiAnswer(200, {"result": {"messages": self.history[pid], "next_token": None}})
@@ -63,3 +66,28 @@ class CannedApi:
         if len(parts) == 3 and any(p["id"] == pid for p in self.participants):
             return ApiAnswer(200, {"result": next(p for p in self.participants if p["id"] == pid)})
         return ApiAnswer(404, {"message": "not found"})
+
+    def _rows(self, query: dict[str, str]) -> dict[str, Any]:
+        from promptpipe.models.participant import ConversationParticipant
+        from promptpipe.usecases.participant_rows import matches
+
+        rows = []
+        for p in self.participants:
+            state = self.states.get(p["id"]) or {}
+            record = ConversationParticipant.model_validate(p)
+            if query.get("status") and record.status.value != query["status"]:
+                continue
+            if not matches(record, query.get("q", "")):
+                continue
+            needs = bool((state.get("controller") or {}).get("needs_person"))
+            if query.get("needs_person") == "true" and not needs:
+                continue
+            row = {"participant": p, "sub_state": state.get("sub_state", ""), "needs_person": needs}
+            rows.append(row | {"prompts_sent": 0, "done": 0} | state.get("row", {}))
+        start, limit = int(query.get("next_token") or 0), int(query.get("limit") or 50)
+        more = start + limit < len(rows)
+        return {
+            "rows": rows[start : start + limit],
+            "total": len(rows),
+            "next_token": str(start + limit) if more else None,
+        }

@@ -52,8 +52,11 @@ from promptpipe.models.api import (
     StateViewEnvelope,
     TranscriptPageEnvelope,
 )
+from promptpipe.models.participant import ParticipantStatus
+from promptpipe.models.participant_rows import ParticipantRowsEnvelope
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
+from promptpipe.usecases.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, participant_rows
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -83,6 +86,7 @@ IDEMPOTENCY_KEY = (
     " another key or another body is 409. Without a key, the same body counts as the same request."
 )
 PAGE = {200: _answer("A page of participants, newest first", ParticipantPageEnvelope)}
+ROWS = {200: _answer("A page of the participants list's rows, newest first, with the total", ParticipantRowsEnvelope)}
 TRANSCRIPT = {200: _answer("A page of the transcript, oldest first", TranscriptPageEnvelope)}
 STATE = {200: _answer("The conversation state", StateViewEnvelope)}
 DONE = {200: _answer("Done: a message, no result", MessageEnvelope)}
@@ -158,6 +162,30 @@ def list_participants(
         return envelope(200, result={"participants": [_dump(p) for p in found], "next_token": None})
     participants, token = get_app().list_participants(limit=limit, next_token=next_token)
     return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
+
+
+@app.get("/conversation/participant-rows", responses={**ROWS, **BAD_REQUEST})
+def list_participant_rows(
+    # docs/console.md, "The list's reads": a page of rows in one call, never one per participant
+    limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PAGE)] = ROWS_PAGE,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
+    status: Annotated[ParticipantStatus | None, Query(description="Only participants with this status")] = None,
+    q: Annotated[
+        str, Query(max_length=100, description="Only names or ids containing this (any case), or phones these digits")
+    ] = "",
+    needs_person: Annotated[
+        bool, Query(description="Only participants the flow controller holds for a person")
+    ] = False,
+) -> Response[dict[str, Any]]:
+    page = participant_rows(
+        get_app().repo,
+        limit=limit,
+        next_token=next_token,
+        status=status.value if status else None,
+        search=q,
+        needs_person=needs_person,
+    )
+    return envelope(200, result=_dump(page))
 
 
 @app.get(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **NOT_FOUND})

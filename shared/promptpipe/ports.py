@@ -6,6 +6,8 @@ tests and local runs.
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
@@ -78,6 +80,22 @@ class ParticipantRepo(Protocol):
     def find_id_by_phone(self, phone_number: str) -> str | None: ...
 
     def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]: ...
+
+    # -- the participants list (docs/console.md, "The list's reads") --
+    def page(
+        self, *, limit: int, next_token: str | None, status: str | None = None
+    ) -> tuple[builtins.list[ConversationParticipant], str | None]:
+        """Newest first, like ``list``; only participants of ``status`` when given (filtered by the store)."""
+        ...
+
+    def count(self, *, status: str | None = None) -> int:
+        """How many participants (of ``status``), without reading their records."""
+        ...
+
+    def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Each participant's ``state_data``, only the keys a list row shows, in batches (not one
+        read per participant); participants without a flow state are left out."""
+        ...
 
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""

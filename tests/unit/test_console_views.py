@@ -65,7 +65,7 @@ def test_the_list_filters_and_badges_those_who_need_a_person() -> None:
     assert "0001-01-01" not in page and "<dt>created at</dt><dd>—</dd>" in page
 
 
-def test_the_list_is_paged_and_reads_only_the_shown_participants() -> None:
+def test_the_list_is_paged_by_the_apis_cursor_in_one_call_a_page() -> None:
     from promptpipe.console.app import PAGE_ROWS, Console
     from promptpipe.coordinator.client import CoordinatorClient
     from tests.api_fakes import CannedApi, participant
@@ -80,10 +80,15 @@ def test_the_list_is_paged_and_reads_only_the_shown_participants() -> None:
 
     assert first.count('<tr>\n      <th scope="row">') == PAGE_ROWS == 50
     assert "1–50 of 120 participants" in first and 'href="/?page=2"' in first
-    assert calls_first == 1 + 2 * PAGE_ROWS  # the list, then history and state of the shown rows only
+    assert api.calls[:calls_first] == ["GET /conversation/participant-rows"]  # one call, never one per row
+    # page 3 never shown: reached from page 1's cursor (pages 2 and 3), each page one call
+    assert api.calls[calls_first:] == ["GET /conversation/participant-rows"] * 2
     assert "101–120 of 120 participants" in last and "P119" in last and "P000" not in last
     assert 'rel="next"' not in last and 'href="/?page=2" rel="prev"' in last
+    del api.calls[:]
     assert "Page 3 of 3" in console.list_page({"page": "99"})  # past the end: the last page
+    assert "51–100 of 120" in console.list_page({"page": "2"})
+    assert api.calls == ["GET /conversation/participant-rows"] * 2  # both from their noted cursors
 
 
 def test_the_legend_has_the_strips_colours_in_the_stylesheet() -> None:

@@ -55,6 +55,7 @@ from promptpipe.adapters.dynamodb_items import (
     sortable_timestamp,
     transcript_from_item,
 )
+from promptpipe.adapters.dynamodb_listing import DynamoParticipantListing
 from promptpipe.adapters.dynamodb_retention import partition_pages, with_expiry
 from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX
 from promptpipe.errors import (
@@ -103,7 +104,7 @@ def _query_page(
 
 
 # --- ParticipantRepo ---------------------------------------------------------------------------------
-class DynamoParticipantRepo:
+class DynamoParticipantRepo(DynamoParticipantListing):
     """``ParticipantRepo`` port adapter (plus ``update``)."""
 
     def __init__(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 
 from promptpipe.adapters.after_commit import InMemoryPendingEffects
@@ -16,6 +17,7 @@ from promptpipe.errors import (
 )
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ROW_STATE_KEYS
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import DeliveryOutcome, EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -72,6 +74,31 @@ class InMemoryStore:
         page = ordered[start : start + limit]
         more = start + limit < len(ordered)
         return [p.model_copy(deep=True) for p in page], (str(start + limit) if more else None)
+
+    def page(
+        self, *, limit: int, next_token: str | None, status: str | None = None
+    ) -> tuple[builtins.list[ConversationParticipant], str | None]:
+        with self._lock:
+            ordered = sorted(self.participants.values(), key=lambda p: (p.created_at, p.id), reverse=True)
+        kept = [p for p in ordered if status is None or p.status.value == status]
+        if next_token is not None and not next_token.isdigit():
+            raise ValidationFailed("invalid next_token", field="next_token")
+        start = int(next_token or 0)
+        more = start + limit < len(kept)
+        return [p.model_copy(deep=True) for p in kept[start : start + limit]], (str(start + limit) if more else None)
+
+    def count(self, *, status: str | None = None) -> int:
+        with self._lock:
+            return sum(1 for p in self.participants.values() if status is None or p.status.value == status)
+
+    def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        keys = {key.value for key in ROW_STATE_KEYS}
+        with self._lock:
+            return {
+                pid: {k: v for k, v in self.flows[pid].state_data.items() if k in keys}
+                for pid in participant_ids
+                if pid in self.flows
+            }
 
     def update(self, participant: ConversationParticipant) -> None:
         with self._lock:

@@ -35,9 +35,10 @@ from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
-from promptpipe.coordinator.summary import ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.coordinator.summary import TIMER_WORDS, ParticipantSummary, chat_lines, summarize, zone_of
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ STATUSES = ("active", "paused", "completed", "withdrawn")
 PAGE_ROWS = 50
 SUB_STATES = tuple(s.value for s in SubState)
 MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
+MAX_CURSOR_LISTS = 256
 
 
 def _templates() -> Environment:
@@ -57,6 +59,7 @@ def _templates() -> Environment:
     env.filters["shown"] = views.shown_value
     env.globals["schedule_words"] = views.schedule_words
     env.globals["pending_timers"] = views.pending_timers
+    env.globals["timer_words"] = TIMER_WORDS
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
@@ -79,14 +82,6 @@ def _prep_minutes() -> int:
         return 0
 
 
-def _matches(p: ConversationParticipant, search: str) -> bool:
-    if not search:
-        return True
-    needle = search.lower()
-    digits = "".join(ch for ch in search if ch.isdigit())
-    return needle in p.name.lower() or needle in p.id or bool(digits and digits in p.phone_number)
-
-
 class Console:
     """Renders pages from the API; shared by every request thread."""
 
@@ -97,6 +92,8 @@ class Console:
         self.lock = threading.Lock()
         self.guard = RequestGuard(frozenset())  # set once the server knows its port
         self.cookie_name = "promptpipe_console"
+        # The API's cursor of each page shown, by filters (search, status, needs a person): page n at [n - 1].
+        self._cursors: dict[tuple[str, str, bool], list[str | None]] = {}
 
     def serve_on(self, guard: RequestGuard, port: int) -> None:
         self.guard = guard
@@ -128,30 +125,20 @@ class Console:
         return summarize(participant, self.client.iter_history(participant.id, include_audit=True), state)
 
     def list_page(self, query: dict[str, str]) -> str:
-        """One page of ``PAGE_ROWS`` participants: the records are filtered first (name, phone,
-        status: one call per 1,000 participants), then only the page's rows read their transcript and
-        state (two calls each; docs/benchmarks.md section 9). The needs-a-person filter reads every
-        filtered participant's state."""
+        """One page of ``PAGE_ROWS`` participants in one API call (``GET /conversation/participant-rows``:
+        the rows with their sub-state, hold, counts and next timer, and the total; docs/console.md).
+        The API pages by cursor; page ``n`` starts at the cursor the console noted when it showed
+        page ``n - 1`` (a page never shown is reached by walking from the nearest one noted)."""
         search, status = query.get("q", "").strip(), query.get("status", "")
+        status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
-        found = [
-            p
-            for p in self.client.iter_participants()
-            if _matches(p, search) and (not status or p.status.value == status)
-        ]
-        states: dict[str, dict[str, Any] | None] = {}
-        if needs:
-            states = {p.id: self.client.state(p.id) for p in found}
-            found = [p for p in found if ParticipantSummary(p, states[p.id]).needs_person]
-        pages = max(1, -(-len(found) // PAGE_ROWS))
-        page = min(max(_whole(query.get("page"), 1), 1), pages)
-        shown = found[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]
-        rows = [self.summary(p, states.get(p.id)) for p in shown]
+        page, result = self._rows_page((search, status, needs), _whole(query.get("page"), 1))
+        pages = max(1, -(-result.total // PAGE_ROWS))
         keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
         return self.render(
             "participants.html",
-            rows=rows,
-            total=len(found),
+            rows=result.rows,
+            total=result.total,
             first=(page - 1) * PAGE_ROWS + 1,
             page=page,
             pages=pages,
@@ -162,6 +149,31 @@ class Console:
             statuses=STATUSES,
             notice=query.get("notice"),
         )
+
+    def _rows_page(self, filters: tuple[str, str, bool], wanted: int) -> tuple[int, ParticipantRowsPage]:
+        """(the page shown, its rows): ``wanted``, or the last page when it is past the end."""
+        search, status, needs = filters
+        with self.lock:
+            if len(self._cursors) > MAX_CURSOR_LISTS:  # a bound on what a long-running console keeps
+                self._cursors.clear()
+            cursors = self._cursors.setdefault(filters, [None])
+            page = min(max(wanted, 1), len(cursors))
+            token = cursors[page - 1]
+        while True:
+            result = self.client.participant_rows(
+                limit=PAGE_ROWS, next_token=token, status=status, search=search, needs_person=needs
+            )
+            if result.next_token is None or page >= wanted:
+                break
+            page, token = page + 1, result.next_token
+            with self.lock:
+                if len(cursors) < page:
+                    cursors.append(token)
+        if result.next_token is not None:
+            with self.lock:
+                if len(cursors) == page:
+                    cursors.append(result.next_token)
+        return page, result
 
     def study_page(self) -> str:
         """The study by day over every participant (two calls per participant)."""

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
 
 PAGE_SIZE = 1000  # the API's largest participants page: one query lists a study of 1,000
@@ -51,6 +52,7 @@ class ApiUnreachable(Exception):
 
 BASE = "/conversation/participants"
 FLOWS = "/conversation/flows"
+ROWS = "/conversation/participant-rows"
 
 
 class CoordinatorClient:
@@ -83,6 +85,24 @@ class CoordinatorClient:
         else:
             found = list(self.iter_participants())
         return [p for p in found if status is None or p.status.value == status]
+
+    def participant_rows(
+        self,
+        *,
+        limit: int = 50,
+        next_token: str | None = None,
+        status: str = "",
+        search: str = "",
+        needs_person: bool = False,
+    ) -> ParticipantRowsPage:
+        """One page of the participants list's rows, with the total (one call; docs/console.md)."""
+        query = {"limit": str(limit)}
+        for name, value in (("next_token", next_token), ("status", status), ("q", search)):
+            if value:
+                query[name] = value
+        if needs_person:
+            query["needs_person"] = "true"
+        return ParticipantRowsPage.model_validate(self._call("GET", ROWS, query=query))
 
     def participant(self, participant_id: str) -> ConversationParticipant:
         return ConversationParticipant.model_validate(self._call("GET", f"{BASE}/{participant_id}"))

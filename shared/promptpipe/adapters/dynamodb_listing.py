@@ -1,0 +1,143 @@
+"""The participants list's reads (``ParticipantRepo.page``, ``count``, ``list_states``) over the
+main table: a page of META records from the participants index (status filtered by DynamoDB), how
+many there are, and the page's flow states projected to the keys a list row shows, in one
+``BatchGetItem``. Docs: docs/console.md ("The list's reads"), docs/architecture.md#state.
+
+A mixin of ``DynamoParticipantRepo`` (``adapters/dynamodb.py``): it uses that class's ``_table``,
+``_client`` and ``_index``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws_errors import store_operation
+from promptpipe.adapters.dynamodb_items import (
+    FLOW_SK,
+    GSI_PK,
+    KEY_ATTRIBUTES,
+    META_SK,
+    PARTICIPANT_PREFIX,
+    PARTICIPANTS_GSI_PK,
+    PK,
+    SK,
+    Item,
+    decode_token,
+    encode_token,
+    key,
+    participant_from_item,
+    participant_pk,
+)
+from promptpipe.errors import StoreError, ValidationFailed
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ROW_STATE_KEYS
+
+# BatchGetItem takes at most 100 keys a call.
+_BATCH_GET_SIZE = 100
+_BATCH_GET_RETRIES = 8
+
+
+class DynamoParticipantListing:
+    """The list's reads; mixed into ``DynamoParticipantRepo``."""
+
+    _table: str
+    _client: AwsClient
+    _index: str
+    _sleep: Callable[[float], None]
+
+    def _index_request(self, status: str | None) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": self._index,
+            "KeyConditionExpression": f"{GSI_PK} = :g",
+            "ExpressionAttributeValues": {":g": {"S": PARTICIPANTS_GSI_PK}},
+            "ScanIndexForward": False,
+        }
+        if status:
+            request["FilterExpression"] = "#status = :status"
+            request["ExpressionAttributeNames"] = {"#status": "status"}
+            request["ExpressionAttributeValues"][":status"] = {"S": status}
+        return request
+
+    @store_operation
+    def page(
+        self, *, limit: int, next_token: str | None, status: str | None = None
+    ) -> tuple[list[ConversationParticipant], str | None]:
+        """Newest first, at most ``limit`` of ``status`` (all when None): DynamoDB filters, so a page
+        reads only what it returns plus what the filter drops (and one item to know there is more)."""
+        if limit < 1:
+            raise ValidationFailed("limit must be at least 1", field="limit")
+        request = self._index_request(status)
+        if next_token is not None:
+            request["ExclusiveStartKey"] = decode_token(
+                next_token,
+                keys=KEY_ATTRIBUTES,
+                check=lambda k: (
+                    k[GSI_PK] == PARTICIPANTS_GSI_PK and k[PK].startswith(PARTICIPANT_PREFIX) and k[SK] == META_SK
+                ),
+            )
+        found: list[Item] = []
+        while True:
+            # One more than still wanted: a page that ends the listing then carries no token.
+            response = self._client.query(**request, Limit=limit - len(found) + 1)
+            found += response.get("Items", [])
+            last_key = response.get("LastEvaluatedKey")
+            if len(found) > limit:
+                found = found[:limit]
+                token: str | None = encode_token({name: found[-1][name] for name in sorted(KEY_ATTRIBUTES)})
+                break
+            if not last_key:
+                token = None
+                break
+            request["ExclusiveStartKey"] = last_key
+        return [participant_from_item(item) for item in found], token
+
+    @store_operation
+    def count(self, *, status: str | None = None) -> int:
+        """How many participants (of ``status``): ``Select=COUNT`` returns no item, only the number."""
+        request = self._index_request(status)
+        total = 0
+        while True:
+            response = self._client.query(**request, Select="COUNT")
+            total += int(response.get("Count", 0))
+            last_key = response.get("LastEvaluatedKey")
+            if not last_key:
+                return total
+            request["ExclusiveStartKey"] = last_key
+
+    @store_operation
+    def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """The ``state_data`` keys of ``ROW_STATE_KEYS`` of each participant's flow state, in
+        ``BatchGetItem`` calls of up to 100 keys (a participant without a flow item is left out)."""
+        names = {f"#k{n}": name.value for n, name in enumerate(ROW_STATE_KEYS)}
+        projection = ", ".join([f"#{PK}", *(f"state_data.{alias}" for alias in names)])
+        states: dict[str, dict[str, str]] = {}
+        unique = list(dict.fromkeys(participant_ids))
+        for start in range(0, len(unique), _BATCH_GET_SIZE):
+            keys = [key(participant_pk(pid), FLOW_SK) for pid in unique[start : start + _BATCH_GET_SIZE]]
+            request: dict[str, Any] = {
+                self._table: {
+                    "Keys": keys,
+                    "ProjectionExpression": projection,
+                    "ExpressionAttributeNames": {f"#{PK}": PK, **names},
+                }
+            }
+            for attempt in range(_BATCH_GET_RETRIES):
+                response = self._client.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(self._table, []):
+                    participant_id = item[PK]["S"][len(PARTICIPANT_PREFIX) :]
+                    data = item.get("state_data", {}).get("M", {})
+                    states[participant_id] = {name: value["S"] for name, value in data.items() if "S" in value}
+                request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                self._sleep(min(0.05 * 2**attempt, 2.0))  # unprocessed keys mean throttling
+            else:
+                raise StoreError(
+                    "DynamoParticipantRepo.list_states: flow states could not be read (throttled)",
+                    operation="DynamoParticipantRepo.list_states",
+                    code="UnprocessedKeys",
+                )
+        return states

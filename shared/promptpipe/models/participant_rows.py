@@ -1,0 +1,54 @@
+"""The participants list's rows (``GET /conversation/participant-rows``): what one row of the
+console's list shows, read in one call for a whole page (docs/console.md, "The list's reads")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from promptpipe.models.api import OPAQUE_TOKEN, Envelope
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import DataKey
+
+# What a row reads of a flow state: the sub-state, the controller's hold, the counts in the profile,
+# the last reply in the history, the timers and the reminder's due time.
+ROW_STATE_KEYS = (
+    DataKey.CONVERSATION_STATE,
+    DataKey.CONTROLLER_STATE,
+    DataKey.USER_PROFILE,
+    DataKey.CONVERSATION_HISTORY,
+    DataKey.PENDING_TIMERS,
+    DataKey.DAILY_PROMPT_PENDING,
+)
+
+
+class NextTimer(BaseModel):
+    """The participant's pending timer due first."""
+
+    kind: str = Field(description="What fires: reminder, auto_feedback, state_transition, feedback_timeout, …")
+    due_at: datetime | None = Field(None, description="When it fires (UTC); null when the state does not record it")
+
+
+class ParticipantRow(BaseModel):
+    participant: ConversationParticipant
+    sub_state: str = Field(description="The conversation's sub-state (INTAKE, FEEDBACK, …)")
+    needs_person: bool = Field(description="The flow controller holds the conversation for a person")
+    prompts_sent: int = Field(description="Daily prompts sent, the original's imported ones included (total_prompts)")
+    done: int = Field(description="Prompts answered Done, once per prompt, imported ones included (success_count)")
+    last_reply_at: datetime | None = Field(None, description="The participant's last message the coach read")
+    next_timer: NextTimer | None = None
+
+    @property
+    def done_rate(self) -> float | None:
+        return round(self.done / self.prompts_sent, 3) if self.prompts_sent else None
+
+
+class ParticipantRowsPage(BaseModel):
+    rows: list[ParticipantRow]
+    total: int = Field(description="Participants matching the filters, on every page")
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class ParticipantRowsEnvelope(Envelope[ParticipantRowsPage]):
+    pass

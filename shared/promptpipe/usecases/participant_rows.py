@@ -1,0 +1,114 @@
+"""The participants list, one page of rows in one call (docs/console.md, "The list's reads").
+
+A row is the participant's record and what their flow state says: sub-state, the controller's hold
+(needs a person), the prompt and Done counts the flow keeps in the profile (``total_prompts``,
+``success_count``), the last message of theirs the coach read, and the pending timer due first.
+Without a search or the needs-a-person filter a page costs three reads whatever the study's size:
+one page of the participants index (the status filtered by DynamoDB), one ``Select=COUNT`` of it
+(the total) and one ``BatchGetItem`` of the page's flow states, projected to the keys a row shows.
+A search (name, id or phone digits, case-insensitive) or the needs-a-person filter reads every
+participant's record (and, for the filter, their state, 100 a call) and pages the matches by offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from promptpipe.errors import ValidationFailed
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import NextTimer, ParticipantRow, ParticipantRowsPage
+from promptpipe.models.state import StateData
+
+if TYPE_CHECKING:
+    from promptpipe.ports import ParticipantRepo
+
+ROWS_PAGE = 50  # the console's page
+MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
+_SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
+
+
+def matches(participant: ConversationParticipant, search: str) -> bool:
+    """The console's search: a part of the name (any case) or of the id, or the phone's digits."""
+    if not search:
+        return True
+    needle = search.lower()
+    digits = "".join(ch for ch in search if ch.isdigit())
+    return (
+        needle in participant.name.lower()
+        or needle in participant.id
+        or bool(digits and digits in participant.phone_number)
+    )
+
+
+def row_of(participant: ConversationParticipant, raw: dict[str, str] | None) -> ParticipantRow:
+    """One row from the participant's record and (part of) their ``state_data``; ``None``: no state."""
+    data = StateData(dict(raw or {}))
+    runtime = data.controller_state()
+    profile = data.profile()
+    replies = [m.timestamp for m in data.history() if m.role == "user"]
+    return ParticipantRow(
+        participant=participant,
+        sub_state=data.sub_state.value if raw is not None else "",
+        needs_person=runtime is not None and runtime.hold is not None,
+        prompts_sent=profile.total_prompts,
+        done=profile.success_count,
+        last_reply_at=max(replies) if replies else None,
+        next_timer=_next_timer(data),
+    )
+
+
+def _next_timer(data: StateData) -> NextTimer | None:
+    timers = [
+        NextTimer(kind=spec.timer.kind.value if spec.timer else "daily_prompt", due_at=spec.at)
+        for spec in data.pending_timers().values()
+    ]
+    if not timers:
+        return None
+    # the earliest first; one whose time the state does not record after every dated one
+    return min(timers, key=lambda t: (t.due_at is None, t.due_at.timestamp() if t.due_at else 0.0))
+
+
+def _rows(repo: ParticipantRepo, shown: Sequence[ConversationParticipant]) -> list[ParticipantRow]:
+    states = repo.list_states([p.id for p in shown])
+    return [row_of(p, states.get(p.id)) for p in shown]
+
+
+def participant_rows(
+    repo: ParticipantRepo,
+    *,
+    limit: int = ROWS_PAGE,
+    next_token: str | None = None,
+    status: str | None = None,
+    search: str = "",
+    needs_person: bool = False,
+) -> ParticipantRowsPage:
+    """One page of rows, newest participants first, with the total of the matches."""
+    if not 1 <= limit <= MAX_ROWS_PAGE:
+        raise ValidationFailed(f"limit must be between 1 and {MAX_ROWS_PAGE}", field="limit")
+    search = search.strip()
+    if not search and not needs_person:
+        shown, token = repo.page(limit=limit, next_token=next_token, status=status)
+        return ParticipantRowsPage(rows=_rows(repo, shown), total=repo.count(status=status), next_token=token)
+    found = _every(repo, status, search)
+    if needs_person:
+        states = repo.list_states([p.id for p in found])
+        found = [p for p in found if row_of(p, states.get(p.id)).needs_person]
+    if next_token is not None and not (next_token.isdigit() and len(next_token) < 10):
+        raise ValidationFailed("invalid next_token", field="next_token")
+    start = int(next_token or 0)
+    shown = found[start : start + limit]
+    more = start + limit < len(found)
+    return ParticipantRowsPage(
+        rows=_rows(repo, shown), total=len(found), next_token=str(start + limit) if more else None
+    )
+
+
+def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ConversationParticipant]:
+    found: list[ConversationParticipant] = []
+    token: str | None = None
+    while True:
+        page, token = repo.page(limit=_SCAN_PAGE, next_token=token, status=status)
+        found += [p for p in page if matches(p, search)]
+        if token is None:
+            return found
