@@ -100,6 +100,7 @@ ACCESS: dict[str, Access] = {
         table={
             "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
             "dynamodb:Query": (PARTICIPANT, FLOW),  # state, history, transcript erasure; flow versions
+            "dynamodb:BatchGetItem": (PARTICIPANT,),  # the participants list's rows: a page's flow states
             # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
             "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),  # the bundled flow as version 1 before a push
             "dynamodb:ConditionCheckItem": (PARTICIPANT,),

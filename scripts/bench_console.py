@@ -5,7 +5,9 @@ process: ``LocalEnvironment`` (moto DynamoDB, the real API handler), N participa
 the participants API (each gets its greeting), then ``Console.list_page`` rendered through
 ``InProcessTransport`` — the same API calls ``promptpipe console`` makes against ``promptpipe serve``,
 without the HTTP hop. Prints the API calls one render makes and the best, median and worst render
-time. The figure is recorded in docs/benchmarks.md ("The console's list").
+time. ``--compare DIR``: the same, in the same run, on another checkout (e.g. ``git worktree add
+/tmp/before 114ef8f``), run with that checkout's code first. The figure is recorded in
+docs/benchmarks.md ("The console's list").
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 
@@ -37,7 +41,15 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--query", default="", help="the list's query string, e.g. page=2 or needs=1")
+    parser.add_argument("--compare", metavar="DIR", help="another checkout: run this script's there first")
     args = parser.parse_args()
+    if args.compare:
+        print(f"== {args.compare}", flush=True)
+        command = [sys.executable, "-m", "scripts.bench_console", "--participants", str(args.participants)]
+        command += ["--repeat", str(args.repeat), "--query", args.query]
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(["shared", "."])}  # that checkout's code
+        subprocess.run(command, cwd=args.compare, env=environment, check=True)
+        print("== this tree", flush=True)
     settings = local_settings(offline_coach=True, openai_api_key=None)
     with (
         quiet_function_logs(verbose=False),
@@ -58,6 +70,14 @@ def main() -> None:
             print(
                 f"listing the {listed} participant records alone, pages of {page_size}: "
                 f"{CountingTransport.calls} API calls, {time.perf_counter() - started:.3f} s"
+            )
+        if hasattr(console.client, "participant_rows"):
+            CountingTransport.calls = 0
+            started = time.perf_counter()
+            rows = console.client.participant_rows(limit=50)
+            print(
+                f"the list's rows alone (one page of {len(rows.rows)} of {rows.total}): "
+                f"{CountingTransport.calls} API call, {time.perf_counter() - started:.3f} s"
             )
         query = dict(part.split("=", 1) for part in args.query.split("&") if "=" in part)
         times = []

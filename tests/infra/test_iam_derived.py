@@ -609,6 +609,8 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     reconciled = env.api("POST", f"{base}/{sam['id']}/reconcile")
     assert reconciled.status == 200 and reconciled.body["result"]["live"] == 1, reconciled.body
     assert env.api("GET", base).status == 200
+    rows = env.api("GET", "/conversation/participant-rows", query={"status": "active"})  # + a page's flow states
+    assert rows.status == 200 and rows.body["result"]["total"] == 2, rows.body
     assert env.api("GET", f"{base}/{sam['id']}").status == 200
     assert env.api("GET", f"{base}/{sam['id']}/history").status == 200
     assert env.api("PUT", f"{base}/{sam['id']}", json_body={"name": "Samantha"}).status == 200

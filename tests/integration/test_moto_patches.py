@@ -193,3 +193,71 @@ def test_sorted_partition_keeps_order_through_every_mutation() -> None:
     assert list(clone.select(None, [], forward=True)) == ["zero", "A2", "B", "E"]
     assert list(clone.select(None, [], forward=False, limit=2)) == ["E", "B"]
     assert partition.select(None, [], forward=True) == []
+
+
+def test_an_index_query_answers_as_unpatched_moto(ddb: Any) -> None:
+    # Given participants on the participants index among other items (state, transcript, claims)
+    # and one more on another index partition
+    rng = random.Random(7)
+    for n in rng.sample(range(200), 60):
+        pk = f"PARTICIPANT#p{n:03d}"
+        at = f"2026-03-{1 + n % 28:02d}T{n % 24:02d}:00:00Z#p{n:03d}"
+        status = "active" if n % 3 else "paused"
+        ddb.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": pk},
+                "sk": {"S": "META"},
+                "gsi1pk": {"S": "PARTICIPANTS"},
+                "gsi1sk": {"S": at},
+                "status": {"S": status},
+            },
+        )
+        _put(ddb, pk, "FLOW#conversation")
+        _put(ddb, pk, f"MSG#{n}")
+    ddb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": "PARTICIPANT#x"},
+            "sk": {"S": "FLOW#conversation#pending"},
+            "gsi1pk": {"S": "PENDING_EFFECTS"},
+            "gsi1sk": {"S": "2026"},
+        },
+    )
+    requests: list[dict[str, Any]] = [
+        {"ScanIndexForward": False, "Limit": 7},
+        {"ScanIndexForward": True, "Limit": 11},
+        {
+            "ScanIndexForward": False,
+            "Limit": 5,
+            "FilterExpression": "#s = :s",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":s": {"S": "paused"}},
+        },
+        {"Select": "COUNT"},
+    ]
+    from moto.dynamodb.models.table import Table
+
+    def pages(patched: bool, request: dict[str, Any]) -> list[Any]:
+        base = {"IndexName": "gsi1", "KeyConditionExpression": "gsi1pk = :g"}
+        values = {":g": {"S": "PARTICIPANTS"}, **request.get("ExpressionAttributeValues", {})}
+        answer = []
+        query = {**base, **request, "ExpressionAttributeValues": values}
+        while True:
+            response = ddb.query(TableName=TABLE, **query)
+            answer.append((response.get("Count"), response.get("Items"), response.get("LastEvaluatedKey")))
+            if "LastEvaluatedKey" not in response:
+                return answer
+            query["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    # When each request is paged through, with the patch and with moto's own query
+    patched = [pages(True, r) for r in requests]
+    patched_query = Table.query
+    Table.query = patched_query.__wrapped__  # type: ignore[attr-defined]
+    try:
+        unpatched = [pages(False, r) for r in requests]
+    finally:
+        Table.query = patched_query  # type: ignore[method-assign]
+    # Then every page, item, count and last key is the same
+    assert patched == unpatched
+    assert patched[3][0][0] == 60 and len(patched[0]) == 9  # 60 participants; 8 full pages of 7 and 4 more

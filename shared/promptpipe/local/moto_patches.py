@@ -10,8 +10,10 @@ the participant's history (DynamoDB's does not):
   result. Here each partition of a table with a sort key is a ``SortedPartition`` (a dict whose keys
   are kept in order with ``bisect``), and the patch hands moto only the slice of the partition that
   the key condition (``=``, ``<``, ``<=``, ``>``, ``>=``, BETWEEN, begins_with), ExclusiveStartKey
-  and Limit select, in ScanIndexForward order. Queries on an index, or with a legacy QueryFilter, go
-  to moto unchanged.
+  and Limit select, in ScanIndexForward order. A Query on an index gets only the items whose
+  index partition key matches (moto itself sorts the whole table on every index Query, ~0.5 s at
+  1,000 participants; the console's list makes two: docs/console.md); moto then sorts those by the
+  index keys and applies the rest as usual. Queries with a legacy QueryFilter go to moto unchanged.
 """
 
 from __future__ import annotations
@@ -248,6 +250,12 @@ def _patch_query() -> None:
         legacy_filter = any(name not in _QUERY_KEYWORDS for name in kwargs)
         partition = None if hash_key is None else self.items.get(hash_key)
         unsupported = range_comparison is not None and range_comparison not in _SUPPORTED
+        if index_name and not legacy_filter and kwargs.get("hash_key_conditions"):
+            self.all_items = lambda: _index_partition(self, kwargs["hash_key_conditions"])
+            try:
+                return original_query(self, *args, **kwargs)
+            finally:
+                del self.all_items
         if index_name or legacy_filter or unsupported or not self.range_key_attr:
             return original_query(self, *args, **kwargs)
         if partition is None:
@@ -275,6 +283,17 @@ def _patch_query() -> None:
             del self.all_items
 
     Table.query = query  # type: ignore[method-assign]
+
+
+def _index_partition(table: Any, conditions: list[tuple[str, Any]]) -> list[Any]:
+    """The items carrying every ``(attribute, value)`` of an index Query's partition key, unsorted
+    (moto sorts its candidates by the index's keys, then the table's: a total order)."""
+    found = []
+    for partition in table.items.values():
+        for item in partition.values() if table.range_key_attr else (partition,):
+            if all(name in item.attrs and item.attrs[name] == value for name, value in conditions):
+                found.append(item)
+    return found
 
 
 def _restore(table: Any, hash_value: Any, range_value: Any, existed: bool, item: Any) -> None:
