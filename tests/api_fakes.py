@@ -68,13 +68,13 @@ class CannedApi:
         return ApiAnswer(404, {"message": "not found"})
 
     def _rows(self, query: dict[str, str]) -> dict[str, Any]:
-        from promptpipe.models.participant import ConversationParticipant
+        from promptpipe.models.participant_rows import ListedParticipant
         from promptpipe.usecases.participant_rows import matches
 
         rows = []
         for p in self.participants:
             state = self.states.get(p["id"]) or {}
-            record = ConversationParticipant.model_validate(p)
+            record = ListedParticipant.model_validate(p)
             if query.get("status") and record.status.value != query["status"]:
                 continue
             if not matches(record, query.get("q", "")):

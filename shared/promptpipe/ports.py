@@ -7,7 +7,6 @@ tests and local runs.
 from __future__ import annotations
 
 import builtins
-
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
@@ -17,6 +16,7 @@ from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnE
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ListedParticipant
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -84,8 +84,9 @@ class ParticipantRepo(Protocol):
     # -- the participants list (docs/console.md, "The list's reads") --
     def page(
         self, *, limit: int, next_token: str | None, status: str | None = None
-    ) -> tuple[builtins.list[ConversationParticipant], str | None]:
-        """Newest first, like ``list``; only participants of ``status`` when given (filtered by the store)."""
+    ) -> tuple[builtins.list[ListedParticipant], str | None]:
+        """Newest first, like ``list``, only the fields a list row shows; only participants of
+        ``status`` when given (filtered by the store)."""
         ...
 
     def count(self, *, status: str | None = None) -> int:

@@ -26,13 +26,12 @@ from promptpipe.adapters.dynamodb_items import (
     Item,
     decode_token,
     encode_token,
+    from_attribute,
     key,
-    participant_from_item,
     participant_pk,
 )
 from promptpipe.errors import StoreError, ValidationFailed
-from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ROW_STATE_KEYS
+from promptpipe.models.participant_rows import LISTED_FIELDS, ROW_STATE_KEYS, ListedParticipant
 
 # BatchGetItem takes at most 100 keys a call.
 _BATCH_GET_SIZE = 100
@@ -47,7 +46,8 @@ class DynamoParticipantListing:
     _index: str
     _sleep: Callable[[float], None]
 
-    def _index_request(self, status: str | None) -> dict[str, Any]:
+    def _index_request(self, status: str | None, *, projected: bool = False) -> dict[str, Any]:
+        names: dict[str, str] = {}
         request: dict[str, Any] = {
             "TableName": self._table,
             "IndexName": self._index,
@@ -57,19 +57,26 @@ class DynamoParticipantListing:
         }
         if status:
             request["FilterExpression"] = "#status = :status"
-            request["ExpressionAttributeNames"] = {"#status": "status"}
+            names["#status"] = "status"
             request["ExpressionAttributeValues"][":status"] = {"S": status}
+        if projected:  # the record's listed fields and the keys (a cursor is made of them)
+            fields = {f"#f{n}": name for n, name in enumerate((*sorted(KEY_ATTRIBUTES), *LISTED_FIELDS))}
+            request["ProjectionExpression"] = ", ".join(fields)
+            names |= fields
+        if names:
+            request["ExpressionAttributeNames"] = names
         return request
 
     @store_operation
     def page(
         self, *, limit: int, next_token: str | None, status: str | None = None
-    ) -> tuple[list[ConversationParticipant], str | None]:
-        """Newest first, at most ``limit`` of ``status`` (all when None): DynamoDB filters, so a page
-        reads only what it returns plus what the filter drops (and one item to know there is more)."""
+    ) -> tuple[list[ListedParticipant], str | None]:
+        """Newest first, at most ``limit`` of ``status`` (all when None), only the listed fields:
+        DynamoDB filters, so a page reads only what it returns plus what the filter drops (and one
+        item to know there is more)."""
         if limit < 1:
             raise ValidationFailed("limit must be at least 1", field="limit")
-        request = self._index_request(status)
+        request = self._index_request(status, projected=True)
         if next_token is not None:
             request["ExclusiveStartKey"] = decode_token(
                 next_token,
@@ -92,7 +99,10 @@ class DynamoParticipantListing:
                 token = None
                 break
             request["ExclusiveStartKey"] = last_key
-        return [participant_from_item(item) for item in found], token
+        return [
+            ListedParticipant.model_validate({k: from_attribute(v) for k, v in item.items() if k not in KEY_ATTRIBUTES})
+            for item in found
+        ], token
 
     @store_operation
     def count(self, *, status: str | None = None) -> int:

@@ -17,7 +17,7 @@ from promptpipe.errors import (
 )
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ROW_STATE_KEYS
+from promptpipe.models.participant_rows import ROW_STATE_KEYS, ListedParticipant
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import DeliveryOutcome, EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -77,15 +77,15 @@ class InMemoryStore:
 
     def page(
         self, *, limit: int, next_token: str | None, status: str | None = None
-    ) -> tuple[builtins.list[ConversationParticipant], str | None]:
+    ) -> tuple[builtins.list[ListedParticipant], str | None]:
         with self._lock:
             ordered = sorted(self.participants.values(), key=lambda p: (p.created_at, p.id), reverse=True)
-        kept = [p for p in ordered if status is None or p.status.value == status]
+        kept = [ListedParticipant.model_validate(p.model_dump()) for p in ordered if status in (None, p.status.value)]
         if next_token is not None and not next_token.isdigit():
             raise ValidationFailed("invalid next_token", field="next_token")
         start = int(next_token or 0)
         more = start + limit < len(kept)
-        return [p.model_copy(deep=True) for p in kept[start : start + limit]], (str(start + limit) if more else None)
+        return kept[start : start + limit], (str(start + limit) if more else None)
 
     def count(self, *, status: str | None = None) -> int:
         with self._lock:

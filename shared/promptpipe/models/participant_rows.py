@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from promptpipe.models.api import OPAQUE_TOKEN, Envelope
-from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey
 
 # What a row reads of a flow state: the sub-state, the controller's hold, the counts in the profile,
@@ -23,6 +23,24 @@ ROW_STATE_KEYS = (
 )
 
 
+class ListedParticipant(BaseModel):
+    """The fields of the participant's record a list row shows or filters on (the rest — gender,
+    ethnicity, background, debug mode — is left out of the read: docs/console.md)."""
+
+    id: str
+    phone_number: str
+    name: str = ""
+    timezone: str = ""
+    status: ParticipantStatus = ParticipantStatus.ACTIVE
+    opted_out: bool = False
+    enrolled_at: datetime
+    created_at: datetime
+
+
+# What the list reads of a META item (the index's keys too: a page's cursor is made of them).
+LISTED_FIELDS = tuple(ListedParticipant.model_fields)
+
+
 class NextTimer(BaseModel):
     """The participant's pending timer due first."""
 
@@ -31,7 +49,7 @@ class NextTimer(BaseModel):
 
 
 class ParticipantRow(BaseModel):
-    participant: ConversationParticipant
+    participant: ListedParticipant
     sub_state: str = Field(description="The conversation's sub-state (INTAKE, FEEDBACK, …)")
     needs_person: bool = Field(description="The flow controller holds the conversation for a person")
     prompts_sent: int = Field(description="Daily prompts sent, the original's imported ones included (total_prompts)")

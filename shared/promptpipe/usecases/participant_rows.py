@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ValidationFailed
-from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import NextTimer, ParticipantRow, ParticipantRowsPage
+from promptpipe.models.participant_rows import ListedParticipant, NextTimer, ParticipantRow, ParticipantRowsPage
 from promptpipe.models.state import StateData
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
 _SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
 
 
-def matches(participant: ConversationParticipant, search: str) -> bool:
+def matches(participant: ListedParticipant, search: str) -> bool:
     """The console's search: a part of the name (any case) or of the id, or the phone's digits."""
     if not search:
         return True
@@ -41,7 +40,7 @@ def matches(participant: ConversationParticipant, search: str) -> bool:
     )
 
 
-def row_of(participant: ConversationParticipant, raw: dict[str, str] | None) -> ParticipantRow:
+def row_of(participant: ListedParticipant, raw: dict[str, str] | None) -> ParticipantRow:
     """One row from the participant's record and (part of) their ``state_data``; ``None``: no state."""
     data = StateData(dict(raw or {}))
     runtime = data.controller_state()
@@ -69,7 +68,7 @@ def _next_timer(data: StateData) -> NextTimer | None:
     return min(timers, key=lambda t: (t.due_at is None, t.due_at.timestamp() if t.due_at else 0.0))
 
 
-def _rows(repo: ParticipantRepo, shown: Sequence[ConversationParticipant]) -> list[ParticipantRow]:
+def _rows(repo: ParticipantRepo, shown: Sequence[ListedParticipant]) -> list[ParticipantRow]:
     states = repo.list_states([p.id for p in shown])
     return [row_of(p, states.get(p.id)) for p in shown]
 
@@ -104,8 +103,8 @@ def participant_rows(
     )
 
 
-def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ConversationParticipant]:
-    found: list[ConversationParticipant] = []
+def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:
+    found: list[ListedParticipant] = []
     token: str | None = None
     while True:
         page, token = repo.page(limit=_SCAN_PAGE, next_token=token, status=status)

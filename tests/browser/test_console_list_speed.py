@@ -1,0 +1,114 @@
+"""The console's participants list of a 1,000-participant study in a real browser (headless Chromium
+driven by Selenium) against `promptpipe serve`'s local stack: the first page renders in under a
+second, by the browser's own navigation timing (docs/console.md, "The list's reads"), and its rows
+show what each participant's flow state records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from promptpipe.adapters.api_http import HttpTransport
+from promptpipe.console.app import ConsoleServer
+from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.local.server import LocalServer
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import ConversationMessage, FlowState, StateData, new_state_data
+from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, browser, downloads, webdriver  # noqa: F401
+
+if webdriver is not None:
+    from selenium.webdriver.common.by import By
+
+pytestmark = pytest.mark.skipif(
+    webdriver is None or CHROMIUM is None or CHROMEDRIVER is None,
+    reason="browser tests need chromium and chromium-driver (apt-get install chromium chromium-driver) and selenium",
+)
+
+STUDY = 1000
+T0 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+# The issue's target (docs/console.md); measured best of LOADS page loads, so that one load slowed by
+# other work on a shared 2-core machine does not fail it.
+TARGET_MS = 1000
+LOADS = 3
+
+
+@pytest.fixture(autouse=True)
+def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
+        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
+
+
+def _seed(env: LocalEnvironment, n: int) -> None:
+    """Participant ``n`` as the store holds an enrolled one (record, phone claim, flow state), with
+    ``n % 7`` prompts, ``n % 4`` of them Done and a last reply ``n`` minutes after T0: written
+    through the repository, as enrolment writes them, without playing 1,000 greetings."""
+    at = T0 + timedelta(minutes=n)
+    participant = ConversationParticipant(
+        id=f"p_{n:032x}",
+        phone_number=f"+1416556{n:04d}",
+        name=f"Seeded {n:04d}",
+        timezone="America/Toronto",
+        enrolled_at=at,
+        created_at=at,
+        updated_at=at,
+    )
+    data = StateData(new_state_data())
+    profile = data.profile()
+    profile.total_prompts, profile.success_count = n % 7, min(n % 4, n % 7)
+    data.set_profile(profile)
+    data.append_history(ConversationMessage(role="user", content="Done", timestamp=at))
+    env.app.repo.create(participant, FlowState(participant_id=participant.id, state_data=data.raw))
+
+
+@pytest.fixture(scope="module")
+def study_console() -> Iterator[ConsoleServer]:
+    env = LocalEnvironment(start=T0, settings=local_settings(offline_coach=True, openai_api_key=None))
+    for n in range(STUDY):
+        _seed(env, n)
+    server = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
+    transport = HttpTransport(server.url)
+    console = ConsoleServer(CoordinatorClient(transport), port=0).start()
+    yield console
+    console.stop()
+    transport.close()
+    server.stop()
+    env.close()
+
+
+def _load_ms(driver: Any, url: str) -> float:
+    """Navigate, then the browser's own figure: from the navigation's start to the end of the load
+    event (request, the console's API call, transfer, parsing, the stylesheet, layout)."""
+    driver.get(url)
+    timing = driver.execute_script("return performance.getEntriesByType('navigation')[0].toJSON()")
+    return float(timing["loadEventEnd"] - timing["startTime"])
+
+
+def test_the_list_of_1000_participants_renders_in_under_a_second(
+    browser: Any,  # noqa: F811
+    study_console: ConsoleServer,
+) -> None:
+    # Given a study of 1,000 participants on the local stack, the console warmed by one load
+    url = study_console.url + "/"
+    _load_ms(browser, url)
+
+    # When the list's first page is loaded three times
+    times = sorted(_load_ms(browser, url) for _ in range(LOADS))
+
+    # Then the best load is under a second, by the browser's navigation timing
+    print(f"list of {STUDY} participants: loads {', '.join(f'{t:.0f} ms' for t in times)}")
+    assert times[0] < TARGET_MS, times
+    # and the page is the study's newest 50, the total named, each row from the participant's state
+    caption = browser.find_element(By.CSS_SELECTOR, "table.people caption").text
+    assert caption.startswith(f"1–50 of {STUDY} participants")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.people tbody tr")
+    assert len(rows) == 50
+    newest = {td.get_attribute("data-label"): td.text for td in rows[0].find_elements(By.TAG_NAME, "td")}
+    assert rows[0].find_element(By.TAG_NAME, "a").text == "Seeded 0999"
+    n = 999
+    assert newest["Prompts sent"] == str(n % 7) and newest["Done"].startswith(f"{min(n % 4, n % 7)} (")
+    assert newest["Last reply"] == "Tue 03 Mar 00:39 EST"  # T0 + 999 min, Toronto time
+    assert newest["Zone"] == "America/Toronto" and newest["Sub-state"] == "INTAKE"
