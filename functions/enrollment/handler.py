@@ -53,10 +53,9 @@ from promptpipe.models.api import (
     TranscriptPageEnvelope,
 )
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.participant_rows import ParticipantRowsEnvelope
+from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ParticipantRowsEnvelope
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
-from promptpipe.usecases.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, participant_rows
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -177,8 +176,7 @@ def list_participant_rows(
         bool, Query(description="Only participants the flow controller holds for a person")
     ] = False,
 ) -> Response[dict[str, Any]]:
-    page = participant_rows(
-        get_app().repo,
+    page = get_app().participant_rows(
         limit=limit,
         next_token=next_token,
         status=status.value if status else None,

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
     from promptpipe.models.messaging import InboundMessage
     from promptpipe.models.participant import ConversationParticipant
+    from promptpipe.models.participant_rows import ParticipantRowsPage
     from promptpipe.models.store import EventRecord, TranscriptEntry
     from promptpipe.usecases.events import Events
     from promptpipe.usecases.inbound import Inbound
@@ -138,6 +139,16 @@ class PromptPipe:
         self, *, limit: int, next_token: str | None
     ) -> tuple[list[ConversationParticipant], str | None]:
         return self.repo.list(limit=limit, next_token=next_token)
+
+    def participant_rows(
+        self, *, limit: int, next_token: str | None, status: str | None, search: str, needs_person: bool
+    ) -> ParticipantRowsPage:
+        """A page of the console's list, in one call (docs/console.md, "The list's reads")."""
+        from promptpipe.usecases.participant_rows import participant_rows
+
+        return participant_rows(
+            self.repo, limit=limit, next_token=next_token, status=status, search=search, needs_person=needs_person
+        )
 
     def update_participant(self, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
         return self.participants.update(participant_id, update).participant

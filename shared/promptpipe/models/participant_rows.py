@@ -11,6 +11,8 @@ from promptpipe.models.api import OPAQUE_TOKEN, Envelope
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey
 
+ROWS_PAGE = 50  # the console's page
+MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
 # What a row reads of a flow state: the sub-state, the controller's hold, the counts in the profile,
 # the last reply in the history, the timers and the reminder's due time.
 ROW_STATE_KEYS = (

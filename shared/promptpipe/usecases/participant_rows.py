@@ -16,14 +16,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ValidationFailed
-from promptpipe.models.participant_rows import ListedParticipant, NextTimer, ParticipantRow, ParticipantRowsPage
+from promptpipe.models.participant_rows import (
+    MAX_ROWS_PAGE,
+    ROWS_PAGE,
+    ListedParticipant,
+    NextTimer,
+    ParticipantRow,
+    ParticipantRowsPage,
+)
 from promptpipe.models.state import StateData
 
 if TYPE_CHECKING:
     from promptpipe.ports import ParticipantRepo
 
-ROWS_PAGE = 50  # the console's page
-MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
 _SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
 
 
