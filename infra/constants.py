@@ -96,6 +96,7 @@ ASYNC_MAX_EVENT_AGE_HOURS = 6
 PARTICIPANTS_PATH = "/conversation/participants"
 FLOWS_PATH = "/conversation/flows"
 RECONCILE_PATH = "/conversation/reconcile"
+PARTICIPANT_ROWS_PATH = "/conversation/participant-rows"  # the console's list (docs/console.md)
 TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
 WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
 

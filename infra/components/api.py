@@ -91,6 +91,7 @@ class Api(Construct):
             f"{base}/{{id}}/state",
             f"{base}/{{id}}/reconcile",  # docs/architecture.md#effects
             c.RECONCILE_PATH,
+            c.PARTICIPANT_ROWS_PATH,  # the console's list, a page of rows in one call (docs/console.md)
             f"{flows}/{{id}}",  # flow definitions (docs/controller.md); /validate is {id} = "validate"
             f"{flows}/{{id}}/versions",
         ):

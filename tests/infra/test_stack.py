@@ -410,6 +410,7 @@ def test_route_authorization(synth: Synth) -> None:
         f"ANY {base}/{{id}}/state": "AWS_IAM",
         f"ANY {base}/{{id}}/reconcile": "AWS_IAM",
         "ANY /conversation/reconcile": "AWS_IAM",
+        "ANY /conversation/participant-rows": "AWS_IAM",
         "ANY /conversation/flows/{id}": "AWS_IAM",
         "ANY /conversation/flows/{id}/versions": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",

@@ -18,6 +18,7 @@ ROUTES = {
     f"{BASE}/{{participant_id}}/state": {"get", "post"},
     f"{BASE}/{{participant_id}}/reconcile": {"post"},
     "/conversation/reconcile": {"post"},
+    "/conversation/participant-rows": {"get"},
     "/conversation/flows/validate": {"post"},
     "/conversation/flows/{flow_id}": {"get", "put"},
     "/conversation/flows/{flow_id}/versions": {"get"},
