@@ -19,6 +19,7 @@ from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import stored_history_messages
 from promptpipe.ports import LLM
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings
@@ -86,7 +87,13 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         store=store,
         messenger=outbox,
         queue=None,
-        sessions=SessionFactory(store, clock, rng=rng, prep_minutes=settings.scheduler_prep_time_minutes),
+        sessions=SessionFactory(
+            store,
+            clock,
+            rng=rng,
+            prep_minutes=settings.scheduler_prep_time_minutes,
+            history_messages=stored_history_messages(settings.chat_history_limit),
+        ),
         ledger=InMemorySentLedger(),
         pending_effects=store.pending_effects,
         deliveries=store,

@@ -7,8 +7,10 @@ strings or JSON, exactly as the original stored them, so an exported state loads
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import zlib
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
@@ -26,7 +28,8 @@ logger = logging.getLogger(__name__)
 # What a stored value can raise while being read: bad JSON (ValueError, including pydantic's
 # ValidationError and UnicodeError), the wrong JSON kind (TypeError, AttributeError), or JSON nested
 # beyond the parser's recursion limit (RecursionError).
-_UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError)
+# The history's compressed form adds zlib.error (base64's errors are ValueErrors).
+_UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError, zlib.error)
 _corrupt_listeners: list[Callable[[str], None]] = []
 
 
@@ -39,9 +42,53 @@ def on_corrupt_value(listener: Callable[[str], None]) -> Callable[[], None]:
 
 FLOW_TYPE = "conversation"
 STATE_CONVERSATION_ACTIVE = "CONVERSATION_ACTIVE"
-MAX_STORED_HISTORY = 50
+# The widest window CHAT_HISTORY_LIMIT can ask for, and the most the history can hold
+# (docs/behaviour.md#B-HIST-2).
+MAX_LLM_HISTORY = 50
 MAX_HISTORY_BYTES = 200_000
 DEFAULT_LLM_HISTORY = 30
+
+
+def model_history_window(chat_history_limit: int) -> int:
+    """How many of the latest messages the model is shown (docs/behaviour.md#B-HIST-2): -1 → 30,
+    0 → none, N > 0 → min(N, 50)."""
+    if chat_history_limit < 0:
+        return DEFAULT_LLM_HISTORY
+    return min(chat_history_limit, MAX_LLM_HISTORY)
+
+
+def stored_history_messages(chat_history_limit: int) -> int:
+    """How many messages the state keeps (docs/behaviour.md#B-HIST-1): what the model can be shown,
+    and never fewer than the default window, so the readers beyond the model's window (the last
+    reply the intent rules read, the last inbound time of WhatsApp's 24-hour window) see with a
+    narrower window what they see by default. The full record is in the transcript items."""
+    return max(model_history_window(chat_history_limit), DEFAULT_LLM_HISTORY)
+
+
+# ``conversationHistory`` as we write it: this prefix, then the base64 of the raw DEFLATE of the
+# original's JSON (docs/architecture.md, "The flow-state item"). Text that does not start with it is
+# the original's plain JSON (the original's states and ours before compression), read as it is.
+COMPRESSED_HISTORY_PREFIX = "deflate:"
+
+
+def encode_history(text: str) -> str:
+    """The stored form of the history JSON ``text``: compressed (a third of its size or less)."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = deflate.compress(text.encode()) + deflate.flush()
+    return COMPRESSED_HISTORY_PREFIX + base64.b64encode(packed).decode("ascii")
+
+
+def decode_history(stored: str) -> str:
+    """The history JSON of a stored value, compressed or plain. Raises ``ValueError`` or
+    ``zlib.error`` when it cannot be read, or would inflate past ``MAX_HISTORY_BYTES``."""
+    if not stored.startswith(COMPRESSED_HISTORY_PREFIX):
+        return stored
+    inflate = zlib.decompressobj(-15)
+    packed = base64.b64decode(stored[len(COMPRESSED_HISTORY_PREFIX) :], validate=True)
+    text = inflate.decompress(packed, MAX_HISTORY_BYTES + 1)
+    if len(text) > MAX_HISTORY_BYTES or not inflate.eof:
+        raise ValueError("compressed history truncated or over its byte budget")
+    return text.decode()
 
 
 class SubState(StrEnum):
@@ -203,8 +250,13 @@ class FlowState(BaseModel):
 class StateData:
     """Typed reads and writes over a ``state_data`` dict. Writes of "" delete the key."""
 
-    def __init__(self, raw: dict[str, str]) -> None:
+    def __init__(self, raw: dict[str, str], *, history_messages: int = DEFAULT_LLM_HISTORY) -> None:
+        """``history_messages``: how many messages ``set_history`` keeps (``stored_history_messages``
+        of the configured window; the session passes it)."""
+        if not 1 <= history_messages <= MAX_LLM_HISTORY:
+            raise ValueError(f"history_messages must be 1..{MAX_LLM_HISTORY}, not {history_messages}")
         self.raw = raw
+        self.history_messages = history_messages
         self._reported: set[str] = set()
 
     @property
@@ -272,7 +324,7 @@ class StateData:
         if not text:
             return []
         try:
-            data = json.loads(text)
+            data = json.loads(decode_history(text))
             return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
         except _UNREADABLE as exc:
             # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
@@ -280,15 +332,38 @@ class StateData:
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
-        """Keep the last 50 messages (docs/behaviour.md#B-HIST-1) and, beyond the contract, at most
-        ``MAX_HISTORY_BYTES``: DynamoDB items stop at 400 KB, and a state that cannot be saved
-        would lose every later turn (the full record is in the transcript anyway)."""
-        kept = [m.to_json_dict() for m in messages[-MAX_STORED_HISTORY:]]
+        """Keep the last ``history_messages`` (what the model can be shown: docs/behaviour.md#B-HIST-1)
+        and at most ``MAX_HISTORY_BYTES`` (B-HIST-3)."""
+        self._store_history([m.to_json_dict() for m in messages[-self.history_messages :]])
+
+    def _store_history(self, kept: list[Any]) -> None:
+        # The byte budget: DynamoDB items stop at 400 KB, and a state that cannot be saved would
+        # lose every later turn (the full record is in the transcript anyway).
         text = json.dumps({"messages": kept}, ensure_ascii=False)
         while len(text.encode()) > MAX_HISTORY_BYTES and len(kept) > 1:
             kept = kept[1:]
             text = json.dumps({"messages": kept}, ensure_ascii=False)
-        self.raw[DataKey.CONVERSATION_HISTORY.value] = text
+        self.raw[DataKey.CONVERSATION_HISTORY.value] = encode_history(text)
+
+    def bound_history(self) -> bool:
+        """Bring a history written by an earlier version (the original's plain JSON, 50 messages)
+        or under a wider window to the stored form: the last ``history_messages``, compressed; the
+        messages kept are left as they were. Returns whether the stored value changed. An unreadable
+        history is left alone (it reads as empty, and the next reply replaces it)."""
+        text = self.get(DataKey.CONVERSATION_HISTORY)
+        if not text:
+            return False
+        try:
+            stored = json.loads(decode_history(text)).get("messages") or []
+        except _UNREADABLE:
+            return False
+        if not isinstance(stored, list):
+            return False
+        compressed = text.startswith(COMPRESSED_HISTORY_PREFIX)
+        if compressed and len(stored) <= self.history_messages:
+            return False
+        self._store_history(stored[-self.history_messages :])
+        return True
 
     def append_history(self, *messages: ConversationMessage) -> None:
         self.set_history([*self.history(), *messages])
