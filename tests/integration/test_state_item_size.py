@@ -25,12 +25,13 @@ TURNS = 45
 # A reply every two hours, a dozen a day: the item also keeps a day of event records (at most 25,
 # ~200 bytes each: docs/architecture.md, "Event records"), which a faster chat fills on its own.
 TURN_GAP = timedelta(hours=2)
-WORDS = (
+VOCABULARY = (
     "walk stretch morning coffee water breath minutes habit small step today tomorrow tired busy "
     "great energy sleep park stairs lunch evening focus calm body mind win streak again proud "
     "plan start easy hard try keep going noticed felt better slower quicker gentle routine kitchen "
     "desk window music friend outside weather rain sunny shoes timer alarm after before during"
-).split()
+)
+WORDS = tuple(VOCABULARY.split())
 
 
 class KeyedCoach:
