@@ -17,9 +17,9 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
+from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import stored_history_messages
 from promptpipe.ports import LLM
 from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings

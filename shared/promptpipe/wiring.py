@@ -23,9 +23,9 @@ from promptpipe.config import CoreConfig
 from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.session import SessionFactory
+from promptpipe.models.history import stored_history_messages
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage
-from promptpipe.models.state import stored_history_messages
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue

@@ -210,7 +210,7 @@ def test_debug_mode_sends_debug_messages_only_to_that_participant():
 
 def test_stored_history_stays_under_the_item_size_budget():
     # Given 25 turns of 4,096 four-byte characters (≈ 16 KB each, ≈ 800 KB for 50 messages)
-    from promptpipe.models.state import MAX_HISTORY_BYTES
+    from promptpipe.models.history import MAX_HISTORY_BYTES
 
     h = memory_harness(ScriptedLLM([ScriptedLLM.text("ok") for _ in range(25)]))
     p = h.enroll()

@@ -19,20 +19,17 @@ from promptpipe.channel_context import last_inbound_at
 from promptpipe.clock import ManualClock
 from promptpipe.flow.context import history_window
 from promptpipe.flow.session import SessionFactory
-from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import (
+from promptpipe.models.history import (
     COMPRESSED_HISTORY_PREFIX,
     DEFAULT_LLM_HISTORY,
     MAX_LLM_HISTORY,
-    ConversationMessage,
-    DataKey,
-    FlowState,
-    StateData,
     decode_history,
     encode_history,
     model_history_window,
     stored_history_messages,
 )
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.state import ConversationMessage, DataKey, FlowState, StateData
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "b" * 32

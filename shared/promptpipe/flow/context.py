@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from promptpipe.models.history import model_history_window
 from promptpipe.models.profile import UserProfile
-from promptpipe.models.state import ConversationMessage, model_history_window
+from promptpipe.models.state import ConversationMessage
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:

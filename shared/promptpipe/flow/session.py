@@ -34,9 +34,10 @@ from promptpipe.errors import (
 )
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
+from promptpipe.models.history import DEFAULT_LLM_HISTORY
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import DEFAULT_LLM_HISTORY, FlowState, StateData
+from promptpipe.models.state import FlowState, StateData
 from promptpipe.models.store import (
     EVENT_ID_RETENTION_DAYS,
     MAX_RECENT_EVENTS,
