@@ -17,6 +17,7 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
+from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.ports import LLM
@@ -86,7 +87,13 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         store=store,
         messenger=outbox,
         queue=None,
-        sessions=SessionFactory(store, clock, rng=rng, prep_minutes=settings.scheduler_prep_time_minutes),
+        sessions=SessionFactory(
+            store,
+            clock,
+            rng=rng,
+            prep_minutes=settings.scheduler_prep_time_minutes,
+            history_messages=stored_history_messages(settings.chat_history_limit),
+        ),
         ledger=InMemorySentLedger(),
         pending_effects=store.pending_effects,
         deliveries=store,

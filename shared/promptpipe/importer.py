@@ -177,11 +177,7 @@ def import_participants(
         if holder == line.participant_id:
             line.outcome = "already_imported"
             if not dry_run:  # an import interrupted before its history landed completes it
-                write_history(
-                    app,
-                    line.participant_id,
-                    read_history(StateData(app.store.load(line.participant_id).flow.state_data)),
-                )
+                write_history(app, line.participant_id, _original_history(original))
             continue
         if holder is not None:
             line.outcome, line.reason = "skipped", "phone number already enrolled here (another participant)"
@@ -217,6 +213,14 @@ def _one_per_phone(originals: list[OriginalParticipant], phones: dict[str, str])
     for original in ranked:
         winners.setdefault(phones[original.id], original.id)
     return winners
+
+
+def _original_history(original: OriginalParticipant) -> ImportedHistory:
+    """The history a first run read, from the original as ``_build`` carries it over; not from the
+    stored state, whose history every later commit bounds to the model's window."""
+    data = StateData(dict(original.state_data or {}))
+    _drop_unreadable_profile_fields(data, ImportLine(original.id))
+    return read_history(data)
 
 
 def _reverse(text: str) -> tuple[int, ...]:

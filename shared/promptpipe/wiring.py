@@ -23,6 +23,7 @@ from promptpipe.config import CoreConfig
 from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.session import SessionFactory
+from promptpipe.models.history import stored_history_messages
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
@@ -230,7 +231,15 @@ def build_app(
         store=store,
         messenger=messenger,
         queue=queue,
-        sessions=SessionFactory(store, clock, rng=rng, sleep=sleep, prep_minutes=settings.scheduler_prep_time_minutes),
+        sessions=SessionFactory(
+            store,
+            clock,
+            rng=rng,
+            sleep=sleep,
+            prep_minutes=settings.scheduler_prep_time_minutes,
+            # The history is stored as far as the model's window reaches (docs/behaviour.md#B-HIST-1).
+            history_messages=stored_history_messages(deps.config.chat_history_limit),
+        ),
         ledger=DynamoSentLedger(settings.table_name, dynamodb),
         phone_claims=lazy(lambda: _phone_claims(settings, dynamodb)),
         pending_effects=DynamoPendingEffects(

@@ -18,7 +18,6 @@ Script (day 0 = enrollment day, local times):
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -28,7 +27,7 @@ from promptpipe.adapters.aws import aws_client
 from promptpipe.flow.timer_events import REMINDER_TEXT
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import LocalEnvironment, TimelineEntry
-from promptpipe.models.state import DataKey
+from promptpipe.models.state import DataKey, StateData
 
 ZONE = ZoneInfo("America/Toronto")
 DAY0 = date(2026, 3, 2)  # a Monday
@@ -202,8 +201,8 @@ def test_seven_days_of_a_participant(local_env_factory: Any) -> None:
 
     # And each delivered prompt is in the conversation history (docs/behaviour.md#B-DELIV-2)
     data = env.app.store.load(pid).flow.state_data
-    history = json.loads(data[DataKey.CONVERSATION_HISTORY.value])["messages"]
-    assistant = [m["content"] for m in history if m["role"] == "assistant"]
+    history = StateData(dict(data)).history()
+    assistant = [m.content for m in history if m.role == "assistant"]
     assert all(e.text.split("\n\nDid you do it?")[0] in assistant for e in prompts)
     assert data[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == "2026-03-09"
     assert data[DataKey.DAILY_PROMPT_REMINDER_SENT_AT.value] == "2026-03-04T17:20:00Z"

@@ -9,9 +9,13 @@ import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.models.events import TurnEvent, TurnKind
-from promptpipe.models.state import DataKey
+from promptpipe.models.state import DataKey, StateData
 from promptpipe.settings import Settings
 from tests.support import memory_harness
+
+
+def stored_history(h, pid) -> list[dict]:
+    return [m.to_json_dict() for m in StateData(dict(h.data(pid))).history()]
 
 
 def turn(h, participant, text, **kw):
@@ -42,8 +46,8 @@ def test_f3_empty_sub_state_hello_replies_and_persists_intake():
     assert outcome.outbound[0].body == "Hi! What habit would you like to build?"
     data = h.data(p.id)
     assert data["conversationState"] == "INTAKE"
-    history = json.loads(data["conversationHistory"])["messages"]
-    assert [m["role"] for m in history] == ["user", "assistant"]
+    history = StateData(dict(data)).history()
+    assert [m.role for m in history] == ["user", "assistant"]
 
 
 def test_f4_legacy_sub_state_resets_to_intake():
@@ -145,17 +149,24 @@ def test_scenario_2_and_pg_generator_validation():
     assert "profile not found" in h.scripted.requests[1].messages[-1].content
 
 
-def test_history_window_and_storage_limits():
-    h = memory_harness(ScriptedLLM([ScriptedLLM.text(f"r{i}") for i in range(30)]))
+@pytest.mark.parametrize(("limit", "stored"), [(-1, 30), (40, 40), (50, 50)])
+def test_history_window_and_storage_limits(limit, stored):
+    # Given CHAT_HISTORY_LIMIT and 30 exchanges (60 messages)
+    h = memory_harness(
+        ScriptedLLM([ScriptedLLM.text(f"r{i}") for i in range(30)]), settings=Settings(chat_history_limit=limit)
+    )
     p = h.enroll()
     for i in range(30):
         h.clock.advance(timedelta(minutes=5))
         turn(h, p, f"u{i}")
-    history = json.loads(h.data(p.id)["conversationHistory"])["messages"]
-    assert len(history) == 50
+    # Then the state keeps as many messages as the model can be shown, the latest ones
+    history = stored_history(h, p.id)
+    assert len(history) == stored and history[-1]["content"] == "r29"
+    # And the last request showed the model the stored history as it was before this turn
     last = h.scripted.requests[-1].messages
-    sent_history = [m for m in last if m.role in ("user", "assistant")][:-1]
-    assert len(sent_history) == 30
+    sent_history = [m.content for m in last if m.role in ("user", "assistant")][:-1]
+    expected = [f"{role}{i}" for i in range(29) for role in ("u", "r")][-stored:]
+    assert sent_history == expected
 
 
 def test_greeting_hint_not_stored_as_user_message():
@@ -165,7 +176,7 @@ def test_greeting_hint_not_stored_as_user_message():
         TurnEvent(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
     )
     assert outcome.outbound[0].body.startswith("Welcome")
-    history = json.loads(h.data(p.id)["conversationHistory"])["messages"]
+    history = stored_history(h, p.id)
     assert [m["role"] for m in history] == ["assistant"]
     assert "<Hint:" in h.scripted.requests[0].messages[-1].content
 
@@ -199,7 +210,7 @@ def test_debug_mode_sends_debug_messages_only_to_that_participant():
 
 def test_stored_history_stays_under_the_item_size_budget():
     # Given 25 turns of 4,096 four-byte characters (≈ 16 KB each, ≈ 800 KB for 50 messages)
-    from promptpipe.models.state import MAX_HISTORY_BYTES
+    from promptpipe.models.history import MAX_HISTORY_BYTES
 
     h = memory_harness(ScriptedLLM([ScriptedLLM.text("ok") for _ in range(25)]))
     p = h.enroll()
@@ -207,9 +218,8 @@ def test_stored_history_stays_under_the_item_size_budget():
         h.clock.advance(timedelta(minutes=1))
         turn(h, p, "😀" * 4096)
     # Then the stored history is trimmed from the oldest end to fit, and the last turn is there
-    stored = h.data(p.id)["conversationHistory"]
-    assert len(stored.encode()) <= MAX_HISTORY_BYTES
-    messages = json.loads(stored)["messages"]
+    messages = stored_history(h, p.id)
+    assert len(json.dumps({"messages": messages}, ensure_ascii=False).encode()) <= MAX_HISTORY_BYTES
     assert messages[-1]["content"] == "ok" and messages[-2]["content"].startswith("😀")
 
 
@@ -229,4 +239,4 @@ def test_chat_history_limit_bounds_what_the_model_sees(limit, sent):
     last = h.scripted.requests[-1].messages
     assert [m.content for m in last if m.role in ("user", "assistant")] == [*sent, "u3"]
     # And the stored history is not cut by the window
-    assert len(json.loads(h.data(p.id)["conversationHistory"])["messages"]) == 8
+    assert len(stored_history(h, p.id)) == 8

@@ -33,7 +33,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse, ToolCall
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.profile import UserProfile
-from promptpipe.models.state import DataKey, SubState
+from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.services import EventOutcome, PromptPipe
 from promptpipe.settings import Settings
 from tests.support import MemoryHarness, memory_harness
@@ -234,8 +234,8 @@ def test_s4_delivery_sends_prompt_and_poll_arms_reminder_and_auto_feedback_and_s
     assert data[DataKey.LAST_HABIT_PROMPT.value] == prompt.body
     assert data[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == "2026-03-02"
     # And the prompt is in the conversation history and the transcript (docs/behaviour.md#B-DELIV-2)
-    history = json.loads(data[DataKey.CONVERSATION_HISTORY.value])["messages"]
-    assert history[-1]["role"] == "assistant" and history[-1]["content"] == prompt.body
+    history = StateData(dict(data)).history()
+    assert history[-1].role == "assistant" and history[-1].content == prompt.body
     kinds = [e.kind for e in h.store.transcripts[p.id]]
     assert kinds[-2:] == ["daily_prompt", "intensity_poll"]
     # And the generator was asked for a scheduled delivery

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from promptpipe.models.history import model_history_window
 from promptpipe.models.profile import UserProfile
-from promptpipe.models.state import DEFAULT_LLM_HISTORY, MAX_STORED_HISTORY, ConversationMessage
+from promptpipe.models.state import ConversationMessage
 
 
 def history_window(history: Sequence[ConversationMessage], limit: int) -> list[ConversationMessage]:
     """docs/behaviour.md#B-HIST-2: -1 → the last 30; 0 → none; N > 0 → the last min(N, 50)."""
-    if limit == 0:
-        return []
-    count = DEFAULT_LLM_HISTORY if limit < 0 else min(limit, MAX_STORED_HISTORY)
-    return list(history[-count:])
+    count = model_history_window(limit)
+    return list(history[-count:]) if count else []
 
 
 def _status_line(label: str, value: str) -> str:

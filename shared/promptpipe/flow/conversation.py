@@ -3,7 +3,8 @@
 For a message, in order: the inbound text is recorded; a "Done" answer is counted once per
 delivered prompt; an intensity answer is applied; the daily-prompt reply hook runs; the sub-state
 routes to Intake or Feedback (an empty or unknown one is persisted as INTAKE); the module's reply is
-appended to history (trimmed to 50) and queued for sending; debug output follows when enabled.
+appended to history (bounded to what the model can be shown: docs/behaviour.md#B-HIST-1) and queued
+for sending; debug output follows when enabled.
 Everything goes through the session, so one commit writes it all.
 """
 

@@ -34,6 +34,7 @@ from promptpipe.errors import (
 )
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
+from promptpipe.models.history import DEFAULT_LLM_HISTORY
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
@@ -170,12 +171,14 @@ class ConversationSession:
         rng: random.Random | None = None,
         sleep: Callable[[float], None] | None = None,
         prep_minutes: int = DEFAULT_PREP_MINUTES,
+        history_messages: int = DEFAULT_LLM_HISTORY,
     ) -> None:
         self._store = store
         self._clock = clock
         self._rng = rng or random.Random()
         self._sleep = sleep or (lambda _seconds: None)
         self._prep_minutes = prep_minutes
+        self._history_messages = history_messages
         self.event_id = event_id
         self.started_at = clock.now()
         self.operations: list[Operation] = []
@@ -194,7 +197,7 @@ class ConversationSession:
     def _reset(self, loaded: LoadedState) -> None:
         self._loaded = loaded
         self._ctx = OpContext(
-            data=StateData(dict(loaded.flow.state_data)),
+            data=StateData(dict(loaded.flow.state_data), history_messages=self._history_messages),
             participant=loaded.participant.model_copy(deep=True),
             now=self.started_at,
             event_id=self.event_id,
@@ -369,11 +372,15 @@ class ConversationSession:
                     status=self._ctx.participant.status,
                 )
             )
+        # Every commit writes the history bounded to what the model can be shown: a state written
+        # with a wider bound (the 50 messages of earlier versions) shrinks on its next commit.
+        data = StateData(dict(self._ctx.data.raw), history_messages=self._history_messages)
+        data.bound_history()
         flow = FlowState(
             participant_id=loaded.flow.participant_id,
             flow_type=loaded.flow.flow_type,
             current_state=loaded.flow.current_state,
-            state_data=dict(self._ctx.data.raw),
+            state_data=data.raw,
             version=loaded.flow.version + 1,
             updated_at=self.now,
             expires_at=self._ctx.expires_at,
@@ -410,12 +417,15 @@ class SessionFactory:
         rng: random.Random | None = None,
         sleep: Callable[[float], None] | None = None,
         prep_minutes: int = DEFAULT_PREP_MINUTES,
+        history_messages: int = DEFAULT_LLM_HISTORY,
     ) -> None:
         self.store = store
         self.clock = clock
         self._rng = rng
         self._sleep = sleep
         self.prep_minutes = prep_minutes
+        # Messages a state's history keeps: ``stored_history_messages`` of CHAT_HISTORY_LIMIT.
+        self.history_messages = history_messages
 
     def open(self, participant_id: str, event_id: str) -> ConversationSession:
         return ConversationSession(
@@ -426,4 +436,5 @@ class SessionFactory:
             rng=self._rng,
             sleep=self._sleep,
             prep_minutes=self.prep_minutes,
+            history_messages=self.history_messages,
         )

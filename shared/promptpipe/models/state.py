@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import zlib
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
@@ -19,6 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.runtime import RuntimeState
 from promptpipe.models.effects import ScheduleSpec
+from promptpipe.models.history import (
+    COMPRESSED_HISTORY_PREFIX,
+    DEFAULT_LLM_HISTORY,
+    MAX_HISTORY_BYTES,
+    MAX_LLM_HISTORY,
+    decode_history,
+    encode_history,
+)
 from promptpipe.models.profile import UserProfile
 
 logger = logging.getLogger(__name__)
@@ -26,7 +35,8 @@ logger = logging.getLogger(__name__)
 # What a stored value can raise while being read: bad JSON (ValueError, including pydantic's
 # ValidationError and UnicodeError), the wrong JSON kind (TypeError, AttributeError), or JSON nested
 # beyond the parser's recursion limit (RecursionError).
-_UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError)
+# The history's compressed form adds zlib.error (base64's errors are ValueErrors).
+_UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError, zlib.error)
 _corrupt_listeners: list[Callable[[str], None]] = []
 
 
@@ -39,9 +49,6 @@ def on_corrupt_value(listener: Callable[[str], None]) -> Callable[[], None]:
 
 FLOW_TYPE = "conversation"
 STATE_CONVERSATION_ACTIVE = "CONVERSATION_ACTIVE"
-MAX_STORED_HISTORY = 50
-MAX_HISTORY_BYTES = 200_000
-DEFAULT_LLM_HISTORY = 30
 
 
 class SubState(StrEnum):
@@ -203,8 +210,13 @@ class FlowState(BaseModel):
 class StateData:
     """Typed reads and writes over a ``state_data`` dict. Writes of "" delete the key."""
 
-    def __init__(self, raw: dict[str, str]) -> None:
+    def __init__(self, raw: dict[str, str], *, history_messages: int = DEFAULT_LLM_HISTORY) -> None:
+        """``history_messages``: how many messages ``set_history`` keeps (``stored_history_messages``
+        of the configured window; the session passes it)."""
+        if not 1 <= history_messages <= MAX_LLM_HISTORY:
+            raise ValueError(f"history_messages must be 1..{MAX_LLM_HISTORY}, not {history_messages}")
         self.raw = raw
+        self.history_messages = history_messages
         self._reported: set[str] = set()
 
     @property
@@ -272,7 +284,7 @@ class StateData:
         if not text:
             return []
         try:
-            data = json.loads(text)
+            data = json.loads(decode_history(text))
             return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
         except _UNREADABLE as exc:
             # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
@@ -280,15 +292,38 @@ class StateData:
             return []
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
-        """Keep the last 50 messages (docs/behaviour.md#B-HIST-1) and, beyond the contract, at most
-        ``MAX_HISTORY_BYTES``: DynamoDB items stop at 400 KB, and a state that cannot be saved
-        would lose every later turn (the full record is in the transcript anyway)."""
-        kept = [m.to_json_dict() for m in messages[-MAX_STORED_HISTORY:]]
+        """Keep the last ``history_messages`` (what the model can be shown: docs/behaviour.md#B-HIST-1)
+        and at most ``MAX_HISTORY_BYTES`` (B-HIST-3)."""
+        self._store_history([m.to_json_dict() for m in messages[-self.history_messages :]])
+
+    def _store_history(self, kept: list[Any]) -> None:
+        # The byte budget: DynamoDB items stop at 400 KB, and a state that cannot be saved would
+        # lose every later turn (the full record is in the transcript anyway).
         text = json.dumps({"messages": kept}, ensure_ascii=False)
         while len(text.encode()) > MAX_HISTORY_BYTES and len(kept) > 1:
             kept = kept[1:]
             text = json.dumps({"messages": kept}, ensure_ascii=False)
-        self.raw[DataKey.CONVERSATION_HISTORY.value] = text
+        self.raw[DataKey.CONVERSATION_HISTORY.value] = encode_history(text)
+
+    def bound_history(self) -> bool:
+        """Bring a history written by an earlier version (the original's plain JSON, 50 messages)
+        or under a wider window to the stored form: the last ``history_messages``, compressed; the
+        messages kept are left as they were. Returns whether the stored value changed. An unreadable
+        history is left alone (it reads as empty, and the next reply replaces it)."""
+        text = self.get(DataKey.CONVERSATION_HISTORY)
+        if not text:
+            return False
+        try:
+            stored = json.loads(decode_history(text)).get("messages") or []
+        except _UNREADABLE:
+            return False
+        if not isinstance(stored, list):
+            return False
+        compressed = text.startswith(COMPRESSED_HISTORY_PREFIX)
+        if compressed and len(stored) <= self.history_messages:
+            return False
+        self._store_history(stored[-self.history_messages :])
+        return True
 
     def append_history(self, *messages: ConversationMessage) -> None:
         self.set_history([*self.history(), *messages])
