@@ -272,6 +272,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     report = run_simulation(
         args.participants, args.days, seed=args.seed, progress=progress, flexible_window=args.flexible_window
     )
+    if args.sms_compare:  # the same seeded run once more, without the SMS channel's rules
+        if progress:
+            progress("the same run without the SMS rules")
+        report.sms_without_rules = run_simulation(
+            args.participants, args.days, seed=args.seed, flexible_window=args.flexible_window, sms_rules=False
+        ).sms
     for line in report.lines():
         print(line)
     return 0
@@ -374,6 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=5,
         metavar="MINUTES",
         help="flexible time window of the daily-prompt schedules, as deployed (default 5; 0: exact times)",
+    )
+    simulate.add_argument(
+        "--sms-compare",
+        action="store_true",
+        help="run it twice (same seed): with and without the SMS rules (one-segment prompt and replies, "
+        "poll in the prompt), and print both segment counts",
     )
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     simulate.set_defaults(func=cmd_simulate)
