@@ -249,9 +249,22 @@ def run_simulation(
     progress: Callable[[str], None] | None = None,
     flexible_window: int = 5,
     sms_rules: bool = True,
+    compare_sms: bool = False,
 ) -> SimulationReport:
     """``sms_rules``: the participants are on SMS (docs/behaviour.md#sms: one segment per daily prompt
-    with the poll in it, replies held to one segment); off: the text channel without those rules."""
+    with the poll in it, replies held to one segment); off: the text channel without those rules.
+    ``compare_sms``: the same seeded run once more without the rules, its segments reported too."""
+    if compare_sms:
+        report = run_simulation(
+            participants, days, seed=seed, start=start, progress=progress, flexible_window=flexible_window
+        )
+        if progress:
+            progress("the same run without the SMS rules")
+        without = run_simulation(
+            participants, days, seed=seed, start=start, flexible_window=flexible_window, sms_rules=False
+        )
+        report.sms_without_rules = without.sms
+        return report
     rng = random.Random(seed)
     env = LocalEnvironment(
         start=start,
