@@ -39,7 +39,7 @@ from promptpipe.quiet_hours import QuietHours
 
 logger = logging.getLogger(__name__)
 
-# Fits one SMS segment with the Done question and the intensity poll (tests/unit/test_sms_fit.py).
+# Fits one SMS segment with the Done question and the intensity poll (tests/unit/test_sms_channel.py).
 FALLBACK_PROMPT = "Time for today's habit: take one small, one-minute step toward your goal right now."
 AUTO_FEEDBACK_DELAY = timedelta(minutes=5)
 
