@@ -275,3 +275,53 @@ def test_the_offline_rewrite_keeps_whole_sentences_and_the_closing_question() ->
     text = rewrite_within(LONG_REPLY, "at most 160 characters")
     assert len(text) <= 160 and text.endswith("What time suits you?")
     assert set(re.findall(r"\w+", text)) <= set(re.findall(r"\w+", LONG_REPLY))  # no word cut or made up
+
+
+def _read(text: str, outstanding: list[questions.Question], *, combined: bool = True) -> list[tuple[str, str]]:
+    return [(a.question_id, a.option_id) for a in questions.parse_answers(text, None, outstanding, combined=combined)]
+
+
+DONE, NORMAL = questions.DONE_QUESTION, questions.intensity_question("normal")
+
+
+@pytest.mark.parametrize(
+    ("text", "outstanding", "read"),
+    [
+        ("3", [DONE, questions.intensity_question("low")], [("intensity", "keep")]),  # low: 3 same, 4 more
+        ("4", [DONE, questions.intensity_question("low")], [("intensity", "increase")]),
+        ("5", [DONE, questions.intensity_question("low")], []),  # not offered at low
+        ("4", [DONE, questions.intensity_question("high")], [("intensity", "keep")]),  # high: 3 less, 4 same
+        ("done 7", [DONE, NORMAL], []),
+        ("yes", [DONE, NORMAL], []),  # may answer the prompt's own question: the model reads it
+        ("no", [DONE, NORMAL], []),
+        ("not yet", [DONE, NORMAL], [("done", "next_time")]),
+        ("not today", [NORMAL], []),  # Done already answered
+        ("done, 4", [NORMAL], [("intensity", "keep")]),  # only the open question is answered
+        ("done, 4", [DONE], []),  # poll already answered: no reading of the 4
+        ("4, done", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
+        ("1 4", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
+        ("next time more", [DONE, NORMAL], [("done", "next_time"), ("intensity", "increase")]),
+        ("done and high", [DONE, NORMAL], [("done", "done"), ("intensity", "high")]),
+        ("maybe 4", [DONE, NORMAL], []),
+        ("", [DONE, NORMAL], []),
+    ],
+)
+def test_parse_answers_reads_the_combined_line(
+    text: str, outstanding: list[questions.Question], read: list[tuple[str, str]]
+) -> None:
+    assert _read(text, outstanding) == read
+
+
+@pytest.mark.parametrize("text", ["4", "yes 4", "done, 3", "not today"])
+def test_without_the_combined_line_its_shorthand_is_not_an_answer(text: str) -> None:
+    assert _read(text, [DONE, NORMAL], combined=False) == []
+
+
+def test_the_combined_line_numbers_only_the_options_offered() -> None:
+    assert questions.render_combined_text(questions.intensity_question("low")).endswith("Intensity: 3 same, 4 more")
+    assert questions.render_combined_text(questions.intensity_question("high")).endswith("Intensity: 3 less, 4 same")
+    # a body is followed by the line on the next line (one newline: one character less than a paragraph)
+    assert questions.with_question_text("Go.", DONE, NORMAL).startswith("Go.\nDid you do it? 1 Done, 2 Next time.")
+    # the Done question alone, or the poll alone, keeps its paragraph form
+    assert questions.with_question_text("Go.", DONE) == "Go.\n\nDid you do it? Reply 1 for Done or 2 for Next time."
+    assert questions.with_question_text("", NORMAL).startswith("How's the intensity? Reply LESS")
