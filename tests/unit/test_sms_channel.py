@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -16,11 +17,23 @@ from promptpipe.errors import LLMError
 from promptpipe.flow.delivery import FALLBACK_PROMPT
 from promptpipe.flow.sms_fit import REWRITE_PURPOSE, SMS_REPLY_GUIDE, daily_prompt_room, fits_room
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.messaging import OutboundKind
+from promptpipe.models.messaging import OutboundKind, Question
+from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
 from promptpipe.settings import MessagingProvider, Settings
 from promptpipe.sms import asks_for_more, fits_one_gsm7_segment, prepare_sms
-from tests.unit.test_delivery_and_timers import MONDAY, at_local, deliver, given, profile, reply, sent, state
+from tests.support import MemoryHarness
+from tests.unit.test_delivery_and_timers import (
+    MONDAY,
+    StubLLM,
+    at_local,
+    deliver,
+    given,
+    profile,
+    reply,
+    sent,
+    state,
+)
 
 SMS = Settings(messaging_provider=MessagingProvider.TWILIO, twilio_channel="sms")
 WHATSAPP = Settings(messaging_provider=MessagingProvider.TWILIO, twilio_channel="whatsapp")
@@ -36,15 +49,15 @@ LONG_REPLY = (
 SHORT_REPLY = "Thanks! What time suits you?"
 
 
-class SmsLLM:
+class SmsLLM(StubLLM):
     """Answers with the texts given: the generator's, the conversation's reply, and each rewrite."""
 
     def __init__(
         self, *, prompt: str = SHORT_PROMPT, reply: str = SHORT_REPLY, rewrites: list[str] | None = None
     ) -> None:
+        super().__init__()
         self.prompt, self.reply, self.rewrites = prompt, reply, list(rewrites or [])
-        self.requests: list[ChatRequest] = []
-        self.during_generation = lambda: None
+        self.during_generation: Callable[[], None] = lambda: None
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         self.requests.append(request.model_copy(deep=True))
@@ -61,7 +74,7 @@ class SmsLLM:
         return [r for r in self.requests if r.purpose == purpose]
 
 
-def marks(h, p) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def marks(h: MemoryHarness, p: ConversationParticipant) -> dict[str, str]:
     return json.loads(state(h, p).get(DataKey.ANSWERED_QUESTIONS.value) or "{}")
 
 
@@ -277,7 +290,7 @@ def test_the_offline_rewrite_keeps_whole_sentences_and_the_closing_question() ->
     assert set(re.findall(r"\w+", text)) <= set(re.findall(r"\w+", LONG_REPLY))  # no word cut or made up
 
 
-def _read(text: str, outstanding: list[questions.Question], *, combined: bool = True) -> list[tuple[str, str]]:
+def _read(text: str, outstanding: list[Question], *, combined: bool = True) -> list[tuple[str, str]]:
     return [(a.question_id, a.option_id) for a in questions.parse_answers(text, None, outstanding, combined=combined)]
 
 
@@ -307,7 +320,7 @@ DONE, NORMAL = questions.DONE_QUESTION, questions.intensity_question("normal")
     ],
 )
 def test_parse_answers_reads_the_combined_line(
-    text: str, outstanding: list[questions.Question], read: list[tuple[str, str]]
+    text: str, outstanding: list[Question], read: list[tuple[str, str]]
 ) -> None:
     assert _read(text, outstanding) == read
 
