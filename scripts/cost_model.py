@@ -220,15 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     if sms is not None:
         inbound = report.webhook_calls
         out.write(
-            f"\nSMS at ${args.sms_segment_price:.4f}/segment (measured segments: outbound before normalising "
-            f"{sms.before}, after {sms.after}, after with the poll in the prompt's message "
-            f"{sms.after_poll_merged}; inbound {inbound})\n"
+            f"\nSMS at ${args.sms_segment_price:.4f}/segment (measured segments, SMS rules on: outbound before "
+            f"normalising {sms.before}, as sent {sms.after}; inbound {inbound})\n"
         )
-        for name, outbound in (
-            ("SMS as written", sms.before),
-            ("SMS as sent (GSM-7)", sms.after),
-            ("SMS, poll merged", sms.after_poll_merged),
-        ):
+        for name, outbound in (("SMS as written", sms.before), ("SMS as sent (GSM-7)", sms.after)):
             cost = (outbound + inbound) * args.sms_segment_price * scale
             out.write(f"  {name:24s} {cost:10.2f}\n")
     out.write("Not included: WhatsApp fees, CloudWatch logs and metrics, storage, data transfer.\n")

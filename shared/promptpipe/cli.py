@@ -12,6 +12,7 @@ database unreachable); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from datetime import UTC, datetime
@@ -269,9 +270,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
-    report = run_simulation(
-        args.participants, args.days, seed=args.seed, progress=progress, flexible_window=args.flexible_window
-    )
+    run = functools.partial(run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare)
+    report = run(args.participants, args.days, flexible_window=args.flexible_window)
     for line in report.lines():
         print(line)
     return 0
@@ -375,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MINUTES",
         help="flexible time window of the daily-prompt schedules, as deployed (default 5; 0: exact times)",
     )
+    simulate.add_argument("--sms-compare", action="store_true", help="also run it without the SMS rules (same seed)")
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     simulate.set_defaults(func=cmd_simulate)
 

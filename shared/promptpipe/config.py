@@ -48,8 +48,10 @@ class CoreConfig:
     feedback_timers_enabled: bool = False
     feedback_initial_timeout: timedelta = timedelta(minutes=15)
     feedback_followup_delay: timedelta = timedelta(hours=3)
-    # SMS: the intensity poll travels inside the daily prompt (docs/behaviour.md).
-    sms_poll_inline: bool = False
+    # The participant's channel is SMS (Twilio SMS): the daily prompt with its questions is held to one
+    # segment and carries the day's intensity poll; coach replies are held to one segment unless asked
+    # for more (docs/behaviour.md#sms).
+    sms_channel: bool = False
     # --- quiet hours (docs/quiet-hours.md) ------------------------------------------------
     quiet_hours_enabled: bool = True
     quiet_hours_start: str = "21:00"
@@ -60,8 +62,8 @@ class CoreConfig:
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
         """The core's part of ``Settings`` (validated there), plus what is derived from it."""
         values = {f.name: getattr(settings, f.name) for f in fields(cls) if f.name not in _DERIVED}
-        values["sms_poll_inline"] = settings.messaging_provider == "twilio" and settings.twilio_channel == "sms"
+        values["sms_channel"] = settings.messaging_provider == "twilio" and settings.twilio_channel == "sms"
         return cls(**{**values, **overrides})
 
 
-_DERIVED = frozenset({"sms_poll_inline"})
+_DERIVED = frozenset({"sms_channel"})

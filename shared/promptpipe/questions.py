@@ -22,6 +22,9 @@ from promptpipe.models.messaging import Question, QuestionOption
 DONE_QUESTION_ID = "done"
 INTENSITY_QUESTION_ID = "intensity"
 INTENSITY_LEVELS = ("low", "normal", "high")
+# The answered-questions mark set when the day's poll went out in the combined line (SMS): the value
+# is the prompt's ``lastPromptSentAt``, and the combined numbers answer that prompt's questions only.
+COMBINED_MARK = "intensity_combined"
 DEFAULT_INTENSITY = "normal"
 
 DONE_QUESTION = Question(
@@ -96,8 +99,25 @@ def render_text(question: Question) -> str:
     return f"{question.text} Reply {_join_or(choices)}."
 
 
+def render_combined_text(intensity: Question) -> str:
+    """The Done question and the intensity poll as one short paragraph (SMS, docs/behaviour.md#B-SMS-1),
+    numbered on from the Done options: "Did you do it? 1 Done, 2 Next time. Intensity: 3 less, 4 same,
+    5 more". The numbers never overlap, so "1", "4" and "done, 4" each read one way."""
+    first = len(DONE_QUESTION.options) + 1
+    done = ", ".join(f"{i} {option.title}" for i, option in enumerate(DONE_QUESTION.options, start=1))
+    levels = ", ".join(
+        f"{i} {_INTENSITY_WORDS.get(option.id, option.title).lower()}"
+        for i, option in enumerate(intensity.options, start=first)
+    )
+    return f"{DONE_QUESTION.text} {done}. Intensity: {levels}"
+
+
 def with_question_text(body: str, question: Question | None, follow_up: Question | None = None) -> str:
-    """The message text for channels without buttons: each question on its own paragraph."""
+    """The message text for channels without buttons: each question on its own paragraph; the Done
+    question followed by the intensity poll as one combined line (``render_combined_text``)."""
+    if question is not None and question.id == DONE_QUESTION_ID and follow_up and follow_up.id == INTENSITY_QUESTION_ID:
+        combined = render_combined_text(follow_up)
+        return f"{body.rstrip()}\n{combined}" if body.strip() else combined
     for asked in (question, follow_up):
         if asked is not None:
             rendered = render_text(asked)
@@ -145,6 +165,70 @@ def parse_answer(text: str | None, answer_id: str | None, outstanding: Sequence[
         if answer is not None:
             return answer
     return None
+
+
+# Further words a reply to the combined question may use for the Done question (docs/behaviour.md#B-SMS-1).
+# A bare "yes" stays out: every generated prompt may end with a yes/no question of its own.
+_COMBINED_DONE_WORDS = {"not today": "next_time", "not yet": "next_time"}
+_COMBINED_DONE_WORDS_WITH_LEVEL = {
+    "yes": "done",
+    "y": "done",
+    "yep": "done",
+    "yeah": "done",
+    "si": "done",
+    "no": "next_time",
+}
+_SEPARATORS = re.compile(r"[\s,;.+&/]+(?:and\s+|y\s+)?")
+
+
+def parse_answers(
+    text: str | None, answer_id: str | None, outstanding: Sequence[Question], *, combined: bool = False
+) -> list[Answer]:
+    """The answers in one reply. ``combined``: the open questions went out as one combined line
+    (``render_combined_text``): the intensity options are then also numbered (3, 4, 5 on from the
+    Done options), and one reply may answer both — "done, 4", "yes 4", "1 less", "4", "not today"."""
+    single = parse_answer(text, answer_id, outstanding)
+    if single is not None or not combined or not text:
+        return [single] if single is not None else []
+    done = next((q for q in outstanding if q.id == DONE_QUESTION_ID), None)
+    intensity = next((q for q in outstanding if q.id == INTENSITY_QUESTION_ID), None)
+    words = _SEPARATORS.split(_normalise(text))
+    if intensity is not None and len(words) == 1:
+        level = _combined_intensity(intensity, words[0])
+        if level is not None:
+            return [level]
+    phrase = " ".join(words)
+    if done is not None and phrase in _COMBINED_DONE_WORDS:
+        return [_answer(DONE_QUESTION_ID, _COMBINED_DONE_WORDS[phrase])]
+    if intensity is None or len(words) < 2:
+        return []
+    # One part answers Done, the other the poll, in either order: "done 4", "4, done", "next time less".
+    # A part that answers a question no longer open is left out ("done, 4" after an earlier "done").
+    for done_words, level_word in ((words[:-1], words[-1]), (words[1:], words[0])):
+        level = _combined_intensity(intensity, level_word)
+        answer = _combined_done(" ".join(done_words)) if level is not None else None
+        if answer is not None and level is not None:
+            return [answer, level] if done is not None else [level]
+    return []
+
+
+def _combined_intensity(intensity: Question, word: str) -> Answer | None:
+    first = len(DONE_QUESTION.options) + 1
+    if word.isdigit():
+        index = int(word) - first
+        return (
+            _answer(INTENSITY_QUESTION_ID, intensity.options[index].id) if 0 <= index < len(intensity.options) else None
+        )
+    return _from_words(intensity, word)
+
+
+def _combined_done(phrase: str) -> Answer | None:
+    if phrase.isdigit():
+        return _from_number(DONE_QUESTION, int(phrase))
+    option = _COMBINED_DONE_WORDS.get(phrase) or _COMBINED_DONE_WORDS_WITH_LEVEL.get(phrase)
+    if option is not None:
+        return _answer(DONE_QUESTION_ID, option)
+    return _from_words(DONE_QUESTION, phrase)
 
 
 def apply_intensity(current: str, answer: Answer) -> str:

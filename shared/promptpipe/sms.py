@@ -197,3 +197,34 @@ def prepare_sms(text: str, *, allow_emoji: bool = False) -> PreparedSms:
     """What the SMS messenger sends for ``text``: normalised, then split over 1,600 characters."""
     parts = split_body(normalize_gsm7(text, allow_emoji=allow_emoji))
     return PreparedSms(parts=parts, segments=sum(segments(part) for part in parts))
+
+
+def fits_one_gsm7_segment(text: str) -> bool:
+    """Whether ``text`` goes as one GSM-7 segment: GSM-7 only and at most 160 septets."""
+    count = count_segments(text)
+    return count.encoding == "GSM-7" and count.segments <= 1
+
+
+# "Asked for more" (docs/behaviour.md#B-SMS-3): an explicit request for a longer answer in the
+# participant's own message. Bare "more" is not one: it is the intensity poll's word.
+_ASKS_FOR_MORE = re.compile(
+    r"\b(?:tell|show|give)\s+me\s+more\b"
+    r"|\bmore\s+(?:details?|info|information|about)\b"
+    r"|\b(?:explain|elaborate|expand)\b"
+    r"|\bsay\s+more\b"
+    r"|\bin\s+(?:more\s+)?detail\b"
+    r"|^\W*why\b"
+    r"|\bwhy\s*\?"
+    r"|\bm[aá]s\s+(?:detalles?|informaci[oó]n)\b"
+    r"|\bexpl[ií]ca"
+    r"|\b(?:cu[eé]ntame|dime)\s+m[aá]s\b"
+    r"|^\W*por\s*qu[eé]\b"
+    r"|\bpor\s+qu[eé]\s*\?",
+    re.IGNORECASE,
+)
+
+
+def asks_for_more(text: str | None) -> bool:
+    """Whether the participant's message asks for a longer answer ("tell me more", "explain",
+    "why?", "más detalles"): then the coach's SMS reply may take more than one segment."""
+    return bool(text) and _ASKS_FOR_MORE.search(text or "") is not None

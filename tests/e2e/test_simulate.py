@@ -28,10 +28,12 @@ def test_simulate_two_participants_one_day(capsys: pytest.CaptureFixture[str]) -
     # message and per greeting; each schedule firing (2 daily prompts, the reminders and the
     # auto-feedback timers) is an event; events = webhooks + enrolments + turns + firings
     assert out[0] == "participants=2 days=1"
-    assert out[1] == "events=34 (webhook calls 10, worker turns 12, scheduler firings 10); messages sent 22"
+    # (18 messages: on SMS the 4 intensity polls ride in the daily prompts' messages)
+    assert out[1] == "events=34 (webhook calls 10, worker turns 12, scheduler firings 10); messages sent 18"
     assert re.fullmatch(r"wall \d+\.\d s, \d+\.\d events/s, CPU \d+\.\d\d ms/event", out[2])
     segments = next(line for line in out if "messages, intake included)" in line)
-    assert "(all 22 messages, intake included)" in segments and "(4 intensity polls)" in segments
+    # on SMS the day's poll rides in the daily prompt's message: no poll of its own
+    assert "(all 18 messages, intake included)" in segments and "(0 intensity polls on their own)" in segments
     by_kind = out[out.index(segments) + 1]
     assert "daily_prompt" in by_kind and "(n=4)" in by_kind
     # progress goes to stderr, one line per stage
@@ -50,7 +52,8 @@ def test_simulation_report_is_consistent_and_seeded() -> None:
     assert report.sms.by_kind["greeting"][0] == 2
     assert sum(count for count, _, _ in report.sms.by_kind.values()) == report.messages_sent
     assert report.sms.after <= report.sms.before  # the SMS messenger never adds segments
-    assert report.sms.after_poll_merged <= report.sms.after
+    assert "intensity_poll" not in report.sms.by_kind  # on SMS it rides in the daily prompt's message
+    assert report.sms.by_kind["daily_prompt"][2] == report.sms.by_kind["daily_prompt"][0]  # one segment each
     assert report.events_per_second > 0
     assert report.cpu_ms_per_event > 0
     # each participant's daily schedule fired twice (the intake day's and the next), within the

@@ -47,7 +47,7 @@ def test_the_poll_travels_inside_the_prompt_only_on_twilio_sms(
     provider: MessagingProvider, channel: str, inline: bool
 ) -> None:
     settings = Settings(messaging_provider=provider, twilio_channel=channel)
-    assert CoreConfig.from_settings(settings).sms_poll_inline is inline
+    assert CoreConfig.from_settings(settings).sms_channel is inline
 
 
 def test_core_config_is_frozen() -> None:
@@ -115,7 +115,7 @@ def test_schedules_cannot_be_built_without_their_targets() -> None:
 
 def test_every_core_setting_exists_in_settings() -> None:
     # from_settings copies by name: a renamed setting would otherwise keep the core's default silently.
-    derived = {"sms_poll_inline"}
+    derived = {"sms_channel"}
     names = {f.name for f in dataclasses.fields(CoreConfig)} - derived
     assert names <= set(Settings.model_fields), names - set(Settings.model_fields)
     defaults = Settings()

@@ -95,7 +95,9 @@ def test_the_legend_has_the_strips_colours_in_the_stylesheet() -> None:
     # The console's CSP forbids inline styles: the legend's swatches are coloured by the stylesheet
     from pathlib import Path
 
+    from promptpipe.console import charts
     from promptpipe.console.charts import COLOURS
 
-    css = (Path(__file__).resolve().parents[2] / "shared/promptpipe/console/static/style.css").read_text()
+    # Next to the package, wherever it is installed (the mutation stage has no shared/ directory)
+    css = (Path(charts.__file__).resolve().parent / "static/style.css").read_text()
     assert all(f".swatch.day-{state} {{ background: {colour}; }}" in css for state, colour in COLOURS.items())

@@ -1022,7 +1022,7 @@ def test_feedback_nudges_skip_a_participant_who_already_replied() -> None:
     assert not [m for m in h.outbox.messages(p.id) if m.kind.value == "feedback_nudge"]
 
 
-def test_on_sms_the_intensity_poll_is_the_last_paragraph_of_the_prompts_message() -> None:
+def test_on_sms_the_intensity_poll_is_the_last_line_of_the_prompts_message() -> None:
     # Given a participant reached over Twilio SMS
     from promptpipe.adapters.messengers import with_question_text
     from promptpipe.settings import MessagingProvider
@@ -1035,7 +1035,7 @@ def test_on_sms_the_intensity_poll_is_the_last_paragraph_of_the_prompts_message(
     assert prompt.kind is OutboundKind.DAILY_PROMPT and prompt.follow_up is not None
     text = with_question_text(prompt.body, prompt.question, prompt.follow_up)
     assert text == prompt.body_text
-    done_at, poll_at = text.index("Reply 1 for Done"), text.index("Reply LESS")
+    done_at, poll_at = text.index("1 Done, 2 Next time"), text.index("Intensity: 3 less, 4 same, 5 more")
     assert text.index(prompt.body) < done_at < poll_at
     # And the poll counts as asked today: a word answers it, and Tuesday's prompt carries it again
     assert state(h, p)[DataKey.LAST_INTENSITY_PROMPT_DATE.value] == MONDAY.isoformat()

@@ -313,12 +313,21 @@ def test_parse_answer_never_raises(text: str | None, answer_id: str | None, curr
 
 
 def test_question_text_starts_a_message_with_no_body_and_keeps_the_body_indentation() -> None:
-    from promptpipe.questions import DONE_QUESTION, intensity_question, render_text, with_question_text
+    from promptpipe.questions import (
+        DONE_QUESTION,
+        intensity_question,
+        render_combined_text,
+        render_text,
+        with_question_text,
+    )
 
-    done, poll = render_text(DONE_QUESTION), render_text(intensity_question("normal"))
+    done, combined = render_text(DONE_QUESTION), render_combined_text(intensity_question("normal"))
     # no body (or only blanks): the question is the whole message, no leading blank lines
     assert with_question_text("", DONE_QUESTION) == done
-    assert with_question_text(" \n", DONE_QUESTION, intensity_question("normal")) == f"{done}\n\n{poll}"
+    assert with_question_text(" \n", DONE_QUESTION, intensity_question("normal")) == combined
+    assert (
+        with_question_text("Try 3 squats.", DONE_QUESTION, intensity_question("normal")) == f"Try 3 squats.\n{combined}"
+    )
     # a body: trailing blanks dropped before the paragraph break, its own start kept as written
     assert with_question_text("  Try 3 squats.  \n", DONE_QUESTION) == f"  Try 3 squats.\n\n{done}"
     assert with_question_text("Hi", None) == "Hi"

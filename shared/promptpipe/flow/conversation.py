@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from promptpipe import questions
+from promptpipe.channel_context import allows_emoji
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.modules import (
@@ -26,6 +27,7 @@ from promptpipe.flow.modules import (
     tool_runs_summary,
 )
 from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
 from promptpipe.inbound_text import clip_inbound_text
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
@@ -59,6 +61,12 @@ def outstanding_questions(session: ConversationSession, within_hours: float = 24
     if marks.get("intensity_asked") == sent and marks.get("intensity") != sent:
         asked.append(questions.intensity_question(data.profile().intensity.value))
     return asked
+
+
+def asked_combined(session: ConversationSession) -> bool:
+    """Whether the latest prompt asked its questions in the combined SMS line (docs/behaviour.md#B-SMS-1)."""
+    sent = session.data.get(DataKey.LAST_PROMPT_SENT_AT)
+    return bool(sent) and session.data.answered_questions().get(questions.COMBINED_MARK) == sent
 
 
 def _answer_ops(answer: questions.Answer, prompt_sent_at: str) -> list[tuple[str, Any]]:
@@ -121,18 +129,20 @@ class ConversationFlow:
     def handle_message(self, session: ConversationSession, message: InboundMessage) -> TurnResult:
         started = time.perf_counter()
         typed = clip_inbound_text(message.body, self.deps.config.max_inbound_message_chars)
-        answer = questions.parse_answer(typed, message.answer_id, outstanding_questions(session))
-        # The model and history get the original's canonical answer; the transcript keeps both.
-        text = answer.canonical_text if answer is not None else typed
+        answers = questions.parse_answers(
+            typed, message.answer_id, outstanding_questions(session), combined=asked_combined(session)
+        )
+        # The model and history get the original's canonical answer(s); the transcript keeps both.
+        text = "\n".join(a.canonical_text for a in answers) if answers else typed
         received_at = message.received_at
         metadata = {"provider": message.provider, "provider_message_id": message.provider_message_id}
-        if answer is not None:
-            metadata["parsed_answer"] = answer.canonical_text
+        if answers:
+            metadata["parsed_answer"] = text
         session.apply("record_inbound", lambda op: op.record(Direction.INBOUND, "message", typed, metadata=metadata))
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
 
-        if answer is not None:
+        for answer in answers:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):
                 session.apply(name, op)
         session.apply("daily_prompt_reply", self._daily_prompt_reply(received_at))
@@ -148,6 +158,11 @@ class ConversationFlow:
         module = self._module_for(state)
         history = session.data.history()
         result = module.run(self.deps, session, text, history)
+        if self.deps.config.sms_channel:  # docs/behaviour.md#B-SMS-3
+            result.reply, calls = hold_reply_to_one_segment(
+                self.deps, session, typed, result.reply, route=module.name, allow_emoji=allows_emoji(session.data)
+            )
+            result.llm_calls.extend(calls)
         audit = module_audit(result, duration_ms=(time.perf_counter() - started) * 1000)
         self._store_reply(
             session, result, audit, user=ConversationMessage(role="user", content=text, timestamp=received_at)

@@ -23,6 +23,7 @@ from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.sms_fit import daily_prompt_room, fits_room
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
@@ -38,6 +39,7 @@ from promptpipe.quiet_hours import QuietHours
 
 logger = logging.getLogger(__name__)
 
+# Fits one SMS segment with the Done question and the intensity poll (tests/unit/test_sms_channel.py).
 FALLBACK_PROMPT = "Time for today's habit: take one small, one-minute step toward your goal right now."
 AUTO_FEEDBACK_DELAY = timedelta(minutes=5)
 
@@ -79,16 +81,16 @@ def deliver_daily_prompt(
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
 
-    text, used_fallback, llm_calls = _generate(deps, session)
     now = session.now
     config = deps.config
     zone = participant_zone(session, schedule)
+    today = now.astimezone(zone).date().isoformat()
+    sms = config.sms_channel
+    text, used_fallback, llm_calls = _generate(deps, session, _sms_room(session, today) if sms else None)
     follow = _follow_up_timers(config, participant.id, now, zone)
     follow_ups, reminder_due = follow.specs, follow.reminder_due
     reminder_name, autofb_name, fb_name = follow.reminder, follow.auto_feedback, follow.feedback
-    today = now.astimezone(zone).date().isoformat()
     schedule_id = schedule.id
-    poll_inline = config.sms_poll_inline
     random_name = random_delivery_name(participant.id, schedule_id)
 
     def deliver(op: OpContext) -> None:
@@ -101,9 +103,12 @@ def deliver_daily_prompt(
         for spec in follow_ups:
             op.arm(spec)
         to = op.participant.phone_number
-        # On SMS the day's intensity poll is the last paragraph of the prompt's message (one message
-        # instead of two; the questions are answered by different words: docs/architecture.md).
-        poll_in_prompt = poll_inline and op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today
+        # On SMS the day's intensity poll rides in the prompt's message, one combined question line
+        # (docs/behaviour.md#B-SMS-1), decided here from the committed state: only when the poll is
+        # still due today and the three still fit one segment; else it goes on its own, as before.
+        poll = questions.intensity_question(op.data.profile().intensity.value)
+        poll_due = op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today
+        poll_in_prompt = sms and poll_due and fits_room(text, daily_prompt_room(questions.DONE_QUESTION, poll))
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id,
@@ -111,7 +116,7 @@ def deliver_daily_prompt(
                 body=text,
                 kind=OutboundKind.DAILY_PROMPT,
                 question=questions.DONE_QUESTION,
-                follow_up=questions.intensity_question(op.data.profile().intensity.value) if poll_in_prompt else None,
+                follow_up=poll if poll_in_prompt else None,
             ),
             metadata={
                 "module": "daily_prompt",
@@ -203,7 +208,10 @@ def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str, *, inl
             )
         )
     op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
-    op.data.mark_question("intensity_asked", op.data.get(DataKey.LAST_PROMPT_SENT_AT))
+    sent_at = op.data.get(DataKey.LAST_PROMPT_SENT_AT)
+    op.data.mark_question("intensity_asked", sent_at)
+    if inline:  # asked in the combined line: its numbers answer it too (questions.parse_answers)
+        op.data.mark_question(questions.COMBINED_MARK, sent_at)
 
 
 def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
@@ -216,22 +224,33 @@ def _arm_feedback_state(op: OpContext, feedback_timer: str) -> None:
         op.data.clear(DataKey.FEEDBACK_STATE)
 
 
-def _generate(deps: FlowDeps, session: ConversationSession) -> tuple[str, bool, list[dict[str, object]]]:
+def _sms_room(session: ConversationSession, today: str) -> int:
+    """The characters the SMS prompt may take: one GSM-7 segment less its question line, with the
+    day's intensity poll in it when the poll is due (docs/behaviour.md#B-SMS-2)."""
+    poll_due = session.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) != today
+    poll = questions.intensity_question(session.data.profile().intensity.value) if poll_due else None
+    return daily_prompt_room(questions.DONE_QUESTION, poll)
+
+
+def _generate(
+    deps: FlowDeps, session: ConversationSession, sms_room: int | None
+) -> tuple[str, bool, list[dict[str, object]]]:
     """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1)."""
     llm_calls: list[dict[str, object]] = []
     try:
-        generated = generate_habit_prompt(deps, session, "scheduled")
+        generated = generate_habit_prompt(deps, session, "scheduled", max_chars=sms_room)
         text, used_fallback = generated.text, False
-        usage = generated.response.usage
-        llm_calls.append(
-            {
-                "purpose": "prompt_generator",
-                "model": generated.response.model,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "latency_ms": generated.response.latency_ms,
-            }
-        )
+        for purpose, response in (("prompt_generator", generated.response), ("sms_rewrite", generated.rewrite)):
+            if response is not None:
+                llm_calls.append(
+                    {
+                        "purpose": purpose,
+                        "model": response.model,
+                        "prompt_tokens": response.usage.prompt_tokens,
+                        "completion_tokens": response.usage.completion_tokens,
+                        "latency_ms": response.latency_ms,
+                    }
+                )
     except (PromptGenerationError, LLMError) as exc:
         logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
         text, used_fallback = FALLBACK_PROMPT, True

@@ -23,7 +23,7 @@ from typing import Any
 
 from promptpipe import tone
 from promptpipe.errors import LLMError
-from promptpipe.flow import routing
+from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.intent import Intent, TTLCache, classifier_request, parse_classifier
@@ -120,6 +120,8 @@ class ConversationModule(ABC):
             ChatMessage(role="system", content=self.context_block(session)),
         ]
         guide = tone.build_tone_guide(session.data.profile().tone.tags)
+        if deps.config.sms_channel:  # docs/behaviour.md#B-SMS-3
+            guide += sms_fit.reply_guide(user_text)
         if guide:
             messages.append(ChatMessage(role="system", content=guide))
         for message in history_window(history, deps.config.chat_history_limit):

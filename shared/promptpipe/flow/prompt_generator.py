@@ -7,12 +7,13 @@ from typing import Literal
 
 from promptpipe import tone
 from promptpipe.errors import PromptPipeError
-from promptpipe.flow import routing
+from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
+from promptpipe.sms import normalize_gsm7
 
 DeliveryMode = Literal["immediate", "scheduled"]
 
@@ -36,6 +37,8 @@ class GeneratedPrompt:
     text: str
     response: ChatResponse
     prompt_version: str = ""
+    # The model's rewrite within the SMS limit, when its first answer was longer.
+    rewrite: ChatResponse | None = None
 
 
 def check_profile(session: ConversationSession) -> UserProfile:
@@ -51,7 +54,13 @@ def check_profile(session: ConversationSession) -> UserProfile:
 
 
 def build_generator_request(
-    deps: FlowDeps, session: ConversationSession, profile: UserProfile, mode: DeliveryMode, notes: str
+    deps: FlowDeps,
+    session: ConversationSession,
+    profile: UserProfile,
+    mode: DeliveryMode,
+    notes: str,
+    *,
+    max_chars: int | None = None,
 ) -> ChatRequest:
     lines = [deps.prompts.get("generator").text, ""]
     if mode == "immediate":
@@ -81,6 +90,7 @@ def build_generator_request(
             *([f"Participant background:\n{background}"] if background else []),
             f"Use this shape: {MAP_TEMPLATE}",
             "Keep it under 30 words. Output only the prompt.",
+            *([sms_limit_line(max_chars)] if max_chars else []),
         ]
     )
     request = ChatRequest(
@@ -88,6 +98,14 @@ def build_generator_request(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
     )
     return routing.routed(request, routing.resolve(deps.config, "generator", session.data.raw))
+
+
+def sms_limit_line(max_chars: int) -> str:
+    """The SMS limit the generator is held to (docs/behaviour.md#B-SMS-2)."""
+    return (
+        f"It is sent by SMS with its question after it: at most {max_chars} characters, plain text "
+        "(no emoji, straight quotes, no long dashes)."
+    )
 
 
 def clean_prompt_text(text: str | None) -> str:
@@ -100,19 +118,32 @@ def clean_prompt_text(text: str | None) -> str:
 
 
 def generate_habit_prompt(
-    deps: FlowDeps, session: ConversationSession, mode: DeliveryMode, notes: str = ""
+    deps: FlowDeps, session: ConversationSession, mode: DeliveryMode, notes: str = "", max_chars: int | None = None
 ) -> GeneratedPrompt:
     """Validate, ask the model, store ``lastHabitPrompt`` in the session. Raises
-    ``PromptGenerationError`` (profile) or ``LLMError`` (model)."""
+    ``PromptGenerationError`` (profile) or ``LLMError`` (model).
+
+    ``max_chars`` (SMS, docs/behaviour.md#B-SMS-2): the prompt must fit in that many GSM-7 characters.
+    The model is told so; a longer answer is rewritten by the model once; one still too long raises
+    ``PromptGenerationError`` (the delivery then sends its fallback, which fits). Never cut."""
     profile = check_profile(session)
     prompt_version = deps.prompts.get("generator").version
-    response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes))
+    response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes, max_chars=max_chars))
     text = clean_prompt_text(response.content)
     if not text:
         raise PromptGenerationError("the model returned an empty habit prompt")
+    rewrite: ChatResponse | None = None
+    if max_chars is not None:
+        text = normalize_gsm7(text)
+        if not sms_fit.fits_room(text, max_chars):
+            request = sms_fit.rewrite_request(deps, session, text, max_chars, what="habit prompt", route="generator")
+            rewrite = deps.llm.complete(request)
+            text = normalize_gsm7(clean_prompt_text(rewrite.content))
+            if not text or not sms_fit.fits_room(text, max_chars):
+                raise PromptGenerationError(f"the habit prompt does not fit {max_chars} GSM-7 characters")
 
     def store(op: OpContext) -> None:
         op.data.set(DataKey.LAST_HABIT_PROMPT, text)
 
     session.apply("store_last_habit_prompt", store)
-    return GeneratedPrompt(text=text, response=response, prompt_version=prompt_version)
+    return GeneratedPrompt(text=text, response=response, prompt_version=prompt_version, rewrite=rewrite)

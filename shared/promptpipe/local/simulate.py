@@ -9,6 +9,7 @@ every prompt and timer through the scheduler pump.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import resource
 import sys
@@ -54,47 +55,28 @@ class SimulatedParticipant:
     pid: str = ""
 
 
+# Twilio's US list price per SMS segment before carrier fees (scripts/cost_model.py uses the same).
+SMS_SEGMENT_PRICE = 0.0083
+
+
 @dataclass
 class SegmentStats:
     """SMS segments of every message the run sent, as if the channel were SMS.
 
     ``before``: the text as the coach wrote it (typographic quotes, dashes, emoji as they come).
     ``after``: what the SMS messenger sends (``promptpipe.sms.prepare_sms``: GSM-7 where the meaning
-    allows, emoji only when the tone allows them). ``after_poll_merged``: as ``after``, with the
-    intensity poll appended to the daily prompt it follows instead of sent on its own.
+    allows, emoji only when the tone allows them).
     """
 
     messages: int
     before: int
     after: int
-    after_poll_merged: int
     poll_messages: int
     # kind -> (messages, segments before, segments after)
     by_kind: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: list[OutboxRecord]) -> SegmentStats:
-        before = sum(segments(r.body_text) for r in records)
-        after = sum(prepare_sms(r.body_text, allow_emoji=r.allow_emoji).segments for r in records)
-        merged, polls = 0, 0
-        previous: OutboxRecord | None = None
-        for record in records:
-            poll_after_prompt = (
-                record.kind is OutboundKind.INTENSITY_POLL
-                and previous is not None
-                and previous.kind is OutboundKind.DAILY_PROMPT
-                and previous.participant_id == record.participant_id
-                and previous.sent_at == record.sent_at
-            )
-            if record.kind is OutboundKind.INTENSITY_POLL:
-                polls += 1
-            if poll_after_prompt and previous is not None:
-                text = f"{previous.body_text}\n\n{record.body_text}"
-                merged -= prepare_sms(previous.body_text, allow_emoji=previous.allow_emoji).segments
-                merged += prepare_sms(text, allow_emoji=record.allow_emoji).segments
-            else:
-                merged += prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments
-            previous = record
         by_kind: dict[str, tuple[int, int, int]] = {}
         for record in records:
             count, was, now = by_kind.get(record.kind.value, (0, 0, 0))
@@ -103,16 +85,23 @@ class SegmentStats:
                 was + segments(record.body_text),
                 now + prepare_sms(record.body_text, allow_emoji=record.allow_emoji).segments,
             )
-        return cls(len(records), before, after, merged, polls, by_kind)
+        before = sum(was for _, was, _ in by_kind.values())
+        after = sum(now for _, _, now in by_kind.values())
+        polls = by_kind.get(OutboundKind.INTENSITY_POLL.value, (0, 0, 0))[0]
+        return cls(len(records), before, after, polls, by_kind)
 
-    def lines(self, participants: int, days: int) -> list[str]:
+    def per_participant_day(self, participants: int, days: int) -> float:
+        return self.after / (participants * days or 1)
+
+    def lines(self, participants: int, days: int, label: str = "") -> list[str]:
         per = participants * days or 1
+        monthly = self.per_participant_day(participants, days) * 30 * 1000 * SMS_SEGMENT_PRICE
         return [
-            f"SMS segments per participant per day (all {self.messages} messages, intake included): "
-            f"before {self.before / per:.2f}, after {self.after / per:.2f}, "
-            f"after with the poll in the prompt's message {self.after_poll_merged / per:.2f}; "
-            f"messages {self.messages / per:.2f}/participant/day ({self.poll_messages} intensity polls)",
-            "SMS segments per message by kind (before -> after): "
+            f"SMS segments per participant per day{label} (all {self.messages} messages, intake included): "
+            f"before {self.before / per:.2f}, after {self.after / per:.2f}; "
+            f"messages {self.messages / per:.2f}/participant/day ({self.poll_messages} intensity polls on their own); "
+            f"outbound SMS per 1,000 participants a month at ${SMS_SEGMENT_PRICE}/segment: ${monthly:,.0f}",
+            f"SMS segments per message by kind{label} (before -> after): "
             + ", ".join(
                 f"{kind} {was / count:.2f} -> {now / count:.2f} (n={count})"
                 for kind, (count, was, now) in sorted(self.by_kind.items())
@@ -167,6 +156,8 @@ class SimulationReport:
     rss_after_intake: int | None = None
     rss_at_end: int | None = None
     prompt_peaks: PromptPeaks | None = None
+    # The same seeded run without the SMS channel's rules (``promptpipe simulate --sms-compare``).
+    sms_without_rules: SegmentStats | None = None
 
     def daily_cpu_ms(self) -> list[float]:
         return [1000 * cpu / events if events else 0.0 for events, cpu in self.daily]
@@ -196,6 +187,11 @@ class SimulationReport:
             *self._flatness_lines(),
             *([self.prompt_peaks.line()] if self.prompt_peaks else []),
             *(self.sms.lines(self.participants, self.days) if self.sms else []),
+            *(
+                self.sms_without_rules.lines(self.participants, self.days, " without the SMS rules")
+                if self.sms_without_rules
+                else []
+            ),
         ]
 
     def _flatness_lines(self) -> list[str]:
@@ -252,7 +248,23 @@ def run_simulation(
     start: datetime = datetime(2026, 3, 2, 0, 0, tzinfo=UTC),
     progress: Callable[[str], None] | None = None,
     flexible_window: int = 5,
+    sms_rules: bool = True,
+    compare_sms: bool = False,
 ) -> SimulationReport:
+    """``sms_rules``: the participants are on SMS (docs/behaviour.md#sms: one segment per daily prompt
+    with the poll in it, replies held to one segment); off: the text channel without those rules.
+    ``compare_sms``: the same seeded run once more without the rules, its segments reported too."""
+    if compare_sms:
+        report = run_simulation(
+            participants, days, seed=seed, start=start, progress=progress, flexible_window=flexible_window
+        )
+        if progress:
+            progress("the same run without the SMS rules")
+        without = run_simulation(
+            participants, days, seed=seed, start=start, flexible_window=flexible_window, sms_rules=False
+        )
+        report.sms_without_rules = without.sms
+        return report
     rng = random.Random(seed)
     env = LocalEnvironment(
         start=start,
@@ -262,6 +274,8 @@ def run_simulation(
             offline_coach=True, openai_api_key=None, daily_prompt_flexible_window_minutes=flexible_window
         ),
     )
+    # The participants text by SMS: the core's SMS rules apply (the messages still land in the outbox).
+    env.app.deps.config = dataclasses.replace(env.app.deps.config, sms_channel=sms_rules)
     webhook_calls = firings = 0
     prompt_times: list[datetime] = []  # when each daily-prompt firing happened
 

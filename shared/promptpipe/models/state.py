@@ -82,8 +82,9 @@ class DataKey(StrEnum):
     DONE_COUNTED_FOR_PROMPT = "doneCountedForPrompt"
     # JSON ``PendingTransition``: the target and due time of a delayed transition (guards its timer).
     PENDING_TRANSITION = "pendingTransition"
-    # JSON {"intensity_asked", "intensity", "done"}: the lastPromptSentAt each fixed-answer question
-    # was asked or answered for, so a short reply is read as an answer only while it is open.
+    # JSON {"intensity_asked", "intensity_combined", "intensity", "done"}: the lastPromptSentAt each
+    # fixed-answer question was asked (alone or combined) or answered for, so a short reply is read as
+    # an answer only while it is open.
     ANSWERED_QUESTIONS = "answeredQuestions"
     # JSON {name: ScheduleSpec}: the one-shot schedules (reminder, auto-feedback, feedback timers,
     # delayed transition, random-window delivery) that should be live, so effects and reconcile can

@@ -8,6 +8,7 @@ import json
 from promptpipe.adapters.offline_coach.feedback import FeedbackRules
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.adapters.offline_coach.intake import IntakeRules
+from promptpipe.adapters.offline_coach.rewrite import rewrite_within
 from promptpipe.adapters.offline_coach.text import FEEDBACK_HEADER, INTAKE_HEADER, LABEL
 from promptpipe.adapters.offline_coach.turn import Turn, _Step, read_turn
 from promptpipe.models.llm import ChatRequest, ChatResponse, TokenUsage, ToolCall
@@ -27,6 +28,8 @@ class OfflineCoach:
             user = next((m.content or "" for m in request.messages if m.role == "user"), "")
             step: _Step = build_habit_prompt(user, turn.system_text)
             why = "prompt generator: MAP template from the profile lines"
+        elif request.purpose == "sms_rewrite":
+            step, why = rewrite_within(turn.user, turn.system_text), "SMS rewrite: whole sentences within the limit"
         elif request.purpose == "intake" or turn.context_text.startswith(INTAKE_HEADER):
             step, why = IntakeRules(turn).decide()
         elif request.purpose == "feedback" or turn.context_text.startswith(FEEDBACK_HEADER):

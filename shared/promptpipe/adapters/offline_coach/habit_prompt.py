@@ -100,8 +100,26 @@ def build_habit_prompt(user_text: str, system_text: str) -> str:
     # Long phrases are replaced or cut at a natural joint rather than mid-sentence.
     lead = _words(_anchor_phrase(re.split(r"\s+(?:and|then)\s+", anchor)[0]), 8)
     short_motivation = motivation if 0 < len(motivation.split()) <= 8 else ""
+    limit = re.search(r"at most (\d+) characters", user_text)
+    if limit is not None:
+        return _within(int(limit[1]), lead, action, _benefit(short_motivation, default_benefit))
     for benefit in (_benefit(short_motivation, default_benefit), f"it helps you {default_benefit}"):
         text = f"{lead}, try {action} — {benefit}. Would that feel doable?"
         if len(text.split()) < 30:
             return text
     return f"{lead}, try {action}. Would that feel doable?"
+
+
+def _within(limit: int, lead: str, action: str, benefit: str) -> str:
+    """The longest of the MAP forms that fits ``limit`` characters (an SMS prompt, GSM-7 only): the
+    benefit and the closing question go first; the shortest form may still be longer (the caller
+    then asks again or falls back)."""
+    forms = (
+        f"{lead}, try {action} - {benefit}. Would that feel doable?",
+        f"{lead}, try {action} - {benefit}.",
+        f"{lead}, try {action}. Doable?",
+        f"{lead}, try {action}.",
+        f"{_words(lead, 4)}, try {action}.",
+        f"Today, try {action}.",
+    )
+    return next((form for form in forms if len(form) <= limit), forms[-1])
