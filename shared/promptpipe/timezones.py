@@ -18,12 +18,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
+from promptpipe.errors import PromptPipeError
+
 _NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 _NOT_ZONE_DIRS = ("posix/", "right/")
 EXAMPLE = "America/Toronto"
 
 
-class InvalidTimeZone(ValueError):
+class InvalidTimeZone(PromptPipeError, ValueError):
     """``name`` is not an IANA time zone name."""
 
 
