@@ -18,7 +18,7 @@ COV_LINE   ?= 95
 COV_BRANCH ?= 90
 TEST_TZ    ?= America/Toronto
 
-.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports refs format demo serve synth deploy destroy bench bench-tokens corpus corpus-offline eval-llm lock node-check clean
+.PHONY: help venv venv-local test test-fast test-floors mutation lint typecheck imports format demo serve synth deploy destroy bench bench-tokens corpus corpus-offline eval-llm lock node-check clean
 
 # Every target carries a "## what it does" comment; `make help` lists them all.
 help: ## list the targets
@@ -82,9 +82,6 @@ typecheck: $(STAMP_DEV) ## mypy (with the pydantic plugin) over shared/, functio
 
 imports: $(STAMP_DEV) ## check the import layering contracts (pyproject.toml [tool.importlinter])
 	PYTHONPATH=shared:. $(BIN)/lint-imports
-
-refs: $(STAMP_DEV) ## rewrite citations of documents outside the repository (scripts/rewrite_refs.py)
-	$(BIN)/python -m scripts.rewrite_refs
 
 format: $(STAMP_DEV) ## format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .

@@ -17,6 +17,7 @@ reads the same files through ``load_corpus``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -111,6 +112,11 @@ class CorpusFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     conversations: list[Conversation]
+
+
+def selected(only: Sequence[str] = ()) -> list[Conversation]:
+    """The corpus, or only its conversations whose ids are in ``only`` (``--only``)."""
+    return [c for c in load_corpus() if not only or c.id in only]
 
 
 def load_corpus(directory: Path = CORPUS_DIR) -> list[Conversation]:

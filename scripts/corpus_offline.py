@@ -19,11 +19,10 @@ the offline coach calls only offered tools by construction, so they are not repe
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from scripts.scenario import prepare_environment
@@ -107,12 +106,10 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
 def play_offline(only: Sequence[str] = ()) -> list[Any]:
     """Every corpus conversation (or those in ``only``) played with the offline coach."""
     from promptpipe.adapters.offline_coach import OfflineCoach
-    from scripts.corpus_model import load_corpus
+    from scripts.corpus_model import selected
     from scripts.corpus_player import Player
 
-    conversations = [c for c in load_corpus() if not only or c.id in only]
-    player = Player(lambda _cursor: OfflineCoach())
-    return [player.play(conversation, number) for number, conversation in enumerate(conversations)]
+    return Player(lambda _cursor: OfflineCoach()).play_all(selected(only))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,13 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
     args = parser.parse_args(argv)
     prepare_environment()
+    from scripts.corpus_player import print_report
+
     figures, problems = figures_of(play_offline(args.only))
-    if args.json:
-        print(json.dumps({"figures": asdict(figures), "problems": problems}, indent=2, ensure_ascii=False))
-    else:
-        print(figures.line())
-        for line in problems:
-            print(f"  {line}")
+    print_report(figures, problems, as_json=args.json)
     return 0
 
 

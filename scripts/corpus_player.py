@@ -14,9 +14,10 @@ corpus expects (sub-state, profile fields, daily schedule, no hand-off).
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -197,6 +198,10 @@ class Player:
         self.llm = ObservedLLM(make_llm(self.cursor), self.cursor)
         self.settings_overrides = settings_overrides or {}
 
+    def play_all(self, conversations: Iterable[Conversation]) -> list[ConversationOutcome]:
+        """Each conversation in turn, numbered from 0 (the number seeds its stack and its phone)."""
+        return [self.play(conversation, number) for number, conversation in enumerate(conversations)]
+
     def play(self, conversation: Conversation, number: int = 0) -> ConversationOutcome:
         from promptpipe.local.demo import send_sms
         from promptpipe.local.environment import LocalEnvironment, local_settings
@@ -281,3 +286,14 @@ class CorpusFigures:
             f"stranded turns {self.stranded}, forced turns {self.forced}, unanswered turns {self.unanswered}, "
             f"completed {self.completed}/{self.conversations}"
         )
+
+
+def print_report(figures: Any, problems: Sequence[str], *, as_json: bool) -> None:
+    """A corpus report: the figures' line, then one indented line per problem; or both as JSON.
+    ``figures``: a dataclass with a ``line()`` (``CorpusFigures``, the offline coach's parity figures)."""
+    if as_json:
+        print(json.dumps({"figures": asdict(figures), "problems": list(problems)}, indent=2, ensure_ascii=False))
+        return
+    print(figures.line())
+    for line in problems:
+        print(f"  {line}")

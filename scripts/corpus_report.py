@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import shutil
 import subprocess
@@ -25,7 +24,6 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -80,21 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.offer_all:
         offer_every_tool()
 
-    from scripts.corpus_model import load_corpus
-    from scripts.corpus_player import CorpusFigures, Player
+    from scripts.corpus_model import selected
+    from scripts.corpus_player import CorpusFigures, Player, print_report
     from scripts.corpus_standin import CompetentStandIn
 
-    conversations = [c for c in load_corpus() if not args.only or c.id in args.only]
-    player = Player(CompetentStandIn)
-    outcomes = [player.play(conversation, number) for number, conversation in enumerate(conversations)]
-    figures = CorpusFigures.of(outcomes)
+    outcomes = Player(CompetentStandIn).play_all(selected(args.only))
     problems = [line for outcome in outcomes for line in outcome.failure_lines()]
-    if args.json:
-        print(json.dumps({"figures": asdict(figures), "problems": problems}, indent=2, ensure_ascii=False))
-    else:
-        print(figures.line())
-        for line in problems:
-            print(f"  {line}")
+    print_report(CorpusFigures.of(outcomes), problems, as_json=args.json)
     return 0
 
 

@@ -118,10 +118,10 @@ def evaluate(
 ) -> tuple[list[ConversationScore], list[ConversationOutcome]]:
     """Play the corpus (or the conversations named in ``only``) against ``model``."""
     from promptpipe.adapters.openai_llm import OpenAILLM
-    from scripts.corpus_model import load_corpus
+    from scripts.corpus_model import selected
     from scripts.corpus_player import Player
 
-    conversations = [c for c in load_corpus() if not only or c.id in only]
+    conversations = selected(only)
     unknown = sorted(set(only) - {c.id for c in conversations})
     if unknown:
         raise SystemExit(f"eval-llm: no conversation named {', '.join(unknown)}")
@@ -130,7 +130,7 @@ def evaluate(
         cursor=cursor,
         settings_overrides={"genai_model": model, "openai_base_url": base_url},
     )
-    outcomes = [player.play(conversation, number) for number, conversation in enumerate(conversations)]
+    outcomes = player.play_all(conversations)
     return [score(o, prices) for o in outcomes], outcomes
 
 

@@ -6,6 +6,8 @@ A module of its own so that the command's parts (``promptpipe.local``, ``promptp
 
 from __future__ import annotations
 
+from promptpipe.errors import PromptPipeError
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -15,7 +17,7 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output (`| head`) closed it, as POSIX tools exit
 
 
-class CliError(Exception):
+class CliError(PromptPipeError):
     """A mistake or a failure the command reports in one line, with its exit code."""
 
     def __init__(self, message: str, code: int = EXIT_FAILED) -> None:

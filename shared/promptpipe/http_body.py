@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from promptpipe.errors import ValidationFailed
+from promptpipe.errors import PromptPipeError, ValidationFailed
 
 # No request of ours nests deeper than ~10 levels (a Meta webhook); 32 leaves room and stays far
 # below the parser's recursion limit.
@@ -85,8 +85,8 @@ class NotJson(MalformedBody):
     """Text that is not JSON at all (as opposed to JSON this reader refuses)."""
 
 
-class _IntegerTooLong(ValueError):
-    pass
+class _IntegerTooLong(PromptPipeError, ValueError):
+    """Raised inside the JSON parser (``parse_int``); ``read_json_text`` turns it into ``MalformedBody``."""
 
 
 def _parse_integer(digits: str) -> int:

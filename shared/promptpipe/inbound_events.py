@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.inbound import NUMBER_CHANGES
@@ -35,6 +34,7 @@ from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
 from promptpipe.ports import PhoneClaims
 from promptpipe.services import InboundDecision, PromptPipe, outcome_of_effects
+from promptpipe.timezones import zone_or_utc
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class InboundEvents:
 
         def record(op: OpContext) -> None:
             op.record(Direction.INBOUND, message.kind.value, "", metadata=_metadata(message))
-            today = op.now.astimezone(_zone(op.participant.timezone)).date().isoformat()
+            today = op.now.astimezone(zone_or_utc(op.participant.timezone)).date().isoformat()
             if op.data.get(DataKey.LAST_MEDIA_NOTICE_DATE) == today or not op.participant.is_active:
                 return
             op.emit(
@@ -199,10 +199,3 @@ def _metadata(message: InboundMessage) -> dict[str, Any]:
     if message.system_type:
         metadata["system_type"] = message.system_type
     return metadata
-
-
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name) if name else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")

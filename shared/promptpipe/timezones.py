@@ -13,16 +13,19 @@ from __future__ import annotations
 import functools
 import importlib.resources
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
+
+from promptpipe.errors import PromptPipeError
 
 _NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 _NOT_ZONE_DIRS = ("posix/", "right/")
 EXAMPLE = "America/Toronto"
 
 
-class InvalidTimeZone(ValueError):
+class InvalidTimeZone(PromptPipeError, ValueError):
     """``name`` is not an IANA time zone name."""
 
 
@@ -39,6 +42,18 @@ def validate_iana_zone(name: Any) -> str:
         return name
     shown = repr(name[:60]) if isinstance(name, str) else type(name).__name__
     raise InvalidTimeZone(f"invalid timezone: {shown} is not an IANA time zone name (e.g. {EXAMPLE})")
+
+
+def zone_or_utc(*names: str | None) -> ZoneInfo:
+    """The first of ``names`` that names a zone, else UTC: the one reading of a stored zone, which may
+    be empty (none given) or a name the zone database does not know."""
+    for name in names:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # unknown; malformed; a folder such as "America"
+                continue
+    return ZoneInfo("UTC")
 
 
 def _pydantic_zone(name: str) -> str:

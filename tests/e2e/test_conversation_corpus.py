@@ -17,8 +17,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def outcomes() -> list[ConversationOutcome]:
-    player = Player(CompetentStandIn)
-    return [player.play(conversation, number) for number, conversation in enumerate(load_corpus())]
+    return Player(CompetentStandIn).play_all(load_corpus())
 
 
 def test_every_conversation_ends_as_expected_with_no_stranded_or_forced_turn(

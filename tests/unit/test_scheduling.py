@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from promptpipe.errors import InvalidScheduleExpression, TimerError
 from promptpipe.scheduling import (
+    MAX_EXPRESSION_LENGTH,
     at_expression,
     at_fire_time,
     aws_day_of_week,
@@ -392,3 +395,220 @@ def test_at_fire_time_reads_the_wall_clock_in_its_zone(zone: str, fires: datetim
     fired = at_fire_time("at(2027-01-15T09:00:00)", zone)
     assert fired == fires
     assert fired.tzinfo is UTC
+
+
+# --- ------------------------------------------------------------------------------------------
+# Cron edge cases, each with the instant it must fire (docs/platform.md#scheduler-rules).
+#
+# The calendar facts each case leans on are in its comment; they are what a wrong weekday, an
+# off-by-one at a field's upper bound or a UTC-only date computation would get wrong.
+
+
+CASES = [
+    # --- nW: the weekday nearest to day n, never leaving the month
+    # 2026-03-15 is a Sunday: Monday the 16th, not Friday the 13th
+    ("cron(0 9 15W * ? 2026)", "UTC", datetime(2026, 3, 1), datetime(2026, 3, 16, 9)),
+    # 2026-08-01 is a Saturday: Monday the 3rd (not Friday 31 July, another month)
+    ("cron(0 9 1W * ? 2026)", "UTC", datetime(2026, 7, 31, 10), datetime(2026, 8, 3, 9)),
+    # 2026-05-31 is a Sunday and the last day: Friday the 29th (not Monday 1 June)
+    ("cron(0 9 31W * ? 2026)", "UTC", datetime(2026, 5, 1), datetime(2026, 5, 29, 9)),
+    # 2026-10-31 is a Saturday: Friday the 30th
+    ("cron(0 9 31W 10 ? 2026)", "UTC", datetime(2026, 10, 1), datetime(2026, 10, 30, 9)),
+    # 2026-03-16 is a Monday: the day itself
+    ("cron(0 9 16W 3 ? 2026)", "UTC", datetime(2026, 3, 1), datetime(2026, 3, 16, 9)),
+    # a 31W month without a 31st does not fire: April 2026 is skipped, May fires (Fri 29)
+    ("cron(0 9 31W 4,5 ? 2026)", "UTC", datetime(2026, 4, 1), datetime(2026, 5, 29, 9)),
+    # LW: October 2026 ends on a Saturday, May 2026 on a Sunday: Friday before each
+    ("cron(0 9 LW 10 ? 2026)", "UTC", datetime(2026, 10, 1), datetime(2026, 10, 30, 9)),
+    ("cron(0 9 LW 5 ? 2026)", "UTC", datetime(2026, 5, 1), datetime(2026, 5, 29, 9)),
+    # LW when the last day is a weekday (March 2026 ends on a Tuesday)
+    ("cron(0 9 LW 3 ? 2026)", "UTC", datetime(2026, 3, 1), datetime(2026, 3, 31, 9)),
+    # --- nL: the last n-day of the month
+    # July 2026 ends on a Friday: the 31st itself
+    ("cron(0 9 ? 7 6L 2026)", "UTC", datetime(2026, 7, 1), datetime(2026, 7, 31, 9)),
+    # December 2026 ends on a Thursday: the last Friday is the 25th
+    ("cron(0 9 ? 12 FRIL 2026)", "UTC", datetime(2026, 12, 1), datetime(2026, 12, 25, 9)),
+    # a bare L in day-of-week is Saturday (December 2026: the 5th)
+    ("cron(0 9 ? 12 L 2026)", "UTC", datetime(2026, 12, 1), datetime(2026, 12, 5, 9)),
+    # --- n#k: the k-th n-day
+    # April 2026 starts on a Wednesday: the first Monday is the 6th, the second the 13th
+    ("cron(0 9 ? 4 2#1 2026)", "UTC", datetime(2026, 4, 1), datetime(2026, 4, 6, 9)),
+    ("cron(0 9 ? 4 MON#2 2026)", "UTC", datetime(2026, 4, 1), datetime(2026, 4, 13, 9)),
+    # the 7th is still in the first week: Sep 2026 starts on a Tuesday, first Monday the 7th
+    ("cron(0 9 ? 9 2#1 2026)", "UTC", datetime(2026, 9, 1), datetime(2026, 9, 7, 9)),
+    # a fifth Thursday (December 2026: 3, 10, 17, 24, 31)
+    ("cron(0 9 ? 12 5#5 2026)", "UTC", datetime(2026, 12, 1), datetime(2026, 12, 31, 9)),
+    # no fifth Monday in April 2026 (6, 13, 20, 27): the next is in June (1, 8, 15, 22, 29)
+    ("cron(0 9 ? 4,6 2#5 2026)", "UTC", datetime(2026, 4, 1), datetime(2026, 6, 29, 9)),
+    # --- every field at its upper bound
+    ("cron(59 23 31 DEC ? 2026)", "UTC", datetime(2026, 1, 1), datetime(2026, 12, 31, 23, 59)),
+    # 2026-12-01 is a Tuesday: the first Saturday is the 5th
+    ("cron(59 23 ? DEC SAT 2026)", "UTC", datetime(2026, 12, 1), datetime(2026, 12, 5, 23, 59)),
+    ("cron(59 23 ? 12 7 2026)", "UTC", datetime(2026, 12, 1), datetime(2026, 12, 5, 23, 59)),
+    ("cron(0 0 1 1 ? 2199)", "UTC", datetime(2198, 12, 31), datetime(2199, 1, 1)),
+    # 23:59 on the last minute of a year rolls to the next year
+    ("cron(59 23 * * ? *)", "UTC", datetime(2026, 12, 31, 23, 59), datetime(2027, 1, 1, 23, 59)),
+    # a step that lands exactly on the upper bound
+    ("cron(59/30 * * * ? *)", "UTC", datetime(2026, 3, 2, 10, 0), datetime(2026, 3, 2, 10, 59)),
+    # --- DST and local dates
+    # Berlin springs forward on 2026-03-29 (02:00 -> 03:00): 02:30 is skipped that day
+    ("cron(30 2 * * ? *)", "Europe/Berlin", datetime(2026, 3, 28, 12), datetime(2026, 3, 30, 0, 30)),
+    # Berlin falls back on 2026-10-25: 02:30 fires once, at its first (CEST) occurrence
+    ("cron(30 2 * * ? *)", "Europe/Berlin", datetime(2026, 10, 24, 12), datetime(2026, 10, 25, 0, 30)),
+    # local midnight in Toronto while UTC is already the next day
+    ("cron(0 0 * * ? *)", "America/Toronto", datetime(2026, 3, 2, 4), datetime(2026, 3, 2, 5)),
+    # Monday 18:00 in Los Angeles is Tuesday 02:00 UTC: Monday's 20:00 local is still to come
+    ("cron(0 20 ? * MON *)", "America/Los_Angeles", datetime(2026, 3, 3, 2), datetime(2026, 3, 3, 4)),
+    # Auckland is ahead of UTC: Sunday 2026-03-01 20:00 UTC is already Monday 09:00 there
+    ("cron(30 9 ? * MON *)", "Pacific/Auckland", datetime(2026, 3, 1, 20), datetime(2026, 3, 1, 20, 30)),
+]
+
+
+@pytest.mark.parametrize(("expression", "zone", "after", "fires"), CASES)
+def test_cron_edge_case_fires_on_its_date(expression: str, zone: str, after: datetime, fires: datetime) -> None:
+    assert next_cron_fire(expression, zone, after.replace(tzinfo=UTC)) == fires.replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("expression", "after"),
+    [
+        ("cron(0 9 30W 2 ? 2026-2027)", datetime(2026, 1, 1)),  # February has no 30th
+        ("cron(0 9 ? 4 2#5 2026)", datetime(2026, 1, 1)),  # April 2026 has four Mondays
+        ("cron(0 0 1 1 ? 2199)", datetime(2199, 1, 1)),  # the last year has passed
+    ],
+)
+def test_cron_without_an_occurrence_returns_none(expression: str, after: datetime) -> None:
+    assert next_cron_fire(expression, "UTC", after.replace(tzinfo=UTC)) is None
+
+
+# --- ------------------------------------------------------------------------------------------
+# EventBridge Scheduler rules at their bounds (docs/platform.md#scheduler-rules).
+#
+# Every field's upper and lower bound (minute 59, day 31 in ``nW``, SUN and SAT in ``nL`` and ``n#k``,
+# a step as long as its field), an expression of exactly the maximum length, seconds in ``at()``, a
+# range wrapping across the new year, the errors that quote the expression, and results that stay
+# in UTC when the process itself runs in another zone.
+
+
+@pytest.fixture
+def process_in_kolkata(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process' own zone (``TZ``) set to UTC+05:30, so a conversion to "local time" shows."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+# --- bounds --------------------------------------------------------------------------------------------
+def test_minute_59_and_hour_23_are_a_valid_daily_time() -> None:
+    assert daily_cron_expression(23, 59) == "cron(59 23 * * ? *)"
+    with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time 23:60: hour 0-23, minute 0-59$"):
+        daily_cron_expression(23, 60)
+
+
+def test_an_expression_of_exactly_the_maximum_length_is_accepted() -> None:
+    head, tail = "cron(", " 9 * * ? *)"
+    room = MAX_EXPRESSION_LENGTH - len(head) - len(tail)
+    minutes = "0," * ((room - 2) // 2)
+    text = head + minutes + "0" * (room - len(minutes)) + tail  # "0,0,…,0,00": minute 0, padded
+    assert len(text) == MAX_EXPRESSION_LENGTH
+    parsed = parse_expression(text)
+    assert parsed.cron is not None and parsed.cron.minutes == (0,)
+    with pytest.raises(InvalidScheduleExpression):
+        parse_expression(text[:5] + "0," + text[5:])
+
+
+def test_seconds_of_an_at_expression_are_kept() -> None:
+    assert at_fire_time("at(2026-03-02T12:00:30)", "UTC") == datetime(2026, 3, 2, 12, 0, 30, tzinfo=UTC)
+
+
+def test_nw_accepts_day_31_and_refuses_32() -> None:
+    assert next_cron_fire("cron(0 9 31W 3 ? 2026)", "UTC", datetime(2026, 3, 1, tzinfo=UTC)) == datetime(
+        2026, 3, 31, 9, tzinfo=UTC
+    )
+    with pytest.raises(InvalidScheduleExpression, match="32 is outside 1-31"):
+        parse_expression("cron(0 9 32W * ? *)")
+
+
+def test_the_last_sunday_and_the_last_saturday_of_a_month() -> None:
+    # March 2026: the last Sunday is the 29th, the last Saturday the 28th
+    after = datetime(2026, 3, 1, tzinfo=UTC)
+    assert next_cron_fire("cron(0 9 ? 3 1L 2026)", "UTC", after) == datetime(2026, 3, 29, 9, tzinfo=UTC)
+    assert next_cron_fire("cron(0 9 ? 3 7L 2026)", "UTC", after) == datetime(2026, 3, 28, 9, tzinfo=UTC)
+    with pytest.raises(InvalidScheduleExpression, match="8 is outside 1-7"):
+        parse_expression("cron(0 9 ? 3 8L 2026)")
+
+
+def test_the_nth_sunday_and_saturday_of_a_month() -> None:
+    # March 2026 starts on a Sunday: the second Sunday is the 8th, the first Saturday the 7th
+    after = datetime(2026, 3, 1, tzinfo=UTC)
+    assert next_cron_fire("cron(0 9 ? 3 1#2 2026)", "UTC", after) == datetime(2026, 3, 8, 9, tzinfo=UTC)
+    assert next_cron_fire("cron(0 9 ? 3 7#1 2026)", "UTC", after) == datetime(2026, 3, 7, 9, tzinfo=UTC)
+    with pytest.raises(InvalidScheduleExpression, match="8 is outside 1-7"):
+        parse_expression("cron(0 9 ? 3 8#1 2026)")
+
+
+def test_a_step_may_be_as_long_as_its_field_and_no_longer() -> None:
+    parsed = parse_expression("cron(0 9 1 */12 ? *)")
+    assert parsed.cron is not None and parsed.cron.months == (1,)
+    with pytest.raises(InvalidScheduleExpression, match="13 is outside 1-12"):
+        parse_expression("cron(0 9 1 */13 ? *)")
+    with pytest.raises(InvalidScheduleExpression, match="32 is outside 1-31"):
+        parse_expression("cron(0 9 */32 * ? *)")
+
+
+def test_a_month_range_wrapping_across_the_new_year() -> None:
+    parsed = parse_expression("cron(0 9 1 NOV-FEB ? *)")
+    assert parsed.cron is not None and parsed.cron.months == (1, 2, 11, 12)
+    after = datetime(2026, 12, 2, tzinfo=UTC)
+    assert next_cron_fire(parsed, "UTC", after) == datetime(2027, 1, 1, 9, tzinfo=UTC)
+
+
+# --- errors quote the expression ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("at(2026-13-01T00:00:00)", r"^invalid 'at\(2026-13-01T00:00:00\)': month must be in 1\.\.12$"),
+        ("rate(0 minutes)", r"^invalid 'rate\(0 minutes\)': expected rate\(N minute\(s\)\|hour\(s\)\|day\(s\)\)$"),
+        ("cron(0 9 * * *)", r"^invalid 'cron\(0 9 \* \* \*\)': cron needs six fields$"),
+    ],
+)
+def test_errors_quote_the_expression(expression: str, message: str) -> None:
+    with pytest.raises(InvalidScheduleExpression, match=message):
+        parse_expression(expression)
+
+
+class NoOffset(tzinfo):
+    """A tzinfo that does not know its offset: such a datetime is naive by Python's definition."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def dst(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+
+def test_an_instant_whose_zone_has_no_offset_is_refused() -> None:
+    with pytest.raises(InvalidScheduleExpression, match=r"must be timezone-aware$"):
+        at_expression(datetime(2026, 3, 2, 12, 0, tzinfo=NoOffset()))
+
+
+# --- the process' own zone plays no part -----------------------------------------------------------------
+def test_at_expression_is_the_utc_wall_clock_whatever_the_process_zone(process_in_kolkata: None) -> None:
+    assert at_expression(datetime(2026, 3, 2, 7, 0, 0, 1, tzinfo=TORONTO)) == "at(2026-03-02T12:00:01)"
+
+
+def test_next_fires_are_utc_instants_whatever_the_process_zone(process_in_kolkata: None) -> None:
+    after = datetime(2026, 3, 2, 7, 30, tzinfo=TORONTO)  # 12:30 UTC, 18:00 in Kolkata
+    fire = next_cron_fire("cron(0 13 * * ? *)", "UTC", after)
+    assert fire == datetime(2026, 3, 2, 13, 0, tzinfo=UTC) and fire is not None and fire.utcoffset() == timedelta(0)
+    # a daily 08:00 in Toronto is 13:00 UTC: after 07:30 Toronto it is today's
+    assert next_cron_fire("cron(0 8 * * ? *)", "America/Toronto", after) == datetime(2026, 3, 2, 13, tzinfo=UTC)
+
+    start = datetime(2026, 3, 2, 7, 0, tzinfo=TORONTO)  # 12:00 UTC
+    rate = next_rate_fire("rate(1 hour)", start, after)
+    assert rate == datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+    assert rate.tzinfo is UTC and rate.isoformat() == "2026-03-02T13:00:00+00:00"
+    early = next_rate_fire("rate(1 hour)", start, start - timedelta(minutes=5))
+    assert early.tzinfo is UTC and early.isoformat() == "2026-03-02T12:00:00+00:00"

@@ -1,7 +1,8 @@
 """Messenger adapters: Twilio (SMS and WhatsApp) and Meta WhatsApp Cloud API (the local outbox: ``local_outbox``).
 
-Both providers are called with plain httpx (Twilio's REST API: ``Messages.json`` with basic auth;
-Meta's Graph API: ``/{phone_number_id}/messages`` with a bearer token). Fixed-answer questions go
+Both providers are called through one HTTP client, ``messenger_http.MessengerHttp`` (plain httpx;
+Twilio's REST API: ``Messages.json`` with basic auth; Meta's Graph API: ``/{phone_number_id}/messages``
+with a bearer token). Fixed-answer questions go
 out as reply buttons on WhatsApp Cloud and as numbered text elsewhere (``questions.render_text``);
 replies are parsed back by ``questions.parse_answer``.
 
@@ -13,20 +14,18 @@ WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated mes
 hours after the participant last wrote (``OutboundMessage.last_inbound_at``) is sent as the
 template of its kind, or skipped when its kind has none (``whatsapp_templates``). When the caller
 does not know that time, the message goes free-form and a window refusal (Meta 131047, Twilio
-63016) switches to the template and retries once. httpx is imported lazily so that a function
-that never sends does not pay for it at cold start.
+63016) switches to the template and retries once.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import threading
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from promptpipe.adapters.local_outbox import LocalOutbox, OutboxRecord
+from promptpipe.adapters.messenger_http import META_OUTSIDE_WINDOW, TWILIO_OUTSIDE_WINDOW, MessengerHttp
 from promptpipe.adapters.whatsapp_payloads import (
     INTERACTIVE_BODY_LIMIT,
     buttons_payload,
@@ -37,7 +36,6 @@ from promptpipe.adapters.whatsapp_templates import TemplateChoice, WhatsAppTempl
 from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError, MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
-from promptpipe.phone import mask_phone
 from promptpipe.ports import Messenger
 from promptpipe.questions import with_question_text
 from promptpipe.settings import MessagingProvider, Settings
@@ -63,48 +61,11 @@ __all__ = [
 ]
 
 TwilioChannel = Literal["sms", "whatsapp"]
-_PHONE_LIKE = re.compile(r"\+?\d[\d\s().-]{6,}\d")
-_ERROR_TEXT_LIMIT = 300
 TWILIO_API_BASE = "https://api.twilio.com"
 
 # WhatsApp's customer-service window, and the margin we keep before it closes.
 WHATSAPP_WINDOW = timedelta(hours=24)
 WINDOW_MARGIN = timedelta(minutes=10)
-META_OUTSIDE_WINDOW = 131047  # "Re-engagement message"
-TWILIO_OUTSIDE_WINDOW = 63016  # "Failed to send freeform message because you are outside the allowed window"
-
-
-# Refusals that concern the recipient or the message itself, not our account or the provider's
-# health: sending the same message again is refused again, so it is recorded as failed, not retried.
-UNDELIVERABLE_CODES = frozenset(
-    {
-        "21211",  # Twilio: invalid 'To' number
-        "21610",  # Twilio: the recipient replied STOP to this sender
-        "21614",  # Twilio: 'To' is not a mobile number
-        "63016",  # Twilio WhatsApp: outside the 24-hour window (no template configured)
-        "131026",  # Meta: message undeliverable (not on WhatsApp, old app version)
-        str(META_OUTSIDE_WINDOW),  # Meta: re-engagement message (no template configured)
-    }
-)
-
-
-def _refused(provider: str, response: httpx.Response, code: Any, text: str) -> MessagingError:
-    """A provider's refusal: its error code and (scrubbed) text; retryable when throttled or a 5xx;
-    undeliverable when its code says the recipient will refuse it again (``UNDELIVERABLE_CODES``)."""
-    retryable = response.status_code == 429 or response.status_code >= 500
-    return MessagingError(
-        f"{provider} refused the message (HTTP {response.status_code}, code {code}): {_scrub(text)}",
-        code=str(code) if code is not None else None,
-        status=response.status_code,
-        retryable=retryable,
-        undeliverable=not retryable and str(code) in UNDELIVERABLE_CODES,
-    )
-
-
-def _scrub(text: str) -> str:
-    """Provider error texts may quote the recipient's number; mask it before it reaches logs."""
-    text = _PHONE_LIKE.sub(lambda m: mask_phone(m.group(0)), text or "")
-    return text[:_ERROR_TEXT_LIMIT]
 
 
 def _publish(result: SendResult, message: OutboundMessage) -> None:
@@ -160,14 +121,17 @@ class TwilioMessenger:
         self._from = from_number
         self._service_sid = messaging_service_sid
         self._channel = channel
-        self._url = f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json"
-        self._client = http_client
-        self._owns_client = http_client is None
-        self._timeout = timeout
+        self._http = MessengerHttp(
+            f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json",
+            provider="Twilio",
+            read_error=_twilio_error,
+            failure="Twilio send failed",
+            http_client=http_client,
+            timeout=timeout,
+        )
         self._templates = templates or WhatsAppTemplates()
         self._clock = clock or SystemClock()
         self._publish = publish
-        self._lock = threading.Lock()
 
     def send(self, message: OutboundMessage) -> SendResult:
         result = self._send_sms(message) if self._channel == "sms" else self._send_whatsapp(message)
@@ -224,14 +188,7 @@ class TwilioMessenger:
         return route
 
     def _post(self, params: dict[str, str]) -> str:
-        import httpx
-
-        try:
-            response = self._get_client().post(self._url, data=params, auth=(self._account_sid, self._auth_token))
-        except httpx.HTTPError as exc:
-            raise MessagingError(f"Twilio send failed: {type(exc).__name__}") from exc
-        if not 200 <= response.status_code < 300:
-            raise _refused("Twilio", response, *_twilio_error(response))
+        response = self._http.post(data=params, auth=(self._account_sid, self._auth_token))
         try:
             return str(response.json().get("sid") or "")
         except (ValueError, AttributeError):
@@ -243,17 +200,7 @@ class TwilioMessenger:
         return number
 
     def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def _get_client(self) -> httpx.Client:
-        import httpx
-
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout)
-            return self._client
+        self._http.close()
 
 
 def _twilio_error(response: httpx.Response) -> tuple[Any, str]:
@@ -292,13 +239,17 @@ class WhatsAppCloudMessenger:
             raise ConfigurationError("WhatsApp Cloud needs WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID")
         self._url = f"{base_url.rstrip('/')}/{api_version}/{phone_number_id}/messages"
         self._headers = {"Authorization": f"Bearer {access_token}"}
-        self._client = http_client
-        self._owns_client = http_client is None
-        self._timeout = timeout
+        self._http = MessengerHttp(
+            self._url,
+            provider="WhatsApp Cloud API",
+            read_error=_meta_error,
+            failure="WhatsApp Cloud API request failed",
+            http_client=http_client,
+            timeout=timeout,
+        )
         self._templates = templates or WhatsAppTemplates()
         self._clock = clock or SystemClock()
         self._publish = publish
-        self._lock = threading.Lock()
 
     def send(self, message: OutboundMessage) -> SendResult:
         """Inside the window: one API call per message, text or an interactive reply-button message
@@ -345,32 +296,15 @@ class WhatsAppCloudMessenger:
         return SendResult(provider_message_id=provider_id, provider="whatsapp_cloud", parts=parts)
 
     def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        self._http.close()
 
     def _post(self, payload: dict[str, Any]) -> str:
-        import httpx
-
-        try:
-            response = self._get_client().post(self._url, json=payload, headers=self._headers)
-        except httpx.HTTPError as exc:
-            raise MessagingError(f"WhatsApp Cloud API request failed: {type(exc).__name__}") from exc
-        if not 200 <= response.status_code < 300:
-            raise _refused("WhatsApp Cloud API", response, *_meta_error(response))
+        response = self._http.post(json=payload, headers=self._headers)
         try:
             data = response.json()
             return str(data["messages"][0]["id"])
         except (ValueError, KeyError, IndexError, TypeError):
             return ""
-
-    def _get_client(self) -> httpx.Client:
-        import httpx
-
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout)
-            return self._client
 
 
 def _meta_error(response: httpx.Response) -> tuple[Any, str]:

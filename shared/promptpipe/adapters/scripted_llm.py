@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
+from promptpipe.errors import PromptPipeError
 from promptpipe.models.llm import ChatRequest, ChatResponse, ToolCall
 
 ScriptStep: TypeAlias = ChatResponse | Callable[[ChatRequest], ChatResponse] | BaseException
@@ -20,7 +21,7 @@ ScriptStep: TypeAlias = ChatResponse | Callable[[ChatRequest], ChatResponse] | B
 SCRIPTED_MODEL = "scripted"
 
 
-class ScriptExhaustedError(AssertionError):
+class ScriptExhaustedError(PromptPipeError, AssertionError):
     """The code under test made more LLM calls than the test scripted."""
 
 

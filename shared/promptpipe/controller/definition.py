@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from promptpipe.errors import PromptPipeError
 from promptpipe.http_body import MalformedBody, decode_utf8, read_json_text
 
 # The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
@@ -222,7 +223,7 @@ class Problem(BaseModel):
         return f"{self.path}: {self.message}"
 
 
-class DefinitionInvalid(ValueError):
+class DefinitionInvalid(PromptPipeError, ValueError):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("; ".join(str(p) for p in problems))
         self.problems = problems

@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from promptpipe.controller.definition import FlowDefinition
+from promptpipe.errors import PromptPipeError
 
 
 class StoredFlow(BaseModel):
@@ -22,7 +23,7 @@ class FlowVersionInfo(BaseModel):
     created_by: str = ""
 
 
-class FlowVersionConflict(Exception):
+class FlowVersionConflict(PromptPipeError):
     """Another writer stored the same version first (re-read the latest and retry)."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from promptpipe.errors import PromptPipeError
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
@@ -36,7 +37,7 @@ class ApiTransport(Protocol):
     ) -> ApiAnswer: ...
 
 
-class ApiError(Exception):
+class ApiError(PromptPipeError):
     """The API answered with an error envelope."""
 
     def __init__(self, status: int, message: str, result: Any = None) -> None:
@@ -46,7 +47,7 @@ class ApiError(Exception):
         self.result = result  # the error's details, when the API gives some (a flow's problems)
 
 
-class ApiUnreachable(Exception):
+class ApiUnreachable(PromptPipeError):
     """No answer from the API (connection refused, DNS, timeout)."""
 
 

@@ -8,11 +8,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
+from promptpipe.timezones import zone_or_utc
 
 _PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
 DONE_QUESTION = "Did you do it?"
@@ -21,10 +22,7 @@ INTENSITY_QUESTION = "How's the intensity?"
 
 def zone_of(participant: ConversationParticipant) -> ZoneInfo:
     """The participant's zone (UTC when none is set or the name is unknown)."""
-    try:
-        return ZoneInfo(participant.timezone or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
+    return zone_or_utc(participant.timezone)
 
 
 def parsed_answers(entry: TranscriptEntry) -> dict[str, str]:

@@ -36,6 +36,7 @@ from promptpipe.models.state import (
     ScheduleInfo,
 )
 from promptpipe.quiet_hours import QuietHours
+from promptpipe.timezones import zone_or_utc
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +56,7 @@ class DeliveryResult:
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
     """The intensity poll's "today" is the participant's day (docs/behaviour.md#B-INT-2)."""
-    for name in (session.participant.timezone, schedule.timezone if schedule else ""):
-        if name:
-            try:
-                return ZoneInfo(name)
-            except (KeyError, ValueError):
-                continue
-    return ZoneInfo("UTC")
+    return zone_or_utc(session.participant.timezone, schedule.timezone if schedule else None)
 
 
 def seeded_rng(*parts: str) -> random.Random:

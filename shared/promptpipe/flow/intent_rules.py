@@ -25,6 +25,7 @@ import re
 from typing import Literal
 
 from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, Intent
+from promptpipe.intent_patterns import CHANGE_TIME, NEW_HABIT, PREFER, STOP, is_capability_question
 from promptpipe.models.turn_context import TurnContext
 
 __all__ = ["TurnContext", "decide", "is_capability_question", "mentions_time", "needs_no_action", "normalise"]
@@ -53,38 +54,6 @@ _DAYPART = re.compile(
 _ANCHOR = re.compile(
     r"\b(?:after|before|when|once|while|as soon as|right after|first thing|despu[eé]s|antes|cuando|al)\b", re.I
 )
-_STOP = re.compile(
-    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
-    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
-    r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
-    re.I,
-)
-_CHANGE_TIME = re.compile(
-    r"\b(?:change|move|switch|reschedule|shift|update|push|cambiar|mover)\s+"
-    r"(?:(?:my|the|your|our|it|that|this|daily|morning|evening|la|el|mi|del)\s+){0,3}"
-    r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje)s?\b"
-    r"|\b(?:change|move|switch|shift|push)\s+it\s+(?:to|back|forward|earlier|later)\b"
-    r"|\b(?:different|new|another|later|earlier) time\b",
-    re.I,
-)
-# "I'd rather get it at 7pm from now on": a stated preference for another time is a request too.
-_PREFER = re.compile(r"\b(?:rather|prefer|instead|from now on|going forward|from tomorrow|switch to)\b", re.I)
-_NEW_HABIT = re.compile(
-    r"\b(?:new habit|different habit|another habit|change (?:my|the) habit|switch (?:my |the )?habit|start over)\b",
-    re.I,
-)
-# A question about what is possible: asks whether an action could be taken, not to take it now.
-_CAPABILITY = re.compile(
-    r"\b(?:is it possible|would it be possible|will it be possible|is there (?:a|any) way|will i be able|"
-    r"would i be able|am i able|can i|could i|may i|what if i|how (?:do|can|could|would) i|se puede|puedo|podr[ée])\b",
-    re.I,
-)
-_LATER = re.compile(
-    r"\b(?:later(?: on)?|at some point|in the future|eventually|down the (?:road|line)|some ?day|"
-    r"if i (?:want|need)|if needed|m[aá]s adelante|despu[eé]s)\b",
-    re.I,
-)
-_QUESTION_START = re.compile(r"^(?:can|could|would|will|is|are|do|does|how|what|when|may|se puede|puedo)\b", re.I)
 _LIST_SCHEDULE = re.compile(r"\b(?:when|what time)\b.*\b(?:reminder|prompt|message|schedule)s?\b", re.I)
 _PROMPT_NOW = re.compile(r"\b(?:give|send|suggest|try)\b.*\b(?:prompt|habit|something|one)\b.*\bnow\b", re.I)
 _DONE_ANSWER = re.compile(r"^q:\s*did you do it\?\s*a:", re.I)
@@ -108,14 +77,6 @@ def mentions_time(text: str) -> bool:
     return bool(_CLOCK.search(text) or _DAYPART.search(text))
 
 
-def is_capability_question(text: str) -> bool:
-    """ "can I change the time later?", "is it possible to stop the messages at some point?"."""
-    if _CAPABILITY.search(text):
-        return True
-    asked = "?" in text or bool(_QUESTION_START.match(text.strip()))
-    return asked and bool(_LATER.search(text))
-
-
 # --- what is pending ----------------------------------------------------------------------------
 def pending_tools(ctx: TurnContext) -> tuple[str, ...]:
     """The tools that can record an answer to what is pending."""
@@ -135,11 +96,11 @@ def pending_tools(ctx: TurnContext) -> tuple[str, ...]:
 # --- the decision -------------------------------------------------------------------------------
 def _action(ctx: TurnContext, text: str) -> tuple[str, tuple[str, ...], bool] | None:
     """An explicit request for an action: (name, its tools, whether there is something to act on)."""
-    if _NEW_HABIT.search(text):
+    if NEW_HABIT.search(text):
         return "change_habit", (SAVE, TRANSITION), ctx.module == "feedback" and not ctx.paused
-    if _STOP.search(text):
+    if STOP.search(text):
         return "stop_messages", (SAVE, SCHEDULER), ctx.has_schedule and not ctx.paused
-    if _CHANGE_TIME.search(text) or (_PREFER.search(text) and mentions_time(text)):
+    if CHANGE_TIME.search(text) or (PREFER.search(text) and mentions_time(text)):
         return "change_time", (SAVE, SCHEDULER), ctx.has_schedule and not ctx.paused
     return None
 

@@ -14,6 +14,7 @@ from typing import TextIO
 from zoneinfo import ZoneInfo
 
 from promptpipe.coordinator.summary import TIMER_WORDS
+from promptpipe.errors import PromptPipeError
 from promptpipe.local.environment import LOCAL_TWILIO_AUTH_TOKEN, LocalEnvironment, TimelineEntry
 from promptpipe.local.failures import FailureLog, failure_lines
 from promptpipe.local.signing import twilio_form, twilio_signature
@@ -53,7 +54,7 @@ SCRIPT: tuple[DemoStep, ...] = (
 )
 
 
-class DemoFailed(Exception):
+class DemoFailed(PromptPipeError):
     """A step of the demo did not go through (enrollment refused, a webhook rejected, a turn failed)."""
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
-from promptpipe.errors import ValidationFailed
+from promptpipe.errors import PromptPipeError, ValidationFailed
 from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
@@ -304,7 +304,7 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[LocalRequest
     return Handler
 
 
-class PortUnavailable(Exception):
+class PortUnavailable(PromptPipeError):
     """The server could not listen on the address (in use, or not allowed)."""
 
     def __init__(self, host: str, port: int, cause: OSError) -> None:

@@ -7,13 +7,12 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.feedback_answers import (
-    _CHANGE_TIME,
     _DONE_CANON,
     _HELPED,
     _INTENSITY_CANON,
     _NEGATIVE,
-    _NEW_HABIT,
     _POSITIVE,
+    asks_for_a_new_time,
     classify_barrier,
 )
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
@@ -33,16 +32,11 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
+from promptpipe.intent_patterns import NEW_HABIT, STOP
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
 _SAID_DONE = re.compile(r"\b(?:done|did it|i did|completed|finished|managed|nailed it|hecho|lo hice)\b", re.I)
-_STOP = re.compile(
-    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
-    r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
-    r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
-    re.I,
-)
 
 
 class FeedbackRules:
@@ -59,7 +53,7 @@ class FeedbackRules:
             return self._error_reply(failed), f"feedback: {failed.name} failed; telling the participant"
         if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
             return self._repair()
-        if _NEW_HABIT.search(text) and TRANSITION in turn.tools:
+        if NEW_HABIT.search(text) and TRANSITION in turn.tools:
             return self._new_habit()
         if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
             return (
@@ -67,13 +61,13 @@ class FeedbackRules:
                 "feedback: a formula, not a report",
             )
         question = common_question(text)
-        if _STOP.search(text) and question is None and SCHEDULER in turn.tools:
+        if STOP.search(text) and question is None and SCHEDULER in turn.tools:
             return self._stop()
         new_time = parse_clock_time(text) or parse_vague_time(text)
         # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
         if (
             new_time
-            and _CHANGE_TIME.search(text)
+            and asks_for_a_new_time(text)
             and not _POSITIVE.search(text)
             and question is None
             and SCHEDULER in turn.tools

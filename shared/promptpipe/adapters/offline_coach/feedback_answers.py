@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
+from promptpipe.intent_patterns import CHANGE_TIME, PREFER
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -26,13 +27,17 @@ _HELPED = re.compile(
     re.I,
 )
 _BARRIER_CAUSE = re.compile(r"\b(?:because|since|as)\s+(?P<b>[^.;!?]+)", re.I)
-_CHANGE_TIME = re.compile(
+# A feedback reply that gives a time corrects the schedule when it asks for a change (the request's
+# words, promptpipe.intent_patterns) or words it as a correction ("make it 8", "actually 7", "not at 6").
+_CORRECTION = re.compile(
     r"\b(?:change|move|switch|reschedule|shift|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
-    r"|\binstead\b|\b(?:different|new) time\b|\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|"
-    r"\b(?:rather|prefer|from now on|going forward|from tomorrow)\b",
+    r"|\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*",
     re.I,
 )
-_NEW_HABIT = re.compile(r"\b(?:new habit|different habit|change (?:my|the) habit|switch (?:my |the )?habit)\b", re.I)
+
+
+def asks_for_a_new_time(text: str) -> bool:
+    return bool(CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text))
 
 
 def classify_barrier(text: str) -> tuple[str, str]:

@@ -41,13 +41,9 @@ from promptpipe.adapters.offline_coach.times import (
     propose_time,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+from promptpipe.intent_patterns import STOP
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
-_STOP = re.compile(
-    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send)\b.*"
-    r"\b(?:messages?|reminders?|prompts?|texts?)\b",
-    re.I,
-)
 _VAGUE_WORDS = re.compile(
     r"\b(?:in the|every|each|at|around|after|before|sometime|some time|please|maybe|i guess|probably|"
     r"mornings?|evenings?|afternoons?|nights?|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
@@ -101,7 +97,7 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
-        if _STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
+        if STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
             # Intake has set nothing up: there is nothing to stop, and the message is no answer.
             return (
                 "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
+from promptpipe.intent_patterns import is_capability_question
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
 OFFER_SCHEDULE = "Shall I send you one like it every day"
@@ -126,15 +127,7 @@ def common_question(text: str) -> str | None:
         if not pattern.search(stripped) or not (asked or name == "rephrase"):
             continue
         # "can you change my time to 7pm?" asks for the change now; "can I change it later?" asks what is possible
-        if name in ("change_time_later", "stop_later") and not _CAPABILITY.search(stripped):
+        if name in ("change_time_later", "stop_later") and not is_capability_question(stripped):
             continue
         return name
     return None
-
-
-_CAPABILITY = re.compile(
-    r"\b(?:can i|could i|may i|is it possible|would it be possible|is there (?:a|any) way|will i be able|"
-    r"would i be able|am i able|what if i|se puede|puedo)\b|\b(?:later(?: on)?|at some point|in the future|"
-    r"eventually|if (?:my|i) \w+)\b",
-    re.I,
-)
