@@ -60,15 +60,15 @@ MODULES = (
     "functions.timers.handler",
 )
 MUST_NOT_IMPORT_OPENAI = ("functions.enrollment.handler", "functions.inbound.webhook")
-# Import + first-event init (CPU), as a multiple of a bare ``import boto3``: the two front-door
-# functions answer people (Twilio gives up after 15 s), the three event functions run behind a queue
-# or a schedule.
+# Import + first-event init (CPU), as a multiple of the floor row measured in the same round:
+# the two front-door functions answer people (Twilio and Meta retry on slowness), the three event
+# functions run behind a queue or a schedule.
 TARGETS = {
-    "functions.enrollment.handler": 1.5,
-    "functions.inbound.webhook": 1.5,
-    "functions.inbound.worker": 2.5,
-    "functions.scheduled_prompt.handler": 2.5,
-    "functions.timers.handler": 2.5,
+    "functions.enrollment.handler": 1.3,
+    "functions.inbound.webhook": 1.3,
+    "functions.inbound.worker": 1.5,
+    "functions.scheduled_prompt.handler": 1.5,
+    "functions.timers.handler": 1.5,
 }
 BEFORE = "before: "  # label prefix of the modules of the --compare checkout
 
@@ -93,6 +93,7 @@ CHILD_ENVIRONMENT = {
     "POWERTOOLS_SERVICE_NAME": "promptpipe",
     "POWERTOOLS_METRICS_NAMESPACE": "PromptPipe",
     "POWERTOOLS_LOG_LEVEL": "ERROR",
+    "PYDANTIC_DISABLE_PLUGINS": "__all__",
 }
 
 # Runs in the child. Prints one JSON line.
@@ -172,6 +173,19 @@ class Result:
         return statistics.median(a + b for a, b in zip(imports, self.samples[f"init_{kind}"], strict=True))
 
 
+def floor_ratios(results: dict[str, Result], module: str) -> list[float]:
+    """Per round, import + init CPU of ``module`` over the floor's CPU in the same round (paired: a
+    burst of load on the machine hits both alike)."""
+    target, floor = results[module].samples, results[FLOOR].samples["import_cpu"]
+    totals = (a + b for a, b in zip(target["import_cpu"], target["init_cpu"], strict=True))
+    return [total / base for total, base in zip(totals, floor, strict=True)]
+
+
+def floor_ratio(results: dict[str, Result], module: str) -> float:
+    """The median of the paired per-round ratios: what the targets are checked against."""
+    return statistics.median(floor_ratios(results, module))
+
+
 def child_environment(repo: Path = REPO) -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -238,6 +252,8 @@ def render(results: dict[str, Result], runs: int) -> str:
         "+init wall ms",
         "+init CPU ms",
         "x boto3 (CPU)",
+        "x floor (CPU)",
+        "spread",
         "openai imported",
         "network",
     )
@@ -264,6 +280,8 @@ def render(results: dict[str, Result], runs: int) -> str:
                 "-",
                 "-",
                 "-",
+                "1.00" if target == FLOOR else "-",
+                "-",
                 _flag(r.openai_after_import),
                 "none" if not r.network_attempts else "ATTEMPTED",
             )
@@ -281,6 +299,8 @@ def render(results: dict[str, Result], runs: int) -> str:
                 f"{r.median('wall', with_init=True):.0f}",
                 f"{r.median('cpu', with_init=True):.0f}",
                 ratio(r, "cpu", with_init=True),
+                f"{floor_ratio(results, module):.2f}",
+                "{:.2f}-{:.2f}".format(*_extremes(floor_ratios(results, module))),
                 f"{_flag(r.openai_after_import)} / {_flag(r.openai_after_init)}",
                 "none" if not r.network_attempts else "ATTEMPTED",
             )
@@ -310,12 +330,16 @@ def render(results: dict[str, Result], runs: int) -> str:
         ok = r.openai_after_import == {False} and r.openai_after_init == {False}
         out.append(f"{module}: openai never imported: {'OK' if ok else 'FAILED'}")
     for module, limit in TARGETS.items():
-        ratio_cpu = init_ratio(results, module)
+        ratio_cpu = floor_ratio(results, module)
         out.append(
-            f"{module}: import + init {ratio_cpu:.2f}x boto3 (CPU), limit {limit:.1f}x: "
-            f"{'OK' if ratio_cpu <= limit else 'MISSED'}"
+            f"{module}: import + init {ratio_cpu:.2f}x the floor (CPU, median of paired rounds), "
+            f"limit {limit:.1f}x: {'OK' if ratio_cpu <= limit else 'MISSED'}"
         )
     return "\n".join(out)
+
+
+def _extremes(values: list[float]) -> tuple[float, float]:
+    return min(values), max(values)
 
 
 def init_ratio(results: dict[str, Result], module: str) -> float:
@@ -329,7 +353,7 @@ def requirements_met(results: dict[str, Result]) -> bool:
         for m in MUST_NOT_IMPORT_OPENAI
     )
     no_network = not any(r.network_attempts for r in results.values())
-    fast_enough = all(init_ratio(results, module) <= limit for module, limit in TARGETS.items())
+    fast_enough = all(floor_ratio(results, module) <= limit for module, limit in TARGETS.items())
     return no_openai and no_network and fast_enough
 
 
