@@ -1,10 +1,10 @@
 """Cold start per function: importing its handler module, in fresh processes (docs/architecture.md#cold-start).
 
-Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 7; ``--json``;
+Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 9; ``--json``;
 ``--compare DIR`` also measures the function modules of another checkout, e.g. the commit before a
 change, in the same rounds: before and after from one run).
 
-For every function module, and for a bare ``import boto3`` as the yardstick, each round starts one
+For every function module, for the ``floor`` (below) and for a bare ``import boto3``, each round starts one
 fresh interpreter per target (targets interleaved, in a fixed order, so that drift on the machine
 hits them alike) and times, inside the child, both wall time (``time.perf_counter``) and the child's
 CPU time (``time.process_time``; on a busy machine wall time also counts waiting for a CPU):
@@ -23,14 +23,20 @@ Interpreter start-up is not included. One warm-up round is discarded so that eve
 bytecode caches written (a Lambda bundle ships without them unless compiled at build time; see
 docs/benchmarks.md). The child has dummy credentials and a region, and a guard that refuses any
 socket connection: a function must not touch the network before its first event. The table reports
-the medians of the rounds, their ratio to the median of ``import boto3`` measured in the same run
-(a ratio is what carries over from this machine to Lambda), and whether ``openai`` was in
+the medians of the rounds, their ratio to the median of ``import boto3`` measured in the same run,
+the ratio to the floor (a ratio is what carries over from this machine to Lambda) and whether ``openai`` was in
 ``sys.modules`` after import and after init (the webhook and enrollment functions must never import
 it; docs/architecture.md#cold-start).
 
+The floor is botocore, a DynamoDB and an SQS client, Powertools' HTTP resolver and Logger: what the
+webhook's first event needs whatever code surrounds it. The ratio to the floor is paired: in each
+round, the function's import + init CPU over the floor's CPU in that round (a burst of load on a
+shared machine hits both); the verdict takes the median over the rounds, and the table prints their
+spread (min-max).
+
 Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
-CPU of ``import boto3``; ``openai`` never imported by the webhook or enrollment function; no network
-connection attempted.
+floor (median of the paired ratios); ``openai`` never imported by the webhook or enrollment
+function; no network connection attempted.
 """
 
 from __future__ import annotations
@@ -60,15 +66,15 @@ MODULES = (
     "functions.timers.handler",
 )
 MUST_NOT_IMPORT_OPENAI = ("functions.enrollment.handler", "functions.inbound.webhook")
-# Import + first-event init (CPU), as a multiple of a bare ``import boto3``: the two front-door
-# functions answer people (Twilio gives up after 15 s), the three event functions run behind a queue
-# or a schedule.
+# Import + first-event init (CPU), as a multiple of the floor row measured in the same round:
+# the two front-door functions answer people (Twilio and Meta retry on slowness), the three event
+# functions run behind a queue or a schedule.
 TARGETS = {
-    "functions.enrollment.handler": 1.5,
-    "functions.inbound.webhook": 1.5,
-    "functions.inbound.worker": 2.5,
-    "functions.scheduled_prompt.handler": 2.5,
-    "functions.timers.handler": 2.5,
+    "functions.enrollment.handler": 1.3,
+    "functions.inbound.webhook": 1.3,
+    "functions.inbound.worker": 1.5,
+    "functions.scheduled_prompt.handler": 1.5,
+    "functions.timers.handler": 1.5,
 }
 BEFORE = "before: "  # label prefix of the modules of the --compare checkout
 
@@ -93,6 +99,7 @@ CHILD_ENVIRONMENT = {
     "POWERTOOLS_SERVICE_NAME": "promptpipe",
     "POWERTOOLS_METRICS_NAMESPACE": "PromptPipe",
     "POWERTOOLS_LOG_LEVEL": "ERROR",
+    "PYDANTIC_DISABLE_PLUGINS": "__all__",
 }
 
 # Runs in the child. Prints one JSON line.
@@ -172,6 +179,19 @@ class Result:
         return statistics.median(a + b for a, b in zip(imports, self.samples[f"init_{kind}"], strict=True))
 
 
+def floor_ratios(results: dict[str, Result], module: str) -> list[float]:
+    """Per round, import + init CPU of ``module`` over the floor's CPU in the same round (paired: a
+    burst of load on the machine hits both alike)."""
+    target, floor = results[module].samples, results[FLOOR].samples["import_cpu"]
+    totals = (a + b for a, b in zip(target["import_cpu"], target["init_cpu"], strict=True))
+    return [total / base for total, base in zip(totals, floor, strict=True)]
+
+
+def floor_ratio(results: dict[str, Result], module: str) -> float:
+    """The median of the paired per-round ratios: what the targets are checked against."""
+    return statistics.median(floor_ratios(results, module))
+
+
 def child_environment(repo: Path = REPO) -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -238,6 +258,8 @@ def render(results: dict[str, Result], runs: int) -> str:
         "+init wall ms",
         "+init CPU ms",
         "x boto3 (CPU)",
+        "x floor (CPU)",
+        "spread",
         "openai imported",
         "network",
     )
@@ -264,6 +286,8 @@ def render(results: dict[str, Result], runs: int) -> str:
                 "-",
                 "-",
                 "-",
+                "1.00" if target == FLOOR else "-",
+                "-",
                 _flag(r.openai_after_import),
                 "none" if not r.network_attempts else "ATTEMPTED",
             )
@@ -281,6 +305,8 @@ def render(results: dict[str, Result], runs: int) -> str:
                 f"{r.median('wall', with_init=True):.0f}",
                 f"{r.median('cpu', with_init=True):.0f}",
                 ratio(r, "cpu", with_init=True),
+                f"{floor_ratio(results, module):.2f}",
+                "{:.2f}-{:.2f}".format(*_extremes(floor_ratios(results, module))),
                 f"{_flag(r.openai_after_import)} / {_flag(r.openai_after_init)}",
                 "none" if not r.network_attempts else "ATTEMPTED",
             )
@@ -303,6 +329,8 @@ def render(results: dict[str, Result], runs: int) -> str:
         "floor: botocore, a DynamoDB and an SQS client, Powertools' HTTP resolver and Logger: what the webhook's "
         "first event needs whatever the code around it.",
         "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",
+        "x floor: per round, import + init CPU over the floor's CPU in the same round; the median over the "
+        "rounds (the targets), and the spread (min-max) of those paired ratios.",
         f"{XRAY}: the X-Ray SDK that Powertools' Tracer loads; its recorder builds botocore clients at import.",
     ]
     for module in MUST_NOT_IMPORT_OPENAI:
@@ -310,12 +338,16 @@ def render(results: dict[str, Result], runs: int) -> str:
         ok = r.openai_after_import == {False} and r.openai_after_init == {False}
         out.append(f"{module}: openai never imported: {'OK' if ok else 'FAILED'}")
     for module, limit in TARGETS.items():
-        ratio_cpu = init_ratio(results, module)
+        ratio_cpu = floor_ratio(results, module)
         out.append(
-            f"{module}: import + init {ratio_cpu:.2f}x boto3 (CPU), limit {limit:.1f}x: "
-            f"{'OK' if ratio_cpu <= limit else 'MISSED'}"
+            f"{module}: import + init {ratio_cpu:.2f}x the floor (CPU, median of paired rounds), "
+            f"limit {limit:.1f}x: {'OK' if ratio_cpu <= limit else 'MISSED'}"
         )
     return "\n".join(out)
+
+
+def _extremes(values: list[float]) -> tuple[float, float]:
+    return min(values), max(values)
 
 
 def init_ratio(results: dict[str, Result], module: str) -> float:
@@ -329,13 +361,13 @@ def requirements_met(results: dict[str, Result]) -> bool:
         for m in MUST_NOT_IMPORT_OPENAI
     )
     no_network = not any(r.network_attempts for r in results.values())
-    fast_enough = all(init_ratio(results, module) <= limit for module, limit in TARGETS.items())
+    fast_enough = all(floor_ratio(results, module) <= limit for module, limit in TARGETS.items())
     return no_openai and no_network and fast_enough
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="fresh processes per target (at least 5)")
+    parser.add_argument("--runs", type=int, default=9, help="fresh processes per target (at least 5)")
     parser.add_argument("--json", action="store_true", help="print raw samples as JSON")
     parser.add_argument("--compare", type=Path, help="another checkout whose function modules are measured too")
     args = parser.parse_args(argv)

@@ -3,7 +3,11 @@
 Run: ``python -m scripts.cold_start_parts [module]`` (default ``functions.inbound.webhook``;
 ``--runs N``, default 3). After importing the module (not timed), it times in order: importing
 ``botocore.session``, the settings, the first DynamoDB client, the SQS client, importing the sent
-ledger adapter, and the rest of ``get_app()``. Same child environment and socket guard as
+ledger adapter, and the rest of ``get_app()``; then what import and init leave to the first events
+(not in ``bench_cold_start``'s figures): parsing a first phone number (``phonenumbers`` is imported
+by it), building the validators of the webhook's first text (the inbound message and the queue
+event), and building every other model of the code base still unbuilt (``LazyModel``), an upper
+bound no single event reaches. Same child environment and socket guard as
 ``scripts.bench_cold_start``; the figures are for reading next to its table (docs/benchmarks.md).
 """
 
@@ -41,6 +45,30 @@ timed("second client (SQS)", lambda: aws.aws_client("sqs", get_settings()))
 timed("import adapters.sent_ledger", lambda: importlib.import_module("promptpipe.adapters.sent_ledger"))
 from promptpipe.wiring import get_app
 timed("rest of get_app()", get_app)
+
+from pydantic import BaseModel
+from promptpipe.phone import canonicalize_phone
+
+timed("first phone number parsed", lambda: canonicalize_phone("+14155550100"))
+
+def build(models):
+    for model in models:
+        model.model_rebuild()
+
+def unbuilt():
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    return [
+        cls for cls in set(subclasses(BaseModel))
+        if cls.__module__.startswith(("promptpipe.", "functions.")) and not cls.__pydantic_complete__
+    ]
+
+from promptpipe.models.events import TurnEvent
+from promptpipe.models.messaging import InboundMessage
+timed("webhook's first text: models", lambda: build([InboundMessage, TurnEvent]))
+timed("every other model", lambda: build(unbuilt()))
 print(json.dumps(parts))
 """
 
@@ -64,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             samples.setdefault(label, []).append(value)
     print(f"{args.module}: first-event init, CPU ms, median of {args.runs} fresh processes")
     for label, values in samples.items():
-        print(f"  {label:30} {statistics.median(values):6.0f}")
+        print(f"  {label:32} {statistics.median(values):6.0f}")
     return 0
 
 

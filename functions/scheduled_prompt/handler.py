@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
 
 from functions.common import lambda_entry, run_and_send
+from promptpipe.models.base import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.observability import logger
 from promptpipe.services import EventOutcome, event_id_for_schedule
 from promptpipe.wiring import get_app
 
 
-class ScheduledPromptInvocation(BaseModel):
+class ScheduledPromptInvocation(LazyModel):
     event_id: str
     payload: ScheduledPromptPayload
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
 
 from functions.common import lambda_entry, run_and_send
+from promptpipe.models.base import LazyModel
 from promptpipe.models.events import SweepRequest, TimerPayload
 from promptpipe.observability import logger
 from promptpipe.services import event_id_for_schedule
 from promptpipe.wiring import get_app
 
 
-class TimerInvocation(BaseModel):
+class TimerInvocation(LazyModel):
     event_id: str
     payload: TimerPayload
 

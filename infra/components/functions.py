@@ -267,6 +267,9 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": c.SERVICE_NAME,
             "POWERTOOLS_METRICS_NAMESPACE": c.METRICS_NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": cfg.log_level,
+            # No pydantic plugin is used; without this pydantic scans every installed distribution's
+            # entry points (importlib.metadata) when it builds its first model (docs/benchmarks.md).
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
         }
         # Unset optional settings stay unset (None in Settings), not empty strings.
         return {key: value for key, value in env.items() if value != ""}

@@ -10,10 +10,15 @@ different rules: see ``canonicalize_phone`` and ``canonicalize_whatsapp_sender``
 from __future__ import annotations
 
 import re
-
-import phonenumbers
+from typing import TYPE_CHECKING
 
 from promptpipe.errors import InvalidPhoneNumber
+
+# ``phonenumbers`` is imported by each function that parses a number, not here: its package imports
+# every submodule (formatter, matcher, short numbers) at about 0.06x the stack's cold-start floor,
+# which a function that only masks numbers for its logs never needs (docs/benchmarks.md, section 2).
+if TYPE_CHECKING:
+    import phonenumbers
 
 _PREFIXES = ("whatsapp:", "tel:", "sms:")
 _DIGITS_ONLY = re.compile(r"^\d{10,}$")
@@ -76,6 +81,8 @@ def canonicalize_imported_phone(raw: str, default_region: str = "US") -> str:
 
 def region_of(e164: str) -> str:
     """The region (``US``, ``GB``…) a canonical number belongs to; ``""`` when unknown."""
+    import phonenumbers
+
     try:
         return phonenumbers.region_code_for_number(phonenumbers.parse(e164, None)) or ""
     except phonenumbers.NumberParseException:
@@ -100,6 +107,8 @@ def _strip(raw: str) -> str:
 
 
 def _parse(text: str, default_region: str) -> str:
+    import phonenumbers
+
     if not text:
         raise InvalidPhoneNumber("phone number is required", field=_FIELD)
     shown = _shown(text)
@@ -119,6 +128,8 @@ def _parse(text: str, default_region: str) -> str:
 
 def is_known_region(region: str) -> bool:
     """Whether ``region`` is a region code ``phonenumbers`` knows (``US``, ``FR``…; any case)."""
+    import phonenumbers
+
     return isinstance(region, str) and region.upper() in phonenumbers.SUPPORTED_REGIONS
 
 
@@ -140,6 +151,8 @@ def mask_phone(e164: str) -> str:
 
 
 def _valid_e164(text: str, region: str | None) -> str | None:
+    import phonenumbers
+
     try:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException:
@@ -154,6 +167,8 @@ def _shown(text: str) -> str:
 
 
 def _parse_reason(exc: phonenumbers.NumberParseException) -> str:
+    import phonenumbers
+
     error = phonenumbers.NumberParseException
     reasons = {
         error.INVALID_COUNTRY_CODE: "unknown country code (write it with + and the country code)",

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from promptpipe.models.base import LazyModel
 from promptpipe.models.messaging import Question, QuestionOption
 
 DONE_QUESTION_ID = "done"
@@ -57,7 +58,7 @@ _NUMBER = re.compile(r"^\s*([1-9])\s*[.)!]?\s*$")
 _CANONICAL = re.compile(r"\bq:\s*(?P<question>.+?)\s*a:\s*(?P<answer>.+?)\s*$")
 
 
-class Answer(BaseModel):
+class Answer(LazyModel):
     """A recognised answer to a fixed-answer question.
 
     For an absolute intensity reply ("low", "normal", "high") ``option_id`` is that level and

@@ -16,9 +16,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from promptpipe.errors import InvalidScheduleExpression
+from promptpipe.models.base import LazyModel
 from promptpipe.timezones import validate_iana_zone
 
 MAX_NAME_LENGTH = 64
@@ -37,7 +38,7 @@ _DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
 _DST_SLACK = timedelta(hours=3)
 
 
-class DayOfMonthRule(BaseModel):
+class DayOfMonthRule(LazyModel):
     """The day-of-month field: plain days, ``L`` (last day), ``LW`` (last weekday), ``nW``."""
 
     model_config = ConfigDict(frozen=True)
@@ -58,7 +59,7 @@ class DayOfMonthRule(BaseModel):
         return False
 
 
-class DayOfWeekRule(BaseModel):
+class DayOfWeekRule(LazyModel):
     """The day-of-week field (1-7 = SUN-SAT): plain days, ``nL`` (last n-day), ``n#k`` (k-th n-day)."""
 
     model_config = ConfigDict(frozen=True)
@@ -77,7 +78,7 @@ class DayOfWeekRule(BaseModel):
         return (weekday, (day.day - 1) // 7 + 1) in self.nth
 
 
-class CronSpec(BaseModel):
+class CronSpec(LazyModel):
     """The six fields of a ``cron()`` expression, expanded. Exactly one day rule is set."""
 
     model_config = ConfigDict(frozen=True)
@@ -95,7 +96,7 @@ class CronSpec(BaseModel):
         return self.day_of_week is not None and self.day_of_week.matches(day)
 
 
-class ParsedExpression(BaseModel):
+class ParsedExpression(LazyModel):
     """A schedule expression: ``at`` (a wall-clock time in the schedule's zone), ``cron`` or
     ``rate`` (a fixed period)."""
 

@@ -20,9 +20,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from promptpipe.errors import ConfigurationError
+from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import LLMEndpoint, LLMRoute, endpoint_url
 from promptpipe.phone import is_known_region
 
@@ -75,7 +76,7 @@ class MessagingProvider(StrEnum):
     LOCAL = "local"
 
 
-class Settings(BaseModel):
+class Settings(LazyModel):
     """Configuration of every function and of local runs (see README, "Configuration")."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)

@@ -14,7 +14,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import ConfigDict, Field, field_serializer, field_validator
+
+from promptpipe.models.base import LazyModel
 
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
@@ -54,7 +56,7 @@ class UpdateSource(StrEnum):
     IMPLICIT = "implicit"
 
 
-class ProfileTone(BaseModel):
+class ProfileTone(LazyModel):
     """``UserProfile.tone`` with the original's JSON names."""
 
     model_config = ConfigDict(populate_by_name=True, validate_assignment=True)
@@ -100,7 +102,7 @@ class ProfileTone(BaseModel):
         return data
 
 
-class ToneProposal(BaseModel):
+class ToneProposal(LazyModel):
     """A cleaned tone proposal; build it with ``validate_proposal``."""
 
     tags: list[str] = Field(default_factory=list)

@@ -198,6 +198,7 @@ def test_functions_runtime_tracing_logs_and_powertools(synth: Synth) -> None:
         assert env["POWERTOOLS_SERVICE_NAME"] == "promptpipe"
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "PromptPipe"
         assert env["PARTICIPANTS_INDEX_NAME"] == "gsi1"
+        assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__"  # cold start (docs/benchmarks.md)
 
 
 def test_handler_strings_name_functions_in_the_asset() -> None:

@@ -1,16 +1,32 @@
-"""Cold-start hygiene: the tracer does not load the X-Ray SDK while tracing is off, and the
-benchmark's verdict follows its targets."""
+"""Cold-start hygiene: the tracer does not load the X-Ray SDK while tracing is off, no function
+builds a pydantic validator or loads the phone-number library before its first event needs it, and
+the benchmark's verdict follows its targets (docs/benchmarks.md, section 2)."""
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from scripts.bench_cold_start import BASELINE, MODULES, MUST_NOT_IMPORT_OPENAI, TARGETS, Result, requirements_met
+from scripts.bench_cold_start import (
+    BASELINE,
+    CHILD_ENVIRONMENT,
+    FLOOR,
+    MODULES,
+    MUST_NOT_IMPORT_OPENAI,
+    TARGETS,
+    Result,
+    child_environment,
+    floor_ratio,
+    floor_ratios,
+    requirements_met,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,31 +68,169 @@ def test_tracing_on_builds_powertools_tracer_at_first_use() -> None:
     assert out == '{"result": {"ok": 1}, "xray": true, "enabled": true}'
 
 
-def _result(target: str, import_cpu: float, init_cpu: float, *, openai: bool = False) -> Result:
+def _result(target: str, import_cpu: list[float], init_cpu: list[float], *, openai: bool = False) -> Result:
     result = Result(target)
-    for _ in range(5):
-        result.samples["import_cpu"].append(import_cpu)
-        result.samples["init_cpu"].append(init_cpu)
-        result.samples["import_wall"].append(import_cpu)
-        result.samples["init_wall"].append(init_cpu)
+    result.samples.update(import_cpu=import_cpu, init_cpu=init_cpu, import_wall=import_cpu, init_wall=init_cpu)
     result.openai_after_import.add(openai)
     result.openai_after_init.add(openai)
     return result
 
 
-def _results(webhook_ms: float, worker_ms: float, *, openai: bool = False) -> dict[str, Result]:
-    results = {BASELINE: _result(BASELINE, 100, 0)}
+def _results(front_door: float, events: float, *, openai: bool = False, floor: float = 200) -> dict[str, Result]:
+    """Five rounds: the floor at ``floor`` ms, each function at ``front_door`` or ``events`` times it."""
+    results = {BASELINE: _result(BASELINE, [100.0] * 5, [0.0] * 5), FLOOR: _result(FLOOR, [floor] * 5, [0.0] * 5)}
     for module in MODULES:
-        total = webhook_ms if TARGETS[module] == 1.5 else worker_ms
-        results[module] = _result(module, total * 0.6, total * 0.4, openai=openai and module in MUST_NOT_IMPORT_OPENAI)
+        total = floor * (front_door if TARGETS[module] == 1.3 else events)
+        results[module] = _result(
+            module, [total * 0.6] * 5, [total * 0.4] * 5, openai=openai and module in MUST_NOT_IMPORT_OPENAI
+        )
     return results
 
 
-def test_benchmark_verdict_follows_the_targets() -> None:
-    assert requirements_met(_results(webhook_ms=150, worker_ms=250))
-    assert not requirements_met(_results(webhook_ms=151, worker_ms=250))  # front door over 1.5x
-    assert not requirements_met(_results(webhook_ms=150, worker_ms=251))  # event function over 2.5x
-    assert not requirements_met(_results(webhook_ms=100, worker_ms=100, openai=True))
+def test_benchmark_verdict_follows_the_targets_against_the_floor() -> None:
+    assert {TARGETS[m] for m in MUST_NOT_IMPORT_OPENAI} == {1.3}  # the front door: webhook, enrollment
+    assert requirements_met(_results(front_door=1.3, events=1.5))
+    assert not requirements_met(_results(front_door=1.31, events=1.5))  # front door over 1.3x the floor
+    assert not requirements_met(_results(front_door=1.3, events=1.51))  # event function over 1.5x
+    assert not requirements_met(_results(front_door=1.0, events=1.0, openai=True))
+    # the yardstick is the floor, not ``import boto3``: a slower floor moves the limit with it
+    assert requirements_met(_results(front_door=1.3, events=1.5, floor=400))
+
+
+def test_floor_ratio_pairs_each_round_with_the_floor_of_that_round() -> None:
+    # A burst of load slows the floor and the function of the same round alike: per-round ratios stay
+    # 1.2 where a ratio of separate medians would read 300 / 200 = 1.5.
+    floor = [200.0, 200.0, 400.0, 400.0, 400.0]
+    webhook = [240.0, 240.0, 480.0, 480.0, 480.0]
+    results = _results(front_door=1.0, events=1.0)
+    results[FLOOR] = _result(FLOOR, floor, [0.0] * 5)
+    results["functions.inbound.webhook"] = _result("functions.inbound.webhook", webhook, [0.0] * 5)
+    assert floor_ratios(results, "functions.inbound.webhook") == pytest.approx([1.2] * 5)
+    assert floor_ratio(results, "functions.inbound.webhook") == pytest.approx(1.2)
+    assert requirements_met(results)
+
+
+def test_the_benchmark_child_runs_with_pydantic_plugins_off_as_the_stack_sets_them() -> None:
+    # the benchmark measures the environment the stack gives the functions (tests/infra checks the stack)
+    assert CHILD_ENVIRONMENT["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+
+
+def _model_classes_defined_on(source_root: Path) -> dict[str, list[str]]:
+    """Per file, the classes that subclass pydantic's ``BaseModel`` directly, and module-level
+    ``TypeAdapter(...)`` calls without ``defer_build`` (read from the source, nothing imported)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(source_root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bad = [
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            and any(ast.unparse(base).split("[")[0] in ("BaseModel", "pydantic.BaseModel") for base in node.bases)
+        ]
+        bad += [
+            f"TypeAdapter at line {node.lineno}"
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "TypeAdapter"
+            and "defer_build=True" not in ast.unparse(node.value)
+        ]
+        if bad:
+            found[str(path.relative_to(REPO))] = bad
+    return found
+
+
+def test_every_model_of_the_code_base_defers_its_build() -> None:
+    """A model built at import costs every function that imports its module, used or not: each
+    derives from ``LazyModel`` (``defer_build``), the one ``BaseModel`` subclass."""
+    found = {
+        **_model_classes_defined_on(REPO / "shared" / "promptpipe"),
+        **_model_classes_defined_on(REPO / "functions"),
+    }
+    assert found == {"shared/promptpipe/models/base.py": ["LazyModel"]}
+
+
+IMPORT_PROBE = """
+import importlib, json, sys
+from pydantic import BaseModel
+
+module, function = sys.argv[1], sys.argv[2]
+importlib.import_module(module)
+
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+
+def built():
+    return sorted(
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in set(subclasses(BaseModel))
+        if cls.__module__.startswith(("promptpipe.", "functions.")) and cls.__pydantic_complete__
+    )
+
+after_import = built()
+from promptpipe.wiring import get_app, warm_for_events
+app = get_app()
+if function != "-":
+    warm_for_events(app, function=function)
+print(json.dumps({"after_import": after_import, "after_init": built(), "phonenumbers": "phonenumbers" in sys.modules}))
+"""
+
+
+# What a function's import builds: its routes' declarations (the enrollment API's flow-definition
+# defaults and response envelopes, for Powertools' request validation); nothing else.
+ENROLLMENT_ROUTE_MODELS = [
+    "promptpipe.controller.definition.Defaults",
+    "promptpipe.controller.definition.Prompts",
+    "promptpipe.controller.definition.RetryPolicy",
+    "promptpipe.controller.definition.RunPolicy",
+    "promptpipe.controller.definition.Satisfies",
+    "promptpipe.models.api.Envelope",
+]
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "built_at_import"),
+    [
+        ("functions.inbound.webhook", "-", []),
+        ("functions.enrollment.handler", "-", ENROLLMENT_ROUTE_MODELS),
+        ("functions.inbound.worker", "worker", []),
+        ("functions.timers.handler", "timers", []),
+        ("functions.scheduled_prompt.handler", "scheduled_prompt", []),
+    ],
+)
+def test_importing_a_function_builds_no_model_it_does_not_declare(
+    module: str, function: str, built_at_import: list[str]
+) -> None:
+    """Import builds no validator beyond the routes' declarations, and the composition root adds
+    the settings' (the event functions' warm-up, ``warm_for_events``, builds what their first event
+    validates). Fails on a model built at import, e.g. one without ``LazyModel``."""
+    probe = _import_probe(module, function)
+    assert probe["after_import"] == built_at_import
+    assert "promptpipe.settings.Settings" in probe["after_init"]
+    if function == "-":  # the front door's first event builds its own models, when it needs them
+        assert probe["after_init"] == sorted([*built_at_import, "promptpipe.settings.Settings"])
+
+
+@pytest.mark.parametrize(
+    ("module", "function"),
+    [("functions.timers.handler", "timers"), ("functions.scheduled_prompt.handler", "scheduled_prompt")],
+)
+def test_functions_that_parse_no_phone_number_never_load_the_phone_library(module: str, function: str) -> None:
+    assert _import_probe(module, function)["phonenumbers"] is False
+
+
+def _import_probe(module: str, function: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, module, function],
+        env=child_environment(REPO),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 SNAPSHOT_PROBE = """

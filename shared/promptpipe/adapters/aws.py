@@ -22,10 +22,10 @@ from botocore.exceptions import (
     PartialCredentialsError,
     ReadTimeoutError,
 )
-from pydantic import BaseModel
 
 from promptpipe.adapters.aws_errors import error_code
 from promptpipe.adapters.dynamodb_table import TABLE, TableShape
+from promptpipe.models.base import LazyModel
 from promptpipe.settings import Settings
 
 # boto3 generates client classes at run time; there is no static type to name here.
@@ -81,7 +81,7 @@ def aws_failure(exc: BaseException) -> tuple[str, str] | None:
     return "failed", f"AWS: {cause}"
 
 
-class LocalResources(BaseModel):
+class LocalResources(LazyModel):
     """What ``create_local_resources`` made (or found)."""
 
     table_name: str

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_json
 
 from promptpipe.adapters import dynamodb_table as table
@@ -63,7 +63,7 @@ GSI_PK, GSI_SK = table.GSI1PK.name, table.GSI1SK.name
 KEY_ATTRIBUTES = frozenset({PK, SK, GSI_PK, GSI_SK})
 
 _MAX_TOKEN_CHARS = 2048
-_EVENT_RECORDS = TypeAdapter(list[EventRecord])
+_EVENT_RECORDS = TypeAdapter(list[EventRecord], config=ConfigDict(defer_build=True))
 
 Item = dict[str, dict[str, Any]]
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from promptpipe.clock import Clock
 from promptpipe.errors import MessagingError
+from promptpipe.models.base import LazyModel
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
 from promptpipe.questions import with_question_text
 
 
-class OutboxRecord(BaseModel):
+class OutboxRecord(LazyModel):
     """One message "sent" to the local outbox."""
 
     model_config = ConfigDict(frozen=True)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from promptpipe.errors import TimerError
+from promptpipe.models.base import LazyModel
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.scheduling import (
@@ -21,7 +22,7 @@ from promptpipe.scheduling import (
 ScheduleKind = Literal["timer", "daily_prompt", "prompt_at"]
 
 
-class ScheduledTimer(BaseModel):
+class ScheduledTimer(LazyModel):
     """One stored schedule: a one-shot (``at``) or a daily prompt (hour, minute, timezone)."""
 
     model_config = ConfigDict(frozen=True)

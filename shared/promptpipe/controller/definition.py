@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from promptpipe.errors import PromptPipeError
 from promptpipe.http_body import MalformedBody, decode_utf8, read_json_text
+from promptpipe.models.base import LazyModel
 
 # The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
 NODE_TOOLS: tuple[str, ...] = ("save_user_profile", "generate_habit_prompt", "scheduler", "transition_state")
@@ -48,7 +49,7 @@ class PostGoalPolicy(StrEnum):
     CONTINUE_HIGH = "CONTINUE_HIGH"  # eligible high-importance nodes still run after the goal
 
 
-class _Model(BaseModel):
+class _Model(LazyModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
 
@@ -215,7 +216,7 @@ class FlowDefinition(_Model):
 # ---------------------------------------------------------------------------------------------
 
 
-class Problem(BaseModel):
+class Problem(LazyModel):
     path: str
     message: str
 

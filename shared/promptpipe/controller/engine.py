@@ -7,7 +7,7 @@ mutated. A turn is ``decide`` → ``begin_turn`` (the decision is what the outgo
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from promptpipe.controller.definition import (
     IMPORTANCE_SCORE,
@@ -27,11 +27,12 @@ from promptpipe.controller.runtime import (
     Status,
     TurnLogEntry,
 )
+from promptpipe.models.base import LazyModel
 
 HANDOFF_REQUESTED = "HANDOFF_REQUESTED"
 
 
-class Decision(BaseModel):
+class Decision(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     status: Status
@@ -312,7 +313,7 @@ def begin_turn(flow: FlowDefinition, rt: RuntimeState, decision: Decision) -> Ru
     return rt.model_copy(update=update)
 
 
-class Outcome(BaseModel):
+class Outcome(LazyModel):
     facts_produced: tuple[str, ...] = Field(default=())
     states_produced: tuple[str, ...] = Field(default=())
     new_gates: tuple[str, ...] = Field(default=())

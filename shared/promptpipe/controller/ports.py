@@ -5,19 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel
-
 from promptpipe.controller.definition import FlowDefinition
 from promptpipe.errors import PromptPipeError
+from promptpipe.models.base import LazyModel
 
 
-class StoredFlow(BaseModel):
+class StoredFlow(LazyModel):
     definition: FlowDefinition
     created_at: datetime
     created_by: str = ""
 
 
-class FlowVersionInfo(BaseModel):
+class FlowVersionInfo(LazyModel):
     version: int
     created_at: datetime
     created_by: str = ""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from promptpipe.models.base import LazyModel
 
 MAX_TURN_LOG = 20
 LOOP_GUARD_TURNS = 10
@@ -30,7 +32,7 @@ class Status(StrEnum):
     PAUSED = "PAUSED"  # a handoff or deadlock is waiting for a person
 
 
-class TurnLogEntry(BaseModel):
+class TurnLogEntry(LazyModel):
     model_config = ConfigDict(populate_by_name=True)
 
     turn_index: int = Field(alias="turnIndex")
@@ -42,7 +44,7 @@ class TurnLogEntry(BaseModel):
     states_produced: list[str] = Field(default_factory=list, alias="statesProduced")
 
 
-class Hold(BaseModel):
+class Hold(LazyModel):
     """Why the flow waits for a person (a HANDOFF or a DEADLOCK), until an operator clears it."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -53,7 +55,7 @@ class Hold(BaseModel):
     turn_index: int = Field(alias="turnIndex")
 
 
-class RuntimeState(BaseModel):
+class RuntimeState(LazyModel):
     model_config = ConfigDict(populate_by_name=True)
 
     flow_id: str = Field(alias="flowId")

@@ -44,10 +44,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from promptpipe.clock import ManualClock, parse_rfc3339
 from promptpipe.errors import InvalidScheduleExpression
+from promptpipe.models.base import LazyModel
 from promptpipe.scheduling import (
     ParsedExpression,
     at_fire_time,
@@ -67,7 +68,7 @@ Dispatch = Callable[[str, dict[str, Any]], None]
 MAX_FIRINGS_PER_RUN = 100_000
 
 
-class Firing(BaseModel):
+class Firing(LazyModel):
     """One delivered occurrence."""
 
     model_config = ConfigDict(frozen=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
 
+from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import SubState
@@ -15,13 +16,13 @@ from promptpipe.timezones import IanaTimeZoneOrEmpty
 T = TypeVar("T")
 
 
-class Envelope(BaseModel, Generic[T]):
+class Envelope(LazyModel, Generic[T]):
     status: Literal["ok", "error"] = "ok"
     message: str | None = None
     result: T | None = None
 
 
-class EnrollmentRequest(BaseModel):
+class EnrollmentRequest(LazyModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     phone_number: str = Field(
@@ -41,7 +42,7 @@ class EnrollmentRequest(BaseModel):
     timezone: IanaTimeZoneOrEmpty = Field("", max_length=50, examples=["America/Toronto"])
 
 
-class ParticipantUpdate(BaseModel):
+class ParticipantUpdate(LazyModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     name: str | None = Field(None, max_length=200)
@@ -52,7 +53,7 @@ class ParticipantUpdate(BaseModel):
     status: ParticipantStatus | None = None
 
 
-class ProfileFacts(BaseModel):
+class ProfileFacts(LazyModel):
     """Intake facts an operator supplies with a state override, for a participant handed to a
     person (docs/controller.md, "Hand-offs that resume"): saved to the profile and recorded by the
     flow controller."""
@@ -66,7 +67,7 @@ class ProfileFacts(BaseModel):
     additional_info: str | None = Field(None, min_length=1, max_length=2000)
 
 
-class StateOverride(BaseModel):
+class StateOverride(LazyModel):
     """At least one of ``sub_state``, ``debug_mode``, ``llm_routes`` and ``profile``; the reason goes
     into the transcript."""
 
@@ -92,7 +93,7 @@ class StateOverride(BaseModel):
     reason: str = Field(min_length=1, max_length=500)
 
 
-class StateView(BaseModel):
+class StateView(LazyModel):
     participant_id: str
     status: ParticipantStatus
     current_state: str
@@ -112,19 +113,19 @@ class StateView(BaseModel):
 OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
 
 
-class ErrorEnvelope(BaseModel):
+class ErrorEnvelope(LazyModel):
     """Every error answer: ``{"status": "error", "message": "..."}``."""
 
     status: Literal["error"] = "error"
     message: str
 
 
-class ParticipantPage(BaseModel):
+class ParticipantPage(LazyModel):
     participants: list[ConversationParticipant]
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
 
 
-class TranscriptPage(BaseModel):
+class TranscriptPage(LazyModel):
     messages: list[TranscriptEntry]
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
 
@@ -150,14 +151,14 @@ class MessageEnvelope(Envelope[None]):
 
 
 # -- reconcile (docs/architecture.md#effects) -------------------------------------------------
-class DriftedScheduleView(BaseModel):
+class DriftedScheduleView(LazyModel):
     """A live schedule rewritten because its specification differed from what the state asks for."""
 
     name: str
     fields: list[str]  # expression, timezone, flexible_window_minutes, target_arn, role_arn, payload, ...
 
 
-class ReconcileReportView(BaseModel):
+class ReconcileReportView(LazyModel):
     """One participant's live schedules against what their state wants, and the repairs made."""
 
     participant_id: str
@@ -166,11 +167,11 @@ class ReconcileReportView(BaseModel):
     deleted_orphans: list[str]
     created_missing: list[str]
     skipped_past: list[str]  # one-shots whose time has passed: not re-created
-    updated_drifted: list[DriftedScheduleView] = []  # written under older settings: rewritten
+    updated_drifted: list[DriftedScheduleView] = []  # written under older settings: rewritten  # noqa: RUF012
     repairs: int
 
 
-class ReconcileAll(BaseModel):
+class ReconcileAll(LazyModel):
     participants: list[ReconcileReportView]
     repairs: int
 
@@ -184,23 +185,23 @@ class ReconcileAllEnvelope(Envelope[ReconcileAll]):
 
 
 # -- flow definitions (docs/controller.md) ---------------------------------------------------
-class FlowProblem(BaseModel):
+class FlowProblem(LazyModel):
     path: str
     message: str
 
 
-class FlowValidation(BaseModel):
+class FlowValidation(LazyModel):
     valid: bool
     problems: list[FlowProblem]
 
 
-class FlowVersion(BaseModel):
+class FlowVersion(LazyModel):
     version: int
     created_at: str = Field(description="ISO 8601")
     created_by: str = ""
 
 
-class FlowVersions(BaseModel):
+class FlowVersions(LazyModel):
     flow_id: str
     versions: list[FlowVersion]
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from promptpipe.models.base import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 
 ScheduleKind = Literal["timer", "daily_prompt", "prompt_at"]
 
 
-class ScheduleSpec(BaseModel):
+class ScheduleSpec(LazyModel):
     """One desired schedule: a one-shot of the timers function (``timer``), a one-shot of the
     scheduled-prompt function (``prompt_at``, random windows) or a daily cron (``daily_prompt``)."""
 
@@ -34,7 +35,7 @@ class ScheduleSpec(BaseModel):
     prompt: ScheduledPromptPayload | None = None  # kind in ("daily_prompt", "prompt_at")
 
 
-class MessageRef(BaseModel):
+class MessageRef(LazyModel):
     """An outbound message of a committed event: its id (what the sent-ledger records) and the
     ``seq`` of its transcript entry (where its body lives)."""
 
@@ -42,7 +43,7 @@ class MessageRef(BaseModel):
     seq: str
 
 
-class LiveSchedule(BaseModel):
+class LiveSchedule(LazyModel):
     """The specification of one schedule as the scheduler holds it (GetSchedule), or as putting a
     ``ScheduleSpec`` would write it now (``Timers.planned``): what ``reconcile`` compares to find a
     schedule written under older settings (prep time, flexible window, target ARNs, payload)."""

@@ -6,8 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from promptpipe.models.base import LazyModel
 from promptpipe.models.messaging import InboundMessage
 
 
@@ -19,7 +20,7 @@ class TurnKind(StrEnum):
     SCHEDULES = "schedules"
 
 
-class TurnEvent(BaseModel):
+class TurnEvent(LazyModel):
     """A body on the inbound FIFO queue: one conversation turn for one participant."""
 
     kind: TurnKind
@@ -38,7 +39,7 @@ class TimerKind(StrEnum):
     FEEDBACK_FOLLOWUP = "feedback_followup"
 
 
-class SweepRequest(BaseModel):
+class SweepRequest(LazyModel):
     """Input of the stack's periodic sweep schedule (targets the timers function): repair the
     participants whose schedule changes failed after a commit (docs/architecture.md, "Effects that
     failed"). Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
@@ -49,7 +50,7 @@ class SweepRequest(BaseModel):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
-class TimerPayload(BaseModel):
+class TimerPayload(LazyModel):
     """Input of a one-shot schedule (targets the timers function)."""
 
     participant_id: str
@@ -64,7 +65,7 @@ class TimerPayload(BaseModel):
     execution_id: str | None = None
 
 
-class ScheduledPromptPayload(BaseModel):
+class ScheduledPromptPayload(LazyModel):
     """Input of a recurring daily-prompt schedule (targets the scheduled_prompt function)."""
 
     participant_id: str

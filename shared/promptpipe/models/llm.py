@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from promptpipe.models.base import LazyModel
 
 
-class ToolCall(BaseModel):
+class ToolCall(LazyModel):
     id: str
     name: str
     arguments: str = "{}"  # raw JSON text, exactly as the model produced it
@@ -21,7 +23,7 @@ class ToolCall(BaseModel):
         return value
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(LazyModel):
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -39,7 +41,7 @@ class ChatMessage(BaseModel):
         return message
 
 
-class ToolDefinition(BaseModel):
+class ToolDefinition(LazyModel):
     name: str
     description: str
     parameters: dict[str, Any]
@@ -51,7 +53,7 @@ class ToolDefinition(BaseModel):
         }
 
 
-class LLMRoute(BaseModel):
+class LLMRoute(LazyModel):
     """Model settings for one purpose (intake, feedback, generator, classifier, synthesis); unset
     fields fall back to the next level (participant → study → purpose → ``GENAI_*``)."""
 
@@ -73,7 +75,7 @@ class LLMRoute(BaseModel):
         )
 
 
-class LLMEndpoint(BaseModel):
+class LLMEndpoint(LazyModel):
     """An OpenAI-compatible endpoint this deployment allows model routes to name besides the default
     one (``LLM_ENDPOINTS``): its base URL, the models routes may ask of it, and the Secrets Manager
     secret that holds its key (JSON ``{"API_KEY": "…"}``). The default endpoint's key is never
@@ -95,7 +97,7 @@ def endpoint_url(base_url: str) -> str:
     return base_url.rstrip("/")
 
 
-class TokenUsage(BaseModel):
+class TokenUsage(LazyModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     # The part of ``prompt_tokens`` the provider served from its prompt cache (billed at a discount).
@@ -106,7 +108,7 @@ class TokenUsage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(LazyModel):
     messages: list[ChatMessage]
     tools: list[ToolDefinition] = Field(default_factory=list)
     # Which part of the engine is asking: "intake", "feedback", "prompt_generator", … (metrics, fakes)
@@ -123,7 +125,7 @@ class ChatRequest(BaseModel):
     response_format: dict[str, Any] | None = None
 
 
-class ChatResponse(BaseModel):
+class ChatResponse(LazyModel):
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     model: str = ""

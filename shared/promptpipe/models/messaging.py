@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from promptpipe.models.base import LazyModel
 
 
 class Channel(StrEnum):
@@ -14,12 +16,12 @@ class Channel(StrEnum):
     LOCAL = "local"
 
 
-class QuestionOption(BaseModel):
+class QuestionOption(LazyModel):
     id: str = Field(pattern=r"^[a-z0-9_]{1,64}$")  # canonical answer id, e.g. "done"
     title: str = Field(min_length=1, max_length=20)  # WhatsApp reply-button title limit
 
 
-class Question(BaseModel):
+class Question(LazyModel):
     """A question with fixed answers: reply buttons on WhatsApp Cloud, numbered text elsewhere."""
 
     id: str  # "done" | "intensity"
@@ -38,7 +40,7 @@ class OutboundKind(StrEnum):
     NOTICE = "notice"
 
 
-class OutboundMessage(BaseModel):
+class OutboundMessage(LazyModel):
     participant_id: str
     to: str  # E.164
     body: str
@@ -63,7 +65,7 @@ class OutboundMessage(BaseModel):
 NEVER_WROTE = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class SendResult(BaseModel):
+class SendResult(LazyModel):
     provider_message_id: str = ""
     provider: str = ""
     # SMS only: the segments billed (all parts of a body split over 1,600 characters), else 0.
@@ -88,7 +90,7 @@ class InboundKind(StrEnum):
     UNSUPPORTED = "unsupported"  # a message type the provider itself does not pass on
 
 
-class Attachment(BaseModel):
+class Attachment(LazyModel):
     """What a participant attached: its kind and the provider's id for it (never the content)."""
 
     type: str  # image | audio | video | document | sticker | location | contacts | media
@@ -96,7 +98,7 @@ class Attachment(BaseModel):
     mime_type: str | None = None
 
 
-class InboundMessage(BaseModel):
+class InboundMessage(LazyModel):
     """One message from a participant, normalised from Twilio or Meta."""
 
     provider: str  # "twilio" | "whatsapp_cloud" | "local"
@@ -117,7 +119,7 @@ class InboundMessage(BaseModel):
     new_phone: str | None = None
 
 
-class DeliveryStatus(BaseModel):
+class DeliveryStatus(LazyModel):
     """A provider's report on a message we sent (Twilio status callback, Meta ``statuses``)."""
 
     provider: str

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from promptpipe.models.base import LazyModel
 
 
 class ParticipantStatus(StrEnum):
@@ -15,7 +17,7 @@ class ParticipantStatus(StrEnum):
     WITHDRAWN = "withdrawn"
 
 
-class ConversationParticipant(BaseModel):
+class ConversationParticipant(LazyModel):
     """An enrolled person. ``phone_number`` is canonical E.164 (docs/behaviour.md#B-API-2)."""
 
     model_config = ConfigDict(validate_assignment=True)

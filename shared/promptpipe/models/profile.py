@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from promptpipe.models.base import LazyModel
 from promptpipe.tone import GO_ZERO_TIME, ProfileTone
 
 
@@ -38,7 +39,7 @@ def _rfc3339(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-class UserProfile(BaseModel):
+class UserProfile(LazyModel):
     model_config = ConfigDict(validate_assignment=True, extra="ignore")
 
     habit_domain: str = ""

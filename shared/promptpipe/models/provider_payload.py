@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictStr
 from pydantic_core import PydanticCustomError
+
+from promptpipe.models.base import LazyModel
 
 # Error types raised by the models (beside pydantic's own); promptpipe.inbound turns them into its errors.
 WRONG_OBJECT = "wrong_object"
@@ -23,7 +25,7 @@ BLANK = "blank"
 SENDER_WITHOUT_PHONE = "sender_without_phone"
 
 
-class Payload(BaseModel):
+class Payload(LazyModel):
     """A provider payload: unknown fields ignored, schema built at first validation, immutable."""
 
     model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)

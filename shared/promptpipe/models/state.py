@@ -15,10 +15,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
 from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.runtime import RuntimeState
+from promptpipe.models.base import LazyModel
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.history import (
     COMPRESSED_HISTORY_PREFIX,
@@ -105,7 +106,7 @@ class FeedbackState(StrEnum):
     COMPLETED = "completed"
 
 
-class ConversationMessage(BaseModel):
+class ConversationMessage(LazyModel):
     model_config = ConfigDict(extra="ignore")
 
     role: str
@@ -121,7 +122,7 @@ class ConversationMessage(BaseModel):
         return {"role": self.role, "content": self.content, "timestamp": to_rfc3339(self.timestamp)}
 
 
-class DailyPromptPending(BaseModel):
+class DailyPromptPending(LazyModel):
     """``dailyPromptPending``: the delivered prompt still awaiting a reply."""
 
     sent_at: datetime
@@ -140,7 +141,7 @@ class ScheduleType(StrEnum):
     RANDOM = "random"
 
 
-class ScheduleInfo(BaseModel):
+class ScheduleInfo(LazyModel):
     """One entry of ``scheduleRegistry``. ``timer_id`` is the EventBridge schedule name."""
 
     model_config = ConfigDict(extra="ignore")
@@ -185,7 +186,7 @@ def _hhmm_key(value: str) -> str:
     return value
 
 
-class PendingTransition(BaseModel):
+class PendingTransition(LazyModel):
     target_state: SubState
     due_at: datetime
     reason: str = ""
@@ -194,7 +195,7 @@ class PendingTransition(BaseModel):
         return {"target_state": self.target_state.value, "due_at": to_rfc3339(self.due_at), "reason": self.reason}
 
 
-class FlowState(BaseModel):
+class FlowState(LazyModel):
     """The persisted record of one participant's conversation flow."""
 
     participant_id: str
@@ -441,7 +442,7 @@ class StateData:
         self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
 
 
-_PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec])
+_PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec], config=ConfigDict(defer_build=True))
 
 
 def new_state_data(background: str = "") -> dict[str, str]:

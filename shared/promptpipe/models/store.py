@@ -6,8 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from promptpipe.models.base import LazyModel
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
@@ -42,7 +43,7 @@ class Direction(StrEnum):
 DeliveryStatus = Literal["pending", "sent", "failed", "skipped"]
 
 
-class DeliveryOutcome(BaseModel):
+class DeliveryOutcome(LazyModel):
     """What became of an outbound message (docs/architecture.md, "Delivery outcomes").
 
     ``pending``: decided and committed, no outcome recorded yet (the send is under way, or the
@@ -66,7 +67,7 @@ class DeliveryOutcome(BaseModel):
         return self.status == "sent"
 
 
-class TranscriptEntry(BaseModel):
+class TranscriptEntry(LazyModel):
     """One item of the append-only transcript (``MSG#{timestamp}#{seq}``)."""
 
     participant_id: str
@@ -91,7 +92,7 @@ class TranscriptEntry(BaseModel):
         return self.direction is not Direction.OUTBOUND or self.delivery is None or self.delivery.delivered
 
 
-class EventRecord(BaseModel):
+class EventRecord(LazyModel):
     """An event committed to a participant's state, with the effects it decided.
 
     Kept (bounded) on the flow-state item: a redelivered event finds it and applies what is left of
@@ -112,7 +113,7 @@ class EventRecord(BaseModel):
     status: ParticipantStatus | None = None
 
 
-class EventClaim(BaseModel):
+class EventClaim(LazyModel):
     """The event id a commit claims: written only if no commit claimed it before (then the commit
     is refused as a whole, ``EventAlreadyCommitted``); kept until ``expires_at``."""
 
@@ -121,7 +122,7 @@ class EventClaim(BaseModel):
     expires_at: datetime
 
 
-class LoadedState(BaseModel):
+class LoadedState(LazyModel):
     """Everything one event needs, read with a single Query on the participant's partition."""
 
     participant: ConversationParticipant
@@ -132,7 +133,7 @@ class LoadedState(BaseModel):
     pending_effects: str | None = None
 
 
-class StateCommit(BaseModel):
+class StateCommit(LazyModel):
     """One atomic, version-conditioned write of a participant's state."""
 
     participant_id: str

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from promptpipe.models.base import LazyModel
 
 
-class TurnContext(BaseModel):
+class TurnContext(LazyModel):
     """What the coach last asked or offered, what the state says, and the participant's message.
     Built by the module from the participant's state and the flow controller's decision."""
 

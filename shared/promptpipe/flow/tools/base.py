@@ -7,14 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
+from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import ChatResponse, ToolDefinition
 
 
-class ToolResult(BaseModel):
+class ToolResult(LazyModel):
     ok: bool
     text: str  # what the model reads
     data: Any = None

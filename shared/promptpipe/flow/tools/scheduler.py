@@ -18,13 +18,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel
-
 from promptpipe.errors import TimerError
 from promptpipe.flow.effects import daily_spec, hhmm_minutes, schedule_timing, validate_daily
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
 from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
 from promptpipe.timezones import validate_iana_zone
@@ -61,7 +60,7 @@ def definition(prep_minutes: int) -> ToolDefinition:
     )
 
 
-class SchedulerParams(BaseModel):
+class SchedulerParams(LazyModel):
     action: str
     type: ScheduleType | None = None
     fixed_time: str = ""
