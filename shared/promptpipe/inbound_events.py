@@ -23,18 +23,20 @@ Senders we do not know are left alone here: only text may enrol someone (``recei
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.session import OpContext
 from promptpipe.inbound import NUMBER_CHANGES
 from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
 from promptpipe.ports import PhoneClaims
-from promptpipe.services import InboundDecision, PromptPipe, outcome_of_effects
+from promptpipe.services import EventOutcome, InboundDecision, PromptPipe
+from promptpipe.usecases.write_once import Work, run_once
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +67,14 @@ class InboundEvents:
             return self._system(participant_id, message)
         return self._record_only(participant_id, message)
 
-    # -- use cases --------------------------------------------------------------------------
-    def _media_without_text(self, participant_id: str, message: InboundMessage) -> InboundDecision:
-        session = self.app.sessions.open(participant_id, message.provider_message_id)
-        record_of = session.already_processed()
-        if record_of is not None:  # redelivered: finish what the first delivery left undone
-            self.app.finish(outcome_of_effects(self.app.resume(session, record_of), replayed=True))
-            return InboundDecision("media_recorded", participant_id)
+    # -- use cases, each one write through ``run_once`` (a failed save raises: the provider retries) --
+    def _run(self, participant_id: str, event_id: str, work: Work) -> EventOutcome:
+        """Record the event once; a redelivery applies what the first delivery left undone."""
+        outcome = run_once(self.app, participant_id, event_id, work, reply_if_unsaved=False, defer_schedules=True)
+        self.app.finish(outcome)
+        return outcome
 
+    def _media_without_text(self, participant_id: str, message: InboundMessage) -> InboundDecision:
         def record(op: OpContext) -> None:
             op.record(Direction.INBOUND, message.kind.value, "", metadata=_metadata(message))
             today = op.now.astimezone(_zone(op.participant.timezone)).date().isoformat()
@@ -89,19 +91,20 @@ class InboundEvents:
             )
             op.data.set(DataKey.LAST_MEDIA_NOTICE_DATE, today)
 
-        session.apply("record_media", record)
-        effects = session.commit()  # a concurrent first delivery returns none: it sends the notice
-        self.app.finish(outcome_of_effects(effects, replayed=False))
-        return InboundDecision("media_notice" if effects.messages else "media_recorded", participant_id)
+        # A concurrent first delivery commits first and sends the notice: this one sends none.
+        outcome = self._run(participant_id, message.provider_message_id, _applying("record_media", record))
+        noticed = outcome.outbound and not outcome.replayed
+        return InboundDecision("media_notice" if noticed else "media_recorded", participant_id)
 
     def _record_only(self, participant_id: str, message: InboundMessage) -> InboundDecision:
-        session = self.app.sessions.open(participant_id, message.provider_message_id)
-        if not self._replayed(session):
-            session.apply(
+        self._run(
+            participant_id,
+            message.provider_message_id,
+            _applying(
                 f"record_{message.kind.value}",
                 lambda op: op.record(Direction.INBOUND, message.kind.value, message.body, metadata=_metadata(message)),
-            )
-            session.commit()
+            ),
+        )
         return InboundDecision(f"{message.kind.value}_recorded", participant_id)
 
     def _system(self, participant_id: str, message: InboundMessage) -> InboundDecision:
@@ -110,23 +113,20 @@ class InboundEvents:
             return self._record_only(participant_id, message)
         old = message.from_phone
         outcome = str(self.claims.move(participant_id, old, new))
-        session = self.app.sessions.open(participant_id, message.provider_message_id)
-        if not self._replayed(session):
 
-            def record(op: OpContext) -> None:
-                metadata = {
-                    **_metadata(message),
-                    "outcome": outcome,
-                    "old_phone": mask_phone(old),
-                    "new_phone": mask_phone(new),
-                }
-                op.record(Direction.SYSTEM, "phone_change", _PHONE_CHANGE_TEXT[outcome], metadata=metadata)
-                pending = op.data.daily_prompt_pending()
-                if outcome in ("moved", "already") and pending is not None and pending.to == old:
-                    op.data.set_daily_prompt_pending(pending.model_copy(update={"to": new}))
+        def record(op: OpContext) -> None:
+            metadata = {
+                **_metadata(message),
+                "outcome": outcome,
+                "old_phone": mask_phone(old),
+                "new_phone": mask_phone(new),
+            }
+            op.record(Direction.SYSTEM, "phone_change", _PHONE_CHANGE_TEXT[outcome], metadata=metadata)
+            pending = op.data.daily_prompt_pending()
+            if outcome in ("moved", "already") and pending is not None and pending.to == old:
+                op.data.set_daily_prompt_pending(pending.model_copy(update={"to": new}))
 
-            session.apply("record_phone_change", record)
-            session.commit()
+        self._run(participant_id, message.provider_message_id, _applying("record_phone_change", record))
         logger.info(
             "participant changed number",
             extra={"participant_id": participant_id, "outcome": outcome, "new_phone": mask_phone(new)},
@@ -139,18 +139,14 @@ class InboundEvents:
         participant_id = participant_id or self.app.repo.find_id_by_phone(message.from_phone)
         if participant_id is None:
             return
-        session = self.app.sessions.open(participant_id, f"{message.provider_message_id}#attachments")
-        if self._replayed(session):
-            return
-        session.apply(
-            "record_attachments",
-            lambda op: op.record(Direction.INBOUND, "attachments", "", metadata=_metadata(message)),
+        self._run(
+            participant_id,
+            f"{message.provider_message_id}#attachments",
+            _applying(
+                "record_attachments",
+                lambda op: op.record(Direction.INBOUND, "attachments", "", metadata=_metadata(message)),
+            ),
         )
-        session.commit()
-
-    @staticmethod
-    def _replayed(session: ConversationSession) -> bool:
-        return session.already_processed() is not None
 
     # -- delivery reports -------------------------------------------------------------------
     def record_delivery(self, status: DeliveryStatus) -> InboundDecision:
@@ -160,20 +156,21 @@ class InboundEvents:
         if participant_id is None:
             logger.warning("delivery failure for an unknown recipient", extra={"error_code": status.error_code})
             return InboundDecision("delivery_failed")
-        session = self.app.sessions.open(participant_id, f"status:{status.provider_message_id}:{status.status}")
-        if not self._replayed(session):
-            metadata: dict[str, Any] = {
-                "provider": status.provider,
-                "provider_message_id": status.provider_message_id,
-                "status": status.status,
-                "error_code": status.error_code,
-                "error_title": status.error_title,
-            }
-            session.apply(
+        metadata: dict[str, Any] = {
+            "provider": status.provider,
+            "provider_message_id": status.provider_message_id,
+            "status": status.status,
+            "error_code": status.error_code,
+            "error_title": status.error_title,
+        }
+        self._run(
+            participant_id,
+            f"status:{status.provider_message_id}:{status.status}",
+            _applying(
                 "record_delivery_failure",
                 lambda op: op.record(Direction.SYSTEM, "delivery_failed", "", metadata=metadata),
-            )
-            session.commit()
+            ),
+        )
         logger.warning(
             "message not delivered",
             extra={"participant_id": participant_id, "error_code": status.error_code, "status": status.status},
@@ -188,6 +185,11 @@ _PHONE_CHANGE_TEXT = {
     "participant; nothing was changed.",
     "stale": "A number change was reported for an old number of this participant; nothing was changed.",
 }
+
+
+def _applying(name: str, operation: Callable[[OpContext], object]) -> Work:
+    """The work of an event that is one operation on the session."""
+    return lambda session, _outcome: session.apply(name, operation)
 
 
 def _metadata(message: InboundMessage) -> dict[str, Any]:

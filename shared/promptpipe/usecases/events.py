@@ -7,12 +7,10 @@ resumes its effects instead of running again.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError, ValidationFailed
+from promptpipe.errors import ParticipantNotFound, ValidationFailed
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.effects import desired_schedules
 from promptpipe.flow.session import ConversationSession
@@ -22,14 +20,11 @@ from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.state import StateData
 from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:
     from promptpipe.flow.conversation import ConversationFlow
     from promptpipe.services import PromptPipe
-
-logger = logging.getLogger(__name__)
-
-Work = Callable[[ConversationSession, EventOutcome], None]
 
 
 class Events:
@@ -44,58 +39,6 @@ class Events:
 
         return ConversationFlow(self.app.deps)
 
-    def run(
-        self, participant_id: str, event_id: str, work: Work, *, firing_schedules: tuple[str, ...] = ()
-    ) -> EventOutcome:
-        """Open, work, commit; the caller applies the effects with ``finish``. ``firing_schedules``:
-        the schedule(s) that may have fired this event, removed when their participant no longer
-        exists (an orphan fires once, then is gone)."""
-        app = self.app
-        outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
-        try:
-            session = app.sessions.open(participant_id, event_id)
-        except ParticipantNotFound:
-            logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
-            if firing_schedules:
-                app.sending.apply_schedule_specs(dict.fromkeys(firing_schedules))
-            return outcome
-        outcome.pending_effects = session.loaded.pending_effects
-        record = session.already_processed()
-        if record is not None:
-            outcome.replayed = True
-            outcome.take(app.resume(session, record))
-            return outcome
-        work(session, outcome)
-        if not session.dirty:
-            return outcome
-        try:
-            effects = session.commit()
-            outcome.committed_version = session.committed_version
-            if session.duplicate_of is not None or session.answered_before:
-                # A concurrent delivery of this event committed first (it applies the effects), or
-                # one long ago (its id is claimed): nothing to send.
-                outcome.replayed = True
-        except ParticipantNotFound:
-            logger.info("participant deleted during the event", extra={"participant_id": participant_id})
-            return outcome
-        except StateConflictRetriesExhausted:
-            raise
-        except StoreError:  # a bug (a TypeError while building the items) propagates instead
-            landed = session.landed_after_all()  # a lost answer, not a failed write?
-            if landed is None:
-                # A failed save is logged; the reply still goes out (docs/behaviour.md, save failures).
-                # Nothing else does: no schedule is created for a state that did not land.
-                logger.exception(
-                    "state commit failed; delivering the reply anyway", extra={"participant_id": participant_id}
-                )
-                outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
-                outcome.decided_status, outcome.recipient = session.participant.status, session.participant
-                return outcome
-            logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
-            effects, outcome.committed_version = landed, session.committed_version
-        outcome.take(effects)
-        return outcome
-
     def process_turn(self, event: TurnEvent) -> EventOutcome:
         """Worker side: one conversation turn (or the greeting). ``LLMError`` propagates (retry)."""
         if event.kind is TurnKind.SCHEDULES:
@@ -109,7 +52,7 @@ class Events:
                     raise ValidationFailed("message turn without a message", field="message")
                 outcome.turn = self.flow.handle_message(session, event.message)
 
-        return self.run(event.participant_id, event.event_id, work)
+        return run_once(self.app, event.participant_id, event.event_id, work)
 
     def deferred_schedules(self, event: TurnEvent) -> EventOutcome:
         """The schedules a STOP / START touched, as the committed state wants them now (``finish``
@@ -140,7 +83,7 @@ class Events:
             daily_schedule_name(payload.participant_id, payload.schedule_id),
             random_delivery_name(payload.participant_id, payload.schedule_id),
         )
-        outcome = self.run(payload.participant_id, event_id, work, firing_schedules=names)
+        outcome = run_once(self.app, payload.participant_id, event_id, work, firing_schedules=names)
         delivery = outcome.delivery
         if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None:
             # Not wanted by the state (its registry entry is gone, or the participant is not
@@ -154,4 +97,4 @@ class Events:
         def work(session: ConversationSession, outcome: EventOutcome) -> None:
             outcome.timer = handle_timer(deps, session, payload)
 
-        return self.run(payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))
+        return run_once(self.app, payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))

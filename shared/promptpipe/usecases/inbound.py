@@ -5,13 +5,11 @@ schedule change: STOP / START commit, confirm, and queue their schedule changes 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ParticipantAlreadyEnrolled
-from promptpipe.flow.effects import Effects
 from promptpipe.flow.lifecycle import change_status
-from promptpipe.flow.session import OpContext
+from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.inbound_text import clip_inbound_text
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
@@ -19,7 +17,8 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
-from promptpipe.usecases.outcomes import InboundDecision, outcome_of_effects
+from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
+from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:
     from promptpipe.services import PromptPipe
@@ -88,49 +87,27 @@ class Inbound:
         logger.info("auto-enrolled a new participant", extra={"participant_id": participant.id})
         return participant.id
 
-    def _defer_schedules(self, effects: Effects) -> Effects:
-        """Hand the schedule changes of a committed STOP / START to the worker (the public function
-        holds no Scheduler rights: docs/architecture.md#the-stack-rights-and-alarms) and keep the
-        rest, the confirmation, to send now. The worker re-derives each schedule from the state."""
-        if not effects.schedules:
-            return effects
-        if self.app.queue is None:
-            raise RuntimeError("no inbound queue configured")
-        self.app.queue.enqueue(
-            TurnEvent(
-                kind=TurnKind.SCHEDULES,
-                participant_id=effects.participant_id,
-                event_id=effects.event_id,
-                schedules=sorted(effects.schedules),
-                enqueued_at=self.app.clock.now(),
-            )
-        )
-        return replace(effects, schedules={})
-
     def _opt(self, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
         app = self.app
-        session = app.sessions.open(participant_id, message.provider_message_id)
-        record = session.already_processed()
-        if record is not None:
-            # The provider redelivers only when we did not answer 200: apply what is left.
-            effects = self._defer_schedules(app.resume(session, record))
-            app.finish(outcome_of_effects(effects, replayed=True))
-            return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
-        participant = session.participant
-        status = participant.status
-        target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
-        session.apply(
-            "record_inbound",
-            lambda op: op.record(
-                Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
-            ),
-        )
-        # STOP pauses an active participant; START resumes only a participant their own STOP paused
-        # (an organiser's pause, completion or withdrawal stands).
-        confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
-            not opt_out and status is ParticipantStatus.PAUSED and participant.opted_out
-        )
-        if confirm:
+
+        def work(session: ConversationSession, outcome: EventOutcome) -> None:
+            participant = session.participant
+            status = participant.status
+            target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
+            session.apply(
+                "record_inbound",
+                lambda op: op.record(
+                    Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
+                ),
+            )
+            # STOP pauses an active participant; START resumes only a participant their own STOP paused
+            # (an organiser's pause, completion or withdrawal stands).
+            confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
+                not opt_out and status is ParticipantStatus.PAUSED and participant.opted_out
+            )
+            if not confirm:
+                return
+
             change_status(
                 app.deps, session, target, reason="participant opted out" if opt_out else "participant opted in"
             )
@@ -152,6 +129,11 @@ class Inbound:
                     )
                 ),
             )
-        effects = self._defer_schedules(session.commit())  # none if a concurrent delivery committed first
-        app.finish(outcome_of_effects(effects, replayed=False))
+
+        # A redelivery (the provider retries only when we did not answer 200) applies what is left;
+        # the schedule changes go to the worker; a failed save raises (the provider retries).
+        outcome = run_once(
+            app, participant_id, message.provider_message_id, work, reply_if_unsaved=False, defer_schedules=True
+        )
+        app.finish(outcome)
         return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
