@@ -34,7 +34,6 @@ from promptpipe.errors import (
     ValidationFailed,
 )
 from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
-from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import (
     OPAQUE_TOKEN,
     EnrollmentRequest,
@@ -54,6 +53,7 @@ from promptpipe.models.api import (
 )
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
+from promptpipe.usecases.participants import participants_by_phone
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.store import EventRecord, TranscriptEntry
     from promptpipe.usecases.events import Events
-    from promptpipe.usecases.inbound import Inbound
     from promptpipe.usecases.participants import Enrollment, Participants
+    from promptpipe.usecases.receive_text import Inbound
     from promptpipe.usecases.sending import Sending
 
 __all__ = [
@@ -103,7 +103,7 @@ class PromptPipe:
 
     @cached_property
     def inbound(self) -> Inbound:
-        from promptpipe.usecases.inbound import Inbound
+        from promptpipe.usecases.receive_text import Inbound
 
         return Inbound(self)
 

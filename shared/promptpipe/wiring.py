@@ -34,7 +34,7 @@ from promptpipe.settings import Settings, get_settings
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog
     from promptpipe.flow.prompts import PromptLibrary
-    from promptpipe.inbound_events import InboundEvents
+    from promptpipe.usecases.receive_inbound import InboundEvents
 
 
 Port = TypeVar("Port")
@@ -258,7 +258,7 @@ _inbound: list[InboundEvents] = []  # the one of the process's app (rebuilt when
 
 def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
     """Non-text inbound traffic and delivery reports, over the app's own store and phone claims."""
-    from promptpipe.inbound_events import InboundEvents
+    from promptpipe.usecases.receive_inbound import InboundEvents
 
     app = app or get_app()
     if not _inbound or _inbound[0].app is not app:

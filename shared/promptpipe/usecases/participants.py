@@ -339,3 +339,11 @@ def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
             moved = True
     if moved:
         op.data.set_schedules(registry)
+
+
+def participants_by_phone(app: PromptPipe, phone: str) -> list[ConversationParticipant]:
+    """``GET /conversation/participants?phone=``: the participant whose phone claim matches (at most
+    one), after canonicalising to E.164. Raises ``InvalidPhoneNumber`` (a 400) when the number cannot
+    be canonicalised."""
+    participant_id = app.repo.find_id_by_phone(canonicalize_phone(phone, app.deps.config.default_phone_region))
+    return [app.repo.get(participant_id)] if participant_id else []

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -48,7 +48,6 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
 from promptpipe.phone import canonicalize_imported_phone, mask_phone, region_of
-from promptpipe.services import PromptPipe
 from promptpipe.timezones import validate_iana_zone
 from promptpipe.usecases.import_history import ImportedHistory, read_history, write_history
 
@@ -63,6 +62,9 @@ _ONE_SHOT_KEYS = (
     DataKey.AUTO_FEEDBACK_TIMER_ID,
     DataKey.STATE_TRANSITION_TIMER_ID,
 )
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
 
 
 @dataclass

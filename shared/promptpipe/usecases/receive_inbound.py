@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from promptpipe.flow.session import OpContext
@@ -35,12 +35,15 @@ from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.phone import mask_phone
 from promptpipe.ports import PhoneClaims
-from promptpipe.services import EventOutcome, InboundDecision, PromptPipe
+from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.write_once import Work, run_once
 
 logger = logging.getLogger(__name__)
 
 MEDIA_NOTICE = "Sorry, I can only read text messages. Please write your reply in words."
+
+if TYPE_CHECKING:
+    from promptpipe.services import PromptPipe
 
 
 @dataclass
