@@ -15,8 +15,10 @@ from typing import Any, TypeVar
 
 from promptpipe.errors import ConfigurationError
 from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
-from promptpipe.services import EventOutcome, PromptPipe, outcome_log_fields
 from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.outcomes import EventOutcome, outcome_log_fields
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.wiring import get_app
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
@@ -53,7 +55,7 @@ def lambda_entry(
 
 
 def run_and_send(
-    run: Callable[[PromptPipe], EventOutcome],
+    run: Callable[[AppContext], EventOutcome],
     message: str,
     details: Callable[[EventOutcome], dict[str, Any]] = lambda _: {},
 ) -> tuple[EventOutcome, int]:
@@ -63,7 +65,7 @@ def run_and_send(
     with tracer.provider.in_subsegment("run_event"):
         outcome = run(app)
     with tracer.provider.in_subsegment("apply_effects"):
-        sent = app.finish(outcome)
+        sent = apply_effects(app, outcome)
     record_outcome_metrics(outcome)
     logger.info(message, extra={**outcome_log_fields(outcome), **details(outcome), "sent": sent})
     return outcome, sent

@@ -20,15 +20,16 @@ from promptpipe.models.api import EnrollmentRequest
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.ports import LLM
-from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.participants import enroll
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 @dataclass
 class MemoryHarness:
-    app: PromptPipe
+    app: AppContext
     store: InMemoryStore
     timers: InMemoryTimers
     llm: LLM
@@ -41,7 +42,7 @@ class MemoryHarness:
         return self.llm
 
     def enroll(self, phone: str = "+14155550101", **fields: str) -> ConversationParticipant:
-        return self.app.enroll(EnrollmentRequest(phone_number=phone, **fields))
+        return enroll(self.app, EnrollmentRequest(phone_number=phone, **fields))
 
     def message(
         self,
@@ -80,7 +81,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         prompts=PromptLibrary.from_settings(settings),
         ids=IdGenerator(random.Random(seed)),
     )
-    app = PromptPipe(
+    app = AppContext(
         deps=deps,
         repo=store,
         store=store,

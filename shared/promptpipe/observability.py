@@ -29,7 +29,7 @@ from aws_lambda_powertools.tracing.tracer import Tracer
 from promptpipe.models.state import on_corrupt_value
 
 if TYPE_CHECKING:  # the services import this module's metrics helpers
-    from promptpipe.services import EventOutcome
+    from promptpipe.usecases.outcomes import EventOutcome
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 

@@ -33,6 +33,7 @@ from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType
+from promptpipe.usecases.sending import apply_schedules
 from tests.support import START, MemoryHarness, memory_harness
 
 PREP = 10
@@ -42,7 +43,7 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}")
     result = SchedulerTool(prep).execute(ToolContext(h.app.deps, session), args)
     if session.dirty:
-        h.app.apply_schedules(session.commit())
+        apply_schedules(h.app, session.commit())
     return result
 
 
@@ -263,7 +264,7 @@ def test_deleting_a_random_window_also_cancels_the_delivery_armed_for_today() ->
     spec = ScheduleSpec(name=delivery, kind="timer", at=datetime(2026, 3, 2, 14, 0, tzinfo=UTC), timer=payload)
     session = h.app.sessions.open(p.id, "arm")
     session.apply("arm", lambda op: OpContext.arm(op, spec))
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     assert delivery in h.timers.schedules
 
     session = h.app.sessions.open(p.id, "delete")
@@ -273,7 +274,7 @@ def test_deleting_a_random_window_also_cancels_the_delivery_armed_for_today() ->
         f"Deleted the daily habit prompt schedule {sid}; no more prompts will come from it."
     )
     assert effects.schedules == {f"{p.id}-{sid}": None, delivery: None}
-    h.app.apply_schedules(effects)
+    apply_schedules(h.app, effects)
     assert delivery not in h.timers.schedules and f"{p.id}-{sid}" not in h.timers.schedules
     assert DataKey.PENDING_TIMERS.value not in h.data(p.id)
 

@@ -14,16 +14,14 @@ Twilio's code counts here.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.participant import ParticipantStatus
+from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.schedules import apply_committed_schedules
 from promptpipe.usecases.write_once import run_once
-
-if TYPE_CHECKING:
-    from promptpipe.services import PromptPipe
 
 logger = logging.getLogger(__name__)
 
@@ -39,49 +37,42 @@ def opt_out_event_id(refused_event_id: str) -> str:
     return f"opt-out-{refused_event_id}"
 
 
-class CarrierOptOut:
-    def __init__(self, app: PromptPipe) -> None:
-        self.app = app
+def record_carrier_opt_out(app: AppContext, participant_id: str, refused_event_id: str, code: str) -> bool:
+    """Commit the opt-out (if the participant is still active), then hand its schedule changes
+    on. Returns whether an opt-out is committed for this refusal (now or by an earlier delivery).
+    Store failures raise (the refused event is redelivered and tries again)."""
 
-    def record(self, participant_id: str, refused_event_id: str, code: str) -> bool:
-        """Commit the opt-out (if the participant is still active), then hand its schedule changes
-        on. Returns whether an opt-out is committed for this refusal (now or by an earlier delivery).
-        Store failures raise (the refused event is redelivered and tries again)."""
-        app = self.app
-
-        def work(session: ConversationSession, _outcome: EventOutcome) -> None:
-            if session.participant.status is not ParticipantStatus.ACTIVE:
-                logger.info(
-                    "carrier opt-out for a participant not active: nothing to change",
-                    extra={"participant_id": participant_id, "code": code},
-                )
-                return
-            change_status(app.deps, session, ParticipantStatus.PAUSED, reason=opt_out_reason(code))
-
-            def mark(op: OpContext) -> None:
-                op.participant.opted_out = True
-                op.participant_changed = True
-
-            session.apply("opt_flag", mark)
-
-        # As after a STOP: the schedule changes go through the queue where there is one (the public
-        # webhook holds no Scheduler rights; the worker re-derives each schedule from the state),
-        # else directly (the scheduled-prompt and timer functions, which hold them), with the
-        # pending-effects marker.
-        outcome = run_once(
-            app,
-            participant_id,
-            opt_out_event_id(refused_event_id),
-            work,
-            reply_if_unsaved=False,
-            defer_schedules=app.queue is not None,
-        )
-        if not outcome.replayed and outcome.committed_version is None:
-            return False  # gone, or no longer active: nothing committed
-        if not outcome.replayed:
-            logger.warning(
-                "participant opted out at the carrier", extra={"participant_id": participant_id, "code": code}
+    def work(session: ConversationSession, _outcome: EventOutcome) -> None:
+        if session.participant.status is not ParticipantStatus.ACTIVE:
+            logger.info(
+                "carrier opt-out for a participant not active: nothing to change",
+                extra={"participant_id": participant_id, "code": code},
             )
-        if outcome.schedules:
-            app.sending.apply_committed_schedules(participant_id, outcome.schedules)
-        return True
+            return
+        change_status(app.deps, session, ParticipantStatus.PAUSED, reason=opt_out_reason(code))
+
+        def mark(op: OpContext) -> None:
+            op.participant.opted_out = True
+            op.participant_changed = True
+
+        session.apply("opt_flag", mark)
+
+    # As after a STOP: the schedule changes go through the queue where there is one (the public
+    # webhook holds no Scheduler rights; the worker re-derives each schedule from the state),
+    # else directly (the scheduled-prompt and timer functions, which hold them), with the
+    # pending-effects marker.
+    outcome = run_once(
+        app,
+        participant_id,
+        opt_out_event_id(refused_event_id),
+        work,
+        reply_if_unsaved=False,
+        defer_schedules=app.queue is not None,
+    )
+    if not outcome.replayed and outcome.committed_version is None:
+        return False  # gone, or no longer active: nothing committed
+    if not outcome.replayed:
+        logger.warning("participant opted out at the carrier", extra={"participant_id": participant_id, "code": code})
+    if outcome.schedules:
+        apply_committed_schedules(app, participant_id, outcome.schedules)
+    return True

@@ -94,7 +94,7 @@ class ReconcileReport:
 
 
 def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
-    """An event's effects as the outcome ``PromptPipe.finish`` applies."""
+    """An event's effects as the outcome ``usecases.sending.apply_effects`` applies."""
     outcome = EventOutcome(participant_id=effects.participant_id, event_id=effects.event_id, replayed=replayed)
     outcome.take(effects)
     return outcome

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError
+from promptpipe.flow.effects import Effects, desired_schedules
 from promptpipe.flow.session import ConversationSession
 from promptpipe.models.events import TurnEvent, TurnKind
+from promptpipe.models.store import EventRecord
+from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
-
-if TYPE_CHECKING:
-    from promptpipe.services import PromptPipe
+from promptpipe.usecases.schedules import apply_schedule_specs
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ Work = Callable[[ConversationSession, EventOutcome], None]
 
 
 def run_once(
-    app: PromptPipe,
+    app: AppContext,
     participant_id: str,
     event_id: str,
     work: Work,
@@ -57,14 +57,14 @@ def run_once(
     except ParticipantNotFound:
         logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
         if firing_schedules:
-            app.sending.apply_schedule_specs(dict.fromkeys(firing_schedules))
+            apply_schedule_specs(app, dict.fromkeys(firing_schedules))
         return outcome
     if not defer_schedules:
         outcome.pending_effects = session.loaded.pending_effects
     record = session.already_processed()
     if record is not None:
         outcome.replayed = True
-        outcome.take(app.resume(session, record))
+        outcome.take(resume(app, session, record))
         return _deferred(app, outcome) if defer_schedules else outcome
     work(session, outcome)
     if not session.dirty:
@@ -100,7 +100,25 @@ def run_once(
     return _deferred(app, outcome) if defer_schedules else outcome
 
 
-def _deferred(app: PromptPipe, outcome: EventOutcome) -> EventOutcome:
+def resume(app: AppContext, session: ConversationSession, record: EventRecord) -> Effects:
+    """The effects of an already committed event, for its redelivery: its messages read back
+    from the transcript, its schedules as the state wants them now."""
+    loaded = session.loaded
+    messages = app.store.load_outbound(session.participant.id, record) if record.messages else []
+    desired = desired_schedules(loaded.participant, session.data, app.prep_minutes, app.clock.now())
+    return Effects(
+        participant_id=session.participant.id,
+        event_id=record.event_id,
+        messages=messages,
+        schedules={name: desired.get(name) for name in record.schedules},
+        decided_status=record.status,
+        recipient=loaded.participant,
+        committed_at=record.committed_at,
+        seqs={ref.id: ref.seq for ref in record.messages},
+    )
+
+
+def _deferred(app: AppContext, outcome: EventOutcome) -> EventOutcome:
     """Hand the outcome's schedule changes to the worker (``TurnKind.SCHEDULES``) and keep the
     rest, the messages, to send now. The worker re-derives each schedule from the state."""
     if not outcome.schedules:
