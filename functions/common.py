@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
+from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, outcome_log_fields
@@ -59,13 +59,12 @@ def run_and_send(
     message: str,
     details: Callable[[EventOutcome], dict[str, Any]] = lambda _: {},
 ) -> tuple[EventOutcome, int]:
-    """Run one event, then apply its effects after the commit; count and log the outcome (ids and
-    counts only, never a body)."""
+    """Run one event, then apply its effects after the commit; log the outcome (ids and counts only,
+    never a body). The use case has published the event's metrics (``usecases/outcome_metrics.py``)."""
     app = get_app()
     with tracer.provider.in_subsegment("run_event"):
         outcome = run(app)
     with tracer.provider.in_subsegment("apply_effects"):
         sent = apply_effects(app, outcome)
-    record_outcome_metrics(outcome)
     logger.info(message, extra={**outcome_log_fields(outcome), **details(outcome), "sent": sent})
     return outcome, sent

@@ -30,7 +30,9 @@ from promptpipe.flow.effects import Effects, desired_schedules
 from promptpipe.flow.session import ConversationSession
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.store import EventRecord
+from promptpipe.observability import publish
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.outcome_metrics import outcome_metrics
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_schedule_specs
 
@@ -49,8 +51,32 @@ def run_once(
     reply_if_unsaved: bool = True,
     defer_schedules: bool = False,
 ) -> EventOutcome:
-    """Open, replay or work, commit once; the caller applies the outcome's effects with
-    ``apply_effects``. ``firing_schedules``: the schedule(s) that may have fired this event."""
+    """Open, replay or work, commit once, publish the event's metrics (``outcome_metrics``); the
+    caller applies the outcome's effects with ``apply_effects``. ``firing_schedules``: the
+    schedule(s) that may have fired this event."""
+    outcome = _run_once(
+        app,
+        participant_id,
+        event_id,
+        work,
+        firing_schedules=firing_schedules,
+        reply_if_unsaved=reply_if_unsaved,
+        defer_schedules=defer_schedules,
+    )
+    publish(outcome_metrics(outcome))
+    return outcome
+
+
+def _run_once(
+    app: AppContext,
+    participant_id: str,
+    event_id: str,
+    work: Work,
+    *,
+    firing_schedules: tuple[str, ...],
+    reply_if_unsaved: bool,
+    defer_schedules: bool,
+) -> EventOutcome:
     outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
     try:
         session = app.sessions.open(participant_id, event_id)
@@ -67,6 +93,7 @@ def run_once(
         outcome.take(resume(app, session, record))
         return _deferred(app, outcome) if defer_schedules else outcome
     work(session, outcome)
+    outcome.metrics = session.metrics
     if not session.dirty:
         return outcome
     try:
