@@ -50,6 +50,7 @@ from promptpipe.models.api import (
     StateOverride,
     StateViewEnvelope,
     TranscriptPageEnvelope,
+    error_body,
 )
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
@@ -97,7 +98,11 @@ RECONCILED_ALL = {200: _answer("Every participant's reconcile report", Reconcile
 def envelope(
     status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
 ) -> Response[dict[str, Any]]:
-    body: dict[str, Any] = {"status": "error" if error else "ok"}
+    if error:
+        return Response(
+            status_code=status_code, content_type=content_types.APPLICATION_JSON, body=error_body(message or "")
+        )
+    body: dict[str, Any] = {"status": "ok"}
     if message is not None:
         body["message"] = message
     if result is not None:

@@ -32,6 +32,7 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
+from promptpipe.models.api import error_body
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, logger
 from promptpipe.settings import get_settings
@@ -77,7 +78,7 @@ def _error(reason: str, status: int) -> Response:
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
-        body={"status": "error", "message": reason},
+        body=error_body(reason),
     )
 
 
