@@ -14,9 +14,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.observability import counts_errors, logger, metrics, record_outcome_metrics, tracer
-from promptpipe.services import EventOutcome, PromptPipe, outcome_log_fields
+from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.outcomes import EventOutcome, outcome_log_fields
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.wiring import get_app
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
@@ -53,17 +55,16 @@ def lambda_entry(
 
 
 def run_and_send(
-    run: Callable[[PromptPipe], EventOutcome],
+    run: Callable[[AppContext], EventOutcome],
     message: str,
     details: Callable[[EventOutcome], dict[str, Any]] = lambda _: {},
 ) -> tuple[EventOutcome, int]:
-    """Run one event, then apply its effects after the commit; count and log the outcome (ids and
-    counts only, never a body)."""
+    """Run one event, then apply its effects after the commit; log the outcome (ids and counts only,
+    never a body). The use case has published the event's metrics (``usecases/outcome_metrics.py``)."""
     app = get_app()
     with tracer.provider.in_subsegment("run_event"):
         outcome = run(app)
     with tracer.provider.in_subsegment("apply_effects"):
-        sent = app.finish(outcome)
-    record_outcome_metrics(outcome)
+        sent = apply_effects(app, outcome)
     logger.info(message, extra={**outcome_log_fields(outcome), **details(outcome), "sent": sent})
     return outcome, sent

@@ -21,15 +21,16 @@ from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.ports import LLM
-from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.participants import enroll
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 @dataclass
 class MemoryHarness:
-    app: PromptPipe
+    app: AppContext
     store: InMemoryStore
     timers: InMemoryTimers
     llm: LLM
@@ -42,7 +43,7 @@ class MemoryHarness:
         return self.llm
 
     def enroll(self, phone: str = "+14155550101", **fields: str) -> ConversationParticipant:
-        return self.app.enroll(EnrollmentRequest(phone_number=phone, **fields))
+        return enroll(self.app, EnrollmentRequest(phone_number=phone, **fields))
 
     def message(
         self,
@@ -81,7 +82,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         prompts=PromptLibrary.from_settings(settings),
         ids=IdGenerator(random.Random(seed)),
     )
-    app = PromptPipe(
+    app = AppContext(
         deps=deps,
         repo=store,
         store=store,

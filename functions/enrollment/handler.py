@@ -34,7 +34,6 @@ from promptpipe.errors import (
     ValidationFailed,
 )
 from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
-from promptpipe.lookup import participants_by_phone
 from promptpipe.models.api import (
     OPAQUE_TOKEN,
     EnrollmentRequest,
@@ -51,11 +50,13 @@ from promptpipe.models.api import (
     StateOverride,
     StateViewEnvelope,
     TranscriptPageEnvelope,
+    error_body,
 )
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ParticipantRowsEnvelope
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
+from promptpipe.usecases import participant_rows, participants, schedules
 from promptpipe.wiring import get_app
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -100,7 +101,11 @@ RECONCILED_ALL = {200: _answer("Every participant's reconcile report", Reconcile
 def envelope(
     status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
 ) -> Response[dict[str, Any]]:
-    body: dict[str, Any] = {"status": "error" if error else "ok"}
+    if error:
+        return Response(
+            status_code=status_code, content_type=content_types.APPLICATION_JSON, body=error_body(message or "")
+        )
+    body: dict[str, Any] = {"status": "ok"}
     if message is not None:
         body["message"] = message
     if result is not None:
@@ -136,7 +141,7 @@ def enroll(
         str | None, Header(alias="idempotency-key", min_length=1, max_length=255, description=IDEMPOTENCY_KEY)
     ] = None,
 ) -> Response[dict[str, Any]]:
-    enrollment = get_app().enrollment(request, idempotency_key=idempotency_key)
+    enrollment = participants.enrollment(get_app(), request, idempotency_key=idempotency_key)
     if not enrollment.created:  # a retry whose first answer was lost: the same participant
         return envelope(
             200, message="Participant already enrolled by this request", result=_dump(enrollment.participant)
@@ -157,10 +162,10 @@ def list_participants(
     ] = None,
 ) -> Response[dict[str, Any]]:
     if phone is not None:  # lookup by phone: at most one participant, no paging
-        found = participants_by_phone(get_app(), phone)
+        found = participants.participants_by_phone(get_app(), phone)
         return envelope(200, result={"participants": [_dump(p) for p in found], "next_token": None})
-    participants, token = get_app().list_participants(limit=limit, next_token=next_token)
-    return envelope(200, result={"participants": [_dump(p) for p in participants], "next_token": token})
+    found_page, token = participants.list_participants(get_app(), limit=limit, next_token=next_token)
+    return envelope(200, result={"participants": [_dump(p) for p in found_page], "next_token": token})
 
 
 @app.get("/conversation/participant-rows", responses={**ROWS, **BAD_REQUEST})
@@ -176,7 +181,8 @@ def list_participant_rows(
         bool, Query(description="Only participants the flow controller holds for a person")
     ] = False,
 ) -> Response[dict[str, Any]]:
-    page = get_app().participant_rows(
+    page = participant_rows.participant_rows(
+        get_app().repo,
         limit=limit,
         next_token=next_token,
         status=status.value if status else None,
@@ -188,12 +194,12 @@ def list_participant_rows(
 
 @app.get(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **NOT_FOUND})
 def get_participant(participant_id: str) -> Response[dict[str, Any]]:
-    return envelope(200, result=_dump(get_app().get_participant(participant_id)))
+    return envelope(200, result=_dump(participants.get_participant(get_app(), participant_id)))
 
 
 @app.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **PENDING_PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
-    outcome = get_app().apply_participant_update(participant_id, update)
+    outcome = participants.apply_participant_update(get_app(), participant_id, update)
     if outcome.effects_pending:  # stored; its schedule changes are retried without the caller
         return envelope(202, message=EFFECTS_PENDING, result=_dump(outcome.participant))
     return envelope(200, message="Participant updated successfully", result=_dump(outcome.participant))
@@ -203,7 +209,7 @@ def update_participant(participant_id: str, update: ParticipantUpdate) -> Respon
 def delete_participant(
     participant_id: str, keep_transcript: Annotated[bool, Query()] = True
 ) -> Response[dict[str, Any]]:
-    get_app().delete_participant(participant_id, keep_transcript=keep_transcript)
+    participants.delete_participant(get_app(), participant_id, keep_transcript=keep_transcript)
     return envelope(200, message="Participant deleted successfully")
 
 
@@ -214,18 +220,20 @@ def history(
     next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
     include_audit: Annotated[bool, Query()] = True,
 ) -> Response[dict[str, Any]]:
-    entries, token = get_app().history(participant_id, limit=limit, next_token=next_token, include_audit=include_audit)
+    entries, token = participants.history(
+        get_app(), participant_id, limit=limit, next_token=next_token, include_audit=include_audit
+    )
     return envelope(200, result={"messages": [_dump(e) for e in entries], "next_token": token})
 
 
 @app.get(f"{BASE}/<participant_id>/state", responses={**STATE, **NOT_FOUND})
 def get_state(participant_id: str) -> Response[dict[str, Any]]:
-    return envelope(200, result=_dump(get_app().state_view(participant_id)))
+    return envelope(200, result=_dump(participants.state_view(get_app(), participant_id)))
 
 
 @app.post(f"{BASE}/<participant_id>/state", responses={**STATE, **PENDING_STATE, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
-    view = get_app().override_state(participant_id, override)
+    view = participants.override_state(get_app(), participant_id, override)
     if view.effects_pending:
         return envelope(202, message=EFFECTS_PENDING, result=_dump(view))
     return envelope(200, message="State updated", result=_dump(view))
@@ -235,14 +243,14 @@ def override_state(participant_id: str, override: StateOverride) -> Response[dic
 @app.post(f"{BASE}/<participant_id>/reconcile", responses={**RECONCILED})
 def reconcile_participant(participant_id: str) -> Response[dict[str, Any]]:
     """Make the participant's live schedules equal to what their state wants (repairs drift)."""
-    report = get_app().reconcile(participant_id)
+    report = schedules.reconcile(get_app(), participant_id)
     return envelope(200, message=f"{report.repairs} repair(s)", result=report.to_json_dict())
 
 
 @app.post("/conversation/reconcile", responses={**RECONCILED_ALL})
 def reconcile_everyone() -> Response[dict[str, Any]]:
     """Every participant, and every participant id that still has live schedules."""
-    reports = get_app().reconcile_all()
+    reports = schedules.reconcile_all(get_app())
     repairs = sum(r.repairs for r in reports)
     return envelope(
         200,

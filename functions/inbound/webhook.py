@@ -3,8 +3,8 @@
 ``POST /webhooks/twilio``: Twilio SMS/WhatsApp form posts, ``X-Twilio-Signature`` checked against
 the public URL; answers empty TwiML at once. ``GET /webhooks/whatsapp``: Meta's verification
 handshake. ``POST /webhooks/whatsapp``: Meta WhatsApp Cloud payloads, ``X-Hub-Signature-256`` over
-the raw body. Both normalise to ``InboundMessage`` and hand it to ``InboundEvents.handle``: text goes
-to ``receive_inbound`` (opt-out/in, auto-enroll, enqueue on the FIFO queue); media, reactions, edits,
+the raw body. Both normalise to ``InboundMessage`` and hand it to ``usecases.receive_inbound``: text
+goes to ``usecases.receive_text`` (opt-out/in, auto-enroll, enqueue on the FIFO queue); media, reactions, edits,
 deletions and number changes are recorded (and media answered once a day) without a model call.
 Delivery reports (Twilio status callbacks, Meta statuses) record failures. A well-formed post is
 never answered 4xx, even from a sender known only by a business-scoped user id. No LLM here: the
@@ -32,11 +32,13 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
+from promptpipe.models.api import error_body
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, logger
-from promptpipe.services import InboundDecision
 from promptpipe.settings import get_settings
-from promptpipe.wiring import get_app, inbound_events
+from promptpipe.usecases.outcomes import InboundDecision
+from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery
+from promptpipe.wiring import get_app, inbound_app
 
 app = APIGatewayHttpResolver()
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
@@ -76,7 +78,7 @@ def _error(reason: str, status: int) -> Response:
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
-        body={"status": "error", "message": reason},
+        body=error_body(reason),
     )
 
 
@@ -102,7 +104,7 @@ def public_url() -> str:
 
 def accept(message: InboundMessage) -> InboundDecision:
     """Hand a verified message to the application; log its correlation keys (never its body)."""
-    decision = inbound_events().handle(message)
+    decision = receive_inbound(inbound_app(), message)
     if decision.action == "opted_out":
         count("OptOuts")
     if message.kind.value != "text":
@@ -122,7 +124,7 @@ def accept(message: InboundMessage) -> InboundDecision:
 
 def delivery_report(status: DeliveryStatus) -> None:
     """A provider's status report: failures are recorded against the participant."""
-    decision = inbound_events().record_delivery(status)
+    decision = record_delivery(inbound_app(), status)
     if decision.action == "delivery_failed":
         count("DeliveryFailures", code=status.error_code or "none")
 

@@ -22,13 +22,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.common import lambda_entry, run_and_send
 from promptpipe.models.events import TurnEvent
 from promptpipe.observability import count_error, logger
+from promptpipe.usecases.events import process_turn
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
 
 def process_and_send(event: TurnEvent) -> dict[str, Any]:
     outcome, sent = run_and_send(
-        lambda app: app.process_turn(event), "turn processed", lambda _: {"kind": event.kind.value}
+        lambda app: process_turn(app, event), "turn processed", lambda _: {"kind": event.kind.value}
     )
     return {"messages": sent, "replayed": outcome.replayed}
 

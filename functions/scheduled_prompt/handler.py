@@ -16,7 +16,8 @@ from functions.common import lambda_entry, run_and_send
 from promptpipe.models.base import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.observability import logger
-from promptpipe.services import EventOutcome, event_id_for_schedule
+from promptpipe.usecases.events import run_scheduled_prompt
+from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
 from promptpipe.wiring import get_app
 
 
@@ -35,7 +36,7 @@ def _details(outcome: EventOutcome) -> dict[str, Any]:
 
 def deliver(invocation: ScheduledPromptInvocation) -> dict[str, Any]:
     outcome, sent = run_and_send(
-        lambda app: app.run_scheduled_prompt(invocation.payload, event_id=invocation.event_id),
+        lambda app: run_scheduled_prompt(app, invocation.payload, event_id=invocation.event_id),
         "scheduled prompt handled",
         _details,
     )

@@ -13,7 +13,9 @@ from functions.common import lambda_entry, run_and_send
 from promptpipe.models.base import LazyModel
 from promptpipe.models.events import SweepRequest, TimerPayload
 from promptpipe.observability import logger
-from promptpipe.services import event_id_for_schedule
+from promptpipe.usecases.events import run_timer
+from promptpipe.usecases.outcomes import event_id_for_schedule
+from promptpipe.usecases.schedules import sweep_pending_effects
 from promptpipe.wiring import get_app
 
 
@@ -24,7 +26,7 @@ class TimerInvocation(LazyModel):
 
 def fire(invocation: TimerInvocation) -> dict[str, Any]:
     outcome, sent = run_and_send(
-        lambda app: app.run_timer(invocation.payload, event_id=invocation.event_id),
+        lambda app: run_timer(app, invocation.payload, event_id=invocation.event_id),
         "timer fired",
         lambda outcome: {
             "kind": invocation.payload.kind.value,
@@ -37,7 +39,7 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
 
 def sweep(request: SweepRequest) -> dict[str, Any]:
     """The stack's periodic sweep: re-apply the schedule changes that failed after a commit."""
-    repaired = get_app().sweep_pending_effects(request.limit)
+    repaired = sweep_pending_effects(get_app(), request.limit)
     logger.info("pending effects swept", extra={"repaired": len(repaired)})
     return {"repaired": len(repaired)}
 

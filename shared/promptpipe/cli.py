@@ -236,7 +236,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from promptpipe.adapters.original_db import read_postgres, read_sqlite
-    from promptpipe.importer import import_participants
+    from promptpipe.usecases.import_participants import import_participants
     from promptpipe.wiring import build_app
 
     if args.sqlite and not Path(args.sqlite).is_file():

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from promptpipe.errors import PromptPipeError, ValidationFailed
+from promptpipe.models.api import error_body
 
 # No request of ours nests deeper than ~10 levels (a Meta webhook); 32 leaves room and stays far
 # below the parser's recursion limit.
@@ -145,7 +146,7 @@ def error_response(status_code: int, message: str) -> dict[str, Any]:
     return {
         "statusCode": status_code,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps({"status": "error", "message": message}),
+        "body": json.dumps(error_body(message)),
         "isBase64Encoded": False,
     }
 

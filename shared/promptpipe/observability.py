@@ -18,18 +18,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.tracing.tracer import Tracer
 
+from promptpipe.models.metrics import Metric
 from promptpipe.models.state import on_corrupt_value
-
-if TYPE_CHECKING:  # the services import this module's metrics helpers
-    from promptpipe.services import EventOutcome
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
@@ -116,14 +114,6 @@ logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 tracer = LazyTracer(SERVICE)
 
-_TIMER_METRICS = {
-    "daily_prompt_reminder": "RemindersSent",
-    "auto_feedback": "AutoFeedbackTransitions",
-    "state_transition": "StateTransitions",
-    "feedback_timeout": "FeedbackNudgesSent",
-    "feedback_followup": "FeedbackNudgesSent",
-}
-
 
 def count(name: str, value: float = 1, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> None:
     """One metric; with dimensions it is flushed on its own (EMF allows one dimension set per blob)."""
@@ -138,32 +128,13 @@ def count(name: str, value: float = 1, unit: MetricUnit = MetricUnit.Count, **di
             metric.add_dimension(name=key, value=dim_value)
 
 
-def record_outcome_metrics(outcome: EventOutcome) -> None:
-    """Turn an event's outcome into the dashboard's metrics."""
-    turn = outcome.turn
-    if turn is not None and turn.module:
-        count("TurnsProcessed", module=turn.module)
-        for call in turn.audit.get("tool_calls", []):
-            count("ToolCalls", tool=call["name"], outcome=call["outcome"])
-            if call["name"] == "transition_state" and call["outcome"] == "ok":
-                target = str(call["arguments"].get("target_state", "unknown"))
-                count("StateTransitions", target=target)
-        for call in turn.audit.get("llm_calls", []):
-            count("LLMCalls")
-            count("LLMLatencyMs", call["latency_ms"], MetricUnit.Milliseconds)
-            count("LLMPromptTokens", call["prompt_tokens"])
-            count("LLMCompletionTokens", call["completion_tokens"])
-    if outcome.delivery is not None and outcome.delivery.delivered:
-        count("DailyPromptsDelivered")
-    timer = outcome.timer
-    if timer is not None and timer.applied:
-        name = _TIMER_METRICS[timer.kind.value]
-        if name == "StateTransitions":
-            count(name, target=timer.target or "unknown")
-        else:
-            count(name)
-    if outcome.degraded:
-        count("StateSaveFailures")
+def publish(points: Iterable[Metric]) -> None:
+    """Metrics as the application layer derived them (``usecases/outcome_metrics.py``)."""
+    for point in points:
+        count(point.name, point.value, _UNITS[point.unit], **dict(point.dimensions))
+
+
+_UNITS = {"Count": MetricUnit.Count, "Milliseconds": MetricUnit.Milliseconds}
 
 
 def count_corrupt_value(key: str) -> None:

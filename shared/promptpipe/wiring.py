@@ -29,13 +29,12 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue
-from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings, get_settings
+from promptpipe.usecases.context import AppContext
 
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog
     from promptpipe.flow.prompts import PromptLibrary
-    from promptpipe.inbound_events import InboundEvents
 
 
 Port = TypeVar("Port")
@@ -175,7 +174,7 @@ def build_app(
     rng: random.Random | None = None,
     ids: IdGenerator | None = None,
     sleep: Callable[[float], None] | None = time.sleep,
-) -> PromptPipe:
+) -> AppContext:
     """The AWS wiring (DynamoDB, SQS, EventBridge Scheduler, Secrets Manager); any port can be
     replaced, which is how local runs swap in the outbox, the offline coach and the manual clock."""
     from promptpipe.adapters.aws import aws_client
@@ -225,7 +224,7 @@ def build_app(
     from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
-    return PromptPipe(
+    return AppContext(
         deps=deps,
         repo=repo,
         store=store,
@@ -249,11 +248,11 @@ def build_app(
     )
 
 
-_app: PromptPipe | None = None
+_app: AppContext | None = None
 _app_lock = threading.Lock()
 
 
-def get_app() -> PromptPipe:
+def get_app() -> AppContext:
     global _app
     if _app is None:
         with _app_lock:
@@ -262,24 +261,26 @@ def get_app() -> PromptPipe:
     return _app
 
 
-_inbound: list[InboundEvents] = []  # the one of the process's app (rebuilt when the app changes)
+_with_claims: list[tuple[AppContext, AppContext]] = []  # the process's app, and it with phone claims
 
 
-def inbound_events(app: PromptPipe | None = None) -> InboundEvents:
-    """Non-text inbound traffic and delivery reports, over the app's own store and phone claims."""
-    from promptpipe.inbound_events import InboundEvents
-
+def inbound_app(app: AppContext | None = None) -> AppContext:
+    """The app for the webhooks' non-text traffic (``usecases.receive_inbound``): with phone claims
+    (a number change moves one). An app built without ``build_app`` (tests) gets claims over its own
+    repo, built once per app."""
     app = app or get_app()
-    if not _inbound or _inbound[0].app is not app:
-        if app.phone_claims is None:  # an app built without build_app (tests): claims over its own repo
-            from promptpipe.adapters.phone_claims import phone_claims_for
+    if app.phone_claims is not None:
+        return app
+    if not _with_claims or _with_claims[0][0] is not app:
+        from dataclasses import replace
 
-            app.phone_claims = phone_claims_for(app.repo, get_settings())
-        _inbound[:] = [InboundEvents(app, app.phone_claims)]
-    return _inbound[0]
+        from promptpipe.adapters.phone_claims import phone_claims_for
+
+        _with_claims[:] = [(app, replace(app, phone_claims=phone_claims_for(app.repo, get_settings())))]
+    return _with_claims[0][1]
 
 
-def set_app(app: PromptPipe | None) -> None:
+def set_app(app: AppContext | None) -> None:
     """Install an application (tests, local server) or clear it (``None``)."""
     global _app
     _app = app
@@ -295,14 +296,15 @@ FIRST_EVENT_NEEDS = {
 }
 
 
-def warm_for_events(app: PromptPipe | None = None, *, function: str = "worker") -> None:
+def warm_for_events(app: AppContext | None = None, *, function: str = "worker") -> None:
     """Build now what the first event of ``function`` (worker, scheduled_prompt, timers) needs
     (``FIRST_EVENT_NEEDS``), from disk and memory only: no network call."""
     app = app or get_app()
     needs = FIRST_EVENT_NEEDS[function]
-    app.events  # noqa: B018  (the event use cases)
+    from promptpipe.usecases.events import conversation_flow
+
     if "conversation" in needs:
-        app.events.flow  # noqa: B018  (imports and builds the conversation engine)
+        conversation_flow(app)  # imports and builds the conversation engine
     for name in needs:
         port = getattr(app.deps, name, None)
         if isinstance(port, Lazy):

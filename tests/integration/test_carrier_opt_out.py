@@ -27,7 +27,7 @@ from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.messaging import OutboundMessage
-from promptpipe.usecases.carrier_opt_out import CarrierOptOut
+from promptpipe.usecases import sending
 
 BASE = "/conversation/participants"
 PHONE = "+14155550123"
@@ -115,12 +115,14 @@ def stack(local_env_factory: Any) -> Callable[..., Stack]:
         )
         env = local_env_factory(llm=llm)
         twilio = TwilioApi()
-        env.app.messenger = TwilioMessenger(
-            "AC0123456789abcdef0123456789abcdef",
-            "twilio-auth-token",
-            from_number="+14155550000",
-            http_client=httpx.Client(transport=httpx.MockTransport(twilio)),
-            publish=False,
+        env.use_ports(
+            messenger=TwilioMessenger(
+                "AC0123456789abcdef0123456789abcdef",
+                "twilio-auth-token",
+                from_number="+14155550000",
+                http_client=httpx.Client(transport=httpx.MockTransport(twilio)),
+                publish=False,
+            )
         )
         response = env.api("POST", BASE, json_body={"phone_number": PHONE, "name": "Alice"})
         assert response.status == 201, response.body
@@ -193,15 +195,15 @@ def test_a_prompt_retried_after_its_opt_out_failed_records_it_once(stack: Any, m
     s = stack()
     s.twilio.refuse_all = True
     before = len(s.twilio.forms)
-    real_record = CarrierOptOut.record
+    real_record = sending.record_carrier_opt_out
     failures = [StoreError("DynamoDB unavailable", operation="DynamoStateStore.commit", code="InternalServerError")]
 
-    def record_once_failing(self: CarrierOptOut, *args: Any) -> bool:
+    def record_once_failing(*args: Any) -> bool:
         if failures:
             raise failures.pop()
-        return real_record(self, *args)
+        return real_record(*args)
 
-    monkeypatch.setattr(CarrierOptOut, "record", record_once_failing)
+    monkeypatch.setattr(sending, "record_carrier_opt_out", record_once_failing)
     invocation = s.prompt_invocation("exec-1")
     with pytest.raises(StoreError):
         s.fire_prompt(invocation)

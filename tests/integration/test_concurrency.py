@@ -48,8 +48,10 @@ from promptpipe.models.state import (
     new_state_data,
 )
 from promptpipe.models.store import Direction, StateCommit
-from promptpipe.services import PromptPipe
 from promptpipe.settings import Settings
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.events import process_turn, run_timer
+from promptpipe.usecases.participants import enroll
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PHONE = "+14155550123"
@@ -72,7 +74,7 @@ class RacingStore(DynamoStateStore):
 
 @dataclass
 class Harness:
-    app: PromptPipe
+    app: AppContext
     store: RacingStore
     timers: InMemoryTimers
     llm: ScriptedLLM
@@ -118,7 +120,7 @@ def harness(aws: None) -> Harness:
         prompts=PromptLibrary.from_settings(config),
         ids=IdGenerator(random.Random(5)),
     )
-    app = PromptPipe(
+    app = AppContext(
         deps=deps,
         repo=DynamoParticipantRepo(config.table_name, client, index_name=config.participants_index_name),
         store=store,
@@ -147,7 +149,7 @@ def merge_profile(**fields: str) -> Callable[[OpContext], None]:
 
 
 def test_two_sessions_both_commit_and_both_changes_are_kept(harness: Harness):
-    pid = harness.app.enroll(EnrollmentRequest(phone_number=PHONE)).id
+    pid = enroll(harness.app, EnrollmentRequest(phone_number=PHONE)).id
     v0 = harness.version(pid)
     a = harness.app.sessions.open(pid, "evt-a")
     b = harness.app.sessions.open(pid, "evt-b")
@@ -177,7 +179,7 @@ def test_two_sessions_both_commit_and_both_changes_are_kept(harness: Harness):
 
 def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
     app = harness.app
-    pid = app.enroll(EnrollmentRequest(phone_number=PHONE)).id
+    pid = enroll(app, EnrollmentRequest(phone_number=PHONE)).id
     sent_at = T0 - timedelta(hours=5)
     reminder_name = timer_name(TimerKind.DAILY_PROMPT_REMINDER, pid)
 
@@ -213,7 +215,7 @@ def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
             message=message,
             enqueued_at=harness.clock.now(),
         )
-        reply_outcomes.append(app.process_turn(event))
+        reply_outcomes.append(process_turn(app, event))
 
     harness.store.before_next_commit.append(participant_replies)
 
@@ -224,7 +226,7 @@ def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
         timer_id=reminder_name,
         expected_sent_at=sent_at,
     )
-    outcome = app.run_timer(payload, event_id=f"{reminder_name}:exec-1")
+    outcome = run_timer(app, payload, event_id=f"{reminder_name}:exec-1")
 
     # The reply committed first, the reminder's first commit conflicted and its replay refused.
     assert [m.body for m in reply_outcomes[0].outbound] == ["Nice work today!"]
@@ -246,7 +248,7 @@ def test_replayed_reminder_guard_refuses_the_stale_decision(harness: Harness):
     assert REMINDER_TEXT not in [e.content for e in transcript]
     assert all(e.kind != OutboundKind.REMINDER.value for e in transcript)
     # a redelivery of the firing sends nothing either
-    replay = app.run_timer(payload, event_id=f"{reminder_name}:exec-1")
+    replay = run_timer(app, payload, event_id=f"{reminder_name}:exec-1")
     assert replay.replayed and replay.outbound == []
 
 

@@ -51,7 +51,9 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.store import StateCommit
-from promptpipe.services import EventOutcome
+from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.participants import delete_participant, update_participant
+from promptpipe.usecases.schedules import reconcile, reconcile_all
 
 BASE = "/conversation/participants"
 PHONE = "+14155550123"
@@ -193,7 +195,7 @@ class Stack:
         assert len(self.llm.requests) == model_calls  # no model call repeated after a commit
         self.llm.assert_exhausted()
         assert self.queue(self.env.resources.inbound_queue_url) == []
-        report = self.env.app.reconcile(self.pid)  # nothing orphaned, nothing missing
+        report = reconcile(self.env.app, self.pid)  # nothing orphaned, nothing missing
         assert (report.deleted_orphans, report.created_missing) == ([], [])
 
 
@@ -217,18 +219,20 @@ def stack(local_env_factory: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[.
         timers = CountingTimers(env.app.deps.timers)
         env.app.deps.timers = timers
         messenger = CountingMessenger(env.app.messenger)
-        env.app.messenger = messenger
+        env.use_ports(messenger=messenger)
         response = env.api("POST", BASE, json_body={"phone_number": PHONE, "name": "Alice"})
         assert response.status == 201, response.body
         built = Stack(env=env, llm=llm, pid=response.body["result"]["id"], timers=timers, messenger=messenger)
         assert built.sent() == [GREETING]
-        process_turn = env.app.process_turn
+        from functions.inbound import worker  # imported once the stack has its settings
 
-        def counted(event: Any) -> EventOutcome:
+        process_turn = worker.process_turn
+
+        def counted(app: Any, event: Any) -> EventOutcome:
             built.deliveries[event.event_id] += 1
-            return process_turn(event)
+            return process_turn(app, event)
 
-        monkeypatch.setattr(env.app, "process_turn", counted)
+        monkeypatch.setattr(worker, "process_turn", counted)
         return built
 
     return make
@@ -280,8 +284,10 @@ def wrap_commit(
 
 def wrap_finish(monkeypatch: pytest.MonkeyPatch, s: Stack, around: Callable[[Callable[..., int], Any], int]) -> None:
     """Route the worker's ``finish`` (the effects, after the commit) through ``around(real, outcome)``."""
-    real = s.env.app.finish
-    monkeypatch.setattr(s.env.app, "finish", lambda outcome: around(real, outcome))
+    from functions import common
+
+    real = common.apply_effects
+    monkeypatch.setattr(common, "apply_effects", lambda app, outcome: around(lambda o: real(app, o), outcome))
 
 
 class ServiceFault(JsonRESTError):
@@ -472,7 +478,7 @@ def test_delete_between_a_turns_commit_and_its_effects_leaves_an_orphan_that_rem
     s = stack(schedule_call(), reply())
 
     def delete_first(real: Callable[..., int], outcome: Any) -> int:
-        s.env.app.delete_participant(s.pid)
+        delete_participant(s.env.app, s.pid)
         return real(outcome)
 
     wrap_finish(monkeypatch, s, delete_first)
@@ -502,7 +508,7 @@ def test_delete_between_a_turns_commit_and_its_effects_leaves_an_orphan_that_rec
     s = stack(schedule_call(), reply())
 
     def delete_first(real: Callable[..., int], outcome: Any) -> int:
-        s.env.app.delete_participant(s.pid)
+        delete_participant(s.env.app, s.pid)
         return real(outcome)
 
     wrap_finish(monkeypatch, s, delete_first)
@@ -512,14 +518,14 @@ def test_delete_between_a_turns_commit_and_its_effects_leaves_an_orphan_that_rec
     # When reconcile runs (for the participant, or for everyone: it lists the group too, so a
     # deleted participant's schedules are found)
     if repair == "reconcile":
-        reports = [s.env.app.reconcile(s.pid)]
+        reports = [reconcile(s.env.app, s.pid)]
     else:
-        reports = [r for r in s.env.app.reconcile_all() if r.participant_id == s.pid]
+        reports = [r for r in reconcile_all(s.env.app) if r.participant_id == s.pid]
 
     # Then the orphan is deleted, and the next run finds nothing to do
     assert [r.deleted_orphans for r in reports] == [[orphan]]
     assert s.live() == []
-    assert s.env.app.reconcile(s.pid).repairs == 0
+    assert reconcile(s.env.app, s.pid).repairs == 0
 
 
 def test_delete_between_a_turns_load_and_its_commit_sends_nothing_and_creates_nothing(
@@ -529,7 +535,7 @@ def test_delete_between_a_turns_load_and_its_commit_sends_nothing_and_creates_no
     s = stack(schedule_call(), reply())
 
     def delete_then_commit(real: Callable[[StateCommit], None], request: StateCommit) -> None:
-        s.env.app.delete_participant(s.pid)
+        delete_participant(s.env.app, s.pid)
         real(request)
 
     wrap_commit(monkeypatch, s, delete_then_commit)
@@ -545,11 +551,11 @@ def test_delete_between_a_turns_load_and_its_commit_sends_nothing_and_creates_no
 
 
 def pause(s: Stack) -> None:
-    s.env.app.update_participant(s.pid, ParticipantUpdate(status=ParticipantStatus.PAUSED))
+    update_participant(s.env.app, s.pid, ParticipantUpdate(status=ParticipantStatus.PAUSED))
 
 
 def resume(s: Stack) -> None:
-    s.env.app.update_participant(s.pid, ParticipantUpdate(status=ParticipantStatus.ACTIVE))
+    update_participant(s.env.app, s.pid, ParticipantUpdate(status=ParticipantStatus.ACTIVE))
 
 
 def test_pause_between_a_turns_commit_and_its_effects_leaves_an_orphan_that_removes_itself_or_reconcile_does(
@@ -598,7 +604,7 @@ def test_pause_between_a_turns_commit_and_its_effects_is_repaired_by_reconcile(
     [orphan] = s.live()
 
     # When reconcile runs, the schedule the paused participant should not have is deleted
-    report = s.env.app.reconcile(s.pid)
+    report = reconcile(s.env.app, s.pid)
     assert report.deleted_orphans == [orphan] and report.created_missing == []
     assert s.live() == s.wanted() == []
 

@@ -131,9 +131,8 @@ def stack(local_env_factory: Any) -> Iterator[Callable[..., Stack]]:
         llm = ScriptedLLM(list(steps))
         env = local_env_factory(llm=llm)
         messenger = RecordingMessenger(env.app.messenger)
-        env.app.messenger = messenger
         queue = RecordingQueue(env.app.queue)
-        env.app.queue = queue
+        env.use_ports(messenger=messenger, queue=queue)
         built = Stack(env=env, llm=llm, messenger=messenger, queue=queue)
         target = env._targets[SCHEDULED_PROMPT_ARN]
 

@@ -333,16 +333,18 @@ def test_a_prompt_lost_in_the_crash_window_is_not_shown_or_counted_as_sent(
     # Given the scheduled-prompt function killed after its commit, before it could send anything
     s = stack()
     before = len(s.sent())
-    real_finish = s.env.app.finish
+    from functions import common
+
+    real_finish = common.apply_effects
     crashed: list[bool] = []
 
-    def crash_once(outcome: Any) -> int:
+    def crash_once(app: Any, outcome: Any) -> int:
         if not crashed:
             crashed.append(True)
             raise SystemExit("the Lambda was killed")  # nothing in the handler can record it
-        return real_finish(outcome)
+        return real_finish(app, outcome)
 
-    monkeypatch.setattr(s.env.app, "finish", crash_once)
+    monkeypatch.setattr(common, "apply_effects", crash_once)
     invocation = s.prompt_invocation("exec-crash")
     with pytest.raises(SystemExit):
         s.fire_prompt(invocation)

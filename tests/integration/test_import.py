@@ -15,8 +15,8 @@ import pytest
 
 from promptpipe.adapters.original_db import parse_time, read_sqlite
 from promptpipe.cli import main
-from promptpipe.importer import import_participants, imported_id
 from promptpipe.models.state import DataKey
+from promptpipe.usecases.import_participants import import_participants, imported_id
 from tests.support import ORIGINAL_SQLITE_SCHEMA
 
 # The two tables the import reads, with the original's column names and types (its migrations have

@@ -19,8 +19,8 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from promptpipe.adapters.original_db import read_postgres  # noqa: E402
-from promptpipe.importer import import_participants  # noqa: E402
 from promptpipe.models.state import DataKey  # noqa: E402
+from promptpipe.usecases.import_participants import import_participants  # noqa: E402
 
 ORIGINAL_TABLES = """
 CREATE TABLE flow_states (

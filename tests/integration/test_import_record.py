@@ -19,9 +19,9 @@ from promptpipe.cli import main
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import summarize, transcript_text, zone_of
-from promptpipe.importer import imported_id
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.models.state import DataKey
+from promptpipe.usecases.import_participants import imported_id
 from tests.support import ORIGINAL_SQLITE_SCHEMA
 
 GO_TIME = "2026-02-20 09:15:00.123456789-05:00"

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from promptpipe import importer
-from promptpipe.importer import import_participants, imported_id
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import IMPORTED_KIND
+from promptpipe.usecases import import_participants as importer
+from promptpipe.usecases.import_participants import import_participants, imported_id
 
 START = datetime(2026, 2, 1, 12, 0, tzinfo=UTC)
 

@@ -12,9 +12,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.inbound_events import MEDIA_NOTICE
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
+from promptpipe.usecases.receive_inbound import MEDIA_NOTICE
 
 CORPUS = json.loads((Path(__file__).parent.parent / "data" / "inbound_payloads.json").read_text())
 BASE = "/conversation/participants"

@@ -12,6 +12,8 @@ from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.models.store import EventRecord
+from promptpipe.usecases.schedules import reconcile
+from promptpipe.usecases.sending import apply_schedules
 
 BASE = "/conversation/participants"
 
@@ -26,7 +28,7 @@ def _enrolled_with_a_schedule(env: Any) -> tuple[str, str]:
         .execute(ToolContext(env.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"})
         .ok
     )
-    env.app.apply_schedules(session.commit())
+    apply_schedules(env.app, session.commit())
     [name] = env.app.timers.list_names(participant_prefix(pid))
     return pid, name
 
@@ -85,12 +87,12 @@ def test_a_one_shot_whose_time_has_passed_is_not_recreated(local_env_factory: An
     assert deliver_daily_prompt(
         env.app.deps, session, ScheduledPromptPayload(participant_id=pid, schedule_id=registered.split("-", 1)[1])
     ).delivered
-    env.app.apply_schedules(session.commit())
+    apply_schedules(env.app, session.commit())
     reminder = f"{pid}-reminder"
     env.app.timers.cancel(reminder)
     env.clock.advance(timedelta(hours=6))
     # When reconcile runs / Then it reports the one-shot as past, not re-created
-    report = env.app.reconcile(pid)
+    report = reconcile(env.app, pid)
     assert reminder in report.skipped_past and reminder not in report.created_missing
 
 

@@ -11,6 +11,7 @@ from promptpipe.flow.deps import IdGenerator
 from promptpipe.flow.timer_names import participant_prefix
 from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
+from promptpipe.usecases.sending import apply_schedules
 from promptpipe.wiring import build_app, set_app
 
 BASE = "/conversation/participants"
@@ -27,7 +28,7 @@ def _enrol_with_daily_prompt(env: Any, phone: str, hhmm: str) -> str:
         ToolContext(env.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": hhmm}
     )
     assert created.ok
-    env.app.apply_schedules(session.commit())
+    apply_schedules(env.app, session.commit())
     return pid
 
 

@@ -66,8 +66,14 @@ from promptpipe.models.messaging import InboundMessage, OutboundKind
 from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.questions import DONE_QUESTION_ID, canonical_answer_text
-from promptpipe.services import EventOutcome, PromptPipe, event_id_for_schedule
 from promptpipe.settings import Settings
+from promptpipe.usecases import participants
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_timer
+from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
+from promptpipe.usecases.participants import override_state
+from promptpipe.usecases.schedules import reconcile
+from promptpipe.usecases.sending import apply_effects, apply_schedules
 from promptpipe.wiring import build_app
 
 T0 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
@@ -287,7 +293,7 @@ def moto_server() -> Iterator[str]:
 
 @dataclass
 class ServerStack:
-    app: PromptPipe
+    app: AppContext
     config: Settings
     clock: ManualClock
     llm: ScriptedLLM
@@ -414,18 +420,18 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
     # (so its reminder and auto-feedback one-shots are armed on the scheduler)
     stack = server_stack(moto_server, "pp-race")
     app, clock = stack.app, stack.clock
-    pid = app.enroll(EnrollmentRequest(phone_number=PHONE, name="Alice")).id
-    app.override_state(pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
+    pid = participants.enroll(app, EnrollmentRequest(phone_number=PHONE, name="Alice")).id
+    override_state(app, pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
     setup = app.sessions.open(pid, "setup-schedule")
     created = SchedulerTool(stack.config.scheduler_prep_time_minutes).execute(
         ToolContext(app.deps, setup), {"action": "create", "type": "fixed", "fixed_time": "09:30"}
     )
-    app.apply_schedules(setup.commit())
+    apply_schedules(app, setup.commit())
     assert created.ok, created.text
     [schedule] = StateData(dict(app.store.load(pid).flow.state_data)).schedules()
     prompt = ScheduledPromptPayload.model_validate(fill_placeholders(stack.schedule_input(schedule.timer_id), "x1", T0))
-    delivered = app.run_scheduled_prompt(prompt, event_id=f"prompt-{prompt.schedule_id}:x1")
-    app.finish(delivered)
+    delivered = run_scheduled_prompt(app, prompt, event_id=f"prompt-{prompt.schedule_id}:x1")
+    apply_effects(app, delivered)
     assert delivered.delivery is not None and delivered.delivery.delivered
     clock.set(T0 + timedelta(hours=5))
     now = clock.now()
@@ -446,22 +452,22 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
         event_id = f"SM{i:02d}"
         turn_texts[event_id] = text
         event = message_event(pid, event_id, text, now)
-        race.add("turn", event_id, lambda e=event: app.process_turn(e))
+        race.add("turn", event_id, lambda e=event: process_turn(app, e))
     for kind, payload in timers.items():
         event_id = event_id_for_schedule(payload.timer_id, payload.execution_id, payload.scheduled_time, now)
         for _ in range(2):
-            race.add(kind.value, event_id, lambda p=payload, e=event_id: app.run_timer(p, event_id=e))
+            race.add(kind.value, event_id, lambda p=payload, e=event_id: run_timer(app, p, event_id=e))
     override = StateOverride(sub_state=SubState.FEEDBACK, debug_mode=True, reason="operator moves to feedback")
 
     def operator() -> None:
-        app.override_state(pid, override)
+        override_state(app, pid, override)
 
     race.add("override", "override", operator)
     assert len(race.events) == 20
     results = race.run()
     for result in results:  # what the handlers do next: send (a replay re-sends the stored messages)
         if result.outcome is not None:
-            app.finish(result.outcome)
+            apply_effects(app, result.outcome)
 
     version, data, final = stack.load(pid)
     log = transcript(app.store, pid)
@@ -541,7 +547,7 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
     # Given fifty enrolled participants
     stack = server_stack(moto_server, "pp-fifty")
     app = stack.app
-    pids = [app.enroll(EnrollmentRequest(phone_number=f"+1415555{1000 + i:04d}")).id for i in range(50)]
+    pids = [participants.enroll(app, EnrollmentRequest(phone_number=f"+1415555{1000 + i:04d}")).id for i in range(50)]
     turns = 2  # moto copies the whole table per transaction item: more turns cost quadratically
 
     # When each sends two messages, one after the other, on fifty threads at once
@@ -549,7 +555,7 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
         def run() -> None:
             for turn in range(turns):
                 event = message_event(pid, f"SM{index:02d}-{turn}", f"p{index:02d} turn {turn}", stack.clock.now())
-                app.finish(app.process_turn(event))
+                apply_effects(app, process_turn(app, event))
 
         return run
 
@@ -758,10 +764,10 @@ def test_a_scheduler_outage_after_the_commit_delivers_the_reply_once_and_reconci
     assert daily_schedules(env, pid) == []
 
     # When the outage is over, reconcile repairs the drift
-    report = env.app.reconcile(pid)
+    report = reconcile(env.app, pid)
     assert report.created_missing == [registered["timer_id"]] and report.deleted_orphans == []
     assert daily_schedules(env, pid) == [registered["timer_id"]]
-    assert env.app.reconcile(pid).repairs == 0
+    assert reconcile(env.app, pid).repairs == 0
 
 
 def test_scheduler_500_after_the_schedule_was_created_ends_with_exactly_one_schedule(
@@ -974,11 +980,11 @@ def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_en
     env = local_env_factory(llm=coach_llm(), feedback_timers_enabled=True)
     pid = enroll(env)
     app = env.app
-    app.override_state(pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
+    override_state(app, pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
     session = app.sessions.open(pid, "setup")
     tool = SchedulerTool(env.settings.scheduler_prep_time_minutes)
     created = tool.execute(ToolContext(app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"})
-    app.apply_schedules(session.commit())
+    apply_schedules(app, session.commit())
     assert created.ok
     daily = captured(env, state(env, pid)["schedules"][0]["timer_id"])
     # And, for a timer kind, what arms it: the prompt delivered, a delayed transition, or the timeout
@@ -989,7 +995,7 @@ def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_en
         session = app.sessions.open(pid, "setup-transition")
         args = {"target_state": "FEEDBACK", "delay_minutes": 30}
         assert StateTransitionTool().execute(ToolContext(app.deps, session), args).ok
-        app.apply_schedules(session.commit())
+        apply_schedules(app, session.commit())
     if kind == TimerKind.FEEDBACK_FOLLOWUP.value:
         env.clock.advance(env.settings.feedback_initial_timeout)
         invoke_schedule(env, captured(env, timer_name(TimerKind.FEEDBACK_TIMEOUT, pid)), "exec-timeout")

@@ -29,6 +29,7 @@ from promptpipe.local.environment import TIMERS_ARN, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.state import DataKey
+from promptpipe.usecases.sending import apply_schedules
 
 TORONTO = ZoneInfo("America/Toronto")
 PHONE = "+14165550142"
@@ -208,7 +209,7 @@ def test_state_transition_twice_one_effect_and_stale_execution_none(enrolled: Pa
         .execute(ToolContext(p.env.app.deps, session), {"target_state": "FEEDBACK", "delay_minutes": 30})
         .ok
     )
-    p.env.app.apply_schedules(session.commit())
+    apply_schedules(p.env.app, session.commit())
     transition = captured(p.env, f"{p.id}-transition")
     one_shot = scheduler(p.env).get_schedule(Name=f"{p.id}-transition", GroupName=p.env.settings.schedule_group_name)
     # When it fires / Then FEEDBACK, and the pending transition is cleared; the one-shot is the
@@ -357,7 +358,7 @@ def random_week(env: LocalEnvironment, seed: int) -> list[datetime]:
     session = env.app.sessions.open(p.id, "create-random")
     args = {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"}
     result = SchedulerTool(env.settings.scheduler_prep_time_minutes).execute(ToolContext(env.app.deps, session), args)
-    env.app.apply_schedules(session.commit())
+    apply_schedules(env.app, session.commit())
     assert result.ok and result.data["starts_today"] is False
     env.advance_to(at_local(MONDAY + timedelta(days=8), "00:00"))
     return [m.sent_at for m in p.messages(OutboundKind.DAILY_PROMPT)]

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json
 from promptpipe.local.signing import meta_signature, twilio_signature
-from promptpipe.usecases.inbound import OPT_IN_WORDS, OPT_OUT_WORDS
+from promptpipe.usecases.receive_text import OPT_IN_WORDS, OPT_OUT_WORDS
 
 EXAMPLES = int(os.environ.get("PROMPTPIPE_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(

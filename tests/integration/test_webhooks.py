@@ -14,7 +14,7 @@ from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
-from promptpipe.usecases.inbound import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
+from promptpipe.usecases.receive_text import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"

@@ -26,13 +26,15 @@ PROMPT_TEMPLATES = {"prompt": "daily_habit_prompt", "reengagement": "habit_check
 
 def _whatsapp(env: Any, templates: WhatsAppTemplates) -> WindowEnforcingGraph:
     graph = WindowEnforcingGraph(env.clock)
-    env.app.messenger = WhatsAppCloudMessenger(
-        "EAAG-token",
-        "123456789012345",
-        http_client=httpx.Client(transport=httpx.MockTransport(graph)),
-        templates=templates,
-        clock=env.clock,
-        publish=False,
+    env.use_ports(
+        messenger=WhatsAppCloudMessenger(
+            "EAAG-token",
+            "123456789012345",
+            http_client=httpx.Client(transport=httpx.MockTransport(graph)),
+            templates=templates,
+            clock=env.clock,
+            publish=False,
+        )
     )
     return graph
 

@@ -50,13 +50,15 @@ class WindowEnforcingGraph:
 def test_a_participant_silent_for_two_days_still_gets_the_daily_prompt_as_a_template(local_env_factory: Any) -> None:
     env = local_env_factory(start=START)
     graph = WindowEnforcingGraph(env.clock)
-    env.app.messenger = WhatsAppCloudMessenger(
-        "EAAG-token",
-        "123456789012345",
-        http_client=httpx.Client(transport=httpx.MockTransport(graph)),
-        templates=WhatsAppTemplates(prompt="daily_habit_prompt", reengagement="habit_checkin"),
-        clock=env.clock,
-        publish=False,
+    env.use_ports(
+        messenger=WhatsAppCloudMessenger(
+            "EAAG-token",
+            "123456789012345",
+            http_client=httpx.Client(transport=httpx.MockTransport(graph)),
+            templates=WhatsAppTemplates(prompt="daily_habit_prompt", reengagement="habit_checkin"),
+            clock=env.clock,
+            publish=False,
+        )
     )
     created = env.api(
         "POST", "/conversation/participants", json_body={"phone_number": PHONE, "timezone": "America/Toronto"}

@@ -26,6 +26,9 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.state import DailyPromptPending, DataKey, FlowState, StateData, new_state_data
 from promptpipe.models.store import Direction, StateCommit
 from promptpipe.settings import Settings
+from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.participants import override_state
+from promptpipe.usecases.sending import apply_effects
 from tests.support import memory_harness
 
 
@@ -42,8 +45,8 @@ def turn(h, participant, text, **kw):
         message=message,
         enqueued_at=h.clock.now(),
     )
-    outcome = h.app.process_turn(event)
-    h.app.finish(outcome)
+    outcome = process_turn(h.app, event)
+    apply_effects(h.app, outcome)
     return outcome
 
 
@@ -187,8 +190,8 @@ def test_history_window_and_storage_limits(limit, stored):
 def test_greeting_hint_not_stored_as_user_message():
     h = memory_harness(ScriptedLLM([ScriptedLLM.text("Welcome! I'm your habit coach.")]))
     p = h.enroll()
-    outcome = h.app.process_turn(
-        TurnEvent(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
+    outcome = process_turn(
+        h.app, TurnEvent(kind=TurnKind.GREETING, participant_id=p.id, event_id="g1", enqueued_at=h.clock.now())
     )
     assert outcome.outbound[0].body.startswith("Welcome")
     history = stored_history(h, p.id)
@@ -203,8 +206,8 @@ def test_replayed_event_resends_without_llm():
     event = TurnEvent(
         kind=TurnKind.MESSAGE, participant_id=p.id, event_id="SM1", message=message, enqueued_at=h.clock.now()
     )
-    first = h.app.process_turn(event)
-    second = h.app.process_turn(event)
+    first = process_turn(h.app, event)
+    second = process_turn(h.app, event)
     assert second.replayed and [m.body for m in second.outbound] == [m.body for m in first.outbound]
     assert len(h.scripted.requests) == 1
 
@@ -215,7 +218,7 @@ def test_debug_mode_sends_debug_messages_only_to_that_participant():
     p2 = h.enroll("+14155550102")
     from promptpipe.models.api import StateOverride
 
-    h.app.override_state(p1.id, StateOverride(debug_mode=True, reason="testing"))
+    override_state(h.app, p1.id, StateOverride(debug_mode=True, reason="testing"))
     turn(h, p1, "hi")
     turn(h, p2, "hi")
     debug = [m for m in h.outbox.messages() if m.body.startswith("🐛 DEBUG:")]

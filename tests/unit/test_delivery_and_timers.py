@@ -2,7 +2,7 @@
 auto-feedback, intensity, Done, feedback timers and lifecycle; scenarios SC-6, SC-7, SC-8 and SC-11; cases S4–S6 and
 S12–S14.
 
-A daily schedule "fires" by running its registered payload through ``PromptPipe.run_scheduled_prompt``
+A daily schedule "fires" by running its registered payload through ``usecases.events.run_scheduled_prompt``
 with an execution id, as the scheduled-prompt handler does; one-shots fire through ``fire_due`` at
 their time, once, and are deleted afterwards (EventBridge's ActionAfterCompletion=DELETE).
 Duplicated and late firings are replayed by hand with the payload EventBridge held.
@@ -34,8 +34,12 @@ from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey, StateData, SubState
-from promptpipe.services import EventOutcome, PromptPipe
 from promptpipe.settings import Settings
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_timer
+from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.participants import delete_participant, override_state, update_participant
+from promptpipe.usecases.sending import apply_effects, apply_schedules
 from tests.support import MemoryHarness, memory_harness
 
 TORONTO = ZoneInfo("America/Toronto")
@@ -96,7 +100,7 @@ def given(
     args = schedule or {"action": "create", "type": "fixed", "fixed_time": "09:30"}
     session = h.app.sessions.open(p.id, "create-schedule")
     assert SchedulerTool(10).execute(ToolContext(h.app.deps, session), args).ok
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     [daily] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt"]
     return h, p, daily
 
@@ -107,17 +111,17 @@ def deliver(h: MemoryHarness, schedule: ScheduledTimer, at: datetime | None = No
         h.clock.set(at)
     payload = schedule.payload
     assert isinstance(payload, ScheduledPromptPayload)
-    outcome = h.app.run_scheduled_prompt(payload, event_id=event_id or f"{schedule.name}:{h.clock.now().isoformat()}")
-    h.app.finish(outcome)
+    outcome = run_scheduled_prompt(h.app, payload, event_id=event_id or f"{schedule.name}:{h.clock.now().isoformat()}")
+    apply_effects(h.app, outcome)
     return outcome
 
 
 def fire(h: MemoryHarness, payload: TimerPayload | ScheduledPromptPayload, event_id: str) -> EventOutcome:
     if isinstance(payload, TimerPayload):
-        outcome = h.app.run_timer(payload, event_id=event_id)
+        outcome = run_timer(h.app, payload, event_id=event_id)
     else:
-        outcome = h.app.run_scheduled_prompt(payload, event_id=event_id)
-    h.app.finish(outcome)
+        outcome = run_scheduled_prompt(h.app, payload, event_id=event_id)
+    apply_effects(h.app, outcome)
     return outcome
 
 
@@ -147,16 +151,17 @@ def reply(
     message = h.message(p, text, answer_id=answer_id, msg_id=f"SM{len(h.store.transcripts.get(p.id, []))}")
     if received_at is not None:
         message = message.model_copy(update={"received_at": received_at})
-    outcome = h.app.process_turn(
+    outcome = process_turn(
+        h.app,
         TurnEvent(
             kind=TurnKind.MESSAGE,
             participant_id=p.id,
             event_id=message.provider_message_id,
             message=message,
             enqueued_at=h.clock.now(),
-        )
+        ),
     )
-    h.app.finish(outcome)
+    apply_effects(h.app, outcome)
     return outcome
 
 
@@ -429,7 +434,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         SchedulerTool(10).execute(
             ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:30"}
         )
-        h.app.apply_schedules(session.commit())
+        apply_schedules(h.app, session.commit())
         participants.append(p)
     overdue, later, without = participants
     dailies = {s.payload.participant_id: s for s in h.timers.schedules.values() if s.kind == "daily_prompt"}
@@ -439,7 +444,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
     restart = at_local(MONDAY, "11:00")
     h.clock.set(restart)
     deps = FlowDeps(config=CoreConfig(), llm=StubLLM(), timers=h.timers, clock=h.clock, prompts=h.app.deps.prompts)
-    h.app = PromptPipe(
+    h.app = AppContext(
         deps=deps,
         repo=h.store,
         store=h.store,
@@ -679,7 +684,7 @@ def test_scenario_11_any_sub_state_write_cancels_auto_feedback() -> None:
     assert autofb is not None
     # When an operator writes the sub-state at 09:21 (not a transition tool call)
     h.clock.set(at_local(MONDAY, "09:21"))
-    h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="checking"))
+    override_state(h.app, p.id, StateOverride(sub_state=SubState.INTAKE, reason="checking"))
     # Then the auto-feedback is cancelled, in the state and in the timer backend: nothing moves the
     # participant at 09:25
     assert DataKey.AUTO_FEEDBACK_TIMER_ID.value not in state(h, p)
@@ -695,7 +700,7 @@ def test_scenario_11_newer_prompt_within_4_5_minutes_skips_and_its_own_timer_dec
     SchedulerTool(10).execute(
         ToolContext(h.app.deps, session), {"action": "create", "type": "fixed", "fixed_time": "09:31"}
     )
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     [second] = [s for s in h.timers.schedules.values() if s.kind == "daily_prompt" and s.name != first.name]
     t0 = at_local(MONDAY, "09:20")
     deliver(h, first, at=t0)
@@ -742,7 +747,7 @@ def test_auto_feedback_fired_twice_has_one_effect() -> None:
     h.clock.set(autofb.at)
     assert fire(h, autofb.payload, "autofb-exec-1").timer.applied  # type: ignore[union-attr]
     # When the operator moves them back to INTAKE and the firing is delivered again
-    h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="test"))
+    override_state(h.app, p.id, StateOverride(sub_state=SubState.INTAKE, reason="test"))
     same = fire(h, autofb.payload, "autofb-exec-1")
     other = fire(h, autofb.payload, "autofb-exec-2")
     # Then neither repeats the effect
@@ -922,7 +927,7 @@ def test_pause_cancels_everything_and_resume_restores_the_schedule() -> None:
     assert reminder is not None and len(participant_timers(h, p)) == 3
     # When the participant is paused at 09:21
     h.clock.set(at_local(MONDAY, "09:21"))
-    h.app.update_participant(p.id, ParticipantUpdate(status="paused"))
+    update_participant(h.app, p.id, ParticipantUpdate(status="paused"))
     # Then every schedule of theirs is deleted and the timer state cleared; the registry stays
     assert participant_timers(h, p) == []
     data = state(h, p)
@@ -937,7 +942,7 @@ def test_pause_cancels_everything_and_resume_restores_the_schedule() -> None:
     # When they are resumed on Wednesday at 10:00
     resumed_at = at_local(MONDAY + timedelta(days=2), "10:00")
     h.clock.set(resumed_at)
-    h.app.update_participant(p.id, ParticipantUpdate(status="active"))
+    update_participant(h.app, p.id, ParticipantUpdate(status="active"))
     # Then the registered schedule is back under the same name, time and zone, anchored at the resume
     restored = h.timers.get(daily.name)
     assert restored is not None and (restored.hour, restored.minute, restored.timezone) == (9, 20, "America/Toronto")
@@ -952,7 +957,7 @@ def test_pause_cancels_everything_and_resume_restores_the_schedule() -> None:
 def test_completing_or_withdrawing_cancels_everything(status: str) -> None:
     h, p, daily = given()
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
-    h.app.update_participant(p.id, ParticipantUpdate(status=status))
+    update_participant(h.app, p.id, ParticipantUpdate(status=status))
     assert participant_timers(h, p) == []
 
 
@@ -962,7 +967,7 @@ def test_deleting_a_participant_cancels_everything() -> None:
     deliver(h, daily, at=at_local(MONDAY, "09:20"))
     assert len(participant_timers(h, p)) == 4
     # When the participant is deleted / Then no schedule of theirs is left
-    h.app.delete_participant(p.id)
+    delete_participant(h.app, p.id)
     assert participant_timers(h, p) == []
     assert daily.name in h.timers.cancelled
 

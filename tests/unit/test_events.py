@@ -1,4 +1,4 @@
-"""Events at the edges, through ``PromptPipe``: a turn for a participant who is gone, a message turn
+"""Events at the edges, through the use cases: a turn for a participant who is gone, a message turn
 without its message, and the idempotency key of a scheduler firing when the scheduler's context
 placeholders were not filled in (a local or hand-made invocation)."""
 
@@ -11,7 +11,10 @@ import pytest
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import ValidationFailed
 from promptpipe.models.events import TurnEvent, TurnKind
-from promptpipe.services import event_id_for_schedule
+from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.outcomes import event_id_for_schedule
+from promptpipe.usecases.participants import delete_participant
+from promptpipe.usecases.sending import apply_effects
 from tests.support import memory_harness
 
 FIRED = datetime(2026, 3, 2, 12, 20, tzinfo=UTC)
@@ -38,14 +41,15 @@ def test_a_turn_for_a_participant_who_is_gone_does_nothing(kind: TurnKind) -> No
     # Given a participant deleted while their turn waited in the queue
     h = memory_harness(ScriptedLLM())
     p = h.enroll()
-    h.app.delete_participant(p.id)
+    delete_participant(h.app, p.id)
     sent, cancelled = len(h.outbox.messages()), list(h.timers.cancelled)
     message = h.message(p, "hello?") if kind is TurnKind.MESSAGE else None
     # When the turn runs
-    outcome = h.app.process_turn(
-        TurnEvent(kind=kind, participant_id=p.id, event_id="evt-gone", message=message, enqueued_at=h.clock.now())
+    outcome = process_turn(
+        h.app,
+        TurnEvent(kind=kind, participant_id=p.id, event_id="evt-gone", message=message, enqueued_at=h.clock.now()),
     )
-    h.app.finish(outcome)
+    apply_effects(h.app, outcome)
     # Then nothing is sent, no model is asked, no schedule is touched
     assert outcome.outbound == [] and not outcome.schedules
     assert h.scripted.requests == []
@@ -57,5 +61,5 @@ def test_a_message_turn_without_its_message_is_refused() -> None:
     p = h.enroll()
     event = TurnEvent(kind=TurnKind.MESSAGE, participant_id=p.id, event_id="evt-empty", enqueued_at=h.clock.now())
     with pytest.raises(ValidationFailed, match=r"^message turn without a message$"):
-        h.app.process_turn(event)
+        process_turn(h.app, event)
     assert h.scripted.requests == []

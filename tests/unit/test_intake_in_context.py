@@ -21,6 +21,7 @@ from promptpipe.flow.steering import CONTROLLER_UPDATE_HEADER, HOLDING_MESSAGE
 from promptpipe.models.api import StateOverride
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.state import StateData, SubState
+from promptpipe.usecases.participants import override_state, state_view
 from tests.support import MemoryHarness, memory_harness
 from tests.unit.test_intake_steering import intake_raw
 from tests.unit.test_pipeline import turn
@@ -194,7 +195,7 @@ def hand_off_at_the_habit(chat: Chat) -> None:
     chat.say("hello", [], "Hi! What habit would you like to build?")
     held = chat.say("I don't know", [], "Maybe a walk?")
     assert held.outbound[0].body == HOLDING_MESSAGE
-    assert h.app.state_view(p.id).controller["needs_person"] is True  # type: ignore[index]
+    assert state_view(h.app, p.id).controller["needs_person"] is True  # type: ignore[index]
 
 
 def test_a_released_hand_off_resumes_with_a_fresh_attempt_budget() -> None:
@@ -202,7 +203,7 @@ def test_a_released_hand_off_resumes_with_a_fresh_attempt_budget() -> None:
     h, chat = start(model)
     p = chat.participant
     hand_off_at_the_habit(chat)
-    view = h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="talked to them"))
+    view = override_state(h.app, p.id, StateOverride(sub_state=SubState.INTAKE, reason="talked to them"))
     assert view.controller is not None and view.controller["needs_person"] is False
 
     back = chat.say("hi, I'm back", [], "Welcome back! What habit would you like to build?")
@@ -221,7 +222,7 @@ def test_the_operator_supplies_the_missing_fact_and_intake_completes() -> None:
     override = StateOverride(
         sub_state=SubState.INTAKE, profile={"habit_domain": "a short walk"}, reason="they told me on the phone"
     )
-    view = h.app.override_state(p.id, override)
+    view = override_state(h.app, p.id, override)
     assert view.profile["habit_domain"] == "a short walk"
     assert view.controller is not None and "habit" in view.controller["facts"]
     assert "HABIT" in view.controller["gates_satisfied"] and view.controller["needs_person"] is False

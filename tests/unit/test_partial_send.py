@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.errors import MessagingError
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.services import EventOutcome
+from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.sending import apply_effects
 from tests.support import START
 
 
@@ -56,11 +59,11 @@ def test_a_retry_after_a_partial_send_skips_what_was_sent() -> None:
     # Given an event whose second message fails to send
     h = memory_harness()
     messenger = FlakyMessenger(fail_at=2)
-    h.app.messenger, h.app.ledger = messenger, InMemorySentLedger()
+    h.app = replace(h.app, messenger=messenger, ledger=InMemorySentLedger())  # the context is frozen
     with pytest.raises(MessagingError):
-        h.app.finish(_outcome(replayed=False))
+        apply_effects(h.app, _outcome(replayed=False))
     # When the event is redelivered and finds its committed record
-    assert h.app.finish(_outcome(replayed=True)) == 1
+    assert apply_effects(h.app, _outcome(replayed=True)) == 1
     # Then the prompt reached the participant once and the poll once
     assert messenger.delivered == ["ev#0", "ev#1"]
 
@@ -71,10 +74,10 @@ def test_a_redelivery_of_a_finished_event_sends_nothing() -> None:
     # Given an event whose effects all went out
     h = memory_harness()
     messenger = FlakyMessenger(fail_at=99)
-    h.app.messenger = messenger
-    assert h.app.finish(_outcome(replayed=False)) == 2
+    h.app = replace(h.app, messenger=messenger)
+    assert apply_effects(h.app, _outcome(replayed=False)) == 2
     # When a duplicate delivery of it arrives (at-least-once), it sends nothing again
-    assert h.app.finish(_outcome(replayed=True)) == 0
+    assert apply_effects(h.app, _outcome(replayed=True)) == 0
     assert messenger.delivered == ["ev#0", "ev#1"]
 
 
@@ -83,8 +86,8 @@ def test_a_failure_before_the_first_send_is_recorded_and_the_redelivery_sends_ev
 
     h = memory_harness()
     messenger = FlakyMessenger(fail_at=1)
-    h.app.messenger = messenger
+    h.app = replace(h.app, messenger=messenger)
     with pytest.raises(MessagingError):
-        h.app.finish(_outcome(replayed=False))
-    assert h.app.finish(_outcome(replayed=True)) == 2
+        apply_effects(h.app, _outcome(replayed=False))
+    assert apply_effects(h.app, _outcome(replayed=True)) == 2
     assert messenger.delivered == ["ev#0", "ev#1"]

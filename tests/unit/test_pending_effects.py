@@ -8,6 +8,8 @@ from promptpipe.errors import TimerError
 from promptpipe.flow.effects import daily_spec, put_schedule
 from promptpipe.models.api import ParticipantUpdate
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
+from promptpipe.usecases.participants import apply_participant_update, state_view
+from promptpipe.usecases.schedules import repair_pending, sweep_pending_effects
 from tests.support import memory_harness
 
 
@@ -27,19 +29,19 @@ def test_a_failed_update_of_a_live_schedule_is_marked_then_re_put_by_the_sweep()
 
     # When they move to another zone while the scheduler fails the update
     h.timers.fail_next = TimerError("ThrottlingException")
-    outcome = h.app.apply_participant_update(p.id, ParticipantUpdate(timezone="Europe/Paris"))
+    outcome = apply_participant_update(h.app, p.id, ParticipantUpdate(timezone="Europe/Paris"))
 
     # Then the change is stored, the caller is told it is pending, and the live schedule is stale
     assert outcome.effects_pending and outcome.participant.timezone == "Europe/Paris"
-    assert h.app.state_view(p.id).effects_pending
+    assert state_view(h.app, p.id).effects_pending
     assert h.timers.schedules[f"{p.id}-d1"].timezone == "UTC"
     # (reconcile would rewrite it too, its zone differs from the state's: tests/unit/test_schedule_drift.py)
 
     # And the sweep puts it again from the state and clears the marker
-    assert h.app.sweep_pending_effects() == [p.id]
+    assert sweep_pending_effects(h.app) == [p.id]
     assert h.timers.schedules[f"{p.id}-d1"].timezone == "Europe/Paris"
-    assert not h.app.state_view(p.id).effects_pending
-    assert h.app.sweep_pending_effects() == []
+    assert not state_view(h.app, p.id).effects_pending
+    assert sweep_pending_effects(h.app) == []
 
 
 def test_the_sweep_keeps_the_marker_while_the_scheduler_still_fails() -> None:
@@ -48,9 +50,9 @@ def test_the_sweep_keeps_the_marker_while_the_scheduler_still_fails() -> None:
     token = h.store.pending_effects.mark(p.id)
     h.timers.fail_next = TimerError("still down")
 
-    assert h.app.sweep_pending_effects() == []
+    assert sweep_pending_effects(h.app) == []
     assert h.store.pending_effects.markers == {p.id: token}
-    assert h.app.sweep_pending_effects() == [p.id]  # the next run, the scheduler back
+    assert sweep_pending_effects(h.app) == [p.id]  # the next run, the scheduler back
 
 
 def test_a_marker_renewed_during_a_repair_is_not_cleared() -> None:
@@ -59,5 +61,5 @@ def test_a_marker_renewed_during_a_repair_is_not_cleared() -> None:
     old = h.store.pending_effects.mark(p.id)
     new = h.store.pending_effects.mark(p.id)  # a newer failure
 
-    assert h.app.sending.repair_pending(p.id, old)
+    assert repair_pending(h.app, p.id, old)
     assert h.store.pending_effects.markers == {p.id: new}

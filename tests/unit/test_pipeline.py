@@ -25,6 +25,8 @@ from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import ChatMessage, ChatResponse, TokenUsage, ToolCall
 from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType, StateData
 from promptpipe.settings import Settings
+from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.sending import apply_effects
 from tests.support import memory_harness
 
 SAVE, GENERATE, SCHEDULER, TRANSITION = INTAKE_TOOLS[0], INTAKE_TOOLS[1], INTAKE_TOOLS[2], INTAKE_TOOLS[3]
@@ -39,8 +41,8 @@ def turn(h, participant, text):
         message=message,
         enqueued_at=h.clock.now(),
     )
-    outcome = h.app.process_turn(event)
-    h.app.finish(outcome)
+    outcome = process_turn(h.app, event)
+    apply_effects(h.app, outcome)
     return outcome
 
 

@@ -18,6 +18,8 @@ from promptpipe.flow.tools.prompt_generator import DEFINITION as GENERATOR_DEFIN
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey
+from promptpipe.usecases.participants import state_view
+from promptpipe.usecases.sending import apply_schedules
 from tests.support import memory_harness
 
 
@@ -29,7 +31,7 @@ def _ctx(h, pid, event="e1"):
 def _save(h, pid, args, event="e1"):
     session, ctx = _ctx(h, pid, event)
     result = ProfileSaveTool().execute(ctx, args)
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     return result
 
 
@@ -138,17 +140,17 @@ def test_the_state_view_shows_a_corrupt_profile_as_unreadable() -> None:
     p = h.enroll()
     h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = "{not json"
     # When the operator looks at the state / Then they see why the profile reads as empty
-    assert h.app.state_view(p.id).profile == {"error": "stored profile is unreadable"}
+    assert state_view(h.app, p.id).profile == {"error": "stored profile is unreadable"}
     # And a readable profile is shown as stored
     h.store.flows[p.id].state_data[DataKey.USER_PROFILE.value] = json.dumps({"habit_domain": "walk"})
-    assert h.app.state_view(p.id).profile["habit_domain"] == "walk"
+    assert state_view(h.app, p.id).profile["habit_domain"] == "walk"
 
 
 # -- generate_habit_prompt (PG2–PG7) ----------------------------------------------------------
 def _generate(h, pid, args):
     session, ctx = _ctx(h, pid)
     result = PromptGeneratorTool().execute(ctx, args)
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     return result
 
 

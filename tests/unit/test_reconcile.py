@@ -9,6 +9,7 @@ from promptpipe.flow.effects import daily_spec, put_schedule
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
+from promptpipe.usecases.schedules import reconcile, reconcile_all
 from tests.support import memory_harness
 
 
@@ -37,7 +38,7 @@ def test_reconcile_deletes_orphans_recreates_missing_and_skips_past_one_shots() 
     _with_state(h, p.id, schedules=[daily], pending={future.name: future, past.name: past})
     put_schedule(h.timers, daily_spec(p.id, daily.model_copy(update={"timer_id": f"{p.id}-orphan"}), 10))
 
-    report = h.app.reconcile(p.id)
+    report = reconcile(h.app, p.id)
 
     assert report.deleted_orphans == [f"{p.id}-orphan"]
     assert report.created_missing == sorted([f"{p.id}-d1", f"{p.id}-fb"])
@@ -45,7 +46,7 @@ def test_reconcile_deletes_orphans_recreates_missing_and_skips_past_one_shots() 
     assert (report.live, report.desired, report.repairs) == (1, 3, 3)
     assert sorted(h.timers.schedules) == sorted([f"{p.id}-d1", f"{p.id}-fb"])
     assert f"{p.id}-orphan" in h.timers.cancelled
-    again = h.app.reconcile(p.id)
+    again = reconcile(h.app, p.id)
     assert again.repairs == 0
 
 
@@ -69,7 +70,7 @@ def test_reconcile_all_covers_the_enrolled_and_the_deleted_with_live_schedules()
     put_schedule(h.timers, spec)
     h.store.delete(gone.id, keep_transcript=False)
 
-    reports = {r.participant_id: r for r in h.app.reconcile_all()}
+    reports = {r.participant_id: r for r in reconcile_all(h.app)}
 
     assert set(reports) == {kept.id, gone.id}
     assert reports[gone.id].deleted_orphans == [f"{gone.id}-d"]
@@ -94,7 +95,7 @@ def test_reconcile_all_pages_through_every_participant() -> None:
     )
     _with_state(h, last.id, schedules=[daily], pending={})
 
-    reports = h.app.reconcile_all()
+    reports = reconcile_all(h.app)
 
     # Then every participant was reconciled once, and the one on the second page was repaired
     assert sorted(r.participant_id for r in reports) == sorted(p.id for p in people)

@@ -14,6 +14,7 @@ from promptpipe.flow.prompts import PromptLibrary, prompt_files, text_version
 from promptpipe.models.api import StateOverride
 from promptpipe.models.llm import ChatMessage, ChatRequest, LLMRoute
 from promptpipe.settings import Settings
+from promptpipe.usecases.participants import override_state
 from tests.support import memory_harness
 
 ROUTES = {
@@ -206,7 +207,7 @@ def test_a_participants_routes_set_through_the_override_route_the_next_turn() ->
     llm = ScriptedLLM([ScriptedLLM.text("Hello!"), ScriptedLLM.text("Hello again!")])
     h = memory_harness(llm, settings=Settings(genai_allowed_models=["trial-model"]))
     p = h.enroll()
-    view = h.app.override_state(p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
+    view = override_state(h.app, p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
     assert view.version == 1
     from tests.unit.test_pipeline import turn
 
@@ -214,6 +215,6 @@ def test_a_participants_routes_set_through_the_override_route_the_next_turn() ->
     turn(h, p, "hi")
     assert [(r.purpose, r.model) for r in llm.requests] == [("intake", "trial-model")]
     # And an empty mapping clears it again
-    h.app.override_state(p.id, StateOverride(llm_routes={}, reason="trial over"))
+    override_state(h.app, p.id, StateOverride(llm_routes={}, reason="trial over"))
     turn(h, p, "hi again")
     assert llm.requests[-1].model != "trial-model"

@@ -13,6 +13,8 @@ from promptpipe.models.api import ParticipantUpdate
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
+from promptpipe.usecases.participants import apply_participant_update
+from promptpipe.usecases.schedules import reconcile
 from tests.support import memory_harness
 
 WANTED = LiveSchedule(
@@ -75,11 +77,11 @@ def test_reconcile_rewrites_drifted_schedules_and_then_finds_none() -> None:
     h = memory_harness()
     p = h.enroll()
     daily, one_shot = _with_schedules(h, p.id)
-    assert h.app.reconcile(p.id).repairs == 0
+    assert reconcile(h.app, p.id).repairs == 0
     # When the flexible window and the timers function's ARN change
     h.timers.daily_window_minutes = 10
     h.timers.timers_arn = "memory:timers-v2"
-    report = h.app.reconcile(p.id)
+    report = reconcile(h.app, p.id)
     # Then each schedule is rewritten for the field that differs for it, and reported
     assert [(d.name, d.fields) for d in report.updated_drifted] == [
         (daily, ["flexible_window_minutes"]),
@@ -89,7 +91,7 @@ def test_reconcile_rewrites_drifted_schedules_and_then_finds_none() -> None:
     assert h.timers.specs[daily].flexible_window_minutes == 10
     assert h.timers.specs[one_shot].target_arn == "memory:timers-v2"
     # And a second reconcile rewrites nothing
-    assert h.app.reconcile(p.id).repairs == 0
+    assert reconcile(h.app, p.id).repairs == 0
 
 
 def test_a_change_of_prep_time_moves_the_daily_expression() -> None:
@@ -100,7 +102,7 @@ def test_a_change_of_prep_time_moves_the_daily_expression() -> None:
     # a redeployment with another SCHEDULER_PREP_TIME_MINUTES
     new_prep = h.app.prep_minutes + 5
     h.app.deps.config = replace(h.app.deps.config, scheduler_prep_time_minutes=new_prep)
-    report = h.app.reconcile(p.id)
+    report = reconcile(h.app, p.id)
     assert [(d.name, d.fields) for d in report.updated_drifted] == [(daily, ["expression"])]
     assert h.timers.specs[daily].expression == f"cron({30 - new_prep} 8 * * ? *)"
 
@@ -111,7 +113,7 @@ def test_the_refresh_of_a_marked_participant_reputs_without_reading() -> None:
     p = h.enroll()
     _, one_shot = _with_schedules(h, p.id)
     h.timers.timers_arn = "memory:timers-v2"
-    report = h.app.sending.reconcile(p.id, refresh=True)
+    report = reconcile(h.app, p.id, refresh=True)
     assert h.timers.described == [] and report.updated_drifted == []
     assert h.timers.specs[one_shot].target_arn == "memory:timers-v2"
 
@@ -122,7 +124,7 @@ def test_a_past_one_shot_is_neither_read_nor_rewritten() -> None:
     daily, one_shot = _with_schedules(h, p.id)
     h.timers.timers_arn = "memory:timers-v2"
     h.clock.advance(timedelta(hours=2))
-    report = h.app.reconcile(p.id)
+    report = reconcile(h.app, p.id)
     assert h.timers.described == [daily]
     assert (report.updated_drifted, report.skipped_past) == ([], [])
     assert h.timers.specs[one_shot].target_arn == "memory:timers"
@@ -134,9 +136,9 @@ def test_a_zone_change_whose_update_failed_is_found_by_reconcile() -> None:
     p = h.enroll(timezone="UTC")
     daily, _ = _with_schedules(h, p.id)
     h.timers.fail_next = TimerError("ThrottlingException")
-    assert h.app.apply_participant_update(p.id, ParticipantUpdate(timezone="Europe/Paris")).effects_pending
+    assert apply_participant_update(h.app, p.id, ParticipantUpdate(timezone="Europe/Paris")).effects_pending
     assert h.timers.schedules[daily].timezone == "UTC"
     # When reconcile runs / Then it rewrites it in the state's zone
-    report = h.app.reconcile(p.id)
+    report = reconcile(h.app, p.id)
     assert [(d.name, d.fields) for d in report.updated_drifted] == [(daily, ["timezone"])]
     assert h.timers.schedules[daily].timezone == "Europe/Paris"

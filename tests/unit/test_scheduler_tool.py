@@ -35,6 +35,8 @@ from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType
 from promptpipe.settings import Settings
+from promptpipe.usecases.participants import update_participant
+from promptpipe.usecases.sending import apply_schedules
 from tests.support import START, MemoryHarness, memory_harness
 
 PREP = 10
@@ -45,7 +47,7 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}")
     result = SchedulerTool(prep).execute(ToolContext(h.app.deps, session), args)
     if session.dirty:
-        h.app.apply_schedules(session.commit())
+        apply_schedules(h.app, session.commit())
     return result
 
 
@@ -339,11 +341,11 @@ def test_a_scheduler_failure_after_the_commit_raises_and_a_second_application_cr
     # When the turn commits and its effects are applied
     effects = session.commit()
     with pytest.raises(TimerError, match="ThrottlingException"):
-        h.app.apply_schedules(effects)
+        apply_schedules(h.app, effects)
     # Then the decision stands (the model was told, the registry lists it) and nothing is live yet
     assert result.ok and len(registry(h, p.id)) == 1 and daily(h) == []
     # And applying the same effects again (the redelivered event) creates exactly that schedule
-    h.app.apply_schedules(effects)
+    apply_schedules(h.app, effects)
     assert [s.name for s in daily(h)] == [registry(h, p.id)[0]["timer_id"]]
 
 
@@ -427,7 +429,7 @@ def test_changing_the_participants_zone_moves_the_schedules_that_follow_it() -> 
     assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "20:00", "timezone": "Asia/Tokyo"}).ok
     names = {e["fixed_time"]: e["timer_id"] for e in registry(h, p.id)}
     # When their time zone is changed through the API
-    h.app.update_participant(p.id, ParticipantUpdate(timezone="Europe/Paris"))
+    update_participant(h.app, p.id, ParticipantUpdate(timezone="Europe/Paris"))
     # Then the schedule that followed their zone moved with them, in place (same name), and the live
     # cron fires at 09:20 Paris time; the explicitly zoned one stays in Tokyo
     zones = {e["fixed_time"]: e["timezone"] for e in registry(h, p.id)}
@@ -450,8 +452,8 @@ def test_two_concurrent_identical_creations_register_and_schedule_one(same_event
     # When the first commits and the second commits after it (a version conflict: it replays its
     # operations on the state the first wrote)
     commits = h.store.commits
-    h.app.apply_schedules(first.commit())
-    h.app.apply_schedules(second.commit())
+    apply_schedules(h.app, first.commit())
+    apply_schedules(h.app, second.commit())
     assert h.store.commits - commits == (2 if same_event else 3)  # the second conflicted once
     # Then one schedule is registered and one is live, the first turn's, with no error
     [entry] = registry(h, p.id)
@@ -681,7 +683,7 @@ def test_deleting_a_random_window_also_cancels_the_delivery_armed_for_today() ->
     spec = ScheduleSpec(name=delivery, kind="timer", at=datetime(2026, 3, 2, 14, 0, tzinfo=UTC), timer=payload)
     session = h.app.sessions.open(p.id, "arm")
     session.apply("arm", lambda op: OpContext.arm(op, spec))
-    h.app.apply_schedules(session.commit())
+    apply_schedules(h.app, session.commit())
     assert delivery in h.timers.schedules
 
     session = h.app.sessions.open(p.id, "delete")
@@ -691,7 +693,7 @@ def test_deleting_a_random_window_also_cancels_the_delivery_armed_for_today() ->
         f"Deleted the daily habit prompt schedule {sid}; no more prompts will come from it."
     )
     assert effects.schedules == {f"{p.id}-{sid}": None, delivery: None}
-    h.app.apply_schedules(effects)
+    apply_schedules(h.app, effects)
     assert delivery not in h.timers.schedules and f"{p.id}-{sid}" not in h.timers.schedules
     assert DataKey.PENDING_TIMERS.value not in h.data(p.id)
 

@@ -8,6 +8,7 @@ from promptpipe.flow import routing
 from promptpipe.models.api import StateOverride
 from promptpipe.models.llm import LLMRoute
 from promptpipe.settings import Settings
+from promptpipe.usecases.participants import override_state
 from tests.support import memory_harness
 from tests.unit.test_pipeline import failing_schedule, turn
 
@@ -17,7 +18,7 @@ def test_a_participant_on_a_trial_model_gets_it_for_the_synthesis_too() -> None:
     llm = ScriptedLLM([failing_schedule() for _ in range(4)] + [ScriptedLLM.text("I couldn't set it yet.")])
     h = memory_harness(llm, settings=Settings(genai_allowed_models=["trial-model"]))
     p = h.enroll()
-    h.app.override_state(p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
+    override_state(h.app, p.id, StateOverride(llm_routes={"intake": {"model": "trial-model"}}, reason="trial"))
     outcome = turn(h, p, "Please move my reminder to 8pm")
     # Then the synthesis call that writes the reply uses the trial model as well
     assert [(r.purpose, r.model) for r in llm.requests][-1] == ("synthesis", "trial-model")

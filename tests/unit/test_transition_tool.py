@@ -20,7 +20,11 @@ from promptpipe.models.api import StateOverride
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, StateData, SubState
-from promptpipe.services import EventOutcome
+from promptpipe.usecases.events import process_turn, run_timer
+from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.participants import override_state
+from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.write_once import resume
 from tests.support import START, MemoryHarness, memory_harness
 
 
@@ -28,13 +32,13 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     session = h.app.sessions.open(participant.id, f"tool-{h.store.commits}-{h.clock.now().isoformat()}")
     result = StateTransitionTool().execute(ToolContext(h.app.deps, session), args)
     if session.dirty:
-        h.app.apply_schedules(session.commit())
+        apply_schedules(h.app, session.commit())
     return result
 
 
 def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
-    outcome = h.app.run_timer(payload, event_id=event_id)
-    h.app.finish(outcome)
+    outcome = run_timer(h.app, payload, event_id=event_id)
+    apply_effects(h.app, outcome)
     return outcome
 
 
@@ -219,16 +223,17 @@ def test_scenario_5_through_the_intake_tool_loop() -> None:
     h = memory_harness(llm)
     p = given_participant(h)
     message = h.message(p, "that's all for now", msg_id="SMt1")
-    outcome = h.app.process_turn(
+    outcome = process_turn(
+        h.app,
         TurnEvent(
             kind=TurnKind.MESSAGE,
             participant_id=p.id,
             event_id="SMt1",
             message=message,
             enqueued_at=message.received_at,
-        )
+        ),
     )
-    h.app.finish(outcome)
+    apply_effects(h.app, outcome)
     # Then the tool result tells the model the rounded delay, the reply goes out, and the turn
     # left the sub-state at INTAKE with the timer armed
     assert "1 minute(s)" in llm.requests[1].messages[-1].content
@@ -251,7 +256,7 @@ def test_a_timer_failure_after_the_commit_raises_and_the_redelivery_arms_it() ->
     # When the turn commits, applying its effects fails
     effects = session.commit()
     with pytest.raises(TimerError, match="AccessDenied"):
-        h.app.apply_schedules(effects)
+        apply_schedules(h.app, effects)
     # Then the decision is stored and the timer is not live yet …
     name = h.data(p.id)[DataKey.STATE_TRANSITION_TIMER_ID.value]
     assert result.ok and h.timers.get(name) is None
@@ -259,7 +264,7 @@ def test_a_timer_failure_after_the_commit_raises_and_the_redelivery_arms_it() ->
     again = h.app.sessions.open(p.id, "evt-transition")
     record = again.already_processed()
     assert record is not None and record.schedules == [name]
-    h.app.apply_schedules(h.app.resume(again, record))
+    apply_schedules(h.app, resume(h.app, again, record))
     live = h.timers.get(name)
     assert live is not None and live.at == START + timedelta(minutes=10)
 
@@ -320,7 +325,7 @@ def test_transition_fired_twice_has_one_effect() -> None:
     first = fire(h, timer.payload, "exec-1")
     assert first.timer is not None and first.timer.applied
     # When an operator moves the participant back to INTAKE, and the same execution is redelivered
-    h.app.override_state(p.id, StateOverride(sub_state=SubState.INTAKE, reason="test"))
+    override_state(h.app, p.id, StateOverride(sub_state=SubState.INTAKE, reason="test"))
     same = fire(h, timer.payload, "exec-1")
     # Then the redelivery is recognised as already processed
     assert same.replayed and same.timer is None

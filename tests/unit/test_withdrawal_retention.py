@@ -8,6 +8,7 @@ from datetime import timedelta
 from promptpipe.models.api import ParticipantUpdate
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.settings import Settings
+from promptpipe.usecases.participants import apply_participant_update
 from tests.support import START, memory_harness
 
 
@@ -17,16 +18,16 @@ def test_withdrawal_starts_the_clock_and_reactivation_stops_it() -> None:
     p = h.enroll()
     h.clock.advance(timedelta(days=2))
     # When the organiser withdraws them
-    h.app.participants.update(p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
+    apply_participant_update(h.app, p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
     # Then the state expires 30 days after the withdrawal, and the transcript and claim are told so
     expiry = START + timedelta(days=32)
     assert h.store.flows[p.id].expires_at == expiry and h.store.expiries == {p.id: expiry}
     # When withdrawn again a day later (a retry) / Then the clock is not restarted
     h.clock.advance(timedelta(days=1))
-    h.app.participants.update(p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
+    apply_participant_update(h.app, p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
     assert h.store.flows[p.id].expires_at == expiry and h.store.expiries == {p.id: expiry}
     # When re-activated / Then nothing expires any more
-    h.app.participants.update(p.id, ParticipantUpdate(status=ParticipantStatus.ACTIVE))
+    apply_participant_update(h.app, p.id, ParticipantUpdate(status=ParticipantStatus.ACTIVE))
     assert h.store.flows[p.id].expires_at is None and h.store.expiries == {}
 
 
@@ -35,10 +36,10 @@ def test_other_status_changes_and_no_retention_leave_the_clock_alone() -> None:
     h = memory_harness(settings=Settings(retention_days_after_delete=30))
     p = h.enroll()
     for status in (ParticipantStatus.PAUSED, ParticipantStatus.COMPLETED):
-        h.app.participants.update(p.id, ParticipantUpdate(status=status))
+        apply_participant_update(h.app, p.id, ParticipantUpdate(status=status))
     assert h.store.flows[p.id].expires_at is None and h.store.expiries == {}
     # Given no retention configured, a withdrawal: kept for good
     h = memory_harness()
     p = h.enroll()
-    h.app.participants.update(p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
+    apply_participant_update(h.app, p.id, ParticipantUpdate(status=ParticipantStatus.WITHDRAWN))
     assert h.store.flows[p.id].expires_at is None and h.store.expiries == {}

@@ -36,6 +36,7 @@ from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.history import DEFAULT_LLM_HISTORY
 from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
 from promptpipe.models.store import (
@@ -189,6 +190,9 @@ class ConversationSession:
         # redelivery. Nothing was committed and nothing is to be sent.
         self.answered_before = False
         self.recovered_own_commit = False
+        # What the flow observed during the event (the controller's decisions...), for the use case
+        # that runs it to publish with the event's other metrics (``usecases/outcome_metrics.py``).
+        self.metrics: list[Metric] = []
         # Unique to this session (not seeded: two deliveries of one event must never share it).
         self.token = secrets.token_hex(8)
         self._reset(loaded)

@@ -33,6 +33,7 @@ from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.tools.profile_save import merge_profile
+from promptpipe.models.metrics import metric
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS
 from promptpipe.models.state import DataKey, StateData, SubState
 
@@ -290,7 +291,9 @@ def finish_intake_steering(
     """After the intake loop: store the controller state (one more key of the same write), move to
     FEEDBACK when the primary goal became satisfied this turn, put the participant on hold on a
     HANDOFF or DEADLOCK. Returns (a reply replacing the model's, or None; the audit record)."""
-    from promptpipe.observability import count  # here: observability imports the services
+
+    def count(name: str, value: float = 1, **dimensions: str) -> None:
+        session.metrics.append(metric(name, value, "Count", **dimensions))
 
     runtime, decision = steering.finish(runs)
     facts, states = outcome_of(runs)
@@ -299,7 +302,7 @@ def finish_intake_steering(
     reply: str | None = None
     if decision.status is Status.COMPLETE and steering.decision.status is not Status.COMPLETE:
         count("ControllerCompletions", flow=steering.definition.id)
-        count("ControllerTurnsToComplete", value=runtime.turn_index, flow=steering.definition.id)
+        count("ControllerTurnsToComplete", runtime.turn_index, flow=steering.definition.id)
         data = session.data
         if data.sub_state is SubState.INTAKE and data.pending_transition() is None:
             session.apply("controller_goal_transition", immediate_transition(SubState.FEEDBACK))

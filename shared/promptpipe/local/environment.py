@@ -11,7 +11,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,8 +23,8 @@ from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.ports import LLM, Timers
-from promptpipe.services import PromptPipe
 from promptpipe.settings import MessagingProvider, Settings, set_settings
+from promptpipe.usecases.context import AppContext
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class LocalEnvironment:
 
         from promptpipe.wiring import build_app, set_app
 
-        self.app: PromptPipe = build_app(
+        self.app: AppContext = build_app(
             self.settings,
             clock=self.clock,
             llm=llm,
@@ -195,6 +195,15 @@ class LocalEnvironment:
             # Large simulations: the timers adapter reports each schedule it touches to the pump
             # instead of the pump listing the whole group before every firing.
             self.app.deps.timers = NotifyingTimers(self.app.deps.timers, self.pump.watch())
+
+    def use_ports(self, **ports: Any) -> AppContext:
+        """Swap ports of the running stack (tests: a recording messenger, a provider double): the
+        context is frozen, so a new one, installed for the handlers."""
+        from promptpipe.wiring import set_app
+
+        self.app = replace(self.app, **ports)
+        set_app(self.app)
+        return self.app
 
     def close(self) -> None:
         from promptpipe.wiring import set_app

@@ -32,6 +32,7 @@ from promptpipe.local.environment import (
     model_label,
 )
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
+from promptpipe.models.api import error_body
 
 # A body over the cap is read and dropped up to this size (so the client sees the 413), else the
 # connection is closed.
@@ -104,7 +105,7 @@ class LocalRequestHandler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         self.close_connection = True  # the request could not be read: nothing after it can be
         text = message or self.responses.get(code, ("Error",))[0]
-        data = json.dumps({"status": "error", "message": text}).encode()
+        data = json.dumps(error_body(text)).encode()
         self.send_response(code)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
@@ -135,7 +136,7 @@ def make_handler(env: LocalEnvironment, sim: SimulatedTime) -> type[LocalRequest
                 self.wfile.write(data)
 
         def _error(self, status: int, message: str) -> None:
-            self._send(status, {"status": "error", "message": message})  # the participants API's envelope
+            self._send(status, error_body(message))
 
         def _body(self) -> bytes:
             """The body, at most ``MAX_WEBHOOK_BODY_BYTES`` (the larger of the two caps; each handler

@@ -1,5 +1,5 @@
 """A participant as the original PromptPipe stored it (read by ``adapters/original_db.py``, written
-here by ``promptpipe.importer``)."""
+here by ``promptpipe.usecases.import_participants``)."""
 
 from __future__ import annotations
 

@@ -14,17 +14,14 @@ Twilio's code counts here.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from promptpipe.errors import ParticipantNotFound
-from promptpipe.flow.effects import Effects
 from promptpipe.flow.lifecycle import change_status
-from promptpipe.flow.session import OpContext
-from promptpipe.models.events import TurnEvent, TurnKind
+from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.participant import ParticipantStatus
-
-if TYPE_CHECKING:
-    from promptpipe.services import PromptPipe
+from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.schedules import apply_committed_schedules
+from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
 
@@ -40,59 +37,42 @@ def opt_out_event_id(refused_event_id: str) -> str:
     return f"opt-out-{refused_event_id}"
 
 
-class CarrierOptOut:
-    def __init__(self, app: PromptPipe) -> None:
-        self.app = app
+def record_carrier_opt_out(app: AppContext, participant_id: str, refused_event_id: str, code: str) -> bool:
+    """Commit the opt-out (if the participant is still active), then hand its schedule changes
+    on. Returns whether an opt-out is committed for this refusal (now or by an earlier delivery).
+    Store failures raise (the refused event is redelivered and tries again)."""
 
-    def record(self, participant_id: str, refused_event_id: str, code: str) -> bool:
-        """Commit the opt-out (if the participant is still active), then hand its schedule changes
-        on. Returns whether an opt-out is committed for this refusal (now or by an earlier delivery).
-        Store failures raise (the refused event is redelivered and tries again)."""
-        app = self.app
-        try:
-            session = app.sessions.open(participant_id, opt_out_event_id(refused_event_id))
-        except ParticipantNotFound:
-            return False
-        record = session.already_processed()
-        if record is not None:
-            effects = app.resume(session, record)
-        elif session.participant.status is not ParticipantStatus.ACTIVE:
+    def work(session: ConversationSession, _outcome: EventOutcome) -> None:
+        if session.participant.status is not ParticipantStatus.ACTIVE:
             logger.info(
                 "carrier opt-out for a participant not active: nothing to change",
                 extra={"participant_id": participant_id, "code": code},
             )
-            return False
-        else:
-            change_status(app.deps, session, ParticipantStatus.PAUSED, reason=opt_out_reason(code))
-
-            def mark(op: OpContext) -> None:
-                op.participant.opted_out = True
-                op.participant_changed = True
-
-            session.apply("opt_flag", mark)
-            effects = session.commit()
-            logger.warning(
-                "participant opted out at the carrier", extra={"participant_id": participant_id, "code": code}
-            )
-        self._apply_schedules(effects)
-        return True
-
-    def _apply_schedules(self, effects: Effects) -> None:
-        """As after a STOP: through the queue where there is one (the public webhook holds no
-        Scheduler rights; the worker re-derives each schedule from the state), else directly (the
-        scheduled-prompt and timer functions, which hold them), with the pending-effects marker."""
-        if not effects.schedules:
             return
-        app = self.app
-        if app.queue is None:
-            app.sending.apply_committed_schedules(effects.participant_id, effects.schedules)
-            return
-        app.queue.enqueue(
-            TurnEvent(
-                kind=TurnKind.SCHEDULES,
-                participant_id=effects.participant_id,
-                event_id=effects.event_id,
-                schedules=sorted(effects.schedules),
-                enqueued_at=app.clock.now(),
-            )
-        )
+        change_status(app.deps, session, ParticipantStatus.PAUSED, reason=opt_out_reason(code))
+
+        def mark(op: OpContext) -> None:
+            op.participant.opted_out = True
+            op.participant_changed = True
+
+        session.apply("opt_flag", mark)
+
+    # As after a STOP: the schedule changes go through the queue where there is one (the public
+    # webhook holds no Scheduler rights; the worker re-derives each schedule from the state),
+    # else directly (the scheduled-prompt and timer functions, which hold them), with the
+    # pending-effects marker.
+    outcome = run_once(
+        app,
+        participant_id,
+        opt_out_event_id(refused_event_id),
+        work,
+        reply_if_unsaved=False,
+        defer_schedules=app.queue is not None,
+    )
+    if not outcome.replayed and outcome.committed_version is None:
+        return False  # gone, or no longer active: nothing committed
+    if not outcome.replayed:
+        logger.warning("participant opted out at the carrier", extra={"participant_id": participant_id, "code": code})
+    if outcome.schedules:
+        apply_committed_schedules(app, participant_id, outcome.schedules)
+    return True

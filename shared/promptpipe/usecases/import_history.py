@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from promptpipe.models.state import ConversationMessage, StateData
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, StateCommit, TranscriptEntry
-
-if TYPE_CHECKING:
-    from promptpipe.services import PromptPipe
+from promptpipe.usecases.context import AppContext
 
 _EVENT_ID = "import"
 _CHUNK = 80  # entries per commit: a transaction holds at most 100 items
@@ -84,7 +81,7 @@ def history_entries(participant_id: str, history: ImportedHistory, imported_at: 
     return entries
 
 
-def write_history(app: PromptPipe, participant_id: str, history: ImportedHistory) -> int:
+def write_history(app: AppContext, participant_id: str, history: ImportedHistory) -> int:
     """Append the entries not yet in the transcript, ``import-done`` last (so its presence means the
     history is complete). Returns the entries written."""
     present = _import_seqs(app, participant_id)
@@ -105,7 +102,7 @@ def write_history(app: PromptPipe, participant_id: str, history: ImportedHistory
     return len(missing)
 
 
-def _import_seqs(app: PromptPipe, participant_id: str) -> set[str]:
+def _import_seqs(app: AppContext, participant_id: str) -> set[str]:
     seqs: set[str] = set()
     token: str | None = None
     while True:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ class EventOutcome:
     # The participant's pending-effects marker seen when the event loaded their state: ``finish``
     # repairs their schedules and clears it.
     pending_effects: str | None = None
+    # What the flow observed on the session (``usecases/outcome_metrics.py`` adds the rest).
+    metrics: list[Metric] = field(default_factory=list)
 
     def take(self, effects: Effects) -> None:
         """The effects to apply (messages, schedules and what the send rule needs)."""
@@ -94,7 +97,7 @@ class ReconcileReport:
 
 
 def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:
-    """An event's effects as the outcome ``PromptPipe.finish`` applies."""
+    """An event's effects as the outcome ``usecases.sending.apply_effects`` applies."""
     outcome = EventOutcome(participant_id=effects.participant_id, event_id=effects.event_id, replayed=replayed)
     outcome.take(effects)
     return outcome

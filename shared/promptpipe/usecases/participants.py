@@ -8,7 +8,6 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from promptpipe.errors import (
     EffectsPending,
@@ -39,10 +38,9 @@ from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData,
 from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.phone import canonicalize_phone, mask_phone
 from promptpipe.timezones import validate_iana_zone
+from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import UpdateOutcome
-
-if TYPE_CHECKING:
-    from promptpipe.services import PromptPipe
+from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules
 
 logger = logging.getLogger(__name__)
 
@@ -82,247 +80,268 @@ def enrollment_fingerprint(phone: str, timezone: str, request: EnrollmentRequest
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-class Participants:
-    def __init__(self, app: PromptPipe) -> None:
-        self.app = app
+def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
+    """Create the participant and queue their greeting. The same request again (same body, same
+    ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
+    the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
+    request for an enrolled number is ``ParticipantAlreadyEnrolled``."""
+    phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
+    timezone = validate_timezone(request.timezone)
+    fingerprint = enrollment_fingerprint(phone, timezone, request, idempotency_key)
+    now = app.clock.now()
+    participant = ConversationParticipant(
+        id=app.deps.ids.participant_id(),
+        phone_number=phone,
+        name=request.name,
+        gender=request.gender,
+        ethnicity=request.ethnicity,
+        background=request.background,
+        timezone=timezone,
+        enrolled_at=now,
+        created_at=now,
+        updated_at=now,
+    )
+    background = format_background(participant) if has_background(participant) else ""
+    flow = FlowState(participant_id=participant.id, state_data=new_state_data(background))
+    try:
+        app.repo.create(participant, flow, enrollment=fingerprint)
+    except ParticipantAlreadyEnrolled as exc:
+        if exc.participant_id is None or exc.enrollment != fingerprint:
+            raise  # another request (or an enrolment older than fingerprints): a conflict
+        # A retry of the request that enrolled them (its answer was lost): the same participant.
+        existing = app.repo.get(exc.participant_id)
+        _queue_greeting(app, existing.id)
+        logger.info("enrolment retried; answering with its participant", extra={"participant_id": existing.id})
+        return Enrollment(existing, created=False)
+    _queue_greeting(app, participant.id)
+    logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
+    return Enrollment(participant, created=True)
 
-    def enroll(self, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
-        """Create the participant and queue their greeting. The same request again (same body, same
-        ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
-        the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
-        request for an enrolled number is ``ParticipantAlreadyEnrolled``."""
-        app = self.app
-        phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
-        timezone = validate_timezone(request.timezone)
-        fingerprint = enrollment_fingerprint(phone, timezone, request, idempotency_key)
-        now = app.clock.now()
-        participant = ConversationParticipant(
-            id=app.deps.ids.participant_id(),
-            phone_number=phone,
-            name=request.name,
-            gender=request.gender,
-            ethnicity=request.ethnicity,
-            background=request.background,
-            timezone=timezone,
-            enrolled_at=now,
-            created_at=now,
-            updated_at=now,
+
+def _queue_greeting(app: AppContext, participant_id: str) -> None:
+    """Queued at each enrolment of the request, a retry too: the first attempt may have landed
+    without queueing it. The event id is the participant's, so it is answered once (the queue's
+    deduplication within minutes, the worker's event record and claimed id after)."""
+    if app.queue is None:
+        return
+    try:
+        app.queue.enqueue(
+            TurnEvent(
+                kind=TurnKind.GREETING,
+                participant_id=participant_id,
+                event_id=greeting_event_id(participant_id),
+                enqueued_at=app.clock.now(),
+            )
         )
-        background = format_background(participant) if has_background(participant) else ""
-        flow = FlowState(participant_id=participant.id, state_data=new_state_data(background))
-        try:
-            app.repo.create(participant, flow, enrollment=fingerprint)
-        except ParticipantAlreadyEnrolled as exc:
-            if exc.participant_id is None or exc.enrollment != fingerprint:
-                raise  # another request (or an enrolment older than fingerprints): a conflict
-            # A retry of the request that enrolled them (its answer was lost): the same participant.
-            existing = app.repo.get(exc.participant_id)
-            self._queue_greeting(existing.id)
-            logger.info("enrolment retried; answering with its participant", extra={"participant_id": existing.id})
-            return Enrollment(existing, created=False)
-        self._queue_greeting(participant.id)
-        logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
-        return Enrollment(participant, created=True)
+    except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
+        logger.exception("greeting could not be queued", extra={"participant_id": participant_id})
 
-    def _queue_greeting(self, participant_id: str) -> None:
-        """Queued at each enrolment of the request, a retry too: the first attempt may have landed
-        without queueing it. The event id is the participant's, so it is answered once (the queue's
-        deduplication within minutes, the worker's event record and claimed id after)."""
-        app = self.app
-        if app.queue is None:
-            return
+
+def apply_participant_update(app: AppContext, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
+    fields = update.model_dump(exclude_unset=True, exclude_none=True)
+    if "timezone" in fields:
+        validate_timezone(fields["timezone"])
+    session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
+    status = fields.pop("status", None)
+    previous_status = session.participant.status
+    profile_fields = fields  # what is left: the participant's own fields
+
+    def apply(op: OpContext) -> None:
+        old_zone = op.participant.timezone
+        for name, value in profile_fields.items():
+            setattr(op.participant, name, value)
+        op.participant_changed = True
+        new_zone = op.participant.timezone
+        if new_zone and new_zone != old_zone:
+            _rezone_schedules(op, old_zone, new_zone)
+        if {"name", "gender", "ethnicity", "background"} & profile_fields.keys():
+            # Unlike the original, the stored background follows the participant's edits.
+            op.data.set(
+                DataKey.PARTICIPANT_BACKGROUND,
+                format_background(op.participant) if has_background(op.participant) else "",
+            )
+
+    if profile_fields:
+        session.apply("update_participant", apply)
+    if status is not None and change_status(
+        app.deps, session, ParticipantStatus(status), reason="updated through the API"
+    ):
+
+        def clear_opt_out(op: OpContext) -> None:
+            op.participant.opted_out = False  # the organiser decides from now on
+
+        session.apply("clear_opt_out", clear_opt_out)
+    pending = False
+    if session.dirty:
+        # An API change: its id is made up here and redelivered by nobody, so it claims none.
+        pending = _apply_committed(app, participant_id, session.commit(claim_event=False).schedules)
+    if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
+        _follow_retention(app, participant_id, session.expires_at)
+    if session.dirty:
+        # The commit stamps the stored participant's updated_at; answer with what was stored.
+        return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
+    return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+
+
+def _apply_committed(app: AppContext, participant_id: str, schedules: dict[str, ScheduleSpec | None]) -> bool:
+    """The schedule changes of a committed update; ``True`` when they failed and are pending
+    (marked, re-applied by the next event or the sweep): the caller is told, not failed."""
+    try:
+        apply_committed_schedules(app, participant_id, schedules)
+    except EffectsPending:
+        return True
+    return False
+
+
+def _follow_retention(app: AppContext, participant_id: str, expires_at: datetime | None) -> None:
+    """After a withdrawal (or a re-activation) committed the flow state's expiry, the items no
+    commit rewrites (transcript, phone claim) follow it (docs/retention.md). Run on a repeated
+    withdrawal too, so a retry completes what a failure here left."""
+    if app.deps.config.retention_days_after_delete:
+        app.repo.expire(participant_id, expires_at)
+
+
+def delete_participant(app: AppContext, participant_id: str, *, keep_transcript: bool = True) -> None:
+    """Remove participant, claim and state, then every schedule of theirs, then tell them.
+
+    The items go first: a turn still in flight then fails its commit instead of creating a
+    schedule after the clean-up (one that committed just before is caught by the self-removal
+    of orphan firings and by reconcile). The transcript is kept by default (studies need the
+    record); ``keep_transcript=False`` erases it.
+    """
+    loaded = app.store.load(participant_id)
+    participant = loaded.participant
+    app.repo.delete(participant_id, keep_transcript=keep_transcript)
+    known = all_timer_names(participant_id, StateData(dict(loaded.flow.state_data)))
+    try:
+        delete_live_schedules(app, participant_id, known)
+    except TimerError:
+        logger.exception(
+            "schedules of a deleted participant not all removed; reconcile will",
+            extra={"participant_id": participant_id},
+        )
+    if participant.is_active:
         try:
-            app.queue.enqueue(
-                TurnEvent(
-                    kind=TurnKind.GREETING,
+            app.messenger.send(
+                OutboundMessage(
                     participant_id=participant_id,
-                    event_id=greeting_event_id(participant_id),
-                    enqueued_at=app.clock.now(),
+                    to=participant.phone_number,
+                    body=UNREGISTER_NOTICE,
+                    kind=OutboundKind.NOTICE,
+                    message_id=f"unregister-{participant_id}",
                 )
             )
-        except QueueError:  # enrollment stands even if the greeting cannot be queued (docs/behaviour.md#B-GREET-1)
-            logger.exception("greeting could not be queued", extra={"participant_id": participant_id})
+        except MessagingError:
+            logger.warning("unregister notice not delivered", extra={"participant_id": participant_id})
 
-    def update(self, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
-        app = self.app
-        fields = update.model_dump(exclude_unset=True, exclude_none=True)
-        if "timezone" in fields:
-            validate_timezone(fields["timezone"])
-        session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
-        status = fields.pop("status", None)
-        previous_status = session.participant.status
-        profile_fields = fields  # what is left: the participant's own fields
 
-        def apply(op: OpContext) -> None:
-            old_zone = op.participant.timezone
-            for name, value in profile_fields.items():
-                setattr(op.participant, name, value)
+def history(
+    app: AppContext, participant_id: str, *, limit: int, next_token: str | None, include_audit: bool
+) -> tuple[list[TranscriptEntry], str | None]:
+    entries, token = app.store.list_transcript(participant_id, limit=limit, next_token=next_token)
+    if not entries and next_token is None:
+        app.repo.get(participant_id)  # 404 unless the participant exists (a deleted one's kept
+        # transcript stays readable: studies export it after unregistering a participant)
+    if not include_audit:
+        entries = [e.model_copy(update={"metadata": {}}) for e in entries]
+    return entries, token
+
+
+def state_view(app: AppContext, participant_id: str) -> StateView:
+    loaded = app.store.load(participant_id)
+    data = StateData(dict(loaded.flow.state_data))
+    profile = data.profile().to_json_dict()
+    if DataKey.USER_PROFILE.value in data.unreadable_keys:  # read as a new one; the operator sees why
+        profile = {"error": "stored profile is unreadable"}
+    pending = data.daily_prompt_pending()
+    timer_keys = (
+        DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
+        DataKey.AUTO_FEEDBACK_TIMER_ID,
+        DataKey.STATE_TRANSITION_TIMER_ID,
+        DataKey.FEEDBACK_TIMER_ID,
+        DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
+    )
+    return StateView(
+        participant_id=participant_id,
+        status=loaded.participant.status,
+        current_state=loaded.flow.current_state,
+        sub_state=data.sub_state.value,
+        debug_mode=loaded.participant.debug_mode,
+        profile=profile,
+        schedules=[s.to_json_dict() for s in data.schedules()],
+        pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
+        daily_prompt_pending=pending.to_json_dict() if pending else None,
+        version=loaded.flow.version,
+        controller=controller_view(data),
+        effects_pending=loaded.pending_effects is not None,
+    )
+
+
+def override_state(app: AppContext, participant_id: str, override: StateOverride) -> StateView:
+    """Operator override: sub-state, debug mode and/or the participant's model routes, with the
+    reason in the transcript."""
+    if (
+        override.sub_state is None
+        and override.debug_mode is None
+        and override.llm_routes is None
+        and override.profile is None
+    ):
+        raise ValidationFailed("give sub_state, debug_mode, llm_routes and/or profile", field="sub_state")
+    session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
+    facts = override.profile.model_dump(exclude_none=True) if override.profile is not None else {}
+    if facts:  # before the release: the resumed flow starts from them
+        flows = app.deps.flows
+        session.apply("override_profile", lambda op: record_operator_facts(op.data, facts, op.now, flows))
+    if override.sub_state is not None:
+        session.apply("override_sub_state", immediate_transition(override.sub_state))
+        target = override.sub_state
+        session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
+    debug = override.debug_mode
+    if override.llm_routes is not None:
+        routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
+        routing.check_participant_routes(app.deps.config, routes, session.data.raw)
+        session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
+
+    def record(op: OpContext) -> None:
+        if debug is not None and op.participant.debug_mode != debug:
+            op.participant.debug_mode = debug
             op.participant_changed = True
-            new_zone = op.participant.timezone
-            if new_zone and new_zone != old_zone:
-                _rezone_schedules(op, old_zone, new_zone)
-            if {"name", "gender", "ethnicity", "background"} & profile_fields.keys():
-                # Unlike the original, the stored background follows the participant's edits.
-                op.data.set(
-                    DataKey.PARTICIPANT_BACKGROUND,
-                    format_background(op.participant) if has_background(op.participant) else "",
-                )
-
-        if profile_fields:
-            session.apply("update_participant", apply)
-        if status is not None and change_status(
-            app.deps, session, ParticipantStatus(status), reason="updated through the API"
-        ):
-
-            def clear_opt_out(op: OpContext) -> None:
-                op.participant.opted_out = False  # the organiser decides from now on
-
-            session.apply("clear_opt_out", clear_opt_out)
-        pending = False
-        if session.dirty:
-            # An API change: its id is made up here and redelivered by nobody, so it claims none.
-            pending = self._apply_committed(participant_id, session.commit(claim_event=False).schedules)
-        if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
-            self._follow_retention(participant_id, session.expires_at)
-        if session.dirty:
-            # The commit stamps the stored participant's updated_at; answer with what was stored.
-            return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
-        return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
-
-    def _apply_committed(self, participant_id: str, schedules: dict[str, ScheduleSpec | None]) -> bool:
-        """The schedule changes of a committed update; ``True`` when they failed and are pending
-        (marked, re-applied by the next event or the sweep): the caller is told, not failed."""
-        try:
-            self.app.sending.apply_committed_schedules(participant_id, schedules)
-        except EffectsPending:
-            return True
-        return False
-
-    def _follow_retention(self, participant_id: str, expires_at: datetime | None) -> None:
-        """After a withdrawal (or a re-activation) committed the flow state's expiry, the items no
-        commit rewrites (transcript, phone claim) follow it (docs/retention.md). Run on a repeated
-        withdrawal too, so a retry completes what a failure here left."""
-        if self.app.deps.config.retention_days_after_delete:
-            self.app.repo.expire(participant_id, expires_at)
-
-    def delete(self, participant_id: str, *, keep_transcript: bool = True) -> None:
-        """Remove participant, claim and state, then every schedule of theirs, then tell them.
-
-        The items go first: a turn still in flight then fails its commit instead of creating a
-        schedule after the clean-up (one that committed just before is caught by the self-removal
-        of orphan firings and by reconcile). The transcript is kept by default (studies need the
-        record); ``keep_transcript=False`` erases it.
-        """
-        app = self.app
-        loaded = app.store.load(participant_id)
-        participant = loaded.participant
-        app.repo.delete(participant_id, keep_transcript=keep_transcript)
-        known = all_timer_names(participant_id, StateData(dict(loaded.flow.state_data)))
-        try:
-            app.sending.delete_live_schedules(participant_id, known)
-        except TimerError:
-            logger.exception(
-                "schedules of a deleted participant not all removed; reconcile will",
-                extra={"participant_id": participant_id},
-            )
-        if participant.is_active:
-            try:
-                app.messenger.send(
-                    OutboundMessage(
-                        participant_id=participant_id,
-                        to=participant.phone_number,
-                        body=UNREGISTER_NOTICE,
-                        kind=OutboundKind.NOTICE,
-                        message_id=f"unregister-{participant_id}",
-                    )
-                )
-            except MessagingError:
-                logger.warning("unregister notice not delivered", extra={"participant_id": participant_id})
-
-    def history(
-        self, participant_id: str, *, limit: int, next_token: str | None, include_audit: bool
-    ) -> tuple[list[TranscriptEntry], str | None]:
-        entries, token = self.app.store.list_transcript(participant_id, limit=limit, next_token=next_token)
-        if not entries and next_token is None:
-            self.app.repo.get(participant_id)  # 404 unless the participant exists (a deleted one's kept
-            # transcript stays readable: studies export it after unregistering a participant)
-        if not include_audit:
-            entries = [e.model_copy(update={"metadata": {}}) for e in entries]
-        return entries, token
-
-    def state_view(self, participant_id: str) -> StateView:
-        loaded = self.app.store.load(participant_id)
-        data = StateData(dict(loaded.flow.state_data))
-        profile = data.profile().to_json_dict()
-        if DataKey.USER_PROFILE.value in data.unreadable_keys:  # read as a new one; the operator sees why
-            profile = {"error": "stored profile is unreadable"}
-        pending = data.daily_prompt_pending()
-        timer_keys = (
-            DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
-            DataKey.AUTO_FEEDBACK_TIMER_ID,
-            DataKey.STATE_TRANSITION_TIMER_ID,
-            DataKey.FEEDBACK_TIMER_ID,
-            DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
-        )
-        return StateView(
-            participant_id=participant_id,
-            status=loaded.participant.status,
-            current_state=loaded.flow.current_state,
-            sub_state=data.sub_state.value,
-            debug_mode=loaded.participant.debug_mode,
-            profile=profile,
-            schedules=[s.to_json_dict() for s in data.schedules()],
-            pending_timers={k.value: data.get(k) for k in timer_keys if data.get(k)},
-            daily_prompt_pending=pending.to_json_dict() if pending else None,
-            version=loaded.flow.version,
-            controller=controller_view(data),
-            effects_pending=loaded.pending_effects is not None,
-        )
-
-    def override_state(self, participant_id: str, override: StateOverride) -> StateView:
-        """Operator override: sub-state, debug mode and/or the participant's model routes, with the
-        reason in the transcript."""
-        if (
-            override.sub_state is None
-            and override.debug_mode is None
-            and override.llm_routes is None
-            and override.profile is None
-        ):
-            raise ValidationFailed("give sub_state, debug_mode, llm_routes and/or profile", field="sub_state")
-        app = self.app
-        session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
-        facts = override.profile.model_dump(exclude_none=True) if override.profile is not None else {}
-        if facts:  # before the release: the resumed flow starts from them
-            flows = app.deps.flows
-            session.apply("override_profile", lambda op: record_operator_facts(op.data, facts, op.now, flows))
+        changes = []
         if override.sub_state is not None:
-            session.apply("override_sub_state", immediate_transition(override.sub_state))
-            target = override.sub_state
-            session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
-        debug = override.debug_mode
+            changes.append(f"sub_state={override.sub_state.value}")
+        if debug is not None:
+            changes.append(f"debug_mode={debug}")
         if override.llm_routes is not None:
-            routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
-            routing.check_participant_routes(app.deps.config, routes, session.data.raw)
-            session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
+            changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
+        if facts:
+            changes.append(f"profile={','.join(facts)}")
+        op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
-        def record(op: OpContext) -> None:
-            if debug is not None and op.participant.debug_mode != debug:
-                op.participant.debug_mode = debug
-                op.participant_changed = True
-            changes = []
-            if override.sub_state is not None:
-                changes.append(f"sub_state={override.sub_state.value}")
-            if debug is not None:
-                changes.append(f"debug_mode={debug}")
-            if override.llm_routes is not None:
-                changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
-            if facts:
-                changes.append(f"profile={','.join(facts)}")
-            op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
+    session.apply("override", record)
+    _apply_committed(app, participant_id, session.commit(record_event=False).schedules)
+    return state_view(app, participant_id)  # ``effects_pending`` says whether they still are
 
-        session.apply("override", record)
-        self._apply_committed(participant_id, session.commit(record_event=False).schedules)
-        return self.state_view(participant_id)  # ``effects_pending`` says whether they still are
+
+def enroll(
+    app: AppContext, request: EnrollmentRequest, *, idempotency_key: str | None = None
+) -> ConversationParticipant:
+    """``enrollment``'s participant."""
+    return enrollment(app, request, idempotency_key=idempotency_key).participant
+
+
+def get_participant(app: AppContext, participant_id: str) -> ConversationParticipant:
+    return app.repo.get(participant_id)
+
+
+def list_participants(
+    app: AppContext, *, limit: int, next_token: str | None
+) -> tuple[list[ConversationParticipant], str | None]:
+    return app.repo.list(limit=limit, next_token=next_token)
+
+
+def update_participant(app: AppContext, participant_id: str, update: ParticipantUpdate) -> ConversationParticipant:
+    """``apply_participant_update``'s participant as stored."""
+    return apply_participant_update(app, participant_id, update).participant
 
 
 def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
@@ -339,3 +358,11 @@ def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
             moved = True
     if moved:
         op.data.set_schedules(registry)
+
+
+def participants_by_phone(app: AppContext, phone: str) -> list[ConversationParticipant]:
+    """``GET /conversation/participants?phone=``: the participant whose phone claim matches (at most
+    one), after canonicalising to E.164. Raises ``InvalidPhoneNumber`` (a 400) when the number cannot
+    be canonicalised."""
+    participant_id = app.repo.find_id_by_phone(canonicalize_phone(phone, app.deps.config.default_phone_region))
+    return [app.repo.get(participant_id)] if participant_id else []

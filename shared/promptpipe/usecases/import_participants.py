@@ -48,9 +48,10 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
 from promptpipe.phone import canonicalize_imported_phone, mask_phone, region_of
-from promptpipe.services import PromptPipe
 from promptpipe.timezones import validate_iana_zone
+from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.import_history import ImportedHistory, read_history, write_history
+from promptpipe.usecases.schedules import reconcile
 
 _ID = re.compile(r"^p_[0-9a-f]{32}$")
 _SCHEDULE_ID = re.compile(r"^[0-9A-Za-z_-]{1,29}$")  # keeps "<participant id>-<schedule id>-r" within 64
@@ -124,13 +125,13 @@ class ImportReport:
 
 
 def import_participants(
-    app: PromptPipe,
+    app: AppContext,
     originals: list[OriginalParticipant],
     *,
     dry_run: bool = False,
     default_region: str | None = None,
     default_timezone: str | None = None,
-    rebuild: Callable[[PromptPipe, str], int] | None = None,
+    rebuild: Callable[[AppContext, str], int] | None = None,
 ) -> ImportReport:
     """Raises ``ValidationFailed`` (before anything is written) when a participant to import has no
     time zone in the original and ``default_timezone`` is not given, or is not an IANA zone."""
@@ -227,10 +228,10 @@ def _reverse(text: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in text)
 
 
-def rebuild_schedules(app: PromptPipe, participant_id: str) -> int:
+def rebuild_schedules(app: AppContext, participant_id: str) -> int:
     """Re-create a participant's daily schedules from their registry through the engine's own path,
     ``reconcile`` (live schedules = what the state wants). Returns the schedules created."""
-    return len(app.reconcile(participant_id).created_missing)
+    return len(reconcile(app, participant_id).created_missing)
 
 
 def imported_id(original_id: str) -> str:

@@ -1,0 +1,60 @@
+"""The application context: the ports and the config the use cases need, wired once per process by
+the composition root (``promptpipe.wiring``; tests and the local stack build their own).
+
+Every use case is a function of this context and its typed input (``usecases/__init__.py``). The
+context is frozen: a use case reads its ports, never swaps them; a test that wants another messenger
+builds another context (``dataclasses.replace``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from promptpipe.clock import Clock
+from promptpipe.config import CoreConfig
+from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.session import SessionFactory
+from promptpipe.ports import (
+    DeliveryLog,
+    Messenger,
+    ParticipantRepo,
+    PendingEffects,
+    PhoneClaims,
+    SentLedger,
+    StateStore,
+    Timers,
+    TurnQueue,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class AppContext:
+    """``deps``: what the conversation flow needs (config, model, timers, clock, prompts, ids, flow
+    catalog), handed on to it as is; the rest: the stores and channels only the use cases touch."""
+
+    deps: FlowDeps
+    repo: ParticipantRepo
+    store: StateStore
+    messenger: Messenger
+    queue: TurnQueue | None
+    sessions: SessionFactory
+    ledger: SentLedger | None = None
+    phone_claims: PhoneClaims | None = None
+    pending_effects: PendingEffects | None = None
+    deliveries: DeliveryLog | None = None
+
+    @property
+    def config(self) -> CoreConfig:
+        return self.deps.config
+
+    @property
+    def clock(self) -> Clock:
+        return self.deps.clock
+
+    @property
+    def timers(self) -> Timers:
+        return self.deps.timers
+
+    @property
+    def prep_minutes(self) -> int:
+        return self.deps.config.scheduler_prep_time_minutes

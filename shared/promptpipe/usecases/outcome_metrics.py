@@ -1,0 +1,47 @@
+"""An event's metrics, derived from its outcome: the one place the application's event metrics come
+from (namespace ``PromptPipe``, published by ``run_once`` through ``promptpipe.observability``).
+
+TurnsProcessed (module), ToolCalls (tool, outcome), StateTransitions (target), LLMCalls, LLMLatencyMs,
+LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, the timers' RemindersSent,
+AutoFeedbackTransitions, FeedbackNudgesSent, StateSaveFailures; and what the flow observed on the
+session (the flow controller's decisions, docs/controller.md, "Observability").
+"""
+
+from __future__ import annotations
+
+from promptpipe.models.metrics import Metric, metric
+from promptpipe.usecases.outcomes import EventOutcome
+
+_TIMER_METRICS = {
+    "daily_prompt_reminder": "RemindersSent",
+    "auto_feedback": "AutoFeedbackTransitions",
+    "state_transition": "StateTransitions",
+    "feedback_timeout": "FeedbackNudgesSent",
+    "feedback_followup": "FeedbackNudgesSent",
+}
+
+
+def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
+    points = list(outcome.metrics)
+    turn = outcome.turn
+    if turn is not None and turn.module:
+        points.append(metric("TurnsProcessed", module=turn.module))
+        for call in turn.audit.get("tool_calls", []):
+            points.append(metric("ToolCalls", tool=call["name"], outcome=call["outcome"]))
+            if call["name"] == "transition_state" and call["outcome"] == "ok":
+                target = str(call["arguments"].get("target_state", "unknown"))
+                points.append(metric("StateTransitions", target=target))
+        for call in turn.audit.get("llm_calls", []):
+            points.append(metric("LLMCalls"))
+            points.append(metric("LLMLatencyMs", call["latency_ms"], "Milliseconds"))
+            points.append(metric("LLMPromptTokens", call["prompt_tokens"]))
+            points.append(metric("LLMCompletionTokens", call["completion_tokens"]))
+    if outcome.delivery is not None and outcome.delivery.delivered:
+        points.append(metric("DailyPromptsDelivered"))
+    timer = outcome.timer
+    if timer is not None and timer.applied:
+        name = _TIMER_METRICS[timer.kind.value]
+        points.append(metric(name, target=timer.target or "unknown") if name == "StateTransitions" else metric(name))
+    if outcome.degraded:
+        points.append(metric("StateSaveFailures"))
+    return points
