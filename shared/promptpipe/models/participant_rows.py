@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from promptpipe.models.api import OPAQUE_TOKEN, Envelope
+from promptpipe.models.base import LazyModel
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey
 
@@ -25,7 +26,7 @@ ROW_STATE_KEYS = (
 )
 
 
-class ListedParticipant(BaseModel):
+class ListedParticipant(LazyModel):
     """The fields of the participant's record a list row shows or filters on (the rest — gender,
     ethnicity, background, debug mode — is left out of the read: docs/console.md)."""
 
@@ -43,14 +44,14 @@ class ListedParticipant(BaseModel):
 LISTED_FIELDS = tuple(ListedParticipant.model_fields)
 
 
-class NextTimer(BaseModel):
+class NextTimer(LazyModel):
     """The participant's pending timer due first."""
 
     kind: str = Field(description="What fires: reminder, auto_feedback, state_transition, feedback_timeout, …")
     due_at: datetime | None = Field(None, description="When it fires (UTC); null when the state does not record it")
 
 
-class ParticipantRow(BaseModel):
+class ParticipantRow(LazyModel):
     participant: ListedParticipant
     sub_state: str = Field(description="The conversation's sub-state (INTAKE, FEEDBACK, …)")
     needs_person: bool = Field(description="The flow controller holds the conversation for a person")
@@ -64,7 +65,7 @@ class ParticipantRow(BaseModel):
         return round(self.done / self.prompts_sent, 3) if self.prompts_sent else None
 
 
-class ParticipantRowsPage(BaseModel):
+class ParticipantRowsPage(LazyModel):
     rows: list[ParticipantRow]
     total: int = Field(description="Participants matching the filters, on every page")
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
