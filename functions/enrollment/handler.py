@@ -98,12 +98,8 @@ RECONCILED_ALL = {200: _answer("Every participant's reconcile report", Reconcile
 def envelope(
     status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
 ) -> Response[dict[str, Any]]:
-    if error:
-        return Response(
-            status_code=status_code, content_type=content_types.APPLICATION_JSON, body=error_body(message or "")
-        )
-    body: dict[str, Any] = {"status": "ok"}
-    if message is not None:
+    body: dict[str, Any] = dict(error_body(message or "")) if error else {"status": "ok"}
+    if message is not None and not error:
         body["message"] = message
     if result is not None:
         body["result"] = result
