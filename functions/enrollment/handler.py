@@ -32,6 +32,7 @@ from promptpipe.errors import (
     ParticipantNotFound,
     StoreError,
     ValidationFailed,
+    error_body,
 )
 from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.models.api import (
@@ -50,7 +51,6 @@ from promptpipe.models.api import (
     StateOverride,
     StateViewEnvelope,
     TranscriptPageEnvelope,
-    error_body,
 )
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings

@@ -1,4 +1,4 @@
-"""One error envelope (``models.api.error_body``): the participants API, the webhooks, the answers a
+"""One error envelope (``errors.error_body``): the participants API, the webhooks, the answers a
 function gives before its resolver runs and the local server all build it there, and it is what the
 OpenAPI document promises (``ErrorEnvelope``)."""
 
@@ -9,12 +9,13 @@ from pathlib import Path
 
 import functions
 import promptpipe
+from promptpipe import errors
+from promptpipe.errors import error_body
 from promptpipe.http_body import error_response
-from promptpipe.models import api
-from promptpipe.models.api import ErrorEnvelope, error_body
+from promptpipe.models.api import ErrorEnvelope
 
 PACKAGES = (Path(functions.__file__).parent, Path(promptpipe.__file__).parent)
-BUILDER = Path(api.__file__)
+BUILDER = Path(errors.__file__)
 ENVELOPE_LITERAL = re.compile(r"""["']status["']\s*:\s*["']error["']""")
 
 
