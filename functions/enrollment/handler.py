@@ -32,6 +32,7 @@ from promptpipe.errors import (
     ParticipantNotFound,
     StoreError,
     ValidationFailed,
+    error_body,
 )
 from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.models.api import (
@@ -50,7 +51,6 @@ from promptpipe.models.api import (
     StateOverride,
     StateViewEnvelope,
     TranscriptPageEnvelope,
-    error_body,
 )
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ParticipantRowsEnvelope
@@ -101,12 +101,8 @@ RECONCILED_ALL = {200: _answer("Every participant's reconcile report", Reconcile
 def envelope(
     status_code: int, *, message: str | None = None, result: Any = None, error: bool = False
 ) -> Response[dict[str, Any]]:
-    if error:
-        return Response(
-            status_code=status_code, content_type=content_types.APPLICATION_JSON, body=error_body(message or "")
-        )
-    body: dict[str, Any] = {"status": "ok"}
-    if message is not None:
+    body: dict[str, Any] = dict(error_body(message or "")) if error else {"status": "ok"}
+    if message is not None and not error:
         body["message"] = message
     if result is not None:
         body["result"] = result

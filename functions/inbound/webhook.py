@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.common import lambda_entry
 from promptpipe.adapters.secrets import load_secrets
 from promptpipe.adapters.twilio_signature import verify_twilio_signature
-from promptpipe.errors import ConfigurationError, ValidationFailed
+from promptpipe.errors import ConfigurationError, ValidationFailed, error_body
 from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
 from promptpipe.inbound import (
     SenderWithoutPhone,
@@ -32,7 +32,6 @@ from promptpipe.inbound import (
     verify_meta_handshake,
     verify_meta_signature,
 )
-from promptpipe.models.api import error_body
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, logger
 from promptpipe.settings import get_settings

@@ -137,3 +137,9 @@ class FlowPushConflict(PromptPipeError):
         super().__init__(f"flow {flow_id!r} changed while pushing: version {latest_version} is the latest")
         self.flow_id = flow_id
         self.latest_version = latest_version
+
+
+def error_body(message: str) -> dict[str, str]:
+    """The body of every error answer (``models.api.ErrorEnvelope``): the participants API, the
+    webhooks, the answers a function gives before its resolver runs, and the local server's own."""
+    return {"status": "error", "message": message}

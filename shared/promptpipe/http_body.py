@@ -17,8 +17,7 @@ import json
 import re
 from typing import Any
 
-from promptpipe.errors import PromptPipeError, ValidationFailed
-from promptpipe.models.api import error_body
+from promptpipe.errors import PromptPipeError, ValidationFailed, error_body
 
 # No request of ours nests deeper than ~10 levels (a Meta webhook); 32 leaves room and stays far
 # below the parser's recursion limit.

@@ -1,4 +1,4 @@
-"""One error envelope (``models.api.error_body``): the participants API, the webhooks, the answers a
+"""One error envelope (``errors.error_body``): the participants API, the webhooks, the answers a
 function gives before its resolver runs and the local server all build it there, and it is what the
 OpenAPI document promises (``ErrorEnvelope``)."""
 
@@ -7,19 +7,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import functions
+import promptpipe
+from promptpipe import errors
+from promptpipe.errors import error_body
 from promptpipe.http_body import error_response
-from promptpipe.models.api import ErrorEnvelope, error_body
+from promptpipe.models.api import ErrorEnvelope
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILDER = ROOT / "shared" / "promptpipe" / "models" / "api.py"
+PACKAGES = (Path(functions.__file__).parent, Path(promptpipe.__file__).parent)
+BUILDER = Path(errors.__file__)
 ENVELOPE_LITERAL = re.compile(r"""["']status["']\s*:\s*["']error["']""")
 
 
 def test_the_error_envelope_is_built_in_one_place() -> None:
     builders = [
-        str(path.relative_to(ROOT))
-        for tree in ("functions", "shared/promptpipe")
-        for path in sorted((ROOT / tree).rglob("*.py"))
+        str(path)
+        for package in PACKAGES
+        for path in sorted(package.rglob("*.py"))
         if path != BUILDER and ENVELOPE_LITERAL.search(path.read_text())
     ]
     assert builders == []

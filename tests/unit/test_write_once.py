@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from promptpipe import usecases
 from promptpipe.errors import StoreError
 from promptpipe.models.messaging import InboundKind, InboundMessage
 from promptpipe.models.store import StateCommit
@@ -16,7 +17,7 @@ from promptpipe.usecases.receive_inbound import MEDIA_NOTICE, receive_inbound
 from promptpipe.usecases.receive_text import OPT_OUT_CONFIRMATION
 from tests.support import MemoryHarness, memory_harness
 
-USECASES = Path(__file__).resolve().parents[2] / "shared" / "promptpipe" / "usecases"
+USECASES = Path(usecases.__file__).parent
 # Operator changes through the API (a made-up id, never redelivered, no event record) open their own.
 API_CHANGES = {"participants.py"}
 LOST_ANSWER = StoreError("commit answer lost", operation="DynamoStateStore.commit", code="RequestTimeout")

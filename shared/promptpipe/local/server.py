@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
-from promptpipe.errors import PromptPipeError, ValidationFailed
+from promptpipe.errors import PromptPipeError, ValidationFailed, error_body
 from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
@@ -32,7 +32,6 @@ from promptpipe.local.environment import (
     model_label,
 )
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
-from promptpipe.models.api import error_body
 
 # A body over the cap is read and dropped up to this size (so the client sees the 413), else the
 # connection is closed.

@@ -114,16 +114,10 @@ OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; abs
 
 
 class ErrorEnvelope(LazyModel):
-    """Every error answer: ``{"status": "error", "message": "..."}`` (built by ``error_body``)."""
+    """Every error answer, as ``promptpipe.errors.error_body`` builds it: status ``error`` and a message."""
 
     status: Literal["error"] = "error"
     message: str
-
-
-def error_body(message: str) -> dict[str, str]:
-    """The body of every error answer (``ErrorEnvelope``): the participants API, the webhooks, the
-    answers a function gives before its resolver runs, and the local server's own."""
-    return {"status": "error", "message": message}
 
 
 class ParticipantPage(LazyModel):
