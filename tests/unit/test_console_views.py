@@ -90,7 +90,9 @@ def test_the_legend_has_the_strips_colours_in_the_stylesheet() -> None:
     # The console's CSP forbids inline styles: the legend's swatches are coloured by the stylesheet
     from pathlib import Path
 
+    from promptpipe import console
     from promptpipe.console.charts import COLOURS
 
-    css = (Path(__file__).resolve().parents[2] / "shared/promptpipe/console/static/style.css").read_text()
+    # Found through the package, not shared/: the mutation run's tree has the package under src/
+    css = (Path(console.__file__).parent / "static/style.css").read_text()
     assert all(f".swatch.day-{state} {{ background: {colour}; }}" in css for state, colour in COLOURS.items())
