@@ -344,6 +344,7 @@ _ROUTES = (
     (re.compile(rf"^{BASE}/[^/]+/state/?$"), "GET, POST"),
     (re.compile(rf"^{BASE}/[^/]+/reconcile/?$"), "POST"),
     (re.compile(r"^/conversation/reconcile/?$"), "POST"),
+    (re.compile(r"^/conversation/participant-rows/?$"), "GET"),
     (re.compile(rf"^{FLOWS}/{VALIDATE}/?$"), "POST"),
     (re.compile(rf"^{FLOWS}/[^/]+/?$"), "GET, PUT"),
     (re.compile(rf"^{FLOWS}/[^/]+/versions/?$"), "GET"),

@@ -22,6 +22,7 @@ from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, browser, 
 
 if webdriver is not None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.skipif(
     webdriver is None or CHROMIUM is None or CHROMEDRIVER is None,
@@ -83,7 +84,11 @@ def _load_ms(driver: Any, url: str) -> float:
     """Navigate, then the browser's own figure: from the navigation's start to the end of the load
     event (request, the console's API call, transfer, parsing, the stylesheet, layout)."""
     driver.get(url)
-    timing = driver.execute_script("return performance.getEntriesByType('navigation')[0].toJSON()")
+    read = "const t = performance.getEntriesByType('navigation')[0]; return t && t.toJSON()"
+    # loadEventEnd is 0 until the load event's handlers have returned: wait for it, never read 0
+    timing = WebDriverWait(driver, 60, poll_frequency=0.05).until(
+        lambda d: (t := d.execute_script(read)) and t["loadEventEnd"] > 0 and t
+    )
     return float(timing["loadEventEnd"] - timing["startTime"])
 
 
@@ -100,7 +105,7 @@ def test_the_list_of_1000_participants_renders_in_under_a_second(
 
     # Then the best load is under a second, by the browser's navigation timing
     print(f"list of {STUDY} participants: loads {', '.join(f'{t:.0f} ms' for t in times)}")
-    assert times[0] < TARGET_MS, times
+    assert 0 < times[0] < TARGET_MS, times
     # and the page is the study's newest 50, the total named, each row from the participant's state
     caption = browser.find_element(By.CSS_SELECTOR, "table.people caption").text
     assert caption.startswith(f"1–50 of {STUDY} participants")
