@@ -36,7 +36,6 @@ from promptpipe.errors import (
 )
 from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.models.api import (
-    OPAQUE_TOKEN,
     EnrollmentRequest,
     ErrorEnvelope,
     FlowEnvelope,
@@ -45,6 +44,7 @@ from promptpipe.models.api import (
     MessageEnvelope,
     ParticipantEnvelope,
     ParticipantPageEnvelope,
+    ParticipantRowsEnvelope,
     ParticipantUpdate,
     ReconcileAllEnvelope,
     ReconcileEnvelope,
@@ -53,7 +53,8 @@ from promptpipe.models.api import (
     TranscriptPageEnvelope,
 )
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ParticipantRowsEnvelope
+from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE
+from promptpipe.models.store import OPAQUE_TOKEN
 from promptpipe.observability import logger
 from promptpipe.settings import get_settings
 from promptpipe.usecases import participant_rows, participants, schedules

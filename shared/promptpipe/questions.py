@@ -28,16 +28,21 @@ INTENSITY_LEVELS = ("low", "normal", "high")
 COMBINED_MARK = "intensity_combined"
 DEFAULT_INTENSITY = "normal"
 
-DONE_QUESTION = Question(
+# Module constants are built with model_construct (checked by tests/unit/test_cold_start.py): a
+# validated instance would build the models when any function imports this module.
+DONE_QUESTION = Question.model_construct(
     id=DONE_QUESTION_ID,
     text="Did you do it?",
-    options=[QuestionOption(id="done", title="Done"), QuestionOption(id="next_time", title="Next time")],
+    options=[
+        QuestionOption.model_construct(id="done", title="Done"),
+        QuestionOption.model_construct(id="next_time", title="Next time"),
+    ],
 )
 
 _INTENSITY_TEXT = "How's the intensity?"
-_DECREASE = QuestionOption(id="decrease", title="Decrease")
-_KEEP = QuestionOption(id="keep", title="Keep current")
-_INCREASE = QuestionOption(id="increase", title="Increase")
+_DECREASE = QuestionOption.model_construct(id="decrease", title="Decrease")
+_KEEP = QuestionOption.model_construct(id="keep", title="Keep current")
+_INCREASE = QuestionOption.model_construct(id="increase", title="Increase")
 # docs/behaviour.md#B-INT-3: no option that cannot change anything.
 _INTENSITY_OPTIONS = {
     "low": [_KEEP, _INCREASE],

@@ -305,3 +305,18 @@ def test_each_event_function_warms_only_what_its_first_event_needs(function: str
     ports = {name: getattr(deps, name)._instance is not None for name in ("timers", "prompts", "flows")}
     ports["conversation"] = app in events._engines  # the engines built, one per application context
     assert {name for name, done in ports.items() if done} == built
+
+
+def test_module_constants_built_without_validation_are_what_validation_builds() -> None:
+    # The constants skip validation so that importing their module builds no model; they must still
+    # be exactly the instances validation would make (a typo in a field would otherwise go unseen).
+    from promptpipe.flow.tools import profile_save, prompt_generator, state_transition
+    from promptpipe.models.llm import ToolDefinition
+    from promptpipe.models.messaging import Question, QuestionOption
+    from promptpipe.questions import _ALL_INTENSITY_OPTIONS, DONE_QUESTION
+
+    assert Question.model_validate(DONE_QUESTION.model_dump()) == DONE_QUESTION
+    for option in _ALL_INTENSITY_OPTIONS:
+        assert QuestionOption.model_validate(option.model_dump()) == option
+    for tool in (profile_save, prompt_generator, state_transition):
+        assert ToolDefinition.model_validate(tool.DEFINITION.model_dump()) == tool.DEFINITION

@@ -9,8 +9,9 @@ from pydantic import ConfigDict, Field, StrictBool
 from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState
-from promptpipe.models.store import TranscriptEntry
+from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
 from promptpipe.timezones import IanaTimeZoneOrEmpty
 
 T = TypeVar("T")
@@ -110,9 +111,6 @@ class StateView(LazyModel):
     effects_pending: bool = False
 
 
-OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
-
-
 class ErrorEnvelope(LazyModel):
     """Every error answer, as ``promptpipe.errors.error_body`` builds it: status ``error`` and a message."""
 
@@ -174,6 +172,10 @@ class ReconcileReportView(LazyModel):
 class ReconcileAll(LazyModel):
     participants: list[ReconcileReportView]
     repairs: int
+
+
+class ParticipantRowsEnvelope(Envelope[ParticipantRowsPage]):
+    pass
 
 
 class ReconcileEnvelope(Envelope[ReconcileReportView]):

@@ -7,10 +7,10 @@ from datetime import datetime
 
 from pydantic import Field
 
-from promptpipe.models.api import OPAQUE_TOKEN, Envelope
 from promptpipe.models.base import LazyModel
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey
+from promptpipe.models.store import OPAQUE_TOKEN
 
 ROWS_PAGE = 50  # the console's page
 MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
@@ -69,7 +69,3 @@ class ParticipantRowsPage(LazyModel):
     rows: list[ParticipantRow]
     total: int = Field(description="Participants matching the filters, on every page")
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
-
-
-class ParticipantRowsEnvelope(Envelope[ParticipantRowsPage]):
-    pass

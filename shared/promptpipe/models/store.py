@@ -27,6 +27,8 @@ RECENT_EVENTS_MAX_AGE_HOURS = 24
 # infra/constants.py DLQ_RETENTION_DAYS). One day of margin on top.
 EVENT_ID_RETENTION_DAYS = 15
 
+OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
+
 
 # Transcript kinds written by ``promptpipe import`` (promptpipe.usecases.import_history): one message of the
 # original's history, and the record of the import itself with the original's counts.

@@ -29,7 +29,8 @@ def _string_field(description: str) -> dict[str, str]:
     return {"type": "string", "description": description} if description else {"type": "string"}
 
 
-DEFINITION = ToolDefinition(
+# model_construct: no model build at import (tests/unit/test_cold_start.py)
+DEFINITION = ToolDefinition.model_construct(
     name="save_user_profile",
     description=(
         "Save what you learned about the participant: only non-empty fields you learned; nothing is "

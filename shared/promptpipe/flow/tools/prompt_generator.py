@@ -9,7 +9,8 @@ from promptpipe.flow.prompt_generator import PromptGenerationError, generate_hab
 from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.models.llm import ToolDefinition
 
-DEFINITION = ToolDefinition(
+# model_construct: no model build at import (tests/unit/test_cold_start.py)
+DEFINITION = ToolDefinition.model_construct(
     name="generate_habit_prompt",
     description=(
         "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "

@@ -16,7 +16,8 @@ from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import DataKey, PendingTransition, SubState
 
-DEFINITION = ToolDefinition(
+# model_construct: no model build at import (tests/unit/test_cold_start.py)
+DEFINITION = ToolDefinition.model_construct(
     name="transition_state",
     description=(
         "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
