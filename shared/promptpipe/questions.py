@@ -106,8 +106,7 @@ def render_combined_text(intensity: Question) -> str:
     first = len(DONE_QUESTION.options) + 1
     done = ", ".join(f"{i} {option.title}" for i, option in enumerate(DONE_QUESTION.options, start=1))
     levels = ", ".join(
-        f"{i} {_INTENSITY_WORDS.get(option.id, option.title).lower()}"
-        for i, option in enumerate(intensity.options, start=first)
+        f"{i} {_INTENSITY_WORDS[option.id].lower()}" for i, option in enumerate(intensity.options, start=first)
     )
     return f"{DONE_QUESTION.text} {done}. Intensity: {levels}"
 
