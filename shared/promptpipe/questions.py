@@ -205,7 +205,7 @@ def parse_answers(
     # A part that answers a question no longer open is left out ("done, 4" after an earlier "done").
     for done_words, level_word in ((words[:-1], words[-1]), (words[1:], words[0])):
         level = _combined_intensity(intensity, level_word)
-        answer = _combined_done(" ".join(done_words)) if level is not None else None
+        answer = _combined_done(" ".join(done_words))
         if answer is not None and level is not None:
             return [answer, level] if done is not None else [level]
     return []

@@ -313,6 +313,7 @@ DONE, NORMAL = questions.DONE_QUESTION, questions.intensity_question("normal")
         ("done, 4", [DONE], []),  # poll already answered: no reading of the 4
         ("4, done", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
         ("1 4", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
+        ("not today, 3", [DONE, NORMAL], [("done", "next_time"), ("intensity", "decrease")]),
         ("next time more", [DONE, NORMAL], [("done", "next_time"), ("intensity", "increase")]),
         ("done and high", [DONE, NORMAL], [("done", "done"), ("intensity", "high")]),
         ("maybe 4", [DONE, NORMAL], []),
