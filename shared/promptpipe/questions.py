@@ -112,8 +112,7 @@ def render_combined_text(intensity: Question) -> str:
     first = len(DONE_QUESTION.options) + 1
     done = ", ".join(f"{i} {option.title}" for i, option in enumerate(DONE_QUESTION.options, start=1))
     levels = ", ".join(
-        f"{i} {_INTENSITY_WORDS.get(option.id, option.title).lower()}"
-        for i, option in enumerate(intensity.options, start=first)
+        f"{i} {_INTENSITY_WORDS[option.id].lower()}" for i, option in enumerate(intensity.options, start=first)
     )
     return f"{DONE_QUESTION.text} {done}. Intensity: {levels}"
 
@@ -212,7 +211,7 @@ def parse_answers(
     # A part that answers a question no longer open is left out ("done, 4" after an earlier "done").
     for done_words, level_word in ((words[:-1], words[-1]), (words[1:], words[0])):
         level = _combined_intensity(intensity, level_word)
-        answer = _combined_done(" ".join(done_words)) if level is not None else None
+        answer = _combined_done(" ".join(done_words))
         if answer is not None and level is not None:
             return [answer, level] if done is not None else [level]
     return []

@@ -16,7 +16,7 @@ from promptpipe.adapters.offline_coach.rewrite import rewrite_within
 from promptpipe.errors import LLMError
 from promptpipe.flow.delivery import FALLBACK_PROMPT
 from promptpipe.flow.sms_fit import REWRITE_PURPOSE, SMS_REPLY_GUIDE, daily_prompt_room, fits_room
-from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.models.llm import ChatRequest, ChatResponse, LLMRoute
 from promptpipe.models.messaging import OutboundKind, Question
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
@@ -313,6 +313,7 @@ DONE, NORMAL = questions.DONE_QUESTION, questions.intensity_question("normal")
         ("done, 4", [DONE], []),  # poll already answered: no reading of the 4
         ("4, done", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
         ("1 4", [DONE, NORMAL], [("done", "done"), ("intensity", "keep")]),
+        ("not today, 3", [DONE, NORMAL], [("done", "next_time"), ("intensity", "decrease")]),
         ("next time more", [DONE, NORMAL], [("done", "next_time"), ("intensity", "increase")]),
         ("done and high", [DONE, NORMAL], [("done", "done"), ("intensity", "high")]),
         ("maybe 4", [DONE, NORMAL], []),
@@ -328,13 +329,49 @@ def test_parse_answers_reads_the_combined_line(
 @pytest.mark.parametrize("text", ["4", "yes 4", "done, 3", "not today"])
 def test_without_the_combined_line_its_shorthand_is_not_an_answer(text: str) -> None:
     assert _read(text, [DONE, NORMAL], combined=False) == []
+    assert questions.parse_answers(text, None, [DONE, NORMAL]) == []  # not combined unless said
 
 
 def test_the_combined_line_numbers_only_the_options_offered() -> None:
     assert questions.render_combined_text(questions.intensity_question("low")).endswith("Intensity: 3 same, 4 more")
     assert questions.render_combined_text(questions.intensity_question("high")).endswith("Intensity: 3 less, 4 same")
     # a body is followed by the line on the next line (one newline: one character less than a paragraph)
-    assert questions.with_question_text("Go.", DONE, NORMAL).startswith("Go.\nDid you do it? 1 Done, 2 Next time.")
+    assert questions.with_question_text("  Go.  ", DONE, NORMAL).startswith(
+        "  Go.\nDid you do it? 1 Done, 2 Next time."
+    )
     # the Done question alone, or the poll alone, keeps its paragraph form
     assert questions.with_question_text("Go.", DONE) == "Go.\n\nDid you do it? Reply 1 for Done or 2 for Next time."
     assert questions.with_question_text("", NORMAL).startswith("How's the intensity? Reply LESS")
+
+
+def test_both_answers_reach_the_model_one_canonical_text_a_line() -> None:
+    llm = SmsLLM()
+    h, p, daily = given(settings=SMS, llm=llm)
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    reply(h, p, "done, 3", at=at_local(MONDAY, "10:00"))
+    assert llm.requests[-1].messages[-1].content == "Q: Did you do it? A: Done\nQ: How's the intensity? A: Decrease"
+
+
+def test_the_reply_rewrite_is_routed_like_the_turns_module() -> None:
+    routed = Settings(
+        messaging_provider=MessagingProvider.TWILIO,
+        twilio_channel="sms",
+        llm_routes={"feedback": LLMRoute(model="gpt-4.1-mini")},
+        genai_allowed_models=["gpt-4.1-mini"],
+    )
+    llm = SmsLLM(reply=LONG_REPLY, rewrites=["Thanks! What time suits you?"])
+    h, p, _ = given(settings=routed, llm=llm)
+    reply(h, p, "ok", at=at_local(MONDAY, "10:00"))
+    [rewrite] = llm.of(REWRITE_PURPOSE)
+    assert rewrite.model == "gpt-4.1-mini"
+
+
+def test_a_reply_whose_emoji_the_tone_allows_is_counted_with_them() -> None:
+    # An emoji the participant's tone allows makes the text UCS-2: 70 characters a segment
+    emoji_reply = "Great job today, keep it going and see how it feels tomorrow morning! \U0001f389"
+    llm = SmsLLM(reply=emoji_reply, rewrites=["Great job today! \U0001f389"])
+    tone = {"tone_tags": ["emojis_ok"], "tone_scores": {"emojis_ok": 0.9}, "tone_version": 1}
+    h, p, _ = given(settings=SMS, llm=llm, profile={"tone": tone})
+    reply(h, p, "ok", at=at_local(MONDAY, "10:00"))
+    assert len(llm.of(REWRITE_PURPOSE)) == 1  # 2 segments with the emoji kept: rewritten
+    assert [m.body for m in sent(h, p, OutboundKind.REPLY)] == ["Great job today! \U0001f389"]
