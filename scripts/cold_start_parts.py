@@ -47,7 +47,7 @@ from promptpipe.wiring import get_app
 timed("rest of get_app()", get_app)
 
 from pydantic import BaseModel
-from promptpipe.phone import canonicalize_phone
+from promptpipe.rules.phone import canonicalize_phone
 
 timed("first phone number parsed", lambda: canonicalize_phone("+14155550100"))
 

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-    from promptpipe.cli import _quiet_lambda_runtime
+    from promptpipe.cli.commands import _quiet_lambda_runtime
     from promptpipe.local.simulate import run_simulation
 
     _quiet_lambda_runtime()

@@ -39,9 +39,9 @@ PREFIX = "promptpipe."
 
 # module (as mutmut names it, without PREFIX) -> minimum score in percent
 THRESHOLDS: dict[str, float] = {
-    "tone": 90.0,
-    "questions": 90.0,
-    "scheduling": 90.0,
+    "rules.tone": 90.0,
+    "flow.questions": 90.0,
+    "rules.scheduling": 90.0,
     "flow.session": 90.0,
     "flow.conversation": 90.0,
     "flow.tools.scheduler": 90.0,

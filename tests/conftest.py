@@ -26,7 +26,7 @@ import moto  # noqa: F401  (must precede handler imports)
 import pytest
 from moto import mock_aws
 
-from promptpipe.clock import ManualClock
+from promptpipe.rules.clock import ManualClock
 
 
 @pytest.fixture

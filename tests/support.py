@@ -11,7 +11,6 @@ from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
-from promptpipe.clock import ManualClock
 from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
@@ -21,6 +20,7 @@ from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.ports import LLM
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.participants import enroll

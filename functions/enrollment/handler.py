@@ -34,7 +34,6 @@ from promptpipe.errors import (
     ValidationFailed,
     error_body,
 )
-from promptpipe.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.models.api import (
     EnrollmentRequest,
     ErrorEnvelope,
@@ -56,6 +55,7 @@ from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE
 from promptpipe.models.store import OPAQUE_TOKEN
 from promptpipe.observability import logger
+from promptpipe.rules.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
 from promptpipe.settings import get_settings
 from promptpipe.usecases import participant_rows, participants, schedules
 from promptpipe.wiring import get_app

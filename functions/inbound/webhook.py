@@ -22,18 +22,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry
 from promptpipe.adapters.secrets import load_secrets
-from promptpipe.adapters.twilio_signature import verify_twilio_signature
+from promptpipe.channels.parsing import SenderWithoutPhone, parse_meta_payload, parse_twilio_form
+from promptpipe.channels.signatures import verify_meta_handshake, verify_meta_signature, verify_twilio_signature
 from promptpipe.errors import ConfigurationError, ValidationFailed, error_body
-from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
-from promptpipe.inbound import (
-    SenderWithoutPhone,
-    parse_meta_payload,
-    parse_twilio_form,
-    verify_meta_handshake,
-    verify_meta_signature,
-)
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, logger
+from promptpipe.rules.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
 from promptpipe.settings import get_settings
 from promptpipe.usecases.outcomes import InboundDecision
 from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery

@@ -25,7 +25,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_
 from promptpipe.errors import ConfigurationError
 from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import LLMEndpoint, LLMRoute, endpoint_url
-from promptpipe.phone import is_known_region
+from promptpipe.rules.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}

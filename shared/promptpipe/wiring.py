@@ -18,7 +18,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from promptpipe.clock import Clock, SystemClock
 from promptpipe.config import CoreConfig
 from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -29,6 +28,7 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
 from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue
+from promptpipe.rules.clock import Clock, SystemClock
 from promptpipe.settings import Settings, get_settings
 from promptpipe.usecases.context import AppContext
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from promptpipe.cli import main
+from promptpipe.cli.commands import main
 from promptpipe.local.environment import LOCAL_TWILIO_AUTH_TOKEN, LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
 from promptpipe.local.signing import twilio_signature

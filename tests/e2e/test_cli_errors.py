@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promptpipe import cli
-from promptpipe.cli import EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, main
+from promptpipe.cli import commands as cli
+from promptpipe.cli.commands import EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE, main
 
 
 @pytest.fixture(autouse=True)

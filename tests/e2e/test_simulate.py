@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from promptpipe.cli import main
+from promptpipe.cli.commands import main
 from promptpipe.local.simulate import PromptPeaks, run_simulation
 
 

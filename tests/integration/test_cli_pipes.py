@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from promptpipe.cli_errors import EXIT_BROKEN_PIPE
+from promptpipe.exit_codes import EXIT_BROKEN_PIPE
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_SCRIPT = """
@@ -22,7 +22,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from promptpipe import wiring
-from promptpipe.cli import main
+from promptpipe.cli.commands import main
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from tests.integration.test_import import build_original
 

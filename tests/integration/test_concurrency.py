@@ -26,7 +26,6 @@ from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.clock import ManualClock
 from promptpipe.config import CoreConfig
 from promptpipe.errors import StateConflictRetriesExhausted
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -48,6 +47,7 @@ from promptpipe.models.state import (
     new_state_data,
 )
 from promptpipe.models.store import Direction, StateCommit
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.events import process_turn, run_timer

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from promptpipe.adapters.api_http import HttpTransport
-from promptpipe.cli import EXIT_FAILED, EXIT_UNAVAILABLE, main
+from promptpipe.cli.commands import EXIT_FAILED, EXIT_UNAVAILABLE, main
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from promptpipe import cli_coordinator
-from promptpipe.cli import EXIT_FAILED, EXIT_USAGE, main
-from promptpipe.cli_errors import CliError
+from promptpipe.cli import coordinator_commands as cli_coordinator
+from promptpipe.cli.commands import EXIT_FAILED, EXIT_USAGE, main
 from promptpipe.console.app import Console
 from promptpipe.coordinator.client import ApiError, CoordinatorClient
+from promptpipe.exit_codes import CliError
 from promptpipe.local.api_transport import InProcessTransport
 
 BASE = "/conversation/participants"

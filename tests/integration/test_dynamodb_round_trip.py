@@ -18,8 +18,8 @@ from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey, FlowState, StateData
 from promptpipe.models.store import StateCommit
+from promptpipe.rules.tone import ProfileTone
 from promptpipe.settings import Settings
-from promptpipe.tone import ProfileTone
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "c" * 32

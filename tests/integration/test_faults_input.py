@@ -330,7 +330,7 @@ def test_pushes_that_keep_losing_to_concurrent_ones_are_a_409_naming_the_version
 def test_the_cli_answers_bad_flow_files_in_one_line_with_the_documented_exit_code(
     tmp_path: Any, capsys: pytest.CaptureFixture[str], case: tuple[str, str, int, str]
 ) -> None:
-    from promptpipe.cli import main
+    from promptpipe.cli.commands import main
 
     command, content, code, line = case
     path = tmp_path / "flow.json"

@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from promptpipe.adapters.original_db import parse_time, read_sqlite
-from promptpipe.cli import main
+from promptpipe.cli.commands import main
 from promptpipe.models.state import DataKey
 from promptpipe.usecases.import_participants import import_participants, imported_id
 from tests.support import ORIGINAL_SQLITE_SCHEMA

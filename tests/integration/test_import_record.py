@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from promptpipe import wiring
-from promptpipe.cli import main
+from promptpipe.cli.commands import main
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import summarize, transcript_text, zone_of

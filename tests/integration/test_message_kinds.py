@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from promptpipe import cli_coordinator
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.cli import main
+from promptpipe.cli import coordinator_commands as cli_coordinator
+from promptpipe.cli.commands import main
 from promptpipe.console.app import Console
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.export import write_export

@@ -25,11 +25,11 @@ from promptpipe.adapters.messengers import (
     WhatsAppTemplates,
     build_messenger,
 )
-from promptpipe.clock import ManualClock
 from promptpipe.errors import ConfigurationError, MessagingError
+from promptpipe.flow.questions import DONE_QUESTION, intensity_question
 from promptpipe.models.messaging import NEVER_WROTE, OutboundKind, OutboundMessage
 from promptpipe.ports import Messenger
-from promptpipe.questions import DONE_QUESTION, intensity_question
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 
 ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"

@@ -14,9 +14,9 @@ import boto3
 import pytest
 
 from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
-from promptpipe.clock import ManualClock
 from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
+from promptpipe.rules.clock import ManualClock
 
 GROUP = "promptpipe-test"
 TIMERS_ARN = "arn:aws:lambda:us-east-1:123456789012:function:timers"

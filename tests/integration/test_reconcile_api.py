@@ -100,9 +100,9 @@ def test_the_cli_reconciles_through_the_api(local_env_factory: Any, monkeypatch:
     # Given a participant with an orphan schedule, and the CLI pointed at that local stack's API
     from contextlib import contextmanager
 
-    from promptpipe import cli
-    from promptpipe.cli_errors import CliError
+    from promptpipe.cli import commands as cli
     from promptpipe.coordinator.client import CoordinatorClient
+    from promptpipe.exit_codes import CliError
     from promptpipe.local.api_transport import InProcessTransport
 
     env = local_env_factory()

@@ -157,7 +157,7 @@ def test_the_cli_prints_each_rewritten_schedule_and_its_fields(
     import argparse
     from contextlib import contextmanager
 
-    from promptpipe import cli
+    from promptpipe.cli import commands as cli
     from promptpipe.coordinator.client import CoordinatorClient
     from promptpipe.local.api_transport import InProcessTransport
 

@@ -47,14 +47,13 @@ import promptpipe.adapters.aws as aws_adapters
 from promptpipe.adapters.aws import INBOUND_MAX_RECEIVE_COUNT, aws_client, create_local_resources
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.clock import ManualClock
 from promptpipe.errors import StateConflictRetriesExhausted
 from promptpipe.flow.deps import IdGenerator
+from promptpipe.flow.questions import DONE_QUESTION_ID, canonical_answer_text
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
-from promptpipe.inbound_text import TRUNCATION_MARK
 from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, SCHEDULER_ROLE_ARN, TIMERS_ARN, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, sqs_record
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
@@ -65,7 +64,8 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import InboundMessage, OutboundKind
 from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.models.store import Direction, TranscriptEntry
-from promptpipe.questions import DONE_QUESTION_ID, canonical_answer_text
+from promptpipe.rules.clock import ManualClock
+from promptpipe.rules.text_clipping import TRUNCATION_MARK
 from promptpipe.settings import Settings
 from promptpipe.usecases import participants
 from promptpipe.usecases.context import AppContext

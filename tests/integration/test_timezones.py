@@ -18,7 +18,7 @@ from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate
 from promptpipe.models.events import ScheduledPromptPayload
-from promptpipe.timezones import iana_zone_names, validate_iana_zone
+from promptpipe.rules.timezones import iana_zone_names, validate_iana_zone
 from promptpipe.usecases.participants import validate_timezone
 from tests.support import memory_harness
 

@@ -360,7 +360,7 @@ def _drain_queue(env: LocalEnvironment) -> list[dict[str, Any]]:
 
 def _clipped(body: str, env: LocalEnvironment) -> str:
     """The body as the webhook queues it: unchanged, or clipped when over the limit."""
-    from promptpipe.inbound_text import clip_inbound_text
+    from promptpipe.rules.text_clipping import clip_inbound_text
 
     limit = env.settings.max_inbound_message_chars
     return body if len(body) <= limit else clip_inbound_text(body, limit)

@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from promptpipe.adapters.messengers import WhatsAppCloudMessenger, WhatsAppTemplates
-from promptpipe.clock import Clock
 from promptpipe.local.demo import send_sms
+from promptpipe.rules.clock import Clock
 
 EXCHANGES = json.loads((Path(__file__).parent.parent / "data" / "outbound_exchanges.json").read_text())
 PHONE = "+14165550142"

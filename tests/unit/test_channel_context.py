@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from promptpipe.channel_context import allows_emoji, last_inbound_at, with_channel_context
+from promptpipe.channels.context import allows_emoji, last_inbound_at, with_channel_context
 from promptpipe.models.messaging import NEVER_WROTE, OutboundKind, OutboundMessage
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import ConversationMessage, DataKey, StateData, new_state_data

@@ -1,4 +1,4 @@
-"""Clocks and RFC3339 timestamps (shared/promptpipe/clock.py)."""
+"""Clocks and RFC3339 timestamps (shared/promptpipe/rules/clock.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from promptpipe.clock import ManualClock, SystemClock, parse_rfc3339, to_rfc3339
+from promptpipe.rules.clock import ManualClock, SystemClock, parse_rfc3339, to_rfc3339
 
 TORONTO_WINTER = timezone(timedelta(hours=-5))
 

@@ -310,10 +310,10 @@ def test_each_event_function_warms_only_what_its_first_event_needs(function: str
 def test_module_constants_built_without_validation_are_what_validation_builds() -> None:
     # The constants skip validation so that importing their module builds no model; they must still
     # be exactly the instances validation would make (a typo in a field would otherwise go unseen).
+    from promptpipe.flow.questions import _ALL_INTENSITY_OPTIONS, DONE_QUESTION
     from promptpipe.flow.tools import profile_save, prompt_generator, state_transition
     from promptpipe.models.llm import ToolDefinition
     from promptpipe.models.messaging import Question, QuestionOption
-    from promptpipe.questions import _ALL_INTENSITY_OPTIONS, DONE_QUESTION
 
     assert Question.model_validate(DONE_QUESTION.model_dump()) == DONE_QUESTION
     for option in _ALL_INTENSITY_OPTIONS:

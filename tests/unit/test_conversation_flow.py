@@ -11,7 +11,6 @@ import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.clock import to_rfc3339
 from promptpipe.flow.conversation import (
     GREETING_HINT,
     ConversationFlow,
@@ -25,6 +24,7 @@ from promptpipe.models.messaging import InboundMessage, OutboundKind
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import DailyPromptPending, DataKey, FlowState, StateData, new_state_data
 from promptpipe.models.store import Direction, StateCommit
+from promptpipe.rules.clock import to_rfc3339
 from promptpipe.settings import Settings
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.participants import override_state

@@ -11,8 +11,8 @@ import functions
 import promptpipe
 from promptpipe import errors
 from promptpipe.errors import error_body
-from promptpipe.http_body import error_response
 from promptpipe.models.api import ErrorEnvelope
+from promptpipe.rules.http_body import error_response
 
 PACKAGES = (Path(functions.__file__).parent, Path(promptpipe.__file__).parent)
 BUILDER = Path(errors.__file__)

@@ -18,7 +18,6 @@ from botocore.exceptions import ClientError
 from promptpipe.adapters.dynamodb import DynamoStateStore
 from promptpipe.adapters.dynamodb_commit import CLAIM_INDEX, commit_actions
 from promptpipe.adapters.memory_store import InMemoryStore
-from promptpipe.clock import ManualClock
 from promptpipe.errors import EventAlreadyCommitted, StateConflict
 from promptpipe.flow.session import OpContext, SessionFactory
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
@@ -31,6 +30,7 @@ from promptpipe.models.store import (
     EventClaim,
     StateCommit,
 )
+from promptpipe.rules.clock import ManualClock
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "b" * 32

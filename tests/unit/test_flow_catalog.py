@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.memory_flows import InMemoryFlowDefinitionStore
-from promptpipe.clock import ManualClock
 from promptpipe.controller.catalog import DEFAULT_TTL_SECONDS, MAX_PINNED, FlowCatalog
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_definition
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
 from promptpipe.errors import FlowNotFound, FlowPushConflict
 from promptpipe.flow.flow_files import load_flow_files
+from promptpipe.rules.clock import ManualClock
 
 FLOWS_DIR = Path(__file__).parents[2] / "prompts" / "flows"
 

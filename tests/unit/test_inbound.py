@@ -14,14 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptpipe.adapters.twilio_signature import verify_twilio_signature
+from promptpipe.channels.parsing import parse_meta_payload, parse_twilio_form
+from promptpipe.channels.signatures import verify_meta_handshake, verify_meta_signature, verify_twilio_signature
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
-from promptpipe.inbound import (
-    parse_meta_payload,
-    parse_twilio_form,
-    verify_meta_handshake,
-    verify_meta_signature,
-)
 from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

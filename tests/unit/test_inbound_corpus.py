@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from promptpipe import inbound
+from promptpipe.channels import parsing as inbound
+from promptpipe.channels.parsing import parse_meta_payload, parse_twilio_form
 from promptpipe.errors import ValidationFailed
-from promptpipe.inbound import parse_meta_payload, parse_twilio_form
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

@@ -14,7 +14,6 @@ from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.clock import ManualClock
 from promptpipe.config import CoreConfig
 from promptpipe.controller.catalog import FlowCatalog
 from promptpipe.controller.runtime import Mode, Status
@@ -28,6 +27,7 @@ from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData, SubState, new_state_data
 from promptpipe.ports import LLM
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 
 FLOWS_DIR = Path(__file__).parents[2] / "prompts" / "flows"

@@ -1,4 +1,4 @@
-"""One home for the words of a request (``promptpipe.intent_patterns``): the turn's rules
+"""One home for the words of a request (``promptpipe.rules.intent_patterns``): the turn's rules
 (``flow/intent_rules``) and the offline coach read a message alike. Each case is a message the two
 used to read apart: the rules offered a tool (or answered a question) and the coach did otherwise."""
 

@@ -20,7 +20,6 @@ from promptpipe.adapters.offline_coach import (
     parse_intake_message,
     parse_vague_time,
 )
-from promptpipe.clock import ManualClock
 from promptpipe.config import CoreConfig
 from promptpipe.flow.conversation import GREETING_HINT, ConversationFlow, TurnResult
 from promptpipe.flow.delivery import deliver_daily_prompt
@@ -35,6 +34,7 @@ from promptpipe.models.messaging import InboundMessage, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, format_background
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import FlowState, StateData, SubState, new_state_data
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 
 LABEL = "offline-coach (rule-based, no LLM)"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
-from promptpipe.phone import (
+from promptpipe.rules.phone import (
     canonicalize_imported_phone,
     canonicalize_phone,
     canonicalize_whatsapp_sender,

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey, StateData
-from promptpipe.tone import GO_ZERO_TIME, ProfileTone, UpdateSource
+from promptpipe.rules.tone import GO_ZERO_TIME, ProfileTone, UpdateSource
 
 TORONTO = ZoneInfo("America/Toronto")
 # Not on the hour, with microseconds, and in a zone other than UTC: each is a way to lose precision.

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptpipe.models.messaging import Question, QuestionOption
-from promptpipe.questions import (
+from promptpipe.flow.questions import (
     DONE_QUESTION,
     Answer,
     apply_intensity,
@@ -17,6 +16,7 @@ from promptpipe.questions import (
     parse_answer,
     render_text,
 )
+from promptpipe.models.messaging import Question, QuestionOption
 
 
 def _ids(question: Question) -> list[str]:
@@ -313,7 +313,7 @@ def test_parse_answer_never_raises(text: str | None, answer_id: str | None, curr
 
 
 def test_question_text_starts_a_message_with_no_body_and_keeps_the_body_indentation() -> None:
-    from promptpipe.questions import (
+    from promptpipe.flow.questions import (
         DONE_QUESTION,
         intensity_question,
         render_combined_text,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptpipe.quiet_hours import QuietHours, adjust, parse_clock
+from promptpipe.rules.quiet_hours import QuietHours, adjust, parse_clock
 from promptpipe.settings import Settings
 
 TORONTO = "America/Toronto"

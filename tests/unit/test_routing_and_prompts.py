@@ -180,8 +180,8 @@ def test_ssm_store_push_fetch_and_cli(monkeypatch, capsys) -> None:
         monkeypatch.setenv(name, "testing")
     import boto3
 
-    from promptpipe import cli
     from promptpipe.adapters.prompt_store import SSMPromptStore
+    from promptpipe.cli import commands as cli
     from promptpipe.settings import set_settings
 
     with moto.mock_aws():

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from promptpipe.errors import InvalidScheduleExpression, TimerError
-from promptpipe.scheduling import (
+from promptpipe.rules.scheduling import (
     MAX_EXPRESSION_LENGTH,
     at_expression,
     at_fire_time,

@@ -15,7 +15,6 @@ import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
-from promptpipe.clock import ManualClock
 from promptpipe.errors import ParticipantNotFound, StateConflict, StateConflictRetriesExhausted
 from promptpipe.flow.effects import apply_schedule_changes
 from promptpipe.flow.session import (
@@ -40,6 +39,7 @@ from promptpipe.models.state import (
     new_state_data,
 )
 from promptpipe.models.store import MAX_RECENT_EVENTS, RECENT_EVENTS_MAX_AGE_HOURS, Direction, EventRecord, StateCommit
+from promptpipe.rules.clock import ManualClock
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "a" * 32

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from promptpipe.sms import (
+from promptpipe.rules.sms import (
     GSM7_BASIC,
     GSM7_EXTENSION,
     MAX_BODY_CHARS,

@@ -10,18 +10,18 @@ from collections.abc import Callable
 
 import pytest
 
-from promptpipe import questions
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.adapters.offline_coach.rewrite import rewrite_within
 from promptpipe.errors import LLMError
+from promptpipe.flow import questions
 from promptpipe.flow.delivery import FALLBACK_PROMPT
 from promptpipe.flow.sms_fit import REWRITE_PURPOSE, SMS_REPLY_GUIDE, daily_prompt_room, fits_room
 from promptpipe.models.llm import ChatRequest, ChatResponse, LLMRoute
 from promptpipe.models.messaging import OutboundKind, Question
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
+from promptpipe.rules.sms import asks_for_more, fits_one_gsm7_segment, prepare_sms
 from promptpipe.settings import MessagingProvider, Settings
-from promptpipe.sms import asks_for_more, fits_one_gsm7_segment, prepare_sms
 from tests.support import MemoryHarness
 from tests.unit.test_delivery_and_timers import (
     MONDAY,

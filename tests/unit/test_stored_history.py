@@ -15,8 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from promptpipe.adapters.memory_store import InMemoryStore
-from promptpipe.channel_context import last_inbound_at
-from promptpipe.clock import ManualClock
+from promptpipe.channels.context import last_inbound_at
 from promptpipe.flow.context import history_window
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.history import (
@@ -30,6 +29,7 @@ from promptpipe.models.history import (
 )
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import ConversationMessage, DataKey, FlowState, StateData
+from promptpipe.rules.clock import ManualClock
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "b" * 32

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptpipe.tone import (
+from promptpipe.rules.tone import (
     ACTIVATE_THRESHOLD,
     ALL_TAGS,
     ALPHA,
@@ -882,7 +882,7 @@ def test_hysteresis_never_leaves_both_tags_of_a_pair_active():
     # Given concise held active by hysteresis while detailed climbs past 0.7 through implicit updates
     from datetime import UTC, datetime, timedelta
 
-    from promptpipe.tone import ProfileTone, update_profile_tone, validate_proposal
+    from promptpipe.rules.tone import ProfileTone, update_profile_tone, validate_proposal
 
     tone = ProfileTone()
     now = datetime(2026, 3, 2, tzinfo=UTC)

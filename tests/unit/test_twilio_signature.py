@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from twilio.request_validator import RequestValidator
 
-from promptpipe.adapters.twilio_signature import twilio_signature, verify_twilio_signature
+from promptpipe.channels.signatures import twilio_signature, verify_twilio_signature
 
 TOKEN = "12345678901234567890123456789012"
 

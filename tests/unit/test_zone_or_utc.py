@@ -1,4 +1,4 @@
-"""One reading of a stored zone: the zone, else UTC (``promptpipe.timezones.zone_or_utc``).
+"""One reading of a stored zone: the zone, else UTC (``promptpipe.rules.timezones.zone_or_utc``).
 
 The participant's summary (console, CLI, export), the intensity poll's "today" and the inbound
 answer's day all read a stored zone that may be empty or one the zone database does not know; a
@@ -18,7 +18,7 @@ from promptpipe.coordinator.summary import zone_of
 from promptpipe.flow.delivery import participant_zone
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import ScheduleInfo, ScheduleType
-from promptpipe.timezones import zone_or_utc
+from promptpipe.rules.timezones import zone_or_utc
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 NOT_ZONES = ["", "Mars/Olympus_Mons", "America", "../etc/passwd", "America/", "UTC "]

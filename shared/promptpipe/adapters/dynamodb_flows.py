@@ -35,9 +35,9 @@ from promptpipe.adapters.dynamodb_items import (
     flow_version_sk,
     key,
 )
-from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.definition import FlowDefinition
 from promptpipe.controller.ports import FlowVersionConflict, FlowVersionInfo, StoredFlow
+from promptpipe.rules.clock import parse_rfc3339, to_rfc3339
 
 
 def _item(stored: StoredFlow, sk: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from promptpipe.adapters.aws_errors import error_code
 from promptpipe.errors import ConfigurationError, TimerError
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
-from promptpipe.scheduling import (
+from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,
     parse_expression,

@@ -7,11 +7,11 @@ from datetime import datetime
 
 from pydantic import ConfigDict
 
-from promptpipe.clock import Clock
 from promptpipe.errors import MessagingError
+from promptpipe.flow.questions import with_question_text
 from promptpipe.models.base import LazyModel
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
-from promptpipe.questions import with_question_text
+from promptpipe.rules.clock import Clock
 
 
 class OutboxRecord(LazyModel):

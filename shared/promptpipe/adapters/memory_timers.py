@@ -12,7 +12,7 @@ from promptpipe.errors import TimerError
 from promptpipe.models.base import LazyModel
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
-from promptpipe.scheduling import (
+from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,
     validate_schedule_name,

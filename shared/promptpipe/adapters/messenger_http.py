@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from promptpipe.errors import MessagingError
-from promptpipe.phone import mask_phone
+from promptpipe.rules.phone import mask_phone
 
 if TYPE_CHECKING:
     import httpx

@@ -7,7 +7,7 @@ out as reply buttons on WhatsApp Cloud and as numbered text elsewhere (``questio
 replies are parsed back by ``questions.parse_answer``.
 
 SMS (Twilio, ``sms`` channel): the body is normalised to GSM-7 where the meaning allows and split
-over 1,600 characters (``promptpipe.sms``); the segments billed come back in ``SendResult``, each
+over 1,600 characters (``promptpipe.rules.sms``); the segments billed come back in ``SendResult``, each
 part's provider id in ``part_ids``; a retry sends only the parts after ``parts_accepted``.
 
 WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated message more than 24
@@ -33,13 +33,13 @@ from promptpipe.adapters.whatsapp_payloads import (
     text_payload,
 )
 from promptpipe.adapters.whatsapp_templates import TemplateChoice, WhatsAppTemplates
-from promptpipe.clock import Clock, SystemClock
 from promptpipe.errors import ConfigurationError, MessagingError
+from promptpipe.flow.questions import with_question_text
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.ports import Messenger
-from promptpipe.questions import with_question_text
+from promptpipe.rules.clock import Clock, SystemClock
+from promptpipe.rules.sms import prepare_sms, split_body
 from promptpipe.settings import MessagingProvider, Settings
-from promptpipe.sms import prepare_sms, split_body
 
 if TYPE_CHECKING:
     import httpx

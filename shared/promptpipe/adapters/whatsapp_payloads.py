@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from promptpipe.flow.questions import button_id
 from promptpipe.models.messaging import Question
-from promptpipe.questions import button_id
 
 
 def text_payload(to: str, body: str) -> dict[str, Any]:

@@ -29,13 +29,13 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.console import views
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import TIMER_WORDS, ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.participant_rows import ParticipantRowsPage

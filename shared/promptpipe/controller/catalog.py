@@ -18,10 +18,10 @@ from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
-from promptpipe.clock import Clock
 from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, Problem, validate
 from promptpipe.controller.ports import FlowDefinitionStore, FlowVersionConflict, FlowVersionInfo, StoredFlow
 from promptpipe.errors import FlowNotFound, FlowPushConflict
+from promptpipe.rules.clock import Clock
 
 DEFAULT_TTL_SECONDS = 60.0
 MAX_PINNED = 64

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from promptpipe.errors import PromptPipeError
-from promptpipe.http_body import MalformedBody, decode_utf8, read_json_text
 from promptpipe.models.base import LazyModel
+from promptpipe.rules.http_body import MalformedBody, decode_utf8, read_json_text
 
 # The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
 NODE_TOOLS: tuple[str, ...] = ("save_user_profile", "generate_habit_prompt", "scheduler", "transition_state")

@@ -9,7 +9,7 @@ from typing import Any
 
 from promptpipe.models.store import TranscriptEntry
 
-# The attachment types the webhooks record (promptpipe.inbound), as a reader names them.
+# The attachment types the webhooks record (promptpipe.channels.parsing), as a reader names them.
 ATTACHMENT_WORDS = {
     "image": "a photo",
     "audio": "a voice message or audio",

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
-from promptpipe.timezones import zone_or_utc
+from promptpipe.rules.timezones import zone_or_utc
 
 _PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
 DONE_QUESTION = "Did you do it?"

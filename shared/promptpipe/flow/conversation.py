@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from promptpipe import questions
-from promptpipe.channel_context import allows_emoji
+from promptpipe.channels.context import allows_emoji
+from promptpipe.flow import questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.modules import (
@@ -29,10 +29,10 @@ from promptpipe.flow.modules import (
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
-from promptpipe.inbound_text import clip_inbound_text
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
+from promptpipe.rules.text_clipping import clip_inbound_text
 
 GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"
 DEBUG_PREFIX = "🐛 DEBUG: "

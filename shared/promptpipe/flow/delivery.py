@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from promptpipe import questions
 from promptpipe.config import CoreConfig
 from promptpipe.errors import LLMError
+from promptpipe.flow import questions
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
@@ -35,8 +35,8 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
-from promptpipe.quiet_hours import QuietHours
-from promptpipe.timezones import zone_or_utc
+from promptpipe.rules.quiet_hours import QuietHours
+from promptpipe.rules.timezones import zone_or_utc
 
 logger = logging.getLogger(__name__)
 

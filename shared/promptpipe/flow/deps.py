@@ -7,9 +7,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from promptpipe.clock import Clock
 from promptpipe.config import CoreConfig
 from promptpipe.ports import LLM, Timers
+from promptpipe.rules.clock import Clock
 
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog

@@ -19,7 +19,7 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
 from promptpipe.ports import Timers
-from promptpipe.scheduling import at_expression, daily_cron_expression, validate_schedule_name, validate_timezone
+from promptpipe.rules.scheduling import at_expression, daily_cron_expression, validate_schedule_name, validate_timezone
 
 MINUTES_PER_DAY = 24 * 60
 

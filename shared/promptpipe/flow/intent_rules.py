@@ -25,8 +25,8 @@ import re
 from typing import Literal
 
 from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, Intent
-from promptpipe.intent_patterns import CHANGE_TIME, NEW_HABIT, PREFER, STOP, is_capability_question
 from promptpipe.models.turn_context import TurnContext
+from promptpipe.rules.intent_patterns import CHANGE_TIME, NEW_HABIT, PREFER, STOP, is_capability_question
 
 __all__ = ["TurnContext", "decide", "is_capability_question", "mentions_time", "needs_no_action", "normalise"]
 

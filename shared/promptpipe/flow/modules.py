@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptpipe import tone
 from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
@@ -50,6 +49,7 @@ from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.flow.tools.state_transition import StateTransitionTool
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.state import ConversationMessage, DataKey
+from promptpipe.rules import tone
 
 logger = logging.getLogger(__name__)
 

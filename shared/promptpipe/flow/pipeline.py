@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptpipe.inbound_text import TRUNCATION_MARK
 from promptpipe.models.llm import ChatMessage, ToolCall
+from promptpipe.rules.text_clipping import TRUNCATION_MARK
 
 CHARS_PER_TOKEN = 4  # the documented estimate (no tokenizer at run time)
 MAX_MODEL_CALLS = 10  # per turn, the synthesis call included

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from promptpipe import tone
 from promptpipe.errors import PromptPipeError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.deps import FlowDeps
@@ -13,7 +12,8 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
-from promptpipe.sms import normalize_gsm7
+from promptpipe.rules import tone
+from promptpipe.rules.sms import normalize_gsm7
 
 DeliveryMode = Literal["immediate", "scheduled"]
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from promptpipe.channel_context import with_channel_context
-from promptpipe.clock import Clock
+from promptpipe.channels.context import with_channel_context
 from promptpipe.errors import (
     EventAlreadyCommitted,
     ParticipantNotFound,
@@ -52,6 +51,7 @@ from promptpipe.models.store import (
     TranscriptEntry,
 )
 from promptpipe.ports import StateStore
+from promptpipe.rules.clock import Clock
 
 logger = logging.getLogger(__name__)
 

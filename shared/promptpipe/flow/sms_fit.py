@@ -6,7 +6,7 @@ On SMS every segment is billed, so what the coach writes is held to one GSM-7 se
   the generator is told the room left by the questions (``daily_prompt_room``); a longer answer is
   rewritten by the model with the limit once; if that is still too long the delivery sends its own
   fallback text, which fits (``flow/prompt_generator.py``, ``flow/delivery.py``);
-- a coach reply, unless the participant asked for more (``promptpipe.sms.asks_for_more``): the model
+- a coach reply, unless the participant asked for more (``promptpipe.rules.sms.asks_for_more``): the model
   is told the limit (``SMS_REPLY_GUIDE``), and a longer reply is rewritten once. A rewrite that is
   still longer is not cut: the shorter of the two is sent whole.
 
@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import logging
 
-from promptpipe import questions
 from promptpipe.errors import LLMError
-from promptpipe.flow import routing
+from promptpipe.flow import questions, routing
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.pipeline import LLMCallRecord
 from promptpipe.flow.session import ConversationSession
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.messaging import Question
-from promptpipe.sms import SINGLE_GSM7, asks_for_more, count_segments, normalize_gsm7, prepare_sms
+from promptpipe.rules.sms import SINGLE_GSM7, asks_for_more, count_segments, normalize_gsm7, prepare_sms
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
-from promptpipe.quiet_hours import QuietHours
+from promptpipe.rules.quiet_hours import QuietHours
 
 # docs/behaviour.md#B-REM-3 quotes this text.
 REMINDER_TEXT = (

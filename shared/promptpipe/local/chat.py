@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from promptpipe.cli_errors import CliError
+from promptpipe.exit_codes import CliError
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import LocalEnvironment, model_label
 from promptpipe.settings import parse_duration

@@ -16,13 +16,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from promptpipe.adapters.local_outbox import LocalOutbox, OutboxRecord
-from promptpipe.clock import ManualClock
 from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.ports import LLM, Timers
+from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import MessagingProvider, Settings, set_settings
 from promptpipe.usecases.context import AppContext
 

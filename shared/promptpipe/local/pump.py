@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from pydantic import ConfigDict
 
-from promptpipe.clock import ManualClock, parse_rfc3339
 from promptpipe.errors import InvalidScheduleExpression
 from promptpipe.models.base import LazyModel
-from promptpipe.scheduling import (
+from promptpipe.rules.clock import ManualClock, parse_rfc3339
+from promptpipe.rules.scheduling import (
     ParsedExpression,
     at_fire_time,
     next_cron_fire,

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from promptpipe.cli_errors import EXIT_UNAVAILABLE, CliError
 from promptpipe.errors import PromptPipeError, ValidationFailed, error_body
-from promptpipe.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
+from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.environment import (
     LOCAL_TWILIO_AUTH_TOKEN,
     LOCAL_WHATSAPP_APP_SECRET,
@@ -32,6 +31,7 @@ from promptpipe.local.environment import (
     model_label,
 )
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
+from promptpipe.rules.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
 
 # A body over the cap is read and dropped up to this size (so the client sees the 413), else the
 # connection is closed.

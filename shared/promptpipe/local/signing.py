@@ -6,7 +6,7 @@ import hashlib
 import hmac
 from urllib.parse import urlencode
 
-from promptpipe.adapters.twilio_signature import twilio_signature as _twilio_signature
+from promptpipe.channels.signatures import twilio_signature as _twilio_signature
 
 
 def twilio_signature(url: str, params: dict[str, str], auth_token: str) -> str:

@@ -24,7 +24,7 @@ from promptpipe.adapters.local_outbox import OutboxRecord
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, LocalEnvironment, local_settings
 from promptpipe.models.messaging import OutboundKind
-from promptpipe.sms import prepare_sms, segments
+from promptpipe.rules.sms import prepare_sms, segments
 
 ZONES = ("America/Toronto", "America/Los_Angeles", "Europe/London", "Europe/Berlin", "Asia/Tokyo", "Australia/Sydney")
 HABITS = (
@@ -64,7 +64,7 @@ class SegmentStats:
     """SMS segments of every message the run sent, as if the channel were SMS.
 
     ``before``: the text as the coach wrote it (typographic quotes, dashes, emoji as they come).
-    ``after``: what the SMS messenger sends (``promptpipe.sms.prepare_sms``: GSM-7 where the meaning
+    ``after``: what the SMS messenger sends (``promptpipe.rules.sms.prepare_sms``: GSM-7 where the meaning
     allows, emoji only when the tone allows them).
     """
 

@@ -12,7 +12,7 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState
 from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
-from promptpipe.timezones import IanaTimeZoneOrEmpty
+from promptpipe.rules.timezones import IanaTimeZoneOrEmpty
 
 T = TypeVar("T")
 

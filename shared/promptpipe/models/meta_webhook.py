@@ -1,5 +1,5 @@
 """Meta's WhatsApp Cloud API notification (``object: whatsapp_business_account``), as
-``promptpipe.inbound.parse_meta_payload`` reads it.
+``promptpipe.channels.parsing.parse_meta_payload`` reads it.
 
 How strictly each part is read:
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator
 
 from promptpipe.models.base import LazyModel
-from promptpipe.tone import GO_ZERO_TIME, ProfileTone
+from promptpipe.rules.tone import GO_ZERO_TIME, ProfileTone
 
 
 class Intensity(StrEnum):

@@ -2,7 +2,7 @@
 
 A payload model ignores fields nobody reads (a provider adding fields changes nothing), is
 immutable, and builds its schema at its first validation rather than at import: the webhook
-function imports these at cold start. ``promptpipe.inbound`` imports each provider's module only
+function imports these at cold start. ``promptpipe.channels.parsing`` imports each provider's module only
 when a payload of that provider arrives.
 
 A required field that is missing is read as ``None`` (``required()``), so it fails as "must be a
@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from promptpipe.models.base import LazyModel
 
-# Error types raised by the models (beside pydantic's own); promptpipe.inbound turns them into its errors.
+# Error types raised by the models (beside pydantic's own); promptpipe.channels.parsing turns them into its errors.
 WRONG_OBJECT = "wrong_object"
 BLANK = "blank"
 SENDER_WITHOUT_PHONE = "sender_without_phone"

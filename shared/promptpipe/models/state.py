@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
-from promptpipe.clock import parse_rfc3339, to_rfc3339
 from promptpipe.controller.runtime import RuntimeState
 from promptpipe.models.base import LazyModel
 from promptpipe.models.effects import ScheduleSpec
@@ -30,6 +29,7 @@ from promptpipe.models.history import (
     encode_history,
 )
 from promptpipe.models.profile import UserProfile
+from promptpipe.rules.clock import parse_rfc3339, to_rfc3339
 
 logger = logging.getLogger(__name__)
 

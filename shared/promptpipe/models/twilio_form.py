@@ -1,5 +1,5 @@
 """Twilio's form post (``application/x-www-form-urlencoded``): an inbound SMS / WhatsApp message, or
-a status callback posted to the same URL. ``promptpipe.inbound.parse_twilio_form`` reads it."""
+a status callback posted to the same URL. ``promptpipe.channels.parsing.parse_twilio_form`` reads it."""
 
 from __future__ import annotations
 

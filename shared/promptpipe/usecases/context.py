@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from promptpipe.clock import Clock
 from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
@@ -25,6 +24,7 @@ from promptpipe.ports import (
     Timers,
     TurnQueue,
 )
+from promptpipe.rules.clock import Clock
 
 
 @dataclass(frozen=True, eq=False)

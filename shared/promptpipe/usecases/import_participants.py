@@ -47,8 +47,8 @@ from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
-from promptpipe.phone import canonicalize_imported_phone, mask_phone, region_of
-from promptpipe.timezones import validate_iana_zone
+from promptpipe.rules.phone import canonicalize_imported_phone, mask_phone, region_of
+from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.import_history import ImportedHistory, read_history, write_history
 from promptpipe.usecases.schedules import reconcile

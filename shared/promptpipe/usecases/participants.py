@@ -36,8 +36,8 @@ from promptpipe.models.participant import (
 )
 from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData, new_state_data
 from promptpipe.models.store import Direction, TranscriptEntry
-from promptpipe.phone import canonicalize_phone, mask_phone
-from promptpipe.timezones import validate_iana_zone
+from promptpipe.rules.phone import canonicalize_phone, mask_phone
+from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import UpdateOutcome
 from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules

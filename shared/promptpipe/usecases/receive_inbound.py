@@ -1,6 +1,6 @@
 """What the webhooks do with inbound traffic that is not a plain text turn.
 
-``receive_inbound`` takes every parsed ``InboundMessage`` (``promptpipe.inbound``):
+``receive_inbound`` takes every parsed ``InboundMessage`` (``promptpipe.channels.parsing``):
 
 - text (a reply, a button, an MMS with text): the ordinary path, ``usecases.receive_text``
   (opt-out/in, auto-enrolment, the turn queue); an MMS's attachments are recorded too;
@@ -27,12 +27,12 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from promptpipe.channels.parsing import NUMBER_CHANGES
 from promptpipe.flow.session import OpContext
-from promptpipe.inbound import NUMBER_CHANGES
 from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
-from promptpipe.phone import mask_phone
+from promptpipe.rules.phone import mask_phone
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.receive_text import receive_text

@@ -9,13 +9,13 @@ import logging
 from promptpipe.errors import ParticipantAlreadyEnrolled
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import ConversationSession, OpContext
-from promptpipe.inbound_text import clip_inbound_text
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
-from promptpipe.phone import mask_phone
+from promptpipe.rules.phone import mask_phone
+from promptpipe.rules.text_clipping import clip_inbound_text
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.sending import apply_effects

@@ -32,7 +32,7 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
-from promptpipe.intent_patterns import NEW_HABIT, STOP
+from promptpipe.rules.intent_patterns import NEW_HABIT, STOP
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)

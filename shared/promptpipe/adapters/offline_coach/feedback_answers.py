@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
-from promptpipe.intent_patterns import CHANGE_TIME, PREFER
+from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -28,7 +28,7 @@ _HELPED = re.compile(
 )
 _BARRIER_CAUSE = re.compile(r"\b(?:because|since|as)\s+(?P<b>[^.;!?]+)", re.I)
 # A feedback reply that gives a time corrects the schedule when it asks for a change (the request's
-# words, promptpipe.intent_patterns) or words it as a correction ("make it 8", "actually 7", "not at 6").
+# words, promptpipe.rules.intent_patterns) or words it as a correction ("make it 8", "actually 7", "not at 6").
 _CORRECTION = re.compile(
     r"\b(?:change|move|switch|reschedule|shift|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
     r"|\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*",

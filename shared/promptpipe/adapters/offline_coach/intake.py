@@ -41,7 +41,7 @@ from promptpipe.adapters.offline_coach.times import (
     propose_time,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
-from promptpipe.intent_patterns import STOP
+from promptpipe.rules.intent_patterns import STOP
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
 _VAGUE_WORDS = re.compile(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
-from promptpipe.intent_patterns import is_capability_question
+from promptpipe.rules.intent_patterns import is_capability_question
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
 OFFER_SCHEDULE = "Shall I send you one like it every day"

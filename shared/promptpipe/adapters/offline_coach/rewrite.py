@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from promptpipe.sms import normalize_gsm7
+from promptpipe.rules.sms import normalize_gsm7
 
 _LIMIT = re.compile(r"at most (\d+) characters")
 # A sentence with the closing quotes or brackets that follow its end.

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from promptpipe import tone
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS, UserProfile
+from promptpipe.rules import tone
 
 # Short on purpose: the schema is re-sent on every model call that offers this tool.
 _STRING_FIELDS_DESCRIPTIONS = {

@@ -26,7 +26,7 @@ from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.models.base import LazyModel
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
-from promptpipe.timezones import validate_iana_zone
+from promptpipe.rules.timezones import validate_iana_zone
 
 HHMM = re.compile(r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$")
 DEFAULT_FIXED_TIMEZONE = "America/Toronto"

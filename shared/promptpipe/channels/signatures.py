@@ -16,6 +16,8 @@ import hmac
 from collections.abc import Iterable, Mapping
 from urllib.parse import ParseResult, urlparse
 
+_SIGNATURE_PREFIX = "sha256="
+
 
 def _distinct_values(params: Iterable[tuple[str, str]] | Mapping[str, str]) -> dict[str, set[str]]:
     pairs = params.items() if isinstance(params, Mapping) else params
@@ -68,3 +70,30 @@ def verify_twilio_signature(
         )
     except (TypeError, ValueError, AttributeError):  # a bad port, a non-string value
         return False
+
+
+def verify_meta_handshake(query: Mapping[str, str], verify_token: str) -> str | None:
+    """The ``hub.challenge`` to echo when the subscription request carries our verify token;
+    ``None`` otherwise (answer 403)."""
+    if not verify_token:
+        return None
+    mode = query.get("hub.mode")
+    token = query.get("hub.verify_token")
+    challenge = query.get("hub.challenge")
+    if mode != "subscribe" or not isinstance(token, str) or not isinstance(challenge, str):
+        return None
+    if not hmac.compare_digest(token.encode("utf-8"), verify_token.encode("utf-8")):
+        return None
+    return challenge or None
+
+
+def verify_meta_signature(raw_body: bytes, header: str | None, app_secret: str) -> bool:
+    """Whether ``X-Hub-Signature-256`` (``sha256=<hex>``) is the HMAC-SHA256 of the raw body."""
+    if not header or not app_secret or not isinstance(raw_body, bytes | bytearray):
+        return False
+    header = header.strip()
+    if not header.lower().startswith(_SIGNATURE_PREFIX):
+        return False
+    given = header[len(_SIGNATURE_PREFIX) :].strip().lower()
+    expected = hmac.new(app_secret.encode("utf-8"), bytes(raw_body), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(given.encode("ascii", "replace"), expected.encode("ascii"))

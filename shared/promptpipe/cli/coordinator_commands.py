@@ -1,7 +1,7 @@
 """The coordinator's commands of ``promptpipe`` (participants, transcript, export, console): each
 talks to the participants API, of a ``promptpipe serve`` or a deployed stack (``--api URL``) or of an
 in-process local stack with the demo week played (``--demo``); and the readers of the files a
-command names (``flows push``). ``promptpipe.cli`` parses the command line and dispatches here."""
+command names (``flows push``). ``promptpipe.cli.commands`` parses the command line and dispatches here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from promptpipe.cli_errors import EXIT_CONFIG, EXIT_FAILED, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
+from promptpipe.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 
 
 @contextlib.contextmanager
@@ -154,7 +154,7 @@ def read_flow_json(path: str) -> Any:
     """The file's JSON, read as the API reads a body (``http_body``): text that is not JSON, nested
     too deeply or with an integer too long cannot be pushed (exit 2); a key twice in one object is
     a problem of the definition, reported like ``flows validate`` does (exit 1)."""
-    from promptpipe.http_body import MalformedBody, NotJson, read_json_text
+    from promptpipe.rules.http_body import MalformedBody, NotJson, read_json_text
 
     try:
         raw, duplicates = read_json_text(read_file(path))

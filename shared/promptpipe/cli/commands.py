@@ -2,7 +2,7 @@
 document; the coordinator's tools (participants, transcript, export, console); flow definitions
 (flows), the prompt store (prompts) and the import from the original PromptPipe (import).
 
-Exit codes (``promptpipe.cli_errors``, docs/cli.md): 0 done; 1 the operation failed (the API, AWS or
+Exit codes (``promptpipe.exit_codes``, docs/cli.md): 0 done; 1 the operation failed (the API, AWS or
 the model answered an error, a flow is invalid, ``prompts diff`` found a difference); 2 invalid command
 line (argument, time zone, time, phone number, file); 3 invalid configuration (an environment
 variable, a missing key or credentials); 4 a network resource is unavailable (port in use, API or
@@ -18,7 +18,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from promptpipe.cli_coordinator import (
+from promptpipe.cli.coordinator_commands import (
     api_options,
     cmd_console,
     cmd_export,
@@ -28,7 +28,7 @@ from promptpipe.cli_coordinator import (
     read_file,
     read_flow_json,
 )
-from promptpipe.cli_errors import (
+from promptpipe.exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -97,7 +97,7 @@ def _parse_zone(text: str) -> str:
 
 def _parse_phone(text: str) -> str:
     from promptpipe.errors import InvalidPhoneNumber
-    from promptpipe.phone import canonicalize_phone
+    from promptpipe.rules.phone import canonicalize_phone
 
     try:
         return canonicalize_phone(text)

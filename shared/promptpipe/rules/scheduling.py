@@ -20,7 +20,7 @@ from pydantic import ConfigDict
 
 from promptpipe.errors import InvalidScheduleExpression
 from promptpipe.models.base import LazyModel
-from promptpipe.timezones import validate_iana_zone
+from promptpipe.rules.timezones import validate_iana_zone
 
 MAX_NAME_LENGTH = 64
 MAX_EXPRESSION_LENGTH = 256
@@ -122,7 +122,7 @@ def validate_schedule_name(name: str) -> str:
 
 
 def validate_timezone(name: str) -> ZoneInfo:
-    """An IANA time zone name (``promptpipe.timezones``: the rule enrollment and the tools use too)."""
+    """An IANA time zone name (``promptpipe.rules.timezones``: the rule enrollment and the tools use too)."""
     try:
         return ZoneInfo(validate_iana_zone(name))
     except (ValueError, OSError) as exc:  # InvalidTimeZone; ZoneInfoNotFoundError is an OSError

@@ -1,7 +1,7 @@
 """The ``promptpipe`` command's exit codes and its one-line error (docs/cli.md).
 
 A module of its own so that the command's parts (``promptpipe.local``, ``promptpipe.console``) raise
-``CliError`` without importing ``promptpipe.cli``, which imports them.
+``CliError`` without importing ``promptpipe.cli.commands``, which imports them.
 """
 
 from __future__ import annotations

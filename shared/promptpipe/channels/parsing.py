@@ -25,8 +25,6 @@ reported there and the rest of its batch still goes through.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -39,14 +37,13 @@ from pydantic_core import ErrorDetails
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
 from promptpipe.models.provider_payload import BLANK, SENDER_WITHOUT_PHONE, WRONG_OBJECT, object_or_empty
-from promptpipe.phone import canonicalize_phone, canonicalize_whatsapp_sender
+from promptpipe.rules.phone import canonicalize_phone, canonicalize_whatsapp_sender
 
 if TYPE_CHECKING:
     from promptpipe.models.meta_webhook import MetaStatus
     from promptpipe.models.twilio_form import TwilioForm
 TWILIO_PROVIDER = "twilio"
 META_PROVIDER = "whatsapp_cloud"
-_SIGNATURE_PREFIX = "sha256="
 _META_MEDIA = ("image", "audio", "video", "document", "sticker")
 # Number changes: Meta's current name and the older ones still seen on older API versions.
 NUMBER_CHANGES = frozenset({"user_changed_number", "customer_changed_number"})
@@ -146,33 +143,6 @@ def _twilio_attachments(form: TwilioForm) -> list[Attachment]:
 
 
 # --- Meta WhatsApp Cloud API -------------------------------------------------------------------
-
-
-def verify_meta_handshake(query: Mapping[str, str], verify_token: str) -> str | None:
-    """The ``hub.challenge`` to echo when the subscription request carries our verify token;
-    ``None`` otherwise (answer 403)."""
-    if not verify_token:
-        return None
-    mode = query.get("hub.mode")
-    token = query.get("hub.verify_token")
-    challenge = query.get("hub.challenge")
-    if mode != "subscribe" or not isinstance(token, str) or not isinstance(challenge, str):
-        return None
-    if not hmac.compare_digest(token.encode("utf-8"), verify_token.encode("utf-8")):
-        return None
-    return challenge or None
-
-
-def verify_meta_signature(raw_body: bytes, header: str | None, app_secret: str) -> bool:
-    """Whether ``X-Hub-Signature-256`` (``sha256=<hex>``) is the HMAC-SHA256 of the raw body."""
-    if not header or not app_secret or not isinstance(raw_body, bytes | bytearray):
-        return False
-    header = header.strip()
-    if not header.lower().startswith(_SIGNATURE_PREFIX):
-        return False
-    given = header[len(_SIGNATURE_PREFIX) :].strip().lower()
-    expected = hmac.new(app_secret.encode("utf-8"), bytes(raw_body), hashlib.sha256).hexdigest()
-    return hmac.compare_digest(given.encode("ascii", "replace"), expected.encode("ascii"))
 
 
 def parse_meta_payload(
