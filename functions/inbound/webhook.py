@@ -21,7 +21,6 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry
-from promptpipe.adapters.secrets import load_secrets
 from promptpipe.channels.parsing import SenderWithoutPhone, parse_meta_payload, parse_twilio_form
 from promptpipe.channels.signatures import verify_meta_handshake, verify_meta_signature, verify_twilio_signature
 from promptpipe.errors import ConfigurationError, ValidationFailed, error_body
@@ -31,17 +30,11 @@ from promptpipe.rules.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_by
 from promptpipe.settings import get_settings
 from promptpipe.usecases.outcomes import InboundDecision
 from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery
-from promptpipe.wiring import get_app, inbound_app
+from promptpipe.wiring import channel_credential, get_app, inbound_app
 
 app = APIGatewayHttpResolver()
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 WEBHOOK_NOT_CONFIGURED = "not_configured"
-
-
-def credential(name: str) -> str | None:
-    """A channel credential: the environment (local) or the channel secret (AWS)."""
-    value = getattr(get_settings(), name, None)
-    return value or load_secrets(get_settings()).get(name)
 
 
 def signing_secret(name: str) -> str | Response:
@@ -49,7 +42,7 @@ def signing_secret(name: str) -> str | Response:
     unreadable): an ERROR and the alarmed ``WebhookMisconfigured`` metric, since the providers only
     retry and then give up, and nothing else would show the deployment is broken."""
     try:
-        secret = credential(name)
+        secret = channel_credential(name)
         problem = "" if secret else "missing"
     except ConfigurationError as exc:  # the channel secret cannot be read, or is not a JSON object
         secret, problem = None, str(exc)
@@ -165,7 +158,7 @@ def twilio_webhook() -> Response:
 @app.get("/webhooks/whatsapp")
 def whatsapp_verify() -> Response:
     query = app.current_event.query_string_parameters or {}
-    token = credential("whatsapp_verify_token")
+    token = channel_credential("whatsapp_verify_token")
     challenge = verify_meta_handshake(query, token) if token else None
     if challenge is None:
         return reject("bad_verify_token")

@@ -252,6 +252,16 @@ _app: AppContext | None = None
 _app_lock = threading.Lock()
 
 
+def channel_credential(name: str) -> str | None:
+    """A channel credential (a signing secret, the verify token): the environment (local) or the
+    channel secret (AWS). The webhook checks signatures with it; secrets are read here, in the
+    composition root, so that no handler imports an adapter."""
+    from promptpipe.adapters.secrets import load_secrets
+
+    settings = get_settings()
+    return getattr(settings, name, None) or load_secrets(settings).get(name)
+
+
 def get_app() -> AppContext:
     global _app
     if _app is None:
