@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.observability import logger
 from promptpipe.usecases.events import run_scheduled_prompt

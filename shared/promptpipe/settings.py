@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import LLMEndpoint, LLMRoute, endpoint_url
 from promptpipe.rules.phone import is_known_region
 

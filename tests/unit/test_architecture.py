@@ -7,9 +7,13 @@ The contracts live in ``pyproject.toml`` under ``[tool.importlinter]`` (run them
 from __future__ import annotations
 
 import os
+import pkgutil
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ grimp = pytest.importorskip("grimp", reason="import-linter (and grimp) come with
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("promptpipe", "functions")
+PACKAGE_DIR = ROOT / "shared" / "promptpipe"
 
 
 def _cycles(graph: object) -> list[list[str]]:
@@ -118,3 +123,32 @@ def test_layering_contracts_hold() -> None:
     # Then every contract is kept
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
+
+
+def _contract(contract_id: str) -> dict[str, object]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(contract for contract in contracts if contract["id"] == contract_id)
+
+
+def modules_in_no_layer(modules: Iterable[str], layers: Iterable[str]) -> list[str]:
+    """The modules that no layer names: a layer is ``"a"``, ``"a | b"`` (independent parts) or
+    ``"a : b"``, each part optional when in parentheses; a part stands for its submodules too."""
+    parts = {part.strip().strip("()") for layer in layers for part in re.split(r"[|:]", layer)}
+    return sorted(m for m in modules if not any(m == p or m.startswith(p + ".") for p in parts))
+
+
+def test_a_module_in_no_layer_is_reported() -> None:
+    layers = ["pkg.cli", "(pkg.gone) | pkg.flow", "pkg.models : pkg.ports"]
+    modules = ["pkg.cli", "pkg.flow", "pkg.flow.session", "pkg.models", "pkg.ports", "pkg.new", "pkg.cli_extra"]
+    assert modules_in_no_layer(modules, layers) == ["pkg.cli_extra", "pkg.new"]
+
+
+def test_every_top_level_module_of_the_package_is_in_a_layer() -> None:
+    # Given every module and package at the top of shared/promptpipe
+    top = [f"promptpipe.{info.name}" for info in pkgutil.iter_modules([str(PACKAGE_DIR)])]
+    assert "promptpipe.rules" in top and "promptpipe.wiring" in top
+    # Then the layers contract places each (import-linter checks only the modules its layers name)
+    layers = _contract("layers")["layers"]
+    assert isinstance(layers, list)
+    assert modules_in_no_layer(top, layers) == []

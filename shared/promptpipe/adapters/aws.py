@@ -25,7 +25,7 @@ from botocore.exceptions import (
 
 from promptpipe.adapters.aws_errors import error_code
 from promptpipe.adapters.dynamodb_table import TABLE, TableShape
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.settings import Settings
 
 # boto3 generates client classes at run time; there is no static type to name here.

@@ -9,7 +9,7 @@ from pydantic import ConfigDict
 
 from promptpipe.errors import MessagingError
 from promptpipe.flow.questions import with_question_text
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
 from promptpipe.rules.clock import Clock
 

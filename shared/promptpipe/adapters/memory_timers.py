@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict
 
 from promptpipe.errors import TimerError
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.rules.scheduling import (

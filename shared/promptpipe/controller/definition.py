@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from promptpipe.errors import PromptPipeError
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.http_body import MalformedBody, decode_utf8, read_json_text
 
 # The tools a node may name: the intake module's tool set (a unit test keeps the two equal).

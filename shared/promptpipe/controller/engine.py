@@ -27,7 +27,7 @@ from promptpipe.controller.runtime import (
     Status,
     TurnLogEntry,
 )
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 HANDOFF_REQUESTED = "HANDOFF_REQUESTED"
 

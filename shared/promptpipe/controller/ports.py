@@ -7,7 +7,7 @@ from typing import Protocol
 
 from promptpipe.controller.definition import FlowDefinition
 from promptpipe.errors import PromptPipeError
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 
 class StoredFlow(LazyModel):

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from pydantic import ConfigDict, Field, field_validator
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 MAX_TURN_LOG = 20
 LOOP_GUARD_TURNS = 10

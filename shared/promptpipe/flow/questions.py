@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import ConfigDict
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.messaging import Question, QuestionOption
 
 DONE_QUESTION_ID = "done"

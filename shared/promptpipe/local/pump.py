@@ -47,7 +47,7 @@ from botocore.exceptions import ClientError
 from pydantic import ConfigDict
 
 from promptpipe.errors import InvalidScheduleExpression
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.clock import ManualClock, parse_rfc3339
 from promptpipe.rules.scheduling import (
     ParsedExpression,

@@ -6,7 +6,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, StrictBool
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 
 ScheduleKind = Literal["timer", "daily_prompt", "prompt_at"]

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.messaging import InboundMessage
 
 

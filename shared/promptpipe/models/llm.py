@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 
 class ToolCall(LazyModel):

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import ConfigDict, Field
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 
 class ParticipantStatus(StrEnum):

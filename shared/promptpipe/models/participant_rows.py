@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import OPAQUE_TOKEN

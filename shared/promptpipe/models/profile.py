@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.tone import GO_ZERO_TIME, ProfileTone
 
 

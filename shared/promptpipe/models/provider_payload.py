@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictStr
 from pydantic_core import PydanticCustomError
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 # Error types raised by the models (beside pydantic's own); promptpipe.channels.parsing turns them into its errors.
 WRONG_OBJECT = "wrong_object"

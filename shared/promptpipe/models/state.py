@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
 from promptpipe.controller.runtime import RuntimeState
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.history import (
     COMPRESSED_HISTORY_PREFIX,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus

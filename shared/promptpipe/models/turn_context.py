@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import ConfigDict
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 
 class TurnContext(LazyModel):

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ConfigDict
 
 from promptpipe.errors import InvalidScheduleExpression
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.timezones import validate_iana_zone
 
 MAX_NAME_LENGTH = 64

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_serializer, field_validator
 
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 

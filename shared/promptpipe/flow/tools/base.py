@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import ChatResponse, ToolDefinition
 
 

@@ -23,7 +23,7 @@ from promptpipe.flow.effects import daily_spec, hhmm_minutes, schedule_timing, v
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
 from promptpipe.flow.tools.base import ToolContext, ToolResult
-from promptpipe.models.base import LazyModel
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
 from promptpipe.rules.timezones import validate_iana_zone
