@@ -1,7 +1,8 @@
-"""Inbound webhooks: signature checks and parsing into ``InboundMessage`` (Twilio and Meta).
+"""The providers' webhooks (Twilio and Meta) parsed into ``InboundMessage``, once their signature
+passed (``promptpipe.channels.signatures``).
 
-Pure functions of the request; the handler decides what a failure means (403 for a bad signature,
-400 for ``ValidationFailed``). Parsing never raises anything but ``ValidationFailed`` (including
+Pure functions of the request; the handler decides what a failure means (400 for
+``ValidationFailed``). Parsing never raises anything but ``ValidationFailed`` (including
 its subclass ``InvalidPhoneNumber``). Nothing here logs, so message bodies never reach the logs.
 
 Every message keeps what it is (``InboundMessage.kind``): text; media (image, audio, video,

@@ -1,11 +1,17 @@
-"""Twilio webhook signatures (``X-Twilio-Signature``, HMAC-SHA1 with the account Auth Token).
+"""Both providers' webhook signature checks, and Meta's verification handshake. Pure: the handler
+passes the secret (``promptpipe.wiring.channel_credential``) and answers 403 on a mismatch. A check
+never raises, and compares in constant time.
 
-The algorithm Twilio documents and its own ``twilio.request_validator.RequestValidator`` implements:
-the URL Twilio called, then every form field name followed by its value, names sorted and, for a
-repeated name, its distinct values sorted; HMAC-SHA1 of that with the Auth Token, base64. The URL
-is tried without and with the default port (Twilio signs either). Kept here instead of importing the
-``twilio`` package, which would bring the whole SDK (and its HTTP stack) into the webhook's bundle
-for one HMAC; tests/unit/test_twilio_signature.py checks it against the SDK's validator.
+Meta (``X-Hub-Signature-256``): ``sha256=`` and the hex HMAC-SHA256 of the raw body with the app
+secret. Its subscription handshake echoes ``hub.challenge`` when ``hub.verify_token`` is ours.
+
+Twilio (``X-Twilio-Signature``, HMAC-SHA1 with the account Auth Token): the algorithm Twilio
+documents and its own ``twilio.request_validator.RequestValidator`` implements: the URL Twilio
+called, then every form field name followed by its value, names sorted and, for a repeated name, its
+distinct values sorted; HMAC-SHA1 of that with the Auth Token, base64. The URL is tried without and
+with the default port (Twilio signs either). Kept here instead of importing the ``twilio`` package,
+which would bring the whole SDK (and its HTTP stack) into the webhook's bundle for one HMAC;
+tests/unit/test_twilio_signature.py checks it against the SDK's validator.
 """
 
 from __future__ import annotations
