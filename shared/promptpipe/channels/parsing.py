@@ -9,7 +9,7 @@ Every message keeps what it is (``InboundMessage.kind``): text; media (image, au
 document, sticker, location, contacts: the caption is the body, the attachment's type and provider
 id are kept, never its content); a reaction, edit or deletion (with the id of the message it refers
 to); a platform notice (``system``: a number or identity change, with the new number); or a type the
-provider does not pass on. What each one does is decided by ``promptpipe.inbound_events``.
+provider does not pass on. What each one does is decided by the use case ``promptpipe.usecases.receive_inbound``.
 
 Twilio posts its status callbacks to the same URL when so configured: they parse to a
 ``DeliveryStatus``, as do Meta's ``statuses``. A sender known only by a business-scoped user id
