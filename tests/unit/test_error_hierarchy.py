@@ -16,6 +16,8 @@ from promptpipe.errors import PromptPipeError
 def _package_exceptions() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for info in pkgutil.walk_packages(promptpipe.__path__, prefix="promptpipe."):
+        if info.name.endswith(".__main__"):  # runs the command when imported; defines nothing
+            continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == info.name:
