@@ -20,7 +20,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse, LLMRoute
 from promptpipe.models.messaging import OutboundKind, Question
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
-from promptpipe.rules.sms import asks_for_more, fits_one_gsm7_segment, prepare_sms
+from promptpipe.rules.sms import asks_for_more, fits_one_gsm7_segment, fold_to_gsm7, prepare_sms
 from promptpipe.settings import MessagingProvider, Settings
 from tests.support import MemoryHarness
 from tests.unit.test_delivery_and_timers import (
@@ -194,6 +194,41 @@ def test_a_prompt_that_cannot_be_fitted_is_replaced_by_the_fallback_which_fits(r
     [prompt] = sent(h, p)
     assert prompt.body == FALLBACK_PROMPT and prompt.follow_up is not None
     assert fits_one_gsm7_segment(prompt.body_text)
+
+
+@pytest.mark.parametrize(
+    ("written", "sent_as"),
+    [
+        ("Después de cenar, camina 5 minutos: ¡tú puedes!", "Después de cenar, camina 5 minutos: ¡tu puedes!"),
+        ("Depois do almoço, faça uma caminhada à tarde.", "Depois do almoco, faca uma caminhada à tarde."),
+        ("Après le café, étire-toi une minute.", "Après le café, étire-toi une minute."),
+        ("Nach dem Essen: 5 Minuten gehen, schön!", "Nach dem Essen: 5 Minuten gehen, schön!"),
+        ("Idź na spacer po obiedzie.", "Idz na spacer po obiedzie."),
+        ("Прогулка 5 минут после ужина.", "Прогулка 5 минут после ужина."),
+    ],
+)
+def test_fold_to_gsm7_keeps_gsm7_letters_and_folds_only_accents_it_lacks(written: str, sent_as: str) -> None:
+    assert fold_to_gsm7(written) == sent_as
+
+
+def test_a_spanish_prompt_goes_in_spanish_in_one_segment_not_as_the_fallback() -> None:
+    llm = SmsLLM(prompt="Después de cenar, sal a caminar 5 minutos: ¡tú puedes, sí!")
+    h, p, daily = given(settings=SMS, llm=llm)
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    [prompt] = sent(h, p)
+    assert prompt.body == "Después de cenar, sal a caminar 5 minutos: ¡tu puedes, si!"
+    assert llm.of(REWRITE_PURPOSE) == []  # folded, it fits: no second model call
+    assert fits_one_gsm7_segment(prompt.body_text)
+
+
+def test_a_prompt_in_a_script_gsm7_cannot_write_goes_in_that_script_not_as_the_fallback() -> None:
+    russian = "Прогулка 5 минут после ужина."
+    llm = SmsLLM(prompt=russian, rewrites=[russian])  # asked to rewrite, the model keeps the language
+    h, p, daily = given(settings=SMS, llm=llm)
+    deliver(h, daily, at=at_local(MONDAY, "09:20"))
+    prompt = sent(h, p)[0]
+    assert prompt.body == russian and prompt.body != FALLBACK_PROMPT
+    assert len(llm.of(REWRITE_PURPOSE)) == 1
 
 
 @pytest.mark.parametrize("level", questions.INTENSITY_LEVELS)

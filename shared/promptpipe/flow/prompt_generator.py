@@ -13,7 +13,7 @@ from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
 from promptpipe.rules import tone
-from promptpipe.rules.sms import normalize_gsm7
+from promptpipe.rules.sms import fold_to_gsm7, is_gsm7, normalize_gsm7
 
 DeliveryMode = Literal["immediate", "scheduled"]
 
@@ -134,12 +134,15 @@ def generate_habit_prompt(
         raise PromptGenerationError("the model returned an empty habit prompt")
     rewrite: ChatResponse | None = None
     if max_chars is not None:
-        text = normalize_gsm7(text)
+        text = fold_to_gsm7(normalize_gsm7(text))
         if not sms_fit.fits_room(text, max_chars):
             request = sms_fit.rewrite_request(deps, session, text, max_chars, what="habit prompt", route="generator")
             rewrite = deps.llm.complete(request)
-            text = normalize_gsm7(clean_prompt_text(rewrite.content))
-            if not text or not sms_fit.fits_room(text, max_chars):
+            text = fold_to_gsm7(normalize_gsm7(clean_prompt_text(rewrite.content)))
+            # A script GSM-7 cannot write (Cyrillic, Greek, CJK…) goes as UCS-2 at a higher price: the
+            # participant's own language rather than the English fallback.
+            other_script = bool(text) and not is_gsm7(text) and len(text) <= max_chars
+            if not text or not (other_script or sms_fit.fits_room(text, max_chars)):
                 raise PromptGenerationError(f"the habit prompt does not fit {max_chars} GSM-7 characters")
 
     def store(op: OpContext) -> None:

@@ -16,6 +16,7 @@ at sentence boundaries into several messages.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -157,6 +158,21 @@ def normalize_gsm7(text: str, *, allow_emoji: bool = False) -> str:
     if not allow_emoji:
         text = strip_emoji(text)
     return text
+
+
+def fold_to_gsm7(text: str) -> str:
+    """Accented Latin letters outside GSM-7 as their base letter (``á`` -> ``a``, ``í`` -> ``i``,
+    ``ç`` -> ``c``); the accented letters GSM-7 has (``é``, ``ñ``, ``ü``…) and every other character
+    are kept. What people write in SMS anyway, and what keeps a Spanish or Portuguese prompt in one
+    segment; a script GSM-7 cannot write stays as it is (UCS-2)."""
+
+    def fold(ch: str) -> str:
+        if ch in GSM7_BASIC or ch in GSM7_EXTENSION:
+            return ch
+        base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        return base if base and is_gsm7(base) else ch
+
+    return "".join(fold(ch) for ch in text)
 
 
 def split_body(text: str, limit: int = MAX_BODY_CHARS) -> list[str]:
