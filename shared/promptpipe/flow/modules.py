@@ -400,16 +400,8 @@ def _record_call(
     tools: Sequence[ToolDefinition] = (),
 ) -> None:
     result.llm_calls.append(
-        LLMCallRecord(
-            purpose=purpose,
-            model=response.model,
-            prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens,
-            latency_ms=response.latency_ms,
-            cached_tokens=response.usage.cached_tokens,
-            stage=stage,
-            prompt_version=prompt_version,
-            tools_offered=len(tools),
+        LLMCallRecord.of(
+            response, purpose=purpose, stage=stage, prompt_version=prompt_version, tools_offered=len(tools)
         )
     )
     if response.reasoning:

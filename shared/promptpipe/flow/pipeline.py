@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptpipe.models.llm import ChatMessage, ToolCall
+from promptpipe.models.llm import ChatMessage, ChatResponse, ToolCall
 from promptpipe.rules.text_clipping import TRUNCATION_MARK
 
 CHARS_PER_TOKEN = 4  # the documented estimate (no tokenizer at run time)
@@ -126,6 +126,23 @@ class LLMCallRecord:
     stage: str = ""
     prompt_version: str = ""
     tools_offered: int = 0
+
+    @classmethod
+    def of(
+        cls, response: ChatResponse, *, purpose: str, stage: str, prompt_version: str = "", tools_offered: int = 0
+    ) -> LLMCallRecord:
+        """The record of one model call, from its response."""
+        return cls(
+            purpose=purpose,
+            model=response.model,
+            prompt_tokens=response.usage.prompt_tokens,
+            completion_tokens=response.usage.completion_tokens,
+            latency_ms=response.latency_ms,
+            cached_tokens=response.usage.cached_tokens,
+            stage=stage,
+            prompt_version=prompt_version,
+            tools_offered=tools_offered,
+        )
 
     def to_audit(self) -> dict[str, Any]:
         return {

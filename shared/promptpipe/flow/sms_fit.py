@@ -68,16 +68,7 @@ def rewrite_request(
 
 
 def call_record(response: ChatResponse) -> LLMCallRecord:
-    usage = response.usage
-    return LLMCallRecord(
-        purpose=REWRITE_PURPOSE,
-        model=response.model,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        latency_ms=response.latency_ms,
-        cached_tokens=usage.cached_tokens,
-        stage=REWRITE_PURPOSE,
-    )
+    return LLMCallRecord.of(response, purpose=REWRITE_PURPOSE, stage=REWRITE_PURPOSE)
 
 
 def reply_guide(user_text: str) -> str:
