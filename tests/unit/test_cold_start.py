@@ -20,6 +20,7 @@ from scripts.bench_cold_start import (
     BASELINE,
     CHILD_ENVIRONMENT,
     FLOOR,
+    FLOOR_PAUSED,
     MODULES,
     MUST_NOT_IMPORT_OPENAI,
     TARGETS,
@@ -27,6 +28,7 @@ from scripts.bench_cold_start import (
     child_environment,
     floor_ratio,
     floor_ratios,
+    render,
     requirements_met,
 )
 
@@ -367,3 +369,12 @@ def test_the_collector_resumes_after_a_failed_build_and_stays_off_when_it_was_of
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_the_paused_floor_row_reads_per_round_over_the_floor_and_sets_no_target() -> None:
+    results = _results(front_door=1.3, events=1.5)
+    results[FLOOR_PAUSED] = _result(FLOOR_PAUSED, [170.0, 180.0, 160.0, 170.0, 175.0], [0.0] * 5)
+    row = next(line for line in render(results, 5).splitlines() if "floor, collector paused" in line)
+    assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, collector paused (see below)", "-"]
+    assert "| 0.85 " in row  # median of 170/200, 180/200, 160/200, 170/200, 175/200
+    assert FLOOR_PAUSED not in TARGETS and requirements_met(results)
