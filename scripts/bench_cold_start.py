@@ -13,7 +13,7 @@ CPU time (``time.process_time``; on a busy machine wall time also counts waiting
   (Powertools resolver, processor, ...);
 - **init**: then ``promptpipe.wiring.get_app()``, the composition root the first request builds
   (settings, the DynamoDB client and, where the function enqueues, the SQS client, the prompt
-  library; what only some events need is built on first use).
+  library; what only some events need is built on first use), with the cyclic collector paused.
 
 The child imports ``functions`` and ``promptpipe`` from the checkout measured (``PYTHONPATH``), never
 from an installed copy. Tracing is off in the child, as outside Lambda (see docs/benchmarks.md for
@@ -33,6 +33,10 @@ webhook's first event needs whatever code surrounds it. The ratio to the floor i
 round, the function's import + init CPU over the floor's CPU in that round (a burst of load on a
 shared machine hits both); the verdict takes the median over the rounds, and the table prints their
 spread (min-max).
+
+The ``floor-paused`` row (not a target) builds the floor's clients as ``get_app()`` builds the
+function's, with the cyclic collector paused and then ``gc.freeze``: the part of a function's gain
+from that pause which any code would get.
 
 Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
 floor (median of the paired ratios); ``openai`` never imported by the webhook or enrollment
@@ -58,6 +62,10 @@ XRAY = "aws_xray_sdk.core"  # timed after an untimed ``import boto3``: what Powe
 # What the webhook's first event cannot do without, whatever the code around it: botocore, a DynamoDB
 # and an SQS client, Powertools' HTTP resolver and Logger (the platform the function is built on).
 FLOOR = "floor"
+# The floor built as ``wiring.get_app()`` builds: its clients with the cyclic collector paused, then
+# frozen. Not a target: it shows how much of a function's gain from that pause is the collector's
+# pass over the platform's objects, which any code would save the same way (docs/benchmarks.md).
+FLOOR_PAUSED = "floor-paused"
 MODULES = (
     "functions.enrollment.handler",
     "functions.inbound.webhook",
@@ -118,15 +126,22 @@ target = sys.argv[1]
 if target == "aws_xray_sdk.core":
     import boto3  # noqa: F401  (not timed)
 wall, cpu = time.perf_counter(), time.process_time()
-if target == "floor":
+if target in ("floor", "floor-paused"):
+    import gc
     import botocore.session
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+    paused = target == "floor-paused" and gc.isenabled()
+    if paused:
+        gc.disable()
     session = botocore.session.get_session()
     session.create_client("dynamodb", region_name="us-east-1")
     session.create_client("sqs", region_name="us-east-1")
     APIGatewayHttpResolver(), Logger(service="floor")
+    if paused:
+        gc.freeze()
+        gc.enable()
 else:
     importlib.import_module(target)
 import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -225,7 +240,7 @@ def run_once(target: str, compare: Path | None = None) -> dict[str, Any]:
 
 def measure(runs: int, warmup: int = 1, compare: Path | None = None) -> dict[str, Result]:
     before = tuple(BEFORE + m for m in MODULES) if compare is not None else ()
-    targets = (BASELINE, XRAY, FLOOR, *before, *MODULES)
+    targets = (BASELINE, XRAY, FLOOR, FLOOR_PAUSED, *before, *MODULES)
     results = {t: Result(t) for t in targets}
     for round_index in range(warmup + runs):
         for target in targets:
@@ -272,9 +287,13 @@ def render(results: dict[str, Result], runs: int) -> str:
         ("import boto3 (yardstick)", BASELINE),
         (f"{XRAY} (after boto3)", XRAY),
         ("floor of the webhook (see below)", FLOOR),
+        ("floor, collector paused (see below)", FLOOR_PAUSED),
     )
     for label, target in fixed:
+        if target not in results:
+            continue
         r = results[target]
+        paired = (a / b for a, b in zip(r.samples["import_cpu"], results[FLOOR].samples["import_cpu"], strict=True))
         lines.append(
             (
                 label,
@@ -286,7 +305,7 @@ def render(results: dict[str, Result], runs: int) -> str:
                 "-",
                 "-",
                 "-",
-                "1.00" if target == FLOOR else "-",
+                "1.00" if target == FLOOR else f"{statistics.median(paired):.2f}" if target == FLOOR_PAUSED else "-",
                 "-",
                 _flag(r.openai_after_import),
                 "none" if not r.network_attempts else "ATTEMPTED",
@@ -328,6 +347,8 @@ def render(results: dict[str, Result], runs: int) -> str:
         "event builds (promptpipe.wiring.FIRST_EVENT_NEEDS).",
         "floor: botocore, a DynamoDB and an SQS client, Powertools' HTTP resolver and Logger: what the webhook's "
         "first event needs whatever the code around it.",
+        "floor-paused: the floor with its clients built as get_app() builds (cyclic collector paused, then "
+        "gc.freeze); its x floor is per round over the floor. Not a target: what the pause saves on any code.",
         "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",
         "x floor: per round, import + init CPU over the floor's CPU in the same round; the median over the "
         "rounds (the targets), and the spread (min-max) of those paired ratios.",

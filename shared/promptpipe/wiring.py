@@ -11,10 +11,11 @@ imported by the code path that uses it, so a function pays for what it calls.
 from __future__ import annotations
 
 import contextlib
+import gc
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -262,12 +263,32 @@ def channel_credential(name: str) -> str | None:
     return getattr(settings, name, None) or load_secrets(settings).get(name)
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Cold start (docs/benchmarks.md, section 2): no cyclic garbage collection while the composition
+    root builds, then what it built (and every module imported so far) moved out of the collector's
+    reach with ``gc.freeze``. The build makes almost no cyclic garbage (a few dozen objects), yet
+    its allocations triggered full collections over every object of the process, botocore's models
+    included; those objects live as long as the process, so no later collection needs to scan them.
+    Collection resumes afterwards, even if the build fails; a collector already off stays off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 def get_app() -> AppContext:
     global _app
     if _app is None:
         with _app_lock:
             if _app is None:
-                _app = build_app()
+                with collector_paused():
+                    _app = build_app()
     return _app
 
 

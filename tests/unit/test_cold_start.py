@@ -5,19 +5,22 @@ the benchmark's verdict follows its targets (docs/benchmarks.md, section 2)."""
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from promptpipe.usecases.context import AppContext
 from scripts.bench_cold_start import (
     BASELINE,
     CHILD_ENVIRONMENT,
     FLOOR,
+    FLOOR_PAUSED,
     MODULES,
     MUST_NOT_IMPORT_OPENAI,
     TARGETS,
@@ -25,6 +28,7 @@ from scripts.bench_cold_start import (
     child_environment,
     floor_ratio,
     floor_ratios,
+    render,
     requirements_met,
 )
 
@@ -320,3 +324,57 @@ def test_module_constants_built_without_validation_are_what_validation_builds() 
         assert QuestionOption.model_validate(option.model_dump()) == option
     for tool in (profile_save, prompt_generator, state_transition):
         assert ToolDefinition.model_validate(tool.DEFINITION.model_dump()) == tool.DEFINITION
+
+
+def test_the_composition_root_builds_with_the_collector_paused_then_freezes_what_it_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first ``get_app()`` runs no cyclic collection (on the machine of docs/benchmarks.md, a full
+    one over every object of the process fell in the build) and leaves what it built frozen, so the
+    first event's collections do not scan it again; collection is on again afterwards."""
+    from promptpipe import wiring
+
+    collector_on_during_build: list[bool] = []
+    built = cast(AppContext, object())
+
+    def build_app() -> AppContext:
+        collector_on_during_build.append(gc.isenabled())
+        return built
+
+    monkeypatch.setattr(wiring, "build_app", build_app)
+    monkeypatch.setattr(wiring, "_app", None)
+    frozen_before = gc.get_freeze_count()
+    try:
+        assert wiring.get_app() is built
+        assert wiring.get_app() is built  # built once: the second call neither builds nor pauses
+        assert collector_on_during_build == [False]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen_before
+    finally:
+        gc.unfreeze()
+
+
+def test_the_collector_resumes_after_a_failed_build_and_stays_off_when_it_was_off() -> None:
+    from promptpipe.wiring import collector_paused
+
+    try:
+        with pytest.raises(RuntimeError), collector_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("settings invalid")
+        assert gc.isenabled()
+        gc.disable()  # a caller that switched collection off itself keeps it off
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_the_paused_floor_row_reads_per_round_over_the_floor_and_sets_no_target() -> None:
+    results = _results(front_door=1.3, events=1.5)
+    results[FLOOR_PAUSED] = _result(FLOOR_PAUSED, [170.0, 180.0, 160.0, 170.0, 175.0], [0.0] * 5)
+    row = next(line for line in render(results, 5).splitlines() if "floor, collector paused" in line)
+    assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, collector paused (see below)", "-"]
+    assert "| 0.85 " in row  # median of 170/200, 180/200, 160/200, 170/200, 175/200
+    assert FLOOR_PAUSED not in TARGETS and requirements_met(results)
