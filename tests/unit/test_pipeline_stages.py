@@ -11,7 +11,7 @@ from promptpipe.flow.pipeline import (
     synthesis_messages,
     validate_inbound,
 )
-from promptpipe.models.llm import ChatMessage, ToolCall
+from promptpipe.models.llm import ChatMessage, ChatResponse, TokenUsage, ToolCall
 
 
 def test_parse_of_nothing_is_empty_text() -> None:
@@ -80,3 +80,30 @@ def test_llm_call_record_audit_fields() -> None:
         "prompt_version": "v3",
         "tools_offered": 4,
     }
+
+
+def test_llm_call_record_of_takes_every_figure_from_the_response() -> None:
+    response = ChatResponse(
+        content="hi",
+        model="gpt-x",
+        usage=TokenUsage(prompt_tokens=120, completion_tokens=30, cached_tokens=64),
+        latency_ms=842.5,
+    )
+    assert LLMCallRecord.of(response, purpose="turn", stage="model_loop") == LLMCallRecord(
+        purpose="turn",
+        model="gpt-x",
+        prompt_tokens=120,
+        completion_tokens=30,
+        latency_ms=842.5,
+        cached_tokens=64,
+        stage="model_loop",
+        prompt_version="",
+        tools_offered=0,
+    )
+    offered = LLMCallRecord.of(response, purpose="synthesis", stage="synthesis", prompt_version="v3", tools_offered=2)
+    assert (offered.purpose, offered.stage, offered.prompt_version, offered.tools_offered) == (
+        "synthesis",
+        "synthesis",
+        "v3",
+        2,
+    )

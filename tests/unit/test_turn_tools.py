@@ -88,3 +88,33 @@ def test_releasing_a_deadlock_gives_the_skipped_nodes_another_chance() -> None:
     released = release_hold(runtime)
     assert released.skipped_nodes == [] and released.attempts_by_node == {"habit": 1}
     assert release_hold(released) == released  # nothing held: unchanged
+
+
+def test_releasing_a_hand_off_forgets_only_that_nodes_attempt_bookkeeping() -> None:
+    runtime = knowing().model_copy(
+        update={
+            "hold": Hold(kind=Mode.HANDOFF, node_id="habit", reason="x", turn_index=7),
+            "attempts_by_node": {"habit": 6, "first-prompt": 1},
+            "last_attempt_turn_by_node": {"habit": 7, "first-prompt": 2},
+            "broadened_nodes": ["habit", "first-prompt"],
+        }
+    )
+    released = release_hold(runtime)
+    assert released.attempts_by_node == {"first-prompt": 1}
+    assert released.last_attempt_turn_by_node == {"first-prompt": 2}
+    assert released.broadened_nodes == ["first-prompt"]
+
+
+def test_releasing_a_deadlock_that_names_a_node_refreshes_it_and_every_skipped_node() -> None:
+    runtime = knowing().model_copy(
+        update={
+            "hold": Hold(kind=Status.DEADLOCK, node_id="habit", reason="stuck", turn_index=9),
+            "skipped_nodes": ["first-prompt"],
+            "attempts_by_node": {"habit": 4, "first-prompt": 3, "anchor": 1},
+            "last_attempt_turn_by_node": {"habit": 9, "first-prompt": 8, "anchor": 2},
+        }
+    )
+    released = release_hold(runtime)
+    assert released.attempts_by_node == {"anchor": 1}
+    assert released.last_attempt_turn_by_node == {"anchor": 2}
+    assert released.skipped_nodes == []
