@@ -45,7 +45,7 @@ LAMBDA_PROFILE = {
     "timers": (100, 512),
 }
 LLM_SECONDS_PER_CALL = 1.2
-# Item sizes: a flow-state item is ~6 KB (50 history messages), transcript items < 1 KB. A turn's
+# Item sizes: a flow-state item is under 6 KB (bench_calls: 4.9-5.7 KB), transcript items < 1 KB. A turn's
 # transaction writes the flow item (6 KB → 6 units × 2) plus ~3 transcript items (1 × 2 each).
 FLOW_ITEM_KB = 6
 TRANSCRIPT_ITEMS_PER_COMMIT = 3
