@@ -23,7 +23,7 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.local.environment import LocalEnvironment
-from tests.integration.test_inbound_events import (
+from tests.integration.test_receive_inbound import (
     CORPUS,
     enroll,
     greeted,

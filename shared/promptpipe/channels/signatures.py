@@ -11,7 +11,7 @@ called, then every form field name followed by its value, names sorted and, for 
 distinct values sorted; HMAC-SHA1 of that with the Auth Token, base64. The URL is tried without and
 with the default port (Twilio signs either). Kept here instead of importing the ``twilio`` package,
 which would bring the whole SDK (and its HTTP stack) into the webhook's bundle for one HMAC;
-tests/unit/test_twilio_signature.py checks it against the SDK's validator.
+tests/unit/test_channel_signatures.py checks it against the SDK's validator.
 """
 
 from __future__ import annotations
