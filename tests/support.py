@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
@@ -124,3 +125,30 @@ CREATE TABLE conversation_participants (
     updated_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 """
+
+
+def hand_off_a_new_participant(env: Any, phone: str) -> str:
+    """A real controller hold on a local environment: an intake flow whose first node hands off after
+    one failed attempt is pushed, a participant enrolls and answers "idk" (docs/controller.md).
+    Returns the participant's id."""
+    import json
+    from pathlib import Path
+
+    from promptpipe.local.signing import twilio_form, twilio_signature
+
+    flow = json.loads((Path(__file__).resolve().parents[1] / "prompts" / "flows" / "intake.json").read_text())
+    flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
+    assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
+    enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": phone, "name": "Alex"})
+    assert enrolled.status == 201, enrolled.body
+    params = {"MessageSid": "SM-held-1", "AccountSid": "AC1", "From": phone, "To": "+14155550000", "Body": "idk"}
+    signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
+    answer = env.api(
+        "POST",
+        "/webhooks/twilio",
+        body=twilio_form(params),
+        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
+        base64_body=True,
+    )
+    assert answer.status == 200
+    return str(enrolled.body["result"]["id"])

@@ -20,6 +20,7 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.demo import DEMO_START, run_demo
 from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
+from tests.support import hand_off_a_new_participant
 
 SCREENSHOT_DIR = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -213,27 +214,8 @@ def test_swagger_ui_on_the_local_server_lists_every_operation(browser: Any, stac
 def _hand_off_a_new_participant(server: LocalServer) -> str:
     """A real controller hold on the local stack: an intake flow whose first node hands off after one
     failed attempt is pushed, a participant enrolls and answers "idk" (docs/controller.md)."""
-    import json
-
-    from promptpipe.local.signing import twilio_form, twilio_signature
-
     env = server.env
-    flow = json.loads((Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json").read_text())
-    flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
-    assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
-    enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": HELD_PHONE, "name": "Alex"})
-    assert enrolled.status == 201, enrolled.body
-    params = {"MessageSid": "SM-held-1", "AccountSid": "AC1", "From": HELD_PHONE, "To": "+14155550000", "Body": "idk"}
-    signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
-    answer = env.api(
-        "POST",
-        "/webhooks/twilio",
-        body=twilio_form(params),
-        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
-        base64_body=True,
-    )
-    assert answer.status == 200
-    pid = str(enrolled.body["result"]["id"])
+    pid = hand_off_a_new_participant(env, HELD_PHONE)
     controller = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]["controller"]
     assert controller["needs_person"] is True  # the API shows the hold before the console does
     return pid

@@ -4,15 +4,13 @@ participant's own page says."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.summary import summarize
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.local.demo import DEMO_START, run_demo
-from promptpipe.local.signing import twilio_form, twilio_signature
+from tests.support import hand_off_a_new_participant
 
 ROWS = "/conversation/participant-rows"
 BASE = "/conversation/participants"
@@ -92,7 +90,7 @@ def test_filters_status_search_and_needs_a_person(local_env_factory: Any) -> Non
     _enroll(env, 1, "Robin")
     paused = _enroll(env, 2, "Kim")
     assert env.api("PUT", f"{BASE}/{paused}", json_body={"status": "paused"}).status == 200
-    held = _hand_off(env, "+14165550177")
+    held = hand_off_a_new_participant(env, "+14165550177")
 
     def rows(**query: str) -> list[dict[str, Any]]:
         answer = env.api("GET", ROWS, query=query)
@@ -110,24 +108,3 @@ def test_filters_status_search_and_needs_a_person(local_env_factory: Any) -> Non
     # and a cursor that is not one is a 400, not a page
     assert env.api("GET", ROWS, query={"next_token": "nope"}).status == 400
     assert env.api("GET", ROWS, query={"q": "o", "next_token": "nope"}).status == 400
-
-
-def _hand_off(env: Any, phone: str) -> str:
-    """A real controller hold: an intake flow whose first node hands off after one failed attempt is
-    pushed, a participant enrolls and answers "idk" (docs/controller.md)."""
-    flow = json.loads((Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json").read_text())
-    flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
-    assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
-    enrolled = env.api("POST", BASE, json_body={"phone_number": phone, "name": "Alex"})
-    assert enrolled.status == 201, enrolled.body
-    params = {"MessageSid": "SM-held-1", "AccountSid": "AC1", "From": phone, "To": "+14155550000", "Body": "idk"}
-    signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
-    answer = env.api(
-        "POST",
-        "/webhooks/twilio",
-        body=twilio_form(params),
-        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
-        base64_body=True,
-    )
-    assert answer.status == 200
-    return str(enrolled.body["result"]["id"])
