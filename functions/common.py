@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from functions import resume_collector
 from promptpipe.errors import ConfigurationError
 from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda
@@ -49,6 +50,7 @@ def lambda_entry(
             wrapped
         )
         traced.required_settings = LAMBDA_REQUIRED + requires  # type: ignore[attr-defined]
+        resume_collector()  # the function's module has loaded (see functions/__init__.py)
         return traced
 
     return decorate

@@ -9,35 +9,46 @@ deletions and number changes are recorded (and media answered once a day) withou
 Delivery reports (Twilio status callbacks, Meta statuses) record failures. A well-formed post is
 never answered 4xx, even from a sender known only by a business-scoped user id. No LLM here: the
 worker does that.
+
+Three routes, so a table (``ROUTES``) dispatches them rather than Powertools' resolver, whose import
+is a tenth of the function's cold-start floor (``channels.http_event``, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry
+from promptpipe.channels.http_event import HttpRequest
 from promptpipe.channels.parsing import SenderWithoutPhone, parse_meta_payload, parse_twilio_form
 from promptpipe.channels.signatures import verify_meta_handshake, verify_meta_signature, verify_twilio_signature
-from promptpipe.errors import ConfigurationError, ValidationFailed, error_body
+from promptpipe.errors import ConfigurationError, ValidationFailed
 from promptpipe.models.messaging import DeliveryStatus, InboundMessage
 from promptpipe.observability import count, logger
-from promptpipe.rules.http_body import PAYLOAD_TOO_LARGE, MalformedBody, body_bytes, error_response, parse_json
+from promptpipe.rules.http_body import (
+    PAYLOAD_TOO_LARGE,
+    HttpAnswer,
+    MalformedBody,
+    body_bytes,
+    error_response,
+    http_answer,
+    parse_json,
+)
 from promptpipe.settings import get_settings
 from promptpipe.usecases.outcomes import InboundDecision
 from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery
 from promptpipe.wiring import channel_credential, get_app, inbound_app
 
-app = APIGatewayHttpResolver()
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 WEBHOOK_NOT_CONFIGURED = "not_configured"
 
 
-def signing_secret(name: str) -> str | Response:
+def signing_secret(name: str) -> str | HttpAnswer:
     """The channel's signing secret, or the 503 of a deployment without it (missing, or its secret
     unreadable): an ERROR and the alarmed ``WebhookMisconfigured`` metric, since the providers only
     retry and then give up, and nothing else would show the deployment is broken."""
@@ -50,42 +61,32 @@ def signing_secret(name: str) -> str | Response:
         return secret
     count("WebhookMisconfigured")
     logger.error("webhook signing secret not configured", extra={"setting": name, "problem": problem})
-    return _error(WEBHOOK_NOT_CONFIGURED, 503)
+    return error_response(503, WEBHOOK_NOT_CONFIGURED)
 
 
-def reject(reason: str, status: int = 403) -> Response:
+def reject(reason: str, status: int = 403) -> HttpAnswer:
     """Refuse (or, with 200, acknowledge and drop) a request; the error envelope of the API."""
     count("WebhookRejected", reason=reason.split(":", 1)[0])
     logger.warning("webhook rejected", extra={"reason": reason, "status": status})
-    return _error(reason, status)
-
-
-def _error(reason: str, status: int) -> Response:
-    return Response(
-        status_code=status,
-        content_type=content_types.APPLICATION_JSON,
-        body=error_body(reason),
-    )
+    return error_response(status, reason)
 
 
 def _checks_disabled() -> bool:
     return get_settings().local_dev_disable_signature_check
 
 
-def public_url() -> str:
+def public_url(request: HttpRequest) -> str:
     """The URL Twilio signed: the configured public base (the stack always sets it), else the domain
     API Gateway received the request on. A client header (X-Forwarded-Host) never names the host,
     unless WEBHOOK_TRUSTED_PROXY says a proxy we run sets it."""
-    event = app.current_event
-    path = event.raw_path
-    query = f"?{event.raw_query_string}" if event.raw_query_string else ""
+    query = f"?{request.raw_query_string}" if request.raw_query_string else ""
     settings = get_settings()
     if settings.public_webhook_base_url:
         return settings.public_webhook_base_url.rstrip("/") + "/webhooks/twilio" + query
-    host = event.request_context.domain_name
+    host = request.domain_name
     if settings.webhook_trusted_proxy:
-        host = event.headers.get("x-forwarded-host") or host
-    return f"https://{host}{path}{query}"
+        host = request.headers.get("x-forwarded-host") or host
+    return f"https://{host}{request.path}{query}"
 
 
 def accept(message: InboundMessage) -> InboundDecision:
@@ -120,60 +121,52 @@ def ignore_sender_without_phone() -> None:
     logger.info("message from a sender without a phone number ignored")
 
 
-def raw_body() -> bytes:
+def raw_body(request: HttpRequest) -> bytes:
     """The request body exactly as sent (base64-decoded when API Gateway encoded it), not decoded as
     text: a body that is not UTF-8 must fail the signature check or parsing, not raise (a 5xx).
     ``handler`` has already refused bodies over the cap or not base64."""
-    event = app.current_event
-    return body_bytes(event.body, bool(event.is_base64_encoded), max_bytes=get_settings().max_webhook_body_bytes)
+    return body_bytes(request.body, request.is_base64_encoded, max_bytes=get_settings().max_webhook_body_bytes)
 
 
-@app.post("/webhooks/twilio")
-def twilio_webhook() -> Response:
+def twilio_webhook(request: HttpRequest) -> HttpAnswer:
     # Twilio posts URL-encoded ASCII; stray undecodable bytes become U+FFFD instead of raising.
-    body = raw_body().decode("utf-8", "replace")
+    body = raw_body(request).decode("utf-8", "replace")
     params = parse_qsl(body, keep_blank_values=True)
     if not _checks_disabled():
         token = signing_secret("twilio_auth_token")
-        if isinstance(token, Response):
+        if isinstance(token, dict):
             return token
-        if not verify_twilio_signature(
-            public_url(), params, app.current_event.headers.get("x-twilio-signature"), token
-        ):
+        if not verify_twilio_signature(public_url(request), params, request.headers.get("x-twilio-signature"), token):
             return reject("bad_signature")
     try:
         parsed = parse_twilio_form(body, get_app().clock.now(), get_settings().default_phone_region)
     except SenderWithoutPhone:
         ignore_sender_without_phone()
-        return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
+        return http_answer(200, EMPTY_TWIML, "text/xml")
     except ValidationFailed as exc:
         return reject(f"malformed:{exc.field or 'body'}", 400)
     if isinstance(parsed, DeliveryStatus):
         delivery_report(parsed)
     else:
         accept(parsed)
-    return Response(status_code=200, content_type="text/xml", body=EMPTY_TWIML)
+    return http_answer(200, EMPTY_TWIML, "text/xml")
 
 
-@app.get("/webhooks/whatsapp")
-def whatsapp_verify() -> Response:
-    query = app.current_event.query_string_parameters or {}
+def whatsapp_verify(request: HttpRequest) -> HttpAnswer:
     token = channel_credential("whatsapp_verify_token")
-    challenge = verify_meta_handshake(query, token) if token else None
+    challenge = verify_meta_handshake(request.query, token) if token else None
     if challenge is None:
         return reject("bad_verify_token")
-    return Response(status_code=200, content_type=content_types.TEXT_PLAIN, body=challenge)
+    return http_answer(200, challenge, "text/plain")
 
 
-@app.post("/webhooks/whatsapp")
-def whatsapp_webhook() -> Response:
-    event = app.current_event
-    raw_bytes = raw_body()
+def whatsapp_webhook(request: HttpRequest) -> HttpAnswer:
+    raw_bytes = raw_body(request)
     if not _checks_disabled():
         secret = signing_secret("whatsapp_app_secret")
-        if isinstance(secret, Response):
+        if isinstance(secret, dict):
             return secret
-        if not verify_meta_signature(raw_bytes, event.headers.get("x-hub-signature-256"), secret):
+        if not verify_meta_signature(raw_bytes, request.headers.get("x-hub-signature-256"), secret):
             return reject("bad_signature")
     try:
         # Not UTF-8, not JSON or nested too deeply: Meta never sends that, so it is a 400.
@@ -202,7 +195,14 @@ def whatsapp_webhook() -> Response:
         accept(message)
     for status in statuses:
         delivery_report(status)
-    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body={"received": len(messages)})
+    return http_answer(200, {"received": len(messages)})
+
+
+ROUTES: dict[tuple[str, str], Callable[[HttpRequest], HttpAnswer]] = {
+    ("POST", "/webhooks/twilio"): twilio_webhook,
+    ("GET", "/webhooks/whatsapp"): whatsapp_verify,
+    ("POST", "/webhooks/whatsapp"): whatsapp_webhook,
+}
 
 
 @lambda_entry("webhook", requires=("inbound_queue_url",), correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
@@ -216,4 +216,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         count("WebhookRejected", reason=reason)
         logger.warning("webhook rejected", extra={"reason": reason, "status": exc.status})
         return error_response(exc.status, str(exc))
-    return app.resolve(event, context)
+    request = HttpRequest.from_event(event)
+    route = ROUTES.get((request.method, request.path))
+    if route is None:
+        return error_response(404, "not_found")
+    return route(request)

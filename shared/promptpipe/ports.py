@@ -9,16 +9,17 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
-from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.messaging import OutboundMessage, SendResult
-from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ListedParticipant
-from promptpipe.models.state import FlowState
-from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
+if TYPE_CHECKING:  # annotations only: importing the ports builds no model module (cold start)
+    from promptpipe.models.effects import LiveSchedule, ScheduleSpec
+    from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
+    from promptpipe.models.llm import ChatRequest, ChatResponse
+    from promptpipe.models.messaging import OutboundMessage, SendResult
+    from promptpipe.models.participant import ConversationParticipant
+    from promptpipe.models.participant_rows import ListedParticipant
+    from promptpipe.models.state import FlowState
+    from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
 
 class LLM(Protocol):

@@ -139,15 +139,25 @@ def duplicate_keys_message(keys: list[str]) -> str:
     return ("duplicate key " if len(keys) == 1 else "duplicate keys ") + ", ".join(repr(k) for k in keys)
 
 
-def error_response(status_code: int, message: str) -> dict[str, Any]:
-    """The API's error envelope as an API Gateway (payload 2.0) response, for the answers a function
-    gives before its resolver runs."""
+# What a function returns to API Gateway (payload 2.0 answer).
+HttpAnswer = dict[str, Any]
+JSON = "application/json"
+
+
+def http_answer(status_code: int, body: str | dict[str, Any], content_type: str = JSON) -> HttpAnswer:
+    """An API Gateway (payload 2.0) answer; a mapping body is sent as JSON."""
     return {
         "statusCode": status_code,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(error_body(message)),
+        "headers": {"Content-Type": content_type},
+        "body": body if isinstance(body, str) else json.dumps(body, separators=(",", ":")),
         "isBase64Encoded": False,
     }
+
+
+def error_response(status_code: int, message: str) -> HttpAnswer:
+    """The API's error envelope as an API Gateway answer: the webhook's answers, and those a
+    function gives before its resolver runs."""
+    return http_answer(status_code, error_body(message))
 
 
 def _too_large(max_bytes: int) -> MalformedBody:
