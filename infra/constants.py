@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from promptpipe.adapters import dynamodb_table
-from promptpipe.models.llm import LLMEndpoint
+from promptpipe.models.llm_routes import LLMEndpoint
 
 # --- fixed names -------------------------------------------------------------------------
 STACK_ID = "PromptPipe"

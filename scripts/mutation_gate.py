@@ -50,6 +50,7 @@ THRESHOLDS: dict[str, float] = {
     "controller.engine": 95.0,
     "controller.definition": 95.0,
     "controller.catalog": 95.0,
+    "controller.problems": 95.0,
     "controller.runtime": 95.0,
 }
 

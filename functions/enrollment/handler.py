@@ -7,7 +7,7 @@ Each route parses and validates, calls one service function, and maps the result
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
@@ -22,8 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from functions.common import lambda_entry
-from promptpipe.controller.catalog import FlowCatalog
-from promptpipe.controller.definition import DefinitionInvalid, Problem
+from promptpipe.controller.problems import DefinitionInvalid
 from promptpipe.errors import (
     ConfigurationError,
     FlowNotFound,
@@ -59,6 +58,10 @@ from promptpipe.rules.http_body import MalformedBody, NotJson, body_bytes, decod
 from promptpipe.settings import get_settings
 from promptpipe.usecases import participant_rows, participants, schedules
 from promptpipe.wiring import get_app
+
+if TYPE_CHECKING:  # the flows routes import the controller when first called (cold start)
+    from promptpipe.controller.catalog import FlowCatalog
+    from promptpipe.controller.problems import Problem
 
 app = APIGatewayHttpResolver(enable_validation=True)
 BASE = "/conversation/participants"
@@ -296,6 +299,8 @@ def _problems(problems: list[Problem]) -> list[dict[str, str]]:
     },
 )
 def validate_flow(definition: FlowBody) -> Response[dict[str, Any]]:
+    from promptpipe.controller.catalog import FlowCatalog
+
     parsed, problems = FlowCatalog.validate(definition)
     return envelope(200, result={"valid": parsed is not None, "problems": _problems(problems)})
 

@@ -1,0 +1,9 @@
+"""The scheduled daily prompt.
+
+Importing this package pauses the garbage collector until the function's handler is defined (cold
+start: functions/__init__.py).
+"""
+
+from functions import pause_collector
+
+pause_collector()

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from promptpipe.models.llm import LLMEndpoint, LLMRoute
+    from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_
 
 from promptpipe.errors import ConfigurationError
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.llm import LLMEndpoint, LLMRoute, endpoint_url
+from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute, endpoint_url
 from promptpipe.rules.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")

@@ -24,7 +24,6 @@ from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.history import stored_history_messages
-from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
@@ -36,6 +35,7 @@ from promptpipe.usecases.context import AppContext
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog
     from promptpipe.flow.prompts import PromptLibrary
+    from promptpipe.models.llm import ChatRequest, ChatResponse
 
 
 Port = TypeVar("Port")

@@ -186,7 +186,7 @@ def test_a_stored_route_no_longer_allowed_is_ignored_at_the_turn_with_a_warning(
     pid = _enroll(env)
     # Given a route stored before the deployment's endpoints changed (written straight to the state)
     from promptpipe.flow import routing
-    from promptpipe.models.llm import LLMRoute
+    from promptpipe.models.llm_routes import LLMRoute
 
     session = env.app.sessions.open(pid, "stored-route")
     route = {"intake": LLMRoute(base_url=listeners["foreign"].base_url, model="m")}

@@ -359,6 +359,27 @@ def test_meta_verification_handshake_echoes_the_challenge(local_env_factory) -> 
     assert str(response.body) == "1158201444"
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/webhooks/twilio"), ("PUT", "/webhooks/whatsapp"), ("POST", "/webhooks/twilio/"), ("POST", "/webhooks")],
+)
+def test_a_route_the_webhook_does_not_serve_is_404_in_the_error_envelope(local_env_factory, method, path) -> None:
+    # Given a running stack (the webhook dispatches its three routes from a table)
+    env = local_env_factory()
+
+    # When a request names another method or path under /webhooks/
+    from functions.inbound import webhook
+
+    event = http_api_event(method, path, now=env.clock.now(), body="x=1", headers={"content-type": FORM})
+    answer = webhook.handler(event, FakeLambdaContext(function_name="promptpipe-webhook"))
+
+    # Then it is refused in the API's error envelope and nothing is enqueued
+    assert answer["statusCode"] == 404
+    assert answer["headers"] == {"Content-Type": "application/json"}
+    assert json.loads(answer["body"]) == {"status": "error", "message": "not_found"}
+    assert env.drain() == 0
+
+
 def test_meta_verification_with_a_wrong_token_is_403(local_env_factory) -> None:
     # Given the configured verify token
     env = local_env_factory()

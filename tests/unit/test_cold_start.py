@@ -155,11 +155,14 @@ def test_every_model_of_the_code_base_defers_its_build() -> None:
 
 
 IMPORT_PROBE = """
-import importlib, json, sys
+import gc, importlib, json, sys
 from pydantic import BaseModel
 
 module, function = sys.argv[1], sys.argv[2]
+frozen = gc.get_freeze_count()
 importlib.import_module(module)
+collector = {"enabled": gc.isenabled(), "froze": gc.get_freeze_count() > frozen}
+loaded = sorted(name for name in sys.modules if name.startswith(("promptpipe.", "aws_lambda_powertools.event_handler")))
 
 def subclasses(cls):
     for sub in cls.__subclasses__():
@@ -178,20 +181,20 @@ from promptpipe.wiring import get_app, warm_for_events
 app = get_app()
 if function != "-":
     warm_for_events(app, function=function)
-print(json.dumps({"after_import": after_import, "after_init": built(), "phonenumbers": "phonenumbers" in sys.modules}))
+print(json.dumps({
+    "after_import": after_import,
+    "after_init": built(),
+    "phonenumbers": "phonenumbers" in sys.modules,
+    "collector": collector,
+    "loaded": loaded,
+}))
 """
 
 
-# What a function's import builds: its routes' declarations (the enrollment API's flow-definition
-# defaults and response envelopes, for Powertools' request validation); nothing else.
-ENROLLMENT_ROUTE_MODELS = [
-    "promptpipe.controller.definition.Defaults",
-    "promptpipe.controller.definition.Prompts",
-    "promptpipe.controller.definition.RetryPolicy",
-    "promptpipe.controller.definition.RunPolicy",
-    "promptpipe.controller.definition.Satisfies",
-    "promptpipe.models.api.Envelope",
-]
+# What a function's import builds: its routes' declarations (the enrollment API's response
+# envelope, which its parametrized envelopes need); nothing else. The flow-definition models are
+# built by the flows routes, which import the controller when first called.
+ENROLLMENT_ROUTE_MODELS = ["promptpipe.models.api.Envelope"]
 
 
 @pytest.mark.parametrize(
@@ -215,6 +218,54 @@ def test_importing_a_function_builds_no_model_it_does_not_declare(
     assert "promptpipe.settings.Settings" in probe["after_init"]
     if function == "-":  # the front door's first event builds its own models, when it needs them
         assert probe["after_init"] == sorted([*built_at_import, "promptpipe.settings.Settings"])
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_function_loads_with_the_collector_paused_then_resumes_it_having_frozen_what_loaded(module: str) -> None:
+    """``functions/__init__`` pauses the cyclic collector; ``lambda_entry`` resumes it once the
+    handler is defined. Fails if a function's import leaves collection off (or never froze)."""
+    assert _import_probe(module, "-")["collector"] == {"enabled": True, "froze": True}
+
+
+def test_the_pause_is_the_function_packages_alone_and_resuming_is_idempotent() -> None:
+    """Importing the shared ``functions.common`` (tools, tests) leaves the collector alone; a collector
+    switched off by someone else is not switched on by ``resume_collector``."""
+    probe = "import gc, functions.common; print(gc.isenabled())"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=child_environment(REPO), capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "True", done.stderr
+    import functions
+
+    assert gc.isenabled()
+    functions.pause_collector()
+    try:
+        assert not gc.isenabled()
+        frozen = gc.get_freeze_count()
+        functions.resume_collector()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen
+        gc.disable()
+        functions.resume_collector()  # nothing paused any more
+        assert not gc.isenabled()
+        functions.pause_collector()  # already off: not ours to resume
+        functions.resume_collector()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_the_webhook_loads_no_http_framework_and_the_participants_api_no_flow_engine() -> None:
+    """The webhook's routes are a table (no Powertools resolver); the participants API imports the
+    controller and the conversation engine in the routes that use them (cold start)."""
+    webhook = _import_probe("functions.inbound.webhook", "-")["loaded"]
+    assert not [name for name in webhook if name.startswith("aws_lambda_powertools.event_handler")]
+    enrollment = set(_import_probe("functions.enrollment.handler", "-")["loaded"])
+    assert "aws_lambda_powertools.event_handler.api_gateway" in enrollment  # the probe sees what loads
+    heavy = {"promptpipe.controller.definition", "promptpipe.controller.engine", "promptpipe.flow.steering"}
+    assert heavy.isdisjoint(enrollment)
+    assert "promptpipe.models.llm" not in enrollment  # the model calls: its settings read only the routes
 
 
 @pytest.mark.parametrize(

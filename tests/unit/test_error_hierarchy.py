@@ -36,7 +36,7 @@ def test_every_exception_of_the_package_is_a_promptpipe_error() -> None:
 
 def test_the_built_in_bases_callers_catch_are_kept() -> None:
     from promptpipe.adapters.scripted_llm import ScriptExhaustedError
-    from promptpipe.controller.definition import DefinitionInvalid
+    from promptpipe.controller.problems import DefinitionInvalid
     from promptpipe.rules.timezones import InvalidTimeZone, validate_iana_zone
 
     assert issubclass(InvalidTimeZone, ValueError)

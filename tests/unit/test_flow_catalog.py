@@ -12,8 +12,9 @@ import pytest
 
 from promptpipe.adapters.memory_flows import InMemoryFlowDefinitionStore
 from promptpipe.controller.catalog import DEFAULT_TTL_SECONDS, MAX_PINNED, FlowCatalog
-from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_definition
+from promptpipe.controller.definition import FlowDefinition, parse_definition
 from promptpipe.controller.ports import FlowVersionConflict, StoredFlow
+from promptpipe.controller.problems import DefinitionInvalid
 from promptpipe.errors import FlowNotFound, FlowPushConflict
 from promptpipe.flow.flow_files import load_flow_files
 from promptpipe.rules.clock import ManualClock

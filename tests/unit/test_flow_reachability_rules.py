@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptpipe.controller.definition import NODE_TOOLS, FlowDefinition, Problem, Reachability, validate
+from promptpipe.controller.definition import NODE_TOOLS, FlowDefinition, Reachability, validate
+from promptpipe.controller.problems import Problem
 
 GOAL_UNSATISFIABLE = Problem(path="$.primaryGoal", message="no sequence of nodes can satisfy the primary goal")
 

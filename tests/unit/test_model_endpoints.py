@@ -10,7 +10,7 @@ import pytest
 from promptpipe.config import CoreConfig
 from promptpipe.errors import ValidationFailed
 from promptpipe.flow import routing
-from promptpipe.models.llm import LLMRoute
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.settings import Settings
 
 STUDY = {"base_url": "https://llm.example.org/v1", "models": ["study-model"], "secret_name": "pp/study"}

@@ -12,7 +12,8 @@ from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow import routing
 from promptpipe.flow.prompts import PromptLibrary, prompt_files, text_version
 from promptpipe.models.api import StateOverride
-from promptpipe.models.llm import ChatMessage, ChatRequest, LLMRoute
+from promptpipe.models.llm import ChatMessage, ChatRequest
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.settings import Settings
 from promptpipe.usecases.participants import override_state
 from tests.support import memory_harness

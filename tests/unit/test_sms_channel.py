@@ -16,7 +16,8 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import questions
 from promptpipe.flow.delivery import FALLBACK_PROMPT
 from promptpipe.flow.sms_fit import REWRITE_PURPOSE, SMS_REPLY_GUIDE, daily_prompt_room, fits_room
-from promptpipe.models.llm import ChatRequest, ChatResponse, LLMRoute
+from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.messaging import OutboundKind, Question
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey

@@ -6,7 +6,7 @@ from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.config import CoreConfig
 from promptpipe.flow import routing
 from promptpipe.models.api import StateOverride
-from promptpipe.models.llm import LLMRoute
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.settings import Settings
 from promptpipe.usecases.participants import override_state
 from tests.support import memory_harness

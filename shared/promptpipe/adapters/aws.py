@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from pathlib import Path
 from typing import Any, TypeAlias
 
 import botocore.session
@@ -24,7 +25,6 @@ from botocore.exceptions import (
     PartialCredentialsError,
     ReadTimeoutError,
 )
-
 from botocore.loaders import Loader, instance_cache
 
 from promptpipe.adapters.aws_errors import error_code
@@ -45,18 +45,38 @@ INBOUND_MAX_RECEIVE_COUNT = 3
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2, read_timeout=10)
 
 
-# Every service the application makes a client for (``aws_client``); a test holds the code to it.
-SERVICES = ("dynamodb", "scheduler", "sqs", "ssm")
+# Every service the application makes a client for (``aws_client``; a test holds the code to it), and
+# Secrets Manager, whose client Powertools makes but tests and local runs make through ``aws_client``.
+SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm")
+# botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only: 21 KB instead of 1.25 MB to
+# parse at every cold start. Made by ``trim_endpoints`` from the installed botocore
+# (``python -m scripts.trim_aws_endpoints``); a test fails when it no longer matches.
+ENDPOINTS_FILE = Path(__file__).with_name("aws_endpoints.json")
+
+
+def trim_endpoints(endpoints: dict[str, Any], services: tuple[str, ...] = SERVICES) -> dict[str, Any]:
+    """botocore's endpoint data with each partition's services narrowed to ``services`` (partitions,
+    regions and defaults unchanged: what resolving those services' endpoints reads)."""
+    return {
+        **endpoints,
+        "partitions": [
+            {**partition, "services": {k: v for k, v in partition["services"].items() if k in services}}
+            for partition in endpoints["partitions"]
+        ],
+    }
 
 
 class ServicesLoader(Loader):
-    """botocore's data loader, told which services the application uses.
+    """botocore's data loader, told which services the application uses (docs/benchmarks.md, section 2).
 
-    To check that a service exists before loading its model, botocore lists every service it ships
-    (about 450 directories, and a ``stat`` in each): 15-20 ms CPU of every cold start, more than a
-    fifth of what our own code adds to a function's (docs/benchmarks.md, section 2). This loader
-    answers that check from ``SERVICES`` (those whose data exists), and loads everything else exactly
-    as botocore does; a service not in the list is refused with botocore's own ``UnknownServiceError``.
+    Two things botocore reads at the first client of a process depend on every service it ships,
+    though a client needs one: to check that a service exists, it lists every service's directory
+    (about 450, and a ``stat`` in each), and it parses the endpoint data of every service (1.25 MB
+    of JSON). Together ≈25 ms CPU of each cold start, a tenth of the floor. This loader answers the
+    first from ``SERVICES`` (those whose data exists) and the second from ``ENDPOINTS_FILE``; it loads
+    everything else as botocore does. A service not in the list is refused with botocore's own
+    ``UnknownServiceError``; endpoint data placed on a search path before botocore's (``AWS_DATA_PATH``,
+    ``~/.aws/models``) is read as botocore reads it.
     """
 
     def __init__(self, services: tuple[str, ...], extra_search_paths: list[str] | None = None) -> None:
@@ -73,6 +93,15 @@ class ServicesLoader(Loader):
                 continue
             available.append(service)
         return available
+
+    @instance_cache
+    def load_data_with_path(self, name: str) -> tuple[Any, str]:
+        builtin = os.path.join(self.BUILTIN_DATA_PATH, name)
+        if name == "endpoints" and self._services == SERVICES:
+            customised = [p for p in self._potential_locations(name) if p != builtin and self.file_loader.exists(p)]
+            if not customised:
+                return json.loads(ENDPOINTS_FILE.read_text(encoding="utf-8")), builtin
+        return super().load_data_with_path(name)
 
 
 def _session() -> botocore.session.Session:

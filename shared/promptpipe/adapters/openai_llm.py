@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from promptpipe.errors import ConfigurationError, LLMError
-from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall, endpoint_url
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall
+from promptpipe.models.llm_routes import endpoint_url
 
 if TYPE_CHECKING:  # type names only; never imported at run time from here
     from openai import OpenAI

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from promptpipe.errors import ConfigurationError
-from promptpipe.models.llm import endpoint_url
+from promptpipe.models.llm_routes import endpoint_url
 from promptpipe.settings import Settings
 
 

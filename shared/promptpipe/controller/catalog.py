@@ -18,8 +18,9 @@ from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
-from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, Problem, validate
+from promptpipe.controller.definition import FlowDefinition, validate
 from promptpipe.controller.ports import FlowDefinitionStore, FlowVersionConflict, FlowVersionInfo, StoredFlow
+from promptpipe.controller.problems import DefinitionInvalid, Problem
 from promptpipe.errors import FlowNotFound, FlowPushConflict
 from promptpipe.rules.clock import Clock
 

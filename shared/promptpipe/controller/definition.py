@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from promptpipe.errors import PromptPipeError
+from promptpipe.controller.problems import DefinitionInvalid, Problem
 from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.http_body import MalformedBody, decode_utf8, read_json_text
 
@@ -214,20 +214,6 @@ class FlowDefinition(_Model):
 # ---------------------------------------------------------------------------------------------
 # Validation: every problem at once, each with its path
 # ---------------------------------------------------------------------------------------------
-
-
-class Problem(LazyModel):
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
-
-
-class DefinitionInvalid(PromptPipeError, ValueError):
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("; ".join(str(p) for p in problems))
-        self.problems = problems
 
 
 def parse_text(text: str | bytes) -> tuple[FlowDefinition | None, list[Problem]]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptpipe.controller.definition import DefinitionInvalid, FlowDefinition, parse_text
+from promptpipe.controller.definition import FlowDefinition, parse_text
+from promptpipe.controller.problems import DefinitionInvalid
 
 
 def load_flow_files(directory: Path) -> dict[str, FlowDefinition]:

@@ -20,7 +20,8 @@ from typing import Any
 
 from promptpipe.config import CoreConfig
 from promptpipe.errors import ValidationFailed
-from promptpipe.models.llm import ChatRequest, LLMRoute, endpoint_url
+from promptpipe.models.llm import ChatRequest
+from promptpipe.models.llm_routes import LLMRoute, endpoint_url
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import ConfigDict, Field, StrictBool
 
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.llm import LLMRoute
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState

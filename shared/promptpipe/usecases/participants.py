@@ -17,16 +17,13 @@ from promptpipe.errors import (
     TimerError,
     ValidationFailed,
 )
-from promptpipe.flow import routing
 from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.state_ops import immediate_transition
-from promptpipe.flow.steering import controller_view, record_operator_facts, release_controller_hold
-from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TurnEvent, TurnKind
-from promptpipe.models.llm import LLMRoute
+from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import (
     ConversationParticipant,
@@ -248,6 +245,10 @@ def history(
 
 
 def state_view(app: AppContext, participant_id: str) -> StateView:
+    # The operator's routes import the conversation engine when first called: the enrollment
+    # function's other routes never need it (cold start, docs/benchmarks.md).
+    from promptpipe.flow.steering import controller_view
+
     loaded = app.store.load(participant_id)
     data = StateData(dict(loaded.flow.state_data))
     profile = data.profile().to_json_dict()
@@ -287,6 +288,9 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
         and override.profile is None
     ):
         raise ValidationFailed("give sub_state, debug_mode, llm_routes and/or profile", field="sub_state")
+    from promptpipe.flow import routing  # imported by the operator's routes only (see state_view)
+    from promptpipe.flow.steering import record_operator_facts, release_controller_hold
+
     session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
     facts = override.profile.model_dump(exclude_none=True) if override.profile is not None else {}
     if facts:  # before the release: the resumed flow starts from them
@@ -348,6 +352,8 @@ def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
     """Daily schedules in the participant's old zone (or, when they had none, in the scheduler's
     default zone for the type) follow the participant to the new zone; their names stay, so the
     update replaces them in place after the commit."""
+    from promptpipe.flow.tools.scheduler import DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE  # see state_view
+
     registry = op.data.schedules()
     moved = False
     for index, schedule in enumerate(registry):
