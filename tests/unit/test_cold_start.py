@@ -191,17 +191,11 @@ print(json.dumps({
 """
 
 
-# What a function's import builds: its routes' declarations (the enrollment API's response
-# envelope, which its parametrized envelopes need); nothing else. The flow-definition models are
-# built by the flows routes, which import the controller when first called.
-ENROLLMENT_ROUTE_MODELS = ["promptpipe.models.api.Envelope"]
-
-
 @pytest.mark.parametrize(
     ("module", "function", "built_at_import"),
     [
         ("functions.inbound.webhook", "-", []),
-        ("functions.enrollment.handler", "-", ENROLLMENT_ROUTE_MODELS),
+        ("functions.enrollment.handler", "-", []),
         ("functions.inbound.worker", "worker", []),
         ("functions.timers.handler", "timers", []),
         ("functions.scheduled_prompt.handler", "scheduled_prompt", []),
@@ -210,9 +204,10 @@ ENROLLMENT_ROUTE_MODELS = ["promptpipe.models.api.Envelope"]
 def test_importing_a_function_builds_no_model_it_does_not_declare(
     module: str, function: str, built_at_import: list[str]
 ) -> None:
-    """Import builds no validator beyond the routes' declarations, and the composition root adds
-    the settings' (the event functions' warm-up, ``warm_for_events``, builds what their first event
-    validates). Fails on a model built at import, e.g. one without ``LazyModel``."""
+    """Import builds no validator (the participants API's routes declare their models, which are built
+    at their first request), and the composition root adds the settings' (the event functions'
+    warm-up, ``warm_for_events``, builds what their first event validates). Fails on a model built
+    at import, e.g. one without ``LazyModel``, or a parametrized generic model."""
     probe = _import_probe(module, function)
     assert probe["after_import"] == built_at_import
     assert "promptpipe.settings.Settings" in probe["after_init"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, StrictBool
 
@@ -14,13 +14,15 @@ from promptpipe.models.state import SubState
 from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
 from promptpipe.rules.timezones import IanaTimeZoneOrEmpty
 
-T = TypeVar("T")
 
+class Envelope(LazyModel):
+    """Every answer's body; each route's envelope below names the type of its ``result``. Subclasses
+    rather than ``Envelope[T]``: a parametrized generic is one more model class to create, and one
+    to build, at every cold start of the participants API (docs/benchmarks.md)."""
 
-class Envelope(LazyModel, Generic[T]):
     status: Literal["ok", "error"] = "ok"
     message: str | None = None
-    result: T | None = None
+    result: Any = None
 
 
 class EnrollmentRequest(LazyModel):
@@ -128,24 +130,24 @@ class TranscriptPage(LazyModel):
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
 
 
-class ParticipantEnvelope(Envelope[ConversationParticipant]):
-    pass
+class ParticipantEnvelope(Envelope):
+    result: ConversationParticipant | None = None
 
 
-class ParticipantPageEnvelope(Envelope[ParticipantPage]):
-    pass
+class ParticipantPageEnvelope(Envelope):
+    result: ParticipantPage | None = None
 
 
-class TranscriptPageEnvelope(Envelope[TranscriptPage]):
-    pass
+class TranscriptPageEnvelope(Envelope):
+    result: TranscriptPage | None = None
 
 
-class StateViewEnvelope(Envelope[StateView]):
-    pass
+class StateViewEnvelope(Envelope):
+    result: StateView | None = None
 
 
-class MessageEnvelope(Envelope[None]):
-    pass
+class MessageEnvelope(Envelope):
+    result: None = None
 
 
 # -- reconcile (docs/architecture.md#effects) -------------------------------------------------
@@ -174,16 +176,16 @@ class ReconcileAll(LazyModel):
     repairs: int
 
 
-class ParticipantRowsEnvelope(Envelope[ParticipantRowsPage]):
-    pass
+class ParticipantRowsEnvelope(Envelope):
+    result: ParticipantRowsPage | None = None
 
 
-class ReconcileEnvelope(Envelope[ReconcileReportView]):
-    pass
+class ReconcileEnvelope(Envelope):
+    result: ReconcileReportView | None = None
 
 
-class ReconcileAllEnvelope(Envelope[ReconcileAll]):
-    pass
+class ReconcileAllEnvelope(Envelope):
+    result: ReconcileAll | None = None
 
 
 # -- flow definitions (docs/controller.md) ---------------------------------------------------
@@ -208,13 +210,15 @@ class FlowVersions(LazyModel):
     versions: list[FlowVersion]
 
 
-class FlowEnvelope(Envelope[dict[str, Any]]):
+class FlowEnvelope(Envelope):
     """``result`` is the flow definition as stored (docs/controller.md)."""
 
-
-class FlowValidationEnvelope(Envelope[FlowValidation]):
-    pass
+    result: dict[str, Any] | None = None
 
 
-class FlowVersionsEnvelope(Envelope[FlowVersions]):
-    pass
+class FlowValidationEnvelope(Envelope):
+    result: FlowValidation | None = None
+
+
+class FlowVersionsEnvelope(Envelope):
+    result: FlowVersions | None = None
