@@ -1,5 +1,5 @@
 """Write ``shared/promptpipe/adapters/aws_endpoints.json``: the installed botocore's endpoint data for
-the services the application uses (``adapters.aws.trim_endpoints``).
+the services the application uses (``adapters.aws.trim_endpoints``), with that botocore's version.
 
 Run: ``python -m scripts.trim_aws_endpoints`` after upgrading botocore (``tests/unit/test_aws_clients.py``
 fails until the file matches the installed botocore again).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import botocore
 import botocore.loaders
 
 from promptpipe.adapters.aws import ENDPOINTS_FILE, trim_endpoints
@@ -17,7 +18,8 @@ from promptpipe.adapters.aws import ENDPOINTS_FILE, trim_endpoints
 def trimmed_endpoints_text() -> str:
     """The file's text for the installed botocore."""
     endpoints = botocore.loaders.Loader().load_data("endpoints")
-    return json.dumps(trim_endpoints(endpoints), indent=1, sort_keys=True) + "\n"
+    cut = {"botocore": botocore.__version__, "endpoints": trim_endpoints(endpoints)}
+    return json.dumps(cut, indent=1, sort_keys=True) + "\n"
 
 
 def main() -> int:

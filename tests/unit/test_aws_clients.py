@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import botocore
 import botocore.loaders
 import botocore.session
 import pytest
@@ -89,6 +90,13 @@ def _outcome(resolver: Any, service: str, region: str, variant: dict[str, bool])
         return resolver.construct_endpoint(service, region, **variant)
     except BotoCoreError as exc:  # the same refusal either way (a variant a partition lacks)
         return type(exc), str(exc)
+
+
+def test_another_botocore_version_reads_its_own_endpoint_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(botocore, "__version__", "0.0.1")
+    data, _ = aws.ServicesLoader(aws.SERVICES).load_data_with_path("endpoints")
+    assert data == botocore.loaders.Loader().load_data("endpoints")
+    assert len(data["partitions"][0]["services"]) > 100
 
 
 def test_endpoint_data_on_a_search_path_before_botocores_is_read_as_botocore_reads_it(tmp_path: Path) -> None:

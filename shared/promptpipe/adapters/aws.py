@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any, TypeAlias
 
+import botocore
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import (
@@ -48,9 +49,10 @@ _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect
 # Every service the application makes a client for (``aws_client``; a test holds the code to it), and
 # Secrets Manager, whose client Powertools makes but tests and local runs make through ``aws_client``.
 SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm")
-# botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only: 21 KB instead of 1.25 MB to
-# parse at every cold start. Made by ``trim_endpoints`` from the installed botocore
-# (``python -m scripts.trim_aws_endpoints``); a test fails when it no longer matches.
+# botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only, 40 KB instead of 1.25 MB to
+# parse at every cold start, with the botocore version it was cut from: used only under that version
+# (the locked one, which the Lambda assets bundle: docs/platform.md#cdk-bundling). Made by
+# ``trim_endpoints`` (``python -m scripts.trim_aws_endpoints``); a test fails when it no longer matches.
 ENDPOINTS_FILE = Path(__file__).with_name("aws_endpoints.json")
 
 
@@ -73,10 +75,11 @@ class ServicesLoader(Loader):
     though a client needs one: to check that a service exists, it lists every service's directory
     (about 450, and a ``stat`` in each), and it parses the endpoint data of every service (1.25 MB
     of JSON). Together ≈25 ms CPU of each cold start, a tenth of the floor. This loader answers the
-    first from ``SERVICES`` (those whose data exists) and the second from ``ENDPOINTS_FILE``; it loads
-    everything else as botocore does. A service not in the list is refused with botocore's own
-    ``UnknownServiceError``; endpoint data placed on a search path before botocore's (``AWS_DATA_PATH``,
-    ``~/.aws/models``) is read as botocore reads it.
+    first from ``SERVICES`` (those whose data exists) and the second from ``ENDPOINTS_FILE`` when it
+    was cut from the running botocore; it loads everything else as botocore does. A service not in
+    the list is refused with botocore's own ``UnknownServiceError``; endpoint data placed on a search
+    path before botocore's (``AWS_DATA_PATH``, ``~/.aws/models``), or a botocore of another version,
+    is read as botocore reads it.
     """
 
     def __init__(self, services: tuple[str, ...], extra_search_paths: list[str] | None = None) -> None:
@@ -99,8 +102,9 @@ class ServicesLoader(Loader):
         builtin = os.path.join(self.BUILTIN_DATA_PATH, name)
         if name == "endpoints" and self._services == SERVICES:
             customised = [p for p in self._potential_locations(name) if p != builtin and self.file_loader.exists(p)]
-            if not customised:
-                return json.loads(ENDPOINTS_FILE.read_text(encoding="utf-8")), builtin
+            trimmed = json.loads(ENDPOINTS_FILE.read_text(encoding="utf-8"))
+            if not customised and trimmed["botocore"] == botocore.__version__:
+                return trimmed["endpoints"], builtin
         return super().load_data_with_path(name)
 
 
