@@ -7,13 +7,20 @@ application code is copied beside them:
     <asset>/functions/    handlers
     <asset>/promptpipe/   the core package (from shared/promptpipe)
     <asset>/prompts/      system prompt files (settings finds them beside the package)
-    <asset>/<deps>/       the function's own dependency closure, minus what Lambda provides
+    <asset>/<deps>/       the function's own dependency closure, the AWS SDK included (below)
 
 Each function gets only what it imports: pyproject.toml's ``[project].dependencies`` plus the extras
 named for it in ``FUNCTION_EXTRAS`` (the model client for the two model-calling functions, X-Ray for
 all, since tracing is active in AWS). Versions come from the committed ``requirements.lock`` (pip's
 ``--constraint``), the same file that builds ``.venv``, so two builds of one commit hold the same
 wheels. Functions with the same closure share one asset.
+
+The AWS SDK (boto3, botocore, s3transfer) is bundled at the locked versions rather than taken from
+the runtime, with botocore's data narrowed to the services the functions call
+(``adapters.aws.SERVICES``) and its endpoint data to theirs (``adapters.aws.ENDPOINTS_FILE``, cut
+from the same botocore version): the functions run the SDK their tests ran, and the cold-start
+savings of ``adapters.aws.ServicesLoader``, measured against that version, hold in AWS
+(docs/benchmarks.md, sections 2 and 7).
 
 The asset hash is computed here from the sources, the requirement list and the lock file, so CDK
 reuses a bundle already in ``cdk.out`` instead of re-running pip, and never fingerprints the
@@ -23,6 +30,7 @@ repository root (which holds .venv and node_modules).
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -36,13 +44,13 @@ import jsii
 from aws_cdk import aws_lambda as lambda_
 
 from infra.constants import LAMBDA_PYTHON_VERSION
+from promptpipe.adapters.aws import ENDPOINTS_FILE, SERVICES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Bump to invalidate cached bundles when the bundling steps below change.
-BUNDLER_VERSION = "2"
-# Provided by the Lambda Python runtime; bundling them would only add ~25 MB and shadow the
-# runtime's patched copies. botocore/s3transfer arrive transitively through aws-xray-sdk.
-RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer")
+BUNDLER_VERSION = "3"
+# boto3's data is its resource models (``boto3.resource``), which no function uses.
+UNUSED_SDK_DATA = ("boto3/data",)
 # Lambda's Python 3.12 runtime is Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels run.
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64")
 LOCK_FILE = "requirements.lock"
@@ -60,8 +68,8 @@ _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cach
 
 
 def runtime_requirements(repo_root: Path = REPO_ROOT, extras: Sequence[str] = ()) -> list[str]:
-    """``[project].dependencies`` of pyproject.toml plus those of ``extras``, without the packages
-    the runtime provides."""
+    """``[project].dependencies`` of pyproject.toml plus those of ``extras`` (the project itself left
+    out)."""
     with (repo_root / "pyproject.toml").open("rb") as handle:
         project = tomllib.load(handle)["project"]
     deps: list[str] = list(project["dependencies"])
@@ -71,7 +79,7 @@ def runtime_requirements(repo_root: Path = REPO_ROOT, extras: Sequence[str] = ()
             raise ValueError(f"pyproject.toml has no extra {extra!r}")
         deps += optional[extra]
     own = _dist_name(project["name"])
-    return [dep for dep in deps if _dist_name(dep) not in (*RUNTIME_PROVIDED, own)]
+    return [dep for dep in deps if _dist_name(dep) != own]
 
 
 def _dist_name(requirement: str) -> str:
@@ -161,18 +169,34 @@ class PipLocalBundler:
                 f"bundling the Lambda asset failed: pip could not install {self._requirements} "
                 f"for {PLATFORMS[0]} / Python {LAMBDA_PYTHON_VERSION} (network? wheel missing?)"
             ) from exc
-        for name in RUNTIME_PROVIDED:
-            for path in out.glob(f"{name}*"):
-                if path.is_dir():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink()
+        narrow_aws_sdk(out)
         shutil.rmtree(out / "bin", ignore_errors=True)  # console scripts, unusable in Lambda
         for source, destination in CODE_DIRS:
             if not (self._repo_root / source).is_dir():
                 raise RuntimeError(f"bundling the Lambda asset failed: {source}/ is missing")
             shutil.copytree(self._repo_root / source, out / destination, ignore=_IGNORED, dirs_exist_ok=True)
         return True
+
+
+def narrow_aws_sdk(out: Path) -> None:
+    """Keep of the bundled botocore's data only the services the functions call, with their endpoint
+    data as ``ENDPOINTS_FILE`` holds it; drop boto3's resource models. The endpoint data must have
+    been cut from the bundled botocore's version (else: ``python -m scripts.trim_aws_endpoints``
+    with the locked botocore, then bundle again)."""
+    data = out / "botocore" / "data"
+    versions = [path.name.removesuffix(".dist-info").split("-")[1] for path in out.glob("botocore-*.dist-info")]
+    trimmed = json.loads(ENDPOINTS_FILE.read_text(encoding="utf-8"))
+    if versions != [trimmed["botocore"]]:
+        raise RuntimeError(
+            f"bundling the Lambda asset failed: the bundled botocore is {versions or 'missing'} but "
+            f"{ENDPOINTS_FILE.name} was cut from {trimmed['botocore']} (run `python -m scripts.trim_aws_endpoints`)"
+        )
+    for path in data.iterdir():
+        if path.is_dir() and path.name not in SERVICES:
+            shutil.rmtree(path)
+    (data / "endpoints.json").write_text(json.dumps(trimmed["endpoints"]), encoding="utf-8")
+    for relative in UNUSED_SDK_DATA:
+        shutil.rmtree(out / relative, ignore_errors=True)
 
 
 def function_code(function_key: str, repo_root: Path = REPO_ROOT) -> lambda_.Code:

@@ -16,14 +16,15 @@ from cdk_nag import AwsSolutionsChecks
 from infra import constants as c
 from infra.bundling import (
     FUNCTION_EXTRAS,
-    RUNTIME_PROVIDED,
     PipLocalBundler,
     asset_hash,
+    narrow_aws_sdk,
     pip_command,
     runtime_requirements,
 )
 from infra.constants import Config
 from infra.stack import PromptPipeStack
+from promptpipe.adapters.aws import ENDPOINTS_FILE
 from promptpipe.settings import Settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
@@ -716,9 +717,14 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_runtime_requirements_leave_out_what_lambda_provides(repo: Path) -> None:
-    assert runtime_requirements(repo) == ["pydantic>=2.8", "aws-lambda-powertools>=3"]
-    assert runtime_requirements(repo, ("llm",)) == ["pydantic>=2.8", "aws-lambda-powertools>=3", "openai>=3.0"]
+def test_runtime_requirements_are_the_projects_with_the_functions_extras(repo: Path) -> None:
+    assert runtime_requirements(repo) == ["boto3>=1.35", "pydantic>=2.8", "aws-lambda-powertools>=3"]
+    assert runtime_requirements(repo, ("llm",)) == [
+        "boto3>=1.35",
+        "pydantic>=2.8",
+        "aws-lambda-powertools>=3",
+        "openai>=3.0",
+    ]
     with pytest.raises(ValueError, match="no extra"):
         runtime_requirements(repo, ("nope",))
     command = pip_command(["pydantic>=2.8"], "/out", repo / "requirements.lock")
@@ -734,7 +740,7 @@ def test_each_function_bundles_only_its_closure() -> None:
         names = {req.split(">")[0].split("[")[0] for req in runtime_requirements(extras=extras)}
         assert ("openai" in names) == (key in ("worker", "scheduled-prompt")), key
         assert "twilio" not in names
-        assert not names & set(RUNTIME_PROVIDED)
+        assert "boto3" in names  # the SDK at the locked version, not the runtime's
 
 
 def test_functions_with_different_closures_get_different_assets(synth: Synth) -> None:
@@ -758,14 +764,27 @@ def test_asset_hash_follows_sources_not_caches(repo: Path) -> None:
 
 
 def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    # Given a fake pip that "installs" a dependency, boto3 (transitively) and a console script
+    # Given a fake pip that "installs" a dependency, the AWS SDK (the locked botocore, with the data of
+    # a service the functions call and of one they do not) and a console script
     out = tmp_path_factory.mktemp("asset")
     calls: list[list[str]] = []
+    version = json.loads(ENDPOINTS_FILE.read_text())["botocore"]
 
     def fake_pip(command: list[str], check: bool) -> None:
         calls.append(command)
         target = Path(command[command.index("--target") + 1])
-        for relative in ("pydantic/__init__.py", "botocore/__init__.py", "boto3-1.0.dist-info/METADATA", "bin/x"):
+        for relative in (
+            "pydantic/__init__.py",
+            "botocore/__init__.py",
+            f"botocore-{version}.dist-info/METADATA",
+            "botocore/data/endpoints.json",
+            "botocore/data/_retry.json",
+            "botocore/data/dynamodb/2012-08-10/service-2.json.gz",
+            "botocore/data/s3/2006-03-01/service-2.json.gz",
+            "boto3/__init__.py",
+            "boto3/data/s3/2006-03-01/resources-1.json",
+            "bin/x",
+        ):
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
             (target / relative).write_text("")
 
@@ -773,15 +792,35 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
     assert PipLocalBundler(repo, ["pydantic"], run=fake_pip).try_bundle(
         str(out), image=cdk.DockerImage.from_registry("unused")
     )
-    # Then the asset holds the dependencies, minus the runtime's, and the code at its root
+    # Then the asset holds the dependencies, the SDK's data narrowed to our services, and the code at its root
     names = {p.name for p in out.iterdir()}
-    assert names == {"pydantic", "functions", "promptpipe", "prompts"}
-    assert not any(name.startswith(RUNTIME_PROVIDED) for name in names)
+    assert names == {
+        "pydantic",
+        "botocore",
+        f"botocore-{version}.dist-info",
+        "boto3",
+        "functions",
+        "promptpipe",
+        "prompts",
+    }
+    assert {p.name for p in (out / "botocore/data").iterdir()} == {"dynamodb", "endpoints.json", "_retry.json"}
+    assert (
+        json.loads((out / "botocore/data/endpoints.json").read_text())
+        == json.loads(ENDPOINTS_FILE.read_text())["endpoints"]
+    )
+    assert not (out / "boto3/data").exists()
     assert (out / "functions/inbound/webhook.py").is_file()
     assert not (out / "functions/__pycache__").exists()
     assert (out / "prompts/intake_bot_system.txt").is_file()
     assert len(calls) == 1
     assert "--constraint" in calls[0]  # the lock pins every version
+
+
+def test_the_bundle_refuses_a_botocore_the_endpoint_data_was_not_cut_from(tmp_path: Path) -> None:
+    (tmp_path / "botocore-0.0.1.dist-info").mkdir()
+    (tmp_path / "botocore/data").mkdir(parents=True)
+    with pytest.raises(RuntimeError, match=r"botocore is \['0\.0\.1'\] but aws_endpoints\.json was cut from"):
+        narrow_aws_sdk(tmp_path)
 
 
 def test_local_bundler_needs_the_lock(repo: Path, tmp_path: Path) -> None:

@@ -46,9 +46,11 @@ INBOUND_MAX_RECEIVE_COUNT = 3
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=2, read_timeout=10)
 
 
-# Every service the application makes a client for (``aws_client``; a test holds the code to it), and
-# Secrets Manager, whose client Powertools makes but tests and local runs make through ``aws_client``.
-SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm")
+# Every service the functions make a client for: through ``aws_client`` (a test holds the code to
+# it), and through the libraries: Secrets Manager and SSM (Powertools' parameters), X-Ray (the X-Ray
+# SDK's sampling client, where tracing is on). The Lambda assets carry botocore's data for these
+# only (infra/bundling.py).
+SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm", "xray")
 # botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only, 40 KB instead of 1.25 MB to
 # parse at every cold start, with the botocore version it was cut from: used only under that version
 # (the locked one, which the Lambda assets bundle: docs/platform.md#cdk-bundling). Made by
