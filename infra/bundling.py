@@ -22,6 +22,11 @@ from the same botocore version): the functions run the SDK their tests ran, and 
 savings of ``adapters.aws.ServicesLoader``, measured against that version, hold in AWS
 (docs/benchmarks.md, sections 2 and 7).
 
+Lambda's ``/var/task`` is read-only and Python writes no bytecode there, so an asset without it
+compiles every module it imports at every cold start (≈450 ms CPU for the webhook). With a Python of
+the runtime's version on the synthesizing machine (``python3.12``), the asset is compiled
+(``compile_asset``); without one it is not, and the bundler says so.
+
 The asset hash is computed here from the sources, the requirement list and the lock file, so CDK
 reuses a bundle already in ``cdk.out`` instead of re-running pip, and never fingerprints the
 repository root (which holds .venv and node_modules).
@@ -31,11 +36,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +54,11 @@ from promptpipe.adapters.aws import ENDPOINTS_FILE, SERVICES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Bump to invalidate cached bundles when the bundling steps below change.
-BUNDLER_VERSION = "3"
+BUNDLER_VERSION = "4"
 # boto3's data is its resource models (``boto3.resource``), which no function uses.
 UNUSED_SDK_DATA = ("boto3/data",)
+# Hash-based bytecode that Python uses without comparing it to any source's time stamp.
+COMPILE = ("-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash")
 # Lambda's Python 3.12 runtime is Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels run.
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64")
 LOCK_FILE = "requirements.lock"
@@ -129,10 +137,54 @@ def _source_files(repo_root: Path) -> Iterator[Path]:
                 yield path
 
 
-def asset_hash(repo_root: Path = REPO_ROOT, requirements: Sequence[str] | None = None) -> str:
-    """A hash of everything that goes into the asset: code, prompts, dependency list, lock, steps."""
+def bytecode_python(version: str = LAMBDA_PYTHON_VERSION) -> str | None:
+    """A Python of the runtime's version on this machine, checked by running it (a pyenv shim may name
+    one that is not selected): ``LAMBDA_PYTHON`` when set, else ``python3.12`` on the PATH; or ``None``."""
+    found = os.environ.get("LAMBDA_PYTHON") or shutil.which(f"python{version}")
+    if not found:
+        return None
+    try:
+        done = subprocess.run(
+            [found, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if done.returncode == 0 and done.stdout.strip() == version else None
+
+
+def compile_asset(out: Path, python: str, run: Callable[..., Any] = subprocess.run) -> None:
+    """Compile the asset's Python with ``python`` (the runtime's version): the dependencies to bytecode
+    only, their sources dropped (with sources and bytecode both, the webhook's asset would be 34 MB
+    against the 25 MB target; their tracebacks lose the source lines, not the file and line numbers),
+    our own code beside its sources (its tracebacks keep their lines). A dependency file that does
+    not compile (some packages ship files for other Pythons) keeps its source."""
+    own = {destination for _, destination in CODE_DIRS}
+    dependencies = sorted(p for p in out.iterdir() if p.name not in own and (p.is_dir() or p.suffix == ".py"))
+    if dependencies:
+        run([python, *COMPILE, "-b", *map(str, dependencies)], check=False)
+    for source in _python_files(dependencies):
+        if source.with_suffix(".pyc").is_file():
+            source.unlink()
+    run([python, *COMPILE, *(str(out / d) for _, d in CODE_DIRS if (out / d).is_dir())], check=True)
+
+
+def _python_files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        yield from (path.rglob("*.py") if path.is_dir() else [path])
+
+
+def asset_hash(
+    repo_root: Path = REPO_ROOT, requirements: Sequence[str] | None = None, bytecode: str | None = None
+) -> str:
+    """A hash of everything that goes into the asset: code, prompts, dependency list, lock, steps, and
+    whether it is compiled (``bytecode``: the Python version that compiles it, or ``None``)."""
     digest = hashlib.sha256()
-    for line in (BUNDLER_VERSION, LAMBDA_PYTHON_VERSION, *PLATFORMS, *(requirements or [])):
+    steps = (BUNDLER_VERSION, LAMBDA_PYTHON_VERSION, f"bytecode={bytecode}", *PLATFORMS)
+    for line in (*steps, *(requirements or [])):
         digest.update(line.encode() + b"\0")
     lock = repo_root / LOCK_FILE
     digest.update(hashlib.sha256(lock.read_bytes()).digest() if lock.is_file() else b"no lock")
@@ -151,10 +203,12 @@ class PipLocalBundler:
         repo_root: Path,
         requirements: Sequence[str],
         run: Callable[..., Any] = subprocess.run,  # tests pass a fake pip
+        bytecode: str | None = None,  # a Python of the runtime's version (``bytecode_python()``)
     ) -> None:
         self._repo_root = repo_root
         self._requirements = list(requirements)
         self._run = run
+        self._bytecode = bytecode
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage | None = None, **_: Any) -> bool:
         out = Path(output_dir)
@@ -175,6 +229,15 @@ class PipLocalBundler:
             if not (self._repo_root / source).is_dir():
                 raise RuntimeError(f"bundling the Lambda asset failed: {source}/ is missing")
             shutil.copytree(self._repo_root / source, out / destination, ignore=_IGNORED, dirs_exist_ok=True)
+        if self._bytecode is not None:
+            compile_asset(out, self._bytecode, self._run)
+        else:
+            print(
+                f"promptpipe bundling: no python{LAMBDA_PYTHON_VERSION} on the PATH nor in LAMBDA_PYTHON, so the "
+                "asset ships without bytecode and every cold start compiles it (≈0.45 s CPU more; "
+                "docs/benchmarks.md section 2)",
+                file=sys.stderr,
+            )
         return True
 
 
@@ -208,13 +271,14 @@ def function_code(function_key: str, repo_root: Path = REPO_ROOT) -> lambda_.Cod
 def lambda_code(repo_root: Path = REPO_ROOT, extras: tuple[str, ...] = ()) -> lambda_.Code:
     """A code asset with the core dependencies plus ``extras``' (one per distinct closure)."""
     requirements = runtime_requirements(repo_root, extras)
+    python = bytecode_python()
     return lambda_.Code.from_asset(
         str(repo_root),
         asset_hash_type=cdk.AssetHashType.CUSTOM,
-        asset_hash=asset_hash(repo_root, requirements),
+        asset_hash=asset_hash(repo_root, requirements, LAMBDA_PYTHON_VERSION if python else None),
         bundling=cdk.BundlingOptions(
             # Mandatory, but never pulled: the local bundler always succeeds or raises.
             image=cdk.DockerImage.from_registry("unused"),
-            local=PipLocalBundler(repo_root, requirements),
+            local=PipLocalBundler(repo_root, requirements, bytecode=python),
         ),
     )

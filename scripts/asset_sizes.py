@@ -4,7 +4,8 @@ Run: ``python -m scripts.asset_sizes`` (needs the package index; ``--keep DIR`` 
 
 For every distinct dependency closure in ``infra.bundling.FUNCTION_EXTRAS`` this runs the same
 ``PipLocalBundler`` the stack uses (pip, Linux wheels for the Lambda runtime, versions from
-requirements.lock, code copied beside them) into a temporary directory and sums the file sizes.
+requirements.lock, code copied beside them, compiled when a Python of the runtime's version is here)
+into a temporary directory and sums the file sizes.
 Exits non-zero when the webhook or enrollment asset exceeds ``TARGET_MB`` (docs/benchmarks.md).
 """
 
@@ -15,7 +16,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from infra.bundling import FUNCTION_EXTRAS, REPO_ROOT, PipLocalBundler, runtime_requirements
+from infra.bundling import FUNCTION_EXTRAS, REPO_ROOT, PipLocalBundler, bytecode_python, runtime_requirements
 
 TARGET_MB = 25.0
 LIGHT_FUNCTIONS = ("webhook", "enrollment")
@@ -38,13 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     for key, extras in FUNCTION_EXTRAS.items():
         closures[extras].append(key)
     base = args.keep or Path(tempfile.mkdtemp(prefix="promptpipe-assets-"))
+    python = bytecode_python()
+    print(f"bytecode: {'compiled with ' + python if python else 'none (no Python of the runtime version here)'}\n")
     sizes: dict[str, float] = {}
     print("| functions | extras | unzipped MB | largest entries (MB) |")
     print("|---|---|---|---|")
     for extras, keys in closures.items():
         out = base / "-".join(keys)
         out.mkdir(parents=True, exist_ok=True)
-        PipLocalBundler(REPO_ROOT, runtime_requirements(REPO_ROOT, extras)).try_bundle(str(out))
+        PipLocalBundler(REPO_ROOT, runtime_requirements(REPO_ROOT, extras), bytecode=python).try_bundle(str(out))
         megabytes = tree_size(out) / 1e6
         top = ", ".join(f"{name} {size / 1e6:.1f}" for name, size in largest(out))
         print(f"| {', '.join(keys)} | {', '.join(extras) or '-'} | {megabytes:.1f} | {top} |")

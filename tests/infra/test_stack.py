@@ -18,6 +18,8 @@ from infra.bundling import (
     FUNCTION_EXTRAS,
     PipLocalBundler,
     asset_hash,
+    bytecode_python,
+    compile_asset,
     narrow_aws_sdk,
     pip_command,
     runtime_requirements,
@@ -829,6 +831,90 @@ def test_local_bundler_needs_the_lock(repo: Path, tmp_path: Path) -> None:
         PipLocalBundler(repo, ["pydantic"], run=lambda *a, **k: None).try_bundle(
             str(tmp_path / "out"), image=cdk.DockerImage.from_registry("unused")
         )
+
+
+def _asset_with_sources(root: Path) -> Path:
+    for relative in (
+        "pydantic/__init__.py",
+        "pydantic/old_syntax.py",
+        "six.py",
+        "pydantic-2.0.dist-info/METADATA",
+        "promptpipe/__init__.py",
+        "functions/inbound/webhook.py",
+        "prompts/intake_bot_system.txt",
+    ):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text("VALUE = 1\n" if relative.endswith(".py") else "")
+    (root / "pydantic/old_syntax.py").write_text("print 'python 2'\n")
+    return root
+
+
+def test_compiling_the_asset_leaves_dependencies_as_bytecode_and_our_code_beside_its_sources(tmp_path: Path) -> None:
+    # Given an asset, and a fake compileall that compiles every dependency file but one
+    out = _asset_with_sources(tmp_path)
+    commands: list[list[str]] = []
+
+    def fake_run(command: list[str], check: bool) -> None:
+        commands.append(command)
+        if "-b" in command:
+            for path in out.rglob("*.py"):
+                if path.name != "old_syntax.py" and not path.is_relative_to(out / "promptpipe"):
+                    path.with_suffix(".pyc").write_text("bytecode")
+
+    # When compiling with the runtime's Python
+    compile_asset(out, "/opt/python3.12", run=fake_run)
+
+    # Then the dependencies were compiled beside their sources, which are dropped where bytecode
+    # exists, and our code compiled into __pycache__ with its sources kept
+    dependencies, own = commands
+    assert dependencies[:2] == ["/opt/python3.12", "-m"] and "unchecked-hash" in dependencies
+    assert sorted(dependencies[dependencies.index("-b") + 1 :]) == sorted(
+        str(out / name) for name in ("pydantic", "pydantic-2.0.dist-info", "six.py")
+    )
+    assert not (out / "pydantic/__init__.py").exists() and (out / "pydantic/__init__.pyc").is_file()
+    assert not (out / "six.py").exists()
+    assert (out / "pydantic/old_syntax.py").is_file()  # did not compile: kept as source
+    assert "-b" not in own and own[-3:] == [str(out / d) for d in ("functions", "promptpipe", "prompts")]
+    assert (out / "promptpipe/__init__.py").is_file() and (out / "functions/inbound/webhook.py").is_file()
+
+
+@pytest.mark.skipif(bytecode_python() is None, reason="no Python of the Lambda runtime's version here")
+def test_a_compiled_asset_imports_from_bytecode_alone(tmp_path: Path) -> None:
+    out = _asset_with_sources(tmp_path)
+    (out / "pydantic/old_syntax.py").unlink()
+    python = bytecode_python()
+    assert python is not None
+    compile_asset(out, python)
+    assert not list((out / "pydantic").glob("*.py"))
+    probe = "import pydantic, functions.inbound.webhook as w; print(pydantic.__file__, w.VALUE)"
+    done = subprocess.run(
+        [python, "-c", probe],
+        env={"PYTHONPATH": str(out), "PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=out,  # not the repository, whose sources would be found first
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == [str(out / "pydantic/__init__.pyc"), "1"]
+
+
+def test_without_a_python_of_the_runtime_version_the_asset_is_not_compiled_and_the_bundler_says_so(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path_factory.mktemp("asset")
+    version = json.loads(ENDPOINTS_FILE.read_text())["botocore"]
+    commands: list[list[str]] = []
+
+    def fake_pip(command: list[str], check: bool) -> None:
+        commands.append(command)
+        for relative in (f"botocore-{version}.dist-info/METADATA", "botocore/data/endpoints.json"):
+            (out / relative).parent.mkdir(parents=True, exist_ok=True)
+            (out / relative).write_text("")
+
+    PipLocalBundler(repo, ["pydantic"], run=fake_pip, bytecode=None).try_bundle(str(out))
+    assert len(commands) == 1  # pip only
+    assert "ships without bytecode" in capsys.readouterr().err
+    assert asset_hash(repo, ["pydantic"], "3.12") != asset_hash(repo, ["pydantic"], None)
 
 
 def test_asset_hash_follows_the_lock(repo: Path) -> None:
