@@ -51,7 +51,7 @@ _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 5}, connect
 # SDK's sampling client, where tracing is on). The Lambda assets carry botocore's data for these
 # only (infra/bundling.py).
 SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm", "xray")
-# botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only, 40 KB instead of 1.25 MB to
+# botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only, 46 KB instead of 1.25 MB to
 # parse at every cold start, with the botocore version it was cut from: used only under that version
 # (the locked one, which the Lambda assets bundle: docs/platform.md#cdk-bundling). Made by
 # ``trim_endpoints`` (``python -m scripts.trim_aws_endpoints``); a test fails when it no longer matches.
@@ -76,7 +76,7 @@ class ServicesLoader(Loader):
     Two things botocore reads at the first client of a process depend on every service it ships,
     though a client needs one: to check that a service exists, it lists every service's directory
     (about 450, and a ``stat`` in each), and it parses the endpoint data of every service (1.25 MB
-    of JSON). Together ≈25 ms CPU of each cold start, a tenth of the floor. This loader answers the
+    of JSON). Together ≈35 ms CPU of each cold start, a sixth of the floor. This loader answers the
     first from ``SERVICES`` (those whose data exists) and the second from ``ENDPOINTS_FILE`` when it
     was cut from the running botocore; it loads everything else as botocore does. A service not in
     the list is refused with botocore's own ``UnknownServiceError``; endpoint data placed on a search
