@@ -15,7 +15,8 @@ pump, a ``ScriptedLLM``), one scripted participant through nine events, each mea
 6. the reminder firing (five hours after the prompt; nobody answered);
 7. a turn whose model calls transition_state with a 30-minute delay (a one-shot is armed);
 8. the delayed transition firing;
-9. STOP (the webhook pauses the participant, deletes their schedules and confirms).
+9. STOP (the webhook pauses the participant and confirms; the worker deletes their schedules, queued
+   for it because the webhook has no Scheduler rights).
 
 How calls are counted: a hook is appended to botocore's ``BUILTIN_HANDLERS`` before any boto3
 session exists, so every client (the app's, moto's own) carries it. It listens to
@@ -142,7 +143,7 @@ EXPECTED_SCHEDULER: dict[str, tuple[Counter[str], str]] = {
     "reminder firing": (Counter(), "none (it fired: the scheduler deletes it)"),
     "turn with a delayed transition": (Counter({"CreateSchedule": 1}), "the transition one-shot"),
     "delayed transition firing": (Counter(), "none (it fired: the scheduler deletes it)"),
-    "STOP": (Counter({"DeleteSchedule": 1}), "the daily prompt's cron (pause)"),
+    "STOP": (Counter({"DeleteSchedule": 1}), "the daily prompt's cron (pause), by the worker"),
 }
 
 FUNCTION_ORDER = ("enrollment", "webhook", "worker", "scheduled-prompt", "timers")
@@ -208,9 +209,13 @@ def row_misses(row: Row) -> list[str]:
     return misses
 
 
-def scheduler_extra(row: Row) -> str:
-    """Scheduler calls beyond what the event's effects need ("" when none); reported, not failed."""
-    scheduler = row.counts("scheduler")
+def scheduler_extra(row: Row, rows: list[Row]) -> str:
+    """Scheduler calls of the event, whichever function made them, other than its effects need (""
+    when none); reported, not failed. STOP's are the worker's: the webhook queues them."""
+    scheduler: Counter[str] = Counter()
+    for other in rows:
+        if other.event == row.event:
+            scheduler += other.counts("scheduler")
     needed = EXPECTED_SCHEDULER[row.event][0]
     if scheduler == needed:
         return ""
@@ -347,7 +352,7 @@ def render(rows: list[Row], harness: list[Call]) -> str:
             need = EXPECTED_SCHEDULER[row.event]
             scheduler = ", ".join(f"{op} {n}" for op, n in sorted(need[0].items())) or "0"
             verdict = "OK" if not misses else "MISSED: " + "; ".join(misses)
-            extra = scheduler_extra(row)
+            extra = scheduler_extra(row, rows)
             out.append(
                 f"  {row.event:31s} {row.function:17s} DynamoDB {sum(row.counts('dynamodb').values())} "
                 f"(reads {row.state_reads}, cond. writes {row.conditional_writes}), sent {row.sent}: {verdict}"
