@@ -72,7 +72,9 @@ FUNCTION_EXTRAS: dict[str, tuple[str, ...]] = {
 }
 # (source relative to the repo root, destination inside the asset)
 CODE_DIRS = (("functions", "functions"), ("shared/promptpipe", "promptpipe"), ("prompts", "prompts"))
-_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache", "*.egg-info")
+# The package's local composition roots (the CLI, the console, the local stack): above ``functions``
+# in the import contracts' layers, so no function can import them; not shipped.
+LOCAL_ONLY = tuple(f"shared/promptpipe/{name}" for name in ("cli", "console", "local"))
 
 
 def runtime_requirements(repo_root: Path = REPO_ROOT, extras: Sequence[str] = ()) -> list[str]:
@@ -125,9 +127,21 @@ def pip_command(requirements: Sequence[str], target: str, constraints: Path | No
 
 
 def _excluded(relative: Path) -> bool:
-    return relative.suffix in (".pyc", ".pyo") or any(
-        part in ("__pycache__", ".pytest_cache") or part.endswith(".egg-info") for part in relative.parts
+    return (
+        relative.suffix in (".pyc", ".pyo")
+        or any(part in ("__pycache__", ".pytest_cache") or part.endswith(".egg-info") for part in relative.parts)
+        or any(relative.is_relative_to(local) for local in LOCAL_ONLY)
     )
+
+
+def _ignored(repo_root: Path) -> Callable[[str, list[str]], set[str]]:
+    """``copytree``'s ``ignore``: what ``_excluded`` leaves out (caches, the local-only packages)."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        here = Path(directory).relative_to(repo_root)
+        return {name for name in names if _excluded(here / name)}
+
+    return ignore
 
 
 def _source_files(repo_root: Path) -> Iterator[Path]:
@@ -228,7 +242,8 @@ class PipLocalBundler:
         for source, destination in CODE_DIRS:
             if not (self._repo_root / source).is_dir():
                 raise RuntimeError(f"bundling the Lambda asset failed: {source}/ is missing")
-            shutil.copytree(self._repo_root / source, out / destination, ignore=_IGNORED, dirs_exist_ok=True)
+            ignore = _ignored(self._repo_root)
+            shutil.copytree(self._repo_root / source, out / destination, ignore=ignore, dirs_exist_ok=True)
         if self._bytecode is not None:
             compile_asset(out, self._bytecode, self._run)
         else:

@@ -1,6 +1,7 @@
 """Cold start inside a built Lambda asset, with and without bytecode: what ``bench_cold_start`` leaves out.
 
-Run: ``python -m scripts.asset_sizes --keep /tmp/assets``, then
+Run: ``python -m scripts.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON``: an asset
+without bytecode), then
 ``python -m scripts.bench_asset_import /tmp/assets/enrollment-webhook-timers --python python3.12``
 (``--runs N``, default 5; ``--module M``, repeatable, default the webhook and the enrollment API).
 
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--module", action="append", help="function module (repeatable)")
     args = parser.parse_args(argv)
+    if any(path.parent.name != "__pycache__" for path in args.asset.rglob("*.pyc")):
+        parser.error(f"{args.asset} is compiled already: build it without LAMBDA_PYTHON (scripts.asset_sizes --keep)")
     with tempfile.TemporaryDirectory(prefix="promptpipe-asset-") as work:
         plain = _copy(args.asset, Path(work) / "plain")
         compiled = _copy(args.asset, Path(work) / "compiled")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from cdk_nag import AwsSolutionsChecks
 from infra import constants as c
 from infra.bundling import (
     FUNCTION_EXTRAS,
+    LOCAL_ONLY,
+    REPO_ROOT,
     PipLocalBundler,
     asset_hash,
     bytecode_python,
@@ -711,6 +714,8 @@ def repo(tmp_path: Path) -> Path:
         "functions/inbound/webhook.py": "def handler(event, context): ...\n",
         "functions/__pycache__/x.cpython-311.pyc": "junk",
         "shared/promptpipe/__init__.py": "",
+        "shared/promptpipe/local/server.py": "",
+        "shared/promptpipe/console/static/app.css": "",
         "prompts/intake_bot_system.txt": "You are a coach.\n",
     }.items():
         path = tmp_path / relative
@@ -813,6 +818,7 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
     assert not (out / "boto3/data").exists()
     assert (out / "functions/inbound/webhook.py").is_file()
     assert not (out / "functions/__pycache__").exists()
+    assert sorted(p.name for p in (out / "promptpipe").iterdir()) == ["__init__.py"]  # no local-only package
     assert (out / "prompts/intake_bot_system.txt").is_file()
     assert len(calls) == 1
     assert "--constraint" in calls[0]  # the lock pins every version
@@ -915,6 +921,22 @@ def test_without_a_python_of_the_runtime_version_the_asset_is_not_compiled_and_t
     assert len(commands) == 1  # pip only
     assert "ships without bytecode" in capsys.readouterr().err
     assert asset_hash(repo, ["pydantic"], "3.12") != asset_hash(repo, ["pydantic"], None)
+
+
+def test_the_packages_left_out_of_the_asset_are_above_every_function_in_the_layers() -> None:
+    """What the asset leaves out no function can import: the import contracts' layers put it above
+    ``functions`` (and import-linter holds the code to them)."""
+    with (REPO_ROOT / "pyproject.toml").open("rb") as handle:
+        contracts = tomllib.load(handle)["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["id"] == "layers")
+    above = layers[: layers.index("functions")]
+    assert {path.removeprefix("shared/").replace("/", ".") for path in LOCAL_ONLY} <= set(above)
+
+
+def test_asset_hash_ignores_the_local_only_packages(repo: Path) -> None:
+    before = asset_hash(repo, ["pydantic"])
+    (repo / "shared/promptpipe/local/server.py").write_text("changed = True\n")
+    assert asset_hash(repo, ["pydantic"]) == before
 
 
 def test_asset_hash_follows_the_lock(repo: Path) -> None:
