@@ -17,9 +17,9 @@ wheels. Functions with the same closure share one asset.
 
 The AWS SDK (boto3, botocore, s3transfer) is bundled at the locked versions rather than taken from
 the runtime, with botocore's data narrowed to the services the functions call
-(``adapters.aws.SERVICES``) and its endpoint data to theirs (``adapters.aws.ENDPOINTS_FILE``, cut
+(``adapters.botocore_data.SERVICES``) and its endpoint data to theirs (``ENDPOINTS_FILE``, cut
 from the same botocore version): the functions run the SDK their tests ran, and the cold-start
-savings of ``adapters.aws.ServicesLoader``, measured against that version, hold in AWS
+savings of ``adapters.botocore_data.ServicesLoader``, measured against that version, hold in AWS
 (docs/benchmarks.md, sections 2 and 7).
 
 Lambda's ``/var/task`` is read-only and Python writes no bytecode there, so an asset without it
@@ -50,7 +50,7 @@ import jsii
 from aws_cdk import aws_lambda as lambda_
 
 from infra.constants import LAMBDA_PYTHON_VERSION
-from promptpipe.adapters.aws import ENDPOINTS_FILE, SERVICES
+from promptpipe.adapters.botocore_data import ENDPOINTS_FILE, SERVICES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Bump to invalidate cached bundles when the bundling steps below change.

@@ -36,7 +36,9 @@ spread (min-max).
 
 The ``floor-paused`` row (not a target) builds the floor's clients as ``get_app()`` builds the
 function's, with the cyclic collector paused and then ``gc.freeze``: the part of a function's gain
-from that pause which any code would get.
+from that pause which any code would get. The ``floor-loader`` row (not a target) builds them with
+our botocore data loader (``promptpipe.adapters.botocore_data``), as the functions do: the part of
+their gain that is botocore's data rather than our modules.
 
 Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
 floor (median of the paired ratios); ``openai`` never imported by the webhook or enrollment
@@ -66,6 +68,9 @@ FLOOR = "floor"
 # frozen. Not a target: it shows how much of a function's gain from that pause is the collector's
 # pass over the platform's objects, which any code would save the same way (docs/benchmarks.md).
 FLOOR_PAUSED = "floor-paused"
+# The floor with the functions' botocore data loader (``adapters.botocore_data.botocore_session``). Not
+# a target: how much of a function's ratio is botocore's data, which the floor row reads in full.
+FLOOR_LOADER = "floor-loader"
 MODULES = (
     "functions.enrollment.handler",
     "functions.inbound.webhook",
@@ -126,7 +131,7 @@ target = sys.argv[1]
 if target == "aws_xray_sdk.core":
     import boto3  # noqa: F401  (not timed)
 wall, cpu = time.perf_counter(), time.process_time()
-if target in ("floor", "floor-paused"):
+if target in ("floor", "floor-paused", "floor-loader"):
     import gc
     import botocore.session
     from aws_lambda_powertools import Logger
@@ -135,7 +140,12 @@ if target in ("floor", "floor-paused"):
     paused = target == "floor-paused" and gc.isenabled()
     if paused:
         gc.disable()
-    session = botocore.session.get_session()
+    if target == "floor-loader":
+        from promptpipe.adapters.botocore_data import botocore_session
+
+        session = botocore_session()
+    else:
+        session = botocore.session.get_session()
     session.create_client("dynamodb", region_name="us-east-1")
     session.create_client("sqs", region_name="us-east-1")
     APIGatewayHttpResolver(), Logger(service="floor")
@@ -240,7 +250,7 @@ def run_once(target: str, compare: Path | None = None) -> dict[str, Any]:
 
 def measure(runs: int, warmup: int = 1, compare: Path | None = None) -> dict[str, Result]:
     before = tuple(BEFORE + m for m in MODULES) if compare is not None else ()
-    targets = (BASELINE, XRAY, FLOOR, FLOOR_PAUSED, *before, *MODULES)
+    targets = (BASELINE, XRAY, FLOOR, FLOOR_PAUSED, FLOOR_LOADER, *before, *MODULES)
     results = {t: Result(t) for t in targets}
     for round_index in range(warmup + runs):
         for target in targets:
@@ -288,12 +298,15 @@ def render(results: dict[str, Result], runs: int) -> str:
         (f"{XRAY} (after boto3)", XRAY),
         ("floor of the webhook (see below)", FLOOR),
         ("floor, collector paused (see below)", FLOOR_PAUSED),
+        ("floor, our botocore data loader (see below)", FLOOR_LOADER),
     )
     for label, target in fixed:
         if target not in results:
             continue
         r = results[target]
         paired = (a / b for a, b in zip(r.samples["import_cpu"], results[FLOOR].samples["import_cpu"], strict=True))
+        # the floor's own variants read per round over the floor
+        over_floor = f"{statistics.median(paired):.2f}" if target in (FLOOR_PAUSED, FLOOR_LOADER) else "-"
         lines.append(
             (
                 label,
@@ -305,7 +318,7 @@ def render(results: dict[str, Result], runs: int) -> str:
                 "-",
                 "-",
                 "-",
-                "1.00" if target == FLOOR else f"{statistics.median(paired):.2f}" if target == FLOOR_PAUSED else "-",
+                "1.00" if target == FLOOR else over_floor,
                 "-",
                 _flag(r.openai_after_import),
                 "none" if not r.network_attempts else "ATTEMPTED",
@@ -349,6 +362,9 @@ def render(results: dict[str, Result], runs: int) -> str:
         "first event needs whatever the code around it.",
         "floor-paused: the floor with its clients built as get_app() builds (cyclic collector paused, then "
         "gc.freeze); its x floor is per round over the floor. Not a target: what the pause saves on any code.",
+        "floor-loader: the floor with its clients made from our botocore data loader, as the functions' are "
+        "(promptpipe.adapters.botocore_data). Not a target: a function's x floor over this row's is what it "
+        "adds besides botocore's data.",
         "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",
         "x floor: per round, import + init CPU over the floor's CPU in the same round; the median over the "
         "rounds (the targets), and the spread (min-max) of those paired ratios.",

@@ -43,7 +43,7 @@ timed("settings", get_settings)
 from promptpipe.adapters import aws
 if sys.argv[2] == "stock":  # botocore's own loader: every service listed, all endpoint data parsed
     import botocore.session
-    aws._session = botocore.session.get_session
+    aws.botocore_session = botocore.session.get_session
 timed("first client (DynamoDB)", lambda: aws.aws_client("dynamodb", get_settings()))
 timed("second client (SQS)", lambda: aws.aws_client("sqs", get_settings()))
 timed("import adapters.sent_ledger", lambda: importlib.import_module("promptpipe.adapters.sent_ledger"))
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stock-loader",
         action="store_true",
-        help="make the clients with botocore's own data loader instead of adapters.aws.ServicesLoader",
+        help="make the clients with botocore's own data loader instead of adapters.botocore_data.ServicesLoader",
     )
     args = parser.parse_args(argv)
     samples: dict[str, list[float]] = {}
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for label, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
             samples.setdefault(label, []).append(value)
-    loader = "botocore's own data loader" if args.stock_loader else "adapters.aws.ServicesLoader"
+    loader = "botocore's own data loader" if args.stock_loader else "adapters.botocore_data.ServicesLoader"
     print(f"{args.module}: first-event init, CPU ms, median of {args.runs} fresh processes ({loader})")
     for label, values in samples.items():
         print(f"  {label:32} {statistics.median(values):6.0f}")

@@ -1,5 +1,5 @@
 """Write ``shared/promptpipe/adapters/aws_endpoints.json``: the installed botocore's endpoint data for
-the services the application uses (``adapters.aws.trim_endpoints``), with that botocore's version.
+the services the application uses (``adapters.botocore_data.trim_endpoints``), with that botocore's version.
 
 Run: ``python -m scripts.trim_aws_endpoints`` after upgrading botocore (``tests/unit/test_aws_clients.py``
 fails until the file matches the installed botocore again).
@@ -12,7 +12,7 @@ import json
 import botocore
 import botocore.loaders
 
-from promptpipe.adapters.aws import ENDPOINTS_FILE, trim_endpoints
+from promptpipe.adapters.botocore_data import ENDPOINTS_FILE, trim_endpoints
 
 
 def trimmed_endpoints_text() -> str:

@@ -29,7 +29,7 @@ from infra.bundling import (
 )
 from infra.constants import Config
 from infra.stack import PromptPipeStack
-from promptpipe.adapters.aws import ENDPOINTS_FILE
+from promptpipe.adapters.botocore_data import ENDPOINTS_FILE
 from promptpipe.settings import Settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 

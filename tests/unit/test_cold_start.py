@@ -20,6 +20,7 @@ from scripts.bench_cold_start import (
     BASELINE,
     CHILD_ENVIRONMENT,
     FLOOR,
+    FLOOR_LOADER,
     FLOOR_PAUSED,
     MODULES,
     MUST_NOT_IMPORT_OPENAI,
@@ -424,3 +425,19 @@ def test_the_paused_floor_row_reads_per_round_over_the_floor_and_sets_no_target(
     assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, collector paused (see below)", "-"]
     assert "| 0.85 " in row  # median of 170/200, 180/200, 160/200, 170/200, 175/200
     assert FLOOR_PAUSED not in TARGETS and requirements_met(results)
+
+
+def test_the_floor_with_our_data_loader_reads_per_round_over_the_floor_and_sets_no_target() -> None:
+    results = _results(front_door=1.3, events=1.5)
+    results[FLOOR_LOADER] = _result(FLOOR_LOADER, [160.0, 170.0, 150.0, 164.0, 166.0], [0.0] * 5)
+    row = next(line for line in render(results, 5).splitlines() if "our botocore data loader" in line)
+    assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, our botocore data loader (see below)", "-"]
+    assert "| 0.82 " in row  # median of 160/200, 170/200, 150/200, 164/200, 166/200
+    assert FLOOR_LOADER not in TARGETS and requirements_met(results)
+
+
+def test_the_floor_with_our_data_loader_makes_its_clients_from_that_loader() -> None:
+    from scripts.bench_cold_start import CHILD
+
+    assert 'if target == "floor-loader":' in CHILD
+    assert "from promptpipe.adapters.botocore_data import botocore_session" in CHILD
