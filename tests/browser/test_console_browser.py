@@ -28,9 +28,9 @@ CHROMEDRIVER = shutil.which("chromedriver")
 
 try:
     from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # pragma: no cover - the dev extra installs it
     webdriver = None  # type: ignore[assignment]
@@ -88,12 +88,16 @@ def browser(downloads: Path) -> Iterator[Any]:
 
 
 def _click_and_load(driver: Any, element: Any) -> None:
-    """Click something that loads a new page and wait until the new page has replaced the old one."""
-    old = driver.find_element(By.TAG_NAME, "html")
+    """Click something that loads a new page and wait until the new page has replaced the old one: the
+    old page's window carries a mark that a new page's does not. Asking while the old page goes can
+    fail in more ways than a stale element (Chromium: "Node with given id does not belong to the
+    document", seen on a loaded machine), so a failed reading is read again, not a failure."""
+    driver.execute_script("window.promptpipeOldPage = true")
     element.click()
-    WebDriverWait(driver, 60, poll_frequency=0.1).until(expected_conditions.staleness_of(old))
-    WebDriverWait(driver, 60, poll_frequency=0.1).until(
-        lambda d: d.execute_script("return document.readyState") == "complete"
+    WebDriverWait(driver, 60, poll_frequency=0.1, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.promptpipeOldPage === undefined && document.readyState === 'complete'"
+        )
     )
 
 
