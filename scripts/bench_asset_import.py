@@ -9,8 +9,9 @@ Lambda's ``/var/task`` is read-only and the assets carry no ``.pyc`` files, so P
 module it imports at every cold start. This times import + ``wiring.get_app()`` (CPU, fresh
 processes, the benchmark's dummy environment) of each module with the asset's Python version twice:
 from a copy without bytecode, with ``PYTHONDONTWRITEBYTECODE`` (what Lambda does), and from a copy
-compiled beforehand (``compileall --invalidation-mode unchecked-hash``). The Python given must be
-the runtime's version (the wheels are built for it).
+compiled as the bundler compiles it (``infra.bundling.compile_asset``: the dependencies bytecode
+only, our code beside its sources). The Python given must be the runtime's version (the wheels are
+built for it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from infra.bundling import compile_asset
 from scripts.bench_cold_start import child_environment
 
 CHILD = """
@@ -61,11 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="promptpipe-asset-") as work:
         plain = _copy(args.asset, Path(work) / "plain")
         compiled = _copy(args.asset, Path(work) / "compiled")
-        subprocess.run(
-            [args.python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(compiled)],
-            check=False,  # a file no Python 3 compiles (some packages ship such) is left as source
-            capture_output=True,
-        )
+        compile_asset(compiled, args.python)  # as the bundler ships it
         print(f"import + get_app() CPU ms in {args.asset.name}, median of {args.runs} fresh processes ({args.python})")
         print("| module | no bytecode (as in Lambda) | compiled beforehand |")
         print("|---|---|---|")

@@ -418,22 +418,23 @@ def test_the_collector_resumes_after_a_failed_build_and_stays_off_when_it_was_of
         gc.unfreeze()
 
 
-def test_the_paused_floor_row_reads_per_round_over_the_floor_and_sets_no_target() -> None:
+@pytest.mark.parametrize(
+    ("target", "label", "cpu", "over_floor"),
+    [
+        # medians of 170/200, 180/200, 160/200, 170/200, 175/200 and of 160/200, 170/200, ...
+        (FLOOR_PAUSED, "floor, collector paused (see below)", [170.0, 180.0, 160.0, 170.0, 175.0], "0.85"),
+        (FLOOR_LOADER, "floor, our botocore data loader (see below)", [160.0, 170.0, 150.0, 164.0, 166.0], "0.82"),
+    ],
+)
+def test_the_floors_variants_read_per_round_over_the_floor_and_set_no_target(
+    target: str, label: str, cpu: list[float], over_floor: str
+) -> None:
     results = _results(front_door=1.3, events=1.5)
-    results[FLOOR_PAUSED] = _result(FLOOR_PAUSED, [170.0, 180.0, 160.0, 170.0, 175.0], [0.0] * 5)
-    row = next(line for line in render(results, 5).splitlines() if "floor, collector paused" in line)
-    assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, collector paused (see below)", "-"]
-    assert "| 0.85 " in row  # median of 170/200, 180/200, 160/200, 170/200, 175/200
-    assert FLOOR_PAUSED not in TARGETS and requirements_met(results)
-
-
-def test_the_floor_with_our_data_loader_reads_per_round_over_the_floor_and_sets_no_target() -> None:
-    results = _results(front_door=1.3, events=1.5)
-    results[FLOOR_LOADER] = _result(FLOOR_LOADER, [160.0, 170.0, 150.0, 164.0, 166.0], [0.0] * 5)
-    row = next(line for line in render(results, 5).splitlines() if "our botocore data loader" in line)
-    assert [cell.strip() for cell in row.split("|")][1:3] == ["floor, our botocore data loader (see below)", "-"]
-    assert "| 0.82 " in row  # median of 160/200, 170/200, 150/200, 164/200, 166/200
-    assert FLOOR_LOADER not in TARGETS and requirements_met(results)
+    results[target] = _result(target, cpu, [0.0] * 5)
+    row = next(line for line in render(results, 5).splitlines() if label in line)
+    assert [cell.strip() for cell in row.split("|")][1:3] == [label, "-"]
+    assert f"| {over_floor} " in row
+    assert target not in TARGETS and requirements_met(results)
 
 
 def test_the_floor_with_our_data_loader_makes_its_clients_from_that_loader() -> None:
