@@ -24,6 +24,14 @@ class CoreConfig:
     max_inbound_message_chars: int = 4096
     # Days a withdrawn participant's items are kept (docs/retention.md); None: kept.
     retention_days_after_delete: int | None = None
+    # Opt-out, opt-in and HELP (docs/compliance.md; Settings has what each means).
+    opt_keywords: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    opt_out_texts: dict[str, str] = field(default_factory=dict)
+    opt_in_texts: dict[str, str] = field(default_factory=dict)
+    help_texts: dict[str, str] = field(default_factory=dict)
+    study_name: str = "Habit coach"
+    study_contact: str = ""
+    keyword_replies_by: str = "project"
     # --- the conversation -----------------------------------------------------------------
     promptpipe_debug: bool = False
     chat_history_limit: int = -1

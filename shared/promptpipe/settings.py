@@ -18,13 +18,14 @@ import typing
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from promptpipe.errors import ConfigurationError
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute, endpoint_url
+from promptpipe.rules.opt_out import OptKeywordKind
 from promptpipe.rules.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -215,6 +216,20 @@ class Settings(LazyModel):
     # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
     max_api_body_bytes: int = Field(64 * 1024, ge=1024, le=10 * 1024 * 1024)
     max_webhook_body_bytes: int = Field(1024 * 1024, ge=1024, le=10 * 1024 * 1024)
+    # Opt-out, opt-in and HELP (docs/compliance.md). Whole-message keywords per kind and language
+    # (JSON {"opt_out": {"en": [...], "fr": [...]}, "opt_in": {...}, "help": {...}}; the languages given
+    # replace those lists, the others keep the defaults; the FCC's English opt-out words always count).
+    opt_keywords: dict[OptKeywordKind, dict[str, list[str]]] = Field(default_factory=dict)
+    # The fixed replies per language (JSON {"en": "...", "es": "..."}: {study} and {contact} filled in);
+    # a language not given keeps the built-in text, English is the fallback.
+    opt_out_texts: dict[str, str] = Field(default_factory=dict)
+    opt_in_texts: dict[str, str] = Field(default_factory=dict)
+    help_texts: dict[str, str] = Field(default_factory=dict)
+    study_name: str = Field("Habit coach", min_length=1, max_length=60)
+    study_contact: str = Field("", max_length=100)
+    # Who answers the keywords the provider's own filter reads (Twilio on a long code without
+    # Advanced Opt-Out: STOP, HELP, START as single words): "provider" records them and sends nothing.
+    keyword_replies_by: Literal["project", "provider"] = "project"
 
     # --- retention ------------------------------------------------------------------------
     # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL

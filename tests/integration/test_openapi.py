@@ -64,7 +64,15 @@ def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None
     # Then its body is EnrollmentRequest: phone_number required, the optional profile fields, nothing else
     assert schema["title"] == "EnrollmentRequest"
     assert schema["required"] == ["phone_number"]
-    assert set(schema["properties"]) == {"phone_number", "name", "gender", "ethnicity", "background", "timezone"}
+    assert set(schema["properties"]) == {
+        "phone_number",
+        "name",
+        "gender",
+        "ethnicity",
+        "background",
+        "timezone",
+        "language",
+    }
     assert schema["additionalProperties"] is False
     # And enrollment documents its 201 (docs/behaviour.md#B-API-1), not the default 200
     assert "201" in document["paths"][BASE]["post"]["responses"]

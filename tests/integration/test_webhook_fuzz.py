@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json
 from promptpipe.local.signing import meta_signature, twilio_signature
-from promptpipe.usecases.receive_text import OPT_IN_WORDS, OPT_OUT_WORDS
+from promptpipe.rules.opt_out import read_opt_message
 
 EXAMPLES = int(os.environ.get("PROMPTPIPE_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(
@@ -60,8 +60,7 @@ _ids = itertools.count()  # message ids unique across examples: SQS deduplicates
 
 # --- strategies ------------------------------------------------------------------------------
 
-_KEYWORDS = {w.upper() for w in OPT_OUT_WORDS | OPT_IN_WORDS}
-# Any text a phone can send (no lone surrogates: they cannot be UTF-8), opt-out/in keywords aside
+# Any text a phone can send (no lone surrogates: they cannot be UTF-8), opt-out/in and help messages aside
 # (they are answered at the webhook, not queued: tests/integration/test_webhooks.py covers them).
 # Characters worth drawing more often than chance: noncharacters SQS refuses raw, controls, RTL marks,
 # zero-width and combining characters.
@@ -69,7 +68,7 @@ _TRICKY = st.sampled_from(
     ["\ufffe", "\uffff", "\x00", "\x0b", "\u202e", "\u200b", "\u0301", "\U0010ffff", "%", "&", "="]
 )
 text = st.text(st.characters(exclude_categories=("Cs",)) | _TRICKY, max_size=300).filter(
-    lambda t: t.strip().upper() not in _KEYWORDS
+    lambda t: read_opt_message(t) is None
 )
 long_text = st.integers(4000, 6000).map(lambda n: "é😀x" * (n // 3))
 any_text = st.one_of(text, text, text, long_text)

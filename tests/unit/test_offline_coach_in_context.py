@@ -308,3 +308,17 @@ def test_id_rather_get_it_at_7pm_from_now_on_moves_the_schedule() -> None:
         ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}),
         ("save_user_profile", {"preferred_time": "19:00"}),
     ]
+
+
+@pytest.mark.parametrize("text", ["stop texting me at night", "can you stop messaging me in the morning"])
+def test_an_unclear_stop_request_is_asked_about_in_feedback_and_intake(text: str) -> None:
+    # The webhook opts out a clear request; a narrowed one reaches the coach, which asks, and changes nothing yet.
+    from promptpipe.adapters.offline_coach.reading import STOP_WHICH
+
+    assert text_of(feedback(text, "See you tomorrow!")) == STOP_WHICH
+    assert text_of(intake(text, WALKING, "What time works for you?")) == STOP_WHICH
+
+
+def test_a_stop_request_with_a_new_time_changes_the_time_instead_of_asking() -> None:
+    response = OfflineCoach().complete(feedback("stop texting me in the morning, move it to 7pm instead", "Bye!"))
+    assert calls(response) == [("scheduler", {"action": "list"})]  # on its way to the change

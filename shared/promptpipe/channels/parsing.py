@@ -116,6 +116,7 @@ def parse_twilio_form(body: str, received_at: datetime, default_region: str) -> 
         profile_name=form.profile_name or None,
         kind=InboundKind.TEXT if text.strip() or not attachments else InboundKind.MEDIA,
         attachments=attachments,
+        provider_keyword=form.opt_out_type.strip().upper()[:16] or None,
     )
 
 

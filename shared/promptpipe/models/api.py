@@ -43,6 +43,14 @@ class EnrollmentRequest(LazyModel):
     ethnicity: str = Field("", max_length=100)
     background: str = Field("", max_length=4000, examples=["Office worker"])
     timezone: IanaTimeZoneOrEmpty = Field("", max_length=50, examples=["America/Toronto"])
+    language: str = Field(
+        "",
+        pattern=r"^([A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*)?$",
+        max_length=35,
+        description="The participant's language (ISO 639-1, e.g. es or es-MX): the opt-out, opt-in and help "
+        "replies come in it (docs/compliance.md); English when unset or without texts.",
+        examples=["es"],
+    )
 
 
 class ParticipantUpdate(LazyModel):

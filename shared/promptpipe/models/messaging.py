@@ -117,6 +117,9 @@ class InboundMessage(LazyModel):
     # number (E.164).
     system_type: str | None = None
     new_phone: str | None = None
+    # The provider answered the message as one of its keywords itself (Twilio's ``OptOutType``:
+    # STOP, HELP or START): docs/compliance.md.
+    provider_keyword: str | None = None
 
 
 class DeliveryStatus(LazyModel):

@@ -33,6 +33,9 @@ class ConversationParticipant(LazyModel):
     # Paused by the participant's own STOP: only then does their START resume them.
     opted_out: bool = False
     debug_mode: bool = False
+    # The language the fixed texts (opt-out, opt-in and help replies) come in: an ISO 639-1 code
+    # ("en", "es"), set at enrolment or from the first opt-out / help word; "" reads as English.
+    language: str = Field("", max_length=8)
     enrolled_at: datetime
     created_at: datetime
     updated_at: datetime

@@ -49,6 +49,8 @@ class TwilioForm(Payload):
     error_message: str = Field(default="", alias="ErrorMessage")
     message_type: str = Field(default="", alias="MessageType")
     latitude: str = Field(default="", alias="Latitude")
+    # STOP / HELP / START when Twilio's own keyword handling answered the message (docs/compliance.md).
+    opt_out_type: str = Field(default="", alias="OptOutType")
     # MediaUrl{n} / MediaContentType{n} for n < NumMedia (at most TWILIO_MAX_MEDIA)
     media: list[TwilioMedia] = Field(default_factory=list)
 

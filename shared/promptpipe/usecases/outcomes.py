@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class InboundDecision:
-    action: str  # "enqueued" | "opted_out" | "opted_in" | "unknown_sender" | "auto_enrolled" | "ignored"
+    action: str  # "enqueued" | "opted_out" | "opted_in" | "help" | "unknown_sender" | "auto_enrolled" | "ignored"
     participant_id: str | None = None
 
 

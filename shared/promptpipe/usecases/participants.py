@@ -33,6 +33,7 @@ from promptpipe.models.participant import (
 )
 from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData, new_state_data
 from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.rules.opt_out import primary_language
 from promptpipe.rules.phone import canonicalize_phone, mask_phone
 from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases.context import AppContext
@@ -73,6 +74,8 @@ def enrollment_fingerprint(phone: str, timezone: str, request: EnrollmentRequest
     """The request as enrolled (canonical phone and zone, the other fields as given) with its
     idempotency key, hashed: stored on the phone claim, compared when the number is already claimed."""
     fields = request.model_dump(mode="json") | {"phone_number": phone, "timezone": timezone}
+    if not fields.get("language"):
+        fields.pop("language", None)  # unset: the fingerprint of a request from before the field
     canonical = json.dumps({"request": fields, "idempotency_key": idempotency_key or ""}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -94,6 +97,7 @@ def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: 
         ethnicity=request.ethnicity,
         background=request.background,
         timezone=timezone,
+        language=primary_language(request.language),
         enrolled_at=now,
         created_at=now,
         updated_at=now,

@@ -1,6 +1,13 @@
-"""The webhook's side of an inbound text: who sent it, opt-out and opt-in keywords, auto-enrollment,
+"""The webhook's side of an inbound text: who sent it, opt-out / opt-in / HELP, auto-enrollment,
 then the FIFO queue. No model call here (the worker runs the turn), no conversation engine, and no
-schedule change: STOP / START commit, confirm, and queue their schedule changes for the worker."""
+schedule change: STOP / START commit, confirm, and queue their schedule changes for the worker.
+
+The message is read first, in the normal form every reader shares (``rules/normalise.py``), by the
+opt-out reader (``rules/opt_out.py``, docs/compliance.md): an opt-out in any written form — a
+keyword, or a plain-language request to stop all messages — is honoured here, before anything else
+reads the message, with one confirmation; HELP gets the fixed help reply. Both are recorded in the
+transcript and sent after the commit, once, whatever the provider redelivers. An unclear stop
+request ("stop texting me at night") goes on to the coach, which asks."""
 
 from __future__ import annotations
 
@@ -14,6 +21,18 @@ from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMe
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
+from promptpipe.rules.opt_out import (
+    DEFAULT_HELP_TEXTS,
+    DEFAULT_OPT_IN_TEXTS,
+    DEFAULT_OPT_OUT_TEXTS,
+    FALLBACK_LANGUAGE,
+    OptKind,
+    OptReading,
+    fixed_text,
+    keyword_lists,
+    provider_keyword,
+    read_opt_message,
+)
 from promptpipe.rules.phone import mask_phone
 from promptpipe.rules.text_clipping import clip_inbound_text
 from promptpipe.usecases.context import AppContext
@@ -23,26 +42,37 @@ from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
 
-OPT_OUT_WORDS = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
-OPT_IN_WORDS = frozenset({"START", "UNSTOP", "SUBSCRIBE", "RESUME"})
-OPT_OUT_CONFIRMATION = "You're unsubscribed and won't get more messages from your habit coach. Reply START to resume."
-OPT_IN_CONFIRMATION = "Welcome back! Your habit coach messages are on again."
+DEFAULT_STUDY_NAME = "Habit coach"
+# The English confirmations with the default study name (what a deployment without its own texts sends).
+OPT_OUT_CONFIRMATION = fixed_text({}, DEFAULT_OPT_OUT_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
+OPT_IN_CONFIRMATION = fixed_text({}, DEFAULT_OPT_IN_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
+# The help reply's contact when the study gave none.
+NO_CONTACT = "your study team"
+# The provider's keyword kinds, by the name Twilio posts in ``OptOutType``.
+_PROVIDER_KINDS = {"STOP": OptKind.OPT_OUT, "START": OptKind.OPT_IN, "HELP": OptKind.HELP}
+
+
+def read_opt(app: AppContext, text: str) -> OptReading | None:
+    """The message read by the opt-out reader with the deployment's keyword lists."""
+    return read_opt_message(text, keyword_lists(app.config.opt_keywords))
 
 
 def receive_text(app: AppContext, message: InboundMessage) -> InboundDecision:
-    """Who is it, opt-out/in, auto-enroll, enqueue."""
+    """Who is it, opt-out / opt-in / HELP, auto-enroll, enqueue."""
+    reading = read_opt(app, message.body)
+    if reading is not None and reading.kind is OptKind.UNCLEAR_STOP:
+        reading = None  # the coach asks what they want
     participant_id = app.repo.find_id_by_phone(message.from_phone)
-    keyword = message.body.strip().upper()
     if participant_id is None:
-        if not app.config.auto_enroll_new_users or keyword in OPT_OUT_WORDS:
+        if not app.config.auto_enroll_new_users or (reading is not None and reading.kind is not OptKind.OPT_IN):
             logger.info("message from unknown number dropped", extra={"phone": mask_phone(message.from_phone)})
             return InboundDecision("unknown_sender")
         participant_id = _auto_enroll(app, message)
         decision = InboundDecision("auto_enrolled", participant_id)
     else:
         decision = InboundDecision("enqueued", participant_id)
-    if keyword in OPT_OUT_WORDS or keyword in OPT_IN_WORDS:
-        return _opt(app, participant_id, message, opt_out=keyword in OPT_OUT_WORDS)
+    if reading is not None:
+        return _opt(app, participant_id, message, reading)
     if app.queue is None:
         raise RuntimeError("no inbound queue configured")
     limit = app.config.max_inbound_message_chars
@@ -81,18 +111,60 @@ def _auto_enroll(app: AppContext, message: InboundMessage) -> str:
     return participant.id
 
 
-def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
+def provider_answered(app: AppContext, message: InboundMessage, reading: OptReading) -> bool:
+    """Whether the provider's own keyword handling has already answered ``message`` (so the project
+    sends nothing of its own): only when the deployment says the provider confirms, and only for
+    what the provider reads — the kind it posted (Twilio's ``OptOutType``), or else one of its
+    single-word keywords."""
+    if app.config.keyword_replies_by != "provider" or message.provider != "twilio":
+        return False
+    if message.provider_keyword:
+        return _PROVIDER_KINDS.get(message.provider_keyword) is reading.kind
+    return reading.keyword and provider_keyword(message.body) == reading.kind.value
+
+
+def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading: OptReading) -> InboundDecision:
+    """Commit an opt-out, opt-in or help request once, with its transcript rows, then send its one
+    reply (none when the provider answered it): STOP means no more messages, the record is kept."""
+    config = app.config
+    silent = provider_answered(app, message, reading)
+
+    def reply(op: OpContext, templates: dict[str, str], defaults: dict[str, str]) -> None:
+        if silent:
+            return
+        language = op.participant.language or reading.language or FALLBACK_LANGUAGE
+        body = fixed_text(
+            templates, defaults, language, study=config.study_name, contact=config.study_contact or NO_CONTACT
+        )
+        op.emit(
+            OutboundMessage(
+                participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=OutboundKind.NOTICE
+            )
+        )
 
     def work(session: ConversationSession, outcome: EventOutcome) -> None:
         participant = session.participant
         status = participant.status
-        target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
+        metadata = {"provider": message.provider, "read_as": reading.kind.value}
+        if silent:
+            metadata["answered_by"] = "provider"
         session.apply(
             "record_inbound",
-            lambda op: op.record(
-                Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
-            ),
+            lambda op: op.record(Direction.INBOUND, "message", message.body.strip(), metadata=metadata),
         )
+        if not participant.language and reading.language:
+
+            def remember_language(op: OpContext) -> None:
+                if not op.participant.language:
+                    op.participant.language = reading.language
+                    op.participant_changed = True
+
+            session.apply("language", remember_language)
+        if reading.kind is OptKind.HELP:
+            session.apply("help_reply", lambda op: reply(op, config.help_texts, DEFAULT_HELP_TEXTS))
+            return
+        opt_out = reading.kind is OptKind.OPT_OUT
+        target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
         # STOP pauses an active participant; START resumes only a participant their own STOP paused
         # (an organiser's pause, completion or withdrawal stands).
         confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
@@ -108,18 +180,10 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_o
             op.participant_changed = True
 
         session.apply("opt_flag", mark)
-        body = OPT_OUT_CONFIRMATION if opt_out else OPT_IN_CONFIRMATION
-        session.apply(
-            "confirm_opt",
-            lambda op: op.emit(
-                OutboundMessage(
-                    participant_id=op.participant.id,
-                    to=op.participant.phone_number,
-                    body=body,
-                    kind=OutboundKind.NOTICE,
-                )
-            ),
-        )
+        if opt_out:
+            session.apply("confirm_opt", lambda op: reply(op, config.opt_out_texts, DEFAULT_OPT_OUT_TEXTS))
+        else:
+            session.apply("confirm_opt", lambda op: reply(op, config.opt_in_texts, DEFAULT_OPT_IN_TEXTS))
 
     # A redelivery (the provider retries only when we did not answer 200) applies what is left;
     # the schedule changes go to the worker; a failed save raises (the provider retries).
@@ -127,4 +191,5 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_o
         app, participant_id, message.provider_message_id, work, reply_if_unsaved=False, defer_schedules=True
     )
     apply_effects(app, outcome)
-    return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
+    action = {OptKind.OPT_OUT: "opted_out", OptKind.OPT_IN: "opted_in", OptKind.HELP: "help"}[reading.kind]
+    return InboundDecision(action, participant_id)

@@ -16,7 +16,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     classify_barrier,
 )
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
-from promptpipe.adapters.offline_coach.reading import accepts, common_question, is_formula
+from promptpipe.adapters.offline_coach.reading import STOP_WHICH, accepts, common_question, is_formula, unclear_stop
 from promptpipe.adapters.offline_coach.text import (
     ANCHOR,
     ASK_BARRIER,
@@ -60,6 +60,8 @@ class FeedbackRules:
                 "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
                 "feedback: a formula, not a report",
             )
+        if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text):
+            return STOP_WHICH, "feedback: an unclear stop request; asking which"
         question = common_question(text)
         if STOP.search(text) and question is None and SCHEDULER in turn.tools:
             return self._stop()

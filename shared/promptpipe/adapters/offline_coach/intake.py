@@ -9,12 +9,14 @@ from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.reading import (
     OFFER_SCHEDULE,
+    STOP_WHICH,
     SUGGEST_LEAD,
     accepts,
     asked_for,
     common_question,
     declines,
     suggestion,
+    unclear_stop,
 )
 from promptpipe.adapters.offline_coach.text import (
     _GREETINGS,
@@ -97,6 +99,8 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
+        if unclear_stop(turn.user) and not turn.calls:
+            return STOP_WHICH, "intake: an unclear stop request; asking which"
         if STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
             # Intake has set nothing up: there is nothing to stop, and the message is no answer.
             return (

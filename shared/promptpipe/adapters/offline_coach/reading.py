@@ -12,6 +12,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
 from promptpipe.rules.intent_patterns import is_capability_question
+from promptpipe.rules.opt_out import OptKind, read_opt_message
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
 OFFER_SCHEDULE = "Shall I send you one like it every day"
@@ -131,3 +132,15 @@ def common_question(text: str) -> str | None:
             continue
         return name
     return None
+
+
+# --- an unclear stop request ---------------------------------------------------------------------
+STOP_WHICH = "Do you want me to stop all messages, or only change when they come?"
+
+
+def unclear_stop(text: str) -> bool:
+    """ "stop texting me at night", "stop the messages for a week": a stop request narrowed to a time
+    or a kind, read by the webhook's opt-out reader (rules/opt_out.py), which leaves it to the coach. A
+    clear request never reaches the coach: the webhook opts the participant out."""
+    reading = read_opt_message(text)
+    return reading is not None and reading.kind is OptKind.UNCLEAR_STOP
