@@ -16,9 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from promptpipe.controller import tool_table
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 
-SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
+SAVE, GENERATE = tool_table.PROFILE.name, tool_table.HABIT_PROMPT.name
+SCHEDULER, TRANSITION = tool_table.SCHEDULER.name, tool_table.TRANSITION.name
 INTAKE_TOOLS = (SAVE, GENERATE, SCHEDULER, TRANSITION)
 FEEDBACK_TOOLS = (SAVE, SCHEDULER, TRANSITION)
 

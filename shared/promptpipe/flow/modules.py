@@ -43,10 +43,7 @@ from promptpipe.flow.pipeline import (
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
-from promptpipe.flow.tools.profile_save import FEEDBACK_FIELDS, INTAKE_FIELDS, ProfileSaveTool
-from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
-from promptpipe.flow.tools.scheduler import SchedulerTool
-from promptpipe.flow.tools.state_transition import StateTransitionTool
+from promptpipe.flow.tools.registry import tools_for
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.state import ConversationMessage, DataKey
 from promptpipe.rules import tone
@@ -422,12 +419,7 @@ class IntakeModule(ConversationModule):
         super().__init__(
             "intake",
             deps.prompts.intake,
-            [
-                StateTransitionTool(),
-                ProfileSaveTool(INTAKE_FIELDS),
-                SchedulerTool(deps.config.scheduler_prep_time_minutes),
-                PromptGeneratorTool(),
-            ],
+            tools_for(deps, "intake"),
             INTAKE_FALLBACK,
         )
 
@@ -445,11 +437,7 @@ class FeedbackModule(ConversationModule):
         super().__init__(
             "feedback",
             deps.prompts.feedback,
-            [
-                StateTransitionTool(),
-                ProfileSaveTool(FEEDBACK_FIELDS),
-                SchedulerTool(deps.config.scheduler_prep_time_minutes),
-            ],
+            tools_for(deps, "feedback"),
             FEEDBACK_FALLBACK,
         )
 
