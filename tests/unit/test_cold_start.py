@@ -361,16 +361,18 @@ def test_each_event_function_warms_only_what_its_first_event_needs(function: str
 def test_module_constants_built_without_validation_are_what_validation_builds() -> None:
     # The constants skip validation so that importing their module builds no model; they must still
     # be exactly the instances validation would make (a typo in a field would otherwise go unseen).
+    from promptpipe.controller.tool_table import TABLE
     from promptpipe.flow.questions import _ALL_INTENSITY_OPTIONS, DONE_QUESTION
-    from promptpipe.flow.tools import profile_save, prompt_generator, state_transition
+    from promptpipe.flow.tools.base import definition_of
     from promptpipe.models.llm import ToolDefinition
     from promptpipe.models.messaging import Question, QuestionOption
 
     assert Question.model_validate(DONE_QUESTION.model_dump()) == DONE_QUESTION
     for option in _ALL_INTENSITY_OPTIONS:
         assert QuestionOption.model_validate(option.model_dump()) == option
-    for tool in (profile_save, prompt_generator, state_transition):
-        assert ToolDefinition.model_validate(tool.DEFINITION.model_dump()) == tool.DEFINITION
+    for row in TABLE:
+        definition = definition_of(row, prep_minutes=10)
+        assert ToolDefinition.model_validate(definition.model_dump()) == definition
 
 
 def test_the_composition_root_builds_with_the_collector_paused_then_freezes_what_it_built(

@@ -13,10 +13,10 @@ from scripts.corpus_model import NEXT_PROMPT, Conversation, Turn, load_corpus
 
 CORPUS = load_corpus()
 SCHEMAS = {
-    "save_user_profile": profile_save.DEFINITION.parameters,
-    "generate_habit_prompt": prompt_generator.DEFINITION.parameters,
+    "save_user_profile": profile_save.ProfileSaveTool().definition.parameters,
+    "generate_habit_prompt": prompt_generator.PromptGeneratorTool().definition.parameters,
     "scheduler": scheduler.definition(10).parameters,
-    "transition_state": state_transition.DEFINITION.parameters,
+    "transition_state": state_transition.StateTransitionTool().definition.parameters,
 }
 PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 

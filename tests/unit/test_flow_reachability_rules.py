@@ -105,7 +105,7 @@ def test_an_unknown_node_tool_is_reported_with_the_known_ones() -> None:
             "nodes": [{"id": "ask", "produces": ["x"], "tools": ["scheduler", "launch_rocket"]}],
         }
     )
-    known = "save_user_profile, generate_habit_prompt, scheduler, transition_state"
+    known = "transition_state, save_user_profile, scheduler, generate_habit_prompt"  # the table's order
     assert known == ", ".join(NODE_TOOLS)
     assert definition is None
     assert problems == [

@@ -156,7 +156,7 @@ def test_feedback_requests_are_offered_their_tool_and_capability_questions_are_n
     assert model.offered[-1][1] == "auto"
     move = (SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": "19:00"})
     chat.say("I'd rather get it at 7pm from now on", [move], "Moved to 7pm.")
-    assert SCHEDULER in model.offered[-1][0] and model.offered[-1][1] == "required"
+    assert SCHEDULER in model.offered[-1][0] and model.offered[-1][1] == "auto"  # offered, never forced
     assert "19:00" in [s.fixed_time for s in data(h, p).schedules()]
     assert model.stranded == [] and model.forced == 0
 

@@ -15,7 +15,12 @@ from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import UserProfile
 
 BACKGROUND = "Name: Alex\nGender: \nEthnicity: \nBackground: "
-TOOLS = [state_transition.DEFINITION, profile_save.DEFINITION, scheduler.definition(10), prompt_generator.DEFINITION]
+TOOLS = [
+    state_transition.StateTransitionTool().definition,
+    profile_save.ProfileSaveTool().definition,
+    scheduler.definition(10),
+    prompt_generator.PromptGeneratorTool().definition,
+]
 DELIVERED = UserProfile(
     habit_domain="exercise",
     motivational_frame="feel more energetic",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION
+from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, intent_hint
 from promptpipe.flow.intent_rules import TurnContext, decide, is_capability_question, mentions_time
 
 SCHEDULE_OFFER = (
@@ -102,13 +102,18 @@ ACTION_REQUESTS = [
 
 
 @pytest.mark.parametrize(("text", "name"), ACTION_REQUESTS)
-def test_an_explicit_request_requires_its_tool_when_there_is_something_to_act_on(text: str, name: str) -> None:
+def test_an_explicit_request_is_hinted_never_forced(text: str, name: str) -> None:
+    # Nothing is forced from a message's words (docs/pipeline.md, "Tools by context"): the request
+    # names its tools in a hint when there is something to act on, with tool_choice "auto".
     assert not is_capability_question(text)
     decided = decide(feedback(text))
-    assert (decided.name, decided.tool_choice) == (name, "required")
+    assert (decided.name, decided.tool_choice) == (name, "auto")
     assert SCHEDULER in decided.tools
-    before = decide(feedback(text, has_schedule=False))  # nothing scheduled yet: offered, not forced
+    hint = intent_hint(decided)
+    assert hint is not None and SCHEDULER in hint
+    before = decide(feedback(text, has_schedule=False))  # nothing scheduled yet: an answer, no hint
     assert before.tool_choice == "auto" and SCHEDULER in before.tools
+    assert intent_hint(before) is None
 
 
 @pytest.mark.parametrize(
@@ -186,8 +191,9 @@ def test_a_message_giving_the_missing_time_and_anchor_is_offered_the_set_up() ->
     assert set(decide(context).tools) == set(INTAKE_TOOLS)
 
 
-def test_a_new_habit_in_feedback_is_required_and_repair_goes_back_to_intake() -> None:
-    assert decide(feedback("I want a new habit")).tool_choice == "required"
+def test_a_new_habit_in_feedback_is_hinted_and_repair_goes_back_to_intake() -> None:
+    new_habit = decide(feedback("I want a new habit"))
+    assert new_habit.tool_choice == "auto" and TRANSITION in (intent_hint(new_habit) or "")
     repair = TurnContext(module="feedback", text="did it", missing_required=("prompt_anchor",))
     assert decide(repair).tools == (TRANSITION,)
 

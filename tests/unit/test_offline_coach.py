@@ -39,12 +39,16 @@ from promptpipe.settings import Settings
 
 LABEL = "offline-coach (rule-based, no LLM)"
 INTAKE_TOOLS = [
-    state_transition.DEFINITION,
-    profile_save.DEFINITION,
+    state_transition.StateTransitionTool().definition,
+    profile_save.ProfileSaveTool().definition,
     scheduler.definition(10),
-    prompt_generator.DEFINITION,
+    prompt_generator.PromptGeneratorTool().definition,
 ]
-FEEDBACK_TOOLS = [state_transition.DEFINITION, profile_save.DEFINITION, scheduler.definition(10)]
+FEEDBACK_TOOLS = [
+    state_transition.StateTransitionTool().definition,
+    profile_save.ProfileSaveTool().definition,
+    scheduler.definition(10),
+]
 BACKGROUND = "Name: Alex\nGender: \nEthnicity: \nBackground: "
 COMPLETE = UserProfile(
     habit_domain="exercise",

@@ -19,10 +19,10 @@ from promptpipe.models.profile import UserProfile
 
 BACKGROUND = "Name: Maria\nGender: \nEthnicity: \nBackground: "
 ALL_TOOLS = [
-    state_transition.DEFINITION,
-    profile_save.DEFINITION,
+    state_transition.StateTransitionTool().definition,
+    profile_save.ProfileSaveTool().definition,
     scheduler.definition(10),
-    prompt_generator.DEFINITION,
+    prompt_generator.PromptGeneratorTool().definition,
 ]
 FEEDBACK_TOOLS = ALL_TOOLS[:3]
 ASK_MOTIVATION = "Walking — great choice. Why does walking matter to you? What would it give you?"

@@ -29,10 +29,10 @@ from promptpipe.models.profile import UserProfile
 
 BACKGROUND = "Name: Alex\nGender: \nEthnicity: \nBackground: "
 ALL_TOOLS = [
-    state_transition.DEFINITION,
-    profile_save.DEFINITION,
+    state_transition.StateTransitionTool().definition,
+    profile_save.ProfileSaveTool().definition,
     scheduler.definition(10),
-    prompt_generator.DEFINITION,
+    prompt_generator.PromptGeneratorTool().definition,
 ]
 FEEDBACK_TOOLS = ALL_TOOLS[:3]
 COMPLETE = UserProfile(
@@ -265,7 +265,11 @@ def test_a_failed_transition_at_the_end_of_intake_is_told_with_the_prompt() -> N
 
 def test_without_the_scheduler_tool_the_schedule_is_offered_not_promised() -> None:
     coach = OfflineCoach()
-    tools = [state_transition.DEFINITION, profile_save.DEFINITION, prompt_generator.DEFINITION]
+    tools = [
+        state_transition.StateTransitionTool().definition,
+        profile_save.ProfileSaveTool().definition,
+        prompt_generator.PromptGeneratorTool().definition,
+    ]
     request = intake("ready", COMPLETE, tools=tools)
     step = coach.complete(request)
     request = then(request, step, LAST_PROMPT)
@@ -368,7 +372,7 @@ def test_a_missing_time_in_feedback_is_asked_for_after_going_back_to_intake() ->
 
 def test_done_without_a_recorded_prompt_saves_nothing_about_it() -> None:
     # Given no last prompt recorded, and no save tool offered
-    request = feedback("Done!", last_prompt="", tools=[state_transition.DEFINITION])
+    request = feedback("Done!", last_prompt="", tools=[state_transition.StateTransitionTool().definition])
     # Then the coach congratulates without a tool call
     assert reply(request) == "Nice work — you did it! What helped you make it happen today?"
 
@@ -399,7 +403,7 @@ def test_an_unexplained_follow_up_to_what_got_in_the_way_is_saved_as_written() -
 )
 def test_a_time_change_reads_the_ids_from_a_listing_without_json(listing: str) -> None:
     coach = OfflineCoach()
-    tools = [state_transition.DEFINITION, scheduler.definition(10)]  # no save tool
+    tools = [state_transition.StateTransitionTool().definition, scheduler.definition(10)]  # no save tool
     request = feedback("Please move my reminder to 6pm", tools=tools)
     step = coach.complete(request)
     assert calls(step) == [("scheduler", {"action": "list"})]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.controller import tool_table
 from promptpipe.errors import LLMError
 from promptpipe.flow import intent as intents
 from promptpipe.flow.intent import FEEDBACK_TOOLS, INTAKE_TOOLS, Intent, TTLCache
@@ -129,8 +130,8 @@ def decided_on(module, text, *, missing_required, has_schedule=False, last_reply
          INTAKE_TOOLS, "auto"),
         ("intake", "After lunch.", ["prompt_anchor"], "completes_profile", INTAKE_TOOLS, "auto"),
         ("intake", "sounds fun, what next", [], "profile", INTAKE_TOOLS, "auto"),
-        ("feedback", "stop sending me messages", [], "stop_messages", (SAVE, SCHEDULER), "required"),
-        ("feedback", "I want a new habit", [], "change_habit", (SAVE, TRANSITION), "required"),
+        ("feedback", "stop sending me messages", [], "stop_messages", (SAVE, SCHEDULER), "auto"),
+        ("feedback", "I want a new habit", [], "change_habit", (SAVE, TRANSITION), "auto"),
         ("feedback", "Q: How's the intensity? A: Increase", [], "intensity_answer", (), "auto"),
         ("feedback", "Q: Did you do it? A: Done", [], "done_answer", (SAVE,), "auto"),
         ("feedback", "I walked for a bit", ["prompt_anchor"], "repair", (TRANSITION,), "auto"),
@@ -142,12 +143,13 @@ def test_the_rules(case) -> None:
     assert (decided.name, set(decided.tools), decided.tool_choice) == (name, set(tools), choice)
 
 
-def test_an_action_request_is_required_only_when_there_is_something_to_act_on() -> None:
+def test_an_action_request_is_hinted_only_when_there_is_something_to_act_on() -> None:
     with_schedule = decided_on("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=True)
-    assert (with_schedule.name, with_schedule.tool_choice) == ("change_time", "required")
+    assert (with_schedule.name, with_schedule.tool_choice) == ("change_time", "auto")
     assert {SAVE, SCHEDULER} <= set(with_schedule.tools)
+    assert SCHEDULER in (intents.intent_hint(with_schedule) or "")
     before = decided_on("intake", "Please move my reminder to 8pm", missing_required=[], has_schedule=False)
-    assert before.tool_choice == "auto" and SCHEDULER in before.tools
+    assert before.tool_choice == "auto" and SCHEDULER in before.tools and intents.intent_hint(before) is None
 
 
 def test_the_controller_nodes_tools_are_offered() -> None:
@@ -166,16 +168,18 @@ def test_normalise_is_the_cache_key() -> None:
     assert normalise("  Hello   THERE!! ") == "hello there"
 
 
-def test_tools_stage_sends_only_the_intents_schemas_in_a_stable_order() -> None:
+def test_every_turn_is_offered_all_the_modules_tools_in_the_tables_order() -> None:
+    # docs/pipeline.md, "Tools by context": the words of a message never take a tool away, and the
+    # same tool list on every turn keeps the cached prefix byte-stable.
     llm = ScriptedLLM([ScriptedLLM.text("Great choice, noted."), ScriptedLLM.text("You're welcome!")])
     h = memory_harness(llm)
     p = h.enroll()
     turn(h, p, "I'd like to exercise more")
     turn(h, p, "thanks")
     first, second = llm.requests
-    assert [t.name for t in first.tools] == [SAVE] and first.tool_choice == "auto"
+    assert tuple(t.name for t in first.tools) == tool_table.names_for("intake") and first.tool_choice == "auto"
     assert first.parallel_tool_calls is True
-    assert second.tools == [] and second.tool_choice is None
+    assert second.tools == first.tools and second.tool_choice == "auto"
     assert first.messages[0].content == second.messages[0].content  # the byte-stable prefix
 
 
@@ -195,13 +199,16 @@ def add_daily_schedule(h, pid: str) -> None:
     data.set_schedules([daily])
 
 
-def test_explicit_action_requires_a_tool_on_the_first_round_only() -> None:
+def test_an_explicit_action_is_hinted_in_the_context_never_forced() -> None:
     llm = ScriptedLLM([ScriptedLLM.tool_call("scheduler", {"action": "list"}), ScriptedLLM.text("It's at 8.")])
     h = memory_harness(llm)
     p = h.enroll()
     add_daily_schedule(h, p.id)  # something to move
     turn(h, p, "Please move my reminder to 8pm")
-    assert [r.tool_choice for r in llm.requests] == ["required", "auto"]
+    assert [r.tool_choice for r in llm.requests] == ["auto", "auto"]
+    hints = [m.content or "" for m in llm.requests[0].messages if (m.content or "").startswith(intents.HINT_HEADER)]
+    assert len(hints) == 1 and "change time" in hints[0] and "scheduler" in hints[0]
+    assert llm.requests[0].messages[-1].role == "user"  # the hint sits just before the message it reads
 
 
 def test_classifier_when_unsure_then_cached_by_normalised_text() -> None:
@@ -216,9 +223,11 @@ def test_classifier_when_unsure_then_cached_by_normalised_text() -> None:
     assert purposes == ["classifier", "intake", "intake"]
     request = llm.requests[0]
     assert request.response_format == {"type": "json_object"} and request.max_tokens == 60
-    # the classifier's tool, added to what is pending (the profile is being gathered)
-    assert [t.name for t in llm.requests[1].tools] == [SAVE, "scheduler"]
-    assert [t.name for t in llm.requests[2].tools] == [SAVE, "scheduler"]
+    # every tool is offered; the classifier's tool, added to what is pending, is named in the hint
+    for request in llm.requests[1:]:
+        assert {t.name for t in request.tools} == set(INTAKE_TOOLS)
+        hint = next(m.content or "" for m in request.messages if (m.content or "").startswith(intents.HINT_HEADER))
+        assert f"{SAVE}, scheduler." in hint and "bogus" not in hint
     assert outcome.turn.audit["intent"]["source"] == "classifier"
     assert outcome.turn.audit["llm_calls"][0]["stage"] == "intent"
 

@@ -12,9 +12,7 @@ import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.tools.base import ToolContext
-from promptpipe.flow.tools.profile_save import DEFINITION as PROFILE_DEFINITION
 from promptpipe.flow.tools.profile_save import ProfileSaveTool
-from promptpipe.flow.tools.prompt_generator import DEFINITION as GENERATOR_DEFINITION
 from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey
@@ -40,13 +38,14 @@ def _profile(h, pid) -> dict:
 
 
 def test_definition_matches_the_tool_schema() -> None:
-    params = PROFILE_DEFINITION.parameters
-    assert PROFILE_DEFINITION.name == "save_user_profile"
+    profile_definition = ProfileSaveTool().definition
+    params = profile_definition.parameters
+    assert profile_definition.name == "save_user_profile"
     assert params["required"] == ["prompt_anchor", "preferred_time"]
     assert params["properties"]["tone_update_source"]["enum"] == ["explicit", "implicit"]
     assert params["properties"]["tone_tags"]["type"] == "array"
-    assert GENERATOR_DEFINITION.name == "generate_habit_prompt"  # PG1
-    assert GENERATOR_DEFINITION.parameters["required"] == ["delivery_mode"]
+    assert PromptGeneratorTool().definition.name == "generate_habit_prompt"  # PG1
+    assert PromptGeneratorTool().definition.parameters["required"] == ["delivery_mode"]
 
 
 def test_field_by_field_merge_only_non_empty_and_different() -> None:

@@ -104,11 +104,11 @@ def test_reasoning_models_get_max_completion_tokens_and_no_temperature() -> None
 
 
 def test_tool_choice_parallel_calls_and_json_mode_are_passed_through() -> None:
-    from promptpipe.flow.tools.state_transition import DEFINITION
+    from promptpipe.flow.tools.state_transition import StateTransitionTool
 
     request = ChatRequest(
         messages=[ChatMessage(role="user", content="hi")],
-        tools=[DEFINITION],
+        tools=[StateTransitionTool().definition],
         tool_choice="required",
         parallel_tool_calls=True,
     )

@@ -29,9 +29,9 @@ def current() -> dict[str, Any]:
     (``"intake:save_user_profile"``: the profile tool narrowed to intake's fields)."""
     definitions = [
         scheduler.definition(PREP_MINUTES),
-        profile_save.DEFINITION,
-        prompt_generator.DEFINITION,
-        state_transition.DEFINITION,
+        profile_save.ProfileSaveTool().definition,
+        prompt_generator.PromptGeneratorTool().definition,
+        state_transition.StateTransitionTool().definition,
     ]
     deps = memory_harness(settings=Settings(scheduler_prep_time_minutes=PREP_MINUTES)).app.deps
     offered = {
@@ -81,7 +81,7 @@ def test_scheduler_description_states_the_prep_minutes() -> None:
 
 
 def test_profile_view_keeps_only_the_fields_asked_for_plus_tone() -> None:
-    full = profile_save.DEFINITION.parameters["properties"]
+    full = profile_save.ProfileSaveTool().definition.parameters["properties"]
     view = profile_save.definition_for(["habit_domain"]).parameters
     Draft202012Validator.check_schema(view)
     assert "habit_domain" in view["properties"]

@@ -15,7 +15,7 @@ import pytest
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.errors import TimerError
 from promptpipe.flow.tools.base import ToolContext, ToolResult
-from promptpipe.flow.tools.state_transition import DEFINITION, StateTransitionTool
+from promptpipe.flow.tools.state_transition import StateTransitionTool
 from promptpipe.models.api import StateOverride
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.participant import ConversationParticipant
@@ -73,9 +73,10 @@ def transition_timer(h: MemoryHarness, participant_id: str) -> Any:
 
 def test_st1_definition() -> None:
     # Given the definition / Then its name, enum, minimum and required field match docs/behaviour.md#B-TOOL-1
-    assert DEFINITION.name == "transition_state"
-    assert DEFINITION.parameters["required"] == ["target_state"]
-    props = DEFINITION.parameters["properties"]
+    definition = StateTransitionTool().definition
+    assert definition.name == "transition_state"
+    assert definition.parameters["required"] == ["target_state"]
+    props = definition.parameters["properties"]
     assert props["target_state"]["enum"] == ["INTAKE", "FEEDBACK"]
     assert props["delay_minutes"] == {"type": "number", "minimum": 0, "description": "Delay before moving."}
 

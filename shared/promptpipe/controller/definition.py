@@ -15,11 +15,12 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from promptpipe.controller.problems import DefinitionInvalid, Problem
+from promptpipe.controller.tool_table import names_for
 from promptpipe.lazy_model import LazyModel
 from promptpipe.rules.http_body import MalformedBody, decode_utf8, read_json_text
 
-# The tools a node may name: the intake module's tool set (a unit test keeps the two equal).
-NODE_TOOLS: tuple[str, ...] = ("save_user_profile", "generate_habit_prompt", "scheduler", "transition_state")
+# The tools a node may name: the intake module's tool set (``controller.tool_table``).
+NODE_TOOLS: tuple[str, ...] = names_for("intake")
 
 
 class Importance(StrEnum):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from promptpipe.controller.tool_table import TRANSITION
 from promptpipe.models.history import model_history_window
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import ConversationMessage
@@ -65,7 +66,7 @@ def feedback_context(profile: UserProfile, data_last_prompt: str, responded: boo
     else:
         missing = ", ".join(profile.missing_required)
         lines.append(
-            f"Profile status: missing {missing}. Call transition_state with target_state INTAKE so intake "
+            f"Profile status: missing {missing}. Call {TRANSITION.name} with target_state INTAKE so intake "
             "can repair it; do not run intake questions here."
         )
     if background:

@@ -16,13 +16,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from promptpipe.controller import tool_table
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 
-SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
+SAVE, GENERATE = tool_table.PROFILE.name, tool_table.HABIT_PROMPT.name
+SCHEDULER, TRANSITION = tool_table.SCHEDULER.name, tool_table.TRANSITION.name
 INTAKE_TOOLS = (SAVE, GENERATE, SCHEDULER, TRANSITION)
 FEEDBACK_TOOLS = (SAVE, SCHEDULER, TRANSITION)
 
 ToolChoice = Literal["auto", "required"]
+HINT_HEADER = "HINT (from the message's words; every tool stays offered, decide from the conversation):"
+# The rules' names of an explicit request for an action: the intents worth a hint.
+ACTION_INTENTS = frozenset({"change_habit", "stop_messages", "change_time", "prompt_now"})
 Source = Literal["rules", "controller", "classifier", "unsure"]
 
 
@@ -36,6 +41,14 @@ class Intent:
 
     def to_audit(self) -> dict[str, object]:
         return {"name": self.name, "tools": list(self.tools), "tool_choice": self.tool_choice, "source": self.source}
+
+
+def intent_hint(intent: Intent) -> str | None:
+    """The line a keyword rule (or the classifier) may add to the context: what the message may ask
+    for and the tools that would do it. It adds a hint; it never removes a tool (all are offered)."""
+    if not intent.tools or not (intent.name in ACTION_INTENTS or intent.source == "classifier"):
+        return None
+    return f"{HINT_HEADER} it may ask to {intent.name.replace('_', ' ')}: {', '.join(intent.tools)}."
 
 
 # --- the optional classifier --------------------------------------------------------------------

@@ -1,22 +1,24 @@
-"""Which tools a turn is offered, decided from the turn's context (docs/pipeline.md, "Tools by context").
+"""What a turn's message may be about, read from the turn's context: a hint, never a limit
+(docs/pipeline.md, "Tools by context"). Every turn is offered all the tools of its module with
+``tool_choice="auto"``; the ``Intent`` these rules return names the tools the message most likely needs,
+and an explicit request for an action adds a line saying so to the context (``intent.intent_hint``).
 
 One pure function: ``decide(TurnContext) -> Intent`` (``TurnContext``: ``promptpipe.models.turn_context``,
 plain data the offline coach and the corpus stand-in can build too). The context is what the coach last asked or
 offered (the flow controller's node and the tools the flow names for it, a first prompt given and no
 schedule yet, a question in the last reply) and the participant's message. The rules, in order:
 
-1. a system hint (the enrollment greeting): no tools;
+1. a system hint (the enrollment greeting): nothing stressed;
 2. an explicit request for an action ("move my reminder to 7pm", "stop the reminders", "I'd rather
-   get it at 7pm from now on"): its tools, ``tool_choice="required"`` when there is something to
-   act on. The same words asked as a question about what is possible ("can I change the time
-   later?", "is it possible to stop the messages at some point?") get the tools with ``"auto"``:
-   a question needs an answer, not an action;
-3. a message that needs no action ("thanks", "ok", "hi") when nothing is pending: no tools;
+   get it at 7pm from now on"): its tools, named in a hint when there is something to act on. The
+   same words asked as a question about what is possible ("can I change the time later?", "is it
+   possible to stop the messages at some point?"): the tools, no hint (a question needs an answer);
+3. a message that needs no action ("thanks", "ok", "hi") when nothing is pending: nothing stressed;
 4. otherwise the tools that can record an answer to what is pending, whatever the message's
    length ("yes", "dinner", "9ish" are answers), plus what the message itself may need (it may
    complete the profile; it asks about the schedule);
-5. a question of the participant's that the rules cannot place: not confident (the module's whole
-   tool set, or the classifier's choice added to the pending tools), never none.
+5. a question of the participant's that the rules cannot place: not confident (the classifier, when
+   on, may name tools for the hint).
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def decide(ctx: TurnContext) -> Intent:
         if is_capability_question(text):  # asked whether it could be done: answer, offer, never force
             return Intent(f"{name}_question", _merge(tools, pending_tools(ctx)))
         if actionable:
-            return Intent(name, _merge(tools, pending_tools(ctx)), tool_choice="required")
+            return Intent(name, _merge(tools, pending_tools(ctx)))
     if needs_no_action(text) and not ctx.awaiting_answer:
         return Intent("small_talk", ())
     intent = _feedback(ctx, text) if ctx.module == "feedback" else _intake(ctx, text)
@@ -126,7 +128,7 @@ def decide(ctx: TurnContext) -> Intent:
 
 def _intake(ctx: TurnContext, text: str) -> Intent:
     if _PROMPT_NOW.search(text):
-        return Intent("prompt_now", (SAVE, GENERATE), tool_choice="required")
+        return Intent("prompt_now", (SAVE, GENERATE))
     pending = pending_tools(ctx)
     source: Literal["rules", "controller"] = "controller" if ctx.node is not None else "rules"
     supplied = {"preferred_time"} if mentions_time(text) else set()

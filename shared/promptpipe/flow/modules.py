@@ -25,7 +25,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.intent import Intent, TTLCache, classifier_request, parse_classifier
+from promptpipe.flow.intent import Intent, TTLCache, classifier_request, intent_hint, parse_classifier
 from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
     MAX_CORRECTIVE_ROUNDS,
@@ -43,10 +43,7 @@ from promptpipe.flow.pipeline import (
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
 from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
-from promptpipe.flow.tools.profile_save import FEEDBACK_FIELDS, INTAKE_FIELDS, ProfileSaveTool
-from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
-from promptpipe.flow.tools.scheduler import SchedulerTool
-from promptpipe.flow.tools.state_transition import StateTransitionTool
+from promptpipe.flow.tools.registry import tools_for
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.state import ConversationMessage, DataKey
 from promptpipe.rules import tone
@@ -196,8 +193,10 @@ class ConversationModule(ABC):
         return intent
 
     def select_tools(self, intent: Intent) -> list[ToolDefinition]:
-        """The schemas of the intent's tools, in the module's fixed order (a stable prefix)."""
-        return [tool.definition for name, tool in self.tools.items() if name in intent.tools]
+        """Every tool of the module, in the table's order (a stable prefix the provider caches),
+        whatever the intent: what the turn should pursue is said in the context, and the words of a
+        message never take a capability away (docs/pipeline.md, "Tools by context")."""
+        return [tool.definition for tool in self.tools.values()]
 
     def steering(self, deps: FlowDeps, session: ConversationSession) -> IntakeSteering | None:
         """The flow controller's steering for this turn (intake only; docs/controller.md)."""
@@ -230,6 +229,9 @@ class ConversationModule(ABC):
             messages = self.build_messages(deps, session, parsed.text, history, system_prompt=prompt.text)
             if steering is not None:  # after the stable prefix (system prompt and context)
                 messages.insert(2, ChatMessage(role="system", content=steering.text))
+            hint = intent_hint(intent)
+            if hint:  # beside the message it reads, after everything that caches
+                messages.insert(len(messages) - 1, ChatMessage(role="system", content=hint))
         result.prompt_version = prompt.version
         tool_ctx = ToolContext(deps=deps, session=session, on_llm_call=_nested_recorder(result))
         with timer.stage("model_loop"):
@@ -422,12 +424,7 @@ class IntakeModule(ConversationModule):
         super().__init__(
             "intake",
             deps.prompts.intake,
-            [
-                StateTransitionTool(),
-                ProfileSaveTool(INTAKE_FIELDS),
-                SchedulerTool(deps.config.scheduler_prep_time_minutes),
-                PromptGeneratorTool(),
-            ],
+            tools_for(deps, "intake"),
             INTAKE_FALLBACK,
         )
 
@@ -445,11 +442,7 @@ class FeedbackModule(ConversationModule):
         super().__init__(
             "feedback",
             deps.prompts.feedback,
-            [
-                StateTransitionTool(),
-                ProfileSaveTool(FEEDBACK_FIELDS),
-                SchedulerTool(deps.config.scheduler_prep_time_minutes),
-            ],
+            tools_for(deps, "feedback"),
             FEEDBACK_FALLBACK,
         )
 

@@ -14,6 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER, TRANSITION
+
 if TYPE_CHECKING:
     from promptpipe.settings import Settings
 
@@ -22,14 +24,14 @@ logger = logging.getLogger(__name__)
 FALLBACK_INTAKE = (
     "You are a friendly habit coach talking with a participant by text message. Learn their habit "
     "domain, what motivates them, a preferred daily time (HH:MM) and an existing routine to anchor "
-    "the habit to. Save each fact with save_user_profile, offer a first one-minute habit with "
-    "generate_habit_prompt, set up the daily schedule with scheduler, then call transition_state "
+    f"the habit to. Save each fact with {PROFILE.name}, offer a first one-minute habit with "
+    f"{HABIT_PROMPT.name}, set up the daily schedule with {SCHEDULER.name}, then call {TRANSITION.name} "
     "with target_state FEEDBACK. Keep replies short and ask one question at a time."
 )
 FALLBACK_FEEDBACK = (
     "You are a friendly habit coach following up on a habit prompt sent to the participant. Ask how "
-    "it went, save what helped or got in the way with save_user_profile, encourage briefly and suggest "
-    "one small tweak when useful. If the profile needs repair, call transition_state with INTAKE."
+    f"it went, save what helped or got in the way with {PROFILE.name}, encourage briefly and suggest "
+    f"one small tweak when useful. If the profile needs repair, call {TRANSITION.name} with INTAKE."
 )
 FALLBACK_GENERATOR = (
     "You write one short, personalised habit prompt (under 30 words) for a participant, anchored to "

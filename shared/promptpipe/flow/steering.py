@@ -28,6 +28,7 @@ from promptpipe.controller.engine import (
     retract,
 )
 from promptpipe.controller.runtime import Mode, RuntimeState, Status
+from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER
 from promptpipe.errors import FlowNotFound
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
@@ -48,7 +49,7 @@ HOLDING_MESSAGE = (
 STATE_FIRST_PROMPT_OFFERED = "FIRST_PROMPT_OFFERED"
 STATE_SCHEDULE_SET = "SCHEDULE_SET"
 # What a tool's effect produces, read backwards: the tools a node needs for its states.
-_STATE_TOOLS = {STATE_FIRST_PROMPT_OFFERED: "generate_habit_prompt", STATE_SCHEDULE_SET: "scheduler"}
+_STATE_TOOLS = {STATE_FIRST_PROMPT_OFFERED: HABIT_PROMPT.name, STATE_SCHEDULE_SET: SCHEDULER.name}
 _PAUSED_TEXT = (
     "The participant is waiting for a member of the team. Do not ask for intake information; reply "
     "briefly and kindly that someone will follow up with them soon."
@@ -71,13 +72,13 @@ def outcome_of(runs: Sequence[ToolEffect]) -> tuple[list[str], list[str]]:
     for run in runs:
         if not run.ok:
             continue
-        if run.name == "save_user_profile":
+        if run.name == PROFILE.name:
             facts += [
                 k for k, v in run.arguments.items() if k in PROFILE_TEXT_FIELDS and isinstance(v, str) and v.strip()
             ]
-        elif run.name == "generate_habit_prompt":
+        elif run.name == HABIT_PROMPT.name:
             states.append(STATE_FIRST_PROMPT_OFFERED)
-        elif run.name == "scheduler" and run.arguments.get("action") == "create":
+        elif run.name == SCHEDULER.name and run.arguments.get("action") == "create":
             states.append(STATE_SCHEDULE_SET)
     return list(dict.fromkeys(facts)), list(dict.fromkeys(states))
 
@@ -136,7 +137,7 @@ def tools_of(node: FlowNode) -> tuple[str, ...]:
     producing neither gets every tool."""
     if node.tools is not None:
         return node.tools
-    derived = (["save_user_profile"] if node.produces else []) + [
+    derived = ([PROFILE.name] if node.produces else []) + [
         tool for state, tool in _STATE_TOOLS.items() if state in node.produces_states
     ]
     return tuple(derived) or NODE_TOOLS
@@ -149,7 +150,7 @@ def turn_tools(definition: FlowDefinition, runtime: RuntimeState, decision: Deci
     prompt and the schedule in the same turn). Pure."""
     node = definition.node(decision.node_id) if decision.node_id else None
     if node is None:
-        return ("save_user_profile",) if decision.status is Status.PAUSED else ()
+        return (PROFILE.name,) if decision.status is Status.PAUSED else ()
     tools = list(tools_of(node))
     if decision.status is not Status.OK:
         return tuple(tools)

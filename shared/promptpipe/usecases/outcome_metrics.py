@@ -9,6 +9,7 @@ session (the flow controller's decisions, docs/controller.md, "Observability").
 
 from __future__ import annotations
 
+from promptpipe.controller.tool_table import TRANSITION
 from promptpipe.models.metrics import Metric, metric
 from promptpipe.usecases.outcomes import EventOutcome
 
@@ -28,7 +29,7 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
         points.append(metric("TurnsProcessed", module=turn.module))
         for call in turn.audit.get("tool_calls", []):
             points.append(metric("ToolCalls", tool=call["name"], outcome=call["outcome"]))
-            if call["name"] == "transition_state" and call["outcome"] == "ok":
+            if call["name"] == TRANSITION.name and call["outcome"] == "ok":
                 target = str(call["arguments"].get("target_state", "unknown"))
                 points.append(metric("StateTransitions", target=target))
         for call in turn.audit.get("llm_calls", []):

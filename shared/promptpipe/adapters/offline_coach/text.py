@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.controller import tool_table
+
 LABEL = "(rule-based, no LLM)"
 INTAKE_HEADER = "INTAKE CONVERSATION CONTEXT:"
 FEEDBACK_HEADER = "FEEDBACK TRACKING CONTEXT:"
@@ -12,7 +14,8 @@ HINT_PREFIX = "<Hint:"
 # Placeholders the context blocks use for "nothing stored".
 _EMPTY_VALUES = {"STILL NEEDED", "(unknown)", "(none recorded)", "(not given)", "(none)"}
 
-SAVE, GENERATE, SCHEDULER, TRANSITION = "save_user_profile", "generate_habit_prompt", "scheduler", "transition_state"
+SAVE, GENERATE = tool_table.PROFILE.name, tool_table.HABIT_PROMPT.name
+SCHEDULER, TRANSITION = tool_table.SCHEDULER.name, tool_table.TRANSITION.name
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
 INTAKE_ORDER = (DOMAIN, MOTIVATION, TIME, ANCHOR)  # the order intake asks in
 

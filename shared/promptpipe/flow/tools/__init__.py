@@ -1,2 +1,2 @@
-"""The four LLM tools (docs/behaviour.md#B-TOOL-1): save_user_profile, scheduler, generate_habit_prompt,
-transition_state. Each mutates the session, never the table."""
+"""The executors of the coach's tools, one module per row of ``promptpipe.controller.tool_table``
+(docs/behaviour.md#B-TOOL-1; registered by ``registry``). Each mutates the session, never the table."""

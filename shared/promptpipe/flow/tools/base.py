@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from promptpipe.controller.tool_table import ToolRow
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession
 from promptpipe.lazy_model import LazyModel
@@ -49,3 +50,11 @@ class Tool(Protocol):
     definition: ToolDefinition
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult: ...
+
+
+def definition_of(row: ToolRow, parameters: dict[str, Any] | None = None, **description: object) -> ToolDefinition:
+    """The definition the model is shown for ``row``: its schema (or a narrowed view of it) and its
+    description with ``description``'s placeholders filled. Built when a module is, not at import."""
+    return ToolDefinition.model_construct(
+        name=row.name, description=row.describe(**description), parameters=parameters or row.parameters()
+    )

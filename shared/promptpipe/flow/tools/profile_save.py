@@ -1,52 +1,18 @@
-"""``save_user_profile``: field-by-field merge into ``userProfile`` (docs/behaviour.md#B-PROF-1)."""
+"""What the coach learned, merged field by field into ``userProfile`` (``tool_table.PROFILE``;
+docs/behaviour.md#B-PROF-1)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from promptpipe.controller.tool_table import PROFILE, Module
+from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import OpContext
-from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS, UserProfile
 from promptpipe.rules import tone
-
-# Short on purpose: the schema is re-sent on every model call that offers this tool.
-_STRING_FIELDS_DESCRIPTIONS = {
-    "habit_domain": "",
-    "prompt_anchor": "existing routine",
-    "motivational_frame": "",
-    "preferred_time": "HH:MM",
-    "additional_info": "",
-    "last_successful_prompt": "",
-    "last_barrier": "",
-    "last_motivator": "",
-    "last_tweak": "",
-}
-
-
-def _string_field(description: str) -> dict[str, str]:
-    return {"type": "string", "description": description} if description else {"type": "string"}
-
-
-# model_construct: no model build at import (tests/unit/test_cold_start.py)
-DEFINITION = ToolDefinition.model_construct(
-    name="save_user_profile",
-    description=(
-        "Save what you learned about the participant: only non-empty fields you learned; nothing is "
-        "ever cleared. tone_tags: a style they asked for (source explicit) or you inferred (implicit)."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            **{name: _string_field(text) for name, text in _STRING_FIELDS_DESCRIPTIONS.items()},
-            "tone_tags": {"type": "array", "items": {"type": "string", "enum": list(tone.ALL_TAGS)}},
-            "tone_update_source": {"type": "string", "enum": ["explicit", "implicit"]},
-            "tone_confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        "required": ["prompt_anchor", "preferred_time"],
-    },
-)
 
 
 def merge_profile(profile: UserProfile, args: dict[str, Any], now: Any) -> list[str]:
@@ -91,21 +57,20 @@ FEEDBACK_FIELDS = (
 _TONE_FIELDS = ("tone_tags", "tone_update_source", "tone_confidence")
 
 
+ROW = PROFILE
+
+
 def definition_for(fields: Sequence[str]) -> ToolDefinition:
     """The schema offering only ``fields`` (plus tone): each module shows the model the fields it
     collects. The tool itself accepts every field whatever the view."""
-    properties = DEFINITION.parameters["properties"]
+    full = ROW.parameters()
     keep = [*fields, *_TONE_FIELDS]
-    parameters = {**DEFINITION.parameters, "properties": {k: properties[k] for k in keep}}
-    return DEFINITION.model_copy(update={"parameters": parameters})
+    return definition_of(ROW, {**full, "properties": {k: full["properties"][k] for k in keep}})
 
 
 class ProfileSaveTool:
-    definition = DEFINITION
-
     def __init__(self, fields: Sequence[str] | None = None) -> None:
-        if fields is not None:
-            self.definition = definition_for(fields)
+        self.definition = definition_of(ROW) if fields is None else definition_for(fields)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         profile = ctx.session.data.profile()  # a corrupt profile reads as a new one, replaced by this save
@@ -123,9 +88,13 @@ class ProfileSaveTool:
             if merge_profile(fresh, args, op.now):
                 op.data.set_profile(fresh)
 
-        ctx.session.apply("save_user_profile", save)
+        ctx.session.apply(ROW.name, save)
         return ToolResult(
             ok=True,
             text=f"Profile saved ({len(updated)} field(s) updated: {', '.join(updated)}).",
             data={"status": "success", "updated_fields": updated},
         )
+
+
+def build(deps: FlowDeps, module: Module) -> ProfileSaveTool:
+    return ProfileSaveTool(INTAKE_FIELDS if module == "intake" else FEEDBACK_FIELDS)

@@ -1,34 +1,21 @@
-"""``generate_habit_prompt`` (docs/behaviour.md#generator)."""
+"""A first habit prompt written for the participant (``tool_table.HABIT_PROMPT``; docs/behaviour.md#generator)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from promptpipe.controller.tool_table import HABIT_PROMPT, Module
 from promptpipe.errors import LLMError
+from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
-from promptpipe.flow.tools.base import ToolContext, ToolResult
-from promptpipe.models.llm import ToolDefinition
+from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
 
-# model_construct: no model build at import (tests/unit/test_cold_start.py)
-DEFINITION = ToolDefinition.model_construct(
-    name="generate_habit_prompt",
-    description=(
-        "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "
-        "preferred_time saved). Returns the text without sending it: put it in your reply."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "delivery_mode": {"type": "string", "enum": ["immediate", "scheduled"]},
-            "personalization_notes": {"type": "string"},
-        },
-        "required": ["delivery_mode"],
-    },
-)
+ROW = HABIT_PROMPT
 
 
 class PromptGeneratorTool:
-    definition = DEFINITION
+    def __init__(self) -> None:
+        self.definition = definition_of(ROW)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         mode = args.get("delivery_mode")
@@ -46,3 +33,7 @@ class PromptGeneratorTool:
             return ToolResult.error("the prompt generator is unavailable right now", str(exc))
         ctx.record_llm_call("prompt_generator", generated.response, generated.prompt_version)
         return ToolResult(ok=True, text=generated.text, data=None)
+
+
+def build(deps: FlowDeps, module: Module) -> PromptGeneratorTool:
+    return PromptGeneratorTool()

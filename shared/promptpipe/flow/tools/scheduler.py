@@ -1,4 +1,4 @@
-"""``scheduler``: create, list and delete daily habit-prompt schedules.
+"""The daily habit-prompt schedules, created, listed and deleted (``tool_table.SCHEDULER``).
 
 A schedule is an EventBridge Scheduler cron in the schedule's own IANA zone, firing ``prep`` minutes
 before the target time. The first-day decision falls out of the cron itself (it fires today when
@@ -18,11 +18,13 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from promptpipe.controller.tool_table import SCHEDULER, Module
 from promptpipe.errors import TimerError
+from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import daily_spec, hhmm_minutes, schedule_timing, validate_daily
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
-from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
@@ -34,30 +36,11 @@ DEFAULT_RANDOM_TIMEZONE = "UTC"
 INVALID_PARAMETERS = "Invalid scheduler parameters"
 
 
+ROW = SCHEDULER
+
+
 def definition(prep_minutes: int) -> ToolDefinition:
-    # Short on purpose: the schema is re-sent on every model call that offers this tool.
-    return ToolDefinition(
-        name="scheduler",
-        description=(
-            "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
-            "between random_start_time and random_end_time each day); list; delete (schedule_id from "
-            f"list/create). Times HH:MM, 24-hour; prompts arrive up to {prep_minutes} minutes before. timezone "
-            "defaults to the participant's. Never show schedule ids."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["create", "list", "delete"]},
-                "type": {"type": "string", "enum": ["fixed", "random"]},
-                "fixed_time": {"type": "string"},
-                "random_start_time": {"type": "string"},
-                "random_end_time": {"type": "string"},
-                "timezone": {"type": "string", "description": "IANA zone"},
-                "schedule_id": {"type": "string"},
-            },
-            "required": ["action"],
-        },
-    )
+    return definition_of(ROW, prep_minutes=prep_minutes)
 
 
 class SchedulerParams(LazyModel):
@@ -72,7 +55,7 @@ class SchedulerParams(LazyModel):
 
 _minutes = hhmm_minutes
 
-__all__ = ["SchedulerTool", "definition", "schedule_timing", "validate_params"]
+__all__ = ["ROW", "SchedulerTool", "build", "definition", "schedule_timing", "validate_params"]
 
 
 def normalise_hhmm(value: str) -> str:
@@ -281,7 +264,7 @@ class SchedulerTool:
         if schedule is None:
             if ":" in schedule_id and len(schedule_id) <= 5:
                 return ToolResult.error(
-                    "that looks like a time, not a schedule id; call scheduler with action=list to get the id",
+                    f"that looks like a time, not a schedule id; call {ROW.name} with action=list to get the id",
                     "Invalid schedule ID format - time used instead of schedule ID",
                 )
             return ToolResult.error(f"no schedule with id '{schedule_id}'", "Schedule not found")
@@ -298,3 +281,7 @@ class SchedulerTool:
             text=f"Deleted the daily habit prompt schedule {schedule_id}; no more prompts will come from it.",
             data={"schedule_id": schedule_id, "deleted": True},
         )
+
+
+def build(deps: FlowDeps, module: Module) -> SchedulerTool:
+    return SchedulerTool(deps.config.scheduler_prep_time_minutes)

@@ -1,4 +1,5 @@
-"""``transition_state`` (docs/behaviour.md#transitions, SC-5, B-TRANS-3)."""
+"""The conversation's move between modules (``tool_table.TRANSITION``; docs/behaviour.md#transitions,
+SC-5, B-TRANS-3)."""
 
 from __future__ import annotations
 
@@ -6,37 +7,23 @@ import math
 from datetime import timedelta
 from typing import Any
 
+from promptpipe.controller.tool_table import TRANSITION, Module
 from promptpipe.errors import TimerError
+from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.timer_names import timer_name
-from promptpipe.flow.tools.base import ToolContext, ToolResult
+from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
 from promptpipe.models.events import TimerKind, TimerPayload
-from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import DataKey, PendingTransition, SubState
 
-# model_construct: no model build at import (tests/unit/test_cold_start.py)
-DEFINITION = ToolDefinition.model_construct(
-    name="transition_state",
-    description=(
-        "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
-        "to repair the profile or change the habit. delay_minutes moves it later."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "target_state": {"type": "string", "enum": ["INTAKE", "FEEDBACK"]},
-            "delay_minutes": {"type": "number", "minimum": 0, "description": "Delay before moving."},
-            "reason": {"type": "string"},
-        },
-        "required": ["target_state"],
-    },
-)
+ROW = TRANSITION
 
 
 class StateTransitionTool:
-    definition = DEFINITION
+    def __init__(self) -> None:
+        self.definition = definition_of(ROW)
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         target_raw = args.get("target_state")
@@ -80,3 +67,7 @@ class StateTransitionTool:
 
         ctx.session.apply(f"schedule_transition_to_{target.value}", arm)
         return ToolResult(ok=True, text=f"Transition to {target.value} scheduled in {minutes} minute(s).")
+
+
+def build(deps: FlowDeps, module: Module) -> StateTransitionTool:
+    return StateTransitionTool()

@@ -1,0 +1,169 @@
+"""The one table of the tools the coach can call (docs/architecture.md, "Adding a tool").
+
+Each row is a tool: its name, its argument model (pydantic; the JSON schema the model is shown is
+derived from it), the conversation modules that offer it, and its description. Everything else
+reads this table: the executors in ``flow/tools/`` register against a row (``flow.tools.registry``),
+the prompts name tools through it, the flow definitions' validation (``controller.definition``)
+knows the tools a node may name from it, the intent hints and the offline coach use its names, and
+``tests/unit/test_tool_table.py`` fails when a tool's name is spelled anywhere else in the package.
+
+It lives in ``controller``, below ``flow``, ``models`` and the adapters, so that every one of them
+may import it (pyproject.toml, import-linter "layers"). Pure: pydantic and the tone rules only.
+
+Descriptions are short on purpose: every schema is re-sent on every model call of its module
+(docs/benchmarks.md, the token budget).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, WithJsonSchema
+
+from promptpipe.lazy_model import LazyModel
+from promptpipe.rules import tone
+
+Module = Literal["intake", "feedback"]
+MODULES: tuple[Module, ...] = ("intake", "feedback")
+
+
+# --- argument models -------------------------------------------------------------------------------
+class TransitionArgs(LazyModel):
+    target_state: Literal["INTAKE", "FEEDBACK"]
+    delay_minutes: float | None = Field(None, ge=0, description="Delay before moving.")
+    reason: str | None = None
+
+
+_ToneTags = Annotated[
+    list[str], WithJsonSchema({"type": "array", "items": {"type": "string", "enum": list(tone.ALL_TAGS)}})
+]
+
+
+class ProfileArgs(LazyModel):
+    habit_domain: str | None = None
+    prompt_anchor: str = Field(description="existing routine")
+    motivational_frame: str | None = None
+    preferred_time: str = Field(description="HH:MM")
+    additional_info: str | None = None
+    last_successful_prompt: str | None = None
+    last_barrier: str | None = None
+    last_motivator: str | None = None
+    last_tweak: str | None = None
+    tone_tags: _ToneTags | None = None
+    tone_update_source: Literal["explicit", "implicit"] | None = None
+    tone_confidence: float | None = Field(None, ge=0, le=1)
+
+
+class SchedulerArgs(LazyModel):
+    action: Literal["create", "list", "delete"]
+    type: Literal["fixed", "random"] | None = None
+    fixed_time: str | None = None
+    random_start_time: str | None = None
+    random_end_time: str | None = None
+    timezone: str | None = Field(None, description="IANA zone")
+    schedule_id: str | None = None
+
+
+class HabitPromptArgs(LazyModel):
+    delivery_mode: Literal["immediate", "scheduled"]
+    personalization_notes: str | None = None
+
+
+# --- the table -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolRow:
+    name: str
+    arguments: type[LazyModel]
+    modules: tuple[Module, ...]
+    # May hold ``{placeholders}`` that the executor fills from its settings (``describe``).
+    description: str
+
+    def describe(self, **values: object) -> str:
+        return self.description.format(**values) if values else self.description
+
+    def parameters(self) -> dict[str, Any]:
+        """The argument model as the JSON schema the model is shown (a fresh copy)."""
+        return _clean(_schema(self.arguments))
+
+
+TRANSITION = ToolRow(
+    name="transition_state",
+    arguments=TransitionArgs,
+    modules=("intake", "feedback"),
+    description=(
+        "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
+        "to repair the profile or change the habit. delay_minutes moves it later."
+    ),
+)
+PROFILE = ToolRow(
+    name="save_user_profile",
+    arguments=ProfileArgs,
+    modules=("intake", "feedback"),
+    description=(
+        "Save what you learned about the participant: only non-empty fields you learned; nothing is "
+        "ever cleared. tone_tags: a style they asked for (source explicit) or you inferred (implicit)."
+    ),
+)
+SCHEDULER = ToolRow(
+    name="scheduler",
+    arguments=SchedulerArgs,
+    modules=("intake", "feedback"),
+    description=(
+        "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
+        "between random_start_time and random_end_time each day); list; delete (schedule_id from "
+        "list/create). Times HH:MM, 24-hour; prompts arrive up to {prep_minutes} minutes before. timezone "
+        "defaults to the participant's. Never show schedule ids."
+    ),
+)
+HABIT_PROMPT = ToolRow(
+    name="generate_habit_prompt",
+    arguments=HabitPromptArgs,
+    modules=("intake",),
+    description=(
+        "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "
+        "preferred_time saved). Returns the text without sending it: put it in your reply."
+    ),
+)
+
+# The order is the order a module offers its tools in (a stable prefix the provider can cache).
+TABLE: tuple[ToolRow, ...] = (TRANSITION, PROFILE, SCHEDULER, HABIT_PROMPT)
+BY_NAME: Mapping[str, ToolRow] = {row.name: row for row in TABLE}
+
+
+def names_for(module: Module) -> tuple[str, ...]:
+    """The names of the tools ``module`` offers, in the table's order."""
+    return tuple(row.name for row in TABLE if module in row.modules)
+
+
+def row(name: str) -> ToolRow:
+    """The row of ``name``; ``KeyError`` for a name the table does not hold."""
+    return BY_NAME[name]
+
+
+# --- JSON schema -----------------------------------------------------------------------------------
+@functools.cache
+def _schema(model: type[LazyModel]) -> dict[str, Any]:
+    return model.model_json_schema()  # built at the first tool definition, not at import
+
+
+def _clean(node: Any) -> Any:
+    """pydantic's schema in the terse form the model is sent: no titles or defaults, and an optional
+    field (``X | None``) as plain ``X`` (absent is how the model leaves it out)."""
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+        (kept,) = (option for option in options if option != {"type": "null"})
+        node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
+    cleaned: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "default"):
+            continue
+        # "properties" maps field names to schemas: clean the schemas, keep every name.
+        cleaned[key] = {k: _clean(v) for k, v in value.items()} if key == "properties" else _clean(value)
+    return cleaned
