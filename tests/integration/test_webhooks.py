@@ -575,6 +575,43 @@ def test_redelivered_stop_confirms_once(local_env_factory) -> None:
     assert [e["content"] for e in history(env, pid) if e["direction"] == "inbound"] == ["STOP"]
 
 
+@pytest.mark.parametrize("body", ["ＳＴＯＰ", "S\u200bTOP!", "can you stop sending me these"])
+def test_an_opt_out_in_another_written_form_is_honoured_over_a_signed_webhook(local_env_factory, body: str) -> None:
+    # Given an enrolled, greeted participant
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+
+    # When they opt out in another written form
+    assert post_twilio(env, twilio_params(body, "SM-stop-form")).status == 200
+
+    # Then they are paused, confirmed once, and no model was asked (the one call is the greeting)
+    assert status_of(env, pid) == "paused"
+    assert [m.body for m in env.messages(pid)] == ["Hello Alice!", OPT_OUT_CONFIRMATION]
+    assert llm.calls == 1
+
+
+def test_help_is_answered_once_and_recorded_over_a_signed_webhook(local_env_factory) -> None:
+    # Given an enrolled, greeted participant
+    llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
+    env = local_env_factory(llm=llm)
+    pid = enroll(env)
+
+    # When Twilio delivers the same HELP twice
+    for _ in range(2):
+        assert post_twilio(env, twilio_params("help", "SM-help-dup")).status == 200
+
+    # Then one help reply that says how to stop, in the transcript with the message; nothing else changed
+    replies = [m.body for m in env.messages(pid)][1:]
+    assert len(replies) == 1 and "Reply STOP" in replies[0]
+    assert [(e["direction"], e["content"]) for e in history(env, pid) if e["direction"] != "system"][-2:] == [
+        ("inbound", "help"),
+        ("outbound", replies[0]),
+    ]
+    assert status_of(env, pid) == "active"
+    assert llm.calls == 1
+
+
 def test_message_while_paused_is_recorded_but_not_answered(local_env_factory) -> None:
     # Given a participant who opted out
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])

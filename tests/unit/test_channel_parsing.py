@@ -626,3 +626,12 @@ def test_parse_meta_error_fields_name_the_offending_part() -> None:
     assert first_error({"id": " ", "from": "14155550100", "type": "text"}) == ("ValidationFailed", f"{base}.id")
     reply = {"id": "w", "from": "14155550100", "type": "interactive", "interactive": {"type": "list_reply"}}
     assert first_error(reply) == ("ValidationFailed", f"{base}.interactive.list_reply")
+
+
+def test_twilio_names_the_keyword_it_answered_itself() -> None:
+    # Twilio's own keyword handling (Advanced Opt-Out) posts OptOutType with the message (docs/compliance.md)
+    fields = [*[(k, v) for k, v in TWILIO_SMS_FIELDS if k != "Body"], ("Body", "BAJA"), ("OptOutType", "stop")]
+    message = parse_twilio_form(urlencode(fields), NOW, "US")
+    assert isinstance(message, InboundMessage) and message.provider_keyword == "STOP"
+    plain = parse_twilio_form(urlencode(TWILIO_SMS_FIELDS), NOW, "US")
+    assert isinstance(plain, InboundMessage) and plain.provider_keyword is None

@@ -129,3 +129,22 @@ def test_a_handler_requiring_an_unknown_setting_is_refused_everywhere() -> None:
 
     with pytest.raises(ConfigurationError, match="webhook requires unknown settings: inbound_queue"):
         lambda_entry("webhook", requires=("inbound_queue",))
+
+
+def test_the_opt_out_settings_are_read_as_json_and_reach_the_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPT_KEYWORDS", '{"opt_out": {"fr": ["arret", "stop"]}}')
+    monkeypatch.setenv("HELP_TEXTS", '{"fr": "{study}: aide au {contact}."}')
+    monkeypatch.setenv("KEYWORD_REPLIES_BY", "provider")
+    monkeypatch.setenv("STUDY_NAME", "Walk Study")
+    config = CoreConfig.from_settings(Settings())
+    assert config.opt_keywords == {"opt_out": {"fr": ["arret", "stop"]}}
+    assert config.help_texts == {"fr": "{study}: aide au {contact}."}
+    assert (config.keyword_replies_by, config.study_name) == ("provider", "Walk Study")
+
+
+@pytest.mark.parametrize(
+    "values", [{"opt_keywords": {"unsubscribe": {"en": ["x"]}}}, {"keyword_replies_by": "carrier"}, {"study_name": ""}]
+)
+def test_invalid_opt_out_settings_are_refused(values: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        Settings(**values)  # type: ignore[arg-type]

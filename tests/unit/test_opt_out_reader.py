@@ -43,7 +43,7 @@ def test_a_word_of_two_languages_goes_to_the_preferred_one() -> None:
     assert read_opt_message("info") == OptReading(OptKind.HELP, "en")
 
 
-@pytest.mark.parametrize("text", ["START", "Start!", "ｓｔａｒｔ", "unstop", "resume", "ALTA"])
+@pytest.mark.parametrize("text", ["START", "Start!", "ｓｔａｒｔ", "unstop", "resume", "ALTA", "reanudar"])
 def test_opt_in_words(text: str) -> None:
     reading = read_opt_message(text)
     assert reading is not None and reading.kind is OptKind.OPT_IN

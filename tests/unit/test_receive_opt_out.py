@@ -240,3 +240,28 @@ def test_help_or_stop_from_an_unknown_number_enrols_nobody() -> None:
     for index, body in enumerate(["HELP", "Stop.", "no quiero recibir más mensajes"]):
         assert receive_text(h.app, text(h, body, f"SM-{index}")).action == "unknown_sender"
     assert h.store.participants == {} and queue.turns == []
+
+
+def test_a_message_the_provider_posted_as_its_keyword_is_followed_whatever_its_words() -> None:
+    h, queue = harness(keyword_replies_by="provider")
+    participant = h.enroll(PHONE)
+    receive_text(h.app, text(h, "STOP", "SM-s"))
+    before = sent(h, participant.id)
+
+    decision = receive_text(h.app, text(h, "yes", "SM-y", keyword="START"))  # Twilio's opt-in YES
+
+    stored = h.store.participants[participant.id]
+    assert decision.action == "opted_in" and stored.status is ParticipantStatus.ACTIVE and not stored.opted_out
+    assert sent(h, participant.id) == before  # Twilio confirmed it
+    assert queue.turns == []
+
+
+def test_a_spanish_opt_in_word_from_an_active_participant_changes_nothing() -> None:
+    h, queue = harness()
+    participant = h.enroll(PHONE)
+    before = sent(h, participant.id)
+
+    assert receive_text(h.app, text(h, "Alta", "SM-a")).action == "opted_in"
+
+    assert h.store.participants[participant.id].status is ParticipantStatus.ACTIVE
+    assert sent(h, participant.id) == before and queue.turns == []

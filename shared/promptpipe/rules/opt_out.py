@@ -22,6 +22,7 @@ Pure: no I/O, no settings object (the caller passes the lists).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +79,8 @@ DEFAULT_KEYWORDS: dict[str, dict[str, list[str]]] = {
     },
     "opt_in": {
         "en": ["start", "unstop", "subscribe", "resume"],
-        "es": ["alta", "reanudar", "iniciar", "comenzar"],
+        # Few words: an opt-in word from a participant who has not opted out is recorded, not answered.
+        "es": ["alta", "reanudar"],
     },
     "help": {
         "en": ["help", "info"],
@@ -145,13 +147,22 @@ _FILLERS = frozenset(
 )
 
 
-def _keyword_forms(
-    keywords: Mapping[str, Mapping[str, Sequence[str]]],
-) -> dict[tuple[str, ...], list[tuple[OptKind, str]]]:
+_Frozen = tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]
+
+
+def _freeze(keywords: Mapping[str, Mapping[str, Sequence[str]]]) -> _Frozen:
+    return tuple(
+        (kind, tuple((language, tuple(entries)) for language, entries in by_language.items()))
+        for kind, by_language in keywords.items()
+    )
+
+
+@functools.lru_cache(maxsize=8)  # one set of lists per deployment: normalised once, not per message
+def _keyword_forms(keywords: _Frozen) -> dict[tuple[str, ...], list[tuple[OptKind, str]]]:
     forms: dict[tuple[str, ...], list[tuple[OptKind, str]]] = {}
-    for kind_name, by_language in keywords.items():
+    for kind_name, by_language in keywords:
         kind = OptKind(kind_name)
-        for language, entries in by_language.items():
+        for language, entries in by_language:
             for entry in entries:
                 form = words(entry)
                 if form:
@@ -182,7 +193,7 @@ def read_opt_message(
     tokens = _strip_fillers(words(text))
     if not tokens:
         return None
-    matches = _keyword_forms(DEFAULT_KEYWORDS if keywords is None else keywords).get(tokens)
+    matches = _keyword_forms(_freeze(DEFAULT_KEYWORDS if keywords is None else keywords)).get(tokens)
     if matches:
         # An opt-out word wins over the same word listed as another kind: honouring it is the safe reading.
         ordered = sorted(matches, key=lambda match: (match[0] is not OptKind.OPT_OUT, match[1] != preferred_language))

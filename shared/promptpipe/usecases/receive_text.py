@@ -60,6 +60,10 @@ def read_opt(app: AppContext, text: str) -> OptReading | None:
 def receive_text(app: AppContext, message: InboundMessage) -> InboundDecision:
     """Who is it, opt-out / opt-in / HELP, auto-enroll, enqueue."""
     reading = read_opt(app, message.body)
+    provider_kind = _PROVIDER_KINDS.get(message.provider_keyword or "")
+    if provider_kind is not None and (reading is None or reading.kind is not provider_kind):
+        # The provider has acted on it as its keyword (blocked, unblocked, answered): we follow.
+        reading = OptReading(provider_kind, reading.language if reading else "", keyword=True)
     if reading is not None and reading.kind is OptKind.UNCLEAR_STOP:
         reading = None  # the coach asks what they want
     participant_id = app.repo.find_id_by_phone(message.from_phone)
