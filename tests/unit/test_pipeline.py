@@ -189,7 +189,7 @@ def test_an_unsure_turn_without_the_classifier_gets_the_whole_tool_set() -> None
     p = h.enroll()
     save_profile(h, p.id, habit_domain="sleep")
     turn(h, p, "can you explain how this works?")
-    assert {t.name for t in llm.requests[0].tools} == set(INTAKE_TOOLS)
+    assert {t.name for t in llm.requests[0].tools} == set(tool_table.names_for("intake"))
 
 
 def add_daily_schedule(h, pid: str) -> None:
@@ -225,7 +225,7 @@ def test_classifier_when_unsure_then_cached_by_normalised_text() -> None:
     assert request.response_format == {"type": "json_object"} and request.max_tokens == 60
     # every tool is offered; the classifier's tool, added to what is pending, is named in the hint
     for request in llm.requests[1:]:
-        assert {t.name for t in request.tools} == set(INTAKE_TOOLS)
+        assert {t.name for t in request.tools} == set(tool_table.names_for("intake"))
         hint = next(m.content or "" for m in request.messages if (m.content or "").startswith(intents.HINT_HEADER))
         assert f"{SAVE}, scheduler." in hint and "bogus" not in hint
     assert outcome.turn.audit["intent"]["source"] == "classifier"
@@ -238,7 +238,7 @@ def test_classifier_failure_falls_back_to_the_whole_tool_set() -> None:
     p = h.enroll()
     save_profile(h, p.id, habit_domain="sleep")
     turn(h, p, "can you explain how this works?")
-    assert {t.name for t in llm.requests[1].tools} == set(INTAKE_TOOLS)
+    assert {t.name for t in llm.requests[1].tools} == set(tool_table.names_for("intake"))
 
 
 def test_ttl_cache_expires_and_is_bounded() -> None:
@@ -354,4 +354,4 @@ def test_audit_has_stage_timings_prompt_version_and_the_nested_generator_call() 
         ("intake", "model_loop"),
     ]
     assert calls[1]["model"] == "gen-model" and calls[1]["prompt_version"].startswith("file:")
-    assert calls[2]["cached_tokens"] == 768 and calls[0]["tools_offered"] == 4
+    assert calls[2]["cached_tokens"] == 768 and calls[0]["tools_offered"] == len(tool_table.names_for("intake"))

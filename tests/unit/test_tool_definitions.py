@@ -15,8 +15,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from promptpipe.controller import tool_table
 from promptpipe.flow.modules import FeedbackModule, IntakeModule
-from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
+from promptpipe.flow.tools import profile_save, scheduler
+from promptpipe.flow.tools.base import definition_of
 from promptpipe.settings import Settings
 from tests.support import memory_harness
 
@@ -27,12 +29,7 @@ PREP_MINUTES = 10
 def current() -> dict[str, Any]:
     """Every tool's full definition by name, and each conversation module's tools as it offers them
     (``"intake:save_user_profile"``: the profile tool narrowed to intake's fields)."""
-    definitions = [
-        scheduler.definition(PREP_MINUTES),
-        profile_save.ProfileSaveTool().definition,
-        prompt_generator.PromptGeneratorTool().definition,
-        state_transition.StateTransitionTool().definition,
-    ]
+    definitions = [definition_of(row, prep_minutes=PREP_MINUTES) for row in tool_table.TABLE]
     deps = memory_harness(settings=Settings(scheduler_prep_time_minutes=PREP_MINUTES)).app.deps
     offered = {
         f"{module.name}:{name}": tool.definition.to_openai()

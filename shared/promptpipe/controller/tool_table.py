@@ -72,6 +72,14 @@ class HabitPromptArgs(LazyModel):
     personalization_notes: str | None = None
 
 
+class OutcomeArgs(LazyModel):
+    done: bool
+
+
+class OptOutArgs(LazyModel):
+    pass
+
+
 # --- the table -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ToolRow:
@@ -128,8 +136,29 @@ HABIT_PROMPT = ToolRow(
     ),
 )
 
+OUTCOME = ToolRow(
+    name="record_outcome",
+    arguments=OutcomeArgs,
+    modules=("feedback",),
+    description=(
+        "Record today's habit when their message reports it, in any words or language: done=true if they "
+        'did it ("finished my stretches", "sí, lo hice"), false if not ("nah", "missed it"). Agreeing to '
+        'try ("sure", "ok I\'ll try") is no report: do not call. Counts once per prompt; returns the count.'
+    ),
+)
+OPT_OUT = ToolRow(
+    name="opt_out",
+    arguments=OptOutArgs,
+    modules=("intake", "feedback"),
+    description=(
+        'Stop ALL messages, as texting STOP does, when they plainly ask for that ("stop sending me these", '
+        '"no quiero recibir más mensajes"); a confirmation saying how to restart is sent for you. A partial '
+        'or unclear request ("stop texting me at night", "pause for a week") is not this: ask, or change the schedule.'
+    ),
+)
+
 # The order is the order a module offers its tools in (a stable prefix the provider can cache).
-TABLE: tuple[ToolRow, ...] = (TRANSITION, PROFILE, SCHEDULER, HABIT_PROMPT)
+TABLE: tuple[ToolRow, ...] = (TRANSITION, PROFILE, SCHEDULER, HABIT_PROMPT, OUTCOME, OPT_OUT)
 BY_NAME: Mapping[str, ToolRow] = {row.name: row for row in TABLE}
 
 

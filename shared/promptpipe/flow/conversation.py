@@ -18,6 +18,7 @@ from typing import Any
 from promptpipe.channels.context import allows_emoji
 from promptpipe.flow import questions
 from promptpipe.flow.audit import module_audit
+from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.modules import (
     ConversationModule,
@@ -45,7 +46,7 @@ class TurnResult:
     audit: dict[str, Any] = field(default_factory=dict)
 
 
-def outstanding_questions(session: ConversationSession, within_hours: float = 24.0) -> list[Question]:
+def outstanding_questions(session: ConversationSession, within_hours: float = OUTCOME_WINDOW_HOURS) -> list[Question]:
     """The fixed-answer questions of the latest daily prompt that are still open (asked within
     ``within_hours`` and not answered yet). "Done" comes first: a bare number answers it (the
     intensity poll is answered by word, see ``questions.render_text``)."""
@@ -82,20 +83,7 @@ def _answer_ops(answer: questions.Answer, prompt_sent_at: str) -> list[tuple[str
 
     ops: list[tuple[str, Any]] = [("mark_answered", mark)]
     if answer.question_id == questions.DONE_QUESTION.id and answer.option_id == "done":
-
-        def count_done(op: OpContext) -> None:
-            """docs/behaviour.md#B-DONE-2: "Done" counts once per delivered prompt."""
-            if not prompt_sent_at or not still_same_prompt(op):
-                return
-            if op.data.get(DataKey.DONE_COUNTED_FOR_PROMPT) == prompt_sent_at:
-                return
-            profile = op.data.profile()
-            profile.success_count += 1
-            profile.updated_at = op.now
-            op.data.set_profile(profile)
-            op.data.set(DataKey.DONE_COUNTED_FOR_PROMPT, prompt_sent_at)
-
-        ops.append(("count_done", count_done))
+        ops.append(("count_done", record_done(prompt_sent_at)))  # the one recorder (flow/day_outcome.py)
     if answer.question_id == "intensity":
         ops.append(("set_intensity", _set_intensity(answer)))
     return ops

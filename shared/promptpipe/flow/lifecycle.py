@@ -15,6 +15,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.events import TimerKind
+from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import Direction
@@ -75,4 +76,34 @@ def change_status(deps: FlowDeps, session: ConversationSession, status: Particip
         op.record(Direction.SYSTEM, "status_change", f"status {old.value} -> {status.value}: {reason}")
 
     session.apply(f"status_{status.value}", apply)
+    return True
+
+
+# The confirmation of an opt-out, in whatever form it came (STOP, or a plain request the coach's
+# tool honours): it says how to restart (docs/compliance.md; the keyword path sends the same text).
+OPT_OUT_CONFIRMATION = "You're unsubscribed and won't get more messages from your habit coach. Reply START to resume."
+
+
+def opt_out(deps: FlowDeps, session: ConversationSession, *, reason: str = "participant opted out") -> bool:
+    """The participant opts out of every message, as STOP does: status PAUSED (every timer and daily
+    schedule stops once committed), the ``opted_out`` flag (so START resumes them), one confirmation
+    that says how to restart. Only an active participant is opted out (an organiser's pause,
+    completion or withdrawal stands). Returns whether they were. The caller commits the session."""
+    if session.participant.status is not ParticipantStatus.ACTIVE:
+        return False
+    change_status(deps, session, ParticipantStatus.PAUSED, reason=reason)
+
+    def mark_and_confirm(op: OpContext) -> None:
+        op.participant.opted_out = True
+        op.participant_changed = True
+        op.emit(
+            OutboundMessage(
+                participant_id=op.participant.id,
+                to=op.participant.phone_number,
+                body=OPT_OUT_CONFIRMATION,
+                kind=OutboundKind.NOTICE,
+            )
+        )
+
+    session.apply("opt_flag_and_confirm", mark_and_confirm)
     return True

@@ -47,6 +47,7 @@ from promptpipe.flow.tools.registry import tools_for
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.state import ConversationMessage, DataKey
 from promptpipe.rules import tone
+from promptpipe.rules.outcome import correct_count
 
 logger = logging.getLogger(__name__)
 
@@ -202,6 +203,10 @@ class ConversationModule(ABC):
         """The flow controller's steering for this turn (intake only; docs/controller.md)."""
         return None
 
+    def keep_to_the_record(self, session: ConversationSession, reply: str) -> str:
+        """The reply as sent, its statements of fact checked against the record (feedback: the count)."""
+        return reply
+
     def run(
         self,
         deps: FlowDeps,
@@ -251,6 +256,7 @@ class ConversationModule(ABC):
         with timer.stage("finalize"):
             if not result.reply:
                 result.reply, result.used_fallback = self.fallback, True
+            result.reply = self.keep_to_the_record(session, result.reply)
             if steering is not None:
                 reply, result.controller = finish_intake_steering(
                     deps, session, steering, tool_effects(result.tool_runs)
@@ -445,6 +451,10 @@ class FeedbackModule(ConversationModule):
             tools_for(deps, "feedback"),
             FEEDBACK_FALLBACK,
         )
+
+    def keep_to_the_record(self, session: ConversationSession, reply: str) -> str:
+        """A count of habits done that is not the stored one is corrected before sending."""
+        return correct_count(reply, session.data.profile().success_count)
 
     def context_block(self, session: ConversationSession) -> str:
         data = session.data

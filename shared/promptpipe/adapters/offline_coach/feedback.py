@@ -22,6 +22,7 @@ from promptpipe.adapters.offline_coach.text import (
     ASK_BARRIER,
     ASK_HELPED,
     DOMAIN,
+    RECORD,
     SAVE,
     SCHEDULER,
     TRANSITION,
@@ -33,6 +34,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
 from promptpipe.rules.intent_patterns import NEW_HABIT, STOP
+from promptpipe.rules.outcome import read_outcome
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
@@ -115,6 +117,8 @@ class FeedbackRules:
                 "Thanks — that's really useful. I'll keep it in mind for your next prompts.",
                 "feedback: saving what helped",
             )
+        elif (reading := read_outcome(text, asked=asked_done)) != "no_report":  # the one reader (rules/)
+            done = reading == "done"
         elif _NEGATIVE.search(text):
             done = False
         elif _POSITIVE.search(text):
@@ -139,7 +143,7 @@ class FeedbackRules:
             if motivator
             else f"{ASK_HELPED} make it happen today?"
         )
-        return self._save_then(args, f"Nice work — you did it!{so_far} {follow}", "feedback: done")
+        return self._save_then(args, f"Nice work — you did it!{so_far} {follow}", "feedback: done", record=True)
 
     def _not_done(self, text: str, *, follow_up: bool) -> tuple[_Step, str]:
         barrier, tweak = classify_barrier(text)
@@ -154,10 +158,13 @@ class FeedbackRules:
             reply = f"{lead} One small tweak for next time: {tweak}.{ask}"
         return self._save_then(args, reply, "feedback: not done; barrier and tweak")
 
-    def _save_then(self, args: dict[str, str], reply: str, why: str) -> tuple[_Step, str]:
+    def _save_then(self, args: dict[str, str], reply: str, why: str, *, record: bool = False) -> tuple[_Step, str]:
+        calls: list[tuple[str, dict[str, Any]]] = []
         if args and not self.turn.called(SAVE) and SAVE in self.turn.tools:
-            return [(SAVE, args)], why
-        return reply, why
+            calls.append((SAVE, args))
+        if record and not self.turn.called(RECORD) and RECORD in self.turn.tools:
+            calls.append((RECORD, {"done": True}))  # counted once per prompt by the engine's one recorder
+        return (calls, why) if calls else (reply, why)
 
     # -- other intents ----------------------------------------------------------------------------
     def _intensity_reply(self, answer: str) -> str:

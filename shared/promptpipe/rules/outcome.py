@@ -1,0 +1,91 @@
+"""The day's outcome in a typed reply, read as people write it (docs/pipeline.md, "The day's outcome").
+
+Three readings: ``done`` (it says they did the habit, in any words), ``not_done`` (it says they did
+not, or not yet), ``no_report`` (agreeing to try, a plan, a question, anything else). They are told
+apart in this order, so that the stronger signal wins:
+
+1. a question, or a plan for later without anything done ("will do tomorrow", "mañana lo hago",
+   "ok I'll try"): no report;
+2. a negation of doing it, or a miss ("didn't get to it", "nah", "missed it again", "no lo hice",
+   "se me olvidó", "maybe later"): not done;
+3. a completion in the past ("finished my stretches", "did it before breakfast", "sí, lo hice",
+   "done and done", a check mark): done;
+4. a bare yes ("yes", "yep", "sí", 👍) counts as done only when the coach asked whether they did it
+   (``asked``); after "Would that feel doable?" it is agreement, not a report;
+5. anything else: no report.
+
+Pure: ``re`` and ``unicodedata`` only. ``correct_count`` keeps the coach's words on the record: a
+reply that states another number of habits done than the stored count is corrected before sending.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+Outcome = Literal["done", "not_done", "no_report"]
+
+__all__ = ["Outcome", "correct_count", "read_outcome"]
+
+_QUESTION = re.compile(r"\?\s*$|^(?:what|how|when|why|can|could|should|do i|does|qu[eé]|c[oó]mo|cu[aá]ndo)\b")
+# A plan or an agreement, with nothing done yet.
+_LATER = re.compile(
+    r"\b(?:i'?ll|i will|will do|gonna|going to|about to|let me|give it a (?:shot|try|go)|i can do|can do|"
+    r"sounds (?:good|doable|great|fine)|i'?ll try|will try|try (?:it )?(?:tomorrow|later|tonight)|tomorrow|"
+    r"voy a|lo intento|lo intentar[eé]|ma[nñ]ana|luego|m[aá]s tarde|me parece bien|lo har[eé])\b"
+)
+_NOT_DONE = re.compile(
+    r"\b(?:no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
+    r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
+    r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
+    r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
+)
+_DONE = re.compile(
+    r"\b(?:done|did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
+    r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá])\b"
+    r"|✅|✔|☑|💪"
+)
+# English past tense of an activity ("walked around the block", "stretched"), not of a plan.
+_PAST = re.compile(r"\b(?:i |we )?(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b")
+_BARE_YES = re.compile(r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$")
+
+
+def _normalise(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+def read_outcome(text: str, *, asked: bool) -> Outcome:
+    """The outcome ``text`` reports. ``asked``: the coach's open question is whether they did it (the
+    poll, the daily prompt or its reminder), not whether a plan feels doable."""
+    said = _normalise(text)
+    core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
+    done = bool(_DONE.search(said) or _PAST.search(said))
+    if _QUESTION.search(said) and not done:
+        return "no_report"
+    # "no" in "done, no problem" is not a miss; a miss outweighs a "did" unless the reply opens with it.
+    missed = _NOT_DONE.search(said) and not re.search(r"\bno (?:problem|worries)\b", said)
+    if missed and not (done and re.match(r"^(?:done|did it|hecho|listo)\b", core)):
+        return "not_done"
+    if _LATER.search(said) and not done:
+        return "no_report"
+    if done:
+        return "done"
+    if asked and _BARE_YES.match(core or said):
+        return "done"
+    return "no_report"  # "sure", "ok", "vale": agreement, never a report
+
+
+# "That's 7 done so far", "7 of 10", "3 out of 5 days", "llevas 4"
+_COUNT = re.compile(
+    r"(?P<n>\b\d+\b)(?=\s+(?:done|completed|so far|times so far|habits? done|hechos?|completad[oa]s?|"
+    r"(?:of|out of|de) \d+ (?:prompts?|days?|delivered|so far|d[ií]as))\b)"
+    r"|(?<=\bllevas )(?P<m>\d+)\b",
+    re.I,
+)
+
+
+def correct_count(reply: str, stored: int) -> str:
+    """``reply`` with every stated count of habits done replaced by ``stored`` (the record's)."""
+    return _COUNT.sub(str(stored), reply)
