@@ -126,15 +126,16 @@ TOKENS_BASELINE ?= 7ae007d
 bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
 	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
 
-corpus: $(STAMP_DEV) ## play the conversation corpus with the competent-model stand-in (figures of docs/pipeline.md)
+corpus: $(STAMP_DEV) ## play both corpus splits (built: gated; held_out: reported) with the competent-model stand-in (docs/offline-coach.md#the-two-splits)
 	$(BIN)/python -m scripts.corpus_report $(CORPUS_ARGS)
 
-corpus-offline: $(STAMP_DEV) ## play the conversation corpus with the offline coach: parity figures and false praise (docs/offline-coach.md)
+corpus-offline: $(STAMP_DEV) ## play both corpus splits with the offline coach: parity figures and false praise (docs/offline-coach.md)
 	$(BIN)/python -m scripts.corpus_offline $(CORPUS_ARGS)
 
 # OPENAI_API_KEY, GENAI_MODEL (default gpt-4o-mini) and OPENAI_BASE_URL as for the functions; without a
-# key it prints one line and exits 0. EVAL_ARGS="--only walk-yes week-move-it-to-7pm" plays a few.
-eval-llm: $(STAMP_DEV) ## play the conversation corpus against a real model (OPENAI_API_KEY, GENAI_MODEL, OPENAI_BASE_URL)
+# key it prints one line and exits 0. EVAL_ARGS="--only walk-yes week-move-it-to-7pm" plays a few;
+# "--split held_out|all", "--repeat K" (pass^k), "--price-in/--price-out" (USD per 1M tokens).
+eval-llm: $(STAMP_DEV) ## play the conversation corpus against a real model, pass^k and cost at its own price (OPENAI_API_KEY, GENAI_MODEL, OPENAI_BASE_URL)
 	$(BIN)/python -m scripts.eval_llm $(EVAL_ARGS)
 
 clean: ## remove .venv, build outputs and caches

@@ -1,8 +1,10 @@
 """The offline coach's parity with the corpus (docs/offline-coach.md, "Parity with the corpus"):
 ``python -m scripts.corpus_offline`` (``make corpus-offline``).
 
-Plays every conversation of ``tests/data/conversations/`` through the real pipeline on the local
-stack (``scripts/corpus_player.py``) with the offline coach as the model, and counts
+Plays every conversation of a split of ``tests/data/conversations/`` (``built``, the one the gate of
+``tests/e2e/test_offline_coach_corpus.py`` plays, then ``held_out``, reported only; ``--split`` for one)
+through the real pipeline on the local stack (``scripts/corpus_player.py``) with the offline coach as
+the model, and counts
 
 * **ends as expected**: the end the corpus gives for a capable model (sub-state, profile fields,
   daily schedule, no hand-off) — for the intake conversations and the feedback-week ones apart;
@@ -10,7 +12,7 @@ stack (``scripts/corpus_player.py``) with the offline coach as the model, and co
   done", "great job") in a turn where no daily prompt had been delivered yet (the context block's
   "of N delivered" is 0, or the turn is still in intake), or where the message did not say it was
   done (the corpus gives no ``last_successful_prompt`` save for it: a capable model did not read it
-  as done).
+  as done: neither a ``last_successful_prompt`` save nor a ``record_outcome`` call with ``done``).
 
 Stranded and forced turns are the competent-model stand-in's figures (``scripts.corpus_report``);
 the offline coach calls only offered tools by construction, so they are not repeated here.
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scripts.corpus_model import BUILT, SPLITS
 from scripts.scenario import prepare_environment
 
 PRAISE = re.compile(r"\b(?:you did it|nice work|well done|great job|congrat\w*|proud of you)\b", re.I)
@@ -42,9 +45,11 @@ def delivered_before(observation: Any) -> int:
 
 
 def says_done(turn: Any) -> bool:
-    """The corpus's reading of the message: a capable model saves ``last_successful_prompt`` for it."""
+    """The corpus's reading of the message: a capable model saves ``last_successful_prompt`` for it, or
+    records the outcome as done."""
     return any(
-        call.tool == "save_user_profile" and "last_successful_prompt" in call.args
+        (call.tool == "save_user_profile" and "last_successful_prompt" in call.args)
+        or (call.tool == "record_outcome" and call.args.get("outcome") == "done")
         for round_ in turn.rounds
         for call in round_
     )
@@ -103,25 +108,29 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
     return figures, problems
 
 
-def play_offline(only: Sequence[str] = ()) -> list[Any]:
-    """Every corpus conversation (or those in ``only``) played with the offline coach."""
+def play_offline(only: Sequence[str] = (), split: str = BUILT) -> list[Any]:
+    """Every conversation of a split (or those in ``only``) played with the offline coach."""
     from promptpipe.adapters.offline_coach import OfflineCoach
     from scripts.corpus_model import selected
     from scripts.corpus_player import Player
 
-    return Player(lambda _cursor: OfflineCoach()).play_all(selected(only))
+    return Player(lambda _cursor: OfflineCoach()).play_all(selected(only, split))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.corpus_offline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures and problems as JSON")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which split to play (default: both)")
     args = parser.parse_args(argv)
     prepare_environment()
     from scripts.corpus_player import print_report
 
-    figures, problems = figures_of(play_offline(args.only))
-    print_report(figures, problems, as_json=args.json)
+    for split in SPLITS if args.split == "all" else (args.split,):
+        figures, problems = figures_of(play_offline(args.only, split))
+        if not args.json:
+            print(f"{split}:")
+        print_report(figures, problems, as_json=args.json)
     return 0
 
 

@@ -8,8 +8,11 @@ OpenAI adapter for ``make eval-llm``), wrapped in an ``ObservedLLM`` that record
 
 Per turn (one participant message): **stranded** = a tool the message needs was not offered;
 **forced** = ``tool_choice="required"`` while the message needs no tool; **unanswered** = no
-intake/feedback request was made for the message. Per conversation: **completed** = it ended as the
-corpus expects (sub-state, profile fields, daily schedule, no hand-off).
+intake/feedback request was made for the message (expected when the turn says ``max_model_calls: 0``);
+**model calls** above the turn's ``max_model_calls`` and **replies** other than the turn's ``replies``
+are problems of the turn. Per conversation: **completed** = it ended as the corpus expects (sub-state,
+profile fields, daily schedule, no hand-off; and when the corpus gives them, the done count, the
+opt-out, and the daily prompts delivered in the days after the last message).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from zoneinfo import ZoneInfo
 
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.ports import LLM
-from scripts.corpus_model import Conversation, Turn
-from scripts.corpus_standin import Cursor, purpose_of
+from scripts.corpus_model import ANY_SCHEDULE, Conversation, Turn
+from scripts.corpus_standin import Cursor, fulfilled, purpose_of
 
 DAY0 = date(2026, 3, 2)  # a Monday
 AFTER_PROMPT = timedelta(minutes=6)
@@ -83,10 +86,19 @@ class TurnOutcome:
     tool_choice: str | None
     answered: bool
     observations: list[Observation] = field(default_factory=list)
+    max_model_calls: int | None = None
+    expected_replies: int | None = None
+    replies: int = 0
+
+    @property
+    def model_calls(self) -> int:
+        return len(self.observations)
 
     @property
     def stranded(self) -> tuple[str, ...]:
-        return tuple(sorted(set(self.needed) - set(self.offered))) if self.answered else ()
+        if not self.answered:
+            return ()
+        return tuple(sorted(tool for tool in set(self.needed) if not fulfilled(tool, self.offered)))
 
     @property
     def forced(self) -> bool:
@@ -95,8 +107,13 @@ class TurnOutcome:
     @property
     def problems(self) -> list[str]:
         found = []
-        if not self.answered:
+        if not self.answered and self.max_model_calls != 0:
             found.append("no intake/feedback request for this message")
+        if self.max_model_calls is not None and self.model_calls > self.max_model_calls:
+            purposes = ", ".join(o.purpose for o in self.observations)
+            found.append(f"{self.model_calls} model call(s) ({purposes}), at most {self.max_model_calls} expected")
+        if self.expected_replies is not None and self.replies != self.expected_replies:
+            found.append(f"{self.replies} message(s) sent in answer, {self.expected_replies} expected")
         if self.stranded:
             found.append(f"stranded: needed {', '.join(self.stranded)}; offered [{', '.join(self.offered)}]")
         if self.forced:
@@ -112,10 +129,16 @@ class ConversationOutcome:
     end_problems: list[str]
     observations: list[Observation]
     prompts_delivered: int = 0  # daily prompts the participant received
+    participant: dict[str, Any] = field(default_factory=dict)  # the participants API's record, at the end
 
     @property
     def completed(self) -> bool:
         return not self.end_problems
+
+    @property
+    def passed(self) -> bool:
+        """Ended as expected with no problem in any turn: what a split's pass rate counts."""
+        return self.completed and not any(t.problems for t in self.turns)
 
     @property
     def stranded(self) -> int:
@@ -127,7 +150,12 @@ class ConversationOutcome:
 
     @property
     def unanswered(self) -> int:
-        return sum(1 for t in self.turns if not t.answered)
+        return sum(1 for t in self.turns if not t.answered and t.max_model_calls != 0)
+
+    @property
+    def turn_problems(self) -> int:
+        """Turns with any problem (stranded, forced, unanswered, model calls, replies)."""
+        return sum(1 for t in self.turns if t.problems)
 
     def failure_lines(self) -> list[str]:
         """Everything wrong with this conversation, one line each (empty when it passed)."""
@@ -137,8 +165,15 @@ class ConversationOutcome:
         return lines
 
 
-def end_problems(conversation: Conversation, state: dict[str, Any]) -> list[str]:
-    """How the final state differs from ``conversation.expect``."""
+def end_problems(
+    conversation: Conversation,
+    state: dict[str, Any],
+    participant: dict[str, Any] | None = None,
+    prompts_after: int | None = None,
+) -> list[str]:
+    """How the final state differs from ``conversation.expect``: ``state`` is the participants API's
+    state view, ``participant`` its participant record, ``prompts_after`` the daily prompts delivered in
+    the ``expect.after.days`` after the last message."""
     expect, problems = conversation.expect, []
     if state.get("sub_state") != expect.sub_state:
         problems.append(f"sub_state {state.get('sub_state')}, expected {expect.sub_state}")
@@ -148,11 +183,23 @@ def end_problems(conversation: Conversation, state: dict[str, Any]) -> list[str]
         problems.append(f"profile lacks {', '.join(missing)}")
     times = sorted(_timing(s) for s in state.get("schedules") or [])
     wanted = [expect.schedule] if expect.schedule else []
-    if times != wanted:
+    if expect.schedule != ANY_SCHEDULE and times != wanted:
         problems.append(f"daily schedule {times or 'none'}, expected {wanted or 'none'}")
     controller = state.get("controller") or {}
     if controller.get("needs_person"):
         problems.append(f"handed off to a person (hold: {controller.get('hold')})")
+    if expect.done is not None and profile.get("success_count") != expect.done:
+        problems.append(f"done count {profile.get('success_count')}, expected {expect.done}")
+    if expect.opted_out is not None:
+        opted_out = bool((participant or {}).get("opted_out"))
+        if opted_out != expect.opted_out:
+            status = (participant or {}).get("status")
+            problems.append(f"opted out {opted_out} (status {status}), expected {expect.opted_out}")
+    if expect.after is not None and prompts_after != expect.after.daily_prompts:
+        problems.append(
+            f"{prompts_after} daily prompt(s) in the {expect.after.days} day(s) after the last message, "
+            f"expected {expect.after.daily_prompts}"
+        )
     return problems
 
 
@@ -169,7 +216,7 @@ def local_start(conversation: Conversation) -> datetime:
     return datetime(DAY0.year, DAY0.month, DAY0.day, hour, minute, tzinfo=zone).astimezone(UTC)
 
 
-def _turn_outcome(index: int, turn: Turn, observations: list[Observation]) -> TurnOutcome:
+def _turn_outcome(index: int, turn: Turn, observations: list[Observation], replies: int = 0) -> TurnOutcome:
     module_calls = [o for o in observations if o.purpose in MODULE_PURPOSES]
     first = module_calls[0] if module_calls else None
     return TurnOutcome(
@@ -180,7 +227,14 @@ def _turn_outcome(index: int, turn: Turn, observations: list[Observation]) -> Tu
         tool_choice=first.tool_choice if first else None,
         answered=first is not None,
         observations=observations,
+        max_model_calls=turn.max_model_calls,
+        expected_replies=turn.replies,
+        replies=replies,
     )
+
+
+def _daily_prompts(env: Any, pid: str) -> int:
+    return len([m for m in env.messages(pid) if m.kind == "daily_prompt"])
 
 
 class Player:
@@ -226,20 +280,32 @@ class Player:
                 self._wait(env, pid, turn)
                 everything += self.llm.take()
                 self.cursor.move(conversation, index)
+                sent_before = len(env.messages(pid))
                 status = send_sms(env, phone, turn.say, f"SM{number:04d}{index:04d}")
+                replies = len(env.messages(pid)) - sent_before
                 self.cursor.move(conversation)
                 if status != 200:
                     raise RuntimeError(f"{conversation.id} turn {index + 1}: the webhook answered {status}")
                 observed = self.llm.take()
                 everything += observed
-                turns.append(_turn_outcome(index, turn, [o for o in observed if o.turn_index == index]))
+                mine = [o for o in observed if o.turn_index == index]
+                turns.append(_turn_outcome(index, turn, mine, replies))
             state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
-            delivered = len([m for m in env.messages(pid) if m.kind == "daily_prompt"])
+            participant = env.api("GET", f"/conversation/participants/{pid}").body["result"]
+            prompts_after = None
+            if conversation.expect.after is not None:
+                before = _daily_prompts(env, pid)
+                env.advance(timedelta(days=conversation.expect.after.days))
+                everything += self.llm.take()
+                prompts_after = _daily_prompts(env, pid) - before
+            delivered = _daily_prompts(env, pid)
         finally:
             self.cursor.move(None)
             env.close()
-        problems = end_problems(conversation, state)
-        return ConversationOutcome(conversation, turns, state, problems, everything, prompts_delivered=delivered)
+        problems = end_problems(conversation, state, participant, prompts_after)
+        return ConversationOutcome(
+            conversation, turns, state, problems, everything, prompts_delivered=delivered, participant=participant
+        )
 
     @staticmethod
     def _wait(env: Any, pid: str, turn: Turn) -> None:
@@ -268,9 +334,11 @@ class CorpusFigures:
     forced: int
     unanswered: int
     completed: int
+    passed: int = 0  # completed with no turn problem (stranded, forced, unanswered, model calls, replies)
+    split: str = ""
 
     @classmethod
-    def of(cls, outcomes: list[ConversationOutcome]) -> CorpusFigures:
+    def of(cls, outcomes: list[ConversationOutcome], split: str = "") -> CorpusFigures:
         return cls(
             conversations=len(outcomes),
             messages=sum(len(o.turns) for o in outcomes),
@@ -278,13 +346,21 @@ class CorpusFigures:
             forced=sum(o.forced for o in outcomes),
             unanswered=sum(o.unanswered for o in outcomes),
             completed=sum(1 for o in outcomes if o.completed),
+            passed=sum(1 for o in outcomes if o.passed),
+            split=split,
         )
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.conversations if self.conversations else 0.0
 
     def line(self) -> str:
         return (
+            f"{self.split + ': ' if self.split else ''}"
             f"conversations {self.conversations}, participant messages {self.messages}, "
             f"stranded turns {self.stranded}, forced turns {self.forced}, unanswered turns {self.unanswered}, "
-            f"completed {self.completed}/{self.conversations}"
+            f"completed {self.completed}/{self.conversations}, "
+            f"passed {self.passed}/{self.conversations} ({self.pass_rate:.0%})"
         )
 
 
@@ -297,3 +373,30 @@ def print_report(figures: Any, problems: Sequence[str], *, as_json: bool) -> Non
     print(figures.line())
     for line in problems:
         print(f"  {line}")
+
+
+def split_report(split: str, outcomes: list[ConversationOutcome]) -> dict[str, Any]:
+    """One split's figures, problems and per-conversation verdicts (``passed`` and its reasons)."""
+    return {
+        "figures": asdict(CorpusFigures.of(outcomes, split)),
+        "problems": [line for outcome in outcomes for line in outcome.failure_lines()],
+        "conversations": [
+            {"id": o.conversation.id, "passed": o.passed, "reasons": o.failure_lines()} for o in outcomes
+        ],
+    }
+
+
+def print_splits(played: dict[str, list[ConversationOutcome]], *, as_json: bool) -> None:
+    """``make corpus``: per split its figures' line and problems; the held-out split also one verdict
+    line per conversation (it is reported, not gated: each failure is named)."""
+    reports = {split: split_report(split, outcomes) for split, outcomes in played.items()}
+    if as_json:
+        print(json.dumps(reports, indent=2, ensure_ascii=False))
+        return
+    for split, outcomes in played.items():
+        print(CorpusFigures.of(outcomes, split).line())
+        if split == "held_out":
+            for o in outcomes:
+                print(f"  {'PASS' if o.passed else 'FAIL'} {o.conversation.id}")
+        for line in reports[split]["problems"]:
+            print(f"  {line}")

@@ -1,9 +1,11 @@
 """The corpus figures of docs/pipeline.md: ``python -m scripts.corpus_report``.
 
-Plays every conversation of ``tests/data/conversations/`` with the competent-model stand-in through
-the real pipeline (``scripts/corpus_player.py``) and prints the figures — conversations, participant
-messages, stranded turns, forced turns, conversations completed — then one line per problem.
-``--json`` prints the figures and the problems as JSON.
+Plays both splits of ``tests/data/conversations/`` (``built``: the gate of ``make test``; ``held_out``:
+reported, not gated — docs/offline-coach.md, "The two splits") with the competent-model stand-in
+through the real pipeline (``scripts/corpus_player.py``) and prints, per split, the figures —
+conversations, participant messages, stranded turns, forced turns, conversations completed and passed
+(completed with no turn problem) — then one line per problem; for the held-out split also one
+PASS/FAIL line per conversation. ``--split`` plays one split; ``--json`` prints it all as JSON.
 
 ``--baseline REV`` plays this corpus, with these scripts, against the code of git revision ``REV``
 (exported to a temporary directory and run in a subprocess): the "before" figures of another rule set.
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scripts.corpus_model import SPLITS
 from scripts.scenario import prepare_environment
 
 
@@ -70,21 +73,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--offer-all", action="store_true", help="offer every tool on every turn (checks the corpus)")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
     parser.add_argument("--baseline", metavar="REV", help="play against the code of git revision REV")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which split to play (default: both)")
     args = parser.parse_args(argv)
     if args.baseline:
         rest = [*(["--json"] if args.json else []), *(["--offer-all"] if args.offer_all else [])]
+        rest += ["--split", args.split]
         return run_baseline(args.baseline, [*rest, *(["--only", *args.only] if args.only else [])])
     prepare_environment()
     if args.offer_all:
         offer_every_tool()
 
     from scripts.corpus_model import selected
-    from scripts.corpus_player import CorpusFigures, Player, print_report
+    from scripts.corpus_player import Player, print_splits
     from scripts.corpus_standin import CompetentStandIn
 
-    outcomes = Player(CompetentStandIn).play_all(selected(args.only))
-    problems = [line for outcome in outcomes for line in outcome.failure_lines()]
-    print_report(CorpusFigures.of(outcomes), problems, as_json=args.json)
+    splits = SPLITS if args.split == "all" else (args.split,)
+    player = Player(CompetentStandIn)
+    played = {split: player.play_all(selected(args.only, split)) for split in splits}
+    print_splits(played, as_json=args.json)
     return 0
 
 

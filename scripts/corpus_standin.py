@@ -15,6 +15,11 @@ played; every request is answered from it:
 * the synthesis call: the annotated reply;
 * the intent classifier: the annotated tools of the turn as JSON.
 
+A call the corpus gives by role (``record_outcome``, ``opt_out``: ``scripts/corpus_model.py``) is made
+with the offered tool that ``ROLE_TOOLS`` binds to the role, its arguments adapted by the binding. When
+the engine names that tool differently, add a binding here: it maps a capability to a name and touches
+no conversation, so it is no tuning of the held-out split.
+
 Requests that arrive over HTTP (``scripts/chat_completions_server.py``) carry no purpose: it is
 recognised from the request itself.
 """
@@ -24,11 +29,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Any
 
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall
-from scripts.corpus_model import Call, Conversation, Turn
+from scripts.corpus_model import Conversation, Turn
 
 STANDIN_MODEL = "competent-stand-in"
 _SCHEDULE_ID = re.compile(r"\b(sched_[0-9a-f]{16})\b")
@@ -36,6 +43,33 @@ _LAST_PROMPT = re.compile(r"^- last habit prompt: (.+)$", re.M)
 _GENERATOR_ASK = "Write today's habit prompt"
 _MODULE_PURPOSES = ("intake", "feedback")
 _SIDE_PURPOSES = ("prompt_generator", "synthesis", "classifier")
+
+
+def _same(args: dict[str, Any]) -> dict[str, Any]:
+    return dict(args)
+
+
+# role -> (engine tool name, corpus arguments -> that tool's arguments), tried in order.
+ROLE_TOOLS: dict[str, tuple[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]], ...]] = {
+    "record_outcome": (("record_outcome", _same),),
+    "opt_out": (("opt_out", _same),),
+}
+
+
+def _binding(tool: str, offered: Collection[str]) -> tuple[str, Callable[[dict[str, Any]], dict[str, Any]]] | None:
+    bindings = ROLE_TOOLS.get(tool, ((tool, _same),))
+    return next(((name, adapt) for name, adapt in bindings if name in offered), None)
+
+
+def bound_call(tool: str, args: dict[str, Any], offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """The offered tool (and its arguments) that makes the corpus's call, or ``None`` if none is offered."""
+    binding = _binding(tool, offered)
+    return (binding[0], binding[1](args)) if binding is not None else None
+
+
+def fulfilled(tool: str, offered: Collection[str]) -> bool:
+    """Whether an offered tool can make the corpus's call to ``tool`` (an engine tool or a role)."""
+    return _binding(tool, offered) is not None
 
 
 @dataclass(frozen=True)
@@ -144,7 +178,8 @@ class CompetentStandIn:
             system = next((m.content or "" for m in request.messages if m.role == "system"), "")
             return self._text(build_habit_prompt(_last_user(request.messages), system))
         if purpose == "classifier":
-            tools = sorted(turn.needed_tools) if turn is not None else []
+            needed = turn.needed_tools if turn is not None else set()
+            tools = sorted({name for t in needed for name, _ in ROLE_TOOLS.get(t, ((t, _same),))})
             return self._text(json.dumps({"intent": "action" if tools else "small_talk", "tools": tools}))
         if purpose == "synthesis":
             return self._text(_reply_text(turn, request.messages) if turn is not None else "Thanks!")
@@ -157,18 +192,18 @@ class CompetentStandIn:
         offered = {tool.name for tool in request.tools}
         index = rounds_answered(request.messages)
         if index < len(turn.rounds):
-            calls = [c for c in turn.rounds[index] if c.tool in offered]
+            calls = [bound for c in turn.rounds[index] if (bound := bound_call(c.tool, c.args, offered))]
             if calls:
                 return self._calls(calls, request.messages)
         return self._text(_reply_text(turn, request.messages))
 
-    def _calls(self, calls: list[Call], messages: list[ChatMessage]) -> ChatResponse:
+    def _calls(self, calls: list[tuple[str, dict[str, Any]]], messages: list[ChatMessage]) -> ChatResponse:
         built = []
         with self._lock:
-            for call in calls:
+            for name, args in calls:
                 self._next_id += 1
-                arguments = json.dumps(fill(call.args, messages), ensure_ascii=False)
-                built.append(ToolCall(id=f"call_{self._next_id}", name=call.tool, arguments=arguments))
+                arguments = json.dumps(fill(args, messages), ensure_ascii=False)
+                built.append(ToolCall(id=f"call_{self._next_id}", name=name, arguments=arguments))
         return ChatResponse(tool_calls=built, model=STANDIN_MODEL, finish_reason="tool_calls", usage=_usage())
 
     @staticmethod

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from promptpipe.rules.model_prices import DEFAULT_MODEL, PRICES, ModelPrice, price_of
+
 # --- prices (USD, us-east-1, list prices as of 2025; check before relying on them) -------------
 LAMBDA_GB_SECOND = 0.0000166667  # x86_64
 LAMBDA_REQUEST = 0.20 / 1e6
@@ -29,7 +31,7 @@ DYNAMODB_READ_UNIT = 0.125 / 1e6  # on-demand RRU (a strongly consistent read of
 SQS_FIFO_REQUEST = 0.50 / 1e6
 SCHEDULER_INVOCATION = 1.00 / 1e6  # EventBridge Scheduler (the first 14M a month are free; ignored)
 HTTP_API_REQUEST = 1.00 / 1e6
-# LLM prices: see scripts/bench_tokens.py (gpt-4o-mini; cached input at half price).
+# LLM prices: the model's own list price, from promptpipe.rules.model_prices (--model; gpt-4o-mini).
 # Twilio US SMS, per segment, outbound and inbound alike (list price 2025, before carrier fees;
 # override with --sms-segment-price). Inbound messages of the simulation are one segment each.
 SMS_SEGMENT = 0.0083
@@ -136,6 +138,19 @@ def _instrument(counter: Counter, invocations: collections.Counter[str], tokens:
     OfflineCoach.complete = complete  # type: ignore[method-assign]
 
 
+def llm_month(record: Any, participants: int, days: int, price: ModelPrice) -> float:
+    """USD per 1,000 participants a month at ``price``: the one-off rows (enrollment, intake) once,
+    the daily rows x 30/days (as ``scripts/bench_tokens.py``'s ``SimulationLLM.cost``)."""
+    per_1000 = 1000 / participants
+
+    def usd(rows: list[Any]) -> float:
+        return sum(price.cost(r.input_tokens, r.cached_tokens, r.output_tokens) for r in rows)
+
+    one_off = [r for flag, r in record.rows if flag]
+    daily = [r for flag, r in record.rows if not flag]
+    return usd(one_off) * per_1000 + usd(daily) * per_1000 * 30 / days
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--participants", type=int, default=20)
@@ -144,7 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sms-segment-price", type=float, default=SMS_SEGMENT, help="USD per SMS segment (default: %(default)s)"
     )
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help="price the LLM tokens at this model's list price (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
+    price = price_of(args.model)
+    if price is None:
+        parser.error(f"{args.model} is not in promptpipe.rules.model_prices ({', '.join(PRICES)})")
 
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
@@ -205,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         ("EventBridge Scheduler", scheduler_invocations * SCHEDULER_INVOCATION),
         ("API Gateway HTTP API", http_requests * HTTP_API_REQUEST),
     ]
-    llm_month = llm_record.cost(args.participants, args.days)
+    llm_usd = llm_month(llm_record, args.participants, args.days, price)
     out.write("Monthly cost per 1,000 participants (USD)\n")
     total = 0.0
     for name, cost in rows:
@@ -213,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         total += cost * scale
     out.write(f"  {'AWS total':24s} {total:10.2f}\n")
     out.write(
-        f"  {'LLM tokens (gpt-4o-mini)':24s} {llm_month:10.2f}   (real requests; cached input at half price; "
+        f"  {'LLM tokens':24s} {llm_usd:10.2f}   ({args.model} at {price.line()}; real requests; "
         "intake once per participant)\n"
     )
     sms = report.sms

@@ -1,26 +1,35 @@
 """Play the conversation corpus against a real model: ``make eval-llm`` (``python -m scripts.eval_llm``).
 
-The command a study team runs before trusting a new model or a new prompt. Every conversation of
-``tests/data/conversations/`` is played through the real pipeline on the local stack (see
-``scripts/corpus_player.py``) with the project's OpenAI adapter as the model: ``OPENAI_API_KEY``,
-``GENAI_MODEL`` (default gpt-4o-mini) and ``OPENAI_BASE_URL`` (any OpenAI-compatible endpoint) as
-for the deployed functions. Without ``OPENAI_API_KEY`` it says so in one line and exits 0.
+The command a study team runs before trusting a new model or a new prompt. Every conversation of a
+split of ``tests/data/conversations/`` (``--split``: ``built`` by default, ``held_out``, or ``all``) is
+played through the real pipeline on the local stack (see ``scripts/corpus_player.py``) with the
+project's OpenAI adapter as the model: ``OPENAI_API_KEY``, ``GENAI_MODEL`` (default gpt-4o-mini) and
+``OPENAI_BASE_URL`` (any OpenAI-compatible endpoint) as for the deployed functions. Without
+``OPENAI_API_KEY`` it says so in one line and exits 0.
 
 Per conversation: completed (it ended as the corpus expects: sub-state, profile fields, schedule,
-no hand-off), stranded and forced turns (as for the stand-in gate), invalid tool arguments (not a
-JSON object, an unknown tool, or a schema violation of the tool as offered), model calls, tokens
-(prompt, of which cached, completion) and cost at the price table of ``scripts/bench_tokens.py``
-(gpt-4o-mini list prices unless ``--input-price``/``--output-price`` say otherwise).
+no hand-off, and the done count, opt-out and later prompts where the corpus gives them), passed
+(completed with no turn problem: stranded, forced, unanswered, too many model calls, other replies),
+invalid tool arguments (not a JSON object, an unknown tool, or a schema violation of the tool as
+offered), model calls, tokens (prompt, of which cached, completion) and cost at the model's own list
+price (``promptpipe.rules.model_prices``), or at ``--price-in``/``--price-out`` (USD per 1M tokens);
+a model the table does not list and no price given: the cost is not shown, never another model's.
+
+``--repeat K`` plays the split K times and reports pass^k for k = 1..K as tau-bench does (Yao et al.,
+2024): the chance that k runs of a conversation all pass, estimated from its c passes in K runs as
+C(c, k) / C(K, k) and averaged over conversations. pass^K is the strict figure: a conversation counts
+only if all K runs passed. A live model varies from run to run; pass^1 alone hides that.
 
 A live model does not say what the corpus's coach says, so later messages of a conversation may
 answer a question the model did not ask: read a failure with its turn lines before blaming the
-model. Exit status: 0 when every conversation completed without stranded or forced turns, 1 if not.
+model. Exit status: 0 when every conversation passed in every run, 1 if not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -28,7 +37,8 @@ from dataclasses import asdict, dataclass
 
 import jsonschema
 
-from scripts.bench_tokens import LLM_CACHED_INPUT_TOKEN, LLM_INPUT_TOKEN, LLM_OUTPUT_TOKEN
+from promptpipe.rules.model_prices import ModelPrice, custom_price, price_of
+from scripts.corpus_model import BUILT, SPLITS
 from scripts.corpus_player import ConversationOutcome, Observation
 from scripts.corpus_standin import Cursor
 
@@ -37,7 +47,7 @@ NO_KEY = (
     "(set it, and GENAI_MODEL / OPENAI_BASE_URL, to play the corpus against that model)"
 )
 COLUMNS = (
-    f"{'conversation':32s} {'done':>4s} {'strand':>6s} {'forced':>6s} {'badarg':>6s} {'calls':>5s} "
+    f"{'conversation':36s} {'pass':>4s} {'done':>4s} {'strand':>6s} {'forced':>6s} {'badarg':>6s} {'calls':>5s} "
     f"{'prompt':>8s} {'cached':>7s} {'compl':>6s} {'USD':>8s}"
 )
 
@@ -53,16 +63,8 @@ class ConversationScore:
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
-    cost_usd: float
-
-
-@dataclass(frozen=True)
-class Prices:
-    """USD per token."""
-
-    input: float = LLM_INPUT_TOKEN
-    cached_input: float = LLM_CACHED_INPUT_TOKEN
-    output: float = LLM_OUTPUT_TOKEN
+    cost_usd: float | None  # None: no price known for the model
+    passed: bool = False  # completed, and no turn problem
 
 
 def invalid_arguments(observation: Observation) -> int:
@@ -88,7 +90,7 @@ def invalid_arguments(observation: Observation) -> int:
     return count
 
 
-def score(outcome: ConversationOutcome, prices: Prices) -> ConversationScore:
+def score(outcome: ConversationOutcome, price: ModelPrice | None) -> ConversationScore:
     responses = [o.response for o in outcome.observations if o.response is not None]
     prompt = sum(r.usage.prompt_tokens for r in responses)
     cached = sum(r.usage.cached_tokens for r in responses)
@@ -103,7 +105,8 @@ def score(outcome: ConversationOutcome, prices: Prices) -> ConversationScore:
         prompt_tokens=prompt,
         cached_tokens=cached,
         completion_tokens=completion,
-        cost_usd=(prompt - cached) * prices.input + cached * prices.cached_input + completion * prices.output,
+        cost_usd=price.cost(prompt, cached, completion) if price is not None else None,
+        passed=outcome.passed,
     )
 
 
@@ -113,15 +116,18 @@ def evaluate(
     model: str,
     base_url: str | None,
     only: Sequence[str] = (),
-    prices: Prices = Prices(),
+    price: ModelPrice | None = None,
     cursor: Cursor | None = None,
+    split: str = BUILT,
 ) -> tuple[list[ConversationScore], list[ConversationOutcome]]:
-    """Play the corpus (or the conversations named in ``only``) against ``model``."""
+    """Play a split (or its conversations named in ``only``) against ``model`` once; ``split`` may be
+    ``all``. ``price``: the model's (``price_of(model)``) unless given."""
     from promptpipe.adapters.openai_llm import OpenAILLM
     from scripts.corpus_model import selected
     from scripts.corpus_player import Player
 
-    conversations = selected(only)
+    splits = SPLITS if split == "all" else (split,)
+    conversations = [c for name in splits for c in selected(only, name)]
     unknown = sorted(set(only) - {c.id for c in conversations})
     if unknown:
         raise SystemExit(f"eval-llm: no conversation named {', '.join(unknown)}")
@@ -131,24 +137,69 @@ def evaluate(
         settings_overrides={"genai_model": model, "openai_base_url": base_url},
     )
     outcomes = player.play_all(conversations)
-    return [score(o, prices) for o in outcomes], outcomes
+    price = price if price is not None else price_of(model)
+    return [score(o, price) for o in outcomes], outcomes
 
 
-def render(model: str, scores: Sequence[ConversationScore], outcomes: Sequence[ConversationOutcome]) -> str:
-    lines = [f"eval-llm: model {model}, {len(scores)} conversation(s)", COLUMNS]
+def pass_hat(runs: Sequence[Sequence[ConversationScore]]) -> dict[int, float]:
+    """pass^k for k = 1..K over K runs of the same conversations (tau-bench): per conversation with c
+    passes in K runs, C(c, k) / C(K, k); averaged over conversations. pass^K: all K runs passed."""
+    if not runs or not runs[0]:
+        return {}
+    trials = len(runs)
+    passes: dict[str, int] = {}
+    for run in runs:
+        for s in run:
+            passes[s.conversation] = passes.get(s.conversation, 0) + int(s.passed)
+    return {
+        k: sum(math.comb(c, k) for c in passes.values()) / (math.comb(trials, k) * len(passes))
+        for k in range(1, trials + 1)
+    }
+
+
+def _usd(value: float | None) -> str:
+    return f"{value:8.4f}" if value is not None else f"{'n/a':>8s}"
+
+
+def _total_cost(scores: Sequence[ConversationScore]) -> float | None:
+    costs = [s.cost_usd for s in scores]
+    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def price_line(model: str, price: ModelPrice | None, *, given: bool = False) -> str:
+    if price is None:
+        return (
+            f"price: {model} is not in promptpipe.rules.model_prices; give --price-in/--price-out "
+            "(USD per 1M tokens) for its cost"
+        )
+    return f"price: {model} at {price.line()} ({'given' if given else 'list price'})"
+
+
+def render(
+    model: str,
+    scores: Sequence[ConversationScore],
+    outcomes: Sequence[ConversationOutcome],
+    *,
+    price: ModelPrice | None = None,
+    price_given: bool = False,
+) -> str:
+    lines = [f"eval-llm: model {model}, {len(scores)} conversation(s)", price_line(model, price, given=price_given)]
+    lines.append(COLUMNS)
     for s in scores:
         lines.append(
-            f"{s.conversation:32s} {'yes' if s.completed else 'NO':>4s} {s.stranded:6d} {s.forced:6d} "
-            f"{s.invalid_arguments:6d} {s.model_calls:5d} {s.prompt_tokens:8d} {s.cached_tokens:7d} "
-            f"{s.completion_tokens:6d} {s.cost_usd:8.4f}"
+            f"{s.conversation:36s} {'yes' if s.passed else 'NO':>4s} {'yes' if s.completed else 'NO':>4s} "
+            f"{s.stranded:6d} {s.forced:6d} {s.invalid_arguments:6d} {s.model_calls:5d} {s.prompt_tokens:8d} "
+            f"{s.cached_tokens:7d} {s.completion_tokens:6d} {_usd(s.cost_usd)}"
         )
     tokens = sum(s.prompt_tokens + s.completion_tokens for s in scores)
+    total = _total_cost(scores)
     lines.append(
-        f"total: completed {sum(s.completed for s in scores)}/{len(scores)}, "
+        f"total: passed {sum(s.passed for s in scores)}/{len(scores)}, "
+        f"completed {sum(s.completed for s in scores)}/{len(scores)}, "
         f"stranded {sum(s.stranded for s in scores)}, forced {sum(s.forced for s in scores)}, "
         f"invalid tool arguments {sum(s.invalid_arguments for s in scores)}, "
         f"model calls {sum(s.model_calls for s in scores)}, tokens {tokens}, "
-        f"cost ${sum(s.cost_usd for s in scores):.4f}"
+        f"cost {f'${total:.4f}' if total is not None else 'n/a'}"
     )
     failures = [line for o in outcomes for line in o.failure_lines()]
     if failures:
@@ -156,35 +207,96 @@ def render(model: str, scores: Sequence[ConversationScore], outcomes: Sequence[C
     return "\n".join(lines)
 
 
+def render_repeated(model: str, runs: Sequence[Sequence[ConversationScore]], price: ModelPrice | None) -> str:
+    """The summary of K runs: per conversation its passes out of K, then pass^k and the cost of all runs."""
+    trials = len(runs)
+    lines = [f"eval-llm: model {model}, {len(runs[0])} conversation(s) x {trials} runs"]
+    for index, s in enumerate(runs[0]):
+        passes = sum(run[index].passed for run in runs)
+        lines.append(f"  {s.conversation:36s} passed {passes}/{trials}{'' if passes == trials else '  <- not pass^K'}")
+    hats = pass_hat(runs)
+    lines.append("pass^k: " + ", ".join(f"pass^{k} {value:.1%}" for k, value in hats.items()))
+    costs = [_total_cost(run) for run in runs]
+    if all(c is not None for c in costs):
+        spent = sum(c for c in costs if c is not None)
+        lines.append(f"cost of the {trials} runs: ${spent:.4f} (${spent / trials:.4f} a run) at {model}'s price")
+    else:
+        lines.append(price_line(model, price))
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.eval_llm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
-    parser.add_argument("--input-price", type=float, help="USD per million input tokens (default: gpt-4o-mini)")
-    parser.add_argument("--output-price", type=float, help="USD per million output tokens (default: gpt-4o-mini)")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default=BUILT, help="which split (default: built)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K", help="play K times; report pass^k (default 1)")
+    parser.add_argument(
+        "--price-in", "--input-price", dest="price_in", type=float, help="USD per 1M input tokens (default: the table)"
+    )
+    parser.add_argument(
+        "--price-out", "--output-price", dest="price_out", type=float, help="USD per 1M output tokens (default: table)"
+    )
+    parser.add_argument("--price-cached", type=float, help="USD per 1M cached input tokens (default: half --price-in)")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     api_key = os.environ.get("OPENAI_API_KEY", "")
     if not api_key:
         print(NO_KEY)
         return 0
     model = os.environ.get("GENAI_MODEL") or "gpt-4o-mini"
     base_url = os.environ.get("OPENAI_BASE_URL") or None
-    prices = Prices()
-    if args.input_price is not None:
-        prices = Prices(input=args.input_price / 1e6, cached_input=args.input_price / 2e6, output=prices.output)
-    if args.output_price is not None:
-        prices = Prices(input=prices.input, cached_input=prices.cached_input, output=args.output_price / 1e6)
+    price, given = chosen_price(model, args.price_in, args.price_out, args.price_cached)
 
     from scripts.scenario import prepare_environment
 
     prepare_environment()  # dummy AWS credentials for moto, quiet logs (it also drops the key: read above)
-    scores, outcomes = evaluate(api_key=api_key, model=model, base_url=base_url, only=args.only, prices=prices)
+    runs, outcomes = [], []
+    for _ in range(args.repeat):
+        scores, played = evaluate(
+            api_key=api_key, model=model, base_url=base_url, only=args.only, price=price, split=args.split
+        )
+        runs.append(scores)
+        outcomes.append(played)
     if args.json:
-        print(json.dumps({"model": model, "conversations": [asdict(s) for s in scores]}, indent=2))
+        report = {
+            "model": model,
+            "price": asdict(price) if price is not None else None,
+            "runs": [[asdict(s) for s in run] for run in runs],
+            "pass_hat": {str(k): v for k, v in pass_hat(runs).items()},
+        }
+        print(json.dumps(report, indent=2))
     else:
-        print(render(model, scores, outcomes))
-    passed = all(s.completed and not s.stranded and not s.forced for s in scores)
-    return 0 if passed else 1
+        for number, (scores, played) in enumerate(zip(runs, outcomes, strict=True), 1):
+            if args.repeat > 1:
+                print(f"--- run {number} of {args.repeat}")
+            print(render(model, scores, played, price=price, price_given=given))
+        if args.repeat > 1:
+            print(render_repeated(model, runs, price))
+    return 0 if all(s.passed for run in runs for s in run) else 1
+
+
+def chosen_price(
+    model: str, price_in: float | None, price_out: float | None, price_cached: float | None = None
+) -> tuple[ModelPrice | None, bool]:
+    """The price to report at, and whether it was given: ``--price-in``/``--price-out`` (the one not
+    given is the table's, or an error when the model is not in it), else the model's list price."""
+    listed = price_of(model)
+    if price_in is None and price_out is None:
+        return listed, False
+    if listed is None and (price_in is None or price_out is None):
+        raise SystemExit(f"eval-llm: {model} is not in the price table: give both --price-in and --price-out")
+    base = listed or custom_price(0.0, 0.0)
+    cached = price_cached if price_cached is not None else (price_in / 2 if price_in is not None else None)
+    return (
+        custom_price(
+            price_in if price_in is not None else base.input_per_million,
+            price_out if price_out is not None else base.output_per_million,
+            cached if cached is not None else base.cached_input_per_million,
+        ),
+        True,
+    )
 
 
 if __name__ == "__main__":

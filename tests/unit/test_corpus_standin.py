@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from scripts.corpus_model import Conversation, Expected, Turn
 from scripts.corpus_player import Observation, TurnOutcome, end_problems
@@ -188,3 +190,114 @@ def test_invalid_tool_arguments_are_counted_per_call() -> None:
     ]
     observation = Observation(0, "feedback", ("scheduler",), "auto", ChatResponse(tool_calls=calls), req)
     assert invalid_arguments(observation) == 3
+
+
+# --- roles, turn limits, the richer end, and the splits' figures ---------------------------------
+DONE_TURN = Turn.model_validate(
+    {
+        "say": "Done, 20 pushups",
+        "calls": [
+            {"tool": "record_outcome", "args": {"outcome": "done"}},
+            {
+                "tool": "save_user_profile",
+                "args": {"last_successful_prompt": "x", "prompt_anchor": "", "preferred_time": ""},
+            },
+        ],
+        "reply": "Nice!",
+    }
+)
+
+
+def test_a_role_is_called_with_the_offered_tool_bound_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scripts import corpus_standin
+
+    # Given the engine names its outcome tool differently, and the binding says so
+    def adapt(args: dict[str, object]) -> dict[str, object]:
+        return {"completed": args["outcome"] == "done"}
+
+    bindings = {**corpus_standin.ROLE_TOOLS, "record_outcome": (("log_habit_outcome", adapt),)}
+    monkeypatch.setattr(corpus_standin, "ROLE_TOOLS", bindings)
+    standin = standin_at(0, DONE_TURN)
+
+    # When the turn offers it, the role's call is made with that tool and its arguments
+    response = standin.complete(request("Done, 20 pushups", "log_habit_outcome", "save_user_profile"))
+    calls = [(c.name, c.parsed_arguments()) for c in response.tool_calls]
+    assert calls[0] == (
+        "log_habit_outcome",
+        {"completed": True},
+    )
+    # And the turn needing the role is not stranded; without the tool it is, by the role's name
+    assert not TurnOutcome(0, DONE_TURN.say, ("record_outcome",), ("log_habit_outcome",), None, True).stranded
+    assert TurnOutcome(0, DONE_TURN.say, ("record_outcome",), ("scheduler",), None, True).stranded == (
+        "record_outcome",
+    )
+    classifier = ChatRequest(purpose="classifier", messages=[ChatMessage(role="user", content="Done")])
+    assert json.loads(standin.complete(classifier).content or "")["tools"] == ["log_habit_outcome", "save_user_profile"]
+
+
+def test_a_role_not_offered_leaves_the_other_calls() -> None:
+    standin = standin_at(0, DONE_TURN)
+    response = standin.complete(request("Done, 20 pushups", "save_user_profile"))
+    assert [c.name for c in response.tool_calls] == ["save_user_profile"]
+
+
+def test_model_calls_and_replies_are_checked_per_turn() -> None:
+    req = request("STOP")
+    observation = Observation(0, "feedback", (), None, None, req)
+    # An opt-out word: no model may read it, one confirmation; a model call and two replies are problems
+    outcome = TurnOutcome(
+        0, "Stop.", (), (), None, True, [observation], max_model_calls=0, expected_replies=1, replies=2
+    )
+    assert outcome.problems == [
+        "1 model call(s) (feedback), at most 0 expected",
+        "2 message(s) sent in answer, 1 expected",
+    ]
+    # No model request at all is what such a turn expects: not "unanswered"
+    quiet = TurnOutcome(0, "Stop.", (), (), None, False, [], max_model_calls=0, expected_replies=1, replies=1)
+    assert quiet.problems == []
+
+
+def test_end_problems_check_the_done_count_the_opt_out_and_the_prompts_after() -> None:
+    expect = Expected.model_validate(
+        {
+            "sub_state": "FEEDBACK",
+            "schedule": "any",
+            "done": 2,
+            "opted_out": True,
+            "after": {"days": 2, "daily_prompts": 0},
+        }
+    )
+    convo = Conversation(id="c", title="t", turns=[THANKS_TURN], expect=expect)
+    state = {"sub_state": "FEEDBACK", "profile": {"success_count": 1}, "schedules": [{"fixed_time": "08:00"}]}
+    assert end_problems(convo, state, {"opted_out": False, "status": "active"}, 2) == [
+        "done count 1, expected 2",
+        "opted out False (status active), expected True",
+        "2 daily prompt(s) in the 2 day(s) after the last message, expected 0",
+    ]
+    state["profile"] = {"success_count": 2}  # any schedule is fine with "any"
+    assert end_problems(convo, state, {"opted_out": True, "status": "paused"}, 0) == []
+
+
+def test_a_split_reports_pass_rates_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    from scripts.corpus_player import ConversationOutcome, CorpusFigures, print_splits
+
+    convo = conversation(THANKS_TURN)
+    good = ConversationOutcome(convo, [TurnOutcome(0, "hi", (), ("scheduler",), "auto", True)], {}, [], [])
+    forced = ConversationOutcome(
+        convo.model_copy(update={"id": "d"}), [TurnOutcome(0, "hi", (), ("scheduler",), "required", True)], {}, [], []
+    )
+    figures = CorpusFigures.of([good, forced], "held_out")
+    assert (figures.completed, figures.passed, figures.forced) == (2, 1, 1)  # completed, yet a turn was forced
+    assert figures.line().startswith("held_out: conversations 2") and "passed 1/2 (50%)" in figures.line()
+
+    print_splits({"built": [good], "held_out": [good, forced]}, as_json=False)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("built: conversations 1") and "passed 1/1 (100%)" in out[0]
+    assert out[1].startswith("held_out: conversations 2")
+    assert out[2:4] == ["  PASS c", "  FAIL d"]
+    assert out[4].startswith("  d turn 1 'hi': forced")
+
+    print_splits({"held_out": [good, forced]}, as_json=True)
+    report = json.loads(capsys.readouterr().out)
+    assert [c["passed"] for c in report["held_out"]["conversations"]] == [True, False]
+    assert report["held_out"]["figures"]["passed"] == 1

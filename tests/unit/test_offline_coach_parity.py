@@ -55,6 +55,11 @@ def test_praise_for_a_message_that_did_not_say_done_is_false() -> None:
 
 def test_praise_for_a_done_report_after_a_delivered_prompt_is_not_counted() -> None:
     assert false_praise(outcome("1", [DONE_SAVE], "Nice work — you did it!", delivered=1)) == []
+    # A typed outcome recorded by role (the held-out split): done is done, not_done is not
+    recorded = Call(tool="record_outcome", args={"outcome": "done"})
+    assert false_praise(outcome("listo", [recorded], "Great job!", delivered=1)) == []
+    missed = Call(tool="record_outcome", args={"outcome": "not_done"})
+    assert false_praise(outcome("nah", [missed], "Great job!", delivered=1))
     assert false_praise(outcome("yes", [], "Great! Your first prompt comes tomorrow.", delivered=0)) == []
 
 
