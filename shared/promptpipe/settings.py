@@ -231,9 +231,10 @@ class Settings(LazyModel):
     # Live daily-prompt schedules one participant may have: the scheduler tool refuses past it.
     max_live_daily_schedules: int = Field(3, ge=1, le=50)
     # The study's daily model spend cap is a CloudWatch alarm on the ModelCostUSD metric (the stack's
-    # ``studyDailySpendCapUsd``); while it is in ALARM the offline coach answers. Its name (set by the
-    # stack; unset: no cap) and how long its state is cached per process.
-    spend_cap_alarm_name: str | None = Field(None, min_length=1, max_length=255)
+    # ``studyDailySpendCapUsd``) whose state the stack copies into an SSM parameter; while it says
+    # ALARM the offline coach answers. The parameter's name (set by the stack; unset: no cap) and how
+    # long a process caches it.
+    spend_cap_parameter: str | None = Field(None, pattern=r"^/[\w./-]+$", max_length=1011)
     spend_cap_cache_seconds: int = Field(60, ge=0, le=3600)
     # API enrolment must carry ``consent`` (at, version, method), and nothing is sent to a
     # participant before their consent is on record.

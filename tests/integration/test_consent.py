@@ -104,3 +104,17 @@ def test_when_consent_is_required_nothing_is_sent_before_it_is_on_record(local_e
 
     # Then the reply goes out
     assert [m.body for m in env.messages(person.id)] == ["Coach reply two"]
+
+
+def test_imported_participants_carry_the_method_imported_at_their_enrolment(tmp_path: Path, local_env_factory) -> None:
+    from promptpipe.adapters.original_db import read_sqlite
+    from promptpipe.usecases.import_participants import import_participants
+    from tests.integration.test_import import ACTIVE_ID, build_original
+
+    env = local_env_factory()
+    originals = read_sqlite(str(build_original(tmp_path / "original.db")))
+    import_participants(env.app, originals, default_timezone="America/Toronto")
+    imported = env.app.repo.get(ACTIVE_ID)
+    assert imported.consent is not None
+    assert (imported.consent.method, imported.consent.version) == ("imported", "unrecorded")
+    assert imported.consent.at == imported.enrolled_at
