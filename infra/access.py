@@ -40,6 +40,7 @@ class Access:
     secrets: tuple[str, ...] = ()  # "openai", "channel": GetSecretValue on those secrets
     prompt_parameters: tuple[str, ...] = ()  # on the SSM parameters under the prompt store's prefix
     endpoint_secrets: bool = False  # GetSecretValue on the key secret of each model endpoint (llmEndpoints)
+    spend_cap_parameter: tuple[str, ...] = ()  # on the spend-cap alarm's state parameter (docs/safety.md#budgets)
 
 
 # Every cold start builds the messenger, which reads the channel secret; the functions that call the
@@ -65,7 +66,8 @@ _STEERING = {
 def access_for(config: c.Config) -> dict[str, Access]:
     """Each function's rights under ``config``: the webhook's depend on auto-enrolment; with the SSM
     prompt store, the model-calling functions read its parameters (the prompt library's fetch); with
-    model endpoints (``llmEndpoints``), they read each endpoint's key secret."""
+    model endpoints (``llmEndpoints``), they read each endpoint's key secret; with a study spend cap
+    (``studyDailySpendCapUsd``, on by default), they read its state parameter."""
     access = {**ACCESS, c.WEBHOOK.key: _webhook(auto_enroll=config.auto_enroll_new_users)}
     if config.prompt_store == "ssm":
         for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
@@ -73,6 +75,9 @@ def access_for(config: c.Config) -> dict[str, Access]:
     if config.endpoints():  # the model-calling functions read each endpoint's key, nobody else
         for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
             access[key] = replace(access[key], endpoint_secrets=True)
+    if config.study_daily_spend_cap_usd:  # the model-calling functions read whether it is reached
+        for key in (c.WORKER.key, c.SCHEDULED_PROMPT.key):
+            access[key] = replace(access[key], spend_cap_parameter=("ssm:GetParameter",))
     return access
 
 

@@ -193,6 +193,18 @@ class Config:
     genai_allowed_models: str = ""
     webhook_reserved_concurrency: int = 0  # kept for the webhook whatever else bursts
     scheduled_prompt_max_concurrency: int = 0  # caps the morning burst (async: excess waits, retried)
+    # Limits at the edge (docs/safety.md#limits-at-the-edge). Each webhook route has its own throttle,
+    # apart from the participants API's (apiRateLimit / apiBurstLimit), so junk posts to a webhook
+    # cannot get the coordinators' calls answered 429, nor the other webhook's deliveries.
+    webhook_rate_limit: int = 25  # requests per second, per webhook route
+    webhook_burst_limit: int = 50
+    # How many worker invocations the inbound queue's event source may run at once (2-1000): a burst
+    # waits in the queue instead of using up its receives on throttled invocations (and filling the
+    # dead-letter queue).
+    worker_max_concurrency: int = 5
+    # The study's daily model spend cap in whole USD, estimated from tokens (ModelCostUSD); past it the
+    # offline coach answers and an alarm fires (docs/safety.md#budgets). 0: no cap.
+    study_daily_spend_cap_usd: int = 25
 
     @classmethod
     def from_context(cls, node: _ContextSource) -> Config:
@@ -244,6 +256,10 @@ class Config:
             "llmEndpoints": self._endpoints_valid(),
             "webhookReservedConcurrency": self.webhook_reserved_concurrency >= 0,
             "scheduledPromptMaxConcurrency": self.scheduled_prompt_max_concurrency >= 0,
+            "webhookRateLimit": self.webhook_rate_limit > 0,
+            "webhookBurstLimit": self.webhook_burst_limit > 0,
+            "workerMaxConcurrency": 2 <= self.worker_max_concurrency <= 1000,
+            "studyDailySpendCapUsd": self.study_daily_spend_cap_usd >= 0,
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -15,6 +16,7 @@ from infra.components.monitoring import Monitoring
 from infra.components.queues import Queues
 from infra.components.scheduler import Scheduler
 from infra.components.secrets import Secrets
+from infra.components.spend_cap import SpendCap
 from infra.components.storage import Storage
 
 
@@ -36,6 +38,7 @@ class PromptPipeStack(cdk.Stack):
         self.queues = Queues(self, "Queues", prefix=config.resource_prefix)
         self.secrets = Secrets(self, "Secrets", prefix=config.resource_prefix)
         self.scheduler = Scheduler(self, "Scheduler", config=config, dead_letter_queue=self.queues.scheduler_dlq)
+        self.spend_cap = SpendCap(self, "SpendCap", config=config) if config.study_daily_spend_cap_usd else None
         self.functions = Functions(
             self,
             "Functions",
@@ -45,6 +48,7 @@ class PromptPipeStack(cdk.Stack):
             queues=self.queues,
             secrets=self.secrets,
             scheduler=self.scheduler,
+            spend_cap_parameter=self.spend_cap.parameter_name if self.spend_cap else None,
         )
         self.api = Api(
             self,
@@ -64,6 +68,10 @@ class PromptPipeStack(cdk.Stack):
             dead_letter_queues=dict(self.queues.dead_letter_queues),
             inbound_queue=self.queues.inbound,
         )
+        if self.spend_cap is not None:  # notifies like every other alarm, when it fires and clears
+            action = cw_actions.SnsAction(self.monitoring.alarm_topic)
+            self.spend_cap.alarm.add_alarm_action(action)
+            self.spend_cap.alarm.add_ok_action(action)
         self._add_outputs()
 
     def _add_outputs(self) -> None:

@@ -64,7 +64,7 @@ class Api(Construct):
         self.stage = self._build_stage(config)
         self.endpoint = self.http_api.api_endpoint
         self._add_participant_routes(enrollment)
-        self._add_webhook_routes(webhook)
+        self._add_webhook_routes(webhook, config)
 
     def _build_stage(self, config: c.Config) -> apigw.HttpStage:
         return apigw.HttpStage(
@@ -103,7 +103,7 @@ class Api(Construct):
                 authorizer=authorizer,
             )
 
-    def _add_webhook_routes(self, webhook: lambda_.IFunction) -> None:
+    def _add_webhook_routes(self, webhook: lambda_.IFunction, config: c.Config) -> None:
         integration = integrations.HttpLambdaIntegration("Webhook", webhook)
         public = apigw.HttpNoneAuthorizer()
         routes = self.http_api.add_routes(
@@ -117,6 +117,7 @@ class Api(Construct):
             integration=integration,
             authorizer=public,
         )
+        self._throttle_apart(routes, config)
         for route in routes:
             acknowledge(
                 route,
@@ -127,6 +128,24 @@ class Api(Construct):
                     "token) before doing anything, and the stage is throttled.",
                 ),
             )
+
+    def _throttle_apart(self, routes: list[apigw.HttpRoute], config: c.Config) -> None:
+        """Each webhook route its own throttle, apart from the stage default the participants API
+        uses (docs/safety.md#limits-at-the-edge). The L2 stage takes only the default, so the
+        route settings go on the CloudFormation stage, which must be created after the routes."""
+        stage = self.stage.node.default_child
+        assert isinstance(stage, apigw.CfnStage)
+        settings: dict[str, dict[str, int]] = {}
+        for route in routes:
+            cfn_route = route.node.default_child
+            assert isinstance(cfn_route, apigw.CfnRoute)
+            # A JSON property: CloudFormation's own key names.
+            settings[cfn_route.route_key] = {
+                "ThrottlingRateLimit": config.webhook_rate_limit,
+                "ThrottlingBurstLimit": config.webhook_burst_limit,
+            }
+            self.stage.node.add_dependency(route)
+        stage.route_settings = settings
 
 
 @jsii.implements(apigw.IAccessLogSettings)

@@ -55,9 +55,11 @@ class Functions(Construct):
         queues: Queues,
         secrets: Secrets,
         scheduler: Scheduler,
+        spend_cap_parameter: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        self._spend_cap = spend_cap_parameter  # the spend-cap alarm's state (docs/safety.md#budgets)
         self._access = access_for(config)
         self._code = code
         self._bundles: dict[tuple[str, ...], lambda_.Code] = {}
@@ -104,6 +106,9 @@ class Functions(Construct):
             event_source_arn=self._queues.inbound.queue_arn,
             batch_size=c.WORKER_BATCH_SIZE,
             report_batch_item_failures=True,
+            # docs/safety.md#limits-at-the-edge: a burst waits in the queue rather than being received
+            # by invocations Lambda then throttles (each such receive counts towards the DLQ).
+            max_concurrency=self._config.worker_max_concurrency,
         )
         # Lambda checks the role's queue rights when it creates the mapping.
         mapping.node.add_dependency(self.roles[c.WORKER.key])
@@ -147,6 +152,8 @@ class Functions(Construct):
         env = {"OPENAI_SECRET_NAME": self._secrets.openai_name, **self._model_endpoints_environment()}
         if self._config.prompt_store == "ssm":
             env.update(PROMPT_STORE="ssm", PROMPT_STORE_PREFIX=self._config.prompt_store_prefix)
+        if self._spend_cap is not None:
+            env["SPEND_CAP_PARAMETER"] = self._spend_cap
         return env
 
     def _grant(self, spec: c.FunctionSpec) -> None:
@@ -205,6 +212,17 @@ class Functions(Construct):
             )
         if access.list_schedules:
             role.add_to_principal_policy(iam.PolicyStatement(actions=["scheduler:ListSchedules"], resources=["*"]))
+        if access.spend_cap_parameter and self._spend_cap is not None:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=list(access.spend_cap_parameter),
+                    resources=[
+                        cdk.Stack.of(self).format_arn(
+                            service="ssm", resource="parameter", resource_name=self._spend_cap.lstrip("/")
+                        )
+                    ],
+                )
+            )
 
     def _grant_endpoint_secrets(self, role: iam.Role) -> None:
         """``GetSecretValue`` on exactly the secrets ``llmEndpoints`` names (by name: Secrets Manager

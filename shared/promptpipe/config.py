@@ -65,6 +65,12 @@ class CoreConfig:
     quiet_hours_start: str = "21:00"
     quiet_hours_end: str = "08:00"
     quiet_hours_max_delay: timedelta = timedelta(hours=12)
+    # --- budgets and consent (docs/safety.md) ----------------------------------------------
+    budget_model_calls_per_hour: int = 20
+    budget_model_calls_per_day: int = 100
+    budget_input_chars_per_day: int = 20_000
+    max_live_daily_schedules: int = 3
+    consent_required: bool = False
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:

@@ -236,6 +236,25 @@ class Settings(LazyModel):
     # removes them; unset (the default) keeps them (docs/retention.md).
     retention_days_after_delete: int | None = Field(None, ge=1, le=3650)
 
+    # --- budgets and consent (docs/safety.md) ------------------------------------------------
+    # Per participant, checked in the worker before any model call; 0 turns a limit off. Past one,
+    # the participant gets one short fixed reply per window and later messages are answered together
+    # with the first message after the window passes.
+    budget_model_calls_per_hour: int = Field(20, ge=0, le=10_000)
+    budget_model_calls_per_day: int = Field(100, ge=0, le=100_000)
+    budget_input_chars_per_day: int = Field(20_000, ge=0, le=10_000_000)
+    # Live daily-prompt schedules one participant may have: the scheduler tool refuses past it.
+    max_live_daily_schedules: int = Field(3, ge=1, le=50)
+    # The study's daily model spend cap is a CloudWatch alarm on the ModelCostUSD metric (the stack's
+    # ``studyDailySpendCapUsd``) whose state the stack copies into an SSM parameter; while it says
+    # ALARM the offline coach answers. The parameter's name (set by the stack; unset: no cap) and how
+    # long a process caches it.
+    spend_cap_parameter: str | None = Field(None, pattern=r"^/[\w./-]+$", max_length=1011)
+    spend_cap_cache_seconds: int = Field(60, ge=0, le=3600)
+    # API enrolment must carry ``consent`` (at, version, method), and nothing is sent to a
+    # participant before their consent is on record.
+    consent_required: bool = False
+
     # --- coordinator tools ---------------------------------------------------------------------
     # The participants API the coordinator commands (participants, transcript, export, console) call:
     # ``promptpipe serve`` by default; a deployed API's URL is signed with SigV4.
@@ -332,6 +351,9 @@ _OWN_PREFIXES = (
     "QUIET_HOURS_",
     "RETENTION_",
     "CHAT_HISTORY_",
+    "BUDGET_",
+    "CONSENT_",
+    "SPEND_CAP_",
 )
 
 

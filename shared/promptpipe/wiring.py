@@ -125,6 +125,23 @@ def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
     raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY (or OPENAI_SECRET_NAME), or OFFLINE_COACH=true")
 
 
+def _spend_capped(settings: Settings, model: LLM) -> LLM:
+    """The model behind the study's daily spend cap: the offline coach answers while it is reached."""
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.spend_cap import SpendCappedLLM, spend_cap_switch
+
+    def offline() -> LLM:
+        from promptpipe.adapters.offline_coach import OfflineCoach
+
+        return OfflineCoach()
+
+    assert settings.spend_cap_parameter is not None
+    switch = spend_cap_switch(
+        settings.spend_cap_parameter, lambda: aws_client("ssm", settings), max_age=settings.spend_cap_cache_seconds
+    )
+    return SpendCappedLLM(model, switch, offline)
+
+
 def _eventbridge_timers(settings: Settings) -> Timers:
     from promptpipe.adapters.aws import aws_client
     from promptpipe.adapters.eventbridge_timers import EventBridgeTimers
@@ -211,9 +228,12 @@ def build_app(
     if messenger is None:
         messenger = lazy(lambda: _messenger(settings, clock, get_secrets()))
     rng = rng or random.Random()
+    model: LLM = llm or LazyLLM(lambda: build_llm(settings, get_secrets()))
+    if settings.spend_cap_parameter:  # docs/safety.md#budgets
+        model = _spend_capped(settings, model)
     deps = FlowDeps(
         config=CoreConfig.from_settings(settings),
-        llm=llm or LazyLLM(lambda: build_llm(settings, get_secrets())),
+        llm=model,
         timers=timers,
         clock=clock,
         # Read from disk (and the table) at first use: the webhook never uses them, the enrollment API

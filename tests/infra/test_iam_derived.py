@@ -246,6 +246,8 @@ def needs(service: str, operation: str, params: dict[str, Any], names: Names) ->
         return found
     if service == "secretsmanager":
         return [Need(f"secretsmanager:{operation}", f"secret:{params.get('SecretId', '')}")]
+    if service == "ssm" and "Name" in params:  # the spend cap's state (docs/safety.md#budgets)
+        return [Need(f"ssm:{operation}", f"parameter:{params['Name']}")]
     return [Need(f"{prefix}:{operation}", "*")]
 
 
@@ -291,6 +293,9 @@ def _symbols(synth: Synth, key: str) -> dict[str, str]:
     }
     for logical_id, secret in synth.of_type("AWS::SecretsManager::Secret").items():
         symbols[f"<{logical_id}>"] = f"secret:{secret['Properties']['Name']}"
+    for parameter in synth.of_type("AWS::SSM::Parameter").values():
+        name = parameter["Properties"]["Name"]
+        symbols[f"arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter{name}"] = f"parameter:{name}"
     return symbols
 
 

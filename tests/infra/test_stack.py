@@ -45,6 +45,20 @@ ALL_KEYS = {spec.key for spec in c.ALL_FUNCTIONS}
 SCHEDULE_CREATORS = ALL_KEYS - {c.WEBHOOK.key}
 # Actions that take no resource ARN, the only ones allowed on "*".
 NO_RESOURCE_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules"}
+# The spend cap's state machine (docs/safety.md#limits-at-the-edge): its log delivery and its traces'
+# sampling, none of which takes a resource ARN.
+NO_RESOURCE_ACTIONS |= {
+    "logs:CreateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:DescribeLogGroups",
+    "logs:DescribeResourcePolicies",
+    "logs:GetLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:UpdateLogDelivery",
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+}
 
 
 # --- cdk-nag -------------------------------------------------------------------------------
@@ -71,8 +85,8 @@ def test_every_acknowledgement_has_a_specific_reason(synth: Synth) -> None:
         for rule, reason in entry["data"].items()
     }
     # 5 functions x (L1 + IAM5 X-Ray) + 4 x IAM5 schedules (not the webhook: it changes none)
-    # + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations
-    assert len(acknowledged) == 21
+    # + 2 SMG4 + 3 APIG4 + 2 SnapStart annotations + the spend cap's state machine (IAM5: log delivery, X-Ray)
+    assert len(acknowledged) == 22
     rules = {rule.split("::", 1)[1].split("[")[0] for _, rule in acknowledged}
     assert rules == {
         "AwsSolutions-IAM5",
@@ -487,7 +501,8 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 4 + len(c.ALL_FUNCTIONS))
+    # DLQs (2), needs-a-person, webhook; one per function; the study's spend cap (docs/safety.md#budgets)
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 4 + len(c.ALL_FUNCTIONS) + 1)
 
 
 def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
@@ -532,7 +547,8 @@ def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
     (topic,) = synth.of_type("AWS::SNS::Topic")
     # Then every alarm, firing and recovering, notifies the stack's own topic
     actions = _alarm_actions(synth)
-    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 2  # DLQs, function errors, needs-a-person, webhook
+    # DLQs, function errors, needs-a-person, webhook, the study's spend cap
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 2 + 1
     assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
     # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
     synth.template.resource_count_is("AWS::SNS::Subscription", 0)
@@ -972,10 +988,11 @@ def test_the_ssm_prompt_store_is_wired_to_the_model_calling_functions_only(tmp_p
             for statement in policy["Properties"]["PolicyDocument"]["Statement"]
             if "ssm:GetParameter" in statement["Action"]
         ]
-        if reads_prompts:
-            assert [render(s["Resource"]) for s in statements] == [
-                "arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/study/prompts/*"
-            ], spec.key
+        if reads_prompts:  # (and the spend cap's state, docs/safety.md#budgets)
+            assert {render(r) for s in statements for r in as_list(s["Resource"])} == {
+                "arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/study/prompts/*",
+                "arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/promptpipe/spend-cap/state",
+            }, spec.key
         else:
             assert statements == [], spec.key
 

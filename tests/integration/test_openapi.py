@@ -72,6 +72,7 @@ def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None
         "background",
         "timezone",
         "language",
+        "consent",
     }
     assert schema["additionalProperties"] is False
     # And enrollment documents its 201 (docs/behaviour.md#B-API-1), not the default 200
@@ -86,7 +87,16 @@ def test_update_and_override_bodies_and_path_parameters_are_documented(document:
     # Then the update is partial (nothing required) and the override requires a reason
     assert update["title"] == "ParticipantUpdate"
     assert "required" not in update or update["required"] == []
-    assert set(update["properties"]) == {"name", "gender", "ethnicity", "background", "timezone", "status"}
+    assert set(update["properties"]) == {
+        "name",
+        "gender",
+        "ethnicity",
+        "background",
+        "timezone",
+        "status",
+        "consent",
+        "withdrawal",
+    }
     assert override["title"] == "StateOverride"
     assert override["required"] == ["reason"]
     # And every per-participant operation takes participant_id in the path
@@ -107,3 +117,19 @@ def test_paging_query_parameters_are_documented(document: dict[str, Any]) -> Non
     assert {"limit", "next_token"} <= set(listing)
     assert all(listing[name]["in"] == "query" for name in ("limit", "next_token"))
     assert {"limit", "next_token", "include_audit"} <= set(history)
+
+
+def test_consent_and_withdrawal_are_documented_with_their_three_fields(document: dict[str, Any]) -> None:
+    # Given the enrolment and update bodies, and the participant the API answers with
+    enrolment = body_schema(document, BASE, "post")
+    update = body_schema(document, f"{BASE}/{{participant_id}}", "put")
+    participant = document["components"]["schemas"]["ConversationParticipant"]
+
+    # Then each names consent (and the update and the participant, withdrawal) as the one record:
+    # when, the form's version and how, all required, with what CONSENT_REQUIRED means
+    assert "CONSENT_REQUIRED" in enrolment["properties"]["consent"]["description"]
+    assert "withdrawn" in update["properties"]["withdrawal"]["description"]
+    assert {"consent", "withdrawal"} <= set(participant["properties"])
+    record = document["components"]["schemas"]["ConsentRecord"]
+    assert record["required"] == ["at", "version", "method"]
+    assert "implied" in record["properties"]["method"]["description"]

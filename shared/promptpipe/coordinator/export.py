@@ -20,6 +20,7 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
+from promptpipe.models.participant import ConsentRecord
 
 PARTICIPANT_COLUMNS = (
     "participant_id",
@@ -44,6 +45,13 @@ PARTICIPANT_COLUMNS = (
     "handoffs",
     "last_reply_at",
     "undelivered",
+    # Consent on record and its withdrawal (docs/safety.md#consent).
+    "consent_at",
+    "consent_version",
+    "consent_method",
+    "withdrawal_at",
+    "withdrawal_version",
+    "withdrawal_method",
 )
 
 PROMPT_COLUMNS = (
@@ -87,7 +95,15 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "handoffs": summary.handoffs,
         "last_reply_at": iso(summary.last_reply_at),
         "undelivered": summary.undelivered,
+        **_record_cells("consent", p.consent),
+        **_record_cells("withdrawal", p.withdrawal),
     }
+
+
+def _record_cells(prefix: str, record: ConsentRecord | None) -> dict[str, object]:
+    if record is None:
+        return {f"{prefix}_at": "", f"{prefix}_version": "", f"{prefix}_method": ""}
+    return {f"{prefix}_at": iso(record.at), f"{prefix}_version": record.version, f"{prefix}_method": record.method}
 
 
 @dataclass

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from promptpipe.channels.context import allows_emoji
-from promptpipe.flow import questions
+from promptpipe.flow import budget, questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
@@ -142,6 +142,10 @@ class ConversationFlow:
 
         session.apply("default_sub_state", default_sub_state)
 
+        admission = budget.admit(self.deps, session, text)  # docs/safety.md#budgets
+        if admission is None:
+            return TurnResult(module=None, reply=None, audit={"skipped": "over budget"})
+        text = admission.text
         state = session.data.sub_state
         module = self._module_for(state)
         history = session.data.history()
@@ -151,6 +155,7 @@ class ConversationFlow:
                 self.deps, session, typed, result.reply, route=module.name, allow_emoji=allows_emoji(session.data)
             )
             result.llm_calls.extend(calls)
+        budget.charge(session, admission, calls=len(result.llm_calls))
         audit = module_audit(result, duration_ms=(time.perf_counter() - started) * 1000)
         self._store_reply(
             session, result, audit, user=ConversationMessage(role="user", content=text, timestamp=received_at)

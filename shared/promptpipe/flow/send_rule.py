@@ -14,13 +14,18 @@ from __future__ import annotations
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 
 
-def skip_reason(decided: ParticipantStatus | None, recipient: ConversationParticipant | None) -> str | None:
+def skip_reason(
+    decided: ParticipantStatus | None, recipient: ConversationParticipant | None, *, consent_required: bool = False
+) -> str | None:
     """Why a message decided when the participant's status was ``decided`` must not be sent to
     ``recipient`` (their committed state now; ``None``: deleted), or ``None`` when it may go.
     ``decided`` is ``None`` for an event recorded before the status was kept: such events were
-    decided for an active participant."""
+    decided for an active participant. When the study requires consent, nothing goes to a
+    participant whose consent is not on record (docs/safety.md#consent)."""
     if recipient is None:
         return "participant deleted"
+    if consent_required and recipient.consent is None:
+        return "no consent on record"
     if recipient.status is (decided or ParticipantStatus.ACTIVE):
         return None
     if recipient.opted_out:

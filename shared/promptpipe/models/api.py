@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, StrictBool
 
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm_routes import LLMRoute
-from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant import ConsentRecord, ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState
 from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
@@ -51,6 +51,13 @@ class EnrollmentRequest(LazyModel):
         "replies come in it (docs/compliance.md); English when unset or without texts.",
         examples=["es"],
     )
+    consent: ConsentRecord | None = Field(
+        None,
+        description=(
+            "The participant's consent: when, the form's version, how (docs/safety.md#consent). Required "
+            "when the deployment sets CONSENT_REQUIRED; nothing is sent to a participant before it is on record."
+        ),
+    )
 
 
 class ParticipantUpdate(LazyModel):
@@ -62,6 +69,15 @@ class ParticipantUpdate(LazyModel):
     background: str | None = Field(None, max_length=4000)
     timezone: IanaTimeZoneOrEmpty | None = Field(None, max_length=50)
     status: ParticipantStatus | None = None
+    # Consent recorded after enrolment (docs/safety.md#consent).
+    consent: ConsentRecord | None = None
+    withdrawal: ConsentRecord | None = Field(
+        None,
+        description=(
+            "The participant's withdrawal of consent: sets the status to withdrawn. A status change to "
+            "withdrawn without it is recorded with the request's time and method 'api'."
+        ),
+    )
 
 
 class ProfileFacts(LazyModel):

@@ -17,6 +17,40 @@ class ParticipantStatus(StrEnum):
     WITHDRAWN = "withdrawn"
 
 
+# How consent was given (docs/safety.md#consent): a study's own words for API enrolments, and two
+# set by the engine: a participant who enrolled themselves by texting in, and one imported.
+CONSENT_IMPLIED = "implied"
+CONSENT_IMPORTED = "imported"
+
+
+class ConsentRecord(LazyModel):
+    """When, under which version of the consent form, and how a participant consented (or withdrew)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    at: datetime = Field(description="When it was given (RFC 3339)")
+    version: str = Field(min_length=1, max_length=64, description="The consent form's version", examples=["v2"])
+    method: str = Field(
+        min_length=1,
+        max_length=32,
+        pattern=r"^[a-z][a-z0-9_-]*$",
+        description=(
+            "How it was given, in the study's words (written, electronic, verbal, ...); the engine sets "
+            f"{CONSENT_IMPLIED!r} for a participant enrolled by texting in and {CONSENT_IMPORTED!r} for an import"
+        ),
+        examples=["electronic"],
+    )
+
+
+def engine_consent(at: datetime, method: str) -> ConsentRecord:
+    """The record the engine keeps for a participant it enrolled itself (``implied``: texted in) or
+    imported (``imported``): no form version was recorded."""
+    return ConsentRecord(at=at, version=UNRECORDED_VERSION, method=method)
+
+
+UNRECORDED_VERSION = "unrecorded"
+
+
 class ConversationParticipant(LazyModel):
     """An enrolled person. ``phone_number`` is canonical E.164 (docs/behaviour.md#B-API-2)."""
 
@@ -39,6 +73,9 @@ class ConversationParticipant(LazyModel):
     enrolled_at: datetime
     created_at: datetime
     updated_at: datetime
+    # Consent on record (docs/safety.md#consent); ``withdrawal`` once they withdrew.
+    consent: ConsentRecord | None = None
+    withdrawal: ConsentRecord | None = None
 
     @property
     def is_active(self) -> bool:

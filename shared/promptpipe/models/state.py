@@ -97,6 +97,9 @@ class DataKey(StrEnum):
     # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
     # attempts/executions per node, the pinned flow id + version, the bounded turn log.
     CONTROLLER_STATE = "controllerState"
+    # JSON ``BudgetUsage`` (models/budget.py): the participant's model calls and input characters in
+    # the current hour/day windows, and the messages held while over budget (docs/safety.md#budgets).
+    MODEL_BUDGET = "modelBudget"
 
 
 class FeedbackState(StrEnum):

@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled, ValidationFailed
 from promptpipe.flow.timer_names import daily_schedule_name
 from promptpipe.models.original import OriginalParticipant
-from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant import CONSENT_IMPORTED, ConversationParticipant, ParticipantStatus, engine_consent
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
 from promptpipe.rules.phone import canonicalize_imported_phone, mask_phone, region_of
@@ -266,6 +266,7 @@ def _build(
         enrolled_at=enrolled,
         created_at=original.created_at or enrolled,
         updated_at=now,
+        consent=engine_consent(enrolled, CONSENT_IMPORTED),  # docs/safety.md#consent
     )
     if original.state_error:
         line.warnings.append(f"{original.state_error}; imported with an empty state")

@@ -2,7 +2,9 @@
 from (namespace ``PromptPipe``, published by ``run_once`` through ``promptpipe.observability``).
 
 TurnsProcessed (module), ToolCalls (tool, outcome), StateTransitions (target), LLMCalls, LLMLatencyMs,
-LLMPromptTokens, LLMCompletionTokens, DailyPromptsDelivered, the timers' RemindersSent,
+LLMPromptTokens, LLMCompletionTokens, ModelCostUSD (the call's estimated cost at rules/llm_prices.py;
+LLMCallsUnpriced for a model without a price: the study's spend cap, docs/safety.md#budgets),
+DailyPromptsDelivered, the timers' RemindersSent,
 AutoFeedbackTransitions, FeedbackNudgesSent, StateSaveFailures; and what the flow observed on the
 session (the flow controller's decisions, docs/controller.md, "Observability").
 """
@@ -10,7 +12,10 @@ session (the flow controller's decisions, docs/controller.md, "Observability").
 from __future__ import annotations
 
 from promptpipe.controller.tool_table import TRANSITION
+from typing import Any
+
 from promptpipe.models.metrics import Metric, metric
+from promptpipe.rules.llm_prices import cost_usd
 from promptpipe.usecases.outcomes import EventOutcome
 
 _TIMER_METRICS = {
@@ -37,6 +42,7 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
             points.append(metric("LLMLatencyMs", call["latency_ms"], "Milliseconds"))
             points.append(metric("LLMPromptTokens", call["prompt_tokens"]))
             points.append(metric("LLMCompletionTokens", call["completion_tokens"]))
+            points.append(_cost(call))
     if outcome.delivery is not None and outcome.delivery.delivered:
         points.append(metric("DailyPromptsDelivered"))
     timer = outcome.timer
@@ -46,3 +52,13 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
     if outcome.degraded:
         points.append(metric("StateSaveFailures"))
     return points
+
+
+def _cost(call: dict[str, Any]) -> Metric:
+    cost = cost_usd(
+        str(call.get("model", "")),
+        int(call.get("prompt_tokens") or 0),
+        int(call.get("completion_tokens") or 0),
+        int(call.get("cached_tokens") or 0),
+    )
+    return metric("LLMCallsUnpriced") if cost is None else metric("ModelCostUSD", cost)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -26,6 +27,8 @@ from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import (
+    UNRECORDED_VERSION,
+    ConsentRecord,
     ConversationParticipant,
     ParticipantStatus,
     format_background,
@@ -85,6 +88,10 @@ def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: 
     ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
     the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
     request for an enrolled number is ``ParticipantAlreadyEnrolled``."""
+    if app.deps.config.consent_required and request.consent is None:
+        raise ValidationFailed(
+            "consent is required: give consent with at, version and method (docs/safety.md#consent)", field="consent"
+        )
     phone = canonicalize_phone(request.phone_number, app.deps.config.default_phone_region)
     timezone = validate_timezone(request.timezone)
     fingerprint = enrollment_fingerprint(phone, timezone, request, idempotency_key)
@@ -101,6 +108,7 @@ def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: 
         enrolled_at=now,
         created_at=now,
         updated_at=now,
+        consent=request.consent,
     )
     background = format_background(participant) if has_background(participant) else ""
     flow = FlowState(participant_id=participant.id, state_data=new_state_data(background))
@@ -144,6 +152,8 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
         validate_timezone(fields["timezone"])
     session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
     status = fields.pop("status", None)
+    consent_fields = {name: fields.pop(name) for name in ("consent", "withdrawal") if name in fields}
+    status = _status_with_withdrawal(status, update)
     previous_status = session.participant.status
     profile_fields = fields  # what is left: the participant's own fields
 
@@ -164,6 +174,9 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
 
     if profile_fields:
         session.apply("update_participant", apply)
+    withdrawing = status == ParticipantStatus.WITHDRAWN.value
+    if consent_fields or withdrawing:
+        session.apply("record_consent", _record_consent(update, withdrawing=withdrawing))
     if status is not None and change_status(
         app.deps, session, ParticipantStatus(status), reason="updated through the API"
     ):
@@ -182,6 +195,33 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
         # The commit stamps the stored participant's updated_at; answer with what was stored.
         return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
     return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+
+
+def _status_with_withdrawal(status: str | None, update: ParticipantUpdate) -> str | None:
+    """A withdrawal given alone withdraws; given with another status it contradicts it."""
+    if update.withdrawal is None:
+        return status
+    if status not in (None, ParticipantStatus.WITHDRAWN.value):
+        raise ValidationFailed("a withdrawal sets the status to withdrawn: leave status out", field="withdrawal")
+    return ParticipantStatus.WITHDRAWN.value
+
+
+def _record_consent(update: ParticipantUpdate, *, withdrawing: bool) -> Callable[[OpContext], None]:
+    """Consent and withdrawal on the participant item (docs/safety.md#consent). A withdrawal
+    through a status change alone is recorded at the request's time, with method ``api``, under the
+    version consented to; a participant already withdrawn keeps their first record."""
+
+    def apply(op: OpContext) -> None:
+        if update.consent is not None:
+            op.participant.consent = update.consent
+            if not withdrawing:
+                op.participant.withdrawal = None  # a new consent supersedes an earlier withdrawal
+        if withdrawing and (update.withdrawal is not None or op.participant.withdrawal is None):
+            version = op.participant.consent.version if op.participant.consent else UNRECORDED_VERSION
+            op.participant.withdrawal = update.withdrawal or ConsentRecord(at=op.now, version=version, method="api")
+        op.participant_changed = True
+
+    return apply
 
 
 def _apply_committed(app: AppContext, participant_id: str, schedules: dict[str, ScheduleSpec | None]) -> bool:

@@ -97,7 +97,7 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
 def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -> DeliveryOutcome:
     """Send one message if the send rule allows it; its outcome. A failure that a retry may
     cure raises ``MessagingError``; a refusal for good is a failed outcome."""
-    reason = skip_reason(outcome.decided_status, outcome.recipient)
+    reason = skip_reason(outcome.decided_status, outcome.recipient, consent_required=app.deps.config.consent_required)
     if reason is not None:
         logger.info(
             "message not sent",

@@ -206,6 +206,13 @@ class SchedulerTool:
                 data={"schedule_id": existing.id, "already_exists": True},
             )
 
+        cap = ctx.deps.config.max_live_daily_schedules
+        if len(session.data.schedules()) >= cap:  # docs/safety.md#budgets
+            return ToolResult.error(
+                f"the participant already has {cap} daily schedules, the most allowed; nothing was created. "
+                "Offer to change or delete one (action=list, then delete) instead",
+                "Schedule limit reached",
+            )
         fire_minutes, _window = schedule_timing(candidate, self.prep_minutes)
         schedule_id = deterministic_schedule_id(participant.id, session.event_id, candidate)
         name = daily_schedule_name(participant.id, schedule_id)
@@ -219,6 +226,8 @@ class SchedulerTool:
             registry = op.data.schedules()
             if any(s.same_timing(schedule) for s in registry):
                 return  # a concurrent turn registered the same schedule first: nothing to create
+            if len(registry) >= cap:
+                return  # a concurrent turn reached the cap first: the cap holds
             op.data.set_schedules([*registry, schedule])
             op.touch_schedule(name)
 
