@@ -402,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default="127.0.0.1")
     console.add_argument("--port", type=_parse_port, default=8080)
     console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
+    console.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve without the token printed at start (any local process can then read and act)",
+    )
     api_options(console)
     console.set_defaults(func=cmd_console)
 

@@ -122,7 +122,9 @@ def cmd_console(args: argparse.Namespace) -> int:
     from promptpipe.console.app import run_console
 
     with coordinator_client(args) as client:
-        return run_console(client, host=args.host, port=args.port, allowed_hosts=args.allow_host)
+        return run_console(
+            client, host=args.host, port=args.port, allowed_hosts=args.allow_host, require_token=not args.no_token
+        )
 
 
 def api_options(command: argparse.ArgumentParser) -> None:
