@@ -17,6 +17,7 @@ is a tenth of the function's cold-start floor (``channels.http_event``, docs/ben
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -191,11 +192,26 @@ def whatsapp_webhook(request: HttpRequest) -> HttpAnswer:
         # Signed JSON of a shape we cannot use (a field Meta added, say): answer 200 so Meta does not
         # retry it for days; nothing is enqueued.
         return reject("malformed", 200)
-    for message in messages:
-        accept(message)
-    for status in statuses:
-        delivery_report(status)
+    steps: list[Callable[[], object]] = [partial(accept, message) for message in messages]
+    steps += [partial(delivery_report, status) for status in statuses]
+    _each_of_the_batch(steps)
     return http_answer(200, {"received": len(messages)})
+
+
+def _each_of_the_batch(steps: list[Callable[[], object]]) -> None:
+    """Run every message's and status's step, even after one raised, then raise the first error
+    (a 5xx: Meta retries the whole POST, and what was taken is taken once, by its provider id). One
+    message that fails must not leave the messages after it untaken until the retries run out."""
+    first: Exception | None = None
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # re-raised below, after the rest of the batch
+            if first is None:
+                first = exc
+            logger.exception("webhook batch item failed; the rest of the batch goes on")
+    if first is not None:
+        raise first
 
 
 ROUTES: dict[tuple[str, str], Callable[[HttpRequest], HttpAnswer]] = {

@@ -156,6 +156,8 @@ class Settings(LazyModel):
     feedback_timers_enabled: bool = False
     feedback_initial_timeout: Duration = timedelta(minutes=15)
     feedback_followup_delay: Duration = timedelta(hours=3)
+    # Live daily schedules a participant may have (an import keeps the first ones by time of day).
+    max_daily_schedules: int = Field(3, ge=1, le=24)
     schedule_group_name: str = Field("promptpipe", pattern=r"^[0-9a-zA-Z\-_.]{1,64}$")
     # Production-only: the stack sets them, the local environment supplies its own; required in Lambda.
     timers_function_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:lambda:")

@@ -58,9 +58,12 @@ def stack() -> Iterator[tuple[LocalServer, str]]:
 
 
 @pytest.fixture(scope="module")
-def console(stack: tuple[LocalServer, str]) -> Iterator[ConsoleServer]:
+def console(stack: tuple[LocalServer, str], browser: Any) -> Iterator[ConsoleServer]:
     transport = HttpTransport(stack[0].url)
     running = ConsoleServer(CoordinatorClient(transport), port=0).start()
+    # As a coordinator does: the address printed at start, with the token; the cookie then holds it.
+    browser.get(running.login_url)
+    assert browser.current_url == running.url + "/"  # the token left the address bar
     yield running
     running.stop()
     transport.close()

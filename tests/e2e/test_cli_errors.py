@@ -35,6 +35,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
         (["chat", "--phone", "not a phone"], "use international form"),
         (["serve", "--port", "99999"], "'99999' is not a port number"),
         (["serve", "--start", "2026-13-40"], "is not an ISO-8601 time"),
+        (["simulate", "--participants", "-3"], "'-3' is not a whole number of at least 1"),
+        (["simulate", "--participants", "0"], "'0' is not a whole number of at least 1"),
+        (["simulate", "--days", "-1"], "'-1' is not a whole number of at least 1"),
     ],
 )
 def test_invalid_arguments_exit_2_with_one_line(
@@ -250,3 +253,91 @@ def test_a_setting_error_names_the_type_of_the_setting(
     assert main(["openapi"]) == EXIT_CONFIG
     [line] = [line.strip() for line in capsys.readouterr().err.splitlines() if line.strip().startswith(name)]
     assert line.startswith(f"{name}=") and " is not valid (" in line and line.endswith(allowed)
+
+
+# --- every documented command with bad input (issue 37, item 6) ----------------------------------
+# Each ends in one line on stderr, ``promptpipe <command>: …``, with its documented exit code.
+
+
+def _one_line(argv: list[str], code: int, fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == code, argv
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert captured.err.startswith(f"promptpipe {argv[0]}: ") and captured.err.count("\n") == 1, captured.err
+    assert fragment in captured.err, captured.err
+
+
+@pytest.mark.parametrize("action", ["show", "diff", "push"])
+def test_prompts_without_aws_credentials_is_one_line_exit_3(
+    action: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.setenv(name, str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    from promptpipe.adapters import aws
+
+    monkeypatch.setattr(aws, "_sessions", [])  # a new session: credentials are looked up afresh
+    _one_line(["prompts", action], EXIT_CONFIG, "Unable to locate credentials", capsys)
+
+
+@pytest.mark.parametrize("action", ["show", "diff", "push"])
+def test_prompts_with_an_unreachable_endpoint_is_one_line_exit_4(
+    action: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_free_port()}")
+    _one_line(["prompts", action], EXIT_UNAVAILABLE, "Could not connect to the endpoint URL", capsys)
+
+
+def test_export_into_a_folder_that_holds_files_is_refused_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "participants.csv").write_text("an earlier export\n")
+    api = f"http://127.0.0.1:{_free_port()}"
+    _one_line(["export", "--out", str(out), "--api", api], EXIT_USAGE, "--force to overwrite", capsys)
+    assert (out / "participants.csv").read_text() == "an earlier export\n"  # untouched
+    # With --force the folder is taken (here the API is down: the next line says so, exit 4)
+    _one_line(
+        ["export", "--out", str(out), "--api", api, "--force", "--quiet"], EXIT_UNAVAILABLE, "cannot reach", capsys
+    )
+    # An empty folder needs no --force
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _one_line(["export", "--out", str(empty), "--api", api, "--quiet"], EXIT_UNAVAILABLE, "cannot reach", capsys)
+
+
+def test_import_mistakes_are_one_line_and_a_path_is_taken_literally(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "dir/study#1.db" missing, while "dir/study" (what a URI reading would open) exists
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    (folder / "study").write_text("not the database")
+    _one_line(["import", "--sqlite", str(folder / "study#1.db")], EXIT_USAGE, "no such file", capsys)
+    (folder / "study#1.db").write_text("not a database either")
+    _one_line(["import", "--sqlite", str(folder / "study#1.db")], EXIT_CONFIG, "study#1.db", capsys)
+
+
+def test_console_takes_no_token_and_refuses_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
+    parsed = cli.build_parser().parse_args(["console", "--no-token", "--api", "http://127.0.0.1:1"])
+    assert parsed.no_token is True
+    assert cli.build_parser().parse_args(["console"]).no_token is False
+    code, _out, err = _run(["console", "--port", "99999"], capsys)
+    assert code == EXIT_USAGE and "'99999' is not a port number" in err

@@ -256,7 +256,9 @@ def _participant_status(console: ConsoleServer, pid: str) -> str:
 
 def _page_token(console: ConsoleServer, pid: str) -> tuple[str, str]:
     """The form token in the participant's page and the cookie the page sets."""
-    status, headers, body = _call(console.url, "GET", f"/participants/{pid}")
+    status, headers, body = _call(
+        console.url, "GET", f"/participants/{pid}", headers={"authorization": f"token {console.token}"}
+    )
     assert status == 200
     page = body.decode()
     marker = 'name="token" value="'
@@ -310,6 +312,128 @@ def test_console_errors_of_the_http_layer_are_its_pages(console_stack: tuple[Con
             raw += chunk
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.split(b" ")[1] == b"414" and b"text/html" in head and b"Request-URI Too Long" in body
+
+
+# --- the console: its token, no-store, its own notices (issue 37, item 6) ----------------------------
+
+
+def _authorised(console: ConsoleServer) -> dict[str, str]:
+    return {"authorization": f"token {console.token}"}
+
+
+def test_console_requires_the_token_printed_at_start(console_stack: tuple[ConsoleServer, str]) -> None:
+    console, pid = console_stack
+    # Without the token, or with a wrong one, no page, no transcript, no cookie
+    for path, headers in (
+        ("/", {}),
+        (f"/participants/{pid}", {}),
+        ("/?token=guess", {}),
+        ("/", {"authorization": "token guess"}),
+        ("/", {"cookie": f"promptpipe_console_{urlsplit(console.url).port}=guess"}),
+        ("/static/style.css", {}),
+    ):
+        status, answer_headers, body = _call(console.url, "GET", path, headers=headers)
+        assert status == 403, (path, headers)
+        assert b"Sam" not in body and b"needs its token" in body
+        assert "set-cookie" not in answer_headers
+    # And a POST without it changes nothing
+    status, _, _ = _call(
+        console.url,
+        "POST",
+        f"/participants/{pid}/pause",
+        b"token=x",
+        {"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert status == 403 and _participant_status(console, pid) == "active"
+    # With the printed address: the cookie, and the same address without the token
+    assert console.login_url == f"{console.url}/?token={console.token}"
+    status, headers, _ = _call(console.url, "GET", f"/?q=Sam&token={console.token}")
+    assert status == 303 and headers["location"] == "/?q=Sam"
+    cookie = headers["set-cookie"].split(";", 1)[0]
+    assert "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]
+    status, _, body = _call(console.url, "GET", "/?q=Sam", headers={"cookie": cookie})
+    assert status == 200 and b"Sam" in body
+    status, _, body = _call(console.url, "GET", f"/participants/{pid}", headers=_authorised(console))
+    assert status == 200 and b"Sam" in body
+
+
+def test_console_started_with_no_token_serves_without_it(server: LocalServer) -> None:
+    transport = HttpTransport(server.url)
+    running = ConsoleServer(CoordinatorClient(transport), port=0, require_token=False).start()
+    try:
+        assert running.login_url == running.url + "/"
+        status, headers, _ = _call(running.url, "GET", "/")
+        assert status == 200 and "set-cookie" in headers  # the forms' token still binds the POSTs
+    finally:
+        running.stop()
+        transport.close()
+
+
+def test_console_pages_redirects_errors_and_exports_are_never_stored(console_stack: tuple[ConsoleServer, str]) -> None:
+    console, pid = console_stack
+    token, cookie = _page_token(console, pid)
+    for path in ("/", f"/participants/{pid}", "/export", "/study", "/no-such-page", "/static/style.css"):
+        status, headers, _ = _call(console.url, "GET", path, headers=_authorised(console))
+        assert status in (200, 404) and headers["cache-control"] == "no-store", path
+    _, headers, _ = _call(console.url, "GET", "/")  # refused: no token
+    assert headers["cache-control"] == "no-store"
+    _, headers, _ = _call(console.url, "GET", f"/?token={console.token}")
+    assert headers["cache-control"] == "no-store"
+    own = {"content-type": "application/x-www-form-urlencoded", "cookie": cookie, "origin": console.url}
+    status, headers, body = _call(console.url, "POST", "/export", urlencode({"token": token}).encode(), own)
+    assert status == 200 and headers["content-type"] == "application/zip" and body[:2] == b"PK"
+    assert headers["cache-control"] == "no-store"
+    status, headers, _ = _call(
+        console.url, "POST", f"/participants/{pid}/pause", urlencode({"token": token}).encode(), own
+    )
+    assert status == 303 and headers["cache-control"] == "no-store"
+
+
+def test_console_shows_only_its_own_notices(console_stack: tuple[ConsoleServer, str]) -> None:
+    console, pid = console_stack
+    token, cookie = _page_token(console, pid)
+    # A link with its own text as the notice: not shown, on either page
+    spoof = "Your session expired: sign in again at evil.example"
+    for path in (f"/participants/{pid}", "/"):
+        status, _, body = _call(
+            console.url, "GET", f"{path}?{urlencode({'notice': spoof})}", headers=_authorised(console)
+        )
+        assert status == 200 and b"evil.example" not in body and b'class="notice"' not in body
+    status, _, body = _call(
+        console.url, "GET", f"/participants/{pid}?notice=resolved:evil", headers=_authorised(console)
+    )
+    assert b'class="notice"' not in body
+    # The console's own action: its redirect names a code, and the page says the console's words
+    own = {"content-type": "application/x-www-form-urlencoded", "cookie": cookie, "origin": console.url}
+    status, headers, _ = _call(
+        console.url, "POST", f"/participants/{pid}/pause", urlencode({"token": token}).encode(), own
+    )
+    assert status == 303 and headers["location"] == f"/participants/{pid}?notice=paused"
+    status, _, body = _call(console.url, "GET", headers["location"], headers=_authorised(console))
+    assert b"Paused: no prompts or reminders until resumed." in body
+
+
+def test_console_command_prints_its_address_with_the_token(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time as time_module
+
+    from promptpipe.console import app
+
+    def interrupt(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(time_module, "sleep", interrupt)
+    transport = HttpTransport(server.url)
+    try:
+        assert app.run_console(CoordinatorClient(transport), host="127.0.0.1", port=0) == 0
+        line = capsys.readouterr().out.splitlines()[0]
+        assert "/?token=" in line and len(line.split("/?token=")[1].split()[0]) >= 20
+        assert app.run_console(CoordinatorClient(transport), host="127.0.0.1", port=0, require_token=False) == 0
+        printed = capsys.readouterr()
+        assert "token=" not in printed.out and "--no-token" in printed.err
+    finally:
+        transport.close()
 
 
 # --- the public webhook changes no schedule: STOP / START's schedule changes run behind the queue ------

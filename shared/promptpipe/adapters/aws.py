@@ -69,7 +69,9 @@ def aws_failure(exc: BaseException) -> tuple[str, str] | None:
     (AWS answered an error); ``None`` when ``exc`` is not an AWS failure."""
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, BotoCoreError | ClientError):
-        cause = cause.__cause__  # Powertools' parameter errors wrap the botocore one
+        # Powertools' parameter errors wrap the botocore one: with ``from`` (its cause) in some
+        # releases, raised while handling it (its context) in others
+        cause = cause.__cause__ or cause.__context__
     if cause is None:
         return None
     if isinstance(cause, NoCredentialsError | PartialCredentialsError | NoRegionError):

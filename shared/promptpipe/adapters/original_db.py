@@ -17,10 +17,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from promptpipe.errors import ConfigurationError, ResourceUnavailable
 from promptpipe.models.original import OriginalParticipant
+from promptpipe.rules.http_body import MAX_JSON_DEPTH, MalformedBody, check_json_depth, read_json_text
 
 CONVERSATION_FLOW = "conversation"
 _PARTICIPANT_COLUMNS = (
@@ -43,9 +45,15 @@ _REQUIRED_COLUMNS = {
 }
 
 
+def sqlite_read_only_uri(path: str) -> str:
+    """The read-only URI of the file at ``path``, taken literally: ``#``, ``?`` and ``%`` in a name
+    are escaped (``file:dir/study#1.db`` would open ``dir/study``)."""
+    return Path(path).resolve().as_uri() + "?mode=ro"
+
+
 def read_sqlite(path: str) -> list[OriginalParticipant]:
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection = sqlite3.connect(sqlite_read_only_uri(path), uri=True)
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cannot open the SQLite database {path!r}: {exc}") from exc
     with closing(connection):
@@ -131,22 +139,49 @@ def _read(connection: Any, columns: set[str], placeholder: str) -> Iterator[Orig
         if state is not None:
             participant.current_state = str(state[0] or "")
             participant.state_data, participant.state_error = _state_data(state[1])
+            participant.state_data, participant.state_warnings = _bounded(participant.state_data)
         yield participant
 
 
 def _state_data(raw: Any) -> tuple[dict[str, str], str]:
-    """The stored map; values that are not strings (never written so by the original) as JSON."""
+    """The stored map; values that are not strings (never written so by the original) as JSON.
+    Nesting is bounded (``MAX_JSON_DEPTH``): Python's JSON reader and writer recurse, and a deep
+    enough value would end the whole import in a ``RecursionError``."""
     if raw is None or raw == "":
         return {}, ""
     data = raw
     if isinstance(raw, str | bytes):
         try:
-            data = json.loads(raw)
-        except ValueError as exc:
+            data, _ = read_json_text(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+        except MalformedBody as exc:
             return {}, f"state_data is not JSON ({exc})"
     if not isinstance(data, dict):
         return {}, "state_data is not a JSON object"
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}, ""
+    values: dict[str, str] = {}
+    for key, value in data.items():
+        try:
+            values[str(key)] = value if isinstance(value, str) else json.dumps(value)
+        except (RecursionError, ValueError):  # JSONB from Postgres, nested past the writer's recursion
+            values[str(key)] = "[" * (MAX_JSON_DEPTH + 1)  # dropped, with a warning, by ``_bounded``
+    return values, ""
+
+
+def _bounded(state: dict[str, str] | None) -> tuple[dict[str, str] | None, list[str]]:
+    """The state without the values whose JSON nests deeper than ``MAX_JSON_DEPTH`` (none of the
+    original's does past a few levels), and a warning naming each one dropped."""
+    if not state:
+        return state, []
+    kept: dict[str, str] = {}
+    warnings: list[str] = []
+    for key, value in state.items():
+        try:
+            if value.lstrip()[:1] in ("[", "{"):
+                check_json_depth(value)
+        except MalformedBody as exc:
+            warnings.append(f"state_data.{key}: {exc}; dropped")
+            continue
+        kept[key] = value
+    return kept, warnings
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -22,6 +22,11 @@ function's cold start pays for neither. Their errors come out as ``ValidationFai
 (``entry[0].changes[0].value.messages[1].text.body must be a string``). Meta's envelope is read
 whole before any message; then each message on its own, so that with ``rejected`` a bad one is
 reported there and the rest of its batch still goes through.
+
+Text that is not valid Unicode (a lone UTF-16 surrogate, which JSON's ``"\\ud83d"`` escape gives and
+no UTF-8 encoder writes) is repaired where it stands, each one to U+FFFD, before any model reads it
+(``promptpipe.rules.http_body.repair_unicode``): the message is kept, and nothing downstream (the
+queue, the table, the logs) meets a string it cannot encode.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pydantic_core import ErrorDetails
 from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.models.messaging import Attachment, DeliveryStatus, InboundKind, InboundMessage
 from promptpipe.models.provider_payload import BLANK, SENDER_WITHOUT_PHONE, WRONG_OBJECT, object_or_empty
+from promptpipe.rules.http_body import repair_unicode, valid_unicode
 from promptpipe.rules.phone import canonicalize_phone, canonicalize_whatsapp_sender
 
 if TYPE_CHECKING:
@@ -95,7 +101,7 @@ def parse_twilio_form(body: str, received_at: datetime, default_region: str) -> 
 
     fields: dict[str, str] = {}
     for key, value in parse_qsl(body, keep_blank_values=True):
-        fields.setdefault(key, value)  # the first of repeated fields counts
+        fields.setdefault(valid_unicode(key), valid_unicode(value))  # the first of repeated fields counts
     form = _validate(TwilioForm, fields, "form")
     if not form.sid:
         raise ValidationFailed("Twilio webhook has no MessageSid", field="MessageSid")
@@ -163,6 +169,8 @@ def parse_meta_payload(
     """
     from promptpipe.models.meta_webhook import MetaWebhook  # only where Meta posts (cold start)
 
+    # Lone surrogates (a JSON "\ud83d") repaired to U+FFFD field by field, before anything reads them.
+    payload = repair_unicode(payload)
     webhook = _validate(MetaWebhook, payload, "")
     messages: list[InboundMessage] = []
     for path, value in webhook.message_changes():

@@ -255,6 +255,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_server(args)
 
 
+def _positive_count(value: str) -> int:
+    """A count of at least 1 (participants, days): ``-3`` or ``0`` is a usage mistake, not a run."""
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return count
+
+
 def _window_minutes(value: str) -> int:
     """A flexible time window in minutes, as DAILY_PROMPT_FLEXIBLE_WINDOW_MINUTES accepts it (0-60)."""
     try:
@@ -365,8 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     simulate = sub.add_parser("simulate", help="a seeded population living several days; prints throughput")
-    simulate.add_argument("--participants", type=int, default=100)
-    simulate.add_argument("--days", type=int, default=7)
+    simulate.add_argument("--participants", type=_positive_count, default=100)
+    simulate.add_argument("--days", type=_positive_count, default=7)
     simulate.add_argument("--seed", type=int, default=42)
     simulate.add_argument(
         "--flexible-window",
@@ -395,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="participants.csv, prompts.csv, messages.jsonl (docs/export.md)")
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write (created)")
     export.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    export.add_argument(
+        "--force", action="store_true", help="write into a folder that already holds files (the export's are replaced)"
+    )
     api_options(export)
     export.set_defaults(func=cmd_export)
 
@@ -402,6 +416,11 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default="127.0.0.1")
     console.add_argument("--port", type=_parse_port, default=8080)
     console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
+    console.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve without the token printed at start (any local process can then read and act)",
+    )
     api_options(console)
     console.set_defaults(func=cmd_console)
 

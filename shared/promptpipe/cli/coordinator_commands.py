@@ -53,6 +53,7 @@ def coordinator_client(args: argparse.Namespace) -> Iterator[Any]:
 
 def cmd_participants(args: argparse.Namespace) -> int:
     from promptpipe.coordinator.summary import summarize
+    from promptpipe.coordinator.terminal import terminal_safe
 
     with coordinator_client(args) as client:
         found = client.participants(status=args.status, phone=args.phone)
@@ -63,7 +64,8 @@ def cmd_participants(args: argparse.Namespace) -> int:
             last = s.last_reply_at.strftime("%Y-%m-%d %H:%M") if s.last_reply_at else "—"
             status = p.status.value + (" (opted out)" if p.opted_out else "")
             print(
-                f"{p.id:36} {p.name[:12]:12} {p.phone_number:16} {status:10} {s.sub_state:16} "
+                f"{p.id:36} {terminal_safe(p.name[:12], keep_newlines=False):12} {p.phone_number:16} "
+                f"{status:10} {s.sub_state:16} "
                 f"{s.prompts_sent:7} {s.done:4}  {last}"
             )
         print(f"{len(found)} participant(s)", file=sys.stderr)
@@ -104,6 +106,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out} is a file; give a folder (new or existing)", EXIT_USAGE)
+    if out.is_dir() and not args.force and any(out.iterdir()):
+        held = ", ".join(sorted(p.name for p in out.iterdir())[:4])
+        raise CliError(
+            f"--out {out} already holds files ({held}); give a new or empty folder, or --force to overwrite",
+            EXIT_USAGE,
+        )
     with coordinator_client(args) as client:
         try:
             counts = write_export(client, out, progress=None if args.quiet else progress)
@@ -122,7 +130,9 @@ def cmd_console(args: argparse.Namespace) -> int:
     from promptpipe.console.app import run_console
 
     with coordinator_client(args) as client:
-        return run_console(client, host=args.host, port=args.port, allowed_hosts=args.allow_host)
+        return run_console(
+            client, host=args.host, port=args.port, allowed_hosts=args.allow_host, require_token=not args.no_token
+        )
 
 
 def api_options(command: argparse.ArgumentParser) -> None:

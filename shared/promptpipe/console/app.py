@@ -7,6 +7,13 @@ resolve a hand-off with a note (a state override with a sub-state, which release
 controller's hold). Every request must name the console's own address (``Host``, and ``Origin``
 when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
 twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
+
+The same token is the console's credential, as Jupyter's is (docs/console.md, "The token"): printed
+at start in the console's address (``/?token=…``), it is required of every request, as that query
+(answered with the cookie and a redirect to the address without it), the cookie, or an
+``Authorization: token …`` header, unless the console was started with ``--no-token``. No page or
+export is stored by the browser (``Cache-Control: no-store``), and a notice is shown only by its code
+from the console's own table (``NOTICES``): a link's text is never the console's banner.
 """
 
 from __future__ import annotations
@@ -49,6 +56,27 @@ PAGE_ROWS = 50
 SUB_STATES = tuple(s.value for s in SubState)
 MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
 MAX_CURSOR_LISTS = 256
+NO_STORE = "no-store"
+# What the console says after an action, by code: the only notices it shows (a link's ``?notice=``
+# names one of these, never the text).
+NOTICES = {
+    "paused": "Paused: no prompts or reminders until resumed.",
+    "resumed": "Resumed: daily prompts are scheduled again.",
+    "resolved": "Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript.",
+}
+TOKEN_NEEDED = (
+    "This console needs its token: open the address it printed when it started (…/?token=…), "
+    "or start it with --no-token."
+)
+
+
+def notice_text(code: str | None) -> str | None:
+    """The console's notice of ``code`` (``resolved:<sub-state>`` names the sub-state); None for
+    anything not in ``NOTICES``."""
+    name, _, sub_state = (code or "").partition(":")
+    if name == "resolved":
+        return NOTICES[name].format(sub_state=sub_state) if sub_state in SUB_STATES else None
+    return NOTICES.get(name) if not sub_state else None
 
 
 def _templates() -> Environment:
@@ -85,8 +113,9 @@ def _prep_minutes() -> int:
 class Console:
     """Renders pages from the API; shared by every request thread."""
 
-    def __init__(self, client: CoordinatorClient) -> None:
+    def __init__(self, client: CoordinatorClient, *, require_token: bool = True) -> None:
         self.client = client
+        self.require_token = require_token
         self.templates = _templates()
         self.token = secrets.token_urlsafe(16)
         self.lock = threading.Lock()
@@ -102,6 +131,24 @@ class Console:
 
     def token_cookie(self) -> str:
         return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+
+    def holds_cookie(self, cookie_header: str) -> bool:
+        try:
+            morsel = SimpleCookie(cookie_header).get(self.cookie_name)
+        except CookieError:
+            return False
+        return morsel is not None and secrets.compare_digest(morsel.value, self.token)
+
+    def admits(self, query_token: str | None, cookie_header: str, authorization: str) -> bool:
+        """Whether a request holds the console's token (always, when started with ``--no-token``)."""
+        if not self.require_token:
+            return True
+        scheme, _, given = authorization.partition(" ")
+        return (
+            self.holds_cookie(cookie_header)
+            or (query_token is not None and secrets.compare_digest(query_token, self.token))
+            or (scheme.lower() == "token" and secrets.compare_digest(given.strip(), self.token))
+        )
 
     def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
         """The form's token and the cookie's: a foreign page can set neither."""
@@ -147,7 +194,7 @@ class Console:
             status=status,
             needs=needs,
             statuses=STATUSES,
-            notice=query.get("notice"),
+            notice=notice_text(query.get("notice")),
         )
 
     def _rows_page(self, filters: tuple[str, str, bool], wanted: int) -> tuple[int, ParticipantRowsPage]:
@@ -211,7 +258,7 @@ class Console:
             days=days,
             controller=controller if isinstance(controller, dict) else None,
             sub_states=SUB_STATES,
-            notice=query.get("notice"),
+            notice=notice_text(query.get("notice")),
         )
 
     def export_zip(self) -> bytes:
@@ -224,13 +271,13 @@ class Console:
         return buffer.getvalue()
 
     def act(self, participant_id: str, action: str, form: dict[str, str]) -> str:
-        """Run one action; answers the notice shown after the redirect."""
+        """Run one action; answers the code of the notice shown after the redirect (``NOTICES``)."""
         if action == "pause":
             self.client.set_status(participant_id, "paused")
-            return "Paused: no prompts or reminders until resumed."
+            return "paused"
         if action == "resume":
             self.client.set_status(participant_id, "active")
-            return "Resumed: daily prompts are scheduled again."
+            return "resumed"
         if action == "resolve":
             # The controller's release path (docs/controller.md): a state override with a sub-state
             # releases the hold; the note is the override's reason, recorded in the transcript.
@@ -241,7 +288,7 @@ class Console:
             if sub_state not in SUB_STATES:
                 raise ApiError(400, f"choose where the conversation continues: {', '.join(SUB_STATES)}")
             self.client.override_state(participant_id, {"sub_state": sub_state, "reason": note})
-            return f"Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript."
+            return f"resolved:{sub_state}"
         raise ApiError(404, f"unknown action {action}")
 
 
@@ -254,15 +301,19 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        # Whether this request holds the console's token: only then does a page carry its cookie.
+        admitted = False
+
         def _send(self, status: int, body: bytes | str, content_type: str = "text/html; charset=utf-8") -> None:
             data = body.encode() if isinstance(body, str) else body
             self.send_response(status)
+            self.send_header("cache-control", NO_STORE)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             self.send_header("x-content-type-options", "nosniff")
             self.send_header("referrer-policy", "same-origin")  # "no-referrer" makes a form post say Origin: null
             self.send_header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
-            if content_type.startswith("text/html"):
+            if content_type.startswith("text/html") and self.admitted:
                 self.send_header("set-cookie", console.token_cookie())  # with the page's form token
             self.end_headers()
             if self.command != "HEAD":
@@ -283,8 +334,26 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             self._error(refusal.status, refusal.message)
             return True
 
+        def _admitted(self, method: str) -> bool:
+            """The console's token held; a GET that brings it as ``?token=`` is answered with the
+            cookie and sent on to the same address without it (no token left in the history)."""
+            url = urlsplit(self.path)
+            pairs = parse_qsl(url.query, keep_blank_values=True)
+            given = dict(pairs).get("token") if method != "POST" else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if not console.admits(given, headers.get("cookie", ""), headers.get("authorization", "")):
+                self.close_connection = True
+                self._error(403, TOKEN_NEEDED)
+                return False
+            self.admitted = True
+            if given is not None and console.require_token:
+                rest = urlencode([(k, v) for k, v in pairs if k != "token"])
+                self._redirect(url.path + (f"?{rest}" if rest else ""), cookie=True)
+                return False
+            return True
+
         def _answer(self, method: str, work: Callable[[], None]) -> None:
-            if self._refused(method):
+            if self._refused(method) or not self._admitted(method):
                 return
             try:
                 work()
@@ -293,8 +362,11 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self.close_connection = True
                 self._error(500, "The console failed on this request; see its log.")
 
-        def _redirect(self, location: str) -> None:
+        def _redirect(self, location: str, *, cookie: bool = False) -> None:
             self.send_response(303)
+            self.send_header("cache-control", NO_STORE)
+            if cookie:
+                self.send_header("set-cookie", console.token_cookie())
             self.send_header("location", location)
             self.send_header("content-length", "0")
             self.end_headers()
@@ -357,6 +429,7 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                     data = console.export_zip()
                     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
                     self.send_response(200)
+                    self.send_header("cache-control", NO_STORE)
                     self.send_header("content-type", "application/zip")
                     self.send_header("content-disposition", f'attachment; filename="promptpipe-export-{stamp}.zip"')
                     self.send_header("content-length", str(len(data)))
@@ -380,11 +453,17 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
 
 class ConsoleServer:
     def __init__(
-        self, client: CoordinatorClient, host: str = "127.0.0.1", port: int = 8080, allowed_hosts: Iterable[str] = ()
+        self,
+        client: CoordinatorClient,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        allowed_hosts: Iterable[str] = (),
+        *,
+        require_token: bool = True,
     ) -> None:
         from promptpipe.local.server import PortUnavailable
 
-        self.console = Console(client)
+        self.console = Console(client, require_token=require_token)
         try:
             self.httpd = LocalHTTPServer((host, port), make_handler(self.console))
         except OSError as exc:
@@ -399,6 +478,15 @@ class ConsoleServer:
         name = host.decode() if isinstance(host, bytes) else host
         return f"http://{name}:{port}"
 
+    @property
+    def token(self) -> str:
+        return self.console.token
+
+    @property
+    def login_url(self) -> str:
+        """The address to open: with the token, unless the console was started with ``--no-token``."""
+        return f"{self.url}/?token={self.token}" if self.console.require_token else f"{self.url}/"
+
     def start(self) -> ConsoleServer:
         self._thread.start()
         return self
@@ -409,7 +497,14 @@ class ConsoleServer:
         self.httpd.server_close()
 
 
-def run_console(client: CoordinatorClient, *, host: str, port: int, allowed_hosts: Iterable[str] = ()) -> int:
+def run_console(
+    client: CoordinatorClient,
+    *,
+    host: str,
+    port: int,
+    allowed_hosts: Iterable[str] = (),
+    require_token: bool = True,
+) -> int:
     import time
 
     from promptpipe.local.server import PortUnavailable
@@ -419,10 +514,12 @@ def run_console(client: CoordinatorClient, *, host: str, port: int, allowed_host
     except ApiUnreachable as exc:  # e.g. `serve` is still starting: the pages say so until it answers
         print(f"promptpipe console: warning: {exc}", file=sys.stderr)
     try:
-        server = ConsoleServer(client, host, port, allowed_hosts).start()
+        server = ConsoleServer(client, host, port, allowed_hosts, require_token=require_token).start()
     except PortUnavailable as exc:
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None
-    print(f"PromptPipe console on {server.url} — API: {client.transport.description}", flush=True)
+    print(f"PromptPipe console on {server.login_url} — API: {client.transport.description}", flush=True)
+    if not require_token:
+        print("promptpipe console: warning: started with --no-token: any local process can use it", file=sys.stderr)
     try:
         while True:
             time.sleep(3600)

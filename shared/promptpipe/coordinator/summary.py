@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from promptpipe.coordinator.kinds import provider_ids, shown
+from promptpipe.coordinator.terminal import terminal_safe
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
 from promptpipe.rules.timezones import zone_or_utc
@@ -253,7 +254,8 @@ def transcript_text(
     out: list[str] = []
     zone_name = "UTC" if zone.key == "UTC" else zone.key
     mark = " [deleted; transcript kept]" if deleted else ""
-    out.append(f"{participant.name or participant.id} ({participant.id}){mark} — times in {zone_name}")
+    name = terminal_safe(participant.name or participant.id, keep_newlines=False)
+    out.append(f"{name} ({participant.id}){mark} — times in {zone_name}")
     day = None
     labels = {"participant": "participant ›", "coach": "coach       ‹", "system": "            ·"}
     for line in chat_lines(entries, zone):
@@ -261,8 +263,8 @@ def transcript_text(
         if heading != day:
             out += ["", f"── {heading} " + "─" * 20]
             day = heading
-        mark = f"[{line.mark}] " if line.mark else ""
-        text = line.text.replace("\n", "\n" + " " * 20)
+        mark = f"[{terminal_safe(line.mark, keep_newlines=False)}] " if line.mark else ""
+        text = terminal_safe(line.text).replace("\n", "\n" + " " * 20)
         out.append(f"{line.local:%H:%M} {labels[line.who]:14s} {mark}{text}")
     return "\n".join(out) + "\n"
 

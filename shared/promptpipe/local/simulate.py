@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from promptpipe.adapters.local_outbox import OutboxRecord
+from promptpipe.errors import ValidationFailed
 from promptpipe.local.demo import send_sms
 from promptpipe.local.environment import SCHEDULED_PROMPT_ARN, LocalEnvironment, local_settings
 from promptpipe.models.messaging import OutboundKind
@@ -240,6 +241,11 @@ def _weighted(rng: random.Random) -> str | None:
     return None
 
 
+def _check_population(participants: int, days: int) -> None:
+    if participants < 1 or days < 1:  # a negative population would report "$-0" as if it had run
+        raise ValidationFailed("a simulation needs at least 1 participant and 1 day", field="participants")
+
+
 def run_simulation(
     participants: int,
     days: int,
@@ -254,6 +260,7 @@ def run_simulation(
     """``sms_rules``: the participants are on SMS (docs/behaviour.md#sms: one segment per daily prompt
     with the poll in it, replies held to one segment); off: the text channel without those rules.
     ``compare_sms``: the same seeded run once more without the rules, its segments reported too."""
+    _check_population(participants, days)
     if compare_sms:
         report = run_simulation(
             participants, days, seed=seed, start=start, progress=progress, flexible_window=flexible_window

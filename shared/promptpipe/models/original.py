@@ -27,3 +27,5 @@ class OriginalParticipant:
     # Why the stored state could not be read (it is then imported empty).
     state_error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the reader left out of the stored state, one line each (a value nested too deeply).
+    state_warnings: list[str] = field(default_factory=list)

@@ -27,6 +27,10 @@ MAX_JSON_DEPTH = 32
 MAX_JSON_INTEGER_DIGITS = 64
 PAYLOAD_TOO_LARGE = 413
 _BRACKETS = re.compile(r"[\[\]{}]")
+# A UTF-16 surrogate standing alone: JSON's "\ud83d" without its pair decodes to one, and no
+# UTF-8 encoder (DynamoDB's, SQS's, the logger's) accepts it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
 
 
 class MalformedBody(ValidationFailed):
@@ -79,6 +83,40 @@ def check_json_depth(text: str, max_depth: int = MAX_JSON_DEPTH) -> None:
                 raise MalformedBody(f"JSON is nested deeper than {max_depth} levels")
         else:
             depth -= 1
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (the rest unchanged): text from outside
+    that Python decoded (JSON escapes, ``surrogateescape``) but no UTF-8 encoder would write."""
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+
+
+def repair_unicode(value: Any) -> Any:
+    """A parsed JSON value with ``valid_unicode`` applied to every string in it, keys included: one
+    bad field is repaired where it is, and the rest of the value is kept as it was. Iterative, so
+    no nesting raises ``RecursionError`` (``read_json_text`` bounds it anyway)."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if not isinstance(value, dict | list):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        item = parent[key]
+        if isinstance(item, str):
+            parent[key] = valid_unicode(item)
+        elif isinstance(item, list):
+            copy = list(item)
+            parent[key] = copy
+            stack.extend((copy, index) for index in range(len(copy)))
+        elif isinstance(item, dict):
+            copy_map = {valid_unicode(name) if isinstance(name, str) else name: child for name, child in item.items()}
+            parent[key] = copy_map
+            stack.extend((copy_map, name) for name in copy_map)
+    return root[0]
 
 
 class NotJson(MalformedBody):

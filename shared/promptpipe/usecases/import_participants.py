@@ -41,12 +41,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from promptpipe.errors import InvalidPhoneNumber, ParticipantAlreadyEnrolled, ValidationFailed
+from promptpipe.errors import (
+    InvalidPhoneNumber,
+    ParticipantAlreadyEnrolled,
+    ParticipantNotFound,
+    StoreError,
+    ValidationFailed,
+)
 from promptpipe.flow.timer_names import daily_schedule_name
 from promptpipe.models.original import OriginalParticipant
 from promptpipe.models.participant import CONSENT_IMPORTED, ConversationParticipant, ParticipantStatus, engine_consent
 from promptpipe.models.profile import UserProfile
-from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, StateData
+from promptpipe.models.state import FLOW_TYPE, STATE_CONVERSATION_ACTIVE, DataKey, FlowState, ScheduleInfo, StateData
 from promptpipe.rules.phone import canonicalize_imported_phone, mask_phone, region_of
 from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases.context import AppContext
@@ -183,22 +189,72 @@ def import_participants(
         if holder is not None:
             line.outcome, line.reason = "skipped", "phone number already enrolled here (another participant)"
             continue
-        participant, flow = _build(original, line, phone, status, app.clock.now())
+        participant, flow = _build(
+            original, line, phone, status, app.clock.now(), max_schedules=app.deps.config.max_daily_schedules
+        )
         line.history = read_history(StateData(flow.state_data))
         if dry_run:
             line.outcome = "would_import"
             line.schedules = len(StateData(flow.state_data).schedules()) if status is ParticipantStatus.ACTIVE else 0
             continue
-        try:
-            app.repo.create(participant, flow)
-        except ParticipantAlreadyEnrolled:
-            line.outcome, line.reason = "skipped", "phone number enrolled concurrently"
+        if not _created(app, participant, flow, line, region):
             continue
         line.outcome = "imported"
         write_history(app, participant.id, line.history)
         if status is ParticipantStatus.ACTIVE:
             line.schedules = rebuild(app, participant.id)
     return report
+
+
+# The store's codes for a row it refuses (too large, a value it cannot take); anything else stops the run.
+_ROW_REFUSED = frozenset({"ValidationException", "TransactionCanceledException", "ItemCollectionSizeLimitExceeded"})
+
+
+def _why(exc: StoreError) -> str:
+    text = str(exc.__cause__ or exc)
+    if "size" in text.lower():
+        return "too large for one DynamoDB item (400 KB); shorten its history or profile in the original"
+    return text[:200]
+
+
+def _created(
+    app: AppContext, participant: ConversationParticipant, flow: FlowState, line: ImportLine, region: str
+) -> bool:
+    """Write the participant, claim and state; or report (``line``) why not, and go on to the next:
+    imported before under another number (another ``--region``), enrolled concurrently, or a row
+    the table refuses (too large). The store itself failing stops the run."""
+    if _exists(app, participant.id):
+        line.outcome, line.reason = "skipped", _already_imported_elsewhere(app, participant.id, region)
+        return False
+    try:
+        app.repo.create(participant, flow)
+    except ParticipantAlreadyEnrolled:
+        line.outcome, line.reason = "skipped", "phone number enrolled concurrently"
+        return False
+    except StoreError as exc:
+        if exc.code not in _ROW_REFUSED:
+            raise  # throttled past the retries, unreachable: the run stops, as it must
+        line.outcome, line.reason = "skipped", f"the table refused this participant's row: {_why(exc)}"
+        return False
+    return True
+
+
+def _exists(app: AppContext, participant_id: str) -> bool:
+    try:
+        app.repo.get(participant_id)
+    except ParticipantNotFound:
+        return False
+    return True
+
+
+def _already_imported_elsewhere(app: AppContext, participant_id: str, region: str) -> str:
+    """Why a participant already imported under another number is left alone: the number read now
+    differs from the one the first run stored (most often, another ``--region``)."""
+    stored = mask_phone(app.repo.get(participant_id).phone_number)
+    return (
+        f"already imported as {participant_id} with {stored}; this run reads the number differently "
+        f"(--region {region}): a conflict, nothing changed (run again with the first run's --region)"
+    )
 
 
 def _one_per_phone(originals: list[OriginalParticipant], phones: dict[str, str]) -> dict[str, str]:
@@ -251,7 +307,13 @@ def _status(raw: str, line: ImportLine) -> ParticipantStatus | None:
 
 
 def _build(
-    original: OriginalParticipant, line: ImportLine, phone: str, status: ParticipantStatus, now: datetime
+    original: OriginalParticipant,
+    line: ImportLine,
+    phone: str,
+    status: ParticipantStatus,
+    now: datetime,
+    *,
+    max_schedules: int,
 ) -> tuple[ConversationParticipant, FlowState]:
     enrolled = original.enrolled_at or original.created_at or now
     participant = ConversationParticipant(
@@ -270,8 +332,9 @@ def _build(
     )
     if original.state_error:
         line.warnings.append(f"{original.state_error}; imported with an empty state")
+    line.warnings.extend(original.state_warnings)
     data = StateData(dict(original.state_data or {}))
-    _adapt_registry(data, line, participant.timezone or "UTC")
+    _adapt_registry(data, line, participant.timezone or "UTC", max_schedules)
     cleared = [key.value for key in _ONE_SHOT_KEYS if data.get(key)]
     for key in _ONE_SHOT_KEYS:
         data.clear(key)
@@ -347,16 +410,26 @@ def _drop(stored: dict[str, Any], path: tuple[str, ...]) -> bool:
     return True
 
 
-def _adapt_registry(data: StateData, line: ImportLine, zone: str) -> None:
+def _adapt_registry(data: StateData, line: ImportLine, zone: str, max_schedules: int) -> None:
     raw = data.get(DataKey.SCHEDULE_REGISTRY)
     if not raw:
         return
     schedules = data.schedules()
+    readable = len(schedules)
+    if len(schedules) > max_schedules:  # the first by time of day, in the registry's order
+        ranked = sorted(range(len(schedules)), key=lambda n: _time_of_day(schedules[n]))
+        over = [schedules[n] for n in ranked[max_schedules:]]
+        schedules = [schedules[n] for n in sorted(ranked[:max_schedules])]
+        shown = ", ".join(s.id for s in over[:10]) + (f" and {len(over) - 10} more" if len(over) > 10 else "")
+        line.warnings.append(
+            f"{len(over)} daily schedules over the limit of {max_schedules} not imported "
+            f"(MAX_DAILY_SCHEDULES; the first {max_schedules} by time of day are kept): {shown}"
+        )
     try:
         stored = json.loads(raw)
     except ValueError:
         stored = None
-    if not isinstance(stored, list) or len(stored) != len(schedules):
+    if not isinstance(stored, list) or len(stored) != readable:
         line.warnings.append("scheduleRegistry partly unreadable: only its readable entries are kept")
     kept = []
     for schedule in schedules:
@@ -371,6 +444,11 @@ def _adapt_registry(data: StateData, line: ImportLine, zone: str) -> None:
             )
         )
     data.set_schedules(kept)
+
+
+def _time_of_day(schedule: ScheduleInfo) -> tuple[str, str]:
+    """A schedule's place in the day: its fixed time, or the start of its random window ("HH:MM")."""
+    return (schedule.fixed_time or schedule.random_start_time or "99:99", schedule.id)
 
 
 def _short_id(schedule_id: str) -> str:
