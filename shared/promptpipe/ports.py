@@ -140,9 +140,12 @@ class SentLedger(Protocol):
         event_id: str,
         message_ids: Sequence[str],
         parts: Mapping[str, Sequence[str]] | None = None,
+        record: EventRecord | None = None,
     ) -> None:
         """Applying ``event_id``'s effects failed after these messages went out; ``parts``: for a
-        split SMS refused part-way, the provider ids of its parts already accepted."""
+        split SMS refused part-way, the provider ids of its parts already accepted; ``record``:
+        the event's record, kept with them so a redelivery can resume it after the record left
+        the state item's window."""
         ...
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
@@ -151,6 +154,10 @@ class SentLedger(Protocol):
 
     def accepted_parts(self, participant_id: str, event_id: str) -> dict[str, list[str]]:
         """The parts recorded for ``event_id``'s messages sent part-way (message id -> part ids)."""
+        ...
+
+    def unfinished(self, participant_id: str, event_id: str) -> EventRecord | None:
+        """The record of ``event_id`` kept with its failed delivery; ``None`` when none was kept."""
         ...
 
 

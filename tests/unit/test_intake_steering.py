@@ -255,3 +255,36 @@ def test_a_field_lost_after_intake_is_pursued_again_when_back_in_intake() -> Non
     assert "attach it to" in (asked.reply or "")
     h.say("after brushing my teeth")
     assert h.data.sub_state is SubState.FEEDBACK
+
+
+def test_a_returning_participant_re_entering_intake_gets_fresh_attempts() -> None:
+    # Given a first intake where the habit took several tries, then finished (FEEDBACK)
+    h = Harness()
+    for text in ("hello", "I don't know", "hmm not sure", "I'd like to exercise more"):
+        h.say(text)
+    for text in ("I want to feel more energetic", "around 8am", "after my morning coffee"):
+        h.say(text)
+    assert h.data.sub_state is SubState.FEEDBACK
+    old = h.data.controller_state()
+    assert old is not None and old.attempts("habit") >= 3
+
+    # When they come back to intake for a new habit (the transition the model's tool makes)
+    from promptpipe.flow.state_ops import immediate_transition
+
+    session = h.sessions.open(h.participant.id, "evt-back")
+
+    def new_habit(op: Any) -> None:
+        profile = op.data.profile()
+        profile.habit_domain = ""
+        op.data.set_profile(profile)
+
+    session.apply("new_habit", new_habit)
+    session.apply("transition_to_INTAKE", immediate_transition(SubState.INTAKE))
+    session.commit()
+
+    # Then the controller's attempts start again: no person on the third message
+    fresh = h.data.controller_state()
+    assert fresh is not None and fresh.attempts_by_node == {} and fresh.skipped_nodes == []
+    replies = [h.say(text) for text in ("hi again", "not sure yet", "hmm")]
+    assert all(r.reply != HOLDING_MESSAGE for r in replies)
+    assert all(r.audit["controller"]["mode"] != Mode.HANDOFF.value for r in replies)

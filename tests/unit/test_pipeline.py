@@ -12,6 +12,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import intent as intents
 from promptpipe.flow.intent import FEEDBACK_TOOLS, INTAKE_TOOLS, Intent, TTLCache
 from promptpipe.flow.intent_rules import TurnContext, decide, normalise
+from promptpipe.flow.modules import TRY_AGAIN_FALLBACK
 from promptpipe.flow.pipeline import (
     TRUNCATION_MARK,
     ParsedTurn,
@@ -355,3 +356,54 @@ def test_audit_has_stage_timings_prompt_version_and_the_nested_generator_call() 
     ]
     assert calls[1]["model"] == "gen-model" and calls[1]["prompt_version"].startswith("file:")
     assert calls[2]["cached_tokens"] == 768 and calls[0]["tools_offered"] == len(tool_table.names_for("intake"))
+
+
+# -- the fixed reply never claims what did not happen (issue 37, item 7) ------------------------
+def test_a_failed_synthesis_after_every_tool_failed_asks_to_try_again_not_all_set() -> None:
+    # Given a turn whose every tool call fails, then a synthesis that fails (model down)
+    llm = ScriptedLLM([failing_schedule() for _ in range(4)] + [LLMError("down")])
+    h = memory_harness(llm)
+    p = h.enroll()
+    outcome = turn(h, p, "Please move my reminder to 8pm")
+    # Then the reply claims nothing was done: it asks the participant to try again
+    body = outcome.outbound[0].body
+    assert "All set" not in body and "taken care" not in body
+    assert body == TRY_AGAIN_FALLBACK
+
+
+def test_an_empty_synthesis_says_what_the_tools_did_and_what_failed() -> None:
+    # Given a turn where the profile was saved but the schedule failed, then an empty synthesis
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_calls(
+                [
+                    ("save_user_profile", {"habit_domain": "walking"}),
+                    ("scheduler", {"action": "create", "type": "fixed"}),
+                ]
+            ),
+            *[failing_schedule() for _ in range(3)],
+            ScriptedLLM.text(""),
+        ]
+    )
+    h = memory_harness(llm)
+    p = h.enroll()
+    outcome = turn(h, p, "I want to walk, remind me at 8pm")
+    # Then the reply says what the tool results say
+    assert outcome.outbound[0].body == (
+        "I've saved your details. I couldn't change your reminder schedule: could you try that again?"
+    )
+
+
+def test_fallback_reply_claims_only_changes() -> None:
+    from promptpipe.flow.modules import ToolRun, fallback_reply
+
+    listed = ToolRun(name="scheduler", arguments={"action": "list"}, ok=True, result="", duration_ms=0)
+    assert fallback_reply([]) == TRY_AGAIN_FALLBACK
+    assert fallback_reply([listed]) == TRY_AGAIN_FALLBACK
+    made = ToolRun(name="scheduler", arguments={"action": "create"}, ok=True, result="", duration_ms=0)
+    prompt = ToolRun(name="generate_habit_prompt", arguments={}, ok=True, result="", duration_ms=0)
+    assert fallback_reply([made, prompt]) == "I've updated your reminder schedule and prepared your habit prompt."
+    three = [made, prompt, ToolRun(name="transition_state", arguments={}, ok=True, result="", duration_ms=0)]
+    assert fallback_reply(three) == (
+        "I've updated your reminder schedule, prepared your habit prompt and moved our conversation on."
+    )

@@ -4,8 +4,11 @@ Written only when applying an event's effects fails (one item per event: the ids
 that went out before the failure) and read only when that event is redelivered: the normal path
 costs nothing. No item for a redelivered event means its earlier delivery finished. Items live in
 the participant's partition of the main table (``sk = SENT#<event id>``, ``dynamodb_items``), outside
-the range the state Query reads, and expire after a day through the table's TTL (longer than any
-redelivery). A split SMS refused part-way is recorded with the provider ids of its parts already
+the range the state Query reads, and expire through the table's TTL as the event's id claim does
+(15 days: a dead-letter redrive comes within 14). Each item also carries the event's record (its
+messages' transcript keys, its schedules, the status it decided for), so a redelivery resumes
+the event even after its record has left the state item's window of 25 (any number of later
+commits: docs/reliability.md). A split SMS refused part-way is recorded with the provider ids of its parts already
 accepted (``parts``), so that the redelivery sends only the rest. Store failures are ``StoreError``
 (``aws_errors.store_operation``).
 """
@@ -19,8 +22,9 @@ from typing import Any
 
 from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import expires_at, sent_key
+from promptpipe.models.store import EVENT_ID_RETENTION_DAYS, EventRecord
 
-LEDGER_TTL_SECONDS = 24 * 3600
+LEDGER_TTL_SECONDS = EVENT_ID_RETENTION_DAYS * 24 * 3600
 
 
 class DynamoSentLedger:
@@ -35,6 +39,7 @@ class DynamoSentLedger:
         event_id: str,
         message_ids: Sequence[str],
         parts: Mapping[str, Sequence[str]] | None = None,
+        record: EventRecord | None = None,
     ) -> None:
         item = {
             **sent_key(participant_id, event_id),
@@ -44,7 +49,15 @@ class DynamoSentLedger:
         }
         if parts:
             item["parts"] = {"M": {mid: {"L": [{"S": pid} for pid in ids]} for mid, ids in parts.items() if ids}}
+        if record is not None:
+            item["record"] = {"S": record.model_dump_json()}
         self._client.put_item(TableName=self._table, Item=item)
+
+    @store_operation
+    def unfinished(self, participant_id: str, event_id: str) -> EventRecord | None:
+        item = self._item(participant_id, event_id) or {}
+        stored = item.get("record", {}).get("S")
+        return EventRecord.model_validate_json(stored) if stored else None
 
     @store_operation
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
@@ -71,6 +84,7 @@ class InMemorySentLedger:
     def __init__(self) -> None:
         self._records: dict[tuple[str, str], set[str]] = {}
         self._parts: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._events: dict[tuple[str, str], EventRecord] = {}
         self._lock = threading.Lock()
 
     def record_partial(
@@ -79,10 +93,17 @@ class InMemorySentLedger:
         event_id: str,
         message_ids: Sequence[str],
         parts: Mapping[str, Sequence[str]] | None = None,
+        record: EventRecord | None = None,
     ) -> None:
         with self._lock:
             self._records[(participant_id, event_id)] = set(message_ids)
             self._parts[(participant_id, event_id)] = {mid: list(ids) for mid, ids in (parts or {}).items() if ids}
+            if record is not None:
+                self._events[(participant_id, event_id)] = record
+
+    def unfinished(self, participant_id: str, event_id: str) -> EventRecord | None:
+        with self._lock:
+            return self._events.get((participant_id, event_id))
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:
         with self._lock:

@@ -385,6 +385,23 @@ def release_hold(rt: RuntimeState) -> RuntimeState:
     )
 
 
+def restart_attempts(rt: RuntimeState) -> RuntimeState:
+    """The participant re-enters intake (a new habit): every node gets a fresh attempt budget,
+    BROADEN and the skipped nodes included, and the loop counter restarts; what they told us
+    (facts, states) and an operator's hold are kept. Without it a returning participant starts
+    with the old attempts and is handed to a person within a message or two."""
+    return rt.model_copy(
+        update={
+            "consecutive_selections": 0,
+            "last_node": None,
+            "attempts_by_node": {},
+            "last_attempt_turn_by_node": {},
+            "broadened_nodes": [],
+            "skipped_nodes": [],
+        }
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # What the model is told
 # ---------------------------------------------------------------------------------------------

@@ -56,7 +56,40 @@ CLASSIFIER_CACHE_SECONDS = 300.0
 CLASSIFIER_CACHE_ENTRIES = 512
 INTAKE_FALLBACK = "I'm here to help you build a small daily habit. What would you like to work on?"
 FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
-EXHAUSTED_FALLBACK = "All set — I've taken care of that. Anything else you'd like to adjust?"
+# The fixed reply after a failed or empty synthesis says only what the tool results say
+# (``fallback_reply``): never "done" when nothing was done.
+TRY_AGAIN_FALLBACK = "Sorry, I couldn't finish that just now. Could you try again in a moment?"
+_DONE_PHRASES = {
+    "save_user_profile": "saved your details",
+    "scheduler": "updated your reminder schedule",
+    "generate_habit_prompt": "prepared your habit prompt",
+    "transition_state": "moved our conversation on",
+}
+_FAILED_PHRASES = {
+    "save_user_profile": "save your details",
+    "scheduler": "change your reminder schedule",
+    "generate_habit_prompt": "prepare your habit prompt",
+    "transition_state": "move our conversation on",
+}
+
+
+def _joined(phrases: list[str]) -> str:
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+
+
+def fallback_reply(runs: list[ToolRun]) -> str:
+    """The reply when the synthesis failed or came back empty: what the tool results say (what
+    went through, what did not), or a request to try again when nothing went through."""
+    # A schedule listed changed nothing: only the runs that changed something are claimed.
+    changed = [r for r in runs if r.ok and not (r.name == "scheduler" and r.arguments.get("action") == "list")]
+    done = [name for name in dict.fromkeys(r.name for r in changed) if name in _DONE_PHRASES]
+    failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in _FAILED_PHRASES and n not in done]
+    if not done:
+        return TRY_AGAIN_FALLBACK
+    text = f"I've {_joined([_DONE_PHRASES[name] for name in done])}."
+    if failed:
+        text += f" I couldn't {_joined([_FAILED_PHRASES[name] for name in failed])}: could you try that again?"
+    return text
 
 
 @dataclass
@@ -351,7 +384,7 @@ class ConversationModule(ABC):
             response = deps.llm.complete(request)
         except LLMError:
             logger.warning("synthesis call failed; using the fixed reply", extra={"conversation_module": self.name})
-            result.reply, result.used_fallback = EXHAUSTED_FALLBACK, True
+            result.reply, result.used_fallback = fallback_reply(result.tool_runs), True
             return
         _record_call(result, "synthesis", response, stage="synthesis", prompt_version=prompt.version)
         result.synthesised = True
@@ -359,7 +392,7 @@ class ConversationModule(ABC):
         if content:
             result.reply = content
         else:
-            result.reply, result.used_fallback = EXHAUSTED_FALLBACK, True
+            result.reply, result.used_fallback = fallback_reply(result.tool_runs), True
 
     def _execute(self, ctx: ToolContext, call: ToolCall, result: ModuleResult) -> ToolResult:
         """Run one call; every failure becomes a tool error with detail. A tool the module has but

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from promptpipe.controller.engine import restart_attempts
 from promptpipe.flow.session import OpContext
 from promptpipe.models.state import DataKey, SubState
 
@@ -23,7 +24,13 @@ def clear_timer_key(op: OpContext, key: DataKey) -> None:
 
 
 def write_sub_state(op: OpContext, target: SubState) -> None:
-    """Any write of the sub-state cancels a pending auto-feedback (docs/behaviour.md, auto-feedback)."""
+    """Any write of the sub-state cancels a pending auto-feedback (docs/behaviour.md, auto-feedback).
+    Re-entering intake from another state restarts the flow controller's attempts (docs/controller.md)."""
+    previous = op.data.sub_state_raw
+    if target is SubState.INTAKE and previous in SubState.__members__ and previous != SubState.INTAKE.value:
+        runtime = op.data.controller_state()
+        if runtime is not None:
+            op.data.set_controller_state(restart_attempts(runtime))
     op.data.set(DataKey.CONVERSATION_STATE, target.value)
     clear_timer_key(op, DataKey.AUTO_FEEDBACK_TIMER_ID)
 

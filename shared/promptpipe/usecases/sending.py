@@ -9,8 +9,9 @@ from datetime import datetime
 from promptpipe.errors import MessagingError, StoreError
 from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
+from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
-from promptpipe.models.store import DeliveryOutcome
+from promptpipe.models.store import DeliveryOutcome, EventRecord
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
@@ -84,7 +85,11 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
             unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
             try:
                 ledger.record_partial(
-                    outcome.participant_id, outcome.event_id, sorted(already | final), parts=unfinished
+                    outcome.participant_id,
+                    outcome.event_id,
+                    sorted(already | final),
+                    parts=unfinished,
+                    record=_record_of(outcome),
                 )
             except StoreError:  # best effort: at worst the redelivery sends nothing
                 logger.exception("could not record the messages already sent")
@@ -148,6 +153,24 @@ def _failed(exc: MessagingError, now: datetime) -> DeliveryOutcome:
         reason="undeliverable" if exc.undeliverable else "retried",
         parts=exc.accepted_parts,
         at=now,
+    )
+
+
+def _record_of(outcome: EventOutcome) -> EventRecord | None:
+    """The event's record, kept with its failed delivery: its redelivery resumes from it even
+    when the state item's window no longer holds it (any number of later commits)."""
+    if outcome.committed_at is None:
+        return None  # a degraded reply: nothing was committed, nothing to resume from
+    return EventRecord(
+        event_id=outcome.event_id,
+        committed_at=outcome.committed_at,
+        messages=[
+            MessageRef(id=m.message_id, seq=outcome.seqs[m.message_id])
+            for m in outcome.outbound
+            if m.message_id in outcome.seqs
+        ],
+        schedules=sorted(outcome.schedules),
+        status=outcome.decided_status,
     )
 
 

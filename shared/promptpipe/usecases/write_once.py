@@ -103,6 +103,12 @@ def _run_once(
             # A concurrent delivery of this event committed first (it applies the effects), or
             # one long ago (its id is claimed): nothing to send.
             outcome.replayed = True
+            kept = app.ledger.unfinished(participant_id, event_id) if session.answered_before and app.ledger else None
+            if kept is not None:
+                # Its delivery failed and its record has left the state item's window since (any
+                # number of later commits): resume it from the record kept with the failure.
+                outcome.take(resume(app, session, kept))
+                return _deferred(app, outcome) if defer_schedules else outcome
     except ParticipantNotFound:
         logger.info("participant deleted during the event", extra={"participant_id": participant_id})
         return outcome
