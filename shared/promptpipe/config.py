@@ -57,6 +57,11 @@ class CoreConfig:
     quiet_hours_start: str = "21:00"
     quiet_hours_end: str = "08:00"
     quiet_hours_max_delay: timedelta = timedelta(hours=12)
+    # --- the process ----------------------------------------------------------------------
+    # The schedule changes of a carrier opt-out go to the worker through the inbound queue instead
+    # of to the Scheduler (``usecases/carrier_opt_out.py``): set by the composition root for the
+    # functions given the queue (``wiring.build_app``), the public webhook holding no Scheduler rights.
+    schedule_changes_via_queue: bool = False
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
@@ -66,4 +71,4 @@ class CoreConfig:
         return cls(**{**values, **overrides})
 
 
-_DERIVED = frozenset({"sms_channel"})
+_DERIVED = frozenset({"sms_channel", "schedule_changes_via_queue"})
