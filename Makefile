@@ -111,7 +111,9 @@ CDK := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERS
 synth: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk synth (installs the CDK CLI from npm into node_modules; Node 22+ recommended)
 	$(CDK) synth --quiet $(CDK_ARGS)
 
-deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk deploy (needs AWS credentials)
+# Refuses assets without bytecode (no Python 3.12 here) unless ALLOW_UNCOMPILED=1 (docs/platform.md#cdk-bundling).
+deploy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk deploy (needs AWS credentials and a Python 3.12 to compile the assets)
+	$(BIN)/python -m infra.bundling
 	$(CDK) deploy $(CDK_ARGS)
 
 destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk destroy (needs AWS credentials)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from functions import resume_collector
+from promptpipe.collector import resume_collector
 from promptpipe.errors import ConfigurationError
 from promptpipe.observability import counts_errors, logger, metrics, tracer
 from promptpipe.settings import LAMBDA_REQUIRED, Settings, require_in_lambda

@@ -16,16 +16,16 @@ all, since tracing is active in AWS). Versions come from the committed ``require
 wheels. Functions with the same closure share one asset.
 
 The AWS SDK (boto3, botocore, s3transfer) is bundled at the locked versions rather than taken from
-the runtime, with botocore's data narrowed to the services the functions call
-(``adapters.botocore_data.SERVICES``) and its endpoint data to theirs (``ENDPOINTS_FILE``, cut
-from the same botocore version): the functions run the SDK their tests ran, and the cold-start
-savings of ``adapters.botocore_data.ServicesLoader``, measured against that version, hold in AWS
-(docs/benchmarks.md, sections 2 and 7).
+the runtime, so the functions run the SDK their tests ran; its data is narrowed at build time to the
+services the functions call, endpoint data included, cut from the botocore being packaged
+(``infra/aws_sdk.py``). Nothing of this is committed and nothing runs at run time: the functions use
+botocore's stock loader, which finds only what the asset holds (docs/benchmarks.md, section 2).
 
 Lambda's ``/var/task`` is read-only and Python writes no bytecode there, so an asset without it
 compiles every module it imports at every cold start (≈450 ms CPU for the webhook). With a Python of
-the runtime's version on the synthesizing machine (``python3.12``), the asset is compiled
-(``compile_asset``); without one it is not, and the bundler says so.
+the runtime's version on the synthesizing machine (``LAMBDA_PYTHON``, else ``python3.12`` on the
+PATH), the asset is compiled (``compile_asset``); without one, ``cdk synth`` builds it uncompiled
+with a warning and ``make deploy`` refuses it unless ``ALLOW_UNCOMPILED=1`` (``check_deployable``).
 
 The asset hash is computed here from the sources, the requirement list and the lock file, so CDK
 reuses a bundle already in ``cdk.out`` instead of re-running pip, and never fingerprints the
@@ -35,13 +35,12 @@ repository root (which holds .venv and node_modules).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +48,12 @@ import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_lambda as lambda_
 
+from infra.aws_sdk import narrow_aws_sdk
 from infra.constants import LAMBDA_PYTHON_VERSION
-from promptpipe.adapters.botocore_data import ENDPOINTS_FILE, SERVICES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Bump to invalidate cached bundles when the bundling steps below change.
-BUNDLER_VERSION = "4"
-# boto3's data is its resource models (``boto3.resource``), which no function uses.
-UNUSED_SDK_DATA = ("boto3/data",)
+BUNDLER_VERSION = "5"
 # Hash-based bytecode that Python uses without comparing it to any source's time stamp.
 COMPILE = ("-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash")
 # Lambda's Python 3.12 runtime is Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels run.
@@ -170,6 +167,33 @@ def bytecode_python(version: str = LAMBDA_PYTHON_VERSION) -> str | None:
     return found if done.returncode == 0 and done.stdout.strip() == version else None
 
 
+# ``make deploy`` refuses assets without bytecode unless this is set to 1 (``check_deployable``).
+ALLOW_UNCOMPILED = "ALLOW_UNCOMPILED"
+
+
+def check_deployable(python: str | None, environ: Mapping[str, str]) -> str | None:
+    """Why a deploy must not go ahead, in one line, or ``None``: the assets would ship without
+    bytecode (``python``: ``bytecode_python()``, ``None`` when there is no Python of the runtime's
+    version) and ``ALLOW_UNCOMPILED=1`` was not set. Called by ``make deploy`` before ``cdk deploy``."""
+    if python is not None or environ.get(ALLOW_UNCOMPILED) == "1":
+        return None
+    return (
+        f"no Python {LAMBDA_PYTHON_VERSION} to compile the Lambda assets with (each cold start would compile them, "
+        f"≈0.45 s CPU more): install one (`.venv/bin/uv python install {LAMBDA_PYTHON_VERSION}`) and set "
+        f"LAMBDA_PYTHON=$(.venv/bin/uv python find {LAMBDA_PYTHON_VERSION}), or set {ALLOW_UNCOMPILED}=1 "
+        "to deploy uncompiled code"
+    )
+
+
+def deploy_check(environ: Mapping[str, str] = os.environ) -> int:
+    """``python -m infra.bundling``: exit 1 with ``check_deployable``'s line, else 0."""
+    refusal = check_deployable(bytecode_python(), environ)
+    if refusal is not None:
+        print(f"make deploy: {refusal}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def compile_asset(out: Path, python: str, run: Callable[..., Any] = subprocess.run) -> None:
     """Compile the asset's Python with ``python`` (the runtime's version): the dependencies to bytecode
     only, their sources dropped (with sources and bytecode both, the webhook's asset would be 34 MB
@@ -256,27 +280,6 @@ class PipLocalBundler:
         return True
 
 
-def narrow_aws_sdk(out: Path) -> None:
-    """Keep of the bundled botocore's data only the services the functions call, with their endpoint
-    data as ``ENDPOINTS_FILE`` holds it; drop boto3's resource models. The endpoint data must have
-    been cut from the bundled botocore's version (else: ``python -m scripts.trim_aws_endpoints``
-    with the locked botocore, then bundle again)."""
-    data = out / "botocore" / "data"
-    versions = [path.name.removesuffix(".dist-info").split("-")[1] for path in out.glob("botocore-*.dist-info")]
-    trimmed = json.loads(ENDPOINTS_FILE.read_text(encoding="utf-8"))
-    if versions != [trimmed["botocore"]]:
-        raise RuntimeError(
-            f"bundling the Lambda asset failed: the bundled botocore is {versions or 'missing'} but "
-            f"{ENDPOINTS_FILE.name} was cut from {trimmed['botocore']} (run `python -m scripts.trim_aws_endpoints`)"
-        )
-    for path in data.iterdir():
-        if path.is_dir() and path.name not in SERVICES:
-            shutil.rmtree(path)
-    (data / "endpoints.json").write_text(json.dumps(trimmed["endpoints"]), encoding="utf-8")
-    for relative in UNUSED_SDK_DATA:
-        shutil.rmtree(out / relative, ignore_errors=True)
-
-
 def function_code(function_key: str, repo_root: Path = REPO_ROOT) -> lambda_.Code:
     """The code asset of one function (``FunctionSpec.key``): its own dependency closure. Bind one
     object per stack (CDK ties an asset to the stack that binds it first)."""
@@ -297,3 +300,7 @@ def lambda_code(repo_root: Path = REPO_ROOT, extras: tuple[str, ...] = ()) -> la
             local=PipLocalBundler(repo_root, requirements, bytecode=python),
         ),
     )
+
+
+if __name__ == "__main__":  # pragma: no cover - make deploy's check; deploy_check is tested
+    sys.exit(deploy_check())

@@ -1,22 +1,26 @@
-"""Cold start inside a built Lambda asset, with and without bytecode: what ``bench_cold_start`` leaves out.
+"""Cold start inside the built Lambda assets, compiled as they ship, each function against the floor
+built in the same asset.
 
-Run: ``python -m scripts.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON``: an asset
-without bytecode), then
-``python -m scripts.bench_asset_import /tmp/assets/enrollment-webhook-timers --python python3.12``
-(``--runs N``, default 5; ``--module M``, repeatable, default the webhook and the enrollment API).
+Run: ``python -m scripts.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON`` and no
+``python3.12`` on the PATH: assets without bytecode), then
+``python -m scripts.bench_asset_import /tmp/assets --python ~/.pyenv/versions/3.12.1/bin/python3.12``
+(``--runs N``, default 9; ``--uncompiled``: also time each function from a copy without bytecode).
 
-Lambda's ``/var/task`` is read-only and the assets carry no ``.pyc`` files, so Python compiles every
-module it imports at every cold start. This times import + ``wiring.get_app()`` (CPU, fresh
-processes, the benchmark's dummy environment) of each module with the asset's Python version twice:
-from a copy without bytecode, with ``PYTHONDONTWRITEBYTECODE`` (what Lambda does), and from a copy
-compiled as the bundler compiles it (``infra.bundling.compile_asset``: the dependencies bytecode
-only, our code beside its sources). The Python given must be the runtime's version (the wheels are
-built for it).
+Lambda's ``/var/task`` is read-only: a function runs from the bytecode its asset ships, or compiles
+every module it imports at every cold start. Each asset directory (one per dependency closure) is
+copied and compiled as the bundler compiles it (``infra.bundling.compile_asset``); then, in paired
+rounds of fresh processes with the asset's Python, each function's import + first-event init CPU is
+timed with ``scripts.bench_cold_start``'s child (same dummy environment, same socket guard, the
+event functions' ``warm_for_events`` included), and so is the floor of that benchmark (botocore, a
+DynamoDB and an SQS client, Powertools' HTTP resolver and Logger) from the same asset: the ratio is
+per round, function over floor, and the table gives its median. The Python given must be the
+runtime's version (the wheels are built for it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -25,17 +29,7 @@ import tempfile
 from pathlib import Path
 
 from infra.bundling import compile_asset
-from scripts.bench_cold_start import child_environment
-
-CHILD = """
-import importlib, sys, time
-start = time.process_time()
-importlib.import_module(sys.argv[1])
-from promptpipe.wiring import get_app
-get_app()
-print((time.process_time() - start) * 1000)
-"""
-DEFAULT_MODULES = ("functions.inbound.webhook", "functions.enrollment.handler")
+from scripts.bench_cold_start import CHILD, FLOOR, MODULES, child_environment
 
 
 def _copy(asset: Path, into: Path) -> Path:
@@ -43,34 +37,86 @@ def _copy(asset: Path, into: Path) -> Path:
     return into
 
 
-def _time(python: str, asset: Path, module: str, *, bytecode: bool) -> float:
-    env = {**child_environment(asset), "PYTHONPATH": str(asset)}
-    if not bytecode:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    done = subprocess.run([python, "-c", CHILD, module], env=env, cwd=asset, capture_output=True, text=True, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+def _cpu(python: str, asset: Path, target: str) -> float:
+    """Import + init CPU ms of ``target`` (a function module or the floor) in a fresh process."""
+    env = {**child_environment(asset), "PYTHONPATH": str(asset), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [python, "-c", CHILD, target], env=env, cwd=asset, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{target} in {asset} failed:\n{done.stderr}")
+    sample = json.loads(done.stdout.strip().splitlines()[-1])
+    if sample["network_attempts"]:
+        raise RuntimeError(f"{target} tried the network: {sample['network_attempts']}")
+    return float(sample["import_cpu"] + (sample["init_cpu"] or 0.0))
+
+
+# Each function module's key in ``infra.bundling.FUNCTION_EXTRAS``, which names its asset directory.
+FUNCTION_KEYS = {
+    "functions.enrollment.handler": "enrollment",
+    "functions.inbound.webhook": "webhook",
+    "functions.inbound.worker": "worker",
+    "functions.scheduled_prompt.handler": "scheduled-prompt",
+    "functions.timers.handler": "timers",
+}
+
+
+def asset_of(module: str, assets: list[Path]) -> Path:
+    """The asset directory holding ``module`` (``scripts.asset_sizes --keep`` names each after its
+    functions' keys, e.g. ``enrollment-webhook-timers``)."""
+    found = [asset for asset in assets if FUNCTION_KEYS[module] in asset.name]
+    if len(found) != 1:
+        raise ValueError(f"no single asset for {module} among {[a.name for a in assets]}")
+    return found[0]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("asset", type=Path, help="a built asset directory (scripts.asset_sizes --keep)")
+    parser.add_argument("assets", type=Path, help="the directory scripts.asset_sizes --keep built")
     parser.add_argument("--python", required=True, help="a Python of the Lambda runtime's version")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--module", action="append", help="function module (repeatable)")
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--uncompiled", action="store_true", help="also time each function without bytecode")
     args = parser.parse_args(argv)
-    if any(path.parent.name != "__pycache__" for path in args.asset.rglob("*.pyc")):
-        parser.error(f"{args.asset} is compiled already: build it without LAMBDA_PYTHON (scripts.asset_sizes --keep)")
+    assets = sorted(p for p in args.assets.iterdir() if (p / "functions").is_dir())
+    if any(path.parent.name != "__pycache__" for asset in assets for path in asset.rglob("*.pyc")):
+        parser.error(f"{args.assets} is compiled already: build it without a Python 3.12 (scripts.asset_sizes --keep)")
     with tempfile.TemporaryDirectory(prefix="promptpipe-asset-") as work:
-        plain = _copy(args.asset, Path(work) / "plain")
-        compiled = _copy(args.asset, Path(work) / "compiled")
-        compile_asset(compiled, args.python)  # as the bundler ships it
-        print(f"import + get_app() CPU ms in {args.asset.name}, median of {args.runs} fresh processes ({args.python})")
-        print("| module | no bytecode (as in Lambda) | compiled beforehand |")
-        print("|---|---|---|")
-        for module in args.module or DEFAULT_MODULES:
-            without = [_time(args.python, plain, module, bytecode=False) for _ in range(args.runs)]
-            with_ = [_time(args.python, compiled, module, bytecode=False) for _ in range(args.runs)]
-            print(f"| {module} | {statistics.median(without):.0f} | {statistics.median(with_):.0f} |")
+        compiled, plain = {}, {}
+        for asset in assets:
+            compiled[asset] = _copy(asset, Path(work) / "compiled" / asset.name)
+            compile_asset(compiled[asset], args.python)  # as the bundler ships it
+            if args.uncompiled:
+                plain[asset] = _copy(asset, Path(work) / "plain" / asset.name)
+        floors: dict[Path, list[float]] = {asset: [] for asset in assets}
+        cpu: dict[str, list[float]] = {module: [] for module in MODULES}
+        ratios: dict[str, list[float]] = {module: [] for module in MODULES}
+        without: dict[str, list[float]] = {module: [] for module in MODULES}
+        for round_index in range(args.runs + 1):  # the first round warms the disk cache, discarded
+            for asset in assets:
+                floor = _cpu(args.python, compiled[asset], FLOOR)
+                for module in (m for m in MODULES if asset_of(m, assets) == asset):
+                    spent = _cpu(args.python, compiled[asset], module)
+                    uncompiled = _cpu(args.python, plain[asset], module) if args.uncompiled else 0.0
+                    if round_index:
+                        cpu[module].append(spent)
+                        ratios[module].append(spent / floor)
+                        without[module].append(uncompiled)
+                if round_index:
+                    floors[asset].append(floor)
+    print(
+        f"import + first-event init, CPU ms, compiled assets, median of {args.runs} paired rounds of fresh "
+        f"processes ({args.python})"
+    )
+    header = "| function | asset | CPU ms | floor CPU ms (same asset) | x floor (median of rounds) |"
+    print(header + (" no bytecode CPU ms |" if args.uncompiled else ""))
+    print("|---" * (6 if args.uncompiled else 5) + "|")
+    for module in MODULES:
+        asset = asset_of(module, assets)
+        row = (
+            f"| {module} | {asset.name} | {statistics.median(cpu[module]):.0f} | "
+            f"{statistics.median(floors[asset]):.0f} | {statistics.median(ratios[module]):.2f} |"
+        )
+        print(row + (f" {statistics.median(without[module]):.0f} |" if args.uncompiled else ""))
     return 0
 
 

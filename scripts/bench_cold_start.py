@@ -36,9 +36,7 @@ spread (min-max).
 
 The ``floor-paused`` row (not a target) builds the floor's clients as ``get_app()`` builds the
 function's, with the cyclic collector paused and then ``gc.freeze``: the part of a function's gain
-from that pause which any code would get. The ``floor-loader`` row (not a target) builds them with
-our botocore data loader (``promptpipe.adapters.botocore_data``), as the functions do: the part of
-their gain that is botocore's data rather than our modules.
+from that pause which any code would get (``promptpipe.collector``, the functions' own helper).
 
 Targets (exit status 1 when one is missed): import + init CPU at most ``TARGETS[module]`` times the
 floor (median of the paired ratios); ``openai`` never imported by the webhook or enrollment
@@ -68,9 +66,6 @@ FLOOR = "floor"
 # frozen. Not a target: it shows how much of a function's gain from that pause is the collector's
 # pass over the platform's objects, which any code would save the same way (docs/benchmarks.md).
 FLOOR_PAUSED = "floor-paused"
-# The floor with the functions' botocore data loader (``adapters.botocore_data.botocore_session``). Not
-# a target: how much of a function's ratio is botocore's data, which the floor row reads in full.
-FLOOR_LOADER = "floor-loader"
 MODULES = (
     "functions.enrollment.handler",
     "functions.inbound.webhook",
@@ -131,27 +126,21 @@ target = sys.argv[1]
 if target == "aws_xray_sdk.core":
     import boto3  # noqa: F401  (not timed)
 wall, cpu = time.perf_counter(), time.process_time()
-if target in ("floor", "floor-paused", "floor-loader"):
-    import gc
+if target in ("floor", "floor-paused"):
+    import contextlib
     import botocore.session
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-    paused = target == "floor-paused" and gc.isenabled()
-    if paused:
-        gc.disable()
-    if target == "floor-loader":
-        from promptpipe.adapters.botocore_data import botocore_session
-
-        session = botocore_session()
+    if target == "floor-paused":
+        from promptpipe.collector import collector_paused
     else:
+        collector_paused = contextlib.nullcontext
+    with collector_paused():
         session = botocore.session.get_session()
-    session.create_client("dynamodb", region_name="us-east-1")
-    session.create_client("sqs", region_name="us-east-1")
-    APIGatewayHttpResolver(), Logger(service="floor")
-    if paused:
-        gc.freeze()
-        gc.enable()
+        session.create_client("dynamodb", region_name="us-east-1")
+        session.create_client("sqs", region_name="us-east-1")
+        APIGatewayHttpResolver(), Logger(service="floor")
 else:
     importlib.import_module(target)
 import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -250,7 +239,7 @@ def run_once(target: str, compare: Path | None = None) -> dict[str, Any]:
 
 def measure(runs: int, warmup: int = 1, compare: Path | None = None) -> dict[str, Result]:
     before = tuple(BEFORE + m for m in MODULES) if compare is not None else ()
-    targets = (BASELINE, XRAY, FLOOR, FLOOR_PAUSED, FLOOR_LOADER, *before, *MODULES)
+    targets = (BASELINE, XRAY, FLOOR, FLOOR_PAUSED, *before, *MODULES)
     results = {t: Result(t) for t in targets}
     for round_index in range(warmup + runs):
         for target in targets:
@@ -298,7 +287,6 @@ def render(results: dict[str, Result], runs: int) -> str:
         (f"{XRAY} (after boto3)", XRAY),
         ("floor of the webhook (see below)", FLOOR),
         ("floor, collector paused (see below)", FLOOR_PAUSED),
-        ("floor, our botocore data loader (see below)", FLOOR_LOADER),
     )
     for label, target in fixed:
         if target not in results:
@@ -306,7 +294,7 @@ def render(results: dict[str, Result], runs: int) -> str:
         r = results[target]
         paired = (a / b for a, b in zip(r.samples["import_cpu"], results[FLOOR].samples["import_cpu"], strict=True))
         # the floor's own variants read per round over the floor
-        over_floor = f"{statistics.median(paired):.2f}" if target in (FLOOR_PAUSED, FLOOR_LOADER) else "-"
+        over_floor = f"{statistics.median(paired):.2f}" if target == FLOOR_PAUSED else "-"
         lines.append(
             (
                 label,
@@ -361,10 +349,8 @@ def render(results: dict[str, Result], runs: int) -> str:
         "floor: botocore, a DynamoDB and an SQS client, Powertools' HTTP resolver and Logger: what the webhook's "
         "first event needs whatever the code around it.",
         "floor-paused: the floor with its clients built as get_app() builds (cyclic collector paused, then "
-        "gc.freeze); its x floor is per round over the floor. Not a target: what the pause saves on any code.",
-        "floor-loader: the floor with its clients made from our botocore data loader, as the functions' are "
-        "(promptpipe.adapters.botocore_data). Not a target: a function's x floor over this row's is what it "
-        "adds besides botocore's data.",
+        "gc.freeze, promptpipe.collector); its x floor is per round over the floor. Not a target: what the "
+        "pause saves on any code.",
         "openai imported: after import / after init. CPU: the child's process time (robust to a busy machine).",
         "x floor: per round, import + init CPU over the floor's CPU in the same round; the median over the "
         "rounds (the targets), and the spread (min-max) of those paired ratios.",

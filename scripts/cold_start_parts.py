@@ -1,8 +1,7 @@
 """Where a function's first-event init goes: CPU ms of each step, in one fresh process per round.
 
 Run: ``python -m scripts.cold_start_parts [module]`` (default ``functions.inbound.webhook``;
-``--runs N``, default 3; ``--stock-loader``: the clients made with botocore's own data loader, for
-comparison). After importing the module (not timed), it times in order: importing
+``--runs N``, default 3). After importing the module (not timed), it times in order: importing
 ``botocore.session``, the settings, the first DynamoDB client, the SQS client, importing the sent
 ledger adapter, and the rest of ``get_app()``; then what import and init leave to the first events
 (not in ``bench_cold_start``'s figures): parsing a first phone number (``phonenumbers`` is imported
@@ -41,9 +40,6 @@ timed("import botocore.session", lambda: importlib.import_module("botocore.sessi
 from promptpipe.settings import get_settings
 timed("settings", get_settings)
 from promptpipe.adapters import aws
-if sys.argv[2] == "stock":  # botocore's own loader: every service listed, all endpoint data parsed
-    import botocore.session
-    aws.botocore_session = botocore.session.get_session
 timed("first client (DynamoDB)", lambda: aws.aws_client("dynamodb", get_settings()))
 timed("second client (SQS)", lambda: aws.aws_client("sqs", get_settings()))
 timed("import adapters.sent_ledger", lambda: importlib.import_module("promptpipe.adapters.sent_ledger"))
@@ -81,16 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", nargs="?", default="functions.inbound.webhook")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--stock-loader",
-        action="store_true",
-        help="make the clients with botocore's own data loader instead of adapters.botocore_data.ServicesLoader",
-    )
     args = parser.parse_args(argv)
     samples: dict[str, list[float]] = {}
     for _ in range(args.runs):
         done = subprocess.run(
-            [sys.executable, "-c", CHILD, args.module, "stock" if args.stock_loader else "ours"],
+            [sys.executable, "-c", CHILD, args.module],
             cwd=REPO,
             env=child_environment(),
             capture_output=True,
@@ -99,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for label, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
             samples.setdefault(label, []).append(value)
-    loader = "botocore's own data loader" if args.stock_loader else "adapters.botocore_data.ServicesLoader"
-    print(f"{args.module}: first-event init, CPU ms, median of {args.runs} fresh processes ({loader})")
+    print(f"{args.module}: first-event init, CPU ms, median of {args.runs} fresh processes")
     for label, values in samples.items():
         print(f"  {label:32} {statistics.median(values):6.0f}")
     return 0

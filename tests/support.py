@@ -10,6 +10,7 @@ from typing import Any
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
+from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.config import CoreConfig
@@ -17,6 +18,7 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
+from promptpipe.models.events import TurnEvent
 from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
@@ -24,9 +26,24 @@ from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.participants import enroll
+from promptpipe.usecases.participants import enrollment
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+class RecordingQueue:
+    """A ``TurnQueue`` that keeps what is enqueued (nothing drains it)."""
+
+    def __init__(self) -> None:
+        self.events: list[TurnEvent] = []
+
+    def enqueue(self, event: TurnEvent) -> None:
+        self.events.append(event)
+
+
+def enroll(app: AppContext, request: EnrollmentRequest) -> ConversationParticipant:
+    """The participant ``usecases.participants.enrollment`` enrols (a test's shorthand)."""
+    return enrollment(app, request).participant
 
 
 @dataclass
@@ -88,7 +105,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         repo=store,
         store=store,
         messenger=outbox,
-        queue=None,
+        queue=RecordingQueue(),
         sessions=SessionFactory(
             store,
             clock,
@@ -97,6 +114,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
             history_messages=stored_history_messages(settings.chat_history_limit),
         ),
         ledger=InMemorySentLedger(),
+        phone_claims=MemoryPhoneClaims(store),
         pending_effects=store.pending_effects,
         deliveries=store,
     )

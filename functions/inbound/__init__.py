@@ -4,6 +4,6 @@ Importing this package pauses the garbage collector until the function's handler
 start: functions/__init__.py).
 """
 
-from functions import pause_collector
+from promptpipe.collector import pause_collector
 
 pause_collector()

@@ -43,7 +43,7 @@ from promptpipe.rules.http_body import (
 from promptpipe.settings import get_settings
 from promptpipe.usecases.outcomes import InboundDecision
 from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery
-from promptpipe.wiring import channel_credential, get_app, inbound_app
+from promptpipe.wiring import channel_credential, get_app
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 WEBHOOK_NOT_CONFIGURED = "not_configured"
@@ -92,7 +92,7 @@ def public_url(request: HttpRequest) -> str:
 
 def accept(message: InboundMessage) -> InboundDecision:
     """Hand a verified message to the application; log its correlation keys (never its body)."""
-    decision = receive_inbound(inbound_app(), message)
+    decision = receive_inbound(get_app(), message)
     if decision.action == "opted_out":
         count("OptOuts")
     if message.kind.value != "text":
@@ -112,7 +112,7 @@ def accept(message: InboundMessage) -> InboundDecision:
 
 def delivery_report(status: DeliveryStatus) -> None:
     """A provider's status report: failures are recorded against the participant."""
-    decision = record_delivery(inbound_app(), status)
+    decision = record_delivery(get_app(), status)
     if decision.action == "delivery_failed":
         count("DeliveryFailures", code=status.error_code or "none")
 

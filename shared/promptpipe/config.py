@@ -72,6 +72,11 @@ class CoreConfig:
     budget_input_chars_per_day: int = 20_000
     max_live_daily_schedules: int = 3
     consent_required: bool = False
+    # --- the process ----------------------------------------------------------------------
+    # The schedule changes of a carrier opt-out go to the worker through the inbound queue instead
+    # of to the Scheduler (``usecases/carrier_opt_out.py``): set by the composition root for the
+    # functions given the queue (``wiring.build_app``), the public webhook holding no Scheduler rights.
+    schedule_changes_via_queue: bool = False
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
@@ -81,4 +86,4 @@ class CoreConfig:
         return cls(**{**values, **overrides})
 
 
-_DERIVED = frozenset({"sms_channel"})
+_DERIVED = frozenset({"sms_channel", "schedule_changes_via_queue"})

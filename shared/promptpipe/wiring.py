@@ -11,14 +11,14 @@ imported by the code path that uses it, so a function pays for what it calls.
 from __future__ import annotations
 
 import contextlib
-import gc
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from promptpipe.collector import collector_paused
 from promptpipe.config import CoreConfig
 from promptpipe.errors import ConfigurationError
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -35,6 +35,7 @@ from promptpipe.usecases.context import AppContext
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog
     from promptpipe.flow.prompts import PromptLibrary
+    from promptpipe.models.events import TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
 
 
@@ -181,6 +182,14 @@ def _phone_claims(settings: Settings, dynamodb: Any) -> PhoneClaims:
     return DynamoPhoneClaims(settings.table_name, dynamodb)
 
 
+class NoQueue:
+    """The ``TurnQueue`` of a function deployed without the inbound queue (the worker, the scheduled
+    prompt, the timers): nothing of theirs enqueues; a call that did would be a wiring mistake."""
+
+    def enqueue(self, event: TurnEvent) -> None:
+        raise ConfigurationError(f"no inbound queue configured (INBOUND_QUEUE_URL) for a {event.kind.value} event")
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -221,6 +230,9 @@ def build_app(
     store = TracedStateStore(DynamoStateStore(settings.table_name, dynamodb))
     if timers is None:
         timers = lazy(lambda: _eventbridge_timers(settings))
+    # The functions given the inbound queue (the webhook, the enrollment API) send a carrier
+    # opt-out's schedule changes through it: the webhook holds no Scheduler rights.
+    via_queue = bool(settings.inbound_queue_url)
     if queue is None and settings.inbound_queue_url:
         from promptpipe.adapters.sqs_queue import SqsTurnQueue
 
@@ -232,7 +244,7 @@ def build_app(
     if settings.spend_cap_parameter:  # docs/safety.md#budgets
         model = _spend_capped(settings, model)
     deps = FlowDeps(
-        config=CoreConfig.from_settings(settings),
+        config=CoreConfig.from_settings(settings, schedule_changes_via_queue=via_queue),
         llm=model,
         timers=timers,
         clock=clock,
@@ -250,7 +262,7 @@ def build_app(
         repo=repo,
         store=store,
         messenger=messenger,
-        queue=queue,
+        queue=queue or NoQueue(),
         sessions=SessionFactory(
             store,
             clock,
@@ -283,52 +295,14 @@ def channel_credential(name: str) -> str | None:
     return getattr(settings, name, None) or load_secrets(settings).get(name)
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Cold start (docs/benchmarks.md, section 2): no cyclic garbage collection while the composition
-    root builds, then what it built (and every module imported so far) moved out of the collector's
-    reach with ``gc.freeze``. The build makes almost no cyclic garbage (a few dozen objects), yet
-    its allocations triggered full collections over every object of the process, botocore's models
-    included; those objects live as long as the process, so no later collection needs to scan them.
-    Collection resumes afterwards, even if the build fails; a collector already off stays off."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
 def get_app() -> AppContext:
     global _app
     if _app is None:
         with _app_lock:
             if _app is None:
-                with collector_paused():
+                with collector_paused():  # cold start: docs/benchmarks.md, section 2
                     _app = build_app()
     return _app
-
-
-_with_claims: list[tuple[AppContext, AppContext]] = []  # the process's app, and it with phone claims
-
-
-def inbound_app(app: AppContext | None = None) -> AppContext:
-    """The app for the webhooks' non-text traffic (``usecases.receive_inbound``): with phone claims
-    (a number change moves one). An app built without ``build_app`` (tests) gets claims over its own
-    repo, built once per app."""
-    app = app or get_app()
-    if app.phone_claims is not None:
-        return app
-    if not _with_claims or _with_claims[0][0] is not app:
-        from dataclasses import replace
-
-        from promptpipe.adapters.phone_claims import phone_claims_for
-
-        _with_claims[:] = [(app, replace(app, phone_claims=phone_claims_for(app.repo, get_settings())))]
-    return _with_claims[0][1]
 
 
 def set_app(app: AppContext | None) -> None:

@@ -15,6 +15,7 @@ from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from infra import constants as c
+from infra.aws_sdk import narrow_aws_sdk
 from infra.bundling import (
     FUNCTION_EXTRAS,
     LOCAL_ONLY,
@@ -22,14 +23,14 @@ from infra.bundling import (
     PipLocalBundler,
     asset_hash,
     bytecode_python,
+    check_deployable,
     compile_asset,
-    narrow_aws_sdk,
+    deploy_check,
     pip_command,
     runtime_requirements,
 )
 from infra.constants import Config
 from infra.stack import PromptPipeStack
-from promptpipe.adapters.botocore_data import ENDPOINTS_FILE
 from promptpipe.settings import Settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 
@@ -786,21 +787,35 @@ def test_asset_hash_follows_sources_not_caches(repo: Path) -> None:
     assert asset_hash(repo, ["pydantic"]) != before
 
 
+# botocore's endpoint data in miniature: one service the functions call, one they do not.
+BOTOCORE_ENDPOINTS = {
+    "version": 3,
+    "partitions": [
+        {
+            "partition": "aws",
+            "regions": {"eu-west-1": {}},
+            "services": {"dynamodb": {"endpoints": {}}, "s3": {"endpoints": {}}},
+        }
+    ],
+}
+
+
 def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     # Given a fake pip that "installs" a dependency, the AWS SDK (the locked botocore, with the data of
     # a service the functions call and of one they do not) and a console script
     out = tmp_path_factory.mktemp("asset")
     calls: list[list[str]] = []
-    version = json.loads(ENDPOINTS_FILE.read_text())["botocore"]
+    version = "1.0.0"
 
     def fake_pip(command: list[str], check: bool) -> None:
         calls.append(command)
         target = Path(command[command.index("--target") + 1])
+        (target / "botocore/data").mkdir(parents=True)
+        (target / "botocore/data/endpoints.json").write_text(json.dumps(BOTOCORE_ENDPOINTS))
         for relative in (
             "pydantic/__init__.py",
             "botocore/__init__.py",
             f"botocore-{version}.dist-info/METADATA",
-            "botocore/data/endpoints.json",
             "botocore/data/_retry.json",
             "botocore/data/dynamodb/2012-08-10/service-2.json.gz",
             "botocore/data/s3/2006-03-01/service-2.json.gz",
@@ -827,10 +842,10 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
         "prompts",
     }
     assert {p.name for p in (out / "botocore/data").iterdir()} == {"dynamodb", "endpoints.json", "_retry.json"}
-    assert (
-        json.loads((out / "botocore/data/endpoints.json").read_text())
-        == json.loads(ENDPOINTS_FILE.read_text())["endpoints"]
-    )
+    assert json.loads((out / "botocore/data/endpoints.json").read_text()) == {
+        "version": 3,
+        "partitions": [{"partition": "aws", "regions": {"eu-west-1": {}}, "services": {"dynamodb": {"endpoints": {}}}}],
+    }
     assert not (out / "boto3/data").exists()
     assert (out / "functions/inbound/webhook.py").is_file()
     assert not (out / "functions/__pycache__").exists()
@@ -840,11 +855,45 @@ def test_local_bundler_installs_then_copies_code(repo: Path, tmp_path_factory: p
     assert "--constraint" in calls[0]  # the lock pins every version
 
 
-def test_the_bundle_refuses_a_botocore_the_endpoint_data_was_not_cut_from(tmp_path: Path) -> None:
-    (tmp_path / "botocore-0.0.1.dist-info").mkdir()
+def test_the_bundle_refuses_a_botocore_without_its_endpoint_data(tmp_path: Path) -> None:
     (tmp_path / "botocore/data").mkdir(parents=True)
-    with pytest.raises(RuntimeError, match=r"botocore is \['0\.0\.1'\] but aws_endpoints\.json was cut from"):
+    with pytest.raises(RuntimeError, match=r"botocore/data/endpoints\.json is missing"):
         narrow_aws_sdk(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("python", "environ", "refused"),
+    [
+        (None, {}, True),
+        (None, {"ALLOW_UNCOMPILED": "0"}, True),
+        (None, {"ALLOW_UNCOMPILED": "1"}, False),
+        ("/opt/python3.12", {}, False),
+    ],
+)
+def test_a_deploy_without_bytecode_is_refused_in_one_line_unless_allowed(
+    python: str | None, environ: dict[str, str], refused: bool
+) -> None:
+    refusal = check_deployable(python, environ)
+    assert (refusal is not None) is refused
+    if refusal is not None:
+        assert "\n" not in refusal
+        assert "ALLOW_UNCOMPILED=1" in refusal and "uv python install 3.12" in refusal
+
+
+def test_make_deploys_check_exits_1_with_the_line_or_0(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LAMBDA_PYTHON", "/no/such/python3.12")  # no Python of the runtime's version
+    assert deploy_check({}) == 1
+    assert capsys.readouterr().err.startswith("make deploy: no Python 3.12")
+    assert deploy_check({"ALLOW_UNCOMPILED": "1"}) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_make_deploy_runs_the_check_before_cdk_deploy() -> None:
+    recipe = (REPO_ROOT / "Makefile").read_text().split("\ndeploy:", 1)[1].split("\n\n", 1)[0]
+    check, deploy = recipe.index("-m infra.bundling"), recipe.index("deploy $(CDK_ARGS)")
+    assert check < deploy
 
 
 def test_local_bundler_needs_the_lock(repo: Path, tmp_path: Path) -> None:
@@ -924,14 +973,12 @@ def test_without_a_python_of_the_runtime_version_the_asset_is_not_compiled_and_t
     repo: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path_factory.mktemp("asset")
-    version = json.loads(ENDPOINTS_FILE.read_text())["botocore"]
     commands: list[list[str]] = []
 
     def fake_pip(command: list[str], check: bool) -> None:
         commands.append(command)
-        for relative in (f"botocore-{version}.dist-info/METADATA", "botocore/data/endpoints.json"):
-            (out / relative).parent.mkdir(parents=True, exist_ok=True)
-            (out / relative).write_text("")
+        (out / "botocore/data").mkdir(parents=True)
+        (out / "botocore/data/endpoints.json").write_text(json.dumps(BOTOCORE_ENDPOINTS))
 
     PipLocalBundler(repo, ["pydantic"], run=fake_pip, bytecode=None).try_bundle(str(out))
     assert len(commands) == 1  # pip only

@@ -21,11 +21,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
 from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
+from promptpipe.adapters.phone_claims import DynamoPhoneClaims
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.adapters.sent_ledger import DynamoSentLedger
 from promptpipe.config import CoreConfig
 from promptpipe.errors import StateConflictRetriesExhausted
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -51,7 +54,7 @@ from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.events import process_turn, run_timer
-from promptpipe.usecases.participants import enroll
+from tests.support import RecordingQueue, enroll
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PHONE = "+14155550123"
@@ -125,8 +128,14 @@ def harness(aws: None) -> Harness:
         repo=DynamoParticipantRepo(config.table_name, client, index_name=config.participants_index_name),
         store=store,
         messenger=LocalOutbox(clock),
-        queue=None,
+        queue=RecordingQueue(),
         sessions=SessionFactory(store, clock, rng=rng),
+        ledger=DynamoSentLedger(config.table_name, client),
+        phone_claims=DynamoPhoneClaims(config.table_name, client),
+        pending_effects=DynamoPendingEffects(
+            config.table_name, client, index_name=config.participants_index_name, now=clock.now, token=new_token
+        ),
+        deliveries=DynamoDeliveryLog(config.table_name, client),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

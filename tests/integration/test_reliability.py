@@ -67,7 +67,6 @@ from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.rules.clock import ManualClock
 from promptpipe.rules.text_clipping import TRUNCATION_MARK
 from promptpipe.settings import Settings
-from promptpipe.usecases import participants
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_timer
 from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
@@ -75,6 +74,8 @@ from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.schedules import reconcile
 from promptpipe.usecases.sending import apply_effects, apply_schedules
 from promptpipe.wiring import build_app
+from tests.support import RecordingQueue
+from tests.support import enroll as enroll_directly
 
 T0 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
 BASE = "/conversation/participants"
@@ -341,6 +342,7 @@ def server_stack(endpoint: str, table: str) -> ServerStack:
             clock=clock,
             llm=llm,
             messenger=outbox,
+            queue=RecordingQueue(),  # the greetings of direct enrolments (nothing drains it)
             rng=random.Random(3),
             ids=IdGenerator(random.Random(3)),
             sleep=None,  # the session's conflict backoff is not slept either
@@ -420,7 +422,7 @@ def test_twenty_threads_of_turns_timers_and_an_override_on_one_participant_lose_
     # (so its reminder and auto-feedback one-shots are armed on the scheduler)
     stack = server_stack(moto_server, "pp-race")
     app, clock = stack.app, stack.clock
-    pid = participants.enroll(app, EnrollmentRequest(phone_number=PHONE, name="Alice")).id
+    pid = enroll_directly(app, EnrollmentRequest(phone_number=PHONE, name="Alice")).id
     override_state(app, pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
     setup = app.sessions.open(pid, "setup-schedule")
     created = SchedulerTool(stack.config.scheduler_prep_time_minutes).execute(
@@ -547,7 +549,7 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
     # Given fifty enrolled participants
     stack = server_stack(moto_server, "pp-fifty")
     app = stack.app
-    pids = [participants.enroll(app, EnrollmentRequest(phone_number=f"+1415555{1000 + i:04d}")).id for i in range(50)]
+    pids = [enroll_directly(app, EnrollmentRequest(phone_number=f"+1415555{1000 + i:04d}")).id for i in range(50)]
     turns = 2  # moto copies the whole table per transaction item: more turns cost quadratically
 
     # When each sends two messages, one after the other, on fifty threads at once

@@ -20,7 +20,6 @@ from scripts.bench_cold_start import (
     BASELINE,
     CHILD_ENVIRONMENT,
     FLOOR,
-    FLOOR_LOADER,
     FLOOR_PAUSED,
     MODULES,
     MUST_NOT_IMPORT_OPENAI,
@@ -218,7 +217,7 @@ def test_importing_a_function_builds_no_model_it_does_not_declare(
 
 @pytest.mark.parametrize("module", MODULES)
 def test_a_function_loads_with_the_collector_paused_then_resumes_it_having_frozen_what_loaded(module: str) -> None:
-    """``functions/__init__`` pauses the cyclic collector; ``lambda_entry`` resumes it once the
+    """A function's package pauses the cyclic collector; ``lambda_entry`` resumes it once the
     handler is defined. Fails if a function's import leaves collection off (or never froze)."""
     assert _import_probe(module, "-")["collector"] == {"enabled": True, "froze": True}
 
@@ -231,21 +230,21 @@ def test_the_pause_is_the_function_packages_alone_and_resuming_is_idempotent() -
         [sys.executable, "-c", probe], env=child_environment(REPO), capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "True", done.stderr
-    import functions
+    from promptpipe.collector import pause_collector, resume_collector
 
     assert gc.isenabled()
-    functions.pause_collector()
+    assert pause_collector()
     try:
         assert not gc.isenabled()
         frozen = gc.get_freeze_count()
-        functions.resume_collector()
+        resume_collector()
         assert gc.isenabled()
         assert gc.get_freeze_count() >= frozen
         gc.disable()
-        functions.resume_collector()  # nothing paused any more
+        resume_collector()  # nothing paused any more
         assert not gc.isenabled()
-        functions.pause_collector()  # already off: not ours to resume
-        functions.resume_collector()
+        assert not pause_collector()  # already off: not ours to resume
+        resume_collector()
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -404,7 +403,7 @@ def test_the_composition_root_builds_with_the_collector_paused_then_freezes_what
 
 
 def test_the_collector_resumes_after_a_failed_build_and_stays_off_when_it_was_off() -> None:
-    from promptpipe.wiring import collector_paused
+    from promptpipe.collector import collector_paused
 
     try:
         with pytest.raises(RuntimeError), collector_paused():
@@ -423,12 +422,11 @@ def test_the_collector_resumes_after_a_failed_build_and_stays_off_when_it_was_of
 @pytest.mark.parametrize(
     ("target", "label", "cpu", "over_floor"),
     [
-        # medians of 170/200, 180/200, 160/200, 170/200, 175/200 and of 160/200, 170/200, ...
+        # the median of 170/200, 180/200, 160/200, 170/200, 175/200
         (FLOOR_PAUSED, "floor, collector paused (see below)", [170.0, 180.0, 160.0, 170.0, 175.0], "0.85"),
-        (FLOOR_LOADER, "floor, our botocore data loader (see below)", [160.0, 170.0, 150.0, 164.0, 166.0], "0.82"),
     ],
 )
-def test_the_floors_variants_read_per_round_over_the_floor_and_set_no_target(
+def test_the_floors_variant_reads_per_round_over_the_floor_and_sets_no_target(
     target: str, label: str, cpu: list[float], over_floor: str
 ) -> None:
     results = _results(front_door=1.3, events=1.5)
@@ -437,10 +435,3 @@ def test_the_floors_variants_read_per_round_over_the_floor_and_set_no_target(
     assert [cell.strip() for cell in row.split("|")][1:3] == [label, "-"]
     assert f"| {over_floor} " in row
     assert target not in TARGETS and requirements_met(results)
-
-
-def test_the_floor_with_our_data_loader_makes_its_clients_from_that_loader() -> None:
-    from scripts.bench_cold_start import CHILD
-
-    assert 'if target == "floor-loader":' in CHILD
-    assert "from promptpipe.adapters.botocore_data import botocore_session" in CHILD

@@ -19,6 +19,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from promptpipe.adapters.memory_timers import ScheduledTimer
+from promptpipe.adapters.phone_claims import MemoryPhoneClaims
+from promptpipe.adapters.sent_ledger import InMemorySentLedger
 from promptpipe.config import CoreConfig
 from promptpipe.errors import LLMError
 from promptpipe.flow.delivery import FALLBACK_PROMPT
@@ -40,7 +42,7 @@ from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_t
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import delete_participant, override_state, update_participant
 from promptpipe.usecases.sending import apply_effects, apply_schedules
-from tests.support import MemoryHarness, memory_harness
+from tests.support import MemoryHarness, RecordingQueue, memory_harness
 
 TORONTO = ZoneInfo("America/Toronto")
 HONOLULU = ZoneInfo("Pacific/Honolulu")
@@ -449,8 +451,12 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         repo=h.store,
         store=h.store,
         messenger=h.outbox,
-        queue=None,
+        queue=RecordingQueue(),
         sessions=SessionFactory(h.store, h.clock),
+        ledger=InMemorySentLedger(),
+        phone_claims=MemoryPhoneClaims(h.store),
+        pending_effects=h.store.pending_effects,
+        deliveries=h.store,
     )
     reminders = [s for s in h.timers.schedules.values() if s.payload.kind is TimerKind.DAILY_PROMPT_REMINDER]
     # Then exactly two reminder schedules exist: the overdue one and the one due in 2 h

@@ -21,10 +21,10 @@ from botocore.exceptions import (
     NoRegionError,
     PartialCredentialsError,
     ReadTimeoutError,
+    SSOError,
 )
 
 from promptpipe.adapters.aws_errors import error_code
-from promptpipe.adapters.botocore_data import botocore_session
 from promptpipe.adapters.dynamodb_table import TABLE, TableShape
 from promptpipe.lazy_model import LazyModel
 from promptpipe.settings import Settings
@@ -51,10 +51,12 @@ def aws_client(service: str, settings: Settings) -> AwsClient:
 
     Built from one botocore session, not through ``boto3.client``: the clients are the same, but
     ``import boto3`` also imports s3transfer, which no function uses (cold start, docs/benchmarks.md).
+    botocore's own data loader: the Lambda assets carry its data for their services only
+    (``infra/aws_sdk.py``); the CLI and local tools read all of it (profiles with roles or SSO).
     """
     with _session_lock:
         if not _sessions:
-            _sessions.append(botocore_session())
+            _sessions.append(botocore.session.get_session())
         return _sessions[0].create_client(
             service,
             region_name=settings.aws_region,
@@ -69,13 +71,14 @@ def aws_failure(exc: BaseException) -> tuple[str, str] | None:
     (AWS answered an error); ``None`` when ``exc`` is not an AWS failure."""
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, BotoCoreError | ClientError):
-        # Powertools' parameter errors wrap the botocore one: with ``from`` (its cause) in some
-        # releases, raised while handling it (its context) in others
-        cause = cause.__cause__ or cause.__context__
+        # Powertools' parameter errors wrap the botocore one, raised from it or while handling it
+        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
     if cause is None:
         return None
     if isinstance(cause, NoCredentialsError | PartialCredentialsError | NoRegionError):
         return "config", f"AWS: {cause} (configure a profile or set AWS_ACCESS_KEY_ID and AWS_REGION)"
+    if isinstance(cause, SSOError):  # an SSO profile without a live sign-in
+        return "config", f"AWS: {cause} (sign in with `aws sso login` for this profile)"
     if isinstance(cause, EndpointConnectionError | ConnectTimeoutError | ReadTimeoutError):
         return "unavailable", f"AWS: {cause}"
     if isinstance(cause, ClientError):

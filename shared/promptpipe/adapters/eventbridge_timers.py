@@ -142,7 +142,10 @@ class EventBridgeTimers:
         try:
             while True:
                 response = self._client.list_schedules(**request)
-                names += [str(item["Name"]) for item in response.get("Schedules", [])]
+                # filtered here as well: moto before 5.1.x ignores NamePrefix (the local stack at its floor)
+                names += [
+                    str(item["Name"]) for item in response.get("Schedules", []) if item["Name"].startswith(prefix)
+                ]
                 token = response.get("NextToken")
                 if not token:
                     return names

@@ -57,17 +57,16 @@ def record_carrier_opt_out(app: AppContext, participant_id: str, refused_event_i
 
         session.apply("opt_flag", mark)
 
-    # As after a STOP: the schedule changes go through the queue where there is one (the public
-    # webhook holds no Scheduler rights; the worker re-derives each schedule from the state),
-    # else directly (the scheduled-prompt and timer functions, which hold them), with the
-    # pending-effects marker.
+    # As after a STOP: the schedule changes go through the queue where the config says so (the
+    # public webhook holds no Scheduler rights; the worker re-derives each schedule from the state),
+    # else directly (the functions that hold them), with the pending-effects marker.
     outcome = run_once(
         app,
         participant_id,
         opt_out_event_id(refused_event_id),
         work,
         reply_if_unsaved=False,
-        defer_schedules=app.queue is not None,
+        defer_schedules=app.config.schedule_changes_via_queue,
     )
     if not outcome.replayed and outcome.committed_version is None:
         return False  # gone, or no longer active: nothing committed

@@ -3,7 +3,8 @@ the composition root (``promptpipe.wiring``; tests and the local stack build the
 
 Every use case is a function of this context and its typed input (``usecases/__init__.py``). The
 context is frozen: a use case reads its ports, never swaps them; a test that wants another messenger
-builds another context (``dataclasses.replace``).
+builds another context (``dataclasses.replace``). Every port is required: a process that has no use
+for one is given one that says so when called (``wiring``), a test a fake.
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ class AppContext:
     repo: ParticipantRepo
     store: StateStore
     messenger: Messenger
-    queue: TurnQueue | None
+    queue: TurnQueue
     sessions: SessionFactory
-    ledger: SentLedger | None = None
-    phone_claims: PhoneClaims | None = None
-    pending_effects: PendingEffects | None = None
-    deliveries: DeliveryLog | None = None
+    ledger: SentLedger
+    phone_claims: PhoneClaims
+    pending_effects: PendingEffects
+    deliveries: DeliveryLog
 
     @property
     def config(self) -> CoreConfig:

@@ -131,8 +131,6 @@ def _queue_greeting(app: AppContext, participant_id: str) -> None:
     """Queued at each enrolment of the request, a retry too: the first attempt may have landed
     without queueing it. The event id is the participant's, so it is answered once (the queue's
     deduplication within minutes, the worker's event record and claimed id after)."""
-    if app.queue is None:
-        return
     try:
         app.queue.enqueue(
             TurnEvent(
@@ -368,13 +366,6 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
     session.apply("override", record)
     _apply_committed(app, participant_id, session.commit(record_event=False).schedules)
     return state_view(app, participant_id)  # ``effects_pending`` says whether they still are
-
-
-def enroll(
-    app: AppContext, request: EnrollmentRequest, *, idempotency_key: str | None = None
-) -> ConversationParticipant:
-    """``enrollment``'s participant."""
-    return enrollment(app, request, idempotency_key=idempotency_key).participant
 
 
 def get_participant(app: AppContext, participant_id: str) -> ConversationParticipant:

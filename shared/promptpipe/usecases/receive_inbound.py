@@ -110,7 +110,7 @@ def _record_only(app: AppContext, participant_id: str, message: InboundMessage) 
 
 def _system(app: AppContext, participant_id: str, message: InboundMessage) -> InboundDecision:
     new = message.new_phone
-    if message.system_type not in NUMBER_CHANGES or not new or app.phone_claims is None:
+    if message.system_type not in NUMBER_CHANGES or not new:
         return _record_only(app, participant_id, message)
     old = message.from_phone
     outcome = str(app.phone_claims.move(participant_id, old, new))

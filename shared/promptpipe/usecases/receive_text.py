@@ -77,8 +77,6 @@ def receive_text(app: AppContext, message: InboundMessage) -> InboundDecision:
         decision = InboundDecision("enqueued", participant_id)
     if reading is not None:
         return _opt(app, participant_id, message, reading)
-    if app.queue is None:
-        raise RuntimeError("no inbound queue configured")
     limit = app.config.max_inbound_message_chars
     if len(message.body) > limit:
         # Clipped before queueing as well: an SQS message holds at most 256 KiB (of UTF-8 bytes).

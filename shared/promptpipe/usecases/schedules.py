@@ -28,12 +28,10 @@ def apply_committed_schedules(app: AppContext, participant_id: str, schedules: d
     """``apply_schedule_specs`` for a committed state: when a change fails, the participant's
     pending-effects marker is written before ``TimerError`` is raised, so the next event for
     them, or the sweep, re-applies it from the state: ``EffectsPending`` is raised then (a failed
-    marker write raises ``StoreError``; no marker store: the ``TimerError`` itself)."""
+    marker write raises ``StoreError``)."""
     try:
         return apply_schedule_specs(app, schedules)
     except TimerError as exc:
-        if app.pending_effects is None:
-            raise
         app.pending_effects.mark(participant_id)
         logger.warning("schedule changes pending after a failure", extra={"participant_id": participant_id})
         raise EffectsPending(str(exc)) from exc
@@ -50,16 +48,13 @@ def repair_pending(app: AppContext, participant_id: str, token: str, applied: Co
     except TimerError:
         logger.warning("pending schedule changes still failing", extra={"participant_id": participant_id})
         return False
-    if app.pending_effects is not None:
-        app.pending_effects.clear(participant_id, token)
+    app.pending_effects.clear(participant_id, token)
     return True
 
 
 def sweep_pending_effects(app: AppContext, limit: int = 100) -> list[str]:
     """The periodic sweep: repair every participant with a pending-effects marker (up to
     ``limit``, oldest first); returns the ids repaired."""
-    if app.pending_effects is None:
-        return []
     return [pid for pid, token in app.pending_effects.pending(limit) if repair_pending(app, pid, token)]
 
 

@@ -45,10 +45,10 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     already: set[str] = set()
     parts: dict[str, list[str]] = {}  # a split SMS sent part-way: its parts already accepted
     if outcome.replayed and pending:
-        recorded = ledger.partial(outcome.participant_id, outcome.event_id) if ledger else None
+        recorded = ledger.partial(outcome.participant_id, outcome.event_id)
         already = recorded or set()
         pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
-        if recorded is not None and ledger is not None:
+        if recorded is not None:
             parts = ledger.accepted_parts(outcome.participant_id, outcome.event_id)
     results: dict[str, DeliveryOutcome] = {}
     opted_out: str | None = None  # the message whose refusal says the number opted out, until committed
@@ -81,7 +81,7 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
         # A refusal whose opt-out did not commit is not final: the redelivery sends it again,
         # is refused again, and records the opt-out then.
         final = {mid for mid, result in results.items() if _final(result) and mid != opted_out}
-        if ledger is not None and (outcome.outbound or outcome.schedules):
+        if outcome.outbound or outcome.schedules:
             unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
             try:
                 ledger.record_partial(
@@ -132,7 +132,7 @@ def _record_outcomes(app: AppContext, outcome: EventOutcome, results: dict[str, 
     event redelivered."""
     by_seq = {outcome.seqs[mid]: result for mid, result in results.items() if mid in outcome.seqs}
     deliveries = app.deliveries
-    if not by_seq or outcome.committed_at is None or deliveries is None:
+    if not by_seq or outcome.committed_at is None:
         return
     try:
         deliveries.record_outcomes(outcome.participant_id, outcome.committed_at, by_seq)

@@ -156,8 +156,6 @@ def _deferred(app: AppContext, outcome: EventOutcome) -> EventOutcome:
     rest, the messages, to send now. The worker re-derives each schedule from the state."""
     if not outcome.schedules:
         return outcome
-    if app.queue is None:
-        raise RuntimeError("no inbound queue configured")
     app.queue.enqueue(
         TurnEvent(
             kind=TurnKind.SCHEDULES,
