@@ -99,6 +99,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         ledger=InMemorySentLedger(),
         pending_effects=store.pending_effects,
         deliveries=store,
+        inbound=store,
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
 

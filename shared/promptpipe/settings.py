@@ -215,6 +215,9 @@ class Settings(LazyModel):
     # Request bodies over these sizes are answered 413 before they are read (API Gateway allows 10 MB).
     max_api_body_bytes: int = Field(64 * 1024, ge=1024, le=10 * 1024 * 1024)
     max_webhook_body_bytes: int = Field(1024 * 1024, ge=1024, le=10 * 1024 * 1024)
+    # The inbound queue's dead-letter queue: the worker's unanswered-turns sweep redrives it once the
+    # model answers again (docs/reliability.md, "The record under faults").
+    inbound_dlq_url: str | None = None
 
     # --- retention ------------------------------------------------------------------------
     # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL

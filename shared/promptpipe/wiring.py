@@ -223,6 +223,7 @@ def build_app(
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
     )
     from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
+    from promptpipe.adapters.inbound_log import DynamoInboundLog
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
     return AppContext(
@@ -246,7 +247,19 @@ def build_app(
             settings.table_name, dynamodb, index_name=settings.participants_index_name, now=clock.now, token=new_token
         ),
         deliveries=DynamoDeliveryLog(settings.table_name, dynamodb),
+        inbound=DynamoInboundLog(settings.table_name, dynamodb),
+        dead_letters=_dead_letters(settings),
     )
+
+
+def _dead_letters(settings: Settings) -> Any:
+    """The inbound dead-letter queue, for the worker's unanswered-turns sweep (``None`` when unset)."""
+    if not (settings.inbound_dlq_url and settings.inbound_queue_url):
+        return None
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.sqs_queue import SqsDeadLetters
+
+    return SqsDeadLetters(settings.inbound_dlq_url, settings.inbound_queue_url, aws_client("sqs", settings))
 
 
 _app: AppContext | None = None

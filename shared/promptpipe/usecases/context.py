@@ -14,7 +14,9 @@ from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
 from promptpipe.ports import (
+    DeadLetters,
     DeliveryLog,
+    InboundLog,
     Messenger,
     ParticipantRepo,
     PendingEffects,
@@ -42,6 +44,8 @@ class AppContext:
     phone_claims: PhoneClaims | None = None
     pending_effects: PendingEffects | None = None
     deliveries: DeliveryLog | None = None
+    inbound: InboundLog | None = None
+    dead_letters: DeadLetters | None = None
 
     @property
     def config(self) -> CoreConfig:
