@@ -1,4 +1,4 @@
-"""Fault suite, the record (docs/reliability.md, "The record under faults"; issue 37): a failed
+"""Fault suite, the record (docs/reliability.md, "The record under faults"): a failed
 send is never lost silently, parts resume on every channel, and the send rule is checked before
 every message of an event.
 

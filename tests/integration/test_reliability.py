@@ -692,7 +692,7 @@ def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
     # Then the commit was tried six times and nothing of it was written (one transaction: no
     # half-written turn), and — docs/behaviour.md#SC-10, docs/architecture.md "A failed state save" —
     # the reply still went out once and the record completed (it is not retried by SQS); the
-    # message and the reply still reach the transcript, the message marked as not saved (issue 37)
+    # message and the reply still reach the transcript, the message marked as not saved
     assert commits.calls == ATTEMPTS
     monkeypatch.undo()
     assert state(env, pid)["version"] == version

@@ -124,7 +124,7 @@ def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_onc
     messages, failed = invoke_worker_once(env)
 
     # Then the record is reported failed (so SQS retries it), nothing was committed, and the
-    # message is in the record with the one fixed reply the participant got (issue 37)
+    # message is in the record with the one fixed reply the participant got (docs/reliability.md)
     assert [m["MessageId"] for m in messages] == list(failed)
     assert history(env, pid) == [*before, ("inbound", "hi coach"), ("outbound", MODEL_UNAVAILABLE_REPLY)]
     assert version(env, pid) == before_version
@@ -254,7 +254,7 @@ def test_a_turn_that_keeps_failing_is_dead_lettered_after_three_receives(local_e
     body = json.loads(dead[0]["Body"])
     assert (body["participant_id"], body["event_id"], body["message"]["body"]) == (pid, "SM-doomed", "lost message")
     # And the participant was told once that we will get back to them, and their message is in the
-    # record, not answered (issue 37; the unanswered-turns sweep redrives it: test_faults_record.py)
+    # record, not answered (the unanswered-turns sweep redrives it: test_faults_record.py)
     assert sent(env, pid) == ["Hello!", MODEL_UNAVAILABLE_REPLY]
     assert history(env, pid) == [
         ("outbound", "Hello!"),

@@ -100,7 +100,7 @@ def test_a_failure_before_the_first_send_is_recorded_and_the_redelivery_sends_ev
     assert messenger.delivered == ["ev#0", "ev#1"]
 
 
-# -- parts resume on every channel (issue 37, item 3) -------------------------------------------
+# -- parts resume on every channel (docs/reliability.md, "The record under faults") ----------------------
 TWO_PARTS = " ".join(f"{word * 300}." for word in ("Alpha", "Bravo"))  # two parts of 1,600 characters
 
 

@@ -17,7 +17,7 @@ from promptpipe.usecases.context import AppContext
 
 logger = logging.getLogger(__name__)
 
-PROBE = ChatRequest(purpose="probe", messages=[ChatMessage(role="user", content="Reply with OK.")], max_tokens=5)
+PROBE_TEXT = "Reply with OK."
 
 
 @dataclass
@@ -36,7 +36,10 @@ def redrive_unanswered(app: AppContext, limit: int) -> RedriveResult:
     if result.waiting == 0:
         return result  # nothing to do: no model call
     try:
-        app.deps.llm.complete(PROBE)
+        # Built here, not at import: the worker's cold start builds no model it does not need.
+        app.deps.llm.complete(
+            ChatRequest(purpose="probe", messages=[ChatMessage(role="user", content=PROBE_TEXT)], max_tokens=5)
+        )
     except LLMError as exc:
         result.model_answers = False
         logger.warning("model still unavailable; the unanswered turns wait", extra={"error": str(exc)[:200]})
