@@ -215,3 +215,39 @@ def test_the_transcript_reads_a_later_report_in_plain_words() -> None:
         delivery=DeliveryOutcome(status="failed", code="30005", reason="undelivered: the number is unknown"),
     )
     assert not_delivered(entry) == "not delivered (provider code 30005: the number is unknown)"
+
+
+def test_the_inbound_log_on_dynamodb(stack: Any) -> None:
+    from datetime import timedelta
+
+    from promptpipe.models.store import Direction, InboundState, TranscriptEntry
+
+    s = stack()
+    log = s.env.app.inbound
+    assert log is not None
+    at = s.env.clock.now()
+    entry = TranscriptEntry(
+        participant_id=s.pid,
+        at=at,
+        seq="in#SM-log",
+        direction=Direction.INBOUND,
+        kind="message",
+        content="hi",
+        state=InboundState.AWAITING_REPLY,
+    )
+    assert log.accept(entry) and not log.accept(entry)
+    assert log.mark(s.pid, at, entry.seq, InboundState.MODEL_UNAVAILABLE, expect=InboundState.AWAITING_REPLY)
+    assert not log.mark(s.pid, at, entry.seq, InboundState.MODEL_UNAVAILABLE, expect=InboundState.AWAITING_REPLY)
+    # an answered entry is never overwritten by an unsaved one, and is not discarded
+    answered = entry.model_copy(update={"seq": "0000000009#000", "state": ""})
+    log.write_unsaved([answered])
+    log.write_unsaved([answered.model_copy(update={"content": "other"})])
+    log.discard(s.pid, at, answered.seq)
+    log.discard(s.pid, at, entry.seq)
+    log.discard(s.pid, at, entry.seq)  # gone already: nothing to do
+    mine = [m for m in s.history() if m["direction"] == "inbound" and m["content"] in ("hi", "other")]
+    assert [(m["content"], m["state"]) for m in mine] == [("hi", "")]
+    # a report for a message nobody sent finds nothing
+    deliveries = s.env.app.deliveries
+    assert deliveries is not None
+    assert deliveries.find_sent(s.pid, "SM-nobody", at - timedelta(days=1)) is None
