@@ -34,6 +34,7 @@ class Access:
     table: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     participants_index: tuple[str, ...] = ()  # on the gsi1 index only (listing participants)
     inbound_queue: tuple[str, ...] = ()
+    inbound_dead_letters: tuple[str, ...] = ()  # on the inbound queue's dead-letter queue
     schedules: tuple[str, ...] = ()  # on schedules of this stack's group
     list_schedules: bool = False  # scheduler:ListSchedules, which takes no resource ARN (on "*")
     pass_scheduler_role: bool = False  # CreateSchedule/UpdateSchedule hand the scheduler its role
@@ -123,9 +124,14 @@ ACCESS: dict[str, Access] = {
     ),
     c.WEBHOOK.key: _webhook(auto_enroll=False),
     c.WORKER.key: Access(
-        table={**_FLOW, **_STEERING},
-        # The event source mapping polls the queue with the function's role.
-        inbound_queue=("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+        # a turn's commit removes its message's accepted entry (docs/reliability.md, "The record
+        # under faults"), in the same transaction
+        table={**_FLOW, **_STEERING, "dynamodb:DeleteItem": (PARTICIPANT,)},
+        # The event source mapping polls the queue with the function's role; the unanswered-turns
+        # sweep puts dead-lettered turns back on it.
+        inbound_queue=("sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+        # the sweep: how many wait, take each, delete it once re-sent
+        inbound_dead_letters=("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
         schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions, STOP / START's schedules
         pass_scheduler_role=True,
         secrets=("openai", "channel"),

@@ -87,6 +87,11 @@ ALL_FUNCTIONS = (ENROLLMENT, WEBHOOK, WORKER, SCHEDULED_PROMPT, TIMERS)
 # Scheduler invokes the timers function with ``{"sweep": "pending_effects"}``.
 PENDING_EFFECTS_SWEEP_MINUTES = 15
 PENDING_EFFECTS_SWEEP_INPUT = '{"sweep": "pending_effects"}'
+# The unanswered-turns sweep (docs/reliability.md, "The record under faults"): how often EventBridge
+# Scheduler invokes the worker with ``{"sweep": "unanswered"}`` to redrive the turns the model could
+# not answer from the inbound dead-letter queue, once it answers again.
+UNANSWERED_SWEEP_MINUTES = 15
+UNANSWERED_SWEEP_INPUT = '{"sweep": "unanswered"}'
 
 # Async invocations (the scheduler's) of the two scheduler targets.
 ASYNC_RETRY_ATTEMPTS = 2

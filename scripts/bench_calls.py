@@ -132,6 +132,11 @@ STATE_CALLS = Counter({"Query": 1, "TransactWriteItems": 1})
 # DynamoDB calls of the function handling each event: the state's Query and conditional transaction;
 # the webhook also looks the sender's phone claim up (GetItem) before it knows whose state to load.
 EXPECTED_DYNAMODB = {event: STATE_CALLS for event in EVENT_FUNCTIONS} | {"STOP": STATE_CALLS + Counter({"GetItem": 1})}
+# A participant's message is in the record from the worker's first receive, before the model: one
+# PutItem per inbound message (docs/reliability.md, "The record under faults"; the turn's commit
+# removes it in its own transaction, no call more).
+INBOUND_ACCEPTED = Counter({"PutItem": 1})
+ACCEPTING = ("plain reply turn", "turn with 4 tool calls", "turn with a delayed transition")
 
 # Scheduler calls the event's effects need, and why.
 EXPECTED_SCHEDULER: dict[str, tuple[Counter[str], str]] = {
@@ -194,8 +199,15 @@ def outcome_write(messages: int) -> Counter[str]:
     return Counter({"UpdateItem": 1} if messages == 1 else {"TransactWriteItems": 1})
 
 
+def send_rule_reads(messages: int) -> Counter[str]:
+    """The send rule reads the participant again before each message of an event after the first
+    (a STOP committed while the first went out is honoured): one GetItem each."""
+    return Counter({"GetItem": messages - 1}) if messages > 1 else Counter()
+
+
 def expected_dynamodb(row: Row) -> Counter[str]:
-    return EXPECTED_DYNAMODB[row.event] + outcome_write(row.sent)
+    accepted = INBOUND_ACCEPTED if row.event in ACCEPTING else Counter()
+    return EXPECTED_DYNAMODB[row.event] + accepted + outcome_write(row.sent) + send_rule_reads(row.sent)
 
 
 def row_misses(row: Row) -> list[str]:
@@ -344,7 +356,9 @@ def render(rows: list[Row], harness: list[Call]) -> str:
         "",
         "Target: exactly Query 1 + TransactWriteItems 1 (conditional on version) in the function handling the",
         "event (STOP: + the webhook's phone-claim GetItem), + one write of its messages' delivery outcomes when",
-        "it sent any (UpdateItem for one, TransactWriteItems for more), and only the scheduler calls its effects need.",
+        "it sent any (UpdateItem for one, TransactWriteItems for more), + one PutItem per inbound message (in the",
+        "record before the model), + one GetItem per message of the event after its first (the send rule reads",
+        "the participant again), and only the scheduler calls its effects need.",
     ]
     for row in rows:
         if row.handles_event:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from promptpipe.wiring import NoDeadLetters
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
@@ -117,6 +118,8 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         phone_claims=MemoryPhoneClaims(store),
         pending_effects=store.pending_effects,
         deliveries=store,
+        inbound=store,
+        dead_letters=NoDeadLetters(),
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
 

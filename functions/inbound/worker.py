@@ -11,6 +11,7 @@ record (see docs/reliability.md).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
@@ -20,9 +21,11 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
-from promptpipe.models.events import TurnEvent
+from promptpipe.models.events import RedriveRequest, TurnEvent
 from promptpipe.observability import count_error, logger
 from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.redrive import redrive_unanswered
+from promptpipe.wiring import get_app
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
@@ -45,7 +48,17 @@ def record_handler(record: SQSRecord) -> None:
         raise
 
 
+def redrive(request: RedriveRequest) -> dict[str, Any]:
+    """The stack's unanswered-turns sweep: the dead-lettered turns go back on the queue once the
+    model answers again."""
+    result = redrive_unanswered(get_app(), request.limit)
+    logger.info("unanswered turns swept", extra=asdict(result))
+    return asdict(result)
+
+
 # Each failed record is counted above; a batch whose every record failed is not counted again.
 @lambda_entry("worker", uncounted=(BatchProcessingError,))
-def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse | dict[str, Any]:
+    if "sweep" in event:
+        return redrive(RedriveRequest.model_validate(event))
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

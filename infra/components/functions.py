@@ -95,7 +95,13 @@ class Functions(Construct):
         return fn
 
     def _build_worker(self) -> tuple[lambda_.Function, lambda_.Alias]:
-        fn = self._build_function(c.WORKER, self._llm_environment())
+        environment = {
+            **self._llm_environment(),
+            # the unanswered-turns sweep: from the dead-letter queue back to the inbound queue
+            "INBOUND_QUEUE_URL": self._queues.inbound.queue_url,
+            "INBOUND_DLQ_URL": self._queues.inbound_dlq.queue_url,
+        }
+        fn = self._build_function(c.WORKER, environment)
         self._grant(c.WORKER)
         alias = lambda_.Alias(self, "WorkerLive", alias_name=c.LIVE_ALIAS, version=fn.current_version)
         # Through the alias, so that messages are handled by the SnapStart snapshot of a version. A
@@ -185,6 +191,11 @@ class Functions(Construct):
             role.add_to_principal_policy(
                 iam.PolicyStatement(actions=list(access.inbound_queue), resources=[self._queues.inbound.queue_arn])
             )
+        if access.inbound_dead_letters:
+            statement = iam.PolicyStatement(
+                actions=list(access.inbound_dead_letters), resources=[self._queues.inbound_dlq.queue_arn]
+            )
+            role.add_to_principal_policy(statement)
         secrets = {"openai": self._secrets.openai, "channel": self._secrets.channel}
         if access.secrets:
             role.add_to_principal_policy(

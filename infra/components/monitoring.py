@@ -75,6 +75,7 @@ class Monitoring(Construct):
         self._build_function_alarms()
         self._build_controller_alarm()
         self._build_webhook_alarm()
+        self._build_delivery_alarm()
         self.alarm_topic = self._build_alarm_topic(config)
         action = cw_actions.SnsAction(self.alarm_topic)
         for alarm in self.alarms.values():
@@ -177,6 +178,11 @@ class Monitoring(Construct):
         # The flow controller put a participant on hold (HANDOFF or DEADLOCK): a person should look
         # (GET …/participants/{id}/state shows why; a state override resumes). docs/controller.md
         self._app_alarm("NeedsPerson", "A participant's intake needs a person (flow controller handoff or deadlock)")
+
+    def _build_delivery_alarm(self) -> None:
+        # A message that stays failed: refused for good by the provider, or reported undelivered
+        # later (docs/reliability.md, "The record under faults"); the transcript shows which.
+        self._app_alarm("MessagesNotDelivered", "A message to a participant stayed undelivered (failed for good)")
 
     def _build_webhook_alarm(self) -> None:
         # A webhook without its signing secret (missing, or the channel secret unreadable) answers

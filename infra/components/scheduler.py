@@ -44,8 +44,11 @@ class Scheduler(Construct):
             resource="schedule",
             resource_name=f"{config.schedule_group_name}/*",
         )
+        # The unanswered-turns sweep targets the worker, through its alias (its SnapStart version).
+        self.worker_alias_arn = _function_arn(stack, f"{config.function_name(c.WORKER)}:{c.LIVE_ALIAS}")
         self.role = self._build_role(stack, dead_letter_queue)
         self.sweep = self._build_sweep(config, dead_letter_queue)
+        self.unanswered_sweep = self._build_unanswered_sweep(config, dead_letter_queue)
 
     def _build_role(self, stack: cdk.Stack, dead_letter_queue: sqs.IQueue) -> iam.Role:
         role = iam.Role(
@@ -65,6 +68,7 @@ class Scheduler(Construct):
                     self.timers_function_arn,
                     self.scheduled_prompt_function_arn,
                     self.scheduled_prompt_alias_arn,
+                    self.worker_alias_arn,
                 ],
             )
         )
@@ -86,6 +90,25 @@ class Scheduler(Construct):
                 role_arn=self.role.role_arn,
                 input=c.PENDING_EFFECTS_SWEEP_INPUT,
                 # The next run comes soon: no retries, a failed run goes to the dead-letter queue.
+                retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
+                dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
+            ),
+        )
+
+    def _build_unanswered_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
+        """The unanswered-turns sweep: the worker redrives the inbound dead-letter queue once the model
+        answers again (docs/reliability.md, "The record under faults")."""
+        return scheduler.CfnSchedule(
+            self,
+            "UnansweredTurnsSweep",
+            name=f"{config.resource_prefix}-unanswered-turns-sweep",
+            description="Redrives the turns the model could not answer, once it answers again",
+            schedule_expression=f"rate({c.UNANSWERED_SWEEP_MINUTES} minutes)",
+            flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
+            target=scheduler.CfnSchedule.TargetProperty(
+                arn=self.worker_alias_arn,
+                role_arn=self.role.role_arn,
+                input=c.UNANSWERED_SWEEP_INPUT,
                 retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
                 dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
             ),

@@ -172,6 +172,11 @@ class DeliveryLog(Protocol):
         transcript) is left alone."""
         ...
 
+    def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
+        """The outbound entry, committed after ``since``, whose outcome carries ``provider_id`` (the
+        message or one of its parts): what a provider's later delivery report is about."""
+        ...
+
 
 class PendingEffects(Protocol):
     """Participants whose schedule changes failed after a commit (docs/architecture.md, "Effects
@@ -201,4 +206,40 @@ class PhoneClaims(Protocol):
 
     def move(self, participant_id: str, old_phone: str, new_phone: str) -> str:
         """Move the claim; ``"moved"``, ``"already"``, ``"conflict"`` or ``"stale"``."""
+        ...
+
+
+class InboundLog(Protocol):
+    """A participant's message in the transcript from the worker's first receive, before the model,
+    with where its answer stands (``TranscriptEntry.state``; docs/reliability.md, "The record
+    under faults"). The turn's commit rewrites the entry as answered."""
+
+    def accept(self, entry: TranscriptEntry) -> bool:
+        """Write the entry only if it is not there yet; ``True`` when this call wrote it."""
+        ...
+
+    def mark(self, participant_id: str, at: datetime, seq: str, state: str, *, expect: str) -> bool:
+        """Set the state of an entry still in state ``expect``; ``True`` when it changed."""
+        ...
+
+    def write_unsaved(self, entries: Sequence[TranscriptEntry]) -> None:
+        """A turn whose commit failed for good (the degraded save): its entries, written as they are
+        (an accepted message rewritten), outside the state's commit."""
+        ...
+
+    def discard(self, participant_id: str, at: datetime, seq: str) -> None:
+        """Remove an accepted entry that no turn will answer (a copy of a message answered before)."""
+        ...
+
+
+class DeadLetters(Protocol):
+    """The turns the inbound queue set aside after its receives failed (the dead-letter queue)."""
+
+    def waiting(self) -> int:
+        """About how many turns wait there."""
+        ...
+
+    def redrive(self, limit: int) -> int:
+        """Put up to ``limit`` of them back on the inbound queue (each on its participant's line);
+        how many were moved."""
         ...

@@ -232,6 +232,9 @@ class Settings(LazyModel):
     # Who answers the keywords the provider's own filter reads (Twilio on a long code without
     # Advanced Opt-Out: STOP, HELP, START as single words): "provider" records them and sends nothing.
     keyword_replies_by: Literal["project", "provider"] = "project"
+    # The inbound queue's dead-letter queue: the worker's unanswered-turns sweep redrives it once the
+    # model answers again (docs/reliability.md, "The record under faults").
+    inbound_dlq_url: str | None = None
 
     # --- retention ------------------------------------------------------------------------
     # Days a deleted or withdrawn participant's transcript and state are kept before DynamoDB's TTL

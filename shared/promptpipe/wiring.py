@@ -190,6 +190,17 @@ class NoQueue:
         raise ConfigurationError(f"no inbound queue configured (INBOUND_QUEUE_URL) for a {event.kind.value} event")
 
 
+class NoDeadLetters:
+    """The ``DeadLetters`` of a function deployed without the inbound dead-letter queue (all but the
+    worker, and the local stack, where a failed turn is retried in process): nothing waits."""
+
+    def waiting(self) -> int:
+        return 0
+
+    def redrive(self, limit: int) -> int:
+        return 0
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -255,6 +266,7 @@ def build_app(
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
     )
     from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
+    from promptpipe.adapters.inbound_log import DynamoInboundLog
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
     return AppContext(
@@ -278,7 +290,19 @@ def build_app(
             settings.table_name, dynamodb, index_name=settings.participants_index_name, now=clock.now, token=new_token
         ),
         deliveries=DynamoDeliveryLog(settings.table_name, dynamodb),
+        inbound=DynamoInboundLog(settings.table_name, dynamodb),
+        dead_letters=_dead_letters(settings),
     )
+
+
+def _dead_letters(settings: Settings) -> Any:
+    """The inbound dead-letter queue, for the worker's unanswered-turns sweep (none waits when unset)."""
+    if not (settings.inbound_dlq_url and settings.inbound_queue_url):
+        return NoDeadLetters()
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.sqs_queue import SqsDeadLetters
+
+    return SqsDeadLetters(settings.inbound_dlq_url, settings.inbound_queue_url, aws_client("sqs", settings))
 
 
 _app: AppContext | None = None

@@ -61,8 +61,9 @@ from promptpipe.local.environment import (
     local_settings,
 )
 from promptpipe.local.lambda_runtime import FakeLambdaContext
+from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import ChatRequest, ChatResponse
-from promptpipe.models.messaging import OutboundMessage, SendResult
+from promptpipe.models.messaging import InboundMessage, OutboundMessage, SendResult
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
@@ -153,12 +154,15 @@ class Names:
     group: str
     role_arn: str
     dlq_arn: str
+    inbound_dlq_url: str = ""
 
     def table_resource(self, name: str, index: str | None = None) -> str:
         base = "table" if name == self.table else f"table:{name}"
         return f"{base}/index/{index}" if index else base
 
     def queue(self, url: str) -> str:
+        if url and url == self.inbound_dlq_url:
+            return "inbound-dlq"
         return "inbound-queue" if url == self.queue_url else f"queue:{url}"
 
     def schedules(self, group: str | None) -> str:
@@ -287,6 +291,7 @@ def _symbols(synth: Synth, key: str) -> dict[str, str]:
         f"<{table}.Arn>": "table",
         f"<{synth.queue_id(f'{PREFIX}-inbound.fifo')}.Arn>": "inbound-queue",
         f"<{synth.queue_id(f'{PREFIX}-scheduler-dlq')}.Arn>": "scheduler-dlq",
+        f"<{synth.queue_id(f'{PREFIX}-inbound-dlq.fifo')}.Arn>": "inbound-dlq",
         f"<{scheduler_role}.Arn>": "scheduler-role",
         f"<{log_group}.Arn>": "log-group",
         f"arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/{group}/*": "schedule-group",
@@ -517,6 +522,7 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
     names = Names(
         table=env.settings.table_name,
         queue_url=env.resources.inbound_queue_url,
+        inbound_dlq_url=env.resources.inbound_dlq_url,
         group=env.settings.schedule_group_name,
         role_arn=SCHEDULER_ROLE_ARN,
         dlq_arn=SCHEDULER_DLQ_ARN,
@@ -524,6 +530,7 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
     local = {
         "TABLE_NAME": names.table,
         "INBOUND_QUEUE_URL": names.queue_url,
+        "INBOUND_DLQ_URL": env.resources.inbound_dlq_url,
         "TIMERS_FUNCTION_ARN": TIMERS_ARN,
         "SCHEDULED_PROMPT_FUNCTION_ARN": SCHEDULED_PROMPT_ARN,
         "SCHEDULER_ROLE_ARN": SCHEDULER_ROLE_ARN,
@@ -633,6 +640,30 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     sweep = getattr(import_module(timers_module), timers_attribute)
     assert sweep({"sweep": "pending_effects"}, FakeLambdaContext()) == {"repaired": 1}
     assert state(sam["id"])["effects_pending"] is False
+    # A turn dead-lettered during a model outage; the worker's unanswered-turns sweep finds the model
+    # answering again and puts it back on the queue, where the worker answers it.
+    env._sqs.send_message(
+        QueueUrl=env.resources.inbound_dlq_url,
+        MessageBody=TurnEvent(
+            kind=TurnKind.MESSAGE,
+            participant_id=sam["id"],
+            event_id="SM-dead-lettered",
+            message=InboundMessage(
+                provider="twilio",
+                provider_message_id="SM-dead-lettered",
+                from_phone=sam["phone_number"],
+                body="Are you there?",
+                received_at=env.clock.now(),
+            ),
+            enqueued_at=env.clock.now(),
+        ).model_dump_json(),
+        MessageGroupId=sam["id"],
+        MessageDeduplicationId="SM-dead-lettered",
+    )
+    worker_module, worker_attribute = _handler_path(c.WORKER.key)
+    redriven = getattr(import_module(worker_module), worker_attribute)({"sweep": "unanswered"}, FakeLambdaContext())
+    assert redriven == {"waiting": 1, "model_answers": True, "redriven": 1}
+    env.drain()
 
     # STOP and START through the webhook; a STOP confirmation that fails to send is retried by
     # the provider (the same message id) and resumed.

@@ -305,14 +305,19 @@ def _scheduler_role_id(synth: Synth) -> str:
     return role_id
 
 
-def test_scheduler_role_invokes_only_the_two_targets(synth: Synth) -> None:
+def test_scheduler_role_invokes_only_the_two_targets_and_the_workers_sweep(synth: Synth) -> None:
     role_id = _scheduler_role_id(synth)
     statements = synth.statements(role_id)
     invoke = [s for s in statements if "lambda:InvokeFunction" in _actions(s)]
     assert len(invoke) == 1
     assert _actions(invoke[0]) == {"lambda:InvokeFunction"}
     targets = {_render(r).split(":function:")[1] for r in _as_list(invoke[0]["Resource"])}
-    assert targets == {"promptpipe-timers", "promptpipe-scheduled-prompt", "promptpipe-scheduled-prompt:live"}
+    assert targets == {
+        "promptpipe-timers",
+        "promptpipe-scheduled-prompt",
+        "promptpipe-scheduled-prompt:live",
+        "promptpipe-worker:live",  # the unanswered-turns sweep (tests/infra/test_record_sweeps.py)
+    }
     others = [s for s in statements if s not in invoke]
     assert [_actions(s) for s in others] == [{"sqs:SendMessage"}]
     assert _references(others[0], synth.queue_id(f"{PREFIX}-scheduler-dlq"))
@@ -380,7 +385,8 @@ def test_least_privilege_matrix(synth: Synth) -> None:
 
     assert holders(openai, "secretsmanager:GetSecretValue") == {"worker", "scheduled-prompt"}
     assert holders(channel, "secretsmanager:GetSecretValue") == ALL_KEYS
-    assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook"}
+    # (the worker: its unanswered-turns sweep puts dead-lettered turns back)
+    assert holders(inbound, "sqs:SendMessage") == {"enrollment", "webhook", "worker"}
     assert holders(inbound, "sqs:ReceiveMessage") == {"worker"}
     # (The exact table actions of each role are checked against the code by test_iam_derived.py.)
     assert not holders(table, "dynamodb:Scan")
@@ -502,8 +508,8 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    # DLQs (2), needs-a-person, webhook; one per function; the study's spend cap (docs/safety.md#budgets)
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 4 + len(c.ALL_FUNCTIONS) + 1)
+    # DLQs (2), needs-a-person, webhook, messages not delivered; one per function; the study's spend cap (docs/safety.md#budgets)
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 5 + len(c.ALL_FUNCTIONS) + 1)
 
 
 def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
@@ -548,8 +554,8 @@ def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
     (topic,) = synth.of_type("AWS::SNS::Topic")
     # Then every alarm, firing and recovering, notifies the stack's own topic
     actions = _alarm_actions(synth)
-    # DLQs, function errors, needs-a-person, webhook, the study's spend cap
-    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 2 + 1
+    # DLQs, function errors, needs-a-person, webhook, messages not delivered, the study's spend cap
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 3 + 1
     assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
     # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
     synth.template.resource_count_is("AWS::SNS::Subscription", 0)

@@ -21,6 +21,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from promptpipe.wiring import NoDeadLetters
+from promptpipe.adapters.inbound_log import DynamoInboundLog
 from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
 from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
@@ -136,6 +138,8 @@ def harness(aws: None) -> Harness:
             config.table_name, client, index_name=config.participants_index_name, now=clock.now, token=new_token
         ),
         deliveries=DynamoDeliveryLog(config.table_name, client),
+        inbound=DynamoInboundLog(config.table_name, client),
+        dead_letters=NoDeadLetters(),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

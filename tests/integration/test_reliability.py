@@ -693,10 +693,19 @@ def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
 
     # Then the commit was tried six times and nothing of it was written (one transaction: no
     # half-written turn), and — docs/behaviour.md#SC-10, docs/architecture.md "A failed state save" —
-    # the reply still went out once and the record completed (it is not retried by SQS)
+    # the reply still went out once and the record completed (it is not retried by SQS); the
+    # message and the reply still reach the transcript, the message marked as not saved
     assert commits.calls == ATTEMPTS
     monkeypatch.undo()
-    assert (state(env, pid)["version"], entries(env, pid)) == (version, before)
+    assert state(env, pid)["version"] == version
+    assert entries(env, pid) == [
+        *before,
+        ("inbound", "message", "keep this if you can"),
+        ("outbound", "reply", "re: keep this if you can"),
+    ]
+    history = env.api("GET", f"/conversation/participants/{pid}/history").body["result"]["messages"]
+    assert history[-2]["state"] == "answered; the turn could not be saved"
+    assert history[-1]["delivery"]["status"] == "sent"
     assert sent(env, pid, OutboundKind.REPLY) == ["re: keep this if you can"]
     assert queue_messages(env) == [] and queue_messages(env, env.resources.inbound_dlq_url) == []
 

@@ -158,3 +158,27 @@ def test_aws_client_uses_settings_region_endpoint_and_retry_config(aws: None) ->
     # botocore's max_attempts=5 counts retries: six attempts in all
     assert config.retries == {"mode": "standard", "total_max_attempts": 6}
     assert (config.connect_timeout, config.read_timeout) == (2, 10)
+
+
+def test_a_turn_redriven_three_times_stays_in_the_dead_letter_queue(local_env_factory) -> None:
+    # Given a turn in the inbound dead-letter queue that was redriven three times already
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.sqs_queue import MAX_REDRIVES, REDRIVES, SqsDeadLetters
+
+    env = local_env_factory()
+    sqs = aws_client("sqs", env.settings)
+    dlq, queue = env.resources.inbound_dlq_url, env.resources.inbound_queue_url
+    for n, redrives in enumerate((MAX_REDRIVES, 0)):
+        sqs.send_message(
+            QueueUrl=dlq,
+            MessageBody=f"turn {n}",
+            MessageGroupId=f"p{n}",
+            MessageDeduplicationId=f"d{n}",
+            MessageAttributes={REDRIVES: {"DataType": "Number", "StringValue": str(redrives)}},
+        )
+    dead_letters = SqsDeadLetters(dlq, queue, sqs)
+    assert dead_letters.waiting() == 2
+    # When the sweep redrives: only the other one goes back, counted once more
+    assert dead_letters.redrive(10) == 1
+    [back] = sqs.receive_message(QueueUrl=queue, MessageAttributeNames=["All"])["Messages"]
+    assert back["Body"] == "turn 1" and back["MessageAttributes"][REDRIVES]["StringValue"] == "1"

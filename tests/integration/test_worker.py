@@ -18,6 +18,7 @@ from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, sqs_record
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.llm import ChatRequest, ChatResponse
+from promptpipe.usecases.inbound_record import MODEL_UNAVAILABLE_REPLY
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"
@@ -122,11 +123,12 @@ def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_onc
     # When the worker takes the turn and the model call fails
     messages, failed = invoke_worker_once(env)
 
-    # Then the record is reported failed (so SQS retries it), and nothing was committed or sent
+    # Then the record is reported failed (so SQS retries it), nothing was committed, and the
+    # message is in the record with the one fixed reply the participant got (docs/reliability.md)
     assert [m["MessageId"] for m in messages] == list(failed)
-    assert history(env, pid) == before
+    assert history(env, pid) == [*before, ("inbound", "hi coach"), ("outbound", MODEL_UNAVAILABLE_REPLY)]
     assert version(env, pid) == before_version
-    assert sent(env, pid) == ["Hello!"]
+    assert sent(env, pid) == ["Hello!", MODEL_UNAVAILABLE_REPLY]
 
     # When SQS redelivers it
     settle(env, messages, failed)
@@ -139,8 +141,9 @@ def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_onc
         ("outbound", "Hello!"),
         ("inbound", "hi coach"),
         ("outbound", "Sorry for the wait: hi!"),
+        ("outbound", MODEL_UNAVAILABLE_REPLY),  # the same instant on the test's clock: sorted by seq
     ]
-    assert sent(env, pid) == ["Hello!", "Sorry for the wait: hi!"]
+    assert sent(env, pid) == ["Hello!", MODEL_UNAVAILABLE_REPLY, "Sorry for the wait: hi!"]
     assert version(env, pid) == before_version + 1
 
 
@@ -164,7 +167,12 @@ def test_llm_failure_then_success_through_the_drainer(local_env_factory) -> None
 
     # Then the third attempt answered, and the transcript holds the exchange once
     assert llm.calls == 4
-    assert history(env, pid) == [("outbound", "Hello!"), ("inbound", "hello?"), ("outbound", "Here now.")]
+    assert history(env, pid) == [
+        ("outbound", "Hello!"),
+        ("inbound", "hello?"),
+        ("outbound", "Here now."),
+        ("outbound", MODEL_UNAVAILABLE_REPLY),  # once, for the first failure (the test's clock stands still)
+    ]
     assert queue_depth(env, env.resources.inbound_dlq_url) == 0
 
 
@@ -245,16 +253,21 @@ def test_a_turn_that_keeps_failing_is_dead_lettered_after_three_receives(local_e
     assert len(dead) == 1
     body = json.loads(dead[0]["Body"])
     assert (body["participant_id"], body["event_id"], body["message"]["body"]) == (pid, "SM-doomed", "lost message")
-    # And the participant got nothing for it, and nothing was recorded (documented behaviour)
-    assert sent(env, pid) == ["Hello!"]
-    assert history(env, pid) == [("outbound", "Hello!")]
+    # And the participant was told once that we will get back to them, and their message is in the
+    # record, not answered (the unanswered-turns sweep redrives it: test_faults_record.py)
+    assert sent(env, pid) == ["Hello!", MODEL_UNAVAILABLE_REPLY]
+    assert history(env, pid) == [
+        ("outbound", "Hello!"),
+        ("inbound", "lost message"),
+        ("outbound", MODEL_UNAVAILABLE_REPLY),
+    ]
 
     # When they write again
     text_in(env, "hello again", "SM-next")
     env.drain()
 
     # Then the new message is a fresh turn: the conversation is not stuck behind the dead letter
-    assert sent(env, pid) == ["Hello!", "I'm back. How did it go?"]
+    assert sent(env, pid) == ["Hello!", MODEL_UNAVAILABLE_REPLY, "I'm back. How did it go?"]
     assert llm.requests[-1].messages[-1].content == "hello again"
 
 
@@ -290,7 +303,7 @@ def test_a_failing_turn_holds_back_that_participants_later_messages_but_not_othe
     env.drain()
 
     # Then A's messages are still answered in order, after the retry, and B's is answered too
-    assert sent(env, a) == ["Hello A", "re: a1", "re: a2"]
+    assert sent(env, a) == ["Hello A", MODEL_UNAVAILABLE_REPLY, "re: a1", "re: a2"]
     assert sent(env, b) == ["Hello B", "re: b1"]
     assert history(env, a) == [
         ("outbound", "Hello A"),
@@ -298,6 +311,7 @@ def test_a_failing_turn_holds_back_that_participants_later_messages_but_not_othe
         ("outbound", "re: a1"),
         ("inbound", "a2"),
         ("outbound", "re: a2"),
+        ("outbound", MODEL_UNAVAILABLE_REPLY),  # the same instant on the test's clock: sorted by seq
     ]
     # And a2 was never asked before a1 succeeded
     user_turns = [r.messages[-1].content for r in llm.requests[2:]]

@@ -358,7 +358,7 @@ def test_audit_has_stage_timings_prompt_version_and_the_nested_generator_call() 
     assert calls[2]["cached_tokens"] == 768 and calls[0]["tools_offered"] == len(tool_table.names_for("intake"))
 
 
-# -- the fixed reply never claims what did not happen (issue 37, item 7) ------------------------
+# -- the fixed reply never claims what did not happen (docs/reliability.md, "The record under faults") --
 def test_a_failed_synthesis_after_every_tool_failed_asks_to_try_again_not_all_set() -> None:
     # Given a turn whose every tool call fails, then a synthesis that fails (model down)
     llm = ScriptedLLM([failing_schedule() for _ in range(4)] + [LLMError("down")])

@@ -35,13 +35,15 @@ from promptpipe.adapters.dynamodb_items import (
     MSG_SK_PREFIX,
     PENDING_EFFECTS_GSI_PK,
     PK,
+    SK,
     delivery_attribute,
     key,
     participant_pk,
     pending_effects_key,
     sortable_timestamp,
+    transcript_from_item,
 )
-from promptpipe.models.store import DeliveryOutcome
+from promptpipe.models.store import DeliveryOutcome, TranscriptEntry
 
 _EXISTS = f"attribute_exists({PK})"
 
@@ -81,6 +83,32 @@ class DynamoDeliveryLog:
             )
             if not erased:
                 raise
+
+    @store_operation
+    def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
+        # A Query of the transcript since ``since``, filtered on the outcome (stored as JSON text):
+        # only for a provider's failure report, so a few kilobytes read on a rare path.
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": f"{PK} = :pk AND {SK} BETWEEN :since AND :end",
+            "FilterExpression": "contains(delivery, :id)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": participant_pk(participant_id)},
+                ":since": {"S": f"{MSG_SK_PREFIX}{sortable_timestamp(since)}"},
+                ":end": {"S": f"{MSG_SK_PREFIX}~"},
+                ":id": {"S": f'"{provider_id}"'},
+            },
+        }
+        while True:
+            response = self._client.query(**request)
+            for item in response.get("Items", []):
+                entry = transcript_from_item(item)
+                outcome = entry.delivery
+                if outcome is not None and provider_id in (outcome.provider_id, *outcome.parts):
+                    return entry
+            if "LastEvaluatedKey" not in response:
+                return None
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 class DynamoPendingEffects:

@@ -13,9 +13,12 @@ from promptpipe.adapters.dynamodb_items import (
     event_claim_item,
     expires_at,
     flow_item,
+    key,
     meta_key,
     participant_item,
+    participant_pk,
     transcript_item,
+    transcript_sk,
 )
 from promptpipe.models.state import FLOW_TYPE
 from promptpipe.models.store import StateCommit
@@ -41,7 +44,7 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
         raise ValueError("participant does not match the commit")
     if any(entry.participant_id != participant_id for entry in commit.transcript):
         raise ValueError("transcript entry belongs to another participant")
-    if 2 + (commit.claim is not None) + len(commit.transcript) > MAX_COMMIT_ITEMS:
+    if 2 + (commit.claim is not None) + (commit.accepted is not None) + len(commit.transcript) > MAX_COMMIT_ITEMS:
         raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
     # A withdrawn participant's items expire together (docs/retention.md): what this commit
     # writes carries the flow state's expiry, as the flow item does.
@@ -104,4 +107,15 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
         }
         for item in transcript_items
     ]
+    if commit.accepted is not None:
+        # The message as accepted before the model (``usecases/inbound_record.py``): the commit's own
+        # entry answers it, so the placeholder goes in the same transaction (the record holds it once).
+        actions.append(
+            {
+                "Delete": {
+                    "TableName": table_name,
+                    "Key": key(participant_pk(participant_id), transcript_sk(commit.accepted)),
+                }
+            }
+        )
     return actions

@@ -58,6 +58,9 @@ FLOW_VERSION_SK_PREFIX = "V#"
 FLOW_LATEST_SK = "LATEST"
 
 PK, SK = table.PK.name, table.SK.name
+# A transcript entry's ``state`` (an inbound message not answered yet): the commit may rewrite only
+# entries that carry it (``dynamodb_commit``).
+INBOUND_STATE = "state"
 GSI_PK, GSI_SK = table.GSI1PK.name, table.GSI1SK.name
 # The attributes of a participant item that are keys, not fields of the model.
 KEY_ATTRIBUTES = frozenset({PK, SK, GSI_PK, GSI_SK})
@@ -263,6 +266,7 @@ def transcript_item(entry: TranscriptEntry) -> Item:
         }
         | ({"outbound": _s(entry.outbound.model_dump_json(exclude_none=True))} if entry.outbound else {})
         | ({"delivery": delivery_attribute(entry.delivery)} if entry.delivery else {})
+        | ({INBOUND_STATE: _s(entry.state)} if entry.state else {})
     )
 
 
@@ -282,6 +286,7 @@ def transcript_from_item(item: Item) -> TranscriptEntry:
         metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
         outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
         delivery=DeliveryOutcome.model_validate_json(item["delivery"]["S"]) if "delivery" in item else None,
+        state=item.get(INBOUND_STATE, {}).get("S", ""),
     )
 
 

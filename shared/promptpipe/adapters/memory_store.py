@@ -162,7 +162,55 @@ class InMemoryStore:
             self.events[pid] = [e.model_copy(deep=True) for e in commit.recent_events]
             if commit.participant is not None:
                 self.participants[pid] = commit.participant.model_copy(deep=True)
-            self.transcripts.setdefault(pid, []).extend(e.model_copy(deep=True) for e in commit.transcript)
+            self._put_entries(pid, commit.transcript)
+            if commit.accepted is not None:
+                key = (commit.accepted.at, commit.accepted.seq)
+                self.transcripts[pid] = [e for e in self.transcripts[pid] if (e.at, e.seq) != key]
+
+    def _put_entries(self, pid: str, entries: Sequence[TranscriptEntry]) -> None:
+        """Append, or replace an entry accepted before its turn ran (it carries a ``state``)."""
+        transcript = self.transcripts.setdefault(pid, [])
+        for entry in entries:
+            found = next((i for i, e in enumerate(transcript) if (e.at, e.seq) == (entry.at, entry.seq)), None)
+            if found is not None and transcript[found].state:
+                transcript[found] = entry.model_copy(deep=True)
+            elif found is None:
+                transcript.append(entry.model_copy(deep=True))
+
+    def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
+        with self._lock:
+            for entry in sorted(self.transcripts.get(participant_id, []), key=lambda e: (e.at, e.seq)):
+                outcome = entry.delivery
+                if entry.at >= since and outcome is not None and provider_id in (outcome.provider_id, *outcome.parts):
+                    return entry.model_copy(deep=True)
+            return None
+
+    # -- InboundLog -------------------------------------------------------------------------
+    def accept(self, entry: TranscriptEntry) -> bool:
+        with self._lock:
+            transcript = self.transcripts.setdefault(entry.participant_id, [])
+            if any((e.at, e.seq) == (entry.at, entry.seq) for e in transcript):
+                return False
+            transcript.append(entry.model_copy(deep=True))
+            return True
+
+    def mark(self, participant_id: str, at: datetime, seq: str, state: str, *, expect: str) -> bool:
+        with self._lock:
+            for entry in self.transcripts.get(participant_id, []):
+                if (entry.at, entry.seq) == (at, seq) and entry.state == expect:
+                    entry.state = state
+                    return True
+            return False
+
+    def write_unsaved(self, entries: Sequence[TranscriptEntry]) -> None:
+        with self._lock:
+            for entry in entries:
+                self._put_entries(entry.participant_id, [entry])
+
+    def discard(self, participant_id: str, at: datetime, seq: str) -> None:
+        with self._lock:
+            transcript = self.transcripts.get(participant_id, [])
+            transcript[:] = [e for e in transcript if (e.at, e.seq) != (at, seq) or not e.state]
 
     def list_transcript(
         self, participant_id: str, *, limit: int, next_token: str | None

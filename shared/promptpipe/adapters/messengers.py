@@ -158,16 +158,19 @@ class TwilioMessenger:
         if self._templates.configured and outside_window(message, self._clock.now()):
             return self._send_template(message)
         parts = split_body(with_question_text(message.body, message.question)) or [""]
-        sid = ""
-        for index, part in enumerate(parts):
+        # A redelivery resumes after the parts already accepted, as on SMS: none is sent twice.
+        accepted = list(message.parts_accepted[: len(parts)])
+        for index in range(len(accepted), len(parts)):
             try:
-                sid = self._post({**self._route(message), "Body": part})
+                accepted.append(self._post({**self._route(message), "Body": parts[index]}))
             except MessagingError as exc:
                 refused = index == 0 and exc.code == str(TWILIO_OUTSIDE_WINDOW)
                 if not refused or not self._templates.configured:
+                    exc.accepted_parts = accepted
                     raise
                 return self._send_template(message)  # the one retry, as a template
-        return SendResult(provider_message_id=sid, provider="twilio", parts=len(parts))
+        result = SendResult(provider_message_id=accepted[-1], provider="twilio", parts=len(parts))
+        return result.model_copy(update={"part_ids": accepted}) if len(parts) > 1 else result
 
     def _send_template(self, message: OutboundMessage) -> SendResult:
         choice = self._templates.for_message(message)
@@ -279,8 +282,14 @@ class WhatsAppCloudMessenger:
         combined = f"{message.body.strip()}\n\n{question.text}" if message.body.strip() else question.text
         if len(combined) <= INTERACTIVE_BODY_LIMIT:
             return self._result(self._post(buttons_payload(to, question, body=combined)))
-        self._post(text_payload(to, message.body))
-        return self._result(self._post(buttons_payload(to, question)), parts=2)
+        # Two parts, the text then the buttons: a redelivery resumes after the text once accepted.
+        accepted = list(message.parts_accepted[:1]) or [self._post(text_payload(to, message.body))]
+        try:
+            accepted.append(self._post(buttons_payload(to, question)))
+        except MessagingError as exc:
+            exc.accepted_parts = accepted
+            raise
+        return self._result(accepted[-1], parts=2).model_copy(update={"part_ids": accepted})
 
     def _outside_window(self, to: str, message: OutboundMessage) -> SendResult:
         choice = self._templates.for_message(message)

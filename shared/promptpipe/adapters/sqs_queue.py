@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -16,7 +17,7 @@ from promptpipe.adapters.aws import AwsClient
 from promptpipe.errors import QueueError
 from promptpipe.models.events import TurnEvent
 
-__all__ = ["QueueError", "SqsTurnQueue", "deduplication_id"]
+__all__ = ["QueueError", "SqsDeadLetters", "SqsTurnQueue", "deduplication_id"]
 
 
 def deduplication_id(event_id: str) -> str:
@@ -53,3 +54,65 @@ class SqsTurnQueue:
             )
         except (ClientError, BotoCoreError) as exc:
             raise QueueError(f"could not enqueue turn {event.event_id} for {event.participant_id}: {exc}") from exc
+
+
+class SqsDeadLetters:
+    """``DeadLetters`` port adapter: the inbound FIFO queue's dead-letter queue, redriven to the
+    inbound queue by the unanswered-turns sweep (``usecases/redrive.py``). Each message goes back
+    on its participant's message group, with a deduplication id of its own (the original's may
+    still be inside SQS's five minutes); it is deleted from the dead-letter queue once re-sent."""
+
+    def __init__(self, dead_letter_url: str, queue_url: str, client: AwsClient) -> None:
+        self._dead_letters = dead_letter_url
+        self._queue_url = queue_url
+        self._client = client
+
+    def waiting(self) -> int:
+        try:
+            attributes = self._client.get_queue_attributes(
+                QueueUrl=self._dead_letters, AttributeNames=["ApproximateNumberOfMessages"]
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise QueueError(f"could not read the dead-letter queue: {exc}") from exc
+        return int(attributes.get("Attributes", {}).get("ApproximateNumberOfMessages", "0"))
+
+    def redrive(self, limit: int) -> int:
+        moved = 0
+        try:
+            while moved < limit:
+                received = self._client.receive_message(
+                    QueueUrl=self._dead_letters,
+                    MaxNumberOfMessages=min(10, limit - moved),
+                    AttributeNames=["MessageGroupId"],
+                    MessageAttributeNames=[REDRIVES],
+                    WaitTimeSeconds=0,
+                )
+                # A turn redriven MAX_REDRIVES times already fails for another reason than the model:
+                # it stays for an operator (the queue is alarmed), and is not fed back forever.
+                movable = [m for m in received.get("Messages", []) if _redrives(m) < MAX_REDRIVES]
+                if not movable:
+                    break
+                for message in movable:
+                    self._client.send_message(
+                        QueueUrl=self._queue_url,
+                        MessageBody=message["Body"],
+                        MessageGroupId=message["Attributes"]["MessageGroupId"],
+                        MessageDeduplicationId=deduplication_id(f"redrive:{message['MessageId']}"),
+                        MessageAttributes={
+                            REDRIVES: {"DataType": "Number", "StringValue": str(_redrives(message) + 1)}
+                        },
+                    )
+                    self._client.delete_message(QueueUrl=self._dead_letters, ReceiptHandle=message["ReceiptHandle"])
+                    moved += 1
+        except (ClientError, BotoCoreError) as exc:
+            raise QueueError(f"redrive stopped after {moved} turn(s): {exc}") from exc
+        return moved
+
+
+REDRIVES = "redrives"
+MAX_REDRIVES = 3
+
+
+def _redrives(message: dict[str, Any]) -> int:
+    value = message.get("MessageAttributes", {}).get(REDRIVES, {}).get("StringValue", "0")
+    return int(value) if value.isdigit() else 0

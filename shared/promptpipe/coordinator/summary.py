@@ -242,6 +242,8 @@ def not_delivered(entry: TranscriptEntry) -> str:
     outcome = entry.delivery
     if outcome is None or outcome.status == "pending":
         return "not confirmed sent"
+    if outcome.status == "failed" and outcome.reason.startswith("undelivered: "):  # reported later by the provider
+        return f"not delivered (provider code {outcome.code or 'none'}: {outcome.reason.removeprefix('undelivered: ')})"
     if outcome.status == "failed":
         return f"failed (provider code {outcome.code or 'none'})"
     return f"not sent: {outcome.reason}"

@@ -57,19 +57,13 @@ CLASSIFIER_CACHE_ENTRIES = 512
 INTAKE_FALLBACK = "I'm here to help you build a small daily habit. What would you like to work on?"
 FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
 # The fixed reply after a failed or empty synthesis says only what the tool results say
-# (``fallback_reply``): never "done" when nothing was done.
+# (``fallback_reply``): never "done" when nothing was done. Tool -> (done, not done).
 TRY_AGAIN_FALLBACK = "Sorry, I couldn't finish that just now. Could you try again in a moment?"
-_DONE_PHRASES = {
-    "save_user_profile": "saved your details",
-    "scheduler": "updated your reminder schedule",
-    "generate_habit_prompt": "prepared your habit prompt",
-    "transition_state": "moved our conversation on",
-}
-_FAILED_PHRASES = {
-    "save_user_profile": "save your details",
-    "scheduler": "change your reminder schedule",
-    "generate_habit_prompt": "prepare your habit prompt",
-    "transition_state": "move our conversation on",
+_TOOL_PHRASES = {
+    "save_user_profile": ("saved your details", "save your details"),
+    "scheduler": ("updated your reminder schedule", "change your reminder schedule"),
+    "generate_habit_prompt": ("prepared your habit prompt", "prepare your habit prompt"),
+    "transition_state": ("moved our conversation on", "move our conversation on"),
 }
 
 
@@ -82,13 +76,13 @@ def fallback_reply(runs: list[ToolRun]) -> str:
     went through, what did not), or a request to try again when nothing went through."""
     # A schedule listed changed nothing: only the runs that changed something are claimed.
     changed = [r for r in runs if r.ok and not (r.name == "scheduler" and r.arguments.get("action") == "list")]
-    done = [name for name in dict.fromkeys(r.name for r in changed) if name in _DONE_PHRASES]
-    failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in _FAILED_PHRASES and n not in done]
+    done = [name for name in dict.fromkeys(r.name for r in changed) if name in _TOOL_PHRASES]
+    failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in _TOOL_PHRASES and n not in done]
     if not done:
         return TRY_AGAIN_FALLBACK
-    text = f"I've {_joined([_DONE_PHRASES[name] for name in done])}."
+    text = f"I've {_joined([_TOOL_PHRASES[name][0] for name in done])}."
     if failed:
-        text += f" I couldn't {_joined([_FAILED_PHRASES[name] for name in failed])}: could you try that again?"
+        text += f" I couldn't {_joined([_TOOL_PHRASES[name][1] for name in failed])}: could you try that again?"
     return text
 
 

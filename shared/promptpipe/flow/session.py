@@ -195,6 +195,9 @@ class ConversationSession:
         self.metrics: list[Metric] = []
         # Unique to this session (not seeded: two deliveries of one event must never share it).
         self.token = secrets.token_hex(8)
+        # The participant's message as accepted at the worker's first receive: the commit removes
+        # that entry, its own inbound entry taking its place.
+        self.accepted: TranscriptEntry | None = None
         self._reset(loaded)
 
     # -- state ------------------------------------------------------------------------------
@@ -336,6 +339,11 @@ class ConversationSession:
         self.committed_version = mine.version
         return self._effects()
 
+    @property
+    def message_seqs(self) -> dict[str, str]:
+        """Each decided message's transcript ``seq`` (message id -> seq)."""
+        return {ref.id: ref.seq for ref in self._ctx.message_refs}
+
     def uncommitted_messages(self) -> list[OutboundMessage]:
         """The messages decided so far (a degraded save still delivers its reply)."""
         return list(self._ctx.outbound)
@@ -407,6 +415,7 @@ class ConversationSession:
             if claim
             else None,
             request_token=token,
+            accepted=self.accepted,
         )
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from promptpipe.controller.engine import restart_attempts
 from promptpipe.flow.session import OpContext
 from promptpipe.models.state import DataKey, SubState
 
@@ -30,6 +29,9 @@ def write_sub_state(op: OpContext, target: SubState) -> None:
     if target is SubState.INTAKE and previous in SubState.__members__ and previous != SubState.INTAKE.value:
         runtime = op.data.controller_state()
         if runtime is not None:
+            # Imported here: the webhook writes sub-states too, and never loads the controller.
+            from promptpipe.controller.engine import restart_attempts
+
             op.data.set_controller_state(restart_attempts(runtime))
     op.data.set(DataKey.CONVERSATION_STATE, target.value)
     clear_timer_key(op, DataKey.AUTO_FEEDBACK_TIMER_ID)

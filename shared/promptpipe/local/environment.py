@@ -159,7 +159,12 @@ class LocalEnvironment:
         from promptpipe.adapters.aws import aws_client, create_local_resources
 
         self.resources = create_local_resources(self.settings)
-        self.settings = self.settings.model_copy(update={"inbound_queue_url": self.resources.inbound_queue_url})
+        self.settings = self.settings.model_copy(
+            update={
+                "inbound_queue_url": self.resources.inbound_queue_url,
+                "inbound_dlq_url": self.resources.inbound_dlq_url,
+            }
+        )
         set_settings(self.settings)
         self.outbox = LocalOutbox(self.clock)
         self._sqs = aws_client("sqs", self.settings)

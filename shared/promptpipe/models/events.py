@@ -50,6 +50,17 @@ class SweepRequest(LazyModel):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class RedriveRequest(LazyModel):
+    """Input of the stack's unanswered-turns sweep schedule (targets the worker): once the model
+    answers again, put the turns the inbound queue dead-lettered back on it (docs/reliability.md,
+    "The record under faults"). Extra keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sweep: Literal["unanswered"]
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
 class TimerPayload(LazyModel):
     """Input of a one-shot schedule (targets the timers function)."""
 

@@ -87,11 +87,32 @@ class TranscriptEntry(LazyModel):
     # Outbound entries: what became of the message. ``None`` on entries written before outcomes were
     # recorded (read as sent: that is what those entries meant).
     delivery: DeliveryOutcome | None = None
+    # Inbound messages: where the answer stands, while it is not final (``InboundState``; written
+    # when the worker first receives the message, before the model). Empty: answered (the turn's
+    # commit wrote it), or an entry written before states were kept.
+    state: str = ""
 
     @property
     def delivered(self) -> bool:
         """Inbound and system entries are; an outbound one only when the provider accepted it."""
         return self.direction is not Direction.OUTBOUND or self.delivery is None or self.delivery.delivered
+
+
+class InboundState:
+    """Where a participant's message stands in the record (docs/reliability.md, "The record under
+    faults"): written with the message when the worker first receives it; the turn's commit
+    replaces that entry with its own, answered, in the same transaction."""
+
+    AWAITING_REPLY = "awaiting reply"
+    MODEL_UNAVAILABLE = "not answered: model unavailable"
+    # The commit failed for good (the degraded save): the reply went out, the turn was not saved.
+    ANSWERED_NOT_SAVED = "answered; the turn could not be saved"
+
+
+def accepted_seq(event_id: str) -> str:
+    """The transcript ``seq`` of a message accepted before its turn ran: fixed by its event id, so
+    every receive of the message finds the same entry (and the turn's commit removes it)."""
+    return f"in#{event_id}"
 
 
 class EventRecord(LazyModel):
@@ -148,3 +169,6 @@ class StateCommit(LazyModel):
     claim: EventClaim | None = None
     # DynamoDB's ClientRequestToken: an identical retry of a landed transaction succeeds (in AWS).
     request_token: str | None = None
+    # The event's message as accepted before the model (``TranscriptEntry.state``): removed by the
+    # commit, whose own inbound entry answers it.
+    accepted: TranscriptEntry | None = None

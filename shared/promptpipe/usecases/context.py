@@ -15,7 +15,9 @@ from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
 from promptpipe.ports import (
+    DeadLetters,
     DeliveryLog,
+    InboundLog,
     Messenger,
     ParticipantRepo,
     PendingEffects,
@@ -43,6 +45,8 @@ class AppContext:
     phone_claims: PhoneClaims
     pending_effects: PendingEffects
     deliveries: DeliveryLog
+    inbound: InboundLog
+    dead_letters: DeadLetters
 
     @property
     def config(self) -> CoreConfig:

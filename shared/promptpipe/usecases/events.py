@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from promptpipe.errors import ParticipantNotFound, ValidationFailed
+from promptpipe.errors import LLMError, ParticipantNotFound, ValidationFailed
 from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.effects import desired_schedules
 from promptpipe.flow.session import ConversationSession
@@ -19,6 +19,7 @@ from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_nam
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.state import StateData
+from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_schedule_specs
@@ -47,15 +48,28 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
     if event.kind is TurnKind.SCHEDULES:
         return _deferred_schedules(app, event)
 
+    opened: list[tuple[ConversationSession, bool]] = []  # the session, and whether it accepted the message
+
     def work(session: ConversationSession, outcome: EventOutcome) -> None:
         if event.kind is TurnKind.GREETING:
             outcome.turn = conversation_flow(app).handle_greeting(session)
         else:
             if event.message is None:
                 raise ValidationFailed("message turn without a message", field="message")
+            # In the record before the model: whatever fails next, the message is not lost.
+            opened.append((session, inbound_record.accept(app, session, event)))
             outcome.turn = conversation_flow(app).handle_message(session, event.message)
 
-    return run_once(app, event.participant_id, event.event_id, work)
+    try:
+        outcome = run_once(app, event.participant_id, event.event_id, work)
+    except LLMError:
+        for session, _ in opened:
+            inbound_record.model_unavailable(app, session)
+        raise
+    for session, wrote in opened:
+        if wrote and outcome.replayed:  # a copy answered before: this run committed nothing
+            inbound_record.discard(app, session)
+    return outcome
 
 
 def _deferred_schedules(app: AppContext, event: TurnEvent) -> EventOutcome:

@@ -15,7 +15,8 @@
   number, is recorded; no coach turn and no reply. Other system notices are recorded.
 
 ``record_delivery`` records a provider's report that a message failed (Twilio status callbacks,
-Meta ``statuses``) in the participant's transcript; other statuses change nothing.
+Meta ``statuses``) on that message's own outcome and in the participant's transcript
+(``usecases/delivery_reports.py``); other statuses change nothing.
 
 Senders we do not know are left alone here: only text may enrol someone (``receive_text``).
 """
@@ -33,6 +34,7 @@ from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMess
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
+from promptpipe.usecases import delivery_reports
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.receive_text import receive_text
@@ -153,33 +155,8 @@ def _record_attachments(app: AppContext, message: InboundMessage, participant_id
 
 
 def record_delivery(app: AppContext, status: DeliveryStatus) -> InboundDecision:
-    if not status.failed:
-        return InboundDecision("status_ignored")
-    participant_id = app.repo.find_id_by_phone(status.recipient) if status.recipient else None
-    if participant_id is None:
-        logger.warning("delivery failure for an unknown recipient", extra={"error_code": status.error_code})
-        return InboundDecision("delivery_failed")
-    metadata: dict[str, Any] = {
-        "provider": status.provider,
-        "provider_message_id": status.provider_message_id,
-        "status": status.status,
-        "error_code": status.error_code,
-        "error_title": status.error_title,
-    }
-    _run(
-        app,
-        participant_id,
-        f"status:{status.provider_message_id}:{status.status}",
-        _applying(
-            "record_delivery_failure",
-            lambda op: op.record(Direction.SYSTEM, "delivery_failed", "", metadata=metadata),
-        ),
-    )
-    logger.warning(
-        "message not delivered",
-        extra={"participant_id": participant_id, "error_code": status.error_code, "status": status.status},
-    )
-    return InboundDecision("delivery_failed", participant_id)
+    """A provider's delivery report: ``usecases/delivery_reports.py`` (the message's own outcome)."""
+    return delivery_reports.record_delivery(app, status)
 
 
 _PHONE_CHANGE_TEXT = {

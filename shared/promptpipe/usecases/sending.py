@@ -6,12 +6,15 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from promptpipe.errors import MessagingError, StoreError
+from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
 from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.metrics import metric
+from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import DeliveryOutcome, EventRecord
+from promptpipe.observability import publish
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
@@ -62,6 +65,8 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
                     continue
                 accepted = parts.get(decided.message_id)
                 message = decided.model_copy(update={"parts_accepted": accepted}) if accepted else decided
+                if results:  # a STOP may have landed since the last send: the rule reads it again
+                    outcome.recipient = _committed_recipient(app, outcome)
                 try:
                     results[message.message_id] = result = _deliver(app, message, outcome)
                 except MessagingError as exc:
@@ -72,6 +77,7 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
                     opted_out = message.message_id
         finally:
             _record_outcomes(app, outcome, results)
+            _count_not_delivered(results)
         if opted_out is not None:
             record_carrier_opt_out(app, outcome.participant_id, outcome.event_id, results[opted_out].code)
             opted_out = None
@@ -97,6 +103,15 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     if outcome.pending_effects:
         repair_pending(app, outcome.participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     return sum(1 for result in results.values() if result.delivered)
+
+
+def _committed_recipient(app: AppContext, outcome: EventOutcome) -> ConversationParticipant | None:
+    """The participant as committed now (one read, for an event's second message and later: a
+    STOP or a pause committed while the first went out is honoured); ``None``: deleted."""
+    try:
+        return app.repo.get(outcome.participant_id)
+    except ParticipantNotFound:
+        return None
 
 
 def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -> DeliveryOutcome:
@@ -138,6 +153,16 @@ def _record_outcomes(app: AppContext, outcome: EventOutcome, results: dict[str, 
         deliveries.record_outcomes(outcome.participant_id, outcome.committed_at, by_seq)
     except StoreError:
         logger.warning("delivery outcomes not recorded", extra={"participant_id": outcome.participant_id})
+
+
+def _count_not_delivered(results: dict[str, DeliveryOutcome]) -> None:
+    """A message the provider refused for good stays failed: counted (``MessagesNotDelivered``,
+    alarmed in the stack), as is one a provider reports undelivered later (``record_delivery``).
+    A failure a retry may still cure is not counted here: the event is redelivered, and one that
+    keeps failing ends in the dead-letter queue, alarmed too."""
+    final = sum(1 for result in results.values() if result.status == "failed" and result.reason == "undeliverable")
+    if final:
+        publish([metric("MessagesNotDelivered", final)])
 
 
 def apply_schedules(app: AppContext, effects: Effects) -> int:

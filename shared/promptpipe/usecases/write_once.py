@@ -31,6 +31,7 @@ from promptpipe.flow.session import ConversationSession
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.store import EventRecord
 from promptpipe.observability import publish
+from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcome_metrics import outcome_metrics
 from promptpipe.usecases.outcomes import EventOutcome
@@ -126,6 +127,8 @@ def _run_once(
             )
             outcome.outbound, outcome.degraded = session.uncommitted_messages(), True
             outcome.decided_status, outcome.recipient = session.participant.status, session.participant
+            # The turn's message and reply still reach the transcript, marked not saved.
+            inbound_record.record_unsaved(app, session, outcome)
             return outcome
         logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
         effects, outcome.committed_version = landed, session.committed_version

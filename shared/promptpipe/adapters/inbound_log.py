@@ -1,0 +1,94 @@
+"""``InboundLog`` on the transcript items of the main table (docs/reliability.md, "The record under
+faults"): a participant's message is written when the worker first receives it, with a ``state``
+(awaiting reply, not answered: model unavailable …), at a key fixed by the message (its receipt
+time and event id), so the turn's commit rewrites the same item as answered (``dynamodb_commit``:
+a transcript put may replace an item that carries a state). Store failures are ``StoreError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from promptpipe.adapters.aws_errors import CONDITIONAL_CHECK_FAILED, error_code, store_operation
+from promptpipe.adapters.dynamodb_items import (
+    INBOUND_STATE,
+    MSG_SK_PREFIX,
+    SK,
+    key,
+    participant_pk,
+    sortable_timestamp,
+    transcript_item,
+)
+from promptpipe.models.store import TranscriptEntry
+
+_NEW = f"attribute_not_exists({SK})"
+_NEW_OR_ACCEPTED = f"attribute_not_exists({SK}) OR attribute_exists(#state)"
+
+
+class DynamoInboundLog:
+    def __init__(self, table_name: str, client: Any) -> None:
+        self._table = table_name
+        self._client = client
+
+    @store_operation
+    def accept(self, entry: TranscriptEntry) -> bool:
+        try:
+            self._client.put_item(TableName=self._table, Item=transcript_item(entry), ConditionExpression=_NEW)
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            return False  # a redelivery: the entry (accepted, or answered) is there
+        return True
+
+    @store_operation
+    def mark(self, participant_id: str, at: datetime, seq: str, state: str, *, expect: str) -> bool:
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=_key(participant_id, at, seq),
+                UpdateExpression="SET #state = :state",
+                ConditionExpression="#state = :expect",
+                ExpressionAttributeNames={"#state": INBOUND_STATE},
+                ExpressionAttributeValues={":state": {"S": state}, ":expect": {"S": expect}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            return False
+        return True
+
+    @store_operation
+    def write_unsaved(self, entries: Sequence[TranscriptEntry]) -> None:
+        # One put each, not a transaction: this runs when the state's transaction just failed.
+        for entry in entries:
+            try:
+                self._client.put_item(
+                    TableName=self._table,
+                    Item=transcript_item(entry),
+                    ConditionExpression=_NEW_OR_ACCEPTED,
+                    ExpressionAttributeNames={"#state": INBOUND_STATE},
+                )
+            except ClientError as exc:
+                if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                    raise  # an answered entry is there already: left as it is
+
+    @store_operation
+    def discard(self, participant_id: str, at: datetime, seq: str) -> None:
+        try:
+            self._client.delete_item(
+                TableName=self._table,
+                Key=_key(participant_id, at, seq),
+                ConditionExpression="attribute_exists(#state)",
+                ExpressionAttributeNames={"#state": INBOUND_STATE},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+
+
+def _key(participant_id: str, at: datetime, seq: str) -> dict[str, Any]:
+    return key(participant_pk(participant_id), f"{MSG_SK_PREFIX}{sortable_timestamp(at)}#{seq}")
