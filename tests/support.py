@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from promptpipe.wiring import NoDeadLetters
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
@@ -28,6 +27,7 @@ from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.participants import enrollment
+from promptpipe.wiring import NoDeadLetters
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

@@ -508,7 +508,7 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    # DLQs (2), needs-a-person, webhook, messages not delivered; one per function; the study's spend cap (docs/safety.md#budgets)
+    # DLQs (2), needs-a-person, webhook, messages not delivered; one per function; the spend cap
     synth.template.resource_count_is("AWS::CloudWatch::Alarm", 5 + len(c.ALL_FUNCTIONS) + 1)
 
 

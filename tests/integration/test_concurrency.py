@@ -21,11 +21,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from promptpipe.wiring import NoDeadLetters
-from promptpipe.adapters.inbound_log import DynamoInboundLog
 from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
 from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
+from promptpipe.adapters.inbound_log import DynamoInboundLog
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.phone_claims import DynamoPhoneClaims
@@ -56,6 +55,7 @@ from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.events import process_turn, run_timer
+from promptpipe.wiring import NoDeadLetters
 from tests.support import RecordingQueue, enroll
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

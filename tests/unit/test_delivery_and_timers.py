@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from promptpipe.wiring import NoDeadLetters
 from promptpipe.adapters.memory_timers import ScheduledTimer
 from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
@@ -43,6 +42,7 @@ from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_t
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import delete_participant, override_state, update_participant
 from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.wiring import NoDeadLetters
 from tests.support import MemoryHarness, RecordingQueue, memory_harness
 
 TORONTO = ZoneInfo("America/Toronto")

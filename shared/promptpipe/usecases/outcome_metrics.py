@@ -11,9 +11,9 @@ session (the flow controller's decisions, docs/controller.md, "Observability").
 
 from __future__ import annotations
 
-from promptpipe.controller.tool_table import TRANSITION
 from typing import Any
 
+from promptpipe.controller.tool_table import TRANSITION
 from promptpipe.models.metrics import Metric, metric
 from promptpipe.rules.llm_prices import cost_usd
 from promptpipe.usecases.outcomes import EventOutcome
