@@ -118,3 +118,29 @@ def test_imported_participants_carry_the_method_imported_at_their_enrolment(tmp_
     assert imported.consent is not None
     assert (imported.consent.method, imported.consent.version) == ("imported", "unrecorded")
     assert imported.consent.at == imported.enrolled_at
+
+
+def test_a_new_consent_supersedes_a_withdrawal_and_a_repeated_withdrawal_keeps_the_first(local_env_factory) -> None:
+    env = local_env_factory()
+    pid = env.api("POST", BASE, json_body={"phone_number": PHONE, "consent": CONSENT}).body["result"]["id"]
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"status": "withdrawn"}).status == 200
+    first = participant(env, pid)["withdrawal"]
+    env.clock.advance(timedelta(days=1))
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"status": "withdrawn"}).status == 200
+    assert participant(env, pid)["withdrawal"] == first
+
+    again = {"at": "2026-03-10T10:00:00Z", "version": "v3", "method": "written"}
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"status": "active", "consent": again}).status == 200
+    stored = participant(env, pid)
+    assert (stored["status"], stored["consent"], stored["withdrawal"]) == ("active", again, None)
+
+
+def test_a_consent_time_outside_this_era_is_refused_and_a_naive_one_is_utc(local_env_factory) -> None:
+    env = local_env_factory()
+    far = {**CONSENT, "at": "0013-01-16T14:47:00Z"}
+    refused = env.api("POST", BASE, json_body={"phone_number": PHONE, "consent": far})
+    assert refused.status == 400 and env.api("GET", BASE).body["result"]["participants"] == []
+    naive = {**CONSENT, "at": "2026-03-01T15:30:00"}
+    created = env.api("POST", BASE, json_body={"phone_number": PHONE, "consent": naive})
+    assert created.status == 201
+    assert participant(env, created.body["result"]["id"])["consent"]["at"] == "2026-03-01T15:30:00Z"

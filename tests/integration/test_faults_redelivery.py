@@ -129,7 +129,8 @@ def stack(local_env_factory: Any) -> Iterator[Callable[..., Stack]]:
 
     def make(*steps: Any) -> Stack:
         llm = ScriptedLLM(list(steps))
-        env = local_env_factory(llm=llm)
+        # Bursts of 30 messages, each answered: no participant budget here (docs/safety.md#budgets).
+        env = local_env_factory(llm=llm, budget_model_calls_per_hour=0, budget_model_calls_per_day=0)
         messenger = RecordingMessenger(env.app.messenger)
         queue = RecordingQueue(env.app.queue)
         env.use_ports(messenger=messenger, queue=queue)

@@ -48,3 +48,15 @@ def test_each_turn_call_publishes_its_estimated_cost_or_counts_as_unpriced() -> 
     points = {m.name: m.value for m in outcome_metrics(outcome)}
     assert points["ModelCostUSD"] == pytest.approx((2000 * 0.15 + 100 * 0.60) / 1_000_000)
     assert points["LLMCallsUnpriced"] == 1
+
+
+def test_the_daily_prompts_generator_call_counts_towards_the_spend_too() -> None:
+    from promptpipe.flow.delivery import DeliveryResult
+    from promptpipe.usecases.outcome_metrics import outcome_metrics
+    from promptpipe.usecases.outcomes import EventOutcome
+
+    call = {"model": "gpt-4o-mini", "prompt_tokens": 1000, "completion_tokens": 50, "latency_ms": 3}
+    outcome = EventOutcome(participant_id="p_" + "1" * 32, event_id="e2")
+    outcome.delivery = DeliveryResult(True, prompt="Walk after coffee", llm_calls=[call])
+    points = [m for m in outcome_metrics(outcome) if m.name == "ModelCostUSD"]
+    assert [m.value for m in points] == [pytest.approx((1000 * 0.15 + 50 * 0.60) / 1_000_000)]

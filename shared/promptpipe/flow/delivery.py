@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -52,6 +52,8 @@ class DeliveryResult:
     prompt: str | None = None
     used_fallback: bool = False
     random_delivery_at: datetime | None = None
+    # The generator's model calls (their model and tokens): the study's spend metric (docs/safety.md#budgets).
+    llm_calls: list[dict[str, object]] = field(default_factory=list)
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
@@ -137,7 +139,7 @@ def deliver_daily_prompt(
         _arm_feedback_state(op, fb_name)
 
     session.apply("deliver_daily_prompt", deliver)
-    return DeliveryResult(True, prompt=text, used_fallback=used_fallback)
+    return DeliveryResult(True, prompt=text, used_fallback=used_fallback, llm_calls=llm_calls)
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from promptpipe.lazy_model import LazyModel
 
@@ -21,6 +21,7 @@ class ParticipantStatus(StrEnum):
 # set by the engine: a participant who enrolled themselves by texting in, and one imported.
 CONSENT_IMPLIED = "implied"
 CONSENT_IMPORTED = "imported"
+EARLIEST_CONSENT_YEAR, LATEST_CONSENT_YEAR = 1990, 2200
 
 
 class ConsentRecord(LazyModel):
@@ -40,6 +41,16 @@ class ConsentRecord(LazyModel):
         ),
         examples=["electronic"],
     )
+
+    @field_validator("at")
+    @classmethod
+    def _plausible_time(cls, value: datetime) -> datetime:
+        """An aware time in this era (naive: UTC): a year such as 13 could be stored but never read back."""
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        if not EARLIEST_CONSENT_YEAR <= value.astimezone(UTC).year <= LATEST_CONSENT_YEAR:
+            raise ValueError(f"must be between {EARLIEST_CONSENT_YEAR} and {LATEST_CONSENT_YEAR}")
+        return value
 
 
 def engine_consent(at: datetime, method: str) -> ConsentRecord:

@@ -2,8 +2,9 @@
 from (namespace ``PromptPipe``, published by ``run_once`` through ``promptpipe.observability``).
 
 TurnsProcessed (module), ToolCalls (tool, outcome), StateTransitions (target), LLMCalls, LLMLatencyMs,
-LLMPromptTokens, LLMCompletionTokens, ModelCostUSD (the call's estimated cost at rules/llm_prices.py;
-LLMCallsUnpriced for a model without a price: the study's spend cap, docs/safety.md#budgets),
+LLMPromptTokens, LLMCompletionTokens, ModelCostUSD (each model call of a turn or a daily prompt, its
+estimated cost at rules/llm_prices.py; LLMCallsUnpriced for a model without a price: the study's
+spend cap, docs/safety.md#budgets),
 DailyPromptsDelivered, the timers' RemindersSent,
 AutoFeedbackTransitions, FeedbackNudgesSent, StateSaveFailures; and what the flow observed on the
 session (the flow controller's decisions, docs/controller.md, "Observability").
@@ -45,6 +46,7 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
             points.append(_cost(call))
     if outcome.delivery is not None and outcome.delivery.delivered:
         points.append(metric("DailyPromptsDelivered"))
+        points.extend(_cost(call) for call in outcome.delivery.llm_calls)
     timer = outcome.timer
     if timer is not None and timer.applied:
         name = _TIMER_METRICS[timer.kind.value]
