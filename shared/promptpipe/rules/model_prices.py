@@ -1,7 +1,8 @@
 """What a chat model's tokens cost: list prices per model, and the cost of a call's usage.
 
 Pure data and arithmetic (no I/O, no settings), so that ``make eval-llm`` and ``scripts/cost_model.py``
-price tokens at the model's own price, and the core may later read it for a spend cap. Prices are USD
+price tokens at the model's own price, and the study's daily spend cap (docs/safety.md#budgets)
+estimates each call's cost from it: one table for all three. Prices are USD
 per 1M tokens, the providers' published list prices as of 2025 (standard tier, no batch discount):
 check them before relying on a figure, and add a model here rather than pricing it as another.
 """
@@ -86,3 +87,10 @@ def custom_price(
     """A price given on the command line; cached input at half the input price unless given."""
     cached = input_per_million / 2 if cached_per_million is None else cached_per_million
     return _price(input_per_million, cached, output_per_million)
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+    """The estimated cost of one call at ``model``'s list price (``prompt_tokens`` includes
+    ``cached_tokens``, as OpenAI reports them); ``None`` when the model has no price, never free."""
+    price = price_of(model)
+    return None if price is None else price.cost(prompt_tokens, cached_tokens, completion_tokens)

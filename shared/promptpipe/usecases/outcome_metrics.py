@@ -3,7 +3,7 @@ from (namespace ``PromptPipe``, published by ``run_once`` through ``promptpipe.o
 
 TurnsProcessed (module), ToolCalls (tool, outcome), StateTransitions (target), LLMCalls, LLMLatencyMs,
 LLMPromptTokens, LLMCompletionTokens, ModelCostUSD (each model call of a turn or a daily prompt, its
-estimated cost at rules/llm_prices.py; LLMCallsUnpriced for a model without a price: the study's
+estimated cost at rules/model_prices.py; LLMCallsUnpriced for a model without a price: the study's
 spend cap, docs/safety.md#budgets),
 DailyPromptsDelivered, the timers' RemindersSent,
 AutoFeedbackTransitions, FeedbackNudgesSent, StateSaveFailures; and what the flow observed on the
@@ -16,7 +16,7 @@ from typing import Any
 
 from promptpipe.controller.tool_table import TRANSITION
 from promptpipe.models.metrics import Metric, metric
-from promptpipe.rules.llm_prices import cost_usd
+from promptpipe.rules.model_prices import cost_usd
 from promptpipe.usecases.outcomes import EventOutcome
 
 _TIMER_METRICS = {

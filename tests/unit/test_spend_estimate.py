@@ -1,10 +1,10 @@
-"""The price table (rules/llm_prices.py) and the cost estimate behind the study's spend cap."""
+"""The cost estimate behind the study's spend cap, from the one price table (rules/model_prices.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from promptpipe.rules.llm_prices import PRICES, ModelPrice, cost_usd, price_for
+from promptpipe.rules.model_prices import PRICES, ModelPrice, cost_usd, price_of
 
 
 def test_a_call_costs_its_uncached_input_cached_input_and_output_at_their_prices() -> None:
@@ -23,15 +23,15 @@ def test_cached_tokens_beyond_the_prompt_are_not_a_discount() -> None:
 
 
 def test_a_dated_snapshot_is_priced_as_its_model_and_an_unknown_model_has_no_price() -> None:
-    assert price_for("gpt-4o-mini-2024-07-18") == PRICES["gpt-4o-mini"]
-    assert price_for(" GPT-4o ") == PRICES["gpt-4o"]
-    assert price_for("scripted") is None and cost_usd("llama-3-70b", 10, 10) is None
+    assert price_of("gpt-4o-mini-2024-07-18") == PRICES["gpt-4o-mini"]
+    assert price_of(" GPT-4o ") == PRICES["gpt-4o"]
+    assert price_of("scripted") is None and cost_usd("llama-3-70b", 10, 10) is None
 
 
 def test_every_listed_price_is_positive_and_cached_input_is_never_dearer_than_input() -> None:
     for price in PRICES.values():
         assert isinstance(price, ModelPrice)
-        assert 0 < price.cached_input <= price.input and price.output > 0
+        assert 0 < price.cached_input_per_million <= price.input_per_million and price.output_per_million > 0
 
 
 def test_each_turn_call_publishes_its_estimated_cost_or_counts_as_unpriced() -> None:
