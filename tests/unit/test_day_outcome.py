@@ -14,7 +14,10 @@ import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.controller import tool_table
-from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
+from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION, opt_out
+from promptpipe.flow.tools.base import ToolContext
+from promptpipe.flow.tools.opt_out import OptOutTool
+from promptpipe.flow.tools.outcome import OutcomeTool
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
@@ -152,3 +155,28 @@ def test_a_plain_request_to_stop_opts_out_as_stop_does(module: str) -> None:
 def test_the_opt_out_tool_says_an_unclear_request_gets_a_question() -> None:
     assert "stop texting me at night" in tool_table.OPT_OUT.description
     assert "ask" in tool_table.OPT_OUT.description
+
+
+def test_the_tool_refuses_a_done_that_is_not_true_or_false() -> None:
+    h = memory_harness()
+    p = in_feedback(h)
+    session = h.app.sessions.open(p.id, "evt-1")
+    result = OutcomeTool().execute(ToolContext(deps=h.app.deps, session=session), {"done": "yes"})
+    assert not result.ok and "true or false" in result.text
+    assert done_count(h, p.id) == 2
+
+
+def test_done_no_problem_is_done_and_a_question_is_no_report() -> None:
+    assert read_outcome("done, no problem", asked=True) == "done"
+    assert read_outcome("when should I do it?", asked=True) == "no_report"
+
+
+def test_opting_out_someone_already_paused_changes_nothing() -> None:
+    h = memory_harness()
+    p = h.enroll()
+    h.store.participants[p.id].status = ParticipantStatus.PAUSED
+    session = h.app.sessions.open(p.id, "evt-1")
+    assert opt_out(h.app.deps, session) is False
+    result = OptOutTool().execute(ToolContext(deps=h.app.deps, session=session), {})
+    assert result.ok and "nothing changed" in result.text
+    assert not h.store.get(p.id).opted_out

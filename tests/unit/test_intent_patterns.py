@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from promptpipe.flow.intent import SCHEDULER, TRANSITION
+from promptpipe.flow.intent import SCHEDULER, TRANSITION, intent_hint
 from promptpipe.flow.intent_rules import TurnContext, decide
 from promptpipe.flow.modules import feedback_context, intake_context
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
@@ -46,9 +46,10 @@ def _feedback(user: str) -> ChatResponse:
 
 def test_start_over_goes_back_to_intake_in_both() -> None:
     text = "honestly I want to start over"
-    # The rules offer the transition and require a tool call
+    # The rules name the transition in a hint; nothing is forced (docs/pipeline.md, "Tools by context")
     intent = decide(TurnContext(module="feedback", text=text, has_schedule=True))
-    assert (intent.name, TRANSITION in intent.tools, intent.tool_choice) == ("change_habit", True, "required")
+    assert (intent.name, TRANSITION in intent.tools, intent.tool_choice) == ("change_habit", True, "auto")
+    assert TRANSITION in (intent_hint(intent) or "")
     # The coach makes it
     step = _feedback(text)
     assert [(c.name, json.loads(c.arguments)["target_state"]) for c in step.tool_calls] == [
@@ -60,7 +61,8 @@ def test_no_more_messages_in_intake_is_a_stop_request_in_both() -> None:
     text = "no more messages please"
     # The rules read a request to stop (acted on once there is a schedule to stop)
     intent = decide(TurnContext(module="intake", text=text, has_schedule=True))
-    assert (intent.name, intent.tool_choice) == ("stop_messages", "required")
+    assert (intent.name, intent.tool_choice) == ("stop_messages", "auto")
+    assert SCHEDULER in (intent_hint(intent) or "")
     # The coach, with nothing scheduled yet, says so rather than reading it as an answer
     step = _coach("intake", intake_context(UserProfile(habit_domain="walking"), BACKGROUND), text)
     assert step.tool_calls == []

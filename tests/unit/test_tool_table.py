@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from promptpipe.controller import tool_table
 from promptpipe.controller.definition import NODE_TOOLS
 from promptpipe.flow.modules import FeedbackModule, IntakeModule
+from promptpipe.flow.tools import registry
 from promptpipe.flow.tools.registry import executors
 from tests.support import memory_harness
 
@@ -124,3 +126,22 @@ def test_an_optional_argument_reads_as_its_plain_type() -> None:
         "description": "Delay before moving.",
     }
     assert schema["required"] == ["target_state"]
+
+
+def test_a_row_without_an_executor_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "names_for", lambda module: ("note_mood",))
+    with pytest.raises(LookupError, match="no executor for the tool"):
+        registry.tools_for(memory_harness().app.deps, "feedback")
+
+
+def test_two_executors_of_one_row_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    twin = types.SimpleNamespace(ROW=tool_table.OPT_OUT, build=lambda deps, module: None, __path__=[], __name__="x")
+    infos = [types.SimpleNamespace(name="one"), types.SimpleNamespace(name="two")]
+    monkeypatch.setattr(registry.pkgutil, "iter_modules", lambda path: infos)
+    monkeypatch.setattr(registry.importlib, "import_module", lambda name: twin)
+    registry.executors.cache_clear()
+    try:
+        with pytest.raises(LookupError, match="two executors for the tool 'opt_out'"):
+            registry.executors()
+    finally:
+        registry.executors.cache_clear()

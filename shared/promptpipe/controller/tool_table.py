@@ -63,7 +63,7 @@ class SchedulerArgs(LazyModel):
     fixed_time: str | None = None
     random_start_time: str | None = None
     random_end_time: str | None = None
-    timezone: str | None = Field(None, description="IANA zone")
+    timezone: str | None = None  # an IANA zone
     schedule_id: str | None = None
 
 
@@ -101,18 +101,15 @@ TRANSITION = ToolRow(
     name="transition_state",
     arguments=TransitionArgs,
     modules=("intake", "feedback"),
-    description=(
-        "Move the conversation: FEEDBACK once intake is done (profile, first prompt, schedule); INTAKE "
-        "to repair the profile or change the habit. delay_minutes moves it later."
-    ),
+    description="FEEDBACK once intake is done; INTAKE to repair the profile or change the habit.",
 )
 PROFILE = ToolRow(
     name="save_user_profile",
     arguments=ProfileArgs,
     modules=("intake", "feedback"),
     description=(
-        "Save what you learned about the participant: only non-empty fields you learned; nothing is "
-        "ever cleared. tone_tags: a style they asked for (source explicit) or you inferred (implicit)."
+        "Save only fields you learned; nothing is cleared. tone_tags: a style they asked for (explicit) "
+        "or you inferred (implicit)."
     ),
 )
 SCHEDULER = ToolRow(
@@ -120,10 +117,9 @@ SCHEDULER = ToolRow(
     arguments=SchedulerArgs,
     modules=("intake", "feedback"),
     description=(
-        "The daily habit-prompt schedule. create: type fixed (fixed_time) or random (a random moment "
-        "between random_start_time and random_end_time each day); list; delete (schedule_id from "
-        "list/create). Times HH:MM, 24-hour; prompts arrive up to {prep_minutes} minutes before. timezone "
-        "defaults to the participant's. Never show schedule ids."
+        "Daily prompt schedule. create: fixed (fixed_time) or random (between random_start_time and "
+        "random_end_time); list; delete (schedule_id from list/create). Times HH:MM 24h; prompts arrive "
+        "up to {prep_minutes} minutes before."
     ),
 )
 HABIT_PROMPT = ToolRow(
@@ -131,8 +127,8 @@ HABIT_PROMPT = ToolRow(
     arguments=HabitPromptArgs,
     modules=("intake",),
     description=(
-        "A personalised one-minute habit prompt from the saved profile (needs prompt_anchor and "
-        "preferred_time saved). Returns the text without sending it: put it in your reply."
+        "A one-minute habit prompt from the saved profile (needs prompt_anchor, preferred_time). Returns "
+        "the text, unsent: put it in your reply."
     ),
 )
 
@@ -141,9 +137,8 @@ OUTCOME = ToolRow(
     arguments=OutcomeArgs,
     modules=("feedback",),
     description=(
-        "Record today's habit when their message reports it, in any words or language: done=true if they "
-        'did it ("finished my stretches", "sí, lo hice"), false if not ("nah", "missed it"). Agreeing to '
-        'try ("sure", "ok I\'ll try") is no report: do not call. Counts once per prompt; returns the count.'
+        "Their report of today's habit, in any words: done=true if they did it, false if not. Agreeing "
+        "to try is no report. Counts once per prompt; returns the count."
     ),
 )
 OPT_OUT = ToolRow(
@@ -151,9 +146,8 @@ OPT_OUT = ToolRow(
     arguments=OptOutArgs,
     modules=("intake", "feedback"),
     description=(
-        'Stop ALL messages, as texting STOP does, when they plainly ask for that ("stop sending me these", '
-        '"no quiero recibir más mensajes"); a confirmation saying how to restart is sent for you. A partial '
-        'or unclear request ("stop texting me at night", "pause for a week") is not this: ask, or change the schedule.'
+        'Stop ALL messages, as STOP does, on a plain request ("stop sending me these"); the confirmation '
+        'with how to restart is sent for you. Partial or unclear ("stop texting me at night"): ask instead.'
     ),
 )
 
