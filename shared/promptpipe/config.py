@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from promptpipe.rules.opt_out import DEFAULT_STUDY_NAME
+
 if TYPE_CHECKING:
     from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
@@ -29,7 +31,7 @@ class CoreConfig:
     opt_out_texts: dict[str, str] = field(default_factory=dict)
     opt_in_texts: dict[str, str] = field(default_factory=dict)
     help_texts: dict[str, str] = field(default_factory=dict)
-    study_name: str = "Habit coach"
+    study_name: str = DEFAULT_STUDY_NAME
     study_contact: str = ""
     keyword_replies_by: str = "project"
     # --- the conversation -----------------------------------------------------------------

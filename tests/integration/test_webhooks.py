@@ -11,10 +11,10 @@ import boto3
 import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.flow.lifecycle import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
-from promptpipe.usecases.receive_text import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"

@@ -8,12 +8,13 @@ import dataclasses
 import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.store import Direction
 from promptpipe.settings import Settings
-from promptpipe.usecases.receive_text import OPT_OUT_CONFIRMATION, receive_text
+from promptpipe.usecases.receive_text import receive_text
 from tests.support import MemoryHarness, memory_harness
 
 PHONE = "+14155550101"

@@ -25,7 +25,8 @@ TABLE_MODULE = Path(tool_table.__file__).resolve()
 NOT_A_TOOL = {
     ("scheduler", "adapters/aws.py"),
     ("scheduler", "adapters/eventbridge_timers.py"),
-    ("scheduler", "adapters/botocore_data.py"),
+    # The opt-out reader's keyword kind (a key of the OPT_KEYWORDS setting), not the coach's tool.
+    ("opt_out", "rules/opt_out.py"),
     ("scheduler", "local/environment.py"),
     ("scheduler", "wiring.py"),
 }

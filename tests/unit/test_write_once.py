@@ -11,10 +11,10 @@ import pytest
 
 from promptpipe import usecases
 from promptpipe.errors import StoreError
+from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
 from promptpipe.models.messaging import InboundKind, InboundMessage
 from promptpipe.models.store import StateCommit
 from promptpipe.usecases.receive_inbound import MEDIA_NOTICE, receive_inbound
-from promptpipe.usecases.receive_text import OPT_OUT_CONFIRMATION
 from tests.support import MemoryHarness, memory_harness
 
 USECASES = Path(usecases.__file__).parent

@@ -88,6 +88,12 @@ class ToolRow:
     modules: tuple[Module, ...]
     # May hold ``{placeholders}`` that the executor fills from its settings (``describe``).
     description: str
+    # What the fixed reply after a failed or empty synthesis says of a run of this tool (flow/modules.py,
+    # ``fallback_reply``): what it did, what it could not do; a tool without them is never claimed.
+    done_phrase: str = ""
+    failed_phrase: str = ""
+    # Values of an ``action`` argument that change nothing (a schedule listed): never claimed as done.
+    read_only_actions: tuple[str, ...] = ()
 
     def describe(self, **values: object) -> str:
         return self.description.format(**values) if values else self.description
@@ -102,6 +108,8 @@ TRANSITION = ToolRow(
     arguments=TransitionArgs,
     modules=("intake", "feedback"),
     description="FEEDBACK once intake is done; INTAKE to repair the profile or change the habit.",
+    done_phrase="moved our conversation on",
+    failed_phrase="move our conversation on",
 )
 PROFILE = ToolRow(
     name="save_user_profile",
@@ -111,6 +119,8 @@ PROFILE = ToolRow(
         "Save only fields you learned; nothing is cleared. tone_tags: a style they asked for (explicit) "
         "or you inferred (implicit)."
     ),
+    done_phrase="saved your details",
+    failed_phrase="save your details",
 )
 SCHEDULER = ToolRow(
     name="scheduler",
@@ -121,6 +131,9 @@ SCHEDULER = ToolRow(
         "random_end_time); list; delete (schedule_id from list/create). Times HH:MM 24h; prompts arrive "
         "up to {prep_minutes} minutes before."
     ),
+    done_phrase="updated your reminder schedule",
+    failed_phrase="change your reminder schedule",
+    read_only_actions=("list",),
 )
 HABIT_PROMPT = ToolRow(
     name="generate_habit_prompt",
@@ -130,6 +143,8 @@ HABIT_PROMPT = ToolRow(
         "A one-minute habit prompt from the saved profile (needs prompt_anchor, preferred_time). Returns "
         "the text, unsent: put it in your reply."
     ),
+    done_phrase="prepared your habit prompt",
+    failed_phrase="prepare your habit prompt",
 )
 
 OUTCOME = ToolRow(

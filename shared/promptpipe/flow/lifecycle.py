@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
@@ -19,6 +20,15 @@ from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import Direction
+from promptpipe.rules.opt_out import (
+    DEFAULT_HELP_TEXTS,
+    DEFAULT_OPT_IN_TEXTS,
+    DEFAULT_OPT_OUT_TEXTS,
+    DEFAULT_STUDY_NAME,
+    FALLBACK_LANGUAGE,
+    OptKind,
+    fixed_text,
+)
 
 _TIMER_KEYS = (
     DataKey.DAILY_PROMPT_REMINDER_TIMER_ID,
@@ -79,16 +89,45 @@ def change_status(deps: FlowDeps, session: ConversationSession, status: Particip
     return True
 
 
-# The confirmation of an opt-out, in whatever form it came (STOP, or a plain request the coach's
-# tool honours): it says how to restart (docs/compliance.md; the keyword path sends the same text).
-OPT_OUT_CONFIRMATION = "You're unsubscribed and won't get more messages from your habit coach. Reply START to resume."
+# The help reply's contact when the study gave none.
+NO_CONTACT = "your study team"
+# The English confirmations with the default study name (what a deployment without its own texts sends).
+OPT_OUT_CONFIRMATION = fixed_text({}, DEFAULT_OPT_OUT_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
+OPT_IN_CONFIRMATION = fixed_text({}, DEFAULT_OPT_IN_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
 
 
-def opt_out(deps: FlowDeps, session: ConversationSession, *, reason: str = "participant opted out") -> bool:
+def fixed_reply(config: CoreConfig, kind: OptKind, language: str) -> str:
+    """The one text of an opt-out or opt-in confirmation, or of the help reply, in ``language``
+    (docs/compliance.md): the study's own template, else the built-in one, English the fallback.
+    Every path that confirms (the keyword at the webhook, the coach's opt-out tool) sends this."""
+    templates, defaults = {
+        OptKind.OPT_OUT: (config.opt_out_texts, DEFAULT_OPT_OUT_TEXTS),
+        OptKind.OPT_IN: (config.opt_in_texts, DEFAULT_OPT_IN_TEXTS),
+        OptKind.HELP: (config.help_texts, DEFAULT_HELP_TEXTS),
+    }[kind]
+    return fixed_text(
+        templates,
+        defaults,
+        language or FALLBACK_LANGUAGE,
+        study=config.study_name,
+        contact=config.study_contact or NO_CONTACT,
+    )
+
+
+def opt_out(
+    deps: FlowDeps,
+    session: ConversationSession,
+    *,
+    reason: str = "participant opted out",
+    language: str = "",
+    confirm: bool = True,
+) -> bool:
     """The participant opts out of every message, as STOP does: status PAUSED (every timer and daily
     schedule stops once committed), the ``opted_out`` flag (so START resumes them), one confirmation
-    that says how to restart. Only an active participant is opted out (an organiser's pause,
-    completion or withdrawal stands). Returns whether they were. The caller commits the session."""
+    that says how to restart, in their language (``language`` when none is stored yet; none when
+    ``confirm`` is false: the provider confirmed). Only an active participant is opted out (an
+    organiser's pause, completion or withdrawal stands). Returns whether they were. The caller
+    commits the session. The one opt-out of every path: the keyword at the webhook and the tool."""
     if session.participant.status is not ParticipantStatus.ACTIVE:
         return False
     change_status(deps, session, ParticipantStatus.PAUSED, reason=reason)
@@ -96,11 +135,13 @@ def opt_out(deps: FlowDeps, session: ConversationSession, *, reason: str = "part
     def mark_and_confirm(op: OpContext) -> None:
         op.participant.opted_out = True
         op.participant_changed = True
+        if not confirm:
+            return
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id,
                 to=op.participant.phone_number,
-                body=OPT_OUT_CONFIRMATION,
+                body=fixed_reply(deps.config, OptKind.OPT_OUT, op.participant.language or language),
                 kind=OutboundKind.NOTICE,
             )
         )

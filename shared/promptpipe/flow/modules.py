@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptpipe.controller import tool_table
 from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
@@ -59,12 +60,6 @@ FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
 # The fixed reply after a failed or empty synthesis says only what the tool results say
 # (``fallback_reply``): never "done" when nothing was done. Tool -> (done, not done).
 TRY_AGAIN_FALLBACK = "Sorry, I couldn't finish that just now. Could you try again in a moment?"
-_TOOL_PHRASES = {
-    "save_user_profile": ("saved your details", "save your details"),
-    "scheduler": ("updated your reminder schedule", "change your reminder schedule"),
-    "generate_habit_prompt": ("prepared your habit prompt", "prepare your habit prompt"),
-    "transition_state": ("moved our conversation on", "move our conversation on"),
-}
 
 
 def _joined(phrases: list[str]) -> str:
@@ -75,14 +70,19 @@ def fallback_reply(runs: list[ToolRun]) -> str:
     """The reply when the synthesis failed or came back empty: what the tool results say (what
     went through, what did not), or a request to try again when nothing went through."""
     # A schedule listed changed nothing: only the runs that changed something are claimed.
-    changed = [r for r in runs if r.ok and not (r.name == "scheduler" and r.arguments.get("action") == "list")]
-    done = [name for name in dict.fromkeys(r.name for r in changed) if name in _TOOL_PHRASES]
-    failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in _TOOL_PHRASES and n not in done]
+    claimed = {row.name: row for row in tool_table.TABLE if row.done_phrase}
+    changed = [
+        r
+        for r in runs
+        if r.ok and r.name in claimed and r.arguments.get("action") not in claimed[r.name].read_only_actions
+    ]
+    done = list(dict.fromkeys(r.name for r in changed))
+    failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in claimed and n not in done]
     if not done:
         return TRY_AGAIN_FALLBACK
-    text = f"I've {_joined([_TOOL_PHRASES[name][0] for name in done])}."
+    text = f"I've {_joined([claimed[name].done_phrase for name in done])}."
     if failed:
-        text += f" I couldn't {_joined([_TOOL_PHRASES[name][1] for name in failed])}: could you try that again?"
+        text += f" I couldn't {_joined([claimed[name].failed_phrase for name in failed])}: could you try that again?"
     return text
 
 

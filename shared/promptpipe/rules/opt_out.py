@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 FALLBACK_LANGUAGE = "en"
+# The study name of a deployment that gave none (settings STUDY_NAME).
+DEFAULT_STUDY_NAME = "Habit coach"
 OptKeywordKind = Literal["opt_out", "opt_in", "help"]
 
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 import logging
 
 from promptpipe.errors import ParticipantAlreadyEnrolled
-from promptpipe.flow.lifecycle import change_status
+from promptpipe.flow.lifecycle import (
+    change_status,
+    fixed_reply,
+    opt_out,
+)
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
@@ -22,13 +26,8 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.rules.opt_out import (
-    DEFAULT_HELP_TEXTS,
-    DEFAULT_OPT_IN_TEXTS,
-    DEFAULT_OPT_OUT_TEXTS,
-    FALLBACK_LANGUAGE,
     OptKind,
     OptReading,
-    fixed_text,
     keyword_lists,
     provider_keyword,
     read_opt_message,
@@ -42,12 +41,6 @@ from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STUDY_NAME = "Habit coach"
-# The English confirmations with the default study name (what a deployment without its own texts sends).
-OPT_OUT_CONFIRMATION = fixed_text({}, DEFAULT_OPT_OUT_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
-OPT_IN_CONFIRMATION = fixed_text({}, DEFAULT_OPT_IN_TEXTS, FALLBACK_LANGUAGE, study=DEFAULT_STUDY_NAME, contact="")
-# The help reply's contact when the study gave none.
-NO_CONTACT = "your study team"
 # The provider's keyword kinds, by the name Twilio posts in ``OptOutType``.
 _PROVIDER_KINDS = {"STOP": OptKind.OPT_OUT, "START": OptKind.OPT_IN, "HELP": OptKind.HELP}
 
@@ -131,13 +124,10 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     config = app.config
     silent = provider_answered(app, message, reading)
 
-    def reply(op: OpContext, templates: dict[str, str], defaults: dict[str, str]) -> None:
+    def reply(op: OpContext, kind: OptKind) -> None:
         if silent:
             return
-        language = op.participant.language or reading.language or FALLBACK_LANGUAGE
-        body = fixed_text(
-            templates, defaults, language, study=config.study_name, contact=config.study_contact or NO_CONTACT
-        )
+        body = fixed_reply(config, kind, op.participant.language or reading.language)
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=OutboundKind.NOTICE
@@ -163,29 +153,24 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
 
             session.apply("language", remember_language)
         if reading.kind is OptKind.HELP:
-            session.apply("help_reply", lambda op: reply(op, config.help_texts, DEFAULT_HELP_TEXTS))
+            session.apply("help_reply", lambda op: reply(op, OptKind.HELP))
             return
-        opt_out = reading.kind is OptKind.OPT_OUT
-        target = ParticipantStatus.PAUSED if opt_out else ParticipantStatus.ACTIVE
-        # STOP pauses an active participant; START resumes only a participant their own STOP paused
-        # (an organiser's pause, completion or withdrawal stands).
-        confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
-            not opt_out and status is ParticipantStatus.PAUSED and participant.opted_out
-        )
-        if not confirm:
+        if reading.kind is OptKind.OPT_OUT:
+            # The one opt-out (flow/lifecycle.py), which the coach's tool runs too.
+            opt_out(app.deps, session, reason="participant opted out", language=reading.language, confirm=not silent)
             return
-
-        change_status(app.deps, session, target, reason="participant opted out" if opt_out else "participant opted in")
+        # START resumes only a participant their own STOP paused (an organiser's pause, completion or
+        # withdrawal stands).
+        if not (status is ParticipantStatus.PAUSED and participant.opted_out):
+            return
+        change_status(app.deps, session, ParticipantStatus.ACTIVE, reason="participant opted in")
 
         def mark(op: OpContext) -> None:
-            op.participant.opted_out = opt_out
+            op.participant.opted_out = False
             op.participant_changed = True
 
         session.apply("opt_flag", mark)
-        if opt_out:
-            session.apply("confirm_opt", lambda op: reply(op, config.opt_out_texts, DEFAULT_OPT_OUT_TEXTS))
-        else:
-            session.apply("confirm_opt", lambda op: reply(op, config.opt_in_texts, DEFAULT_OPT_IN_TEXTS))
+        session.apply("confirm_opt", lambda op: reply(op, OptKind.OPT_IN))
 
     # A redelivery (the provider retries only when we did not answer 200) applies what is left;
     # the schedule changes go to the worker; a failed save raises (the provider retries).
