@@ -45,7 +45,6 @@ from promptpipe.coordinator.summary import TIMER_WORDS, ParticipantSummary, chat
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.state import SubState
 
 logger = logging.getLogger(__name__)
@@ -96,10 +95,6 @@ def _templates() -> Environment:
     return env
 
 
-def _whole(text: str | None, default: int) -> int:
-    return int(text) if text and text.isdigit() and len(text) < 7 else default
-
-
 def _prep_minutes() -> int:
     """The preparation time of this console's settings (the deployment's, when they are the same)."""
     from promptpipe.settings import get_settings
@@ -121,8 +116,8 @@ class Console:
         self.lock = threading.Lock()
         self.guard = RequestGuard(frozenset())  # set once the server knows its port
         self.cookie_name = "promptpipe_console"
-        # The API's cursor of each page shown, by filters (search, status, needs a person): page n at [n - 1].
-        self._cursors: dict[tuple[str, str, bool], list[str | None]] = {}
+        # The cursor of the page shown before each page's cursor (its "← Previous"); "" is the first page.
+        self._previous: dict[str, str] = {}
 
     def serve_on(self, guard: RequestGuard, port: int) -> None:
         self.guard = guard
@@ -173,54 +168,55 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         """One page of ``PAGE_ROWS`` participants in one API call (``GET /conversation/participant-rows``:
-        the rows with their sub-state, hold, counts and next timer, and the total; docs/console.md).
-        The API pages by cursor; page ``n`` starts at the cursor the console noted when it showed
-        page ``n - 1`` (a page never shown is reached by walking from the nearest one noted)."""
+        the rows with their sub-state, hold, counts and next timer, the total, and where the page
+        starts; docs/console.md). The API pages by cursor, a place in the list: "Next" carries the
+        cursor of the page shown (``?after=``), so participants enrolled meanwhile (listed first)
+        never push anyone off the pages, and the numbers shown are the API's, counted at the read."""
         search, status = query.get("q", "").strip(), query.get("status", "")
         status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
-        page, result = self._rows_page((search, status, needs), _whole(query.get("page"), 1))
+        after = query.get("after") or None
+        try:
+            result = self.client.participant_rows(
+                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs
+            )
+        except ApiError as exc:
+            if exc.status != 400 or after is None:
+                raise
+            after, result = (
+                None,
+                self.client.participant_rows(  # a cursor of another listing: page 1
+                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs
+                ),
+            )
+        with self.lock:
+            if len(self._previous) > MAX_CURSOR_LISTS * 16:  # a bound on what a long-running console keeps
+                self._previous.clear()
+            if result.next_token is not None:
+                self._previous[result.next_token] = after or ""
+            previous = self._previous.get(after) if after else None
         pages = max(1, -(-result.total // PAGE_ROWS))
         keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
+        page = min(result.offset // PAGE_ROWS + 1, pages)  # the page the first row is on
+
+        def link(cursor: str | None) -> str:
+            return "/?" + urlencode({**keep, **({"after": cursor} if cursor else {})})
+
         return self.render(
             "participants.html",
             rows=result.rows,
             total=result.total,
-            first=(page - 1) * PAGE_ROWS + 1,
+            first=result.offset + 1,
             page=page,
             pages=pages,
-            page_link=lambda n: "/?" + urlencode({**keep, "page": n}),
+            next_link=link(result.next_token) if result.next_token else None,
+            previous_link=link(previous or None) if after else None,
             search=search,
             status=status,
             needs=needs,
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
         )
-
-    def _rows_page(self, filters: tuple[str, str, bool], wanted: int) -> tuple[int, ParticipantRowsPage]:
-        """(the page shown, its rows): ``wanted``, or the last page when it is past the end."""
-        search, status, needs = filters
-        with self.lock:
-            if len(self._cursors) > MAX_CURSOR_LISTS:  # a bound on what a long-running console keeps
-                self._cursors.clear()
-            cursors = self._cursors.setdefault(filters, [None])
-            page = min(max(wanted, 1), len(cursors))
-            token = cursors[page - 1]
-        while True:
-            result = self.client.participant_rows(
-                limit=PAGE_ROWS, next_token=token, status=status, search=search, needs_person=needs
-            )
-            if result.next_token is None or page >= wanted:
-                break
-            page, token = page + 1, result.next_token
-            with self.lock:
-                if len(cursors) < page:
-                    cursors.append(token)
-        if result.next_token is not None:
-            with self.lock:
-                if len(cursors) == page:
-                    cursors.append(result.next_token)
-        return page, result
 
     def study_page(self) -> str:
         """The study by day over every participant (two calls per participant)."""
