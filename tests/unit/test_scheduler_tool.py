@@ -197,11 +197,12 @@ def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -
     p = h.enroll()
     # When a random 08:00-10:00 schedule is created
     result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
-    # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
-    # the window so that each day's delivery is drawn inside it (docs/behaviour.md#B-SCHED-4)
+    # Then the daily trigger is at 07:50 (start - prep) in the participant's default zone (the one
+    # zone rule, docs/behaviour.md#B-SCHED-3), and it carries the window so that each day's delivery
+    # is drawn inside it (docs/behaviour.md#B-SCHED-4)
     assert result.ok and result.data["type"] == "random"
     [schedule] = daily(h)
-    assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
+    assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "America/Toronto")
     assert schedule.payload.kind == "random_window" and schedule.payload.window_minutes == 120
     assert "between 07:50 and 09:50" in result.data["description"]
 
@@ -239,9 +240,9 @@ def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> Non
         # docs/behaviour.md#B-SCHED-3: the participant's zone first
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
         ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
-        # then the contract's defaults
+        # then the participant's default zone, whatever the type (the one zone rule)
         ("", {"type": "fixed", "fixed_time": "09:30"}, "America/Toronto"),
-        ("", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "UTC"),
+        ("", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "America/Toronto"),
         # an explicit zone always wins
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30", "timezone": "Asia/Tokyo"}, "Asia/Tokyo"),
     ],
@@ -588,13 +589,14 @@ def test_an_invalid_zone_is_named_in_the_error() -> None:
     assert registry(h, p.id) == []
 
 
-def test_zone_defaults_depend_on_the_type() -> None:
-    assert (DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE) == ("America/Toronto", "UTC")
+def test_a_participant_without_a_zone_gets_the_one_default_zone_for_every_type() -> None:
+    # the one zone rule (issue 37): the default the console, the transcript and the export show
+    assert DEFAULT_FIXED_TIMEZONE == "America/Toronto" and DEFAULT_RANDOM_TIMEZONE == "UTC"  # UTC: legacy only
     h = memory_harness()
     p = h.enroll()  # no zone of their own
     run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
     run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "09:00"})
-    assert [e["timezone"] for e in registry(h, p.id)] == ["America/Toronto", "UTC"]
+    assert [e["timezone"] for e in registry(h, p.id)] == ["America/Toronto", "America/Toronto"]
 
 
 # --- parameters ------------------------------------------------------------------------------------------------

@@ -41,7 +41,14 @@ from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
-from promptpipe.coordinator.summary import TIMER_WORDS, ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.coordinator.summary import (
+    TIMER_WORDS,
+    ParticipantSummary,
+    chat_lines,
+    summarize,
+    zone_label,
+    zone_of,
+)
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
@@ -90,6 +97,7 @@ def _templates() -> Environment:
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
+    env.globals["zone_label"] = zone_label
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
     env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
     return env

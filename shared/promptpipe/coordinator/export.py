@@ -20,6 +20,7 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
+from promptpipe.rules.timezones import participant_zone_name, zone_is_default
 
 PARTICIPANT_COLUMNS = (
     "participant_id",
@@ -44,6 +45,7 @@ PARTICIPANT_COLUMNS = (
     "handoffs",
     "last_reply_at",
     "undelivered",
+    "timezone_default",
 )
 
 PROMPT_COLUMNS = (
@@ -68,7 +70,7 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "participant_id": p.id,
         "name": p.name,
         "phone_number": p.phone_number,
-        "timezone": p.timezone,
+        "timezone": participant_zone_name(p.timezone),
         "enrolled_at": iso(p.enrolled_at),
         "status": p.status.value if summary.state is not None else "deleted",
         "opted_out": str(p.opted_out).lower(),
@@ -87,6 +89,7 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "handoffs": summary.handoffs,
         "last_reply_at": iso(summary.last_reply_at),
         "undelivered": summary.undelivered,
+        "timezone_default": str(zone_is_default(p.timezone)).lower(),
     }
 
 
