@@ -152,7 +152,9 @@ def test_reimport_with_another_region_is_a_clear_conflict(env: Any, tmp_path: Pa
     path = build(tmp_path / "original.db", [("local", "4165550101", None), ("other", "+14165550109", None)])
     code, out, _ = run_import(capsys, "--sqlite", str(path), "--region", "US")
     assert code == EXIT_OK and "imported 2" in out
-    # When the same database is imported again, its national numbers read as German ones
+    # When the same database is imported again, its national numbers read as German ones (previewed first)
+    code, out, err = run_import(capsys, "--sqlite", str(path), "--region", "DE", "--dry-run")
+    assert code == EXIT_OK and "already imported" in report_line(out, "local") and "--region DE" in out
     code, out, err = run_import(capsys, "--sqlite", str(path), "--region", "DE")
     assert code == EXIT_OK, err
     line = report_line(out, "local")

@@ -720,3 +720,17 @@ def test_a_rule_eventbridge_would_refuse_reaches_the_model_with_its_detail(monke
 def test_the_tools_definition_states_its_own_prep_minutes() -> None:
     assert "prompts arrive up to 25 minutes before" in SchedulerTool(25).definition.description
     assert SchedulerTool(25).definition.parameters["required"] == ["action"]
+
+
+def test_a_fourth_daily_schedule_is_refused_at_max_daily_schedules() -> None:
+    # MAX_DAILY_SCHEDULES (default 3, issue 37): the coach cannot make a participant more live daily prompts
+    h = memory_harness()
+    p = h.enroll(timezone="Europe/Paris")
+    for time in ("08:00", "12:00", "18:00"):
+        assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": time}).ok
+    fourth = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "21:00"})
+    assert not fourth.ok and "Too many daily schedules" in fourth.text and "delete one first" in fourth.text
+    assert [e["fixed_time"] for e in registry(h, p.id)] == ["08:00", "12:00", "18:00"]
+    assert len(daily(h)) == 3
+    # the same timing again is still "already exists", not refused
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "12:00"}).data["already_exists"] is True

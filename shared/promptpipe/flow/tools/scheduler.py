@@ -224,6 +224,12 @@ class SchedulerTool:
                 ),
                 data={"schedule_id": existing.id, "already_exists": True},
             )
+        limit = ctx.deps.config.max_daily_schedules
+        if len(session.data.schedules()) >= limit:  # MAX_DAILY_SCHEDULES: live daily schedules a participant may have
+            return ToolResult.error(
+                "Too many daily schedules",
+                f"the participant already has {limit} daily schedules, the most allowed; delete one first",
+            )
 
         fire_minutes, _window = schedule_timing(candidate, self.prep_minutes)
         schedule_id = deterministic_schedule_id(participant.id, session.event_id, candidate)
