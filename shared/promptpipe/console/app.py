@@ -8,12 +8,8 @@ controller's hold). Every request must name the console's own address (``Host``,
 when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
 twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
 
-The same token is the console's credential, as Jupyter's is (docs/console.md, "The token"): printed
-at start in the console's address (``/?token=…``), it is required of every request, as that query
-(answered with the cookie and a redirect to the address without it), the cookie, or an
-``Authorization: token …`` header, unless the console was started with ``--no-token``. No page or
-export is stored by the browser (``Cache-Control: no-store``), and a notice is shown only by its code
-from the console's own table (``NOTICES``): a link's text is never the console's banner.
+The same token is the console's credential, required of every request unless started with
+``--no-token``; answers are ``no-store``; notices are the console's own (``console/access.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -37,6 +32,15 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from promptpipe.console import views
+from promptpipe.console.access import (
+    NO_STORE,
+    SUB_STATES,
+    TOKEN_NEEDED,
+    cookie_holds,
+    holds_token_anywhere,
+    notice_text,
+    same_token,
+)
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
@@ -52,37 +56,14 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import SubState
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
 PAGE_ROWS = 50
-SUB_STATES = tuple(s.value for s in SubState)
 MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
 MAX_CURSOR_LISTS = 256
-NO_STORE = "no-store"
-# What the console says after an action, by code: the only notices it shows (a link's ``?notice=``
-# names one of these, never the text).
-NOTICES = {
-    "paused": "Paused: no prompts or reminders until resumed.",
-    "resumed": "Resumed: daily prompts are scheduled again.",
-    "resolved": "Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript.",
-}
-TOKEN_NEEDED = (
-    "This console needs its token: open the address it printed when it started (…/?token=…), "
-    "or start it with --no-token."
-)
-
-
-def notice_text(code: str | None) -> str | None:
-    """The console's notice of ``code`` (``resolved:<sub-state>`` names the sub-state); None for
-    anything not in ``NOTICES``."""
-    name, _, sub_state = (code or "").partition(":")
-    if name == "resolved":
-        return NOTICES[name].format(sub_state=sub_state) if sub_state in SUB_STATES else None
-    return NOTICES.get(name) if not sub_state else None
 
 
 def _templates() -> Environment:
@@ -135,35 +116,16 @@ class Console:
     def token_cookie(self) -> str:
         return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
 
-    def holds_cookie(self, cookie_header: str) -> bool:
-        try:
-            morsel = SimpleCookie(cookie_header).get(self.cookie_name)
-        except CookieError:
-            return False
-        return morsel is not None and secrets.compare_digest(morsel.value, self.token)
-
     def admits(self, query_token: str | None, cookie_header: str, authorization: str) -> bool:
         """Whether a request holds the console's token (always, when started with ``--no-token``)."""
         if not self.require_token:
             return True
-        scheme, _, given = authorization.partition(" ")
-        return (
-            self.holds_cookie(cookie_header)
-            or (query_token is not None and secrets.compare_digest(query_token, self.token))
-            or (scheme.lower() == "token" and secrets.compare_digest(given.strip(), self.token))
-        )
+        return holds_token_anywhere(self.token, self.cookie_name, query_token, cookie_header, authorization)
 
     def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
         """The form's token and the cookie's: a foreign page can set neither."""
-        try:
-            cookie = SimpleCookie(cookie_header)
-        except CookieError:
-            return False
-        morsel = cookie.get(self.cookie_name)
-        return (
-            morsel is not None
-            and secrets.compare_digest(morsel.value, self.token)
-            and secrets.compare_digest(form.get("token", ""), self.token)
+        return cookie_holds(cookie_header, self.cookie_name, self.token) and same_token(
+            form.get("token", ""), self.token
         )
 
     def render(self, name: str, **context: Any) -> str:
