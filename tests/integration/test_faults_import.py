@@ -1,7 +1,8 @@
-"""Fault suite: ``promptpipe import`` on the databases an attacker or an accident makes (issue 37,
-item 6): deeply nested JSON, a path with ``#`` in it, one row too large for the table, a schedule
-registry of 200 entries, and a second run that reads the numbers in another ``--region``. Each is one
-line per participant in the report, and the run goes on; nothing ends in a traceback.
+"""Fault suite: ``promptpipe import`` on the databases an attacker or an accident makes
+(docs/reliability.md, docs/cli.md): deeply nested JSON, a path with ``#`` in it, one row too large
+for the table, a schedule registry of 200 entries, and a second run that reads the numbers in another
+``--region``. Each is one line per participant in the report, and the run goes on; nothing ends in a
+traceback.
 """
 
 from __future__ import annotations

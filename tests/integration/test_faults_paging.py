@@ -1,4 +1,4 @@
-"""Fault suite: the participants list paged while people enrol (issue 37, item 6).
+"""Fault suite: the participants list paged while people enrol.
 
 A coordinator reads page 1 of 65 participants; 3 more enrol; they follow "Next". The page after the
 cursor is the one after the last row they saw, and the API says where it starts, counted at the

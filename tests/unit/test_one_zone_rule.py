@@ -1,4 +1,4 @@
-"""One zone rule everywhere (issue 37, item 6): a participant enrolled without a zone gets their
+"""One zone rule everywhere: a participant enrolled without a zone gets their
 prompts in the default zone, and the console, the transcript and the export show that zone, said to
 be the default; a participant with a zone has it everywhere, with no such note."""
 

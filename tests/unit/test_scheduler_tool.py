@@ -590,7 +590,7 @@ def test_an_invalid_zone_is_named_in_the_error() -> None:
 
 
 def test_a_participant_without_a_zone_gets_the_one_default_zone_for_every_type() -> None:
-    # the one zone rule (issue 37): the default the console, the transcript and the export show
+    # the one zone rule: the default the console, the transcript and the export show
     assert DEFAULT_FIXED_TIMEZONE == "America/Toronto" and DEFAULT_RANDOM_TIMEZONE == "UTC"  # UTC: legacy only
     h = memory_harness()
     p = h.enroll()  # no zone of their own
@@ -723,7 +723,7 @@ def test_the_tools_definition_states_its_own_prep_minutes() -> None:
 
 
 def test_a_fourth_daily_schedule_is_refused_at_max_daily_schedules() -> None:
-    # MAX_DAILY_SCHEDULES (default 3, issue 37): the coach cannot make a participant more live daily prompts
+    # MAX_DAILY_SCHEDULES (default 3): the coach cannot make a participant more live daily prompts
     h = memory_harness()
     p = h.enroll(timezone="Europe/Paris")
     for time in ("08:00", "12:00", "18:00"):
