@@ -84,10 +84,14 @@ class CannedApi:
                 continue
             row = {"participant": p, "sub_state": state.get("sub_state", ""), "needs_person": needs}
             rows.append(row | {"prompts_sent": 0, "done": 0} | state.get("row", {}))
-        start, limit = int(query.get("next_token") or 0), int(query.get("limit") or 50)
+        # the cursor is a place (the id of the last row shown), as the API's: rows listed since come first
+        ids = [row["participant"]["id"] for row in rows]
+        after, limit = query.get("next_token"), int(query.get("limit") or 50)
+        start = ids.index(after) + 1 if after in ids else 0
         more = start + limit < len(rows)
         return {
             "rows": rows[start : start + limit],
             "total": len(rows),
-            "next_token": str(start + limit) if more else None,
+            "next_token": ids[start + limit - 1] if more else None,
+            "offset": start,
         }

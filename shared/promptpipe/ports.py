@@ -90,8 +90,9 @@ class ParticipantRepo(Protocol):
         ``status`` when given (filtered by the store)."""
         ...
 
-    def count(self, *, status: str | None = None) -> int:
-        """How many participants (of ``status``), without reading their records."""
+    def count(self, *, status: str | None = None, through: str | None = None) -> int:
+        """How many participants (of ``status``), without reading their records; with ``through``
+        (a ``page`` cursor), only those listed up to that cursor's place (before the page it starts)."""
         ...
 
     def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:

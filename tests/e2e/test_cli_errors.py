@@ -255,7 +255,7 @@ def test_a_setting_error_names_the_type_of_the_setting(
     assert line.startswith(f"{name}=") and " is not valid (" in line and line.endswith(allowed)
 
 
-# --- every documented command with bad input (issue 37, item 6) ----------------------------------
+# --- every documented command with bad input ----------------------------------
 # Each ends in one line on stderr, ``promptpipe <command>: …``, with its documented exit code.
 
 

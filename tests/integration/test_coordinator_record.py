@@ -56,7 +56,10 @@ def test_a_deleted_participants_kept_transcript_is_shown_marked_deleted(
     # When the coordinator asks for it by id / Then the CLI prints it, marked deleted
     assert main(["transcript", pid, "--demo"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == f"{pid} ({pid}) [deleted; transcript kept] — times in UTC"
+    # enrolled without a zone: the default zone, said as such (the one zone rule)
+    assert out.splitlines()[0] == (
+        f"{pid} ({pid}) [deleted; transcript kept] — times in America/Toronto (default: enrolled without a time zone)"
+    )
     assert "[greeting]" in out
 
     # And the console shows it, marked deleted, without actions

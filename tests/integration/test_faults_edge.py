@@ -314,7 +314,7 @@ def test_console_errors_of_the_http_layer_are_its_pages(console_stack: tuple[Con
     assert head.split(b" ")[1] == b"414" and b"text/html" in head and b"Request-URI Too Long" in body
 
 
-# --- the console: its token, no-store, its own notices (issue 37, item 6) ----------------------------
+# --- the console: its token, no-store, its own notices ----------------------------
 
 
 def _authorised(console: ConsoleServer) -> dict[str, str]:

@@ -1,7 +1,8 @@
-"""Fault suite: ``promptpipe import`` on the databases an attacker or an accident makes (issue 37,
-item 6): deeply nested JSON, a path with ``#`` in it, one row too large for the table, a schedule
-registry of 200 entries, and a second run that reads the numbers in another ``--region``. Each is one
-line per participant in the report, and the run goes on; nothing ends in a traceback.
+"""Fault suite: ``promptpipe import`` on the databases an attacker or an accident makes
+(docs/reliability.md, docs/cli.md): deeply nested JSON, a path with ``#`` in it, one row too large
+for the table, a schedule registry of 200 entries, and a second run that reads the numbers in another
+``--region``. Each is one line per participant in the report, and the run goes on; nothing ends in a
+traceback.
 """
 
 from __future__ import annotations
@@ -152,7 +153,9 @@ def test_reimport_with_another_region_is_a_clear_conflict(env: Any, tmp_path: Pa
     path = build(tmp_path / "original.db", [("local", "4165550101", None), ("other", "+14165550109", None)])
     code, out, _ = run_import(capsys, "--sqlite", str(path), "--region", "US")
     assert code == EXIT_OK and "imported 2" in out
-    # When the same database is imported again, its national numbers read as German ones
+    # When the same database is imported again, its national numbers read as German ones (previewed first)
+    code, out, err = run_import(capsys, "--sqlite", str(path), "--region", "DE", "--dry-run")
+    assert code == EXIT_OK and "already imported" in report_line(out, "local") and "--region DE" in out
     code, out, err = run_import(capsys, "--sqlite", str(path), "--region", "DE")
     assert code == EXIT_OK, err
     line = report_line(out, "local")

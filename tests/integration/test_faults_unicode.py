@@ -1,4 +1,4 @@
-"""Fault suite: text that is not valid Unicode at the edge (issue 37, item 5).
+"""Fault suite: text that is not valid Unicode at the edge (docs/reliability.md, "Input at the edge").
 
 A JSON ``"\\ud83d"`` (a lone UTF-16 surrogate, which no UTF-8 encoder writes) in a signed Meta
 payload's text, caption, button title or reaction, and a Twilio form whose bytes are not UTF-8, are
@@ -20,7 +20,6 @@ import copy
 import itertools
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote_from_bytes
@@ -297,15 +296,12 @@ def spoiled_meta_payload(draw: st.DrawFn) -> tuple[dict[str, Any], int]:
     return payload, len(messages) - 1
 
 
-@pytest.fixture(scope="module")
-def fuzz_env() -> Any:
-    from promptpipe.local.environment import local_settings
-
-    start = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
-    env = LocalEnvironment(start=start, settings=local_settings(offline_coach=True, openai_api_key=None))
-    with env:
-        enroll(env)
-        yield env
+@pytest.fixture
+def fuzz_env(local_env_factory: Any) -> LocalEnvironment:
+    """One environment for all the examples of a test (hypothesis runs them inside one call)."""
+    env = local_env_factory()
+    enroll(env)
+    return env
 
 
 @FUZZ

@@ -197,11 +197,12 @@ def test_s3_random_0800_1000_triggers_daily_at_0750_with_a_120_minute_window() -
     p = h.enroll()
     # When a random 08:00-10:00 schedule is created
     result = run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "10:00"})
-    # Then the daily trigger is at 07:50 (start - prep) in UTC, the random default, and it carries
-    # the window so that each day's delivery is drawn inside it (docs/behaviour.md#B-SCHED-4)
+    # Then the daily trigger is at 07:50 (start - prep) in the participant's default zone (the one
+    # zone rule, docs/behaviour.md#B-SCHED-3), and it carries the window so that each day's delivery
+    # is drawn inside it (docs/behaviour.md#B-SCHED-4)
     assert result.ok and result.data["type"] == "random"
     [schedule] = daily(h)
-    assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "UTC")
+    assert (schedule.hour, schedule.minute, schedule.timezone) == (7, 50, "America/Toronto")
     assert schedule.payload.kind == "random_window" and schedule.payload.window_minutes == 120
     assert "between 07:50 and 09:50" in result.data["description"]
 
@@ -239,9 +240,9 @@ def test_registry_entry_has_the_contract_shape_and_a_safe_schedule_name() -> Non
         # docs/behaviour.md#B-SCHED-3: the participant's zone first
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30"}, "Europe/Paris"),
         ("Europe/Paris", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "Europe/Paris"),
-        # then the contract's defaults
+        # then the participant's default zone, whatever the type (the one zone rule)
         ("", {"type": "fixed", "fixed_time": "09:30"}, "America/Toronto"),
-        ("", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "UTC"),
+        ("", {"type": "random", "random_start_time": "08:00", "random_end_time": "09:00"}, "America/Toronto"),
         # an explicit zone always wins
         ("Europe/Paris", {"type": "fixed", "fixed_time": "09:30", "timezone": "Asia/Tokyo"}, "Asia/Tokyo"),
     ],
@@ -588,13 +589,14 @@ def test_an_invalid_zone_is_named_in_the_error() -> None:
     assert registry(h, p.id) == []
 
 
-def test_zone_defaults_depend_on_the_type() -> None:
-    assert (DEFAULT_FIXED_TIMEZONE, DEFAULT_RANDOM_TIMEZONE) == ("America/Toronto", "UTC")
+def test_a_participant_without_a_zone_gets_the_one_default_zone_for_every_type() -> None:
+    # the one zone rule: the default the console, the transcript and the export show
+    assert DEFAULT_FIXED_TIMEZONE == "America/Toronto" and DEFAULT_RANDOM_TIMEZONE == "UTC"  # UTC: legacy only
     h = memory_harness()
     p = h.enroll()  # no zone of their own
     run(h, p, {"action": "create", "type": "fixed", "fixed_time": "09:30"})
     run(h, p, {"action": "create", "type": "random", "random_start_time": "08:00", "random_end_time": "09:00"})
-    assert [e["timezone"] for e in registry(h, p.id)] == ["America/Toronto", "UTC"]
+    assert [e["timezone"] for e in registry(h, p.id)] == ["America/Toronto", "America/Toronto"]
 
 
 # --- parameters ------------------------------------------------------------------------------------------------
@@ -718,3 +720,17 @@ def test_a_rule_eventbridge_would_refuse_reaches_the_model_with_its_detail(monke
 def test_the_tools_definition_states_its_own_prep_minutes() -> None:
     assert "prompts arrive up to 25 minutes before" in SchedulerTool(25).definition.description
     assert SchedulerTool(25).definition.parameters["required"] == ["action"]
+
+
+def test_a_fourth_daily_schedule_is_refused_at_max_daily_schedules() -> None:
+    # MAX_DAILY_SCHEDULES (default 3): the coach cannot make a participant more live daily prompts
+    h = memory_harness()
+    p = h.enroll(timezone="Europe/Paris")
+    for time in ("08:00", "12:00", "18:00"):
+        assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": time}).ok
+    fourth = run(h, p, {"action": "create", "type": "fixed", "fixed_time": "21:00"})
+    assert not fourth.ok and "Too many daily schedules" in fourth.text and "delete one first" in fourth.text
+    assert [e["fixed_time"] for e in registry(h, p.id)] == ["08:00", "12:00", "18:00"]
+    assert len(daily(h)) == 3
+    # the same timing again is still "already exists", not refused
+    assert run(h, p, {"action": "create", "type": "fixed", "fixed_time": "12:00"}).data["already_exists"] is True

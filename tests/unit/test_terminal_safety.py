@@ -1,4 +1,4 @@
-"""A participant's text written to a terminal is shown, never obeyed (issue 37, item 6): ``promptpipe
+"""A participant's text written to a terminal is shown, never obeyed: ``promptpipe
 transcript`` escapes ESC, CR, the other controls and the bidirectional overrides."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from promptpipe.coordinator.summary import zone_of
 from promptpipe.flow.delivery import participant_zone
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import ScheduleInfo, ScheduleType
-from promptpipe.rules.timezones import zone_or_utc
+from promptpipe.rules.timezones import DEFAULT_PARTICIPANT_ZONE, zone_or_utc
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 NOT_ZONES = ["", "Mars/Olympus_Mons", "America", "../etc/passwd", "America/", "UTC "]
@@ -50,9 +50,10 @@ def test_the_first_known_zone_wins() -> None:
 
 
 @pytest.mark.parametrize("name", NOT_ZONES)
-def test_the_summary_reads_an_unknown_zone_as_utc(name: str) -> None:
-    # Given a participant whose stored zone is empty or not a zone / Then their times show in UTC
-    assert zone_of(_participant(name)) == ZoneInfo("UTC")
+def test_the_summary_reads_an_unknown_zone_as_the_default_zone(name: str) -> None:
+    # Given a participant whose stored zone is empty or not a zone / Then their times show in the
+    # default zone their prompts use (the one zone rule, rules/timezones.py), not UTC
+    assert zone_of(_participant(name)) == ZoneInfo(DEFAULT_PARTICIPANT_ZONE)
     assert zone_of(_participant("Asia/Kolkata")) == ZoneInfo("Asia/Kolkata")
 
 

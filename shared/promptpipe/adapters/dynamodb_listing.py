@@ -17,6 +17,7 @@ from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import (
     FLOW_SK,
     GSI_PK,
+    GSI_SK,
     KEY_ATTRIBUTES,
     META_SK,
     PARTICIPANT_PREFIX,
@@ -32,6 +33,16 @@ from promptpipe.adapters.dynamodb_items import (
 )
 from promptpipe.errors import StoreError, ValidationFailed
 from promptpipe.models.participant_rows import LISTED_FIELDS, ROW_STATE_KEYS, ListedParticipant
+
+
+def _start_key(token: str) -> Item:
+    """A ``page`` cursor as the index key it stands for (``ValidationFailed`` for anything else)."""
+    return decode_token(
+        token,
+        keys=KEY_ATTRIBUTES,
+        check=lambda k: k[GSI_PK] == PARTICIPANTS_GSI_PK and k[PK].startswith(PARTICIPANT_PREFIX) and k[SK] == META_SK,
+    )
+
 
 # BatchGetItem takes at most 100 keys a call.
 _BATCH_GET_SIZE = 100
@@ -78,13 +89,7 @@ class DynamoParticipantListing:
             raise ValidationFailed("limit must be at least 1", field="limit")
         request = self._index_request(status, projected=True)
         if next_token is not None:
-            request["ExclusiveStartKey"] = decode_token(
-                next_token,
-                keys=KEY_ATTRIBUTES,
-                check=lambda k: (
-                    k[GSI_PK] == PARTICIPANTS_GSI_PK and k[PK].startswith(PARTICIPANT_PREFIX) and k[SK] == META_SK
-                ),
-            )
+            request["ExclusiveStartKey"] = _start_key(next_token)
         found: list[Item] = []
         while True:
             # One more than still wanted: a page that ends the listing then carries no token.
@@ -105,9 +110,14 @@ class DynamoParticipantListing:
         ], token
 
     @store_operation
-    def count(self, *, status: str | None = None) -> int:
-        """How many participants (of ``status``): ``Select=COUNT`` returns no item, only the number."""
+    def count(self, *, status: str | None = None, through: str | None = None) -> int:
+        """How many participants (of ``status``): ``Select=COUNT`` returns no item, only the number.
+        With ``through`` (a ``page`` cursor): those up to the cursor's place, newest first (its
+        index key and every greater one), so a page's first row is counted when the page is read."""
         request = self._index_request(status)
+        if through is not None:
+            request["KeyConditionExpression"] += f" AND {GSI_SK} >= :through"
+            request["ExpressionAttributeValues"][":through"] = _start_key(through)[GSI_SK]
         total = 0
         while True:
             response = self._client.query(**request, Select="COUNT")

@@ -17,7 +17,13 @@ from promptpipe.errors import (
 )
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ROW_STATE_KEYS, ListedParticipant
+from promptpipe.models.participant_rows import (
+    ROW_STATE_KEYS,
+    ListedParticipant,
+    listing_cursor,
+    listing_key,
+    read_listing_cursor,
+)
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import DeliveryOutcome, EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -81,15 +87,29 @@ class InMemoryStore:
         with self._lock:
             ordered = sorted(self.participants.values(), key=lambda p: (p.created_at, p.id), reverse=True)
         kept = [ListedParticipant.model_validate(p.model_dump()) for p in ordered if status in (None, p.status.value)]
-        if next_token is not None and not next_token.isdigit():
-            raise ValidationFailed("invalid next_token", field="next_token")
-        start = int(next_token or 0)
+        start = self._through(kept, next_token)
+        shown = kept[start : start + limit]
         more = start + limit < len(kept)
-        return kept[start : start + limit], (str(start + limit) if more else None)
+        return shown, (listing_cursor(shown[-1]) if more else None)
 
-    def count(self, *, status: str | None = None) -> int:
+    @staticmethod
+    def _through(kept: builtins.list[ListedParticipant], token: str | None) -> int:
+        """How many of ``kept`` (newest first) are at or before the cursor's place: a place in the
+        list, as DynamoDB's key, so that enrolments since do not shift the page."""
+        if token is None:
+            return 0
+        try:
+            place = read_listing_cursor(token)
+        except ValueError:
+            raise ValidationFailed("invalid next_token", field="next_token") from None
+        return sum(1 for p in kept if listing_key(p) >= place)
+
+    def count(self, *, status: str | None = None, through: str | None = None) -> int:
         with self._lock:
-            return sum(1 for p in self.participants.values() if status is None or p.status.value == status)
+            ordered = [p for p in self.participants.values() if status is None or p.status.value == status]
+        if through is None:
+            return len(ordered)
+        return self._through([ListedParticipant.model_validate(p.model_dump()) for p in ordered], through)
 
     def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         keys = {key.value for key in ROW_STATE_KEYS}

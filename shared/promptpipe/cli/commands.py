@@ -18,6 +18,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from promptpipe.cli.argument_types import positive_count, window_minutes
 from promptpipe.cli.coordinator_commands import (
     api_options,
     cmd_console,
@@ -255,28 +256,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_server(args)
 
 
-def _positive_count(value: str) -> int:
-    """A count of at least 1 (participants, days): ``-3`` or ``0`` is a usage mistake, not a run."""
-    try:
-        count = int(value)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
-    return count
-
-
-def _window_minutes(value: str) -> int:
-    """A flexible time window in minutes, as DAILY_PROMPT_FLEXIBLE_WINDOW_MINUTES accepts it (0-60)."""
-    try:
-        minutes = int(value)
-    except ValueError:
-        minutes = -1
-    if not 0 <= minutes <= 60:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of minutes from 0 to 60")
-    return minutes
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
@@ -376,12 +355,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     simulate = sub.add_parser("simulate", help="a seeded population living several days; prints throughput")
-    simulate.add_argument("--participants", type=_positive_count, default=100)
-    simulate.add_argument("--days", type=_positive_count, default=7)
+    simulate.add_argument("--participants", type=positive_count, default=100)
+    simulate.add_argument("--days", type=positive_count, default=7)
     simulate.add_argument("--seed", type=int, default=42)
     simulate.add_argument(
         "--flexible-window",
-        type=_window_minutes,
+        type=window_minutes,
         default=5,
         metavar="MINUTES",
         help="flexible time window of the daily-prompt schedules, as deployed (default 5; 0: exact times)",
@@ -406,9 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="participants.csv, prompts.csv, messages.jsonl (docs/export.md)")
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write (created)")
     export.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    export.add_argument(
-        "--force", action="store_true", help="write into a folder that already holds files (the export's are replaced)"
-    )
+    export.add_argument("--force", action="store_true", help="write into a folder that already holds files")
     api_options(export)
     export.set_defaults(func=cmd_export)
 
@@ -416,11 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default="127.0.0.1")
     console.add_argument("--port", type=_parse_port, default=8080)
     console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
-    console.add_argument(
-        "--no-token",
-        action="store_true",
-        help="serve without the token printed at start (any local process can then read and act)",
-    )
+    console.add_argument("--no-token", action="store_true", help="serve without the token printed at start")
     api_options(console)
     console.set_defaults(func=cmd_console)
 

@@ -8,12 +8,8 @@ controller's hold). Every request must name the console's own address (``Host``,
 when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
 twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
 
-The same token is the console's credential, as Jupyter's is (docs/console.md, "The token"): printed
-at start in the console's address (``/?token=…``), it is required of every request, as that query
-(answered with the cookie and a redirect to the address without it), the cookie, or an
-``Authorization: token …`` header, unless the console was started with ``--no-token``. No page or
-export is stored by the browser (``Cache-Control: no-store``), and a notice is shown only by its code
-from the console's own table (``NOTICES``): a link's text is never the console's banner.
+The same token is the console's credential, required of every request unless started with
+``--no-token``; answers are ``no-store``; notices are the console's own (``console/access.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -37,46 +32,38 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from promptpipe.console import views
+from promptpipe.console.access import (
+    NO_STORE,
+    SUB_STATES,
+    TOKEN_NEEDED,
+    cookie_holds,
+    holds_token_anywhere,
+    notice_text,
+    same_token,
+)
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
-from promptpipe.coordinator.summary import TIMER_WORDS, ParticipantSummary, chat_lines, summarize, zone_of
+from promptpipe.coordinator.summary import (
+    TIMER_WORDS,
+    ParticipantSummary,
+    chat_lines,
+    summarize,
+    zone_label,
+    zone_of,
+)
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ParticipantRowsPage
-from promptpipe.models.state import SubState
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 STATIC = {"style.css": "text/css; charset=utf-8"}
 STATUSES = ("active", "paused", "completed", "withdrawn")
 PAGE_ROWS = 50
-SUB_STATES = tuple(s.value for s in SubState)
 MAX_FORM_BYTES = 64 * 1024  # a note and a few fields
 MAX_CURSOR_LISTS = 256
-NO_STORE = "no-store"
-# What the console says after an action, by code: the only notices it shows (a link's ``?notice=``
-# names one of these, never the text).
-NOTICES = {
-    "paused": "Paused: no prompts or reminders until resumed.",
-    "resumed": "Resumed: daily prompts are scheduled again.",
-    "resolved": "Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript.",
-}
-TOKEN_NEEDED = (
-    "This console needs its token: open the address it printed when it started (…/?token=…), "
-    "or start it with --no-token."
-)
-
-
-def notice_text(code: str | None) -> str | None:
-    """The console's notice of ``code`` (``resolved:<sub-state>`` names the sub-state); None for
-    anything not in ``NOTICES``."""
-    name, _, sub_state = (code or "").partition(":")
-    if name == "resolved":
-        return NOTICES[name].format(sub_state=sub_state) if sub_state in SUB_STATES else None
-    return NOTICES.get(name) if not sub_state else None
 
 
 def _templates() -> Environment:
@@ -91,13 +78,10 @@ def _templates() -> Environment:
     env.filters["utc"] = lambda value: value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
     env.filters["iso"] = lambda value: value.astimezone(UTC).isoformat() if value else ""
     env.globals["zone_of"] = zone_of
+    env.globals["zone_label"] = zone_label
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
     env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
     return env
-
-
-def _whole(text: str | None, default: int) -> int:
-    return int(text) if text and text.isdigit() and len(text) < 7 else default
 
 
 def _prep_minutes() -> int:
@@ -121,8 +105,8 @@ class Console:
         self.lock = threading.Lock()
         self.guard = RequestGuard(frozenset())  # set once the server knows its port
         self.cookie_name = "promptpipe_console"
-        # The API's cursor of each page shown, by filters (search, status, needs a person): page n at [n - 1].
-        self._cursors: dict[tuple[str, str, bool], list[str | None]] = {}
+        # The cursor of the page shown before each page's cursor (its "← Previous"); "" is the first page.
+        self._previous: dict[str, str] = {}
 
     def serve_on(self, guard: RequestGuard, port: int) -> None:
         self.guard = guard
@@ -132,35 +116,16 @@ class Console:
     def token_cookie(self) -> str:
         return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
 
-    def holds_cookie(self, cookie_header: str) -> bool:
-        try:
-            morsel = SimpleCookie(cookie_header).get(self.cookie_name)
-        except CookieError:
-            return False
-        return morsel is not None and secrets.compare_digest(morsel.value, self.token)
-
     def admits(self, query_token: str | None, cookie_header: str, authorization: str) -> bool:
         """Whether a request holds the console's token (always, when started with ``--no-token``)."""
         if not self.require_token:
             return True
-        scheme, _, given = authorization.partition(" ")
-        return (
-            self.holds_cookie(cookie_header)
-            or (query_token is not None and secrets.compare_digest(query_token, self.token))
-            or (scheme.lower() == "token" and secrets.compare_digest(given.strip(), self.token))
-        )
+        return holds_token_anywhere(self.token, self.cookie_name, query_token, cookie_header, authorization)
 
     def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
         """The form's token and the cookie's: a foreign page can set neither."""
-        try:
-            cookie = SimpleCookie(cookie_header)
-        except CookieError:
-            return False
-        morsel = cookie.get(self.cookie_name)
-        return (
-            morsel is not None
-            and secrets.compare_digest(morsel.value, self.token)
-            and secrets.compare_digest(form.get("token", ""), self.token)
+        return cookie_holds(cookie_header, self.cookie_name, self.token) and same_token(
+            form.get("token", ""), self.token
         )
 
     def render(self, name: str, **context: Any) -> str:
@@ -173,54 +138,55 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         """One page of ``PAGE_ROWS`` participants in one API call (``GET /conversation/participant-rows``:
-        the rows with their sub-state, hold, counts and next timer, and the total; docs/console.md).
-        The API pages by cursor; page ``n`` starts at the cursor the console noted when it showed
-        page ``n - 1`` (a page never shown is reached by walking from the nearest one noted)."""
+        the rows with their sub-state, hold, counts and next timer, the total, and where the page
+        starts; docs/console.md). The API pages by cursor, a place in the list: "Next" carries the
+        cursor of the page shown (``?after=``), so participants enrolled meanwhile (listed first)
+        never push anyone off the pages, and the numbers shown are the API's, counted at the read."""
         search, status = query.get("q", "").strip(), query.get("status", "")
         status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
-        page, result = self._rows_page((search, status, needs), _whole(query.get("page"), 1))
+        after = query.get("after") or None
+        try:
+            result = self.client.participant_rows(
+                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs
+            )
+        except ApiError as exc:
+            if exc.status != 400 or after is None:
+                raise
+            after, result = (
+                None,
+                self.client.participant_rows(  # a cursor of another listing: page 1
+                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs
+                ),
+            )
+        with self.lock:
+            if len(self._previous) > MAX_CURSOR_LISTS * 16:  # a bound on what a long-running console keeps
+                self._previous.clear()
+            if result.next_token is not None:
+                self._previous[result.next_token] = after or ""
+            previous = self._previous.get(after) if after else None
         pages = max(1, -(-result.total // PAGE_ROWS))
         keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
+        page = min(result.offset // PAGE_ROWS + 1, pages)  # the page the first row is on
+
+        def link(cursor: str | None) -> str:
+            return "/?" + urlencode({**keep, **({"after": cursor} if cursor else {})})
+
         return self.render(
             "participants.html",
             rows=result.rows,
             total=result.total,
-            first=(page - 1) * PAGE_ROWS + 1,
+            first=result.offset + 1,
             page=page,
             pages=pages,
-            page_link=lambda n: "/?" + urlencode({**keep, "page": n}),
+            next_link=link(result.next_token) if result.next_token else None,
+            previous_link=link(previous or None) if after else None,
             search=search,
             status=status,
             needs=needs,
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
         )
-
-    def _rows_page(self, filters: tuple[str, str, bool], wanted: int) -> tuple[int, ParticipantRowsPage]:
-        """(the page shown, its rows): ``wanted``, or the last page when it is past the end."""
-        search, status, needs = filters
-        with self.lock:
-            if len(self._cursors) > MAX_CURSOR_LISTS:  # a bound on what a long-running console keeps
-                self._cursors.clear()
-            cursors = self._cursors.setdefault(filters, [None])
-            page = min(max(wanted, 1), len(cursors))
-            token = cursors[page - 1]
-        while True:
-            result = self.client.participant_rows(
-                limit=PAGE_ROWS, next_token=token, status=status, search=search, needs_person=needs
-            )
-            if result.next_token is None or page >= wanted:
-                break
-            page, token = page + 1, result.next_token
-            with self.lock:
-                if len(cursors) < page:
-                    cursors.append(token)
-        if result.next_token is not None:
-            with self.lock:
-                if len(cursors) == page:
-                    cursors.append(result.next_token)
-        return page, result
 
     def study_page(self) -> str:
         """The study by day over every participant (two calls per participant)."""

@@ -21,6 +21,7 @@ from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
 from promptpipe.models.participant import ConsentRecord
+from promptpipe.rules.timezones import participant_zone_name, zone_is_default
 
 PARTICIPANT_COLUMNS = (
     "participant_id",
@@ -52,6 +53,7 @@ PARTICIPANT_COLUMNS = (
     "withdrawal_at",
     "withdrawal_version",
     "withdrawal_method",
+    "timezone_default",
 )
 
 PROMPT_COLUMNS = (
@@ -76,7 +78,7 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "participant_id": p.id,
         "name": p.name,
         "phone_number": p.phone_number,
-        "timezone": p.timezone,
+        "timezone": participant_zone_name(p.timezone),
         "enrolled_at": iso(p.enrolled_at),
         "status": p.status.value if summary.state is not None else "deleted",
         "opted_out": str(p.opted_out).lower(),
@@ -97,6 +99,7 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "undelivered": summary.undelivered,
         **_record_cells("consent", p.consent),
         **_record_cells("withdrawal", p.withdrawal),
+        "timezone_default": str(zone_is_default(p.timezone)).lower(),
     }
 
 

@@ -14,7 +14,7 @@ from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.terminal import terminal_safe
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
-from promptpipe.rules.timezones import zone_or_utc
+from promptpipe.rules.timezones import participant_zone_label, participant_zone_name, zone_is_default
 
 _PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
 DONE_QUESTION = "Did you do it?"
@@ -22,8 +22,14 @@ INTENSITY_QUESTION = "How's the intensity?"
 
 
 def zone_of(participant: ConversationParticipant) -> ZoneInfo:
-    """The participant's zone (UTC when none is set or the name is unknown)."""
-    return zone_or_utc(participant.timezone)
+    """The participant's zone, by the one rule their prompts follow: the stored zone, else the
+    default zone (``rules.timezones.participant_zone_name``), never UTC in its place."""
+    return ZoneInfo(participant_zone_name(participant.timezone))
+
+
+def zone_label(participant: ConversationParticipant) -> str:
+    """The participant's zone as shown: the default said as such (``… (default: …)``)."""
+    return participant_zone_label(participant.timezone)
 
 
 def parsed_answers(entry: TranscriptEntry) -> dict[str, str]:
@@ -254,7 +260,9 @@ def transcript_text(
 ) -> str:
     """The conversation as text, one day heading per local day, marks in brackets."""
     out: list[str] = []
-    zone_name = "UTC" if zone.key == "UTC" else zone.key
+    zone_name = zone.key
+    if zone.key == zone_of(participant).key and zone_is_default(participant.timezone):
+        zone_name = zone_label(participant)
     mark = " [deleted; transcript kept]" if deleted else ""
     name = terminal_safe(participant.name or participant.id, keep_newlines=False)
     out.append(f"{name} ({participant.id}){mark} — times in {zone_name}")

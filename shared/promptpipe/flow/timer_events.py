@@ -22,6 +22,7 @@ from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 from promptpipe.rules.quiet_hours import QuietHours
+from promptpipe.rules.timezones import participant_zone_name
 
 # docs/behaviour.md#B-REM-3 quotes this text.
 REMINDER_TEXT = (
@@ -167,7 +168,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
         # the window, or not armed when it would be stale (a day after the prompt) by then.
         prompt_at = payload.expected_sent_at or op.now
         followup_at = quiet.adjust(
-            op.now + delay, op.participant.timezone or "UTC", stale_after=prompt_at + timedelta(days=1)
+            op.now + delay, participant_zone_name(op.participant.timezone), stale_after=prompt_at + timedelta(days=1)
         )
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.WAITING_FOLLOWUP.value)
         if followup_at is not None:

@@ -3,6 +3,8 @@ console's list shows, read in one call for a whole page (docs/console.md, "The l
 
 from __future__ import annotations
 
+import base64
+import binascii
 from datetime import datetime
 
 from pydantic import Field
@@ -69,3 +71,37 @@ class ParticipantRowsPage(LazyModel):
     rows: list[ParticipantRow]
     total: int = Field(description="Participants matching the filters, on every page")
     next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+    offset: int = Field(
+        0,
+        description="Matches before this page, newest first, counted when the page is read: the page "
+        "shows matches offset+1 to offset+len(rows), however many were enrolled since its cursor was made",
+    )
+
+
+def listing_key(participant: ListedParticipant) -> tuple[datetime, str]:
+    """A participant's place in the list: newest first, by creation time, then id."""
+    return participant.created_at, participant.id
+
+
+def listing_cursor(participant: ListedParticipant) -> str:
+    """The cursor of the page after ``participant``: its place, not a count of rows, so that a page
+    stays right when participants are enrolled after the cursor was made (they come first)."""
+    created_at, participant_id = listing_key(participant)
+    raw = f"{created_at.isoformat()}|{participant_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def read_listing_cursor(token: str) -> tuple[datetime, str]:
+    """The place ``listing_cursor`` made; ``ValueError`` for anything else."""
+    if not token or len(token) > 200:
+        raise ValueError("invalid cursor")
+    try:
+        created_at, _, participant_id = (
+            base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode().partition("|")
+        )
+        instant = datetime.fromisoformat(created_at)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError("invalid cursor") from exc
+    if not participant_id or instant.tzinfo is None:
+        raise ValueError("invalid cursor")
+    return instant, participant_id

@@ -20,6 +20,12 @@ from pydantic_core import PydanticCustomError
 
 from promptpipe.errors import PromptPipeError
 
+# The zone of a participant enrolled without one (or with a name the zone database no longer knows):
+# the original PromptPipe's zone for daily prompts (docs/behaviour.md#B-SCHED-3). The one zone rule:
+# the participant's stored zone, else this default, in the prompts, the console, the transcript and
+# the export alike, each saying that the default was applied.
+DEFAULT_PARTICIPANT_ZONE = "America/Toronto"
+DEFAULT_ZONE_NOTE = "default: enrolled without a time zone"
 _NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 _NOT_ZONE_DIRS = ("posix/", "right/")
 EXAMPLE = "America/Toronto"
@@ -54,6 +60,29 @@ def zone_or_utc(*names: str | None) -> ZoneInfo:
             except (ZoneInfoNotFoundError, ValueError, OSError):  # unknown; malformed; a folder such as "America"
                 continue
     return ZoneInfo("UTC")
+
+
+def zone_is_default(stored: str | None) -> bool:
+    """Whether the participant's stored zone names no zone, so ``DEFAULT_PARTICIPANT_ZONE`` applies."""
+    if not stored:
+        return True
+    try:
+        ZoneInfo(stored)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return True
+    return False
+
+
+def participant_zone_name(stored: str | None) -> str:
+    """The one zone rule: the participant's stored zone, else ``DEFAULT_PARTICIPANT_ZONE``."""
+    return DEFAULT_PARTICIPANT_ZONE if zone_is_default(stored) else str(stored)
+
+
+def participant_zone_label(stored: str | None) -> str:
+    """The zone as shown to a coordinator: ``America/Toronto (default: enrolled without a time zone)``
+    when the default applies, else the stored name."""
+    name = participant_zone_name(stored)
+    return f"{name} ({DEFAULT_ZONE_NOTE})" if zone_is_default(stored) else name
 
 
 def _pydantic_zone(name: str) -> str:

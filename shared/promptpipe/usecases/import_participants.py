@@ -194,8 +194,7 @@ def import_participants(
         )
         line.history = read_history(StateData(flow.state_data))
         if dry_run:
-            line.outcome = "would_import"
-            line.schedules = len(StateData(flow.state_data).schedules()) if status is ParticipantStatus.ACTIVE else 0
+            _preview(app, line, flow, status, region)
             continue
         if not _created(app, participant, flow, line, region):
             continue
@@ -215,6 +214,15 @@ def _why(exc: StoreError) -> str:
     if "size" in text.lower():
         return "too large for one DynamoDB item (400 KB); shorten its history or profile in the original"
     return text[:200]
+
+
+def _preview(app: AppContext, line: ImportLine, flow: FlowState, status: ParticipantStatus, region: str) -> None:
+    """What a run would do with this participant (the conflict of another ``--region`` included)."""
+    if _exists(app, line.participant_id):
+        line.outcome, line.reason = "skipped", _already_imported_elsewhere(app, line.participant_id, region)
+        return
+    line.outcome = "would_import"
+    line.schedules = len(StateData(flow.state_data).schedules()) if status is ParticipantStatus.ACTIVE else 0
 
 
 def _created(

@@ -23,6 +23,9 @@ from promptpipe.models.participant_rows import (
     NextTimer,
     ParticipantRow,
     ParticipantRowsPage,
+    listing_cursor,
+    listing_key,
+    read_listing_cursor,
 )
 from promptpipe.models.state import StateData
 
@@ -93,18 +96,29 @@ def participant_rows(
     search = search.strip()
     if not search and not needs_person:
         shown, token = repo.page(limit=limit, next_token=next_token, status=status)
-        return ParticipantRowsPage(rows=_rows(repo, shown), total=repo.count(status=status), next_token=token)
+        # where this page starts, counted now: the cursor is a place in the list, not a row number
+        offset = repo.count(status=status, through=next_token) if next_token is not None else 0
+        return ParticipantRowsPage(
+            rows=_rows(repo, shown), total=repo.count(status=status), next_token=token, offset=offset
+        )
     found = _every(repo, status, search)
     if needs_person:
         states = repo.list_states([p.id for p in found])
         found = [p for p in found if row_of(p, states.get(p.id)).needs_person]
-    if next_token is not None and not (next_token.isdigit() and len(next_token) < 10):
-        raise ValidationFailed("invalid next_token", field="next_token")
-    start = int(next_token or 0)
+    start = 0
+    if next_token is not None:  # the matches after the cursor's place (newest first)
+        try:
+            place = read_listing_cursor(next_token)
+        except ValueError:
+            raise ValidationFailed("invalid next_token", field="next_token") from None
+        start = sum(1 for p in found if listing_key(p) >= place)
     shown = found[start : start + limit]
     more = start + limit < len(found)
     return ParticipantRowsPage(
-        rows=_rows(repo, shown), total=len(found), next_token=str(start + limit) if more else None
+        rows=_rows(repo, shown),
+        total=len(found),
+        next_token=listing_cursor(shown[-1]) if more else None,
+        offset=start,
     )
 
 

@@ -392,8 +392,12 @@ def _rezone_schedules(op: OpContext, old_zone: str, new_zone: str) -> None:
     registry = op.data.schedules()
     moved = False
     for index, schedule in enumerate(registry):
-        default = DEFAULT_FIXED_TIMEZONE if schedule.type is ScheduleType.FIXED else DEFAULT_RANDOM_TIMEZONE
-        if schedule.timezone == (old_zone or default):
+        # without a zone of their own, their schedules are in the default zone (random ones made
+        # before the one zone rule: UTC)
+        defaults = {DEFAULT_FIXED_TIMEZONE} | (
+            {DEFAULT_RANDOM_TIMEZONE} if schedule.type is ScheduleType.RANDOM else set()
+        )
+        if schedule.timezone in ({old_zone} if old_zone else defaults):
             registry[index] = schedule.model_copy(update={"timezone": new_zone})
             op.touch_schedule(schedule.timer_id)
             moved = True

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from promptpipe.channels.parsing import NUMBER_CHANGES
 from promptpipe.flow.session import OpContext
@@ -35,6 +35,7 @@ from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
 from promptpipe.usecases import delivery_reports
+from promptpipe.rules.timezones import participant_zone_name
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.receive_text import receive_text
@@ -185,7 +186,5 @@ def _metadata(message: InboundMessage) -> dict[str, Any]:
 
 
 def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name) if name else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
+    """The participant's day: their zone by the one zone rule (``rules.timezones``)."""
+    return ZoneInfo(participant_zone_name(name))

@@ -28,10 +28,12 @@ from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm import ToolDefinition
 from promptpipe.models.state import ScheduleInfo, ScheduleType
-from promptpipe.rules.timezones import validate_iana_zone
+from promptpipe.rules.timezones import DEFAULT_PARTICIPANT_ZONE, participant_zone_name, validate_iana_zone
 
 HHMM = re.compile(r"^([0-1]?[0-9]|2[0-3]):[0-5][0-9]$")
-DEFAULT_FIXED_TIMEZONE = "America/Toronto"
+# A schedule of a participant without a zone takes the participant's default zone, whatever its type.
+DEFAULT_FIXED_TIMEZONE = DEFAULT_PARTICIPANT_ZONE
+# Random schedules made before the one zone rule took UTC: a zone change still moves them (participants.py).
 DEFAULT_RANDOM_TIMEZONE = "UTC"
 INVALID_PARAMETERS = "Invalid scheduler parameters"
 
@@ -133,9 +135,9 @@ def _hhmm(total_minutes: int) -> str:
 
 
 def _resolve_zone(params: SchedulerParams, participant_zone: str) -> str:
-    zone = params.timezone or participant_zone
-    if not zone:
-        zone = DEFAULT_FIXED_TIMEZONE if params.type is ScheduleType.FIXED else DEFAULT_RANDOM_TIMEZONE
+    # the one zone rule (rules/timezones.py): the participant's stored zone, else the default zone,
+    # the same for both types, the one the console, the transcript and the export show
+    zone = params.timezone or participant_zone_name(participant_zone)
     try:
         return validate_iana_zone(zone)  # the one zone rule, shared with enrollment and the adapter
     except ValueError as exc:
@@ -204,6 +206,12 @@ class SchedulerTool:
                     f"nothing new was created. Internal schedule id, not for the participant: {existing.id}"
                 ),
                 data={"schedule_id": existing.id, "already_exists": True},
+            )
+        limit = ctx.deps.config.max_daily_schedules
+        if len(session.data.schedules()) >= limit:  # MAX_DAILY_SCHEDULES: live daily schedules a participant may have
+            return ToolResult.error(
+                "Too many daily schedules",
+                f"the participant already has {limit} daily schedules, the most allowed; delete one first",
             )
 
         cap = ctx.deps.config.max_live_daily_schedules
