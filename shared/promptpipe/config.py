@@ -58,7 +58,6 @@ class CoreConfig:
     feedback_timers_enabled: bool = False
     feedback_initial_timeout: timedelta = timedelta(minutes=15)
     feedback_followup_delay: timedelta = timedelta(hours=3)
-    max_daily_schedules: int = 3
     # The participant's channel is SMS (Twilio SMS): the daily prompt with its questions is held to one
     # segment and carries the day's intensity poll; coach replies are held to one segment unless asked
     # for more (docs/behaviour.md#sms).

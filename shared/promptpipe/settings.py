@@ -156,8 +156,6 @@ class Settings(LazyModel):
     feedback_timers_enabled: bool = False
     feedback_initial_timeout: Duration = timedelta(minutes=15)
     feedback_followup_delay: Duration = timedelta(hours=3)
-    # Live daily schedules a participant may have (an import keeps the first ones by time of day).
-    max_daily_schedules: int = Field(3, ge=1, le=24)
     schedule_group_name: str = Field("promptpipe", pattern=r"^[0-9a-zA-Z\-_.]{1,64}$")
     # Production-only: the stack sets them, the local environment supplies its own; required in Lambda.
     timers_function_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:lambda:")
@@ -249,7 +247,9 @@ class Settings(LazyModel):
     budget_model_calls_per_day: int = Field(100, ge=0, le=100_000)
     budget_input_chars_per_day: int = Field(20_000, ge=0, le=10_000_000)
     # Live daily-prompt schedules one participant may have: the scheduler tool refuses past it.
-    max_live_daily_schedules: int = Field(3, ge=1, le=50)
+    # Live daily schedules a participant may have: the scheduler tool refuses one more, an import keeps
+    # the first ones by time of day and reports the rest.
+    max_live_daily_schedules: int = Field(3, ge=1, le=24)
     # The study's daily model spend cap is a CloudWatch alarm on the ModelCostUSD metric (the stack's
     # ``studyDailySpendCapUsd``) whose state the stack copies into an SSM parameter; while it says
     # ALARM the offline coach answers. The parameter's name (set by the stack; unset: no cap) and how

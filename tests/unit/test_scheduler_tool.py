@@ -722,8 +722,8 @@ def test_the_tools_definition_states_its_own_prep_minutes() -> None:
     assert SchedulerTool(25).definition.parameters["required"] == ["action"]
 
 
-def test_a_fourth_daily_schedule_is_refused_at_max_daily_schedules() -> None:
-    # MAX_DAILY_SCHEDULES (default 3): the coach cannot make a participant more live daily prompts
+def test_a_fourth_daily_schedule_is_refused_at_max_live_daily_schedules() -> None:
+    # MAX_LIVE_DAILY_SCHEDULES (default 3): the coach cannot make a participant more live daily prompts
     h = memory_harness()
     p = h.enroll(timezone="Europe/Paris")
     for time in ("08:00", "12:00", "18:00"):

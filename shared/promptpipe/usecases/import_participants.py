@@ -190,7 +190,7 @@ def import_participants(
             line.outcome, line.reason = "skipped", "phone number already enrolled here (another participant)"
             continue
         participant, flow = _build(
-            original, line, phone, status, app.clock.now(), max_schedules=app.deps.config.max_daily_schedules
+            original, line, phone, status, app.clock.now(), max_schedules=app.deps.config.max_live_daily_schedules
         )
         line.history = read_history(StateData(flow.state_data))
         if dry_run:
@@ -431,7 +431,7 @@ def _adapt_registry(data: StateData, line: ImportLine, zone: str, max_schedules:
         shown = ", ".join(s.id for s in over[:10]) + (f" and {len(over) - 10} more" if len(over) > 10 else "")
         line.warnings.append(
             f"{len(over)} daily schedules over the limit of {max_schedules} not imported "
-            f"(MAX_DAILY_SCHEDULES; the first {max_schedules} by time of day are kept): {shown}"
+            f"(MAX_LIVE_DAILY_SCHEDULES; the first {max_schedules} by time of day are kept): {shown}"
         )
     try:
         stored = json.loads(raw)

@@ -34,8 +34,8 @@ from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMess
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
-from promptpipe.usecases import delivery_reports
 from promptpipe.rules.timezones import participant_zone_name
+from promptpipe.usecases import delivery_reports
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
 from promptpipe.usecases.receive_text import receive_text

@@ -207,19 +207,12 @@ class SchedulerTool:
                 ),
                 data={"schedule_id": existing.id, "already_exists": True},
             )
-        limit = ctx.deps.config.max_daily_schedules
-        if len(session.data.schedules()) >= limit:  # MAX_DAILY_SCHEDULES: live daily schedules a participant may have
+        cap = ctx.deps.config.max_live_daily_schedules
+        if len(session.data.schedules()) >= cap:  # MAX_LIVE_DAILY_SCHEDULES (docs/safety.md#budgets)
             return ToolResult.error(
                 "Too many daily schedules",
-                f"the participant already has {limit} daily schedules, the most allowed; delete one first",
-            )
-
-        cap = ctx.deps.config.max_live_daily_schedules
-        if len(session.data.schedules()) >= cap:  # docs/safety.md#budgets
-            return ToolResult.error(
                 f"the participant already has {cap} daily schedules, the most allowed; nothing was created. "
-                "Offer to change or delete one (action=list, then delete) instead",
-                "Schedule limit reached",
+                "Offer to change or delete one first (action=list, then delete)",
             )
         fire_minutes, _window = schedule_timing(candidate, self.prep_minutes)
         schedule_id = deterministic_schedule_id(participant.id, session.event_id, candidate)
