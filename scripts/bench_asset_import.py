@@ -4,7 +4,8 @@ built in the same asset.
 Run: ``python -m scripts.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON`` and no
 ``python3.12`` on the PATH: assets without bytecode), then
 ``python -m scripts.bench_asset_import /tmp/assets --python ~/.pyenv/versions/3.12.1/bin/python3.12``
-(``--runs N``, default 9; ``--uncompiled``: also time each function from a copy without bytecode).
+(``--runs N``, default 9; ``--uncompiled``: also time each function from a copy without bytecode;
+``--compare DIR``: the assets of another checkout, measured in the same rounds, interleaved).
 
 Lambda's ``/var/task`` is read-only: a function runs from the bytecode its asset ships, or compiles
 every module it imports at every cold start. Each asset directory (one per dependency closure) is
@@ -70,53 +71,85 @@ def asset_of(module: str, assets: list[Path]) -> Path:
     return found[0]
 
 
+def _measure(
+    python: str, assets: list[Path], compiled: dict[Path, Path], plain: dict[Path, Path], *, record: bool, into: Result
+) -> None:
+    """One round: the floor of each asset, then each function of that asset, all from fresh processes."""
+    for asset in assets:
+        floor = _cpu(python, compiled[asset], FLOOR)
+        for module in (m for m in MODULES if asset_of(m, assets) == asset):
+            spent = _cpu(python, compiled[asset], module)
+            uncompiled = _cpu(python, plain[asset], module) if asset in plain else 0.0
+            if record:
+                into.cpu[module].append(spent)
+                into.ratios[module].append(spent / floor)
+                into.without[module].append(uncompiled)
+        if record:
+            into.floors[asset].append(floor)
+
+
+class Result:
+    def __init__(self, assets: list[Path]) -> None:
+        self.floors: dict[Path, list[float]] = {asset: [] for asset in assets}
+        self.cpu: dict[str, list[float]] = {module: [] for module in MODULES}
+        self.ratios: dict[str, list[float]] = {module: [] for module in MODULES}
+        self.without: dict[str, list[float]] = {module: [] for module in MODULES}
+
+
+def _table(title: str, assets: list[Path], result: Result, uncompiled: bool) -> None:
+    print(title)
+    header = "| function | asset | CPU ms | floor CPU ms (same asset) | x floor (median of rounds) |"
+    print(header + (" no bytecode CPU ms |" if uncompiled else ""))
+    print("|---" * (6 if uncompiled else 5) + "|")
+    for module in MODULES:
+        asset = asset_of(module, assets)
+        row = (
+            f"| {module} | {asset.name} | {statistics.median(result.cpu[module]):.0f} | "
+            f"{statistics.median(result.floors[asset]):.0f} | {statistics.median(result.ratios[module]):.2f} |"
+        )
+        print(row + (f" {statistics.median(result.without[module]):.0f} |" if uncompiled else ""))
+
+
+def _assets(parser: argparse.ArgumentParser, directory: Path) -> list[Path]:
+    assets = sorted(p for p in directory.iterdir() if (p / "functions").is_dir())
+    if any(path.parent.name != "__pycache__" for asset in assets for path in asset.rglob("*.pyc")):
+        parser.error(f"{directory} is compiled already: build it without a Python 3.12 (scripts.asset_sizes --keep)")
+    return assets
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assets", type=Path, help="the directory scripts.asset_sizes --keep built")
     parser.add_argument("--python", required=True, help="a Python of the Lambda runtime's version")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--uncompiled", action="store_true", help="also time each function without bytecode")
+    parser.add_argument("--compare", type=Path, help="assets of another checkout, measured in the same rounds")
     args = parser.parse_args(argv)
-    assets = sorted(p for p in args.assets.iterdir() if (p / "functions").is_dir())
-    if any(path.parent.name != "__pycache__" for asset in assets for path in asset.rglob("*.pyc")):
-        parser.error(f"{args.assets} is compiled already: build it without a Python 3.12 (scripts.asset_sizes --keep)")
+    sets = {"": _assets(parser, args.assets)}
+    if args.compare is not None:
+        sets = {"before: ": _assets(parser, args.compare), **{"": sets[""]}}
+    results = {label: Result(assets) for label, assets in sets.items()}
     with tempfile.TemporaryDirectory(prefix="promptpipe-asset-") as work:
-        compiled, plain = {}, {}
-        for asset in assets:
-            compiled[asset] = _copy(asset, Path(work) / "compiled" / asset.name)
-            compile_asset(compiled[asset], args.python)  # as the bundler ships it
-            if args.uncompiled:
-                plain[asset] = _copy(asset, Path(work) / "plain" / asset.name)
-        floors: dict[Path, list[float]] = {asset: [] for asset in assets}
-        cpu: dict[str, list[float]] = {module: [] for module in MODULES}
-        ratios: dict[str, list[float]] = {module: [] for module in MODULES}
-        without: dict[str, list[float]] = {module: [] for module in MODULES}
-        for round_index in range(args.runs + 1):  # the first round warms the disk cache, discarded
+        compiled: dict[Path, Path] = {}
+        plain: dict[Path, Path] = {}
+        for index, assets in enumerate(sets.values()):
             for asset in assets:
-                floor = _cpu(args.python, compiled[asset], FLOOR)
-                for module in (m for m in MODULES if asset_of(m, assets) == asset):
-                    spent = _cpu(args.python, compiled[asset], module)
-                    uncompiled = _cpu(args.python, plain[asset], module) if args.uncompiled else 0.0
-                    if round_index:
-                        cpu[module].append(spent)
-                        ratios[module].append(spent / floor)
-                        without[module].append(uncompiled)
-                if round_index:
-                    floors[asset].append(floor)
-    print(
-        f"import + first-event init, CPU ms, compiled assets, median of {args.runs} paired rounds of fresh "
-        f"processes ({args.python})"
-    )
-    header = "| function | asset | CPU ms | floor CPU ms (same asset) | x floor (median of rounds) |"
-    print(header + (" no bytecode CPU ms |" if args.uncompiled else ""))
-    print("|---" * (6 if args.uncompiled else 5) + "|")
-    for module in MODULES:
-        asset = asset_of(module, assets)
-        row = (
-            f"| {module} | {asset.name} | {statistics.median(cpu[module]):.0f} | "
-            f"{statistics.median(floors[asset]):.0f} | {statistics.median(ratios[module]):.2f} |"
+                compiled[asset] = _copy(asset, Path(work) / str(index) / "compiled" / asset.name)
+                compile_asset(compiled[asset], args.python)  # as the bundler ships it
+                if args.uncompiled:
+                    plain[asset] = _copy(asset, Path(work) / str(index) / "plain" / asset.name)
+        for round_index in range(args.runs + 1):  # the first round warms the disk cache, discarded
+            for label, assets in sets.items():  # interleaved: a burst of load hits both
+                _measure(args.python, assets, compiled, plain, record=round_index > 0, into=results[label])
+    for label, assets in sets.items():
+        where = args.compare if label else args.assets
+        _table(
+            f"{label or ''}{where}: import + first-event init, CPU ms, compiled assets, median of {args.runs} "
+            f"paired rounds of fresh processes ({args.python})",
+            assets,
+            results[label],
+            args.uncompiled,
         )
-        print(row + (f" {statistics.median(without[module]):.0f} |" if args.uncompiled else ""))
     return 0
 
 
