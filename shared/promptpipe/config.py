@@ -16,6 +16,18 @@ if TYPE_CHECKING:
     from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
 
+# The safety reply's resources for a US number (988: the Suicide & Crisis Lifeline, call or text).
+DEFAULT_SAFETY_RESOURCES: dict[str, dict[str, str]] = {
+    "US": {
+        "en": "call or text 988 (Suicide & Crisis Lifeline), or call 911 in an emergency",
+        "es": (
+            "llama o envía un mensaje de texto al 988 (Línea de Prevención del Suicidio y Crisis), "
+            "o llama al 911 en una emergencia"
+        ),
+    }
+}
+
+
 @dataclass(frozen=True, slots=True)
 class CoreConfig:
     # --- participants and inbound text ----------------------------------------------------
@@ -57,6 +69,9 @@ class CoreConfig:
     quiet_hours_start: str = "21:00"
     quiet_hours_end: str = "08:00"
     quiet_hours_max_delay: timedelta = timedelta(hours=12)
+    # --- safety (docs/safety.md) ----------------------------------------------------------
+    safety_screen_enabled: bool = True
+    safety_resources: dict[str, dict[str, str]] = field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:

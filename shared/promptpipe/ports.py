@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.participant_rows import ListedParticipant
+    from promptpipe.models.safety import SafetyAlert
     from promptpipe.models.state import FlowState
     from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -195,3 +196,10 @@ class PhoneClaims(Protocol):
     def move(self, participant_id: str, old_phone: str, new_phone: str) -> str:
         """Move the claim; ``"moved"``, ``"already"``, ``"conflict"`` or ``"stale"``."""
         ...
+
+
+class TeamAlerts(Protocol):
+    """Tells the study team a participant needs a person now (docs/safety.md): an SNS topic deployed,
+    a WARNING log line locally."""
+
+    def safety_flag(self, alert: SafetyAlert) -> None: ...

@@ -27,7 +27,7 @@ from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
-from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue
+from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, TeamAlerts, Timers, TurnQueue
 from promptpipe.rules.clock import Clock, SystemClock
 from promptpipe.settings import Settings, get_settings
 from promptpipe.usecases.context import AppContext
@@ -246,7 +246,19 @@ def build_app(
             settings.table_name, dynamodb, index_name=settings.participants_index_name, now=clock.now, token=new_token
         ),
         deliveries=DynamoDeliveryLog(settings.table_name, dynamodb),
+        alerts=_team_alerts(settings),
     )
+
+
+def _team_alerts(settings: Settings) -> TeamAlerts:
+    from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
+
+    topic = settings.safety_alert_topic_arn
+    if not topic:
+        return LogTeamAlerts()
+    from promptpipe.adapters.aws import aws_client
+
+    return lazy(lambda: SnsTeamAlerts(topic, aws_client("sns", settings)))
 
 
 _app: AppContext | None = None

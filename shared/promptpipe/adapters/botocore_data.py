@@ -24,7 +24,7 @@ from botocore.loaders import Loader, instance_cache
 # it), and through the libraries: Secrets Manager and SSM (Powertools' parameters), X-Ray (the X-Ray
 # SDK's sampling client, where tracing is on). The Lambda assets carry botocore's data for these
 # only (infra/bundling.py).
-SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm", "xray")
+SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sns", "sqs", "ssm", "xray")
 # botocore's endpoint data (``endpoints.json``) for ``SERVICES`` only, 46 KB instead of 1.25 MB to
 # parse at every cold start, with the botocore version it was cut from: used only under that version
 # (the locked one, which the Lambda assets bundle: docs/platform.md#cdk-bundling). Made by

@@ -97,6 +97,9 @@ class DataKey(StrEnum):
     # JSON ``RuntimeState`` of the flow controller (docs/controller.md): facts, states, gates,
     # attempts/executions per node, the pinned flow id + version, the bounded turn log.
     CONTROLLER_STATE = "controllerState"
+    # JSON ``ConversationHold``: the one hold (docs/safety.md, "The hold"): the conversation waits
+    # for a person (a safety flag, the controller's hand-off, a staff member), in any sub-state.
+    HOLD = "hold"
 
 
 class FeedbackState(StrEnum):
@@ -193,6 +196,43 @@ class PendingTransition(LazyModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"target_state": self.target_state.value, "due_at": to_rfc3339(self.due_at), "reason": self.reason}
+
+
+class HoldReason(StrEnum):
+    SAFETY = "safety"
+    HANDOFF = "handoff"
+    STAFF = "staff"
+
+
+class ConversationHold(LazyModel):
+    """The one hold (docs/safety.md, "The hold"). While it lasts no model is called, the schedules
+    stay and their firings are skipped (and recorded), and nothing is sent but the hold's own reply:
+    the messages of the event that placed it, then at most one holding reply a day."""
+
+    reason: HoldReason
+    since: datetime
+    set_by: str = Field(max_length=200)
+    # The event that placed it: its messages (the safety reply, the hand-off's holding message) go out.
+    event_id: str = ""
+    # What a person needs first (the safety category); never the participant's words.
+    detail: str = ""
+    replied_at: datetime | None = None
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {
+            "reason": self.reason.value,
+            "since": to_rfc3339(self.since),
+            "set_by": self.set_by,
+            "event_id": self.event_id,
+            "detail": self.detail,
+        }
+        if self.replied_at is not None:
+            data["replied_at"] = to_rfc3339(self.replied_at)
+        return json.dumps(data, separators=(",", ":"))
+
+    def view(self) -> dict[str, Any]:
+        """What the participants API shows."""
+        return {k: v for k, v in json.loads(self.to_json()).items() if k != "event_id"}
 
 
 class FlowState(LazyModel):
@@ -440,6 +480,20 @@ class StateData:
 
     def set_controller_state(self, runtime: RuntimeState | None) -> None:
         self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
+
+    def hold(self) -> ConversationHold | None:
+        text = self.get(DataKey.HOLD)
+        if not text:
+            return None
+        try:
+            return ConversationHold.model_validate_json(text)
+        except _UNREADABLE as exc:
+            # Unreadable, it still holds: a person looks (and releases) rather than the coach resuming.
+            self._unreadable(DataKey.HOLD, exc)
+            return ConversationHold(reason=HoldReason.STAFF, since=parse_rfc3339("1970-01-01T00:00:00Z"), set_by="?")
+
+    def set_hold(self, hold: ConversationHold | None) -> None:
+        self.set(DataKey.HOLD, hold.to_json() if hold else "")
 
 
 _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec], config=ConfigDict(defer_build=True))

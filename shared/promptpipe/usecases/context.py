@@ -21,6 +21,7 @@ from promptpipe.ports import (
     PhoneClaims,
     SentLedger,
     StateStore,
+    TeamAlerts,
     Timers,
     TurnQueue,
 )
@@ -42,6 +43,8 @@ class AppContext:
     phone_claims: PhoneClaims | None = None
     pending_effects: PendingEffects | None = None
     deliveries: DeliveryLog | None = None
+    # The study team's alerts (docs/safety.md); None: a WARNING log line (usecases/safety_alerts.py).
+    alerts: TeamAlerts | None = None
 
     @property
     def config(self) -> CoreConfig:

@@ -21,6 +21,7 @@ from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnE
 from promptpipe.models.state import StateData
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
 from promptpipe.usecases.write_once import run_once
 
@@ -55,7 +56,9 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
                 raise ValidationFailed("message turn without a message", field="message")
             outcome.turn = conversation_flow(app).handle_message(session, event.message)
 
-    return run_once(app, event.participant_id, event.event_id, work)
+    outcome = run_once(app, event.participant_id, event.event_id, work)
+    alert_team(app, outcome.turn.alert if outcome.turn is not None else None)
+    return outcome
 
 
 def _deferred_schedules(app: AppContext, event: TurnEvent) -> EventOutcome:
@@ -90,7 +93,7 @@ def run_scheduled_prompt(app: AppContext, payload: ScheduledPromptPayload, *, ev
     )
     outcome = run_once(app, payload.participant_id, event_id, work, firing_schedules=names)
     delivery = outcome.delivery
-    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None:
+    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None and not delivery.held:
         # Not wanted by the state (its registry entry is gone, or the participant is not
         # active): an orphan. Remove the schedules it may fire through.
         apply_schedule_specs(app, dict.fromkeys(names))

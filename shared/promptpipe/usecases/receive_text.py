@@ -7,17 +7,21 @@ from __future__ import annotations
 import logging
 
 from promptpipe.errors import ParticipantAlreadyEnrolled
+from promptpipe.flow.hold import alert_of, place
 from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
+from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.state import FlowState, new_state_data
+from promptpipe.models.state import FlowState, HoldReason, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
+from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
+from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.write_once import run_once
 
@@ -82,6 +86,10 @@ def _auto_enroll(app: AppContext, message: InboundMessage) -> str:
 
 
 def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_out: bool) -> InboundDecision:
+    # A crisis inside an opt-out ("STOP. i want to end it all"): the opt-out is honoured all the
+    # same, and the study team is told; the participant is held so the console lists them.
+    reading = screen(message.body) if opt_out and app.config.safety_screen_enabled else None
+    crisis = reading is not None and reading.flagged
 
     def work(session: ConversationSession, outcome: EventOutcome) -> None:
         participant = session.participant
@@ -93,6 +101,10 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_o
                 Direction.INBOUND, "message", message.body.strip(), metadata={"provider": message.provider}
             ),
         )
+        if crisis and reading is not None:
+            category = reading.category.value if reading.category else ""
+            session.apply("safety_hold", place(HoldReason.SAFETY, "safety screen (opt-out)", detail=category))
+            session.metrics.append(metric("SafetyFlag", 1, "Count"))
         # STOP pauses an active participant; START resumes only a participant their own STOP paused
         # (an organiser's pause, completion or withdrawal stands).
         confirm = (opt_out and status is ParticipantStatus.ACTIVE) or (
@@ -117,7 +129,8 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_o
                     to=op.participant.phone_number,
                     body=body,
                     kind=OutboundKind.NOTICE,
-                )
+                ),
+                on_hold=True,  # an opt-out is honoured before anything else, a hold included
             ),
         )
 
@@ -127,4 +140,7 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, *, opt_o
         app, participant_id, message.provider_message_id, work, reply_if_unsaved=False, defer_schedules=True
     )
     apply_effects(app, outcome)
+    if crisis and reading is not None:
+        phone = message.from_phone
+        alert_team(app, alert_of(participant_id, phone, reading, opted_out=True))
     return InboundDecision("opted_out" if opt_out else "opted_in", participant_id)
