@@ -29,6 +29,7 @@ from promptpipe.models.history import (
     encode_history,
 )
 from promptpipe.models.profile import UserProfile
+from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.rules.clock import parse_rfc3339, to_rfc3339
 
 logger = logging.getLogger(__name__)
@@ -196,43 +197,6 @@ class PendingTransition(LazyModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"target_state": self.target_state.value, "due_at": to_rfc3339(self.due_at), "reason": self.reason}
-
-
-class HoldReason(StrEnum):
-    SAFETY = "safety"
-    HANDOFF = "handoff"
-    STAFF = "staff"
-
-
-class ConversationHold(LazyModel):
-    """The one hold (docs/safety.md, "The hold"). While it lasts no model is called, the schedules
-    stay and their firings are skipped (and recorded), and nothing is sent but the hold's own reply:
-    the messages of the event that placed it, then at most one holding reply a day."""
-
-    reason: HoldReason
-    since: datetime
-    set_by: str = Field(max_length=200)
-    # The event that placed it: its messages (the safety reply, the hand-off's holding message) go out.
-    event_id: str = ""
-    # What a person needs first (the safety category); never the participant's words.
-    detail: str = ""
-    replied_at: datetime | None = None
-
-    def to_json(self) -> str:
-        data: dict[str, Any] = {
-            "reason": self.reason.value,
-            "since": to_rfc3339(self.since),
-            "set_by": self.set_by,
-            "event_id": self.event_id,
-            "detail": self.detail,
-        }
-        if self.replied_at is not None:
-            data["replied_at"] = to_rfc3339(self.replied_at)
-        return json.dumps(data, separators=(",", ":"))
-
-    def view(self) -> dict[str, Any]:
-        """What the participants API shows."""
-        return {k: v for k, v in json.loads(self.to_json()).items() if k != "event_id"}
 
 
 class FlowState(LazyModel):
