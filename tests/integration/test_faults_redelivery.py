@@ -129,7 +129,10 @@ def stack(local_env_factory: Any) -> Iterator[Callable[..., Stack]]:
 
     def make(*steps: Any) -> Stack:
         llm = ScriptedLLM(list(steps))
-        env = local_env_factory(llm=llm)
+        # The scripted model answers without tools: with the flow controller on, intake would hand the
+        # participant to a person after a few turns, and the hold answers without the model
+        # (docs/safety.md). These cases are about redelivery, not intake.
+        env = local_env_factory(llm=llm, flow_controller_enabled=False)
         messenger = RecordingMessenger(env.app.messenger)
         queue = RecordingQueue(env.app.queue)
         env.use_ports(messenger=messenger, queue=queue)
