@@ -229,3 +229,42 @@ def test_the_hold_round_trips_and_its_view_leaves_the_event_out() -> None:
     }
     data.set_hold(None)
     assert data.hold() is None and data.raw == {}
+
+
+def test_the_console_summary_reads_the_hold_from_the_state_view() -> None:
+    from promptpipe.coordinator.summary import summarize
+
+    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    participant = ConversationParticipant(
+        id="p_" + "d" * 32, phone_number=US, enrolled_at=now, created_at=now, updated_at=now
+    )
+    held = summarize(participant, [], {"hold": {"reason": "safety"}, "controller": None})
+    assert held.needs_person and held.hold_reason == "safety"
+    free = summarize(participant, [], {"hold": None, "controller": {"needs_person": False}})
+    assert not free.needs_person and free.hold_reason is None
+
+
+@pytest.mark.parametrize("kind", ["daily_prompt_reminder", "feedback_timeout", "feedback_followup"])
+def test_a_timer_that_would_send_is_skipped_and_recorded_while_held(kind: str) -> None:
+    from promptpipe.flow.timer_events import handle_timer
+    from promptpipe.models.events import TimerKind, TimerPayload
+
+    h = Harness(US)
+    h.say("i want to end it all")
+    session = h.sessions.open(h.participant.id, f"timer-{kind}")
+    payload = TimerPayload(participant_id=h.participant.id, kind=TimerKind(kind), timer_id=f"t-{kind}")
+    outcome = handle_timer(h.deps, session, payload)
+    assert not outcome.applied and outcome.detail == "on hold (safety)" and session.outbound == []
+    assert [e.content for e in session.transcript] == [f"{kind} skipped: on hold (safety)"]
+
+
+def test_a_timer_that_only_moves_the_state_still_applies_while_held() -> None:
+    from promptpipe.flow.timer_events import handle_timer
+    from promptpipe.models.events import TimerKind, TimerPayload
+
+    h = Harness(US)
+    h.say("i want to end it all")
+    session = h.sessions.open(h.participant.id, "auto-feedback")
+    payload = TimerPayload(participant_id=h.participant.id, kind=TimerKind.AUTO_FEEDBACK, timer_id="t-af")
+    outcome = handle_timer(h.deps, session, payload)
+    assert outcome.detail != "on hold (safety)"  # decided by its own guards (here: not armed)
