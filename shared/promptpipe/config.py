@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
 
-# The safety reply's resources for a US number (988: the Suicide & Crisis Lifeline, call or text).
+# The safety reply's resources by the region of the participant's number (docs/safety.md); a region not
+# listed gets "your local emergency number".
 DEFAULT_SAFETY_RESOURCES: dict[str, dict[str, str]] = {
     "US": {
         "en": "call or text 988 (Suicide & Crisis Lifeline), or call 911 in an emergency",
@@ -24,7 +25,12 @@ DEFAULT_SAFETY_RESOURCES: dict[str, dict[str, str]] = {
             "llama o envía un mensaje de texto al 988 (Línea de Prevención del Suicidio y Crisis), "
             "o llama al 911 en una emergencia"
         ),
-    }
+    },
+    # Canada's 9-8-8 Suicide Crisis Helpline (call or text) since November 2023.
+    "CA": {
+        "en": "call or text 988 (Suicide Crisis Helpline), or call 911 in an emergency",
+        "es": "llama o envía un mensaje de texto al 988 (Suicide Crisis Helpline), o llama al 911 en una emergencia",
+    },
 }
 
 

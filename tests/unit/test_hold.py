@@ -268,3 +268,12 @@ def test_a_timer_that_only_moves_the_state_still_applies_while_held() -> None:
     payload = TimerPayload(participant_id=h.participant.id, kind=TimerKind.AUTO_FEEDBACK, timer_id="t-af")
     outcome = handle_timer(h.deps, session, payload)
     assert outcome.detail != "on hold (safety)"  # decided by its own guards (here: not armed)
+
+
+@pytest.mark.parametrize(
+    ("phone", "named"),
+    [("+14165550142", "988"), ("+12125550147", "988"), ("+18765550123", "local emergency number")],
+)
+def test_every_plus_one_region_gets_its_own_resources_by_default(phone: str, named: str) -> None:
+    reply = Harness(phone).say("everyone would be better off without me").reply
+    assert reply is not None and named in reply
