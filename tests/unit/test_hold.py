@@ -20,7 +20,8 @@ from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.state import ConversationHold, FlowState, HoldReason, StateData, new_state_data
+from promptpipe.models.safety import ConversationHold, HoldReason
+from promptpipe.models.state import FlowState, StateData, new_state_data
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 

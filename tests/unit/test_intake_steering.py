@@ -25,7 +25,8 @@ from promptpipe.flow.session import SessionFactory
 from promptpipe.flow.steering import CONTROLLER_HEADER, HOLDING_MESSAGE, controller_view, release_controller_hold
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.state import FlowState, HoldReason, StateData, SubState, new_state_data
+from promptpipe.models.safety import HoldReason
+from promptpipe.models.state import FlowState, StateData, SubState, new_state_data
 from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings

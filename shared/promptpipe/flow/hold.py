@@ -18,8 +18,8 @@ from promptpipe.config import CoreConfig
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
-from promptpipe.models.safety import SafetyAlert
-from promptpipe.models.state import ConversationHold, ConversationMessage, HoldReason
+from promptpipe.models.safety import ConversationHold, HoldReason, SafetyAlert
+from promptpipe.models.state import ConversationMessage
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import region_of
 from promptpipe.rules.safety_screen import SafetyReading

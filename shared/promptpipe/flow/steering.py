@@ -36,7 +36,8 @@ from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.tools.profile_save import merge_profile
 from promptpipe.models.metrics import metric
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS
-from promptpipe.models.state import DataKey, HoldReason, StateData, SubState
+from promptpipe.models.safety import HoldReason
+from promptpipe.models.state import DataKey, StateData, SubState
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.state import FlowState, HoldReason, new_state_data
+from promptpipe.models.safety import HoldReason
+from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
 from promptpipe.rules.safety_screen import screen
