@@ -22,6 +22,27 @@ PHONE = "+12125550149"
 ALERT = SafetyAlert(participant_id="p_1", category="suicide", language="en", region="US")
 
 
+class Captured(logging.Handler):
+    """The package's log records, read at the ``promptpipe`` logger itself: caplog's root handler
+    misses them once a test has configured that logger not to propagate (Powertools)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def logged() -> Any:
+    handler = Captured()
+    logger = logging.getLogger("promptpipe")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)
+
+
 def enroll(env: Any) -> str:
     response = env.api("POST", "/conversation/participants", json_body={"phone_number": PHONE, "name": "Lee"})
     assert response.status == 201, response.body
@@ -29,12 +50,11 @@ def enroll(env: Any) -> str:
 
 
 def test_a_crisis_inside_an_opt_out_is_honoured_as_an_opt_out_and_still_alerts_the_team(
-    local_env_factory: Any, caplog: pytest.LogCaptureFixture
+    local_env_factory: Any, logged: Captured
 ) -> None:
     env = local_env_factory()
     pid = enroll(env)
     sent_before = len(env.messages(pid))
-    caplog.set_level(logging.WARNING)
     message = InboundMessage(
         provider="twilio",
         provider_message_id="SMstopcrisis",
@@ -53,7 +73,7 @@ def test_a_crisis_inside_an_opt_out_is_honoured_as_an_opt_out_and_still_alerts_t
     # The team is told, and the participant is listed as needing a person
     state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
     assert state["hold"]["reason"] == "safety" and state["hold"]["detail"] == "suicide"
-    alerts = [r for r in caplog.records if "SAFETY ALERT" in r.getMessage()]
+    alerts = [r for r in logged.records if "SAFETY ALERT" in r.getMessage()]
     assert [getattr(r, "opted_out", None) for r in alerts] == [True]
     # The message is in the transcript
     history = env.api("GET", f"/conversation/participants/{pid}/history").body["result"]["messages"]
@@ -75,28 +95,24 @@ def test_the_sns_adapter_publishes_the_alert_without_the_participants_words(loca
 
 
 @pytest.mark.logs_errors
-def test_a_failed_publish_is_logged_and_does_not_raise(
-    local_env_factory: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_failed_publish_is_logged_and_does_not_raise(local_env_factory: Any, logged: Captured) -> None:
     env = local_env_factory()
 
     class Broken:
         def safety_flag(self, alert: SafetyAlert) -> None:
             raise RuntimeError("SNS is down")
 
-    caplog.set_level(logging.WARNING)
     alert_team(replace(env.app, alerts=Broken()), ALERT)
-    assert any(r.getMessage() == "safety alert not published" for r in caplog.records)
+    assert any(r.getMessage() == "safety alert not published" for r in logged.records)
     # no adapter at all: a WARNING line all the same
     alert_team(replace(env.app, alerts=None), ALERT)
-    assert any("SAFETY ALERT" in r.getMessage() for r in caplog.records)
+    assert any("SAFETY ALERT" in r.getMessage() for r in logged.records)
     alert_team(env.app, None)  # nothing flagged: nothing said
 
 
-def test_the_log_adapter_says_who_and_what_kind_never_the_words(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING)
+def test_the_log_adapter_says_who_and_what_kind_never_the_words(logged: Captured) -> None:
     LogTeamAlerts().safety_flag(replace(ALERT, opted_out=True))
-    [record] = caplog.records
+    [record] = [r for r in logged.records if "SAFETY ALERT" in r.getMessage()]
     assert record.levelno == logging.WARNING
     assert (getattr(record, "participant_id", None), getattr(record, "category", None)) == ("p_1", "suicide")
     assert "opt-out" in replace(ALERT, opted_out=True).text() and "safety reply" in ALERT.text()
