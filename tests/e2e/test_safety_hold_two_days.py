@@ -59,9 +59,13 @@ class Captured(logging.Handler):
 def logged() -> Any:
     handler = Captured()
     logger = logging.getLogger("promptpipe")
+    # An earlier test's POWERTOOLS_LOG_LEVEL=ERROR may have left the package's logger at ERROR.
+    previous = logger.level
+    logger.setLevel(logging.INFO)
     logger.addHandler(handler)
     yield handler
     logger.removeHandler(handler)
+    logger.setLevel(previous)
 
 
 def at_local(day: int, hhmm: str) -> datetime:
