@@ -42,6 +42,7 @@ class Access:
     prompt_parameters: tuple[str, ...] = ()  # on the SSM parameters under the prompt store's prefix
     endpoint_secrets: bool = False  # GetSecretValue on the key secret of each model endpoint (llmEndpoints)
     spend_cap_parameter: tuple[str, ...] = ()  # on the spend-cap alarm's state parameter (docs/safety.md#budgets)
+    team_alerts: tuple[str, ...] = ()  # on the study team's safety alert topic (docs/safety.md)
 
 
 # Every cold start builds the messenger, which reads the channel secret; the functions that call the
@@ -97,6 +98,7 @@ def _webhook(*, auto_enroll: bool) -> Access:
         # changes no schedule itself (docs/architecture.md#the-stack-rights-and-alarms)
         inbound_queue=("sqs:SendMessage",),
         secrets=("channel",),  # signature secrets
+        team_alerts=("sns:Publish",),  # a crisis inside an opt-out (docs/safety.md)
     )
 
 
@@ -135,6 +137,7 @@ ACCESS: dict[str, Access] = {
         schedules=SCHEDULE_WRITE,  # the scheduler tool, state transitions, STOP / START's schedules
         pass_scheduler_role=True,
         secrets=("openai", "channel"),
+        team_alerts=("sns:Publish",),  # a safety flag (docs/safety.md)
     ),
     c.SCHEDULED_PROMPT.key: Access(
         table=dict(_FLOW),

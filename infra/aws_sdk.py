@@ -20,7 +20,7 @@ from typing import Any
 # Every service the functions make a client for: through ``aws_client`` (a test holds the code to
 # it), and through the libraries: Secrets Manager and SSM (Powertools' parameters), X-Ray (the X-Ray
 # SDK's sampling client, where tracing is on).
-SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sqs", "ssm", "xray")
+SERVICES = ("dynamodb", "scheduler", "secretsmanager", "sns", "sqs", "ssm", "xray")
 # boto3's data is its resource models (``boto3.resource``), which no function uses.
 UNUSED_SDK_DATA = ("boto3/data",)
 

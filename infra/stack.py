@@ -18,6 +18,7 @@ from infra.components.scheduler import Scheduler
 from infra.components.secrets import Secrets
 from infra.components.spend_cap import SpendCap
 from infra.components.storage import Storage
+from infra.components.team_alerts import TeamAlerts
 
 
 class PromptPipeStack(cdk.Stack):
@@ -60,6 +61,7 @@ class PromptPipeStack(cdk.Stack):
         # Twilio signs the exact URL it calls: this API's endpoint unless a custom domain is set.
         self.webhook_base_url = config.public_webhook_base_url or self.api.endpoint
         self.functions.webhook.add_environment("PUBLIC_WEBHOOK_BASE_URL", self.webhook_base_url)
+        self.team_alerts = TeamAlerts(self, "TeamAlerts", config=config, functions=self.functions)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -89,6 +91,7 @@ class PromptPipeStack(cdk.Stack):
             "ScheduleGroupName": (self.config.schedule_group_name, "EventBridge Scheduler group"),
             "DashboardName": (self.monitoring.dashboard.dashboard_name, "CloudWatch dashboard"),
             "AlarmTopicArn": (self.monitoring.alarm_topic.topic_arn, "Every alarm notifies this SNS topic"),
+            "SafetyAlertTopicArn": (self.team_alerts.topic.topic_arn, "Safety flags: subscribe the study team"),
         }
         for output_id, (value, description) in outputs.items():
             cdk.CfnOutput(self, output_id, value=value, description=description)

@@ -13,6 +13,7 @@ from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
+from promptpipe.adapters.team_alerts import LogTeamAlerts
 from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
@@ -120,6 +121,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         deliveries=store,
         inbound=store,
         dead_letters=NoDeadLetters(),
+        alerts=LogTeamAlerts(),
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
 

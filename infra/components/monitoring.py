@@ -178,6 +178,10 @@ class Monitoring(Construct):
         # The flow controller put a participant on hold (HANDOFF or DEADLOCK): a person should look
         # (GET …/participants/{id}/state shows why; a state override resumes). docs/controller.md
         self._app_alarm("NeedsPerson", "A participant's intake needs a person (flow controller handoff or deadlock)")
+        # The safety screen flagged a message (docs/safety.md): the participant is held; call them.
+        self._app_alarm(
+            "SafetyFlag", "The safety screen flagged a participant's message: a person must contact them now"
+        )
 
     def _build_delivery_alarm(self) -> None:
         # A message that stays failed: refused for good by the provider, or reported undelivered

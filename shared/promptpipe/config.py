@@ -18,6 +18,24 @@ if TYPE_CHECKING:
     from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
 
+# The safety reply's resources by the region of the participant's number (docs/safety.md); a region not
+# listed gets "your local emergency number".
+DEFAULT_SAFETY_RESOURCES: dict[str, dict[str, str]] = {
+    "US": {
+        "en": "call or text 988 (Suicide & Crisis Lifeline), or call 911 in an emergency",
+        "es": (
+            "llama o envía un mensaje de texto al 988 (Línea de Prevención del Suicidio y Crisis), "
+            "o llama al 911 en una emergencia"
+        ),
+    },
+    # Canada's 9-8-8 Suicide Crisis Helpline (call or text) since November 2023.
+    "CA": {
+        "en": "call or text 988 (Suicide Crisis Helpline), or call 911 in an emergency",
+        "es": "llama o envía un mensaje de texto al 988 (Suicide Crisis Helpline), o llama al 911 en una emergencia",
+    },
+}
+
+
 @dataclass(frozen=True, slots=True)
 class CoreConfig:
     # --- participants and inbound text ----------------------------------------------------
@@ -78,6 +96,9 @@ class CoreConfig:
     # of to the Scheduler (``usecases/carrier_opt_out.py``): set by the composition root for the
     # functions given the queue (``wiring.build_app``), the public webhook holding no Scheduler rights.
     schedule_changes_via_queue: bool = False
+    # --- safety (docs/safety.md) ----------------------------------------------------------
+    safety_screen_enabled: bool = True
+    safety_resources: dict[str, dict[str, str]] = field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.participant_rows import ListedParticipant
+    from promptpipe.models.safety import SafetyAlert
     from promptpipe.models.state import FlowState
     from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
 
@@ -244,3 +245,10 @@ class DeadLetters(Protocol):
         """Put up to ``limit`` of them back on the inbound queue (each on its participant's line);
         how many were moved."""
         ...
+
+
+class TeamAlerts(Protocol):
+    """Tells the study team a participant needs a person now (docs/safety.md): an SNS topic deployed,
+    a WARNING log line locally."""
+
+    def safety_flag(self, alert: SafetyAlert) -> None: ...

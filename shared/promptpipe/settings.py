@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from promptpipe.config import DEFAULT_SAFETY_RESOURCES
 from promptpipe.errors import ConfigurationError
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute, endpoint_url
@@ -264,6 +265,16 @@ class Settings(LazyModel):
     # The participants API the coordinator commands (participants, transcript, export, console) call:
     # ``promptpipe serve`` by default; a deployed API's URL is signed with SigV4.
     promptpipe_api_url: str = Field("http://127.0.0.1:8000", pattern=r"^https?://")
+
+    # --- safety (docs/safety.md) ----------------------------------------------------------------
+    # The crisis screen before the coach; off only for a study that screens elsewhere.
+    safety_screen_enabled: bool = True
+    # What the safety reply names, per region of the participant's number and language (JSON):
+    # {"US": {"en": "call or text 988 …", "es": "…"}}; a region not listed gets "your local
+    # emergency number". Given, it replaces the default (which lists the US).
+    safety_resources: dict[str, dict[str, str]] = Field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
+    # The study team's alert topic (the stack sets it); unset: a WARNING log line instead.
+    safety_alert_topic_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:sns:")
 
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"

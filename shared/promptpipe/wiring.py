@@ -27,7 +27,7 @@ from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
-from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, Timers, TurnQueue
+from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, TeamAlerts, Timers, TurnQueue
 from promptpipe.rules.clock import Clock, SystemClock
 from promptpipe.settings import Settings, get_settings
 from promptpipe.usecases.context import AppContext
@@ -292,6 +292,7 @@ def build_app(
         deliveries=DynamoDeliveryLog(settings.table_name, dynamodb),
         inbound=DynamoInboundLog(settings.table_name, dynamodb),
         dead_letters=_dead_letters(settings),
+        alerts=_team_alerts(settings),
     )
 
 
@@ -303,6 +304,17 @@ def _dead_letters(settings: Settings) -> Any:
     from promptpipe.adapters.sqs_queue import SqsDeadLetters
 
     return SqsDeadLetters(settings.inbound_dlq_url, settings.inbound_queue_url, aws_client("sqs", settings))
+
+
+def _team_alerts(settings: Settings) -> TeamAlerts:
+    from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
+
+    topic = settings.safety_alert_topic_arn
+    if not topic:
+        return LogTeamAlerts()
+    from promptpipe.adapters.aws import aws_client
+
+    return lazy(lambda: SnsTeamAlerts(topic, aws_client("sns", settings)))
 
 
 _app: AppContext | None = None

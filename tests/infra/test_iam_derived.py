@@ -110,8 +110,22 @@ _ASYNC_DLQ = (
     "queue, with the function's role"
 )
 _POLLER = "the SQS event source mapping polls, deletes and inspects the queue with the function's role"
+# Publishing to the KMS-encrypted safety alert topic: SNS encrypts the message with the topic's key,
+# with the publisher's rights (moto does not call KMS, so the run cannot record it).
+_ALERT_KEY = {
+    Need("kms:GenerateDataKey", "safety-alert-key"): "SNS encrypts a published message with the topic's key",
+    Need("kms:Decrypt", "safety-alert-key"): "SNS encrypts a published message with the topic's key (data key)",
+}
 EXTRA: dict[str, dict[Need, str]] = {
+    c.WEBHOOK.key: {
+        **_ALERT_KEY,
+        Need("sns:Publish", "safety-alert-topic"): (
+            "a crisis inside an opt-out alerts the team from the webhook (docs/safety.md); the opt-out "
+            "reader decides which texts are opt-outs, today the bare keywords only, so the run cannot reach it"
+        ),
+    },
     c.WORKER.key: {
+        **_ALERT_KEY,
         Need("sqs:ReceiveMessage", "inbound-queue"): _POLLER,
         Need("sqs:DeleteMessage", "inbound-queue"): _POLLER,
         Need("sqs:GetQueueAttributes", "inbound-queue"): _POLLER,
@@ -155,6 +169,7 @@ class Names:
     role_arn: str
     dlq_arn: str
     inbound_dlq_url: str = ""
+    alert_topic: str = ""
 
     def table_resource(self, name: str, index: str | None = None) -> str:
         base = "table" if name == self.table else f"table:{name}"
@@ -252,6 +267,9 @@ def needs(service: str, operation: str, params: dict[str, Any], names: Names) ->
         return [Need(f"secretsmanager:{operation}", f"secret:{params.get('SecretId', '')}")]
     if service == "ssm" and "Name" in params:  # the spend cap's state (docs/safety.md#budgets)
         return [Need(f"ssm:{operation}", f"parameter:{params['Name']}")]
+    if service == "sns":
+        arn = params.get("TopicArn", "")
+        return [Need(f"sns:{operation}", "safety-alert-topic" if arn == names.alert_topic else f"topic:{arn}")]
     return [Need(f"{prefix}:{operation}", "*")]
 
 
@@ -301,6 +319,10 @@ def _symbols(synth: Synth, key: str) -> dict[str, str]:
     for parameter in synth.of_type("AWS::SSM::Parameter").values():
         name = parameter["Properties"]["Name"]
         symbols[f"arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter{name}"] = f"parameter:{name}"
+    for logical_id, topic in synth.of_type("AWS::SNS::Topic").items():
+        if topic["Properties"]["TopicName"] == f"{PREFIX}-safety-alerts":
+            symbols[f"<{logical_id}>"] = "safety-alert-topic"
+            symbols[f"<{topic['Properties']['KmsMasterKeyId']['Fn::GetAtt'][0]}.Arn>"] = "safety-alert-key"
     return symbols
 
 
@@ -519,6 +541,7 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
     from promptpipe.adapters import messengers
     from promptpipe.adapters.aws import aws_client
 
+    alert_topic = aws_client("sns", env.settings).create_topic(Name=f"{PREFIX}-safety-alerts")["TopicArn"]
     names = Names(
         table=env.settings.table_name,
         queue_url=env.resources.inbound_queue_url,
@@ -526,6 +549,7 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
         group=env.settings.schedule_group_name,
         role_arn=SCHEDULER_ROLE_ARN,
         dlq_arn=SCHEDULER_DLQ_ARN,
+        alert_topic=alert_topic,
     )
     local = {
         "TABLE_NAME": names.table,
@@ -536,6 +560,7 @@ def _drive(env: LocalEnvironment, synths: dict[str, Synth], monkeypatch: pytest.
         "SCHEDULER_ROLE_ARN": SCHEDULER_ROLE_ARN,
         "SCHEDULER_DLQ_ARN": SCHEDULER_DLQ_ARN,
         "PUBLIC_WEBHOOK_BASE_URL": PUBLIC_BASE_URL,
+        "SAFETY_ALERT_TOPIC_ARN": alert_topic,
     }
     settings = {
         name: {key: function_settings(synth.function(key)["Environment"]["Variables"], local) for key in FUNCTIONS}
@@ -731,6 +756,11 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     pushed = env.api("PUT", "/conversation/flows/intake", json_body=definition)
     assert pushed.status == 200, pushed.body
     assert len(env.api("GET", "/conversation/flows/intake/versions").body["result"]["versions"]) >= 2
+
+    # A crisis message (docs/safety.md): the worker holds the participant and alerts the team (SNS).
+    ana = enrol("+12125550148")
+    assert say(ana["phone_number"], "i want to end it all") == 200
+    assert state(ana["id"])["hold"]["reason"] == "safety"
 
     # Deleting: one participant keeps the transcript (default), the other has it erased.
     assert env.api("DELETE", f"{base}/{sam['id']}").status == 200

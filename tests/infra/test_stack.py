@@ -113,8 +113,8 @@ def test_resource_counts(synth: Synth) -> None:
     t.resource_count_is("AWS::CloudWatch::Dashboard", 1)
     t.resource_count_is("AWS::Lambda::Alias", 2)
     t.resource_count_is("AWS::Lambda::EventSourceMapping", 1)
-    t.resource_count_is("AWS::SNS::Topic", 1)
-    t.resource_count_is("AWS::KMS::Key", 1)
+    t.resource_count_is("AWS::SNS::Topic", 2)  # the alarms, the safety alerts (docs/safety.md)
+    t.resource_count_is("AWS::KMS::Key", 2)
     t.has_resource_properties("AWS::Scheduler::ScheduleGroup", {"Name": "promptpipe"})
 
 
@@ -508,8 +508,8 @@ def test_alarm_on_every_function_errors(synth: Synth) -> None:
                 "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": synth.function_id(spec.key)}}],
             },
         )
-    # DLQs (2), needs-a-person, webhook, messages not delivered; one per function; the spend cap
-    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 5 + len(c.ALL_FUNCTIONS) + 1)
+    # DLQs (2), needs-a-person, safety, webhook, messages not delivered; one per function; the spend cap
+    synth.template.resource_count_is("AWS::CloudWatch::Alarm", 6 + len(c.ALL_FUNCTIONS) + 1)
 
 
 def test_alarm_when_a_participant_needs_a_person(synth: Synth) -> None:
@@ -538,6 +538,13 @@ def test_alarm_when_a_webhook_has_no_signing_secret(synth: Synth) -> None:
     assert alarm["TreatMissingData"] == "notBreaching" and alarm["AlarmActions"] and alarm["OKActions"]
 
 
+def alarm_topic_id(synth: Synth) -> str:
+    (topic,) = [
+        k for k, v in synth.of_type("AWS::SNS::Topic").items() if v["Properties"]["TopicName"].endswith("-alarms")
+    ]
+    return topic
+
+
 ALARM_EMAIL = "oncall@example.org"
 EXTERNAL_TOPIC = "arn:aws:sns:us-east-1:123456789012:ops-pager"
 
@@ -551,11 +558,11 @@ def _alarm_actions(synth: Synth) -> list[tuple[Any, Any]]:
 
 def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
     # Given the default deployment (no alarm context)
-    (topic,) = synth.of_type("AWS::SNS::Topic")
+    topic = alarm_topic_id(synth)
     # Then every alarm, firing and recovering, notifies the stack's own topic
     actions = _alarm_actions(synth)
-    # DLQs, function errors, needs-a-person, webhook, messages not delivered, the study's spend cap
-    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 3 + 1
+    # DLQs, function errors, needs-a-person, safety, webhook, messages not delivered, the spend cap
+    assert len(actions) == 2 + len(c.ALL_FUNCTIONS) + 4 + 1
     assert set(map(json.dumps, (a for pair in actions for a in pair))) == {json.dumps([{"Ref": topic}])}
     # And nobody is subscribed by the stack; the topic's ARN is an output to subscribe to
     synth.template.resource_count_is("AWS::SNS::Subscription", 0)
@@ -563,9 +570,10 @@ def test_every_alarm_notifies_the_stack_alarm_topic(synth: Synth) -> None:
 
 
 def test_alarm_topic_is_encrypted_tls_only_and_open_to_cloudwatch_alarms(synth: Synth) -> None:
-    ((topic, props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::SNS::Topic").items()]
-    ((key, key_props),) = [(k, v["Properties"]) for k, v in synth.of_type("AWS::KMS::Key").items()]
-    assert props["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+    topic = alarm_topic_id(synth)
+    props = synth.resources[topic]["Properties"]
+    key = props["KmsMasterKeyId"]["Fn::GetAtt"][0]
+    key_props = synth.resources[key]["Properties"]
     assert key_props["EnableKeyRotation"] is True
     # CloudWatch may use the key (it cannot use the AWS managed aws/sns key) ...
     key_statements = key_props["KeyPolicy"]["Statement"]
@@ -575,8 +583,9 @@ def test_alarm_topic_is_encrypted_tls_only_and_open_to_cloudwatch_alarms(synth: 
         for s in key_statements
     )
     # ... and publish to the topic; any request without TLS is denied
-    (policy,) = synth.of_type("AWS::SNS::TopicPolicy").values()
-    assert policy["Properties"]["Topics"] == [{"Ref": topic}]
+    (policy,) = [
+        p for p in synth.of_type("AWS::SNS::TopicPolicy").values() if p["Properties"]["Topics"] == [{"Ref": topic}]
+    ]
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     assert any(
         s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} for s in statements
@@ -590,7 +599,7 @@ def test_alarm_topic_is_encrypted_tls_only_and_open_to_cloudwatch_alarms(synth: 
 def test_alarm_email_context_subscribes_that_address(tmp_path: Path) -> None:
     # Given an e-mail address in context (cdk synth -c alarmEmail=...)
     synth = synthesize(tmp_path, {"alarmEmail": ALARM_EMAIL})
-    (topic,) = synth.of_type("AWS::SNS::Topic")
+    topic = alarm_topic_id(synth)
     # Then the stack's topic has exactly that subscription, and every alarm still notifies the topic
     synth.template.resource_count_is("AWS::SNS::Subscription", 1)
     synth.template.has_resource_properties(
@@ -602,9 +611,13 @@ def test_alarm_email_context_subscribes_that_address(tmp_path: Path) -> None:
 def test_alarm_topic_arn_context_replaces_the_stack_topic(tmp_path: Path) -> None:
     # Given an existing topic (and an address) in context
     synth = synthesize(tmp_path, {"alarmTopicArn": EXTERNAL_TOPIC, "alarmEmail": ALARM_EMAIL})
-    # Then the stack creates no topic nor key, and every alarm notifies the given one
-    synth.template.resource_count_is("AWS::SNS::Topic", 0)
-    synth.template.resource_count_is("AWS::KMS::Key", 0)
+    # Then the stack creates no alarm topic nor its key (the safety alert topic stays), and every
+    # alarm notifies the given one
+    synth.template.resource_count_is("AWS::SNS::Topic", 1)
+    synth.template.resource_count_is("AWS::KMS::Key", 1)
+    assert [v["Properties"]["TopicName"] for v in synth.of_type("AWS::SNS::Topic").values()] == [
+        "promptpipe-safety-alerts"
+    ]
     assert {json.dumps(a) for pair in _alarm_actions(synth) for a in pair} == {json.dumps([EXTERNAL_TOPIC])}
     synth.template.has_resource_properties(
         "AWS::SNS::Subscription", {"Protocol": "email", "Endpoint": ALARM_EMAIL, "TopicArn": EXTERNAL_TOPIC}

@@ -30,6 +30,7 @@ from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.phone_claims import DynamoPhoneClaims
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.sent_ledger import DynamoSentLedger
+from promptpipe.adapters.team_alerts import LogTeamAlerts
 from promptpipe.config import CoreConfig
 from promptpipe.errors import StateConflictRetriesExhausted
 from promptpipe.flow.deps import FlowDeps, IdGenerator
@@ -140,6 +141,7 @@ def harness(aws: None) -> Harness:
         deliveries=DynamoDeliveryLog(config.table_name, client),
         inbound=DynamoInboundLog(config.table_name, client),
         dead_letters=NoDeadLetters(),
+        alerts=LogTeamAlerts(),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

@@ -529,7 +529,7 @@ def test_state_override_sets_sub_state_and_debug_with_the_reason_in_the_transcri
     [
         ({"sub_state": "FEEDBACK"}, "reason is required"),
         ({"debug_mode": True, "reason": ""}, "reason"),
-        ({"reason": "nothing to change"}, "give sub_state, debug_mode, llm_routes and/or profile"),
+        ({"reason": "nothing to change"}, "give sub_state, debug_mode, llm_routes, profile and/or release_hold"),
         ({"sub_state": "COORDINATOR_X", "reason": "typo"}, "sub_state"),
         ({"debug_mode": 0, "reason": "not a boolean"}, "debug_mode"),
         ({"debug_mode": True, "llm_routes": {"intake": {"temperature": False}}, "reason": "x"}, "temperature"),

@@ -129,8 +129,13 @@ def stack(local_env_factory: Any) -> Iterator[Callable[..., Stack]]:
 
     def make(*steps: Any) -> Stack:
         llm = ScriptedLLM(list(steps))
-        # Bursts of 30 messages, each answered: no participant budget here (docs/safety.md#budgets).
-        env = local_env_factory(llm=llm, budget_model_calls_per_hour=0, budget_model_calls_per_day=0)
+        # Bursts of 30 messages, each answered: no participant budget here (docs/safety.md#budgets). The
+        # scripted model answers without tools: with the flow controller on, intake would hand the
+        # participant to a person after a few turns, and the hold answers without the model
+        # (docs/safety.md). These cases are about redelivery, not intake.
+        env = local_env_factory(
+            llm=llm, budget_model_calls_per_hour=0, budget_model_calls_per_day=0, flow_controller_enabled=False
+        )
         messenger = RecordingMessenger(env.app.messenger)
         queue = RecordingQueue(env.app.queue)
         env.use_ports(messenger=messenger, queue=queue)

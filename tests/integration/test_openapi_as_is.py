@@ -82,6 +82,7 @@ def test_validation_rules_are_in_the_schema(document: dict[str, Any]) -> None:
         ["debug_mode"],
         ["llm_routes"],
         ["profile"],
+        ["release_hold"],
     ]
     params = {p["name"]: p for p in document["paths"][BASE]["get"]["parameters"]}
     assert params["limit"]["schema"]["minimum"] == 1 and params["limit"]["schema"]["maximum"] == 1000

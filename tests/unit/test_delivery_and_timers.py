@@ -21,6 +21,7 @@ import pytest
 from promptpipe.adapters.memory_timers import ScheduledTimer
 from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
+from promptpipe.adapters.team_alerts import LogTeamAlerts
 from promptpipe.config import CoreConfig
 from promptpipe.errors import LLMError
 from promptpipe.flow.delivery import FALLBACK_PROMPT
@@ -460,6 +461,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         deliveries=h.store,
         inbound=h.store,
         dead_letters=NoDeadLetters(),
+        alerts=LogTeamAlerts(),
     )
     reminders = [s for s in h.timers.schedules.values() if s.payload.kind is TimerKind.DAILY_PROMPT_REMINDER]
     # Then exactly two reminder schedules exist: the overdue one and the one due in 2 h

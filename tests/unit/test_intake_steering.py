@@ -25,6 +25,7 @@ from promptpipe.flow.session import SessionFactory
 from promptpipe.flow.steering import CONTROLLER_HEADER, HOLDING_MESSAGE, controller_view, release_controller_hold
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import FlowState, StateData, SubState, new_state_data
 from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
@@ -189,8 +190,18 @@ def test_a_participant_stays_on_the_version_that_started_their_conversation() ->
     assert runtime is not None and (runtime.flow_id, runtime.flow_version) == ("intake", 1)
 
 
+class CountingLLM:
+    def __init__(self, inner: LLM) -> None:
+        self.inner, self.calls = inner, 0
+
+    def complete(self, request: Any) -> Any:
+        self.calls += 1
+        return self.inner.complete(request)
+
+
 def test_a_pushed_retry_policy_hands_off_to_a_person_and_an_override_resumes() -> None:
-    h = Harness()
+    llm = CountingLLM(OfflineCoach())
+    h = Harness(llm=llm)
     h.flows.latest("intake")
     raw = intake_raw()
     raw["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
@@ -201,8 +212,12 @@ def test_a_pushed_retry_policy_hands_off_to_a_person_and_an_override_resumes() -
     assert held.reply == HOLDING_MESSAGE
     view = controller_view(h.data)
     assert view is not None and view["needs_person"] is True and view["hold"]["nodeId"] == "habit"
-    waiting = h.say("hello?")
-    assert waiting.audit["controller"]["status"] == "PAUSED"
+    hold = h.data.hold()
+    assert hold is not None and hold.reason is HoldReason.HANDOFF and hold.set_by == "flow controller"
+    calls = llm.calls
+    waiting = h.say("hello?")  # the one hold (docs/safety.md): no model, no second holding message today
+    assert waiting.audit == {"skipped": "on hold (handoff)"} and waiting.reply is None
+    assert llm.calls == calls
 
     data = h.data
     release_controller_hold(data, SubState.INTAKE)  # what the operator's state override does

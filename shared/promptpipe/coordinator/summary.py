@@ -135,9 +135,17 @@ class ParticipantSummary:
 
     @property
     def needs_person(self) -> bool:
-        """The flow controller holds the conversation for a person (when the state view shows it)."""
+        """The conversation is held for a person (a safety flag, a hand-off: docs/safety.md), or the
+        flow controller waits for one (when the state view shows it)."""
         controller = (self.state or {}).get("controller")
-        return bool(isinstance(controller, dict) and (controller.get("needs_person") or controller.get("hold")))
+        held = isinstance(controller, dict) and (controller.get("needs_person") or controller.get("hold"))
+        return bool(held or self.hold_reason)
+
+    @property
+    def hold_reason(self) -> str | None:
+        """Why the conversation is held (safety, handoff, staff); None: not held."""
+        hold = (self.state or {}).get("hold")
+        return str(hold.get("reason") or "staff") if isinstance(hold, dict) else None
 
     @property
     def profile(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from promptpipe.flow import budget, questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.hold import alert_of, flag_turn, held_turn
 from promptpipe.flow.modules import (
     ConversationModule,
     FeedbackModule,
@@ -31,8 +32,10 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
+from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
+from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 
 GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"
@@ -44,6 +47,8 @@ class TurnResult:
     module: str | None
     reply: str | None
     audit: dict[str, Any] = field(default_factory=dict)
+    # A safety flag: the study team is told once the turn has committed (usecases/events.py).
+    alert: SafetyAlert | None = None
 
 
 def outstanding_questions(session: ConversationSession, within_hours: float = OUTCOME_WINDOW_HOURS) -> list[Question]:
@@ -127,8 +132,20 @@ class ConversationFlow:
         if answers:
             metadata["parsed_answer"] = text
         session.apply("record_inbound", lambda op: op.record(Direction.INBOUND, "message", typed, metadata=metadata))
+        # The safety net, before anything reads the message for the coach (docs/safety.md): every
+        # inbound text but STOP / START (the webhook screens those) passes here, before any model.
+        reading = screen(typed) if self.deps.config.safety_screen_enabled else None
+        user = ConversationMessage(role="user", content=typed, timestamp=received_at)
+        if reading is not None and reading.flagged:
+            reply, audit = flag_turn(self.deps.config, session, reading, user)
+            alert = alert_of(session.participant.id, session.participant.phone_number, reading)
+            return TurnResult(module="safety", reply=reply, audit=audit, alert=alert)
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
+        hold = session.data.hold()
+        if hold is not None:
+            reply, audit = held_turn(self.deps.config, session, hold, reading, user)
+            return TurnResult(module=None, reply=reply, audit=audit)
 
         for answer in answers:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):
@@ -190,6 +207,9 @@ class ConversationFlow:
         (docs/behaviour.md#B-GREET-1, B-GREET-2)."""
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
+        hold = session.data.hold()
+        if hold is not None:
+            return TurnResult(module=None, reply=None, audit={"skipped": f"on hold ({hold.reason.value})"})
         started = time.perf_counter()
         module = self._module_for(session.data.sub_state)
         result = module.run(self.deps, session, GREETING_HINT, session.data.history())

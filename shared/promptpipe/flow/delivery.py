@@ -21,6 +21,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import questions
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_prompt, one_shot_timer
+from promptpipe.flow.hold import skipped_firing
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import daily_prompt_room, fits_room
@@ -54,6 +55,8 @@ class DeliveryResult:
     random_delivery_at: datetime | None = None
     # The generator's model calls (their model and tokens): the study's spend metric (docs/safety.md#budgets).
     llm_calls: list[dict[str, object]] = field(default_factory=list)
+    # Skipped because the participant is held for a person: the schedule stays (docs/safety.md).
+    held: bool = False
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
@@ -75,6 +78,10 @@ def deliver_daily_prompt(
     schedule = next((s for s in session.data.schedules() if s.id == payload.schedule_id), None)
     if schedule is None:
         return DeliveryResult(False, "schedule no longer registered")
+    hold = session.data.hold()
+    if hold is not None:  # before the model writes a prompt: nothing is generated, nothing sent
+        session.apply("skipped_on_hold", skipped_firing("daily prompt", hold, schedule_id=payload.schedule_id))
+        return DeliveryResult(False, f"on hold ({hold.reason.value})", held=True)
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
 

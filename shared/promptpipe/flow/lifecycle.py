@@ -143,7 +143,8 @@ def opt_out(
                 to=op.participant.phone_number,
                 body=fixed_reply(deps.config, OptKind.OPT_OUT, op.participant.language or language),
                 kind=OutboundKind.NOTICE,
-            )
+            ),
+            on_hold=True,  # an opt-out is honoured before anything else, a hold included
         )
 
     session.apply("opt_flag_and_confirm", mark_and_confirm)

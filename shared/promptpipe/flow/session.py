@@ -75,10 +75,23 @@ class OpContext:
     participant_changed: bool = False
     expires_at: datetime | None = None  # FlowState.expires_at: the retention clock of a withdrawal
 
-    def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None) -> None:
+    def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None, on_hold: bool = False) -> None:
         """Queue a message for sending after the commit; it is recorded in the transcript too. The
         participant's channel context (when they last wrote, whether emoji suit them) travels with
-        it, for the messenger (docs/architecture.md, "WhatsApp's 24-hour window")."""
+        it, for the messenger (docs/architecture.md, "WhatsApp's 24-hour window").
+
+        A held participant (docs/safety.md, "The hold") gets only the messages of the event that
+        placed the hold and those marked ``on_hold`` (the hold's reply, an opt-out's confirmation):
+        anything else is recorded as skipped, not sent. One guard here, whatever emits."""
+        hold = self.data.hold()
+        if hold is not None and not on_hold and hold.event_id != self.event_id:
+            self.record(
+                Direction.SYSTEM,
+                "skipped",
+                f"{message.kind.value} not sent: on hold ({hold.reason.value})",
+                metadata={"kind": message.kind.value, "hold": hold.reason.value},
+            )
+            return
         if not message.message_id:
             message = message.model_copy(update={"message_id": f"{self.event_id}#{len(self.outbound)}"})
         message = with_channel_context(message, self.data)

@@ -31,11 +31,13 @@ from promptpipe.controller.runtime import Mode, RuntimeState, Status
 from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER
 from promptpipe.errors import FlowNotFound
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.hold import place
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.tools.profile_save import merge_profile
 from promptpipe.models.metrics import metric
 from promptpipe.models.profile import PROFILE_TEXT_FIELDS
+from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import DataKey, StateData, SubState
 
 logger = logging.getLogger(__name__)
@@ -233,6 +235,10 @@ class IntakeSteering:
         return begin_turn(self.definition, runtime, decision), decision
 
 
+def _hold_detail(decision: Decision) -> str:
+    return "deadlock" if decision.status is Status.DEADLOCK else f"hand-off at {decision.node_id}"
+
+
 def is_new_hold(decision: Decision) -> bool:
     return decision.status is Status.DEADLOCK or (decision.status is Status.OK and decision.mode is Mode.HANDOFF)
 
@@ -316,6 +322,8 @@ def finish_intake_steering(
             extra={"flow": flow_label, "status": decision.status.value, "node": decision.node_id},
         )
         reply = HOLDING_MESSAGE
+        # The one hold (docs/safety.md): this turn's holding message goes out, then nothing until released.
+        session.apply("handoff_hold", place(HoldReason.HANDOFF, "flow controller", detail=_hold_detail(decision)))
     elif decision.status is Status.OK and decision.mode is not None:
         count("ControllerDecisions", flow=steering.definition.id, mode=decision.mode.value)
         if decision.mode is not Mode.EXECUTE and decision.node_id:  # the most-retried nodes

@@ -215,6 +215,11 @@ def _same_firing(armed: TimerPayload, fired: TimerPayload) -> bool:
     return armed.model_dump(exclude=context) == fired.model_dump(exclude=context)
 
 
+# The timers that send a message; the others only move the state (to FEEDBACK, a delayed
+# transition), call no model and send nothing, so they apply while the participant is held.
+_SENDS = frozenset({TimerKind.DAILY_PROMPT_REMINDER, TimerKind.FEEDBACK_TIMEOUT, TimerKind.FEEDBACK_FOLLOWUP})
+
+
 def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPayload) -> TimerOutcome:
     outcome = TimerOutcome(kind=payload.kind)
     if not session.participant.is_active:
@@ -237,6 +242,16 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
         spec = ctx.data.pending_timers().get(payload.timer_id)
         if spec is not None and spec.timer is not None and _same_firing(spec.timer, payload):
             ctx.forget_fired(payload.timer_id)
+        hold = ctx.data.hold()
+        if hold is not None and kind in _SENDS:  # docs/safety.md: skipped and recorded while held
+            outcome.detail = f"on hold ({hold.reason.value})"
+            ctx.record(
+                Direction.SYSTEM,
+                "skipped",
+                f"{kind.value} skipped: on hold ({hold.reason.value})",
+                metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
+            )
+            return
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing
             ctx.record(

@@ -95,8 +95,8 @@ class ProfileFacts(LazyModel):
 
 
 class StateOverride(LazyModel):
-    """At least one of ``sub_state``, ``debug_mode``, ``llm_routes`` and ``profile``; the reason goes
-    into the transcript."""
+    """At least one of ``sub_state``, ``debug_mode``, ``llm_routes``, ``profile`` and
+    ``release_hold``; the reason goes into the transcript."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -104,7 +104,7 @@ class StateOverride(LazyModel):
         json_schema_extra={
             "anyOf": [
                 {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-                for name in ("sub_state", "debug_mode", "llm_routes", "profile")
+                for name in ("sub_state", "debug_mode", "llm_routes", "profile", "release_hold")
             ]
         },
     )
@@ -118,6 +118,9 @@ class StateOverride(LazyModel):
     # in the same call the hold is released and the flow resumes with them.
     profile: ProfileFacts | None = None
     reason: str = Field(min_length=1, max_length=500)
+    # true: a coordinator releases the hold (docs/safety.md, "The hold"); the reason is the note. A
+    # sub_state given releases it too (a hand-off resolved).
+    release_hold: Literal[True] | None = None
 
 
 class StateView(LazyModel):
@@ -135,6 +138,8 @@ class StateView(LazyModel):
     controller: dict[str, Any] | None = None
     # Schedule changes failed after a commit and are being retried (docs/architecture.md, "Effects that failed").
     effects_pending: bool = False
+    # The hold (reason, since, set_by, detail, replied_at) while the conversation waits for a person; None: not held.
+    hold: dict[str, Any] | None = None
 
 
 class ErrorEnvelope(LazyModel):

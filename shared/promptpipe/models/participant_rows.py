@@ -25,6 +25,7 @@ ROW_STATE_KEYS = (
     DataKey.CONVERSATION_HISTORY,
     DataKey.PENDING_TIMERS,
     DataKey.DAILY_PROMPT_PENDING,
+    DataKey.HOLD,
 )
 
 
@@ -56,11 +57,14 @@ class NextTimer(LazyModel):
 class ParticipantRow(LazyModel):
     participant: ListedParticipant
     sub_state: str = Field(description="The conversation's sub-state (INTAKE, FEEDBACK, …)")
-    needs_person: bool = Field(description="The flow controller holds the conversation for a person")
+    needs_person: bool = Field(description="The conversation is held for a person (a safety flag, a hand-off)")
     prompts_sent: int = Field(description="Daily prompts sent, the original's imported ones included (total_prompts)")
     done: int = Field(description="Prompts answered Done, once per prompt, imported ones included (success_count)")
     last_reply_at: datetime | None = Field(None, description="The participant's last message the coach read")
     next_timer: NextTimer | None = None
+    hold_reason: str | None = Field(
+        None, description="Why the conversation is held for a person (safety, handoff, staff); null: not held"
+    )
 
     @property
     def done_rate(self) -> float | None:

@@ -29,6 +29,7 @@ from promptpipe.models.history import (
     encode_history,
 )
 from promptpipe.models.profile import UserProfile
+from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.rules.clock import parse_rfc3339, to_rfc3339
 
 logger = logging.getLogger(__name__)
@@ -100,6 +101,9 @@ class DataKey(StrEnum):
     # JSON ``BudgetUsage`` (models/budget.py): the participant's model calls and input characters in
     # the current hour/day windows, and the messages held while over budget (docs/safety.md#budgets).
     MODEL_BUDGET = "modelBudget"
+    # JSON ``ConversationHold``: the one hold (docs/safety.md, "The hold"): the conversation waits
+    # for a person (a safety flag, the controller's hand-off, a staff member), in any sub-state.
+    HOLD = "hold"
 
 
 class FeedbackState(StrEnum):
@@ -443,6 +447,20 @@ class StateData:
 
     def set_controller_state(self, runtime: RuntimeState | None) -> None:
         self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
+
+    def hold(self) -> ConversationHold | None:
+        text = self.get(DataKey.HOLD)
+        if not text:
+            return None
+        try:
+            return ConversationHold.model_validate_json(text)
+        except _UNREADABLE as exc:
+            # Unreadable, it still holds: a person looks (and releases) rather than the coach resuming.
+            self._unreadable(DataKey.HOLD, exc)
+            return ConversationHold(reason=HoldReason.STAFF, since=parse_rfc3339("1970-01-01T00:00:00Z"), set_by="?")
+
+    def set_hold(self, hold: ConversationHold | None) -> None:
+        self.set(DataKey.HOLD, hold.to_json() if hold else "")
 
 
 _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec], config=ConfigDict(defer_build=True))

@@ -24,6 +24,7 @@ from promptpipe.ports import (
     PhoneClaims,
     SentLedger,
     StateStore,
+    TeamAlerts,
     Timers,
     TurnQueue,
 )
@@ -47,6 +48,8 @@ class AppContext:
     deliveries: DeliveryLog
     inbound: InboundLog
     dead_letters: DeadLetters
+    # The study team's alerts (docs/safety.md): an SNS topic deployed, a WARNING log line locally.
+    alerts: TeamAlerts
 
     @property
     def config(self) -> CoreConfig:

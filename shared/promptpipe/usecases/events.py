@@ -22,6 +22,7 @@ from promptpipe.models.state import StateData
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
 from promptpipe.usecases.write_once import run_once
 
@@ -69,6 +70,7 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
     for session, wrote in opened:
         if wrote and outcome.replayed:  # a copy answered before: this run committed nothing
             inbound_record.discard(app, session)
+    alert_team(app, outcome.turn.alert if outcome.turn is not None else None)
     return outcome
 
 
@@ -104,7 +106,7 @@ def run_scheduled_prompt(app: AppContext, payload: ScheduledPromptPayload, *, ev
     )
     outcome = run_once(app, payload.participant_id, event_id, work, firing_schedules=names)
     delivery = outcome.delivery
-    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None:
+    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None and not delivery.held:
         # Not wanted by the state (its registry entry is gone, or the participant is not
         # active): an orphan. Remove the schedules it may fire through.
         apply_schedule_specs(app, dict.fromkeys(names))

@@ -52,16 +52,18 @@ def row_of(participant: ListedParticipant, raw: dict[str, str] | None) -> Partic
     """One row from the participant's record and (part of) their ``state_data``; ``None``: no state."""
     data = StateData(dict(raw or {}))
     runtime = data.controller_state()
+    hold = data.hold()
     profile = data.profile()
     replies = [m.timestamp for m in data.history() if m.role == "user"]
     return ParticipantRow(
         participant=participant,
         sub_state=data.sub_state.value if raw is not None else "",
-        needs_person=runtime is not None and runtime.hold is not None,
+        needs_person=hold is not None or (runtime is not None and runtime.hold is not None),
         prompts_sent=profile.total_prompts,
         done=profile.success_count,
         last_reply_at=max(replies) if replies else None,
         next_timer=_next_timer(data),
+        hold_reason=hold.reason.value if hold is not None else None,
     )
 
 

@@ -317,6 +317,7 @@ def state_view(app: AppContext, participant_id: str) -> StateView:
         version=loaded.flow.version,
         controller=controller_view(data),
         effects_pending=loaded.pending_effects is not None,
+        hold=hold.view() if (hold := data.hold()) is not None else None,
     )
 
 
@@ -328,9 +329,11 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
         and override.debug_mode is None
         and override.llm_routes is None
         and override.profile is None
+        and override.release_hold is None
     ):
-        raise ValidationFailed("give sub_state, debug_mode, llm_routes and/or profile", field="sub_state")
+        raise ValidationFailed("give sub_state, debug_mode, llm_routes, profile and/or release_hold", field="sub_state")
     from promptpipe.flow import routing  # imported by the operator's routes only (see state_view)
+    from promptpipe.flow.hold import release
     from promptpipe.flow.steering import record_operator_facts, release_controller_hold
 
     session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
@@ -342,6 +345,16 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
         session.apply("override_sub_state", immediate_transition(override.sub_state))
         target = override.sub_state
         session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
+    released: list[str] = []
+    if override.sub_state is not None or override.release_hold:
+
+        def release_the_hold(op: OpContext) -> None:
+            # The one hold (docs/safety.md), and the controller's pause with it: the coach resumes.
+            ended = release(op)
+            released[:] = [ended.reason.value] if ended is not None else []
+            release_controller_hold(op.data, op.data.sub_state)
+
+        session.apply("release_hold", release_the_hold)
     debug = override.debug_mode
     if override.llm_routes is not None:
         routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
@@ -361,6 +374,8 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
             changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
         if facts:
             changes.append(f"profile={','.join(facts)}")
+        if released:
+            changes.append(f"hold released ({released[0]})")
         op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
 
     session.apply("override", record)

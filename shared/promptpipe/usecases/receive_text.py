@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from promptpipe.errors import ParticipantAlreadyEnrolled
+from promptpipe.flow.hold import alert_of, place
 from promptpipe.flow.lifecycle import (
     change_status,
     fixed_reply,
@@ -22,7 +23,9 @@ from promptpipe.flow.lifecycle import (
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
+from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.rules.opt_out import (
@@ -33,9 +36,11 @@ from promptpipe.rules.opt_out import (
     read_opt_message,
 )
 from promptpipe.rules.phone import mask_phone
+from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
+from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.write_once import run_once
 
@@ -123,6 +128,10 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     reply (none when the provider answered it): STOP means no more messages, the record is kept."""
     config = app.config
     silent = provider_answered(app, message, reading)
+    # A crisis inside an opt-out ("STOP. i want to end it all"): the opt-out is honoured all the
+    # same, and the study team is told; the participant is held so the console lists them.
+    screened = screen(message.body) if reading.kind is OptKind.OPT_OUT and config.safety_screen_enabled else None
+    crisis = screened is not None and screened.flagged
 
     def reply(op: OpContext, kind: OptKind) -> None:
         if silent:
@@ -131,7 +140,8 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=OutboundKind.NOTICE
-            )
+            ),
+            on_hold=True,  # the law's keywords are answered before anything else, a hold included
         )
 
     def work(session: ConversationSession, outcome: EventOutcome) -> None:
@@ -144,6 +154,10 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
             "record_inbound",
             lambda op: op.record(Direction.INBOUND, "message", message.body.strip(), metadata=metadata),
         )
+        if crisis and screened is not None:
+            category = screened.category.value if screened.category else ""
+            session.apply("safety_hold", place(HoldReason.SAFETY, "safety screen (opt-out)", detail=category))
+            session.metrics.append(metric("SafetyFlag", 1, "Count"))
         if not participant.language and reading.language:
 
             def remember_language(op: OpContext) -> None:
@@ -178,5 +192,7 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
         app, participant_id, message.provider_message_id, work, reply_if_unsaved=False, defer_schedules=True
     )
     apply_effects(app, outcome)
+    if crisis and screened is not None:
+        alert_team(app, alert_of(participant_id, message.from_phone, screened, opted_out=True))
     action = {OptKind.OPT_OUT: "opted_out", OptKind.OPT_IN: "opted_in", OptKind.HELP: "help"}[reading.kind]
     return InboundDecision(action, participant_id)

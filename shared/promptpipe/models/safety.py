@@ -1,0 +1,79 @@
+"""The one hold, and what the study team is told when the safety screen flags a message (docs/safety.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from promptpipe.lazy_model import LazyModel
+from promptpipe.rules.clock import to_rfc3339
+
+
+@dataclass(frozen=True)
+class SafetyAlert:
+    """Who (by id), what kind of signal, in which language and region, and whether it came inside an
+    opt-out; never the participant's words or number."""
+
+    participant_id: str
+    category: str
+    language: str
+    region: str
+    opted_out: bool = False
+
+    def subject(self) -> str:
+        return f"Safety flag: participant {self.participant_id} ({self.category})"
+
+    def text(self) -> str:
+        lines = [
+            f"The safety screen flagged a message from participant {self.participant_id}.",
+            f"Kind of signal: {self.category}; language read: {self.language or 'unknown'}; "
+            f"region of their number: {self.region or 'unknown'}.",
+        ]
+        if self.opted_out:
+            lines.append("The message was an opt-out (STOP): they are unsubscribed and got only the confirmation.")
+        else:
+            lines.append("They got the safety reply and are on hold: no coach messages until it is released.")
+        lines.append("Read the transcript in the console (needs a person) and contact them.")
+        return "\n".join(lines)
+
+
+class HoldReason(StrEnum):
+    SAFETY = "safety"
+    HANDOFF = "handoff"
+    STAFF = "staff"
+
+
+class ConversationHold(LazyModel):
+    """The one hold (docs/safety.md, "The hold"). While it lasts no model is called, the schedules
+    stay and their firings are skipped (and recorded), and nothing is sent but the hold's own reply:
+    the messages of the event that placed it, then at most one holding reply a day."""
+
+    reason: HoldReason
+    since: datetime
+    set_by: str = Field(max_length=200)
+    # The event that placed it: its messages (the safety reply, the hand-off's holding message) go out.
+    event_id: str = ""
+    # What a person needs first (the safety category); never the participant's words.
+    detail: str = ""
+    replied_at: datetime | None = None
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {
+            "reason": self.reason.value,
+            "since": to_rfc3339(self.since),
+            "set_by": self.set_by,
+            "event_id": self.event_id,
+            "detail": self.detail,
+        }
+        if self.replied_at is not None:
+            data["replied_at"] = to_rfc3339(self.replied_at)
+        return json.dumps(data, separators=(",", ":"))
+
+    def view(self) -> dict[str, Any]:
+        """What the participants API shows."""
+        return {k: v for k, v in json.loads(self.to_json()).items() if k != "event_id"}

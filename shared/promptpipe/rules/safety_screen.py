@@ -1,0 +1,343 @@
+"""The safety screen: does an inbound text carry a crisis signal? (docs/safety.md)
+
+Deterministic and local: regular expressions over a normalised text, no model, no I/O. It reads
+English and Spanish, for five kinds of signal: suicidal ideation (explicit and indirect), self-harm,
+an eating-disorder purge, abuse or violence, and a medical emergency. Idioms ("my feet are killing
+me", "me muero de hambre") are not crisis signals: the patterns name who is hurt and how, and the
+few idioms that share a crisis phrase ("i'd rather die than", "me quiero morir de la vergüenza") are
+excluded by name. A text in neither language is "not read" and goes on as usual.
+
+The patterns were written against the built part of the labelled corpus (tests/data/safety/); the
+held-out part is measured, never tuned against (scripts/safety_report.py). The screen is a safety
+net that errs toward a flag: a false alarm costs a person's look, a miss can cost a life.
+"""
+
+# ruff: noqa: E501  (the pattern table reads best one pattern a line)
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+__all__ = ["Category", "Language", "SafetyReading", "normalise", "screen"]
+
+Language = Literal["en", "es"]
+
+
+class Category(StrEnum):
+    SUICIDE = "suicide"
+    SELF_HARM = "selfharm"
+    EATING_DISORDER = "ed"
+    ABUSE = "abuse"
+    MEDICAL = "medical"
+
+
+@dataclass(frozen=True)
+class SafetyReading:
+    """What the screen read: ``flagged`` with its ``category``; ``language`` is the language the
+    text was read in (``None``: neither English nor Spanish, so the screen did not read it)."""
+
+    flagged: bool
+    category: Category | None = None
+    language: Language | None = None
+
+    @property
+    def read(self) -> bool:
+        return self.language is not None
+
+
+# -- normalisation ------------------------------------------------------------------------------
+# Format characters (zero-width spaces and joiners, bidi controls, the BOM) can hide a word from a
+# pattern without changing what a person sees.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
+_SPACES = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefolded, format characters removed, accents stripped (Spanish is often typed without
+    them), apostrophes dropped ("don't" → "dont"), whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).casefold()
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    decomposed = unicodedata.normalize("NFD", text)
+    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    text = text.replace("'", "")
+    return _SPACES.sub(" ", text).strip()
+
+
+# -- language ------------------------------------------------------------------------------------
+# Function words: enough of them tell the two languages apart in a short text.
+_EN_TEXT = (
+    "i im ive id me my myself the a an to and is are was of it its this that for so just want wanna dont cant not no with "
+    "be been have had he she they you at on in what why all anymore go going gonna did do feel like today after before please can will would"
+)
+_ES_TEXT = (
+    "yo me mi mis el la los las de del que y en un una es estoy esta ya no quiero por para con se "
+    "pero lo le mas muy hoy todo todos nada porque tengo puedo voy sin si como despues antes"
+)
+_EN_WORDS = frozenset(_EN_TEXT.split())
+_ES_WORDS = frozenset(_ES_TEXT.split())
+_WORD = re.compile(r"[a-zñ]+")
+
+
+def _language(text: str, *, tie: Language = "en") -> Language | None:
+    """The language with more function words in the text; ``tie`` when both count the same (the
+    screen passes the language of the patterns that matched); ``None`` when neither has any."""
+    words = _WORD.findall(text)
+    en = sum(w in _EN_WORDS for w in words)
+    es = sum(w in _ES_WORDS for w in words)
+    if en == es:
+        return None if en == 0 else tie
+    return "es" if es > en else "en"
+
+
+# -- patterns ------------------------------------------------------------------------------------
+_PERSON = (
+    r"(?:he|she|they|hes|shes|husband|hubby|wife|boyfriend|bf|girlfriend|gf|partner|ex|dad|father|"
+    r"stepdad|stepfather|mom|mother|stepmom|stepmother|brother|sister|uncle|aunt|cousin|boss|coach|"
+    r"teacher|someone|somebody|man|guy|roommate|son|daughter|grandpa|grandfather|neighbou?r|parents?)"
+)
+_MYSELF = r"(?:my ?self|myslef|mself)"
+_PILLS = r"(?:pills|tablets|meds|medication|medicine|tylenol|advil|ibuprofen|paracetamol|acetaminophen|insulin|xanax)"
+
+_EN: tuple[tuple[Category, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(pattern))
+    for category, pattern in (
+        # suicide, explicit
+        (Category.SUICIDE, rf"\b(?:kill|killing|hang|hanging|shoot|shooting|drown|drowning|off|offing)\s+{_MYSELF}\b"),
+        (Category.SUICIDE, r"\b(?:kms|unalive|unaliving)\b"),
+        (Category.SUICIDE, r"\bsuicid(?:e|al)\b(?!\s+(?:prevention|awareness|hotline|rates?|statistics))"),
+        (Category.SUICIDE, r"\bcommit suicide\b"),
+        (
+            Category.SUICIDE,
+            r"\b(?:want|wanna|wanted|wish|wishing|going|gonna|ready|plan|planning|decided|trying)\s+"
+            r"(?:to\s+)?(?:just\s+)?(?:die|be dead)\b(?!\s+(?:of|from) (?:laughter|embarrassment|boredom))",
+        ),
+        (Category.SUICIDE, r"\b(?:i|im|i am)\s+(?:really\s+|just\s+|so\s+)?ready to die\b"),
+        (
+            Category.SUICIDE,
+            r"\b(?:end|ending|take|taking|took)\s+(?:my own life|my life|it all|his life|her life)\b",
+        ),
+        (
+            Category.SUICIDE,
+            r"\b(?:going to|gonna|want to|wanna|will|decided to|ready to|plan to|planning to|im)\s+"
+            r"(?:just\s+)?end\s+(?:it|things|everything)\b(?!\s+(?:at|by|on|with|early|after|before)\b)",
+        ),
+        (Category.SUICIDE, r"^(?:im\s+)?ending (?:it|things)\b(?!\s+(?:at|by|on|with|early)\b)"),
+        (Category.SUICIDE, r"\bend it all\b"),
+        (
+            Category.SUICIDE,
+            r"\bbetter off (?:dead|without me|if i (?:was|were|wasnt|werent) (?:gone|dead|not here|not around))\b",
+        ),
+        (
+            Category.SUICIDE,
+            r"\b(?:be )?(?:better|happier) (?:off )?(?:without me|if i (?:was|were)n?t (?:around|here|alive))\b",
+        ),
+        (
+            Category.SUICIDE,
+            r"\b(?:dont|do not|no longer|never)\s+(?:want|wanna)\s+(?:to\s+)?"
+            r"(?:live|be alive|be here|exist|wake up|be around)\b",
+        ),
+        (Category.SUICIDE, r"\b(?:never|not|dont|didnt) wake up\b(?!\s+(?:early|on time|in time|at))"),
+        (Category.SUICIDE, r"\b(?:no|nothing|zero) (?:reason|point) (?:to|in|of) (?:live|living|being alive|life)\b"),
+        (Category.SUICIDE, r"\bnothing (?:left )?to live for\b"),
+        (Category.SUICIDE, r"\b(?:life|living)\s+(?:is\s+|isnt\s+|aint\s+)?(?:not\s+)?worth (?:living|it anymore)\b"),
+        (Category.SUICIDE, r"\b(?:life|living) (?:isnt|is not|aint) worth\b"),
+        (Category.SUICIDE, r"\bwhats the point (?:of|in) (?:living|life|being alive|going on)\b"),
+        (Category.SUICIDE, r"\bwhats the point anymore\b"),
+        (Category.SUICIDE, r"\b(?:tired|sick) of (?:living|being alive|life)\b"),
+        (Category.SUICIDE, r"\b(?:done|finished) with (?:life|living|everything and everyone)\b"),
+        (Category.SUICIDE, r"\bgive up on (?:life|living)\b"),
+        (
+            Category.SUICIDE,
+            r"\bwish (?:that )?i (?:was|were|wasnt|werent|had never been|could) "
+            r"(?:just )?(?:dead|alive|never born|disappear|die|not wake up|be gone)\b",
+        ),
+        (Category.SUICIDE, r"\bi wish i (?:wasnt|werent) alive\b"),
+        (Category.SUICIDE, r"\bwish i would(?:nt| not)? (?:just )?(?:not )?(?:wake up|die)\b"),
+        (Category.SUICIDE, r"\b(?:disappear|be gone) (?:forever|for good|and never come back)\b"),
+        (Category.SUICIDE, r"\b(?:nobody|no one|noone) (?:would|will|is going to) (?:even )?(?:notice|care|miss me)\b"),
+        (Category.SUICIDE, r"\bcant (?:go on|keep going)\b"),
+        (Category.SUICIDE, r"\bcant do this anymore\b"),
+        (Category.SUICIDE, r"\bwant (?:it|this|it all|everything) (?:all )?to (?:be over|stop forever|end)\b"),
+        (Category.SUICIDE, r"\b(?:stop|quit) existing\b|\bwant to stop existing\b"),
+        (Category.SUICIDE, r"\bdont want to exist\b"),
+        (Category.SUICIDE, r"\b(?:goodbye|suicide) (?:letters?|notes?)\b|\bthis is (?:my )?goodbye\b"),
+        (
+            Category.SUICIDE,
+            rf"\b(?:have|got|bought|collected)\b.{{0,25}}\b(?:{_PILLS}|gun|rope)\b.{{0,25}}\b(?:ready|end it|kill|die)\b",
+        ),
+        (Category.SUICIDE, r"\b(?:jump|jumping) (?:off|from) (?:the |a |this )?(?:roof|bridge|building|ledge|cliff)\b"),
+        (Category.SUICIDE, r"\bstanding on (?:the|a) (?:bridge|ledge|roof|edge)\b"),
+        (Category.SUICIDE, r"\b(?:except|other than|besides|but) (?:dying|death|to die)\b"),
+        (Category.SUICIDE, r"\bi(?:m| am) (?:just )?(?:a )?burden\b"),
+        (Category.SUICIDE, r"\b(?:checking out|check out) for good\b"),
+        # self-harm
+        (
+            Category.SELF_HARM,
+            rf"\b(?:cut|cutting|cuts|burn|burned|burnt|burning|hurt|hurting|harm|harming|hit|hitting|punish|"
+            rf"punishing|carve|carved|carving|scratch|scratching|starve|starving)\s+{_MYSELF}\b"
+            r"(?!\s+(?:at the gym|at work|lifting|running|playing|cooking|shaving|on the|in the kitchen|by accident|accidentally))",
+        ),
+        (Category.SELF_HARM, r"\bself[\s-]?harm"),
+        (Category.SELF_HARM, r"\bcutting (?:again|myself)\b|\bbeen cutting\b"),
+        (
+            Category.SELF_HARM,
+            r"\b(?:want|wanna|urge|urges) to cut\b(?!\s+(?:back|down|out|carbs|sugar|calories|the|my|some|it|them|that|this|\w+ing)\b)",
+        ),
+        (Category.SELF_HARM, r"\bi deserve (?:to )?(?:hurt|pain|to suffer|to die|to bleed)\b"),
+        (Category.SELF_HARM, r"\b(?:hurt|bled|bleed|burn|cut|hit|punched)\b.{0,40}\bon purpose\b"),
+        (Category.SELF_HARM, r"\bon purpose\b.{0,40}\b(?:hurt|bleed|cut|burn)\b"),
+        (
+            Category.SELF_HARM,
+            r"\b(?:cut|carved?|carving|slit|slice[ds]?)\s+(?:into\s+)?my\s+(?:arms?|wrists?|thighs?|legs?|skin|stomach)\b",
+        ),
+        # eating disorder: purging
+        (
+            Category.EATING_DISORDER,
+            rf"\b(?:make|made|making|force|forced|forcing)\s+{_MYSELF}\s+(?:to\s+)?(?:throw up|puke|vomit|sick)\b",
+        ),
+        (
+            Category.EATING_DISORDER,
+            r"\b(?:threw up|throw up|throwing up|puke|puked|puking|vomit|vomited|vomiting)\b.{0,40}"
+            r"\b(?:on purpose|so i (?:wont|wouldnt|dont|would not|do not) (?:gain|get fat)|after (?:i eat|eating|meals|every meal))\b",
+        ),
+        (
+            Category.EATING_DISORDER,
+            r"\bpurg(?:e|ed|es|ing)\b(?!\s+(?:my|the|our)\s+(?:closet|inbox|email|files|clothes|stuff))",
+        ),
+        (Category.EATING_DISORDER, r"\bfingers? down my throat\b"),
+        (Category.EATING_DISORDER, r"\blaxatives?\b.{0,30}\b(?:gain|weight|fat|lose|thin)\b"),
+        (
+            Category.EATING_DISORDER,
+            r"\b(?:havent|have not|didnt|not) eaten in (?:\d+|two|three|four|five|six|a few|several) days\b",
+        ),
+        # abuse or violence
+        (
+            Category.ABUSE,
+            rf"\b{_PERSON}\s+(?:\w+\s+)?(?:hits?|hitting|beats?|beat|beating|chokes?|choked|choking|punch(?:es|ed)?|"
+            r"kick(?:s|ed)?|slap(?:s|ped)?|strangl\w*|push(?:es|ed)?|shov\w*|abus\w*|rap\w*|hurts?|hurting|"
+            r"molest\w*|forces?|forced|threaten\w*)\s+me\b",
+        ),
+        (Category.ABUSE, r"\bsomeone is (?:hurting|hitting|abusing) me\b"),
+        (Category.ABUSE, r"\b(?:raped|sexually assaulted|sexual assault|molested)\b"),
+        (Category.ABUSE, r"\b(?:threaten\w*|scared|afraid|terrified)\b.{0,30}\b(?:kill|hurt) me\b"),
+        (
+            Category.ABUSE,
+            r"\b(?:going to|gonna|is going to)\s+(?:kill|hurt)\s+me\b(?!\s+if)(?!.*\b(?:lol|haha|lmao)\b)",
+        ),
+        (
+            Category.ABUSE,
+            r"\b(?:im|i am|i dont feel|i do not feel|dont feel|not) safe (?:at home|in my (?:home|house))\b|\bim not safe\b",
+        ),
+        (
+            Category.ABUSE,
+            r"\b(?:want|wanna|going|gonna)\s+(?:to\s+)?(?:kill|hurt|stab|shoot)\s+"
+            r"(?:him|her|them|someone|somebody|people|my (?!alarm|phone|time|workout)\w+)\b",
+        ),
+        # medical emergency
+        (Category.MEDICAL, r"\bchest\s+(?:pains?|hurts?|is hurting|feels (?:tight|heavy|crushed)|tight|pressure)\b"),
+        (Category.MEDICAL, r"\b(?:pain in|hurts in) my chest\b|\bmy chest hurts\b"),
+        (
+            Category.MEDICAL,
+            r"\b(?:cant|can not|cannot|barely|struggling to|hard to|trouble|unable to)\s+breathe?\b"
+            r"(?!\s+(?:through|out of|thru) (?:my|the) nose)",
+        ),
+        (Category.MEDICAL, r"\bheart attack\b|\bhaving a stroke\b|\bstroke\b.{0,30}\bdroop|\bseizure\b"),
+        (Category.MEDICAL, r"\boverdos(?:e|ed|ing)\b(?!\s+(?:awareness|prevention))"),
+        (
+            Category.MEDICAL,
+            rf"\b(?:took|taken|take|taking|swallowed|ate)\s+(?:\w+\s+){{0,3}}"
+            rf"(?:too many|too much|bunch of|handful of|bottle of|all (?:my|the|of my)|\d{{2,}})\s+(?:\w+\s+)?{_PILLS}\b",
+        ),
+        (Category.MEDICAL, r"\bthroat (?:is )?closing\b|\ballergic reaction\b|\banaphyla"),
+        (Category.MEDICAL, r"\bblood everywhere\b|\bbleeding\b.{0,25}\b(?:wont|will not|doesnt|not) stop\b"),
+        (Category.MEDICAL, r"\bpassed out\b.{0,40}\b(?:blood|head)\b|\bunconscious\b|\bnot breathing\b"),
+        (Category.MEDICAL, r"\bface (?:is )?drooping\b|\blips (?:are )?(?:blue|turning blue)\b"),
+    )
+)
+
+_ES: tuple[tuple[Category, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(pattern))
+    for category, pattern in (
+        (Category.SUICIDE, r"\bsuicid(?:arme|arse|arte|io|a|as|o)\b(?<!prevencion del suicidio)"),
+        (Category.SUICIDE, r"\bpensamientos suicidas\b"),
+        (
+            Category.SUICIDE,
+            r"\b(?:quiero|me quiero|quisiera|voy a|me voy a)\s+morir(?:me)?\b"
+            r"(?!\s+(?:de|del)\s+(?:la\s+)?(?:verguenza|risa|hambre|sueno|ganas|calor|frio|amor|aburrimiento|envidia))",
+        ),
+        (Category.SUICIDE, r"\bmatarme\b|\bme voy a matar\b|\bme quiero matar\b"),
+        (Category.SUICIDE, r"\bquitar(?:me)? la vida\b"),
+        (
+            Category.SUICIDE,
+            r"\b(?:no|ya no) quiero (?:seguir )?(?:vivir|viviendo|estar aqui|existir|despertar)\b",
+        ),
+        (Category.SUICIDE, r"\bya no quiero seguir\b(?!\s+(?:con|haciendo|el|la|los|comiendo|intentando))"),
+        (
+            Category.SUICIDE,
+            r"\b(?:quiero|voy a|pienso|quisiera|deseo)\s+(?:acabar|terminar)\s+con\s+(?:todo|mi vida)\b"
+            r"(?!\s+(?:el|la|los|las|mi trabajo|lo de))",
+        ),
+        (Category.SUICIDE, r"\b(?:acabar|terminar) con mi vida\b"),
+        (Category.SUICIDE, r"\bmejor sin mi\b|\bmejor si yo no (?:existiera|estuviera)\b"),
+        (Category.SUICIDE, r"\bnadie me (?:extranaria|echaria de menos|extrana)\b"),
+        (Category.SUICIDE, r"\b(?:ojala|quisiera|desearia) (?:estar|estuviera|estuviese) muert[oa]\b"),
+        (
+            Category.SUICIDE,
+            r"\b(?:ojala )?no despertar(?:me)? (?:nunca|mas|manana)\b|\bno despertar nunca\b|\bojala no despertar\b",
+        ),
+        (Category.SUICIDE, r"\b(?:no tengo|sin) (?:razones|razon|motivos?) para vivir\b"),
+        (Category.SUICIDE, r"\bla vida no tiene sentido\b|\bno le veo sentido a (?:la vida|vivir|nada)\b"),
+        (Category.SUICIDE, r"\b(?:cansad[oa]|hart[oa]) de vivir\b|\bno vale la pena vivir\b"),
+        (Category.SUICIDE, r"\b(?:estaria|estarian) mejor muert[oa]s?\b"),
+        (Category.SUICIDE, r"\bmi despedida\b|\badios a todos\b"),
+        (Category.SUICIDE, r"\bquiero desaparecer\b"),
+        (Category.SUICIDE, r"\bquiero que todo (?:termine|acabe|se acabe)\b"),
+        # self-harm
+        (Category.SELF_HARM, r"\bme corte\b(?!\s+(?:el|la|las|los|con|un|una|mientras))"),
+        (Category.SELF_HARM, r"\b(?:me estoy|sigo|volvi a) cortar?(?:ando|me)?\b|\bcortarme\b|\bme estoy cortando\b"),
+        (Category.SELF_HARM, r"\bhacerme dano\b|\bme (?:hago|hice|hace) dano\b"),
+        (Category.SELF_HARM, r"\bme (?:lastime|lastimo|golpee|golpeo|queme|quemo)\b.{0,20}\ba proposito\b"),
+        (Category.SELF_HARM, r"\bautolesi"),
+        # eating disorder
+        (Category.EATING_DISORDER, r"\b(?:provoque|provoco|provocarme|provocar|me provoque) el vomito\b"),
+        (Category.EATING_DISORDER, r"\bme (?:hice|hago|hago) vomitar\b"),
+        (Category.EATING_DISORDER, r"\b(?:vomito|vomite|vomitar|vomitando)\b.{0,20}\ba proposito\b"),
+        (Category.EATING_DISORDER, r"\blaxantes?\b"),
+        # abuse or violence
+        (
+            Category.ABUSE,
+            r"\bme (?:pega|pego|golpea|golpeo|golpearon|pegaron|viola|violo|violaron|maltrata|maltrato|ahorca|ahorco)\b",
+        ),
+        (Category.ABUSE, r"\bme violaron\b|\babus(?:a|o|aron|an|ando) de mi\b|\babusa sexualmente\b"),
+        (Category.ABUSE, r"\b(?:miedo|tengo miedo) (?:de )?que me (?:mate|haga dano|pegue|lastime)\b"),
+        (Category.ABUSE, r"\bno estoy segur[oa] en (?:mi )?casa\b"),
+        # medical emergency
+        (Category.MEDICAL, r"\bdolor (?:de|en el) pecho\b|\bme duele (?:mucho |muchisimo )?el pecho\b"),
+        (Category.MEDICAL, r"\bno puedo respirar\b(?!\s+bien por la nariz)(?!\s+por la nariz)|\bme falta el aire\b"),
+        (Category.MEDICAL, r"\binfarto\b|\bderrame cerebral\b|\bsobredosis\b|\bconvulsi"),
+        (
+            Category.MEDICAL,
+            r"\b(?:tome|me tome)\s+(?:demasiadas|todas las|muchas|un monton de)\s+(?:pastillas|pildoras)\b",
+        ),
+    )
+)
+
+
+def _first(patterns: tuple[tuple[Category, re.Pattern[str]], ...], text: str) -> Category | None:
+    return next((category for category, pattern in patterns if pattern.search(text)), None)
+
+
+def screen(text: str) -> SafetyReading:
+    """Read one inbound text. Pure and deterministic."""
+    normal = normalise(text)
+    en, es = _first(_EN, normal), _first(_ES, normal)
+    language = _language(normal, tie="es" if es is not None and en is None else "en")
+    if en is None and es is None:
+        return SafetyReading(flagged=False, language=language)
+    if language is None:  # a signal with no function word around it ("kms", "sobredosis")
+        language = "en" if en is not None else "es"
+    category = (es if language == "es" else en) or en or es
+    return SafetyReading(flagged=True, category=category, language=language)
