@@ -24,9 +24,11 @@ def transcript(env, pid: str) -> list[tuple[str, str]]:
 
 
 def test_sixty_messages_in_a_minute_make_at_most_twenty_model_calls_and_all_are_recorded(local_env_factory) -> None:
-    # Given a greeted participant under the default budget (20 model calls an hour)
+    # Given a greeted participant under the default budget (20 model calls an hour); the scripted
+    # model never calls a tool, so without the flow controller's hand-off (a hold, which calls no
+    # model at all) the budget is what stops the calls
     llm = ScriptedLLM([ScriptedLLM.text(f"Reply {n}") for n in range(100)])
-    env = local_env_factory(llm=llm)
+    env = local_env_factory(llm=llm, flow_controller_enabled=False)
     pid = enroll(env)
     env.drain()
     calls_before = llm.calls

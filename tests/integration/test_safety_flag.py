@@ -13,6 +13,7 @@ import pytest
 
 from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
+from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.safety import SafetyAlert
 from promptpipe.usecases import receive_text
@@ -66,14 +67,14 @@ def test_a_crisis_inside_an_opt_out_is_honoured_as_an_opt_out_and_still_alerts_t
         body="STOP. i want to end it all",
         received_at=datetime(2026, 3, 2, 13, 5, tzinfo=UTC),
     )
-    # The opt-out reader routes such a text to the opt-out (usecases/receive_text.py)
-    decision = receive_text._opt(env.app, pid, message, opt_out=True)
+    # The opt-out reader takes a first sentence that is an opt-out word as an opt-out (rules/opt_out.py)
+    decision = receive_text.receive_text(env.app, message)
     assert decision.action == "opted_out"
     participant = env.api("GET", f"/conversation/participants/{pid}").body["result"]
     assert participant["status"] == "paused" and participant["opted_out"] is True
     # Only the opt-out's confirmation goes out (no safety reply after a STOP)
     [confirmation] = env.messages(pid)[sent_before:]
-    assert confirmation.body_text == receive_text.OPT_OUT_CONFIRMATION
+    assert confirmation.body_text == OPT_OUT_CONFIRMATION
     # The team is told, and the participant is listed as needing a person
     state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
     assert state["hold"]["reason"] == "safety" and state["hold"]["detail"] == "suicide"

@@ -57,8 +57,7 @@ CLASSIFIER_CACHE_SECONDS = 300.0
 CLASSIFIER_CACHE_ENTRIES = 512
 INTAKE_FALLBACK = "I'm here to help you build a small daily habit. What would you like to work on?"
 FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
-# The fixed reply after a failed or empty synthesis says only what the tool results say
-# (``fallback_reply``): never "done" when nothing was done. Tool -> (done, not done).
+# After a failed or empty synthesis (``fallback_reply``): never "done" when nothing was done.
 TRY_AGAIN_FALLBACK = "Sorry, I couldn't finish that just now. Could you try again in a moment?"
 
 

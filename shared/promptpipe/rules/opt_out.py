@@ -201,7 +201,26 @@ def read_opt_message(
         ordered = sorted(matches, key=lambda match: (match[0] is not OptKind.OPT_OUT, match[1] != preferred_language))
         kind, language = ordered[0]
         return OptReading(kind, language, keyword=True)
-    return _read_request(text)
+    return _leading_opt_out(text, keywords) or _read_request(text)
+
+
+# An opt-out word that stands as the message's first sentence ("STOP. i want to end it all", "Stop!!
+# I mean it") is an opt-out whatever follows: honouring it is the safe reading. Not "end" or "cancel",
+# which open other sentences as often ("Cancel. I'm sick today": today's prompt, not every message).
+_FIRST_SENTENCE = re.compile(r"^\s*([^.!?;\n]+)[.!?;\n]+\s*\S")
+_NOT_LEADING = frozenset({"end", "cancel", "fin", "cancelar"})
+
+
+def _leading_opt_out(text: str, keywords: Mapping[str, Mapping[str, Sequence[str]]] | None) -> OptReading | None:
+    first = _FIRST_SENTENCE.match(text)
+    if first is None:
+        return None
+    tokens = _strip_fillers(words(first[1]))
+    if not tokens or " ".join(tokens) in _NOT_LEADING:
+        return None
+    matches = _keyword_forms(_freeze(DEFAULT_KEYWORDS if keywords is None else keywords)).get(tokens, [])
+    language = next((language for kind, language in matches if kind is OptKind.OPT_OUT), None)
+    return None if language is None else OptReading(OptKind.OPT_OUT, language, keyword=False)
 
 
 # --- plain-language requests ---------------------------------------------------------------------
