@@ -107,7 +107,9 @@ class TurnOutcome:
     @property
     def problems(self) -> list[str]:
         found = []
-        if not self.answered and self.max_model_calls != 0:
+        # A message whose one expected action is the opt-out may be honoured before any model reads
+        # it (the opt-out reader at the webhook): the end checks (opted out, prompts after) judge it.
+        if not self.answered and self.max_model_calls != 0 and set(self.needed) != {"opt_out"}:
             found.append("no intake/feedback request for this message")
         if self.max_model_calls is not None and self.model_calls > self.max_model_calls:
             purposes = ", ".join(o.purpose for o in self.observations)

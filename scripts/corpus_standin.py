@@ -49,9 +49,14 @@ def _same(args: dict[str, Any]) -> dict[str, Any]:
     return dict(args)
 
 
+def _outcome_as_done(args: dict[str, Any]) -> dict[str, Any]:
+    """The corpus's ``outcome: done | not_done`` as the engine's ``record_outcome`` takes it (``done``)."""
+    return {"done": args.get("outcome") == "done"}
+
+
 # role -> (engine tool name, corpus arguments -> that tool's arguments), tried in order.
 ROLE_TOOLS: dict[str, tuple[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]], ...]] = {
-    "record_outcome": (("record_outcome", _same),),
+    "record_outcome": (("record_outcome", _outcome_as_done),),
     "opt_out": (("opt_out", _same),),
 }
 
