@@ -21,6 +21,7 @@ from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.hold import alert_of, flag_turn, held_turn
+from promptpipe.flow.lifecycle import remember_language
 from promptpipe.flow.modules import (
     ConversationModule,
     FeedbackModule,
@@ -146,6 +147,10 @@ class ConversationFlow:
         if hold is not None:
             reply, audit = held_turn(self.deps.config, session, hold, reading, user)
             return TurnResult(module=None, reply=reply, audit=audit)
+        if reading is not None and reading.language and session.data.sub_state is SubState.INTAKE:
+            # Detected at intake (English or Spanish, by the screen's reading of function words) when
+            # enrolment gave none: the fixed texts then come in it (docs/compliance.md).
+            remember_language(session, reading.language)
 
         for answer in answers:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):

@@ -114,6 +114,20 @@ def fixed_reply(config: CoreConfig, kind: OptKind, language: str) -> str:
     )
 
 
+def remember_language(session: ConversationSession, language: str) -> None:
+    """Store the participant's language when none is stored yet (set at enrolment wins): the fixed
+    texts (confirmations, help, the safety reply) come in it (docs/compliance.md)."""
+    if not language or session.participant.language:
+        return
+
+    def remember(op: OpContext) -> None:
+        if not op.participant.language:
+            op.participant.language = language
+            op.participant_changed = True
+
+    session.apply("language", remember)
+
+
 def opt_out(
     deps: FlowDeps,
     session: ConversationSession,

@@ -19,6 +19,7 @@ from promptpipe.flow.lifecycle import (
     change_status,
     fixed_reply,
     opt_out,
+    remember_language,
 )
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.events import TurnEvent, TurnKind
@@ -158,14 +159,7 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
             category = screened.category.value if screened.category else ""
             session.apply("safety_hold", place(HoldReason.SAFETY, "safety screen (opt-out)", detail=category))
             session.metrics.append(metric("SafetyFlag", 1, "Count"))
-        if not participant.language and reading.language:
-
-            def remember_language(op: OpContext) -> None:
-                if not op.participant.language:
-                    op.participant.language = reading.language
-                    op.participant_changed = True
-
-            session.apply("language", remember_language)
+        remember_language(session, reading.language)
         if reading.kind is OptKind.HELP:
             session.apply("help_reply", lambda op: reply(op, OptKind.HELP))
             return
