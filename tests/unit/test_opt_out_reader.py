@@ -143,3 +143,18 @@ def test_fixed_texts_come_in_the_language_with_english_as_the_fallback() -> None
     assert fixed_text(own, DEFAULT_OPT_OUT_TEXTS, "de", study="S", contact="") == "S stopped. START to restart."
     assert "START" in fixed_text({}, DEFAULT_OPT_OUT_TEXTS, "es", study="S", contact="")
     assert primary_language("EN_us") == "en"
+
+
+@pytest.mark.parametrize(
+    ("body", "language"),
+    [("STOP. i want to end it all", "en"), ("Stop!! I mean it", "en"), ("BAJA. ya no quiero", "es")],
+)
+def test_an_opt_out_word_standing_as_the_first_sentence_is_an_opt_out(body: str, language: str) -> None:
+    reading = read_opt_message(body)
+    assert reading is not None and reading.kind is OptKind.OPT_OUT and reading.language == language
+    assert not reading.keyword  # the provider's own filter reads whole messages only
+
+
+@pytest.mark.parametrize("body", ["Cancel. I'm sick today", "End. of the day works", "I'll stop by. later ok"])
+def test_end_or_cancel_as_a_first_sentence_or_stop_inside_one_is_not(body: str) -> None:
+    assert read_opt_message(body) is None
