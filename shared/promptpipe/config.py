@@ -12,12 +12,12 @@ from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from promptpipe.rules.opt_out import DEFAULT_STUDY_NAME
-
 if TYPE_CHECKING:
     from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute
 
 
+# The study name of a deployment that gave none (STUDY_NAME): the fixed texts name it.
+DEFAULT_STUDY_NAME = "Habit coach"
 # The safety reply's resources by the region of the participant's number (docs/safety.md); a region not
 # listed gets "your local emergency number".
 DEFAULT_SAFETY_RESOURCES: dict[str, dict[str, str]] = {

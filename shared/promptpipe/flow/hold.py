@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptpipe.config import CoreConfig
 from promptpipe.flow.session import ConversationSession, OpContext
@@ -22,7 +22,9 @@ from promptpipe.models.safety import ConversationHold, HoldReason, SafetyAlert
 from promptpipe.models.state import ConversationMessage
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import region_of
-from promptpipe.rules.safety_screen import SafetyReading
+
+if TYPE_CHECKING:  # the screen compiles its patterns at import: the daily prompt and timers never load it
+    from promptpipe.rules.safety_screen import SafetyReading
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from promptpipe.config import CoreConfig
+from promptpipe.config import DEFAULT_STUDY_NAME, CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
@@ -24,7 +24,6 @@ from promptpipe.rules.opt_out import (
     DEFAULT_HELP_TEXTS,
     DEFAULT_OPT_IN_TEXTS,
     DEFAULT_OPT_OUT_TEXTS,
-    DEFAULT_STUDY_NAME,
     FALLBACK_LANGUAGE,
     OptKind,
     fixed_text,

@@ -50,8 +50,6 @@ __all__ = [
 ]
 
 FALLBACK_LANGUAGE = "en"
-# The study name of a deployment that gave none (settings STUDY_NAME).
-DEFAULT_STUDY_NAME = "Habit coach"
 OptKeywordKind = Literal["opt_out", "opt_in", "help"]
 
 
@@ -279,10 +277,18 @@ _ES_CORES = (
     r"(?:(?:quiero|quisiera) )?(?:darme|dame|denme|me doy) de baja|(?:borrame|sacame|quitame) de (?:la|esta|su) lista",
     rf"no mas {_ES_MESSAGES}|dejame en paz",
 )
-_REQUESTS = (
-    ("en", re.compile(rf"^{_EN_LEAD}(?:{'|'.join(_EN_CORES)})\b")),
-    ("es", re.compile(rf"^{_ES_LEAD}(?:{'|'.join(_ES_CORES)})\b")),
-)
+
+
+@functools.cache
+def _requests() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The request patterns, compiled at the first plain-language reading, not at import: the
+    functions that only confirm (timers, the daily prompt) import this module for its texts."""
+    return (
+        ("en", re.compile(rf"^{_EN_LEAD}(?:{'|'.join(_EN_CORES)})\b")),
+        ("es", re.compile(rf"^{_ES_LEAD}(?:{'|'.join(_ES_CORES)})\b")),
+    )
+
+
 # A word that narrows a stop request to a time, a duration or one kind of message.
 _NARROWING = re.compile(
     r"\b(?:morning|mornings|night|nights|nightly|evening|evenings|afternoon|afternoons|tonight|today|tomorrow|"
@@ -300,7 +306,7 @@ def _read_request(text: str) -> OptReading | None:
     found: str | None = None
     unclear = False
     for clause in clauses:
-        for language, pattern in _REQUESTS:
+        for language, pattern in _requests():
             match = pattern.match(clause)
             if match is None:
                 continue

@@ -37,7 +37,6 @@ from promptpipe.rules.opt_out import (
     read_opt_message,
 )
 from promptpipe.rules.phone import mask_phone
-from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
@@ -131,7 +130,13 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     silent = provider_answered(app, message, reading)
     # A crisis inside an opt-out ("STOP. i want to end it all"): the opt-out is honoured all the
     # same, and the study team is told; the participant is held so the console lists them.
-    screened = screen(message.body) if reading.kind is OptKind.OPT_OUT and config.safety_screen_enabled else None
+    screened = None
+    if reading.kind is OptKind.OPT_OUT and config.safety_screen_enabled:
+        # Imported here: the screen compiles its patterns at import, and the webhook needs it only
+        # for an opt-out (every other text is screened by the worker).
+        from promptpipe.rules.safety_screen import screen
+
+        screened = screen(message.body)
     crisis = screened is not None and screened.flagged
 
     def reply(op: OpContext, kind: OptKind) -> None:
