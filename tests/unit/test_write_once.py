@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from promptpipe import usecases
-from promptpipe.errors import StoreError
+from promptpipe.errors import ParticipantNotFound, StoreError
 from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
+from promptpipe.models.api import ParticipantUpdate, StateOverride
 from promptpipe.models.messaging import InboundKind, InboundMessage
 from promptpipe.models.store import StateCommit
+from promptpipe.usecases.participants import apply_participant_update, override_state
 from promptpipe.usecases.receive_inbound import MEDIA_NOTICE, receive_inbound
+from promptpipe.usecases.write_once import run_once
 from tests.support import MemoryHarness, memory_harness
 
 USECASES = Path(usecases.__file__).parent
-# Operator changes through the API (a made-up id, never redelivered, no event record) open their own.
-API_CHANGES = {"participants.py"}
 LOST_ANSWER = StoreError("commit answer lost", operation="DynamoStateStore.commit", code="RequestTimeout")
 
 
@@ -53,7 +54,54 @@ def test_only_the_runner_opens_a_session_for_an_event() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and node.attr == "open" and ast.unparse(node.value).endswith("sessions"):
                 openers.add(path.name)
-    assert openers - API_CHANGES == {"write_once.py"}
+    assert openers == {"write_once.py"}
+
+
+def test_only_the_runner_commits_a_session() -> None:
+    """The operator's writes (an update, an override) commit through ``run_once`` too (``replay=False``)."""
+    committers: set[str] = set()
+    for path in USECASES.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "commit" and ast.unparse(node.value) == "session":
+                committers.add(path.name)
+    assert committers == {"write_once.py"}
+
+
+def test_two_operator_writes_in_the_same_instant_both_land_and_claim_no_event() -> None:
+    # Given an enrolled participant and a clock that does not move
+    h = memory_harness()
+    participant = h.enroll()
+    claims = dict(h.store.claims)
+
+    # When the operator updates them twice and overrides their state twice, all at the same instant
+    # (the same ``update-<time>`` and ``override-<time>`` ids)
+    apply_participant_update(h.app, participant.id, ParticipantUpdate(name="Ana"))
+    apply_participant_update(h.app, participant.id, ParticipantUpdate(name="Bea"))
+    override_state(h.app, participant.id, StateOverride(debug_mode=True, reason="first"))
+    override_state(h.app, participant.id, StateOverride(debug_mode=False, reason="second"))
+
+    # Then each write landed (none is taken for a replay of the one before), none claimed its id,
+    # and the updates left their event record while the overrides left none
+    assert h.store.participants[participant.id].name == "Bea"
+    assert h.store.participants[participant.id].debug_mode is False
+    overrides = [e.content for e in h.store.transcripts[participant.id] if e.kind == "override"]
+    assert [text.rsplit(": ", 1)[1] for text in overrides] == ["first", "second"]
+    assert h.store.claims == claims
+    recorded = [r.event_id for r in h.store.load(participant.id).recent_events]
+    assert [i for i in recorded if i.startswith("update-")] == [f"update-{h.clock.now().isoformat()}"] * 2
+    assert not [i for i in recorded if i.startswith("override-")]
+
+
+def test_an_operator_write_for_a_participant_who_is_not_there_is_not_found() -> None:
+    # Given no such participant
+    h = memory_harness()
+
+    # When an operator's write runs for them, Then the caller is told (the API's 404), nothing is committed
+    with pytest.raises(ParticipantNotFound):
+        run_once(h.app, "p_missing", "update-now", lambda session, outcome: None, replay=False)
+    with pytest.raises(ParticipantNotFound):
+        apply_participant_update(h.app, "p_missing", ParticipantUpdate(name="Ana"))
+    assert h.store.commits == 0
 
 
 def test_a_webhook_event_whose_commit_landed_though_its_answer_was_lost_applies_its_effects() -> None:

@@ -19,7 +19,7 @@ from promptpipe.errors import (
     ValidationFailed,
 )
 from promptpipe.flow.lifecycle import all_timer_names, change_status
-from promptpipe.flow.session import OpContext
+from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
 from promptpipe.models.effects import ScheduleSpec
@@ -40,8 +40,9 @@ from promptpipe.rules.opt_out import primary_language
 from promptpipe.rules.phone import canonicalize_phone, mask_phone
 from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.outcomes import UpdateOutcome
+from promptpipe.usecases.outcomes import EventOutcome, UpdateOutcome
 from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules
+from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
 
@@ -148,12 +149,11 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
     fields = update.model_dump(exclude_unset=True, exclude_none=True)
     if "timezone" in fields:
         validate_timezone(fields["timezone"])
-    session = app.sessions.open(participant_id, f"update-{app.clock.now().isoformat()}")
     status = fields.pop("status", None)
     consent_fields = {name: fields.pop(name) for name in ("consent", "withdrawal") if name in fields}
-    status = _status_with_withdrawal(status, update)
-    previous_status = session.participant.status
     profile_fields = fields  # what is left: the participant's own fields
+    opened: list[ConversationSession] = []
+    previous: list[ParticipantStatus] = []
 
     def apply(op: OpContext) -> None:
         old_zone = op.participant.timezone
@@ -170,23 +170,28 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
                 format_background(op.participant) if has_background(op.participant) else "",
             )
 
-    if profile_fields:
-        session.apply("update_participant", apply)
-    withdrawing = status == ParticipantStatus.WITHDRAWN.value
-    if consent_fields or withdrawing:
-        session.apply("record_consent", _record_consent(update, withdrawing=withdrawing))
-    if status is not None and change_status(
-        app.deps, session, ParticipantStatus(status), reason="updated through the API"
-    ):
+    def clear_opt_out(op: OpContext) -> None:
+        op.participant.opted_out = False  # the organiser decides from now on
 
-        def clear_opt_out(op: OpContext) -> None:
-            op.participant.opted_out = False  # the organiser decides from now on
+    def work(session: ConversationSession, _outcome: EventOutcome) -> None:
+        nonlocal status
+        opened.append(session)
+        status = _status_with_withdrawal(status, update)  # after the open: a missing participant is a 404 first
+        previous.append(session.participant.status)
+        if profile_fields:
+            session.apply("update_participant", apply)
+        withdrawing = status == ParticipantStatus.WITHDRAWN.value
+        if consent_fields or withdrawing:
+            session.apply("record_consent", _record_consent(update, withdrawing=withdrawing))
+        if status is not None and change_status(
+            app.deps, session, ParticipantStatus(status), reason="updated through the API"
+        ):
+            session.apply("clear_opt_out", clear_opt_out)
 
-        session.apply("clear_opt_out", clear_opt_out)
-    pending = False
-    if session.dirty:
-        # An API change: its id is made up here and redelivered by nobody, so it claims none.
-        pending = _apply_committed(app, participant_id, session.commit(claim_event=False).schedules)
+    # An API change: its id is made up here and redelivered by nobody (``replay=False``).
+    outcome = run_once(app, participant_id, f"update-{app.clock.now().isoformat()}", work, replay=False)
+    session, previous_status = opened[0], previous[0]
+    pending = _apply_committed(app, participant_id, outcome.schedules) if session.dirty else False
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
     if session.dirty:
@@ -336,50 +341,56 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
     from promptpipe.flow.hold import release
     from promptpipe.flow.steering import record_operator_facts, release_controller_hold
 
-    session = app.sessions.open(participant_id, f"override-{app.clock.now().isoformat()}")
     facts = override.profile.model_dump(exclude_none=True) if override.profile is not None else {}
-    if facts:  # before the release: the resumed flow starts from them
-        flows = app.deps.flows
-        session.apply("override_profile", lambda op: record_operator_facts(op.data, facts, op.now, flows))
-    if override.sub_state is not None:
-        session.apply("override_sub_state", immediate_transition(override.sub_state))
-        target = override.sub_state
-        session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
     released: list[str] = []
-    if override.sub_state is not None or override.release_hold:
-
-        def release_the_hold(op: OpContext) -> None:
-            # The one hold (docs/safety.md), and the controller's pause with it: the coach resumes.
-            ended = release(op)
-            released[:] = [ended.reason.value] if ended is not None else []
-            release_controller_hold(op.data, op.data.sub_state)
-
-        session.apply("release_hold", release_the_hold)
     debug = override.debug_mode
-    if override.llm_routes is not None:
-        routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
-        routing.check_participant_routes(app.deps.config, routes, session.data.raw)
-        session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
 
-    def record(op: OpContext) -> None:
-        if debug is not None and op.participant.debug_mode != debug:
-            op.participant.debug_mode = debug
-            op.participant_changed = True
-        changes = []
+    def work(session: ConversationSession, _outcome: EventOutcome) -> None:
+        if facts:  # before the release: the resumed flow starts from them
+            flows = app.deps.flows
+            session.apply("override_profile", lambda op: record_operator_facts(op.data, facts, op.now, flows))
         if override.sub_state is not None:
-            changes.append(f"sub_state={override.sub_state.value}")
-        if debug is not None:
-            changes.append(f"debug_mode={debug}")
-        if override.llm_routes is not None:
-            changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
-        if facts:
-            changes.append(f"profile={','.join(facts)}")
-        if released:
-            changes.append(f"hold released ({released[0]})")
-        op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
+            session.apply("override_sub_state", immediate_transition(override.sub_state))
+            target = override.sub_state
+            session.apply("release_controller_hold", lambda op: release_controller_hold(op.data, target))
+        if override.sub_state is not None or override.release_hold:
 
-    session.apply("override", record)
-    _apply_committed(app, participant_id, session.commit(record_event=False).schedules)
+            def release_the_hold(op: OpContext) -> None:
+                # The one hold (docs/safety.md), and the controller's pause with it: the coach resumes.
+                ended = release(op)
+                released[:] = [ended.reason.value] if ended is not None else []
+                release_controller_hold(op.data, op.data.sub_state)
+
+            session.apply("release_hold", release_the_hold)
+        if override.llm_routes is not None:
+            routes: dict[str, LLMRoute] = {name: route for name, route in override.llm_routes.items()}
+            routing.check_participant_routes(app.deps.config, routes, session.data.raw)
+            session.apply("override_llm_routes", lambda op: routing.store_participant_routes(op.data.raw, routes))
+
+        def record(op: OpContext) -> None:
+            if debug is not None and op.participant.debug_mode != debug:
+                op.participant.debug_mode = debug
+                op.participant_changed = True
+            changes = []
+            if override.sub_state is not None:
+                changes.append(f"sub_state={override.sub_state.value}")
+            if debug is not None:
+                changes.append(f"debug_mode={debug}")
+            if override.llm_routes is not None:
+                changes.append(f"llm_routes={','.join(sorted(override.llm_routes)) or 'cleared'}")
+            if facts:
+                changes.append(f"profile={','.join(facts)}")
+            if released:
+                changes.append(f"hold released ({released[0]})")
+            op.record(Direction.SYSTEM, "override", f"operator override ({', '.join(changes)}): {override.reason}")
+
+        session.apply("override", record)
+
+    # An operator's write: redelivered by nobody, and it leaves no event record (``replay=False``).
+    outcome = run_once(
+        app, participant_id, f"override-{app.clock.now().isoformat()}", work, replay=False, record_event=False
+    )
+    _apply_committed(app, participant_id, outcome.schedules)
     return state_view(app, participant_id)  # ``effects_pending`` says whether they still are
 
 

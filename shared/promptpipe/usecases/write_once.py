@@ -18,6 +18,13 @@ every use case (docs/reliability.md):
 (docs/architecture.md#the-stack-rights-and-alarms): schedule changes go to the worker through the
 queue (it re-derives each from the committed state) and the participant's pending-effects marker is
 left for the worker's events to repair.
+
+``replay=False`` is the operator's write through the API (a participant update, a state override):
+its id is made up at the request (``update-<time>``, ``override-<time>``) and nobody redelivers it,
+so it is neither looked up as a replay nor claimed, and two writes in the same instant (a fixed
+clock) both run. With ``record_event=False`` it leaves no event record in the state either. A
+participant who is not there (before the write, or deleted during it) is the caller's
+``ParticipantNotFound`` (a 404): there is no firing to clean up, and the operator is answered.
 """
 
 from __future__ import annotations
@@ -51,10 +58,13 @@ def run_once(
     firing_schedules: tuple[str, ...] = (),
     reply_if_unsaved: bool = True,
     defer_schedules: bool = False,
+    replay: bool = True,
+    record_event: bool = True,
 ) -> EventOutcome:
     """Open, replay or work, commit once, publish the event's metrics (``outcome_metrics``); the
     caller applies the outcome's effects with ``apply_effects``. ``firing_schedules``: the
-    schedule(s) that may have fired this event."""
+    schedule(s) that may have fired this event. ``replay=False`` (with ``record_event``): an
+    operator's write, see the module's docstring."""
     outcome = _run_once(
         app,
         participant_id,
@@ -63,6 +73,8 @@ def run_once(
         firing_schedules=firing_schedules,
         reply_if_unsaved=reply_if_unsaved,
         defer_schedules=defer_schedules,
+        replay=replay,
+        record_event=record_event,
     )
     publish(outcome_metrics(outcome))
     return outcome
@@ -77,18 +89,22 @@ def _run_once(
     firing_schedules: tuple[str, ...],
     reply_if_unsaved: bool,
     defer_schedules: bool,
+    replay: bool,
+    record_event: bool,
 ) -> EventOutcome:
     outcome = EventOutcome(participant_id=participant_id, event_id=event_id)
     try:
         session = app.sessions.open(participant_id, event_id)
     except ParticipantNotFound:
+        if not replay:
+            raise
         logger.info("event for a participant that no longer exists", extra={"participant_id": participant_id})
         if firing_schedules:
             apply_schedule_specs(app, dict.fromkeys(firing_schedules))
         return outcome
     if not defer_schedules:
         outcome.pending_effects = session.loaded.pending_effects
-    record = session.already_processed()
+    record = session.already_processed() if replay else None
     if record is not None:
         outcome.replayed = True
         outcome.take(resume(app, session, record))
@@ -98,7 +114,7 @@ def _run_once(
     if not session.dirty:
         return outcome
     try:
-        effects = session.commit()
+        effects = session.commit(record_event=record_event, claim_event=replay)
         outcome.committed_version = session.committed_version
         if session.duplicate_of is not None or session.answered_before:
             # A concurrent delivery of this event committed first (it applies the effects), or
@@ -111,6 +127,8 @@ def _run_once(
                 outcome.take(resume(app, session, kept))
                 return _deferred(app, outcome) if defer_schedules else outcome
     except ParticipantNotFound:
+        if not replay:
+            raise
         logger.info("participant deleted during the event", extra={"participant_id": participant_id})
         return outcome
     except StateConflictRetriesExhausted:
