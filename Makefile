@@ -13,7 +13,7 @@ STAMP_LOCAL := $(VENV)/.installed-local-$(HASH)
 STAMP_DEV   := $(VENV)/.installed-dev-$(HASH)
 NODE_RECOMMENDED := 22
 PYTEST_ARGS ?=
-# make test: the coverage gate (scripts/coverage_gate.py) and the zone of the second, non-UTC pass
+# make test: the coverage gate (scripts/tools/coverage_gate.py) and the zone of the second, non-UTC pass
 COV_LINE   ?= 95
 COV_BRANCH ?= 90
 TEST_TZ    ?= America/Toronto
@@ -61,7 +61,7 @@ test: $(STAMP_DEV) ## lint (ruff, mypy, import contracts), the whole suite with 
 	mkdir -p build
 	$(BIN)/python -m pytest -n 2 --dist loadfile --cov --cov-report=term:skip-covered \
 		--cov-report=json:build/coverage.json $(PYTEST_ARGS)
-	$(BIN)/python -m scripts.coverage_gate build/coverage.json --line $(COV_LINE) --branch $(COV_BRANCH)
+	$(BIN)/python -m scripts.tools.coverage_gate build/coverage.json --line $(COV_LINE) --branch $(COV_BRANCH)
 	TZ=$(TEST_TZ) $(BIN)/python -m pytest tests/unit -n 2 --dist loadfile -p no:cacheprovider $(PYTEST_ARGS)
 
 test-fast: $(STAMP_DEV) ## run the unit tests only
@@ -69,7 +69,7 @@ test-fast: $(STAMP_DEV) ## run the unit tests only
 
 mutation: $(STAMP_DEV) ## mutation scores of the core modules against their gate (slow; docs/reliability.md)
 	$(UV) pip install --quiet --python $(BIN)/python --constraint $(LOCK) -e '.[dev,mutation]'
-	$(BIN)/python -m scripts.mutation_gate --run $(MUTATION_MODULES)
+	$(BIN)/python -m scripts.tools.mutation_gate --run $(MUTATION_MODULES)
 
 lint: $(STAMP_DEV) ## ruff check and format check, mypy, the import contracts (.pre-commit-config.yaml runs the same)
 	$(BIN)/ruff check .
@@ -120,25 +120,25 @@ destroy: $(STAMP_DEV) node-check node_modules/.bin/cdk ## cdk destroy (needs AWS
 	$(CDK) destroy $(CDK_ARGS)
 
 bench: $(STAMP_DEV) ## run the benchmarks (see docs/benchmarks.md)
-	$(BIN)/python -m scripts.bench_calls
-	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+	$(BIN)/python -m scripts.bench.calls
+	$(BIN)/python -m scripts.bench.tokens --baseline $(TOKENS_BASELINE)
 
 # The revision the token figures of docs/benchmarks.md are compared with (before the turn pipeline).
 TOKENS_BASELINE ?= 7ae007d
 bench-tokens: $(STAMP_DEV) ## model tokens per turn and LLM cost, before (TOKENS_BASELINE) and after
-	$(BIN)/python -m scripts.bench_tokens --baseline $(TOKENS_BASELINE)
+	$(BIN)/python -m scripts.bench.tokens --baseline $(TOKENS_BASELINE)
 
 corpus: $(STAMP_DEV) ## play both corpus splits (built: gated; held_out: reported) with the competent-model stand-in (docs/offline-coach.md#the-two-splits)
-	$(BIN)/python -m scripts.corpus_report $(CORPUS_ARGS)
+	$(BIN)/python -m scripts.corpus.report $(CORPUS_ARGS)
 
 corpus-offline: $(STAMP_DEV) ## play both corpus splits with the offline coach: parity figures and false praise (docs/offline-coach.md)
-	$(BIN)/python -m scripts.corpus_offline $(CORPUS_ARGS)
+	$(BIN)/python -m scripts.corpus.offline $(CORPUS_ARGS)
 
 # OPENAI_API_KEY, GENAI_MODEL (default gpt-4o-mini) and OPENAI_BASE_URL as for the functions; without a
 # key it prints one line and exits 0. EVAL_ARGS="--only walk-yes week-move-it-to-7pm" plays a few;
 # "--split held_out|all", "--repeat K" (pass^k), "--price-in/--price-out" (USD per 1M tokens).
 eval-llm: $(STAMP_DEV) ## play the conversation corpus against a real model, pass^k and cost at its own price (OPENAI_API_KEY, GENAI_MODEL, OPENAI_BASE_URL)
-	$(BIN)/python -m scripts.eval_llm $(EVAL_ARGS)
+	$(BIN)/python -m scripts.corpus.eval_llm $(EVAL_ARGS)
 
 clean: ## remove .venv, build outputs and caches
 	rm -rf $(VENV) cdk.out build node_modules .pytest_cache

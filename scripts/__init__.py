@@ -1,1 +1,2 @@
-"""Benchmark scripts (``python -m scripts.bench_calls``, ``python -m scripts.bench_cold_start``)."""
+"""Scripts run with ``python -m``, by family: ``scripts.bench`` (benchmarks), ``scripts.corpus`` (the
+conversation corpus and its reports), ``scripts.tools`` (the coverage and mutation gates)."""

@@ -27,6 +27,7 @@ import pytest
 from moto import mock_aws
 
 from promptpipe.rules.clock import ManualClock
+from tests.support.backoff import no_backoff  # noqa: F401  (a fixture, for every test that asks for it)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ driven by Selenium) against `promptpipe serve`'s local stack: each load of the f
 console one API call whatever the study's size (what makes it fast), its rows show what each
 participant's flow state records, and its time is measured by the browser's own navigation timing
 and printed (`pytest -s`). The 1 s target itself is a benchmark's verdict, not this test's:
-`python -m scripts.bench_console` exits 1 over it (docs/benchmarks.md, section 9), so that a test
+`python -m scripts.bench.console` exits 1 over it (docs/benchmarks.md, section 9), so that a test
 never fails because the machine is busy."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_the_list_of_1000_participants_is_one_api_call_a_load_and_its_time_is_me
 
     # Then each load cost the console one API call (the rows route), not one per participant
     assert transport.calls == LOADS
-    # and the browser measured each load (printed; the target is bench_console's verdict)
+    # and the browser measured each load (printed; the target is scripts.bench.console's verdict)
     print(f"list of {STUDY} participants: loads {', '.join(f'{t:.0f} ms' for t in times)}")
     assert all(t > 0 for t in times)
     # and the page is the study's newest 50, the total named, each row from the participant's state

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.corpus_model import NEXT_PROMPT, Conversation, load_corpus
-from scripts.corpus_player import ConversationOutcome, CorpusFigures, Player
-from scripts.corpus_standin import CompetentStandIn
+from scripts.corpus.model import NEXT_PROMPT, Conversation, load_corpus
+from scripts.corpus.player import ConversationOutcome, CorpusFigures, Player
+from scripts.corpus.standin import CompetentStandIn
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scripts.corpus_offline import ParityFigures, figures_of, play_offline
+from scripts.corpus.offline import ParityFigures, figures_of, play_offline
 
 pytestmark = pytest.mark.slow
 

@@ -67,7 +67,7 @@ from promptpipe.models.messaging import InboundMessage, OutboundMessage, SendRes
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
-from tests.scheduler_faults import throttled_create_schedule
+from tests.support.scheduler_faults import throttled_create_schedule
 
 FUNCTIONS = tuple(spec.key for spec in c.ALL_FUNCTIONS)
 # Deployments whose roles differ, by CDK context; each serves the events of its phases of the run

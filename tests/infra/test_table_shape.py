@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from promptpipe.adapters.dynamodb_table import PARTICIPANTS_INDEX, TABLE
 from tests.infra.synth import Synth
-from tests.table_shape import shape_of
+from tests.support.table_shape import shape_of
 
 
 def test_the_synthesized_table_has_the_declared_shape(synth: Synth) -> None:

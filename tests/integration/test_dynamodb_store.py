@@ -20,7 +20,7 @@ from promptpipe.models.participant import ConversationParticipant, ParticipantSt
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import Direction, EventRecord, StateCommit, TranscriptEntry
 from promptpipe.settings import Settings
-from tests.table_shape import shape_of
+from tests.support.table_shape import shape_of
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

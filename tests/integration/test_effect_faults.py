@@ -238,22 +238,6 @@ def stack(local_env_factory: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[.
     return make
 
 
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """botocore's standard-mode backoff delays, recorded instead of slept."""
-    from botocore.retries import standard
-
-    delays: list[float] = []
-    original = standard.ExponentialBackoff.delay_amount
-
-    def record(self: Any, context: Any) -> float:
-        delays.append(original(self, context))
-        return 0.0
-
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", record)
-    return delays
-
-
 def schedule_call() -> ChatResponse:
     return ScriptedLLM.tool_call("scheduler", SCHEDULE)
 

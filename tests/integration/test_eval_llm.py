@@ -1,4 +1,4 @@
-"""``make eval-llm`` (``scripts/eval_llm.py``): without a key one line and exit 0; with one, the corpus
+"""``make eval-llm`` (``scripts/corpus/eval_llm.py``): without a key one line and exit 0; with one, the corpus
 is played through the project's OpenAI adapter over HTTP — here against the competent-model stand-in
 served as an OpenAI-compatible Chat Completions endpoint on 127.0.0.1."""
 
@@ -13,11 +13,20 @@ from pathlib import Path
 import pytest
 
 from promptpipe.rules.model_prices import PRICES, ModelPrice
-from scripts.chat_completions_server import ChatCompletionsServer
-from scripts.corpus_model import load_corpus
-from scripts.corpus_player import Player
-from scripts.corpus_standin import CompetentStandIn, Cursor
-from scripts.eval_llm import NO_KEY, ConversationScore, chosen_price, evaluate, main, pass_hat, render, render_repeated
+from scripts.corpus.chat_completions_server import ChatCompletionsServer
+from scripts.corpus.eval_llm import (
+    NO_KEY,
+    ConversationScore,
+    chosen_price,
+    evaluate,
+    main,
+    pass_hat,
+    render,
+    render_repeated,
+)
+from scripts.corpus.model import load_corpus
+from scripts.corpus.player import Player
+from scripts.corpus.standin import CompetentStandIn, Cursor
 
 ROOT = Path(__file__).resolve().parents[2]
 # An intake that ends with "yes", a feedback week with a time change, one that leaves midway
@@ -27,7 +36,7 @@ PLAYED = ("walk-yes", "leaves-midway", "week-move-it-to-7pm")  # in corpus order
 def test_without_a_key_it_says_so_in_one_line_and_exits_0() -> None:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     done = subprocess.run(
-        [sys.executable, "-m", "scripts.eval_llm"],
+        [sys.executable, "-m", "scripts.corpus.eval_llm"],
         check=False,
         cwd=ROOT,
         env=env,
@@ -120,7 +129,7 @@ def test_repeat_plays_k_times_and_prints_pass_hat_k_and_the_cost_at_the_given_pr
 ) -> None:
     server, _cursor = served
     # The served stand-in follows the player's cursor: share it (the in-process test above passes it)
-    monkeypatch.setattr("scripts.corpus_player.Cursor", lambda: _cursor)
+    monkeypatch.setattr("scripts.corpus.player.Cursor", lambda: _cursor)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("GENAI_MODEL", "gpt-4o")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -35,7 +35,7 @@ from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import TranscriptEntry
-from tests.scheduler_faults import ATTEMPTS, throttled_create_schedule
+from tests.support.scheduler_faults import ATTEMPTS, throttled_create_schedule
 
 BASE = "/conversation/participants"
 PHONE = "+14155550123"

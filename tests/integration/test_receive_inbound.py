@@ -15,6 +15,7 @@ from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
 from promptpipe.usecases.receive_inbound import MEDIA_NOTICE
+from tests.support import enroll_over_api
 
 CORPUS = json.loads((Path(__file__).parent.parent / "data" / "inbound_payloads.json").read_text())
 BASE = "/conversation/participants"
@@ -22,12 +23,6 @@ OLD = "+14155550100"
 NEW = "+14155550177"
 TWILIO_URL = "https://localhost/webhooks/twilio"
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
-
-
-def enroll(env: LocalEnvironment, phone: str = OLD) -> str:
-    response = env.api("POST", BASE, json_body={"phone_number": phone, "name": "Alex", "timezone": "UTC"})
-    assert response.status == 201, response.body
-    return response.body["result"]["id"]
 
 
 def meta(name: str, **message_updates: Any) -> dict[str, Any]:
@@ -82,7 +77,7 @@ def test_a_number_change_moves_the_claim_and_the_next_message_from_the_new_numbe
 ) -> None:
     llm = greeted(ScriptedLLM())
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     calls = llm.calls
 
     # When Meta reports the number change (from the old number, the new one in system.wa_id)
@@ -113,7 +108,7 @@ def test_a_number_change_moves_the_claim_and_the_next_message_from_the_new_numbe
 
 def test_a_number_change_to_a_number_another_participant_holds_changes_nothing(local_env_factory: Any) -> None:
     env = local_env_factory(llm=greeted(greeted(ScriptedLLM())))
-    alex, other = enroll(env), enroll(env, NEW)
+    alex, other = enroll_over_api(env, OLD), enroll_over_api(env, NEW)
 
     response = post_meta(env, meta("system_user_changed_number"))
 
@@ -131,7 +126,7 @@ def test_a_number_change_to_a_number_another_participant_holds_changes_nothing(l
 def test_reactions_deletions_and_identity_notices_are_recorded_without_a_turn(local_env_factory: Any) -> None:
     llm = greeted(ScriptedLLM())
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     calls, sent = llm.calls, len(env.messages(pid))
 
     for name in ("reaction", "reaction_removed", "revoke", "system_customer_identity_changed"):
@@ -151,7 +146,7 @@ def test_reactions_deletions_and_identity_notices_are_recorded_without_a_turn(lo
 def test_media_without_text_gets_one_notice_a_day_and_no_model_call(local_env_factory: Any) -> None:
     llm = greeted(ScriptedLLM())
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     calls = llm.calls
 
     for n, name in enumerate(("sticker", "audio", "location", "contacts", "unknown_131051")):
@@ -178,7 +173,7 @@ def test_media_without_text_gets_one_notice_a_day_and_no_model_call(local_env_fa
 def test_media_with_a_caption_is_a_turn_on_the_caption_and_keeps_the_attachment(local_env_factory: Any) -> None:
     llm = greeted(ScriptedLLM()).add(ScriptedLLM.text("Lovely walk!"))
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
 
     assert post_meta(env, meta("image_with_caption")).status == 200
 
@@ -195,7 +190,7 @@ def test_media_with_a_caption_is_a_turn_on_the_caption_and_keeps_the_attachment(
 def test_twilio_whatsapp_location_is_not_an_empty_turn_and_an_mms_keeps_its_media(local_env_factory: Any) -> None:
     llm = greeted(ScriptedLLM())
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     calls = llm.calls
 
     assert post_twilio(env, CORPUS["twilio"]["whatsapp_location"]["form"]).body == EMPTY_TWIML
@@ -215,7 +210,7 @@ def test_twilio_whatsapp_location_is_not_an_empty_turn_and_an_mms_keeps_its_medi
 def test_twilio_status_callbacks_are_200_and_failures_are_recorded(local_env_factory: Any) -> None:
     llm = greeted(ScriptedLLM())
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     sent = len(env.messages(pid))
 
     for name in ("status_delivered", "status_whatsapp_delivered", "status_with_body"):
@@ -233,7 +228,7 @@ def test_twilio_status_callbacks_are_200_and_failures_are_recorded(local_env_fac
 
 def test_meta_failed_status_is_recorded(local_env_factory: Any) -> None:
     env = local_env_factory(llm=greeted(ScriptedLLM()))
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     assert post_meta(env, CORPUS["meta"]["status_failed"]["payload"]).status == 200
     [failure] = [e["metadata"] for e in transcript(env, pid) if e["kind"] == "delivery_failed"]
     assert (failure["provider_message_id"], failure["error_code"]) == ("wamid.OUT1", "131053")
@@ -259,7 +254,7 @@ def test_every_kind_of_event_delivered_twice_is_recorded_once(local_env_factory:
     # Given a participant, and providers that deliver each webhook twice (they retry on any doubt)
     llm = greeted(ScriptedLLM()).add(ScriptedLLM.text("Lovely walk!"))
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD)
     # When a reaction, a sticker, a captioned image and a failed-delivery status each arrive twice
     for payload in (
         meta("reaction"),

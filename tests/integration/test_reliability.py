@@ -74,7 +74,7 @@ from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.schedules import reconcile
 from promptpipe.usecases.sending import apply_effects, apply_schedules
 from promptpipe.wiring import build_app
-from tests.support import RecordingQueue
+from tests.support import RecordingQueue, enroll_over_api
 from tests.support import enroll as enroll_directly
 
 T0 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
@@ -136,22 +136,6 @@ THROTTLED_MESSAGE = "The level of configured provisioned throughput for the tabl
 ATTEMPTS = 6
 
 
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """botocore's standard-mode backoff delays, recorded instead of slept."""
-    from botocore.retries import standard
-
-    delays: list[float] = []
-    original = standard.ExponentialBackoff.delay_amount
-
-    def record(self: Any, context: Any) -> float:
-        delays.append(original(self, context))
-        return 0.0
-
-    monkeypatch.setattr(standard.ExponentialBackoff, "delay_amount", record)
-    return delays
-
-
 @dataclass
 class FaultPlan:
     """Which calls of one moto action fail: ``fail(n)`` decides for the n-th matching call (1-based)."""
@@ -184,12 +168,6 @@ def inject(
 
 
 # --- the local stack (in-process moto, real handlers) ------------------------------------------------
-def enroll(env: LocalEnvironment, phone: str = PHONE) -> str:
-    response = env.api("POST", BASE, json_body={"phone_number": phone, "name": "Alice"})
-    assert response.status == 201, response.body
-    return response.body["result"]["id"]
-
-
 def twilio_event(env: LocalEnvironment, text: str, sid: str, phone: str = PHONE) -> dict[str, Any]:
     params = {"MessageSid": sid, "AccountSid": "AC1", "From": phone, "To": "+14155550000", "Body": text}
     headers = {
@@ -602,7 +580,7 @@ def test_throttled_load_and_commit_are_retried_by_botocore_and_the_turn_commits_
 ) -> None:
     # Given a greeted participant
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
     # And DynamoDB throttling the first two loads (Query) and the first two commits (TransactWriteItems)
     table = env.settings.table_name
@@ -634,7 +612,7 @@ def test_a_load_throttled_past_the_retries_fails_the_record_and_sqs_retries_it(
     # Given a greeted participant, and DynamoDB throttling every load for a while: all six of
     # botocore's attempts during the first delivery of the next turn
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
     loads = throttle(monkeypatch, "query", env.settings.table_name, lambda n: n <= ATTEMPTS)
 
@@ -658,7 +636,7 @@ def test_a_load_that_stays_throttled_is_dead_lettered_with_nothing_written(
 ) -> None:
     # Given a greeted participant and a table that throttles every load
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before, llm_calls = entries(env, pid), env.app.deps.llm.calls
     version = state(env, pid)["version"]
     loads = throttle(monkeypatch, "query", env.settings.table_name, lambda _n: True)
@@ -684,7 +662,7 @@ def test_a_commit_throttled_past_the_retries_is_the_documented_degraded_save(
 ) -> None:
     # Given a greeted participant and a table that throttles every commit
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before, version = entries(env, pid), state(env, pid)["version"]
     commits = throttle(monkeypatch, "transact_write_items", env.settings.table_name, lambda _n: True)
 
@@ -751,7 +729,7 @@ def test_a_scheduler_outage_after_the_commit_delivers_the_reply_once_and_reconci
     # Given a greeted participant, and EventBridge Scheduler answering every CreateSchedule with 500
     llm = scheduling_coach()
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     version, model_calls = state(env, pid)["version"], len(llm.requests)
     creates = failing_create_schedule(monkeypatch, run_first=False, times=99)
 
@@ -787,7 +765,7 @@ def test_scheduler_500_after_the_schedule_was_created_ends_with_exactly_one_sche
     # Given EventBridge Scheduler creating the schedule but answering 500 (an ambiguous failure)
     llm = scheduling_coach()
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     creates = failing_create_schedule(monkeypatch, run_first=True, times=1)
 
     # When the model calls the scheduler tool
@@ -810,7 +788,7 @@ def test_scheduler_500_after_the_schedule_was_created_ends_with_exactly_one_sche
 def test_a_100_kb_sms_is_accepted_and_truncated_before_the_model_and_the_history(local_env_factory: Any) -> None:
     # Given a greeted participant
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     limit = env.settings.max_inbound_message_chars
     body = "".join(f"{i:07d}," for i in range(12_500))  # 100,000 characters, every cut point distinct
     clipped = body[:limit] + TRUNCATION_MARK
@@ -829,7 +807,7 @@ def test_a_100_kb_sms_is_accepted_and_truncated_before_the_model_and_the_history
 def test_an_oversized_body_is_clipped_before_it_is_queued(local_env_factory: Any) -> None:
     # Given a greeted participant
     env = local_env_factory(llm=coach_llm())
-    enroll(env)
+    enroll_over_api(env)
     limit = env.settings.max_inbound_message_chars
 
     # When a signed SMS of 80,000 four-byte characters (320 KB of UTF-8; its form, percent-encoded,
@@ -849,7 +827,7 @@ def test_an_oversized_body_is_clipped_before_it_is_queued(local_env_factory: Any
 def test_an_empty_or_blank_sms_is_a_turn_with_empty_text(local_env_factory: Any, body: str) -> None:
     # Given a greeted participant
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When a signed SMS with an empty (or whitespace-only) body arrives
     assert post_twilio(env, body, "SM-blank") == 200
@@ -863,7 +841,7 @@ def test_an_empty_or_blank_sms_is_a_turn_with_empty_text(local_env_factory: Any,
 def test_bodies_that_are_not_utf8_never_cause_a_5xx(local_env_factory: Any) -> None:
     # Given a greeted participant
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     llm_calls = env.app.deps.llm.calls
     raw = b"MessageSid=SMbytes&From=%2B14155550101&To=%2B14155550000&Body=caf\xe9 \xff\xfe"
     params = {"MessageSid": "SMbytes", "From": PHONE, "To": "+14155550000", "Body": "caf\ufffd \ufffd\ufffd"}
@@ -902,7 +880,7 @@ def test_a_meta_payload_with_200_messages_is_200_ordered_turns(
     # Given a greeted participant (the scripted coach ignores intake: no flow controller, whose
     # handoff would answer the fourth non-answer with its holding message)
     env = local_env_factory(llm=coach_llm(), flow_controller_enabled=False)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     texts = [f"batched {i:03d}" for i in range(200)]
     payload = {
         "object": "whatsapp_business_account",
@@ -989,7 +967,7 @@ KINDS = ["daily_prompt", *(k.value for k in TimerKind)]
 def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_env_factory: Any, kind: str) -> None:
     # Given a participant in INTAKE with a daily 09:30 schedule (feedback timers on)
     env = local_env_factory(llm=coach_llm(), feedback_timers_enabled=True)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     app = env.app
     override_state(app, pid, StateOverride(sub_state=SubState.INTAKE, reason="start in intake"))
     session = app.sessions.open(pid, "setup")
@@ -1033,7 +1011,7 @@ def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_en
 def test_one_sqs_record_delivered_three_times_is_one_turn(local_env_factory: Any) -> None:
     # Given a greeted participant and one turn waiting on the queue
     env = local_env_factory(llm=coach_llm())
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     version, llm_calls = state(env, pid)["version"], env.app.deps.llm.calls
     assert webhook_only(env, "/webhooks/twilio", **twilio_event(env, "only once please", "SM-thrice")) == 200
     [message] = queue_messages(env)
@@ -1092,7 +1070,7 @@ def test_logs_at_info_carry_no_secret(
 
     # When a participant enrols and writes, and requests arrive unsigned, wrongly signed and with a
     # wrong or right verification token
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     assert post_twilio(env, "hello", "SM-logs") == 200
     unsigned = env.api("POST", "/webhooks/twilio", body="From=%2B1&Body=x", headers={"x-twilio-signature": "no"})
     raw = b'{"object":"whatsapp_business_account","entry":[]}'

@@ -18,6 +18,7 @@ from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.safety import SafetyAlert
 from promptpipe.usecases import receive_text
 from promptpipe.usecases.safety_alerts import alert_team
+from tests.support import enroll_over_api
 
 PHONE = "+12125550149"
 ALERT = SafetyAlert(participant_id="p_1", category="suicide", language="en", region="US")
@@ -48,17 +49,11 @@ def logged() -> Any:
     logger.setLevel(previous)
 
 
-def enroll(env: Any) -> str:
-    response = env.api("POST", "/conversation/participants", json_body={"phone_number": PHONE, "name": "Lee"})
-    assert response.status == 201, response.body
-    return str(response.body["result"]["id"])
-
-
 def test_a_crisis_inside_an_opt_out_is_honoured_as_an_opt_out_and_still_alerts_the_team(
     local_env_factory: Any, logged: Captured
 ) -> None:
     env = local_env_factory()
-    pid = enroll(env)
+    pid = enroll_over_api(env, PHONE)
     sent_before = len(env.messages(pid))
     message = InboundMessage(
         provider="twilio",

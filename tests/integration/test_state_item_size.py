@@ -1,7 +1,7 @@
 """The flow-state item stays under 8 KB however long the conversation (docs/architecture.md, "The
 flow-state item"), through the real handlers on moto: webhook, queue, worker, DynamoDB store.
 
-The item is read back with ``GetItem`` and sized as DynamoDB sizes items (``scripts/item_size.py``).
+The item is read back with ``GetItem`` and sized as DynamoDB sizes items (``scripts/bench/item_size.py``).
 The participant's words and the coach's replies vary from turn to turn (seeded), so the compressed
 history is not flattered by repetition.
 """
@@ -18,7 +18,7 @@ from promptpipe.local.demo import send_sms
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.state import StateData
 from promptpipe.models.store import Direction
-from scripts.item_size import ITEM_TARGET_BYTES, dynamodb_item_size
+from scripts.bench.item_size import ITEM_TARGET_BYTES, dynamodb_item_size
 
 PHONE = "+14155550177"
 TURNS = 45

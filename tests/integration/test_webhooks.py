@@ -15,6 +15,7 @@ from promptpipe.flow.lifecycle import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 from promptpipe.local.environment import ApiResponse, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event
 from promptpipe.local.signing import meta_signature, twilio_form, twilio_signature
+from tests.support import enroll_over_api
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"
@@ -25,12 +26,6 @@ FORM = "application/x-www-form-urlencoded"
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def enroll(env: LocalEnvironment, phone: str = PHONE) -> str:
-    response = env.api("POST", BASE, json_body={"phone_number": phone, "name": "Alice"})
-    assert response.status == 201, response.body
-    return response.body["result"]["id"]
-
-
 def twilio_params(text: str, sid: str, phone: str = PHONE, **extra: str) -> dict[str, str]:
     return {
         "ToCountry": "US",
@@ -151,7 +146,7 @@ def test_twilio_signed_message_is_accepted_and_answered_with_empty_twiml(local_e
     # Given an enrolled participant (greeted) and a coach with one reply ready
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Walking it is.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When Twilio posts a correctly signed SMS
     response = post_twilio(env, twilio_params("I want to walk more 🚶", "SM0001"))
@@ -170,7 +165,7 @@ def test_twilio_unsigned_or_wrongly_signed_request_is_403_and_nothing_is_enqueue
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before = history(env, pid)
     params = twilio_params("let me in", "SM0002")
     forged = twilio_signature(TWILIO_URL, params, "someone-elses-token")
@@ -195,7 +190,7 @@ def test_twilio_signature_over_a_different_url_is_rejected(local_env_factory) ->
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    enroll(env)
+    enroll_over_api(env)
     params = twilio_params("hi", "SM0003")
     signature = twilio_signature("https://evil.example/webhooks/twilio", params, env.settings.twilio_auth_token)
 
@@ -220,7 +215,7 @@ def test_twilio_signature_for_a_host_a_client_header_claims_is_rejected(local_en
     # Given an enrolled participant, and no trusted proxy configured
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm, public_webhook_base_url=base_url)
-    enroll(env)
+    enroll_over_api(env)
     # When a request signed for another host says it came through that host (X-Forwarded-Host)
     response = _forwarded(env, twilio_params("hi", "SM-fwd-1"), "evil.example")
     # Then the signature is checked against our own URL, so it is refused and no turn runs
@@ -232,7 +227,7 @@ def test_twilio_forwarded_host_is_used_only_behind_a_trusted_proxy(local_env_fac
     # Given a deployment behind a proxy it controls (which sets X-Forwarded-Host itself)
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Hi again.")])
     env = local_env_factory(llm=llm, webhook_trusted_proxy=True)
-    enroll(env)
+    enroll_over_api(env)
     # When Twilio signed the proxy's public host / Then the signature holds and the turn runs
     assert _forwarded(env, twilio_params("hi", "SM-fwd-2"), "sms.example.org").status == 200
     assert llm.calls == 2
@@ -242,7 +237,7 @@ def test_twilio_base64_form_with_blank_values_still_verifies(local_env_factory) 
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Got it.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     # And a WhatsApp-via-Twilio form whose signature covers blank fields (MediaUrl0=, ProfileName=…)
     params = twilio_params(
         "hello coach",
@@ -269,7 +264,7 @@ def test_same_twilio_webhook_three_times_is_one_turn_and_one_reply(local_env_fac
     # Given an enrolled participant and a coach scripted for exactly one turn
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Only once.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     params = twilio_params("are you there?", "SM0005")
 
     # When Twilio delivers the same webhook three times (its retries)
@@ -287,7 +282,7 @@ def test_same_twilio_webhook_three_times_before_the_worker_runs_is_one_turn(loca
     # Given an enrolled participant and a coach scripted for exactly one turn
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Only once.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     params = twilio_params("quick question", "SM0006")
 
     # When the three deliveries all land on the queue before the worker runs
@@ -311,7 +306,7 @@ def test_three_rapid_messages_are_processed_in_order_each_seeing_the_previous_re
         ]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When three messages arrive before the worker runs
     for i, text in enumerate(("first", "second", "third"), start=1):
@@ -399,7 +394,7 @@ def test_meta_signed_text_and_button_reply_are_turns(local_env_factory) -> None:
         [ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Nice to hear."), ScriptedLLM.text("Well done!")]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When Meta posts a signed payload with a text and, in the same POST, a "Done" button reply
     payload = meta_payload(
@@ -424,7 +419,7 @@ def test_meta_raw_utf8_base64_body_verifies_over_the_exact_bytes(local_env_facto
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("¡Muy bien!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When Meta posts non-ASCII text as raw UTF-8, base64-encoded by API Gateway
     response = post_meta(env, meta_payload(meta_text("wamid.UTF8", "Caminé 10 minutos 🚶‍♀️")), raw_utf8=True)
@@ -441,8 +436,8 @@ def test_meta_payloads_in_several_entries_are_all_processed(local_env_factory) -
         [ScriptedLLM.text("Hi A"), ScriptedLLM.text("Hi B"), ScriptedLLM.text("R1"), ScriptedLLM.text("R2")]
     )
     env = local_env_factory(llm=llm)
-    first = enroll(env, PHONE)
-    second = enroll(env, "+14155550102")
+    first = enroll_over_api(env, PHONE)
+    second = enroll_over_api(env, "+14155550102")
     # And one POST carrying two entries, one message each
     one = meta_payload(meta_text("wamid.E1", "from A"))
     two = meta_payload(meta_text("wamid.E2", "from B", wa_id="14155550102"))
@@ -461,7 +456,7 @@ def test_meta_statuses_only_payload_is_accepted_with_nothing_enqueued(local_env_
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before = history(env, pid)
     statuses = [
         {"id": "wamid.OUT1", "status": "delivered", "timestamp": "1772456400", "recipient_id": "14155550101"},
@@ -482,7 +477,7 @@ def test_meta_bad_signature_is_403_and_nothing_happens(local_env_factory) -> Non
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     payload = meta_payload(meta_text("wamid.BAD", "sneaky"))
     raw = json.dumps(payload, separators=(",", ":")).encode()
 
@@ -501,7 +496,7 @@ def test_stop_pauses_and_confirms_once_and_start_resumes_without_any_llm_call(lo
     # Given an enrolled, greeted participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When they text STOP
     assert post_twilio(env, twilio_params("STOP", "SM-stop-1")).status == 200
@@ -541,7 +536,7 @@ def test_stop_cancels_the_schedules_and_start_restores_them(local_env_factory) -
         ]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     post_twilio(env, twilio_params("remind me at 9:30", "SM-sched"))
     names = schedule_names(env)
     assert len(names) == 1
@@ -564,7 +559,7 @@ def test_stop_cancels_the_schedules_and_start_restores_them(local_env_factory) -
 def test_redelivered_stop_confirms_once(local_env_factory) -> None:
     # Given an enrolled participant
     env = local_env_factory(llm=ScriptedLLM([ScriptedLLM.text("Hello Alice!")]))
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When Twilio delivers the same STOP twice
     for _ in range(2):
@@ -580,7 +575,7 @@ def test_an_opt_out_in_another_written_form_is_honoured_over_a_signed_webhook(lo
     # Given an enrolled, greeted participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When they opt out in another written form
     assert post_twilio(env, twilio_params(body, "SM-stop-form")).status == 200
@@ -595,7 +590,7 @@ def test_help_is_answered_once_and_recorded_over_a_signed_webhook(local_env_fact
     # Given an enrolled, greeted participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When Twilio delivers the same HELP twice
     for _ in range(2):
@@ -616,7 +611,7 @@ def test_message_while_paused_is_recorded_but_not_answered(local_env_factory) ->
     # Given a participant who opted out
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     post_twilio(env, twilio_params("STOP", "SM-stop"))
     sent = len(env.messages(pid))
 
@@ -688,7 +683,7 @@ def test_meta_one_malformed_message_does_not_drop_its_batch(local_env_factory) -
     # Given an enrolled participant
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Got it.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     # When one POST carries a good text and a message with no sender
     broken = meta_text("wamid.BAD", "lost")
     del broken["from"]
@@ -707,7 +702,7 @@ def test_a_webhook_whose_secret_is_not_configured_answers_503_and_takes_nothing(
     # Given a deployment where neither channel's signing secret is set (no value, no channel secret)
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!")])
     env = local_env_factory(llm=llm, twilio_auth_token=None, whatsapp_app_secret=None)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before = len(history(env, pid))
 
     # When each provider posts a message
@@ -724,7 +719,7 @@ def test_signature_checks_switched_off_for_local_development_accept_unsigned_pos
     # Given LOCAL_DEV_DISABLE_SIGNATURE_CHECK
     llm = ScriptedLLM([ScriptedLLM.text("Hello Alice!"), ScriptedLLM.text("Hi again."), ScriptedLLM.text("Sure.")])
     env = local_env_factory(llm=llm, local_dev_disable_signature_check=True)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When each provider's post carries no signature at all
     twilio = env.api("POST", "/webhooks/twilio", **twilio_event_parts(env, twilio_params("hi", "SM-unsigned"), None))

@@ -19,6 +19,7 @@ from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, s
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.usecases.inbound_record import MODEL_UNAVAILABLE_REPLY
+from tests.support import enroll_over_api
 
 BASE = "/conversation/participants"
 PHONE = "+14155550101"
@@ -29,12 +30,6 @@ TWILIO_URL = "https://localhost/webhooks/twilio"
 # -- helpers ------------------------------------------------------------------------------------
 def sqs() -> Any:
     return boto3.client("sqs", region_name="us-east-1")
-
-
-def enroll(env: LocalEnvironment, phone: str = PHONE) -> str:
-    response = env.api("POST", BASE, json_body={"phone_number": phone})
-    assert response.status == 201, response.body
-    return response.body["result"]["id"]
 
 
 def text_in(env: LocalEnvironment, text: str, sid: str, phone: str = PHONE) -> None:
@@ -116,7 +111,7 @@ def test_llm_failure_fails_the_record_commits_nothing_and_the_retry_succeeds_onc
         [ScriptedLLM.text("Hello!"), LLMError("boom", retryable=True), ScriptedLLM.text("Sorry for the wait: hi!")]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     before, before_version = history(env, pid), version(env, pid)
     text_in(env, "hi coach", "SM-llm-fail")
 
@@ -159,7 +154,7 @@ def test_llm_failure_then_success_through_the_drainer(local_env_factory) -> None
         ]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # When the message arrives and the queue is drained (SQS retries included)
     text_in(env, "hello?", "SM-twice")
@@ -182,7 +177,7 @@ def test_send_failure_after_commit_is_resent_without_a_second_llm_call(local_env
     # Given a greeted participant, a model with one reply, and a provider that fails the next send
     llm = ScriptedLLM([ScriptedLLM.text("Hello!"), ScriptedLLM.text("The one and only reply.")])
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     env.outbox.fail_next(1)
     text_in(env, "anyone there?", "SM-send-fail")
 
@@ -217,7 +212,7 @@ def test_greeting_send_failure_keeps_the_enrollment_and_is_resent(local_env_fact
     env.outbox.fail_next(1)
 
     # When a participant is enrolled (the greeting is queued, generated, its send fails, then retried)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
 
     # Then enrollment stands and the greeting is sent once, generated once
     assert env.api("GET", f"{BASE}/{pid}").status == 200
@@ -240,7 +235,7 @@ def test_a_turn_that_keeps_failing_is_dead_lettered_after_three_receives(local_e
         ]
     )
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env)
     text_in(env, "lost message", "SM-doomed")
 
     # When the queue is drained: every receive fails until the redrive policy moves the message
@@ -294,7 +289,7 @@ def test_a_failing_turn_holds_back_that_participants_later_messages_but_not_othe
     step = FailFirstFor("a1")
     llm = ScriptedLLM([ScriptedLLM.text("Hello A"), ScriptedLLM.text("Hello B"), *[step] * 6])
     env = local_env_factory(llm=llm)
-    a, b = enroll(env, PHONE), enroll(env, OTHER_PHONE)
+    a, b = enroll_over_api(env, PHONE), enroll_over_api(env, OTHER_PHONE)
 
     # When A sends two messages and B one, all waiting on the queue together
     text_in(env, "a1", "SM-a1")

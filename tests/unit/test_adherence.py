@@ -24,7 +24,7 @@ from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import summarize
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import TranscriptEntry
-from tests.api_fakes import T0, CannedApi, entry, participant
+from tests.support.api_fakes import T0, CannedApi, entry, participant
 
 DAY = 24 * 60
 DONE_ANSWER = "Q: Did you do it? A: Done"

@@ -9,12 +9,10 @@ from datetime import UTC, datetime, timedelta
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.budget import HELD_HEADER, REPLY_FOR_A_DAY, REPLY_FOR_AN_HOUR, read_usage
 from promptpipe.models.budget import BudgetLimits, BudgetUsage
-from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.settings import Settings
-from promptpipe.usecases.events import process_turn
-from promptpipe.usecases.sending import apply_effects
 from tests.support import memory_harness
+from tests.support import turn as one_turn
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -52,16 +50,8 @@ def test_the_latest_of_two_exceeded_windows_is_when_the_budget_reopens() -> None
 
 # -- the turn's gate ----------------------------------------------------------------------------
 def turn(h, participant, text):
-    message = h.message(participant, text)
-    event = TurnEvent(
-        kind=TurnKind.MESSAGE,
-        participant_id=participant.id,
-        event_id=message.provider_message_id,
-        message=message,
-        enqueued_at=h.clock.now(),
-    )
-    outcome = process_turn(h.app, event)
-    apply_effects(h.app, outcome)
+    """A turn, then a second on the clock: the windows count turns by their time."""
+    outcome = one_turn(h, participant, text)
     h.clock.advance(timedelta(seconds=1))
     return outcome
 

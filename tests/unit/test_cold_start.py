@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 
 from promptpipe.usecases.context import AppContext
-from scripts.bench_cold_start import (
+from scripts.bench.cold_start import (
     BASELINE,
     CHILD_ENVIRONMENT,
     FLOOR,

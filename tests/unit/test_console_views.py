@@ -47,7 +47,7 @@ def test_pending_timers_say_what_they_do_and_when_the_state_knows_it() -> None:
 def test_the_list_filters_and_badges_those_who_need_a_person() -> None:
     from promptpipe.console.app import Console
     from promptpipe.coordinator.client import CoordinatorClient
-    from tests.api_fakes import CannedApi, participant
+    from tests.support.api_fakes import CannedApi, participant
 
     held, fine = participant("a1", name="Held"), participant("b2", name="Fine", phone_number="+14165550143")
     states = {
@@ -68,7 +68,7 @@ def test_the_list_filters_and_badges_those_who_need_a_person() -> None:
 def test_the_list_is_paged_by_the_apis_cursor_in_one_call_a_page() -> None:
     from promptpipe.console.app import PAGE_ROWS, Console
     from promptpipe.coordinator.client import CoordinatorClient
-    from tests.api_fakes import CannedApi, participant
+    from tests.support.api_fakes import CannedApi, participant
 
     people = [participant(f"{n:04x}", name=f"P{n:03d}", phone_number=f"+1416555{n:04d}") for n in range(120)]
     api = CannedApi(people, {p["id"]: [] for p in people}, {p["id"]: {"sub_state": "INTAKE"} for p in people})

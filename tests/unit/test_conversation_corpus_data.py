@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
-from scripts.corpus_model import (
+from scripts.corpus.model import (
     BUILT,
     CORPUS_DIR,
     CORPUS_ROOT,

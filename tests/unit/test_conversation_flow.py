@@ -28,26 +28,11 @@ from promptpipe.rules.clock import to_rfc3339
 from promptpipe.settings import Settings
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.participants import override_state
-from promptpipe.usecases.sending import apply_effects
-from tests.support import memory_harness
+from tests.support import memory_harness, turn
 
 
 def stored_history(h, pid) -> list[dict]:
     return [m.to_json_dict() for m in StateData(dict(h.data(pid))).history()]
-
-
-def turn(h, participant, text, **kw):
-    message = h.message(participant, text, **kw)
-    event = TurnEvent(
-        kind=TurnKind.MESSAGE,
-        participant_id=participant.id,
-        event_id=message.provider_message_id,
-        message=message,
-        enqueued_at=h.clock.now(),
-    )
-    outcome = process_turn(h.app, event)
-    apply_effects(h.app, outcome)
-    return outcome
 
 
 def profile(h, pid):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.export import write_export
-from tests.api_fakes import CannedApi, entry, participant
+from tests.support.api_fakes import CannedApi, entry, participant
 
 
 def exported(tmp_path: Path, api: CannedApi) -> dict[str, dict[str, str]]:

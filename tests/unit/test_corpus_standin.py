@@ -7,10 +7,10 @@ import json
 import pytest
 
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
-from scripts.corpus_model import Conversation, Expected, Turn
-from scripts.corpus_player import Observation, TurnOutcome, end_problems
-from scripts.corpus_standin import CompetentStandIn, Cursor, purpose_of
-from scripts.eval_llm import invalid_arguments
+from scripts.corpus.eval_llm import invalid_arguments
+from scripts.corpus.model import Conversation, Expected, Turn
+from scripts.corpus.player import Observation, TurnOutcome, end_problems
+from scripts.corpus.standin import CompetentStandIn, Cursor, purpose_of
 
 INTAKE_CONTEXT = ChatMessage(role="system", content="INTAKE CONVERSATION CONTEXT:\n- habit_domain: walking")
 ANCHOR_TURN = Turn.model_validate(
@@ -209,7 +209,7 @@ DONE_TURN = Turn.model_validate(
 
 
 def test_a_role_is_called_with_the_offered_tool_bound_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scripts import corpus_standin
+    from scripts.corpus import standin as corpus_standin
 
     # Given the engine names its outcome tool differently, and the binding says so
     def adapt(args: dict[str, object]) -> dict[str, object]:
@@ -279,7 +279,7 @@ def test_end_problems_check_the_done_count_the_opt_out_and_the_prompts_after() -
 
 
 def test_a_split_reports_pass_rates_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    from scripts.corpus_player import ConversationOutcome, CorpusFigures, print_splits
+    from scripts.corpus.player import ConversationOutcome, CorpusFigures, print_splits
 
     convo = conversation(THANKS_TURN)
     good = ConversationOutcome(convo, [TurnOutcome(0, "hi", (), ("scheduler",), "auto", True)], {}, [], [])

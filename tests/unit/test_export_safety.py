@@ -11,7 +11,7 @@ import pytest
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_cell
 from promptpipe.coordinator.export import write_export
-from tests.api_fakes import CannedApi, entry, participant
+from tests.support.api_fakes import CannedApi, entry, participant
 
 LINK = '=HYPERLINK("http://example.com/x","click")'
 

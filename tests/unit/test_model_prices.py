@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.rules.model_prices import DEFAULT_MODEL, PRICES, ModelPrice, custom_price, price_of
-from scripts.bench_tokens import LLM_CACHED_INPUT_TOKEN, LLM_INPUT_TOKEN, LLM_OUTPUT_TOKEN, Measured, SimulationLLM
-from scripts.cost_model import llm_month
+from scripts.bench.cost_model import llm_month
+from scripts.bench.tokens import LLM_CACHED_INPUT_TOKEN, LLM_INPUT_TOKEN, LLM_OUTPUT_TOKEN, Measured, SimulationLLM
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def test_an_unknown_model_has_no_price(model: str) -> None:
 
 
 def test_the_default_model_matches_the_token_benchmark() -> None:
-    # scripts/bench_tokens.py prices its budget figures at gpt-4o-mini: one price for both
+    # scripts/bench/tokens.py prices its budget figures at gpt-4o-mini: one price for both
     default = PRICES[DEFAULT_MODEL]
     assert default.cost(1_000_000, 0, 0) == pytest.approx(LLM_INPUT_TOKEN * 1e6)
     assert default.cost(1_000_000, 1_000_000, 0) == pytest.approx(LLM_CACHED_INPUT_TOKEN * 1e6)
@@ -56,7 +56,7 @@ def test_a_price_given_on_the_command_line() -> None:
 
 
 def test_the_cost_model_prices_the_simulation_at_the_models_price() -> None:
-    # The same rows, priced by the table at gpt-4o-mini, cost what bench_tokens' own arithmetic says
+    # The same rows, priced by the table at gpt-4o-mini, cost what scripts.bench.tokens' own arithmetic says
     record = SimulationLLM(
         rows=[
             (True, Measured("intake", [], 1200, 800, 60)),

@@ -64,7 +64,7 @@ def test_pending_splits_are_still_pending() -> None:
 def test_the_walk_sees_the_code() -> None:
     names = {path.relative_to(ROOT).as_posix() for path in _modules()}
     assert {"shared/promptpipe/channels/parsing.py", "functions/inbound/webhook.py", "infra/app.py"} <= names
-    assert "scripts/bench_calls.py" in names
+    assert "scripts/bench/calls.py" in names
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
-"""The mutation gate's bookkeeping (scripts/mutation_gate.py): which mutants a resumed run re-runs,
+"""The mutation gate's bookkeeping (scripts/tools/mutation_gate.py): which mutants a resumed run re-runs,
 and how a module is scored."""
 
 from __future__ import annotations
 
-from scripts.mutation_gate import module_of, pending, score
+from scripts.tools.mutation_gate import module_of, pending, score
 
 RESULTS = {
     "promptpipe.rules.tone.x__clamp__mutmut_1": "killed",

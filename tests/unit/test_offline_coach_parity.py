@@ -8,8 +8,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
-from scripts.corpus_model import Call, Conversation, Expected, Turn
-from scripts.corpus_offline import false_praise, figures_of
+from scripts.corpus.model import Call, Conversation, Expected, Turn
+from scripts.corpus.offline import false_praise, figures_of
 
 DONE_SAVE = Call(tool="save_user_profile", args={"last_successful_prompt": "{last_prompt}"})
 

@@ -1,5 +1,5 @@
 """The held-out opt-out / HELP messages (tests/data/opt_out/heldout.jsonl): their shape is checked, their
-score reported (``scripts/opt_out_heldout.py``), not gated — they are never tuned against."""
+score reported (``scripts/corpus/opt_out_heldout.py``), not gated — they are never tuned against."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from scripts.opt_out_heldout import HELDOUT, main, score
+from scripts.corpus.opt_out_heldout import HELDOUT, main, score
 
 LABELS = {"opt_out", "opt_in", "help", "ambiguous", "none"}
 

@@ -23,29 +23,12 @@ from promptpipe.flow.pipeline import (
     synthesis_messages,
     validate_inbound,
 )
-from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm import ChatMessage, ChatResponse, TokenUsage, ToolCall
 from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType, StateData
 from promptpipe.settings import Settings
-from promptpipe.usecases.events import process_turn
-from promptpipe.usecases.sending import apply_effects
-from tests.support import memory_harness
+from tests.support import memory_harness, turn
 
 SAVE, GENERATE, SCHEDULER, TRANSITION = INTAKE_TOOLS[0], INTAKE_TOOLS[1], INTAKE_TOOLS[2], INTAKE_TOOLS[3]
-
-
-def turn(h, participant, text):
-    message = h.message(participant, text)
-    event = TurnEvent(
-        kind=TurnKind.MESSAGE,
-        participant_id=participant.id,
-        event_id=message.provider_message_id,
-        message=message,
-        enqueued_at=h.clock.now(),
-    )
-    outcome = process_turn(h.app, event)
-    apply_effects(h.app, outcome)
-    return outcome
 
 
 def save_profile(h, pid, **fields):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.corpus_model import load_corpus
+from scripts.corpus.model import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
 """The safety screen on its labelled corpus (docs/safety.md): the built part is gated (recall at
-least 0.98, false alarms at most 2 %); the held-out part is measured by ``scripts/safety_report.py
+least 0.98, false alarms at most 2 %); the held-out part is measured by ``scripts/corpus/safety_report.py
 --heldout`` and reported, never gated or tuned against."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.rules.safety_screen import Category, normalise, screen
-from scripts.safety_report import load, measure
+from scripts.corpus.safety_report import load, measure
 
 
 def test_the_built_corpus_is_caught_with_few_false_alarms() -> None:

@@ -56,7 +56,7 @@ class SimulatedParticipant:
     pid: str = ""
 
 
-# Twilio's US list price per SMS segment before carrier fees (scripts/cost_model.py uses the same).
+# Twilio's US list price per SMS segment before carrier fees (scripts/bench/cost_model.py uses the same).
 SMS_SEGMENT_PRICE = 0.0083
 
 

@@ -1,6 +1,6 @@
 """What a chat model's tokens cost: list prices per model, and the cost of a call's usage.
 
-Pure data and arithmetic (no I/O, no settings), so that ``make eval-llm`` and ``scripts/cost_model.py``
+Pure data and arithmetic (no I/O, no settings), so that ``make eval-llm`` and ``scripts/bench/cost_model.py``
 price tokens at the model's own price, and the study's daily spend cap (docs/safety.md#budgets)
 estimates each call's cost from it: one table for all three. Prices are USD
 per 1M tokens, the providers' published list prices as of 2025 (standard tier, no batch discount):

@@ -8,7 +8,7 @@ few idioms that share a crisis phrase ("i'd rather die than", "me quiero morir d
 excluded by name. A text in neither language is "not read" and goes on as usual.
 
 The patterns were written against the built part of the labelled corpus (tests/data/safety/); the
-held-out part is measured, never tuned against (scripts/safety_report.py). The screen is a safety
+held-out part is measured, never tuned against (scripts/corpus/safety_report.py). The screen is a safety
 net that errs toward a flag: a false alarm costs a person's look, a miss can cost a life.
 """
 

@@ -1,6 +1,6 @@
 """AWS API calls per event, by service and operation, and the size of the flow-state item.
 
-Run: ``python -m scripts.bench_calls`` (``make bench``). Add ``--json`` for machine-readable rows,
+Run: ``python -m scripts.bench.calls`` (``make bench``). Add ``--json`` for machine-readable rows,
 ``--days 1,7,30`` to choose the simulated days of the item-size figure.
 
 Everything runs in one process on ``LocalEnvironment`` (moto, the real Lambda handlers, the scheduler
@@ -51,9 +51,16 @@ from typing import Any
 
 import moto  # noqa: F401  (before any handler module: their import-time clients must be intercepted)
 
-from scripts.call_meter import CATALOG, HARNESS, Call, CallMeter
-from scripts.item_size import ITEM_TARGET_BYTES, ItemSize, _markdown, dynamodb_item_size, item_breakdown, render_sizes
-from scripts.scenario import PHONE, START, ZONE, Scenario, prepare_environment
+from scripts.bench.call_meter import CATALOG, HARNESS, Call, CallMeter
+from scripts.bench.item_size import (
+    ITEM_TARGET_BYTES,
+    ItemSize,
+    _markdown,
+    dynamodb_item_size,
+    item_breakdown,
+    render_sizes,
+)
+from scripts.bench.scenario import PHONE, START, ZONE, Scenario, prepare_environment
 
 DEFAULT_DAYS = (1, 7, 30)
 

@@ -1,6 +1,6 @@
 """Unzipped size of each function's Lambda asset, built exactly as ``cdk synth`` builds it.
 
-Run: ``python -m scripts.asset_sizes`` (needs the package index; ``--keep DIR`` keeps the assets).
+Run: ``python -m scripts.bench.asset_sizes`` (needs the package index; ``--keep DIR`` keeps the assets).
 
 For every distinct dependency closure in ``infra.bundling.FUNCTION_EXTRAS`` this runs the same
 ``PipLocalBundler`` the stack uses (pip, Linux wheels for the Lambda runtime, versions from

@@ -1,9 +1,9 @@
 """Cold start inside the built Lambda assets, compiled as they ship, each function against the floor
 built in the same asset.
 
-Run: ``python -m scripts.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON`` and no
+Run: ``python -m scripts.bench.asset_sizes --keep /tmp/assets`` (with no ``LAMBDA_PYTHON`` and no
 ``python3.12`` on the PATH: assets without bytecode), then
-``python -m scripts.bench_asset_import /tmp/assets --python ~/.pyenv/versions/3.12.1/bin/python3.12``
+``python -m scripts.bench.asset_import /tmp/assets --python ~/.pyenv/versions/3.12.1/bin/python3.12``
 (``--runs N``, default 9; ``--uncompiled``: also time each function from a copy without bytecode;
 ``--compare DIR``: the assets of another checkout, measured in the same rounds, interleaved).
 
@@ -11,7 +11,7 @@ Lambda's ``/var/task`` is read-only: a function runs from the bytecode its asset
 every module it imports at every cold start. Each asset directory (one per dependency closure) is
 copied and compiled as the bundler compiles it (``infra.bundling.compile_asset``); then, in paired
 rounds of fresh processes with the asset's Python, each function's import + first-event init CPU is
-timed with ``scripts.bench_cold_start``'s child (same dummy environment, same socket guard, the
+timed with ``scripts.bench.cold_start``'s child (same dummy environment, same socket guard, the
 event functions' ``warm_for_events`` included), and so is the floor of that benchmark (botocore, a
 DynamoDB and an SQS client, Powertools' HTTP resolver and Logger) from the same asset: the ratio is
 per round, function over floor, and the table gives its median. The Python given must be the
@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from infra.bundling import compile_asset
-from scripts.bench_cold_start import CHILD, FLOOR, MODULES, child_environment
+from scripts.bench.cold_start import CHILD, FLOOR, MODULES, child_environment
 
 
 def _copy(asset: Path, into: Path) -> Path:
@@ -63,7 +63,7 @@ FUNCTION_KEYS = {
 
 
 def asset_of(module: str, assets: list[Path]) -> Path:
-    """The asset directory holding ``module`` (``scripts.asset_sizes --keep`` names each after its
+    """The asset directory holding ``module`` (``scripts.bench.asset_sizes --keep`` names each after its
     functions' keys, e.g. ``enrollment-webhook-timers``)."""
     found = [asset for asset in assets if FUNCTION_KEYS[module] in asset.name]
     if len(found) != 1:
@@ -113,13 +113,15 @@ def _table(title: str, assets: list[Path], result: Result, uncompiled: bool) -> 
 def _assets(parser: argparse.ArgumentParser, directory: Path) -> list[Path]:
     assets = sorted(p for p in directory.iterdir() if (p / "functions").is_dir())
     if any(path.parent.name != "__pycache__" for asset in assets for path in asset.rglob("*.pyc")):
-        parser.error(f"{directory} is compiled already: build it without a Python 3.12 (scripts.asset_sizes --keep)")
+        parser.error(
+            f"{directory} is compiled already: build it without a Python 3.12 (scripts.bench.asset_sizes --keep)"
+        )
     return assets
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("assets", type=Path, help="the directory scripts.asset_sizes --keep built")
+    parser.add_argument("assets", type=Path, help="the directory scripts.bench.asset_sizes --keep built")
     parser.add_argument("--python", required=True, help="a Python of the Lambda runtime's version")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--uncompiled", action="store_true", help="also time each function without bytecode")

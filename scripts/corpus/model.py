@@ -18,7 +18,7 @@ model reads); ``replies`` is the exact number of messages the participant gets i
 
 A call names a tool of the engine, or a *role* (``ROLE_SCHEMAS``: ``record_outcome``, the tool that
 records the day's outcome; ``opt_out``, the tool that opts the participant out) that the player maps to
-whichever offered tool fulfils it (``scripts/corpus_standin.py``, ``ROLE_TOOLS``).
+whichever offered tool fulfils it (``scripts/corpus/standin.py``, ``ROLE_TOOLS``).
 
 The expected end: the sub-state, profile fields, the daily schedule (``HH:MM``, none, or ``any``), and
 optionally the done count (the profile's ``success_count``), whether the participant opted out, and
@@ -40,7 +40,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-CORPUS_ROOT = Path(__file__).resolve().parents[1] / "tests" / "data" / "conversations"
+CORPUS_ROOT = Path(__file__).resolve().parents[2] / "tests" / "data" / "conversations"
 BUILT = "built"
 HELD_OUT = "held_out"
 SPLITS = (BUILT, HELD_OUT)

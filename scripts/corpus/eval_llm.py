@@ -1,8 +1,8 @@
-"""Play the conversation corpus against a real model: ``make eval-llm`` (``python -m scripts.eval_llm``).
+"""Play the conversation corpus against a real model: ``make eval-llm`` (``python -m scripts.corpus.eval_llm``).
 
 The command a study team runs before trusting a new model or a new prompt. Every conversation of a
 split of ``tests/data/conversations/`` (``--split``: ``built`` by default, ``held_out``, or ``all``) is
-played through the real pipeline on the local stack (see ``scripts/corpus_player.py``) with the
+played through the real pipeline on the local stack (see ``scripts/corpus/player.py``) with the
 project's OpenAI adapter as the model: ``OPENAI_API_KEY``, ``GENAI_MODEL`` (default gpt-4o-mini) and
 ``OPENAI_BASE_URL`` (any OpenAI-compatible endpoint) as for the deployed functions. Without
 ``OPENAI_API_KEY`` it says so in one line and exits 0.
@@ -38,9 +38,9 @@ from dataclasses import asdict, dataclass
 import jsonschema
 
 from promptpipe.rules.model_prices import ModelPrice, custom_price, price_of
-from scripts.corpus_model import BUILT, SPLITS
-from scripts.corpus_player import ConversationOutcome, Observation
-from scripts.corpus_standin import Cursor
+from scripts.corpus.model import BUILT, SPLITS
+from scripts.corpus.player import ConversationOutcome, Observation
+from scripts.corpus.standin import Cursor
 
 NO_KEY = (
     "eval-llm: OPENAI_API_KEY is not set, nothing to evaluate "
@@ -123,8 +123,8 @@ def evaluate(
     """Play a split (or its conversations named in ``only``) against ``model`` once; ``split`` may be
     ``all``. ``price``: the model's (``price_of(model)``) unless given."""
     from promptpipe.adapters.openai_llm import OpenAILLM
-    from scripts.corpus_model import selected
-    from scripts.corpus_player import Player
+    from scripts.corpus.model import selected
+    from scripts.corpus.player import Player
 
     splits = SPLITS if split == "all" else (split,)
     conversations = [c for name in splits for c in selected(only, name)]
@@ -226,7 +226,7 @@ def render_repeated(model: str, runs: Sequence[Sequence[ConversationScore]], pri
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.eval_llm", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.corpus.eval_llm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default=BUILT, help="which split (default: built)")
@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_url = os.environ.get("OPENAI_BASE_URL") or None
     price, given = chosen_price(model, args.price_in, args.price_out, args.price_cached)
 
-    from scripts.scenario import prepare_environment
+    from scripts.bench.scenario import prepare_environment
 
     prepare_environment()  # dummy AWS credentials for moto, quiet logs (it also drops the key: read above)
     runs, outcomes = [], []

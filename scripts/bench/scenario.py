@@ -1,5 +1,5 @@
 """The scripted participant of the benchmarks: one participant on a fresh ``LocalEnvironment``, each
-step one event (``scripts/bench_calls.py`` counts its AWS calls, ``scripts/bench_tokens.py`` its
+step one event (``scripts/bench/calls.py`` counts its AWS calls, ``scripts/bench/tokens.py`` its
 model tokens)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import moto  # noqa: F401  (before any handler module: their import-time clients must be intercepted)
 
-from scripts.call_meter import CallMeter
+from scripts.bench.call_meter import CallMeter
 
 SETUP = "(setup)"
 START = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)  # Monday 08:00 in Toronto
@@ -95,7 +95,7 @@ def _script(extended: bool = False) -> Any:
 class Scenario:
     """One participant on a fresh ``LocalEnvironment``; each step is one measured event.
 
-    ``extended`` adds events 7-9 (delayed transition, its firing, STOP); ``scripts/bench_tokens.py``
+    ``extended`` adds events 7-9 (delayed transition, its firing, STOP); ``scripts/bench/tokens.py``
     plays the first six only, with its own model."""
 
     def __init__(self, meter: CallMeter, *, extended: bool = False) -> None:

@@ -1,6 +1,6 @@
 """How long the console's participants list takes to render for N participants on the local stack.
 
-Run: ``python -m scripts.bench_console [--participants 1000] [--repeat 3]``. Everything runs in one
+Run: ``python -m scripts.bench.console [--participants 1000] [--repeat 3]``. Everything runs in one
 process: ``LocalEnvironment`` (moto DynamoDB, the real API handler), N participants enrolled through
 the participants API (each gets its greeting), then ``Console.list_page`` rendered through
 ``InProcessTransport`` — the same API calls ``promptpipe console`` makes against ``promptpipe serve``,
@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.compare:
         print(f"== {args.compare}", flush=True)
-        command = [sys.executable, "-m", "scripts.bench_console", "--participants", str(args.participants)]
+        command = [sys.executable, "-m", "scripts.bench.console", "--participants", str(args.participants)]
         command += ["--repeat", str(args.repeat), "--query", args.query]
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(["shared", "."])}  # that checkout's code
         subprocess.run(command, cwd=args.compare, env=environment, check=False)  # its verdict is printed

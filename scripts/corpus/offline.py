@@ -1,9 +1,9 @@
 """The offline coach's parity with the corpus (docs/offline-coach.md, "Parity with the corpus"):
-``python -m scripts.corpus_offline`` (``make corpus-offline``).
+``python -m scripts.corpus.offline`` (``make corpus-offline``).
 
 Plays every conversation of a split of ``tests/data/conversations/`` (``built``, the one the gate of
 ``tests/e2e/test_offline_coach_corpus.py`` plays, then ``held_out``, reported only; ``--split`` for one)
-through the real pipeline on the local stack (``scripts/corpus_player.py``) with the offline coach as
+through the real pipeline on the local stack (``scripts/corpus/player.py``) with the offline coach as
 the model, and counts
 
 * **ends as expected**: the end the corpus gives for a capable model (sub-state, profile fields,
@@ -14,7 +14,7 @@ the model, and counts
   done (the corpus gives no ``last_successful_prompt`` save for it: a capable model did not read it
   as done: neither a ``last_successful_prompt`` save nor a ``record_outcome`` call with ``done``).
 
-Stranded and forced turns are the competent-model stand-in's figures (``scripts.corpus_report``);
+Stranded and forced turns are the competent-model stand-in's figures (``scripts.corpus.report``);
 the offline coach calls only offered tools by construction, so they are not repeated here.
 """
 
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scripts.corpus_model import BUILT, SPLITS
-from scripts.scenario import prepare_environment
+from scripts.bench.scenario import prepare_environment
+from scripts.corpus.model import BUILT, SPLITS
 
 PRAISE = re.compile(r"\b(?:you did it|nice work|well done|great job|congrat\w*|proud of you)\b", re.I)
 _DELIVERED = re.compile(r"^- prompts completed: \d+ of (\d+) delivered$", re.M)
@@ -111,20 +111,20 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
 def play_offline(only: Sequence[str] = (), split: str = BUILT) -> list[Any]:
     """Every conversation of a split (or those in ``only``) played with the offline coach."""
     from promptpipe.adapters.offline_coach import OfflineCoach
-    from scripts.corpus_model import selected
-    from scripts.corpus_player import Player
+    from scripts.corpus.model import selected
+    from scripts.corpus.player import Player
 
     return Player(lambda _cursor: OfflineCoach()).play_all(selected(only, split))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.corpus_offline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.corpus.offline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures and problems as JSON")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which split to play (default: both)")
     args = parser.parse_args(argv)
     prepare_environment()
-    from scripts.corpus_player import print_report
+    from scripts.corpus.player import print_report
 
     for split in SPLITS if args.split == "all" else (args.split,):
         figures, problems = figures_of(play_offline(args.only, split))

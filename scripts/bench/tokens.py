@@ -1,14 +1,14 @@
 """Model tokens and calls per turn, and the LLM cost per 1,000 participants a month.
 
-Run: ``python -m scripts.bench_tokens`` (``make bench-tokens``); ``--baseline REF`` also measures the
+Run: ``python -m scripts.bench.tokens`` (``make bench-tokens``); ``--baseline REF`` also measures the
 code of git revision ``REF`` with this same script (exported to a temporary directory and run in a
 subprocess) and prints both side by side; ``--json`` prints the figures as JSON.
 
 What it counts is the requests the engine really builds, as the provider would receive them:
 
-* **Scripted conversations** (the scenario of ``scripts/scenario.py``: greeting, a plain intake
+* **Scripted conversations** (the scenario of ``scripts/bench/scenario.py``: greeting, a plain intake
   reply, the turn that completes intake with its four tools, the daily prompt…), played twice with
-  a scripted model: ``sequential`` (one tool call per response, as ``bench_calls`` scripts it) and
+  a scripted model: ``sequential`` (one tool call per response, as ``scripts.bench.calls`` scripts it) and
   ``batched`` (the four tool calls in one response, which the provider's parallel tool calls allow).
   The scripted model answers the engine's side calls (prompt generator, classifier, synthesis) by
   purpose, and notes any tool it calls that the request did not offer.
@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -242,8 +243,17 @@ class BenchLLM:
             raise AssertionError(f"{len(self.steps)} scripted step(s) unused")
 
 
+def _bench_calls() -> Any:
+    """The model-call benchmark of the tree this runs in."""
+    # A --baseline tree may come from before scripts/ had families (scripts/bench_calls.py then).
+    try:
+        return importlib.import_module("scripts.bench.calls")
+    except ModuleNotFoundError:
+        return importlib.import_module("scripts.bench_calls")
+
+
 def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
-    from scripts import bench_calls
+    bench_calls = _bench_calls()
 
     # Table names are filled in by the scenario; pass "" for whatever the meter's constructor takes.
     params = inspect.signature(bench_calls.CallMeter).parameters
@@ -260,7 +270,7 @@ def run_conversation(variant: str, tokenizer: Tokenizer) -> dict[str, Any]:
         return name
 
     llm = BenchLLM(_steps(variant), meter, event_name)
-    # The scenario's model: patched where Scenario looks it up (scripts.scenario; in older
+    # The scenario's model: patched where Scenario looks it up (scripts.bench.scenario; in older
     # revisions, which --baseline runs, scripts.bench_calls).
     home = sys.modules[bench_calls.Scenario.__module__]
     original = home._script
@@ -412,7 +422,7 @@ def run_simulate(tokenizer: Tokenizer, participants: int, days: int, seed: int) 
 
 # --- orchestration --------------------------------------------------------------------------------
 def measure(participants: int, days: int, seed: int) -> dict[str, Any]:
-    from scripts import bench_calls
+    bench_calls = _bench_calls()
 
     bench_calls.prepare_environment()
     tokenizer = Tokenizer()
@@ -425,7 +435,7 @@ def measure(participants: int, days: int, seed: int) -> dict[str, Any]:
 
 def measure_revision(ref: str, participants: int, days: int, seed: int) -> dict[str, Any]:
     """This script run against the code of git revision ``ref`` (exported to a temporary directory)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp:
         archive = subprocess.run(["git", "-C", str(root), "archive", ref], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)

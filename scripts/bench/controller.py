@@ -1,7 +1,7 @@
 """Cost of the flow controller per intake turn: load the runtime JSON, decide, record the outcome,
 begin the turn, dump the JSON — on the bundled intake flow. Prints microseconds per turn.
 
-    PYTHONPATH=shared python scripts/bench_controller.py [--turns 20000]
+    PYTHONPATH=shared python scripts/bench/controller.py [--turns 20000]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from promptpipe.controller.definition import parse_definition
 from promptpipe.controller.engine import begin_turn, decide, record_outcome
 from promptpipe.controller.runtime import RuntimeState, Status
 
-INTAKE = Path(__file__).resolve().parents[1] / "prompts" / "flows" / "intake.json"
+INTAKE = Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json"
 REPLIES = [["habit_domain"], [], ["motivational_frame"], ["preferred_time"], [], ["prompt_anchor"]]
 
 

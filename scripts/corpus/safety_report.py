@@ -1,7 +1,7 @@
 """Recall and false alarms of the safety screen on its labelled corpus (docs/safety.md).
 
-Run: ``PYTHONPATH=shared .venv/bin/python -m scripts.safety_report`` (the built part, the one the
-screen was written against) and ``… -m scripts.safety_report --heldout`` (the held-out part, never
+Run: ``PYTHONPATH=shared .venv/bin/python -m scripts.corpus.safety_report`` (the built part, the one the
+screen was written against) and ``… -m scripts.corpus.safety_report --heldout`` (the held-out part, never
 tuned against; run it to report, not to tune). ``--misses`` lists the misread messages of the part
 shown. ``tests/unit/test_safety_corpus.py`` gates the built part with the same reading.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from promptpipe.rules.safety_screen import screen
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "safety"
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data" / "safety"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Score the opt-out / HELP reader on the held-out messages (tests/data/opt_out/heldout.jsonl).
 
-    .venv/bin/python scripts/opt_out_heldout.py [--verbose]
+    .venv/bin/python scripts/corpus/opt_out_heldout.py [--verbose]
 
 Prints the share read as labelled, overall and per label, and every miss with --verbose. Reported,
 not gated: the messages were committed before the reader and are never tuned against.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from promptpipe.rules.opt_out import OptKind, keyword_lists, read_opt_message
 
-HELDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "opt_out" / "heldout.jsonl"
+HELDOUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "opt_out" / "heldout.jsonl"
 _LABELS = {
     OptKind.OPT_OUT: "opt_out",
     OptKind.OPT_IN: "opt_in",

@@ -1,6 +1,6 @@
 """Fail when line or branch coverage is under its threshold (``make test``; docs/reliability.md#coverage).
 
-Run: ``python -m scripts.coverage_gate build/coverage.json --line 95 --branch 90``, on the JSON report
+Run: ``python -m scripts.tools.coverage_gate build/coverage.json --line 95 --branch 90``, on the JSON report
 pytest-cov writes (``--cov-report=json:build/coverage.json``). coverage.py's own ``fail_under`` checks
 one combined figure; the gate holds the two separately.
 """

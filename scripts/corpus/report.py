@@ -1,8 +1,8 @@
-"""The corpus figures of docs/pipeline.md: ``python -m scripts.corpus_report``.
+"""The corpus figures of docs/pipeline.md: ``python -m scripts.corpus.report``.
 
 Plays both splits of ``tests/data/conversations/`` (``built``: the gate of ``make test``; ``held_out``:
 reported, not gated — docs/offline-coach.md, "The two splits") with the competent-model stand-in
-through the real pipeline (``scripts/corpus_player.py``) and prints, per split, the figures —
+through the real pipeline (``scripts/corpus/player.py``) and prints, per split, the figures —
 conversations, participant messages, stranded turns, forced turns, conversations completed and passed
 (completed with no turn problem) — then one line per problem; for the held-out split also one
 PASS/FAIL line per conversation. ``--split`` plays one split; ``--json`` prints it all as JSON.
@@ -18,6 +18,7 @@ wrong annotation or expectation, not a rule that strands it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import shutil
@@ -29,8 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scripts.corpus_model import SPLITS
-from scripts.scenario import prepare_environment
+from scripts.corpus.model import SPLITS
 
 
 def offer_every_tool() -> None:
@@ -44,9 +44,17 @@ def offer_every_tool() -> None:
     modules.ConversationModule.decide_intent = every_tool  # type: ignore[method-assign]
 
 
-ROOT = Path(__file__).resolve().parents[1]
-# What the corpus brings with it to an older revision (which may not have these modules yet).
-CORPUS_SCRIPTS = ("corpus_model.py", "corpus_player.py", "corpus_standin.py", "corpus_report.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def prepare_environment() -> None:
+    """The scenario's environment, from the scenario of the tree this runs in."""
+    # A --baseline tree may come from before scripts/ had families (scripts/scenario.py then).
+    try:
+        scenario = importlib.import_module("scripts.bench.scenario")
+    except ModuleNotFoundError:
+        scenario = importlib.import_module("scripts.scenario")
+    scenario.prepare_environment()
 
 
 def run_baseline(revision: str, argv: Sequence[str]) -> int:
@@ -56,19 +64,19 @@ def run_baseline(revision: str, argv: Sequence[str]) -> int:
         tree = Path(tmp)
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
             tar.extractall(tree, filter="data")
-        for name in CORPUS_SCRIPTS:
-            shutil.copy(ROOT / "scripts" / name, tree / "scripts" / name)
+        # The corpus brings its scripts with it (an older revision may not have them yet).
+        shutil.copytree(ROOT / "scripts" / "corpus", tree / "scripts" / "corpus", dirs_exist_ok=True)
         shutil.copytree(
             ROOT / "tests" / "data" / "conversations", tree / "tests" / "data" / "conversations", dirs_exist_ok=True
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tree / "shared"), str(tree)))}
         print(f"rules of {revision}:", flush=True)
-        command = [sys.executable, "-m", "scripts.corpus_report", *argv]
+        command = [sys.executable, "-m", "scripts.corpus.report", *argv]
         return subprocess.run(command, cwd=tree, env=env, check=False).returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.corpus_report", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.corpus.report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures and problems as JSON")
     parser.add_argument("--offer-all", action="store_true", help="offer every tool on every turn (checks the corpus)")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="play only these conversations")
@@ -83,9 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.offer_all:
         offer_every_tool()
 
-    from scripts.corpus_model import selected
-    from scripts.corpus_player import Player, print_splits
-    from scripts.corpus_standin import CompetentStandIn
+    from scripts.corpus.model import selected
+    from scripts.corpus.player import Player, print_splits
+    from scripts.corpus.standin import CompetentStandIn
 
     splits = SPLITS if args.split == "all" else (args.split,)
     player = Player(CompetentStandIn)

@@ -1,7 +1,7 @@
 """A competent-model stand-in: an ``LLM`` that makes exactly the tool calls the corpus says a capable
 model would make for the message being answered, and only if the request offers those tools.
 
-The player (``scripts/corpus_player.py``) moves a ``Cursor`` to the conversation and turn being
+The player (``scripts/corpus/player.py``) moves a ``Cursor`` to the conversation and turn being
 played; every request is answered from it:
 
 * a conversation turn (intake or feedback): round *n* of the turn's annotated calls, limited to the
@@ -15,12 +15,12 @@ played; every request is answered from it:
 * the synthesis call: the annotated reply;
 * the intent classifier: the annotated tools of the turn as JSON.
 
-A call the corpus gives by role (``record_outcome``, ``opt_out``: ``scripts/corpus_model.py``) is made
+A call the corpus gives by role (``record_outcome``, ``opt_out``: ``scripts/corpus/model.py``) is made
 with the offered tool that ``ROLE_TOOLS`` binds to the role, its arguments adapted by the binding. When
 the engine names that tool differently, add a binding here: it maps a capability to a name and touches
 no conversation, so it is no tuning of the held-out split.
 
-Requests that arrive over HTTP (``scripts/chat_completions_server.py``) carry no purpose: it is
+Requests that arrive over HTTP (``scripts/corpus/chat_completions_server.py``) carry no purpose: it is
 recognised from the request itself.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, TokenUsage, ToolCall
-from scripts.corpus_model import Conversation, Turn
+from scripts.corpus.model import Conversation, Turn
 
 STANDIN_MODEL = "competent-stand-in"
 _SCHEDULE_ID = re.compile(r"\b(sched_[0-9a-f]{16})\b")

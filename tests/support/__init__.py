@@ -19,7 +19,7 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
-from promptpipe.models.events import TurnEvent
+from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
@@ -27,7 +27,10 @@ from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import enrollment
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.wiring import NoDeadLetters
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -46,6 +49,13 @@ class RecordingQueue:
 def enroll(app: AppContext, request: EnrollmentRequest) -> ConversationParticipant:
     """The participant ``usecases.participants.enrollment`` enrols (a test's shorthand)."""
     return enrollment(app, request).participant
+
+
+def enroll_over_api(env: Any, phone: str = "+14155550101", **fields: Any) -> str:
+    """Enrols through a local environment's enrollment API (``env``: a ``LocalEnvironment``); the id."""
+    response = env.api("POST", "/conversation/participants", json_body={"phone_number": phone, **fields})
+    assert response.status == 201, response.body
+    return str(response.body["result"]["id"])
 
 
 @dataclass
@@ -84,6 +94,21 @@ class MemoryHarness:
 
     def data(self, participant_id: str) -> dict[str, str]:
         return self.store.flows[participant_id].state_data
+
+
+def turn(h: MemoryHarness, participant: ConversationParticipant, text: str, **message: Any) -> EventOutcome:
+    """One inbound message processed and its effects applied (``message``: ``MemoryHarness.message``'s)."""
+    inbound = h.message(participant, text, **message)
+    event = TurnEvent(
+        kind=TurnKind.MESSAGE,
+        participant_id=participant.id,
+        event_id=inbound.provider_message_id,
+        message=inbound,
+        enqueued_at=h.clock.now(),
+    )
+    outcome = process_turn(h.app, event)
+    apply_effects(h.app, outcome)
+    return outcome
 
 
 def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, seed: int = 7) -> MemoryHarness:
@@ -159,7 +184,7 @@ def hand_off_a_new_participant(env: Any, phone: str) -> str:
 
     from promptpipe.local.signing import twilio_form, twilio_signature
 
-    flow = json.loads((Path(__file__).resolve().parents[1] / "prompts" / "flows" / "intake.json").read_text())
+    flow = json.loads((Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json").read_text())
     flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
     assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
     enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": phone, "name": "Alex"})

@@ -27,8 +27,8 @@ from zoneinfo import ZoneInfo
 
 from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.ports import LLM
-from scripts.corpus_model import ANY_SCHEDULE, Conversation, Turn
-from scripts.corpus_standin import Cursor, fulfilled, purpose_of
+from scripts.corpus.model import ANY_SCHEDULE, Conversation, Turn
+from scripts.corpus.standin import Cursor, fulfilled, purpose_of
 
 DAY0 = date(2026, 3, 2)  # a Monday
 AFTER_PROMPT = timedelta(minutes=6)

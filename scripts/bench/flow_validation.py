@@ -2,7 +2,7 @@
 gates form a long chain (docs/reliability.md, "Fault suite"). Prints the size, the time and the
 step counts of alias resolution and reachability.
 
-    PYTHONPATH=shared .venv/bin/python scripts/bench_flow_validation.py [--sizes 1000,3000]
+    PYTHONPATH=shared .venv/bin/python scripts/bench/flow_validation.py [--sizes 1000,3000]
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Where a function's first-event init goes: CPU ms of each step, in one fresh process per round.
 
-Run: ``python -m scripts.cold_start_parts [module]`` (default ``functions.inbound.webhook``;
+Run: ``python -m scripts.bench.cold_start_parts [module]`` (default ``functions.inbound.webhook``;
 ``--runs N``, default 3). After importing the module (not timed), it times in order: importing
 ``botocore.session``, the settings, the first DynamoDB client, the SQS client, importing the sent
 ledger adapter, and the rest of ``get_app()``; then what import and init leave to the first events
-(not in ``bench_cold_start``'s figures): parsing a first phone number (``phonenumbers`` is imported
+(not in ``scripts.bench.cold_start``'s figures): parsing a first phone number (``phonenumbers`` is imported
 by it), building the validators of the webhook's first text (the inbound message and the queue
 event), and building every other model of the code base still unbuilt (``LazyModel``), an upper
 bound no single event reaches. Same child environment and socket guard as
-``scripts.bench_cold_start``; the figures are for reading next to its table (docs/benchmarks.md).
+``scripts.bench.cold_start``; the figures are for reading next to its table (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-from scripts.bench_cold_start import REPO, child_environment
+from scripts.bench.cold_start import REPO, child_environment
 
 CHILD = r"""
 import importlib, json, socket, sys, time

@@ -1,6 +1,6 @@
 """Cold start per function: importing its handler module, in fresh processes (docs/architecture.md#cold-start).
 
-Run: ``python -m scripts.bench_cold_start`` (``--runs N``, default 9; ``--json``;
+Run: ``python -m scripts.bench.cold_start`` (``--runs N``, default 9; ``--json``;
 ``--compare DIR`` also measures the function modules of another checkout, e.g. the commit before a
 change, in the same rounds: before and after from one run).
 
@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BASELINE = "boto3"
 XRAY = "aws_xray_sdk.core"  # timed after an untimed ``import boto3``: what Powertools' Tracer adds
 # What the webhook's first event cannot do without, whatever the code around it: botocore, a DynamoDB

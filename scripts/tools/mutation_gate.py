@@ -1,6 +1,6 @@
 """The mutation-score gate of the engine's core (``make mutation``; docs/reliability.md#mutation-testing).
 
-Run: ``python -m scripts.mutation_gate [--run] [MODULE ...]``.
+Run: ``python -m scripts.tools.mutation_gate [--run] [MODULE ...]``.
 
 mutmut (configured in pyproject.toml, ``[tool.mutmut]``) copies the tree into ``mutants/``, mutates the
 core modules and runs, for each mutant, the unit tests that call the mutated function (it records
@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # mutmut names a module by its path below ./, src/ or source/ only: it runs here, with src/ -> shared/.
 STAGE = ROOT / "build" / "mutation"
 LINKS = {"src": "shared", "tests": "tests", "functions": "functions", "prompts": "prompts", "scripts": "scripts"}

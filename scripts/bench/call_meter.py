@@ -1,5 +1,5 @@
 """Every AWS API call of the process counted, by event, Lambda function, service and operation
-(``CallMeter``; how: ``scripts/bench_calls.py``)."""
+(``CallMeter``; how: ``scripts/bench/calls.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import botocore.handlers
 import moto  # noqa: F401  (before any handler module: their import-time clients must be intercepted)
 
-from scripts.item_size import dynamodb_item_size
+from scripts.bench.item_size import dynamodb_item_size
 
 FUNCTION_MODULES = {
     "functions.enrollment.handler": "enrollment",

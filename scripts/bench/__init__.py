@@ -1,0 +1,1 @@
+"""Benchmarks: model calls, tokens, cold start, asset sizes, cost (``python -m scripts.bench.calls``)."""
