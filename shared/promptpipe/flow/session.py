@@ -34,7 +34,7 @@ from promptpipe.errors import (
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.history import DEFAULT_LLM_HISTORY
-from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question
 from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
@@ -74,6 +74,11 @@ class OpContext:
     touched_schedules: list[str] = field(default_factory=list)
     participant_changed: bool = False
     expires_at: datetime | None = None  # FlowState.expires_at: the retention clock of a withdrawal
+
+    def message(self, body: str, kind: OutboundKind, *, question: Question | None = None) -> OutboundMessage:
+        """A message of ``kind`` to this operation's participant."""
+        to = self.participant.phone_number
+        return OutboundMessage(participant_id=self.participant.id, to=to, body=body, kind=kind, question=question)
 
     def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None, on_hold: bool = False) -> None:
         """Queue a message for sending after the commit; it is recorded in the transcript too. The

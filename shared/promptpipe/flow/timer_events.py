@@ -18,7 +18,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
-from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 from promptpipe.rules.quiet_hours import QuietHours
@@ -38,10 +38,6 @@ class TimerOutcome:
     applied: bool = False
     detail: str = ""
     target: str | None = None  # delayed transitions: the sub-state moved to
-
-
-def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
-    return OutboundMessage(participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=kind)
 
 
 def _nudged_for_current_prompt(op: OpContext) -> bool:
@@ -65,7 +61,7 @@ def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpConte
         if _nudged_for_current_prompt(op):
             outcome.detail = "feedback nudge already sent for this prompt"
             return
-        op.emit(_message(op, REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
+        op.emit(op.message(REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
         outcome.applied = True
 
@@ -190,7 +186,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
             op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
             outcome.detail = "reminder already sent for this prompt"
             return
-        op.emit(_message(op, FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.emit(op.message(FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
         # The follow-up nudge keeps out of quiet hours too (docs/quiet-hours.md): moved to the end of
         # the window, or not armed when it would be stale (a day after the prompt) by then.
         prompt_at = payload.expected_sent_at or op.now
@@ -221,7 +217,7 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
     def apply(op: OpContext) -> None:
         if not _claim_feedback_timer(op, payload, outcome, _FOLLOWUP_STEP):
             return
-        op.emit(_message(op, FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.emit(op.message(FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
         outcome.applied = True
 
