@@ -20,6 +20,7 @@ does not know that time, the message goes free-form and a window refusal (Meta 1
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -89,7 +90,7 @@ def outside_window(message: OutboundMessage, now: datetime) -> bool:
     return now - message.last_inbound_at >= WHATSAPP_WINDOW - WINDOW_MARGIN
 
 
-class _HttpMessenger:
+class _HttpMessenger(ABC):
     """What both providers share: one HTTP client, the WhatsApp templates with the clock that tells
     whether the window is open, and the send metrics (unless ``publish`` is off)."""
 
@@ -107,8 +108,9 @@ class _HttpMessenger:
             _publish(result, message)
         return result
 
+    @abstractmethod
     def _send(self, message: OutboundMessage) -> SendResult:
-        raise NotImplementedError
+        """The provider's own delivery of one message."""
 
 
 # --- Twilio -------------------------------------------------------------------------------------
