@@ -215,20 +215,23 @@ class EventBridgeTimers:
         return schedule.name
 
     def _create_or_update(self, name: str, params: dict[str, Any]) -> None:
-        """Create; on a conflict, update with the full set; and when the schedule was deleted between
-        our create and update (a one-shot that just completed), create again."""
+        """Create; on a conflict, update with the full set."""
         steps = (
             ("create_schedule", self._client.create_schedule, "ConflictException"),
             ("update_schedule", self._client.update_schedule, "ResourceNotFoundException"),
-            ("create_schedule", self._client.create_schedule, None),
         )
         for operation, call, try_next_on in steps:
             try:
                 call(**params)
                 return
             except ClientError as exc:
-                if try_next_on is None or error_code(exc) != try_next_on:
+                if error_code(exc) != try_next_on:
                     raise _timer_error(operation, name, exc) from exc
+        # Deleted between our create and update (a one-shot that just completed): create again.
+        try:
+            self._client.create_schedule(**params)
+        except ClientError as exc:
+            raise _timer_error("create_schedule", name, exc) from exc
 
     def _parameters(self, schedule: _Schedule) -> dict[str, Any]:
         target: dict[str, Any] = {
