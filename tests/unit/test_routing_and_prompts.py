@@ -160,9 +160,9 @@ def test_store_prompt_is_cached_for_the_ttl_then_reloaded() -> None:
     assert first.version == f"store:{text_version('You are the v2 coach.')}"
     store.items["intake"] = "You are the v3 coach."
     now[0] = 299
-    assert library.intake == "You are the v2 coach." and store.fetches == 1
+    assert library.get("intake").text == "You are the v2 coach." and store.fetches == 1
     now[0] = 301
-    assert library.intake == "You are the v3 coach." and store.fetches == 2
+    assert library.get("intake").text == "You are the v3 coach." and store.fetches == 2
 
 
 def test_missing_or_failing_store_falls_back_to_the_file() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import (
     CONDITION_FAILED,
     CONDITIONAL_CHECK_FAILED,
@@ -48,12 +49,8 @@ from promptpipe.models.store import DeliveryOutcome, TranscriptEntry
 _EXISTS = f"attribute_exists({PK})"
 
 
-class DynamoDeliveryLog:
+class DynamoDeliveryLog(TableAdapter):
     """``DeliveryLog`` on the transcript items of the main table."""
-
-    def __init__(self, table_name: str, client: Any) -> None:
-        self._table = table_name
-        self._client = client
 
     @store_operation
     def record_outcomes(

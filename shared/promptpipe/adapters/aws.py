@@ -32,6 +32,15 @@ from promptpipe.settings import Settings
 # boto3 generates client classes at run time; there is no static type to name here.
 AwsClient: TypeAlias = Any
 
+
+class TableAdapter:
+    """An adapter over one DynamoDB table, called through a low-level client."""
+
+    def __init__(self, table_name: str, client: AwsClient) -> None:
+        self._table = table_name
+        self._client = client
+
+
 INBOUND_QUEUE_NAME = "promptpipe-inbound.fifo"
 INBOUND_DLQ_NAME = "promptpipe-inbound-dlq.fifo"
 INBOUND_MAX_RECEIVE_COUNT = 3

@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import (
     CONDITION_FAILED,
     TRANSACTION_CONFLICT,
@@ -59,11 +59,7 @@ def _stored(item: dict[str, Any]) -> StoredFlow:
     )
 
 
-class DynamoFlowDefinitionStore:
-    def __init__(self, table_name: str, client: AwsClient) -> None:
-        self._table = table_name
-        self._client = client
-
+class DynamoFlowDefinitionStore(TableAdapter):
     def _get(self, flow_id: str, sk: str) -> StoredFlow | None:
         response = self._client.get_item(
             TableName=self._table, Key=key(flow_definition_pk(flow_id), sk), ConsistentRead=True

@@ -8,6 +8,7 @@ docs/platform.md#scheduler-rules). Names, expressions and zones are validated he
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +37,19 @@ SCHEDULED_TIME_PLACEHOLDER = "<aws.scheduler.scheduled-time>"
 EXECUTION_ID_PLACEHOLDER = "<aws.scheduler.execution-id>"
 
 _UTC = "UTC"
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """What one CreateSchedule/UpdateSchedule call says, before the group's target settings."""
+
+    name: str
+    expression: str
+    timezone: str
+    target_arn: str
+    payload: TimerPayload | ScheduledPromptPayload
+    after_completion: Literal["NONE", "DELETE"]
+    window_minutes: int = 0
 
 
 class EventBridgeTimers:
@@ -104,23 +118,15 @@ class EventBridgeTimers:
     # --- the port -------------------------------------------------------------------------
 
     def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
-        return self._one_shot(name, at, self._timers_function_arn, payload)
+        return self._put(self._one_shot(name, at, self._timers_function_arn, payload))
 
     def schedule_daily_prompt(
         self, *, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload
     ) -> str:
-        return self._put(
-            name=name,
-            expression=daily_cron_expression(hour, minute),
-            timezone=timezone,
-            target_arn=self._scheduled_prompt_function_arn,
-            payload=payload,
-            after_completion="NONE",
-            window_minutes=self._daily_window,
-        )
+        return self._put(self._daily(name, hour, minute, timezone, payload))
 
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
-        return self._one_shot(name, at, self._scheduled_prompt_function_arn, payload)
+        return self._put(self._one_shot(name, at, self._scheduled_prompt_function_arn, payload))
 
     def cancel(self, name: str) -> None:
         validate_schedule_name(name)
@@ -169,107 +175,69 @@ class EventBridgeTimers:
 
     def planned(self, spec: ScheduleSpec) -> LiveSchedule:
         if spec.kind == "daily_prompt" and spec.prompt is not None:
-            params = self._parameters(
-                name=spec.name,
-                expression=daily_cron_expression(spec.hour or 0, spec.minute or 0),
-                timezone=spec.timezone or _UTC,
-                target_arn=self._scheduled_prompt_function_arn,
-                payload=spec.prompt,
-                after_completion="NONE",
-                window_minutes=self._daily_window,
-            )
+            schedule = self._daily(spec.name, spec.hour or 0, spec.minute or 0, spec.timezone or _UTC, spec.prompt)
         elif spec.at is not None and (payload := spec.prompt if spec.kind == "prompt_at" else spec.timer):
             target = self._scheduled_prompt_function_arn if spec.kind == "prompt_at" else self._timers_function_arn
-            params = self._parameters(
-                name=spec.name,
-                expression=at_expression(spec.at),
-                timezone=_UTC,
-                target_arn=target,
-                payload=payload,
-                after_completion="DELETE",
-            )
+            schedule = self._one_shot(spec.name, spec.at, target, payload)
         else:
             raise TimerError(f"schedule {spec.name}: incomplete description")
-        return live_schedule(params)
+        return live_schedule(self._parameters(schedule))
 
     # --- internals ------------------------------------------------------------------------
 
+    def _daily(self, name: str, hour: int, minute: int, timezone: str, payload: ScheduledPromptPayload) -> _Schedule:
+        """A daily prompt: cron in the participant's zone, kept after each run, in the flexible window."""
+        return _Schedule(
+            name,
+            daily_cron_expression(hour, minute),
+            timezone,
+            self._scheduled_prompt_function_arn,
+            payload,
+            after_completion="NONE",
+            window_minutes=self._daily_window,
+        )
+
     def _one_shot(
         self, name: str, at: datetime, target_arn: str, payload: TimerPayload | ScheduledPromptPayload
-    ) -> str:
+    ) -> _Schedule:
         """``at()`` in UTC, deleted by the scheduler once it has run."""
-        return self._put(
-            name=name,
-            expression=at_expression(at),
-            timezone=_UTC,
-            target_arn=target_arn,
-            payload=payload,
-            after_completion="DELETE",
-        )
+        return _Schedule(name, at_expression(at), _UTC, target_arn, payload, after_completion="DELETE")
 
-    def _put(
-        self,
-        *,
-        name: str,
-        expression: str,
-        timezone: str,
-        target_arn: str,
-        payload: TimerPayload | ScheduledPromptPayload,
-        after_completion: Literal["NONE", "DELETE"],
-        window_minutes: int = 0,
-    ) -> str:
-        validate_schedule_name(name)
-        parse_expression(expression)
-        validate_timezone(timezone)
-        params = self._parameters(
-            name=name,
-            expression=expression,
-            timezone=timezone,
-            target_arn=target_arn,
-            payload=payload,
-            after_completion=after_completion,
-            window_minutes=window_minutes,
-        )
+    def _put(self, schedule: _Schedule) -> str:
+        validate_schedule_name(schedule.name)
+        parse_expression(schedule.expression)
+        validate_timezone(schedule.timezone)
+        params = self._parameters(schedule)
         try:
-            self._create_or_update(name, params)
+            self._create_or_update(schedule.name, params)
         except BotoCoreError as exc:
-            raise TimerError(f"schedule {name}: {exc}") from exc
-        return name
+            raise TimerError(f"schedule {schedule.name}: {exc}") from exc
+        return schedule.name
 
     def _create_or_update(self, name: str, params: dict[str, Any]) -> None:
-        try:
-            self._client.create_schedule(**params)
-            return
-        except ClientError as exc:
-            if error_code(exc) != "ConflictException":
-                raise _timer_error("create_schedule", name, exc) from exc
-        try:
-            self._client.update_schedule(**params)
-            return
-        except ClientError as exc:
-            # Deleted between our create and update (a one-shot that just completed): create again.
-            if error_code(exc) != "ResourceNotFoundException":
-                raise _timer_error("update_schedule", name, exc) from exc
+        """Create; on a conflict, update with the full set."""
+        steps = (
+            ("create_schedule", self._client.create_schedule, "ConflictException"),
+            ("update_schedule", self._client.update_schedule, "ResourceNotFoundException"),
+        )
+        for operation, call, try_next_on in steps:
+            try:
+                call(**params)
+                return
+            except ClientError as exc:
+                if error_code(exc) != try_next_on:
+                    raise _timer_error(operation, name, exc) from exc
+        # Deleted between our create and update (a one-shot that just completed): create again.
         try:
             self._client.create_schedule(**params)
         except ClientError as exc:
             raise _timer_error("create_schedule", name, exc) from exc
 
-    def _parameters(
-        self,
-        *,
-        name: str,
-        expression: str,
-        timezone: str,
-        target_arn: str,
-        payload: TimerPayload | ScheduledPromptPayload,
-        after_completion: Literal["NONE", "DELETE"],
-        window_minutes: int = 0,
-    ) -> dict[str, Any]:
+    def _parameters(self, schedule: _Schedule) -> dict[str, Any]:
         target: dict[str, Any] = {
-            "Arn": target_arn,
+            "Arn": schedule.target_arn,
             "RoleArn": self._role_arn,
-            "Input": schedule_input(payload),
+            "Input": schedule_input(schedule.payload),
             "RetryPolicy": {
                 "MaximumRetryAttempts": self._max_retry_attempts,
                 "MaximumEventAgeInSeconds": self._max_event_age_seconds,
@@ -277,16 +245,15 @@ class EventBridgeTimers:
         }
         if self._dlq_arn:
             target["DeadLetterConfig"] = {"Arn": self._dlq_arn}
+        window = schedule.window_minutes
         return {
-            "Name": name,
+            "Name": schedule.name,
             "GroupName": self._group_name,
-            "ScheduleExpression": expression,
-            "ScheduleExpressionTimezone": timezone,
-            "FlexibleTimeWindow": (
-                {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": window_minutes} if window_minutes else {"Mode": "OFF"}
-            ),
+            "ScheduleExpression": schedule.expression,
+            "ScheduleExpressionTimezone": schedule.timezone,
+            "FlexibleTimeWindow": {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": window} if window else {"Mode": "OFF"},
             "State": "ENABLED",
-            "ActionAfterCompletion": after_completion,
+            "ActionAfterCompletion": schedule.after_completion,
             "Target": target,
         }
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import CONDITIONAL_CHECK_FAILED, error_code, store_operation
 from promptpipe.adapters.dynamodb_items import (
     INBOUND_STATE,
@@ -29,11 +30,7 @@ _NEW = f"attribute_not_exists({SK})"
 _NEW_OR_ACCEPTED = f"attribute_not_exists({SK}) OR attribute_exists(#state)"
 
 
-class DynamoInboundLog:
-    def __init__(self, table_name: str, client: Any) -> None:
-        self._table = table_name
-        self._client = client
-
+class DynamoInboundLog(TableAdapter):
     @store_operation
     def accept(self, entry: TranscriptEntry) -> bool:
         try:

@@ -20,6 +20,7 @@ does not know that time, the message goes free-form and a window refusal (Meta 1
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -89,10 +90,33 @@ def outside_window(message: OutboundMessage, now: datetime) -> bool:
     return now - message.last_inbound_at >= WHATSAPP_WINDOW - WINDOW_MARGIN
 
 
+class _HttpMessenger(ABC):
+    """What both providers share: one HTTP client, the WhatsApp templates with the clock that tells
+    whether the window is open, and the send metrics (unless ``publish`` is off)."""
+
+    def __init__(
+        self, http: MessengerHttp, templates: WhatsAppTemplates | None, clock: Clock | None, publish: bool
+    ) -> None:
+        self._http = http
+        self._templates = templates or WhatsAppTemplates()
+        self._clock = clock or SystemClock()
+        self._publish = publish
+
+    def send(self, message: OutboundMessage) -> SendResult:
+        result = self._send(message)
+        if self._publish:
+            _publish(result, message)
+        return result
+
+    @abstractmethod
+    def _send(self, message: OutboundMessage) -> SendResult:
+        """The provider's own delivery of one message."""
+
+
 # --- Twilio -------------------------------------------------------------------------------------
 
 
-class TwilioMessenger:
+class TwilioMessenger(_HttpMessenger):
     """SMS or WhatsApp through Twilio's Programmable Messaging REST API (httpx, no SDK)."""
 
     def __init__(
@@ -121,7 +145,7 @@ class TwilioMessenger:
         self._from = from_number
         self._service_sid = messaging_service_sid
         self._channel = channel
-        self._http = MessengerHttp(
+        http = MessengerHttp(
             f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json",
             provider="Twilio",
             read_error=_twilio_error,
@@ -129,15 +153,10 @@ class TwilioMessenger:
             http_client=http_client,
             timeout=timeout,
         )
-        self._templates = templates or WhatsAppTemplates()
-        self._clock = clock or SystemClock()
-        self._publish = publish
+        super().__init__(http, templates, clock, publish)
 
-    def send(self, message: OutboundMessage) -> SendResult:
-        result = self._send_sms(message) if self._channel == "sms" else self._send_whatsapp(message)
-        if self._publish:
-            _publish(result, message)
-        return result
+    def _send(self, message: OutboundMessage) -> SendResult:
+        return self._send_sms(message) if self._channel == "sms" else self._send_whatsapp(message)
 
     def _send_sms(self, message: OutboundMessage) -> SendResult:
         text = with_question_text(message.body, message.question, message.follow_up)
@@ -222,7 +241,7 @@ def _twilio_error(response: httpx.Response) -> tuple[Any, str]:
 # --- Meta WhatsApp Cloud API --------------------------------------------------------------------
 
 
-class WhatsAppCloudMessenger:
+class WhatsAppCloudMessenger(_HttpMessenger):
     """WhatsApp through Meta's Cloud API (Graph API ``/{phone_number_id}/messages``)."""
 
     def __init__(
@@ -242,7 +261,7 @@ class WhatsAppCloudMessenger:
             raise ConfigurationError("WhatsApp Cloud needs WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID")
         self._url = f"{base_url.rstrip('/')}/{api_version}/{phone_number_id}/messages"
         self._headers = {"Authorization": f"Bearer {access_token}"}
-        self._http = MessengerHttp(
+        http = MessengerHttp(
             self._url,
             provider="WhatsApp Cloud API",
             read_error=_meta_error,
@@ -250,21 +269,13 @@ class WhatsAppCloudMessenger:
             http_client=http_client,
             timeout=timeout,
         )
-        self._templates = templates or WhatsAppTemplates()
-        self._clock = clock or SystemClock()
-        self._publish = publish
+        super().__init__(http, templates, clock, publish)
 
-    def send(self, message: OutboundMessage) -> SendResult:
+    def _send(self, message: OutboundMessage) -> SendResult:
         """Inside the window: one API call per message, text or an interactive reply-button message
         whose body carries the text and the question (only a body too long for an interactive
         message, 1,024 characters, goes as text first, then the buttons). Outside the window: the
         template. Returns the id of the last message sent, the one a button reply refers to."""
-        result = self._send(message)
-        if self._publish:
-            _publish(result, message)
-        return result
-
-    def _send(self, message: OutboundMessage) -> SendResult:
         to = message.to.removeprefix("whatsapp:").lstrip("+")
         if self._templates.configured and outside_window(message, self._clock.now()):
             return self._outside_window(to, message)

@@ -17,6 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import cancellation_codes, condition_failed, is_cancellation, store_operation
 from promptpipe.adapters.dynamodb_items import PK, flow_key, meta_key, phone_claim_item, phone_claim_key
 from promptpipe.adapters.memory_store import InMemoryStore
@@ -33,11 +34,7 @@ class PhoneMove(StrEnum):
     STALE = "stale"  # the participant's number is neither the old nor the new one: nothing changed
 
 
-class DynamoPhoneClaims:
-    def __init__(self, table_name: str, client: Any) -> None:
-        self._table = table_name
-        self._client = client
-
+class DynamoPhoneClaims(TableAdapter):
     @store_operation
     def move(self, participant_id: str, old_phone: str, new_phone: str) -> PhoneMove:
         for _ in range(MAX_ATTEMPTS):

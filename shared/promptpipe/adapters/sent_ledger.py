@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import expires_at, sent_key
 from promptpipe.models.store import EVENT_ID_RETENTION_DAYS, EventRecord
@@ -27,11 +28,7 @@ from promptpipe.models.store import EVENT_ID_RETENTION_DAYS, EventRecord
 LEDGER_TTL_SECONDS = EVENT_ID_RETENTION_DAYS * 24 * 3600
 
 
-class DynamoSentLedger:
-    def __init__(self, table_name: str, client: Any) -> None:
-        self._table = table_name
-        self._client = client
-
+class DynamoSentLedger(TableAdapter):
     @store_operation
     def record_partial(
         self,

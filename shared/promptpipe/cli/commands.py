@@ -18,7 +18,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from promptpipe.cli.argument_types import positive_count, window_minutes
+from promptpipe.cli.argument_types import port_number, positive_count, window_minutes
 from promptpipe.cli.coordinator_commands import (
     api_options,
     cmd_console,
@@ -104,16 +104,6 @@ def _parse_phone(text: str) -> str:
         return canonicalize_phone(text)
     except InvalidPhoneNumber as exc:
         raise argparse.ArgumentTypeError(f"{exc}; use international form, e.g. +14165550142") from None
-
-
-def _parse_port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535; 0 picks a free one)")
-    return port
 
 
 def check_settings() -> Any:
@@ -341,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="local HTTP server with the API Gateway routes, the worker and the pump")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_parse_port, default=8000)
+    serve.add_argument("--port", type=port_number, default=8000)
     serve.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
     serve.add_argument(
         "--start", type=_parse_instant, default=None, help="simulated start time, ISO-8601 UTC (default: now)"
@@ -391,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     console = sub.add_parser("console", help="the coordinator's console in the browser (localhost)")
     console.add_argument("--host", default="127.0.0.1")
-    console.add_argument("--port", type=_parse_port, default=8080)
+    console.add_argument("--port", type=port_number, default=8080)
     console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
     console.add_argument("--no-token", action="store_true", help="serve without the token printed at start")
     api_options(console)

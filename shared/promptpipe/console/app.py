@@ -54,7 +54,7 @@ from promptpipe.coordinator.summary import (
     zone_of,
 )
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
-from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
+from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
 
 logger = logging.getLogger(__name__)
@@ -471,8 +471,6 @@ def run_console(
     allowed_hosts: Iterable[str] = (),
     require_token: bool = True,
 ) -> int:
-    import time
-
     from promptpipe.local.server import PortUnavailable
 
     try:
@@ -486,11 +484,4 @@ def run_console(
     print(f"PromptPipe console on {server.login_url} — API: {client.transport.description}", flush=True)
     if not require_token:
         print("promptpipe console: warning: started with --no-token: any local process can use it", file=sys.stderr)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        print("stopping")
-    finally:
-        server.stop()
-    return 0
+    return serve_until_interrupted(server)

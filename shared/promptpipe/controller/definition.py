@@ -8,6 +8,7 @@ time. Field names follow the stored JSON (camelCase) so a definition file reads 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -446,9 +447,7 @@ class Reachability:
         for gate in self._state_gates.get(state, ()):
             self.steps += 1
             self._wait_less_for_gate(gate)
-        for index in self._state_nodes.get(state, ()):
-            self.steps += 1
-            self._wait_less_for_node(index)
+        self._release_nodes(self._state_nodes.get(state, ()))
 
     def _wait_less_for_gate(self, gate: str) -> None:
         self._gate_waits[gate] -= 1
@@ -456,14 +455,15 @@ class Reachability:
             self._open_gate(gate)
 
     def _open_gate(self, gate: str) -> None:
-        for index in self._gate_nodes.get(gate, ()):
-            self.steps += 1
-            self._wait_less_for_node(index)
+        self._release_nodes(self._gate_nodes.get(gate, ()))
 
-    def _wait_less_for_node(self, index: int) -> None:
-        self._node_waits[index] -= 1
-        if self._node_waits[index] == 0:
-            self._reach(index)
+    def _release_nodes(self, indexes: Iterable[int]) -> None:
+        """One requirement met for each of these nodes (a step each); a node with none left is reached."""
+        for index in indexes:
+            self.steps += 1
+            self._node_waits[index] -= 1
+            if self._node_waits[index] == 0:
+                self._reach(index)
 
     def _reach(self, index: int) -> None:
         node_id = self.flow.nodes[index].id

@@ -32,7 +32,7 @@ from promptpipe.flow.modules import (
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
-from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage, Question
+from promptpipe.models.messaging import InboundMessage, OutboundKind, Question
 from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
@@ -240,12 +240,7 @@ class ConversationFlow:
                 return
             assistant = ConversationMessage(role="assistant", content=reply, timestamp=op.now)
             op.data.append_history(*([user] if user else []), assistant)
-            op.emit(
-                OutboundMessage(
-                    participant_id=op.participant.id, to=op.participant.phone_number, body=reply, kind=kind
-                ),
-                metadata={**audit, "state_version": op.version},
-            )
+            op.emit(op.message(reply, kind), metadata={**audit, "state_version": op.version})
 
         session.apply("store_reply", store)
 
@@ -266,13 +261,6 @@ class ConversationFlow:
                 f"Success={profile.success_count}/{profile.total_prompts}"
             )
             for body in (*lines, info):
-                op.emit(
-                    OutboundMessage(
-                        participant_id=op.participant.id,
-                        to=op.participant.phone_number,
-                        body=DEBUG_PREFIX + body,
-                        kind=OutboundKind.DEBUG,
-                    )
-                )
+                op.emit(op.message(DEBUG_PREFIX + body, OutboundKind.DEBUG))
 
         session.apply("debug_output", emit)

@@ -202,15 +202,7 @@ def _poll_intensity_once_a_day(op: OpContext, intensity: str, today: str, *, inl
     if op.data.get(DataKey.LAST_INTENSITY_PROMPT_DATE) == today:
         return
     if not inline:
-        op.emit(
-            OutboundMessage(
-                participant_id=op.participant.id,
-                to=op.participant.phone_number,
-                body="",
-                kind=OutboundKind.INTENSITY_POLL,
-                question=questions.intensity_question(intensity),
-            )
-        )
+        op.emit(op.message("", OutboundKind.INTENSITY_POLL, question=questions.intensity_question(intensity)))
     op.data.set(DataKey.LAST_INTENSITY_PROMPT_DATE, today)
     sent_at = op.data.get(DataKey.LAST_PROMPT_SENT_AT)
     op.data.mark_question("intensity_asked", sent_at)

@@ -128,8 +128,7 @@ def alert_of(participant_id: str, phone: str, reading: SafetyReading, *, opted_o
 
 
 def _notice(op: OpContext, body: str) -> OutboundMessage:
-    to = op.participant.phone_number
-    return OutboundMessage(participant_id=op.participant.id, to=to, body=body, kind=OutboundKind.NOTICE)
+    return op.message(body, OutboundKind.NOTICE)
 
 
 def flag_turn(
@@ -149,12 +148,7 @@ def flag_turn(
             assistant = ConversationMessage(role="assistant", content=body, timestamp=op.now)
             op.data.append_history(user, assistant)
             op.emit(
-                OutboundMessage(
-                    participant_id=op.participant.id,
-                    to=op.participant.phone_number,
-                    body=body,
-                    kind=OutboundKind.NOTICE,
-                ),
+                op.message(body, OutboundKind.NOTICE),
                 metadata={"safety": category},
                 on_hold=True,
             )

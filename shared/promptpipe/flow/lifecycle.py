@@ -16,7 +16,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.events import TimerKind
-from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import Direction
@@ -150,13 +150,9 @@ def opt_out(
         op.participant_changed = True
         if not confirm:
             return
+        reply = fixed_reply(deps.config, OptKind.OPT_OUT, op.participant.language or language)
         op.emit(
-            OutboundMessage(
-                participant_id=op.participant.id,
-                to=op.participant.phone_number,
-                body=fixed_reply(deps.config, OptKind.OPT_OUT, op.participant.language or language),
-                kind=OutboundKind.NOTICE,
-            ),
+            op.message(reply, OutboundKind.NOTICE),
             on_hold=True,  # an opt-out is honoured before anything else, a hold included
         )
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptpipe.controller import tool_table
+from promptpipe.controller.tool_table import Module
 from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
@@ -43,7 +44,7 @@ from promptpipe.flow.pipeline import (
 )
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.steering import IntakeSteering, ToolEffect, finish_intake_steering
-from promptpipe.flow.tools.base import Tool, ToolContext, ToolResult
+from promptpipe.flow.tools.base import ToolContext, ToolResult
 from promptpipe.flow.tools.registry import tools_for
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.state import ConversationMessage, DataKey
@@ -118,10 +119,11 @@ class ConversationModule(ABC):
 
     prompt_name: str = ""
 
-    def __init__(self, name: str, system_prompt: str, tools: Sequence[Tool], fallback: str) -> None:
+    def __init__(self, deps: FlowDeps, name: Module, fallback: str) -> None:
+        """The module ``name``: the system prompt of that name and the table's tools for it."""
         self.name = name
-        self.system_prompt = system_prompt
-        self.tools = {t.definition.name: t for t in tools}
+        self.system_prompt = deps.prompts.get(name).text
+        self.tools = {t.definition.name: t for t in tools_for(deps, name)}
         self.fallback = fallback
         self.classifier_cache = TTLCache(ttl=CLASSIFIER_CACHE_SECONDS, max_entries=CLASSIFIER_CACHE_ENTRIES)
 
@@ -453,12 +455,7 @@ def _nested_recorder(result: ModuleResult) -> Any:
 
 class IntakeModule(ConversationModule):
     def __init__(self, deps: FlowDeps) -> None:
-        super().__init__(
-            "intake",
-            deps.prompts.intake,
-            tools_for(deps, "intake"),
-            INTAKE_FALLBACK,
-        )
+        super().__init__(deps, "intake", INTAKE_FALLBACK)
 
     def context_block(self, session: ConversationSession) -> str:
         return intake_context(session.data.profile(), session.data.get(DataKey.PARTICIPANT_BACKGROUND))
@@ -471,12 +468,7 @@ class IntakeModule(ConversationModule):
 
 class FeedbackModule(ConversationModule):
     def __init__(self, deps: FlowDeps) -> None:
-        super().__init__(
-            "feedback",
-            deps.prompts.feedback,
-            tools_for(deps, "feedback"),
-            FEEDBACK_FALLBACK,
-        )
+        super().__init__(deps, "feedback", FEEDBACK_FALLBACK)
 
     def keep_to_the_record(self, session: ConversationSession, reply: str) -> str:
         """A count of habits done that is not the stored one is corrected before sending."""

@@ -150,19 +150,3 @@ class PromptLibrary:
         with self._lock:
             self._cache[name] = (self._now(), prompt)
         return prompt
-
-    @property
-    def intake(self) -> str:
-        return self.get("intake").text
-
-    @property
-    def feedback(self) -> str:
-        return self.get("feedback").text
-
-    @property
-    def generator(self) -> str:
-        return self.get("generator").text
-
-    @property
-    def conversation(self) -> str:
-        return self.get("conversation").text

@@ -19,7 +19,7 @@ import logging
 import random
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +34,7 @@ from promptpipe.errors import (
 from promptpipe.flow.effects import Effects, plan_effects
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.history import DEFAULT_LLM_HISTORY
-from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question
 from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState, StateData
@@ -74,6 +74,11 @@ class OpContext:
     touched_schedules: list[str] = field(default_factory=list)
     participant_changed: bool = False
     expires_at: datetime | None = None  # FlowState.expires_at: the retention clock of a withdrawal
+
+    def message(self, body: str, kind: OutboundKind, *, question: Question | None = None) -> OutboundMessage:
+        """A message of ``kind`` to this operation's participant."""
+        to = self.participant.phone_number
+        return OutboundMessage(participant_id=self.participant.id, to=to, body=body, kind=kind, question=question)
 
     def emit(self, message: OutboundMessage, *, metadata: dict[str, Any] | None = None, on_hold: bool = False) -> None:
         """Queue a message for sending after the commit; it is recorded in the transcript too. The
@@ -432,26 +437,18 @@ class ConversationSession:
         )
 
 
+@dataclass
 class SessionFactory:
     """Opens sessions (the composition root wires the store, clock and randomness once)."""
 
-    def __init__(
-        self,
-        store: StateStore,
-        clock: Clock,
-        *,
-        rng: random.Random | None = None,
-        sleep: Callable[[float], None] | None = None,
-        prep_minutes: int = DEFAULT_PREP_MINUTES,
-        history_messages: int = DEFAULT_LLM_HISTORY,
-    ) -> None:
-        self.store = store
-        self.clock = clock
-        self._rng = rng
-        self._sleep = sleep
-        self.prep_minutes = prep_minutes
-        # Messages a state's history keeps: ``stored_history_messages`` of CHAT_HISTORY_LIMIT.
-        self.history_messages = history_messages
+    store: StateStore
+    clock: Clock
+    _: KW_ONLY
+    rng: random.Random | None = None
+    sleep: Callable[[float], None] | None = None
+    prep_minutes: int = DEFAULT_PREP_MINUTES
+    # Messages a state's history keeps: ``stored_history_messages`` of CHAT_HISTORY_LIMIT.
+    history_messages: int = DEFAULT_LLM_HISTORY
 
     def open(self, participant_id: str, event_id: str) -> ConversationSession:
         return ConversationSession(
@@ -459,8 +456,8 @@ class SessionFactory:
             self.store.load(participant_id),
             clock=self.clock,
             event_id=event_id,
-            rng=self._rng,
-            sleep=self._sleep,
+            rng=self.rng,
+            sleep=self.sleep,
             prep_minutes=self.prep_minutes,
             history_messages=self.history_messages,
         )

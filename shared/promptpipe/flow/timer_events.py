@@ -18,7 +18,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
-from promptpipe.models.messaging import OutboundKind, OutboundMessage
+from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.state import DataKey, FeedbackState, StateData, SubState
 from promptpipe.models.store import Direction
 from promptpipe.rules.quiet_hours import QuietHours
@@ -38,10 +38,6 @@ class TimerOutcome:
     applied: bool = False
     detail: str = ""
     target: str | None = None  # delayed transitions: the sub-state moved to
-
-
-def _message(op: OpContext, body: str, kind: OutboundKind) -> OutboundMessage:
-    return OutboundMessage(participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=kind)
 
 
 def _nudged_for_current_prompt(op: OpContext) -> bool:
@@ -65,7 +61,7 @@ def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpConte
         if _nudged_for_current_prompt(op):
             outcome.detail = "feedback nudge already sent for this prompt"
             return
-        op.emit(_message(op, REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
+        op.emit(op.message(REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
         outcome.applied = True
 
@@ -130,6 +126,41 @@ def _for_current_prompt(data: StateData, payload: TimerPayload) -> bool:
     return payload.expected_sent_at is None or payload.expected_sent_at == data.get_time(DataKey.LAST_PROMPT_SENT_AT)
 
 
+@dataclass(frozen=True)
+class _FeedbackStep:
+    """One timer of the feedback chain: where its id is stored, the state it waits in, and what a
+    stale firing reports."""
+
+    timer_key: DataKey
+    waiting: FeedbackState
+    stale: str
+
+
+_INITIAL_STEP = _FeedbackStep(
+    DataKey.FEEDBACK_TIMER_ID, FeedbackState.WAITING_INITIAL, "stale: feedback already given or timer replaced"
+)
+_FOLLOWUP_STEP = _FeedbackStep(
+    DataKey.FEEDBACK_FOLLOWUP_TIMER_ID,
+    FeedbackState.WAITING_FOLLOWUP,
+    "stale: feedback already given or follow-up replaced",
+)
+
+
+def _claim_feedback_timer(op: OpContext, payload: TimerPayload, outcome: TimerOutcome, step: _FeedbackStep) -> bool:
+    """Whether this firing is still the live timer of ``step`` (its id stored, the chain waiting
+    for it, armed for the current prompt) and still has work: it is then taken off the state; a
+    stale firing or a prompt already replied to sets ``outcome.detail`` and returns False."""
+    if (
+        op.data.get(step.timer_key) != payload.timer_id
+        or op.data.get(DataKey.FEEDBACK_STATE) != step.waiting
+        or not _for_current_prompt(op.data, payload)
+    ):
+        outcome.detail = step.stale
+        return False
+    op.data.clear(step.timer_key)
+    return not _complete_if_replied(op, outcome)
+
+
 def _complete_if_replied(op: OpContext, outcome: TimerOutcome) -> bool:
     """A reply after the prompt (in any module) makes feedback nudges pointless: close the chain."""
     data = op.data
@@ -147,15 +178,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
     quiet = QuietHours.from_settings(deps.config)
 
     def apply(op: OpContext) -> None:
-        if (
-            op.data.get(DataKey.FEEDBACK_TIMER_ID) != payload.timer_id
-            or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_INITIAL
-            or not _for_current_prompt(op.data, payload)
-        ):
-            outcome.detail = "stale: feedback already given or timer replaced"
-            return
-        op.data.clear(DataKey.FEEDBACK_TIMER_ID)
-        if _complete_if_replied(op, outcome):
+        if not _claim_feedback_timer(op, payload, outcome, _INITIAL_STEP):
             return
         reminder_sent = op.data.get_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT)
         last = op.data.get_time(DataKey.LAST_PROMPT_SENT_AT)
@@ -163,7 +186,7 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
             op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
             outcome.detail = "reminder already sent for this prompt"
             return
-        op.emit(_message(op, FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.emit(op.message(FEEDBACK_NUDGE_TEXT, OutboundKind.FEEDBACK_NUDGE))
         # The follow-up nudge keeps out of quiet hours too (docs/quiet-hours.md): moved to the end of
         # the window, or not armed when it would be stale (a day after the prompt) by then.
         prompt_at = payload.expected_sent_at or op.now
@@ -192,17 +215,9 @@ def _feedback_timeout(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutco
 
 def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     def apply(op: OpContext) -> None:
-        if (
-            op.data.get(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID) != payload.timer_id
-            or op.data.get(DataKey.FEEDBACK_STATE) != FeedbackState.WAITING_FOLLOWUP
-            or not _for_current_prompt(op.data, payload)
-        ):
-            outcome.detail = "stale: feedback already given or follow-up replaced"
+        if not _claim_feedback_timer(op, payload, outcome, _FOLLOWUP_STEP):
             return
-        op.data.clear(DataKey.FEEDBACK_FOLLOWUP_TIMER_ID)
-        if _complete_if_replied(op, outcome):
-            return
-        op.emit(_message(op, FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
+        op.emit(op.message(FEEDBACK_FOLLOWUP_TEXT, OutboundKind.FEEDBACK_NUDGE))
         op.data.set(DataKey.FEEDBACK_STATE, FeedbackState.FOLLOWUP_SENT.value)
         outcome.applied = True
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
+from typing import Protocol
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -111,3 +113,19 @@ class RequestGuard:
             if media_type != JSON:
                 return Refusal(415, f"send the request with content-type: {JSON}")
         return None
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+def serve_until_interrupted(server: _Stoppable) -> int:
+    """Keep a started local server up until Ctrl-C, then stop it; the command's exit code (0)."""
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        server.stop()
+    return 0

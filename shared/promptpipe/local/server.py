@@ -30,7 +30,7 @@ from promptpipe.local.environment import (
     LocalEnvironment,
     model_label,
 )
-from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard
+from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.rules.http_body import PAYLOAD_TOO_LARGE, MalformedBody, parse_json
 
 # A body over the cap is read and dropped up to this size (so the client sees the 413), else the
@@ -432,11 +432,4 @@ def _serve(args: argparse.Namespace) -> int:
     for line in banner(server):
         print(line)
     print("  ready", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        print("stopping")
-    finally:
-        server.stop()
-    return 0
+    return serve_until_interrupted(server)

@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 from promptpipe.channels.parsing import NUMBER_CHANGES
 from promptpipe.flow.session import OpContext
-from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMessage, OutboundKind, OutboundMessage
+from promptpipe.models.messaging import DeliveryStatus, InboundKind, InboundMessage, OutboundKind
 from promptpipe.models.state import DataKey
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import mask_phone
@@ -81,15 +81,7 @@ def _media_without_text(app: AppContext, participant_id: str, message: InboundMe
         today = op.now.astimezone(_zone(op.participant.timezone)).date().isoformat()
         if op.data.get(DataKey.LAST_MEDIA_NOTICE_DATE) == today or not op.participant.is_active:
             return
-        op.emit(
-            OutboundMessage(
-                participant_id=op.participant.id,
-                to=op.participant.phone_number,
-                body=MEDIA_NOTICE,
-                kind=OutboundKind.NOTICE,
-            ),
-            metadata={"module": "media_notice"},
-        )
+        op.emit(op.message(MEDIA_NOTICE, OutboundKind.NOTICE), metadata={"module": "media_notice"})
         op.data.set(DataKey.LAST_MEDIA_NOTICE_DATE, today)
 
     # A concurrent first delivery commits first and sends the notice: this one sends none.
