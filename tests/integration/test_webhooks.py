@@ -654,6 +654,8 @@ def test_unknown_number_is_auto_enrolled_and_the_message_is_the_first_turn(local
     [participant] = participants(env)
     assert participant["phone_number"] == STRANGER
     assert participant["status"] == "active"
+    # with their consent on record as implied by texting in (docs/safety.md#consent)
+    assert participant["consent"]["method"] == "implied"
     pid = participant["id"]
     # And their message is the first turn: one LLM call on their text, one reply, no separate greeting
     assert llm.calls == 1

@@ -25,7 +25,12 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
-from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant import (
+    CONSENT_IMPLIED,
+    ConversationParticipant,
+    ParticipantStatus,
+    engine_consent,
+)
 from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
@@ -99,6 +104,8 @@ def _auto_enroll(app: AppContext, message: InboundMessage) -> str:
         enrolled_at=now,
         created_at=now,
         updated_at=now,
+        # Texting in is the participant's own act: consent on record as implied (docs/safety.md#consent).
+        consent=engine_consent(now, CONSENT_IMPLIED),
     )
     try:
         app.repo.create(participant, FlowState(participant_id=participant.id, state_data=new_state_data()))
