@@ -242,7 +242,7 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     # When the coordinator sees the flag, writes a note and resolves the hand-off in the console
     browser.get(console.url + "/")
     row = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Alex']]")
-    assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes"
+    assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes (handoff)"
     sam = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Sam']]")
     assert sam.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "no"
     assert row.find_element(By.CSS_SELECTOR, ".badge").text == "needs a person"
