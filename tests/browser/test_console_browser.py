@@ -245,7 +245,7 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     assert row.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "yes (handoff)"
     sam = browser.find_element(By.XPATH, "//table[contains(@class,'people')]//tr[.//a[text()='Sam']]")
     assert sam.find_element(By.CSS_SELECTOR, "td[data-label='Needs a person']").text == "no"
-    assert row.find_element(By.CSS_SELECTOR, ".badge").text == "needs a person"
+    assert row.find_element(By.CSS_SELECTOR, ".badge").text == "needs a person (handoff)"
     browser.find_element(By.CSS_SELECTOR, "input[name=needs]").click()
     _click_and_load(browser, browser.find_element(By.CSS_SELECTOR, "form[role=search] button"))
     names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.people tbody th a")]
@@ -267,7 +267,9 @@ def test_a_hand_off_is_flagged_and_resolved_with_a_note(
     assert state["sub_state"] == "INTAKE"
     history = server.env.api("GET", f"/conversation/participants/{pid}/history").body["result"]["messages"]
     overrides = [m["content"] for m in history if m["kind"] == "override"]
-    assert overrides == ["operator override (sub_state=INTAKE): Called Alex; they want to walk more."]
+    assert overrides == [
+        "operator override (sub_state=INTAKE, hold released (handoff)): Called Alex; they want to walk more."
+    ]
 
 
 def test_adherence_views_are_drawn_without_javascript(browser: Any, console: ConsoleServer) -> None:

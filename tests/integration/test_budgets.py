@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.budget import HELD_HEADER, REPLY_FOR_AN_HOUR
-from tests.integration.test_worker import BASE, enroll, text_in
+from tests.integration.test_worker import BASE, text_in
+from tests.support import enroll_over_api as enroll
 
 
 def transcript(env, pid: str) -> list[tuple[str, str]]:

@@ -34,7 +34,8 @@ from promptpipe.local.environment import LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event
 from promptpipe.local.signing import meta_signature, twilio_signature
 from promptpipe.rules.http_body import repair_unicode, valid_unicode
-from tests.integration.test_webhooks import enroll, history, meta_button, meta_payload, meta_text
+from tests.integration.test_webhooks import history, meta_button, meta_payload, meta_text
+from tests.support import enroll_over_api as enroll
 
 REPLACEMENT = "\ufffd"
 PHONE = "+14155550101"

@@ -25,13 +25,14 @@ from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.local.environment import LocalEnvironment
 from tests.integration.test_receive_inbound import (
     CORPUS,
-    enroll,
+    OLD,
     greeted,
     meta,
     post_meta,
     post_twilio,
     transcript,
 )
+from tests.support import enroll_over_api
 
 
 def edit_of(original_id: str, text: str) -> dict[str, Any]:
@@ -97,7 +98,7 @@ EXPECTED = [
 def stack(local_env_factory: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[LocalEnvironment, str, CoordinatorClient]:
     llm = greeted(ScriptedLLM()).add(ScriptedLLM.text("Nice walk!")).add(ScriptedLLM.text("Lovely photo!"))
     env = local_env_factory(llm=llm)
-    pid = enroll(env)
+    pid = enroll_over_api(env, OLD, name="Alex", timezone="UTC")
     post_every_kind(env, pid)
     client = CoordinatorClient(InProcessTransport(env))
 

@@ -10,7 +10,8 @@ import boto3
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.adapters.spend_cap import SpendCapSwitch
-from tests.integration.test_worker import enroll, text_in
+from tests.integration.test_worker import text_in
+from tests.support import enroll_over_api as enroll
 
 PARAMETER = "/promptpipe/spend-cap/state"
 
