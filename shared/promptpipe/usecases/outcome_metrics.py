@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptpipe.controller.tool_table import TRANSITION
 from promptpipe.models.metrics import Metric, metric
-from promptpipe.rules.model_prices import cost_usd
 from promptpipe.usecases.outcomes import EventOutcome
 
 _TIMER_METRICS = {
@@ -32,6 +30,10 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
     points = list(outcome.metrics)
     turn = outcome.turn
     if turn is not None and turn.module:
+        # Imported by the first turn's metrics: the webhook, the daily prompt and the timers (whose
+        # outcomes carry no turn) never load the tool table.
+        from promptpipe.controller.tool_table import TRANSITION
+
         points.append(metric("TurnsProcessed", module=turn.module))
         for call in turn.audit.get("tool_calls", []):
             points.append(metric("ToolCalls", tool=call["name"], outcome=call["outcome"]))
@@ -57,6 +59,8 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
 
 
 def _cost(call: dict[str, Any]) -> Metric:
+    from promptpipe.rules.model_prices import cost_usd  # at the first model call's metric, not at import
+
     cost = cost_usd(
         str(call.get("model", "")),
         int(call.get("prompt_tokens") or 0),
