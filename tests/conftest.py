@@ -28,6 +28,7 @@ from moto import mock_aws
 
 from promptpipe.rules.clock import ManualClock
 from tests.support.backoff import no_backoff  # noqa: F401  (a fixture, for every test that asks for it)
+from tests.support.logs import logged  # noqa: F401  (a fixture, for every test that asks for it)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ nothing is sent. A coordinator releases the hold through the API and the next pr
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,6 +21,7 @@ from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.local.demo import send_sms
 from promptpipe.ports import LLM
+from tests.support.logs import Captured
 
 ZONE = ZoneInfo("America/New_York")
 DAY0 = date(2026, 3, 2)
@@ -41,31 +41,6 @@ class CountingLLM:
     def complete(self, request: Any) -> Any:
         self.calls += 1
         return self.inner.complete(request)
-
-
-class Captured(logging.Handler):
-    """The package's log records, read at the ``promptpipe`` logger itself: caplog's root handler
-    misses them once a test has configured that logger not to propagate (Powertools)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@pytest.fixture
-def logged() -> Any:
-    handler = Captured()
-    logger = logging.getLogger("promptpipe")
-    # An earlier test's POWERTOOLS_LOG_LEVEL=ERROR may have left the package's logger at ERROR.
-    previous = logger.level
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(previous)
 
 
 def at_local(day: int, hhmm: str) -> datetime:

@@ -19,34 +19,10 @@ from promptpipe.models.safety import SafetyAlert
 from promptpipe.usecases import receive_text
 from promptpipe.usecases.safety_alerts import alert_team
 from tests.support import enroll_over_api
+from tests.support.logs import Captured
 
 PHONE = "+12125550149"
 ALERT = SafetyAlert(participant_id="p_1", category="suicide", language="en", region="US")
-
-
-class Captured(logging.Handler):
-    """The package's log records, read at the ``promptpipe`` logger itself: caplog's root handler
-    misses them once a test has configured that logger not to propagate (Powertools)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@pytest.fixture
-def logged() -> Any:
-    handler = Captured()
-    logger = logging.getLogger("promptpipe")
-    # An earlier test's POWERTOOLS_LOG_LEVEL=ERROR may have left the package's logger at ERROR.
-    previous = logger.level
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(previous)
 
 
 def test_a_crisis_inside_an_opt_out_is_honoured_as_an_opt_out_and_still_alerts_the_team(

@@ -5,24 +5,9 @@ from __future__ import annotations
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.state_ops import write_sub_state
-from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.state import SubState
-from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.receive_text import receive_text
-from promptpipe.usecases.sending import apply_effects
-from tests.support import MemoryHarness, memory_harness
-
-
-def turn(h: MemoryHarness, participant, text: str) -> None:  # type: ignore[no-untyped-def]
-    message = h.message(participant, text)
-    event = TurnEvent(
-        kind=TurnKind.MESSAGE,
-        participant_id=participant.id,
-        event_id=message.provider_message_id,
-        message=message,
-        enqueued_at=h.clock.now(),
-    )
-    apply_effects(h.app, process_turn(h.app, event))
+from tests.support import memory_harness, turn
 
 
 def test_a_spanish_message_at_intake_stores_spanish_and_the_opt_out_then_answers_in_it() -> None:
