@@ -14,15 +14,17 @@ apart in this order, so that the stronger signal wins:
    (``asked``); after "Would that feel doable?" it is agreement, not a report;
 5. anything else: no report.
 
-Pure: ``re`` and ``unicodedata`` only. ``correct_count`` keeps the coach's words on the record: a
-reply that states another number of habits done than the stored count is corrected before sending.
+Pure: ``re`` and the shared normal form (``rules/normalise.py``) only. ``correct_count`` keeps the
+coach's words on the record: a reply that states another number of habits done than the stored count
+is corrected before sending.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Literal
+
+from promptpipe.rules.normalise import normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
 
@@ -51,15 +53,10 @@ _PAST = re.compile(r"\b(?:i |we )?(?:walked|stretched|meditated|ran|went|read|wr
 _BARE_YES = re.compile(r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$")
 
 
-def _normalise(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-    return re.sub(r"\s+", " ", folded).strip()
-
-
 def read_outcome(text: str, *, asked: bool) -> Outcome:
     """The outcome ``text`` reports. ``asked``: the coach's open question is whether they did it (the
     poll, the daily prompt or its reminder), not whether a plan feels doable."""
-    said = _normalise(text)
+    said = normalise_text(text)
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     done = bool(_DONE.search(said) or _PAST.search(said))
     if _QUESTION.search(said) and not done:

@@ -16,10 +16,11 @@ net that errs toward a flag: a false alarm costs a person's look, a miss can cos
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
+
+from promptpipe.rules.normalise import fold_accents, normalise_text
 
 __all__ = ["Category", "Language", "SafetyReading", "normalise", "screen"]
 
@@ -49,21 +50,11 @@ class SafetyReading:
 
 
 # -- normalisation ------------------------------------------------------------------------------
-# Format characters (zero-width spaces and joiners, bidi controls, the BOM) can hide a word from a
-# pattern without changing what a person sees.
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
-_SPACES = re.compile(r"\s+")
-
-
 def normalise(text: str) -> str:
-    """NFKC, casefolded, format characters removed, accents stripped (Spanish is often typed without
-    them), apostrophes dropped ("don't" → "dont"), whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).casefold()
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    decomposed = unicodedata.normalize("NFD", text)
-    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    text = text.replace("'", "")
-    return _SPACES.sub(" ", text).strip()
+    """The shared normal form (``rules/normalise.py``: NFKC, zero-width and bidi characters removed,
+    casefolded), accents folded (Spanish is often typed without them) and apostrophes dropped
+    ("don't" → "dont"): what the patterns below are written against."""
+    return " ".join(fold_accents(normalise_text(text)).replace("'", "").split())
 
 
 # -- language ------------------------------------------------------------------------------------
