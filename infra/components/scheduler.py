@@ -78,37 +78,53 @@ class Scheduler(Construct):
     def _build_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
         """The periodic pending-effects sweep, in the account's default group: the participants'
         group is listed and reconciled by participant id, and this schedule belongs to none."""
-        return scheduler.CfnSchedule(
-            self,
+        return self._periodic(
             "PendingEffectsSweep",
             name=f"{config.resource_prefix}-pending-effects-sweep",
             description="Re-applies schedule changes that failed after their state was committed",
-            schedule_expression=f"rate({c.PENDING_EFFECTS_SWEEP_MINUTES} minutes)",
-            flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
-            target=scheduler.CfnSchedule.TargetProperty(
-                arn=self.timers_function_arn,
-                role_arn=self.role.role_arn,
-                input=c.PENDING_EFFECTS_SWEEP_INPUT,
-                # The next run comes soon: no retries, a failed run goes to the dead-letter queue.
-                retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
-                dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
-            ),
+            minutes=c.PENDING_EFFECTS_SWEEP_MINUTES,
+            target_arn=self.timers_function_arn,
+            payload=c.PENDING_EFFECTS_SWEEP_INPUT,
+            dead_letter_queue=dead_letter_queue,
         )
 
     def _build_unanswered_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
         """The unanswered-turns sweep: the worker redrives the inbound dead-letter queue once the model
         answers again (docs/reliability.md, "The record under faults")."""
-        return scheduler.CfnSchedule(
-            self,
+        return self._periodic(
             "UnansweredTurnsSweep",
             name=f"{config.resource_prefix}-unanswered-turns-sweep",
             description="Redrives the turns the model could not answer, once it answers again",
-            schedule_expression=f"rate({c.UNANSWERED_SWEEP_MINUTES} minutes)",
+            minutes=c.UNANSWERED_SWEEP_MINUTES,
+            target_arn=self.worker_alias_arn,
+            payload=c.UNANSWERED_SWEEP_INPUT,
+            dead_letter_queue=dead_letter_queue,
+        )
+
+    def _periodic(
+        self,
+        construct_id: str,
+        *,
+        name: str,
+        description: str,
+        minutes: int,
+        target_arn: str,
+        payload: str,
+        dead_letter_queue: sqs.IQueue,
+    ) -> scheduler.CfnSchedule:
+        """A sweep every ``minutes``: the next run comes soon, so no retries; a failed run goes to the
+        dead-letter queue."""
+        return scheduler.CfnSchedule(
+            self,
+            construct_id,
+            name=name,
+            description=description,
+            schedule_expression=f"rate({minutes} minutes)",
             flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
             target=scheduler.CfnSchedule.TargetProperty(
-                arn=self.worker_alias_arn,
+                arn=target_arn,
                 role_arn=self.role.role_arn,
-                input=c.UNANSWERED_SWEEP_INPUT,
+                input=payload,
                 retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
                 dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
             ),
