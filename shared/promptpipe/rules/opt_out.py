@@ -193,13 +193,14 @@ def read_opt_message(
     tokens = _strip_fillers(words(text))
     if not tokens:
         return None
-    matches = _keyword_forms(_freeze(DEFAULT_KEYWORDS if keywords is None else keywords)).get(tokens)
+    forms = _keyword_forms(_freeze(DEFAULT_KEYWORDS if keywords is None else keywords))
+    matches = forms.get(tokens)
     if matches:
         # An opt-out word wins over the same word listed as another kind: honouring it is the safe reading.
         ordered = sorted(matches, key=lambda match: (match[0] is not OptKind.OPT_OUT, match[1] != preferred_language))
         kind, language = ordered[0]
         return OptReading(kind, language, keyword=True)
-    return _leading_opt_out(text, keywords) or _read_request(text)
+    return _leading_opt_out(text, forms) or _read_request(text)
 
 
 # An opt-out word that stands as the message's first sentence ("STOP. i want to end it all", "Stop!!
@@ -209,15 +210,14 @@ _FIRST_SENTENCE = re.compile(r"^\s*([^.!?;\n]+)[.!?;\n]+\s*\S")
 _NOT_LEADING = frozenset({"end", "cancel", "fin", "cancelar"})
 
 
-def _leading_opt_out(text: str, keywords: Mapping[str, Mapping[str, Sequence[str]]] | None) -> OptReading | None:
+def _leading_opt_out(text: str, forms: Mapping[tuple[str, ...], list[tuple[OptKind, str]]]) -> OptReading | None:
     first = _FIRST_SENTENCE.match(text)
     if first is None:
         return None
     tokens = _strip_fillers(words(first[1]))
     if not tokens or " ".join(tokens) in _NOT_LEADING:
         return None
-    matches = _keyword_forms(_freeze(DEFAULT_KEYWORDS if keywords is None else keywords)).get(tokens, [])
-    language = next((language for kind, language in matches if kind is OptKind.OPT_OUT), None)
+    language = next((language for kind, language in forms.get(tokens, []) if kind is OptKind.OPT_OUT), None)
     return None if language is None else OptReading(OptKind.OPT_OUT, language, keyword=False)
 
 
