@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: importing the ports builds no model module (cold start)
+    from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
     from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
@@ -252,3 +253,21 @@ class TeamAlerts(Protocol):
     a WARNING log line locally."""
 
     def safety_flag(self, alert: SafetyAlert) -> None: ...
+
+
+class DecisionLog(Protocol):
+    """The randomised decisions of studies (docs/studies.md). Records are written inside the state
+    commit of the event that made them (``StateCommit``); this port reads them back and fills in what
+    is learnt later (the delivery, the proximal outcome)."""
+
+    def get(self, decision_id: str) -> DecisionRecord | None: ...
+
+    def for_participant(self, participant_id: str) -> builtins.list[DecisionRecord]: ...
+
+    def all(self, study_id: str) -> builtins.list[DecisionRecord]:
+        """Every record of a study, in (participant, study day, decision point) order."""
+        ...
+
+    def update(self, record: DecisionRecord) -> None:
+        """Fill in the delivery or the proximal outcome of an existing record (idempotent)."""
+        ...

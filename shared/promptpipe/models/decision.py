@@ -1,0 +1,60 @@
+"""The record of one randomised decision (docs/studies.md#the-decision-record).
+
+A record is written in the same commit as the event that made the decision: no decision without its
+record, no record without its decision. Its key is ``decision_id``, derived from the participant, the
+decision point and the study day, so a redelivered event finds the record it already wrote (and the
+generator, seeded the same way, draws the same arm).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from promptpipe.models.study import UnavailableReason
+
+
+class DecisionDelivery(StrEnum):
+    NOT_SENT = "not_sent"  # unavailable, or the no-prompt arm
+    PENDING = "pending"  # decided, send not yet confirmed
+    SENT = "sent"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class ProximalOutcomeValue(StrEnum):
+    DONE = "done"
+    REPLIED = "replied"  # replied within the window, not a done
+    NONE = "none"  # window closed with no reply
+
+
+class DecisionRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision_id: str = Field(description="<participant_id>#<decision_point>#<study_day>, stable under redelivery")
+    study_id: str
+    participant_id: str = Field(description="Internal id; exports replace it with a salted pseudonym")
+    decision_point: str
+    study_day: int = Field(ge=1, description="1 on the day of enrolment")
+    decided_at: datetime = Field(description="UTC")
+    decided_at_local: datetime = Field(description="The participant's local time (with offset)")
+    available: bool
+    unavailable_reason: UnavailableReason | None = None
+    probabilities: dict[str, float] = Field(description="Each arm's probability at this decision")
+    arm: str | None = Field(default=None, description="The arm drawn; None when not available")
+    intended_send_at: datetime | None = None
+    sent_at: datetime | None = None
+    delivery: DecisionDelivery = DecisionDelivery.NOT_SENT
+    outcome: ProximalOutcomeValue | None = Field(default=None, description="Filled in when known")
+    outcome_at: datetime | None = None
+
+    @property
+    def probability(self) -> float | None:
+        """The drawn arm's probability (None when no arm was drawn)."""
+        return None if self.arm is None else self.probabilities[self.arm]
+
+
+def decision_id(participant_id: str, decision_point: str, study_day: int) -> str:
+    return f"{participant_id}#{decision_point}#{study_day}"

@@ -1,0 +1,140 @@
+"""A study definition (docs/studies.md): its decision points, its life and its own settings.
+
+A study is stored and validated like a flow: one JSON document per study, under ``prompts/studies/``
+locally and in the flows table when deployed. The server, not the model, randomises at each declared
+decision point; the model only words the framing of the arm that was drawn.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# The arms' probabilities must sum to 1 within this tolerance (they are written as decimals).
+PROBABILITY_TOLERANCE = 1e-9
+ARM_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+HHMM_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class DecisionPointAt(StrEnum):
+    """Where a decision point applies."""
+
+    DAILY_PROMPT = "daily_prompt"
+    REMINDER = "reminder"
+
+
+class UnavailableReason(StrEnum):
+    """Why a participant was not available at a decision point (the availability rule)."""
+
+    PAUSED = "paused"
+    OPTED_OUT = "opted_out"
+    ON_HOLD = "on_hold"
+    STUDY_ENDED = "study_ended"
+
+
+class Arm(BaseModel):
+    """One arm of a decision point. ``framing`` is the instruction the model words; ``None`` means
+    no prompt is sent (the no-prompt arm)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=ARM_NAME_PATTERN, description="The arm's name, used in exports as p_<name>")
+    probability: float = Field(ge=0.0, le=1.0)
+    framing: str | None = Field(
+        default=None, max_length=2000, description="How the model is told to word the prompt; None: no prompt"
+    )
+
+
+class Stratum(BaseModel):
+    """Optional stratification: participants whose profile field ``field`` equals ``value`` draw
+    from these arms' probabilities instead of the decision point's default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str = Field(min_length=1, max_length=64)
+    value: str = Field(min_length=1, max_length=128)
+    probabilities: dict[str, float]
+
+
+class DecisionPoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=ARM_NAME_PATTERN)
+    at: DecisionPointAt = DecisionPointAt.DAILY_PROMPT
+    arms: tuple[Arm, ...] = Field(min_length=2)
+    strata: tuple[Stratum, ...] = ()
+
+    @field_validator("arms")
+    @classmethod
+    def _arms_sum_to_one(cls, arms: tuple[Arm, ...]) -> tuple[Arm, ...]:
+        names = [arm.name for arm in arms]
+        if len(set(names)) != len(names):
+            raise ValueError(f"arm names repeat: {names}")
+        total = sum(arm.probability for arm in arms)
+        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
+            raise ValueError(f"arm probabilities sum to {total}, not 1")
+        return arms
+
+    @model_validator(mode="after")
+    def _strata_name_the_arms(self) -> DecisionPoint:
+        names = {arm.name for arm in self.arms}
+        for stratum in self.strata:
+            if set(stratum.probabilities) != names:
+                raise ValueError(f"stratum {stratum.field}={stratum.value} must give every arm: {sorted(names)}")
+            total = sum(stratum.probabilities.values())
+            if abs(total - 1.0) > PROBABILITY_TOLERANCE:
+                raise ValueError(f"stratum {stratum.field}={stratum.value} probabilities sum to {total}, not 1")
+        return self
+
+    @property
+    def has_no_prompt_arm(self) -> bool:
+        return any(arm.framing is None for arm in self.arms)
+
+
+class ProximalOutcome(BaseModel):
+    """How the proximal outcome is measured, the same way in every arm: an end-of-day check-in sent
+    to every available participant at ``check_in_at`` (local time), whose answer is the outcome,
+    counted if it comes within ``window_hours`` of the decision."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check_in_at: str = Field(default="20:00", pattern=HHMM_PATTERN)
+    check_in_text: str = Field(default="Did you do your habit today? Reply YES or NO.", max_length=320)
+    window_hours: int = Field(default=24, ge=1, le=72)
+
+
+class StudySettings(BaseModel):
+    """What a study sets for itself; anything left None falls back to the deployment's settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    help_text: str | None = Field(default=None, max_length=640)
+    contact: str | None = Field(default=None, max_length=200)
+    safety_resources: str | None = Field(default=None, max_length=640)
+    budget_daily_usd: float | None = Field(default=None, ge=0)
+    budget_per_participant_daily_usd: float | None = Field(default=None, ge=0)
+    prices: dict[str, tuple[float, float]] | None = Field(
+        default=None, description="model -> (USD per 1M input tokens, USD per 1M output tokens)"
+    )
+
+
+class StudyDefinition(BaseModel):
+    """One study: ``prompts/studies/<id>.json``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
+    name: str = Field(min_length=1, max_length=120)
+    duration_days: int = Field(ge=1, le=3650)
+    closing_message: str = Field(min_length=1, max_length=640)
+    decision_points: tuple[DecisionPoint, ...] = ()
+    proximal_outcome: ProximalOutcome = ProximalOutcome()
+    settings: StudySettings = StudySettings()
+
+    @model_validator(mode="after")
+    def _unique_decision_points(self) -> StudyDefinition:
+        names = [point.name for point in self.decision_points]
+        if len(set(names)) != len(names):
+            raise ValueError(f"decision point names repeat: {names}")
+        return self
