@@ -7,7 +7,7 @@ tests and local runs.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,9 +29,16 @@ class LLM(Protocol):
         ...
 
 
+# Asked before each part of a message after the first one sent: why the rest must not go (the send
+# rule read against the committed state at that moment), or ``None`` to go on.
+PartCheck = Callable[[], "str | None"]
+
+
 class Messenger(Protocol):
-    def send(self, message: OutboundMessage) -> SendResult:
-        """Deliver one message. Raises ``MessagingError`` on failure."""
+    def send(self, message: OutboundMessage, before_part: PartCheck | None = None) -> SendResult:
+        """Deliver one message. Raises ``MessagingError`` on failure. A message sent in parts asks
+        ``before_part`` before each part after the first it sends; a reason stops it there
+        (``SendResult.stopped``)."""
         ...
 
 
