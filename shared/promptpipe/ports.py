@@ -20,7 +20,14 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.participant_rows import ListedParticipant
     from promptpipe.models.safety import SafetyAlert
     from promptpipe.models.state import FlowState
-    from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
+    from promptpipe.models.store import (
+        DeliveryOutcome,
+        EventRecord,
+        LoadedState,
+        Receipt,
+        StateCommit,
+        TranscriptEntry,
+    )
 
 
 class LLM(Protocol):
@@ -184,6 +191,14 @@ class DeliveryLog(Protocol):
     def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
         """The outbound entry, committed after ``since``, whose outcome carries ``provider_id`` (the
         message or one of its parts): what a provider's later delivery report is about."""
+        ...
+
+    def record_receipt(self, participant_id: str, provider_id: str, receipt: Receipt, at: datetime) -> bool:
+        """A provider's report that the message it accepted as ``provider_id`` was delivered or
+        read, set on that message's transcript entry (found by key: the outcome's write keeps a
+        pointer from the id), unless the entry already carries this or a later receipt, or its
+        outcome is ``failed``. ``False`` when the id names no message of the participant's sent in
+        the last ``PROVIDER_REPORT_DAYS`` (an older message, or another system's)."""
         ...
 
 
