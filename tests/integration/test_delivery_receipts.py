@@ -183,3 +183,27 @@ def test_twilio_whatsapp_delivered_and_read_reports_update_the_message(local_env
     assert greeting_of(env, pid)["delivery"]["receipt"] == "delivered"
     assert post_twilio(env, form, **ids, MessageStatus="read", SmsStatus="read", EventType="READ").status == 200
     assert greeting_of(env, pid)["delivery"]["receipt"] == "read"
+
+
+def test_a_failure_report_finds_its_message_by_key_and_an_earlier_part_by_the_query(table: Table) -> None:
+    # Given a message sent in two parts (its provider id is the last part's)
+    entry = TranscriptEntry(
+        participant_id=PID, at=T0, seq="ev#0", direction=Direction.OUTBOUND, kind="reply", content="long"
+    )
+    version = table.store.load(PID).flow.version
+    flow = FlowState(participant_id=PID, version=version + 1)
+    table.store.commit(StateCommit(participant_id=PID, expected_version=version, flow=flow, transcript=[entry]))
+    sent = DeliveryOutcome(status="sent", provider_id="SM-2", parts=["SM-1", "SM-2"], at=T0)
+    table.log.record_outcomes(PID, T0, {"ev#0": sent})
+    since = T0 - timedelta(days=8)
+
+    # When a failure report names the message: its pointer, then the entry, by key
+    table.calls.clear()
+    found = table.log.find_sent(PID, "SM-2", since)
+    assert found is not None and found.seq == "ev#0" and table.calls == ["GetItem", "GetItem"]
+    # and when it names the first part (no pointer): the Query of the last days finds it
+    table.calls.clear()
+    found = table.log.find_sent(PID, "SM-1", since)
+    assert found is not None and found.seq == "ev#0" and table.calls == ["GetItem", "Query"]
+    # a message older than the window is not looked for by its pointer either
+    assert table.log.find_sent(PID, "SM-2", T0 + timedelta(seconds=1)) is None

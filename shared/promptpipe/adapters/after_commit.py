@@ -11,7 +11,8 @@ the participant's partition, outside the range the state Query reads; expires af
 follows the pointer: the phone claim, the pointer (two ``GetItem``), then one ``UpdateItem`` by key,
 conditional on the receipt moving forward (``read`` after ``delivered``, never back) and on the
 outcome not being ``failed`` — no Query, no scan, and reports arriving out of order or twice change
-nothing more.
+nothing more. A failure report (``find_sent``) follows the same pointer, and falls back to a Query of
+the last days' transcript only without one (an earlier part, a message sent before the pointers).
 
 The marker is one item per participant inside the range the state Query reads (``FLOW#conversation
 #pending``), so an event sees it at no extra call; its ``gsi1pk = PENDING_EFFECTS`` lets the sweep
@@ -118,8 +119,20 @@ class DynamoDeliveryLog(TableAdapter):
 
     @store_operation
     def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
-        # A Query of the transcript since ``since``, filtered on the outcome (stored as JSON text):
-        # only for a provider's failure report, so a few kilobytes read on a rare path.
+        # By key when the outcome's write left a pointer from this id (two GetItem); else (a part
+        # before the last, a message sent before the pointers) a Query of the transcript since
+        # ``since``, filtered on the outcome (stored as JSON text): a failure report's rare path.
+        pointer = self._client.get_item(
+            TableName=self._table, Key=provider_message_key(participant_id, provider_id)
+        ).get("Item")
+        if pointer:
+            found = self._client.get_item(
+                TableName=self._table,
+                Key=key(participant_pk(participant_id), pointer["entry_sk"]["S"]),
+                ConsistentRead=True,
+            ).get("Item")
+            if found and transcript_from_item(found).at >= since:
+                return transcript_from_item(found)
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": f"{PK} = :pk AND {SK} BETWEEN :since AND :end",
