@@ -173,3 +173,18 @@ def test_the_consoles_next_link_after_enrolments_shows_the_right_numbers(local_e
     assert 'rel="prev"' in second and 'rel="next"' not in second
     # a cursor that is not one: the first page, not an error
     assert "1–50 of 68 participants" in console.list_page({"after": "garbage"})
+
+
+def test_a_cursor_without_the_count_after_it_still_pages_and_counts_the_total() -> None:
+    # Given a cursor as an older link carries it (the store's cursor alone)
+    repo = InMemoryStore()
+    for n in range(70):
+        seed(repo, n)
+    first = participant_rows(repo, limit=50)
+    assert first.next_token is not None
+    store_cursor, _, after = first.next_token.rpartition(".")
+    assert after == "20"  # the matches after the first page when it was read
+    # When it is followed / Then the page is the same one, its total counted
+    second = participant_rows(repo, limit=50, next_token=store_cursor)
+    assert (second.offset, len(second.rows), second.total) == (50, 20, 70)
+    assert participant_rows(repo, limit=10, next_token=store_cursor).total == 70  # not the last page
