@@ -200,10 +200,13 @@ def collect(*, extended: bool = True) -> tuple[list[Row], list[Call]]:
 
 def outcome_write(messages: int) -> Counter[str]:
     """The one write, after sending, of the delivery outcomes of an event's messages (docs/architecture.md,
-    "Delivery outcomes"): an UpdateItem for one message, a TransactWriteItems of updates for more."""
+    "Delivery outcomes"): a TransactWriteItems of the outcomes' updates and, for each message the
+    provider accepted (every one here), the pointer from its provider id that a later delivered or
+    read report follows (docs/reliability.md, "The record under faults"). An UpdateItem alone only
+    for a single message not sent (no pointer), which these events do not have."""
     if messages == 0:
         return Counter()
-    return Counter({"UpdateItem": 1} if messages == 1 else {"TransactWriteItems": 1})
+    return Counter({"TransactWriteItems": 1})
 
 
 def send_rule_reads(messages: int) -> Counter[str]:
@@ -363,9 +366,9 @@ def render(rows: list[Row], harness: list[Call]) -> str:
         "",
         "Target: exactly Query 1 + TransactWriteItems 1 (conditional on version) in the function handling the",
         "event (STOP: + the webhook's phone-claim GetItem), + one write of its messages' delivery outcomes when",
-        "it sent any (UpdateItem for one, TransactWriteItems for more), + one PutItem per inbound message (in the",
-        "record before the model), + one GetItem per message of the event after its first (the send rule reads",
-        "the participant again), and only the scheduler calls its effects need.",
+        "it sent any (one TransactWriteItems: the outcomes, each with its provider-id pointer), + one PutItem per",
+        "inbound message (in the record before the model), + one GetItem per message of the event after its first",
+        "(the send rule reads the participant again), and only the scheduler calls its effects need.",
     ]
     for row in rows:
         if row.handles_event:

@@ -7,7 +7,7 @@ tests and local runs.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,7 +21,14 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.participant_rows import ListedParticipant
     from promptpipe.models.safety import SafetyAlert
     from promptpipe.models.state import FlowState
-    from promptpipe.models.store import DeliveryOutcome, EventRecord, LoadedState, StateCommit, TranscriptEntry
+    from promptpipe.models.store import (
+        DeliveryOutcome,
+        EventRecord,
+        LoadedState,
+        Receipt,
+        StateCommit,
+        TranscriptEntry,
+    )
 
 
 class LLM(Protocol):
@@ -30,9 +37,16 @@ class LLM(Protocol):
         ...
 
 
+# Asked before each part of a message after the first one sent: why the rest must not go (the send
+# rule read against the committed state at that moment), or ``None`` to go on.
+PartCheck = Callable[[], "str | None"]
+
+
 class Messenger(Protocol):
-    def send(self, message: OutboundMessage) -> SendResult:
-        """Deliver one message. Raises ``MessagingError`` on failure."""
+    def send(self, message: OutboundMessage, before_part: PartCheck | None = None) -> SendResult:
+        """Deliver one message. Raises ``MessagingError`` on failure. A message sent in parts asks
+        ``before_part`` before each part after the first it sends; a reason stops it there
+        (``SendResult.stopped``)."""
         ...
 
 
@@ -178,6 +192,14 @@ class DeliveryLog(Protocol):
     def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
         """The outbound entry, committed after ``since``, whose outcome carries ``provider_id`` (the
         message or one of its parts): what a provider's later delivery report is about."""
+        ...
+
+    def record_receipt(self, participant_id: str, provider_id: str, receipt: Receipt, at: datetime) -> bool:
+        """A provider's report that the message it accepted as ``provider_id`` was delivered or
+        read, set on that message's transcript entry (found by key: the outcome's write keeps a
+        pointer from the id), unless the entry already carries this or a later receipt, or its
+        outcome is ``failed``. ``False`` when the id names no message of the participant's sent in
+        the last ``PROVIDER_REPORT_DAYS`` (an older message, or another system's)."""
         ...
 
 

@@ -341,3 +341,75 @@ def test_console_takes_no_token_and_refuses_a_bad_port(capsys: pytest.CaptureFix
     assert cli.build_parser().parse_args(["console"]).no_token is False
     code, _out, err = _run(["console", "--port", "99999"], capsys)
     assert code == EXIT_USAGE and "'99999' is not a port number" in err
+
+
+# --- every documented command with bad input (docs/cli.md, "Errors, not tracebacks") ---------------
+def _bad_input(tmp_path: Path) -> dict[str, list[tuple[list[str], int, str]]]:
+    """For each of the parser's commands, mistakes of its own: (argv, documented exit code, what the
+    last line of stderr says)."""
+    down = f"http://127.0.0.1:{_free_port()}"
+    missing = str(tmp_path / "missing.json")
+    return {
+        "demo": [(["demo", "--seed", "abc"], EXIT_USAGE, "argument --seed: invalid int value: 'abc'")],
+        "chat": [(["chat", "--phone", "12"], EXIT_USAGE, "use international form")],
+        "serve": [(["serve", "--start", "soon"], EXIT_USAGE, "'soon' is not an ISO-8601 time")],
+        "simulate": [(["simulate", "--days", "0"], EXIT_USAGE, "'0' is not a whole number of at least 1")],
+        "participants": [
+            (["participants", "--status", "gone"], EXIT_USAGE, "argument --status: invalid choice: 'gone'"),
+            (["participants", "--api", down], EXIT_UNAVAILABLE, "cannot reach the API"),
+        ],
+        "transcript": [
+            (["transcript"], EXIT_USAGE, "the following arguments are required: ID|PHONE"),
+            (["transcript", "p_1", "--tz", "Mars"], EXIT_USAGE, "argument --tz: invalid choice: 'Mars'"),
+            (["transcript", "p_1", "--api", down], EXIT_UNAVAILABLE, "cannot reach the API"),
+        ],
+        "export": [
+            (["export"], EXIT_USAGE, "the following arguments are required: --out"),
+            (["export", "--out", str(tmp_path / "x"), "--api", down, "--quiet"], EXIT_UNAVAILABLE, "cannot reach"),
+        ],
+        "console": [(["console", "--port", "0x50"], EXIT_USAGE, "'0x50' is not a port number")],
+        "import": [
+            (["import"], EXIT_USAGE, "one of the arguments --sqlite --postgres is required"),
+            (["import", "--sqlite", str(tmp_path / "missing.db")], EXIT_USAGE, "no such file"),
+        ],
+        "reconcile": [
+            (["reconcile"], EXIT_USAGE, "give a participant id or --all (not both)"),
+            (["reconcile", "p_1", "--all"], EXIT_USAGE, "give a participant id or --all (not both)"),
+            (["reconcile", "--all", "--api", down], EXIT_UNAVAILABLE, "cannot reach the API"),
+        ],
+        "flows": [
+            (["flows"], EXIT_USAGE, "the following arguments are required: flows_command"),
+            (["flows", "validate", missing], EXIT_USAGE, "cannot read"),
+            (["flows", "push", missing, "--api", down], EXIT_USAGE, "cannot read"),
+            (["flows", "show", "intake", "--version", "two"], EXIT_USAGE, "invalid int value: 'two'"),
+        ],
+        "openapi": [(["openapi", "--bogus"], EXIT_USAGE, "unrecognized arguments: --bogus")],
+        "prompts": [
+            (["prompts"], EXIT_USAGE, "the following arguments are required: action"),
+            (["prompts", "list", "x"], EXIT_USAGE, "argument action: invalid choice: 'list'"),
+            (["prompts", "diff", "no-such-prompt"], EXIT_USAGE, "unknown prompt(s): no-such-prompt"),
+        ],
+    }
+
+
+def test_every_command_of_the_parser_has_its_bad_input_case(tmp_path: Path) -> None:
+    import re
+
+    [choices] = re.findall(r"\{([a-z,]+)\}", cli.build_parser().format_usage())
+    assert set(_bad_input(tmp_path)) == set(choices.split(","))
+
+
+def test_every_documented_command_with_bad_input_is_one_line_and_its_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command, cases in _bad_input(tmp_path).items():
+        for argv, code, fragment in cases:
+            try:
+                exited = main(argv)
+            except SystemExit as exc:  # the argument parser: its usage lines, then the error
+                exited = int(exc.code or 0)
+            out, err = capsys.readouterr()
+            last = err.strip().splitlines()[-1] if err.strip() else ""
+            assert exited == code, (argv, exited, err)
+            assert "Traceback" not in out + err, argv
+            assert last.startswith("promptpipe") and fragment in last, (command, argv, err)

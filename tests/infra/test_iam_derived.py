@@ -413,13 +413,13 @@ class FlakyMessenger:
     def fail_send(self, nth: int = 1) -> None:
         self._countdown = nth
 
-    def send(self, message: OutboundMessage) -> SendResult:
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
         if self._countdown:
             self._countdown -= 1
             if self._countdown == 0:
                 self.failures += 1
                 raise MessagingError("injected send failure")
-        return self._inner.send(message)
+        return self._inner.send(message, before_part)
 
 
 @dataclass

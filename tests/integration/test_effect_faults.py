@@ -120,8 +120,8 @@ class CountingMessenger:
         self.inner = inner
         self.sent: list[OutboundMessage] = []
 
-    def send(self, message: OutboundMessage) -> Any:
-        result = self.inner.send(message)
+    def send(self, message: OutboundMessage, before_part: Any = None) -> Any:
+        result = self.inner.send(message, before_part)
         self.sent.append(message)
         return result
 

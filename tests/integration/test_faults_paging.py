@@ -78,6 +78,53 @@ def test_a_page_cursor_stays_right_when_participants_enrol_between_pages(kind: s
     assert everyone[:3] == sorted(newcomers, reverse=True)
 
 
+class ReadSpy:
+    """The DynamoDB repository's client, the reads called through it recorded by name."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.calls = client, list[str]()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("query", "batch_get_item", "get_item", "scan"):
+            self.calls.append(name)
+        return getattr(self.client, name)
+
+
+@pytest.mark.parametrize("status", [None, "active"])
+def test_every_page_is_three_reads_and_a_middle_page_stays_right_after_enrolments(
+    status: str | None, local_env_factory: Any
+) -> None:
+    # Given 130 participants, pages of 50, every read of the list counted
+    repo = local_env_factory().app.repo
+    for n in range(130):
+        seed(repo, n)
+    spy = ReadSpy(repo._client)
+    repo._client = spy
+
+    def page(token: str | None) -> Any:
+        spy.calls.clear()
+        found = participant_rows(repo, limit=50, next_token=token, status=status)
+        assert spy.calls == ["query", "query", "batch_get_item"]  # the page, one count, its states
+        return found
+
+    # When page 1 is read, 3 enrol, page 2 (a middle page) is read, 2 more enrol, then page 3
+    first = page(None)
+    newcomers = [seed(repo, 200 + n) for n in range(3)]
+    second = page(first.next_token)
+    newcomers += [seed(repo, 300 + n) for n in range(2)]
+    third = page(second.next_token)
+
+    # Then each page starts after the last row seen and says where it stands now, of the total now
+    assert [(p.offset, len(p.rows), p.total) for p in (first, second, third)] == [
+        (0, 50, 130),
+        (53, 50, 133),
+        (105, 30, 135),
+    ]
+    assert third.next_token is None
+    seen = [row.participant.id for p in (first, second, third) for row in p.rows]
+    assert len(seen) == len(set(seen)) == 130 and not set(seen) & set(newcomers)
+
+
 @pytest.mark.parametrize("kind", ["dynamodb", "memory"])
 def test_a_search_and_a_status_filter_page_by_place_too(kind: str, local_env_factory) -> None:
     repo = _store(kind, local_env_factory)
@@ -126,3 +173,18 @@ def test_the_consoles_next_link_after_enrolments_shows_the_right_numbers(local_e
     assert 'rel="prev"' in second and 'rel="next"' not in second
     # a cursor that is not one: the first page, not an error
     assert "1–50 of 68 participants" in console.list_page({"after": "garbage"})
+
+
+def test_a_cursor_without_the_count_after_it_still_pages_and_counts_the_total() -> None:
+    # Given a cursor as an older link carries it (the store's cursor alone)
+    repo = InMemoryStore()
+    for n in range(70):
+        seed(repo, n)
+    first = participant_rows(repo, limit=50)
+    assert first.next_token is not None
+    store_cursor, _, after = first.next_token.rpartition(".")
+    assert after == "20"  # the matches after the first page when it was read
+    # When it is followed / Then the page is the same one, its total counted
+    second = participant_rows(repo, limit=50, next_token=store_cursor)
+    assert (second.offset, len(second.rows), second.total) == (50, 20, 70)
+    assert participant_rows(repo, limit=10, next_token=store_cursor).total == 70  # not the last page

@@ -83,8 +83,8 @@ class StopDuringTheFirstSend:
     def __init__(self, s: Stack) -> None:
         self.s, self.inner, self.stopped = s, s.env.app.messenger, False
 
-    def send(self, message: OutboundMessage) -> SendResult:
-        result = self.inner.send(message)
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
+        result = self.inner.send(message, before_part)
         if not self.stopped and message.kind is OutboundKind.DAILY_PROMPT:
             self.stopped = True
             assert self.s.text("STOP", "SM-stop-between") == 200

@@ -389,10 +389,10 @@ def test_a_skipped_poll_and_a_sent_prompt_carry_their_outcomes(stack: Any, monke
     s = stack()
     outbox_send = s.env.app.messenger.send
 
-    def send(message: OutboundMessage) -> SendResult:
+    def send(message: OutboundMessage, before_part: Any = None) -> SendResult:
         if message.kind is OutboundKind.INTENSITY_POLL:
             return SendResult(provider="whatsapp_cloud", parts=0, skipped="outside_window")
-        return outbox_send(message)
+        return outbox_send(message, before_part)
 
     monkeypatch.setattr(s.env.app.messenger, "send", send)
 

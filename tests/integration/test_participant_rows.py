@@ -4,6 +4,7 @@ participant's own page says."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from promptpipe.coordinator.client import CoordinatorClient
@@ -66,17 +67,24 @@ def test_a_page_is_one_call_and_three_reads_whatever_the_studys_size(local_env_f
     spy = DynamoSpy(env.app.repo._client)
     env.app.repo._client = spy
 
-    # When the first page is read, then the next one by its cursor
+    # When the first page is read, two more enrol, then the next page is read by its cursor
     first = env.api("GET", ROWS)
     reads_first = list(spy.calls)
     token = first.body["result"]["next_token"]
+    env.clock.advance(timedelta(minutes=1))  # enrolled later: listed first
+    _enroll(env, 100, "Late1"), _enroll(env, 101, "Late2")
+    spy.calls.clear()
     second = env.api("GET", ROWS, query={"next_token": token})
 
     # Then the first page is 50 rows of 60 and costs one index page, its count and one BatchGetItem
     assert first.status == 200 and len(first.body["result"]["rows"]) == 50 and first.body["result"]["total"] == 60
-    assert reads_first == ["query", "batch_get_item", "query"]  # the page, its states, the count
-    # and the second holds the other 10, without a cursor: every participant once, newest first
+    assert reads_first == ["query", "query", "batch_get_item"]  # the page, the count, its states
+    # and the second, three reads too (the page, where it starts, its states), holds the other 10,
+    # numbered as they stand now (53-62 of 62: the two enrolled meanwhile come first)
+    assert spy.calls == ["query", "query", "batch_get_item"]
     assert second.status == 200 and second.body["result"]["next_token"] is None
+    assert (second.body["result"]["offset"], second.body["result"]["total"]) == (52, 62)
+    # every participant of the first read once, newest first
     rows = first.body["result"]["rows"] + second.body["result"]["rows"]
     assert {r["participant"]["id"] for r in rows} == ids and len(rows) == 60
     created = [r["participant"]["created_at"] for r in rows]

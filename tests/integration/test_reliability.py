@@ -557,14 +557,18 @@ def test_fifty_participants_in_parallel_each_keep_their_whole_history(moto_serve
 # ============================================================================= (b) DynamoDB throttling ==
 def throttle(monkeypatch: pytest.MonkeyPatch, action: str, table: str, fail: Callable[[int], bool]) -> FaultPlan:
     """Answer matching calls of ``action`` on ``table`` (base table only) with HTTP 400
-    ``ProvisionedThroughputExceededException`` from moto's DynamoDB endpoint."""
+    ``ProvisionedThroughputExceededException`` from moto's DynamoDB endpoint. Of the transactions,
+    the state's commits (those that put the flow state), not the delivery outcomes' write."""
     from moto.dynamodb.responses import DynamoHandler
 
     def on_table(handler: Any) -> bool:
         body = handler.body  # the parsed request (DynamoHandler.call_action sets it)
         if action == "query":
             return body.get("TableName") == table and not body.get("IndexName")
-        return any(next(iter(item.values())).get("TableName") == table for item in body.get("TransactItems", []))
+        puts = [item["Put"] for item in body.get("TransactItems", []) if "Put" in item]
+        return any(
+            put.get("TableName") == table and put["Item"].get("sk", {}).get("S", "").startswith("FLOW#") for put in puts
+        )
 
     return inject(
         monkeypatch,

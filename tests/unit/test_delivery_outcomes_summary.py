@@ -53,3 +53,26 @@ def test_prompts_failed_skipped_or_unconfirmed_are_not_counted_and_are_marked() 
         "daily prompt; failed (provider code 131047)",
         "reminder; not sent: x",
     ]
+
+
+def test_counts_and_the_prompt_rows_read_each_prompts_final_outcome() -> None:
+    read = DeliveryOutcome(status="sent", provider_id="SM1", receipt="read", receipt_at=START)
+    delivered = DeliveryOutcome(status="sent", provider_id="SM2", receipt="delivered")
+    failed_after_delivered = DeliveryOutcome(status="failed", provider_id="SM3", code="30005", receipt="delivered")
+    entries = [
+        entry(0, Direction.OUTBOUND, "daily_prompt", "legacy prompt"),
+        entry(10, Direction.OUTBOUND, "daily_prompt", "read", read),
+        entry(20, Direction.OUTBOUND, "daily_prompt", "delivered", delivered),
+        entry(30, Direction.OUTBOUND, "daily_prompt", "failed after delivered", failed_after_delivered),
+    ]
+
+    summary = summarize(PARTICIPANT, entries, {"status": "active"})
+
+    # a receipt refines sent; nothing brings a failed message back
+    assert [(p.prompt, p.delivery) for p in summary.prompts] == [
+        ("legacy prompt", "sent"),
+        ("read", "read"),
+        ("delivered", "delivered"),
+    ]
+    assert summary.prompts_sent == 3 and summary.undelivered == 1
+    assert failed_after_delivered.final == "failed" and DeliveryOutcome().final == "pending"

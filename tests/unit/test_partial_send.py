@@ -26,7 +26,7 @@ class FlakyMessenger:
         self.calls = 0
         self.delivered: list[str] = []
 
-    def send(self, message: OutboundMessage) -> SendResult:
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
         self.calls += 1
         if self.calls == self.fail_at:
             raise MessagingError("provider down", retryable=True)
@@ -143,10 +143,11 @@ def test_a_two_part_twilio_whatsapp_reply_whose_second_part_fails_resends_only_t
     h = memory_harness()
     api = TwilioParts(fail_at=2)
     h.app = replace(h.app, messenger=_twilio_whatsapp(api), ledger=InMemorySentLedger())
-    reply = OutboundMessage(participant_id="p", to="+14155550101", body=TWO_PARTS, message_id="ev#0")
+    pid = h.enroll().id  # enrolled: the send rule, asked before part 2, lets it go
+    reply = OutboundMessage(participant_id=pid, to="+14155550101", body=TWO_PARTS, message_id="ev#0")
 
     def outcome(replayed: bool) -> EventOutcome:
-        built = _outcome(replayed=replayed)
+        built = _outcome(replayed=replayed, pid=pid)
         built.outbound = [reply]
         return built
 
@@ -186,3 +187,148 @@ def test_a_meta_reply_with_buttons_after_a_long_text_resumes_after_the_text() ->
     result = messenger.send(message.model_copy(update={"parts_accepted": ["wamid.1"]}))
     assert [p["type"] for p in posts] == ["text", "interactive", "interactive"]
     assert result.part_ids == ["wamid.1", "wamid.3"] and result.provider_message_id == "wamid.3"
+
+
+# -- the send rule before every part (docs/reliability.md, "The record under faults") -------------------
+class TwilioStopAfterFirstPart:
+    """Twilio's Messages.json as an httpx transport: while the first part is in flight, the
+    participant's STOP arrives through the webhook's use case and is committed."""
+
+    def __init__(self, h: Any, participant: ConversationParticipant) -> None:
+        self.h, self.participant, self.bodies = h, participant, []  # type: ignore[var-annotated]
+
+    def __call__(self, request: Any) -> Any:
+        import httpx
+
+        from promptpipe.usecases.receive_inbound import receive_inbound
+
+        form = dict(parse_qsl(request.content.decode(), keep_blank_values=True))
+        self.bodies.append(form.get("Body", ""))
+        sid = f"SM-{self.bodies[-1][:5]}"
+        if len(self.bodies) == 1:
+            stop = self.h.message(self.participant, "STOP", msg_id="SM-stop")
+            assert receive_inbound(self.h.app, stop).action == "opted_out"
+        return httpx.Response(201, json={"sid": sid, "status": "queued"})
+
+
+@pytest.mark.parametrize("channel", ["sms", "whatsapp"])
+def test_a_stop_committed_between_two_parts_stops_the_second_part(channel: str) -> None:
+    import httpx
+
+    from promptpipe.adapters.messengers import TwilioMessenger
+    from promptpipe.adapters.scripted_llm import ScriptedLLM
+    from tests.support import memory_harness, turn
+
+    # Given a reply in two parts, through Twilio (SMS or WhatsApp)
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(TWO_PARTS)]))
+    participant = h.enroll()
+    api = TwilioStopAfterFirstPart(h, participant)
+    messenger = TwilioMessenger(
+        "AC0123456789abcdef0123456789abcdef",
+        "twilio-auth-token",
+        from_number="+14155550000",
+        channel=channel,  # type: ignore[arg-type]
+        http_client=httpx.Client(transport=httpx.MockTransport(api)),
+        publish=False,
+    )
+    h.app = replace(h.app, messenger=messenger)
+
+    # When the participant's STOP is committed while part 1 goes out
+    turn(h, participant, "Tell me everything about habits", msg_id="SM-long")
+
+    # Then part 2 is never sent: part 1, then the unsubscribe confirmation, nothing after it
+    assert [b[:5] for b in api.bodies] == ["Alpha", "You'r"]
+    # and the reply's own outcome says so: skipped, why, and which part went
+    [reply] = [e for e in h.store.transcripts[participant.id] if e.kind == "reply"]
+    assert reply.delivery is not None and reply.delivery.status == "skipped"
+    assert reply.delivery.reason == "participant opted out (after part 1 of 2)"
+    assert reply.delivery.parts == ["SM-Alpha"] and not reply.delivered
+
+
+def test_a_participant_deleted_between_two_parts_gets_no_second_part() -> None:
+    from tests.support import memory_harness
+
+    # Given a 2-part WhatsApp reply through Twilio, whose recipient is deleted while part 1 goes out
+    h = memory_harness()
+    pid = h.enroll().id
+    bodies: list[str] = []
+
+    def api(request: Any) -> Any:
+        import httpx
+
+        bodies.append(dict(parse_qsl(request.content.decode())).get("Body", ""))
+        h.store.participants.pop(pid)
+        return httpx.Response(201, json={"sid": f"SM-{len(bodies)}"})
+
+    h.app = replace(h.app, messenger=_twilio_whatsapp(api))
+    built = _outcome(replayed=False, pid=pid)
+    built.outbound = [OutboundMessage(participant_id=pid, to="+14155550101", body=TWO_PARTS, message_id="ev#0")]
+
+    # When its effects are applied
+    assert apply_effects(h.app, built) == 0
+    # Then only part 1 reached the provider
+    assert [b[:5] for b in bodies] == ["Alpha"]
+
+
+def test_meta_buttons_after_a_long_text_are_not_sent_once_the_rule_says_stop() -> None:
+    import httpx
+
+    from promptpipe.adapters.messengers import WhatsAppCloudMessenger
+    from promptpipe.flow import questions
+
+    # Given a long text followed by its buttons (two Cloud API calls)
+    posts: list[dict[str, Any]] = []
+
+    def meta(request: httpx.Request) -> httpx.Response:
+        posts.append(json.loads(request.content))
+        return httpx.Response(200, json={"messages": [{"id": f"wamid.{len(posts)}"}]})
+
+    messenger = WhatsAppCloudMessenger(
+        "token", "123", http_client=httpx.Client(transport=httpx.MockTransport(meta)), publish=False
+    )
+    message = OutboundMessage(
+        participant_id="p", to="+14155550101", body="x" * 1100, question=questions.DONE_QUESTION, message_id="ev#0"
+    )
+    asked: list[int] = []
+
+    def opted_out() -> str:
+        asked.append(len(posts))
+        return "participant opted out"
+
+    # When the send rule, asked after the text went, says the participant opted out
+    result = messenger.send(message, before_part=opted_out)
+    # Then the buttons never went; the result names the part sent and why the rest stopped
+    assert [p["type"] for p in posts] == ["text"] and asked == [1]
+    assert result.part_ids == ["wamid.1"] and result.stopped == "participant opted out"
+    # and a resumed send whose text was accepted earlier sends the buttons without asking (the
+    # caller checked the rule before the message)
+    resumed = messenger.send(message.model_copy(update={"parts_accepted": ["wamid.1"]}), before_part=opted_out)
+    assert [p["type"] for p in posts] == ["text", "interactive"] and asked == [1]
+    assert resumed.part_ids == ["wamid.1", "wamid.2"] and not resumed.stopped
+
+
+def test_the_rule_is_asked_before_each_part_after_the_first_sent() -> None:
+    # Given a 3-part SMS resumed after its first part, and a rule that lets everything go
+    import httpx
+
+    from promptpipe.adapters.messengers import TwilioMessenger
+
+    api = TwilioParts(fail_at=99)
+    messenger = TwilioMessenger(
+        "AC0123456789abcdef0123456789abcdef",
+        "twilio-auth-token",
+        from_number="+14155550000",
+        http_client=httpx.Client(transport=httpx.MockTransport(api)),
+        publish=False,
+    )
+    three = " ".join(f"{word * 300}." for word in ("Alpha", "Bravo", "Charlie"[:5]))
+    asked: list[int] = []
+
+    def allowed() -> None:
+        asked.append(len(api.bodies))
+
+    message = OutboundMessage(participant_id="p", to="+14155550101", body=three, message_id="ev#0")
+    result = messenger.send(message.model_copy(update={"parts_accepted": ["SM-0"]}), before_part=allowed)
+    # Then parts 2 and 3 went, the rule asked once between them (not before part 2: the caller did)
+    assert [b[:5] for b in api.bodies] == ["Bravo", "Charl"] and asked == [1]
+    assert result.part_ids == ["SM-0", "SM-1", "SM-2"] and not result.stopped

@@ -2,9 +2,17 @@
 (``DeliveryLog``) and the pending-effects marker of a participant whose schedule changes failed
 (``PendingEffects``). Docs: docs/architecture.md, "Delivery outcomes" and "Effects that failed".
 
-Delivery outcomes are written onto the transcript entries the commit wrote (``delivery``): one
-``UpdateItem`` for an event with one message, one ``TransactWriteItems`` for more, each conditional
-on the entry still existing (an erased transcript is not re-created as fragments).
+Delivery outcomes are written onto the transcript entries the commit wrote (``delivery``), each
+conditional on the entry still existing (an erased transcript is not re-created as fragments), with,
+for each message the provider accepted, a pointer from its provider id to the entry (``PMSG#{id}`` in
+the participant's partition, outside the range the state Query reads; expires after
+``PROVIDER_REPORT_DAYS``): one ``UpdateItem`` when that is one item (a message not sent), else one
+``TransactWriteItems`` of them all. A provider's later report of success (``record_receipt``)
+follows the pointer: the phone claim, the pointer (two ``GetItem``), then one ``UpdateItem`` by key,
+conditional on the receipt moving forward (``read`` after ``delivered``, never back) and on the
+outcome not being ``failed`` — no Query, no scan, and reports arriving out of order or twice change
+nothing more. A failure report (``find_sent``) follows the same pointer, and falls back to a Query of
+the last days' transcript only without one (an earlier part, a message sent before the pointers).
 
 The marker is one item per participant inside the range the state Query reads (``FLOW#conversation
 #pending``), so an event sees it at no extra call; its ``gsi1pk = PENDING_EFFECTS`` lets the sweep
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -36,17 +45,30 @@ from promptpipe.adapters.dynamodb_items import (
     MSG_SK_PREFIX,
     PENDING_EFFECTS_GSI_PK,
     PK,
+    RECEIPT,
+    RECEIPT_AT,
+    RECEIPT_RANK,
     SK,
     delivery_attribute,
+    expires_at,
     key,
     participant_pk,
     pending_effects_key,
+    provider_message_key,
     sortable_timestamp,
     transcript_from_item,
 )
-from promptpipe.models.store import DeliveryOutcome, TranscriptEntry
+from promptpipe.models.store import (
+    PROVIDER_REPORT_DAYS,
+    RECEIPT_ORDER,
+    DeliveryOutcome,
+    Receipt,
+    TranscriptEntry,
+)
 
 _EXISTS = f"attribute_exists({PK})"
+# How a failed outcome reads inside the stored ``delivery`` JSON (``delivery_attribute``).
+FAILED_IN_DELIVERY = '"status":"failed"'
 
 
 class DynamoDeliveryLog(TableAdapter):
@@ -67,13 +89,27 @@ class DynamoDeliveryLog(TableAdapter):
             }
             for seq, outcome in sorted(outcomes.items())
         ]
+        expires = expires_at(int(time.time()) + PROVIDER_REPORT_DAYS * 24 * 3600)
+        pointers = [
+            {
+                "TableName": self._table,
+                "Item": {
+                    **provider_message_key(participant_id, outcome.provider_id),
+                    "entry_sk": {"S": f"{MSG_SK_PREFIX}{at}#{seq}"},
+                    **expires,
+                },
+            }
+            for seq, outcome in sorted(outcomes.items())
+            if outcome.status == "sent" and outcome.provider_id
+        ]
         if not updates:
             return
         try:
-            if len(updates) == 1:
+            if len(updates) == 1 and not pointers:
                 self._client.update_item(**updates[0])
             else:
-                self._client.transact_write_items(TransactItems=[{"Update": update} for update in updates])
+                writes = [{"Update": update} for update in updates] + [{"Put": put} for put in pointers]
+                self._client.transact_write_items(TransactItems=writes)
         except ClientError as exc:
             erased = error_code(exc) == CONDITIONAL_CHECK_FAILED or (
                 is_cancellation(exc) and CONDITION_FAILED in cancellation_codes(exc)
@@ -83,8 +119,20 @@ class DynamoDeliveryLog(TableAdapter):
 
     @store_operation
     def find_sent(self, participant_id: str, provider_id: str, since: datetime) -> TranscriptEntry | None:
-        # A Query of the transcript since ``since``, filtered on the outcome (stored as JSON text):
-        # only for a provider's failure report, so a few kilobytes read on a rare path.
+        # By key when the outcome's write left a pointer from this id (two GetItem); else (a part
+        # before the last, a message sent before the pointers) a Query of the transcript since
+        # ``since``, filtered on the outcome (stored as JSON text): a failure report's rare path.
+        pointer = self._client.get_item(
+            TableName=self._table, Key=provider_message_key(participant_id, provider_id)
+        ).get("Item")
+        if pointer:
+            found = self._client.get_item(
+                TableName=self._table,
+                Key=key(participant_pk(participant_id), pointer["entry_sk"]["S"]),
+                ConsistentRead=True,
+            ).get("Item")
+            if found and transcript_from_item(found).at >= since:
+                return transcript_from_item(found)
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": f"{PK} = :pk AND {SK} BETWEEN :since AND :end",
@@ -106,6 +154,34 @@ class DynamoDeliveryLog(TableAdapter):
             if "LastEvaluatedKey" not in response:
                 return None
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    @store_operation
+    def record_receipt(self, participant_id: str, provider_id: str, receipt: Receipt, at: datetime) -> bool:
+        pointer = self._client.get_item(
+            TableName=self._table, Key=provider_message_key(participant_id, provider_id)
+        ).get("Item")
+        if not pointer:
+            return False
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=key(participant_pk(participant_id), pointer["entry_sk"]["S"]),
+                UpdateExpression="SET #r = :r, #at = :at, #rank = :rank",
+                ConditionExpression=f"{_EXISTS} AND (attribute_not_exists(#rank) OR #rank < :rank) "
+                "AND NOT contains(delivery, :failed)",
+                ExpressionAttributeNames={"#r": RECEIPT, "#at": RECEIPT_AT, "#rank": RECEIPT_RANK},
+                ExpressionAttributeValues={
+                    ":r": {"S": receipt},
+                    ":at": {"S": at.isoformat()},
+                    ":rank": {"N": str(RECEIPT_ORDER[receipt])},
+                    ":failed": {"S": FAILED_IN_DELIVERY},
+                },
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            # an earlier or equal report already landed, the message failed, or its entry was erased
+        return True
 
 
 class DynamoPendingEffects:

@@ -39,7 +39,14 @@ from promptpipe.errors import ValidationFailed
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
-from promptpipe.models.store import DeliveryOutcome, Direction, EventClaim, EventRecord, TranscriptEntry
+from promptpipe.models.store import (
+    RECEIPT_ORDER,
+    DeliveryOutcome,
+    Direction,
+    EventClaim,
+    EventRecord,
+    TranscriptEntry,
+)
 
 PARTICIPANT_PREFIX = "PARTICIPANT#"
 PHONE_PREFIX = "PHONE#"
@@ -61,6 +68,13 @@ PK, SK = table.PK.name, table.SK.name
 # A transcript entry's ``state`` (an inbound message not answered yet): the commit may rewrite only
 # entries that carry it (``dynamodb_commit``).
 INBOUND_STATE = "state"
+# A provider's later receipt on an outbound entry (``DeliveryOutcome.receipt``), its time and rank.
+RECEIPT = "receipt"
+RECEIPT_AT = "receipt_at"
+RECEIPT_RANK = "receipt_rank"
+# The pointer from a provider's message id to its transcript entry (sorts after META: outside the
+# range the state Query reads).
+PROVIDER_MESSAGE_SK_PREFIX = "PMSG#"
 GSI_PK, GSI_SK = table.GSI1PK.name, table.GSI1SK.name
 # The attributes of a participant item that are keys, not fields of the model.
 KEY_ATTRIBUTES = frozenset({PK, SK, GSI_PK, GSI_SK})
@@ -271,7 +285,15 @@ def transcript_item(entry: TranscriptEntry) -> Item:
 
 
 def delivery_attribute(outcome: DeliveryOutcome) -> dict[str, Any]:
-    return _s(outcome.model_dump_json(exclude_defaults=True))
+    # The receipt has attributes of its own (``RECEIPT``), written only by the provider's report.
+    return _s(outcome.model_dump_json(exclude_defaults=True, exclude={"receipt", "receipt_at"}))
+
+
+def provider_message_key(participant_id: str, provider_id: str) -> Item:
+    """The pointer from a provider's message id to the transcript entry that sent it, in the
+    participant's partition (written with the outcome, read by a delivery report:
+    ``after_commit.DynamoDeliveryLog``; erased with the participant)."""
+    return key(participant_pk(participant_id), f"{PROVIDER_MESSAGE_SK_PREFIX}{provider_id}")
 
 
 def transcript_from_item(item: Item) -> TranscriptEntry:
@@ -285,9 +307,20 @@ def transcript_from_item(item: Item) -> TranscriptEntry:
         event_id=item.get("event_id", {}).get("S", ""),
         metadata=json.loads(item.get("metadata", {}).get("S") or "{}"),
         outbound=OutboundMessage.model_validate_json(item["outbound"]["S"]) if "outbound" in item else None,
-        delivery=DeliveryOutcome.model_validate_json(item["delivery"]["S"]) if "delivery" in item else None,
+        delivery=_delivery_from_item(item),
         state=item.get(INBOUND_STATE, {}).get("S", ""),
     )
+
+
+def _delivery_from_item(item: Item) -> DeliveryOutcome | None:
+    if "delivery" not in item:
+        return None
+    outcome = DeliveryOutcome.model_validate_json(item["delivery"]["S"])
+    if item.get(RECEIPT, {}).get("S") in RECEIPT_ORDER:
+        at = item.get(RECEIPT_AT, {}).get("S")
+        update = {"receipt": item[RECEIPT]["S"], "receipt_at": datetime.fromisoformat(at) if at else None}
+        outcome = outcome.model_copy(update=update)
+    return outcome
 
 
 # --- pagination tokens -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
 
@@ -12,6 +13,9 @@ from promptpipe.flow.questions import with_question_text
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question, SendResult
 from promptpipe.rules.clock import Clock
+
+if TYPE_CHECKING:
+    from promptpipe.ports import PartCheck
 
 
 class OutboxRecord(LazyModel):
@@ -47,7 +51,8 @@ class LocalOutbox:
         self._failures: list[Exception] = []
         self._lock = threading.Lock()
 
-    def send(self, message: OutboundMessage) -> SendResult:
+    def send(self, message: OutboundMessage, before_part: PartCheck | None = None) -> SendResult:
+        # One record per message, never split: ``before_part`` has no part to be asked before.
         with self._lock:
             if message.message_id and message.message_id in self._by_message_id:
                 return self._by_message_id[message.message_id]

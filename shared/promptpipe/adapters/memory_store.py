@@ -25,7 +25,16 @@ from promptpipe.models.participant_rows import (
     read_listing_cursor,
 )
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import DeliveryOutcome, EventClaim, EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.models.store import (
+    RECEIPT_ORDER,
+    DeliveryOutcome,
+    EventClaim,
+    EventRecord,
+    LoadedState,
+    Receipt,
+    StateCommit,
+    TranscriptEntry,
+)
 
 
 class InMemoryStore:
@@ -248,10 +257,29 @@ class InMemoryStore:
         return [e.outbound.model_copy(deep=True) for e in found if e is not None and e.outbound is not None]
 
     # -- DeliveryLog ------------------------------------------------------------------------
+    def record_receipt(self, participant_id: str, provider_id: str, receipt: Receipt, at: datetime) -> bool:
+        with self._lock:
+            found = [
+                entry
+                for entry in self.transcripts.get(participant_id, [])
+                if entry.delivery is not None and entry.delivery.provider_id == provider_id
+            ]
+            if not found:
+                return False
+            outcome = found[0].delivery
+            assert outcome is not None
+            earlier = RECEIPT_ORDER.get(outcome.receipt or "", 0)
+            if outcome.status != "failed" and earlier < RECEIPT_ORDER[receipt]:
+                found[0].delivery = outcome.model_copy(update={"receipt": receipt, "receipt_at": at})
+            return True
+
     def record_outcomes(
         self, participant_id: str, committed_at: datetime, outcomes: dict[str, DeliveryOutcome]
     ) -> None:
         with self._lock:
             for entry in self.transcripts.get(participant_id, []):
                 if entry.at == committed_at and entry.seq in outcomes:
-                    entry.delivery = outcomes[entry.seq].model_copy()
+                    # a receipt is kept apart from the outcome (as on DynamoDB): a later write keeps it
+                    earlier = entry.delivery
+                    receipt = {"receipt": earlier.receipt, "receipt_at": earlier.receipt_at} if earlier else {}
+                    entry.delivery = outcomes[entry.seq].model_copy(update=receipt)

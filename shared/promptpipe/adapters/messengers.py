@@ -8,7 +8,10 @@ replies are parsed back by ``questions.parse_answer``.
 
 SMS (Twilio, ``sms`` channel): the body is normalised to GSM-7 where the meaning allows and split
 over 1,600 characters (``promptpipe.rules.sms``); the segments billed come back in ``SendResult``, each
-part's provider id in ``part_ids``; a retry sends only the parts after ``parts_accepted``.
+part's provider id in ``part_ids``; a retry sends only the parts after ``parts_accepted``. Before
+each part after the first it sends, a messenger asks the caller's ``before_part`` (the send rule
+against the committed state, ``usecases/sending.py``) and stops there when it gives a reason
+(``SendResult.stopped``): a STOP committed between two parts stops the rest.
 
 WhatsApp (Cloud API, or Twilio's ``whatsapp`` channel): a business-initiated message more than 24
 hours after the participant last wrote (``OutboundMessage.last_inbound_at``) is sent as the
@@ -37,7 +40,7 @@ from promptpipe.adapters.whatsapp_templates import TemplateChoice, WhatsAppTempl
 from promptpipe.errors import ConfigurationError, MessagingError
 from promptpipe.flow.questions import with_question_text
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
-from promptpipe.ports import Messenger
+from promptpipe.ports import Messenger, PartCheck
 from promptpipe.rules.clock import Clock, SystemClock
 from promptpipe.rules.sms import prepare_sms, split_body
 from promptpipe.settings import MessagingProvider, Settings
@@ -102,15 +105,23 @@ class _HttpMessenger(ABC):
         self._clock = clock or SystemClock()
         self._publish = publish
 
-    def send(self, message: OutboundMessage) -> SendResult:
-        result = self._send(message)
+    def send(self, message: OutboundMessage, before_part: PartCheck | None = None) -> SendResult:
+        result = self._send(message, before_part)
         if self._publish:
             _publish(result, message)
         return result
 
     @abstractmethod
-    def _send(self, message: OutboundMessage) -> SendResult:
+    def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         """The provider's own delivery of one message."""
+
+
+def _reason_to_stop(before_part: PartCheck | None, sent_now: int) -> str:
+    """Why the next part must not go: the send rule asked again once this call sent a part (the
+    caller checked it before the first)."""
+    if before_part is None or sent_now == 0:
+        return ""
+    return before_part() or ""
 
 
 # --- Twilio -------------------------------------------------------------------------------------
@@ -155,31 +166,45 @@ class TwilioMessenger(_HttpMessenger):
         )
         super().__init__(http, templates, clock, publish)
 
-    def _send(self, message: OutboundMessage) -> SendResult:
-        return self._send_sms(message) if self._channel == "sms" else self._send_whatsapp(message)
+    def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
+        if self._channel == "sms":
+            return self._send_sms(message, before_part)
+        return self._send_whatsapp(message, before_part)
 
-    def _send_sms(self, message: OutboundMessage) -> SendResult:
+    def _send_sms(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         text = with_question_text(message.body, message.question, message.follow_up)
         prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
         parts = prepared.parts or [""]
         # A redelivery resumes after the parts already accepted: none is sent twice.
         accepted = list(message.parts_accepted[: len(parts)])
-        for part in parts[len(accepted) :]:
+        resumed_at, stopped = len(accepted), ""
+        for index in range(resumed_at, len(parts)):
+            if stopped := _reason_to_stop(before_part, index - resumed_at):
+                break
             try:
-                accepted.append(self._post({**self._route(message), "Body": part}))
+                accepted.append(self._post({**self._route(message), "Body": parts[index]}))
             except MessagingError as exc:
                 exc.accepted_parts = accepted
                 raise
         result = SendResult(provider_message_id=accepted[-1], provider="twilio", segments=prepared.segments)
-        return result.model_copy(update={"parts": len(parts), "part_ids": accepted})
+        return result.model_copy(update={"parts": len(parts), "part_ids": accepted, "stopped": stopped})
 
-    def _send_whatsapp(self, message: OutboundMessage) -> SendResult:
+    def _send_whatsapp(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         if self._templates.configured and outside_window(message, self._clock.now()):
             return self._send_template(message)
         parts = split_body(with_question_text(message.body, message.question)) or [""]
         # A redelivery resumes after the parts already accepted, as on SMS: none is sent twice.
         accepted = list(message.parts_accepted[: len(parts)])
-        for index in range(len(accepted), len(parts)):
+        resumed_at = len(accepted)
+        for index in range(resumed_at, len(parts)):
+            if stopped := _reason_to_stop(before_part, index - resumed_at):
+                return SendResult(
+                    provider_message_id=accepted[-1],
+                    provider="twilio",
+                    parts=len(parts),
+                    part_ids=accepted,
+                    stopped=stopped,
+                )
             try:
                 accepted.append(self._post({**self._route(message), "Body": parts[index]}))
             except MessagingError as exc:
@@ -271,7 +296,7 @@ class WhatsAppCloudMessenger(_HttpMessenger):
         )
         super().__init__(http, templates, clock, publish)
 
-    def _send(self, message: OutboundMessage) -> SendResult:
+    def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         """Inside the window: one API call per message, text or an interactive reply-button message
         whose body carries the text and the question (only a body too long for an interactive
         message, 1,024 characters, goes as text first, then the buttons). Outside the window: the
@@ -280,13 +305,13 @@ class WhatsAppCloudMessenger(_HttpMessenger):
         if self._templates.configured and outside_window(message, self._clock.now()):
             return self._outside_window(to, message)
         try:
-            return self._free_form(to, message)
+            return self._free_form(to, message, before_part)
         except MessagingError as exc:
             if exc.code == str(META_OUTSIDE_WINDOW) and self._templates.configured:
                 return self._outside_window(to, message)  # the one retry, as a template
             raise
 
-    def _free_form(self, to: str, message: OutboundMessage) -> SendResult:
+    def _free_form(self, to: str, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         question = message.question
         if question is None:
             return self._result(self._post(text_payload(to, message.body)))
@@ -294,7 +319,10 @@ class WhatsAppCloudMessenger(_HttpMessenger):
         if len(combined) <= INTERACTIVE_BODY_LIMIT:
             return self._result(self._post(buttons_payload(to, question, body=combined)))
         # Two parts, the text then the buttons: a redelivery resumes after the text once accepted.
+        resumed = bool(message.parts_accepted)
         accepted = list(message.parts_accepted[:1]) or [self._post(text_payload(to, message.body))]
+        if stopped := _reason_to_stop(before_part, 0 if resumed else 1):
+            return self._result(accepted[-1], parts=2).model_copy(update={"part_ids": accepted, "stopped": stopped})
         try:
             accepted.append(self._post(buttons_payload(to, question)))
         except MessagingError as exc:

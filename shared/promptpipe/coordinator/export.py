@@ -69,6 +69,7 @@ PROMPT_COLUMNS = (
     "intensity",
     "reminder_sent",
     "first_reply",
+    "delivery",
 )
 
 
@@ -158,6 +159,7 @@ def write_export(
                             "intensity": row.intensity,
                             "reminder_sent": str(row.reminder_sent).lower(),
                             "first_reply": row.first_reply,
+                            "delivery": row.delivery,
                         }
                     )
                 )

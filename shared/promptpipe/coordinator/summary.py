@@ -57,6 +57,9 @@ class PromptRow:
     intensity: str = ""  # the answer to the intensity question: Decrease, Keep current, Increase
     reminder_sent: bool = False
     reminder_quiet_hours: str = ""  # "moved" / "dropped": what quiet hours did to its reminder
+    # The prompt's final outcome: "sent", or "delivered" / "read" once the provider reported it
+    # (``DeliveryOutcome.final``; a prompt reported failed is not a row).
+    delivery: str = "sent"
 
     @property
     def latency_minutes(self) -> float | None:
@@ -75,7 +78,10 @@ def prompt_rows(participant: ConversationParticipant, entries: Sequence[Transcri
             continue
         if entry.direction is Direction.OUTBOUND and entry.kind == "daily_prompt":
             quiet = str(entry.metadata.get("reminder_quiet_hours") or "")
-            rows.append(PromptRow(participant.id, entry.at, zone, entry.content, reminder_quiet_hours=quiet))
+            final = entry.delivery.final if entry.delivery is not None else "sent"
+            rows.append(
+                PromptRow(participant.id, entry.at, zone, entry.content, reminder_quiet_hours=quiet, delivery=final)
+            )
             continue
         if not rows:
             continue

@@ -78,6 +78,9 @@ class SendResult(LazyModel):
     skipped: str = ""
     # The provider id of each part, in order (a split SMS: every part, the earlier accepted ones too).
     part_ids: list[str] = Field(default_factory=list)
+    # Why the parts after ``part_ids`` were not sent (the send rule, asked before each part: the
+    # participant opted out, was paused or deleted meanwhile); empty when every part went.
+    stopped: str = ""
 
 
 class InboundKind(StrEnum):

@@ -27,6 +27,11 @@ RECENT_EVENTS_MAX_AGE_HOURS = 24
 # infra/constants.py DLQ_RETENTION_DAYS). One day of margin on top.
 EVENT_ID_RETENTION_DAYS = 15
 
+# How long after a send a provider's report on it is looked for (Twilio reports within hours; Meta
+# retries a webhook for up to 7 days): the window of ``DeliveryLog.find_sent`` and the life of the
+# pointer from a provider id to its message.
+PROVIDER_REPORT_DAYS = 8
+
 OPAQUE_TOKEN = "Opaque pagination token from the previous page's next_token; absent or null on the last page."
 
 
@@ -43,6 +48,10 @@ class Direction(StrEnum):
 
 
 DeliveryStatus = Literal["pending", "sent", "failed", "skipped"]
+# A provider's later report of success on a message it accepted (Twilio ``MessageStatus``, Meta
+# ``statuses``): ``read`` comes after ``delivered``; a report never moves a message back.
+Receipt = Literal["delivered", "read"]
+RECEIPT_ORDER: dict[str, int] = {"delivered": 1, "read": 2}
 
 
 class DeliveryOutcome(LazyModel):
@@ -63,10 +72,23 @@ class DeliveryOutcome(LazyModel):
     # A split SMS: the provider id of each part accepted, in order (``failed``: those accepted
     # before the refusal, which a retry does not send again).
     parts: list[str] = Field(default_factory=list)
+    # The provider's later report of success on a ``sent`` message (``delivered``, then ``read``) and
+    # when it arrived; empty until one comes. Kept beside ``status`` (the provider's answer to the
+    # send), so a report that arrives before the outcome is recorded is not overwritten by it.
+    receipt: Receipt | None = None
+    receipt_at: datetime | None = None
 
     @property
     def delivered(self) -> bool:
+        """Accepted by the provider and not reported failed since (counted as sent)."""
         return self.status == "sent"
+
+    @property
+    def final(self) -> str:
+        """The message's final outcome, as counts, the calendar strip and the export read it:
+        ``pending``, ``sent``, ``delivered``, ``read``, ``failed`` or ``skipped``. A receipt refines
+        ``sent`` only: a message reported failed stays failed whatever report comes after."""
+        return self.receipt if self.status == "sent" and self.receipt else self.status
 
 
 class TranscriptEntry(LazyModel):

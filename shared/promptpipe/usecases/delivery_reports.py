@@ -1,14 +1,20 @@
-"""A provider's later report that a message was not delivered (Twilio status callbacks ``failed`` /
-``undelivered``, Meta ``statuses`` ``failed``) updates that message's own outcome (docs/reliability.md,
-"The record under faults"): the transcript entry that sent it becomes ``failed`` with the code and
-its plain meaning, so "not delivered", the undelivered counts, the calendar strip and the export,
-which read each message's outcome, all follow. A daily prompt so reported no longer counts as
-sent in the list's counter (``total_prompts``, on the flow state as before: the list stays at three
-reads a page). The report is also noted on the day (a ``delivery_failed`` entry), counted
-(``MessagesNotDelivered``, alarmed) and logged.
+"""A provider's later report on a message it accepted updates that message's own outcome
+(docs/reliability.md, "The record under faults").
 
-Reports of success (``delivered``, ``read``) change nothing: reading them would cost a transcript
-query for every message sent.
+Not delivered (Twilio status callbacks ``failed`` / ``undelivered``, Meta ``statuses`` ``failed``):
+the transcript entry that sent it becomes ``failed`` with the code and its plain meaning, so "not
+delivered", the undelivered counts, the calendar strip and the export, which read each message's
+outcome, all follow. A daily prompt so reported no longer counts as sent in the list's counter
+(``total_prompts``, on the flow state as before: the list stays at three reads a page). The report
+is also noted on the day (a ``delivery_failed`` entry), counted (``MessagesNotDelivered``, alarmed)
+and logged.
+
+Delivered or read (Twilio ``MessageStatus`` ``delivered`` / ``read``, Meta ``statuses`` the same):
+the entry's receipt (``DeliveryOutcome.receipt``, ``receipt_at``), found by key through the
+pointer its outcome's write left (``DeliveryLog.record_receipt``: no Query), and only forward: a
+``read`` is not undone by a late ``delivered``, and nothing brings back a message reported failed.
+The list's counter does not move: a receipt confirms a prompt already counted as sent. Other
+reports (``queued``, ``sent``, ...) change nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 from promptpipe.flow.session import OpContext
 from promptpipe.models.messaging import DeliveryStatus
 from promptpipe.models.metrics import metric
-from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.models.store import PROVIDER_REPORT_DAYS, RECEIPT_ORDER, Direction, Receipt, TranscriptEntry
 from promptpipe.observability import publish
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, InboundDecision
@@ -30,7 +36,7 @@ from promptpipe.usecases.write_once import run_once
 logger = logging.getLogger(__name__)
 
 # How far back a report may refer: providers report within hours (Meta retries a webhook for days).
-REPORT_WINDOW = timedelta(days=8)
+REPORT_WINDOW = timedelta(days=PROVIDER_REPORT_DAYS)
 
 # The codes a coordinator meets most, in plain words (Twilio error dictionary, Meta Cloud API error codes).
 PLAIN_MEANINGS = {
@@ -55,6 +61,8 @@ def plain_meaning(status: DeliveryStatus) -> str:
 
 
 def record_delivery(app: AppContext, status: DeliveryStatus) -> InboundDecision:
+    if status.status in RECEIPT_ORDER:
+        return _record_receipt(app, status, "read" if status.status == "read" else "delivered")
     if not status.failed:
         return InboundDecision("status_ignored")
     participant_id = app.repo.find_id_by_phone(status.recipient) if status.recipient else None
@@ -107,6 +115,16 @@ def record_delivery(app: AppContext, status: DeliveryStatus) -> InboundDecision:
         extra={"participant_id": participant_id, "error_code": status.error_code, "status": status.status},
     )
     return InboundDecision("delivery_failed", participant_id)
+
+
+def _record_receipt(app: AppContext, status: DeliveryStatus, receipt: Receipt) -> InboundDecision:
+    participant_id = app.repo.find_id_by_phone(status.recipient) if status.recipient else None
+    if participant_id is None:
+        return InboundDecision("status_ignored")
+    if not app.deliveries.record_receipt(participant_id, status.provider_message_id, receipt, status.at):
+        logger.info("receipt for a message not in the record", extra={"participant_id": participant_id})
+        return InboundDecision("status_ignored", participant_id)
+    return InboundDecision(f"delivery_{receipt}", participant_id)
 
 
 def _the_message(app: AppContext, participant_id: str, status: DeliveryStatus) -> TranscriptEntry | None:

@@ -5,7 +5,13 @@ A row is the participant's record and what their flow state says: sub-state, the
 ``success_count``), the last message of theirs the coach read, and the pending timer due first.
 Without a search or the needs-a-person filter a page costs three reads whatever the study's size:
 one page of the participants index (the status filtered by DynamoDB), one ``Select=COUNT`` of it
-(the total) and one ``BatchGetItem`` of the page's flow states, projected to the keys a row shows.
+and one ``BatchGetItem`` of the page's flow states, projected to the keys a row shows. The first
+page counts the total; a later one counts where it starts (the matches up to its cursor's place,
+so participants enrolled meanwhile are counted), and its total is that plus the matches after the
+cursor when the cursor was made, which the cursor carries (``.N`` after the store's cursor); the
+last page's total is exact (its offset plus its rows). Only a participant after the cursor deleted,
+or leaving the status filter, between two pages leaves a later page's total high by one each until
+the last page.
 A search (name, id or phone digits, case-insensitive) or the needs-a-person filter reads every
 participant's record (and, for the filter, their state, 100 a call) and pages the matches by offset.
 """
@@ -32,6 +38,8 @@ from promptpipe.models.state import StateData
 if TYPE_CHECKING:
     from promptpipe.ports import ParticipantRepo
 
+# Between a page cursor and the matches after it (a cursor is URL-safe base64: never a ".").
+_AFTER = "."
 _SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
 
 
@@ -96,13 +104,21 @@ def participant_rows(
     if not 1 <= limit <= MAX_ROWS_PAGE:
         raise ValidationFailed(f"limit must be between 1 and {MAX_ROWS_PAGE}", field="limit")
     search = search.strip()
+    next_token, after_cursor = _read_cursor(next_token)
     if not search and not needs_person:
         shown, token = repo.page(limit=limit, next_token=next_token, status=status)
         # where this page starts, counted now: the cursor is a place in the list, not a row number
         offset = repo.count(status=status, through=next_token) if next_token is not None else 0
-        return ParticipantRowsPage(
-            rows=_rows(repo, shown), total=repo.count(status=status), next_token=token, offset=offset
-        )
+        if token is None:  # the last page: what it shows is all there is after its start
+            total = offset + len(shown)
+        elif next_token is not None and after_cursor is not None:  # enrolled meanwhile: in the offset
+            total = offset + after_cursor
+        else:
+            total = repo.count(status=status)
+        rows = _rows(repo, shown)
+        if token is not None:
+            token = f"{token}{_AFTER}{total - offset - len(shown)}"
+        return ParticipantRowsPage(rows=rows, total=total, next_token=token, offset=offset)
     found = _every(repo, status, search)
     if needs_person:
         states = repo.list_states([p.id for p in found])
@@ -122,6 +138,17 @@ def participant_rows(
         next_token=listing_cursor(shown[-1]) if more else None,
         offset=start,
     )
+
+
+def _read_cursor(token: str | None) -> tuple[str | None, int | None]:
+    """The store's cursor and the matches after it when it was made (``None``: a cursor without
+    that count, as an older link carries: the total is counted)."""
+    if token is None:
+        return None, None
+    cursor, separator, after = token.rpartition(_AFTER)
+    if separator and cursor and after.isdigit() and len(after) <= 9:
+        return cursor, int(after)
+    return token, None
 
 
 def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:

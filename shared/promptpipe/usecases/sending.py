@@ -15,6 +15,7 @@ from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import DeliveryOutcome, EventRecord
 from promptpipe.observability import publish
+from promptpipe.ports import PartCheck
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
@@ -29,8 +30,10 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     messages sent.
 
     Each message first passes the send rule (``flow/send_rule.py``) against the committed state
-    the event loaded: a participant who opted out, was paused or was deleted after the message
-    was decided gets nothing. The outcomes of all the event's messages (sent, failed, skipped)
+    the event loaded (read again before each message after the first, and before each part of a
+    message after its first: a participant who opted out, was paused or was deleted after the
+    message was decided gets nothing more; a message stopped between its parts is ``skipped``
+    with the parts that went). The outcomes of all the event's messages (sent, failed, skipped)
     are written to their transcript entries in one write. A refusal that says the number opted
     out at the carrier (Twilio 21610) skips the event's other messages and commits the opt-out as
     its own event (``usecases/carrier_opt_out.py``).
@@ -125,7 +128,7 @@ def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -
         )
         return DeliveryOutcome(status="skipped", reason=reason, at=app.clock.now())
     try:
-        result = app.messenger.send(message)
+        result = app.messenger.send(message, before_part=_part_check(app, outcome))
     except MessagingError as exc:
         if not exc.undeliverable:
             raise
@@ -137,8 +140,30 @@ def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -
     now = app.clock.now()
     if result.skipped:
         return DeliveryOutcome(status="skipped", reason=result.skipped, at=now)
+    if result.stopped:  # the send rule stopped it between parts: the rest is skipped, with why
+        ids = {"participant_id": outcome.participant_id, "message_id": message.message_id}
+        logger.info("message stopped between its parts", extra={**ids, "reason": result.stopped})
+        return DeliveryOutcome(
+            status="skipped",
+            reason=f"{result.stopped} (after part {len(result.part_ids)} of {result.parts})",
+            provider_id=result.provider_message_id,
+            parts=result.part_ids,
+            at=now,
+        )
     parts = result.part_ids if len(result.part_ids) > 1 else []  # one part: its id is the provider id
     return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, parts=parts, at=now)
+
+
+def _part_check(app: AppContext, outcome: EventOutcome) -> PartCheck:
+    """The send rule before each part of a message after the first: the participant read again
+    (one read per part; only a message sent in parts asks), so a STOP, a pause or a deletion
+    committed between two parts stops the rest."""
+
+    def reason_to_stop() -> str | None:
+        outcome.recipient = _committed_recipient(app, outcome)
+        return skip_reason(outcome.decided_status, outcome.recipient, consent_required=app.deps.config.consent_required)
+
+    return reason_to_stop
 
 
 def _record_outcomes(app: AppContext, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
