@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=TARGET_DAYS)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions (cProfile)")
+    parser.add_argument("--profile-out", default=None, metavar="FILE", help="with --profile: also save the stats")
     args = parser.parse_args(argv)
 
     profiler = cProfile.Profile() if args.profile else None
@@ -71,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         per_pd = report.memory_per_participant_day or 0.0
         base = report.rss_after_intake or 0
         projected_wall = wall * target_pd / participant_days
+        # The run is one thread: on an idle machine its wall time is about its CPU time; on a shared
+        # one the wall time measures the neighbours too, so both are projected.
+        projected_cpu = report.cpu_seconds * target_pd / participant_days
         projected_bytes = base + per_pd * target_pd
         print(
-            f"projected {TARGET_PARTICIPANTS} x {TARGET_DAYS}: wall {projected_wall:.0f} s "
+            f"projected {TARGET_PARTICIPANTS} x {TARGET_DAYS}: wall {projected_wall:.0f} s, CPU {projected_cpu:.0f} s "
             f"(target {TARGET_SECONDS:.0f} s), resident memory {projected_bytes / 2**20:.0f} MB "
             f"(target {TARGET_BYTES / 2**20:.0f} MB)"
         )
@@ -81,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         ok = wall <= TARGET_SECONDS and peak <= TARGET_BYTES
         print(f"target {TARGET_SECONDS:.0f} s and {TARGET_BYTES / 2**20:.0f} MB: {'met' if ok else 'NOT met'}")
     if profiler:
+        if args.profile_out:
+            profiler.dump_stats(args.profile_out)
         stats = pstats.Stats(profiler, stream=sys.stdout)
         stats.sort_stats("cumulative").print_stats(args.profile)
         stats.sort_stats("tottime").print_stats(args.profile)
