@@ -108,3 +108,29 @@ def test_finishing_a_rehearsal_reports_the_effects_and_writes_the_export(tmp_pat
     assert {r["path"] for r in dictionary["resources"]} >= {"decisions.csv", "participants.csv"}
     text = (tmp_path / "export" / "participants.csv").read_text(encoding="utf-8")
     assert "Person" not in text and "+1416555" not in text
+
+
+def test_the_salt_comes_from_the_settings_or_the_secret(aws: None) -> None:
+    import boto3
+    from aws_lambda_powertools.utilities import parameters
+
+    from promptpipe.adapters.secrets import pseudonym_salt
+    from promptpipe.settings import Settings
+
+    parameters.clear_caches()
+    boto3.client("secretsmanager").create_secret(
+        Name="pp/channel", SecretString=json.dumps({"EXPORT_PSEUDONYM_SALT": SALT, "twilio_auth_token": "t"})
+    )
+    try:
+        assert pseudonym_salt(Settings.model_validate({"channel_secret_name": "pp/channel"})) == SALT
+        assert pseudonym_salt(Settings.model_validate({"export_pseudonym_salt": "s" * 16})) == "s" * 16
+        assert pseudonym_salt(Settings.model_validate({})) is None
+    finally:
+        parameters.clear_caches()
+
+
+def test_simulate_export_needs_a_study(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["simulate", "--participants", "1", "--days", "1", "--quiet", "--export", str(tmp_path / "x")])
+    assert code == EXIT_USAGE
+    assert "--study" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
