@@ -42,6 +42,18 @@ def test_the_deidentified_export_refuses_to_run_without_a_salt(
     assert main(["export", "--demo", "--include-text", "--out", str(tmp_path / "x")]) == EXIT_USAGE
 
 
+def test_a_study_file_that_is_not_a_study_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPORT_PSEUDONYM_SALT", SALT)
+    bad = tmp_path / "study.json"
+    bad.write_text('{"id": "Not An Id"}', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["export", "--demo", "--deidentified", "--study", str(bad), "--out", str(out)]) == EXIT_USAGE
+    assert "is not a valid study" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_the_deidentified_export_of_the_demo(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

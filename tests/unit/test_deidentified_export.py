@@ -196,6 +196,24 @@ def test_every_column_written_is_in_the_data_dictionary(tmp_path: Path) -> None:
                 assert field["type"] and field["description"], (path.name, field["name"])
 
 
+def test_the_dictionary_gives_the_allowed_values(tmp_path: Path) -> None:
+    dictionary = json.loads((_export(tmp_path) / "data_dictionary.json").read_text(encoding="utf-8"))
+    decisions = next(r for r in dictionary["resources"] if r["path"] == "decisions.csv")["schema"]
+    fields = {f["name"]: f for f in decisions["fields"]}
+    assert fields["arm"]["constraints"]["enum"] == ["", "no_prompt", "framing_a", "framing_b"]
+    assert fields["delivery"]["constraints"]["enum"] == ["not_sent", "pending", "sent", "delivered", "failed"]
+    assert fields["decided_at"]["unit"] == "study day and local time (HH:MM)"
+    assert fields["p_framing_a"]["unit"] == "probability"
+    assert decisions["primaryKey"] == ["participant", "decision_point", "decided_at"]
+    rows = _rows(tmp_path / "decisions.csv")
+    for name, field in fields.items():
+        allowed = field.get("constraints", {}).get("enum")
+        pattern = field.get("constraints", {}).get("pattern")
+        for row in rows:
+            assert allowed is None or row[name] in allowed, (name, row[name])
+            assert pattern is None or re.fullmatch(pattern, row[name]) or row[name] == "", (name, row[name])
+
+
 def test_an_undescribed_column_stops_the_export() -> None:
     with pytest.raises(UndescribedColumn):
         field_for("decisions.csv", "phone_number", calendar_dates=False)

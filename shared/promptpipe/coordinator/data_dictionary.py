@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from promptpipe.errors import PromptPipeError
 from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.study import UnavailableReason
@@ -165,7 +166,7 @@ ARM_PROBABILITY_PREFIX = "p_"
 PRIMARY_KEYS = {"participants.csv": ["participant"], "decisions.csv": ["participant", "decision_point", "decided_at"]}
 
 
-class UndescribedColumn(KeyError):
+class UndescribedColumn(PromptPipeError, KeyError):
     """A column written without its entry in the data dictionary."""
 
 
@@ -185,6 +186,8 @@ def field_for(file: str, column: str, *, calendar_dates: bool, arms: Sequence[st
     if spec is None:
         raise UndescribedColumn(f"{file}: column {column!r} is not in the data dictionary")
     field = {"name": column, **spec}
+    if file == "decisions.csv" and column == "arm" and arms:
+        field["constraints"] = {"enum": ["", *arms]}
     if field.pop("kind", None) == "instant":
         if calendar_dates:
             field.update(type="datetime", format="any", unit="local time with its UTC offset (ISO 8601)")

@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo
 
 import phonenumbers
 
+from promptpipe.errors import PromptPipeError
+
 # A salt shorter than this is refused: the pseudonyms would be guessable from the ids.
 MIN_SALT_LENGTH = 16
 PSEUDONYM_PREFIX = "ps_"
@@ -29,7 +31,7 @@ NAME_TOKEN = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
 MIN_NAME_PART = 2  # an initial is not masked (it would mask every "I" and "A")
 
 
-class MissingSalt(ValueError):
+class MissingSalt(PromptPipeError, ValueError):
     """No pseudonym salt is set (``EXPORT_PSEUDONYM_SALT`` or in the secret), or it is too short."""
 
 

@@ -29,10 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from promptpipe.errors import PromptPipeError
+
 Z_95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054
 
 
-class NotEstimable(ValueError):
+class NotEstimable(PromptPipeError, ValueError):
     """The data cannot give the estimate (too few participants, an arm never drawn)."""
 
 
@@ -130,7 +132,7 @@ def proximal_effects(
 
 
 def _mean_probabilities(data: Sequence[Observation], arms: Sequence[str]) -> dict[str, float]:
-    return {arm: sum(obs.probabilities[arm] for obs in data) / len(data) for arm in arms}
+    return {arm: sum(obs.probabilities.get(arm, 0.0) for obs in data) / len(data) for arm in arms}
 
 
 def _matmul(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]]) -> list[list[float]]:
