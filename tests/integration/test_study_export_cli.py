@@ -60,7 +60,9 @@ def test_the_deidentified_export_of_the_demo(
     monkeypatch.setenv("EXPORT_PSEUDONYM_SALT", SALT)
     out = tmp_path / "out"
     assert main(["export", "--demo", "--deidentified", "--study", STUDY_FILE, "--out", str(out)]) == 0
-    assert "de-identified export" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "de-identified export" in captured.out and "1/1 participants" in captured.err
+    assert "no decision of study example-mrt on record" in captured.err
     assert {p.name for p in out.iterdir()} == {
         "participants.csv",
         "prompts.csv",

@@ -123,7 +123,7 @@ def decision_records(args: argparse.Namespace, study: Any) -> list[Any]:
     return []
 
 
-def cmd_export_deidentified(args: argparse.Namespace, out: Any) -> int:
+def cmd_export_deidentified(args: argparse.Namespace, out: Any, progress: Any = None) -> int:
     from promptpipe.adapters.secrets import pseudonym_salt
     from promptpipe.coordinator.deidentified_export import DeidentifyOptions, write_deidentified_export
     from promptpipe.coordinator.deidentify import MissingSalt, check_salt
@@ -149,8 +149,12 @@ def cmd_export_deidentified(args: argparse.Namespace, out: Any) -> int:
     )
     with coordinator_client(args) as client:
         records = decision_records(args, study) if study is not None else []
+        if study is not None and not records:
+            print(f"no decision of study {study.id} on record: decisions.csv holds its header only", file=sys.stderr)
         try:
-            counts = write_deidentified_export(client, out, options, study=study, decisions=records)
+            counts = write_deidentified_export(
+                client, out, options, study=study, decisions=records, progress=None if args.quiet else progress
+            )
         except OSError as exc:
             if isinstance(exc, ConnectionError):
                 raise
@@ -189,7 +193,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     if getattr(args, "deidentified", False):
-        return cmd_export_deidentified(args, out)
+        return cmd_export_deidentified(args, out, progress)
     if getattr(args, "include_text", False) or getattr(args, "calendar_dates", False) or getattr(args, "study", None):
         raise CliError("--include-text, --calendar-dates and --study go with --deidentified", EXIT_USAGE)
     with coordinator_client(args) as client:
