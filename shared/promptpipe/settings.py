@@ -280,6 +280,12 @@ class Settings(LazyModel):
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
 
+    # --- studies ------------------------------------------------------------------------------
+    # The salt of the de-identified export's pseudonyms (docs/studies.md, "The de-identified export"):
+    # kept for the study's life so pseudonyms stay stable across exports; deployed, put it in the
+    # OpenAI or channel secret as EXPORT_PSEUDONYM_SALT instead.
+    export_pseudonym_salt: str | None = Field(None, min_length=16, repr=False)
+
     def missing(self, names: tuple[str, ...]) -> list[str]:
         """Which of ``names`` are unset (``None`` or empty)."""
         return [name for name in names if not getattr(self, name)]

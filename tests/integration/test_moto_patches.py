@@ -261,3 +261,59 @@ def test_an_index_query_answers_as_unpatched_moto(ddb: Any) -> None:
     # Then every page, item, count and last key is the same
     assert patched == unpatched
     assert patched[3][0][0] == 60 and len(patched[0]) == 9  # 60 participants; 8 full pages of 7 and 4 more
+
+
+def _item_operations(client: Any) -> list[Any]:
+    """The item operations the engine uses, with every kind of attribute value; their answers."""
+    item = {
+        "pk": {"S": "P#1"},
+        "sk": {"S": "MSG#1"},
+        "n": {"N": "3.50"},
+        "b": {"B": b"\x00\xffzip"},
+        "l": {"L": [{"S": "a"}, {"N": "1"}, {"BOOL": True}, {"NULL": True}]},
+        "m": {"M": {"x": {"SS": ["a", "b"]}, "y": {"NS": ["1", "2"]}}},
+        "text": {"S": 'Done ✅ "quoted" \\ back'},
+    }
+    answers: list[Any] = [
+        client.put_item(TableName=TABLE, Item=item, ReturnConsumedCapacity="TOTAL"),
+        client.get_item(TableName=TABLE, Key={"pk": {"S": "P#1"}, "sk": {"S": "MSG#1"}}),
+        client.update_item(
+            TableName=TABLE,
+            Key={"pk": {"S": "P#1"}, "sk": {"S": "MSG#1"}},
+            UpdateExpression="SET n = n + :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="ALL_NEW",
+        ),
+        client.query(TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "P#1"}}),
+        client.query(
+            TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "none"}}
+        ),
+        client.transact_write_items(
+            TransactItems=[{"Put": {"TableName": TABLE, "Item": {"pk": {"S": "P#2"}, "sk": {"S": "S"}}}}]
+        ),
+        client.delete_item(TableName=TABLE, Key={"pk": {"S": "P#1"}, "sk": {"S": "MSG#1"}}, ReturnValues="ALL_OLD"),
+        client.scan(TableName=TABLE),
+    ]
+    for answer in answers:
+        answer.pop("ResponseMetadata", None)
+    return answers
+
+
+def test_item_responses_are_what_motos_serializer_writes(aws: None) -> None:
+    from moto.core.responses import ActionResult
+
+    speed_up_moto_transactions()
+    patched = ActionResult.execute_result
+    answers = []
+    for method in (patched, patched.__wrapped__):  # type: ignore[attr-defined]
+        ActionResult.execute_result = method  # type: ignore[method-assign]
+        try:
+            client = boto3.client("dynamodb", region_name="us-east-1")
+            client.create_table(**MAIN_TABLE.create_table_request(TABLE))
+            answers.append(_item_operations(client))
+            client.delete_table(TableName=TABLE)
+        finally:
+            ActionResult.execute_result = patched  # type: ignore[method-assign]
+    fast, moto = answers
+    assert fast == moto
+    assert fast[1]["Item"]["b"] == {"B": b"\x00\xffzip"} and fast[4]["Items"] == []

@@ -49,3 +49,9 @@ def load_secrets(settings: Settings) -> dict[str, str]:
     for name in names:
         merged.update(_read_json_secret(name))
     return merged
+
+
+def pseudonym_salt(settings: Settings) -> str | None:
+    """The de-identified export's salt: ``EXPORT_PSEUDONYM_SALT`` in the settings (local), else in
+    the OpenAI or channel secret (deployed); ``None`` when neither holds one."""
+    return settings.export_pseudonym_salt or load_secrets(settings).get("export_pseudonym_salt") or None

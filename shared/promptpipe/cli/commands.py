@@ -20,12 +20,14 @@ from typing import Any
 
 from promptpipe.cli.argument_types import port_number, positive_count, window_minutes
 from promptpipe.cli.coordinator_commands import (
+    add_export_option,
     api_options,
     cmd_console,
     cmd_export,
     cmd_participants,
     cmd_transcript,
     coordinator_client,
+    export_deidentified_options,
     read_file,
     read_flow_json,
 )
@@ -249,6 +251,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
+    if args.export and getattr(args, "study", None) is None:
+        raise CliError("--export writes a study's de-identified export: give --study FILE too", EXIT_USAGE)
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
     run = functools.partial(run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare)
     report = run(args.participants, args.days, flexible_window=args.flexible_window)
@@ -357,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--sms-compare", action="store_true", help="also run it without the SMS rules (same seed)")
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_export_option(simulate)
     simulate.set_defaults(func=cmd_simulate)
 
     participants = sub.add_parser("participants", help="list participants with their counts (coordinators)")
@@ -376,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write (created)")
     export.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     export.add_argument("--force", action="store_true", help="write into a folder that already holds files")
+    export_deidentified_options(export)
     api_options(export)
     export.set_defaults(func=cmd_export)
 

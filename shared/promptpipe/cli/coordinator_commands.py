@@ -91,6 +91,86 @@ def cmd_transcript(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_deidentified_options(export: argparse.ArgumentParser) -> None:
+    """``export --deidentified`` and its options (docs/studies.md, "The de-identified export")."""
+    export.add_argument(
+        "--deidentified",
+        action="store_true",
+        help="no names, phone numbers or free text; participants under a salted pseudonym (EXPORT_PSEUDONYM_SALT); "
+        "times as study day and local time; adds decisions.csv and data_dictionary.json",
+    )
+    export.add_argument("--include-text", action="store_true", help="with --deidentified: free text, masked")
+    export.add_argument("--calendar-dates", action="store_true", help="with --deidentified: local dates and times")
+    export.add_argument(
+        "--study", metavar="FILE", default=None, help="with --deidentified: the study whose decisions to export"
+    )
+
+
+def add_export_option(simulate: argparse.ArgumentParser) -> None:
+    """``simulate --export DIR`` (with ``--study``): the rehearsal's de-identified export."""
+    simulate.add_argument(
+        "--export",
+        metavar="DIR",
+        default=None,
+        help="with --study: write the de-identified export of the simulated study to DIR (docs/studies.md)",
+    )
+
+
+def decision_records(args: argparse.Namespace, study: Any) -> list[Any]:
+    """The study's decision records for ``export --deidentified --study``: ``DecisionLog.all`` of the
+    stack's decision log. This stack has none yet: the engine's adapters (w5-study-engine) plug in
+    here, and until then decisions.csv holds its header only."""
+    return []
+
+
+def cmd_export_deidentified(args: argparse.Namespace, out: Any, progress: Any = None) -> int:
+    from promptpipe.adapters.secrets import pseudonym_salt
+    from promptpipe.coordinator.deidentified_export import DeidentifyOptions, write_deidentified_export
+    from promptpipe.coordinator.deidentify import MissingSalt, check_salt
+    from promptpipe.models.study import StudyDefinition
+
+    try:
+        salt = check_salt(pseudonym_salt(args.settings))
+    except MissingSalt as exc:
+        raise CliError(str(exc), EXIT_CONFIG) from None
+    study = None
+    if args.study:
+        from pydantic import ValidationError
+
+        try:
+            study = StudyDefinition.model_validate_json(read_file(args.study))
+        except ValidationError as exc:
+            raise CliError(f"{args.study} is not a valid study: {exc.errors()[0]['msg']}", EXIT_USAGE) from None
+    options = DeidentifyOptions(
+        salt=salt,
+        include_text=args.include_text,
+        calendar_dates=args.calendar_dates,
+        region=args.settings.default_phone_region,
+    )
+    with coordinator_client(args) as client:
+        records = decision_records(args, study) if study is not None else []
+        if study is not None and not records:
+            print(f"no decision of study {study.id} on record: decisions.csv holds its header only", file=sys.stderr)
+        try:
+            counts = write_deidentified_export(
+                client, out, options, study=study, decisions=records, progress=None if args.quiet else progress
+            )
+        except OSError as exc:
+            if isinstance(exc, ConnectionError):
+                raise
+            raise CliError(f"cannot write the export to {out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    left_out = (
+        f"; {counts.test_participants_left_out} test participant(s) left out"
+        if counts.test_participants_left_out
+        else ""
+    )
+    print(
+        f"wrote the de-identified export to {out}: {counts.participants} participants, {counts.prompts} prompts, "
+        f"{counts.messages} messages, {counts.decisions} decisions, data_dictionary.json{left_out}"
+    )
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -112,6 +192,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"--out {out} already holds files ({held}); give a new or empty folder, or --force to overwrite",
             EXIT_USAGE,
         )
+    if getattr(args, "deidentified", False):
+        return cmd_export_deidentified(args, out, progress)
+    if getattr(args, "include_text", False) or getattr(args, "calendar_dates", False) or getattr(args, "study", None):
+        raise CliError("--include-text, --calendar-dates and --study go with --deidentified", EXIT_USAGE)
     with coordinator_client(args) as client:
         try:
             counts = write_export(client, out, progress=None if args.quiet else progress)

@@ -42,9 +42,11 @@ from promptpipe.console.access import (
     same_token,
 )
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
+from promptpipe.console.study_effects import effects_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
+from promptpipe.coordinator.study_report import StudyReport
 from promptpipe.coordinator.summary import (
     TIMER_WORDS,
     ParticipantSummary,
@@ -80,6 +82,7 @@ def _templates() -> Environment:
     env.globals["zone_of"] = zone_of
     env.globals["zone_label"] = zone_label
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, default=str)
+    env.globals["effects_svg"] = effects_svg
     env.filters["pct"] = lambda value: "—" if value is None else f"{round(value * 100)}%"
     return env
 
@@ -96,6 +99,9 @@ def _prep_minutes() -> int:
 
 class Console:
     """Renders pages from the API; shared by every request thread."""
+
+    # The randomised decisions' report for the study view (docs/studies.md); None: not shown.
+    study_report: Callable[[], StudyReport | None] | None = None
 
     def __init__(self, client: CoordinatorClient, *, require_token: bool = True) -> None:
         self.client = client
@@ -194,7 +200,8 @@ class Console:
         end = record_end(summaries)
         series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
         chart = study_chart_svg(series) if series else None
-        return self.render("study.html", chart=chart, series=series, participants=len(summaries))
+        decisions = self.study_report() if self.study_report else None
+        return self.render("study.html", chart=chart, series=series, participants=len(summaries), decisions=decisions)
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
         participant, deleted = self.client.participant_or_deleted(participant_id)
