@@ -42,6 +42,8 @@ from promptpipe.console.access import (
     same_token,
 )
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
+from promptpipe.console.delivery import cost_by_day, deliveries_by_line
+from promptpipe.console.queue import needs_person_queue
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
@@ -56,6 +58,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.rules.sms import SMS_SEGMENT_USD
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -203,7 +206,9 @@ class Console:
         summary = summarize(participant, entries, state)
         zone = zone_of(participant)
         days: list[tuple[str, list[Any]]] = []
-        for line in chat_lines(entries, zone):
+        lines = chat_lines(entries, zone)
+        by_line = deliveries_by_line(lines, entries)  # docs/console.md, "Every delivery visible"
+        for line in lines:
             heading = line.local.strftime("%A %d %B %Y")
             if not days or days[-1][0] != heading:
                 days.append((heading, []))
@@ -225,7 +230,14 @@ class Console:
             controller=controller if isinstance(controller, dict) else None,
             sub_states=SUB_STATES,
             notice=notice_text(query.get("notice")),
+            delivery_for=lambda line: by_line.get(id(line)),
+            costs=cost_by_day(entries, zone),
+            segment_price=SMS_SEGMENT_USD,
         )
+
+    def queue_page(self) -> str:
+        """Every participant held for a person, the longest wait first (docs/console.md)."""
+        return self.render("queue.html", entries=needs_person_queue(self.client, datetime.now(UTC)))
 
     def export_zip(self) -> bytes:
         with tempfile.TemporaryDirectory() as folder:
@@ -367,6 +379,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._guarded(lambda: self._send(200, console.participant_page(parts[1], query)))
             elif parts == ["export"]:
                 self._send(200, console.render("export.html"))
+            elif parts == ["queue"]:
+                self._guarded(lambda: self._send(200, console.queue_page()))
             elif parts == ["study"]:
                 self._guarded(lambda: self._send(200, console.study_page()))
             elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:

@@ -65,6 +65,7 @@ class ParticipantRow(LazyModel):
     hold_reason: str | None = Field(
         None, description="Why the conversation is held for a person (safety, handoff, staff); null: not held"
     )
+    hold_since: datetime | None = Field(None, description="When the hold began (the wait of the needs-a-person queue)")
 
     @property
     def done_rate(self) -> float | None:

@@ -63,6 +63,12 @@ class DeliveryOutcome(LazyModel):
     # A split SMS: the provider id of each part accepted, in order (``failed``: those accepted
     # before the refusal, which a retry does not send again).
     parts: list[str] = Field(default_factory=list)
+    # What went out (docs/console.md, "Every delivery visible"): the channel ("sms", "whatsapp",
+    # "local"), the template sent in place of free text (WhatsApp outside its window), and the SMS
+    # segments billed (0: not an SMS, or not known).
+    channel: str = ""
+    template: str = ""
+    segments: int = 0
 
     @property
     def delivered(self) -> bool:

@@ -64,6 +64,7 @@ def row_of(participant: ListedParticipant, raw: dict[str, str] | None) -> Partic
         last_reply_at=max(replies) if replies else None,
         next_timer=_next_timer(data),
         hold_reason=hold.reason.value if hold is not None else None,
+        hold_since=hold.since if hold is not None else None,
     )
 
 
