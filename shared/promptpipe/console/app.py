@@ -44,6 +44,7 @@ from promptpipe.console.access import (
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.console.delivery import cost_by_day, deliveries_by_line
 from promptpipe.console.queue import needs_person_queue
+from promptpipe.console.study import calendar_series, cohorts
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
@@ -195,9 +196,14 @@ class Console:
         """The study by day over every participant (two calls per participant)."""
         summaries = [self.summary(p) for p in self.client.iter_participants()]
         end = record_end(summaries)
-        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
-        chart = study_chart_svg(series) if series else None
-        return self.render("study.html", chart=chart, series=series, participants=len(summaries))
+        strips = [study_days(s, end) for s in summaries] if end is not None else []
+        series = study_series(strips) if strips else []
+        # By calendar date, each point with its sample size; the cohorts by enrolment week (console/study.py).
+        dated = calendar_series(strips)
+        chart = study_chart_svg([(f"{when:%a %d %b}", share) for when, share in dated]) if dated else None
+        return self.render(
+            "study.html", chart=chart, series=series, participants=len(summaries), cohorts=cohorts(strips)
+        )
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
         participant, deleted = self.client.participant_or_deleted(participant_id)
