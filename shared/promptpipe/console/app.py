@@ -43,6 +43,7 @@ from promptpipe.console.access import (
 )
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
 from promptpipe.console.delivery import cost_by_day, deliveries_by_line
+from promptpipe.console.listing import SORT_WORDS, view_of
 from promptpipe.console.queue import needs_person_queue
 from promptpipe.console.study import calendar_series, cohorts
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
@@ -59,6 +60,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ADHERENCE_BANDS
 from promptpipe.rules.sms import SMS_SEGMENT_USD
 
 logger = logging.getLogger(__name__)
@@ -150,9 +152,10 @@ class Console:
         status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
         after = query.get("after") or None
+        view, view_keep = view_of(query)  # sorting and the filters beyond status (console/listing.py)
         try:
             result = self.client.participant_rows(
-                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs
+                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs, view=view
             )
         except ApiError as exc:
             if exc.status != 400 or after is None:
@@ -160,7 +163,7 @@ class Console:
             after, result = (
                 None,
                 self.client.participant_rows(  # a cursor of another listing: page 1
-                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs
+                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs, view=view
                 ),
             )
         with self.lock:
@@ -171,6 +174,7 @@ class Console:
             previous = self._previous.get(after) if after else None
         pages = max(1, -(-result.total // PAGE_ROWS))
         keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
+        keep |= view_keep
         page = min(result.offset // PAGE_ROWS + 1, pages)  # the page the first row is on
 
         def link(cursor: str | None) -> str:
@@ -190,6 +194,9 @@ class Console:
             needs=needs,
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
+            view=view,
+            sorts=SORT_WORDS,
+            bands=ADHERENCE_BANDS,
         )
 
     def study_page(self) -> str:

@@ -13,6 +13,7 @@ participant's record (and, for the filter, their state, 100 a call) and pages th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ValidationFailed
@@ -20,6 +21,7 @@ from promptpipe.models.participant_rows import (
     MAX_ROWS_PAGE,
     ROWS_PAGE,
     ListedParticipant,
+    ListView,
     NextTimer,
     ParticipantRow,
     ParticipantRowsPage,
@@ -28,6 +30,7 @@ from promptpipe.models.participant_rows import (
     read_listing_cursor,
 )
 from promptpipe.models.state import StateData
+from promptpipe.usecases import participant_listing as listing
 
 if TYPE_CHECKING:
     from promptpipe.ports import ParticipantRepo
@@ -92,11 +95,18 @@ def participant_rows(
     status: str | None = None,
     search: str = "",
     needs_person: bool = False,
+    view: ListView | None = None,
+    now: datetime | None = None,
 ) -> ParticipantRowsPage:
-    """One page of rows, newest participants first, with the total of the matches."""
+    """One page of rows, newest participants first (or as ``view`` sorts and narrows them: docs/console.md,
+    "Sorting and filtering"; ``now`` places each participant on their study day), with the total of the matches."""
     if not 1 <= limit <= MAX_ROWS_PAGE:
         raise ValidationFailed(f"limit must be between 1 and {MAX_ROWS_PAGE}", field="limit")
     search = search.strip()
+    if view is not None and not view.plain:
+        return _viewed(
+            repo, view, now, limit=limit, next_token=next_token, status=status, search=search, needs=needs_person
+        )
     if not search and not needs_person:
         shown, token = repo.page(limit=limit, next_token=next_token, status=status)
         # where this page starts, counted now: the cursor is a place in the list, not a row number
@@ -123,6 +133,30 @@ def participant_rows(
         next_token=listing_cursor(shown[-1]) if more else None,
         offset=start,
     )
+
+
+def _viewed(
+    repo: ParticipantRepo,
+    view: ListView,
+    now: datetime | None,
+    *,
+    limit: int,
+    next_token: str | None,
+    status: str | None,
+    search: str,
+    needs: bool,
+) -> ParticipantRowsPage:
+    """A sorted or narrowed page: every match's row read (the index, then its flow states 100 a call)."""
+    listing.check_view(view)
+    found = _every(repo, status, search)
+    states = repo.list_states([p.id for p in found])
+    rows = [row_of(p, states.get(p.id)) for p in found]
+    if needs:
+        rows = [r for r in rows if r.needs_person]
+    shown, total, token, start = listing.page_of(
+        rows, view, now or datetime.now(UTC), limit=limit, next_token=next_token
+    )
+    return ParticipantRowsPage(rows=shown, total=total, next_token=token, offset=start)
 
 
 def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:
