@@ -65,6 +65,34 @@ def failed_delivery(env: LocalEnvironment, pid: str) -> None:
     )
 
 
+def ask_for_a_person(env: LocalEnvironment, phone: str) -> str:
+    """A participant who enrols ("Rosa") and texts that they want a person, over the Twilio webhook."""
+    from promptpipe.local.signing import twilio_form, twilio_signature
+
+    enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": phone, "name": "Rosa"})
+    assert enrolled.status == 201, enrolled.body
+    params = {
+        "MessageSid": "SM-ask-1",
+        "AccountSid": "AC1",
+        "From": phone,
+        "To": "+14155550000",
+        "Body": "can I talk to a real person pls",
+    }
+    signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
+    answer = env.api(
+        "POST",
+        "/webhooks/twilio",
+        body=twilio_form(params),
+        headers={"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signature},
+        base64_body=True,
+    )
+    assert answer.status == 200
+    pid = str(enrolled.body["result"]["id"])
+    hold = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]["hold"]
+    assert hold["reason"] == "asked", hold
+    return pid
+
+
 @pytest.fixture(scope="module")
 def pages() -> Iterator[tuple[ConsoleServer, dict[str, str]]]:
     env = LocalEnvironment(start=DEMO_START, settings=local_settings(offline_coach=True, openai_api_key=None))
@@ -72,9 +100,10 @@ def pages() -> Iterator[tuple[ConsoleServer, dict[str, str]]]:
     failed_delivery(env, sam)
     server = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
     held = hand_off_a_new_participant(env, "+14165550188")
+    asked = ask_for_a_person(env, "+14165550189")
     transport = HttpTransport(server.url)
     console = ConsoleServer(CoordinatorClient(transport), port=0).start()
-    yield console, {"sam": sam, "held": held}
+    yield console, {"sam": sam, "held": held, "asked": asked}
     console.stop()
     transport.close()
     server.stop()
@@ -87,6 +116,7 @@ PAGES = {
     "queue": "/queue",
     "participant-deliveries": "/participants/{sam}",
     "participant-held": "/participants/{held}",
+    "participant-asked": "/participants/{asked}",
     "study": "/study",
     "export": "/export",
     "not-found": "/no-such-page",
