@@ -68,8 +68,8 @@ def study_chart_svg(points: Sequence[tuple[str, DayShare]], *, small_n: int = 5)
     container (``viewBox``; the page's CSS sets the width)."""
     count = max(len(points), 1)
     left, right, top, plot_h = 44, 56, 12, 160
-    width = max(640, 48 * count + left + right)
-    bars_top, bars_h = top + plot_h + 44, 60
+    width = max(960, 64 * count + left + right)
+    bars_top, bars_h = top + plot_h + 64, 60
     height = bars_top + bars_h + 8
     step = (width - left - right) / count
     most = _nice_ceiling(max((share.median_latency_minutes or 0 for _, share in points), default=0) or 1)
@@ -95,7 +95,7 @@ def study_chart_svg(points: Sequence[tuple[str, DayShare]], *, small_n: int = 5)
             f'<text class="latency-tick" x="{width - right + 4}" y="{bar_y(tick) + 4}" font-size="11">'
             f"{tick:g} min</text>"
         )
-    parts.append(f'<text x="{left}" y="{bars_top - 6}" font-size="11">median minutes to the first reply</text>')
+    parts.append(f'<text x="{left}" y="{bars_top - 10}" font-size="11">median minutes to the first reply</text>')
     for index, (label, share) in enumerate(points):
         minutes = share.median_latency_minutes
         latency = "—" if minutes is None else f"{minutes:g} min"

@@ -50,11 +50,13 @@ def waited_words(since: datetime | None, now: datetime) -> str:
 
 
 def needs_person_queue(client: CoordinatorClient, now: datetime) -> list[QueueEntry]:
-    """Every held participant, the longest wait first (an unknown start last)."""
+    """Every held participant, the longest wait first (an unknown start last); the wait by the API's
+    clock when it says it (a local stack's clock is simulated), else by ``now``."""
     rows: list[ParticipantRow] = []
     token: str | None = None
     for _ in range(MAX_QUEUE_PAGES):
         page = client.participant_rows(limit=MAX_ROWS_PAGE, next_token=token, needs_person=True)
+        now = page.read_at or now
         rows += page.rows
         token = page.next_token
         if token is None:

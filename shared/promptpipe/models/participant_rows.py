@@ -81,6 +81,7 @@ class ParticipantRowsPage(LazyModel):
         description="Matches before this page, newest first, counted when the page is read: the page "
         "shows matches offset+1 to offset+len(rows), however many were enrolled since its cursor was made",
     )
+    read_at: datetime | None = Field(None, description="The API's clock when the page was read (a hold's wait)")
 
 
 def listing_key(participant: ListedParticipant) -> tuple[datetime, str]:

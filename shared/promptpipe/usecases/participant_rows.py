@@ -112,7 +112,7 @@ def participant_rows(
         # where this page starts, counted now: the cursor is a place in the list, not a row number
         offset = repo.count(status=status, through=next_token) if next_token is not None else 0
         return ParticipantRowsPage(
-            rows=_rows(repo, shown), total=repo.count(status=status), next_token=token, offset=offset
+            rows=_rows(repo, shown), total=repo.count(status=status), next_token=token, offset=offset, read_at=now
         )
     found = _every(repo, status, search)
     if needs_person:
@@ -132,6 +132,7 @@ def participant_rows(
         total=len(found),
         next_token=listing_cursor(shown[-1]) if more else None,
         offset=start,
+        read_at=now,
     )
 
 
@@ -156,7 +157,7 @@ def _viewed(
     shown, total, token, start = listing.page_of(
         rows, view, now or datetime.now(UTC), limit=limit, next_token=next_token
     )
-    return ParticipantRowsPage(rows=shown, total=total, next_token=token, offset=start)
+    return ParticipantRowsPage(rows=shown, total=total, next_token=token, offset=start, read_at=now)
 
 
 def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:
