@@ -41,12 +41,12 @@ from promptpipe.console.access import (
     notice_text,
     same_token,
 )
-from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
-from promptpipe.console.delivery import cost_by_day, deliveries_by_line
-from promptpipe.console.listing import SORT_WORDS, view_of
+from promptpipe.console.charts import COLOURS, strip_svg
+from promptpipe.console.delivery import delivery_context
+from promptpipe.console.listing import FORM, view_of
 from promptpipe.console.queue import needs_person_queue
-from promptpipe.console.study import calendar_series, cohorts
-from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
+from promptpipe.console.study import study_context
+from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.summary import (
@@ -60,8 +60,6 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ADHERENCE_BANDS
-from promptpipe.rules.sms import SMS_SEGMENT_USD
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -195,22 +193,12 @@ class Console:
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
             view=view,
-            sorts=SORT_WORDS,
-            bands=ADHERENCE_BANDS,
+            **FORM,
         )
 
     def study_page(self) -> str:
-        """The study by day over every participant (two calls per participant)."""
-        summaries = [self.summary(p) for p in self.client.iter_participants()]
-        end = record_end(summaries)
-        strips = [study_days(s, end) for s in summaries] if end is not None else []
-        series = study_series(strips) if strips else []
-        # By calendar date, each point with its sample size; the cohorts by enrolment week (console/study.py).
-        dated = calendar_series(strips)
-        chart = study_chart_svg([(f"{when:%a %d %b}", share) for when, share in dated]) if dated else None
-        return self.render(
-            "study.html", chart=chart, series=series, participants=len(summaries), cohorts=cohorts(strips)
-        )
+        """The study by date, by study day and by cohort over every participant (two calls per participant)."""
+        return self.render("study.html", **study_context([self.summary(p) for p in self.client.iter_participants()]))
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
         participant, deleted = self.client.participant_or_deleted(participant_id)
@@ -220,7 +208,6 @@ class Console:
         zone = zone_of(participant)
         days: list[tuple[str, list[Any]]] = []
         lines = chat_lines(entries, zone)
-        by_line = deliveries_by_line(lines, entries)  # docs/console.md, "Every delivery visible"
         for line in lines:
             heading = line.local.strftime("%A %d %B %Y")
             if not days or days[-1][0] != heading:
@@ -243,9 +230,7 @@ class Console:
             controller=controller if isinstance(controller, dict) else None,
             sub_states=SUB_STATES,
             notice=notice_text(query.get("notice")),
-            delivery_for=lambda line: by_line.get(id(line)),
-            costs=cost_by_day(entries, zone),
-            segment_price=SMS_SEGMENT_USD,
+            **delivery_context(lines, entries, zone),  # docs/console.md, "Every delivery visible"
         )
 
     def queue_page(self) -> str:

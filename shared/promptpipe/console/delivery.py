@@ -7,7 +7,7 @@ the spend cap counts them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -162,3 +162,13 @@ def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[DayC
             else:
                 cost.model_usd += usd
     return [days[d] for d in sorted(days)]
+
+
+def delivery_context(lines: list[Any], entries: Sequence[TranscriptEntry], zone: ZoneInfo) -> dict[str, Any]:
+    """What ``participant.html`` shows of the deliveries: each line's (``delivery_for``), the costs."""
+    by_line = deliveries_by_line(lines, entries)
+    return {
+        "delivery_for": lambda line: by_line.get(id(line)),
+        "costs": cost_by_day(entries, zone),
+        "segment_price": SMS_SEGMENT_USD,
+    }

@@ -15,6 +15,8 @@ SORT_WORDS = {
     "adherence_high": "adherence (highest first)",
 }
 assert set(SORT_WORDS) == set(SORTS)
+# What the list's form offers (templates/_list_view.html).
+FORM = {"sorts": SORT_WORDS, "bands": ADHERENCE_BANDS}
 
 
 def _day(text: str | None) -> int | None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import Any
 
-from promptpipe.coordinator.adherence import DayShare, StudyDay, study_series
+from promptpipe.console.charts import study_chart_svg
+from promptpipe.coordinator.adherence import DayShare, StudyDay, record_end, study_days, study_series
+from promptpipe.coordinator.summary import ParticipantSummary
 
 
 def calendar_series(strips: Sequence[Sequence[StudyDay]]) -> list[tuple[date, DayShare]]:
@@ -52,3 +55,17 @@ def cohorts(strips: Sequence[Sequence[StudyDay]]) -> list[Cohort]:
             first = strip[0].local_date
             by_week.setdefault(first - timedelta(days=first.weekday()), []).append(strip)
     return [Cohort(week, len(group), study_series(group)) for week, group in sorted(by_week.items())]
+
+
+def study_context(summaries: Sequence[ParticipantSummary]) -> dict[str, Any]:
+    """What ``study.html`` shows: the chart by calendar date (each point with its n), the series by
+    study day, the cohorts by enrolment week."""
+    end = record_end(summaries)
+    strips = [study_days(s, end) for s in summaries] if end is not None else []
+    dated = calendar_series(strips)
+    return {
+        "chart": study_chart_svg([(f"{when:%a %d %b}", share) for when, share in dated]) if dated else None,
+        "series": study_series(strips) if strips else [],
+        "participants": len(summaries),
+        "cohorts": cohorts(strips),
+    }
