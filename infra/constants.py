@@ -210,6 +210,9 @@ class Config:
     # The study's daily model spend cap in whole USD, estimated from tokens (ModelCostUSD); past it the
     # offline coach answers and an alarm fires (docs/safety.md#budgets). 0: no cap.
     study_daily_spend_cap_usd: int = 25
+    # The console's address as the study team opens it (https://…): each alert on the study-team
+    # topic links the participant's page there (CONSOLE_URL, docs/safety.md). Empty: no link.
+    console_url: str = ""
 
     @classmethod
     def from_context(cls, node: _ContextSource) -> Config:
@@ -265,6 +268,7 @@ class Config:
             "webhookBurstLimit": self.webhook_burst_limit > 0,
             "workerMaxConcurrency": 2 <= self.worker_max_concurrency <= 1000,
             "studyDailySpendCapUsd": self.study_daily_spend_cap_usd >= 0,
+            "consoleUrl": not self.console_url or bool(re.match(r"^https?://[^\s]+$", self.console_url)),
         }
         bad = [key for key, ok in checks.items() if not ok]
         if bad:

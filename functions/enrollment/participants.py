@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
@@ -30,7 +30,7 @@ from promptpipe.models.api import (
     TranscriptPageEnvelope,
 )
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE
+from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ListView
 from promptpipe.models.store import OPAQUE_TOKEN
 from promptpipe.usecases import participant_rows, participants
 from promptpipe.wiring import get_app
@@ -88,7 +88,7 @@ def list_participants(
 
 
 @router.get("/conversation/participant-rows", responses={**ROWS, **BAD_REQUEST})
-def list_participant_rows(
+def list_participant_rows(  # noqa: PLR0917 - one query parameter each
     # docs/console.md, "The list's reads": a page of rows in one call, never one per participant
     limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PAGE)] = ROWS_PAGE,
     next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
@@ -99,14 +99,30 @@ def list_participant_rows(
     needs_person: Annotated[
         bool, Query(description="Only participants the flow controller holds for a person")
     ] = False,
+    # docs/console.md, "Sorting and filtering": a sorted or narrowed page reads every match, as a search does
+    sort: Annotated[
+        Literal["enrolled", "enrolled_oldest", "activity", "status", "adherence", "adherence_high"],
+        Query(description="The order: enrolment (newest or oldest first), last activity, status, adherence"),
+    ] = "enrolled",
+    zone: Annotated[str, Query(max_length=64, description="Only participants in this IANA zone")] = "",
+    study_day_min: Annotated[int | None, Query(ge=1, le=10000, description="Only from this study day")] = None,
+    study_day_max: Annotated[int | None, Query(ge=1, le=10000, description="Only up to this study day")] = None,
+    adherence: Annotated[
+        Literal["", "none", "low", "mid", "high"],
+        Query(description="Only this adherence band (Done share): none (no prompt), low <50 %, mid, high >=80 %"),
+    ] = "",
 ) -> Response[dict[str, Any]]:
+    app = get_app()
+    view = ListView(sort=sort, zone=zone, study_day_min=study_day_min, study_day_max=study_day_max, adherence=adherence)
     page = participant_rows.participant_rows(
-        get_app().repo,
+        app.repo,
         limit=limit,
         next_token=next_token,
         status=status.value if status else None,
         search=q,
         needs_person=needs_person,
+        view=view,
+        now=app.clock.now(),
     )
     return envelope(200, result=dump(page))
 

@@ -21,6 +21,7 @@ from infra.access import access_for
 from infra.components.functions import Functions
 
 TOPIC_ENVIRONMENT = "SAFETY_ALERT_TOPIC_ARN"
+CONSOLE_URL_ENVIRONMENT = "CONSOLE_URL"
 
 
 class TeamAlerts(Construct):
@@ -56,3 +57,5 @@ class TeamAlerts(Construct):
                 iam.PolicyStatement(actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[self.key.key_arn])
             )
             functions.functions[key].add_environment(TOPIC_ENVIRONMENT, self.topic.topic_arn)
+            if config.console_url:  # each alert links the participant's page (docs/safety.md)
+                functions.functions[key].add_environment(CONSOLE_URL_ENVIRONMENT, config.console_url)

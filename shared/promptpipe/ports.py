@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.participant_rows import ListedParticipant
-    from promptpipe.models.safety import SafetyAlert
+    from promptpipe.models.safety import HoldAlert, SafetyAlert
     from promptpipe.models.state import FlowState
     from promptpipe.models.store import (
         DeliveryOutcome,
@@ -276,6 +276,9 @@ class TeamAlerts(Protocol):
 
     def safety_flag(self, alert: SafetyAlert) -> None: ...
 
+    def hold_placed(self, alert: HoldAlert) -> None:
+        """A new hold of another reason (asked for a person, repeated failure, staff): once per hold."""
+        ...
 
 class DecisionLog(Protocol):
     """The randomised decisions of studies (docs/studies.md). Records are written inside the state

@@ -275,6 +275,9 @@ class Settings(LazyModel):
     safety_resources: dict[str, dict[str, str]] = Field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
     # The study team's alert topic (the stack sets it); unset: a WARNING log line instead.
     safety_alert_topic_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:sns:")
+    # The console's address as the study team opens it: each alert links the participant's page
+    # (``<CONSOLE_URL>/participants/<id>``); unset: the alert says to open the console.
+    console_url: str | None = Field(None, pattern=r"^https?://", max_length=500)
 
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"

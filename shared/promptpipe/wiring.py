@@ -314,7 +314,7 @@ def _team_alerts(settings: Settings) -> TeamAlerts:
         return LogTeamAlerts()
     from promptpipe.adapters.aws import aws_client
 
-    return lazy(lambda: SnsTeamAlerts(topic, aws_client("sns", settings)))
+    return lazy(lambda: SnsTeamAlerts(topic, aws_client("sns", settings), settings.console_url))
 
 
 _app: AppContext | None = None

@@ -65,3 +65,18 @@ def test_only_the_worker_and_the_webhook_may_publish_to_the_topic_and_use_its_ke
         else:
             assert publish == [] and uses_key == [], spec.key
             assert "SAFETY_ALERT_TOPIC_ARN" not in synth.function(spec.key)["Environment"]["Variables"]
+
+
+def test_the_console_url_reaches_the_functions_that_alert(tmp_path_factory: Any, synth: Synth) -> None:
+    import pytest
+
+    from tests.infra.synth import synthesize
+
+    # Unset (the default): no CONSOLE_URL anywhere; set: on the functions that alert, and only those
+    assert all("CONSOLE_URL" not in synth.function(spec.key)["Environment"]["Variables"] for spec in c.ALL_FUNCTIONS)
+    linked = synthesize(tmp_path_factory.mktemp("cdk.out"), {"consoleUrl": "https://console.example.org"})
+    for spec in c.ALL_FUNCTIONS:
+        variables = linked.function(spec.key)["Environment"]["Variables"]
+        assert (variables.get("CONSOLE_URL") == "https://console.example.org") is (spec.key in ALERTING), spec.key
+    with pytest.raises(ValueError, match="consoleUrl"):
+        c.Config(console_url="console.example.org").validate()

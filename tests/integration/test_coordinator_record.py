@@ -111,6 +111,6 @@ def test_the_console_draws_the_study_chart_and_each_participants_days(client_of:
 
     # Server-side SVG: no script, the series drawn for each study day of the demo week
     assert "<script" not in listing and "<script" not in page
-    assert '<svg class="study-chart" role="img"' in listing and "Day 1:" in listing
+    assert '<svg class="study-chart" role="img"' in listing and "Mon 02 Mar: median response" in listing  # by date
     assert '<svg class="strip" role="img"' in page
     assert page.count('<rect class="day-') >= 4 and 'class="day-done"' in page

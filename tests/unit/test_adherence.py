@@ -107,7 +107,8 @@ def test_the_svg_views_draw_every_day() -> None:
     ]
     assert "Day 2 (Tue 03 Mar): answered, reminder sent, answered after 90 min" in strip
     assert strip.count('class="quiet-delay"') == 1 and "Day 4: reminder delayed by quiet hours" in strip
-    chart = str(study_chart_svg(study_series([study_days(sam, end), study_days(kim, end)])))
+    series = study_series([study_days(sam, end), study_days(kim, end)])
+    chart = str(study_chart_svg([(f"Day {share.day}", share) for share in series]))
     assert chart.count('<rect class="latency"') == 6
     assert re.search(r'<polyline class="done" points="([^"]+)"', chart)[1].count(",") == 5  # type: ignore[index]  # day 3: nobody prompted, no point
 

@@ -41,9 +41,13 @@ from promptpipe.console.access import (
     notice_text,
     same_token,
 )
-from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
+from promptpipe.console.charts import COLOURS, strip_svg
+from promptpipe.console.delivery import delivery_context
+from promptpipe.console.listing import FORM, view_of
+from promptpipe.console.queue import needs_person_queue
+from promptpipe.console.study import study_context
 from promptpipe.console.study_effects import effects_svg
-from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
+from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
 from promptpipe.coordinator.study_report import StudyReport
@@ -152,9 +156,10 @@ class Console:
         status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
         after = query.get("after") or None
+        view, view_keep = view_of(query)  # sorting and the filters beyond status (console/listing.py)
         try:
             result = self.client.participant_rows(
-                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs
+                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs, view=view
             )
         except ApiError as exc:
             if exc.status != 400 or after is None:
@@ -162,7 +167,7 @@ class Console:
             after, result = (
                 None,
                 self.client.participant_rows(  # a cursor of another listing: page 1
-                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs
+                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs, view=view
                 ),
             )
         with self.lock:
@@ -173,6 +178,7 @@ class Console:
             previous = self._previous.get(after) if after else None
         pages = max(1, -(-result.total // PAGE_ROWS))
         keep = {k: v for k, v in (("q", search), ("status", status), ("needs", "1" if needs else "")) if v}
+        keep |= view_keep
         page = min(result.offset // PAGE_ROWS + 1, pages)  # the page the first row is on
 
         def link(cursor: str | None) -> str:
@@ -192,16 +198,16 @@ class Console:
             needs=needs,
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
+            view=view,
+            **FORM,
         )
 
     def study_page(self) -> str:
-        """The study by day over every participant (two calls per participant)."""
-        summaries = [self.summary(p) for p in self.client.iter_participants()]
-        end = record_end(summaries)
-        series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
-        chart = study_chart_svg(series) if series else None
+        """The study by date, by study day and by cohort over every participant (two calls per participant);
+        with a study report, the effect of each arm."""
         decisions = self.study_report() if self.study_report else None
-        return self.render("study.html", chart=chart, series=series, participants=len(summaries), decisions=decisions)
+        context = study_context([self.summary(p) for p in self.client.iter_participants()])
+        return self.render("study.html", **context, decisions=decisions)
 
     def participant_page(self, participant_id: str, query: dict[str, str]) -> str:
         participant, deleted = self.client.participant_or_deleted(participant_id)
@@ -210,7 +216,8 @@ class Console:
         summary = summarize(participant, entries, state)
         zone = zone_of(participant)
         days: list[tuple[str, list[Any]]] = []
-        for line in chat_lines(entries, zone):
+        lines = chat_lines(entries, zone)
+        for line in lines:
             heading = line.local.strftime("%A %d %B %Y")
             if not days or days[-1][0] != heading:
                 days.append((heading, []))
@@ -232,7 +239,12 @@ class Console:
             controller=controller if isinstance(controller, dict) else None,
             sub_states=SUB_STATES,
             notice=notice_text(query.get("notice")),
+            **delivery_context(lines, entries, zone),  # docs/console.md, "Every delivery visible"
         )
+
+    def queue_page(self) -> str:
+        """Every participant held for a person, the longest wait first (docs/console.md)."""
+        return self.render("queue.html", entries=needs_person_queue(self.client, datetime.now(UTC)))
 
     def export_zip(self) -> bytes:
         with tempfile.TemporaryDirectory() as folder:
@@ -374,6 +386,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._guarded(lambda: self._send(200, console.participant_page(parts[1], query)))
             elif parts == ["export"]:
                 self._send(200, console.render("export.html"))
+            elif parts == ["queue"]:
+                self._guarded(lambda: self._send(200, console.queue_page()))
             elif parts == ["study"]:
                 self._guarded(lambda: self._send(200, console.study_page()))
             elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:

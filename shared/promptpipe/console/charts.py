@@ -50,12 +50,29 @@ def strip_svg(days: Sequence[StudyDay]) -> Markup:
     )
 
 
-def study_chart_svg(series: Sequence[DayShare]) -> Markup:
-    """Answered and done shares (0–100 %, lines) and the median latency (bars, scaled to the
-    largest) by study day."""
-    width, height, left, top, plot_h = 640, 220, 40, 10, 150
-    step = (width - left - 10) / max(len(series), 1)
-    most_latency = max((s.median_latency_minutes or 0 for s in series), default=0) or 1
+def _nice_ceiling(value: float) -> float:
+    """The scale's top: the first of 1, 2, 5 x 10^k at or above ``value`` (at least 1)."""
+    step = 1.0
+    while True:
+        for factor in (1, 2, 5):
+            if value <= factor * step:
+                return factor * step
+        step *= 10
+
+
+def study_chart_svg(points: Sequence[tuple[str, DayShare]], *, small_n: int = 5) -> Markup:
+    """Answered and done shares (0–100 %, lines; left scale) and the median latency (bars; right
+    scale, in minutes) per point of the series, each labelled (a calendar date) with its sample
+    size: ``n`` prompted under the label, and a point of fewer than ``small_n`` drawn hollow, so
+    that a day with one participant never reads as a sure 100 %. Drawn to the full width of its
+    container (``viewBox``; the page's CSS sets the width)."""
+    count = max(len(points), 1)
+    left, right, top, plot_h = 44, 56, 12, 160
+    width = max(960, 64 * count + left + right)
+    bars_top, bars_h = top + plot_h + 64, 60
+    height = bars_top + bars_h + 8
+    step = (width - left - right) / count
+    most = _nice_ceiling(max((share.median_latency_minutes or 0 for _, share in points), default=0) or 1)
 
     def x(index: int) -> float:
         return round(left + step * index + step / 2, 1)
@@ -63,33 +80,56 @@ def study_chart_svg(series: Sequence[DayShare]) -> Markup:
     def y(share: float) -> float:
         return round(top + plot_h * (1 - share), 1)
 
-    parts = [
-        f'<line x1="{left}" y1="{y(0)}" x2="{width - 10}" y2="{y(0)}" stroke="#999"/>',
-        f'<text x="4" y="{y(1) + 4}" font-size="10">100%</text><text x="14" y="{y(0) + 4}" font-size="10">0%</text>',
-        f'<text x="0" y="{height - 22}" font-size="9">latency</text>',
-    ]
-    for index, share in enumerate(series):
-        bar = round(40 * (share.median_latency_minutes or 0) / most_latency, 1)
-        latency = "—" if share.median_latency_minutes is None else f"{share.median_latency_minutes:g} min"
+    def bar_y(minutes: float) -> float:
+        return round(bars_top + bars_h * (1 - minutes / most), 1)
+
+    parts = []
+    for tick in (0, 0.25, 0.5, 0.75, 1):  # the share scale, with light grid lines
         parts.append(
-            f'<rect class="latency" x="{x(index) - step / 4:.1f}" y="{height - 20 - bar}" width="{step / 2:.1f}" '
-            f'height="{bar}" fill="#b0bec5"><title>Day {share.day}: median response {latency}</title></rect>'
-            f'<text x="{x(index)}" y="{height - 6}" font-size="10" text-anchor="middle">{share.day}</text>'
+            f'<line x1="{left}" y1="{y(tick)}" x2="{width - right}" y2="{y(tick)}" stroke="#ddd"/>'
+            f'<text x="{left - 4}" y="{y(tick) + 4}" font-size="11" text-anchor="end">{round(tick * 100)}%</text>'
+        )
+    for tick in (0, most / 2, most):  # the latency scale, on the right of the bars
+        parts.append(
+            f'<line x1="{left}" y1="{bar_y(tick)}" x2="{width - right}" y2="{bar_y(tick)}" stroke="#eee"/>'
+            f'<text class="latency-tick" x="{width - right + 4}" y="{bar_y(tick) + 4}" font-size="11">'
+            f"{tick:g} min</text>"
+        )
+    parts.append(f'<text x="{left}" y="{bars_top - 10}" font-size="11">median minutes to the first reply</text>')
+    for index, (label, share) in enumerate(points):
+        minutes = share.median_latency_minutes
+        latency = "—" if minutes is None else f"{minutes:g} min"
+        top_y = bar_y(minutes or 0)
+        parts.append(
+            f'<rect class="latency" x="{x(index) - step / 4:.1f}" y="{top_y}" width="{step / 2:.1f}" '
+            f'height="{round(bars_top + bars_h - top_y, 1)}" fill="#78909c"><title>{escape(label)}: median '
+            f"response {latency} (n={share.prompted})</title></rect>"
+            f'<text class="date" x="{x(index)}" y="{top + plot_h + 16}" font-size="11" text-anchor="middle">'
+            f"{escape(label)}</text>"
+            f'<text class="n" x="{x(index)}" y="{top + plot_h + 30}" font-size="11" text-anchor="middle">'
+            f"n={share.prompted}</text>"
         )
     for name, colour, values in (
-        ("answered", "#1565c0", [s.answered_share for s in series]),
-        ("done", "#2e7d32", [s.done_share for s in series]),
+        ("answered", "#1565c0", [s.answered_share for _, s in points]),
+        ("done", "#2e7d32", [s.done_share for _, s in points]),
     ):
-        points = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(values) if v is not None)
-        parts.append(f'<polyline class="{name}" points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        parts.extend(
-            f'<circle cx="{x(i)}" cy="{y(v)}" r="3" fill="{colour}"><title>Day {i + 1}: {round(v * 100)}% '
-            f"{name}</title></circle>"
-            for i, v in enumerate(values)
-            if v is not None
-        )
-    label = "Share of prompted participants who answered and who did the habit, by study day, with median latency"
+        line = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(values) if v is not None)
+        parts.append(f'<polyline class="{name}" points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            label, share = points[i]
+            small = share.prompted < small_n
+            parts.append(
+                f'<circle class="{name}{" small-n" if small else ""}" cx="{x(i)}" cy="{y(v)}" r="4" '
+                f'fill="{"#fff" if small else colour}" stroke="{colour}" stroke-width="2"><title>{escape(label)}: '
+                f"{round(v * 100)}% {name} (n={share.prompted}{', few' if small else ''})</title></circle>"
+            )
+    label = (
+        "Share of prompted participants who answered and who did the habit, by date, with the number "
+        "prompted (n) and the median minutes to the first reply"
+    )
     return Markup(
-        f'<svg class="study-chart" role="img" aria-label="{label}" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>'
+        f'<svg class="study-chart" role="img" aria-label="{label}" viewBox="0 0 {width} {height}" '
+        f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>'
     )

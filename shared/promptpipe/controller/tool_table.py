@@ -80,6 +80,10 @@ class OptOutArgs(LazyModel):
     pass
 
 
+class AskPersonArgs(LazyModel):
+    pass  # no reason: the hold's detail never carries the participant's words (models/safety.py)
+
+
 # --- the table -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ToolRow:
@@ -166,8 +170,18 @@ OPT_OUT = ToolRow(
     ),
 )
 
+ASK_PERSON = ToolRow(
+    name="ask_for_person",
+    arguments=AskPersonArgs,
+    modules=("intake", "feedback"),
+    description=(
+        "They want a person of the study team, in any words: you are held and send nothing more until "
+        "a person replies. Say a person will follow up."
+    ),
+)
+
 # The order is the order a module offers its tools in (a stable prefix the provider can cache).
-TABLE: tuple[ToolRow, ...] = (TRANSITION, PROFILE, SCHEDULER, HABIT_PROMPT, OUTCOME, OPT_OUT)
+TABLE: tuple[ToolRow, ...] = (TRANSITION, PROFILE, SCHEDULER, HABIT_PROMPT, OUTCOME, OPT_OUT, ASK_PERSON)
 BY_NAME: Mapping[str, ToolRow] = {row.name: row for row in TABLE}
 
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from promptpipe.errors import PromptPipeError
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.participant_rows import ParticipantRowsPage
+from promptpipe.models.participant_rows import ListView, ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
 
 PAGE_SIZE = 1000  # the API's largest participants page: one query lists a study of 1,000
@@ -95,14 +95,18 @@ class CoordinatorClient:
         status: str = "",
         search: str = "",
         needs_person: bool = False,
+        view: ListView | None = None,
     ) -> ParticipantRowsPage:
-        """One page of the participants list's rows, with the total (one call; docs/console.md)."""
+        """One page of the participants list's rows, with the total (one call; docs/console.md), sorted
+        and narrowed as ``view`` says (only what differs from the plain list is sent)."""
         query = {"limit": str(limit)}
         for name, value in (("next_token", next_token), ("status", status), ("q", search)):
             if value:
                 query[name] = value
         if needs_person:
             query["needs_person"] = "true"
+        if view is not None:
+            query |= {k: str(v) for k, v in view.model_dump(exclude_defaults=True).items() if v not in (None, "")}
         return ParticipantRowsPage.model_validate(self._call("GET", ROWS, query=query))
 
     def participant(self, participant_id: str) -> ConversationParticipant:

@@ -14,6 +14,7 @@ from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.terminal import terminal_safe
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import IMPORT_KIND, IMPORTED_KIND, Direction, TranscriptEntry
+from promptpipe.rules.delivery_words import skip_meaning
 from promptpipe.rules.timezones import participant_zone_label, participant_zone_name, zone_is_default
 
 _PARSED = re.compile(r"^Q: (?P<question>.*?) A: (?P<answer>.*)$")
@@ -266,7 +267,7 @@ def not_delivered(entry: TranscriptEntry) -> str:
         return f"not delivered (provider code {outcome.code or 'none'}: {outcome.reason.removeprefix('undelivered: ')})"
     if outcome.status == "failed":
         return f"failed (provider code {outcome.code or 'none'})"
-    return f"not sent: {outcome.reason}"
+    return f"not sent: {skip_meaning(outcome.reason)}"
 
 
 def transcript_text(

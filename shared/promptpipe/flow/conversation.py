@@ -20,7 +20,7 @@ from promptpipe.flow import budget, questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.hold import alert_of, flag_turn, held_turn
+from promptpipe.flow.hold import alert_of, asked_turn, flag_turn, held_turn
 from promptpipe.flow.lifecycle import remember_language
 from promptpipe.flow.modules import (
     ConversationModule,
@@ -36,6 +36,7 @@ from promptpipe.models.messaging import InboundMessage, OutboundKind, Question
 from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
+from promptpipe.rules.ask_person import asks_for_person
 from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 
@@ -151,6 +152,11 @@ class ConversationFlow:
             # Detected at intake (English or Spanish, by the screen's reading of function words) when
             # enrolment gave none: the fixed texts then come in it (docs/compliance.md).
             remember_language(session, reading.language)
+        if asks_for_person(typed):  # docs/safety.md, "Asking for a person": before any model
+            reply, audit = asked_turn(
+                self.deps.config, session, user, language=reading.language if reading is not None else None
+            )
+            return TurnResult(module=None, reply=reply, audit=audit)
 
         for answer in answers:
             for name, op in _answer_ops(answer, session.data.get(DataKey.LAST_PROMPT_SENT_AT)):

@@ -187,6 +187,28 @@ def held_turn(
     return reply, {"skipped": f"on hold ({hold.reason.value})"}
 
 
+def asked_turn(
+    config: CoreConfig, session: ConversationSession, user: ConversationMessage, *, language: str | None
+) -> tuple[str | None, dict[str, Any]]:
+    """A participant who asks, in so many words, to talk to a person (``rules/ask_person.py``): held
+    (reason ``asked``) before any model reads the message, and told a person will follow up (the
+    hold's own reply, in their language). The coach's tool holds them for a request in other words."""
+    session.apply("asked_hold", place(HoldReason.ASKED, "participant asked for a person"))
+    hold = session.data.hold()
+    reply = hold_reply(config, hold, session.participant.phone_number, language) if hold is not None else None
+
+    def apply(op: OpContext) -> None:
+        op.data.append_history(user)
+        if reply is None:
+            return
+        op.data.append_history(ConversationMessage(role="assistant", content=reply, timestamp=op.now))
+        op.emit(_notice(op, reply), metadata={"hold": HoldReason.ASKED.value}, on_hold=True)
+
+    session.apply("asked_reply", apply)
+    session.metrics.append(metric("NeedsPerson", 1, "Count"))
+    return reply, {"hold": HoldReason.ASKED.value}
+
+
 def skipped_firing(what: str, hold: ConversationHold, **metadata: Any) -> Any:
     """The record of a scheduled firing skipped because of the hold (the schedule itself stays)."""
 

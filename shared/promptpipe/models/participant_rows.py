@@ -65,6 +65,7 @@ class ParticipantRow(LazyModel):
     hold_reason: str | None = Field(
         None, description="Why the conversation is held for a person (safety, handoff, staff); null: not held"
     )
+    hold_since: datetime | None = Field(None, description="When the hold began (the wait of the needs-a-person queue)")
 
     @property
     def done_rate(self) -> float | None:
@@ -80,6 +81,7 @@ class ParticipantRowsPage(LazyModel):
         description="Matches before this page, newest first, counted when the page is read: the page "
         "shows matches offset+1 to offset+len(rows), however many were enrolled since its cursor was made",
     )
+    read_at: datetime | None = Field(None, description="The API's clock when the page was read (a hold's wait)")
 
 
 def listing_key(participant: ListedParticipant) -> tuple[datetime, str]:
@@ -109,3 +111,29 @@ def read_listing_cursor(token: str) -> tuple[datetime, str]:
     if not participant_id or instant.tzinfo is None:
         raise ValueError("invalid cursor")
     return instant, participant_id
+
+
+# --- sorting and filtering the list (docs/console.md, "Sorting and filtering") -------------------------
+SORTS = ("enrolled", "enrolled_oldest", "activity", "status", "adherence", "adherence_high")
+ADHERENCE_BANDS = {"none": "no prompt yet", "low": "under 50 %", "mid": "50–79 %", "high": "80 % and over"}
+
+
+class ListView(LazyModel):
+    """How the list is sorted and narrowed beyond status, search and needs a person. The default
+    (newest enrolled first, nothing narrowed) is the plain list, paged by the index."""
+
+    sort: str = Field("enrolled", description="enrolled, enrolled_oldest, activity, status, adherence, adherence_high")
+    zone: str = Field("", max_length=64, description="Only participants in this IANA zone (their zone or the default)")
+    study_day_min: int | None = Field(None, ge=1, le=10000, description="Only those on this study day or later")
+    study_day_max: int | None = Field(None, ge=1, le=10000, description="Only those on this study day or earlier")
+    adherence: str = Field("", description="Only this adherence band: none, low (<50 %), mid (50–79 %), high (>=80 %)")
+
+    @property
+    def plain(self) -> bool:
+        return (
+            self.sort == "enrolled"
+            and not self.zone
+            and self.study_day_min is None
+            and self.study_day_max is None
+            and not self.adherence
+        )

@@ -46,6 +46,42 @@ class HoldReason(StrEnum):
     SAFETY = "safety"
     HANDOFF = "handoff"
     STAFF = "staff"
+    ASKED = "asked"  # the participant asked to talk to a person (their words, or the coach's tool)
+
+
+# What the study team reads for each reason of a hold (the alert, the console's queue).
+HOLD_WORDS = {
+    HoldReason.SAFETY: "safety",
+    HoldReason.HANDOFF: "repeated failure",
+    HoldReason.STAFF: "a person has the conversation",
+    HoldReason.ASKED: "asked for a person",
+}
+
+
+@dataclass(frozen=True)
+class HoldAlert:
+    """A new hold the study team is told of (docs/safety.md): who (by id), why, and where to read
+    them (``console_url``: the participant's page, when a console URL is set); never their words."""
+
+    participant_id: str
+    reason: HoldReason
+    detail: str = ""
+    console_url: str = ""
+
+    def subject(self) -> str:
+        return f"Needs a person: participant {self.participant_id} ({HOLD_WORDS[self.reason]})"
+
+    def text(self) -> str:
+        why = HOLD_WORDS[self.reason] + (f" ({self.detail})" if self.detail else "")
+        lines = [
+            f"Participant {self.participant_id} is on hold for a person: {why}.",
+            "The coach sends them nothing until the hold is released in the console.",
+        ]
+        if self.console_url:
+            lines.append(f"Their page: {self.console_url.rstrip('/')}/participants/{self.participant_id}")
+        else:
+            lines.append("Read the transcript in the console (needs a person) and contact them.")
+        return "\n".join(lines)
 
 
 class ConversationHold(LazyModel):

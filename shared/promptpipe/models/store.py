@@ -77,6 +77,12 @@ class DeliveryOutcome(LazyModel):
     # send), so a report that arrives before the outcome is recorded is not overwritten by it.
     receipt: Receipt | None = None
     receipt_at: datetime | None = None
+    # What went out (docs/console.md, "Every delivery visible"): the channel ("sms", "whatsapp",
+    # "local"), the template sent in place of free text (WhatsApp outside its window), and the SMS
+    # segments billed (0: not an SMS, or not known).
+    channel: str = ""
+    template: str = ""
+    segments: int = 0
 
     @property
     def delivered(self) -> bool:

@@ -33,6 +33,9 @@ MULTI_GSM7 = 153
 SINGLE_UCS2 = 70
 MULTI_UCS2 = 67
 MAX_BODY_CHARS = 1600  # Twilio's limit on one message body
+# Twilio's US list price of one outbound SMS segment (USD, 2025): the console's estimate of a day's
+# messages (docs/console.md). Check it before relying on a figure; carriers' fees are not in it.
+SMS_SEGMENT_USD = 0.0083
 
 # Typographic characters with an exact GSM-7 (ASCII) counterpart.
 _REPLACEMENTS = {

@@ -19,6 +19,7 @@ participant's record (and, for the filter, their state, 100 a call) and pages th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ValidationFailed
@@ -26,6 +27,7 @@ from promptpipe.models.participant_rows import (
     MAX_ROWS_PAGE,
     ROWS_PAGE,
     ListedParticipant,
+    ListView,
     NextTimer,
     ParticipantRow,
     ParticipantRowsPage,
@@ -34,6 +36,7 @@ from promptpipe.models.participant_rows import (
     read_listing_cursor,
 )
 from promptpipe.models.state import StateData
+from promptpipe.usecases import participant_listing as listing
 
 if TYPE_CHECKING:
     from promptpipe.ports import ParticipantRepo
@@ -72,6 +75,7 @@ def row_of(participant: ListedParticipant, raw: dict[str, str] | None) -> Partic
         last_reply_at=max(replies) if replies else None,
         next_timer=_next_timer(data),
         hold_reason=hold.reason.value if hold is not None else None,
+        hold_since=hold.since if hold is not None else None,
     )
 
 
@@ -99,11 +103,18 @@ def participant_rows(
     status: str | None = None,
     search: str = "",
     needs_person: bool = False,
+    view: ListView | None = None,
+    now: datetime | None = None,
 ) -> ParticipantRowsPage:
-    """One page of rows, newest participants first, with the total of the matches."""
+    """One page of rows, newest participants first (or as ``view`` sorts and narrows them: docs/console.md,
+    "Sorting and filtering"; ``now`` places each participant on their study day), with the total of the matches."""
     if not 1 <= limit <= MAX_ROWS_PAGE:
         raise ValidationFailed(f"limit must be between 1 and {MAX_ROWS_PAGE}", field="limit")
     search = search.strip()
+    if view is not None and not view.plain:
+        return _viewed(
+            repo, view, now, limit=limit, next_token=next_token, status=status, search=search, needs=needs_person
+        )
     next_token, after_cursor = _read_cursor(next_token)
     if not search and not needs_person:
         shown, token = repo.page(limit=limit, next_token=next_token, status=status)
@@ -118,7 +129,7 @@ def participant_rows(
         rows = _rows(repo, shown)
         if token is not None:
             token = f"{token}{_AFTER}{total - offset - len(shown)}"
-        return ParticipantRowsPage(rows=rows, total=total, next_token=token, offset=offset)
+        return ParticipantRowsPage(rows=rows, total=total, next_token=token, offset=offset, read_at=now)
     found = _every(repo, status, search)
     if needs_person:
         states = repo.list_states([p.id for p in found])
@@ -137,6 +148,7 @@ def participant_rows(
         total=len(found),
         next_token=listing_cursor(shown[-1]) if more else None,
         offset=start,
+        read_at=now,
     )
 
 
@@ -149,6 +161,30 @@ def _read_cursor(token: str | None) -> tuple[str | None, int | None]:
     if separator and cursor and after.isdigit() and len(after) <= 9:
         return cursor, int(after)
     return token, None
+
+
+def _viewed(
+    repo: ParticipantRepo,
+    view: ListView,
+    now: datetime | None,
+    *,
+    limit: int,
+    next_token: str | None,
+    status: str | None,
+    search: str,
+    needs: bool,
+) -> ParticipantRowsPage:
+    """A sorted or narrowed page: every match's row read (the index, then its flow states 100 a call)."""
+    listing.check_view(view)
+    found = _every(repo, status, search)
+    states = repo.list_states([p.id for p in found])
+    rows = [row_of(p, states.get(p.id)) for p in found]
+    if needs:
+        rows = [r for r in rows if r.needs_person]
+    shown, total, token, start = listing.page_of(
+        rows, view, now or datetime.now(UTC), limit=limit, next_token=next_token
+    )
+    return ParticipantRowsPage(rows=shown, total=total, next_token=token, offset=start, read_at=now)
 
 
 def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:

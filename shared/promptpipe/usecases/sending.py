@@ -10,7 +10,7 @@ from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
 from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
 from promptpipe.models.effects import MessageRef
-from promptpipe.models.messaging import OutboundMessage
+from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import DeliveryOutcome, EventRecord
@@ -139,7 +139,7 @@ def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -
         return _failed(exc, app.clock.now())
     now = app.clock.now()
     if result.skipped:
-        return DeliveryOutcome(status="skipped", reason=result.skipped, at=now)
+        return DeliveryOutcome(status="skipped", reason=result.skipped, at=now, channel=channel_of(result))
     if result.stopped:  # the send rule stopped it between parts: the rest is skipped, with why
         ids = {"participant_id": outcome.participant_id, "message_id": message.message_id}
         logger.info("message stopped between its parts", extra={**ids, "reason": result.stopped})
@@ -149,9 +149,29 @@ def _deliver(app: AppContext, message: OutboundMessage, outcome: EventOutcome) -
             provider_id=result.provider_message_id,
             parts=result.part_ids,
             at=now,
+            channel=channel_of(result),
+            template=result.template,
+            segments=result.segments,
         )
     parts = result.part_ids if len(result.part_ids) > 1 else []  # one part: its id is the provider id
-    return DeliveryOutcome(status="sent", provider_id=result.provider_message_id, parts=parts, at=now)
+    return DeliveryOutcome(
+        status="sent",
+        provider_id=result.provider_message_id,
+        parts=parts,
+        at=now,
+        channel=channel_of(result),
+        template=result.template,
+        segments=result.segments,
+    )
+
+
+def channel_of(result: SendResult) -> str:
+    """The channel a send went over: Twilio bills SMS by segment (its WhatsApp sends have none)."""
+    if result.segments:
+        return "sms"
+    if result.provider in ("whatsapp_cloud", "twilio") or result.template:
+        return "whatsapp"
+    return result.provider
 
 
 def _part_check(app: AppContext, outcome: EventOutcome) -> PartCheck:
