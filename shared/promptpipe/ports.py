@@ -280,6 +280,7 @@ class TeamAlerts(Protocol):
         """A new hold of another reason (asked for a person, repeated failure, staff): once per hold."""
         ...
 
+
 class DecisionLog(Protocol):
     """The randomised decisions of studies (docs/studies.md). Records are written inside the state
     commit of the event that made them (``StateCommit``); this port reads them back and fills in what

@@ -105,9 +105,7 @@ def test_an_unknown_node_tool_is_reported_with_the_known_ones() -> None:
             "nodes": [{"id": "ask", "produces": ["x"], "tools": ["scheduler", "launch_rocket"]}],
         }
     )
-    known = (
-        "transition_state, save_user_profile, scheduler, generate_habit_prompt, opt_out, ask_for_person"  # in order
-    )
+    known = "transition_state, save_user_profile, scheduler, generate_habit_prompt, opt_out, ask_for_person"  # in order
     assert known == ", ".join(NODE_TOOLS)
     assert definition is None
     assert problems == [
