@@ -67,3 +67,29 @@ def test_figures_split_intake_from_the_feedback_week() -> None:
     figures, problems = figures_of([outcome("yes", [], "Well done!", delivered=0, completed=False)])
     assert (figures.intake_completed, figures.intake_conversations, figures.false_praise) == (0, 1, 1)
     assert problems[0] == "c: end: x"
+
+
+def test_a_marked_non_fact_saved_into_the_profile_is_counted() -> None:
+    from promptpipe.models.llm import ToolCall
+    from scripts.corpus.facts import is_echo, non_facts_saved
+
+    assert is_echo("how did u get my", "how did u get my number") and is_echo("Quién eres", "quién eres?")
+    assert not is_echo("drinking more water", "who is this?") and not is_echo("", "hi")
+    conversation = Conversation(
+        id="c",
+        title="a question read as the habit",
+        turns=[Turn(say="who is this?", reply="ok", not_a_fact="question"), Turn(say="water", reply="ok")],
+        expect=Expected(sub_state="INTAKE"),
+    )
+    save = ToolCall(id="1", name="save_user_profile", arguments='{"habit_domain": "who is this"}')
+    echoed = SimpleNamespace(response=ChatResponse(tool_calls=[save], model="offline-coach"))
+    played = SimpleNamespace(
+        conversation=conversation,
+        turns=[SimpleNamespace(index=0, observations=[echoed]), SimpleNamespace(index=1, observations=[])],
+        state={"profile": {"habit_domain": "who is this", "motivational_frame": "water"}},
+    )
+    assert non_facts_saved(played) == ["c turn 1 'who is this?' (question): saved as habit_domain: 'who is this'"]
+    played.turns[0].observations = []
+    assert non_facts_saved(played) == [
+        "c turn 1 'who is this?' (question): in the profile at the end as habit_domain: 'who is this'"
+    ]
