@@ -23,6 +23,8 @@ from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_cloc
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
     r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
+    r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
+    r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
@@ -160,6 +162,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     motivation, m_match = parse_motivation(text)
     if not motivation and expected == MOTIVATION:
         motivation, m_match = _leading_clause_as_motivation(text)
+    if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
+        motivation, m_match = _reason_after_the_habit(text)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     time = parse_clock_time(rest)
@@ -207,6 +211,24 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
         return "", None
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
+
+
+def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "stretch, my back hurts all day", "I sit at a desk all day, I want to stretch more": answering
+    "which habit?", the habit in one clause and, in another, three words or more that are neither a
+    time, a routine nor a yes: why it matters."""
+    clauses = [m for m in re.finditer(r"[^,.;!?]+", text) if m[0].strip()]
+    if len(clauses) < 2:
+        return "", None
+    habit = next((m for m in clauses if parse_domain(m[0]) or _WANT.search(m[0])), clauses[0])
+    for clause in clauses:
+        rest = _clean(clause[0])
+        if clause is habit or len(rest.split()) < 3 or _WANT.search(rest):
+            continue
+        if _ANCHOR.search(rest) or parse_clock_time(rest) or parse_vague_time(rest) or accepts(rest):
+            continue
+        return _words(rest, 15), clause
+    return "", None
 
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:
