@@ -42,6 +42,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     parse_vague_time,
     propose_time,
+    same_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
@@ -217,7 +218,8 @@ class IntakeRules:
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
         turn, text = self.turn, self.turn.user
-        new_time = parse_clock_time(text)
+        earlier = normalise_time(self.known[TIME]) if self.known[TIME] else None
+        new_time = same_half_of_day(parse_clock_time(text), earlier, text)
         if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
         profile = self.profile()

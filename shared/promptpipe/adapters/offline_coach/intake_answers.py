@@ -39,7 +39,7 @@ _ANCHOR = re.compile(
 _SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) my\s+[^,.;!?]+)", re.I)
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please)\b.*$|\s+\d.*$",
+    r"i think|maybe|probably|please|like|ish)\b.*$|\s+\d.*$",
     re.I,
 )
 _ROUTINE_WORDS = re.compile(
@@ -113,6 +113,19 @@ _WANT = re.compile(
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
 
 
+_SLEEP = re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I)
+
+
+def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
+    """A sleep habit at "10:30" with nothing saying morning is at night (9 to 11 only: 7:15 may be
+    either)."""
+    if time is None or not _SLEEP.search(domain) or re.search(r"[ap]\.?m\b|morning|ma[nñ]ana|\b0\d:", text, re.I):
+        return time
+    hour, minute = (int(part) for part in time.split(":"))
+    return f"{hour + 12:02d}:{minute:02d}" if 9 <= hour <= 11 else time
+
+
+_OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
 _AT_CLOCK = re.compile(r"\b(?:at|around|about|@)\s*\d", re.I)
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
@@ -166,11 +179,19 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         motivation, m_match = _reason_after_the_habit(text)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
-    time = parse_clock_time(rest)
+    # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
+    hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
+    time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
     if time is None and expected == TIME:
         time = parse_asked_time(rest)  # "morning 7"
-    # "I crash by 11", "on my phone until 1am every night" answer why, not when.
-    telling_why = expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest)
+    # "I crash by 11", "on my phone until 1am every night" answer why, not when; a message that
+    # opens with a time ("8:15 with my first coffee") gives one, whatever was asked.
+    telling_why = (
+        expected in (DOMAIN, MOTIVATION)
+        and len(text.split()) > 3
+        and not _AT_CLOCK.search(rest)
+        and not _OPENS_WITH_TIME.match(text)
+    )
     if telling_why:
         time = None
     elif time is None and not known.get(TIME):
