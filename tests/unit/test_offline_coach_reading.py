@@ -8,7 +8,7 @@ import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts, answer_faq, parse_intake_message
 from promptpipe.adapters.offline_coach.times import parse_clock_time, same_half_of_day
-from promptpipe.flow.modules import intake_context
+from promptpipe.flow.context import intake_context
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import UserProfile
