@@ -204,10 +204,13 @@ def test_a_different_time_in_answer_to_the_offer_is_saved_then_scheduled() -> No
 @pytest.mark.parametrize("said", ["yes", "ok", "sure 👍", "yes!! done"])
 def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothing(said: str) -> None:
     # Intake ended with the set-up and the first prompt's "Would that feel doable?"; nothing delivered yet
-    response = OfflineCoach().complete(feedback(said, SUMMARY, delivered=0))
-    assert response.tool_calls == []  # nothing saved as a success
-    assert response.content == (
-        "Great! Your first prompt comes tomorrow around 8:30am, and then every day. I'll check in after it."
+    request = feedback(said, SUMMARY, delivered=0)
+    response = OfflineCoach().complete(request)
+    # nothing saved as a success: the plan is read from the stored schedule, not from earlier replies
+    assert calls(response) == [("scheduler", {"action": "list"})]
+    listed = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
+    assert OfflineCoach().complete(then(request, response, listed)).content == (
+        "Great! Your daily prompt comes every day around 8:30am; I'll check in after the first one arrives."
     )
 
 

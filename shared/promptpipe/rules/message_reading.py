@@ -94,7 +94,7 @@ _STOP_PROMPTS = re.compile(
     r"deja de (?:mandar|enviar)(?:me)?|para|cancela|ya no (?:me )?(?:mandes|envies))\s+"
     r"(?:sending |texting |mandar |enviar )?(?:me )?(?:the |my |these |those |your |all |los |las |mis )?"
     r"(?:daily )?(?:reminders?|prompts?|texts?|messages?|notifications?|recordatorios?|mensajes?)"
-    r"(?: (?:please|pls|por favor|thanks|gracias))?[\s.!]*$"
+    r"(?: (?:please|pls|por favor|thanks|gracias))?(?:[\s.!]*$|\s*[,.;!]\s+\S.*$)"
 )
 _RESTRICTION = re.compile(
     r"\b(?:after|before|at|past|in the|during|until|on|weekends?|despues de las|antes de las|en la|por la)\b"
