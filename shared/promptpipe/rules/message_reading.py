@@ -74,10 +74,11 @@ _PAUSE = re.compile(
     r"\b(?:pause|hold|break|stop|skip|off|paus\w*|deten\w*|descans\w*|sin mensajes|vacation|vacaciones|viaje|trip)\b"
 )
 _PAUSE_WORD = re.compile(r"\b(?:pause|paus\w*|unpause|hold off|take a break|a break from|descans\w* de)\b")
-_MESSAGES = re.compile(r"\b(?:texts?|messages?|reminders?|prompts?|mensajes|recordatorios|them|it|these)\b")
+_MESSAGES = re.compile(r"\b(?:texts?|messages?|reminders?|prompts?|mensajes|recordatorios|them|these)\b")
+_AMOUNT_TOO = _AMOUNT.replace("?P<n>", "?P<m>")  # the same, in the other branch
 _DURATION = re.compile(
-    rf"\b(?:for|por|durante|during|next|proxim[oa]s?|this|este|esta)?\s*(?:the |el |la |los |las )?"
-    rf"(?:{_AMOUNT}\s+)?(?P<unit>days?|dias?|weeks?|semanas?|weekend|fin de semana)\b"
+    rf"\b(?:(?:for|por|durante|next|proxim[oa]s?)\s+(?:the |el |la |los |las )?(?:{_AMOUNT}\s+)?|{_AMOUNT_TOO}\s+)"
+    r"(?P<unit>days?|dias?|weeks?|semanas?|weekend|fin de semana)\b"
 )
 _RESUME = re.compile(
     r"\b(?:resume|restart|unpause|start (?:the |my )?(?:texts|messages|reminders|prompts) again|"
@@ -174,7 +175,7 @@ def _days(said: str) -> int | None:
     unit = match["unit"].rstrip("s")
     unit = "dia" if unit.startswith("dia") else "semana" if unit.startswith("semana") else unit
     per = _UNIT_DAYS.get(unit, 1)
-    amount = match["n"]
+    amount = match["n"] or match["m"]
     count = int(amount) if amount and amount.isdigit() else _NUMBERS.get(amount or "", 1)
     return max(1, min(count * per, 60))
 

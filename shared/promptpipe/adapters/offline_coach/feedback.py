@@ -47,6 +47,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     parse_vague_time,
     propose_time,
+    same_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
 from promptpipe.rules.intent_patterns import NEW_HABIT
@@ -229,6 +230,9 @@ class FeedbackRules:
         listed = next((c for c in turn.called(SCHEDULER, action="list") if c.ok), None)
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
+        listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        if listed_times and parse_clock_time(turn.user) == new_time:  # "actually make it 9" after 8pm is 9pm
+            new_time = same_half_of_day(new_time, listed_times[0], turn.user) or new_time
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})

@@ -119,6 +119,12 @@ class IntakeRules:
                 "intake: a stop request with nothing scheduled",
             )
         reading = read_message(turn.user)
+        if not turn.calls and reading.request in ("pause", "resume", "limit"):
+            pending = self._pending(self.profile())
+            return (
+                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
+                f"intake: a {reading.request} request with nothing scheduled",
+            )
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
         if self.asked == "schedule" and self.prompt_given():
@@ -126,8 +132,10 @@ class IntakeRules:
             if offer is not None:
                 return offer
         # Only a fact is saved as one; a yes saves only the suggestion it accepts.
-        reads_as_fact = reading.kind in ("fact", "request") or (
-            reading.kind == "yes" and bool(suggestion(turn.last_assistant))
+        reads_as_fact = (
+            reading.kind == "fact"
+            or reading.request in ("change_time", "new_habit")
+            or (reading.kind == "yes" and bool(suggestion(turn.last_assistant)))
         )
         if reads_as_fact and not turn.called(SAVE) and SAVE in turn.tools:
             learned = self._learn()

@@ -36,7 +36,7 @@ _ANCHOR = re.compile(
     re.I,
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
-_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) my\s+[^,.;!?]+)", re.I)
+_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) (?:my |the )?[^,.;!?]+)", re.I)
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
     r"i think|maybe|probably|please|like|ish)\b.*$|\s+\d.*$",
@@ -144,7 +144,11 @@ def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
 
 
 def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
-    match = _ANCHOR.search(text) or (_SOFT_ANCHOR.search(text) if soft else None)
+    match = _ANCHOR.search(text)
+    if match is None and soft:
+        match = _SOFT_ANCHOR.search(text)
+        if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
+            match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
     if match is None:
         return "", None
     anchor = _clean(_ANCHOR_TAIL.sub("", match["a"]))

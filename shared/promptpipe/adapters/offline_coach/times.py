@@ -31,11 +31,6 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
     (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
     (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"
-    (
-        r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
-        r"de la (?:manana|mañana|tarde|noche))\b",
-        r"at \1 \2",
-    ),
     (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
     (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
     (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
@@ -46,6 +41,11 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+    (
+        r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
+        r"de la (?:manana|mañana|tarde|noche))\b",
+        r"at \1 \2",
+    ),
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
