@@ -15,6 +15,9 @@ the model, and counts
   as done: neither a ``last_successful_prompt`` save nor a ``record_outcome`` call with ``done``);
 * **non-facts saved**: a message the corpus marks ``not_a_fact`` (a greeting, a question, a complaint)
   whose words were saved into the profile (``scripts/corpus/facts.py``);
+* **claims contradicted**: a reply's statement the stored state contradicts (a schedule time, "today"
+  past its time, paused or stopped with a schedule live) or a check-in before any delivered prompt
+  (``scripts/corpus/claims.py``); **ended gracefully**: as expected, or the last reply asks something;
 * per language (``en``, ``es``, ``fr``: read from the conversation id, ``es-…``/``held-es-…``), the
   conversations ending as expected.
 
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scripts.bench.scenario import prepare_environment
+from scripts.corpus.claims import claim_problems, ends_gracefully
 from scripts.corpus.facts import non_facts_saved
 from scripts.corpus.model import BUILT, SPLITS
 
@@ -92,6 +96,8 @@ class ParityFigures:
     week_conversations: int
     false_praise: int
     non_facts_saved: int = 0
+    claims_contradicted: int = 0  # contradicted claims and check-ins before a delivered prompt
+    graceful: int = 0  # conversations that ended as expected or gracefully (the last reply asks)
     by_language: dict[str, tuple[int, int]] = field(default_factory=dict)  # language: (ended as expected, of)
 
     @property
@@ -104,8 +110,9 @@ class ParityFigures:
             f"{self.intake_conversations} ({self.intake_share:.0%}), feedback-week {self.week_completed}/"
             f"{self.week_conversations}, all {self.intake_completed + self.week_completed}/"
             f"{self.intake_conversations + self.week_conversations}; false praise {self.false_praise}; "
-            f"non-facts saved {self.non_facts_saved}; by language "
-            + ", ".join(f"{lang} {done}/{of}" for lang, (done, of) in sorted(self.by_language.items()))
+            f"non-facts saved {self.non_facts_saved}; claims contradicted {self.claims_contradicted}; "
+            f"ended as expected or gracefully {self.graceful}/{self.intake_conversations + self.week_conversations}; "
+            "by language " + ", ".join(f"{lang} {done}/{of}" for lang, (done, of) in sorted(self.by_language.items()))
         )
 
 
@@ -114,6 +121,7 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
     week = [o for o in outcomes if o.conversation.feedback_week]
     praise = [line for o in outcomes for line in false_praise(o)]
     saved = [line for o in outcomes for line in non_facts_saved(o)]
+    claims = [line for o in outcomes for line in claim_problems(o)]
     languages = sorted({language_of(o.conversation) for o in outcomes})
     by_language = {
         lang: (
@@ -129,9 +137,11 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
         week_conversations=len(week),
         false_praise=len(praise),
         non_facts_saved=len(saved),
+        claims_contradicted=len(claims),
+        graceful=sum(ends_gracefully(o) for o in outcomes),
         by_language=by_language,
     )
-    problems = [f"{o.conversation.id}: end: {p}" for o in outcomes for p in o.end_problems] + praise + saved
+    problems = [f"{o.conversation.id}: end: {p}" for o in outcomes for p in o.end_problems] + praise + saved + claims
     return figures, problems
 
 

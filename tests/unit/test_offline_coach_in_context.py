@@ -210,7 +210,8 @@ def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothi
     assert calls(response) == [("scheduler", {"action": "list"})]
     listed = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
     assert OfflineCoach().complete(then(request, response, listed)).content == (
-        "Great! Your daily prompt comes every day around 8:30am; I'll check in after the first one arrives."
+        "Great! Your daily prompt comes every day around 8:30am; I'll check in after the first one arrives. "
+        "Anything you'd like to change before then?"
     )
 
 

@@ -1,4 +1,4 @@
-"""A pause of the daily prompts with an end date (docs/behaviour.md, "Pausing the daily prompts"): the
+"""A pause of the daily prompts with an end date (docs/behaviour.md#B-SCHED-10): the
 scheduler's ``pause`` takes the daily crons away and arms one one-shot that brings them back; the
 firing is idempotent (a redelivery or an overtaken firing changes nothing); ``resume`` brings them back
 early and disarms it.

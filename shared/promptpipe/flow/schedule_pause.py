@@ -1,4 +1,4 @@
-"""A pause of the daily prompts with an end date (docs/behaviour.md, "Pausing the daily prompts").
+"""A pause of the daily prompts with an end date (docs/behaviour.md#B-SCHED-10).
 
 Pausing takes every daily schedule out of the registry into ``schedulePause`` with the moment they
 come back, and arms one one-shot, ``{participant}-resume``, for that moment; the effects after the

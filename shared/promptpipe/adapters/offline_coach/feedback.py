@@ -354,7 +354,10 @@ class FeedbackRules:
         when = self._schedule_phrase()
         if when is None:
             return "Thanks! There's no daily prompt scheduled right now — tell me a time and I'll set one up."
-        return f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives."
+        return (
+            f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
+            "Anything you'd like to change before then?"
+        )
 
     def _schedule_phrase(self) -> str | None:
         """ "every day around 8am" from the listed schedule; ``None`` when none is listed (or no list)."""
