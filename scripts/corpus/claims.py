@@ -11,7 +11,10 @@ around 8am?", claims nothing) is read for
 * **paused or stopped**: "your daily prompts are paused", "I've stopped your daily prompts", "no daily
   prompt scheduled": no daily schedule is live after the turn;
 * **a check-in before any prompt**: "How did today's habit go?", "did you get a chance to try it?"
-  while no daily prompt had been delivered.
+  while no daily prompt had been delivered;
+* **a schedule touched unasked**: a live daily schedule moved or deleted by a message for which the
+  corpus makes no ``scheduler`` or ``opt_out`` call and saves no new time ("need to stop at the
+  pharmacy first", "no more texts after 9pm").
 
 A quoted habit prompt (“…”) is the prompt's text, not the coach's claim, and is left out. The turn's
 local time, prompts delivered before it and schedules after it come from the player
@@ -79,11 +82,24 @@ def replies_of(turn_outcome: Any) -> list[str]:
     ]
 
 
+def _saves_a_time(turn: Any) -> bool:
+    """The corpus saves a new preferred time for the message: a change of mind moves the schedule."""
+    return any(call.args.get("preferred_time") for round_ in turn.rounds for call in round_)
+
+
 def claim_problems(outcome: Any) -> list[str]:
-    """Every contradicted claim of a played conversation, and every check-in before a delivered prompt."""
+    """Every contradicted claim of a played conversation, every check-in before a delivered prompt, and
+    every live daily schedule moved or deleted by a message that asked for no such thing (the corpus
+    gives no ``scheduler`` or ``opt_out`` call for it, nor a new preferred time)."""
     found: list[str] = []
+    before: tuple[str, ...] = ()
     for turn_outcome in outcome.turns:
         where = f"{outcome.conversation.id} turn {turn_outcome.index + 1} {turn_outcome.say!r}"
+        turn = outcome.conversation.turns[turn_outcome.index] if hasattr(outcome.conversation, "turns") else None
+        asked = turn is None or bool({"scheduler", "opt_out"} & turn.needed_tools) or _saves_a_time(turn)
+        if before and turn_outcome.schedules_after != before and not asked:
+            found.append(f"{where}: the daily schedule {list(before)} became {list(turn_outcome.schedules_after)}")
+        before = turn_outcome.schedules_after
         for reply in replies_of(turn_outcome):
             for problem in contradicted(
                 reply, schedules_after=turn_outcome.schedules_after, local_time=turn_outcome.local_time

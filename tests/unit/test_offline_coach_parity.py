@@ -140,3 +140,27 @@ def test_a_claim_the_state_contradicts_is_found() -> None:
     assert claim_problems(played("Thanks! How did today's habit go?", 1)) == []
     assert ends_gracefully(played("What time suits you?", 1)) and not ends_gracefully(played("Bye.", 1))
     assert ends_gracefully(played("Bye.", 1, completed=True))
+
+
+def test_a_schedule_moved_by_a_message_that_asked_nothing_is_found() -> None:
+    from scripts.corpus.claims import claim_problems
+
+    conversation = Conversation(
+        id="c",
+        title="an errand",
+        turns=[Turn(say="yes", reply="ok"), Turn(say="need to stop at the pharmacy first", reply="ok")],
+        expect=Expected(sub_state="FEEDBACK"),
+    )
+
+    def turn(index: int, after: tuple[str, ...]) -> Any:
+        say = conversation.turns[index].say
+        return SimpleNamespace(
+            index=index, say=say, observations=[], schedules_after=after, local_time=None, delivered_before=1
+        )
+
+    played = SimpleNamespace(conversation=conversation, turns=[turn(0, ("08:00",)), turn(1, ())])
+    assert claim_problems(played) == [
+        "c turn 2 'need to stop at the pharmacy first': the daily schedule ['08:00'] became []"
+    ]
+    played.turns[1].schedules_after = ("08:00",)
+    assert claim_problems(played) == []
