@@ -14,7 +14,9 @@ prompt the context block shows); ``{habit_prompt}`` in a reply is the text ``gen
 returned. ``wait`` says when the message is sent: ``2m`` (default) or any ``<n>m|h|d`` after the
 previous one, or ``next_prompt`` (a few minutes after the next daily prompt is delivered).
 ``max_model_calls`` bounds the model requests the message may cause (0: an opt-out word or HELP, which no
-model reads); ``replies`` is the exact number of messages the participant gets in answer.
+model reads); ``replies`` is the exact number of messages the participant gets in answer. ``not_a_fact``
+(``greeting``, ``question`` or ``complaint``) marks a message that states no fact for the profile: no
+player may save any of its words (``scripts/corpus/facts.py`` checks it).
 
 A call names a tool of the engine, or a *role* (``ROLE_SCHEMAS``: ``record_outcome``, the tool that
 records the day's outcome; ``opt_out``, the tool that opts the participant out) that the player maps to
@@ -58,6 +60,7 @@ ROLE_SCHEMAS: dict[str, dict[str, Any]] = {
     "opt_out": {"type": "object", "properties": {}, "additionalProperties": False},
 }
 NEXT_PROMPT = "next_prompt"
+NotAFact = Literal["greeting", "question", "complaint"]
 _WAIT = re.compile(r"^(\d+)([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
@@ -84,6 +87,8 @@ class Turn(BaseModel):
     note: str = ""  # why these calls (for the reader)
     max_model_calls: int | None = Field(None, ge=0)  # 0: no model reads this message
     replies: int | None = Field(None, ge=0)  # messages sent to the participant in answer, exactly
+    # A message that states no fact (a greeting, a question, a complaint): nothing of it may be saved.
+    not_a_fact: NotAFact | None = None
 
     @model_validator(mode="after")
     def _one_way_of_giving_calls(self) -> Turn:

@@ -12,7 +12,14 @@ the model, and counts
   done", "great job") in a turn where no daily prompt had been delivered yet (the context block's
   "of N delivered" is 0, or the turn is still in intake), or where the message did not say it was
   done (the corpus gives no ``last_successful_prompt`` save for it: a capable model did not read it
-  as done: neither a ``last_successful_prompt`` save nor a ``record_outcome`` call with ``done``).
+  as done: neither a ``last_successful_prompt`` save nor a ``record_outcome`` call with ``done``);
+* **non-facts saved**: a message the corpus marks ``not_a_fact`` (a greeting, a question, a complaint)
+  whose words were saved into the profile (``scripts/corpus/facts.py``);
+* **claims contradicted**: a reply's statement the stored state contradicts (a schedule time, "today"
+  past its time, paused or stopped with a schedule live) or a check-in before any delivered prompt
+  (``scripts/corpus/claims.py``); **ended gracefully**: as expected, or the last reply asks something;
+* per language (``en``, ``es``, ``fr``: read from the conversation id, ``es-…``/``held-es-…``), the
+  conversations ending as expected.
 
 Stranded and forced turns are the competent-model stand-in's figures (``scripts.corpus.report``);
 the offline coach calls only offered tools by construction, so they are not repeated here.
@@ -24,14 +31,23 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scripts.bench.scenario import prepare_environment
+from scripts.corpus.claims import claim_problems, ends_gracefully
+from scripts.corpus.facts import non_facts_saved
 from scripts.corpus.model import BUILT, SPLITS
 
 PRAISE = re.compile(r"\b(?:you did it|nice work|well done|great job|congrat\w*|proud of you)\b", re.I)
 _DELIVERED = re.compile(r"^- prompts completed: \d+ of (\d+) delivered$", re.M)
+_LANGUAGE = re.compile(r"^(?:held-)?(es|fr)-|-(es|fr)-")
+
+
+def language_of(conversation: Any) -> str:
+    """The conversation's language, from its id (``es-caminar-si``, ``held-fr-cest-fait``): en by default."""
+    match = _LANGUAGE.search(conversation.id)
+    return (match[1] or match[2]) if match else "en"
 
 
 def delivered_before(observation: Any) -> int:
@@ -79,6 +95,10 @@ class ParityFigures:
     week_completed: int
     week_conversations: int
     false_praise: int
+    non_facts_saved: int = 0
+    claims_contradicted: int = 0  # contradicted claims and check-ins before a delivered prompt
+    graceful: int = 0  # conversations that ended as expected or gracefully (the last reply asks)
+    by_language: dict[str, tuple[int, int]] = field(default_factory=dict)  # language: (ended as expected, of)
 
     @property
     def intake_share(self) -> float:
@@ -89,7 +109,10 @@ class ParityFigures:
             f"offline coach: intake conversations ending as expected {self.intake_completed}/"
             f"{self.intake_conversations} ({self.intake_share:.0%}), feedback-week {self.week_completed}/"
             f"{self.week_conversations}, all {self.intake_completed + self.week_completed}/"
-            f"{self.intake_conversations + self.week_conversations}; false praise {self.false_praise}"
+            f"{self.intake_conversations + self.week_conversations}; false praise {self.false_praise}; "
+            f"non-facts saved {self.non_facts_saved}; claims contradicted {self.claims_contradicted}; "
+            f"ended as expected or gracefully {self.graceful}/{self.intake_conversations + self.week_conversations}; "
+            "by language " + ", ".join(f"{lang} {done}/{of}" for lang, (done, of) in sorted(self.by_language.items()))
         )
 
 
@@ -97,14 +120,28 @@ def figures_of(outcomes: list[Any]) -> tuple[ParityFigures, list[str]]:
     intake = [o for o in outcomes if not o.conversation.feedback_week]
     week = [o for o in outcomes if o.conversation.feedback_week]
     praise = [line for o in outcomes for line in false_praise(o)]
+    saved = [line for o in outcomes for line in non_facts_saved(o)]
+    claims = [line for o in outcomes for line in claim_problems(o)]
+    languages = sorted({language_of(o.conversation) for o in outcomes})
+    by_language = {
+        lang: (
+            sum(o.completed for o in outcomes if language_of(o.conversation) == lang),
+            sum(1 for o in outcomes if language_of(o.conversation) == lang),
+        )
+        for lang in languages
+    }
     figures = ParityFigures(
         intake_completed=sum(o.completed for o in intake),
         intake_conversations=len(intake),
         week_completed=sum(o.completed for o in week),
         week_conversations=len(week),
         false_praise=len(praise),
+        non_facts_saved=len(saved),
+        claims_contradicted=len(claims),
+        graceful=sum(ends_gracefully(o) for o in outcomes),
+        by_language=by_language,
     )
-    problems = [f"{o.conversation.id}: end: {p}" for o in outcomes for p in o.end_problems] + praise
+    problems = [f"{o.conversation.id}: end: {p}" for o in outcomes for p in o.end_problems] + praise + saved + claims
     return figures, problems
 
 

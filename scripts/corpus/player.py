@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -89,6 +89,11 @@ class TurnOutcome:
     max_model_calls: int | None = None
     expected_replies: int | None = None
     replies: int = 0
+    # What the checks of the coach's claims read (scripts/corpus/claims.py): the participant's local
+    # time when the message was sent, the daily prompts delivered before it, the daily schedules after it.
+    local_time: datetime | None = None
+    delivered_before: int = 0
+    schedules_after: tuple[str, ...] = ()
 
     @property
     def model_calls(self) -> int:
@@ -282,6 +287,8 @@ class Player:
                 self._wait(env, pid, turn)
                 everything += self.llm.take()
                 self.cursor.move(conversation, index)
+                delivered_before = _daily_prompts(env, pid)
+                local_time = env.clock.now().astimezone(ZoneInfo(conversation.timezone))
                 sent_before = len(env.messages(pid))
                 status = send_sms(env, phone, turn.say, f"SM{number:04d}{index:04d}")
                 replies = len(env.messages(pid)) - sent_before
@@ -291,7 +298,15 @@ class Player:
                 observed = self.llm.take()
                 everything += observed
                 mine = [o for o in observed if o.turn_index == index]
-                turns.append(_turn_outcome(index, turn, mine, replies))
+                after = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
+                turns.append(
+                    replace(
+                        _turn_outcome(index, turn, mine, replies),
+                        local_time=local_time,
+                        delivered_before=delivered_before,
+                        schedules_after=tuple(sorted(_timing(s) for s in after.get("schedules") or [])),
+                    )
+                )
             state = env.api("GET", f"/conversation/participants/{pid}/state").body["result"]
             participant = env.api("GET", f"/conversation/participants/{pid}").body["result"]
             prompts_after = None

@@ -228,6 +228,10 @@ class Settings(LazyModel):
     help_texts: dict[str, str] = Field(default_factory=dict)
     study_name: str = Field("Habit coach", min_length=1, max_length=60)
     study_contact: str = Field("", max_length=100)
+    # What the offline coach's answers say of the study (docs/offline-coach.md, "Questions"): who runs
+    # it ("the sleep lab at X") and what it sends; unset: "the study team", "one short habit prompt a day".
+    study_team: str = Field("", max_length=100)
+    study_sends: str = Field("", max_length=200)
     # Who answers the keywords the provider's own filter reads (Twilio on a long code without
     # Advanced Opt-Out: STOP, HELP, START as single words): "provider" records them and sends nothing.
     keyword_replies_by: Literal["project", "provider"] = "project"

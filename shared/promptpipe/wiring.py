@@ -120,9 +120,9 @@ def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
 
         return OpenAILLM.from_settings(settings, api_key=api_key, endpoint_key=endpoint_key_reader(settings))
     if settings.offline_coach:
-        from promptpipe.adapters.offline_coach import OfflineCoach
+        from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts
 
-        return OfflineCoach()
+        return OfflineCoach(study=StudyFacts.from_settings(settings))
     raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY (or OPENAI_SECRET_NAME), or OFFLINE_COACH=true")
 
 
@@ -132,9 +132,9 @@ def _spend_capped(settings: Settings, model: LLM) -> LLM:
     from promptpipe.adapters.spend_cap import SpendCappedLLM, spend_cap_switch
 
     def offline() -> LLM:
-        from promptpipe.adapters.offline_coach import OfflineCoach
+        from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts
 
-        return OfflineCoach()
+        return OfflineCoach(study=StudyFacts.from_settings(settings))
 
     assert settings.spend_cap_parameter is not None
     switch = spend_cap_switch(

@@ -1,8 +1,11 @@
 """The offline coach's parity gate (docs/offline-coach.md, "Parity with the corpus"): the conversation
-corpus played through the real pipeline with the offline coach as the model (no model key). At least
-90 % of the intake conversations end as a capable model ends them (profile, daily schedule,
-sub-state, no hand-off), and no reply praises doing the habit before a daily prompt was delivered or
-for a message that did not say it was done."""
+corpus played through the real pipeline with the offline coach as the model (no model key). On the
+built split, at least 90 % of the intake conversations and 94 % of all end as a capable model ends them
+(profile, daily schedule, sub-state, no hand-off). On both splits (the held-out one is played, never
+tuned against: only these invariants are asserted of it): no reply praises doing the habit before a
+daily prompt was delivered or for a message that did not say it was done, no message the corpus marks as
+no fact (a greeting, a question, a complaint) is saved, and no reply claims what the stored state
+contradicts or asks how it went before a prompt was delivered."""
 
 from __future__ import annotations
 
@@ -10,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from scripts.corpus.model import HELD_OUT
 from scripts.corpus.offline import ParityFigures, figures_of, play_offline
 
 pytestmark = pytest.mark.slow
 
 INTAKE_SHARE_GATE = 0.90
+ALL_SHARE_GATE = 0.94  # reached: 54/57 (docs/benchmarks.md, "The offline coach")
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +35,37 @@ def test_intake_conversations_end_as_with_a_capable_model(played: tuple[list[Any
     assert figures.intake_share >= INTAKE_SHARE_GATE, figures.line() + "\n" + "\n".join(problems)
 
 
+@pytest.fixture(scope="module")
+def held_out() -> tuple[ParityFigures, list[str]]:
+    return figures_of(play_offline(split=HELD_OUT))
+
+
+def test_all_built_conversations_end_as_with_a_capable_model(
+    played: tuple[list[Any], ParityFigures, list[str]],
+) -> None:
+    _outcomes, figures, problems = played
+    ended = figures.intake_completed + figures.week_completed
+    everything = figures.intake_conversations + figures.week_conversations
+    assert ended / everything >= ALL_SHARE_GATE, figures.line() + "\n" + "\n".join(problems)
+
+
 def test_no_false_praise(played: tuple[list[Any], ParityFigures, list[str]]) -> None:
     _outcomes, figures, problems = played
     assert figures.false_praise == 0, "\n".join(p for p in problems if "end:" not in p)
+
+
+def test_no_non_fact_saved_and_no_claim_contradicted(played: tuple[list[Any], ParityFigures, list[str]]) -> None:
+    _outcomes, figures, problems = played
+    assert (figures.non_facts_saved, figures.claims_contradicted) == (0, 0), "\n".join(
+        p for p in problems if "end:" not in p
+    )
+
+
+def test_the_held_out_split_keeps_the_invariants(held_out: tuple[ParityFigures, list[str]]) -> None:
+    figures, problems = held_out
+    assert figures.intake_conversations + figures.week_conversations >= 40
+    invariants = (figures.false_praise, figures.non_facts_saved, figures.claims_contradicted)
+    assert invariants == (0, 0, 0), "\n".join(p for p in problems if "end:" not in p)
 
 
 def test_one_word_answers_reach_the_schedule(played: tuple[list[Any], ParityFigures, list[str]]) -> None:

@@ -520,8 +520,7 @@ def test_a_missing_profile_in_feedback_goes_back_to_intake() -> None:
 
 def test_other_feedback_messages_get_a_short_coach_reply() -> None:
     assert OfflineCoach().complete(feedback_request("what's the weather like?")).content == (
-        "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
-        "How did today's prompt go?"
+        "I can't answer that one myself, but the study team can. How did your latest habit prompt go?"
     )
     assert OfflineCoach().complete(feedback_request("thanks!")).content == (
         "You're welcome! I'll check in after your next prompt."

@@ -204,10 +204,14 @@ def test_a_different_time_in_answer_to_the_offer_is_saved_then_scheduled() -> No
 @pytest.mark.parametrize("said", ["yes", "ok", "sure 👍", "yes!! done"])
 def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothing(said: str) -> None:
     # Intake ended with the set-up and the first prompt's "Would that feel doable?"; nothing delivered yet
-    response = OfflineCoach().complete(feedback(said, SUMMARY, delivered=0))
-    assert response.tool_calls == []  # nothing saved as a success
-    assert response.content == (
-        "Great! Your first prompt comes tomorrow around 8:30am, and then every day. I'll check in after it."
+    request = feedback(said, SUMMARY, delivered=0)
+    response = OfflineCoach().complete(request)
+    # nothing saved as a success: the plan is read from the stored schedule, not from earlier replies
+    assert calls(response) == [("scheduler", {"action": "list"})]
+    listed = "Active daily schedules:\n1. every day at 08:20 (America/Toronto), 10 min before 08:30 (internal id: s1)"
+    assert OfflineCoach().complete(then(request, response, listed)).content == (
+        "Great! Your daily prompt comes every day around 8:30am; I'll check in after the first one arrives. "
+        "Anything you'd like to change before then?"
     )
 
 
@@ -322,3 +326,112 @@ def test_an_unclear_stop_request_is_asked_about_in_feedback_and_intake(text: str
 def test_a_stop_request_with_a_new_time_changes_the_time_instead_of_asking() -> None:
     response = OfflineCoach().complete(feedback("stop texting me in the morning, move it to 7pm instead", "Bye!"))
     assert calls(response) == [("scheduler", {"action": "list"})]  # on its way to the change
+
+
+# -- issue 35: requests read before anything else, and nothing claimed the state does not say -------
+LISTED_8PM = "Active daily schedules:\n1. every day at 19:50 (America/Toronto), 10 min before 20:00 (internal id: s1)"
+
+
+@pytest.mark.parametrize(
+    ("said", "days"), [("pause for a week please", 7), ("can u pause the texts for 3 days? sick in bed 🤒", 3)]
+)
+def test_a_pause_with_its_length_goes_to_the_scheduler_and_says_until_when(said: str, days: int) -> None:
+    request = feedback(said, "See you tomorrow!")
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("scheduler", {"action": "pause", "days": days})]
+    result = "Daily prompts paused for 7 day(s): none is sent until Monday 09 March (2026-03-09 08:00 …)"
+    answer = OfflineCoach().complete(then(request, response, result)).content or ""
+    assert answer.startswith("Done — your daily prompts are paused until Monday 09 March; they start again")
+
+
+def test_a_pause_without_a_length_asks_how_long() -> None:
+    assert text_of(feedback("can you pause the reminders", "See you tomorrow!")).startswith("Sure — for how many days")
+
+
+def test_resume_goes_to_the_scheduler_and_says_when_they_come() -> None:
+    request = feedback("im back! start the texts again pls", "See you tomorrow!")
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("scheduler", {"action": "resume"})]
+    resumed = "Daily prompts resumed: every day at 19:50 (America/Toronto), 10 min before 20:00."
+    assert (OfflineCoach().complete(then(request, response, resumed)).content or "").startswith(
+        "Welcome back! Your daily prompts are on again every day around 8pm."
+    )
+    nothing = OfflineCoach().complete(then(request, response, "Nothing is paused: the daily schedules are as listed."))
+    assert (nothing.content or "").startswith("Your daily prompts weren't paused")
+
+
+def test_a_limit_moves_nothing_and_asks_for_the_time() -> None:
+    from promptpipe.adapters.offline_coach.reading import STOP_WHICH
+
+    # The opt-out reader's unclear stop is asked about first; a time in answer moves the prompt
+    assert text_of(feedback("no more texts after 9pm pls", "See you tomorrow!")) == STOP_WHICH
+    assert calls(OfflineCoach().complete(feedback("earlier, like 5pm", STOP_WHICH))) == [
+        ("scheduler", {"action": "list"})
+    ]
+    request = feedback("no reminders after 10pm", "See you tomorrow!")
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("scheduler", {"action": "list"})]  # read only: nothing deleted
+    answer = OfflineCoach().complete(then(request, response, LISTED_8PM)).content
+    assert answer == (
+        "Got it. Right now your daily prompt comes every day around 8pm. What time would suit you better? "
+        "For example 5pm."
+    )
+    assert calls(OfflineCoach().complete(feedback("7ish", answer))) == [("scheduler", {"action": "list"})]
+
+
+def test_an_errand_is_no_stop_and_no_report() -> None:
+    response = OfflineCoach().complete(
+        feedback("need to stop at the pharmacy first, will walk later", "Did you do it?")
+    )
+    assert response.tool_calls == [] and "did it" not in (response.content or "").lower()
+
+
+def test_a_day_part_is_proposed_then_moved_on_yes() -> None:
+    proposal = text_of(feedback("can we move it to evenings?", "See you tomorrow!"))
+    assert proposal == "Sure. How about 7pm — would that work?"
+    request = feedback("yes", proposal)
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("scheduler", {"action": "list"})]
+    step = OfflineCoach().complete(then(request, response, LISTED_8PM))
+    assert calls(step)[1] == ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"})
+    assert text_of(feedback("can we move it to another time?", "Bye!")) == (
+        "Sure. What time would suit you better? For example 7pm."
+    )
+
+
+def test_actually_make_it_9_after_8pm_is_9pm() -> None:
+    request = feedback("actually make it 9", "Done — your daily prompt will now come around 8pm.")
+    response = OfflineCoach().complete(request)
+    step = OfflineCoach().complete(then(request, response, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "21:00"}) in calls(step)
+
+
+@pytest.mark.parametrize(
+    ("said", "start"),
+    [
+        ("ugh this is annoying", "Sorry about that. I can make your prompt smaller"),
+        ("not yet, let me think", "No rush"),
+        ("hey", "Hi! How did your latest habit prompt go?"),
+        ("who is this?", "I'm the automated habit coach of Habit coach"),
+    ],
+)
+def test_feedback_messages_that_are_no_report_record_nothing(said: str, start: str) -> None:
+    response = OfflineCoach().complete(feedback(said, "See you tomorrow!"))
+    assert response.tool_calls == [] and (response.content or "").startswith(start), response.content
+
+
+def test_before_any_delivered_prompt_a_greeting_or_a_question_asks_nothing_about_the_habit() -> None:
+    hello = text_of(feedback("hi", "Done!", delivered=0))
+    assert hello.startswith("Hi! Your first daily prompt hasn't come yet") and "how did" not in hello.lower()
+    assert text_of(feedback("who is this?", "Done!", delivered=0)).endswith("Anything else you'd like to know?")
+    request = feedback("nah", "Done!", delivered=0)  # not a missed day: nothing was sent yet
+    assert calls(OfflineCoach().complete(request)) == [("scheduler", {"action": "list"})]
+    none = OfflineCoach().complete(
+        then(request, OfflineCoach().complete(request), "The participant has no active daily schedules yet.")
+    )
+    assert (none.content or "").startswith("Thanks! There's no daily prompt scheduled right now")
+
+
+def test_in_intake_a_pause_is_answered_with_nothing_saved() -> None:
+    answer = text_of(intake("pause for 3 days", WALKING, "Why does walking matter to you?"))
+    assert answer.startswith("Nothing is scheduled yet") and "What time of day would you like" in answer

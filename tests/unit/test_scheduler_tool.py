@@ -68,7 +68,7 @@ def test_s1_definition_is_named_scheduler_and_only_action_is_required() -> None:
     # Then it is "scheduler", only "action" is required, and the prep time is described
     assert tool.name == "scheduler"
     assert tool.parameters["required"] == ["action"]
-    assert tool.parameters["properties"]["action"]["enum"] == ["create", "list", "delete"]
+    assert tool.parameters["properties"]["action"]["enum"] == ["create", "list", "delete", "pause", "resume"]
     assert "10 minutes" in tool.description
 
 

@@ -58,13 +58,14 @@ class ProfileArgs(LazyModel):
 
 
 class SchedulerArgs(LazyModel):
-    action: Literal["create", "list", "delete"]
+    action: Literal["create", "list", "delete", "pause", "resume"]
     type: Literal["fixed", "random"] | None = None
     fixed_time: str | None = None
     random_start_time: str | None = None
     random_end_time: str | None = None
     timezone: str | None = None  # an IANA zone
     schedule_id: str | None = None
+    days: int | None = Field(None, ge=1, le=60)  # pause: how many days
 
 
 class HabitPromptArgs(LazyModel):
@@ -132,8 +133,8 @@ SCHEDULER = ToolRow(
     modules=("intake", "feedback"),
     description=(
         "Daily prompt schedule. create: fixed (fixed_time) or random (between random_start_time and "
-        "random_end_time); list; delete (schedule_id from list/create). Times HH:MM 24h; prompts arrive "
-        "up to {prep_minutes} minutes before."
+        "random_end_time); list; delete (schedule_id from list/create); pause (days: they resume by "
+        "themselves after); resume. Times HH:MM 24h; prompts arrive up to {prep_minutes} minutes before."
     ),
     done_phrase="updated your reminder schedule",
     failed_phrase="change your reminder schedule",

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from promptpipe.config import DEFAULT_STUDY_NAME, CoreConfig
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
@@ -80,6 +81,7 @@ def change_status(deps: FlowDeps, session: ConversationSession, status: Particip
         if status is not ParticipantStatus.ACTIVE:
             _stop_all_timers(op)
         else:
+            resume_schedules(op)  # a pause its timer could not end while they were away ends now
             for schedule in op.data.schedules():
                 op.touch_schedule(schedule.timer_id)
         op.record(Direction.SYSTEM, "status_change", f"status {old.value} -> {status.value}: {reason}")

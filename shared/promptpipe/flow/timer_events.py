@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_timer
+from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
 from promptpipe.flow.timer_names import timer_name
@@ -224,6 +225,20 @@ def _feedback_followup(payload: TimerPayload, outcome: TimerOutcome) -> Callable
     return apply
 
 
+def _schedule_resume(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    def apply(op: OpContext) -> None:
+        pause = op.data.schedule_pause()
+        # Guarded by the end it was armed for: a pause extended or resumed meanwhile decides itself.
+        if pause is None or payload.due_at is None or pause.until != payload.due_at:
+            outcome.detail = "stale: no pause ending then"
+            return
+        resumed = resume_schedules(op)
+        outcome.applied = True
+        outcome.detail = f"{len(resumed)} daily schedule(s) resumed"
+
+    return apply
+
+
 def _same_firing(armed: TimerPayload, fired: TimerPayload) -> bool:
     """The firing is of the one-shot the state lists (not of an earlier one of the same name)."""
     context = {"scheduled_time", "execution_id"}
@@ -249,6 +264,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
         op = _transition(deps, payload, outcome)
     elif kind is TimerKind.FEEDBACK_TIMEOUT:
         op = _feedback_timeout(deps, payload, outcome)
+    elif kind is TimerKind.SCHEDULE_RESUME:
+        op = _schedule_resume(payload, outcome)
     else:
         op = _feedback_followup(payload, outcome)
 

@@ -37,6 +37,7 @@ class TimerKind(StrEnum):
     STATE_TRANSITION = "state_transition"
     FEEDBACK_TIMEOUT = "feedback_timeout"
     FEEDBACK_FOLLOWUP = "feedback_followup"
+    SCHEDULE_RESUME = "schedule_resume"  # the end of a pause of the daily prompts (flow/schedule_pause.py)
 
 
 class SweepRequest(LazyModel):

@@ -104,6 +104,9 @@ class DataKey(StrEnum):
     # JSON ``ConversationHold``: the one hold (docs/safety.md, "The hold"): the conversation waits
     # for a person (a safety flag, the controller's hand-off, a staff member), in any sub-state.
     HOLD = "hold"
+    # JSON ``SchedulePause``: the daily schedules a pause took out of the registry and when they come
+    # back (flow/schedule_pause.py); the one-shot ``{participant}-resume`` brings them back then.
+    SCHEDULE_PAUSE = "schedulePause"
 
 
 class FeedbackState(StrEnum):
@@ -200,6 +203,16 @@ class PendingTransition(LazyModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"target_state": self.target_state.value, "due_at": to_rfc3339(self.due_at), "reason": self.reason}
+
+
+class SchedulePause(LazyModel):
+    """Daily schedules paused until ``until`` (then resumed by the engine)."""
+
+    schedules: list[ScheduleInfo] = Field(default_factory=list)
+    until: datetime
+
+    def to_json(self) -> str:
+        return json.dumps({"schedules": [s.to_json_dict() for s in self.schedules], "until": to_rfc3339(self.until)})
 
 
 class FlowState(LazyModel):
@@ -461,6 +474,19 @@ class StateData:
 
     def set_hold(self, hold: ConversationHold | None) -> None:
         self.set(DataKey.HOLD, hold.to_json() if hold else "")
+
+    def schedule_pause(self) -> SchedulePause | None:
+        text = self.get(DataKey.SCHEDULE_PAUSE)
+        if not text:
+            return None
+        try:
+            return SchedulePause.model_validate_json(text)
+        except _UNREADABLE as exc:
+            self._unreadable(DataKey.SCHEDULE_PAUSE, exc)
+            return None
+
+    def set_schedule_pause(self, pause: SchedulePause | None) -> None:
+        self.set(DataKey.SCHEDULE_PAUSE, pause.to_json() if pause else "")
 
 
 _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec], config=ConfigDict(defer_build=True))

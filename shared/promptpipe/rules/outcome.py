@@ -49,7 +49,10 @@ _DONE = re.compile(
     r"|✅|✔|☑|💪"
 )
 # English past tense of an activity ("walked around the block", "stretched"), not of a plan.
-_PAST = re.compile(r"\b(?:i |we )?(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b")
+_PAST = re.compile(
+    r"(?<!will )(?<!'ll )(?<!to )(?<!gonna )(?<!can )\b(?:i |we )?"
+    r"(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b"
+)
 _BARE_YES = re.compile(r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$")
 
 

@@ -6,7 +6,7 @@ LLMPromptTokens, LLMCompletionTokens, ModelCostUSD (each model call of a turn or
 estimated cost at rules/model_prices.py; LLMCallsUnpriced for a model without a price: the study's
 spend cap, docs/safety.md#budgets),
 DailyPromptsDelivered, the timers' RemindersSent,
-AutoFeedbackTransitions, FeedbackNudgesSent, StateSaveFailures; and what the flow observed on the
+AutoFeedbackTransitions, FeedbackNudgesSent, PausesEnded, StateSaveFailures; and what the flow observed on the
 session (the flow controller's decisions, docs/controller.md, "Observability").
 """
 
@@ -23,6 +23,7 @@ _TIMER_METRICS = {
     "state_transition": "StateTransitions",
     "feedback_timeout": "FeedbackNudgesSent",
     "feedback_followup": "FeedbackNudgesSent",
+    "schedule_resume": "PausesEnded",
 }
 
 

@@ -18,6 +18,7 @@ prompt generator); ``intake_answers``, ``feedback_answers`` and ``times`` read w
 from __future__ import annotations
 
 from promptpipe.adapters.offline_coach.coach import OfflineCoach
+from promptpipe.adapters.offline_coach.faq import StudyFacts, answer_faq
 from promptpipe.adapters.offline_coach.feedback import FeedbackRules
 from promptpipe.adapters.offline_coach.feedback_answers import classify_barrier
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
@@ -39,7 +40,9 @@ __all__ = [
     "IntakeRules",
     "LoopCall",
     "OfflineCoach",
+    "StudyFacts",
     "Turn",
+    "answer_faq",
     "build_habit_prompt",
     "classify_barrier",
     "friendly_time",

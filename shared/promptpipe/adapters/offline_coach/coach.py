@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from promptpipe.adapters.offline_coach.faq import StudyFacts
 from promptpipe.adapters.offline_coach.feedback import FeedbackRules
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.adapters.offline_coach.intake import IntakeRules
@@ -16,14 +17,19 @@ from promptpipe.models.llm import ChatRequest, ChatResponse, TokenUsage, ToolCal
 
 class OfflineCoach:
     """The rule-based ``LLM`` port implementation. ``explain=True`` fills ``reasoning`` with the
-    rule that fired (shown only in debug output)."""
+    rule that fired (shown only in debug output); ``study``: what its answers may say of the study
+    (``StudyFacts.from_settings``)."""
 
-    def __init__(self, model_name: str = "offline-coach", *, explain: bool = False) -> None:
+    def __init__(
+        self, model_name: str = "offline-coach", *, explain: bool = False, study: StudyFacts | None = None
+    ) -> None:
         self.model = f"{model_name} {LABEL}"
         self.explain = explain
+        self.study = study or StudyFacts()
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         turn = read_turn(request)
+        turn.study = self.study
         if request.purpose == "prompt_generator":
             user = next((m.content or "" for m in request.messages if m.role == "user"), "")
             step: _Step = build_habit_prompt(user, turn.system_text)

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
+from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.feedback_answers import (
     _DONE_CANON,
     _HELPED,
@@ -16,7 +17,15 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     classify_barrier,
 )
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
-from promptpipe.adapters.offline_coach.reading import STOP_WHICH, accepts, common_question, is_formula, unclear_stop
+from promptpipe.adapters.offline_coach.reading import (
+    STOP_WHICH,
+    SUGGEST_LEAD,
+    accepts,
+    common_question,
+    is_formula,
+    suggestion,
+    unclear_stop,
+)
 from promptpipe.adapters.offline_coach.text import (
     ANCHOR,
     ASK_BARRIER,
@@ -31,13 +40,24 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import friendly_time, parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.times import (
+    friendly_time,
+    normalise_time,
+    parse_asked_time,
+    parse_clock_time,
+    parse_vague_time,
+    propose_time,
+    same_half_of_day,
+)
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
-from promptpipe.rules.intent_patterns import NEW_HABIT, STOP
+from promptpipe.rules.intent_patterns import NEW_HABIT
+from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
+ASK_NEW_TIME = "What time would suit you better?"
+ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
 _SAID_DONE = re.compile(r"\b(?:done|did it|i did|completed|finished|managed|nailed it|hecho|lo hice)\b", re.I)
 
 
@@ -55,18 +75,24 @@ class FeedbackRules:
             return self._error_reply(failed), f"feedback: {failed.name} failed; telling the participant"
         if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
             return self._repair()
-        if NEW_HABIT.search(text) and TRANSITION in turn.tools:
+        reading = read_message(text)
+        if (reading.request == "new_habit" or NEW_HABIT.search(text)) and TRANSITION in turn.tools:
             return self._new_habit()
         if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
             return (
                 "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
                 "feedback: a formula, not a report",
             )
-        if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text):
+        if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and reading.request != "pause":
             return STOP_WHICH, "feedback: an unclear stop request; asking which"
+        requested = self._request(reading) if SCHEDULER in turn.tools else None
+        if requested is not None:
+            return requested
         question = common_question(text)
-        if STOP.search(text) and question is None and SCHEDULER in turn.tools:
-            return self._stop()
+        if reading.kind in ("greeting", "complaint", "later") and not turn.calls:
+            return self._not_a_report(reading.kind), f"feedback: a {reading.kind}, not a report"
+        if reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None:
+            return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
         new_time = parse_clock_time(text) or parse_vague_time(text)
         # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
         if (
@@ -100,9 +126,9 @@ class FeedbackRules:
         # The daily prompt (or its reminder) waits for an answer: a "yes" answers it.
         awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
         asked_done = awaiting or _ASKED_DONE.search(self.turn.last_assistant) is not None
-        if not self.delivered and (canonical or accepts(text) or _POSITIVE.search(text)):
-            # Nothing delivered yet: a "yes" accepts the plan (or the first prompt); nothing to praise.
-            return self._plan(), "feedback: no daily prompt delivered yet; confirming the plan"
+        if not self.delivered:
+            # Nothing delivered yet: nothing to praise or to ask about; a "yes" accepts the plan.
+            return self._plan(), "feedback: no daily prompt delivered yet; the plan as the schedule says"
         if canonical:
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not _SAID_DONE.search(text):
@@ -204,6 +230,9 @@ class FeedbackRules:
         listed = next((c for c in turn.called(SCHEDULER, action="list") if c.ok), None)
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
+        listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        if listed_times and parse_clock_time(turn.user) == new_time:  # "actually make it 9" after 8pm is 9pm
+            new_time = same_half_of_day(new_time, listed_times[0], turn.user) or new_time
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})
@@ -228,6 +257,87 @@ class FeedbackRules:
             return [str(i) for i in data["schedule_ids"]]
         return re.findall(r"internal id: ([^\s)]+)\)", result)
 
+    # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
+    def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
+        turn, text = self.turn, self.turn.user
+        if reading.request == "pause":
+            return self._pause(reading.days)
+        if reading.request == "resume":
+            return self._resume()
+        if reading.request == "stop":
+            return self._stop()
+        if reading.request == "limit":
+            return self._limit()
+        proposed = suggestion(turn.last_assistant)
+        if proposed and ASK_NEW_TIME_LEAD in turn.last_assistant and reading.kind == "yes":
+            time = normalise_time(proposed)
+            return self._change_time(time) if time else None
+        asked = ASK_NEW_TIME in turn.last_assistant or STOP_WHICH in turn.last_assistant
+        if asked and reading.kind in ("fact", "request") and (time := parse_asked_time(text)):
+            return self._change_time(time)
+        if reading.request == "change_time" and not turn.calls:
+            clock = parse_clock_time(text)
+            if clock:
+                return self._change_time(clock)
+            vague = propose_time(text) or parse_vague_time(text, loose=True)
+            if vague:  # a day-part is a proposal to confirm
+                reply = f"Sure. {ASK_NEW_TIME_LEAD} {friendly_time(vague)} — would that work?"
+                return reply, "feedback: a new time of day proposed"
+            return f"Sure. {ASK_NEW_TIME} For example 7pm.", "feedback: asking for the new time"
+        return None
+
+    def _pause(self, days: int | None) -> tuple[_Step, str]:
+        if days is None:
+            return (
+                "Sure — for how many days should I pause your daily prompts? For example “pause for a week”.",
+                "feedback: pause without a length",
+            )
+        paused = next((c for c in self.turn.called(SCHEDULER, action="pause") if c.ok), None)
+        if paused is None:
+            return [(SCHEDULER, {"action": "pause", "days": days})], f"feedback: pausing for {days} day(s)"
+        until = re.search(r"until (\w+ \d{2} \w+)", paused.result or "")
+        back = f" until {until[1]}" if until else f" for {days} day(s)"
+        return (
+            f"Done — your daily prompts are paused{back}; they start again by themselves. "
+            "Want them back sooner? Just text “resume”.",
+            "feedback: paused",
+        )
+
+    def _resume(self) -> tuple[_Step, str]:
+        resumed = next((c for c in self.turn.called(SCHEDULER, action="resume") if c.ok), None)
+        if resumed is None:
+            return [(SCHEDULER, {"action": "resume"})], "feedback: resuming"
+        times = re.findall(r"min before (\d{2}:\d{2})", resumed.result or "")
+        if "Nothing is paused" in (resumed.result or ""):
+            reply = "Your daily prompts weren't paused, so nothing changes. How is your habit going?"
+            return reply, "feedback: not paused"
+        at = f" every day around {friendly_time(times[0])}" if times else ""
+        return f"Welcome back! Your daily prompts are on again{at}. How are you feeling?", "feedback: resumed"
+
+    def _limit(self) -> tuple[_Step, str]:
+        """ "no more texts after 9pm": answered, nothing moved until they say the new time."""
+        if self._listed() is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: a limit on when; listing schedules"
+        when = self._schedule_phrase()
+        now = f" Right now your daily prompt comes {when}." if when else ""
+        return f"Got it.{now} {ASK_NEW_TIME} For example 5pm.", "feedback: a limit on when; asking for the time"
+
+    def _not_a_report(self, kind: str) -> str:
+        if kind == "complaint":
+            return (
+                "Sorry about that. I can make your prompt smaller, move it to another time, or pause it for a few "
+                "days — which would help most?"
+            )
+        if kind == "later":
+            return "No rush — tell me how it went whenever you're ready. Anything I can make easier?"
+        if not self.delivered:
+            return "Hi! Your first daily prompt hasn't come yet. Anything you'd like to change before it does?"
+        return "Hi! How did your latest habit prompt go?"
+
+    def _faq(self, topic: str) -> str:
+        ask = "How did your latest habit prompt go?" if self.delivered else "Anything else you'd like to know?"
+        return f"{answer_faq(topic, self.turn.study)} {ask}"
+
     def _error_reply(self, failed: LoopCall) -> str:
         reason = _error_reason(failed.result)
         if failed.name == SCHEDULER:
@@ -236,15 +346,33 @@ class FeedbackRules:
             return f"Sorry — something went wrong on my side ({reason}). Could you send that again?"
         return f"Thanks for letting me know! (I couldn't save that note just now: {reason}.)"
 
-    def _plan(self) -> str:
-        """The plan as the coach's own earlier messages state it ("around 7:30am", "tomorrow")."""
-        said = " ".join(m.content or "" for m in self.turn.history if m.role == "assistant")
-        at = re.findall(r"(?:every day )?around (\d{1,2}(?::\d{2})?[ap]m)", said)
-        when = re.findall(r"\b(today|tomorrow)\b", said)
-        if at:
-            day = f" {when[-1]}" if when else ""
-            return f"Great! Your first prompt comes{day} around {at[-1]}, and then every day. I'll check in after it."
-        return "Great! Your daily prompt is set up; I'll check in after the first one arrives."
+    def _plan(self) -> _Step:
+        """The plan as the stored schedule says it (listed, not remembered from earlier replies: a
+        time changed since, or a first prompt whose moment passed, is never claimed)."""
+        if SCHEDULER in self.turn.tools and self._listed() is None:
+            return [(SCHEDULER, {"action": "list"})]
+        when = self._schedule_phrase()
+        if when is None:
+            return "Thanks! There's no daily prompt scheduled right now — tell me a time and I'll set one up."
+        return (
+            f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
+            "Anything you'd like to change before then?"
+        )
+
+    def _schedule_phrase(self) -> str | None:
+        """ "every day around 8am" from the listed schedule; ``None`` when none is listed (or no list)."""
+        listed = self._listed()
+        if listed is None:
+            return "every day at the time we picked" if SCHEDULER not in self.turn.tools else None
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
+        if times:
+            return f"every day around {friendly_time(times[0])}"
+        if windows:
+            start, end = (friendly_time(t) for t in windows[0])
+            return f"every day at a random time between {start} and {end}"
+        paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
+        return f"again after your pause (until {paused[1]})" if paused else None
 
     def _agreed(self) -> str:
         if "doable" in self.turn.last_assistant or "tweak" in self.turn.last_assistant.lower():
@@ -296,4 +424,6 @@ class FeedbackRules:
                 "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
                 "How did today's prompt go?"
             )
+        if self.turn.context.get("replied to the latest daily prompt") == "yes":
+            return "Thanks for sharing! I'll check in after your next prompt."
         return "Thanks for sharing! How did today's habit go — did you get a chance to try it?"

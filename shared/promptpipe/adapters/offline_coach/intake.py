@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
+from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.reading import (
     OFFER_SCHEDULE,
@@ -41,9 +42,11 @@ from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     parse_vague_time,
     propose_time,
+    same_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
+from promptpipe.rules.message_reading import MessageReading, read_message
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
 _VAGUE_WORDS = re.compile(
@@ -53,6 +56,13 @@ _VAGUE_WORDS = re.compile(
 )
 _OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
+# One-word defaults offered to someone who finds the questions a chore.
+_EASY_DEFAULTS = {
+    DOMAIN: "“a 2-minute walk”",
+    MOTIVATION: "“to feel a bit better every day”",
+    TIME: "8am",
+    ANCHOR: "“after my morning coffee”",
+}
 
 
 class IntakeRules:
@@ -108,11 +118,26 @@ class IntakeRules:
                 "just text me and we'll pick up where we left off.",
                 "intake: a stop request with nothing scheduled",
             )
+        reading = read_message(turn.user)
+        if not turn.calls and reading.request in ("pause", "resume", "limit"):
+            pending = self._pending(self.profile())
+            return (
+                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
+                f"intake: a {reading.request} request with nothing scheduled",
+            )
+        if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
+            return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
         if self.asked == "schedule" and self.prompt_given():
             offer = self._answer_offer()
             if offer is not None:
                 return offer
-        if not turn.called(SAVE) and SAVE in turn.tools:
+        # Only a fact is saved as one; a yes saves only the suggestion it accepts.
+        reads_as_fact = (
+            reading.kind == "fact"
+            or reading.request in ("change_time", "new_habit")
+            or (reading.kind == "yes" and bool(suggestion(turn.last_assistant)))
+        )
+        if reads_as_fact and not turn.called(SAVE) and SAVE in turn.tools:
             learned = self._learn()
             if learned:
                 return [(SAVE, learned)], f"intake: learned {', '.join(learned)}"
@@ -122,17 +147,57 @@ class IntakeRules:
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
 
+    # -- a message that is no answer: greeting, question, complaint, "let me think" -----------------
+    def _pending(self, profile: dict[str, str]) -> str:
+        """The question still open: the coach's own last one (a suggestion, the schedule offer, a
+        field), else the next one to ask."""
+        last = self.turn.last_assistant
+        if suggestion(last):
+            return last[last.rindex(SUGGEST_LEAD) :].strip()
+        time = normalise_time(profile[TIME]) if profile[TIME] else None
+        if self.prompt_given() and time:
+            return f"{OFFER_SCHEDULE} around {friendly_time(time)}?"
+        if self.asked in INTAKE_ORDER and not profile[self.asked]:
+            return self._question(profile, self.asked)
+        return self._question(profile)
+
+    def _not_a_fact(self, reading: MessageReading) -> str:
+        profile = self.profile()
+        pending = self._pending(profile)
+        if reading.kind == "greeting":
+            return f"Hi! {pending}"
+        if reading.kind == "later":
+            return f"No rush — take your time. Whenever you're ready: {pending}"
+        if reading.kind == "complaint":
+            return f"Sorry — let's keep it simple. {self._easier_way(profile, pending)}"
+        if reading.topic == "rephrase":
+            return rephrase(self.turn.last_assistant, self.asked, profile)
+        return f"{answer_faq(reading.topic or 'other', self.turn.study)} {pending}"
+
+    def _easier_way(self, profile: dict[str, str], pending: str) -> str:
+        """A default they can take with one word, for the question still open."""
+        time = normalise_time(profile[TIME]) if profile[TIME] else None
+        if self.prompt_given() and time:
+            return f"Just reply yes and I'll send it every day around {friendly_time(time)}, or no to skip it."
+        missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+        missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+        if missing in _EASY_DEFAULTS:
+            return f"{SUGGEST_LEAD} {_EASY_DEFAULTS[missing]}? Just reply yes, or tell me yours."
+        return pending
+
     # -- a reply read against the last question ---------------------------------------------------
     def _learn(self) -> dict[str, str]:
         """The facts the message gives, read against what was asked: an acceptance of the coach's
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
         text, expected = self.turn.user, self.expected()
         suggested = suggestion(self.turn.last_assistant)
-        if suggested and accepts(text):
+        if suggested and (accepts(text) or read_message(text).kind == "yes"):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
             if time and not self.known[TIME]:
                 return {TIME: time}
-            return {ANCHOR: suggested.strip("“”")} if not time and not self.known[ANCHOR] else {}
+            offered = suggested.strip("“”")
+            field = next((n for n, v in _EASY_DEFAULTS.items() if n != TIME and v.strip("“”") == offered), ANCHOR)
+            return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
@@ -161,7 +226,8 @@ class IntakeRules:
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
         turn, text = self.turn, self.turn.user
-        new_time = parse_clock_time(text)
+        earlier = normalise_time(self.known[TIME]) if self.known[TIME] else None
+        new_time = same_half_of_day(parse_clock_time(text), earlier, text)
         if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
         profile = self.profile()

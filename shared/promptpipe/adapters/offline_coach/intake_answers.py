@@ -23,6 +23,8 @@ from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_cloc
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
     r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
+    r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
+    r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
@@ -34,10 +36,10 @@ _ANCHOR = re.compile(
     re.I,
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
-_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) my\s+[^,.;!?]+)", re.I)
+_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) (?:my |the )?[^,.;!?]+)", re.I)
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please)\b.*$|\s+\d.*$",
+    r"i think|maybe|probably|please|like|ish)\b.*$|\s+\d.*$",
     re.I,
 )
 _ROUTINE_WORDS = re.compile(
@@ -111,6 +113,19 @@ _WANT = re.compile(
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
 
 
+_SLEEP = re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I)
+
+
+def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
+    """A sleep habit at "10:30" with nothing saying morning is at night (9 to 11 only: 7:15 may be
+    either)."""
+    if time is None or not _SLEEP.search(domain) or re.search(r"[ap]\.?m\b|morning|ma[nñ]ana|\b0\d:", text, re.I):
+        return time
+    hour, minute = (int(part) for part in time.split(":"))
+    return f"{hour + 12:02d}:{minute:02d}" if 9 <= hour <= 11 else time
+
+
+_OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
 _AT_CLOCK = re.compile(r"\b(?:at|around|about|@)\s*\d", re.I)
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
@@ -129,7 +144,11 @@ def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
 
 
 def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
-    match = _ANCHOR.search(text) or (_SOFT_ANCHOR.search(text) if soft else None)
+    match = _ANCHOR.search(text)
+    if match is None and soft:
+        match = _SOFT_ANCHOR.search(text)
+        if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
+            match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
     if match is None:
         return "", None
     anchor = _clean(_ANCHOR_TAIL.sub("", match["a"]))
@@ -160,13 +179,23 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     motivation, m_match = parse_motivation(text)
     if not motivation and expected == MOTIVATION:
         motivation, m_match = _leading_clause_as_motivation(text)
+    if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
+        motivation, m_match = _reason_after_the_habit(text)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
-    time = parse_clock_time(rest)
+    # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
+    hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
+    time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
     if time is None and expected == TIME:
         time = parse_asked_time(rest)  # "morning 7"
-    # "I crash by 11", "on my phone until 1am every night" answer why, not when.
-    telling_why = expected in (DOMAIN, MOTIVATION) and len(text.split()) > 3 and not _AT_CLOCK.search(rest)
+    # "I crash by 11", "on my phone until 1am every night" answer why, not when; a message that
+    # opens with a time ("8:15 with my first coffee") gives one, whatever was asked.
+    telling_why = (
+        expected in (DOMAIN, MOTIVATION)
+        and len(text.split()) > 3
+        and not _AT_CLOCK.search(rest)
+        and not _OPENS_WITH_TIME.match(text)
+    )
     if telling_why:
         time = None
     elif time is None and not known.get(TIME):
@@ -207,6 +236,24 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
         return "", None
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
+
+
+def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "stretch, my back hurts all day", "I sit at a desk all day, I want to stretch more": answering
+    "which habit?", the habit in one clause and, in another, three words or more that are neither a
+    time, a routine nor a yes: why it matters."""
+    clauses = [m for m in re.finditer(r"[^,.;!?]+", text) if m[0].strip()]
+    if len(clauses) < 2:
+        return "", None
+    habit = next((m for m in clauses if parse_domain(m[0]) or _WANT.search(m[0])), clauses[0])
+    for clause in clauses:
+        rest = _clean(clause[0])
+        if clause is habit or len(rest.split()) < 3 or _WANT.search(rest):
+            continue
+        if _ANCHOR.search(rest) or parse_clock_time(rest) or parse_vague_time(rest) or accepts(rest):
+            continue
+        return _words(rest, 15), clause
+    return "", None
 
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:

@@ -12,7 +12,11 @@ _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
     r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|time|x\b))", re.I
 )
-_PM_HINT = re.compile(r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm|de la (?:tarde|noche))\b", re.I)
+_PM_HINT = re.compile(
+    r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm|de la (?:tarde|noche)|cena|cenar|noche)\b"
+    r"|(?<!out of )(?<!of )\b(?:bed|bedtime|sleep|sleeping|dormir|cama)\b",
+    re.I,
+)
 _AM_HINT = re.compile(r"\b(?:morning|breakfast|am|wake|waking|early|de la ma[ñn]ana|primera hora)\b", re.I)
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -23,7 +27,10 @@ _NUMBER_WORDS = {
 # "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
 _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\b(?:like|at|around|about|by|for|las?|sobre las|half|quarter (?:past|to))\s+(NUM)\b", "WORD"),
-    (r"\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
+    (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
+    (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
+    (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
+    (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"
     (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
     (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
     (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
@@ -34,6 +41,11 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+    (
+        r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
+        r"de la (?:manana|mañana|tarde|noche))\b",
+        r"at \1 \2",
+    ),
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
@@ -61,7 +73,9 @@ def _hhmm(hour: int, minute: int) -> str:
 def _spoken(text: str) -> str:
     words = "|".join(_NUMBER_WORDS)
     for pattern, replacement in _SPOKEN:
-        if replacement == "WORD":
+        if replacement == "QUARTER_TO":
+            text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
+        elif replacement == "WORD":
             text = re.sub(
                 pattern.replace("NUM", words),
                 lambda m: m[0][: m.start(1) - m.start()] + str(_NUMBER_WORDS[m[1].lower()]),
@@ -73,16 +87,18 @@ def _spoken(text: str) -> str:
     return text
 
 
-def parse_clock_time(text: str) -> str | None:
-    """An explicit time of day ("8am", "7:30 pm", "19:00", "at 7", "9ish", "7.30", "half 8",
-    "a las 9 de la noche") as HH:MM (24-hour); of several ("8:30? maybe 8:45"), the last one said."""
+def parse_clock_time(text: str, hint: str = "") -> str | None:
+    """An explicit time of day ("8am", "7:30 pm", "19:00", "at 7", "9ish", "7:15ish", "7.30", "half 8",
+    "quarter to 8", "19h", "7 in the evening", "a las 9 de la noche") as HH:MM (24-hour); of several
+    ("8:30? maybe 8:45"), the last one said. ``hint``: what else is known of the moment (the habit,
+    its routine: "before bed") to tell 10:30 at night from the morning when the message does not."""
     if _NOON.match(text):
         return "12:00"
     text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
     for piece in reversed(_SECOND_THOUGHT.split(text)[1:]):
         if _parse_clock(piece):  # read with the whole message's hints ("... in the evening")
-            return _parse_clock(f"{piece} {text}")
-    return _parse_clock(text)
+            return _parse_clock(f"{piece} {text}", hint)
+    return _parse_clock(text, hint)
 
 
 def parse_asked_time(text: str) -> str | None:
@@ -94,7 +110,7 @@ def parse_asked_time(text: str) -> str | None:
     return found
 
 
-def _parse_clock(text: str) -> str | None:
+def _parse_clock(text: str, hint: str = "") -> str | None:
     match = _RANGE.search(text) or _AMPM.search(text)  # a range: its start ("8-9am" → 08:00)
     if match:
         hour, minute = int(match[1]), int(match[2] or 0)
@@ -104,24 +120,26 @@ def _parse_clock(text: str) -> str | None:
         return _hhmm(hour % 12 + (12 if is_pm else 0), minute)
     match = _HHMM.search(text)
     if match:
-        return _hhmm(_guess_half_of_day(int(match[1]), text), int(match[2]))
+        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), int(match[2]))
     match = _AT_HOUR.search(text)
     if match and int(match[1]) <= 23:
-        return _hhmm(_guess_half_of_day(int(match[1]), text), 0)
+        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), 0)
     bare = re.fullmatch(r"\s*(\d{1,2})\s*", text)
     if bare and int(bare[1]) <= 23:
-        return _hhmm(_guess_half_of_day(int(bare[1]), text), 0)
+        return _hhmm(_guess_half_of_day(int(bare[1]), text, hint), 0)
     return None
 
 
-def _guess_half_of_day(hour: int, text: str) -> int:
-    """ "at 7" in the evening is 19:00; "at 3" is more likely the afternoon than the night."""
+def _guess_half_of_day(hour: int, text: str, hint: str = "") -> int:
+    """ "at 7" in the evening is 19:00; "at 3" is more likely the afternoon than the night; what the
+    message says wins over the ``hint`` (the habit and its routine)."""
     if hour == 0 or hour >= 12:
         return hour
-    if _PM_HINT.search(text):
-        return hour + 12
-    if _AM_HINT.search(text):
-        return hour
+    for words in (text, hint):
+        if _PM_HINT.search(words) and not _AM_HINT.search(words):
+            return hour + 12
+        if _AM_HINT.search(words):
+            return hour
     return hour + 12 if hour <= 6 else hour
 
 
@@ -172,3 +190,23 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
 def propose_time(text: str) -> str | None:
     """The concrete time to suggest for a vague answer to "what time?", if it names one."""
     return next((value for pattern, value in _PROPOSALS if re.search(pattern, text, re.I)), None)
+
+
+_HALF_OF_DAY_SAID = re.compile(
+    r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|ma[nñ]ana|tarde|noche)\b|\b(?:0\d|1[3-9]|2[0-3])[:h]",
+    re.I,
+)
+
+
+def same_half_of_day(new: str | None, earlier: str | None, text: str) -> str | None:
+    """A change of mind keeps the half of the day of the time it replaces ("8pm" then "actually make it
+    9" is 9pm), unless the message says which half it means."""
+    if new is None or earlier is None or _HALF_OF_DAY_SAID.search(text):
+        return new
+    new_hour, minute = (int(part) for part in new.split(":"))
+    earlier_hour = int(earlier.split(":")[0])
+    if earlier_hour >= 12 and 1 <= new_hour < 12:
+        return _hhmm(new_hour + 12, minute)
+    if earlier_hour < 12 and new_hour > 12 and not re.search(r"\b(?:1[3-9]|2[0-3])\b", text):
+        return _hhmm(new_hour - 12, minute)
+    return new

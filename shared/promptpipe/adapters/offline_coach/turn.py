@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptpipe.adapters.offline_coach.faq import StudyFacts
 from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, FEEDBACK_HEADER, INTAKE_HEADER
 from promptpipe.models.llm import ChatMessage, ChatRequest
 
@@ -44,6 +45,7 @@ class Turn:
     steer_node: str = ""
     steer_mode: str = ""
     steer_fields: list[str] = field(default_factory=list)
+    study: StudyFacts = field(default_factory=StudyFacts)  # what the answers may say of the study
 
     def called(self, name: str, **match: Any) -> list[LoopCall]:
         return [c for c in self.calls if c.name == name and all(c.args.get(k) == v for k, v in match.items())]

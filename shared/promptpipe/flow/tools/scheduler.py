@@ -22,6 +22,7 @@ from promptpipe.controller.tool_table import SCHEDULER, Module
 from promptpipe.errors import TimerError
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import daily_spec, hhmm_minutes, schedule_timing, validate_daily
+from promptpipe.flow.schedule_pause import MAX_PAUSE_DAYS, pause_end, pause_schedules, resume_schedules
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
 from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
@@ -53,6 +54,7 @@ class SchedulerParams(LazyModel):
     random_end_time: str = ""
     timezone: str = ""
     schedule_id: str = ""
+    days: int = 0
 
 
 _minutes = hhmm_minutes
@@ -66,11 +68,22 @@ def normalise_hhmm(value: str) -> str:
     return f"{int(hours):02d}:{int(minutes):02d}"
 
 
+def _pause_params(action: str, args: dict[str, Any]) -> SchedulerParams:
+    if action == "resume":
+        return SchedulerParams(action=action)
+    days = args.get("days")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_PAUSE_DAYS:
+        raise ValueError(f"days is required for pause action: a whole number from 1 to {MAX_PAUSE_DAYS}")
+    return SchedulerParams(action=action, days=days)
+
+
 def validate_params(args: dict[str, Any]) -> SchedulerParams:
     """docs/behaviour.md#B-SCHED-1, with its error meanings. Raises ``ValueError(detail)``."""
     action = args.get("action")
-    if action not in ("create", "list", "delete"):
+    if action not in ("create", "list", "delete", "pause", "resume"):
         raise ValueError(f"invalid scheduler action: {action if action is not None else ''}")
+    if action in ("pause", "resume"):
+        return _pause_params(action, args)
     text = {k: (v.strip() if isinstance(v, str) else "") for k, v in args.items()}
     if action == "delete":
         if not text.get("schedule_id"):
@@ -176,7 +189,51 @@ class SchedulerTool:
             return self._list(ctx)
         if params.action == "delete":
             return self._delete(ctx, params.schedule_id)
+        if params.action == "pause":
+            return self._pause(ctx, params.days)
+        if params.action == "resume":
+            return self._resume(ctx)
         return self._create(ctx, params)
+
+    # -- pause and resume -------------------------------------------------------------------
+    def _pause(self, ctx: ToolContext, days: int) -> ToolResult:
+        session = ctx.session
+        current = session.data.schedule_pause()
+        if not session.data.schedules() and current is None:
+            return ToolResult.error("Nothing to pause", "the participant has no daily schedule")
+        until = pause_end(session.now, days)
+        session.apply("pause_schedules", lambda op: pause_schedules(op, until))
+        zone = ZoneInfo(participant_zone_name(session.participant.timezone))
+        back = until.astimezone(zone)
+        return ToolResult(
+            ok=True,
+            text=(
+                f"Daily prompts paused for {days} day(s): none is sent until {back:%A %d %B} "
+                f"({back:%Y-%m-%d %H:%M} {zone.key}), when they resume by themselves at their usual time."
+            ),
+            data={"paused": True, "days": days, "until": back.isoformat()},
+        )
+
+    def _resume(self, ctx: ToolContext) -> ToolResult:
+        session = ctx.session
+        if session.data.schedule_pause() is None:
+            return ToolResult(
+                ok=True,
+                text="Nothing is paused: the daily schedules are as listed.",
+                data={"resumed": False},
+            )
+        resumed: list[ScheduleInfo] = []
+
+        def resume(op: OpContext) -> None:
+            resumed[:] = resume_schedules(op)  # a replay decides afresh
+
+        session.apply("resume_schedules", resume)
+        described = "; ".join(describe(s, self.prep_minutes) for s in resumed) or "as before"
+        return ToolResult(
+            ok=True,
+            text=f"Daily prompts resumed: {described}.",
+            data={"resumed": True, "schedule_ids": [s.id for s in resumed]},
+        )
 
     # -- create -----------------------------------------------------------------------------
     def _create(self, ctx: ToolContext, params: SchedulerParams) -> ToolResult:
@@ -254,6 +311,15 @@ class SchedulerTool:
     # -- list -------------------------------------------------------------------------------
     def _list(self, ctx: ToolContext) -> ToolResult:
         schedules = ctx.session.data.schedules()
+        pause = ctx.session.data.schedule_pause()
+        if not schedules and pause is not None:
+            back = pause.until.astimezone(ZoneInfo(participant_zone_name(ctx.session.participant.timezone)))
+            paused = "; ".join(describe(s, self.prep_minutes) for s in pause.schedules)
+            return ToolResult(
+                ok=True,
+                text=f"The daily prompts are paused until {back:%Y-%m-%d %H:%M} (then: {paused}).",
+                data={"paused_until": back.isoformat(), "schedule_ids": []},
+            )
         if not schedules:
             return ToolResult(ok=True, text="The participant has no active daily schedules yet.", data=[])
         lines = ["Active daily schedules:"]

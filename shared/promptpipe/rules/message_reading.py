@@ -1,0 +1,233 @@
+"""What kind of message a participant sent, read before anything in it is taken as an answer
+(docs/offline-coach.md, "A reader before an answerer").
+
+A reply is not always the answer to the coach's last question. It may be:
+
+- ``greeting``: "heyy", "buenas tardes", "hi there 👋" and nothing more;
+- ``question``: about the study or the coach ("who is this?", "is this a bot?", "how did u get my
+  number", "¿quién eres?"), with its ``topic`` when it is one of the common ones (``TOPICS``);
+- ``complaint``: "this is annoying. just pick one", "too many questions", "qué fastidio";
+- ``yes`` / ``no``: "👌🏼", "sounds good lol", "va, me parece bien" / "nah", "no gracias";
+- ``later``: not now, let me think ("not yet, let me think", "can I think about it?", "déjame pensarlo");
+- ``request``: a change of the plan, with its ``request`` (``pause`` with ``days`` when said,
+  ``resume``, ``change_time``, ``stop``, ``new_habit``, ``limit``: when messages may come, "no more
+  texts after 9pm", which moves nothing by itself);
+- ``fact``: anything else, which the coach reads against its pending question (or as an outcome
+  report in feedback, where ``rules/outcome.py`` reads it).
+
+Only a ``fact`` may be saved as a fact. Opt-outs never get here as a request: the opt-out reader
+(``rules/opt_out.py``) honours them at the webhook first; ``stop`` here is the narrower "stop the
+daily reminders". A restriction ("no more texts after 9pm", "stop texting me at night") and a stop
+that is about the day ("need to stop at the pharmacy first") are not stop requests.
+
+English and Spanish, on the shared normal form (``rules/normalise.py``: case, width, accents folded).
+Pure: ``re``, ``rules/normalise`` and ``rules/intent_patterns`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from promptpipe.rules.intent_patterns import is_capability_question
+from promptpipe.rules.normalise import fold_accents, normalise_text
+
+Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
+Request = Literal["pause", "resume", "change_time", "stop", "new_habit", "limit"]
+TOPICS = (
+    "who",
+    "bot",
+    "number",
+    "how_long",
+    "what_sent",
+    "change_time_later",
+    "stop_later",
+    "rephrase",
+    "other",
+)
+
+__all__ = ["TOPICS", "Kind", "MessageReading", "Request", "plain", "read_message"]
+
+
+@dataclass(frozen=True)
+class MessageReading:
+    kind: Kind
+    topic: str | None = None  # a question's topic (TOPICS)
+    request: Request | None = None
+    days: int | None = None  # a pause's length
+
+
+def plain(text: str) -> str:
+    """The shared normal form with accents folded and runs of spaces collapsed."""
+    return re.sub(r"\s+", " ", fold_accents(normalise_text(text))).strip()
+
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "couple of": 2, "couple": 2, "three": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "ten": 10, "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4,
+    "cinco": 5, "seis": 6, "siete": 7, "diez": 10, "few": 3, "par de": 2,
+}  # fmt: skip
+_UNIT_DAYS = {"day": 1, "dia": 1, "week": 7, "semana": 7, "weekend": 2, "fin de semana": 2}
+_AMOUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r")"
+_PAUSE = re.compile(
+    r"\b(?:pause|hold|break|stop|skip|off|paus\w*|deten\w*|descans\w*|sin mensajes|vacation|vacaciones|viaje|trip)\b"
+)
+_PAUSE_WORD = re.compile(r"\b(?:pause|paus\w*|unpause|hold off|take a break|a break from|descans\w* de)\b")
+_MESSAGES = re.compile(r"\b(?:texts?|messages?|reminders?|prompts?|mensajes|recordatorios|them|these)\b")
+_AMOUNT_TOO = _AMOUNT.replace("?P<n>", "?P<m>")  # the same, in the other branch
+_DURATION = re.compile(
+    rf"\b(?:(?:for|por|durante|next|proxim[oa]s?)\s+(?:the |el |la |los |las )?(?:{_AMOUNT}\s+)?|{_AMOUNT_TOO}\s+)"
+    r"(?P<unit>days?|dias?|weeks?|semanas?|weekend|fin de semana)\b"
+)
+_RESUME = re.compile(
+    r"\b(?:resume|restart|unpause|start (?:the |my )?(?:texts|messages|reminders|prompts) again|"
+    r"(?:texts|messages|reminders|prompts) again|start again|i'?m back|im back|back now|"
+    r"turn (?:them|it) back on|reanuda\w*|vuelve a (?:mandar|enviar)|ya volvi|otra vez los mensajes)\b"
+)
+_NEW_HABIT = re.compile(
+    r"\b(?:new habit|different habit|another habit|change (?:my |the )?habit|switch (?:my |the )?habit|"
+    r"start over|otro habito|nuevo habito|cambiar (?:de |el |mi )?habito)\b"
+)
+# "stop the reminders", "don't send me the daily texts": the daily prompts, all of them.
+_STOP_PROMPTS = re.compile(
+    r"^(?:please |pls |can you |could you |)?(?:stop|cancel|end|quit|turn off|no more|don'?t send(?: me)?|"
+    r"deja de (?:mandar|enviar)(?:me)?|para|cancela|ya no (?:me )?(?:mandes|envies))\s+"
+    r"(?:sending |texting |mandar |enviar )?(?:me )?(?:the |my |these |those |your |all |los |las |mis )?"
+    r"(?:daily )?(?:reminders?|prompts?|texts?|messages?|notifications?|recordatorios?|mensajes?)"
+    r"(?: (?:please|pls|por favor|thanks|gracias))?(?:[\s.!]*$|\s*[,.;!]\s+\S.*$)"
+)
+_RESTRICTION = re.compile(
+    r"\b(?:after|before|at|past|in the|during|until|on|weekends?|despues de las|antes de las|en la|por la)\b"
+    r"\s*(?:\d|night|morning|evening|afternoon|work|noche|manana|tarde|weekend)"
+)
+# "no more texts after 9pm", "stop texting me at night", "don't message me before 8": when, not whether.
+_LIMIT = re.compile(
+    r"\b(?:no more|stop|don'?t|do not|never|no)\s+(?:\w+\s+){0,2}?(?:texts?|texting|messages?|messaging|"
+    r"sending|reminders?|prompts?|mensajes|escribir|mandar)\b"
+)
+_CHANGE_TIME = re.compile(
+    r"\b(?:change|move|switch|reschedule|shift|push|cambia\w*|mueve\w*|pasa\w*)\s+"
+    r"(?:(?:my|the|your|our|it|that|this|daily|la|el|mi|del|lo)\s+){0,3}"
+    r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje|it|lo)?s?\s*"
+    r"(?:to|a|para|for|back|forward|earlier|later|mas temprano|mas tarde)\b"
+    r"|\b(?:different|new|another|later|earlier) time\b|\b(?:is|are|would be|works?) better\b"
+    r"|\bmejor (?:a las|en la|por la)\b|\b(?:don'?t|doesn'?t|do not) work for me\b|\bno me (?:da tiempo|funciona)\b"
+)
+
+_GREETING = re.compile(
+    r"^(?:(?:hi+|hey+|hello+|helo|hiya|howdy|yo|sup|heya|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|"
+    r"good (?:morning|afternoon|evening|day)|hi there|hello there|hey there|bonjour|salut|ola|que tal|"
+    r"what'?s up|whats up|wassup)\b[\s,!.]*)+(?:\w+)?[\s!.]*$"
+)
+_YES = re.compile(
+    r"^(?:(?:y|yes+|yeah?|yea|yep|yup|ya|ye|yas|ok(?:ay|ey)?|k+|kk|sure(?: thing)?|alright|all right|fine|"
+    r"perfect|great|good|cool|nice|definitely|absolutely|of course|certainly|please|pls|plz|sounds good|"
+    r"sounds great|sounds fine|that works|works for me|works|do it|go ahead|go for it|let'?s do it|let'?s go|"
+    r"why not|deal|si+|vale|claro|dale|de acuerdo|perfecto|genial|bueno|porfa|por favor|venga|va|sale|orale|"
+    r"de una|me parece bien|me parece|esta bien|listo|ok then|yes please|si porfa|si por favor|oui|d'accord|"
+    r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias)\b[\s,!.]*)+$"
+)
+_EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
+_EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
+_NO = re.compile(
+    r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero)\b[\s,!.]*(?:thanks?|gracias)?"
+    r"[\s!.]*$"
+)
+_LATER = re.compile(
+    r"\b(?:let me think|i'?ll think|think about it|need to think|not sure yet|not yet,? let me|"
+    r"tell (?:you|u) (?:tomorrow|later)|get back to (?:you|u)|dejame pensar\w*|lo pienso|lo voy a pensar|"
+    r"te digo (?:manana|luego|despues))\b"
+)
+_COMPLAINT = re.compile(
+    r"\b(?:annoying|annoyed|so many questions|too many (?:questions|texts|messages)|stop asking|"
+    r"just pick|you pick|you choose|pick (?:one|for me)|whatever you (?:think|want)|this is (?:stupid|pointless|dumb)|"
+    r"confusing|waste of time|ugh+|omg stop|que fastidio|fastidi\w*|molest\w*|cuantas preguntas|"
+    r"demasiadas preguntas|tu elige|elige tu|lo que sea)\b"
+)
+_QUESTION_START = re.compile(
+    r"^(?:who|what|how|why|when|where|which|is|are|do|does|can|could|will|would|should|may|"
+    r"quien|que|como|cuando|donde|por que|porque|cual|eres|es|puedo|puedes|se puede|y como|y quien)\b"
+)
+_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("rephrase", re.compile(r"\bwhat do (?:you|u) mean\b|\bwhat does that mean\b|\bi don'?t (?:understand|get it)\b|"
+                            r"^(?:huh|what|wdym|que|como)\W*$|^huh\b|\bno entiendo\b|\bque quieres decir\b")),
+    ("who", re.compile(r"\bwho (?:is|are|r) (?:this|you|u)\b|\bwho'?s this\b|\bquien (?:eres|es|sos|habla)\b|"
+                       r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b")),
+    ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es) (?:a |an |un |una )?"
+                       r"(?:real|bot|human|person|robot|ai|machine|computer|persona|humano|robot|maquina)\b")),
+    ("number", re.compile(r"\b(?:get|got|have|has|find|found|conseguiste|consiguieron|sacaste|tienes|tienen)\b.*"
+                          r"\b(?:my|mi) (?:number|phone number|numero|cel|celular|telefono)\b")),
+    ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b")),
+    ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
+                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b")),
+    ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
+    ("stop_later", re.compile(r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
+                              r"\b(?:can|could) i (?:stop|quit)\b|"
+                              r"\b(?:stop|quit|cancel)\b.*\b(?:messages|texts|reminders|prompts)\b")),
+)  # fmt: skip
+
+
+def _days(said: str) -> int | None:
+    match = _DURATION.search(said)
+    if match is None:
+        return None
+    unit = match["unit"].rstrip("s")
+    unit = "dia" if unit.startswith("dia") else "semana" if unit.startswith("semana") else unit
+    per = _UNIT_DAYS.get(unit, 1)
+    amount = match["n"] or match["m"]
+    count = int(amount) if amount and amount.isdigit() else _NUMBERS.get(amount or "", 1)
+    return max(1, min(count * per, 60))
+
+
+def _request(said: str) -> MessageReading | None:
+    if _RESUME.search(said) and not re.search(r"\b(?:pause|paus\w*)\b", said):
+        return MessageReading("request", request="resume")
+    if _NEW_HABIT.search(said):
+        return MessageReading("request", request="new_habit")
+    days = _days(said)
+    proper = _PAUSE_WORD.search(said)
+    timed = days is not None and _PAUSE.search(said) and _MESSAGES.search(said)
+    if proper or timed:
+        return MessageReading("request", request="pause", days=days)
+    if _STOP_PROMPTS.search(said) and not _RESTRICTION.search(said):
+        return MessageReading("request", request="stop")
+    if _LIMIT.search(said) and _RESTRICTION.search(said):
+        return MessageReading("request", request="limit")
+    if _CHANGE_TIME.search(said):
+        return MessageReading("request", request="change_time")
+    return None
+
+
+def read_message(text: str) -> MessageReading:
+    """The kind of ``text`` (see the module docstring)."""
+    said = plain(text)
+    core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
+    if not core and said:
+        return MessageReading("yes") if _EMOJI_YES.match(said) else MessageReading("fact")
+    if not said:
+        return MessageReading("fact")
+    request = _request(said)
+    if request is not None and request.request in ("change_time", "stop") and is_capability_question(said):
+        # "can I change the time later?" asks what is possible, not for the change now
+        return MessageReading("fact" if re.search(r"\d", said) else "question", topic=f"{request.request}_later")
+    if request is not None:
+        return request
+    if _LATER.search(said):
+        return MessageReading("later")
+    if _COMPLAINT.search(said) and not re.search(r"\d", said):
+        return MessageReading("complaint")
+    if _GREETING.match(core) and len(core.split()) <= 4:
+        return MessageReading("greeting")
+    asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(core))
+    for topic, pattern in _TOPICS:
+        if pattern.search(core) and (asks or topic in ("rephrase", "number")):
+            # "8pm for now. can you text me at another time later?" answers too: a fact with a question
+            return MessageReading("fact" if re.search(r"\d", said) else "question", topic=topic)
+    if _NO.match(core):
+        return MessageReading("no")
+    if _YES.match(core) and not _EMOJI_OTHER.search(said):
+        return MessageReading("yes")
+    if asks and not re.search(r"\d", said) and said.rstrip(" !.").endswith("?"):
+        return MessageReading("question", topic="other")
+    return MessageReading("fact")
