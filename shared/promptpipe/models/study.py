@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from promptpipe.lazy_model import LazyModel
 
 # The arms' probabilities must sum to 1 within this tolerance (they are written as decimals).
 PROBABILITY_TOLERANCE = 1e-9
@@ -33,7 +35,7 @@ class UnavailableReason(StrEnum):
     STUDY_ENDED = "study_ended"
 
 
-class Arm(BaseModel):
+class Arm(LazyModel):
     """One arm of a decision point. ``framing`` is the instruction the model words; ``None`` means
     no prompt is sent (the no-prompt arm)."""
 
@@ -46,7 +48,7 @@ class Arm(BaseModel):
     )
 
 
-class Stratum(BaseModel):
+class Stratum(LazyModel):
     """Optional stratification: participants whose profile field ``field`` equals ``value`` draw
     from these arms' probabilities instead of the decision point's default."""
 
@@ -57,7 +59,7 @@ class Stratum(BaseModel):
     probabilities: dict[str, float]
 
 
-class DecisionPoint(BaseModel):
+class DecisionPoint(LazyModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=ARM_NAME_PATTERN)
@@ -92,7 +94,7 @@ class DecisionPoint(BaseModel):
         return any(arm.framing is None for arm in self.arms)
 
 
-class ProximalOutcome(BaseModel):
+class ProximalOutcome(LazyModel):
     """How the proximal outcome is measured, the same way in every arm: an end-of-day check-in sent
     to every available participant at ``check_in_at`` (local time), whose answer is the outcome,
     counted if it comes within ``window_hours`` of the decision."""
@@ -104,7 +106,7 @@ class ProximalOutcome(BaseModel):
     window_hours: int = Field(default=24, ge=1, le=72)
 
 
-class StudySettings(BaseModel):
+class StudySettings(LazyModel):
     """What a study sets for itself; anything left None falls back to the deployment's settings."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -119,7 +121,7 @@ class StudySettings(BaseModel):
     )
 
 
-class StudyDefinition(BaseModel):
+class StudyDefinition(LazyModel):
     """One study: ``prompts/studies/<id>.json``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
