@@ -9,8 +9,7 @@ A scaled run projects linearly: time per participant-day times 5,600, and the me
 plus its growth per participant-day times 5,600 (the growth is what a longer run adds; the intake
 part scales with the participants only, so the projection over-counts it a little).
 ``--profile N`` runs under cProfile and prints the N functions with the most cumulative and the most
-own time. ``--without-response-shortcut`` runs without local/moto_patches.py's response shortcut:
-run it at the same time as a run with it, so that both share the machine's load (an A/B).
+own time.
 """
 
 from __future__ import annotations
@@ -50,19 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions (cProfile)")
     parser.add_argument("--profile-out", default=None, metavar="FILE", help="with --profile: also save the stats")
-    parser.add_argument(
-        "--without-response-shortcut",
-        action="store_true",
-        help="moto writes its DynamoDB responses itself (the 'before' of local/moto_patches.py's responses shortcut)",
-    )
     args = parser.parse_args(argv)
-    if args.without_response_shortcut:
-        from moto.core.responses import ActionResult
-
-        from promptpipe.local.moto_patches import speed_up_moto_transactions
-
-        speed_up_moto_transactions()
-        ActionResult.execute_result = ActionResult.execute_result.__wrapped__  # type: ignore[attr-defined,method-assign]
 
     profiler = cProfile.Profile() if args.profile else None
     wall0 = time.perf_counter()

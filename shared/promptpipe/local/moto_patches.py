@@ -1,5 +1,5 @@
-"""Three moto DynamoDB shortcuts for local runs, so that the cost of a local event does not grow with
-the participant's history (DynamoDB's does not), and a large rehearsal stays within minutes:
+"""Two moto DynamoDB shortcuts for local runs, so that the cost of a local event does not grow with
+the participant's history (DynamoDB's does not):
 
 - **transactions**: moto backs a transaction up by deep-copying every table it touches, once per
   action. Here the backend's copy is a no-op, and the patch snapshots only the items the transaction
@@ -14,11 +14,6 @@ the participant's history (DynamoDB's does not), and a large rehearsal stays wit
   index partition key matches (moto itself sorts the whole table on every index Query, ~0.5 s at
   1,000 participants; the console's list makes two: docs/console.md); moto then sorts those by the
   index keys and applies the rest as usual. Queries with a legacy QueryFilter go to moto unchanged.
-- **responses**: moto writes every response by walking the operation's output shape, trying several
-  spellings of each member's name (a fifth of a simulation's CPU: ``scripts/bench/rehearsal.py``).
-  The item operations' results are already in DynamoDB's wire form (AttributeValue maps), so they
-  are written with ``json.dumps`` instead; anything ``json`` cannot write (a datetime, bytes) goes to
-  moto's serializer as before. tests/integration/test_moto_patches.py compares the two.
 """
 
 from __future__ import annotations
@@ -172,50 +167,7 @@ def speed_up_moto_transactions() -> None:
     Table.__init__ = init  # type: ignore[method-assign]
     _patch_transactions()
     _patch_query()
-    _patch_item_responses()
     _PATCHED = True
-
-
-# The operations whose results are plain AttributeValue maps (no timestamps, no table descriptions).
-ITEM_OPERATIONS = frozenset(
-    {
-        "GetItem",
-        "PutItem",
-        "UpdateItem",
-        "DeleteItem",
-        "Query",
-        "Scan",
-        "TransactWriteItems",
-        "TransactGetItems",
-        "BatchGetItem",
-        "BatchWriteItem",
-    }
-)
-JSON_HEADERS = {"Content-Type": "application/x-amz-json-1.0"}
-
-
-def _patch_item_responses() -> None:
-    import json
-
-    from moto.core.responses import ActionResult
-
-    original = ActionResult.execute_result
-
-    @functools.wraps(original)
-    def execute_result(self: Any, context: Any) -> Any:
-        result = self.result
-        if (
-            type(result) is dict
-            and context.operation_model.name in ITEM_OPERATIONS
-            and context.service_model.service_name == "dynamodb"
-        ):
-            try:
-                return 200, dict(JSON_HEADERS), json.dumps(result)
-            except TypeError:  # bytes or a datetime somewhere: moto's serializer knows their wire form
-                pass
-        return original(self, context)
-
-    ActionResult.execute_result = execute_result  # type: ignore[method-assign]
 
 
 def _patch_transactions() -> None:
