@@ -27,6 +27,9 @@ def test_a_text_without_a_signal_is_read_in_the_language_of_its_words(text: str,
         # Spanglish: the language with more function words decides whose category is named
         ("mi esposo me pega y tengo chest pain", Category.ABUSE, "es"),
         ("i think my husband hits me, tengo dolor de pecho", Category.ABUSE, "en"),
+        # the signal only in the other language: still named, in the language of the words
+        ("no sé qué hacer, kms", Category.SUICIDE, "es"),
+        ("i dont know what to do anymore, sobredosis", Category.MEDICAL, "en"),
         # the words tie ("no" is both): the English reading, with its category
         ("no, kms, sobredosis", Category.SUICIDE, "en"),
         # the words tie and only a Spanish pattern matched: the Spanish reading
