@@ -90,7 +90,9 @@ def two_messages(participant: ConversationParticipant) -> EventOutcome:
     )
 
 
-def test_a_reply_refused_for_good_is_recorded_failed_and_counted_not_the_event_retried(metrics: list[Metric]) -> None:
+def test_a_reply_refused_for_good_is_recorded_failed_and_counted_not_the_event_retried(
+    metrics: list[Metric], logged: Captured
+) -> None:
     # Given a reply the provider refuses for good (an invalid number)
     h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
     participant = h.enroll()
@@ -107,6 +109,13 @@ def test_a_reply_refused_for_good_is_recorded_failed_and_counted_not_the_event_r
     assert (delivery.status, delivery.reason, delivery.code) == ("failed", "undeliverable", "21211")
     assert delivery.at == h.clock.now()
     assert [(m.name, m.value) for m in metrics if m.name == "MessagesNotDelivered"] == [("MessagesNotDelivered", 1)]
+    [record] = [r for r in logged.records if r.getMessage() == "message refused by the provider for good"]
+    assert record.levelname == "WARNING"
+    assert (record.participant_id, record.message_id, record.code) == (  # type: ignore[attr-defined]
+        participant.id,
+        outcome.outbound[0].message_id,
+        "21211",
+    )
 
 
 def test_a_reply_sent_is_recorded_sent_with_the_provider_id(metrics: list[Metric]) -> None:
@@ -118,6 +127,7 @@ def test_a_reply_sent_is_recorded_sent_with_the_provider_id(metrics: list[Metric
 
     delivery = reply_delivery(h, participant)
     assert delivery is not None and delivery.status == "sent" and delivery.provider_id
+    assert delivery.at == h.clock.now()
     assert delivery.parts == []  # one part: its id is the provider id
     assert not [m for m in metrics if m.name == "MessagesNotDelivered"]
 
@@ -211,4 +221,103 @@ def test_a_send_failure_whose_record_cannot_be_kept_still_fails_the_event(logged
     assert any(r.getMessage() == "could not record the messages already sent" for r in logged.records)
     # and the reply's entry says it failed for now
     delivery = reply_delivery(h, participant)
-    assert delivery is not None and (delivery.status, delivery.reason) == ("failed", "retried")
+    assert delivery is not None and (delivery.status, delivery.reason, delivery.code) == ("failed", "retried", "")
+
+
+def test_a_study_that_requires_consent_sends_nothing_to_a_participant_without_it(logged: Captured) -> None:
+    # Given a participant enrolled without consent on record, in a study that has since required it
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
+    participant = h.enroll()
+    assert h.store.participants[participant.id].consent is None
+    h.app = replace(h.app, deps=replace(h.app.deps, config=replace(h.app.deps.config, consent_required=True)))
+    outcome = turn_outcome(h, participant)
+    before = len(h.outbox.messages())
+
+    # When the turn's reply is to go out, it does not, and the record and the log say why
+    assert apply_effects(h.app, outcome) == 0
+    assert len(h.outbox.messages()) == before
+    delivery = reply_delivery(h, participant)
+    assert delivery is not None
+    assert (delivery.status, delivery.reason, delivery.at) == ("skipped", "no consent on record", h.clock.now())
+    [record] = [r for r in logged.records if r.getMessage() == "message not sent"]
+    assert (record.participant_id, record.message_id, record.reason) == (  # type: ignore[attr-defined]
+        participant.id,
+        outcome.outbound[0].message_id,
+        "no consent on record",
+    )
+
+
+def test_a_message_the_provider_skips_is_recorded_skipped_with_its_reason() -> None:
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
+    participant = h.enroll()
+    outcome = turn_outcome(h, participant)
+
+    class Skipping:
+        def send(self, message: OutboundMessage) -> SendResult:
+            return SendResult(provider="local", skipped="outside the messaging window")
+
+    h.app = replace(h.app, messenger=Skipping())
+
+    assert apply_effects(h.app, outcome) == 0
+    delivery = reply_delivery(h, participant)
+    assert delivery is not None
+    assert (delivery.status, delivery.reason, delivery.at) == ("skipped", "outside the messaging window", h.clock.now())
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_a_split_message_refused_part_way_records_the_parts_accepted(logged: Captured) -> None:
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
+    participant = h.enroll()
+    outcome = turn_outcome(h, participant)
+    refused = MessagingError("part 2 refused", code="30003", accepted_parts=["SM-part1"])
+    h.app = replace(h.app, messenger=ScriptedMessenger(h, refused))
+
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, outcome)
+
+    delivery = reply_delivery(h, participant)
+    assert delivery is not None
+    assert (delivery.status, delivery.reason, delivery.code, delivery.parts) == (
+        "failed",
+        "retried",
+        "30003",
+        ["SM-part1"],
+    )
+
+
+def test_a_failed_send_keeps_the_events_record_for_its_redelivery() -> None:
+    # Given a reply whose send fails for now
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
+    participant = h.enroll()
+    outcome = turn_outcome(h, participant)
+    h.app = replace(h.app, messenger=ScriptedMessenger(h, MessagingError("provider down")))
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, outcome)
+
+    # Then the ledger keeps what the redelivery resumes from: the message, the schedules, the status
+    kept = h.app.ledger.unfinished(participant.id, "SM-hi")
+    assert kept is not None
+    assert kept.event_id == "SM-hi" and kept.committed_at == outcome.committed_at
+    assert [(ref.id, ref.seq) for ref in kept.messages] == [
+        (m.message_id, outcome.seqs[m.message_id]) for m in outcome.outbound
+    ]
+    assert kept.schedules == sorted(outcome.schedules)
+    assert kept.status is ParticipantStatus.ACTIVE
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_a_redelivery_does_not_retry_a_message_refused_for_good(logged: Captured) -> None:
+    # Given a prompt refused for good and its poll failing for now (the event is redelivered)
+    h = memory_harness()
+    participant = h.enroll()
+    for_good = MessagingError("not a valid number", code="21211", retryable=False, undeliverable=True)
+    messenger = ScriptedMessenger(h, for_good, MessagingError("provider down"))
+    h.app = replace(h.app, messenger=messenger)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, two_messages(participant))
+
+    # When it is redelivered, only the poll is tried again
+    redelivered = two_messages(participant)
+    redelivered.replayed = True
+    assert apply_effects(h.app, redelivered) == 1
+    assert messenger.sent == ["daily:1#1"]
