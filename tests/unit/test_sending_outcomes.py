@@ -147,6 +147,11 @@ def test_a_carrier_opt_out_skips_the_rest_of_the_event_and_opts_the_participant_
     assert messenger.sent == []
     stored = h.store.participants[participant.id]
     assert stored.opted_out and stored.status is ParticipantStatus.PAUSED
+    # as its own event, whose record says what the carrier answered
+    assert [r.event_id for r in h.store.load(participant.id).recent_events] == ["opt-out-daily:1"]
+    assert [e.content for e in h.store.transcripts[participant.id] if e.kind == "status_change"] == [
+        "status active -> paused: carrier reports the number opted out (21610)"
+    ]
 
 
 def test_a_stop_committed_while_the_first_message_went_out_stops_the_second() -> None:
