@@ -326,3 +326,41 @@ def test_a_redelivery_does_not_retry_a_message_refused_for_good(logged: Captured
     redelivered.replayed = True
     assert apply_effects(h.app, redelivered) == 1
     assert messenger.sent == ["daily:1#1"]
+
+
+@pytest.mark.parametrize(("part_ids", "parts"), [(["SM-1", "SM-2"], ["SM-1", "SM-2"]), (["SM-1"], [])])
+def test_a_sent_message_records_its_parts_when_it_went_in_several(part_ids: list[str], parts: list[str]) -> None:
+    h = memory_harness(ScriptedLLM([ScriptedLLM.text(HELLO)]))
+    participant = h.enroll()
+    outcome = turn_outcome(h, participant)
+
+    class Parts:
+        def send(self, message: OutboundMessage) -> SendResult:
+            return SendResult(provider="twilio", provider_message_id=part_ids[-1], part_ids=part_ids)
+
+    h.app = replace(h.app, messenger=Parts())
+
+    assert apply_effects(h.app, outcome) == 1
+    delivery = reply_delivery(h, participant)
+    assert delivery is not None
+    assert (delivery.status, delivery.provider_id, delivery.parts, delivery.at) == (
+        "sent",
+        part_ids[-1],
+        parts,
+        h.clock.now(),
+    )
+
+
+def test_each_message_refused_for_good_is_counted_and_one_failing_for_now_is_not(metrics: list[Metric]) -> None:
+    h = memory_harness()
+    participant = h.enroll()
+    for_good = MessagingError("not a valid number", code="21211", retryable=False, undeliverable=True)
+    h.app = replace(h.app, messenger=ScriptedMessenger(h, for_good, for_good))
+    assert apply_effects(h.app, two_messages(participant)) == 0
+    assert [(m.name, m.value) for m in metrics] == [("MessagesNotDelivered", 2)]
+
+    metrics.clear()
+    h.app = replace(h.app, messenger=ScriptedMessenger(h, MessagingError("provider down")))
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, two_messages(participant))
+    assert not [m for m in metrics if m.name == "MessagesNotDelivered"]
