@@ -52,10 +52,13 @@ THRESHOLDS: dict[str, float] = {
     "controller.catalog": 95.0,
     "controller.problems": 95.0,
     "controller.runtime": 95.0,
-    # What decides what is sent and recorded (docs/reliability.md, "The record under faults"): added, not yet run.
+    # What decides what is sent and recorded (docs/reliability.md, "The record under faults").
     "usecases.sending": 90.0,
     "usecases.write_once": 90.0,
     "flow.send_rule": 90.0,
+    # What reads a message before anything else does: an opt-out in any form, a crisis (docs/compliance.md).
+    "rules.opt_out": 90.0,
+    "rules.safety_screen": 90.0,
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}

@@ -158,3 +158,20 @@ def test_an_opt_out_word_standing_as_the_first_sentence_is_an_opt_out(body: str,
 @pytest.mark.parametrize("body", ["Cancel. I'm sick today", "End. of the day works", "I'll stop by. later ok"])
 def test_end_or_cancel_as_a_first_sentence_or_stop_inside_one_is_not(body: str) -> None:
     assert read_opt_message(body) is None
+
+
+def test_an_opt_out_word_wins_whichever_kind_the_study_lists_first() -> None:
+    """A study's settings may list a word for help before they list it as an opt-out word: STOP is
+    still honoured."""
+    lists = {"help": {"en": ["stop"]}, "opt_out": {"en": ["stop"]}}
+    assert read_opt_message("STOP", lists) == OptReading(OptKind.OPT_OUT, "en", keyword=True)
+
+
+@pytest.mark.parametrize("body", ['"Stop sending me these"', "'opt me out'", "“unsubscribe me”"])
+def test_a_request_in_quotes_is_still_a_request(body: str) -> None:
+    assert read_opt_message(body) == OptReading(OptKind.OPT_OUT, "en", keyword=False)
+
+
+def test_an_opt_out_word_as_the_first_sentence_is_no_keyword_reading() -> None:
+    """Not ``keyword=True`` (the provider's filter did not read it) and not a missing value."""
+    assert read_opt_message("STOP. please, I mean it") == OptReading(OptKind.OPT_OUT, "en", keyword=False)

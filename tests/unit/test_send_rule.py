@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.flow.send_rule import skip_reason
-from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.participant import CONSENT_IMPLIED, ConversationParticipant, ParticipantStatus, engine_consent
 from tests.support import START
 
 ACTIVE, PAUSED, COMPLETED = ParticipantStatus.ACTIVE, ParticipantStatus.PAUSED, ParticipantStatus.COMPLETED
@@ -46,3 +46,17 @@ def test_skip_reason(
     decided: ParticipantStatus | None, now: ConversationParticipant | None, reason: str | None
 ) -> None:
     assert skip_reason(decided, now) == reason
+
+
+def test_when_the_study_requires_consent_nothing_goes_to_a_participant_without_it() -> None:
+    """docs/safety.md#consent: the reason is what the transcript shows for the skipped message."""
+    without = participant(ACTIVE)
+    with_consent = without.model_copy(update={"consent": engine_consent(START, CONSENT_IMPLIED)})
+    assert skip_reason(ACTIVE, without, consent_required=True) == "no consent on record"
+    assert skip_reason(ACTIVE, with_consent, consent_required=True) is None
+    # Consent is read only when the study requires it; the status rule still applies with it.
+    assert skip_reason(ACTIVE, without) is None
+    assert skip_reason(ACTIVE, with_consent.model_copy(update={"status": PAUSED}), consent_required=True) == (
+        "participant paused"
+    )
+    assert skip_reason(ACTIVE, None, consent_required=True) == "participant deleted"
