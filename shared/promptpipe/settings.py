@@ -276,6 +276,11 @@ class Settings(LazyModel):
     # The study team's alert topic (the stack sets it); unset: a WARNING log line instead.
     safety_alert_topic_arn: str | None = Field(None, pattern=r"^arn:aws[\w-]*:sns:")
 
+    # --- studies (docs/studies.md) ----------------------------------------------------------------
+    # The study definitions: the deployment's one active study is ``<studies_dir>/<STUDY_ID>.json``
+    # when that file exists (STUDY_ID above also names the study's model routes).
+    studies_dir: Path = PROMPTS_DIR / "studies"
+
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None

@@ -61,6 +61,7 @@ def build_generator_request(
     notes: str,
     *,
     max_chars: int | None = None,
+    framing: str | None = None,
 ) -> ChatRequest:
     lines = [deps.prompts.get("generator").text, ""]
     if mode == "immediate":
@@ -69,6 +70,8 @@ def build_generator_request(
         lines.append("Context: this is the participant's scheduled daily prompt, sent at their chosen time.")
     if notes.strip():
         lines.append(f"Additional context: {notes.strip()}")
+    if framing:  # the study arm drawn by the server (docs/studies.md): the model only words it
+        lines.append(f"{FRAMING_LABEL} {framing.strip()}")
     if profile.success_count > 0:
         lines.append(f"The participant has completed {profile.success_count} habit prompt(s) so far.")
     if profile.last_barrier:
@@ -100,6 +103,10 @@ def build_generator_request(
     return routing.routed(request, routing.resolve(deps.config, "generator", session.data.raw))
 
 
+# The line that carries a study arm's framing to the model (the offline coach reads it too).
+FRAMING_LABEL = "Study framing (word today's prompt this way; never mention the study):"
+
+
 def sms_limit_line(max_chars: int) -> str:
     """The SMS limit the generator is held to (docs/behaviour.md#B-SMS-2)."""
     return (
@@ -118,7 +125,13 @@ def clean_prompt_text(text: str | None) -> str:
 
 
 def generate_habit_prompt(
-    deps: FlowDeps, session: ConversationSession, mode: DeliveryMode, notes: str = "", max_chars: int | None = None
+    deps: FlowDeps,
+    session: ConversationSession,
+    mode: DeliveryMode,
+    notes: str = "",
+    max_chars: int | None = None,
+    *,
+    framing: str | None = None,
 ) -> GeneratedPrompt:
     """Validate, ask the model, store ``lastHabitPrompt`` in the session. Raises
     ``PromptGenerationError`` (profile) or ``LLMError`` (model).
@@ -128,7 +141,8 @@ def generate_habit_prompt(
     ``PromptGenerationError`` (the delivery then sends its fallback, which fits). Never cut."""
     profile = check_profile(session)
     prompt_version = deps.prompts.get("generator").version
-    response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes, max_chars=max_chars))
+    request = build_generator_request(deps, session, profile, mode, notes, max_chars=max_chars, framing=framing)
+    response = deps.llm.complete(request)
     text = clean_prompt_text(response.content)
     if not text:
         raise PromptGenerationError("the model returned an empty habit prompt")

@@ -16,6 +16,7 @@ _PREFIX = {
     TimerKind.STATE_TRANSITION: "transition",
     TimerKind.FEEDBACK_TIMEOUT: "fbtimeout",
     TimerKind.FEEDBACK_FOLLOWUP: "fbfollowup",
+    TimerKind.STUDY_CHECK_IN: "checkin",
 }
 
 

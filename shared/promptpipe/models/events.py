@@ -37,6 +37,7 @@ class TimerKind(StrEnum):
     STATE_TRANSITION = "state_transition"
     FEEDBACK_TIMEOUT = "feedback_timeout"
     FEEDBACK_FOLLOWUP = "feedback_followup"
+    STUDY_CHECK_IN = "study_check_in"  # the end-of-day check-in of a study (docs/studies.md)
 
 
 class SweepRequest(LazyModel):

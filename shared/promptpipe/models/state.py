@@ -104,6 +104,9 @@ class DataKey(StrEnum):
     # JSON ``ConversationHold``: the one hold (docs/safety.md, "The hold"): the conversation waits
     # for a person (a safety flag, the controller's hand-off, a staff member), in any sub-state.
     HOLD = "hold"
+    # JSON ``StudyProgress`` (flow/study.py, docs/studies.md): the last decision per decision point
+    # (its study day and arm), the open end-of-day check-in, whether the study's end was handled.
+    STUDY = "study"
 
 
 class FeedbackState(StrEnum):

@@ -31,6 +31,9 @@ class UnavailableReason(StrEnum):
     OPTED_OUT = "opted_out"
     ON_HOLD = "on_hold"
     STUDY_ENDED = "study_ended"
+    # Active, but no daily prompt fired that study day (intake not finished, no schedule yet): the
+    # daily sweep records the day.
+    NOT_SCHEDULED = "not_scheduled"
 
 
 class Arm(BaseModel):

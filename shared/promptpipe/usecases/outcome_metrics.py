@@ -23,6 +23,7 @@ _TIMER_METRICS = {
     "state_transition": "StateTransitions",
     "feedback_timeout": "FeedbackNudgesSent",
     "feedback_followup": "FeedbackNudgesSent",
+    "study_check_in": "StudyCheckInsSent",
 }
 
 
