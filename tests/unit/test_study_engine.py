@@ -9,14 +9,13 @@ from datetime import timedelta
 
 import pytest
 
-from promptpipe.flow.prompt_generator import FRAMING_LABEL
 from promptpipe.models.api import ParticipantUpdate
 from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.models.state import DataKey
-from promptpipe.models.study import StudyDefinition, UnavailableReason
+from promptpipe.models.study import FRAMING_LABEL, StudyDefinition, UnavailableReason
 from promptpipe.usecases.participants import update_participant
 from promptpipe.usecases.studies import study_setting, sweep_study, with_study
 from tests.support import MemoryHarness
@@ -200,3 +199,22 @@ def test_a_study_setting_overrides_the_deployments_only_where_set() -> None:
     assert study_setting(None, "contact", "team") == "team"
     with pytest.raises(KeyError):
         study_setting(definition, "not_a_setting", None)
+
+
+@pytest.mark.parametrize(
+    ("framing", "expected"),
+    [
+        ("Frame the prompt around the benefit the participant named for themselves.", "Remember: "),
+        ("Frame the prompt as a tiny, concrete next step tied to their anchor.", "One tiny step today: "),
+    ],
+)
+def test_the_offline_coach_honours_each_framing_of_the_example_study(framing: str, expected: str) -> None:
+    from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
+
+    user = "Habit domain: exercise\nMotivation: feel energetic\nAnchor routine: after coffee"
+    framed = build_habit_prompt(user, f"Generator\n{FRAMING_LABEL} {framing}\nIntensity: normal")
+    plain = build_habit_prompt(user, "Generator\nIntensity: normal")
+    assert framed.startswith(expected) and framed != plain and "study" not in framed.casefold()
+    sms = build_habit_prompt(user + "\nIt is sent by SMS: at most 60 characters", f"{FRAMING_LABEL} {framing}")
+    assert len(sms) <= 60 or not sms.startswith(expected)  # a framing never breaks the SMS limit
+    assert build_habit_prompt(user, f"{FRAMING_LABEL} Be playful.") == plain  # not readable by rules: default

@@ -12,6 +12,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
+from promptpipe.models.study import FRAMING_LABEL
 from promptpipe.rules import tone
 from promptpipe.rules.sms import fold_to_gsm7, is_gsm7, normalize_gsm7
 
@@ -101,10 +102,6 @@ def build_generator_request(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
     )
     return routing.routed(request, routing.resolve(deps.config, "generator", session.data.raw))
-
-
-# The line that carries a study arm's framing to the model (the offline coach reads it too).
-FRAMING_LABEL = "Study framing (word today's prompt this way; never mention the study):"
 
 
 def sms_limit_line(max_chars: int) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from promptpipe.lazy_model import LazyModel
 from promptpipe.models.study import UnavailableReason
 
 
@@ -30,7 +31,7 @@ class ProximalOutcomeValue(StrEnum):
     NONE = "none"  # window closed with no reply
 
 
-class DecisionRecord(BaseModel):
+class DecisionRecord(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     decision_id: str = Field(description="<participant_id>#<decision_point>#<study_day>, stable under redelivery")

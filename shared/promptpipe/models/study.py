@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from promptpipe.lazy_model import LazyModel
 
 # The arms' probabilities must sum to 1 within this tolerance (they are written as decimals).
 PROBABILITY_TOLERANCE = 1e-9
 ARM_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 HHMM_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# The line of the prompt generator's instructions that carries the drawn arm's framing (the model
+# only words it; the offline coach reads the same line).
+FRAMING_LABEL = "Study framing (word today's prompt this way; never mention the study):"
 
 
 class DecisionPointAt(StrEnum):
@@ -36,7 +41,7 @@ class UnavailableReason(StrEnum):
     NOT_SCHEDULED = "not_scheduled"
 
 
-class Arm(BaseModel):
+class Arm(LazyModel):
     """One arm of a decision point. ``framing`` is the instruction the model words; ``None`` means
     no prompt is sent (the no-prompt arm)."""
 
@@ -49,7 +54,7 @@ class Arm(BaseModel):
     )
 
 
-class Stratum(BaseModel):
+class Stratum(LazyModel):
     """Optional stratification: participants whose profile field ``field`` equals ``value`` draw
     from these arms' probabilities instead of the decision point's default."""
 
@@ -60,7 +65,7 @@ class Stratum(BaseModel):
     probabilities: dict[str, float]
 
 
-class DecisionPoint(BaseModel):
+class DecisionPoint(LazyModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=ARM_NAME_PATTERN)
@@ -95,7 +100,7 @@ class DecisionPoint(BaseModel):
         return any(arm.framing is None for arm in self.arms)
 
 
-class ProximalOutcome(BaseModel):
+class ProximalOutcome(LazyModel):
     """How the proximal outcome is measured, the same way in every arm: an end-of-day check-in sent
     to every available participant at ``check_in_at`` (local time), whose answer is the outcome,
     counted if it comes within ``window_hours`` of the decision."""
@@ -107,7 +112,7 @@ class ProximalOutcome(BaseModel):
     window_hours: int = Field(default=24, ge=1, le=72)
 
 
-class StudySettings(BaseModel):
+class StudySettings(LazyModel):
     """What a study sets for itself; anything left None falls back to the deployment's settings."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -122,7 +127,7 @@ class StudySettings(BaseModel):
     )
 
 
-class StudyDefinition(BaseModel):
+class StudyDefinition(LazyModel):
     """One study: ``prompts/studies/<id>.json``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,8 +137,8 @@ class StudyDefinition(BaseModel):
     duration_days: int = Field(ge=1, le=3650)
     closing_message: str = Field(min_length=1, max_length=640)
     decision_points: tuple[DecisionPoint, ...] = ()
-    proximal_outcome: ProximalOutcome = ProximalOutcome()
-    settings: StudySettings = StudySettings()
+    proximal_outcome: ProximalOutcome = Field(default_factory=ProximalOutcome)
+    settings: StudySettings = Field(default_factory=StudySettings)
 
     @model_validator(mode="after")
     def _unique_decision_points(self) -> StudyDefinition:

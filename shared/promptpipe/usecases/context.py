@@ -51,8 +51,8 @@ class AppContext:
     dead_letters: DeadLetters
     # The study team's alerts (docs/safety.md): an SNS topic deployed, a WARNING log line locally.
     alerts: TeamAlerts
-    # The study decisions (docs/studies.md); None where no study is wired (tests that need none).
-    decisions: DecisionLog | None = None
+    # The study decisions (docs/studies.md): written by the state commits, read and filled in here.
+    decisions: DecisionLog
 
     @property
     def config(self) -> CoreConfig:

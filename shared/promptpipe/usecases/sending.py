@@ -113,8 +113,6 @@ _DELIVERY = {"sent": DecisionDelivery.SENT, "failed": DecisionDelivery.FAILED, "
 def _record_decision_deliveries(app: AppContext, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
     """The delivery of each decision's prompt, from its send result (best effort, as the transcript's)."""
     log = app.decisions
-    if log is None:
-        return
     for record in outcome.decisions:
         result = results.get(record.message_id or "")
         if result is None:

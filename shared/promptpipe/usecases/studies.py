@@ -70,8 +70,8 @@ def study_setting(study: StudyDefinition | None, name: str, default: object) -> 
 def record_outcome(app: AppContext, decision: str, value: ProximalOutcomeValue, at: datetime) -> None:
     """Fill in a decision's proximal outcome, once (a later answer does not overwrite it)."""
     log = app.decisions
-    record = log.get(decision) if log is not None else None
-    if log is None or record is None or record.outcome is not None:
+    record = log.get(decision)
+    if record is None or record.outcome is not None:
         return
     log.update(record.model_copy(update={"outcome": value, "outcome_at": at}))
 
@@ -110,7 +110,7 @@ def sweep_study(app: AppContext) -> SweepReport:
     study past its duration. Idempotent: a second sweep the same day finds nothing to do."""
     report = SweepReport()
     study = app.deps.study
-    if study is None or app.decisions is None:
+    if study is None:
         return report
     now = app.clock.now()
     for participant in _participants(app):
@@ -131,7 +131,6 @@ def _sweep_one(
     app: AppContext, study: StudyDefinition, participant: ConversationParticipant, now: datetime, report: SweepReport
 ) -> None:
     log = app.decisions
-    assert log is not None
     records = log.for_participant(participant.id)
     window = timedelta(hours=study.proximal_outcome.window_hours)
     for record in records:
