@@ -218,3 +218,50 @@ def test_the_offline_coach_honours_each_framing_of_the_example_study(framing: st
     sms = build_habit_prompt(user + "\nIt is sent by SMS: at most 60 characters", f"{FRAMING_LABEL} {framing}")
     assert len(sms) <= 60 or not sms.startswith(expected)  # a framing never breaks the SMS limit
     assert build_habit_prompt(user, f"{FRAMING_LABEL} Be playful.") == plain  # not readable by rules: default
+
+
+def test_a_study_file_is_read_and_checked_as_the_engine_reads_it(tmp_path: pytest.TempPathFactory) -> None:
+    from pathlib import Path
+
+    from promptpipe.errors import ValidationFailed
+    from promptpipe.settings import Settings
+    from promptpipe.usecases.studies import load_study, parse_study
+    from promptpipe.wiring import _study
+
+    directory = Path(str(tmp_path))
+    (directory / "s1.json").write_text(study().model_dump_json())
+    assert load_study(directory, "s1") == study()
+    (directory / "s2.json").write_text(study().model_dump_json())
+    with pytest.raises(ValidationFailed, match="declares the study 's1'"):
+        load_study(directory, "s2")
+    with pytest.raises(ValidationFailed, match="no study 'nope'"):
+        load_study(directory, "nope")
+    with pytest.raises(ValidationFailed, match="not JSON"):
+        parse_study("{")
+    with pytest.raises(ValidationFailed, match=r"decision_points\.0\.arms"):
+        parse_study(study().model_dump_json().replace('"probability":1.0', '"probability":0.9'))
+    # the deployment's study: STUDY_ID's file when there is one; a STUDY_ID without one routes models only
+    assert _study(Settings(study_id="s1", studies_dir=directory)) == study()
+    assert _study(Settings(study_id="routes-only", studies_dir=directory)) is None
+    assert _study(Settings()) is None
+
+
+def test_studies_validate_says_whether_a_file_is_a_study(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pathlib import Path
+
+    # main() quiets Powertools through the environment; keep that from leaking into other tests.
+    for name, value in (("POWERTOOLS_METRICS_DISABLED", "true"), ("POWERTOOLS_LOG_LEVEL", "ERROR")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+
+    from promptpipe.cli.commands import main
+
+    good, bad = Path(str(tmp_path)) / "good.json", Path(str(tmp_path)) / "bad.json"
+    good.write_text(study().model_dump_json())
+    bad.write_text('{"id": "x"}')
+    assert main(["studies", "validate", str(good)]) == 0
+    assert "valid: study 's1', 28 days, daily_prompt (2 arms)" in capsys.readouterr().out
+    assert main(["studies", "validate", str(bad)]) == 1
+    assert "closing_message: Field required" in capsys.readouterr().err

@@ -182,6 +182,21 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_studies(args: argparse.Namespace) -> int:
+    """``studies validate FILE`` (offline): a study definition checked as the engine reads it."""
+    from promptpipe.errors import ValidationFailed
+    from promptpipe.usecases.studies import parse_study
+
+    try:
+        study = parse_study(read_file(args.file))
+    except ValidationFailed as exc:
+        print(f"{args.file}: {exc}", file=sys.stderr)
+        raise CliError("invalid study definition", EXIT_FAILED) from None
+    points = ", ".join(f"{p.name} ({len(p.arms)} arms)" for p in study.decision_points) or "no decision point"
+    print(f"valid: study {study.id!r}, {study.duration_days} days, {points}")
+    return EXIT_OK
+
+
 def cmd_flows(args: argparse.Namespace) -> int:
     """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
     participants API: a running ``promptpipe serve``, or the deployed API signed with SigV4)."""
@@ -456,6 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
     api_options(reconcile)
     reconcile.set_defaults(func=cmd_reconcile)
 
+    studies = sub.add_parser("studies", help="study definitions (docs/studies.md): validate a file")
+    studies_sub = studies.add_subparsers(dest="studies_command", required=True)
+    studies_sub.add_parser("validate", help="validate a study JSON file (offline); exit 1 when invalid").add_argument(
+        "file"
+    )
+    studies.set_defaults(func=cmd_studies)
     flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
     flows_sub = flows.add_subparsers(dest="flows_command", required=True)
     validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")
