@@ -16,11 +16,7 @@ import functools
 import os
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from promptpipe.local.study_rehearsal import StudyRun
+from typing import Any
 
 from promptpipe.cli.argument_types import port_number, positive_count, window_minutes
 from promptpipe.cli.coordinator_commands import (
@@ -33,6 +29,7 @@ from promptpipe.cli.coordinator_commands import (
     read_file,
     read_flow_json,
 )
+from promptpipe.cli.study_commands import add_studies_parser, add_study_arguments, cmd_simulate_study
 from promptpipe.exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
@@ -182,21 +179,6 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_studies(args: argparse.Namespace) -> int:
-    """``studies validate FILE`` (offline): a study definition checked as the engine reads it."""
-    from promptpipe.errors import ValidationFailed
-    from promptpipe.usecases.studies import parse_study
-
-    try:
-        study = parse_study(read_file(args.file))
-    except ValidationFailed as exc:
-        print(f"{args.file}: {exc}", file=sys.stderr)
-        raise CliError("invalid study definition", EXIT_FAILED) from None
-    points = ", ".join(f"{p.name} ({len(p.arms)} arms)" for p in study.decision_points) or "no decision point"
-    print(f"valid: study {study.id!r}, {study.duration_days} days, {points}")
-    return EXIT_OK
-
-
 def cmd_flows(args: argparse.Namespace) -> int:
     """``flows validate FILE`` (offline), ``flows push FILE`` and ``flows show ID`` (against the
     participants API: a running ``promptpipe serve``, or the deployed API signed with SigV4)."""
@@ -268,46 +250,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from promptpipe.local.simulate import run_simulation
 
-    if getattr(args, "study", None) is not None:
+    if getattr(args, "study", None) is not None:  # a study rehearsal (cli/study_commands.py)
         return cmd_simulate_study(args)
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
     run = functools.partial(run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare)
     report = run(args.participants, args.days, flexible_window=args.flexible_window)
     for line in report.lines():
         print(line)
-    return 0
-
-
-def study_rehearsal(args: argparse.Namespace) -> StudyRun:
-    """``simulate --study FILE``: the rehearsal run, its stack still open (the caller closes it)."""
-    from promptpipe.errors import ValidationFailed
-    from promptpipe.local.study_rehearsal import ReplyModel, parse_effects, run_study_rehearsal
-    from promptpipe.usecases.studies import parse_study
-
-    try:
-        study = parse_study(args.study.read_text(encoding="utf-8"))
-        replies = ReplyModel(done_rate=args.done_rate, reply_rate=args.reply_rate, effects=parse_effects(args.effects))
-    except (OSError, ValidationFailed) as exc:
-        raise CliError(f"{args.study}: {exc}", EXIT_USAGE) from exc
-    progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
-    return run_study_rehearsal(
-        study,
-        args.participants,
-        args.days,
-        seed=args.seed,
-        replies=replies,
-        stop_rate=args.stop_rate,
-        progress=progress,
-    )
-
-
-def cmd_simulate_study(args: argparse.Namespace) -> int:
-    run = study_rehearsal(args)
-    try:
-        for line in run.lines():
-            print(line)
-    finally:
-        run.close()
     return 0
 
 
@@ -411,17 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--sms-compare", action="store_true", help="also run it without the SMS rules (same seed)")
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    study = simulate.add_argument_group("a study rehearsal (docs/studies.md#a-rehearsal)")
-    study.add_argument("--study", type=Path, default=None, metavar="FILE", help="a study definition: rehearse it")
-    study.add_argument("--done-rate", type=float, default=0.35, help="P(done) in the no-prompt arm (default 0.35)")
-    study.add_argument("--reply-rate", type=float, default=0.75, help="P(any reply to the check-in) (default 0.75)")
-    study.add_argument(
-        "--effects",
-        default="framing_a=0.1,framing_b=0.05",
-        metavar="ARM=RD,…",
-        help="the planted effect of each arm on P(done), a risk difference (default framing_a=0.1,framing_b=0.05)",
-    )
-    study.add_argument("--stop-rate", type=float, default=0.005, help="P(a participant texts STOP) a day")
+    add_study_arguments(simulate)
     simulate.set_defaults(func=cmd_simulate)
 
     participants = sub.add_parser("participants", help="list participants with their counts (coordinators)")
@@ -471,12 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     api_options(reconcile)
     reconcile.set_defaults(func=cmd_reconcile)
 
-    studies = sub.add_parser("studies", help="study definitions (docs/studies.md): validate a file")
-    studies_sub = studies.add_subparsers(dest="studies_command", required=True)
-    studies_sub.add_parser("validate", help="validate a study JSON file (offline); exit 1 when invalid").add_argument(
-        "file"
-    )
-    studies.set_defaults(func=cmd_studies)
+    add_studies_parser(sub)
     flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
     flows_sub = flows.add_subparsers(dest="flows_command", required=True)
     validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")
