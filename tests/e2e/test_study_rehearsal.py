@@ -81,7 +81,8 @@ def test_simulate_study_prints_the_shares(capsys: pytest.CaptureFixture[str]) ->
     assert code == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("study example-mrt: participants=2 days=1")
-    assert out[1].startswith("decisions 4; available ")
+    count, available = out[1].split("; ")[:2]
+    assert count.split() == ["decisions", "4"] and available.startswith("available ")
     assert "no_prompt" in out[2] and "framing_a" in out[2] and "(p=0.35)" in out[2]
 
 
