@@ -62,8 +62,9 @@ def test_every_participant_day_has_one_row_and_the_same_seed_draws_the_same_arms
         run.env._targets[SCHEDULED_PROMPT_ARN] = lambda event, ctx: dispatched.append(event) or handler(event, ctx)
         run.env.advance(timedelta(days=1))
         assert dispatched
+        run.env._targets[SCHEDULED_PROMPT_ARN] = handler
         before = len(run.decisions)
-        for event in dispatched:
+        for event in list(dispatched):
             run.env._dispatch(SCHEDULED_PROMPT_ARN, event)
         assert len(run.decisions) == before
     finally:
