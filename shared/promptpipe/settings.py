@@ -283,6 +283,11 @@ class Settings(LazyModel):
     # (``<CONSOLE_URL>/participants/<id>``); unset: the alert says to open the console.
     console_url: str | None = Field(None, pattern=r"^https?://", max_length=500)
 
+    # --- studies (docs/studies.md) ----------------------------------------------------------------
+    # The study definitions: the deployment's one active study is ``<studies_dir>/<STUDY_ID>.json``
+    # when that file exists (STUDY_ID above also names the study's model routes).
+    studies_dir: Path = PROMPTS_DIR / "studies"
+
     # --- powertools / runtime -------------------------------------------------------------
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None

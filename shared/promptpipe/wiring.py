@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from promptpipe.flow.prompts import PromptLibrary
     from promptpipe.models.events import TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
+    from promptpipe.models.study import StudyDefinition
 
 
 Port = TypeVar("Port")
@@ -264,8 +265,10 @@ def build_app(
         prompts=lazy(lambda: _prompt_library(settings)),
         ids=ids or IdGenerator(None),
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
+        study=_study(settings),
     )
     from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
+    from promptpipe.adapters.dynamodb_decisions import DynamoDecisionLog
     from promptpipe.adapters.inbound_log import DynamoInboundLog
     from promptpipe.adapters.sent_ledger import DynamoSentLedger
 
@@ -293,7 +296,19 @@ def build_app(
         inbound=DynamoInboundLog(settings.table_name, dynamodb),
         dead_letters=_dead_letters(settings),
         alerts=_team_alerts(settings),
+        decisions=DynamoDecisionLog(settings.table_name, dynamodb, index_name=settings.participants_index_name),
     )
+
+
+def _study(settings: Settings) -> StudyDefinition | None:
+    """The active study: ``<STUDIES_DIR>/<STUDY_ID>.json`` when it exists, read and checked at cold
+    start (a definition that does not validate fails the start rather than randomise wrongly). A
+    STUDY_ID without a definition names model routes only (docs/pipeline.md): no decisions."""
+    if not settings.study_id or not (settings.studies_dir / f"{settings.study_id}.json").is_file():
+        return None
+    from promptpipe.usecases.studies import load_study
+
+    return load_study(settings.studies_dir, settings.study_id)
 
 
 def _dead_letters(settings: Settings) -> Any:

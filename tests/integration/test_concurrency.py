@@ -24,6 +24,7 @@ import pytest
 from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
 from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
+from promptpipe.adapters.dynamodb_decisions import DynamoDecisionLog
 from promptpipe.adapters.inbound_log import DynamoInboundLog
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
@@ -142,6 +143,7 @@ def harness(aws: None) -> Harness:
         inbound=DynamoInboundLog(config.table_name, client),
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
+        decisions=DynamoDecisionLog(config.table_name, client, index_name=config.participants_index_name),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

@@ -73,6 +73,7 @@ def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None
         "timezone",
         "language",
         "consent",
+        "test_participant",
     }
     assert schema["additionalProperties"] is False
     # And enrollment documents its 201 (docs/behaviour.md#B-API-1), not the default 200
@@ -96,6 +97,7 @@ def test_update_and_override_bodies_and_path_parameters_are_documented(document:
         "status",
         "consent",
         "withdrawal",
+        "test_participant",
     }
     assert override["title"] == "StateOverride"
     assert override["required"] == ["reason"]

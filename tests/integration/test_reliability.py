@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,6 +74,7 @@ from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
 from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.schedules import reconcile
 from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.studies import load_study, with_study
 from promptpipe.wiring import build_app
 from tests.support import RecordingQueue, enroll_over_api
 from tests.support import enroll as enroll_directly
@@ -981,6 +983,8 @@ def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_en
     assert created.ok
     daily = captured(env, state(env, pid)["schedules"][0]["timer_id"])
     # And, for a timer kind, what arms it: the prompt delivered, a delayed transition, or the timeout
+    if kind == TimerKind.STUDY_CHECK_IN.value:  # the check-in comes with a study's daily decision
+        with_study(app, load_study(Path(__file__).resolve().parents[2] / "prompts" / "studies", "example-mrt"))
     if kind != "daily_prompt":
         env.clock.set(T0 + timedelta(hours=1))
         invoke_schedule(env, daily, "exec-prompt")

@@ -15,7 +15,7 @@ import pytest
 
 from promptpipe.cli.commands import EXIT_CONFIG, EXIT_USAGE, main
 from promptpipe.local.environment import LocalEnvironment, local_settings
-from promptpipe.local.study_rehearsal import finish_rehearsal
+from promptpipe.local.rehearsal_export import finish_rehearsal
 from promptpipe.models.decision import DecisionDelivery, DecisionRecord, ProximalOutcomeValue, decision_id
 from promptpipe.models.study import StudyDefinition
 from promptpipe.settings import set_settings

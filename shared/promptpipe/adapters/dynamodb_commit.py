@@ -10,6 +10,7 @@ from typing import Any
 from promptpipe.adapters.dynamodb_items import (
     PK,
     SK,
+    decision_item,
     event_claim_item,
     expires_at,
     flow_item,
@@ -31,8 +32,8 @@ FLOW_INDEX, META_INDEX, CLAIM_INDEX = 0, 1, 2
 
 def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]:
     """The actions of a commit's ``TransactWriteItems``, in this order: the flow state (conditional on
-    ``version``), META (written, or checked to exist), the claimed event id (only if new), the
-    transcript entries (each only if new)."""
+    ``version``), META (written, or checked to exist), the claimed event id (only if new), the study
+    decisions and the transcript entries (each only if new)."""
     participant_id = commit.participant_id
     if commit.flow.participant_id != participant_id:
         raise ValueError("flow state belongs to another participant")
@@ -42,9 +43,12 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
         raise ValueError("flow.version must be expected_version + 1")
     if commit.participant is not None and commit.participant.id != participant_id:
         raise ValueError("participant does not match the commit")
+    if any(d.participant_id != participant_id for d in commit.decisions):
+        raise ValueError("decision belongs to another participant")
     if any(entry.participant_id != participant_id for entry in commit.transcript):
         raise ValueError("transcript entry belongs to another participant")
-    if 2 + (commit.claim is not None) + (commit.accepted is not None) + len(commit.transcript) > MAX_COMMIT_ITEMS:
+    extra = (commit.claim is not None) + (commit.accepted is not None) + len(commit.decisions)
+    if 2 + extra + len(commit.transcript) > MAX_COMMIT_ITEMS:
         raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
     # A withdrawn participant's items expire together (docs/retention.md): what this commit
     # writes carries the flow state's expiry, as the flow item does.
@@ -97,6 +101,8 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
                 }
             }
         )
+    # The study decisions this event made (docs/studies.md): with the state or not at all, each only
+    # if new (a redelivery finds its event's record and never decides again).
     actions += [
         {
             "Put": {
@@ -105,7 +111,7 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
                 "ConditionExpression": f"attribute_not_exists({SK})",
             }
         }
-        for item in transcript_items
+        for item in [decision_item(d) | ttl for d in commit.decisions] + transcript_items
     ]
     if commit.accepted is not None:
         # The message as accepted before the model (``usecases/inbound_record.py``): the commit's own

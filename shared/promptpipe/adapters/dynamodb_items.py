@@ -12,13 +12,16 @@ TTL attribute) is ``promptpipe.adapters.dynamodb_table``.
 | event id        | ``PARTICIPANT#{id}`` | ``EVENT#{event id}`` (with TTL) | dynamodb                 |
 | pending effects | ``PARTICIPANT#{id}`` | ``FLOW#conversation#pending``   | after_commit             |
 | flow definition | ``FLOW#{flow id}``   | ``V#{version:06d}``, ``LATEST`` | dynamodb_flows           |
+| study decision  | ``PARTICIPANT#{id}`` | ``DECISION#{day:05d}#{point}``  | dynamodb, dynamodb_decisions |
 
 The state Query reads a participant's partition from ``FLOW#`` to ``META`` only: the event ids
 (``EVENT#``) sort before it, the transcript (``MSG#``) and the ledger (``SENT#``) after it, so it
 never grows with them; the pending-effects marker sorts inside it (read with the state at no extra
 call) and carries ``gsi1pk = PENDING_EFFECTS``, so the sweep finds every marker with one Query on
-the index. Values are strings, ints, bools and string maps
-only, so no float (and no ``Decimal``) ever crosses the boundary; free-form data (transcript
+the index. A study decision (docs/studies.md#the-decision-record) sorts before ``FLOW#`` too, and
+carries ``gsi1pk = DECISIONS#{study id}``, ``gsi1sk = {participant id}#{day:05d}#{point}``: a study's
+record is one paginated Query of the index, in (participant, day, point) order. Values are strings,
+ints, bools and string maps only, so no float (and no ``Decimal``) ever crosses the boundary; free-form data (transcript
 metadata, recent events) is stored as JSON strings. Nothing here performs I/O.
 """
 
@@ -36,6 +39,7 @@ from pydantic_core import to_json
 
 from promptpipe.adapters import dynamodb_table as table
 from promptpipe.errors import ValidationFailed
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FLOW_TYPE, FlowState
@@ -63,6 +67,8 @@ PENDING_EFFECTS_GSI_PK = "PENDING_EFFECTS"
 FLOW_DEFINITION_PREFIX = "FLOW#"
 FLOW_VERSION_SK_PREFIX = "V#"
 FLOW_LATEST_SK = "LATEST"
+DECISION_SK_PREFIX = "DECISION#"
+DECISIONS_GSI_PREFIX = "DECISIONS#"
 
 PK, SK = table.PK.name, table.SK.name
 # A transcript entry's ``state`` (an inbound message not answered yet): the commit may rewrite only
@@ -127,6 +133,24 @@ def pending_effects_token(items_by_sk: dict[str, Item]) -> str | None:
     """The marker's token among the items of the state Query, if there is one."""
     item = items_by_sk.get(PENDING_EFFECTS_SK)
     return str(item["token"]["S"]) if item and "token" in item else None
+
+
+def decision_key(participant_id: str, decision_point: str, study_day: int) -> Item:
+    return key(participant_pk(participant_id), f"{DECISION_SK_PREFIX}{study_day:05d}#{decision_point}")
+
+
+def decision_item(record: DecisionRecord) -> Item:
+    """A study decision: the record as JSON (its probabilities are floats, which never cross the
+    boundary as numbers), keyed in the participant's partition and listed by study on the index."""
+    return decision_key(record.participant_id, record.decision_point, record.study_day) | {
+        GSI_PK: {"S": f"{DECISIONS_GSI_PREFIX}{record.study_id}"},
+        GSI_SK: {"S": f"{record.participant_id}#{record.study_day:05d}#{record.decision_point}"},
+        "record": {"S": record.model_dump_json()},
+    }
+
+
+def decision_from_item(item: Item) -> DecisionRecord:
+    return DecisionRecord.model_validate_json(item["record"]["S"])
 
 
 def flow_definition_pk(flow_id: str) -> str:

@@ -15,6 +15,7 @@ from promptpipe.errors import (
     StateConflict,
     ValidationFailed,
 )
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.participant_rows import (
@@ -50,6 +51,8 @@ class InMemoryStore:
         # Claimed event ids, as the table's EVENT# items: kept past a deletion that keeps the
         # transcript (the table's expire by TTL, some time after expires_at; these never do).
         self.claims: dict[tuple[str, str], EventClaim] = {}
+        # Study decisions (docs/studies.md), written by commits only; read by ``InMemoryDecisionLog``.
+        self.decisions: dict[str, DecisionRecord] = {}
         self.loads = 0
         self.commits = 0
         self.pending_effects = InMemoryPendingEffects()  # read by ``load``, like the state Query
@@ -185,6 +188,8 @@ class InMemoryStore:
             claim = commit.claim
             if claim is not None and (pid, claim.event_id) in self.claims:  # after the version, as DynamoDB's
                 raise EventAlreadyCommitted(f"{pid}: event {claim.event_id} was committed before")
+            if any(d.decision_id in self.decisions for d in commit.decisions):  # each only if new, as DynamoDB's
+                raise StateConflict(f"{pid}: a decision of this commit is already recorded")
             if claim is not None:
                 self.claims[(pid, claim.event_id)] = claim.model_copy()
             self.flows[pid] = commit.flow.model_copy(deep=True)
@@ -192,6 +197,8 @@ class InMemoryStore:
             if commit.participant is not None:
                 self.participants[pid] = commit.participant.model_copy(deep=True)
             self._put_entries(pid, commit.transcript)
+            for decision in commit.decisions:
+                self.decisions[decision.decision_id] = decision.model_copy(deep=True)
             if commit.accepted is not None:
                 key = (commit.accepted.at, commit.accepted.seq)
                 self.transcripts[pid] = [e for e in self.transcripts[pid] if (e.at, e.seq) != key]

@@ -31,6 +31,7 @@ from promptpipe.cli.coordinator_commands import (
     read_file,
     read_flow_json,
 )
+from promptpipe.cli.study_commands import add_studies_parser, add_study_arguments, cmd_simulate_study
 from promptpipe.exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
@@ -253,6 +254,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     if args.export and getattr(args, "study", None) is None:
         raise CliError("--export writes a study's de-identified export: give --study FILE too", EXIT_USAGE)
+    if getattr(args, "study", None) is not None:  # a study rehearsal (cli/study_commands.py)
+        return cmd_simulate_study(args)
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
     run = functools.partial(run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare)
     report = run(args.participants, args.days, flexible_window=args.flexible_window)
@@ -362,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--sms-compare", action="store_true", help="also run it without the SMS rules (same seed)")
     simulate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_export_option(simulate)
+    add_study_arguments(simulate)
     simulate.set_defaults(func=cmd_simulate)
 
     participants = sub.add_parser("participants", help="list participants with their counts (coordinators)")
@@ -412,6 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     api_options(reconcile)
     reconcile.set_defaults(func=cmd_reconcile)
 
+    add_studies_parser(sub)
     flows = sub.add_parser("flows", help="flow definitions: validate a file, push it, show the stored one")
     flows_sub = flows.add_subparsers(dest="flows_command", required=True)
     validate = flows_sub.add_parser("validate", help="validate a flow JSON file (offline); exit 1 when invalid")

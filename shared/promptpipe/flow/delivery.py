@@ -25,6 +25,7 @@ from promptpipe.flow.hold import skipped_firing
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import daily_prompt_room, fits_room
+from promptpipe.flow.study import day_arm, decide, end_study, in_study, point_at, study_over
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
@@ -36,6 +37,7 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
+from promptpipe.models.study import DecisionPointAt
 from promptpipe.rules.quiet_hours import QuietHours
 from promptpipe.rules.timezones import zone_or_utc
 
@@ -57,6 +59,8 @@ class DeliveryResult:
     llm_calls: list[dict[str, object]] = field(default_factory=list)
     # Skipped because the participant is held for a person: the schedule stays (docs/safety.md).
     held: bool = False
+    # The study arm drawn today (docs/studies.md); a no-prompt arm sends nothing, the schedule stays.
+    study_arm: str | None = None
 
 
 def participant_zone(session: ConversationSession, schedule: ScheduleInfo | None) -> ZoneInfo:
@@ -78,19 +82,32 @@ def deliver_daily_prompt(
     schedule = next((s for s in session.data.schedules() if s.id == payload.schedule_id), None)
     if schedule is None:
         return DeliveryResult(False, "schedule no longer registered")
+    study = in_study(deps.study, participant)
+    point = point_at(study, DecisionPointAt.DAILY_PROMPT) if study is not None else None
+    if study is not None and study_over(study, participant, session.now):
+        end_study(deps, study, session)  # the closing message, once; every schedule stops
+        return DeliveryResult(False, f"study {study.id} ended")
     hold = session.data.hold()
     if hold is not None:  # before the model writes a prompt: nothing is generated, nothing sent
         session.apply("skipped_on_hold", skipped_firing("daily prompt", hold, schedule_id=payload.schedule_id))
+        if study is not None and point is not None:  # the day's row: not available, on hold
+            session.apply("study_decision", lambda op: decide(op, study, point))
         return DeliveryResult(False, f"on hold ({hold.reason.value})", held=True)
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
+    arm = day_arm(study, point, session)[0] if study is not None and point is not None else None
+    if study is not None and point is not None and arm is not None and arm.framing is None:
+        # The no-prompt arm: the decision and its check-in, nothing else.
+        session.apply("study_decision", lambda op: decide(op, study, point))
+        return DeliveryResult(False, f"study arm {arm.name}: no prompt", study_arm=arm.name)
+    framing, arm_name = (arm.framing, arm.name) if arm is not None else (None, None)
 
     now = session.now
     config = deps.config
     zone = participant_zone(session, schedule)
     today = now.astimezone(zone).date().isoformat()
     sms = config.sms_channel
-    text, used_fallback, llm_calls = _generate(deps, session, _sms_room(session, today) if sms else None)
+    text, used_fallback, llm_calls = _generate(deps, session, _sms_room(session, today) if sms else None, framing)
     follow = _follow_up_timers(config, participant.id, now, zone)
     follow_ups, reminder_due = follow.specs, follow.reminder_due
     reminder_name, autofb_name, fb_name = follow.reminder, follow.auto_feedback, follow.feedback
@@ -131,6 +148,8 @@ def deliver_daily_prompt(
                 **({"reminder_quiet_hours": follow.reminder_quiet_hours} if follow.reminder_quiet_hours else {}),
             },
         )
+        if study is not None and point is not None:  # the decision, with the message it decided
+            decide(op, study, point, message_id=op.outbound[-1].message_id if op.outbound else None)
         op.data.append_history(ConversationMessage(role="assistant", content=text, timestamp=now))
         op.data.set_time(DataKey.LAST_PROMPT_SENT_AT, now)
         profile = op.data.profile()
@@ -146,7 +165,7 @@ def deliver_daily_prompt(
         _arm_feedback_state(op, fb_name)
 
     session.apply("deliver_daily_prompt", deliver)
-    return DeliveryResult(True, prompt=text, used_fallback=used_fallback, llm_calls=llm_calls)
+    return DeliveryResult(True, prompt=text, used_fallback=used_fallback, llm_calls=llm_calls, study_arm=arm_name)
 
 
 @dataclass
@@ -229,12 +248,13 @@ def _sms_room(session: ConversationSession, today: str) -> int:
 
 
 def _generate(
-    deps: FlowDeps, session: ConversationSession, sms_room: int | None
+    deps: FlowDeps, session: ConversationSession, sms_room: int | None, framing: str | None = None
 ) -> tuple[str, bool, list[dict[str, object]]]:
-    """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1)."""
+    """The day's prompt, or our own fallback text when generation fails (docs/behaviour.md#B-DELIV-1).
+    ``framing``: the study arm's (docs/studies.md): the model only words it."""
     llm_calls: list[dict[str, object]] = []
     try:
-        generated = generate_habit_prompt(deps, session, "scheduled", max_chars=sms_room)
+        generated = generate_habit_prompt(deps, session, "scheduled", max_chars=sms_room, framing=framing)
         text, used_fallback = generated.text, False
         for purpose, response in (("prompt_generator", generated.response), ("sms_rewrite", generated.rewrite)):
             if response is not None:

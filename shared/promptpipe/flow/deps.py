@@ -14,6 +14,7 @@ from promptpipe.rules.clock import Clock
 if TYPE_CHECKING:
     from promptpipe.controller.catalog import FlowCatalog
     from promptpipe.flow.prompts import PromptLibrary
+    from promptpipe.models.study import StudyDefinition
 
 
 class IdGenerator:
@@ -41,3 +42,5 @@ class FlowDeps:
     ids: IdGenerator = field(default_factory=IdGenerator)
     # The flow controller's definitions (docs/controller.md); None: intake runs unsteered.
     flows: FlowCatalog | None = None
+    # The deployment's one active study (docs/studies.md, ``STUDY_ID``); None: no study.
+    study: StudyDefinition | None = None

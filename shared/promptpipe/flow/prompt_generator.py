@@ -12,6 +12,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
+from promptpipe.models.study import FRAMING_LABEL
 from promptpipe.rules import tone
 from promptpipe.rules.sms import fold_to_gsm7, is_gsm7, normalize_gsm7
 
@@ -61,6 +62,7 @@ def build_generator_request(
     notes: str,
     *,
     max_chars: int | None = None,
+    framing: str | None = None,
 ) -> ChatRequest:
     lines = [deps.prompts.get("generator").text, ""]
     if mode == "immediate":
@@ -69,6 +71,8 @@ def build_generator_request(
         lines.append("Context: this is the participant's scheduled daily prompt, sent at their chosen time.")
     if notes.strip():
         lines.append(f"Additional context: {notes.strip()}")
+    if framing:  # the study arm drawn by the server (docs/studies.md): the model only words it
+        lines.append(f"{FRAMING_LABEL} {framing.strip()}")
     if profile.success_count > 0:
         lines.append(f"The participant has completed {profile.success_count} habit prompt(s) so far.")
     if profile.last_barrier:
@@ -118,7 +122,13 @@ def clean_prompt_text(text: str | None) -> str:
 
 
 def generate_habit_prompt(
-    deps: FlowDeps, session: ConversationSession, mode: DeliveryMode, notes: str = "", max_chars: int | None = None
+    deps: FlowDeps,
+    session: ConversationSession,
+    mode: DeliveryMode,
+    notes: str = "",
+    max_chars: int | None = None,
+    *,
+    framing: str | None = None,
 ) -> GeneratedPrompt:
     """Validate, ask the model, store ``lastHabitPrompt`` in the session. Raises
     ``PromptGenerationError`` (profile) or ``LLMError`` (model).
@@ -128,7 +138,8 @@ def generate_habit_prompt(
     ``PromptGenerationError`` (the delivery then sends its fallback, which fits). Never cut."""
     profile = check_profile(session)
     prompt_version = deps.prompts.get("generator").version
-    response = deps.llm.complete(build_generator_request(deps, session, profile, mode, notes, max_chars=max_chars))
+    request = build_generator_request(deps, session, profile, mode, notes, max_chars=max_chars, framing=framing)
+    response = deps.llm.complete(request)
     text = clean_prompt_text(response.content)
     if not text:
         raise PromptGenerationError("the model returned an empty habit prompt")

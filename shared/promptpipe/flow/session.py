@@ -32,6 +32,7 @@ from promptpipe.errors import (
     StoreError,
 )
 from promptpipe.flow.effects import Effects, plan_effects
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.effects import MessageRef, ScheduleSpec
 from promptpipe.models.history import DEFAULT_LLM_HISTORY
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question
@@ -74,6 +75,8 @@ class OpContext:
     touched_schedules: list[str] = field(default_factory=list)
     participant_changed: bool = False
     expires_at: datetime | None = None  # FlowState.expires_at: the retention clock of a withdrawal
+    # Study decisions made by this event (docs/studies.md): committed with the state, rebuilt on replay.
+    decisions: list[DecisionRecord] = field(default_factory=list)
 
     def message(self, body: str, kind: OutboundKind, *, question: Question | None = None) -> OutboundMessage:
         """A message of ``kind`` to this operation's participant."""
@@ -105,6 +108,10 @@ class OpContext:
             Direction.OUTBOUND, message.kind.value, _transcript_text(message), metadata=metadata, outbound=message
         )
         self.message_refs.append(MessageRef(id=message.message_id, seq=entry.seq))
+
+    def decide(self, record: DecisionRecord) -> None:
+        """A study decision, written in this event's commit (no decision without its record)."""
+        self.decisions.append(record)
 
     # -- schedules: decided here, made live after the commit ---------------------------------
     def touch_schedule(self, name: str) -> None:
@@ -258,6 +265,11 @@ class ConversationSession:
     @property
     def touched_schedules(self) -> list[str]:
         return list(self._ctx.touched_schedules)
+
+    @property
+    def decisions(self) -> list[DecisionRecord]:
+        """The study decisions this event made so far (written with the commit)."""
+        return list(self._ctx.decisions)
 
     @property
     def expires_at(self) -> datetime | None:
@@ -434,6 +446,7 @@ class ConversationSession:
             else None,
             request_token=token,
             accepted=self.accepted,
+            decisions=list(self._ctx.decisions),
         )
 
 

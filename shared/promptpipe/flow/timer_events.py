@@ -17,6 +17,7 @@ from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
+from promptpipe.flow.study import send_check_in
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind
@@ -247,7 +248,22 @@ def _same_firing(armed: TimerPayload, fired: TimerPayload) -> bool:
 
 # The timers that send a message; the others only move the state (to FEEDBACK, a delayed
 # transition), call no model and send nothing, so they apply while the participant is held.
-_SENDS = frozenset({TimerKind.DAILY_PROMPT_REMINDER, TimerKind.FEEDBACK_TIMEOUT, TimerKind.FEEDBACK_FOLLOWUP})
+_SENDS = frozenset(
+    {TimerKind.DAILY_PROMPT_REMINDER, TimerKind.FEEDBACK_TIMEOUT, TimerKind.FEEDBACK_FOLLOWUP, TimerKind.STUDY_CHECK_IN}
+)
+
+
+def _study_check_in(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+    """A study's end-of-day check-in (docs/studies.md): sent to every available participant whatever
+    the arm, while it is the check-in the state holds."""
+
+    def apply(op: OpContext) -> None:
+        if deps.study is None:
+            outcome.detail = "no study"
+            return
+        outcome.applied = send_check_in(deps.study, payload)(op)
+
+    return apply
 
 
 def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPayload) -> TimerOutcome:
@@ -266,6 +282,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
         op = _feedback_timeout(deps, payload, outcome)
     elif kind is TimerKind.SCHEDULE_RESUME:
         op = _schedule_resume(payload, outcome)
+    elif kind is TimerKind.STUDY_CHECK_IN:
+        op = _study_check_in(deps, payload, outcome)
     else:
         op = _feedback_followup(payload, outcome)
 

@@ -17,6 +17,7 @@ _PREFIX = {
     TimerKind.FEEDBACK_TIMEOUT: "fbtimeout",
     TimerKind.FEEDBACK_FOLLOWUP: "fbfollowup",
     TimerKind.SCHEDULE_RESUME: "resume",
+    TimerKind.STUDY_CHECK_IN: "checkin",
 }
 
 

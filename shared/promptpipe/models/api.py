@@ -58,6 +58,9 @@ class EnrollmentRequest(LazyModel):
             "when the deployment sets CONSENT_REQUIRED; nothing is sent to a participant before it is on record."
         ),
     )
+    test_participant: bool = Field(
+        False, description="A staff phone: kept out of the study's decisions, exports and charts (docs/studies.md)."
+    )
 
 
 class ParticipantUpdate(LazyModel):
@@ -77,6 +80,9 @@ class ParticipantUpdate(LazyModel):
             "The participant's withdrawal of consent: sets the status to withdrawn. A status change to "
             "withdrawn without it is recorded with the request's time and method 'api'."
         ),
+    )
+    test_participant: bool | None = Field(
+        None, description="Flag or unflag a staff phone: kept out of the study's record (docs/studies.md)."
     )
 
 

@@ -50,6 +50,7 @@ class DecisionRecord(LazyModel):
     delivery: DecisionDelivery = DecisionDelivery.NOT_SENT
     outcome: ProximalOutcomeValue | None = Field(default=None, description="Filled in when known")
     outcome_at: datetime | None = None
+    message_id: str | None = Field(default=None, description="The prompt's message id, when one was decided")
 
     @property
     def probability(self) -> float | None:

@@ -38,6 +38,7 @@ class TimerKind(StrEnum):
     FEEDBACK_TIMEOUT = "feedback_timeout"
     FEEDBACK_FOLLOWUP = "feedback_followup"
     SCHEDULE_RESUME = "schedule_resume"  # the end of a pause of the daily prompts (flow/schedule_pause.py)
+    STUDY_CHECK_IN = "study_check_in"  # the end-of-day check-in of a study (docs/studies.md)
 
 
 class SweepRequest(LazyModel):

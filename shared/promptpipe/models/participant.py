@@ -87,6 +87,8 @@ class ConversationParticipant(LazyModel):
     # Consent on record (docs/safety.md#consent); ``withdrawal`` once they withdrew.
     consent: ConsentRecord | None = None
     withdrawal: ConsentRecord | None = None
+    # A staff phone (docs/studies.md): kept out of the study's decisions, exports and charts.
+    test_participant: bool = False
 
     @property
     def is_active(self) -> bool:

@@ -107,6 +107,9 @@ class DataKey(StrEnum):
     # JSON ``SchedulePause``: the daily schedules a pause took out of the registry and when they come
     # back (flow/schedule_pause.py); the one-shot ``{participant}-resume`` brings them back then.
     SCHEDULE_PAUSE = "schedulePause"
+    # JSON ``StudyProgress`` (flow/study.py, docs/studies.md): the last decision per decision point
+    # (its study day and arm), the open end-of-day check-in, whether the study's end was handled.
+    STUDY = "study"
 
 
 class FeedbackState(StrEnum):

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from promptpipe.lazy_model import LazyModel
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
@@ -200,3 +201,6 @@ class StateCommit(LazyModel):
     # The event's message as accepted before the model (``TranscriptEntry.state``): removed by the
     # commit, whose own inbound entry answers it.
     accepted: TranscriptEntry | None = None
+    # The study decisions this event made (docs/studies.md#the-decision-record): written with the
+    # state or not at all, each only if new.
+    decisions: list[DecisionRecord] = Field(default_factory=list)

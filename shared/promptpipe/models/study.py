@@ -17,6 +17,9 @@ from promptpipe.lazy_model import LazyModel
 PROBABILITY_TOLERANCE = 1e-9
 ARM_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 HHMM_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# The line of the prompt generator's instructions that carries the drawn arm's framing (the model
+# only words it; the offline coach reads the same line).
+FRAMING_LABEL = "Study framing (word today's prompt this way; never mention the study):"
 
 
 class DecisionPointAt(StrEnum):
@@ -33,6 +36,9 @@ class UnavailableReason(StrEnum):
     OPTED_OUT = "opted_out"
     ON_HOLD = "on_hold"
     STUDY_ENDED = "study_ended"
+    # Active, but no daily prompt fired that study day (intake not finished, no schedule yet): the
+    # daily sweep records the day.
+    NOT_SCHEDULED = "not_scheduled"
 
 
 class Arm(LazyModel):
@@ -131,8 +137,8 @@ class StudyDefinition(LazyModel):
     duration_days: int = Field(ge=1, le=3650)
     closing_message: str = Field(min_length=1, max_length=640)
     decision_points: tuple[DecisionPoint, ...] = ()
-    proximal_outcome: ProximalOutcome = ProximalOutcome()
-    settings: StudySettings = StudySettings()
+    proximal_outcome: ProximalOutcome = Field(default_factory=ProximalOutcome)
+    settings: StudySettings = Field(default_factory=StudySettings)
 
     @model_validator(mode="after")
     def _unique_decision_points(self) -> StudyDefinition:

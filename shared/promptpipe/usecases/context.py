@@ -16,6 +16,7 @@ from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
 from promptpipe.ports import (
     DeadLetters,
+    DecisionLog,
     DeliveryLog,
     InboundLog,
     Messenger,
@@ -50,6 +51,8 @@ class AppContext:
     dead_letters: DeadLetters
     # The study team's alerts (docs/safety.md): an SNS topic deployed, a WARNING log line locally.
     alerts: TeamAlerts
+    # The study decisions (docs/studies.md): written by the state commits, read and filled in here.
+    decisions: DecisionLog
 
     @property
     def config(self) -> CoreConfig:

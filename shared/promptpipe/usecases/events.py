@@ -16,6 +16,7 @@ from promptpipe.flow.effects import desired_schedules
 from promptpipe.flow.session import ConversationSession
 from promptpipe.flow.timer_events import handle_timer
 from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
+from promptpipe.models.decision import ProximalOutcomeValue
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.state import StateData
@@ -25,6 +26,7 @@ from promptpipe.usecases.hold_alerts import alert_new_hold, new_hold_alert
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
+from promptpipe.usecases.studies import answer_check_in, record_outcome
 from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
         return _deferred_schedules(app, event)
 
     opened: list[tuple[ConversationSession, bool]] = []  # the session, and whether it accepted the message
+    check_in: list[tuple[str, ProximalOutcomeValue]] = []  # the study check-in this message answers
 
     def work(session: ConversationSession, outcome: EventOutcome) -> None:
         if event.kind is TurnKind.GREETING:
@@ -60,6 +63,7 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
                 raise ValidationFailed("message turn without a message", field="message")
             # In the record before the model: whatever fails next, the message is not lost.
             opened.append((session, inbound_record.accept(app, session, event)))
+            check_in[:] = [a for a in [answer_check_in(app, session, event.message.body)] if a is not None]
             outcome.turn = conversation_flow(app).handle_message(session, event.message)
 
     try:
@@ -71,6 +75,8 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
     for session, wrote in opened:
         if wrote and outcome.replayed:  # a copy answered before: this run committed nothing
             inbound_record.discard(app, session)
+    for decision, value in check_in if outcome.committed_version is not None and not outcome.replayed else ():
+        record_outcome(app, decision, value, app.clock.now())  # docs/studies.md: the proximal outcome
     alert_team(app, outcome.turn.alert if outcome.turn is not None else None)
     if opened and not outcome.replayed:  # a hold this event placed: told once, from the attempt that committed
         held = opened[-1][0].data.hold()
@@ -110,7 +116,8 @@ def run_scheduled_prompt(app: AppContext, payload: ScheduledPromptPayload, *, ev
     )
     outcome = run_once(app, payload.participant_id, event_id, work, firing_schedules=names)
     delivery = outcome.delivery
-    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None and not delivery.held:
+    kept = delivery is not None and (delivery.held or delivery.study_arm is not None)
+    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None and not kept:
         # Not wanted by the state (its registry entry is gone, or the participant is not
         # active): an orphan. Remove the schedules it may fire through.
         apply_schedule_specs(app, dict.fromkeys(names))

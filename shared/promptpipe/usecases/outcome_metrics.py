@@ -24,6 +24,7 @@ _TIMER_METRICS = {
     "feedback_timeout": "FeedbackNudgesSent",
     "feedback_followup": "FeedbackNudgesSent",
     "schedule_resume": "PausesEnded",
+    "study_check_in": "StudyCheckInsSent",
 }
 
 

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.metrics import Metric
@@ -49,6 +50,8 @@ class EventOutcome:
     pending_effects: str | None = None
     # What the flow observed on the session (``usecases/outcome_metrics.py`` adds the rest).
     metrics: list[Metric] = field(default_factory=list)
+    # The study decisions this event committed (docs/studies.md): ``apply_effects`` fills in their delivery.
+    decisions: list[DecisionRecord] = field(default_factory=list)
 
     def take(self, effects: Effects) -> None:
         """The effects to apply (messages, schedules and what the send rule needs)."""

@@ -110,6 +110,7 @@ def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: 
         created_at=now,
         updated_at=now,
         consent=request.consent,
+        test_participant=request.test_participant,
     )
     background = format_background(participant) if has_background(participant) else ""
     flow = FlowState(participant_id=participant.id, state_data=new_state_data(background))

@@ -9,6 +9,7 @@ from datetime import datetime
 from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
 from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
+from promptpipe.models.decision import DecisionDelivery
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.metrics import metric
@@ -80,6 +81,7 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
                     opted_out = message.message_id
         finally:
             _record_outcomes(app, outcome, results)
+            _record_decision_deliveries(app, outcome, results)
             _count_not_delivered(results)
         if opted_out is not None:
             record_carrier_opt_out(app, outcome.participant_id, outcome.event_id, results[opted_out].code)
@@ -106,6 +108,24 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     if outcome.pending_effects:
         repair_pending(app, outcome.participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     return sum(1 for result in results.values() if result.delivered)
+
+
+_DELIVERY = {"sent": DecisionDelivery.SENT, "failed": DecisionDelivery.FAILED, "skipped": DecisionDelivery.NOT_SENT}
+
+
+def _record_decision_deliveries(app: AppContext, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
+    """The delivery of each decision's prompt, from its send result (best effort, as the transcript's)."""
+    log = app.decisions
+    for record in outcome.decisions:
+        result = results.get(record.message_id or "")
+        if result is None:
+            continue
+        delivery = _DELIVERY.get(result.status, DecisionDelivery.PENDING)
+        sent_at = result.at if result.status == "sent" else None
+        try:
+            log.update(record.model_copy(update={"delivery": delivery, "sent_at": sent_at}))
+        except StoreError:  # best effort: the record stays pending (never counted as sent)
+            logger.exception("could not record a decision's delivery", extra={"participant_id": record.participant_id})
 
 
 def _committed_recipient(app: AppContext, outcome: EventOutcome) -> ConversationParticipant | None:

@@ -151,6 +151,8 @@ def _run_once(
         logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
         effects, outcome.committed_version = landed, session.committed_version
     outcome.take(effects)
+    # The study decisions that landed with this commit: their delivery is filled in after the sends.
+    outcome.decisions = [] if outcome.replayed else session.decisions
     return _deferred(app, outcome) if defer_schedules else outcome
 
 

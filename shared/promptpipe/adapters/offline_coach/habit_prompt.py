@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, _clean, _words
+from promptpipe.models.study import FRAMING_LABEL
 
 _PRONOUNS = {
     "i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
@@ -101,6 +102,9 @@ def build_habit_prompt(user_text: str, system_text: str) -> str:
     lead = _words(_anchor_phrase(re.split(r"\s+(?:and|then)\s+", anchor)[0]), 8)
     short_motivation = motivation if 0 < len(motivation.split()) <= 8 else ""
     limit = re.search(r"at most (\d+) characters", user_text)
+    framed = _framed(system_text, lead, action, _benefit(short_motivation, default_benefit))
+    if framed is not None and (limit is None or len(framed) <= int(limit[1])):
+        return framed
     if limit is not None:
         return _within(int(limit[1]), lead, action, _benefit(short_motivation, default_benefit))
     for benefit in (_benefit(short_motivation, default_benefit), f"it helps you {default_benefit}"):
@@ -108,6 +112,21 @@ def build_habit_prompt(user_text: str, system_text: str) -> str:
         if len(text.split()) < 30:
             return text
     return f"{lead}, try {action}. Would that feel doable?"
+
+
+def _framed(system_text: str, lead: str, action: str, benefit: str) -> str | None:
+    """A study arm's framing (docs/studies.md), honoured as far as rules can: a framing about the
+    benefit or the reason leads with it; one about a small or next step offers just that step.
+    ``None``: no framing, or one these rules cannot read (the default form is used)."""
+    line = next((ln for ln in system_text.splitlines() if ln.startswith(FRAMING_LABEL)), "")
+    framing = line.removeprefix(FRAMING_LABEL).strip().casefold()
+    if not framing:
+        return None
+    if re.search(r"benefit|reason|why|motivat", framing):
+        return f"Remember: {benefit}. {lead}, try {action}."
+    if re.search(r"step|small|tiny|concrete", framing):
+        return f"One tiny step today: {lead[0].lower() + lead[1:]}, try just {action}."
+    return None
 
 
 def _within(limit: int, lead: str, action: str, benefit: str) -> str:
