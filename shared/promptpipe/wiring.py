@@ -293,7 +293,14 @@ def build_app(
         inbound=DynamoInboundLog(settings.table_name, dynamodb),
         dead_letters=_dead_letters(settings),
         alerts=_team_alerts(settings),
+        audit=_audit_log(settings, dynamodb),
     )
+
+
+def _audit_log(settings: Settings, dynamodb: Any) -> Any:
+    from promptpipe.adapters.dynamodb_audit import DynamoAuditLog
+
+    return DynamoAuditLog(settings.table_name, dynamodb)
 
 
 def _dead_letters(settings: Settings) -> Any:

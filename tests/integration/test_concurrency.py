@@ -25,6 +25,7 @@ from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEff
 from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
 from promptpipe.adapters.inbound_log import DynamoInboundLog
+from promptpipe.adapters.memory_audit import MemoryAuditLog
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.phone_claims import DynamoPhoneClaims
@@ -142,6 +143,7 @@ def harness(aws: None) -> Harness:
         inbound=DynamoInboundLog(config.table_name, client),
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
+        audit=MemoryAuditLog(),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

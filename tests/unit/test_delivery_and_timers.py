@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from promptpipe.adapters.memory_audit import MemoryAuditLog
 from promptpipe.adapters.memory_timers import ScheduledTimer
 from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.sent_ledger import InMemorySentLedger
@@ -462,6 +463,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         inbound=h.store,
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
+        audit=MemoryAuditLog(),
     )
     reminders = [s for s in h.timers.schedules.values() if s.payload.kind is TimerKind.DAILY_PROMPT_REMINDER]
     # Then exactly two reminder schedules exist: the overdue one and the one due in 2 h

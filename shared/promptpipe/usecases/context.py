@@ -15,6 +15,7 @@ from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
 from promptpipe.ports import (
+    AuditLog,
     DeadLetters,
     DeliveryLog,
     InboundLog,
@@ -50,6 +51,8 @@ class AppContext:
     dead_letters: DeadLetters
     # The study team's alerts (docs/safety.md): an SNS topic deployed, a WARNING log line locally.
     alerts: TeamAlerts
+    # The coordinators' audit records (docs/console.md, "Accountability").
+    audit: AuditLog
 
     @property
     def config(self) -> CoreConfig:
