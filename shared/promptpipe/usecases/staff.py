@@ -53,8 +53,9 @@ def send_staff_message(
     message_ids: list[str] = []
 
     def work(session: ConversationSession, _outcome: EventOutcome) -> None:
-        if not session.participant.is_active:
-            raise ValidationFailed(NOT_ACTIVE.format(status=session.participant.status.value), field="body")
+        if not session.participant.is_active or session.participant.opted_out:
+            status = "opted out (STOP)" if session.participant.opted_out else session.participant.status.value
+            raise ValidationFailed(NOT_ACTIVE.format(status=status), field="body")
         outside = session.now - last_inbound_at(session.data) >= WINDOW
         if app.config.whatsapp_channel and outside and not app.config.staff_template:
             raise ValidationFailed(OUTSIDE_WINDOW, field="body")
