@@ -57,24 +57,3 @@ def cookie_value(cookie_header: str, cookie_name: str) -> str | None:
     except CookieError:
         return None
     return morsel.value if morsel is not None else None
-
-
-def cookie_holds(cookie_header: str, cookie_name: str, token: str) -> bool:
-    """Whether the request's cookie ``cookie_name`` is the token."""
-    try:
-        morsel = SimpleCookie(cookie_header).get(cookie_name)
-    except CookieError:
-        return False
-    return morsel is not None and same_token(morsel.value, token)
-
-
-def holds_token_anywhere(
-    token: str, cookie_name: str, query_token: str | None, cookie_header: str, authorization: str
-) -> bool:
-    """The token as the cookie, the ``?token=`` query or an ``Authorization: token …`` header."""
-    scheme, _, given = authorization.partition(" ")
-    return (
-        cookie_holds(cookie_header, cookie_name, token)
-        or (query_token is not None and same_token(query_token, token))
-        or (scheme.lower() == "token" and same_token(given.strip(), token))
-    )

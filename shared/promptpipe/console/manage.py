@@ -168,7 +168,7 @@ def _edit(console: Console, participant_id: str, form: dict[str, str], by: str) 
 def read_rows(text: str) -> list[dict[str, Any]]:
     """The CSV's rows as enrolment requests: the header names the fields; empty cells are left out;
     ``consent_at``, ``consent_version`` and ``consent_method`` make the consent."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")), strict=True)  # a broken quote is said, not read on
     rows: list[dict[str, Any]] = []
     for raw in reader:
         row: dict[str, Any] = {}

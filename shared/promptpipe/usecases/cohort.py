@@ -1,8 +1,8 @@
-"""A cohort's rows checked before they are enrolled (docs/console.md, "Enrol a cohort"): each row's
-problems, read by the same rules the enrolment applies (the request's fields, the phone number in
-the deployment's region, the time zone, consent when required), plus a number given twice in the
-file or already enrolled. Nothing is written: the caller then enrols the rows without problems, one
-``POST /conversation/participants`` each (``usecases/participants.enrollment``)."""
+"""A cohort's rows checked before they are enrolled (docs/console.md, "Managing participants"): each
+row's problems, read by the same rules the enrolment applies (the request's fields with its time
+zone check, the phone number in the deployment's region, consent when required), plus a number given
+twice in the file or already enrolled. Nothing is written: the caller then enrols the rows without
+problems, one ``POST /conversation/participants`` each (``usecases/participants.enrollment``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from promptpipe.errors import InvalidPhoneNumber, ValidationFailed
 from promptpipe.models.api import EnrollmentRequest, RowProblems
 from promptpipe.rules.phone import canonicalize_phone
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.participants import validate_timezone
 
 
 def _field_problems(exc: ValidationError) -> list[str]:
@@ -38,10 +37,6 @@ def check_rows(app: AppContext, rows: list[dict[str, Any]]) -> list[RowProblems]
             continue
         if app.config.consent_required and request.consent is None:
             problems.append("consent: required by this deployment")
-        try:
-            validate_timezone(request.timezone)
-        except ValidationFailed as exc:
-            problems.append(f"timezone: {exc}")
         try:
             phone = canonicalize_phone(request.phone_number, app.config.default_phone_region)
         except (InvalidPhoneNumber, ValidationFailed) as exc:
