@@ -309,3 +309,5 @@ def test_a_viewer_reads_every_page_and_can_act_on_none(
         )
         assert answer.status_code == 403, path
     assert console.console.client.participant(pid).status.value == "paused"  # unchanged by the viewer
+    export = httpx.get(f"{console.url}/export", headers=viewer, timeout=60)
+    assert "the export is for coordinators" in export.text and 'action="/export"' not in export.text

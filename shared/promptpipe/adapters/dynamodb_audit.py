@@ -1,8 +1,8 @@
 """The ``AuditLog`` port over the main DynamoDB table.
 
-| item         | pk        | sk                                               |
-|--------------|-----------|--------------------------------------------------|
-| audit record | ``AUDIT`` | ``{participant id or -}#{utc rfc3339}#{record id}`` |
+| item         | pk              | sk                                                  |
+|--------------|-----------------|-----------------------------------------------------|
+| audit record | ``AUDIT#study`` | ``{participant id or -}#{utc, fixed width}#{record id}`` |
 
 One partition for the study's audit: coordinators' actions are few (a handful a participant), so the
 export reads them all with one ``Query`` a page, and a participant's with ``begins_with``. The items
@@ -20,7 +20,7 @@ from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import PK, SK, key
 from promptpipe.models.audit import AuditRecord
 
-AUDIT_PK = "AUDIT"
+AUDIT_PK = "AUDIT#study"  # one partition for the study (AUDIT# as the other items prefix theirs)
 STUDY = "-"  # the sk prefix of an action on the study (the export)
 
 

@@ -5,11 +5,15 @@ conversation in their local time, profile, schedules, controller state), ``/expo
 research export as a zip). Actions are plain HTML forms (POST, then a redirect): pause, resume,
 resolve a hand-off with a note (a state override with a sub-state, which releases the flow
 controller's hold). Every request must name the console's own address (``Host``, and ``Origin``
-when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
-twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
+when sent: docs/architecture.md#local-runs); every POST carries its credential in a
+``SameSite=Strict`` cookie and the form token bound to that credential, both of which only a page of
+the console has (``console/identity.py``).
 
-The same token is the console's credential, required of every request unless started with
-``--no-token``; answers are ``no-store``; notices are the console's own (``console/access.py``).
+A credential is the token printed at start (the operator) or a coordinator's own token
+(``promptpipe console-token``), required of every request unless started with ``--no-token``; a
+viewer reads and cannot post. Answers are ``no-store``; notices are the console's own
+(``console/access.py``). The management pages and actions (enrol, import, edit, withdraw, delete,
+erase, staff message, release) are ``console/manage.py``.
 """
 
 from __future__ import annotations
@@ -149,21 +153,14 @@ class Console:
                 return credential, identity
         return None if self.require_token else (self.token, self.operator)
 
-    def admits(self, query_token: str | None, cookie_header: str, authorization: str) -> bool:
-        """Whether a request holds a token of the console (always, when started with ``--no-token``)."""
-        return self.credential_of(query_token, cookie_header, authorization) is not None
-
     def form_identity(self, form: dict[str, str], cookie_header: str) -> Identity | None:
         """Who posts: the cookie's credential, with the form token of that credential's pages (a
         foreign page can set neither; a viewer's page holds no coordinator's form token)."""
-        credential = cookie_value(cookie_header, self.cookie_name)
-        identity = self.identify(credential) if credential else None
-        if identity is None or credential is None:
+        credential = cookie_value(cookie_header, self.cookie_name) or ""
+        identity = self.identify(credential)
+        if identity is None:
             return None
         return identity if same_token(form.get("token", ""), form_token(self.form_secret, credential)) else None
-
-    def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
-        return self.form_identity(form, cookie_header) is not None
 
     def serving(self, credential: str, identity: Identity) -> None:
         """This thread now serves a request of ``identity``: its pages carry that credential's form token."""

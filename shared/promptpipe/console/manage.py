@@ -219,13 +219,11 @@ def _commit(console: Console, rows_json: str, by: str) -> str:
         rows = json.loads(rows_json)
     except ValueError:
         raise ApiError(400, "the preview's rows are missing: upload the file again") from None
-    if not isinstance(rows, list) or len(rows) > MAX_IMPORT_ROWS:
+    if not isinstance(rows, list) or len(rows) > MAX_IMPORT_ROWS or not all(isinstance(r, dict) for r in rows):
         raise ApiError(400, "the preview's rows are not readable: upload the file again")
     enrolled: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     for row in rows:
-        if not isinstance(row, dict):
-            continue
         try:
             participant = console.client.enrol({**row, "by": by})
         except ApiError as exc:
