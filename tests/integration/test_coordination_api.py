@@ -120,3 +120,18 @@ def test_an_erasure_record_outlives_the_participant_without_their_data(env: Loca
     assert [(r["action"], r["by"]) for r in records] == [("enrol", "Ana"), ("pause", "Ana"), ("erasure", "Ben")]
     assert records[1]["reason"] == "" and records[1]["redacted"] is True  # free text goes with the data
     assert "Sam" not in str(records)
+
+
+def test_a_status_the_participant_already_has_is_no_action_in_the_audit(env: LocalEnvironment) -> None:
+    pid = _enrol(env, by="Ana")
+    env.api("PUT", f"{BASE}/{pid}", json_body={"status": "active", "by": "Ana"})
+    env.api(
+        "PUT",
+        f"{BASE}/{pid}",
+        json_body={
+            "withdrawal": {"at": "2026-03-02T13:00:00Z", "version": "v1", "method": "email"},
+            "by": "Ana",
+            "reason": "by email",
+        },
+    )
+    assert [(r["action"], r["reason"]) for r in _audit(env, pid)] == [("enrol", ""), ("withdraw", "by email")]

@@ -202,7 +202,8 @@ def apply_participant_update(
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
     changed = [*profile_fields, *consent_fields]
-    _audit_update(app, actor, participant_id, status, fields=changed, reason=update.reason or "")
+    moved = status if status is not None and status != previous_status.value else None  # a status kept is no action
+    _audit_update(app, actor, participant_id, moved, fields=changed, reason=update.reason or "")
     if session.dirty:
         # The commit stamps the stored participant's updated_at; answer with what was stored.
         return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
