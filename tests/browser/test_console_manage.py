@@ -32,6 +32,8 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # pragma: no cover - the dev extra installs it
     webdriver = None  # type: ignore[assignment]
 
@@ -41,6 +43,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 COORDINATOR = "Ana Coordinator"
+NEW_PAGE = "return window.promptpipeOldPage === undefined && document.readyState === 'complete'"
 
 
 @pytest.fixture(autouse=True)
@@ -128,6 +131,31 @@ def test_enrol_one_participant(browser: Any, console: ConsoleServer) -> None:
     pid = urlsplit(browser.current_url).path.split("/")[-1]
     assert console.console.client.participant(pid).timezone == "America/Vancouver"
     assert [(r["action"], r["who"]) for r in _audit_rows(browser)] == [("enrol", COORDINATOR)]
+
+
+def test_a_participant_can_be_enrolled_by_keyboard_alone(browser: Any, console: ConsoleServer) -> None:
+    """Tab from the top of the page to each field (its label names it), type, Enter submits."""
+    browser.get(console.url + "/enrol")
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    focused: list[str] = []
+    for _ in range(30):
+        active = browser.switch_to.active_element
+        focused.append(active.get_attribute("id") or active.tag_name)
+        if focused[-1] == "phone_number":
+            break
+        active.send_keys(Keys.TAB)
+    assert focused[-1] == "phone_number", focused
+    active.send_keys("+1 416 555 0188")
+    active.send_keys(Keys.TAB)
+    browser.switch_to.active_element.send_keys("Kay")  # the name, next in the tab order
+    browser.execute_script("window.promptpipeOldPage = true")
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    WebDriverWait(browser, 60).until(
+        lambda d: d.execute_script(
+            "return window.promptpipeOldPage === undefined && document.readyState === 'complete'"
+        )
+    )
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Kay"
 
 
 def _cohort_csv(path: Path) -> Path:
