@@ -13,7 +13,9 @@ A credential is the token printed at start (the operator) or a coordinator's own
 (``promptpipe console-token``), required of every request unless started with ``--no-token``; a
 viewer reads and cannot post. Answers are ``no-store``; notices are the console's own
 (``console/access.py``). The management pages and actions (enrol, import, edit, withdraw, delete,
-erase, staff message, release) are ``console/manage.py``.
+erase, staff message, release) are ``console/manage.py``, who comes in ``console/identity.py``.
+Longer than 500 lines because the pages, the request handler and the server share one ``Console``
+(its door, templates and page cursors) and every route reads best beside the others in one handler.
 """
 
 from __future__ import annotations
@@ -42,10 +44,9 @@ from promptpipe.console.access import (
     TOKEN_NEEDED,
     cookie_value,
     notice_text,
-    same_token,
 )
 from promptpipe.console.charts import COLOURS, strip_svg, study_chart_svg
-from promptpipe.console.identity import DEFAULT_OPERATOR, Identity, Role, TokenBook, form_token
+from promptpipe.console.identity import DEFAULT_OPERATOR, Door, Identity, TokenBook
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days, study_series
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
@@ -113,11 +114,8 @@ class Console:
         self.require_token = require_token
         self.templates = _templates()
         self.token = secrets.token_urlsafe(16)
-        # Each coordinator's own token (console/identity.py); the start-up token is the operator's.
-        self.tokens = tokens
-        self.operator = Identity(operator.strip() or DEFAULT_OPERATOR, Role.COORDINATOR)
-        self.form_secret = secrets.token_bytes(32)
-        self.request = threading.local()  # the identity and form token of the request this thread serves
+        # Who comes in (console/identity.py): the start-up token is the operator's; each coordinator's own.
+        self.door = Door(self.token, tokens, operator, require_token=require_token)
         self.lock = threading.Lock()
         self.guard = RequestGuard(frozenset())  # set once the server knows its port
         self.cookie_name = "promptpipe_console"
@@ -132,45 +130,9 @@ class Console:
     def token_cookie(self, credential: str | None = None) -> str:
         return f"{self.cookie_name}={credential or self.token}; Path=/; HttpOnly; SameSite=Strict"
 
-    def identify(self, credential: str) -> Identity | None:
-        """The start-up token's operator, or the coordinator whose own token it is."""
-        if credential and same_token(credential, self.token):
-            return self.operator
-        return self.tokens.identify(credential) if self.tokens is not None and credential else None
-
-    def credential_of(
-        self, query_token: str | None, cookie_header: str, authorization: str
-    ) -> tuple[str, Identity] | None:
-        """The credential a request holds (the cookie, ``?token=``, ``Authorization: token …``) and
-        whose it is; with ``--no-token``, the operator's when it holds none."""
-        scheme, _, given = authorization.partition(" ")
-        # The address's token first: opening another coordinator's address switches to them.
-        candidates = [query_token, cookie_value(cookie_header, self.cookie_name)]
-        candidates.append(given.strip() if scheme.lower() == "token" else None)
-        for credential in candidates:
-            identity = self.identify(credential) if credential else None
-            if credential and identity is not None:
-                return credential, identity
-        return None if self.require_token else (self.token, self.operator)
-
-    def form_identity(self, form: dict[str, str], cookie_header: str) -> Identity | None:
-        """Who posts: the cookie's credential, with the form token of that credential's pages (a
-        foreign page can set neither; a viewer's page holds no coordinator's form token)."""
-        credential = cookie_value(cookie_header, self.cookie_name) or ""
-        identity = self.identify(credential)
-        if identity is None:
-            return None
-        return identity if same_token(form.get("token", ""), form_token(self.form_secret, credential)) else None
-
-    def serving(self, credential: str, identity: Identity) -> None:
-        """This thread now serves a request of ``identity``: its pages carry that credential's form token."""
-        self.request.identity = identity
-        self.request.form_token = form_token(self.form_secret, credential)
-
     def render(self, name: str, **context: Any) -> str:
         template = self.templates.get_template(name)
-        token = getattr(self.request, "form_token", None) or form_token(self.form_secret, self.token)
-        me = getattr(self.request, "identity", None) or self.operator
+        token, me = self.door.page_token(), self.door.me()
         return template.render(token=token, me=me, api=self.client.transport.description, **context)
 
     def summary(self, participant: ConversationParticipant, state: dict[str, Any] | None = None) -> ParticipantSummary:
@@ -277,7 +239,7 @@ class Console:
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
                 for name in ("participants.csv", "prompts.csv", "messages.jsonl", "adherence.csv", "audit.csv"):
                     archive.write(Path(folder) / name, name)
-        self.client.record_export(by=by or self.operator.name)
+        self.client.record_export(by=by or self.door.operator.name)
         return buffer.getvalue()
 
     def act(self, participant_id: str, action: str, form: dict[str, str], by: str | None = None) -> str:
@@ -354,14 +316,15 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             pairs = parse_qsl(url.query, keep_blank_values=True)
             given = dict(pairs).get("token") if method != "POST" else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            found = console.credential_of(given, headers.get("cookie", ""), headers.get("authorization", ""))
+            cookie = cookie_value(headers.get("cookie", ""), console.cookie_name)
+            found = console.door.credential_of(given, cookie, headers.get("authorization", ""))
             if found is None:
                 self.close_connection = True
                 self._error(403, TOKEN_NEEDED)
                 return False
             self.admitted = True
             self.credential, self.identity = found
-            console.serving(*found)
+            console.door.serving(*found)
             if given is not None and self.credential == given and console.require_token:
                 rest = urlencode([(k, v) for k, v in pairs if k != "token"])
                 self._redirect(url.path + (f"?{rest}" if rest else ""), cookie=True)
@@ -439,7 +402,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 return
             raw = self.rfile.read(length) if length else b""
             form = manage.read_form(self.headers.get("content-type", ""), raw)
-            identity = console.form_identity(form, self.headers.get("cookie", ""))
+            cookie = cookie_value(self.headers.get("cookie", ""), console.cookie_name)
+            identity = console.door.form_identity(form.get("token", ""), cookie)
             if identity is None:
                 self._error(403, "This form is out of date: reload the page and try again.")
                 return

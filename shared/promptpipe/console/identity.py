@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -116,3 +117,60 @@ class TokenBook:
             if hmac.compare_digest(given, str(entry.get("sha256", ""))) and entry.get("role") in _ROLES:
                 found = Identity(str(entry.get("name", "")), Role(str(entry["role"])))
         return found
+
+
+class Door:
+    """Who comes in: the start-up token (the operator, a coordinator), each coordinator's own token
+    (``TokenBook``), and with ``--no-token`` anyone local as the operator; and the form token of the
+    pages served to each credential. Shared by the console's request threads: the identity and form
+    token of the request a thread serves are the thread's own."""
+
+    def __init__(self, token: str, tokens: TokenBook | None, operator: str, *, require_token: bool) -> None:
+        self.token = token
+        self.tokens = tokens
+        self.operator = Identity(operator.strip() or DEFAULT_OPERATOR, Role.COORDINATOR)
+        self.require_token = require_token
+        self.form_secret = secrets.token_bytes(32)
+        self._request = threading.local()
+
+    def identify(self, credential: str | None) -> Identity | None:
+        """The start-up token's operator, or the coordinator whose own token it is."""
+        if not credential:
+            return None
+        if hmac.compare_digest(credential.encode(), self.token.encode()):
+            return self.operator
+        return self.tokens.identify(credential) if self.tokens is not None else None
+
+    def credential_of(
+        self, query_token: str | None, cookie: str | None, authorization: str
+    ) -> tuple[str, Identity] | None:
+        """The credential a request holds (``?token=``, the cookie, ``Authorization: token …``) and
+        whose it is; with ``--no-token``, the operator's when it holds none. The address's token
+        comes first: opening another coordinator's address switches to them."""
+        scheme, _, given = authorization.partition(" ")
+        for credential in (query_token, cookie, given.strip() if scheme.lower() == "token" else None):
+            identity = self.identify(credential)
+            if credential and identity is not None:
+                return credential, identity
+        return None if self.require_token else (self.token, self.operator)
+
+    def form_identity(self, given_form_token: str, cookie: str | None) -> Identity | None:
+        """Who posts: the cookie's credential, with the form token of that credential's pages (a
+        foreign page can set neither; a viewer's page holds no coordinator's form token)."""
+        identity = self.identify(cookie)
+        if identity is None or cookie is None:
+            return None
+        expected = form_token(self.form_secret, cookie)
+        return identity if hmac.compare_digest(given_form_token.encode(), expected.encode()) else None
+
+    def serving(self, credential: str, identity: Identity) -> None:
+        """This thread now serves a request of ``identity``: its pages carry that credential's form token."""
+        self._request.identity = identity
+        self._request.form_token = form_token(self.form_secret, credential)
+
+    def page_token(self) -> str:
+        return getattr(self._request, "form_token", None) or form_token(self.form_secret, self.token)
+
+    def me(self) -> Identity:
+        identity: Identity | None = getattr(self._request, "identity", None)
+        return identity or self.operator
