@@ -135,3 +135,10 @@ def test_a_status_the_participant_already_has_is_no_action_in_the_audit(env: Loc
         },
     )
     assert [(r["action"], r["reason"]) for r in _audit(env, pid)] == [("enrol", ""), ("withdraw", "by email")]
+
+
+def test_a_staff_message_from_the_longest_name_is_sent(env: LocalEnvironment) -> None:
+    pid = _enrol(env)
+    answer = env.api("POST", f"{BASE}/{pid}/staff-messages", json_body={"body": "Hi", "by": "A" * 200})
+    assert answer.status == 201, answer.body
+    assert env.api("GET", f"{BASE}/{pid}/state").body["result"]["hold"]["set_by"] == ("staff: " + "A" * 200)[:200]

@@ -59,7 +59,8 @@ def send_staff_message(
         outside = session.now - last_inbound_at(session.data) >= WINDOW
         if app.config.whatsapp_channel and outside and not app.config.staff_template:
             raise ValidationFailed(OUTSIDE_WINDOW, field="body")
-        session.apply("staff_hold", place(HoldReason.STAFF, f"staff: {request.by}"))
+        # ``set_by`` holds 200 characters: a name of 200 (the request's limit) is cut, not refused
+        session.apply("staff_hold", place(HoldReason.STAFF, f"staff: {request.by}"[:200]))
 
         def send(op: OpContext) -> None:
             message = op.message(request.body, OutboundKind.STAFF)
