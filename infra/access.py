@@ -20,6 +20,7 @@ from infra import constants as c
 PARTICIPANT = "PARTICIPANT#"  # META, flow state, transcript (MSG#) of one participant
 PHONE = "PHONE#"  # the claim that maps a phone number to its participant
 FLOW = "FLOW#"  # stored flow definitions (the flow controller), one partition per flow
+AUDIT = "AUDIT#"  # the coordinators' audit records, one partition (docs/console.md, "Accountability")
 
 # Creating is create-or-update by name (UpdateSchedule when the name exists: a retried event).
 SCHEDULE_UPSERT = ("scheduler:CreateSchedule", "scheduler:UpdateSchedule")
@@ -107,10 +108,12 @@ ACCESS: dict[str, Access] = {
     c.ENROLLMENT.key: Access(
         table={
             "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
-            "dynamodb:Query": (PARTICIPANT, FLOW),  # state, history, transcript erasure; flow versions
+            # state, history, transcript erasure; flow versions; the audit (read, and an erasure's redaction)
+            "dynamodb:Query": (PARTICIPANT, FLOW, AUDIT),
             "dynamodb:BatchGetItem": (PARTICIPANT,),  # the participants list's rows: a page's flow states
             # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
-            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW),  # the bundled flow as version 1 before a push
+            # the bundled flow as version 1 before a push; an audit record of each coordinator action
+            "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW, AUDIT),
             "dynamodb:ConditionCheckItem": (PARTICIPANT,),
             "dynamodb:DeleteItem": (PARTICIPANT, PHONE),  # delete participant, claim, state
             "dynamodb:BatchWriteItem": (PARTICIPANT,),  # erase the transcript (keep_transcript=false)

@@ -133,8 +133,14 @@ _META_TEMPLATE_FIELDS = (
     "whatsapp_greeting_template_name",
     "whatsapp_reminder_template_name",
     "whatsapp_feedback_template_name",
+    "whatsapp_staff_template_name",
 )
-_CONTENT_SID_FIELDS = ("twilio_greeting_content_sid", "twilio_reminder_content_sid", "twilio_feedback_content_sid")
+_CONTENT_SID_FIELDS = (
+    "twilio_greeting_content_sid",
+    "twilio_reminder_content_sid",
+    "twilio_feedback_content_sid",
+    "twilio_staff_content_sid",
+)
 _SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _TRUE = {"true", "1", "yes", "on"}
@@ -175,6 +181,10 @@ class Config:
     twilio_greeting_content_sid: str = ""
     twilio_reminder_content_sid: str = ""
     twilio_feedback_content_sid: str = ""
+    # A staff message from the console outside the window (docs/console.md); empty: the console says
+    # it cannot be sent.
+    whatsapp_staff_template_name: str = ""
+    twilio_staff_content_sid: str = ""
     public_webhook_base_url: str = ""  # empty: the API's own endpoint
     default_phone_region: str = "US"
     auto_enroll_new_users: bool = False

@@ -18,7 +18,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry
-from functions.enrollment import errors, flows, participants, state
+from functions.enrollment import coordination, errors, flows, participants, state
 from functions.enrollment.answers import BASE, FLOWS, envelope
 from promptpipe.observability import logger
 from promptpipe.rules.http_body import MalformedBody, NotJson, body_bytes, decode_utf8, error_response, parse_json
@@ -45,7 +45,7 @@ def _json_object_bodies(resolver: APIGatewayHttpResolver, next_middleware: NextM
 
 app.use(middlewares=[_json_object_bodies])
 # In the order of the OpenAPI document's paths.
-for router in (participants.router, state.router, flows.router, errors.router):
+for router in (participants.router, state.router, flows.router, coordination.router, errors.router):
     app.include_router(router)
 
 

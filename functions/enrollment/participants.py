@@ -20,6 +20,7 @@ from functions.enrollment.answers import (
     dump,
     envelope,
 )
+from functions.enrollment.coordination import caller
 from promptpipe.models.api import (
     EnrollmentRequest,
     ErrorEnvelope,
@@ -64,7 +65,8 @@ def enroll(
         str | None, Header(alias="idempotency-key", min_length=1, max_length=255, description=IDEMPOTENCY_KEY)
     ] = None,
 ) -> Response[dict[str, Any]]:
-    enrollment = participants.enrollment(get_app(), request, idempotency_key=idempotency_key)
+    actor = caller(router.current_event, request.by)
+    enrollment = participants.enrollment(get_app(), request, idempotency_key=idempotency_key, actor=actor)
     if not enrollment.created:  # a retry whose first answer was lost: the same participant
         return envelope(
             200, message="Participant already enrolled by this request", result=dump(enrollment.participant)
@@ -134,7 +136,8 @@ def get_participant(participant_id: str) -> Response[dict[str, Any]]:
 
 @router.put(f"{BASE}/<participant_id>", responses={**PARTICIPANT, **PENDING_PARTICIPANT, **BAD_REQUEST, **NOT_FOUND})
 def update_participant(participant_id: str, update: ParticipantUpdate) -> Response[dict[str, Any]]:
-    outcome = participants.apply_participant_update(get_app(), participant_id, update)
+    actor = caller(router.current_event, update.by)
+    outcome = participants.apply_participant_update(get_app(), participant_id, update, actor=actor)
     if outcome.effects_pending:  # stored; its schedule changes are retried without the caller
         return envelope(202, message=EFFECTS_PENDING, result=dump(outcome.participant))
     return envelope(200, message="Participant updated successfully", result=dump(outcome.participant))
@@ -142,9 +145,15 @@ def update_participant(participant_id: str, update: ParticipantUpdate) -> Respon
 
 @router.delete(f"{BASE}/<participant_id>", responses={**DONE, **BAD_REQUEST, **NOT_FOUND})
 def delete_participant(
-    participant_id: str, keep_transcript: Annotated[bool, Query()] = True
+    participant_id: str,
+    keep_transcript: Annotated[bool, Query()] = True,
+    by: Annotated[str | None, Query(max_length=200, description="The coordinator acting (the audit)")] = None,
+    reason: Annotated[str, Query(max_length=500, description="Why (the audit)")] = "",
 ) -> Response[dict[str, Any]]:
-    participants.delete_participant(get_app(), participant_id, keep_transcript=keep_transcript)
+    actor = caller(router.current_event, by)
+    participants.delete_participant(
+        get_app(), participant_id, keep_transcript=keep_transcript, actor=actor, reason=reason
+    )
     return envelope(200, message="Participant deleted successfully")
 
 

@@ -19,6 +19,7 @@ from functions.enrollment.answers import (
     dump,
     envelope,
 )
+from functions.enrollment.coordination import caller
 from promptpipe.models.api import ReconcileAllEnvelope, ReconcileEnvelope, StateOverride
 from promptpipe.usecases import participants, schedules
 from promptpipe.wiring import get_app
@@ -36,7 +37,9 @@ def get_state(participant_id: str) -> Response[dict[str, Any]]:
 
 @router.post(f"{BASE}/<participant_id>/state", responses={**STATE, **PENDING_STATE, **BAD_REQUEST, **NOT_FOUND})
 def override_state(participant_id: str, override: StateOverride) -> Response[dict[str, Any]]:
-    view = participants.override_state(get_app(), participant_id, override)
+    view = participants.override_state(
+        get_app(), participant_id, override, actor=caller(router.current_event, override.by)
+    )
     if view.effects_pending:
         return envelope(202, message=EFFECTS_PENDING, result=dump(view))
     return envelope(200, message="State updated", result=dump(view))

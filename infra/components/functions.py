@@ -285,6 +285,8 @@ class Functions(Construct):
             "TWILIO_GREETING_CONTENT_SID": cfg.twilio_greeting_content_sid,
             "TWILIO_REMINDER_CONTENT_SID": cfg.twilio_reminder_content_sid,
             "TWILIO_FEEDBACK_CONTENT_SID": cfg.twilio_feedback_content_sid,
+            "WHATSAPP_STAFF_TEMPLATE_NAME": cfg.whatsapp_staff_template_name,
+            "TWILIO_STAFF_CONTENT_SID": cfg.twilio_staff_content_sid,
             "SCHEDULE_GROUP_NAME": cfg.schedule_group_name,
             "TIMERS_FUNCTION_ARN": self._scheduler.timers_function_arn,
             "SCHEDULED_PROMPT_FUNCTION_ARN": self._scheduler.scheduled_prompt_alias_arn,

@@ -99,13 +99,25 @@ class CoreConfig:
     # --- safety (docs/safety.md) ----------------------------------------------------------
     safety_screen_enabled: bool = True
     safety_resources: dict[str, dict[str, str]] = field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
+    # --- staff messages (docs/console.md) ---------------------------------------------------
+    # The channel is WhatsApp (its 24-hour window applies), and a staff template is configured for outside it.
+    whatsapp_channel: bool = False
+    staff_template: bool = False
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> CoreConfig:
         """The core's part of ``Settings`` (validated there), plus what is derived from it."""
         values = {f.name: getattr(settings, f.name) for f in fields(cls) if f.name not in _DERIVED}
         values["sms_channel"] = settings.messaging_provider == "twilio" and settings.twilio_channel == "sms"
+        values["whatsapp_channel"] = settings.messaging_provider == "whatsapp_cloud" or (
+            settings.messaging_provider == "twilio" and settings.twilio_channel == "whatsapp"
+        )
+        values["staff_template"] = bool(
+            settings.whatsapp_staff_template_name
+            if settings.messaging_provider == "whatsapp_cloud"
+            else settings.twilio_staff_content_sid
+        )
         return cls(**{**values, **overrides})
 
 
-_DERIVED = frozenset({"sms_channel", "schedule_changes_via_queue"})
+_DERIVED = frozenset({"sms_channel", "schedule_changes_via_queue", "whatsapp_channel", "staff_template"})

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: importing the ports builds no model module (cold start)
+    from promptpipe.models.audit import AuditRecord
     from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
     from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
@@ -296,4 +297,19 @@ class DecisionLog(Protocol):
 
     def update(self, record: DecisionRecord) -> None:
         """Fill in the delivery or the proximal outcome of an existing record (idempotent)."""
+        ...
+
+
+class AuditLog(Protocol):
+    """The coordinators' audit records (``models/audit.py``): kept apart from the participant's
+    items, so an erasure leaves them."""
+
+    def append(self, record: AuditRecord) -> None: ...
+
+    def records(self, participant_id: str | None = None) -> builtins.list[AuditRecord]:
+        """A participant's records, oldest first; every record (by participant) for ``None``."""
+        ...
+
+    def redact(self, participant_id: str) -> None:
+        """Blank the reasons of a participant's records (an erasure: the reasons are free text)."""
         ...

@@ -208,6 +208,10 @@ class Settings(LazyModel):
     twilio_greeting_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     twilio_reminder_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     twilio_feedback_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
+    # A staff message outside the window (docs/console.md): its template, one {{1}} parameter; without
+    # one the console says the message cannot be sent.
+    whatsapp_staff_template_name: str | None = Field(None, pattern=META_TEMPLATE_NAME)
+    twilio_staff_content_sid: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
     public_webhook_base_url: str | None = None
     # True only behind a proxy you run that sets X-Forwarded-Host itself (overwriting any client
     # value): then the Twilio signature is checked for that host when PUBLIC_WEBHOOK_BASE_URL is unset.

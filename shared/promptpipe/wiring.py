@@ -297,6 +297,7 @@ def build_app(
         dead_letters=_dead_letters(settings),
         alerts=_team_alerts(settings),
         decisions=DynamoDecisionLog(settings.table_name, dynamodb, index_name=settings.participants_index_name),
+        audit=_audit_log(settings, dynamodb),
     )
 
 
@@ -309,6 +310,12 @@ def _study(settings: Settings) -> StudyDefinition | None:
     from promptpipe.usecases.studies import load_study
 
     return load_study(settings.studies_dir, settings.study_id)
+
+
+def _audit_log(settings: Settings, dynamodb: Any) -> Any:
+    from promptpipe.adapters.dynamodb_audit import DynamoAuditLog
+
+    return DynamoAuditLog(settings.table_name, dynamodb)
 
 
 def _dead_letters(settings: Settings) -> Any:

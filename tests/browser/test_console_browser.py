@@ -186,7 +186,13 @@ def test_export_downloads_the_four_files(browser: Any, console: ConsoleServer, d
         lambda _d: [p for p in downloads.glob("promptpipe-export-*.zip") if p.stat().st_size > 0]
     )
     archive = zipfile.ZipFile(next(downloads.glob("promptpipe-export-*.zip")))
-    assert sorted(archive.namelist()) == ["adherence.csv", "messages.jsonl", "participants.csv", "prompts.csv"]
+    assert sorted(archive.namelist()) == [
+        "adherence.csv",
+        "audit.csv",
+        "messages.jsonl",
+        "participants.csv",
+        "prompts.csv",
+    ]
     people = list(csv.DictReader(io.StringIO(archive.read("participants.csv").decode())))
     assert [(p["name"], p["prompts_sent"], p["done"]) for p in people] == [("Sam", "4", "2")]
     _shot(browser, "export")

@@ -96,6 +96,7 @@ def test_the_readme_coordinator_block_runs_as_pasted(tmp_path: Path) -> None:
     assert "Sam" in result.stdout and "times in America/Toronto" in result.stdout
     assert sorted(p.name for p in (tmp_path / "export").iterdir()) == [
         "adherence.csv",
+        "audit.csv",
         "messages.jsonl",
         "participants.csv",
         "prompts.csv",

@@ -403,7 +403,7 @@ def test_least_privilege_matrix(synth: Synth) -> None:
         for statement in synth.statements(synth.role_id(spec.key)):
             if statement["Resource"] == {"Fn::GetAtt": [table, "Arn"]}:
                 leading = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
-                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*", "FLOW#*") for k in leading)
+                assert leading and all(k in ("PARTICIPANT#*", "PHONE#*", "FLOW#*", "AUDIT#*") for k in leading)
     # No service-wide or global actions anywhere; "*" resources only for actions that take no
     # resource ARN: X-Ray's, and ListSchedules (a reconcile lists a participant's schedules).
     # (cdk.json's @aws-cdk/aws-iam:minimizePolicies may merge them into one statement.)

@@ -26,6 +26,7 @@ from promptpipe.adapters.aws import aws_client, create_local_resources
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
 from promptpipe.adapters.dynamodb_decisions import DynamoDecisionLog
 from promptpipe.adapters.inbound_log import DynamoInboundLog
+from promptpipe.adapters.memory_audit import MemoryAuditLog
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
 from promptpipe.adapters.phone_claims import DynamoPhoneClaims
@@ -144,6 +145,7 @@ def harness(aws: None) -> Harness:
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
         decisions=DynamoDecisionLog(config.table_name, client, index_name=config.participants_index_name),
+        audit=MemoryAuditLog(),
     )
     return Harness(app=app, store=store, timers=timers, llm=llm, clock=clock)
 

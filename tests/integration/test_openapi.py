@@ -22,6 +22,10 @@ ROUTES = {
     "/conversation/flows/validate": {"post"},
     "/conversation/flows/{flow_id}": {"get", "put"},
     "/conversation/flows/{flow_id}/versions": {"get"},
+    # the console's coordination (docs/console.md)
+    "/conversation/participants/{participant_id}/staff-messages": {"post"},
+    "/conversation/audit": {"get", "post"},
+    "/conversation/enrolment-checks": {"post"},
 }
 
 
@@ -74,6 +78,7 @@ def test_enrollment_request_body_is_documented(document: dict[str, Any]) -> None
         "language",
         "consent",
         "test_participant",
+        "by",  # the coordinator acting, for the audit (docs/console.md)
     }
     assert schema["additionalProperties"] is False
     # And enrollment documents its 201 (docs/behaviour.md#B-API-1), not the default 200
@@ -98,6 +103,8 @@ def test_update_and_override_bodies_and_path_parameters_are_documented(document:
         "consent",
         "withdrawal",
         "test_participant",
+        "by",
+        "reason",
     }
     assert override["title"] == "StateOverride"
     assert override["required"] == ["reason"]

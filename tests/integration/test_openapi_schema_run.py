@@ -53,7 +53,7 @@ def resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 def from_schema(document: dict[str, Any], schema: dict[str, Any], name: str = "") -> st.SearchStrategy[Any]:
     """Values valid for ``schema`` (the subset the document uses: $ref, anyOf, enum, object, string
-    with min/maxLength, integer with minimum/maximum, number, boolean, null)."""
+    with min/maxLength, integer with minimum/maximum, number, boolean, null, array)."""
     schema = resolve(document, schema)
     if "anyOf" in schema and schema.get("type") == "object":  # "at least one of" these fields, non-null
         branches = [b.get("required", []) for b in schema["anyOf"]]
@@ -71,6 +71,10 @@ def from_schema(document: dict[str, Any], schema: dict[str, Any], name: str = ""
         return st.fixed_dictionaries(
             {k: v for k, v in fields.items() if k in required},
             optional={k: v for k, v in fields.items() if k not in required},
+        )
+    if kind == "array":  # a few items (the cohort check's rows)
+        return st.lists(
+            from_schema(document, schema.get("items", {}), name), max_size=min(schema.get("maxItems", 3), 3)
         )
     if kind == "string":
         text = st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 80), 80))

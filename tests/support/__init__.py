@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from promptpipe.adapters.memory_audit import MemoryAuditLog
 from promptpipe.adapters.memory_decisions import InMemoryDecisionLog
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
@@ -149,6 +150,7 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
         decisions=InMemoryDecisionLog(store),
+        audit=MemoryAuditLog(),
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
 

@@ -36,7 +36,7 @@ def entry(pid: str, minutes: float, direction: str, kind: str, content: str, **m
 
 class CannedApi:
     """Answers ``GET`` of the participants list, the list's rows (from the state views: sub-state and
-    hold; paged by offset), a history and a state view; 404 for anything else."""
+    hold; paged by offset), a history, a state view and the (empty) audit; 404 for anything else."""
 
     description = "canned"
 
@@ -58,6 +58,8 @@ class CannedApi:
             return ApiAnswer(200, {"result": {"participants": self.participants, "next_token": None}})
         if parts == ["conversation", "participant-rows"]:
             return ApiAnswer(200, {"result": self._rows(query or {})})
+        if parts == ["conversation", "audit"]:  # the coordinators' audit: none recorded here
+            return ApiAnswer(200 if method == "GET" else 201, {"result": {"records": []}})
         pid = parts[2] if len(parts) > 2 else ""
         if parts[3:] == ["history"] and pid in self.history:
             return ApiAnswer(200, {"result": {"messages": self.history[pid], "next_token": None}})

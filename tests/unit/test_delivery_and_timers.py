@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from promptpipe.adapters.memory_audit import MemoryAuditLog
 from promptpipe.adapters.memory_decisions import InMemoryDecisionLog
 from promptpipe.adapters.memory_timers import ScheduledTimer
 from promptpipe.adapters.phone_claims import MemoryPhoneClaims
@@ -464,6 +465,7 @@ def test_s12_reminders_survive_a_restart_without_re_arming() -> None:
         dead_letters=NoDeadLetters(),
         alerts=LogTeamAlerts(),
         decisions=InMemoryDecisionLog(h.store),
+        audit=MemoryAuditLog(),
     )
     reminders = [s for s in h.timers.schedules.values() if s.payload.kind is TimerKind.DAILY_PROMPT_REMINDER]
     # Then exactly two reminder schedules exist: the overdue one and the one due in 2 h

@@ -13,6 +13,7 @@ TTL attribute) is ``promptpipe.adapters.dynamodb_table``.
 | pending effects | ``PARTICIPANT#{id}`` | ``FLOW#conversation#pending``   | after_commit             |
 | flow definition | ``FLOW#{flow id}``   | ``V#{version:06d}``, ``LATEST`` | dynamodb_flows           |
 | study decision  | ``PARTICIPANT#{id}`` | ``DECISION#{day:05d}#{point}``  | dynamodb, dynamodb_decisions |
+| audit record    | ``AUDIT#study``      | ``{participant id}#{time}#{id}`` | dynamodb_audit           |
 
 The state Query reads a participant's partition from ``FLOW#`` to ``META`` only: the event ids
 (``EVENT#``) sort before it, the transcript (``MSG#``) and the ledger (``SENT#``) after it, so it

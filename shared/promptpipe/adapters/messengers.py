@@ -401,6 +401,7 @@ def build_messenger(
                 greeting=settings.twilio_greeting_content_sid,
                 reminder=settings.twilio_reminder_content_sid,
                 feedback=settings.twilio_feedback_content_sid,
+                staff=settings.twilio_staff_content_sid,
             ),
             clock=clock,
         )
@@ -416,6 +417,7 @@ def build_messenger(
             greeting=settings.whatsapp_greeting_template_name,
             reminder=settings.whatsapp_reminder_template_name,
             feedback=settings.whatsapp_feedback_template_name,
+            staff=settings.whatsapp_staff_template_name,
         ),
         clock=clock,
     )

@@ -53,10 +53,11 @@ class WhatsAppTemplates:
     greeting: str | None = None
     reminder: str | None = None
     feedback: str | None = None
+    staff: str | None = None  # a message from the study team (docs/console.md)
 
     @property
     def configured(self) -> bool:
-        return any((self.prompt, self.reengagement, self.greeting, self.reminder, self.feedback))
+        return any((self.prompt, self.reengagement, self.greeting, self.reminder, self.feedback, self.staff))
 
     def for_message(self, message: OutboundMessage) -> TemplateChoice | str:
         """The template for ``message`` outside the window, or why it is not sent (the skip reason)."""
@@ -71,6 +72,7 @@ class WhatsAppTemplates:
             OutboundKind.GREETING: self.greeting,
             OutboundKind.REMINDER: self.reminder,
             OutboundKind.FEEDBACK_NUDGE: self.feedback,
+            OutboundKind.STAFF: self.staff,
         }.get(message.kind)
         if not own:
             return SKIPPED_NO_TEMPLATE

@@ -23,9 +23,11 @@ from promptpipe.cli.coordinator_commands import (
     add_export_option,
     api_options,
     cmd_console,
+    cmd_console_token,
     cmd_export,
     cmd_participants,
     cmd_transcript,
+    console_tokens_option,
     coordinator_client,
     export_deidentified_options,
     read_file,
@@ -394,8 +396,27 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--port", type=port_number, default=8080)
     console.add_argument("--allow-host", action="append", default=[], metavar="NAME", help=ALLOW_HOST_HELP)
     console.add_argument("--no-token", action="store_true", help="serve without the token printed at start")
+    console_tokens_option(console)
+    console.add_argument(
+        "--operator",
+        default="console operator",
+        metavar="NAME",
+        help="who the token printed at start (or --no-token) acts as, in the audit (a coordinator)",
+    )
     api_options(console)
     console.set_defaults(func=cmd_console)
+
+    tokens = sub.add_parser("console-token", help="each coordinator's own console token (docs/console.md)")
+    token_commands = tokens.add_subparsers(dest="token_command", required=True)
+    add = token_commands.add_parser("add", help="make NAME a token (printed once; kept hashed)")
+    add.add_argument("name", metavar="NAME", help="the coordinator, as the audit names them")
+    add.add_argument("--role", choices=["coordinator", "viewer"], default="coordinator")
+    remove = token_commands.add_parser("remove", help="remove NAME's token")
+    remove.add_argument("name", metavar="NAME")
+    listing = token_commands.add_parser("list", help="the names and roles (never the tokens)")
+    for token_parser in (add, remove, listing):
+        console_tokens_option(token_parser)
+    tokens.set_defaults(func=cmd_console_token)
 
     importer = sub.add_parser(
         "import", help="import participants and flow states from the original PromptPipe (SQLite or Postgres)"

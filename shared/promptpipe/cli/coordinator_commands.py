@@ -199,6 +199,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     with coordinator_client(args) as client:
         try:
             counts = write_export(client, out, progress=None if args.quiet else progress)
+            client.record_export(by=None)  # the audit names the caller: the AWS principal (docs/console.md)
         except OSError as exc:  # not writable, a file on the way, disk full
             if isinstance(exc, ConnectionError):  # the network (or a closed pipe): not the folder
                 raise
@@ -211,12 +212,54 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from promptpipe.console.app import run_console
+    from promptpipe.console.identity import TokenBook
 
     with coordinator_client(args) as client:
         return run_console(
-            client, host=args.host, port=args.port, allowed_hosts=args.allow_host, require_token=not args.no_token
+            client,
+            host=args.host,
+            port=args.port,
+            allowed_hosts=args.allow_host,
+            require_token=not args.no_token,
+            tokens=TokenBook(Path(args.tokens)),
+            operator=args.operator,
         )
+
+
+def cmd_console_token(args: argparse.Namespace) -> int:
+    """``console-token add NAME --role R`` (prints the token once), ``list``, ``remove NAME``."""
+    from pathlib import Path
+
+    from promptpipe.console.identity import Role, TokenBook
+
+    book = TokenBook(Path(args.tokens))
+    if args.token_command == "add":
+        token = book.add(args.name, Role(args.role))
+        print(f"console token for {args.name.strip()} ({args.role}), shown once; keep it safe:")
+        print(token)
+        print(f"open the console's address with ?token=<it>; stored hashed in {book.path}", file=sys.stderr)
+    elif args.token_command == "remove":
+        if not book.remove(args.name):
+            raise CliError(f"no console token names {args.name}", EXIT_USAGE)
+        print(f"removed the console token of {args.name}")
+    else:
+        for name, role, created in book.listed():
+            print(f"{name}\t{role}\t{created}")
+    return 0
+
+
+def console_tokens_option(command: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
+    command.add_argument(
+        "--tokens",
+        default=str(Path.home() / ".promptpipe" / "console-tokens.json"),
+        metavar="FILE",
+        help="the coordinators' console tokens, hashed (default ~/.promptpipe/console-tokens.json)",
+    )
 
 
 def api_options(command: argparse.ArgumentParser) -> None:

@@ -22,6 +22,14 @@ NOTICES = {
     "paused": "Paused: no prompts or reminders until resumed.",
     "resumed": "Resumed: daily prompts are scheduled again.",
     "resolved": "Hand-off resolved; the conversation continues in {sub_state}; the note is in the transcript.",
+    # The console's management actions (console/manage.py)
+    "enrolled": "Enrolled: the greeting is on its way.",
+    "edited": "Saved; a new zone moves the daily prompt to the same local time there.",
+    "withdrawn": "Withdrawn: no more messages; the record is kept under the retention rules.",
+    "staff-sent": "Your message went to the participant; the coach is held until you release it.",
+    "released": "Released: the coach continues the conversation.",
+    "deleted": "Deleted; the transcript is kept for the study.",
+    "erased": "Erased: the participant's data is gone; the audit keeps the record of the erasure.",
 }
 TOKEN_NEEDED = (
     "This console needs its token: open the address it printed when it started (…/?token=…), "
@@ -42,22 +50,10 @@ def same_token(given: str, token: str) -> bool:
     return secrets.compare_digest(given.encode(), token.encode())
 
 
-def cookie_holds(cookie_header: str, cookie_name: str, token: str) -> bool:
-    """Whether the request's cookie ``cookie_name`` is the token."""
+def cookie_value(cookie_header: str, cookie_name: str) -> str | None:
+    """The value of the request's cookie ``cookie_name``, if it has one."""
     try:
         morsel = SimpleCookie(cookie_header).get(cookie_name)
     except CookieError:
-        return False
-    return morsel is not None and same_token(morsel.value, token)
-
-
-def holds_token_anywhere(
-    token: str, cookie_name: str, query_token: str | None, cookie_header: str, authorization: str
-) -> bool:
-    """The token as the cookie, the ``?token=`` query or an ``Authorization: token …`` header."""
-    scheme, _, given = authorization.partition(" ")
-    return (
-        cookie_holds(cookie_header, cookie_name, token)
-        or (query_token is not None and same_token(query_token, token))
-        or (scheme.lower() == "token" and same_token(given.strip(), token))
-    )
+        return None
+    return morsel.value if morsel is not None else None

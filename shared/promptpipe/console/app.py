@@ -5,11 +5,17 @@ conversation in their local time, profile, schedules, controller state), ``/expo
 research export as a zip). Actions are plain HTML forms (POST, then a redirect): pause, resume,
 resolve a hand-off with a note (a state override with a sub-state, which releases the flow
 controller's hold). Every request must name the console's own address (``Host``, and ``Origin``
-when sent: docs/architecture.md#local-runs); every POST carries the console's per-process token
-twice, in the form and in a ``SameSite=Strict`` cookie, both of which only a page of the console has.
+when sent: docs/architecture.md#local-runs); every POST carries its credential in a
+``SameSite=Strict`` cookie and the form token bound to that credential, both of which only a page of
+the console has (``console/identity.py``).
 
-The same token is the console's credential, required of every request unless started with
-``--no-token``; answers are ``no-store``; notices are the console's own (``console/access.py``).
+A credential is the token printed at start (the operator) or a coordinator's own token
+(``promptpipe console-token``), required of every request unless started with ``--no-token``; a
+viewer reads and cannot post. Answers are ``no-store``; notices are the console's own
+(``console/access.py``). The management pages and actions (enrol, import, edit, withdraw, delete,
+erase, staff message, release) are ``console/manage.py``, who comes in ``console/identity.py``.
+Longer than 500 lines because the pages, the request handler and the server share one ``Console``
+(its door, templates and page cursors) and every route reads best beside the others in one handler.
 """
 
 from __future__ import annotations
@@ -31,18 +37,17 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from promptpipe.console import views
+from promptpipe.console import manage, views
 from promptpipe.console.access import (
     NO_STORE,
     SUB_STATES,
     TOKEN_NEEDED,
-    cookie_holds,
-    holds_token_anywhere,
+    cookie_value,
     notice_text,
-    same_token,
 )
 from promptpipe.console.charts import COLOURS, strip_svg
 from promptpipe.console.delivery import delivery_context
+from promptpipe.console.identity import DEFAULT_OPERATOR, Door, Identity, TokenBook
 from promptpipe.console.listing import FORM, view_of
 from promptpipe.console.queue import needs_person_queue
 from promptpipe.console.study import study_context
@@ -107,11 +112,20 @@ class Console:
     # The randomised decisions' report for the study view (docs/studies.md); None: not shown.
     study_report: Callable[[], StudyReport | None] | None = None
 
-    def __init__(self, client: CoordinatorClient, *, require_token: bool = True) -> None:
+    def __init__(
+        self,
+        client: CoordinatorClient,
+        *,
+        require_token: bool = True,
+        tokens: TokenBook | None = None,
+        operator: str = DEFAULT_OPERATOR,
+    ) -> None:
         self.client = client
         self.require_token = require_token
         self.templates = _templates()
         self.token = secrets.token_urlsafe(16)
+        # Who comes in (console/identity.py): the start-up token is the operator's; each coordinator's own.
+        self.door = Door(self.token, tokens, operator, require_token=require_token)
         self.lock = threading.Lock()
         self.guard = RequestGuard(frozenset())  # set once the server knows its port
         self.cookie_name = "promptpipe_console"
@@ -123,24 +137,13 @@ class Console:
         # Cookies ignore the port: two consoles on one machine keep one cookie each.
         self.cookie_name = f"promptpipe_console_{port}"
 
-    def token_cookie(self) -> str:
-        return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
-
-    def admits(self, query_token: str | None, cookie_header: str, authorization: str) -> bool:
-        """Whether a request holds the console's token (always, when started with ``--no-token``)."""
-        if not self.require_token:
-            return True
-        return holds_token_anywhere(self.token, self.cookie_name, query_token, cookie_header, authorization)
-
-    def holds_token(self, form: dict[str, str], cookie_header: str) -> bool:
-        """The form's token and the cookie's: a foreign page can set neither."""
-        return cookie_holds(cookie_header, self.cookie_name, self.token) and same_token(
-            form.get("token", ""), self.token
-        )
+    def token_cookie(self, credential: str | None = None) -> str:
+        return f"{self.cookie_name}={credential or self.token}; Path=/; HttpOnly; SameSite=Strict"
 
     def render(self, name: str, **context: Any) -> str:
         template = self.templates.get_template(name)
-        return template.render(token=self.token, api=self.client.transport.description, **context)
+        token, me = self.door.page_token(), self.door.me()
+        return template.render(token=token, me=me, api=self.client.transport.description, **context)
 
     def summary(self, participant: ConversationParticipant, state: dict[str, Any] | None = None) -> ParticipantSummary:
         state = state if state is not None else self.client.state(participant.id)
@@ -227,6 +230,8 @@ class Console:
         days_held = study_days(summary, end) if end is not None else []
         return self.render(
             "participant.html",
+            audit=manage.audit_of(self, participant_id),
+            hold=(state or {}).get("hold"),
             p=participant,
             deleted=deleted,
             prep_minutes=_prep_minutes(),
@@ -246,22 +251,23 @@ class Console:
         """Every participant held for a person, the longest wait first (docs/console.md)."""
         return self.render("queue.html", entries=needs_person_queue(self.client, datetime.now(UTC)))
 
-    def export_zip(self) -> bytes:
+    def export_zip(self, by: str | None = None) -> bytes:
         with tempfile.TemporaryDirectory() as folder:
             write_export(self.client, Path(folder))
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for name in ("participants.csv", "prompts.csv", "messages.jsonl", "adherence.csv"):
+                for name in ("participants.csv", "prompts.csv", "messages.jsonl", "adherence.csv", "audit.csv"):
                     archive.write(Path(folder) / name, name)
+        self.client.record_export(by=by or self.door.operator.name)
         return buffer.getvalue()
 
-    def act(self, participant_id: str, action: str, form: dict[str, str]) -> str:
+    def act(self, participant_id: str, action: str, form: dict[str, str], by: str | None = None) -> str:
         """Run one action; answers the code of the notice shown after the redirect (``NOTICES``)."""
         if action == "pause":
-            self.client.set_status(participant_id, "paused")
+            self.client.set_status(participant_id, "paused", by=by, reason=form.get("reason", "").strip())
             return "paused"
         if action == "resume":
-            self.client.set_status(participant_id, "active")
+            self.client.set_status(participant_id, "active", by=by)
             return "resumed"
         if action == "resolve":
             # The controller's release path (docs/controller.md): a state override with a sub-state
@@ -272,7 +278,8 @@ class Console:
             sub_state = form.get("sub_state", "")
             if sub_state not in SUB_STATES:
                 raise ApiError(400, f"choose where the conversation continues: {', '.join(SUB_STATES)}")
-            self.client.override_state(participant_id, {"sub_state": sub_state, "reason": note})
+            body = {"sub_state": sub_state, "reason": note, **({"by": by} if by else {})}
+            self.client.override_state(participant_id, body)
             return f"resolved:{sub_state}"
         raise ApiError(404, f"unknown action {action}")
 
@@ -286,8 +293,10 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        # Whether this request holds the console's token: only then does a page carry its cookie.
+        # Whether this request holds a token of the console: only then does a page carry its cookie.
         admitted = False
+        credential: str | None = None
+        identity: Identity | None = None
 
         def _send(self, status: int, body: bytes | str, content_type: str = "text/html; charset=utf-8") -> None:
             data = body.encode() if isinstance(body, str) else body
@@ -299,7 +308,7 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             self.send_header("referrer-policy", "same-origin")  # "no-referrer" makes a form post say Origin: null
             self.send_header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
             if content_type.startswith("text/html") and self.admitted:
-                self.send_header("set-cookie", console.token_cookie())  # with the page's form token
+                self.send_header("set-cookie", console.token_cookie(self.credential))  # with the page's form token
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
@@ -326,12 +335,16 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             pairs = parse_qsl(url.query, keep_blank_values=True)
             given = dict(pairs).get("token") if method != "POST" else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            if not console.admits(given, headers.get("cookie", ""), headers.get("authorization", "")):
+            cookie = cookie_value(headers.get("cookie", ""), console.cookie_name)
+            found = console.door.credential_of(given, cookie, headers.get("authorization", ""))
+            if found is None:
                 self.close_connection = True
                 self._error(403, TOKEN_NEEDED)
                 return False
             self.admitted = True
-            if given is not None and console.require_token:
+            self.credential, self.identity = found
+            console.door.serving(*found)
+            if given is not None and self.credential == given and console.require_token:
                 rest = urlencode([(k, v) for k, v in pairs if k != "token"])
                 self._redirect(url.path + (f"?{rest}" if rest else ""), cookie=True)
                 return False
@@ -351,7 +364,7 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
             self.send_response(303)
             self.send_header("cache-control", NO_STORE)
             if cookie:
-                self.send_header("set-cookie", console.token_cookie())
+                self.send_header("set-cookie", console.token_cookie(self.credential))
             self.send_header("location", location)
             self.send_header("content-length", "0")
             self.end_headers()
@@ -390,6 +403,8 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 self._guarded(lambda: self._send(200, console.queue_page()))
             elif parts == ["study"]:
                 self._guarded(lambda: self._send(200, console.study_page()))
+            elif manage.shows(parts):
+                self._guarded(lambda: self._send(200, manage.page(console, parts, query)))
             elif parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
                 self._send(200, (HERE / "static" / parts[1]).read_bytes(), STATIC[parts[1]])
             else:
@@ -401,19 +416,36 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 length = int(self.headers.get("content-length") or 0)
             except ValueError:
                 length = -1
-            if not 0 <= length <= MAX_FORM_BYTES:
+            limit = manage.MAX_IMPORT_BYTES if manage.takes_a_file(url.path) else MAX_FORM_BYTES
+            if not 0 <= length <= limit:
                 self.close_connection = True
-                self._error(413 if length > 0 else 400, f"a form is at most {MAX_FORM_BYTES} bytes")
+                self._error(413 if length > 0 else 400, f"a form is at most {limit} bytes")
                 return
-            form = dict(parse_qsl(self.rfile.read(length).decode("utf-8", "replace") if length else ""))
-            if not console.holds_token(form, self.headers.get("cookie", "")):
+            raw = self.rfile.read(length) if length else b""
+            form = manage.read_form(self.headers.get("content-type", ""), raw)
+            cookie = cookie_value(self.headers.get("cookie", ""), console.cookie_name)
+            identity = console.door.form_identity(form.get("token", ""), cookie)
+            if identity is None:
                 self._error(403, "This form is out of date: reload the page and try again.")
                 return
+            if not identity.can_act:
+                self._error(403, f"{identity.name} has the viewer role: the console's pages only, no actions.")
+                return
             parts = [p for p in url.path.split("/") if p]
-            if parts == ["export"]:
+            if manage.acts_on(parts):
+
+                def managed() -> None:
+                    answer = manage.act(console, parts, form, identity)
+                    if answer.startswith("/"):
+                        self._redirect(answer)
+                    else:
+                        self._send(200, answer)
+
+                self._guarded(managed)
+            elif parts == ["export"]:
 
                 def export() -> None:
-                    data = console.export_zip()
+                    data = console.export_zip(identity.name)
                     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
                     self.send_response(200)
                     self.send_header("cache-control", NO_STORE)
@@ -428,7 +460,7 @@ def make_handler(console: Console) -> type[BaseHTTPRequestHandler]:  # noqa: C90
                 participant_id, action = parts[1], parts[2]
 
                 def act() -> None:
-                    notice = console.act(participant_id, action, form)
+                    notice = console.act(participant_id, action, form, identity.name)
                     self._redirect(f"/participants/{quote(participant_id)}?{urlencode({'notice': notice})}")
 
                 self._guarded(act)
@@ -447,10 +479,12 @@ class ConsoleServer:
         allowed_hosts: Iterable[str] = (),
         *,
         require_token: bool = True,
+        tokens: TokenBook | None = None,
+        operator: str = DEFAULT_OPERATOR,
     ) -> None:
         from promptpipe.local.server import PortUnavailable
 
-        self.console = Console(client, require_token=require_token)
+        self.console = Console(client, require_token=require_token, tokens=tokens, operator=operator)
         try:
             self.httpd = LocalHTTPServer((host, port), make_handler(self.console))
         except OSError as exc:
@@ -491,6 +525,8 @@ def run_console(
     port: int,
     allowed_hosts: Iterable[str] = (),
     require_token: bool = True,
+    tokens: TokenBook | None = None,
+    operator: str = DEFAULT_OPERATOR,
 ) -> int:
     from promptpipe.local.server import PortUnavailable
 
@@ -499,7 +535,9 @@ def run_console(
     except ApiUnreachable as exc:  # e.g. `serve` is still starting: the pages say so until it answers
         print(f"promptpipe console: warning: {exc}", file=sys.stderr)
     try:
-        server = ConsoleServer(client, host, port, allowed_hosts, require_token=require_token).start()
+        server = ConsoleServer(
+            client, host, port, allowed_hosts, require_token=require_token, tokens=tokens, operator=operator
+        ).start()
     except PortUnavailable as exc:
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None
     print(f"PromptPipe console on {server.login_url} — API: {client.transport.description}", flush=True)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from promptpipe.errors import PromptPipeError
+from promptpipe.models.audit import AuditRecord
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ListView, ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
@@ -54,6 +55,7 @@ class ApiUnreachable(PromptPipeError):
 BASE = "/conversation/participants"
 FLOWS = "/conversation/flows"
 ROWS = "/conversation/participant-rows"
+AUDIT = "/conversation/audit"
 
 
 class CoordinatorClient:
@@ -164,10 +166,42 @@ class CoordinatorClient:
                 return
 
     # -- actions ----------------------------------------------------------------------------------
-    def set_status(self, participant_id: str, status: str) -> ConversationParticipant:
-        return ConversationParticipant.model_validate(
-            self._call("PUT", f"{BASE}/{participant_id}", json_body={"status": status})
+    def set_status(
+        self, participant_id: str, status: str, *, by: str | None = None, reason: str = ""
+    ) -> ConversationParticipant:
+        body: dict[str, Any] = {"status": status}
+        body |= {"by": by} if by else {}
+        body |= {"reason": reason} if reason else {}
+        return ConversationParticipant.model_validate(self._call("PUT", f"{BASE}/{participant_id}", json_body=body))
+
+    # -- the console's coordination (docs/console.md) --------------------------------------------
+    def enrol(self, body: dict[str, Any]) -> ConversationParticipant:
+        return ConversationParticipant.model_validate(self._call("POST", BASE, json_body=body))
+
+    def update(self, participant_id: str, body: dict[str, Any]) -> ConversationParticipant:
+        return ConversationParticipant.model_validate(self._call("PUT", f"{BASE}/{participant_id}", json_body=body))
+
+    def delete(self, participant_id: str, *, keep_transcript: bool, by: str, reason: str = "") -> None:
+        query = {"keep_transcript": str(keep_transcript).lower(), "by": by, **({"reason": reason} if reason else {})}
+        self._call("DELETE", f"{BASE}/{participant_id}", query=query)
+
+    def staff_message(self, participant_id: str, body: str, *, by: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "POST", f"{BASE}/{participant_id}/staff-messages", json_body={"body": body, "by": by}
         )
+        return result
+
+    def audit(self, participant_id: str | None = None) -> list[AuditRecord]:
+        query = {"participant_id": participant_id} if participant_id else None
+        return [AuditRecord.model_validate(r) for r in self._call("GET", AUDIT, query=query)["records"]]
+
+    def record_export(self, *, by: str | None) -> None:
+        self._call("POST", AUDIT, json_body={"action": "export", **({"by": by} if by else {})})
+
+    def check_enrolments(self, rows: list[dict[str, Any]]) -> list[tuple[int, list[str]]]:
+        """Each row's problems, by the API's enrolment rules; nothing written."""
+        result = self._call("POST", "/conversation/enrolment-checks", json_body={"rows": rows})
+        return [(int(r["row"]), [str(p) for p in r["problems"]]) for r in result["rows"]]
 
     def override_state(self, participant_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._call("POST", f"{BASE}/{participant_id}/state", json_body=body)

@@ -121,7 +121,8 @@ class ExportCounts:
 def write_export(
     client: CoordinatorClient, out_dir: Path, *, progress: Callable[[int, int], None] | None = None
 ) -> ExportCounts:
-    """Write the four files into ``out_dir`` (created); ``progress(done, total)`` per participant.
+    """Write the five files (``audit.csv`` the fifth) into ``out_dir`` (created); ``progress(done, total)``
+    per participant.
 
     The participants are listed first: an API that cannot be reached (or refuses) leaves nothing
     behind, not even the folder."""
@@ -181,4 +182,32 @@ def write_export(
         adherence.writeheader()
         adherence.writerows(adherence_row(share) for share in series)
     counts.days = len(series)
+    write_audit(client, out_dir / "audit.csv")
     return counts
+
+
+# The coordinators' audit (docs/console.md, "Accountability"): every record, erased participants' too.
+AUDIT_COLUMNS = ("at_utc", "participant_id", "action", "by", "via", "reason", "fields", "redacted")
+
+
+def write_audit(client: CoordinatorClient, path: Path) -> int:
+    records = client.audit()
+    with path.open("w", newline="", encoding="utf-8") as audit_file:
+        writer = csv.DictWriter(audit_file, fieldnames=AUDIT_COLUMNS)
+        writer.writeheader()
+        for record in records:
+            writer.writerow(
+                safe_row(
+                    {
+                        "at_utc": iso(record.at),
+                        "participant_id": record.participant_id,
+                        "action": record.action.value,
+                        "by": record.by,
+                        "via": record.via,
+                        "reason": record.reason,
+                        "fields": " ".join(record.fields),
+                        "redacted": str(record.redacted).lower(),
+                    }
+                )
+            )
+    return len(records)

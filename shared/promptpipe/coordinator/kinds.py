@@ -75,6 +75,8 @@ def shown(entry: TranscriptEntry, earlier: Mapping[str, TranscriptEntry]) -> tup
         notice = str(metadata.get("system_type") or "notice").replace("_", " ")
         body = f": {entry.content}" if entry.content else ""
         return f"WhatsApp notice ({notice}){body}", KIND_MARKS[kind]
+    if kind == "staff":  # a person of the study team wrote it (docs/console.md)
+        return entry.content, f"study team: {metadata.get('staff') or 'staff'}"
     if kind == "phone_change":
         return entry.content, KIND_MARKS[kind]
     if kind == "delivery_failed":

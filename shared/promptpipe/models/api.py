@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, StrictBool
 
 from promptpipe.lazy_model import LazyModel
+from promptpipe.models.audit import AuditRecord
 from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.participant import ConsentRecord, ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage
@@ -61,6 +62,12 @@ class EnrollmentRequest(LazyModel):
     test_participant: bool = Field(
         False, description="A staff phone: kept out of the study's decisions, exports and charts (docs/studies.md)."
     )
+    by: str | None = Field(
+        None,
+        max_length=200,
+        description="The coordinator acting (the console names them); recorded in the audit with the "
+        'caller\'s AWS principal (docs/console.md, "Accountability").',
+    )
 
 
 class ParticipantUpdate(LazyModel):
@@ -83,6 +90,15 @@ class ParticipantUpdate(LazyModel):
     )
     test_participant: bool | None = Field(
         None, description="Flag or unflag a staff phone: kept out of the study's record (docs/studies.md)."
+    )
+    by: str | None = Field(
+        None,
+        max_length=200,
+        description="The coordinator acting (the console names them); recorded in the audit with the "
+        'caller\'s AWS principal (docs/console.md, "Accountability").',
+    )
+    reason: str | None = Field(
+        None, max_length=500, description="Why (a pause, a withdrawal): recorded in the audit, not the transcript."
     )
 
 
@@ -127,6 +143,12 @@ class StateOverride(LazyModel):
     # true: a coordinator releases the hold (docs/safety.md, "The hold"); the reason is the note. A
     # sub_state given releases it too (a hand-off resolved).
     release_hold: Literal[True] | None = None
+    by: str | None = Field(
+        None,
+        max_length=200,
+        description="The coordinator acting (the console names them); recorded in the audit with the "
+        'caller\'s AWS principal (docs/console.md, "Accountability").',
+    )
 
 
 class StateView(LazyModel):
@@ -257,3 +279,62 @@ class FlowValidationEnvelope(Envelope):
 
 class FlowVersionsEnvelope(Envelope):
     result: FlowVersions | None = None
+
+
+# -- the console's coordination routes (docs/console.md) -------------------------------------
+class StaffMessageRequest(LazyModel):
+    """A message from the study team, in the conversation (docs/console.md, "A person in the
+    conversation"): the coach is held while a person has the conversation."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    body: str = Field(min_length=1, max_length=1600)
+    by: str = Field(min_length=1, max_length=200, description="The coordinator writing: shown in the transcript.")
+
+
+class StaffMessageSent(LazyModel):
+    message_id: str
+    outcome: str  # sent | not sent (the transcript entry has the delivery outcome and its reason)
+
+
+class StaffMessageEnvelope(Envelope):
+    result: StaffMessageSent | None = None
+
+
+class AuditRequest(LazyModel):
+    """An action the caller records itself: the export (the use cases record the others)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    action: Literal["export"]
+    by: str | None = Field(None, max_length=200)
+    reason: str = Field("", max_length=500)
+
+
+class AuditRecords(LazyModel):
+    records: list[AuditRecord]
+
+
+class AuditEnvelope(Envelope):
+    result: AuditRecords | None = None
+
+
+class EnrolmentChecks(LazyModel):
+    """Rows of a cohort to check before enrolling them (a dry run: nothing is written)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: list[dict[str, Any]] = Field(max_length=1000)
+
+
+class RowProblems(LazyModel):
+    row: int  # 1-based, as the file's data rows
+    problems: list[str]
+
+
+class EnrolmentChecked(LazyModel):
+    rows: list[RowProblems]
+
+
+class EnrolmentCheckedEnvelope(Envelope):
+    result: EnrolmentChecked | None = None

@@ -38,6 +38,7 @@ class OutboundKind(StrEnum):
     FEEDBACK_NUDGE = "feedback_nudge"
     DEBUG = "debug"
     NOTICE = "notice"
+    STAFF = "staff"  # a person of the study team, in the conversation (docs/console.md)
 
 
 class OutboundMessage(LazyModel):

@@ -15,6 +15,7 @@ from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import SessionFactory
 from promptpipe.ports import (
+    AuditLog,
     DeadLetters,
     DecisionLog,
     DeliveryLog,
@@ -53,6 +54,8 @@ class AppContext:
     alerts: TeamAlerts
     # The study decisions (docs/studies.md): written by the state commits, read and filled in here.
     decisions: DecisionLog
+    # The coordinators' audit records (docs/console.md, "Accountability").
+    audit: AuditLog
 
     @property
     def config(self) -> CoreConfig:

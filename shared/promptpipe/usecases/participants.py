@@ -22,6 +22,7 @@ from promptpipe.flow.lifecycle import all_timer_names, change_status
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.models.api import EnrollmentRequest, ParticipantUpdate, StateOverride, StateView
+from promptpipe.models.audit import Actor, AuditAction
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.llm_routes import LLMRoute
@@ -39,6 +40,7 @@ from promptpipe.models.store import Direction, TranscriptEntry
 from promptpipe.rules.opt_out import primary_language
 from promptpipe.rules.phone import canonicalize_phone, mask_phone
 from promptpipe.rules.timezones import validate_iana_zone
+from promptpipe.usecases import audit
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, UpdateOutcome
 from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules
@@ -77,14 +79,16 @@ class Enrollment:
 def enrollment_fingerprint(phone: str, timezone: str, request: EnrollmentRequest, idempotency_key: str | None) -> str:
     """The request as enrolled (canonical phone and zone, the other fields as given) with its
     idempotency key, hashed: stored on the phone claim, compared when the number is already claimed."""
-    fields = request.model_dump(mode="json") | {"phone_number": phone, "timezone": timezone}
+    fields = request.model_dump(mode="json", exclude={"by"}) | {"phone_number": phone, "timezone": timezone}
     if not fields.get("language"):
         fields.pop("language", None)  # unset: the fingerprint of a request from before the field
     canonical = json.dumps({"request": fields, "idempotency_key": idempotency_key or ""}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: str | None = None) -> Enrollment:
+def enrollment(
+    app: AppContext, request: EnrollmentRequest, *, idempotency_key: str | None = None, actor: Actor | None = None
+) -> Enrollment:
     """Create the participant and queue their greeting. The same request again (same body, same
     ``idempotency_key`` or none) gets the participant it created, and its greeting queued again:
     the greeting's own event id lets it out once (docs/behaviour.md#B-API-8). Another
@@ -125,6 +129,7 @@ def enrollment(app: AppContext, request: EnrollmentRequest, *, idempotency_key: 
         logger.info("enrolment retried; answering with its participant", extra={"participant_id": existing.id})
         return Enrollment(existing, created=False)
     _queue_greeting(app, participant.id)
+    audit.record(app, actor, AuditAction.ENROL, participant.id)
     logger.info("participant enrolled", extra={"participant_id": participant.id, "phone": mask_phone(phone)})
     return Enrollment(participant, created=True)
 
@@ -146,8 +151,10 @@ def _queue_greeting(app: AppContext, participant_id: str) -> None:
         logger.exception("greeting could not be queued", extra={"participant_id": participant_id})
 
 
-def apply_participant_update(app: AppContext, participant_id: str, update: ParticipantUpdate) -> UpdateOutcome:
-    fields = update.model_dump(exclude_unset=True, exclude_none=True)
+def apply_participant_update(
+    app: AppContext, participant_id: str, update: ParticipantUpdate, *, actor: Actor | None = None
+) -> UpdateOutcome:
+    fields = update.model_dump(exclude_unset=True, exclude_none=True, exclude={"by", "reason"})
     if "timezone" in fields:
         validate_timezone(fields["timezone"])
     status = fields.pop("status", None)
@@ -195,10 +202,34 @@ def apply_participant_update(app: AppContext, participant_id: str, update: Parti
     pending = _apply_committed(app, participant_id, outcome.schedules) if session.dirty else False
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
+    changed = [*profile_fields, *consent_fields]
+    moved = status if status is not None and status != previous_status.value else None  # a status kept is no action
+    _audit_update(app, actor, participant_id, moved, fields=changed, reason=update.reason or "")
     if session.dirty:
         # The commit stamps the stored participant's updated_at; answer with what was stored.
         return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
     return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+
+
+_STATUS_ACTIONS = {
+    ParticipantStatus.PAUSED.value: AuditAction.PAUSE,
+    ParticipantStatus.ACTIVE.value: AuditAction.RESUME,
+    ParticipantStatus.WITHDRAWN.value: AuditAction.WITHDRAW,
+}
+
+
+def _audit_update(
+    app: AppContext, actor: Actor | None, participant_id: str, status: str | None, *, fields: list[str], reason: str
+) -> None:
+    """The update's audit: its status change (pause, resume, withdraw) and its edit (the names of
+    the fields given), each a record with the reason."""
+    action = _STATUS_ACTIONS.get(status or "")
+    if action is not None:
+        audit.record(app, actor, action, participant_id, reason=reason)
+    withdrawing = action is AuditAction.WITHDRAW
+    edited = [name for name in fields if not (withdrawing and name in ("consent", "withdrawal"))]
+    if edited:
+        audit.record(app, actor, AuditAction.EDIT, participant_id, reason=reason, fields=edited)
 
 
 def _status_with_withdrawal(status: str | None, update: ParticipantUpdate) -> str | None:
@@ -246,7 +277,14 @@ def _follow_retention(app: AppContext, participant_id: str, expires_at: datetime
         app.repo.expire(participant_id, expires_at)
 
 
-def delete_participant(app: AppContext, participant_id: str, *, keep_transcript: bool = True) -> None:
+def delete_participant(
+    app: AppContext,
+    participant_id: str,
+    *,
+    keep_transcript: bool = True,
+    actor: Actor | None = None,
+    reason: str = "",
+) -> None:
     """Remove participant, claim and state, then every schedule of theirs, then tell them.
 
     The items go first: a turn still in flight then fails its commit instead of creating a
@@ -278,6 +316,12 @@ def delete_participant(app: AppContext, participant_id: str, *, keep_transcript:
             )
         except MessagingError:
             logger.warning("unregister notice not delivered", extra={"participant_id": participant_id})
+    if keep_transcript:
+        audit.record(app, actor, AuditAction.DELETE, participant_id, reason=reason)
+    else:
+        # An erasure: the earlier records' reasons (free text) go with the data; the records stay.
+        app.audit.redact(participant_id)
+        audit.record(app, actor, AuditAction.ERASURE, participant_id, reason=reason)
 
 
 def history(
@@ -327,7 +371,9 @@ def state_view(app: AppContext, participant_id: str) -> StateView:
     )
 
 
-def override_state(app: AppContext, participant_id: str, override: StateOverride) -> StateView:
+def override_state(
+    app: AppContext, participant_id: str, override: StateOverride, *, actor: Actor | None = None
+) -> StateView:
     """Operator override: sub-state, debug mode and/or the participant's model routes, with the
     reason in the transcript."""
     if (
@@ -392,6 +438,12 @@ def override_state(app: AppContext, participant_id: str, override: StateOverride
         app, participant_id, f"override-{app.clock.now().isoformat()}", work, replay=False, record_event=False
     )
     _apply_committed(app, participant_id, outcome.schedules)
+    releasing = override.sub_state is not None or bool(override.release_hold)
+    only_profile = facts and override.debug_mode is None and override.llm_routes is None
+    action = AuditAction.RELEASE if releasing else AuditAction.EDIT if only_profile else AuditAction.OVERRIDE
+    changed = [f"profile.{name}" for name in facts]
+    changed += [name for name in ("debug_mode", "llm_routes") if getattr(override, name) is not None]
+    audit.record(app, actor, action, participant_id, reason=override.reason, fields=changed)
     return state_view(app, participant_id)  # ``effects_pending`` says whether they still are
 
 
