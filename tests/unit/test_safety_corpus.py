@@ -76,3 +76,21 @@ def test_a_signal_without_function_words_is_still_read() -> None:
     assert reading.flagged and reading.language == "en"
     reading = screen("sobredosis")
     assert reading.flagged and reading.language == "es"
+
+
+def test_one_alternation_a_category_reads_as_its_patterns_one_by_one() -> None:
+    """The screen compiles a category's patterns into one alternation (for cold start): on every text
+    of both parts, the first category that matches is the one a pattern-by-pattern reading finds."""
+    import re
+
+    from promptpipe.rules import safety_screen
+
+    texts = [normalise(r.text) for r in load("built") + load("heldout")]
+    for table, compiled in (
+        (safety_screen._EN_PATTERNS, safety_screen._EN),
+        (safety_screen._ES_PATTERNS, safety_screen._ES),
+    ):
+        one_by_one = [(category, re.compile(p)) for category, patterns in table.items() for p in patterns]
+        for text in texts:
+            expected = next((category for category, pattern in one_by_one if pattern.search(text)), None)
+            assert safety_screen._first(compiled, text) == expected, text

@@ -2,7 +2,8 @@
 
 A typo in a property name, an enum or a required list changes what the model is asked to send, and no
 behaviour test notices; the snapshot (tests/data/tool_definitions.json) makes every such change a
-deliberate, reviewed edit. Regenerate it with ``python -m tests.unit.test_tool_definitions``.
+deliberate, reviewed edit. Regenerate it, and the schemas the package ships
+(``controller/tool_schemas.json``), with ``python -m tests.unit.test_tool_definitions``.
 """
 
 from __future__ import annotations
@@ -86,5 +87,8 @@ def test_profile_view_keeps_only_the_fields_asked_for_plus_tone() -> None:
 
 
 if __name__ == "__main__":
+    # The schemas the package ships (tool_table.SCHEMAS_FILE) first, in the table's order: current() reads them.
+    schemas = {row.name: tool_table.derived_parameters(row) for row in tool_table.TABLE}
+    tool_table.SCHEMAS_FILE.write_text(json.dumps(schemas, indent=2, ensure_ascii=False) + "\n")
     SNAPSHOT.write_text(json.dumps(current(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    print(f"wrote {SNAPSHOT}")
+    print(f"wrote {tool_table.SCHEMAS_FILE} and {SNAPSHOT}")

@@ -119,8 +119,30 @@ def test_each_row_describes_itself_and_derives_an_object_schema() -> None:
         assert set(schema.get("required", [])) <= set(schema["properties"])
 
 
+def test_the_shipped_schemas_are_what_the_argument_models_give_in_their_order() -> None:
+    """``tool_schemas.json`` (read at run time instead of building the models' schemas at every cold
+    start) is what the table derives; after a change, ``python -m tests.unit.test_tool_definitions``
+    writes it again."""
+    import json
+
+    derived = {row.name: tool_table.derived_parameters(row) for row in tool_table.TABLE}
+    shipped = {row.name: row.parameters() for row in tool_table.TABLE}
+    assert shipped == derived
+    # The properties in the models' order too: the order the model reads them in, and the provider caches.
+    assert [list(schema["properties"]) for schema in shipped.values()] == [
+        list(schema["properties"]) for schema in derived.values()
+    ]
+    assert list(json.loads(tool_table.SCHEMAS_FILE.read_text())) == [row.name for row in tool_table.TABLE]
+
+
+def test_a_row_s_schema_is_a_fresh_copy_each_time() -> None:
+    schema = tool_table.SCHEDULER.parameters()
+    schema["properties"].clear()
+    assert tool_table.SCHEDULER.parameters()["properties"]
+
+
 def test_an_optional_argument_reads_as_its_plain_type() -> None:
-    schema = tool_table.TRANSITION.parameters()
+    schema = tool_table.derived_parameters(tool_table.TRANSITION)
     assert schema["properties"]["delay_minutes"] == {
         "type": "number",
         "minimum": 0,

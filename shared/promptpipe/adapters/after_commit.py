@@ -184,14 +184,13 @@ class DynamoDeliveryLog(TableAdapter):
         return True
 
 
-class DynamoPendingEffects:
+class DynamoPendingEffects(TableAdapter):
     """``PendingEffects`` as one marker item per participant (see the module docstring)."""
 
     def __init__(
         self, table_name: str, client: Any, *, index_name: str, now: Callable[[], datetime], token: Callable[[], str]
     ) -> None:
-        self._table = table_name
-        self._client = client
+        super().__init__(table_name, client)
         self._index = index_name
         self._now = now
         self._token = token

@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws import AwsClient, TableAdapter
 from promptpipe.adapters.aws_errors import (
     CONDITION_FAILED,
     CONDITIONAL_CHECK_FAILED,
@@ -117,8 +117,7 @@ class DynamoParticipantRepo(DynamoParticipantListing):
         retention: timedelta | None = None,
         now: Callable[[], datetime] | None = None,
     ) -> None:
-        self._table = table_name
-        self._client = client
+        super().__init__(table_name, client)
         self._index = index_name
         self._sleep = sleep
         # A kept transcript of a deleted participant expires (DynamoDB TTL) this long after the
@@ -329,12 +328,11 @@ class DynamoParticipantRepo(DynamoParticipantListing):
 
 
 # --- StateStore --------------------------------------------------------------------------------------
-class DynamoStateStore:
+class DynamoStateStore(TableAdapter):
     """``StateStore`` port adapter: one Query to load, one transaction to commit."""
 
     def __init__(self, table_name: str, client: AwsClient, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self._table = table_name
-        self._client = client
+        super().__init__(table_name, client)
         self._sleep = sleep
 
     @store_operation

@@ -3,8 +3,8 @@ main table: a page of META records from the participants index (status filtered 
 many there are, and the page's flow states projected to the keys a list row shows, in one
 ``BatchGetItem``. Docs: docs/console.md ("The list's reads"), docs/architecture.md#state.
 
-A mixin of ``DynamoParticipantRepo`` (``adapters/dynamodb.py``): it uses that class's ``_table``,
-``_client`` and ``_index``.
+The base of ``DynamoParticipantRepo`` (``adapters/dynamodb.py``): a ``TableAdapter`` that also uses
+that class's ``_index``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from promptpipe.adapters.aws import AwsClient
+from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import (
     FLOW_SK,
@@ -49,11 +49,9 @@ _BATCH_GET_SIZE = 100
 _BATCH_GET_RETRIES = 8
 
 
-class DynamoParticipantListing:
-    """The list's reads; mixed into ``DynamoParticipantRepo``."""
+class DynamoParticipantListing(TableAdapter):
+    """The list's reads; the base of ``DynamoParticipantRepo``."""
 
-    _table: str
-    _client: AwsClient
     _index: str
     _sleep: Callable[[float], None]
 

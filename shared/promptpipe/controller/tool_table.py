@@ -12,13 +12,20 @@ may import it (pyproject.toml, import-linter "layers"). Pure: pydantic and the t
 
 Descriptions are short on purpose: every schema is re-sent on every model call of its module
 (docs/benchmarks.md, the token budget).
+
+The JSON schemas derived from the argument models ship beside this module (``tool_schemas.json``):
+deriving them at run time builds every argument model's pydantic schema, 20-30 ms of the worker's
+first event, at every cold start. ``tests/unit/test_tool_table.py`` fails when the file differs from
+what the models give; ``python -m tests.unit.test_tool_definitions`` writes it again.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
@@ -104,8 +111,10 @@ class ToolRow:
         return self.description.format(**values) if values else self.description
 
     def parameters(self) -> dict[str, Any]:
-        """The argument model as the JSON schema the model is shown (a fresh copy)."""
-        return _clean(_schema(self.arguments))
+        """The argument model as the JSON schema the model is shown (a fresh copy), as derived
+        (``derived_parameters``) and stored in ``tool_schemas.json``."""
+        stored: dict[str, Any] = json.loads(_stored_schemas())[self.name]
+        return stored
 
 
 TRANSITION = ToolRow(
@@ -197,9 +206,18 @@ def row(name: str) -> ToolRow:
 
 
 # --- JSON schema -----------------------------------------------------------------------------------
+SCHEMAS_FILE = Path(__file__).with_name("tool_schemas.json")
+
+
 @functools.cache
-def _schema(model: type[LazyModel]) -> dict[str, Any]:
-    return model.model_json_schema()  # built at the first tool definition, not at import
+def _stored_schemas() -> str:
+    return SCHEMAS_FILE.read_text(encoding="utf-8")
+
+
+def derived_parameters(row: ToolRow) -> dict[str, Any]:
+    """The JSON schema of ``row``'s argument model, as the model is shown it: what ``tool_schemas.json``
+    holds for the row (built from the pydantic model: for the tests and the file's writer)."""
+    return _clean(row.arguments.model_json_schema())
 
 
 def _clean(node: Any) -> Any:

@@ -30,30 +30,32 @@ Outcome = Literal["done", "not_done", "no_report"]
 
 __all__ = ["Outcome", "correct_count", "read_outcome"]
 
-_QUESTION = re.compile(r"\?\s*$|^(?:what|how|when|why|can|could|should|do i|does|qu[eé]|c[oó]mo|cu[aá]ndo)\b")
+# The reader's patterns are compiled at its first reading (``re``'s own cache), not at import: the
+# worker imports this module for ``correct_count`` and never reads an outcome (the offline coach does).
+_QUESTION = r"\?\s*$|^(?:what|how|when|why|can|could|should|do i|does|qu[eé]|c[oó]mo|cu[aá]ndo)\b"
 # A plan or an agreement, with nothing done yet.
-_LATER = re.compile(
+_LATER = (
     r"\b(?:i'?ll|i will|will do|gonna|going to|about to|let me|give it a (?:shot|try|go)|i can do|can do|"
     r"sounds (?:good|doable|great|fine)|i'?ll try|will try|try (?:it )?(?:tomorrow|later|tonight)|tomorrow|"
     r"voy a|lo intento|lo intentar[eé]|ma[nñ]ana|luego|m[aá]s tarde|me parece bien|lo har[eé])\b"
 )
-_NOT_DONE = re.compile(
+_NOT_DONE = (
     r"\b(?:no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
     r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
 )
-_DONE = re.compile(
+_DONE = (
     r"\b(?:done|did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
     r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá])\b"
     r"|✅|✔|☑|💪"
 )
 # English past tense of an activity ("walked around the block", "stretched"), not of a plan.
-_PAST = re.compile(
+_PAST = (
     r"(?<!will )(?<!'ll )(?<!to )(?<!gonna )(?<!can )\b(?:i |we )?"
     r"(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b"
 )
-_BARE_YES = re.compile(r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$")
+_BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$"
 
 
 def read_outcome(text: str, *, asked: bool) -> Outcome:
@@ -61,18 +63,18 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     poll, the daily prompt or its reminder), not whether a plan feels doable."""
     said = normalise_text(text)
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
-    done = bool(_DONE.search(said) or _PAST.search(said))
-    if _QUESTION.search(said) and not done:
+    done = bool(re.search(_DONE, said) or re.search(_PAST, said))
+    if re.search(_QUESTION, said) and not done:
         return "no_report"
     # "no" in "done, no problem" is not a miss; a miss outweighs a "did" unless the reply opens with it.
-    missed = _NOT_DONE.search(said) and not re.search(r"\bno (?:problem|worries)\b", said)
+    missed = re.search(_NOT_DONE, said) and not re.search(r"\bno (?:problem|worries)\b", said)
     if missed and not (done and re.match(r"^(?:done|did it|hecho|listo)\b", core)):
         return "not_done"
-    if _LATER.search(said) and not done:
+    if re.search(_LATER, said) and not done:
         return "no_report"
     if done:
         return "done"
-    if asked and _BARE_YES.match(core or said):
+    if asked and re.match(_BARE_YES, core or said):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from promptpipe.controller.tool_table import ToolRow
 from promptpipe.flow.deps import FlowDeps
@@ -58,3 +58,13 @@ def definition_of(row: ToolRow, parameters: dict[str, Any] | None = None, **desc
     return ToolDefinition.model_construct(
         name=row.name, description=row.describe(**description), parameters=parameters or row.parameters()
     )
+
+
+class RowTool:
+    """A tool whose definition is its row's, as the table gives it (no setting in its description,
+    no narrowed schema): the subclass names its ``row`` and writes ``execute``."""
+
+    row: ClassVar[ToolRow]
+
+    def __init__(self) -> None:
+        self.definition = definition_of(self.row)

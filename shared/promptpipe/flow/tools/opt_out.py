@@ -12,14 +12,13 @@ from typing import Any
 from promptpipe.controller.tool_table import OPT_OUT, Module
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.lifecycle import opt_out
-from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
+from promptpipe.flow.tools.base import RowTool, ToolContext, ToolResult
 
 ROW = OPT_OUT
 
 
-class OptOutTool:
-    def __init__(self) -> None:
-        self.definition = definition_of(ROW)
+class OptOutTool(RowTool):
+    row = ROW
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         if not opt_out(ctx.deps, ctx.session, reason="participant asked to stop all messages"):

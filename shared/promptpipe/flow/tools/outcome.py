@@ -13,14 +13,13 @@ from typing import Any
 from promptpipe.controller.tool_table import OUTCOME, Module
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, already_counted, open_prompt, record_done
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
+from promptpipe.flow.tools.base import RowTool, ToolContext, ToolResult
 
 ROW = OUTCOME
 
 
-class OutcomeTool:
-    def __init__(self) -> None:
-        self.definition = definition_of(ROW)
+class OutcomeTool(RowTool):
+    row = ROW
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         done = args.get("done")

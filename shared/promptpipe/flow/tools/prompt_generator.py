@@ -8,14 +8,13 @@ from promptpipe.controller.tool_table import HABIT_PROMPT, Module
 from promptpipe.errors import LLMError
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
-from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
+from promptpipe.flow.tools.base import RowTool, ToolContext, ToolResult
 
 ROW = HABIT_PROMPT
 
 
-class PromptGeneratorTool:
-    def __init__(self) -> None:
-        self.definition = definition_of(ROW)
+class PromptGeneratorTool(RowTool):
+    row = ROW
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         mode = args.get("delivery_mode")

@@ -14,16 +14,15 @@ from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.session import OpContext
 from promptpipe.flow.state_ops import immediate_transition
 from promptpipe.flow.timer_names import timer_name
-from promptpipe.flow.tools.base import ToolContext, ToolResult, definition_of
+from promptpipe.flow.tools.base import RowTool, ToolContext, ToolResult
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.state import DataKey, PendingTransition, SubState
 
 ROW = TRANSITION
 
 
-class StateTransitionTool:
-    def __init__(self) -> None:
-        self.definition = definition_of(ROW)
+class StateTransitionTool(RowTool):
+    row = ROW
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         target_raw = args.get("target_state")
