@@ -35,7 +35,7 @@ class ScriptedMessenger:
         self.h, self.steps = h, list(steps)
         self.sent: list[str] = []
 
-    def send(self, message: OutboundMessage) -> SendResult:
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
         step = self.steps.pop(0) if self.steps else None
         if isinstance(step, Exception):
             raise step
@@ -258,7 +258,7 @@ def test_a_message_the_provider_skips_is_recorded_skipped_with_its_reason() -> N
     outcome = turn_outcome(h, participant)
 
     class Skipping:
-        def send(self, message: OutboundMessage) -> SendResult:
+        def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
             return SendResult(provider="local", skipped="outside the messaging window")
 
     h.app = replace(h.app, messenger=Skipping())
@@ -335,7 +335,7 @@ def test_a_sent_message_records_its_parts_when_it_went_in_several(part_ids: list
     outcome = turn_outcome(h, participant)
 
     class Parts:
-        def send(self, message: OutboundMessage) -> SendResult:
+        def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
             return SendResult(provider="twilio", provider_message_id=part_ids[-1], part_ids=part_ids)
 
     h.app = replace(h.app, messenger=Parts())

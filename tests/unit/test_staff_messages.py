@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -84,7 +85,7 @@ def test_the_config_says_whether_staff_messages_have_a_template() -> None:
 
 
 class RefusingMessenger:
-    def send(self, message: OutboundMessage) -> SendResult:
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
         raise MessagingError("provider down", code="30008", retryable=False)
 
 
