@@ -97,8 +97,8 @@ def test_the_expected_end_is_consistent() -> None:
         if expect.schedule is not None:
             assert "preferred_time" in expect.profile, conversation.id
         if conversation.feedback_week and not expect.opted_out:
-            assert expect.schedule is not None or any(
-                "delete" in str(c.args) for t in conversation.turns for r in t.rounds for c in r
+            assert expect.schedule is not None or any(  # no schedule: deleted, or paused
+                c.args.get("action") in ("delete", "pause") for t in conversation.turns for r in t.rounds for c in r
             ), conversation.id
         if expect.done is not None:  # a done count needs prompts to be done
             assert expect.done <= sum(t.wait == NEXT_PROMPT for t in conversation.turns), conversation.id

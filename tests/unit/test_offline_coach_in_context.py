@@ -328,7 +328,7 @@ def test_a_stop_request_with_a_new_time_changes_the_time_instead_of_asking() -> 
     assert calls(response) == [("scheduler", {"action": "list"})]  # on its way to the change
 
 
-# -- issue 35: requests read before anything else, and nothing claimed the state does not say -------
+# -- requests read before anything else, and nothing claimed the state does not say -------
 LISTED_8PM = "Active daily schedules:\n1. every day at 19:50 (America/Toronto), 10 min before 20:00 (internal id: s1)"
 
 

@@ -7,6 +7,10 @@ the model answered an error, a flow is invalid, ``prompts diff`` found a differe
 line (argument, time zone, time, phone number, file); 3 invalid configuration (an environment
 variable, a missing key or credentials); 4 a network resource is unavailable (port in use, API or
 database unreachable); 130 interrupted.
+
+Longer than 500 lines because the parser of every local command and its handler sit together, so that
+an option and what it does are read in one place; the coordinator's and the studies' commands have
+their own modules.
 """
 
 from __future__ import annotations
