@@ -220,6 +220,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from promptpipe.console.app import run_console
     from promptpipe.console.identity import TokenBook
 
+    study = read_study(args.study) if args.study else None  # a bad file stops before the API is asked
     with coordinator_client(args) as client:
         return run_console(
             client,
@@ -229,7 +230,7 @@ def cmd_console(args: argparse.Namespace) -> int:
             require_token=not args.no_token,
             tokens=TokenBook(Path(args.tokens)),
             operator=args.operator,
-            study=read_study(args.study) if args.study else None,
+            study=study,
         )
 
 
