@@ -132,3 +132,29 @@ def test_promptpipe_console_study_gives_the_study_view_its_report(
     assert main(["console", "--port", "0", "--tokens", tokens]) == 0
     capsys.readouterr()
     assert "Randomised decisions" in pages[0] and "Randomised decisions" not in pages[1]
+
+
+def test_a_test_participant_s_decisions_stay_out_of_the_export_and_the_report(
+    run: StudyRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    staff = run.decisions[0].participant_id
+    theirs = sum(1 for r in run.decisions if r.participant_id == staff)
+    flagged = run.env.api("PUT", f"/conversation/participants/{staff}", json_body={"test_participant": True})
+    assert flagged.status == 200, flagged.body
+    try:
+
+        @contextmanager
+        def this_stack(args: Any) -> Iterator[CoordinatorClient]:
+            yield _client(run)
+
+        monkeypatch.setattr(coordinator_commands, "coordinator_client", this_stack)
+        monkeypatch.setenv("EXPORT_PSEUDONYM_SALT", SALT)
+        out = tmp_path / "out"
+        assert main(["export", "--demo", "--deidentified", "--quiet", "--study", str(EXAMPLE), "--out", str(out)]) == 0
+        capsys.readouterr()
+        with (out / "decisions.csv").open(newline="", encoding="utf-8") as f:
+            assert len(list(csv.DictReader(f))) == len(run.decisions) - theirs
+        report = api_study_report(_client(run), run.study)()
+        assert report.points[0].decisions == len(run.decisions) - theirs
+    finally:
+        run.env.api("PUT", f"/conversation/participants/{staff}", json_body={"test_participant": False})
