@@ -102,6 +102,7 @@ PARTICIPANTS_PATH = "/conversation/participants"
 FLOWS_PATH = "/conversation/flows"
 RECONCILE_PATH = "/conversation/reconcile"
 PARTICIPANT_ROWS_PATH = "/conversation/participant-rows"  # the console's list (docs/console.md)
+STUDIES_PATH = "/conversation/studies"  # a study's decision records (docs/studies.md)
 TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
 WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
 

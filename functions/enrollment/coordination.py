@@ -15,6 +15,7 @@ from functions.enrollment.answers import BAD_REQUEST, BASE, NOT_FOUND, ApiRouter
 from promptpipe.models.api import (
     AuditEnvelope,
     AuditRequest,
+    DecisionPageEnvelope,
     EnrolmentChecked,
     EnrolmentCheckedEnvelope,
     EnrolmentChecks,
@@ -22,12 +23,14 @@ from promptpipe.models.api import (
     StaffMessageRequest,
 )
 from promptpipe.models.audit import Actor, AuditAction
-from promptpipe.usecases import audit, cohort, staff
+from promptpipe.models.store import OPAQUE_TOKEN
+from promptpipe.usecases import audit, cohort, staff, studies
 from promptpipe.wiring import get_app
 
 router = ApiRouter()
 
 AUDIT = "/conversation/audit"
+MAX_DECISIONS_PAGE = 1000
 
 
 def caller(current: Any, by: str | None) -> Actor:
@@ -86,3 +89,23 @@ def record_action(request: AuditRequest) -> Response[dict[str, Any]]:
 def check_enrolments(request: EnrolmentChecks) -> Response[dict[str, Any]]:
     rows = cohort.check_rows(get_app(), request.rows)
     return envelope(200, result=dump(EnrolmentChecked(rows=rows)))
+
+
+@router.get(
+    "/conversation/studies/<study_id>/decisions",
+    responses={
+        200: answer(
+            "A page of the study's decision records (none for a study with none on record)", DecisionPageEnvelope
+        ),
+        **BAD_REQUEST,
+    },
+)
+def study_decisions(
+    study_id: str,
+    limit: Annotated[int, Query(ge=1, le=MAX_DECISIONS_PAGE)] = 500,
+    next_token: Annotated[str | None, Query(description=OPAQUE_TOKEN)] = None,
+) -> Response[dict[str, Any]]:
+    """The randomised decisions of a study (docs/studies.md), for the de-identified export and the
+    console's study view."""
+    found, token = studies.decision_page(get_app(), study_id, limit=limit, next_token=next_token)
+    return envelope(200, result={"decisions": [dump(r) for r in found], "next_token": token})

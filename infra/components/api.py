@@ -94,6 +94,7 @@ class Api(Construct):
             c.PARTICIPANT_ROWS_PATH,  # the console's list, a page of rows in one call (docs/console.md)
             f"{flows}/{{id}}",  # flow definitions (docs/controller.md); /validate is {id} = "validate"
             f"{flows}/{{id}}/versions",
+            f"{c.STUDIES_PATH}/{{id}}/decisions",  # a study's decision records, paged (docs/studies.md)
         ):
             # ANY: the handler answers every method, 405 with Allow for the wrong ones (contract).
             self.http_api.add_routes(

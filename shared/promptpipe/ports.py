@@ -299,6 +299,13 @@ class DecisionLog(Protocol):
         """Fill in the delivery or the proximal outcome of an existing record (idempotent)."""
         ...
 
+    def page(
+        self, study_id: str, *, limit: int, next_token: str | None = None
+    ) -> tuple[builtins.list[DecisionRecord], str | None]:
+        """One page of ``all``'s records, in its order, and the token of the next (None: the last).
+        A token this listing did not give is a ``ValidationFailed`` on ``next_token``."""
+        ...
+
 
 class AuditLog(Protocol):
     """The coordinators' audit records (``models/audit.py``): kept apart from the participant's

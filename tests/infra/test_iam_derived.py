@@ -648,6 +648,8 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert env.api("GET", base).status == 200
     rows = env.api("GET", "/conversation/participant-rows", query={"status": "active"})  # + a page's flow states
     assert rows.status == 200 and rows.body["result"]["total"] == 2, rows.body
+    decisions = env.api("GET", "/conversation/studies/example-mrt/decisions")  # a Query of the index
+    assert decisions.status == 200 and decisions.body["result"]["decisions"] == [], decisions.body
     assert env.api("GET", f"{base}/{sam['id']}").status == 200
     assert env.api("GET", f"{base}/{sam['id']}/history").status == 200
     assert env.api("PUT", f"{base}/{sam['id']}", json_body={"name": "Samantha"}).status == 200

@@ -441,6 +441,7 @@ def test_route_authorization(synth: Synth) -> None:
         "ANY /conversation/participant-rows": "AWS_IAM",
         "ANY /conversation/flows/{id}": "AWS_IAM",
         "ANY /conversation/flows/{id}/versions": "AWS_IAM",
+        "ANY /conversation/studies/{id}/decisions": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",
         "GET /webhooks/whatsapp": "NONE",
         "POST /webhooks/whatsapp": "NONE",

@@ -26,6 +26,8 @@ ROUTES = {
     "/conversation/participants/{participant_id}/staff-messages": {"post"},
     "/conversation/audit": {"get", "post"},
     "/conversation/enrolment-checks": {"post"},
+    # a study's randomised decisions (docs/studies.md)
+    "/conversation/studies/{study_id}/decisions": {"get"},
 }
 
 

@@ -129,3 +129,30 @@ def test_the_state_query_never_reads_the_decisions(env: Env) -> None:
     env.client.meta.events.register("after-call.dynamodb.Query", lambda parsed, **_: calls.append(parsed["Count"]))
     env.store.load(PID)
     assert calls == [2]  # the flow state and META only
+
+
+def test_page_walks_a_study_off_the_index_and_refuses_a_token_of_another(env: Env) -> None:
+    from promptpipe.errors import ValidationFailed
+
+    other = f"p_{2:032x}"
+    env.enroll()
+    env.enroll(other, 2)
+    env.commit(0, record(1), record(2), record(3))
+    env.commit(0, record(1, participant_id=other), participant_id=other)
+    pages: list[list[tuple[str, int]]] = []
+    token: str | None = None
+    while True:
+        found, token = env.log.page("example-mrt", limit=3, next_token=token)
+        pages.append([(r.participant_id, r.study_day) for r in found])
+        if token is None:
+            break
+    assert pages == [[(PID, 1), (PID, 2), (PID, 3)], [(other, 1)]]
+    assert env.log.page("example-mrt", limit=4) == (env.log.all("example-mrt"), None)  # full, no token
+    assert env.log.page("another-study", limit=3) == ([], None)
+    _, token = env.log.page("example-mrt", limit=1)
+    assert token is not None
+    for bad in (token, "not-a-token"):
+        with pytest.raises(ValidationFailed):
+            env.log.page("another-study", limit=1, next_token=bad)
+    with pytest.raises(ValidationFailed):
+        env.log.page("example-mrt", limit=0)

@@ -24,6 +24,7 @@ ENROLLMENT = Path(handler.__file__).parent
         (f"{BASE}/p_1/reconcile", ["POST"]),
         ("/conversation/reconcile", ["POST"]),
         ("/conversation/participant-rows", ["GET"]),
+        ("/conversation/studies/example-mrt/decisions", ["GET"]),
         (f"{FLOWS}/validate", ["POST"]),  # the literal route, not the flow named "validate"
         (f"{FLOWS}/intake", ["GET", "PUT"]),
         (f"{FLOWS}/intake/versions", ["GET"]),

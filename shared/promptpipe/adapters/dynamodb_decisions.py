@@ -18,13 +18,17 @@ from promptpipe.adapters.dynamodb_items import (
     DECISION_SK_PREFIX,
     DECISIONS_GSI_PREFIX,
     GSI_PK,
+    KEY_ATTRIBUTES,
     PK,
     SK,
     decision_from_item,
     decision_item,
     decision_key,
+    decode_token,
+    encode_token,
     participant_pk,
 )
+from promptpipe.errors import ValidationFailed
 from promptpipe.models.decision import DecisionRecord
 
 
@@ -69,6 +73,35 @@ class DynamoDecisionLog(TableAdapter):
                 "ExpressionAttributeValues": {":g": {"S": f"{DECISIONS_GSI_PREFIX}{study_id}"}},
             }
         )
+
+    @store_operation
+    def page(
+        self, study_id: str, *, limit: int, next_token: str | None = None
+    ) -> tuple[list[DecisionRecord], str | None]:
+        """One page off the index (the API's decisions route); the token is the last key read."""
+        if limit < 1:
+            raise ValidationFailed("limit must be at least 1", field="limit")
+        partition = f"{DECISIONS_GSI_PREFIX}{study_id}"
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": self._index,
+            "KeyConditionExpression": f"{GSI_PK} = :g",
+            "ExpressionAttributeValues": {":g": {"S": partition}},
+        }
+        if next_token is not None:
+            request["ExclusiveStartKey"] = decode_token(
+                next_token,
+                keys=KEY_ATTRIBUTES,
+                check=lambda key: key[GSI_PK] == partition and key[SK].startswith(DECISION_SK_PREFIX),
+            )
+        # One more than asked, so that the last page carries no token (DynamoDB gives a
+        # LastEvaluatedKey whenever Limit is reached, even with nothing after it).
+        response = self._client.query(**request, Limit=limit + 1)
+        items: list[dict[str, Any]] = response.get("Items", [])
+        last_key = {name: items[limit - 1][name] for name in KEY_ATTRIBUTES} if len(items) > limit else None
+        last_key = last_key or response.get("LastEvaluatedKey")  # a page cut short at 1 MB
+        token = encode_token(last_key) if last_key else None
+        return [decision_from_item(item) for item in items[:limit]], token
 
     @store_operation
     def update(self, record: DecisionRecord) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from promptpipe.adapters.memory_store import InMemoryStore
+from promptpipe.errors import ValidationFailed
 from promptpipe.models.decision import DecisionRecord
 
 
@@ -30,3 +31,13 @@ class InMemoryDecisionLog:
         """Only a record a commit wrote is updated (no record without its decision)."""
         if record.decision_id in self._store.decisions:
             self._store.decisions[record.decision_id] = record.model_copy(deep=True)
+
+    def page(
+        self, study_id: str, *, limit: int, next_token: str | None = None
+    ) -> tuple[list[DecisionRecord], str | None]:
+        """An offset into ``all`` as the token (the in-memory stack holds a rehearsal's records)."""
+        if next_token is not None and not next_token.isdigit():
+            raise ValidationFailed("invalid next_token", field="next_token")
+        start = int(next_token or 0)
+        found = self.all(study_id)
+        return found[start : start + limit], (str(start + limit) if start + limit < len(found) else None)

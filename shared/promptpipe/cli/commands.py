@@ -407,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="who the token printed at start (or --no-token) acts as, in the audit (a coordinator)",
     )
+    console.add_argument(
+        "--study", metavar="FILE", default=None, help="the study view shows this study's decisions (docs/studies.md)"
+    )
     api_options(console)
     console.set_defaults(func=cmd_console)
 

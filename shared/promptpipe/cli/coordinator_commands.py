@@ -116,31 +116,34 @@ def add_export_option(simulate: argparse.ArgumentParser) -> None:
     )
 
 
-def decision_records(args: argparse.Namespace, study: Any) -> list[Any]:
-    """The study's decision records for ``export --deidentified --study``: ``DecisionLog.all`` of the
-    stack's decision log. This stack has none yet: the engine's adapters (w5-study-engine) plug in
-    here, and until then decisions.csv holds its header only."""
-    return []
+def decision_records(client: Any, study: Any) -> list[Any]:
+    """The study's decision records for ``export --deidentified --study``, read through the API
+    (``GET /conversation/studies/{id}/decisions``; the export leaves test participants out)."""
+    return list(client.decisions(study.id))
+
+
+def read_study(path: str) -> Any:
+    """The study definition in ``path`` (``--study FILE``), checked; a usage error when it is not one."""
+    from pydantic import ValidationError
+
+    from promptpipe.models.study import StudyDefinition
+
+    try:
+        return StudyDefinition.model_validate_json(read_file(path))
+    except ValidationError as exc:
+        raise CliError(f"{path} is not a valid study: {exc.errors()[0]['msg']}", EXIT_USAGE) from None
 
 
 def cmd_export_deidentified(args: argparse.Namespace, out: Any, progress: Any = None) -> int:
     from promptpipe.adapters.secrets import pseudonym_salt
     from promptpipe.coordinator.deidentified_export import DeidentifyOptions, write_deidentified_export
     from promptpipe.coordinator.deidentify import MissingSalt, check_salt
-    from promptpipe.models.study import StudyDefinition
 
     try:
         salt = check_salt(pseudonym_salt(args.settings))
     except MissingSalt as exc:
         raise CliError(str(exc), EXIT_CONFIG) from None
-    study = None
-    if args.study:
-        from pydantic import ValidationError
-
-        try:
-            study = StudyDefinition.model_validate_json(read_file(args.study))
-        except ValidationError as exc:
-            raise CliError(f"{args.study} is not a valid study: {exc.errors()[0]['msg']}", EXIT_USAGE) from None
+    study = read_study(args.study) if args.study else None
     options = DeidentifyOptions(
         salt=salt,
         include_text=args.include_text,
@@ -148,7 +151,7 @@ def cmd_export_deidentified(args: argparse.Namespace, out: Any, progress: Any = 
         region=args.settings.default_phone_region,
     )
     with coordinator_client(args) as client:
-        records = decision_records(args, study) if study is not None else []
+        records = decision_records(client, study) if study is not None else []
         if study is not None and not records:
             print(f"no decision of study {study.id} on record: decisions.csv holds its header only", file=sys.stderr)
         try:
@@ -217,6 +220,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from promptpipe.console.app import run_console
     from promptpipe.console.identity import TokenBook
 
+    study = read_study(args.study) if args.study else None  # a bad file stops before the API is asked
     with coordinator_client(args) as client:
         return run_console(
             client,
@@ -226,6 +230,7 @@ def cmd_console(args: argparse.Namespace) -> int:
             require_token=not args.no_token,
             tokens=TokenBook(Path(args.tokens)),
             operator=args.operator,
+            study=study,
         )
 
 

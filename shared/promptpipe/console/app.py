@@ -51,7 +51,7 @@ from promptpipe.console.identity import DEFAULT_OPERATOR, Door, Identity, TokenB
 from promptpipe.console.listing import FORM, view_of
 from promptpipe.console.queue import needs_person_queue
 from promptpipe.console.study import study_context
-from promptpipe.console.study_effects import effects_svg
+from promptpipe.console.study_effects import api_study_report, effects_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days
 from promptpipe.coordinator.client import ApiError, ApiUnreachable, CoordinatorClient
 from promptpipe.coordinator.export import write_export
@@ -67,6 +67,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.study import StudyDefinition
 
 logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -527,7 +528,9 @@ def run_console(
     require_token: bool = True,
     tokens: TokenBook | None = None,
     operator: str = DEFAULT_OPERATOR,
+    study: StudyDefinition | None = None,
 ) -> int:
+    """Serve the console until interrupted; with ``study``, the study view shows its decisions' report."""
     from promptpipe.local.server import PortUnavailable
 
     try:
@@ -537,7 +540,10 @@ def run_console(
     try:
         server = ConsoleServer(
             client, host, port, allowed_hosts, require_token=require_token, tokens=tokens, operator=operator
-        ).start()
+        )
+        if study is not None:
+            server.console.study_report = api_study_report(client, study)
+        server.start()
     except PortUnavailable as exc:
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None
     print(f"PromptPipe console on {server.login_url} — API: {client.transport.description}", flush=True)

@@ -5,11 +5,15 @@ charts (``console/charts.py``); ``coordinator/study_report.py`` computes what it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from markupsafe import Markup
 
-from promptpipe.coordinator.study_report import DecisionPointReport
+from promptpipe.coordinator.client import CoordinatorClient
+from promptpipe.coordinator.deidentified_export import is_test_participant
+from promptpipe.coordinator.study_report import DecisionPointReport, StudyReport, study_report
+from promptpipe.models.study import StudyDefinition
 
 _ROW, _LEFT, _RIGHT, _TOP = 28, 150, 20, 22
 WIDTH = 560
@@ -62,3 +66,15 @@ def effects_svg(point: DecisionPointReport) -> Markup | None:
         f'<svg class="study-effects" role="img" aria-label="{escape(label)}" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>'
     )
+
+
+def api_study_report(client: CoordinatorClient, study: StudyDefinition) -> Callable[[], StudyReport]:
+    """The study view's report (``Console.study_report``) of ``study`` (``promptpipe console --study
+    FILE``): its decision records read through the API at each view, test participants left out as
+    the export leaves them."""
+
+    def report() -> StudyReport:
+        test_ids = {p.id for p in client.iter_participants() if is_test_participant(p)}
+        return study_report(study, [r for r in client.decisions(study.id) if r.participant_id not in test_ids])
+
+    return report

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from promptpipe.errors import PromptPipeError
 from promptpipe.models.audit import AuditRecord
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ListView, ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
@@ -56,6 +57,8 @@ BASE = "/conversation/participants"
 FLOWS = "/conversation/flows"
 ROWS = "/conversation/participant-rows"
 AUDIT = "/conversation/audit"
+STUDIES = "/conversation/studies"
+DECISIONS_PAGE_SIZE = 1000
 
 
 class CoordinatorClient:
@@ -161,6 +164,18 @@ class CoordinatorClient:
             result = self._call("GET", f"{BASE}/{participant_id}/history", query=query)
             for item in result["messages"]:
                 yield TranscriptEntry.model_validate(item)
+            token = result.get("next_token")
+            if not token:
+                return
+
+    def decisions(self, study_id: str, *, page_size: int = DECISIONS_PAGE_SIZE) -> Iterator[DecisionRecord]:
+        """Every decision record of a study, page by page (none for a study with none on record)."""
+        token: str | None = None
+        while True:
+            query = {"limit": str(page_size), **({"next_token": token} if token else {})}
+            result = self._call("GET", f"{STUDIES}/{study_id}/decisions", query=query)
+            for item in result["decisions"]:
+                yield DecisionRecord.model_validate(item)
             token = result.get("next_token")
             if not token:
                 return

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field, StrictBool
 
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.audit import AuditRecord
+from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.participant import ConsentRecord, ConversationParticipant, ParticipantStatus
 from promptpipe.models.participant_rows import ParticipantRowsPage
@@ -338,3 +339,15 @@ class EnrolmentChecked(LazyModel):
 
 class EnrolmentCheckedEnvelope(Envelope):
     result: EnrolmentChecked | None = None
+
+
+class DecisionPage(LazyModel):
+    """A page of a study's decision records (docs/studies.md#the-decision-record), in (participant,
+    study day, decision point) order; none for a study with no decision on record."""
+
+    decisions: list[DecisionRecord]
+    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
+
+
+class DecisionPageEnvelope(Envelope):
+    result: DecisionPage | None = None

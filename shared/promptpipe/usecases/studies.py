@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from promptpipe.errors import ParticipantNotFound, ValidationFailed
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study import decide, end_study, in_study, read_check_in_answer, study_day, study_over
-from promptpipe.models.decision import ProximalOutcomeValue
+from promptpipe.models.decision import DecisionRecord, ProximalOutcomeValue
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.study import DecisionPoint, StudyDefinition, StudySettings, UnavailableReason
 from promptpipe.usecases.context import AppContext
@@ -176,3 +176,11 @@ def with_study(app: AppContext, study: StudyDefinition | None) -> AppContext:
     """The context with ``study`` active (tests, the local rehearsal)."""
     app.deps.study = study
     return app
+
+
+def decision_page(
+    app: AppContext, study_id: str, *, limit: int, next_token: str | None = None
+) -> tuple[list[DecisionRecord], str | None]:
+    """A page of a study's decision records, for the API (``GET /conversation/studies/{id}/decisions``);
+    a study with none on record (or none by that id) has an empty first page."""
+    return app.decisions.page(study_id, limit=limit, next_token=next_token)
