@@ -253,7 +253,7 @@ class StateData:
         """The keys read so far whose stored value was corrupt (and read as empty)."""
         return frozenset(self._reported)
 
-    def _parsed(self, key: DataKey, parse: Callable[[str], T], empty: T) -> T:
+    def read_record(self, key: DataKey, parse: Callable[[str], T], empty: T) -> T:
         """The value under ``key`` read by ``parse``; ``empty`` when there is none, and when it cannot
         be read (reported: ``_unreadable``)."""
         text = self.get(key)
@@ -296,7 +296,7 @@ class StateData:
         self.raw.pop(key.value, None)
 
     def get_time(self, key: DataKey) -> datetime | None:
-        return self._parsed(key, parse_rfc3339, None)
+        return self.read_record(key, parse_rfc3339, None)
 
     def set_time(self, key: DataKey, value: datetime | None) -> None:
         self.set(key, to_rfc3339(value) if value else "")
@@ -315,7 +315,7 @@ class StateData:
     # -- history ----------------------------------------------------------------------------
     def history(self) -> list[ConversationMessage]:
         # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
-        return self._parsed(DataKey.CONVERSATION_HISTORY, _history_messages, [])
+        return self.read_record(DataKey.CONVERSATION_HISTORY, _history_messages, [])
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
         """Keep the last ``history_messages`` (what the model can be shown: docs/behaviour.md#B-HIST-1)
@@ -375,19 +375,19 @@ class StateData:
 
     # -- JSON records -----------------------------------------------------------------------
     def daily_prompt_pending(self) -> DailyPromptPending | None:
-        return self._parsed(DataKey.DAILY_PROMPT_PENDING, DailyPromptPending.model_validate_json, None)
+        return self.read_record(DataKey.DAILY_PROMPT_PENDING, DailyPromptPending.model_validate_json, None)
 
     def set_daily_prompt_pending(self, pending: DailyPromptPending | None) -> None:
         self.set(DataKey.DAILY_PROMPT_PENDING, json.dumps(pending.to_json_dict()) if pending else "")
 
     def schedules(self) -> list[ScheduleInfo]:
-        return self._parsed(DataKey.SCHEDULE_REGISTRY, _schedule_list, [])
+        return self.read_record(DataKey.SCHEDULE_REGISTRY, _schedule_list, [])
 
     def set_schedules(self, schedules: list[ScheduleInfo]) -> None:
         self.raw[DataKey.SCHEDULE_REGISTRY.value] = json.dumps([s.to_json_dict() for s in schedules])
 
     def answered_questions(self) -> dict[str, str]:
-        return self._parsed(DataKey.ANSWERED_QUESTIONS, _answer_marks, {})
+        return self.read_record(DataKey.ANSWERED_QUESTIONS, _answer_marks, {})
 
     def mark_question(self, name: str, prompt_sent_at: str) -> None:
         marks = self.answered_questions()
@@ -395,13 +395,13 @@ class StateData:
         self.set(DataKey.ANSWERED_QUESTIONS, json.dumps(marks, sort_keys=True))
 
     def pending_transition(self) -> PendingTransition | None:
-        return self._parsed(DataKey.PENDING_TRANSITION, PendingTransition.model_validate_json, None)
+        return self.read_record(DataKey.PENDING_TRANSITION, PendingTransition.model_validate_json, None)
 
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
         self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
 
     def pending_timers(self) -> dict[str, ScheduleSpec]:
-        return self._parsed(DataKey.PENDING_TIMERS, _PENDING_TIMERS.validate_json, {})
+        return self.read_record(DataKey.PENDING_TIMERS, _PENDING_TIMERS.validate_json, {})
 
     def set_pending_timers(self, timers: dict[str, ScheduleSpec]) -> None:
         if not timers:
@@ -410,7 +410,7 @@ class StateData:
         self.set(DataKey.PENDING_TIMERS, _PENDING_TIMERS.dump_json(timers, exclude_none=True).decode())
 
     def controller_state(self) -> RuntimeState | None:
-        return self._parsed(DataKey.CONTROLLER_STATE, RuntimeState.from_json, None)  # unreadable: starts afresh
+        return self.read_record(DataKey.CONTROLLER_STATE, RuntimeState.from_json, None)  # unreadable: starts afresh
 
     def set_controller_state(self, runtime: RuntimeState | None) -> None:
         self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
@@ -430,7 +430,7 @@ class StateData:
         self.set(DataKey.HOLD, hold.to_json() if hold else "")
 
     def schedule_pause(self) -> SchedulePause | None:
-        return self._parsed(DataKey.SCHEDULE_PAUSE, SchedulePause.model_validate_json, None)
+        return self.read_record(DataKey.SCHEDULE_PAUSE, SchedulePause.model_validate_json, None)
 
     def set_schedule_pause(self, pause: SchedulePause | None) -> None:
         self.set(DataKey.SCHEDULE_PAUSE, pause.to_json() if pause else "")
