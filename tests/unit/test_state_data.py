@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from promptpipe.flow.budget import read_usage
+from promptpipe.flow.study import progress
+from promptpipe.models.budget import BudgetUsage
 from promptpipe.models.state import DataKey, StateData, on_corrupt_value
 
 SECRET = "my private barrier text"
@@ -24,6 +27,8 @@ WRONG_SHAPE: dict[DataKey, list[str]] = {
     DataKey.LAST_PROMPT_SENT_AT: [SECRET, "2026-13-45T99:00:00Z"],
     DataKey.PENDING_TIMERS: [f'{{"t1": {{"name": "{SECRET}"}}}}', '{"t1": 5}', "[]"],
     DataKey.CONTROLLER_STATE: [f'{{"flowId": "{SECRET}"}}', '{"flowId": "intake", "flowVersion": "one"}', "[]"],
+    DataKey.MODEL_BUDGET: [f'{{"hour_calls": "{SECRET}"}}', '{"held": "x"}', "[]"],
+    DataKey.STUDY: [f'{{"decided": "{SECRET}"}}', '{"closed": "maybe"}', "[]"],
 }
 
 # accessor, the key it reads, and what "empty" is for it
@@ -40,6 +45,9 @@ ACCESSORS: dict[DataKey, tuple[Callable[[StateData], Any], Callable[[Any], bool]
     DataKey.LAST_PROMPT_SENT_AT: (lambda d: d.get_time(DataKey.LAST_PROMPT_SENT_AT), lambda v: v is None),
     DataKey.PENDING_TIMERS: (lambda d: d.pending_timers(), lambda v: v == {}),
     DataKey.CONTROLLER_STATE: (lambda d: d.controller_state(), lambda v: v is None),  # the flow starts afresh
+    # read outside StateData, through the same reader: counting starts again, the study afresh
+    DataKey.MODEL_BUDGET: (read_usage, lambda v: v == BudgetUsage()),
+    DataKey.STUDY: (progress, lambda v: not v.decided and v.check_in is None and not v.closed),
 }
 CASES = [(key, value) for key in ACCESSORS for value in [*COMMON, *WRONG_SHAPE[key]]]
 

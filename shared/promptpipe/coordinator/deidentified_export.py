@@ -13,54 +13,39 @@ import csv
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS, adherence_row, record_end, study_days, study_series
+from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.data_dictionary import ARM_PROBABILITY_PREFIX, data_package
 from promptpipe.coordinator.deidentify import StudyClock, check_salt, mask_text, pseudonym
+from promptpipe.coordinator.export import (
+    IDENTIFYING_COLUMNS,
+    ExportCounts,
+    ParticipantFileColumns,
+    ParticipantRows,
+    summary_cells,
+    write_participant_files,
+)
+from promptpipe.coordinator.export import (
+    PARTICIPANT_COLUMNS as EXPORT_PARTICIPANT_COLUMNS,
+)
 from promptpipe.coordinator.kinds import provider_ids, shown
-from promptpipe.coordinator.summary import ParticipantSummary, summarize, zone_of
+from promptpipe.coordinator.summary import ParticipantSummary, zone_of
 from promptpipe.models.decision import DecisionRecord
-from promptpipe.models.participant import ConsentRecord, ConversationParticipant
+from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.store import TranscriptEntry
 from promptpipe.models.study import StudyDefinition
-from promptpipe.rules.timezones import participant_zone_name, zone_is_default
 
 # The participant's flag for a staff phone (docs/studies.md, "Test participants"), read by the names
 # the engine may give it, so that this export runs before and after that flag lands.
 TEST_FLAG_NAMES = ("test", "is_test", "test_participant")
 
-PARTICIPANT_COLUMNS = (
-    "participant",
-    "timezone",
-    "enrolled_at",
-    "status",
-    "opted_out",
-    "sub_state",
-    "habit_domain",
-    "motivational_frame",
-    "preferred_time",
-    "prompt_anchor",
-    "intensity",
-    "prompts_sent",
-    "answered",
-    "done",
-    "next_time",
-    "done_rate",
-    "reminders",
-    "handoffs",
-    "last_reply_at",
-    "undelivered",
-    "consent_at",
-    "consent_version",
-    "consent_method",
-    "withdrawal_at",
-    "withdrawal_version",
-    "withdrawal_method",
-    "timezone_default",
-)
+# The research export's participant columns, with a pseudonym in place of the identifying ones.
+PARTICIPANT_COLUMNS = ("participant", *(c for c in EXPORT_PARTICIPANT_COLUMNS if c not in IDENTIFYING_COLUMNS))
 PROMPT_COLUMNS = (
     "participant",
     "sent_at",
@@ -110,12 +95,8 @@ class DeidentifyOptions:
 
 
 @dataclass
-class DeidentifiedCounts:
-    participants: int = 0
+class DeidentifiedCounts(ExportCounts):
     test_participants_left_out: int = 0
-    prompts: int = 0
-    messages: int = 0
-    days: int = 0
     decisions: int = 0
     files: dict[str, list[str]] = field(default_factory=dict)
 
@@ -161,16 +142,6 @@ def decision_row(record: DecisionRecord, arms: Sequence[str], options: Deidentif
     }
 
 
-def _record_cells(prefix: str, record: ConsentRecord | None, clock: StudyClock, dates: bool) -> dict[str, object]:
-    if record is None:
-        return {f"{prefix}_at": "", f"{prefix}_version": "", f"{prefix}_method": ""}
-    return {
-        f"{prefix}_at": clock.cell(record.at, calendar_dates=dates),
-        f"{prefix}_version": record.version,
-        f"{prefix}_method": record.method,
-    }
-
-
 class _Masker:
     def __init__(self, participant: ConversationParticipant, options: DeidentifyOptions) -> None:
         self.names = [participant.name]
@@ -181,33 +152,11 @@ class _Masker:
 
 
 def participant_row(summary: ParticipantSummary, clock: StudyClock, options: DeidentifyOptions) -> dict[str, object]:
-    p, profile, dates = summary.participant, summary.profile, options.calendar_dates
-    mask = _Masker(p, options)
-    return {
-        "participant": pseudonym(p.id, options.salt),
-        "timezone": participant_zone_name(p.timezone),
-        "enrolled_at": clock.cell(p.enrolled_at, calendar_dates=dates),
-        "status": p.status.value if summary.state is not None else "deleted",
-        "opted_out": str(p.opted_out).lower(),
-        "sub_state": summary.sub_state,
-        "habit_domain": mask(profile.get("habit_domain", "")),
-        "motivational_frame": mask(profile.get("motivational_frame", "")),
-        "preferred_time": mask(profile.get("preferred_time", "")),
-        "prompt_anchor": mask(profile.get("prompt_anchor", "")),
-        "intensity": profile.get("intensity", ""),
-        "prompts_sent": summary.prompts_sent,
-        "answered": summary.answered,
-        "done": summary.done,
-        "next_time": summary.next_time,
-        "done_rate": "" if summary.done_rate is None else summary.done_rate,
-        "reminders": summary.reminders,
-        "handoffs": summary.handoffs,
-        "last_reply_at": clock.cell(summary.last_reply_at, calendar_dates=dates),
-        "undelivered": summary.undelivered,
-        **_record_cells("consent", p.consent, clock, dates),
-        **_record_cells("withdrawal", p.withdrawal, clock, dates),
-        "timezone_default": str(zone_is_default(p.timezone)).lower(),
-    }
+    def at(instant: datetime | None) -> str:
+        return clock.cell(instant, calendar_dates=options.calendar_dates)
+
+    alias = pseudonym(summary.participant.id, options.salt)
+    return {"participant": alias, **summary_cells(summary, at, _Masker(summary.participant, options))}
 
 
 def _pick(row: Mapping[str, object], columns: Sequence[str]) -> dict[str, object]:
@@ -244,62 +193,47 @@ def write_deidentified_export(
     dates = options.calendar_dates
     # before any file: a column without its meaning stops the export (UndescribedColumn)
     dictionary = data_package(files, calendar_dates=dates, include_text=options.include_text, arms=arms)
-    summaries: list[ParticipantSummary] = []
-    with (
-        (out_dir / "participants.csv").open("w", newline="", encoding="utf-8") as people_file,
-        (out_dir / "prompts.csv").open("w", newline="", encoding="utf-8") as prompts_file,
-        (out_dir / "messages.jsonl").open("w", encoding="utf-8") as messages_file,
-    ):
-        people = csv.DictWriter(people_file, fieldnames=files["participants.csv"])
-        prompts = csv.DictWriter(prompts_file, fieldnames=files["prompts.csv"])
-        people.writeheader()
-        prompts.writeheader()
-        for index, participant in enumerate(participants, start=1):
-            entries = list(client.iter_history(participant.id, include_audit=True))
-            summary = summarize(participant, entries, client.state(participant.id))
-            summaries.append(summary)
-            clock = StudyClock.of(participant.enrolled_at, zone_of(participant))
-            mask = _Masker(participant, options)
-            alias = pseudonym(participant.id, options.salt)
-            people.writerow(safe_row(_pick(participant_row(summary, clock, options), files["participants.csv"])))
-            for row in summary.prompts:
-                prompt = {
-                    "participant": alias,
-                    "sent_at": clock.cell(row.sent_at, calendar_dates=dates),
-                    "timezone": row.zone.key,
-                    "prompt": mask(row.prompt),
-                    "answered_at": clock.cell(row.answered_at, calendar_dates=dates),
-                    "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
-                    "answer": row.answer,
-                    "intensity": row.intensity,
-                    "reminder_sent": str(row.reminder_sent).lower(),
-                    "first_reply": mask(row.first_reply),
-                }
-                prompts.writerow(safe_row(_pick(prompt, files["prompts.csv"])))
-            earlier = provider_ids(entries)
-            for entry in entries:
-                line = {
-                    "participant": alias,
-                    "at": clock.cell(entry.at, calendar_dates=dates),
-                    "direction": entry.direction.value,
-                    "kind": entry.kind,
-                    "delivered": entry.delivered,
-                    "text": mask(shown(entry, earlier)[0]),
-                }
-                picked = _pick(line, files["messages.jsonl"])
-                messages_file.write(json.dumps(picked, ensure_ascii=False, separators=(",", ":")) + "\n")
-            counts.participants += 1
-            counts.prompts += len(summary.prompts)
-            counts.messages += len(entries)
-            if progress:
-                progress(index, len(participants))
-    end = record_end(summaries)
-    series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
-    with (out_dir / "adherence.csv").open("w", newline="", encoding="utf-8") as adherence_file:
-        adherence = csv.DictWriter(adherence_file, fieldnames=files["adherence.csv"])
-        adherence.writeheader()
-        adherence.writerows(adherence_row(share) for share in series)
-    counts.days = len(series)
+
+    def rows(summary: ParticipantSummary, entries: list[TranscriptEntry]) -> ParticipantRows:
+        participant = summary.participant
+        clock = StudyClock.of(participant.enrolled_at, zone_of(participant))
+        mask = _Masker(participant, options)
+        alias = pseudonym(participant.id, options.salt)
+        prompts = [
+            {
+                "participant": alias,
+                "sent_at": clock.cell(row.sent_at, calendar_dates=dates),
+                "timezone": row.zone.key,
+                "prompt": mask(row.prompt),
+                "answered_at": clock.cell(row.answered_at, calendar_dates=dates),
+                "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
+                "answer": row.answer,
+                "intensity": row.intensity,
+                "reminder_sent": str(row.reminder_sent).lower(),
+                "first_reply": mask(row.first_reply),
+            }
+            for row in summary.prompts
+        ]
+        earlier = provider_ids(entries)
+        lines = [
+            {
+                "participant": alias,
+                "at": clock.cell(entry.at, calendar_dates=dates),
+                "direction": entry.direction.value,
+                "kind": entry.kind,
+                "delivered": entry.delivered,
+                "text": mask(shown(entry, earlier)[0]),
+            }
+            for entry in entries
+        ]
+        return (
+            _pick(participant_row(summary, clock, options), files["participants.csv"]),
+            [_pick(prompt, files["prompts.csv"]) for prompt in prompts],
+            [_pick(line, files["messages.jsonl"]) for line in lines],
+        )
+
+    columns = ParticipantFileColumns(files["participants.csv"], files["prompts.csv"], files["adherence.csv"])
+    write_participant_files(client, out_dir, participants, columns, rows=rows, counts=counts, progress=progress)
     with (out_dir / "decisions.csv").open("w", newline="", encoding="utf-8") as decisions_file:
         writer = csv.DictWriter(decisions_file, fieldnames=files["decisions.csv"])
         writer.writeheader()

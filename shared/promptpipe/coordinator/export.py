@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from promptpipe.coordinator.adherence import ADHERENCE_COLUMNS, adherence_row, record_end, study_days, study_series
@@ -20,7 +21,8 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.coordinator.csv_safety import safe_row
 from promptpipe.coordinator.kinds import provider_ids, shown
 from promptpipe.coordinator.summary import ParticipantSummary, iso, local_iso, summarize
-from promptpipe.models.participant import ConsentRecord
+from promptpipe.models.participant import ConsentRecord, ConversationParticipant
+from promptpipe.models.store import TranscriptEntry
 from promptpipe.rules.timezones import participant_zone_name, zone_is_default
 
 PARTICIPANT_COLUMNS = (
@@ -73,21 +75,32 @@ PROMPT_COLUMNS = (
 )
 
 
+# The columns that name a participant; the de-identified export writes a pseudonym in their place.
+IDENTIFYING_COLUMNS = ("participant_id", "name", "phone_number")
+
+
 def participant_row(summary: ParticipantSummary) -> dict[str, object]:
+    p = summary.participant
+    return {"participant_id": p.id, "name": p.name, "phone_number": p.phone_number, **summary_cells(summary, iso)}
+
+
+def summary_cells(
+    summary: ParticipantSummary, at: Callable[[datetime | None], str], text: Callable[[object], object] | None = None
+) -> dict[str, object]:
+    """The participant columns after the identifying ones, shared with the de-identified export:
+    ``at`` writes an instant, ``text`` a free-text answer of the profile (masked there)."""
     p, profile = summary.participant, summary.profile
+    text = text or (lambda value: value)
     return {
-        "participant_id": p.id,
-        "name": p.name,
-        "phone_number": p.phone_number,
         "timezone": participant_zone_name(p.timezone),
-        "enrolled_at": iso(p.enrolled_at),
+        "enrolled_at": at(p.enrolled_at),
         "status": p.status.value if summary.state is not None else "deleted",
         "opted_out": str(p.opted_out).lower(),
         "sub_state": summary.sub_state,
-        "habit_domain": profile.get("habit_domain", ""),
-        "motivational_frame": profile.get("motivational_frame", ""),
-        "preferred_time": profile.get("preferred_time", ""),
-        "prompt_anchor": profile.get("prompt_anchor", ""),
+        "habit_domain": text(profile.get("habit_domain", "")),
+        "motivational_frame": text(profile.get("motivational_frame", "")),
+        "preferred_time": text(profile.get("preferred_time", "")),
+        "prompt_anchor": text(profile.get("prompt_anchor", "")),
         "intensity": profile.get("intensity", ""),
         "prompts_sent": summary.prompts_sent,
         "answered": summary.answered,
@@ -96,18 +109,18 @@ def participant_row(summary: ParticipantSummary) -> dict[str, object]:
         "done_rate": "" if summary.done_rate is None else summary.done_rate,
         "reminders": summary.reminders,
         "handoffs": summary.handoffs,
-        "last_reply_at": iso(summary.last_reply_at),
+        "last_reply_at": at(summary.last_reply_at),
         "undelivered": summary.undelivered,
-        **_record_cells("consent", p.consent),
-        **_record_cells("withdrawal", p.withdrawal),
+        **_record_cells("consent", p.consent, at),
+        **_record_cells("withdrawal", p.withdrawal, at),
         "timezone_default": str(zone_is_default(p.timezone)).lower(),
     }
 
 
-def _record_cells(prefix: str, record: ConsentRecord | None) -> dict[str, object]:
+def _record_cells(prefix: str, record: ConsentRecord | None, at: Callable[[datetime | None], str]) -> dict[str, object]:
     if record is None:
         return {f"{prefix}_at": "", f"{prefix}_version": "", f"{prefix}_method": ""}
-    return {f"{prefix}_at": iso(record.at), f"{prefix}_version": record.version, f"{prefix}_method": record.method}
+    return {f"{prefix}_at": at(record.at), f"{prefix}_version": record.version, f"{prefix}_method": record.method}
 
 
 @dataclass
@@ -129,46 +142,82 @@ def write_export(
     participants = list(client.iter_participants())
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = ExportCounts()
+    columns = ParticipantFileColumns(PARTICIPANT_COLUMNS, PROMPT_COLUMNS)
+    write_participant_files(client, out_dir, participants, columns, rows=_rows, counts=counts, progress=progress)
+    write_audit(client, out_dir / "audit.csv")
+    return counts
+
+
+def _rows(summary: ParticipantSummary, entries: list[TranscriptEntry]) -> ParticipantRows:
+    prompts = [
+        {
+            "participant_id": row.participant_id,
+            "sent_at_utc": iso(row.sent_at),
+            "sent_at_local": local_iso(row.sent_at, row.zone),
+            "timezone": row.zone.key,
+            "prompt": row.prompt,
+            "answered_at_utc": iso(row.answered_at),
+            "answered_at_local": local_iso(row.answered_at, row.zone),
+            "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
+            "answer": row.answer,
+            "intensity": row.intensity,
+            "reminder_sent": str(row.reminder_sent).lower(),
+            "first_reply": row.first_reply,
+            "delivery": row.delivery,
+        }
+        for row in summary.prompts
+    ]
+    earlier = provider_ids(entries)
+    lines = []
+    for entry in entries:
+        # as the API returns it, plus what the console and the text transcript show for it
+        line = entry.model_dump(mode="json")
+        line["shown"], line["shown_as"] = shown(entry, earlier)
+        lines.append(line)
+    return participant_row(summary), prompts, lines
+
+
+@dataclass(frozen=True)
+class ParticipantFileColumns:
+    participants: Sequence[str]
+    prompts: Sequence[str]
+    adherence: Sequence[str] = ADHERENCE_COLUMNS
+
+
+# One participant's row of participants.csv, rows of prompts.csv and lines of messages.jsonl.
+ParticipantRows = tuple[Mapping[str, object], Sequence[Mapping[str, object]], Sequence[Mapping[str, object]]]
+
+
+def write_participant_files(
+    client: CoordinatorClient,
+    out_dir: Path,
+    participants: Sequence[ConversationParticipant],
+    columns: ParticipantFileColumns,
+    *,
+    rows: Callable[[ParticipantSummary, list[TranscriptEntry]], ParticipantRows],
+    counts: ExportCounts,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[ParticipantSummary]:
+    """``participants.csv``, ``prompts.csv``, ``messages.jsonl`` and ``adherence.csv``, written the
+    same way by both exports; ``rows`` makes one participant's rows. Returns the summaries."""
+    summaries: list[ParticipantSummary] = []
     with (
         (out_dir / "participants.csv").open("w", newline="", encoding="utf-8") as people_file,
         (out_dir / "prompts.csv").open("w", newline="", encoding="utf-8") as prompts_file,
         (out_dir / "messages.jsonl").open("w", encoding="utf-8") as messages_file,
     ):
-        people = csv.DictWriter(people_file, fieldnames=PARTICIPANT_COLUMNS)
-        prompts = csv.DictWriter(prompts_file, fieldnames=PROMPT_COLUMNS)
+        people = csv.DictWriter(people_file, fieldnames=columns.participants)
+        prompts = csv.DictWriter(prompts_file, fieldnames=columns.prompts)
         people.writeheader()
         prompts.writeheader()
-        summaries: list[ParticipantSummary] = []
         for index, participant in enumerate(participants, start=1):
             entries = list(client.iter_history(participant.id, include_audit=True))
             summary = summarize(participant, entries, client.state(participant.id))
-            people.writerow(safe_row(participant_row(summary)))
             summaries.append(summary)
-            for row in summary.prompts:
-                prompts.writerow(
-                    safe_row(
-                        {
-                            "participant_id": row.participant_id,
-                            "sent_at_utc": iso(row.sent_at),
-                            "sent_at_local": local_iso(row.sent_at, row.zone),
-                            "timezone": row.zone.key,
-                            "prompt": row.prompt,
-                            "answered_at_utc": iso(row.answered_at),
-                            "answered_at_local": local_iso(row.answered_at, row.zone),
-                            "latency_minutes": "" if row.latency_minutes is None else row.latency_minutes,
-                            "answer": row.answer,
-                            "intensity": row.intensity,
-                            "reminder_sent": str(row.reminder_sent).lower(),
-                            "first_reply": row.first_reply,
-                            "delivery": row.delivery,
-                        }
-                    )
-                )
-            earlier = provider_ids(entries)
-            for entry in entries:
-                # as the API returns it, plus what the console and the text transcript show for it
-                line = entry.model_dump(mode="json")
-                line["shown"], line["shown_as"] = shown(entry, earlier)
+            person, prompt_rows, lines = rows(summary, entries)
+            people.writerow(safe_row(person))
+            prompts.writerows(safe_row(row) for row in prompt_rows)
+            for line in lines:
                 messages_file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
             counts.participants += 1
             counts.prompts += len(summary.prompts)
@@ -178,12 +227,11 @@ def write_export(
     end = record_end(summaries)
     series = study_series([study_days(s, end) for s in summaries]) if end is not None else []
     with (out_dir / "adherence.csv").open("w", newline="", encoding="utf-8") as adherence_file:
-        adherence = csv.DictWriter(adherence_file, fieldnames=ADHERENCE_COLUMNS)
+        adherence = csv.DictWriter(adherence_file, fieldnames=columns.adherence)
         adherence.writeheader()
         adherence.writerows(adherence_row(share) for share in series)
     counts.days = len(series)
-    write_audit(client, out_dir / "audit.csv")
-    return counts
+    return summaries
 
 
 # The coordinators' audit (docs/console.md, "Accountability"): every record, erased participants' too.

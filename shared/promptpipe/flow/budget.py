@@ -8,7 +8,6 @@ flow-state item the turn commits anyway, so counting adds no write.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from promptpipe.flow.deps import FlowDeps
@@ -17,8 +16,6 @@ from promptpipe.models.budget import DAY, BudgetLimits, BudgetUsage
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
 from promptpipe.models.state import DataKey, StateData
-
-logger = logging.getLogger(__name__)
 
 REPLY_FOR_AN_HOUR = (
     "Thanks, I have your messages. I'm pausing my replies for a little while: "
@@ -33,14 +30,8 @@ LATEST_HEADER = "(Latest message:)"
 
 
 def read_usage(data: StateData) -> BudgetUsage:
-    raw = data.get(DataKey.MODEL_BUDGET)
-    if not raw:
-        return BudgetUsage()
-    try:
-        return BudgetUsage.model_validate_json(raw)
-    except ValueError:  # unreadable: start counting again rather than fail the turn
-        logger.warning("unreadable model budget; counting from zero", extra={"key": DataKey.MODEL_BUDGET.value})
-        return BudgetUsage()
+    # unreadable: start counting again rather than fail the turn (reported, as any corrupt value)
+    return data.read_record(DataKey.MODEL_BUDGET, BudgetUsage.model_validate_json, BudgetUsage())
 
 
 def write_usage(data: StateData, usage: BudgetUsage) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.effects import one_shot_timer
@@ -56,13 +56,8 @@ class StudyProgress(LazyModel):
 
 
 def progress(data: StateData) -> StudyProgress:
-    raw = data.get(DataKey.STUDY)
-    if not raw:
-        return StudyProgress()
-    try:
-        return StudyProgress.model_validate_json(raw)
-    except ValidationError:  # unreadable: start afresh rather than stop the participant's prompts
-        return StudyProgress()
+    # unreadable: start afresh rather than stop the participant's prompts (reported, as any corrupt value)
+    return data.read_record(DataKey.STUDY, StudyProgress.model_validate_json, StudyProgress())
 
 
 def _save(data: StateData, value: StudyProgress) -> None:

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 # ValidationError and UnicodeError), the wrong JSON kind (TypeError, AttributeError), or JSON nested
 # beyond the parser's recursion limit (RecursionError).
 # The history's compressed form adds zlib.error (base64's errors are ValueErrors).
+T = TypeVar("T")
 _UNREADABLE = (ValueError, TypeError, AttributeError, RecursionError, zlib.error)
 _corrupt_listeners: list[Callable[[str], None]] = []
 
@@ -252,6 +253,18 @@ class StateData:
         """The keys read so far whose stored value was corrupt (and read as empty)."""
         return frozenset(self._reported)
 
+    def read_record(self, key: DataKey, parse: Callable[[str], T], empty: T) -> T:
+        """The value under ``key`` read by ``parse``; ``empty`` when there is none, and when it cannot
+        be read (reported: ``_unreadable``)."""
+        text = self.get(key)
+        if not text:
+            return empty
+        try:
+            return parse(text)
+        except _UNREADABLE as exc:
+            self._unreadable(key, exc)
+            return empty
+
     def _unreadable(self, key: DataKey, exc: BaseException) -> None:
         """A corrupt value reads as empty: never stop a participant's prompts over it. Logged once per
         key and read state, with the error's type only (never the value: it may hold what they wrote)."""
@@ -283,14 +296,7 @@ class StateData:
         self.raw.pop(key.value, None)
 
     def get_time(self, key: DataKey) -> datetime | None:
-        text = self.get(key)
-        if not text:
-            return None
-        try:
-            return parse_rfc3339(text)
-        except _UNREADABLE as exc:
-            self._unreadable(key, exc)
-            return None
+        return self.read_record(key, parse_rfc3339, None)
 
     def set_time(self, key: DataKey, value: datetime | None) -> None:
         self.set(key, to_rfc3339(value) if value else "")
@@ -308,16 +314,8 @@ class StateData:
 
     # -- history ----------------------------------------------------------------------------
     def history(self) -> list[ConversationMessage]:
-        text = self.get(DataKey.CONVERSATION_HISTORY)
-        if not text:
-            return []
-        try:
-            data = json.loads(decode_history(text))
-            return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
-        except _UNREADABLE as exc:
-            # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
-            self._unreadable(DataKey.CONVERSATION_HISTORY, exc)
-            return []
+        # Unreadable history reads as empty, as in the original (docs/behaviour.md#B-HIST-1).
+        return self.read_record(DataKey.CONVERSATION_HISTORY, _history_messages, [])
 
     def set_history(self, messages: list[ConversationMessage]) -> None:
         """Keep the last ``history_messages`` (what the model can be shown: docs/behaviour.md#B-HIST-1)
@@ -377,48 +375,19 @@ class StateData:
 
     # -- JSON records -----------------------------------------------------------------------
     def daily_prompt_pending(self) -> DailyPromptPending | None:
-        text = self.get(DataKey.DAILY_PROMPT_PENDING)
-        if not text:
-            return None
-        try:
-            return DailyPromptPending.model_validate_json(text)
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.DAILY_PROMPT_PENDING, exc)
-            return None
+        return self.read_record(DataKey.DAILY_PROMPT_PENDING, DailyPromptPending.model_validate_json, None)
 
     def set_daily_prompt_pending(self, pending: DailyPromptPending | None) -> None:
         self.set(DataKey.DAILY_PROMPT_PENDING, json.dumps(pending.to_json_dict()) if pending else "")
 
     def schedules(self) -> list[ScheduleInfo]:
-        text = self.get(DataKey.SCHEDULE_REGISTRY)
-        if not text:
-            return []
-        try:
-            value = json.loads(text)
-            if value is None:  # an empty Go slice
-                return []
-            if not isinstance(value, list):
-                raise TypeError(f"a list was expected, not {type(value).__name__}")
-            return [ScheduleInfo.model_validate(s) for s in value]
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.SCHEDULE_REGISTRY, exc)
-            return []
+        return self.read_record(DataKey.SCHEDULE_REGISTRY, _schedule_list, [])
 
     def set_schedules(self, schedules: list[ScheduleInfo]) -> None:
         self.raw[DataKey.SCHEDULE_REGISTRY.value] = json.dumps([s.to_json_dict() for s in schedules])
 
     def answered_questions(self) -> dict[str, str]:
-        text = self.get(DataKey.ANSWERED_QUESTIONS)
-        if not text:
-            return {}
-        try:
-            value = json.loads(text)
-            if not isinstance(value, dict):
-                raise TypeError(f"an object was expected, not {type(value).__name__}")
-            return {str(k): str(v) for k, v in value.items()}
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.ANSWERED_QUESTIONS, exc)
-            return {}
+        return self.read_record(DataKey.ANSWERED_QUESTIONS, _answer_marks, {})
 
     def mark_question(self, name: str, prompt_sent_at: str) -> None:
         marks = self.answered_questions()
@@ -426,27 +395,13 @@ class StateData:
         self.set(DataKey.ANSWERED_QUESTIONS, json.dumps(marks, sort_keys=True))
 
     def pending_transition(self) -> PendingTransition | None:
-        text = self.get(DataKey.PENDING_TRANSITION)
-        if not text:
-            return None
-        try:
-            return PendingTransition.model_validate_json(text)
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.PENDING_TRANSITION, exc)
-            return None
+        return self.read_record(DataKey.PENDING_TRANSITION, PendingTransition.model_validate_json, None)
 
     def set_pending_transition(self, pending: PendingTransition | None) -> None:
         self.set(DataKey.PENDING_TRANSITION, json.dumps(pending.to_json_dict()) if pending else "")
 
     def pending_timers(self) -> dict[str, ScheduleSpec]:
-        text = self.get(DataKey.PENDING_TIMERS)
-        if not text:
-            return {}
-        try:
-            return _PENDING_TIMERS.validate_json(text)
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.PENDING_TIMERS, exc)
-            return {}
+        return self.read_record(DataKey.PENDING_TIMERS, _PENDING_TIMERS.validate_json, {})
 
     def set_pending_timers(self, timers: dict[str, ScheduleSpec]) -> None:
         if not timers:
@@ -455,14 +410,7 @@ class StateData:
         self.set(DataKey.PENDING_TIMERS, _PENDING_TIMERS.dump_json(timers, exclude_none=True).decode())
 
     def controller_state(self) -> RuntimeState | None:
-        text = self.get(DataKey.CONTROLLER_STATE)
-        if not text:
-            return None
-        try:
-            return RuntimeState.from_json(text)
-        except _UNREADABLE as exc:  # the flow starts afresh
-            self._unreadable(DataKey.CONTROLLER_STATE, exc)
-            return None
+        return self.read_record(DataKey.CONTROLLER_STATE, RuntimeState.from_json, None)  # unreadable: starts afresh
 
     def set_controller_state(self, runtime: RuntimeState | None) -> None:
         self.set(DataKey.CONTROLLER_STATE, runtime.to_json() if runtime else "")
@@ -482,20 +430,34 @@ class StateData:
         self.set(DataKey.HOLD, hold.to_json() if hold else "")
 
     def schedule_pause(self) -> SchedulePause | None:
-        text = self.get(DataKey.SCHEDULE_PAUSE)
-        if not text:
-            return None
-        try:
-            return SchedulePause.model_validate_json(text)
-        except _UNREADABLE as exc:
-            self._unreadable(DataKey.SCHEDULE_PAUSE, exc)
-            return None
+        return self.read_record(DataKey.SCHEDULE_PAUSE, SchedulePause.model_validate_json, None)
 
     def set_schedule_pause(self, pause: SchedulePause | None) -> None:
         self.set(DataKey.SCHEDULE_PAUSE, pause.to_json() if pause else "")
 
 
 _PENDING_TIMERS = TypeAdapter(dict[str, ScheduleSpec], config=ConfigDict(defer_build=True))
+
+
+def _history_messages(text: str) -> list[ConversationMessage]:
+    data = json.loads(decode_history(text))
+    return [ConversationMessage.model_validate(m) for m in data.get("messages") or []]
+
+
+def _schedule_list(text: str) -> list[ScheduleInfo]:
+    value = json.loads(text)
+    if value is None:  # an empty Go slice
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"a list was expected, not {type(value).__name__}")
+    return [ScheduleInfo.model_validate(s) for s in value]
+
+
+def _answer_marks(text: str) -> dict[str, str]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise TypeError(f"an object was expected, not {type(value).__name__}")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def new_state_data(background: str = "") -> dict[str, str]:
