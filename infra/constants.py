@@ -103,6 +103,8 @@ FLOWS_PATH = "/conversation/flows"
 RECONCILE_PATH = "/conversation/reconcile"
 PARTICIPANT_ROWS_PATH = "/conversation/participant-rows"  # the console's list (docs/console.md)
 STUDIES_PATH = "/conversation/studies"  # a study's decision records (docs/studies.md)
+AUDIT_PATH = "/conversation/audit"  # the coordinators' audit records (docs/console.md)
+ENROLMENT_CHECKS_PATH = "/conversation/enrolment-checks"  # a cohort checked first (docs/console.md)
 TWILIO_WEBHOOK_PATH = "/webhooks/twilio"
 WHATSAPP_WEBHOOK_PATH = "/webhooks/whatsapp"
 

@@ -95,6 +95,9 @@ class Api(Construct):
             f"{flows}/{{id}}",  # flow definitions (docs/controller.md); /validate is {id} = "validate"
             f"{flows}/{{id}}/versions",
             f"{c.STUDIES_PATH}/{{id}}/decisions",  # a study's decision records, paged (docs/studies.md)
+            f"{base}/{{id}}/staff-messages",  # a message from the study team (docs/console.md)
+            c.AUDIT_PATH,  # the coordinators' audit records (docs/console.md, "Accountability")
+            c.ENROLMENT_CHECKS_PATH,  # a cohort checked before it is enrolled (docs/console.md)
         ):
             # ANY: the handler answers every method, 405 with Allow for the wrong ones (contract).
             self.http_api.add_routes(

@@ -4,6 +4,7 @@ config and the local bundler. No Docker, no AWS: bundling is skipped for the sta
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -442,10 +443,27 @@ def test_route_authorization(synth: Synth) -> None:
         "ANY /conversation/flows/{id}": "AWS_IAM",
         "ANY /conversation/flows/{id}/versions": "AWS_IAM",
         "ANY /conversation/studies/{id}/decisions": "AWS_IAM",
+        f"ANY {base}/{{id}}/staff-messages": "AWS_IAM",
+        "ANY /conversation/audit": "AWS_IAM",
+        "ANY /conversation/enrolment-checks": "AWS_IAM",
         "POST /webhooks/twilio": "NONE",
         "GET /webhooks/whatsapp": "NONE",
         "POST /webhooks/whatsapp": "NONE",
     }
+
+
+def test_every_route_of_the_api_document_is_deployed(synth: Synth) -> None:
+    """A route the enrollment function answers in-process but API Gateway lacks would be a 404 when
+    deployed: every path of the OpenAPI document matches a route (a ``{param}`` of the route matches
+    any one segment, as API Gateway's does: /flows/validate is /flows/{id})."""
+    from functions.enrollment.openapi import openapi_document
+
+    deployed = [
+        re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(r["Properties"]["RouteKey"].split(" ", 1)[1])) + "$")
+        for r in synth.of_type("AWS::ApiGatewayV2::Route").values()
+    ]
+    documented = openapi_document()["paths"]
+    assert [path for path in documented if not any(route.match(path) for route in deployed)] == []
 
 
 def test_stage_is_throttled_and_access_logged(synth: Synth) -> None:
