@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
+from promptpipe.errors import TimerError
 from promptpipe.local.environment import LocalEnvironment
 from tests.integration.test_enrollment_api import BASE, schedule_names, scheduling_llm, send_sms, with_daily_schedule
 
@@ -129,3 +130,36 @@ def test_a_paused_schedule_moves_within_the_pause_and_comes_back_at_the_new_time
     assert send_sms(env, "turn my prompts back on please", "SM-back").status == 200
     assert live(env, name) == (f"cron({60 - prep} 18 * * ? *)", "America/New_York")
     assert [s["fixed_time"] for s in state_of(env, pid)["schedules"]] == ["19:00"]
+
+
+def test_a_scheduler_failure_after_the_commit_is_repaired_by_the_retry_with_one_schedule(
+    local_env_factory, monkeypatch
+) -> None:
+    # Given a 09:30 daily prompt, and EventBridge Scheduler failing on the next put
+    env = local_env_factory(llm=scheduling_llm())
+    pid = with_daily_schedule(env)
+    [name] = schedule_names(env)
+    prep = env.settings.scheduler_prep_time_minutes
+    timers = env.app.deps.timers
+    put = timers.schedule_daily_prompt
+    failures = [TimerError("scheduler unavailable")]
+
+    def failing_once(**kwargs: Any) -> None:
+        if failures:
+            raise failures.pop()
+        put(**kwargs)
+
+    monkeypatch.setattr(timers, "schedule_daily_prompt", failing_once)
+
+    # When the time is edited: the state lands, the schedule change does not (202: pending)
+    first = env.api("PUT", f"{BASE}/{pid}", json_body={"preferred_time": "19:00"})
+    assert first.status == 202, first.body
+    assert [s["fixed_time"] for s in state_of(env, pid)["schedules"]] == ["19:00"]
+    assert live(env, name) == (f"cron({30 - prep} 9 * * ? *)", "America/New_York")  # not yet moved
+
+    # Then the retried request applies it: one schedule, at the new time, nothing pending
+    again = env.api("PUT", f"{BASE}/{pid}", json_body={"preferred_time": "19:00"})
+    assert again.status == 200, again.body
+    assert schedule_names(env) == [name]
+    assert live(env, name) == (f"cron({60 - prep} 18 * * ? *)", "America/New_York")
+    assert state_of(env, pid)["effects_pending"] is False

@@ -44,7 +44,7 @@ from promptpipe.usecases import audit
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, UpdateOutcome
 from promptpipe.usecases.prompt_time import set_prompt_time
-from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules
+from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules, repair_pending
 from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
@@ -205,6 +205,11 @@ def apply_participant_update(
     outcome = run_once(app, participant_id, f"update-{app.clock.now().isoformat()}", work, replay=False)
     session, previous_status = opened[0], previous[0]
     pending = _apply_committed(app, participant_id, outcome.schedules) if session.dirty else False
+    if not pending and outcome.pending_effects is not None:
+        # An earlier write's schedule changes failed (this request's first try, say): a retry
+        # repairs them from the committed state, as the next event or the sweep would.
+        applied = outcome.schedules.keys()
+        pending = not repair_pending(app, participant_id, outcome.pending_effects, applied=applied)
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
     changed = [*profile_fields, *(["preferred_time"] if prompt_time is not None else []), *consent_fields]
@@ -213,7 +218,7 @@ def apply_participant_update(
     if session.dirty:
         # The commit stamps the stored participant's updated_at; answer with what was stored.
         return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
-    return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+    return UpdateOutcome(session.participant, pending)
 
 
 _STATUS_ACTIONS = {
