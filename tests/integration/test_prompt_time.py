@@ -163,3 +163,23 @@ def test_a_scheduler_failure_after_the_commit_is_repaired_by_the_retry_with_one_
     assert schedule_names(env) == [name]
     assert live(env, name) == (f"cron({60 - prep} 18 * * ? *)", "America/New_York")
     assert state_of(env, pid)["effects_pending"] is False
+
+
+def test_a_participant_paused_by_status_gets_the_new_time_when_active_again(local_env_factory) -> None:
+    # Given a participant the organiser paused (nothing live, the registry kept)
+    env = local_env_factory(llm=scheduling_llm())
+    pid = with_daily_schedule(env)
+    [name] = schedule_names(env)
+    prep = env.settings.scheduler_prep_time_minutes
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"status": "paused"}).status == 200
+    assert schedule_names(env) == []
+
+    # When the time is edited while paused: still nothing live, the registry says 19:00
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"preferred_time": "19:00"}).status == 200
+    assert schedule_names(env) == []
+    assert [s["fixed_time"] for s in state_of(env, pid)["schedules"]] == ["19:00"]
+
+    # Then, active again, the schedule comes back at the new time
+    assert env.api("PUT", f"{BASE}/{pid}", json_body={"status": "active"}).status == 200
+    assert schedule_names(env) == [name]
+    assert live(env, name) == (f"cron({60 - prep} 18 * * ? *)", "America/New_York")
