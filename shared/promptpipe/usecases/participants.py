@@ -205,11 +205,8 @@ def apply_participant_update(
     outcome = run_once(app, participant_id, f"update-{app.clock.now().isoformat()}", work, replay=False)
     session, previous_status = opened[0], previous[0]
     pending = _apply_committed(app, participant_id, outcome.schedules) if session.dirty else False
-    if not pending and outcome.pending_effects is not None:
-        # An earlier write's schedule changes failed (this request's first try, say): a retry
-        # repairs them from the committed state, as the next event or the sweep would.
-        applied = outcome.schedules.keys()
-        pending = not repair_pending(app, participant_id, outcome.pending_effects, applied=applied)
+    if not pending and outcome.pending_effects is not None:  # an earlier try's changes failed: repair
+        pending = not repair_pending(app, participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
     changed = [*profile_fields, *(["preferred_time"] if prompt_time is not None else []), *consent_fields]
