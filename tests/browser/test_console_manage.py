@@ -1,9 +1,10 @@
 """The console runs a study, in a real browser (headless Chromium driven by Selenium) against
 `promptpipe serve`'s local stack with the demo week played, signed in with a coordinator's own token
 (docs/console.md): enrol one; import a CSV of 50 rows with 3 bad (the preview names the 3, the 47
-land); edit a zone (the next prompt moves); a staff message reaches the outbox and holds the coach;
-release; pause, withdraw, delete and erase; and every action in the audit with who and why, on the
-participant's page and in the export. A viewer reads and cannot act. Screenshots in tests/artifacts/."""
+land); edit a zone, then the preferred time (the next prompt moves); a staff message reaches the
+outbox and holds the coach; release; pause, withdraw, delete and erase; and every action in the
+audit with who and why, on the participant's page and in the export. A viewer reads and cannot
+act. Screenshots in tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -225,6 +226,46 @@ def test_edit_a_zone_and_the_next_prompt_moves(
         "moved to Madrid",
         "timezone",
     )
+
+
+def test_edit_the_preferred_time_and_the_next_prompt_moves(
+    browser: Any, console: ConsoleServer, stack: tuple[LocalServer, str]
+) -> None:
+    server, pid = stack
+    state = console.console.client.state(pid)
+    assert state is not None and state["schedules"]
+    name = state["schedules"][0]["timer_id"]
+    prep = server.env.settings.scheduler_prep_time_minutes
+    before = server.env.app.timers.describe(name)
+    assert before is not None and before.expression != f"cron({60 - prep} 6 * * ? *)"
+    browser.get(f"{console.url}/participants/{pid}/edit")
+    _labelled(browser)
+    preferred = browser.find_element(By.ID, "preferred_time")
+    preferred.clear()
+    preferred.send_keys("7:00")
+    browser.find_element(By.ID, "reason").send_keys("earlier shift")
+    _submit(browser, "form.manage")
+    assert "Saved" in browser.find_element(By.CSS_SELECTOR, ".notice").text
+    # The API's update moved the daily prompt: the live schedule (same name, no second one) fires at
+    # 07:00 less the prep time in the participant's zone, and the state and the profile agree
+    assert (
+        "fixed at 07:00 (Europe/Madrid)" in browser.find_element(By.CSS_SELECTOR, "[aria-labelledby=schedules-h]").text
+    )
+    live = server.env.app.timers.describe(name)
+    assert live is not None and (live.expression, live.timezone) == (f"cron({60 - prep} 6 * * ? *)", "Europe/Madrid")
+    daily = [n for n in server.env.app.timers.list_names(f"{pid}-sched_") if not n.endswith("-r")]
+    assert daily == [name]  # one daily schedule, moved in place
+    state = console.console.client.state(pid)
+    assert state is not None and state["profile"]["preferred_time"] == "07:00"
+    assert [s["fixed_time"] for s in state["schedules"]] == ["07:00"]
+    edit = _audit_rows(browser)[0]
+    assert (edit["action"], edit["who"], edit["why"], edit["fields"]) == (
+        "edit",
+        COORDINATOR,
+        "earlier shift",
+        "preferred_time",
+    )
+    _shot(browser, "edit-preferred-time")
 
 
 def test_a_staff_message_reaches_the_outbox_and_holds_the_coach_then_release(

@@ -107,7 +107,10 @@ def test_update_and_override_bodies_and_path_parameters_are_documented(document:
         "test_participant",
         "by",
         "reason",
+        "preferred_time",  # the daily prompt's time (docs/behaviour.md#B-API-9)
     }
+    assert update["properties"]["preferred_time"]["anyOf"][0]["pattern"] == r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+    assert "daily schedule moves" in update["properties"]["preferred_time"]["description"]
     assert override["title"] == "StateOverride"
     assert override["required"] == ["reason"]
     # And every per-participant operation takes participant_id in the path

@@ -122,8 +122,12 @@ def test_an_edit_sends_only_what_changed() -> None:
     assert client.calls == [("update", {"timezone": "Europe/Madrid", "by": "Ana"})]
     client = RecordingClient()
     _act(client, "participants/p_1/edit", name="Sam", timezone="", preferred_time="19:00", reason="asked")
+    # the preferred time is the API's update, which moves the daily prompt's schedule
+    assert client.calls == [("update", {"preferred_time": "19:00", "by": "Ana", "reason": "asked"})]
+    client = RecordingClient()
+    _act(client, "participants/p_1/edit", name="Samuel", timezone="Europe/Madrid", preferred_time="7:30", reason="")
     assert client.calls == [
-        ("override", {"profile": {"preferred_time": "19:00"}, "reason": "asked", "by": "Ana"}),
+        ("update", {"name": "Samuel", "timezone": "Europe/Madrid", "preferred_time": "7:30", "by": "Ana"})
     ]
 
 

@@ -7,8 +7,8 @@ coordinator's name (``by``) and the reason given:
 - ``/enrol``: one participant (a form); ``/import``: a cohort from a CSV file, first checked row by
   row by the API's own enrolment rules (``POST /conversation/enrolment-checks``, nothing written),
   then the rows without problems enrolled, one ``POST /conversation/participants`` each;
-- ``/participants/<id>/edit`` (name, zone: the API moves the schedules; preferred time: the
-  profile), ``/withdraw`` (with a reason), ``/delete`` (the transcript kept), ``/erase`` (confirmed
+- ``/participants/<id>/edit`` (name, zone, preferred time: one update; a zone or a time moves the
+  daily prompt's schedule), ``/withdraw`` (with a reason), ``/delete`` (the transcript kept), ``/erase`` (confirmed
   by typing the participant's name);
 - ``/participants/<id>/staff``: a message from the study team, which holds the coach;
   ``/participants/<id>/release``: one click releases the hold, with the profile fields to correct.
@@ -146,21 +146,22 @@ def _to(participant_id: str, notice: str) -> str:
 
 
 def _edit(console: Console, participant_id: str, form: dict[str, str], by: str) -> str:
+    """One update of the API: the name and zone as given, and the preferred time when it changed
+    (the API moves the daily prompt's schedule to it, in the participant's zone: docs/console.md)."""
     participant = console.client.participant(participant_id)
     changes: dict[str, Any] = {
         name: form[name].strip()
         for name in ("name", "timezone")
         if name in form and form[name].strip() != getattr(participant, name)
     }
-    reason = form.get("reason", "").strip()
-    if changes:
-        console.client.update(participant_id, {**changes, "by": by, **({"reason": reason} if reason else {})})
     preferred = form.get("preferred_time", "").strip()
     state = console.client.state(participant_id) or {}
     profile = state.get("profile") if isinstance(state.get("profile"), dict) else {}
     if preferred and preferred != str((profile or {}).get("preferred_time") or ""):
-        body = {"profile": {"preferred_time": preferred}, "reason": reason or "edited in the console", "by": by}
-        console.client.override_state(participant_id, body)
+        changes["preferred_time"] = preferred
+    reason = form.get("reason", "").strip()
+    if changes:
+        console.client.update(participant_id, {**changes, "by": by, **({"reason": reason} if reason else {})})
     return _to(participant_id, "edited")
 
 

@@ -101,6 +101,17 @@ class ParticipantUpdate(LazyModel):
     reason: str | None = Field(
         None, max_length=500, description="Why (a pause, a withdrawal): recorded in the audit, not the transcript."
     )
+    preferred_time: str | None = Field(
+        None,
+        pattern=r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$",
+        examples=["19:00"],
+        description=(
+            "The daily prompt's time, HH:MM (24-hour) in the participant's zone: the coach's profile takes it "
+            "and the fixed daily schedule moves to it after the commit (a paused one moves within the pause, "
+            "and comes back at the new time). Random windows are kept; no schedule is added "
+            "(docs/behaviour.md#B-API-9)."
+        ),
+    )
 
 
 class ProfileFacts(LazyModel):

@@ -43,7 +43,8 @@ from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases import audit
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome, UpdateOutcome
-from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules
+from promptpipe.usecases.prompt_time import set_prompt_time
+from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules, repair_pending
 from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
@@ -158,6 +159,7 @@ def apply_participant_update(
     if "timezone" in fields:
         validate_timezone(fields["timezone"])
     status = fields.pop("status", None)
+    prompt_time = fields.pop("preferred_time", None)  # the coach's profile and the daily schedule, not a field
     consent_fields = {name: fields.pop(name) for name in ("consent", "withdrawal") if name in fields}
     profile_fields = fields  # what is left: the participant's own fields
     opened: list[ConversationSession] = []
@@ -188,6 +190,9 @@ def apply_participant_update(
         previous.append(session.participant.status)
         if profile_fields:
             session.apply("update_participant", apply)
+        if prompt_time is not None:  # after a zone change: the schedule moves in its new zone
+            prep, flows = app.deps.config.scheduler_prep_time_minutes, app.deps.flows
+            session.apply("set_prompt_time", lambda op: set_prompt_time(op, prompt_time, prep, flows))
         withdrawing = status == ParticipantStatus.WITHDRAWN.value
         if consent_fields or withdrawing:
             session.apply("record_consent", _record_consent(update, withdrawing=withdrawing))
@@ -200,15 +205,17 @@ def apply_participant_update(
     outcome = run_once(app, participant_id, f"update-{app.clock.now().isoformat()}", work, replay=False)
     session, previous_status = opened[0], previous[0]
     pending = _apply_committed(app, participant_id, outcome.schedules) if session.dirty else False
+    if not pending and outcome.pending_effects is not None:  # an earlier try's changes failed: repair
+        pending = not repair_pending(app, participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     if status is not None and ParticipantStatus.WITHDRAWN in {ParticipantStatus(status), previous_status}:
         _follow_retention(app, participant_id, session.expires_at)
-    changed = [*profile_fields, *consent_fields]
+    changed = [*profile_fields, *(["preferred_time"] if prompt_time is not None else []), *consent_fields]
     moved = status if status is not None and status != previous_status.value else None  # a status kept is no action
     _audit_update(app, actor, participant_id, moved, fields=changed, reason=update.reason or "")
     if session.dirty:
         # The commit stamps the stored participant's updated_at; answer with what was stored.
         return UpdateOutcome(session.participant.model_copy(update={"updated_at": session.now}), pending)
-    return UpdateOutcome(session.participant, session.loaded.pending_effects is not None)
+    return UpdateOutcome(session.participant, pending)
 
 
 _STATUS_ACTIONS = {
