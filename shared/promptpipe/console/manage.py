@@ -21,15 +21,25 @@ import io
 import json
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, quote, urlencode
 
 from promptpipe.coordinator.client import ApiError
 from promptpipe.models.audit import AuditRecord
 
 if TYPE_CHECKING:
-    from promptpipe.console.app import Console
     from promptpipe.console.identity import Identity
+    from promptpipe.coordinator.client import CoordinatorClient
+
+
+class Console(Protocol):
+    """What the management pages use of ``console.app.Console`` (named here, so that the two modules
+    do not import each other)."""
+
+    client: CoordinatorClient
+
+    def render(self, name: str, **context: Any) -> str: ...
+
 
 MAX_IMPORT_BYTES = 1024 * 1024  # a cohort's CSV (about 10,000 rows)
 MAX_IMPORT_ROWS = 1000  # the API checks up to 1,000 rows a call
