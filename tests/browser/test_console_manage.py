@@ -297,7 +297,9 @@ def test_a_staff_message_reaches_the_outbox_and_holds_the_coach_then_release(
     assert state is not None and state["hold"] is None and state["profile"]["preferred_time"] == "19:00"
     rows = _audit_rows(browser)
     assert (rows[0]["action"], rows[0]["who"], rows[0]["why"]) == ("release", COORDINATOR, "talked it through")
-    assert (rows[1]["action"], rows[1]["who"]) == ("staff message", COORDINATOR)
+    # the corrected time went through the update, which moves the daily prompt with it
+    assert (rows[1]["action"], rows[1]["who"], rows[1]["why"]) == ("edit", COORDINATOR, "corrected at release")
+    assert (rows[2]["action"], rows[2]["who"]) == ("staff message", COORDINATOR)
 
 
 def test_pause_withdraw_delete_erase_and_export_are_in_the_audit_with_who_and_why(

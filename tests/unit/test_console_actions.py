@@ -104,15 +104,9 @@ def test_each_action_is_one_api_call_naming_the_coordinator() -> None:
         ("delete", {"keep_transcript": True, "by": "Ana", "reason": ""}),
         ("delete", {"keep_transcript": False, "by": "Ana", "reason": "asked"}),
         ("staff", ("Hi", "Ana")),
-        (
-            "override",
-            {
-                "release_hold": True,
-                "reason": "released in the console",
-                "profile": {"preferred_time": "19:00"},
-                "by": "Ana",
-            },
-        ),
+        # a corrected time goes through the update (the schedule moves with it), then the release
+        ("update", {"preferred_time": "19:00", "by": "Ana", "reason": "corrected at release"}),
+        ("override", {"release_hold": True, "reason": "released in the console", "by": "Ana"}),
     ]
 
 

@@ -144,6 +144,11 @@ def act(console: Console, parts: list[str], form: dict[str, str], identity: Iden
     # release: one click; the profile fields given correct what the coach will continue from
     facts = {name: form[name].strip() for name in PROFILE_FIELDS if form.get(name, "").strip()}
     release: dict[str, Any] = {"release_hold": True, "reason": form.get("note", "").strip() or DEFAULT_RELEASE_NOTE}
+    if "preferred_time" in facts:  # the time through the update, which moves the daily prompt with it
+        reason = "corrected at release"
+        console.client.update(
+            participant_id, {"preferred_time": facts.pop("preferred_time"), "by": by, "reason": reason}
+        )
     console.client.override_state(participant_id, {**release, **({"profile": facts} if facts else {}), "by": by})
     return _to(participant_id, "released")
 
