@@ -354,6 +354,15 @@ def _bad_input(tmp_path: Path) -> dict[str, list[tuple[list[str], int, str]]]:
         "chat": [(["chat", "--phone", "12"], EXIT_USAGE, "use international form")],
         "serve": [(["serve", "--start", "soon"], EXIT_USAGE, "'soon' is not an ISO-8601 time")],
         "simulate": [(["simulate", "--days", "0"], EXIT_USAGE, "'0' is not a whole number of at least 1")],
+        "studies": [(["studies", "validate", missing], EXIT_USAGE, "cannot read")],
+        "console-token": [
+            (["console-token", "add", "Ana", "--role", "boss"], EXIT_USAGE, "argument --role: invalid choice: 'boss'"),
+            (
+                ["console-token", "remove", "Nobody", "--tokens", str(tmp_path / "tokens.json")],
+                EXIT_USAGE,
+                "no console token names Nobody",
+            ),
+        ],
         "participants": [
             (["participants", "--status", "gone"], EXIT_USAGE, "argument --status: invalid choice: 'gone'"),
             (["participants", "--api", down], EXIT_UNAVAILABLE, "cannot reach the API"),
@@ -395,7 +404,7 @@ def _bad_input(tmp_path: Path) -> dict[str, list[tuple[list[str], int, str]]]:
 def test_every_command_of_the_parser_has_its_bad_input_case(tmp_path: Path) -> None:
     import re
 
-    [choices] = re.findall(r"\{([a-z,]+)\}", cli.build_parser().format_usage())
+    [choices] = re.findall(r"\{([a-z,-]+)\}", cli.build_parser().format_usage())
     assert set(_bad_input(tmp_path)) == set(choices.split(","))
 
 

@@ -996,6 +996,11 @@ def test_each_scheduler_invocation_delivered_three_times_has_one_effect(local_en
     if kind == TimerKind.FEEDBACK_FOLLOWUP.value:
         env.clock.advance(env.settings.feedback_initial_timeout)
         invoke_schedule(env, captured(env, timer_name(TimerKind.FEEDBACK_TIMEOUT, pid)), "exec-timeout")
+    if kind == TimerKind.SCHEDULE_RESUME.value:  # a pause of a day, whose end the timer brings
+        session = app.sessions.open(pid, "setup-pause")
+        assert tool.execute(ToolContext(app.deps, session), {"action": "pause", "days": 1}).ok
+        apply_schedules(app, session.commit())
+        env.clock.advance(timedelta(days=1))
     target = daily if kind == "daily_prompt" else captured(env, timer_name(TimerKind(kind), pid))
     env.clock.advance(timedelta(hours=6))  # past every kind's due time (the reminder's is 5 h)
     version, outbox = state(env, pid)["version"], len(env.messages(pid))

@@ -61,7 +61,9 @@ class EnrollmentRequest(LazyModel):
         ),
     )
     test_participant: bool = Field(
-        False, description="A staff phone: kept out of the study's decisions, exports and charts (docs/studies.md)."
+        False,
+        strict=True,
+        description="A staff phone: kept out of the study's decisions, exports and charts (docs/studies.md).",
     )
     by: str | None = Field(
         None,
@@ -90,7 +92,7 @@ class ParticipantUpdate(LazyModel):
         ),
     )
     test_participant: bool | None = Field(
-        None, description="Flag or unflag a staff phone: kept out of the study's record (docs/studies.md)."
+        None, strict=True, description="Flag or unflag a staff phone: kept out of the study's record (docs/studies.md)."
     )
     by: str | None = Field(
         None,
