@@ -34,12 +34,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(autouse=True)
-def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
-
-
 @pytest.fixture(scope="module")
 def axe() -> str:
     source = axe_source()

@@ -17,8 +17,6 @@ import pytest
 from promptpipe.adapters.api_http import HttpTransport
 from promptpipe.console.app import ConsoleServer
 from promptpipe.coordinator.client import CoordinatorClient
-from promptpipe.local.demo import DEMO_START, run_demo
-from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
 from tests.support import hand_off_a_new_participant
 
@@ -39,22 +37,6 @@ pytestmark = pytest.mark.skipif(
     webdriver is None or CHROMIUM is None or CHROMEDRIVER is None,
     reason="browser tests need chromium and chromium-driver (apt-get install chromium chromium-driver) and selenium",
 )
-
-
-@pytest.fixture(autouse=True)
-def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[tuple[LocalServer, str]]:
-    """`promptpipe serve --with-demo`: the local server with the demo week played."""
-    env = LocalEnvironment(start=DEMO_START, settings=local_settings(offline_coach=True, openai_api_key=None))
-    pid = run_demo(env).participant_id
-    server = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
-    yield server, pid
-    server.stop()
 
 
 @pytest.fixture(scope="module")

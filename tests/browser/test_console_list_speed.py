@@ -47,12 +47,6 @@ class CountingTransport(HttpTransport):
         return super().request(*args, **kwargs)
 
 
-@pytest.fixture(autouse=True)
-def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
-
-
 def _seed(env: LocalEnvironment, n: int) -> None:
     """Participant ``n`` as the store holds an enrolled one (record, phone claim, flow state), with
     ``n % 7`` prompts, ``n % 4`` of them Done and a last reply ``n`` minutes after T0: written

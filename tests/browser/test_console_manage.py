@@ -23,8 +23,6 @@ from promptpipe.adapters.api_http import HttpTransport
 from promptpipe.console.app import ConsoleServer
 from promptpipe.console.identity import Role, TokenBook
 from promptpipe.coordinator.client import CoordinatorClient
-from promptpipe.local.demo import DEMO_START, run_demo
-from promptpipe.local.environment import LocalEnvironment, local_settings
 from promptpipe.local.server import LocalServer
 from promptpipe.models.messaging import OutboundKind
 from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, SCREENSHOT_DIR, _click_and_load
@@ -45,21 +43,6 @@ pytestmark = pytest.mark.skipif(
 
 COORDINATOR = "Ana Coordinator"
 NEW_PAGE = "return window.promptpipeOldPage === undefined && document.readyState === 'complete'"
-
-
-@pytest.fixture(autouse=True)
-def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[tuple[LocalServer, str]]:
-    env = LocalEnvironment(start=DEMO_START, settings=local_settings(offline_coach=True, openai_api_key=None))
-    pid = run_demo(env).participant_id
-    server = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
-    yield server, pid
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -32,12 +32,6 @@ pytestmark = pytest.mark.skipif(
 Pages = tuple[ConsoleServer, dict[str, str]]
 
 
-@pytest.fixture(autouse=True)
-def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.setenv(name, "true" if name != "POWERTOOLS_LOG_LEVEL" else "ERROR")
-
-
 def _names(driver: Any) -> list[str]:
     return [a.text for a in driver.find_elements(By.CSS_SELECTOR, "table.people tbody th a")]
 
