@@ -21,7 +21,7 @@ from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.api import EnrollmentRequest
-from promptpipe.models.events import TurnEvent, TurnKind
+from promptpipe.models.events import TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
@@ -29,7 +29,7 @@ from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.events import process_turn, run_timer
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import enrollment
 from promptpipe.usecases.sending import apply_effects
@@ -204,3 +204,22 @@ def hand_off_a_new_participant(env: Any, phone: str) -> str:
     )
     assert answer.status == 200
     return str(enrolled.body["result"]["id"])
+
+
+def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
+    """A one-shot timer's firing, its effects applied after the commit."""
+    outcome = run_timer(h.app, payload, event_id=event_id)
+    apply_effects(h.app, outcome)
+    return outcome
+
+
+def fire_due(h: MemoryHarness, until: datetime) -> list[tuple[str, EventOutcome]]:
+    """Fire every due one-shot in time order (each deleted once fired), then set the clock."""
+    fired: list[tuple[str, EventOutcome]] = []
+    while due := h.timers.due(until):
+        schedule = due[0]
+        del h.timers.schedules[schedule.name]
+        h.clock.set(max(schedule.at, h.clock.now()))
+        fired.append((schedule.name, fire(h, schedule.payload, f"{schedule.name}:{schedule.at.isoformat()}")))
+    h.clock.set(until)
+    return fired

@@ -9,7 +9,7 @@ Timers are fired the way EventBridge would: at their time, once, and deleted aft
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,10 +19,8 @@ from promptpipe.flow.tools.scheduler import SchedulerTool, validate_params
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
-from promptpipe.usecases.events import run_timer
-from promptpipe.usecases.outcomes import EventOutcome
-from promptpipe.usecases.sending import apply_effects, apply_schedules
-from tests.support import MemoryHarness, memory_harness
+from promptpipe.usecases.sending import apply_schedules
+from tests.support import MemoryHarness, fire, fire_due, memory_harness
 
 
 def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any]) -> ToolResult:
@@ -31,23 +29,6 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     if session.dirty:
         apply_schedules(h.app, session.commit())
     return result
-
-
-def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
-    outcome = run_timer(h.app, payload, event_id=event_id)
-    apply_effects(h.app, outcome)
-    return outcome
-
-
-def fire_due(h: MemoryHarness, until: datetime) -> list[tuple[str, EventOutcome]]:
-    fired: list[tuple[str, EventOutcome]] = []
-    while due := h.timers.due(until):
-        schedule = due[0]
-        del h.timers.schedules[schedule.name]
-        h.clock.set(max(schedule.at, h.clock.now()))
-        fired.append((schedule.name, fire(h, schedule.payload, f"{schedule.name}:{schedule.at.isoformat()}")))
-    h.clock.set(until)
-    return fired
 
 
 def daily(h: MemoryHarness) -> list[str]:

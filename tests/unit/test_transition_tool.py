@@ -7,7 +7,7 @@ Timers are fired the way EventBridge would: at their time, once, and deleted aft
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -20,12 +20,11 @@ from promptpipe.models.api import StateOverride
 from promptpipe.models.events import TimerKind, TimerPayload, TurnEvent, TurnKind
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, StateData, SubState
-from promptpipe.usecases.events import process_turn, run_timer
-from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.sending import apply_effects, apply_schedules
 from promptpipe.usecases.write_once import resume
-from tests.support import START, MemoryHarness, memory_harness
+from tests.support import START, MemoryHarness, fire, fire_due, memory_harness
 
 
 def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any]) -> ToolResult:
@@ -34,24 +33,6 @@ def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, 
     if session.dirty:
         apply_schedules(h.app, session.commit())
     return result
-
-
-def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:
-    outcome = run_timer(h.app, payload, event_id=event_id)
-    apply_effects(h.app, outcome)
-    return outcome
-
-
-def fire_due(h: MemoryHarness, until: datetime) -> list[tuple[str, EventOutcome]]:
-    """Fire every due one-shot in time order (each deleted once fired), then set the clock."""
-    fired: list[tuple[str, EventOutcome]] = []
-    while due := h.timers.due(until):
-        schedule = due[0]
-        del h.timers.schedules[schedule.name]
-        h.clock.set(max(schedule.at, h.clock.now()))
-        fired.append((schedule.name, fire(h, schedule.payload, f"{schedule.name}:{schedule.at.isoformat()}")))
-    h.clock.set(until)
-    return fired
 
 
 def sub_state(h: MemoryHarness, participant_id: str) -> str:
