@@ -30,12 +30,9 @@ from promptpipe.adapters.dynamodb_commit import CLAIM_INDEX, FLOW_INDEX, META_IN
 from promptpipe.adapters.dynamodb_items import (
     FLOW_SK,
     FLOW_SK_PREFIX,
-    GSI_PK,
     KEY_ATTRIBUTES,
     META_SK,
     MSG_SK_PREFIX,
-    PARTICIPANT_PREFIX,
-    PARTICIPANTS_GSI_PK,
     PK,
     SK,
     Item,
@@ -174,21 +171,7 @@ class DynamoParticipantRepo(DynamoParticipantListing):
     def list(self, *, limit: int, next_token: str | None) -> tuple[list[ConversationParticipant], str | None]:
         """Newest first (by ``created_at``), through the participants GSI."""
         _validate_limit(limit)
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "IndexName": self._index,
-            "KeyConditionExpression": f"{GSI_PK} = :g",
-            "ExpressionAttributeValues": {":g": _s(PARTICIPANTS_GSI_PK)},
-            "ScanIndexForward": False,
-        }
-        if next_token is not None:
-            request["ExclusiveStartKey"] = decode_token(
-                next_token,
-                keys=KEY_ATTRIBUTES,
-                check=lambda k: (
-                    k[GSI_PK] == PARTICIPANTS_GSI_PK and k[PK].startswith(PARTICIPANT_PREFIX) and k[SK] == META_SK
-                ),
-            )
+        request = self._index_request(None, next_token=next_token)
         items, token = _query_page(self._client, request, limit=limit, key_names=sorted(KEY_ATTRIBUTES))
         return [participant_from_item(item) for item in items], token
 

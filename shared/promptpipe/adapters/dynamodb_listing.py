@@ -55,7 +55,11 @@ class DynamoParticipantListing(TableAdapter):
     _index: str
     _sleep: Callable[[float], None]
 
-    def _index_request(self, status: str | None, *, projected: bool = False) -> dict[str, Any]:
+    def _index_request(
+        self, status: str | None, *, projected: bool = False, next_token: str | None = None
+    ) -> dict[str, Any]:
+        """A Query of the participants index, newest first: of ``status`` (all when None), from
+        ``next_token`` (a ``page`` cursor) on, ``projected`` to the listed fields and the keys."""
         names: dict[str, str] = {}
         request: dict[str, Any] = {
             "TableName": self._table,
@@ -74,6 +78,8 @@ class DynamoParticipantListing(TableAdapter):
             names |= fields
         if names:
             request["ExpressionAttributeNames"] = names
+        if next_token is not None:
+            request["ExclusiveStartKey"] = _start_key(next_token)
         return request
 
     @store_operation
@@ -85,9 +91,7 @@ class DynamoParticipantListing(TableAdapter):
         item to know there is more)."""
         if limit < 1:
             raise ValidationFailed("limit must be at least 1", field="limit")
-        request = self._index_request(status, projected=True)
-        if next_token is not None:
-            request["ExclusiveStartKey"] = _start_key(next_token)
+        request = self._index_request(status, projected=True, next_token=next_token)
         found: list[Item] = []
         while True:
             # One more than still wanted: a page that ends the listing then carries no token.
