@@ -72,17 +72,21 @@ class CoordinatorClient:
             raise ApiError(answer.status, str(body.get("message") or answer.body or "error"), body.get("result"))
         return body.get("result")
 
-    # -- participants ---------------------------------------------------------------------------
-    def iter_participants(self, *, page_size: int = PAGE_SIZE) -> Iterator[ConversationParticipant]:
+    def _paged(self, path: str, items: str, query: dict[str, str]) -> Iterator[Any]:
+        """Every entry under ``items`` of a paged listing, one page at a time (its ``next_token``
+        asks for the next; the last page has none)."""
         token: str | None = None
         while True:
-            query = {"limit": str(page_size), **({"next_token": token} if token else {})}
-            result = self._call("GET", BASE, query=query)
-            for item in result["participants"]:
-                yield ConversationParticipant.model_validate(item)
+            result = self._call("GET", path, query={**query, **({"next_token": token} if token else {})})
+            yield from result[items]
             token = result.get("next_token")
             if not token:
                 return
+
+    # -- participants ---------------------------------------------------------------------------
+    def iter_participants(self, *, page_size: int = PAGE_SIZE) -> Iterator[ConversationParticipant]:
+        for item in self._paged(BASE, "participants", {"limit": str(page_size)}):
+            yield ConversationParticipant.model_validate(item)
 
     def participants(self, *, status: str | None = None, phone: str | None = None) -> list[ConversationParticipant]:
         if phone:
@@ -156,29 +160,14 @@ class CoordinatorClient:
             raise
 
     def iter_history(self, participant_id: str, *, include_audit: bool = True) -> Iterator[TranscriptEntry]:
-        token: str | None = None
-        while True:
-            query = {"limit": str(HISTORY_PAGE_SIZE), "include_audit": str(include_audit).lower()}
-            if token:
-                query["next_token"] = token
-            result = self._call("GET", f"{BASE}/{participant_id}/history", query=query)
-            for item in result["messages"]:
-                yield TranscriptEntry.model_validate(item)
-            token = result.get("next_token")
-            if not token:
-                return
+        query = {"limit": str(HISTORY_PAGE_SIZE), "include_audit": str(include_audit).lower()}
+        for item in self._paged(f"{BASE}/{participant_id}/history", "messages", query):
+            yield TranscriptEntry.model_validate(item)
 
     def decisions(self, study_id: str, *, page_size: int = DECISIONS_PAGE_SIZE) -> Iterator[DecisionRecord]:
         """Every decision record of a study, page by page (none for a study with none on record)."""
-        token: str | None = None
-        while True:
-            query = {"limit": str(page_size), **({"next_token": token} if token else {})}
-            result = self._call("GET", f"{STUDIES}/{study_id}/decisions", query=query)
-            for item in result["decisions"]:
-                yield DecisionRecord.model_validate(item)
-            token = result.get("next_token")
-            if not token:
-                return
+        for item in self._paged(f"{STUDIES}/{study_id}/decisions", "decisions", {"limit": str(page_size)}):
+            yield DecisionRecord.model_validate(item)
 
     # -- actions ----------------------------------------------------------------------------------
     def set_status(
