@@ -7,7 +7,7 @@ tests and local runs.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
         DeliveryOutcome,
         EventRecord,
         LoadedState,
+        PartialDelivery,
         Receipt,
         StateCommit,
         TranscriptEntry,
@@ -152,18 +153,8 @@ class StateStore(Protocol):
 class SentLedger(Protocol):
     """What an event whose effects failed part-way had already delivered."""
 
-    def record_partial(
-        self,
-        participant_id: str,
-        event_id: str,
-        message_ids: Sequence[str],
-        parts: Mapping[str, Sequence[str]] | None = None,
-        record: EventRecord | None = None,
-    ) -> None:
-        """Applying ``event_id``'s effects failed after these messages went out; ``parts``: for a
-        split SMS refused part-way, the provider ids of its parts already accepted; ``record``:
-        the event's record, kept with them so a redelivery can resume it after the record left
-        the state item's window."""
+    def record_partial(self, participant_id: str, event_id: str, delivered: PartialDelivery) -> None:
+        """Applying ``event_id``'s effects failed after ``delivered`` went out."""
         ...
 
     def partial(self, participant_id: str, event_id: str) -> set[str] | None:

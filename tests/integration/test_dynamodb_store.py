@@ -18,7 +18,7 @@ from promptpipe.errors import ParticipantAlreadyEnrolled, ParticipantNotFound, S
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import Direction, EventRecord, StateCommit, TranscriptEntry
+from promptpipe.models.store import Direction, EventRecord, PartialDelivery, StateCommit, TranscriptEntry
 from promptpipe.settings import Settings
 from tests.support.table_shape import shape_of
 
@@ -471,8 +471,8 @@ def test_sent_ledger_lives_in_the_participants_partition_outside_the_state_query
     env.repo.create(participant, FlowState(participant_id=participant.id))
     ledger = DynamoSentLedger(env.settings.table_name, env.client)
     # When an event's failure is recorded after one of its messages went out (and another's before any)
-    ledger.record_partial(participant.id, "ev", ["ev#0"])
-    ledger.record_partial(participant.id, "ev2", [])
+    ledger.record_partial(participant.id, "ev", PartialDelivery(sent=["ev#0"]))
+    ledger.record_partial(participant.id, "ev2", PartialDelivery())
     # Then exactly that comes back; an event with no record reads as None
     assert ledger.partial(participant.id, "ev") == {"ev#0"}
     assert ledger.partial(participant.id, "ev2") == set()
@@ -522,7 +522,7 @@ def test_with_a_retention_a_sent_ledger_record_keeps_its_sooner_expiry(env: Env)
     )
     env.enroll(1)
     env.commit(pid(1), 0, entry(pid(1), T0, "s0"))
-    DynamoSentLedger(env.settings.table_name, env.client).record_partial(pid(1), "ev", ["ev#0"])
+    DynamoSentLedger(env.settings.table_name, env.client).record_partial(pid(1), "ev", PartialDelivery(sent=["ev#0"]))
     key = {"pk": {"S": f"PARTICIPANT#{pid(1)}"}, "sk": {"S": "SENT#ev"}}
     before = env.client.get_item(TableName="pp-test", Key=key)["Item"]["expires_at"]["N"]
 

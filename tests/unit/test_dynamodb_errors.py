@@ -45,7 +45,7 @@ from promptpipe.errors import (
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
-from promptpipe.models.store import EventRecord, StateCommit
+from promptpipe.models.store import EventRecord, PartialDelivery, StateCommit
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PID = "p_" + "b" * 32
@@ -324,7 +324,9 @@ OPERATIONS: dict[str, Callable[[Any], object]] = {
     "DynamoFlowDefinitionStore.get": lambda c: DynamoFlowDefinitionStore("t", c).get("f1", 1),
     "DynamoFlowDefinitionStore.put": lambda c: DynamoFlowDefinitionStore("t", c).put(stored_flow()),
     "DynamoFlowDefinitionStore.versions": lambda c: DynamoFlowDefinitionStore("t", c).versions("f1"),
-    "DynamoSentLedger.record_partial": lambda c: DynamoSentLedger("t", c).record_partial(PID, "SM1", ["SM1#0"]),
+    "DynamoSentLedger.record_partial": lambda c: DynamoSentLedger("t", c).record_partial(
+        PID, "SM1", PartialDelivery(sent=["SM1#0"])
+    ),
     "DynamoSentLedger.partial": lambda c: DynamoSentLedger("t", c).partial(PID, "SM1"),
     "DynamoPhoneClaims.move": lambda c: DynamoPhoneClaims("t", c).move(PID, PHONE, "+15551230002"),
 }

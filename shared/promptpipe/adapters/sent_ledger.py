@@ -17,37 +17,30 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from promptpipe.adapters.aws import TableAdapter
 from promptpipe.adapters.aws_errors import store_operation
 from promptpipe.adapters.dynamodb_items import expires_at, sent_key
-from promptpipe.models.store import EVENT_ID_RETENTION_DAYS, EventRecord
+from promptpipe.models.store import EVENT_ID_RETENTION_DAYS, EventRecord, PartialDelivery
 
 LEDGER_TTL_SECONDS = EVENT_ID_RETENTION_DAYS * 24 * 3600
 
 
 class DynamoSentLedger(TableAdapter):
     @store_operation
-    def record_partial(
-        self,
-        participant_id: str,
-        event_id: str,
-        message_ids: Sequence[str],
-        parts: Mapping[str, Sequence[str]] | None = None,
-        record: EventRecord | None = None,
-    ) -> None:
+    def record_partial(self, participant_id: str, event_id: str, delivered: PartialDelivery) -> None:
         item = {
             **sent_key(participant_id, event_id),
             # A list, not a string set: a set cannot be empty, and "none sent yet" is a record too.
-            "sent": {"L": [{"S": mid} for mid in message_ids]},
+            "sent": {"L": [{"S": mid} for mid in delivered.sent]},
             **expires_at(int(time.time()) + LEDGER_TTL_SECONDS),
         }
+        parts = delivered.parts
         if parts:
             item["parts"] = {"M": {mid: {"L": [{"S": pid} for pid in ids]} for mid, ids in parts.items() if ids}}
-        if record is not None:
-            item["record"] = {"S": record.model_dump_json()}
+        if delivered.record is not None:
+            item["record"] = {"S": delivered.record.model_dump_json()}
         self._client.put_item(TableName=self._table, Item=item)
 
     @store_operation
@@ -84,19 +77,12 @@ class InMemorySentLedger:
         self._events: dict[tuple[str, str], EventRecord] = {}
         self._lock = threading.Lock()
 
-    def record_partial(
-        self,
-        participant_id: str,
-        event_id: str,
-        message_ids: Sequence[str],
-        parts: Mapping[str, Sequence[str]] | None = None,
-        record: EventRecord | None = None,
-    ) -> None:
+    def record_partial(self, participant_id: str, event_id: str, delivered: PartialDelivery) -> None:
         with self._lock:
-            self._records[(participant_id, event_id)] = set(message_ids)
-            self._parts[(participant_id, event_id)] = {mid: list(ids) for mid, ids in (parts or {}).items() if ids}
-            if record is not None:
-                self._events[(participant_id, event_id)] = record
+            self._records[(participant_id, event_id)] = set(delivered.sent)
+            self._parts[(participant_id, event_id)] = {mid: list(ids) for mid, ids in delivered.parts.items() if ids}
+            if delivered.record is not None:
+                self._events[(participant_id, event_id)] = delivered.record
 
     def unfinished(self, participant_id: str, event_id: str) -> EventRecord | None:
         with self._lock:

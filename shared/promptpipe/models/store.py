@@ -165,6 +165,17 @@ class EventRecord(LazyModel):
     status: ParticipantStatus | None = None
 
 
+class PartialDelivery(LazyModel):
+    """What an event whose effects failed part-way had already delivered (``SentLedger``): the ids of
+    the messages that went out; for a split SMS refused part-way, the provider ids of its parts
+    already accepted; and the event's record, kept with them so that a redelivery can resume the
+    event after its record left the state item's window."""
+
+    sent: list[str] = Field(default_factory=list)
+    parts: dict[str, list[str]] = Field(default_factory=dict)
+    record: EventRecord | None = None
+
+
 class EventClaim(LazyModel):
     """The event id a commit claims: written only if no commit claimed it before (then the commit
     is refused as a whole, ``EventAlreadyCommitted``); kept until ``expires_at``."""

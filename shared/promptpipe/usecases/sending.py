@@ -14,7 +14,7 @@ from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.store import DeliveryOutcome, EventRecord
+from promptpipe.models.store import DeliveryOutcome, EventRecord, PartialDelivery
 from promptpipe.observability import publish
 from promptpipe.ports import PartCheck
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
@@ -95,13 +95,8 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
         if outcome.outbound or outcome.schedules:
             unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
             try:
-                ledger.record_partial(
-                    outcome.participant_id,
-                    outcome.event_id,
-                    sorted(already | final),
-                    parts=unfinished,
-                    record=_record_of(outcome),
-                )
+                delivered = PartialDelivery(sent=sorted(already | final), parts=unfinished, record=_record_of(outcome))
+                ledger.record_partial(outcome.participant_id, outcome.event_id, delivered)
             except StoreError:  # best effort: at worst the redelivery sends nothing
                 logger.exception("could not record the messages already sent")
         raise
