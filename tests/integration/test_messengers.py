@@ -741,6 +741,38 @@ def test_build_whatsapp_cloud_messenger(clock: ManualClock) -> None:
     assert messenger._url == "https://graph.facebook.com/v22.0/555/messages"
 
 
+# Each kind's template setting: (its Twilio Content SID, its Cloud API template name).
+_TEMPLATE_SETTINGS = {"prompt": ("twilio_template_content_sid", "whatsapp_template_name")} | {
+    kind: (f"twilio_{kind}_content_sid", f"whatsapp_{kind}_template_name")
+    for kind in ("reengagement", "greeting", "reminder", "feedback", "staff")
+}
+
+
+@pytest.mark.parametrize("provider", ["twilio", "whatsapp_cloud"])
+def test_build_messenger_gives_each_kind_its_own_template_of_the_provider(clock: ManualClock, provider: str) -> None:
+    # Given every kind's template set for both providers, each to a value of its own
+    twilio = {sid: f"HX{n:032x}" for n, (sid, _) in enumerate(_TEMPLATE_SETTINGS.values())}
+    cloud = {name: f"{kind}_template" for kind, (_, name) in _TEMPLATE_SETTINGS.items()}
+    settings = _settings(
+        messaging_provider=provider,
+        twilio_from_number="+14155550199",
+        whatsapp_template_language="es",
+        **twilio,
+        **cloud,
+    )
+    secrets = {"twilio_account_sid": ACCOUNT_SID, "twilio_auth_token": AUTH_TOKEN}
+    secrets |= {"whatsapp_access_token": "tok", "whatsapp_phone_number_id": "555"}
+    # When the messenger is built
+    messenger = build_messenger(settings, clock=clock, secrets=secrets)
+    # Then each kind goes on the provider's own template for that kind
+    assert isinstance(messenger, TwilioMessenger | WhatsAppCloudMessenger)
+    column = 0 if provider == "twilio" else 1
+    for kind, names in _TEMPLATE_SETTINGS.items():
+        assert getattr(messenger._templates, kind) == getattr(settings, names[column]), kind
+    if provider == "whatsapp_cloud":
+        assert messenger._templates.language == "es"
+
+
 @pytest.mark.parametrize(
     ("values", "missing"),
     [

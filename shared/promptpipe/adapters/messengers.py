@@ -395,31 +395,33 @@ def build_messenger(
             from_number=from_number,
             messaging_service_sid=service_sid,
             channel="whatsapp" if channel == "whatsapp" else "sms",
-            templates=WhatsAppTemplates(
-                prompt=settings.twilio_template_content_sid,
-                reengagement=settings.twilio_reengagement_content_sid,
-                greeting=settings.twilio_greeting_content_sid,
-                reminder=settings.twilio_reminder_content_sid,
-                feedback=settings.twilio_feedback_content_sid,
-                staff=settings.twilio_staff_content_sid,
-            ),
+            templates=_templates(settings, twilio=True),
             clock=clock,
         )
     return WhatsAppCloudMessenger(
         lookup.required("whatsapp_access_token"),
         lookup.required("whatsapp_phone_number_id"),
         api_version=settings.whatsapp_graph_api_version,
-        templates=WhatsAppTemplates(
-            prompt=settings.whatsapp_template_name,
-            reengagement=settings.whatsapp_reengagement_template_name,
-            language=settings.whatsapp_template_language,
-            quick_replies=settings.whatsapp_template_quick_replies,
-            greeting=settings.whatsapp_greeting_template_name,
-            reminder=settings.whatsapp_reminder_template_name,
-            feedback=settings.whatsapp_feedback_template_name,
-            staff=settings.whatsapp_staff_template_name,
-        ),
+        templates=_templates(settings, twilio=False),
         clock=clock,
+    )
+
+
+def _templates(settings: Settings, *, twilio: bool) -> WhatsAppTemplates:
+    """Each business-initiated kind's approved template: a Twilio Content SID, or a Cloud API template
+    name (the language and the quick replies are the Cloud API's alone; Twilio's messenger reads
+    neither). One line a kind, both providers side by side: no kind is set up for one and missed for
+    the other."""
+    s = settings
+    return WhatsAppTemplates(
+        prompt=s.twilio_template_content_sid if twilio else s.whatsapp_template_name,
+        reengagement=s.twilio_reengagement_content_sid if twilio else s.whatsapp_reengagement_template_name,
+        greeting=s.twilio_greeting_content_sid if twilio else s.whatsapp_greeting_template_name,
+        reminder=s.twilio_reminder_content_sid if twilio else s.whatsapp_reminder_template_name,
+        feedback=s.twilio_feedback_content_sid if twilio else s.whatsapp_feedback_template_name,
+        staff=s.twilio_staff_content_sid if twilio else s.whatsapp_staff_template_name,
+        language=s.whatsapp_template_language,
+        quick_replies=s.whatsapp_template_quick_replies,
     )
 
 
