@@ -49,6 +49,7 @@ class Scheduler(Construct):
         self.role = self._build_role(stack, dead_letter_queue)
         self.sweep = self._build_sweep(config, dead_letter_queue)
         self.unanswered_sweep = self._build_unanswered_sweep(config, dead_letter_queue)
+        self.study_sweep = self._build_study_sweep(config, dead_letter_queue)
 
     def _build_role(self, stack: cdk.Stack, dead_letter_queue: sqs.IQueue) -> iam.Role:
         role = iam.Role(
@@ -101,25 +102,38 @@ class Scheduler(Construct):
             dead_letter_queue=dead_letter_queue,
         )
 
+    def _build_study_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
+        """The daily study sweep (docs/studies.md): every study day gets its row, available or not."""
+        return self._periodic(
+            "StudySweep",
+            name=f"{config.resource_prefix}-study-sweep",
+            description="Records each study day a participant had no decision, closes outcome windows",
+            expression=c.STUDY_SWEEP_CRON,
+            target_arn=self.timers_function_arn,
+            payload=c.STUDY_SWEEP_INPUT,
+            dead_letter_queue=dead_letter_queue,
+        )
+
     def _periodic(
         self,
         construct_id: str,
         *,
         name: str,
         description: str,
-        minutes: int,
         target_arn: str,
         payload: str,
         dead_letter_queue: sqs.IQueue,
+        minutes: int | None = None,
+        expression: str | None = None,
     ) -> scheduler.CfnSchedule:
-        """A sweep every ``minutes``: the next run comes soon, so no retries; a failed run goes to the
-        dead-letter queue."""
+        """A sweep every ``minutes`` (or on ``expression``): the next run redoes what a run missed
+        (each sweep is idempotent), so no retries; a failed run goes to the dead-letter queue."""
         return scheduler.CfnSchedule(
             self,
             construct_id,
             name=name,
             description=description,
-            schedule_expression=f"rate({minutes} minutes)",
+            schedule_expression=expression or f"rate({minutes} minutes)",
             flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
             target=scheduler.CfnSchedule.TargetProperty(
                 arn=target_arn,
