@@ -103,7 +103,7 @@ def _profile(participant: ConversationParticipant, data: StateData) -> dict[str,
     return values
 
 
-def day_arm(study: StudyDefinition, point: DecisionPoint, session: ConversationSession) -> tuple[Arm, bool]:
+def day_arm(study: StudyDefinition, point: DecisionPoint, session: ConversationSession | OpContext) -> tuple[Arm, bool]:
     """The arm of today's decision at ``point``: the one already decided today, or the one the draw
     gives (the same draw the decision will record). ``True`` when today is already decided."""
     day = study_day(session.participant, session.now)
@@ -164,6 +164,35 @@ def decide(
         state.check_in = _arm_check_in(op, study, record, zone)
     _save(op.data, state)
     return record
+
+
+def send_reminder(op: OpContext, study: StudyDefinition | None, default: str, metadata: dict[str, object]) -> bool:
+    """Inside a reminder's firing: send it, shaped by the study when it declares a decision point
+    at the reminder, whose decision is recorded in this commit (once a day; a second reminder the
+    same day follows the day's arm). A framing arm's ``framing`` is the reminder as sent (no model
+    words a reminder); the no-prompt arm withholds it. Without such a point, ``default``. Returns
+    whether a reminder went out."""
+    study = in_study(study, op.participant)
+    point = point_at(study, DecisionPointAt.REMINDER) if study is not None else None
+    if study is None or point is None:
+        op.emit(op.message(default, OutboundKind.REMINDER), metadata=metadata)
+        return True
+    arm = day_arm(study, point, op)[0]
+    if arm.framing is None:
+        decide(op, study, point)
+        return False
+    op.emit(op.message(arm.framing, OutboundKind.REMINDER), metadata=metadata)
+    decide(op, study, point, message_id=op.outbound[-1].message_id if op.outbound else None)
+    return True
+
+
+def reminder_held(op: OpContext, study: StudyDefinition | None) -> None:
+    """A reminder that fires while the participant is held: the day's row at the reminder's
+    decision point, not available (``on_hold``), as the daily prompt records it."""
+    study = in_study(study, op.participant)
+    point = point_at(study, DecisionPointAt.REMINDER) if study is not None else None
+    if study is not None and point is not None:
+        decide(op, study, point)
 
 
 def _arm_check_in(op: OpContext, study: StudyDefinition, record: DecisionRecord, zone: ZoneInfo) -> CheckIn:

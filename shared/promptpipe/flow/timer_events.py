@@ -17,7 +17,7 @@ from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
-from promptpipe.flow.study import send_check_in
+from promptpipe.flow.study import reminder_held, send_check_in, send_reminder
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind
@@ -47,7 +47,7 @@ def _nudged_for_current_prompt(op: OpContext) -> bool:
     return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
 
 
-def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+def _reminder(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     def apply(op: OpContext) -> None:
         pending = op.data.daily_prompt_pending()
         if (
@@ -63,7 +63,10 @@ def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpConte
         if _nudged_for_current_prompt(op):
             outcome.detail = "feedback nudge already sent for this prompt"
             return
-        op.emit(op.message(REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
+        # A study's decision point at the reminder (docs/studies.md) may shape or withhold it.
+        if not send_reminder(op, deps.study, REMINDER_TEXT, {"timer": payload.timer_id}):
+            outcome.detail = "study arm: no reminder"
+            return
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
         outcome.applied = True
 
@@ -273,7 +276,7 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
         return outcome
     kind = payload.kind
     if kind is TimerKind.DAILY_PROMPT_REMINDER:
-        op = _reminder(payload, outcome)
+        op = _reminder(deps, payload, outcome)
     elif kind is TimerKind.AUTO_FEEDBACK:
         op = _auto_feedback(deps, payload, outcome)
     elif kind is TimerKind.STATE_TRANSITION:
@@ -301,6 +304,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
                 f"{kind.value} skipped: on hold ({hold.reason.value})",
                 metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
             )
+            if kind is TimerKind.DAILY_PROMPT_REMINDER:  # a study's reminder row: on hold
+                reminder_held(ctx, deps.study)
             return
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing

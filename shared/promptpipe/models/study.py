@@ -145,4 +145,7 @@ class StudyDefinition(LazyModel):
         names = [point.name for point in self.decision_points]
         if len(set(names)) != len(names):
             raise ValueError(f"decision point names repeat: {names}")
+        places = [point.at.value for point in self.decision_points]
+        if len(set(places)) != len(places):  # the engine fires one decision point at each place
+            raise ValueError(f"more than one decision point at the same place: {places}")
         return self
