@@ -4,24 +4,14 @@ schedule that invokes the timers function once a day with the study sweep's inpu
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from infra import constants as c
 from promptpipe.models.events import StudySweepRequest
 from tests.infra.synth import PREFIX, Synth, render
 
 
-def _study_sweep(synth: Synth) -> dict[str, Any]:
-    (schedule,) = [
-        s["Properties"]
-        for s in synth.of_type("AWS::Scheduler::Schedule").values()
-        if s["Properties"]["Name"] == f"{PREFIX}-study-sweep"
-    ]
-    return schedule
-
-
 def test_the_study_sweep_invokes_the_timers_function_once_a_day(synth: Synth) -> None:
-    schedule = _study_sweep(synth)
+    schedule = synth.schedule(f"{PREFIX}-study-sweep")
     assert schedule["ScheduleExpression"] == c.STUDY_SWEEP_CRON
     assert schedule["ScheduleExpression"].startswith("cron(") and schedule["ScheduleExpression"].endswith("* * ? *)")
     assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
