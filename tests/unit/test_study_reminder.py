@@ -166,3 +166,14 @@ def test_two_decision_points_at_the_reminder_are_refused() -> None:
     document["decision_points"].append({**document["decision_points"][1], "name": "reminder_two"})
     with pytest.raises(ValidationFailed, match="more than one decision point at the same place"):
         parse_study(__import__("json").dumps(document))
+
+
+def test_a_stale_reminder_firing_while_held_records_nothing() -> None:
+    h, p, reminder = prompted(0.0)
+    reply(h, p, "done, walked 10 min", at=reminder.at - timedelta(hours=1))  # the prompt is answered
+    h.store.flows[p.id].state_data[DataKey.HOLD.value] = ConversationHold(
+        reason=HoldReason.STAFF, since=h.clock.now(), set_by="staff"
+    ).model_dump_json()
+    h.clock.set(reminder.at)
+    fire(h, reminder.payload, "reminder-in-flight")  # a firing already in flight when it was cancelled
+    assert [r for r in rows(h, p) if r.decision_point == "reminder"] == []

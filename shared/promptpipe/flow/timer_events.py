@@ -47,15 +47,20 @@ def _nudged_for_current_prompt(op: OpContext) -> bool:
     return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
 
 
+def _reminder_due(op: OpContext, payload: TimerPayload) -> bool:
+    """The reminder is still the one the state waits for: its prompt pending, unanswered."""
+    pending = op.data.daily_prompt_pending()
+    return not (
+        pending is None
+        or payload.expected_sent_at is None
+        or pending.sent_at != payload.expected_sent_at
+        or op.data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) != payload.timer_id
+    )
+
+
 def _reminder(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     def apply(op: OpContext) -> None:
-        pending = op.data.daily_prompt_pending()
-        if (
-            pending is None
-            or payload.expected_sent_at is None
-            or pending.sent_at != payload.expected_sent_at
-            or op.data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) != payload.timer_id
-        ):
+        if not _reminder_due(op, payload):
             outcome.detail = "stale: no matching pending prompt"
             return
         op.data.set_daily_prompt_pending(None)
@@ -304,8 +309,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
                 f"{kind.value} skipped: on hold ({hold.reason.value})",
                 metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
             )
-            if kind is TimerKind.DAILY_PROMPT_REMINDER:  # a study's reminder row: on hold
-                reminder_held(ctx, deps.study)
+            if kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload):
+                reminder_held(ctx, deps.study)  # a study's reminder row: on hold
             return
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing
