@@ -174,3 +174,27 @@ def test_a_usd_budget_the_engine_does_not_enforce_is_refused_with_what_to_set(fi
     document["settings"][field] = 5.0
     with pytest.raises(ValidationFailed, match=says):
         parse_study(__import__("json").dumps(document))
+
+
+def test_the_consoles_cost_estimate_prices_at_the_studys_prices() -> None:
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from promptpipe.console.delivery import CostPrices, cost_by_day
+    from promptpipe.models.store import DeliveryOutcome, Direction, TranscriptEntry
+
+    priced = TranscriptEntry(
+        participant_id="p_1",
+        at=datetime(2026, 3, 2, 14, tzinfo=UTC),
+        seq="e#1",
+        direction=Direction.OUTBOUND,
+        kind="reply",
+        content="Hi",
+        delivery=DeliveryOutcome(status="sent", provider_id="SM3", segments=2),
+        metadata={"llm_calls": [{"model": "gpt-4o-mini", "prompt_tokens": 1_000_000, "completion_tokens": 0}]},
+    )
+    study = own_study(prices={"gpt-4o-mini": (1.0, 2.0)}, sms_segment_usd=0.05)
+    [day] = cost_by_day([priced], ZoneInfo("UTC"), CostPrices.of(study))
+    assert (day.model_usd, day.messages_usd) == (pytest.approx(1.0), pytest.approx(0.10))
+    [listed] = cost_by_day([priced], ZoneInfo("UTC"), CostPrices.of(None))
+    assert (listed.model_usd, listed.messages_usd) == (pytest.approx(0.15), pytest.approx(2 * 0.0083))

@@ -136,6 +136,8 @@ class StudySettings(LazyModel):
     budget_model_calls_per_hour: int | None = Field(default=None, ge=0, le=10_000)
     budget_model_calls_per_day: int | None = Field(default=None, ge=0, le=100_000)
     budget_input_chars_per_day: int | None = Field(default=None, ge=0, le=10_000_000)
+    # USD per outbound SMS segment in the console's cost estimate (``rules/sms.py``'s list price otherwise).
+    sms_segment_usd: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _no_unenforced_budget(self) -> StudySettings:
