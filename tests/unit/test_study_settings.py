@@ -181,18 +181,9 @@ def test_the_consoles_cost_estimate_prices_at_the_studys_prices() -> None:
     from zoneinfo import ZoneInfo
 
     from promptpipe.console.delivery import CostPrices, cost_by_day
-    from promptpipe.models.store import DeliveryOutcome, Direction, TranscriptEntry
+    from tests.support import priced_reply
 
-    priced = TranscriptEntry(
-        participant_id="p_1",
-        at=datetime(2026, 3, 2, 14, tzinfo=UTC),
-        seq="e#1",
-        direction=Direction.OUTBOUND,
-        kind="reply",
-        content="Hi",
-        delivery=DeliveryOutcome(status="sent", provider_id="SM3", segments=2),
-        metadata={"llm_calls": [{"model": "gpt-4o-mini", "prompt_tokens": 1_000_000, "completion_tokens": 0}]},
-    )
+    priced = priced_reply(datetime(2026, 3, 2, 14, tzinfo=UTC), segments=2)
     study = own_study(prices={"gpt-4o-mini": (1.0, 2.0)}, sms_segment_usd=0.05)
     [day] = cost_by_day([priced], ZoneInfo("UTC"), CostPrices.of(study))
     assert (day.model_usd, day.messages_usd) == (pytest.approx(1.0), pytest.approx(0.10))
