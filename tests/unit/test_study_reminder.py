@@ -177,3 +177,46 @@ def test_a_stale_reminder_firing_while_held_records_nothing() -> None:
     h.clock.set(reminder.at)
     fire(h, reminder.payload, "reminder-in-flight")  # a firing already in flight when it was cancelled
     assert [r for r in rows(h, p) if r.decision_point == "reminder"] == []
+
+
+def late_prompt() -> tuple[Any, Any, Any]:
+    """A prompt at 21:30 local whose reminder comes due after local midnight (the next study day)."""
+    h, p, daily, _ = in_study(reminder_study(0.0))
+    deliver(h, daily, at_local(MONDAY, "21:30"))
+    reminder = timer(h, TimerKind.DAILY_PROMPT_REMINDER, p)
+    assert reminder is not None and reminder.at > at_local(MONDAY + timedelta(days=1), "00:00")
+    return h, p, reminder
+
+
+def test_a_reminder_after_midnight_decides_for_the_day_of_its_prompt() -> None:
+    h, p, reminder = late_prompt()
+    h.clock.set(reminder.at)
+    fire(h, reminder.payload, "reminder-1")
+    row = reminder_row(h, p)
+    assert (row.study_day, row.arm) == (1, "friendly")
+    assert [m.body for m in sent(h, p, OutboundKind.REMINDER)] == [FRIENDLY]
+
+
+def test_a_reminder_whose_day_the_sweep_already_wrote_sends_nothing_and_records_nothing_more() -> None:
+    h, p, reminder = late_prompt()
+    h.clock.set(at_local(MONDAY + timedelta(days=1), "00:30"))
+    sweep_study(h.app)  # between midnight and the reminder: day 1 has no reminder decision yet
+    assert (reminder_row(h, p).study_day, reminder_row(h, p).available) == (1, False)
+    h.clock.set(reminder.at)
+    outcome = fire(h, reminder.payload, "reminder-1")
+    assert not outcome.decisions and sent(h, p, OutboundKind.REMINDER) == []  # never a reminder without its decision
+    assert len([r for r in rows(h, p) if r.decision_point == "reminder"]) == 1
+
+
+def test_a_second_reminder_the_same_day_follows_the_days_arm_and_records_nothing_new() -> None:
+    h, p, reminder = prompted(0.0)
+    fire(h, reminder.payload, "reminder-1")
+    daily = next(s for s in h.timers.schedules.values() if s.kind == "daily_prompt")
+    deliver(h, daily, at_local(MONDAY, "15:00"), event_id="fire-2")  # a second prompt the same day
+    second = timer(h, TimerKind.DAILY_PROMPT_REMINDER, p)
+    assert second is not None
+    h.clock.set(second.at)
+    outcome = fire(h, second.payload, "reminder-2")
+    assert not outcome.decisions
+    assert [m.body for m in sent(h, p, OutboundKind.REMINDER)] == [FRIENDLY, FRIENDLY]
+    assert reminder_row(h, p).study_day == 1

@@ -69,7 +69,9 @@ def _reminder(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> C
             outcome.detail = "feedback nudge already sent for this prompt"
             return
         # A study's decision point at the reminder (docs/studies.md) may shape or withhold it.
-        if not send_reminder(op, deps.study, REMINDER_TEXT, {"timer": payload.timer_id}):
+        sent_at = payload.expected_sent_at
+        assert sent_at is not None  # _reminder_due: the pending prompt's
+        if not send_reminder(op, deps.study, sent_at, REMINDER_TEXT, {"timer": payload.timer_id}):
             outcome.detail = "study arm: no reminder"
             return
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
@@ -309,8 +311,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
                 f"{kind.value} skipped: on hold ({hold.reason.value})",
                 metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
             )
-            if kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload):
-                reminder_held(ctx, deps.study)  # a study's reminder row: on hold
+            if kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload) and payload.expected_sent_at:
+                reminder_held(ctx, deps.study, payload.expected_sent_at)  # a study's reminder row: on hold
             return
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing
