@@ -92,6 +92,11 @@ PENDING_EFFECTS_SWEEP_INPUT = '{"sweep": "pending_effects"}'
 # not answer from the inbound dead-letter queue, once it answers again.
 UNANSWERED_SWEEP_MINUTES = 15
 UNANSWERED_SWEEP_INPUT = '{"sweep": "unanswered"}'
+# The daily study sweep (docs/studies.md, "Every day has its row"): once a day EventBridge Scheduler
+# invokes the timers function with ``{"sweep": "study"}``. It records the days before each
+# participant's local today, so any hour works; a second run the same day finds nothing to do.
+STUDY_SWEEP_CRON = "cron(30 6 * * ? *)"  # 06:30 UTC
+STUDY_SWEEP_INPUT = '{"sweep": "study"}'
 
 # Async invocations (the scheduler's) of the two scheduler targets.
 ASYNC_RETRY_ATTEMPTS = 2

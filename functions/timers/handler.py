@@ -1,5 +1,6 @@
 """Timers: the target of every one-shot EventBridge schedule (reminder, auto-feedback, delayed
-transition, feedback timeout and follow-up), and of the stack's periodic pending-effects sweep.
+transition, feedback timeout and follow-up), of the stack's periodic pending-effects sweep and of
+its daily study sweep.
 Dispatches on ``kind``; every kind re-checks its guards against the stored state, so a stale or
 duplicated firing changes nothing."""
 
@@ -11,11 +12,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.events import SweepRequest, TimerPayload
+from promptpipe.models.events import StudySweepRequest, SweepRequest, TimerPayload
 from promptpipe.observability import logger
 from promptpipe.usecases.events import run_timer
 from promptpipe.usecases.outcomes import event_id_for_schedule
 from promptpipe.usecases.schedules import sweep_pending_effects
+from promptpipe.usecases.studies import sweep_study
 from promptpipe.wiring import get_app
 
 
@@ -44,8 +46,23 @@ def sweep(request: SweepRequest) -> dict[str, Any]:
     return {"repaired": len(repaired)}
 
 
+def study_sweep(request: StudySweepRequest) -> dict[str, Any]:
+    """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do."""
+    report = sweep_study(get_app())
+    summary = {
+        "participants": report.participants,
+        "unavailable_rows": report.unavailable_rows,
+        "outcomes_closed": report.outcomes_closed,
+        "ended": report.ended,
+    }
+    logger.info("study swept", extra=summary)
+    return summary
+
+
 @lambda_entry("timers")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("sweep") == "study":
+        return study_sweep(StudySweepRequest.model_validate(event))
     if "sweep" in event:
         return sweep(SweepRequest.model_validate(event))
     payload = TimerPayload.model_validate(event)

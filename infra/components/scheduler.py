@@ -47,8 +47,31 @@ class Scheduler(Construct):
         # The unanswered-turns sweep targets the worker, through its alias (its SnapStart version).
         self.worker_alias_arn = _function_arn(stack, f"{config.function_name(c.WORKER)}:{c.LIVE_ALIAS}")
         self.role = self._build_role(stack, dead_letter_queue)
-        self.sweep = self._build_sweep(config, dead_letter_queue)
-        self.unanswered_sweep = self._build_unanswered_sweep(config, dead_letter_queue)
+        # The stack's own recurring schedules, in the account's default group (the participants'
+        # group is listed and reconciled by participant id, and these belong to none of them).
+        self._prefix, self._dead_letters = config.resource_prefix, dead_letter_queue
+        # The pending-effects sweep (docs/architecture.md, "Effects that failed").
+        self.sweep = self._periodic(
+            ("PendingEffectsSweep", "pending-effects-sweep"),
+            "Re-applies schedule changes that failed after their state was committed",
+            f"rate({c.PENDING_EFFECTS_SWEEP_MINUTES} minutes)",
+            (self.timers_function_arn, c.PENDING_EFFECTS_SWEEP_INPUT),
+        )
+        # The unanswered-turns sweep: the worker redrives the inbound dead-letter queue once the model
+        # answers again (docs/reliability.md, "The record under faults").
+        self.unanswered_sweep = self._periodic(
+            ("UnansweredTurnsSweep", "unanswered-turns-sweep"),
+            "Redrives the turns the model could not answer, once it answers again",
+            f"rate({c.UNANSWERED_SWEEP_MINUTES} minutes)",
+            (self.worker_alias_arn, c.UNANSWERED_SWEEP_INPUT),
+        )
+        # The daily study sweep (docs/studies.md): every study day gets its row, available or not.
+        self.study_sweep = self._periodic(
+            ("StudySweep", "study-sweep"),
+            "Records each study day a participant had no decision, closes outcome windows",
+            c.STUDY_SWEEP_CRON,
+            (self.timers_function_arn, c.STUDY_SWEEP_INPUT),
+        )
 
     def _build_role(self, stack: cdk.Stack, dead_letter_queue: sqs.IQueue) -> iam.Role:
         role = iam.Role(
@@ -75,58 +98,26 @@ class Scheduler(Construct):
         role.add_to_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn]))
         return role
 
-    def _build_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
-        """The periodic pending-effects sweep, in the account's default group: the participants'
-        group is listed and reconciled by participant id, and this schedule belongs to none."""
-        return self._periodic(
-            "PendingEffectsSweep",
-            name=f"{config.resource_prefix}-pending-effects-sweep",
-            description="Re-applies schedule changes that failed after their state was committed",
-            minutes=c.PENDING_EFFECTS_SWEEP_MINUTES,
-            target_arn=self.timers_function_arn,
-            payload=c.PENDING_EFFECTS_SWEEP_INPUT,
-            dead_letter_queue=dead_letter_queue,
-        )
-
-    def _build_unanswered_sweep(self, config: c.Config, dead_letter_queue: sqs.IQueue) -> scheduler.CfnSchedule:
-        """The unanswered-turns sweep: the worker redrives the inbound dead-letter queue once the model
-        answers again (docs/reliability.md, "The record under faults")."""
-        return self._periodic(
-            "UnansweredTurnsSweep",
-            name=f"{config.resource_prefix}-unanswered-turns-sweep",
-            description="Redrives the turns the model could not answer, once it answers again",
-            minutes=c.UNANSWERED_SWEEP_MINUTES,
-            target_arn=self.worker_alias_arn,
-            payload=c.UNANSWERED_SWEEP_INPUT,
-            dead_letter_queue=dead_letter_queue,
-        )
-
     def _periodic(
-        self,
-        construct_id: str,
-        *,
-        name: str,
-        description: str,
-        minutes: int,
-        target_arn: str,
-        payload: str,
-        dead_letter_queue: sqs.IQueue,
+        self, ids: tuple[str, str], description: str, expression: str, target: tuple[str, str]
     ) -> scheduler.CfnSchedule:
-        """A sweep every ``minutes``: the next run comes soon, so no retries; a failed run goes to the
-        dead-letter queue."""
+        """A recurring sweep: ``ids`` its construct id and name (after the stack's prefix), ``target``
+        the function ARN and its input. The next run redoes what a run missed (each sweep is
+        idempotent), so no retries; a failed run goes to the dead-letter queue."""
+        (construct_id, name), (target_arn, payload) = ids, target
         return scheduler.CfnSchedule(
             self,
             construct_id,
-            name=name,
+            name=f"{self._prefix}-{name}",
             description=description,
-            schedule_expression=f"rate({minutes} minutes)",
+            schedule_expression=expression,
             flexible_time_window=scheduler.CfnSchedule.FlexibleTimeWindowProperty(mode="OFF"),
             target=scheduler.CfnSchedule.TargetProperty(
                 arn=target_arn,
                 role_arn=self.role.role_arn,
                 input=payload,
                 retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=0),
-                dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=dead_letter_queue.queue_arn),
+                dead_letter_config=scheduler.CfnSchedule.DeadLetterConfigProperty(arn=self._dead_letters.queue_arn),
             ),
         )
 

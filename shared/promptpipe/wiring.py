@@ -113,7 +113,20 @@ class TracedStateStore:
         return self._inner.load_outbound(participant_id, record)
 
 
-def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
+def _study_facts(settings: Settings, study: StudyDefinition | None) -> Any:
+    """What the offline coach may say of the study: the deployment's settings, the study's own contact
+    over them (docs/studies.md, "Per-study settings"), given to the coach when it is built."""
+    from dataclasses import replace
+
+    from promptpipe.adapters.offline_coach import StudyFacts
+    from promptpipe.models.study import study_setting
+
+    facts = StudyFacts.from_settings(settings)
+    contact = study_setting(study, "contact", None)
+    return replace(facts, contact=str(contact)) if contact else facts
+
+
+def build_llm(settings: Settings, secrets: dict[str, str], study: StudyDefinition | None = None) -> LLM:
     api_key = settings.openai_api_key or secrets.get("openai_api_key")
     if api_key:
         from promptpipe.adapters.openai_llm import OpenAILLM
@@ -121,21 +134,21 @@ def build_llm(settings: Settings, secrets: dict[str, str]) -> LLM:
 
         return OpenAILLM.from_settings(settings, api_key=api_key, endpoint_key=endpoint_key_reader(settings))
     if settings.offline_coach:
-        from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts
+        from promptpipe.adapters.offline_coach import OfflineCoach
 
-        return OfflineCoach(study=StudyFacts.from_settings(settings))
+        return OfflineCoach(study=_study_facts(settings, study))
     raise ConfigurationError("no OpenAI API key: set OPENAI_API_KEY (or OPENAI_SECRET_NAME), or OFFLINE_COACH=true")
 
 
-def _spend_capped(settings: Settings, model: LLM) -> LLM:
+def _spend_capped(settings: Settings, model: LLM, study: StudyDefinition | None = None) -> LLM:
     """The model behind the study's daily spend cap: the offline coach answers while it is reached."""
     from promptpipe.adapters.aws import aws_client
     from promptpipe.adapters.spend_cap import SpendCappedLLM, spend_cap_switch
 
     def offline() -> LLM:
-        from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts
+        from promptpipe.adapters.offline_coach import OfflineCoach
 
-        return OfflineCoach(study=StudyFacts.from_settings(settings))
+        return OfflineCoach(study=_study_facts(settings, study))
 
     assert settings.spend_cap_parameter is not None
     switch = spend_cap_switch(
@@ -252,9 +265,10 @@ def build_app(
     if messenger is None:
         messenger = lazy(lambda: _messenger(settings, clock, get_secrets()))
     rng = rng or random.Random()
-    model: LLM = llm or LazyLLM(lambda: build_llm(settings, get_secrets()))
+    study = _study(settings)
+    model: LLM = llm or LazyLLM(lambda: build_llm(settings, get_secrets(), study))
     if settings.spend_cap_parameter:  # docs/safety.md#budgets
-        model = _spend_capped(settings, model)
+        model = _spend_capped(settings, model, study)
     deps = FlowDeps(
         config=CoreConfig.from_settings(settings, schedule_changes_via_queue=via_queue),
         llm=model,
@@ -265,7 +279,7 @@ def build_app(
         prompts=lazy(lambda: _prompt_library(settings)),
         ids=ids or IdGenerator(None),
         flows=lazy(lambda: _flow_catalog(settings, dynamodb, clock)),
-        study=_study(settings),
+        study=study,
     )
     from promptpipe.adapters.after_commit import DynamoDeliveryLog, DynamoPendingEffects, new_token
     from promptpipe.adapters.dynamodb_decisions import DynamoDecisionLog

@@ -53,6 +53,12 @@ class Synth:
         (logical_id,) = [k for k, v in self.of_type("AWS::SQS::Queue").items() if v["Properties"]["QueueName"] == name]
         return logical_id
 
+    def schedule(self, name: str) -> dict[str, Any]:
+        """The properties of the stack's one schedule named ``name``."""
+        schedules = self.of_type("AWS::Scheduler::Schedule").values()
+        (properties,) = [s["Properties"] for s in schedules if s["Properties"]["Name"] == name]
+        return properties
+
     def secret_id(self, name: str) -> str:
         (logical_id,) = [
             k for k, v in self.of_type("AWS::SecretsManager::Secret").items() if v["Properties"]["Name"] == name

@@ -66,6 +66,7 @@ from promptpipe.models.llm import ChatRequest, ChatResponse
 from promptpipe.models.messaging import InboundMessage, OutboundMessage, SendResult
 from promptpipe.ports import LLM, Messenger
 from promptpipe.settings import Settings, set_settings
+from promptpipe.usecases.studies import load_study, with_study
 from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions, synthesize
 from tests.support.scheduler_faults import throttled_create_schedule
 
@@ -667,6 +668,15 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     sweep = getattr(import_module(timers_module), timers_attribute)
     assert sweep({"sweep": "pending_effects"}, FakeLambdaContext()) == {"repaired": 1}
     assert state(sam["id"])["effects_pending"] is False
+    # The daily study sweep (docs/studies.md) with a study active: lists the participants, reads each
+    # one's decisions, writes each missing day's row in a commit of their state.
+    studies = Path(__file__).parents[2] / "prompts" / "studies"
+    with_study(deployment.apps[c.TIMERS.key], load_study(studies, "example-mrt"))
+    try:
+        swept = sweep({"sweep": "study"}, FakeLambdaContext())
+        assert swept["participants"] >= 1, swept
+    finally:
+        with_study(deployment.apps[c.TIMERS.key], None)
     # A turn dead-lettered during a model outage; the worker's unanswered-turns sweep finds the model
     # answering again and puts it back on the queue, where the worker answers it.
     env._sqs.send_message(

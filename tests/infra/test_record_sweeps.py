@@ -12,12 +12,7 @@ from tests.infra.synth import PREFIX, Synth, as_list, render, statement_actions
 
 
 def _sweep(synth: Synth) -> dict[str, Any]:
-    (schedule,) = [
-        s["Properties"]
-        for s in synth.of_type("AWS::Scheduler::Schedule").values()
-        if s["Properties"]["Name"] == f"{PREFIX}-unanswered-turns-sweep"
-    ]
-    return schedule
+    return synth.schedule(f"{PREFIX}-unanswered-turns-sweep")
 
 
 def test_the_unanswered_turns_sweep_invokes_the_worker_every_15_minutes(synth: Synth) -> None:

@@ -16,7 +16,7 @@ from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.api_transport import InProcessTransport
 from promptpipe.models.store import DeliveryOutcome, Direction, TranscriptEntry
 from tests.integration.test_hold_alerts import _text
-from tests.support import enroll_over_api, hand_off_a_new_participant
+from tests.support import enroll_over_api, hand_off_a_new_participant, priced_reply
 
 PHONE = "+12125550163"  # test_hold_alerts' participant phone
 
@@ -92,16 +92,7 @@ def test_delivery_words_for_every_outcome() -> None:
     unknown = delivery_of(entry(DeliveryOutcome(status="failed", code="99999")))
     assert unknown is not None and unknown.meaning == "the provider's code 99999; see its error list"
     assert delivery_of(entry(None, direction=Direction.INBOUND)) is None
-    priced = TranscriptEntry(
-        participant_id="p_1",
-        at=at,
-        seq="e#1",
-        direction=Direction.OUTBOUND,
-        kind="reply",
-        content="Hi",
-        delivery=DeliveryOutcome(status="sent", provider_id="SM3", segments=1),
-        metadata={"llm_calls": [{"model": "gpt-4o-mini", "prompt_tokens": 1_000_000, "completion_tokens": 0}]},
-    )
+    priced = priced_reply(at)
     [day] = cost_by_day([priced], zone=__import__("zoneinfo").ZoneInfo("UTC"))
     assert (day.messages, day.segments, day.model_calls, day.unpriced_calls) == (1, 1, 1, 0)
     assert day.model_usd == 0.15 and round(day.total_usd, 4) == round(0.15 + 0.0083, 4)

@@ -223,3 +223,20 @@ def fire_due(h: MemoryHarness, until: datetime) -> list[tuple[str, EventOutcome]
         fired.append((schedule.name, fire(h, schedule.payload, f"{schedule.name}:{schedule.at.isoformat()}")))
     h.clock.set(until)
     return fired
+
+
+def priced_reply(at: datetime, segments: int = 1) -> Any:
+    """A reply sent as ``segments`` SMS segments, whose turn made one gpt-4o-mini call of 1 M prompt
+    tokens: what the console's cost estimate prices."""
+    from promptpipe.models.store import DeliveryOutcome, Direction, TranscriptEntry
+
+    return TranscriptEntry(
+        participant_id="p_1",
+        at=at,
+        seq="e#1",
+        direction=Direction.OUTBOUND,
+        kind="reply",
+        content="Hi",
+        delivery=DeliveryOutcome(status="sent", provider_id="SM3", segments=segments),
+        metadata={"llm_calls": [{"model": "gpt-4o-mini", "prompt_tokens": 1_000_000, "completion_tokens": 0}]},
+    )

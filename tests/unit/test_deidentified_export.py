@@ -201,7 +201,7 @@ def test_the_dictionary_gives_the_allowed_values(tmp_path: Path) -> None:
     decisions = next(r for r in dictionary["resources"] if r["path"] == "decisions.csv")["schema"]
     fields = {f["name"]: f for f in decisions["fields"]}
     assert fields["arm"]["constraints"]["enum"] == ["", "no_prompt", "framing_a", "framing_b"]
-    assert fields["delivery"]["constraints"]["enum"] == ["not_sent", "pending", "sent", "delivered", "failed"]
+    assert fields["delivery"]["constraints"]["enum"] == ["not_sent", "pending", "sent", "delivered", "failed", "read"]
     assert fields["decided_at"]["unit"] == "study day and local time (HH:MM)"
     assert fields["p_framing_a"]["unit"] == "probability"
     assert decisions["primaryKey"] == ["participant", "decision_point", "decided_at"]

@@ -15,9 +15,9 @@ from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.models.state import DataKey
-from promptpipe.models.study import FRAMING_LABEL, StudyDefinition, UnavailableReason
+from promptpipe.models.study import FRAMING_LABEL, StudyDefinition, UnavailableReason, study_setting
 from promptpipe.usecases.participants import update_participant
-from promptpipe.usecases.studies import study_setting, sweep_study, with_study
+from promptpipe.usecases.studies import sweep_study, with_study
 from tests.support import MemoryHarness
 from tests.unit.test_delivery_and_timers import MONDAY, StubLLM, at_local, deliver, fire_due, given, reply
 

@@ -46,7 +46,7 @@ from promptpipe.console.access import (
     notice_text,
 )
 from promptpipe.console.charts import COLOURS, strip_svg
-from promptpipe.console.delivery import delivery_context
+from promptpipe.console.delivery import CostPrices, delivery_context
 from promptpipe.console.identity import DEFAULT_OPERATOR, Door, Identity, TokenBook
 from promptpipe.console.listing import FORM, view_of
 from promptpipe.console.queue import needs_person_queue
@@ -112,6 +112,8 @@ class Console:
 
     # The randomised decisions' report for the study view (docs/studies.md); None: not shown.
     study_report: Callable[[], StudyReport | None] | None = None
+    # What the cost estimate prices at: the study's own prices when the console is given the study.
+    prices: CostPrices = CostPrices()
 
     def __init__(
         self,
@@ -245,7 +247,7 @@ class Console:
             controller=controller if isinstance(controller, dict) else None,
             sub_states=SUB_STATES,
             notice=notice_text(query.get("notice")),
-            **delivery_context(lines, entries, zone),  # docs/console.md, "Every delivery visible"
+            **delivery_context(lines, entries, zone, self.prices),  # docs/console.md, "Every delivery visible"
         )
 
     def queue_page(self) -> str:
@@ -543,6 +545,7 @@ def run_console(
         )
         if study is not None:
             server.console.study_report = api_study_report(client, study)
+            server.console.prices = CostPrices.of(study)
         server.start()
     except PortUnavailable as exc:
         raise CliError(str(exc), EXIT_UNAVAILABLE) from None

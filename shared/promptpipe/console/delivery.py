@@ -3,19 +3,22 @@ outcome (sent, delivered, failed, skipped, not confirmed) with the code's plain 
 as ``outside_window_no_template`` is never shown raw —, the channel, template or free text, and the
 SMS segments (``rules/sms.py``); and the participant's cost by local day, for messages (segments at
 ``SMS_SEGMENT_USD``) and for the model (each call's tokens at ``rules/model_prices.py``'s price, as
-the spend cap counts them)."""
+the spend cap counts them), or at the study's own prices when the console is given the study
+(``CostPrices.of``, docs/studies.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from promptpipe.flow.study_settings import model_prices
 from promptpipe.models.store import Direction, TranscriptEntry
+from promptpipe.models.study import StudyDefinition, study_setting
 from promptpipe.rules.delivery_words import SKIP_MEANINGS, skip_meaning
-from promptpipe.rules.model_prices import cost_usd
+from promptpipe.rules.model_prices import PRICES, ModelPrice, cost_usd
 from promptpipe.rules.sms import SMS_SEGMENT_USD, segments
 from promptpipe.usecases.delivery_reports import PLAIN_MEANINGS
 
@@ -131,9 +134,24 @@ def _model_calls(entry: TranscriptEntry) -> list[dict[str, Any]]:
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
-def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[DayCost]:
+@dataclass(frozen=True)
+class CostPrices:
+    """What the cost estimate prices at: the list prices, or a study's over them."""
+
+    models: Mapping[str, ModelPrice] = field(default_factory=lambda: PRICES)
+    sms_segment_usd: float = SMS_SEGMENT_USD
+
+    @classmethod
+    def of(cls, study: StudyDefinition | None) -> CostPrices:
+        segment = study_setting(study, "sms_segment_usd", SMS_SEGMENT_USD)
+        assert isinstance(segment, int | float)  # StudySettings declares it a float
+        return cls(model_prices(study) or PRICES, float(segment))
+
+
+def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo, prices: CostPrices | None = None) -> list[DayCost]:
     """The participant's cost per local day: the segments of the messages that went out (sent or
     delivered) and every model call recorded in the turn audits (an unpriced model counted apart)."""
+    prices = prices or CostPrices()
     days: dict[date, DayCost] = {}
     for entry in entries:
         day = entry.at.astimezone(zone).date()
@@ -146,7 +164,7 @@ def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[DayC
             cost.messages += 1
             if delivery.segments:
                 cost.segments += delivery.segments
-                cost.messages_usd += delivery.segments * SMS_SEGMENT_USD
+                cost.messages_usd += delivery.segments * prices.sms_segment_usd
         for call in calls:
             cost.model_calls += 1
             model = str(call.get("model", ""))
@@ -155,6 +173,7 @@ def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[DayC
                 int(call.get("prompt_tokens") or 0),
                 int(call.get("completion_tokens") or 0),
                 int(call.get("cached_tokens") or 0),
+                prices.models,
             )
             if usd is None:
                 cost.unpriced_calls += 1
@@ -164,11 +183,14 @@ def cost_by_day(entries: Iterable[TranscriptEntry], zone: ZoneInfo) -> list[DayC
     return [days[d] for d in sorted(days)]
 
 
-def delivery_context(lines: list[Any], entries: Sequence[TranscriptEntry], zone: ZoneInfo) -> dict[str, Any]:
+def delivery_context(
+    lines: list[Any], entries: Sequence[TranscriptEntry], zone: ZoneInfo, prices: CostPrices | None = None
+) -> dict[str, Any]:
     """What ``participant.html`` shows of the deliveries: each line's (``delivery_for``), the costs."""
     by_line = deliveries_by_line(lines, entries)
+    prices = prices or CostPrices()
     return {
         "delivery_for": lambda line: by_line.get(id(line)),
-        "costs": cost_by_day(entries, zone),
-        "segment_price": SMS_SEGMENT_USD,
+        "costs": cost_by_day(entries, zone, prices),
+        "segment_price": prices.sms_segment_usd,
     }

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.study_settings import config_for
 from promptpipe.models.budget import DAY, BudgetLimits, BudgetUsage
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
+from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, StateData
 
 REPLY_FOR_AN_HOUR = (
@@ -38,8 +40,9 @@ def write_usage(data: StateData, usage: BudgetUsage) -> None:
     data.set(DataKey.MODEL_BUDGET, usage.model_dump_json(exclude_defaults=True))
 
 
-def limits_of(deps: FlowDeps) -> BudgetLimits:
-    config = deps.config
+def limits_of(deps: FlowDeps, participant: ConversationParticipant) -> BudgetLimits:
+    """The participant's model budget: their study's where it sets one, else the deployment's."""
+    config = config_for(deps.config, deps.study, participant)
     return BudgetLimits(
         model_calls_per_hour=config.budget_model_calls_per_hour,
         model_calls_per_day=config.budget_model_calls_per_day,
@@ -59,7 +62,7 @@ def admit(deps: FlowDeps, session: ConversationSession, text: str) -> Admission 
     """The turn's text for the model (held messages first), or ``None``: over budget, the message
     is held (and the window's one fixed reply queued)."""
     usage = read_usage(session.data)
-    until = usage.over_until(limits_of(deps), session.now, len(text))
+    until = usage.over_until(limits_of(deps, session.participant), session.now, len(text))
     if until is None:
         if not usage.held:
             return Admission(text)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from promptpipe.channels.context import allows_emoji
+from promptpipe.config import CoreConfig
 from promptpipe.flow import budget, questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
@@ -32,6 +33,7 @@ from promptpipe.flow.modules import (
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
+from promptpipe.flow.study_settings import config_for
 from promptpipe.models.messaging import InboundMessage, OutboundKind, Question
 from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
@@ -114,6 +116,10 @@ class ConversationFlow:
         self.intake = IntakeModule(deps)
         self.feedback = FeedbackModule(deps)
 
+    def _config(self, session: ConversationSession) -> CoreConfig:
+        """The settings as they apply to this participant (a study's own over the deployment's)."""
+        return config_for(self.deps.config, self.deps.study, session.participant)
+
     def _module_for(self, state: SubState) -> ConversationModule:
         return self.feedback if state is SubState.FEEDBACK else self.intake
 
@@ -139,14 +145,14 @@ class ConversationFlow:
         reading = screen(typed) if self.deps.config.safety_screen_enabled else None
         user = ConversationMessage(role="user", content=typed, timestamp=received_at)
         if reading is not None and reading.flagged:
-            reply, audit = flag_turn(self.deps.config, session, reading, user)
+            reply, audit = flag_turn(self._config(session), session, reading, user)
             alert = alert_of(session.participant.id, session.participant.phone_number, reading)
             return TurnResult(module="safety", reply=reply, audit=audit, alert=alert)
         if not session.participant.is_active:
             return TurnResult(module=None, reply=None, audit={"skipped": f"participant {session.participant.status}"})
         hold = session.data.hold()
         if hold is not None:
-            reply, audit = held_turn(self.deps.config, session, hold, reading, user)
+            reply, audit = held_turn(self._config(session), session, hold, reading, user)
             return TurnResult(module=None, reply=reply, audit=audit)
         if reading is not None and reading.language and session.data.sub_state is SubState.INTAKE:
             # Detected at intake (English or Spanish, by the screen's reading of function words) when
@@ -154,7 +160,7 @@ class ConversationFlow:
             remember_language(session, reading.language)
         if asks_for_person(typed):  # docs/safety.md, "Asking for a person": before any model
             reply, audit = asked_turn(
-                self.deps.config, session, user, language=reading.language if reading is not None else None
+                self._config(session), session, user, language=reading.language if reading is not None else None
             )
             return TurnResult(module=None, reply=reply, audit=audit)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from promptpipe.config import CoreConfig
 from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.study_settings import ANY_REGION
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
 from promptpipe.models.safety import ConversationHold, HoldReason, SafetyAlert
@@ -69,9 +70,10 @@ HOLD_REPLY = {
 
 def resources(config: CoreConfig, phone: str, language: str) -> str:
     """The study's configured resources for the region of ``phone``, in ``language`` (English when
-    the region lists none in it); "your local emergency number" for a region not configured."""
+    the region lists none in it), else those for every region (``ANY_REGION``: a study's own);
+    "your local emergency number" for a region not configured."""
     region = region_of(phone) or ""
-    texts = config.safety_resources.get(region) or {}
+    texts = config.safety_resources.get(region) or config.safety_resources.get(ANY_REGION) or {}
     return texts.get(language) or texts.get("en") or _LOCAL.get(language, _LOCAL["en"])
 
 

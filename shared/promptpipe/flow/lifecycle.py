@@ -15,6 +15,7 @@ from promptpipe.flow.deps import FlowDeps
 from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import cancel_pending_transition, clear_timer_key
+from promptpipe.flow.study_settings import config_for
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.events import TimerKind
 from promptpipe.models.messaging import OutboundKind
@@ -152,7 +153,8 @@ def opt_out(
         op.participant_changed = True
         if not confirm:
             return
-        reply = fixed_reply(deps.config, OptKind.OPT_OUT, op.participant.language or language)
+        config = config_for(deps.config, deps.study, op.participant)  # a study's own texts (docs/studies.md)
+        reply = fixed_reply(config, OptKind.OPT_OUT, op.participant.language or language)
         op.emit(
             op.message(reply, OutboundKind.NOTICE),
             on_hold=True,  # an opt-out is honoured before anything else, a hold included

@@ -166,6 +166,51 @@ def decide(
     return record
 
 
+def send_reminder(
+    op: OpContext, study: StudyDefinition | None, prompt_sent_at: datetime, default: str, metadata: dict[str, object]
+) -> bool:
+    """Inside a reminder's firing (the participant active, not held): send it, shaped by the study
+    when it declares a decision point at the reminder. The decision belongs to the study day of the
+    prompt it follows (a reminder after local midnight included), is drawn as the daily prompt's
+    and recorded in this commit. A framing arm's ``framing`` is the reminder as sent (no model words
+    a reminder); the no-prompt arm withholds it. A day already on record (a second reminder, or the
+    sweep wrote it first as not available) follows that record and records nothing: never a reminder
+    without its decision. Without such a point, ``default``. Returns whether a reminder went out."""
+    study = in_study(study, op.participant)
+    point = point_at(study, DecisionPointAt.REMINDER) if study is not None else None
+    if study is None or point is None:
+        op.emit(op.message(default, OutboundKind.REMINDER), metadata=metadata)
+        return True
+    day = study_day(op.participant, prompt_sent_at)
+    decided = progress(op.data).decided.get(point.name)
+    if decided is not None and decided.day >= day:
+        arm = next((a for a in point.arms if a.name == decided.arm), None) if decided.day == day else None
+        if arm is None or arm.framing is None:
+            return False
+        op.emit(op.message(arm.framing, OutboundKind.REMINDER), metadata=metadata)
+        return True
+    arm, _ = draw(study.id, op.participant.id, point, day, _profile(op.participant, op.data))
+    if arm.framing is None:
+        decide(op, study, point, day=day)
+        return False
+    op.emit(op.message(arm.framing, OutboundKind.REMINDER), metadata=metadata)
+    decide(op, study, point, day=day, message_id=op.outbound[-1].message_id if op.outbound else None)
+    return True
+
+
+def reminder_held(op: OpContext, study: StudyDefinition | None, prompt_sent_at: datetime) -> None:
+    """A due reminder that fires while the participant is held: the row of its day at the
+    reminder's decision point, not available (``on_hold``), as the daily prompt records it."""
+    study = in_study(study, op.participant)
+    point = point_at(study, DecisionPointAt.REMINDER) if study is not None else None
+    if study is None or point is None:
+        return
+    day = study_day(op.participant, prompt_sent_at)
+    decided = progress(op.data).decided.get(point.name)
+    if decided is None or decided.day < day:
+        decide(op, study, point, day=day)
+
+
 def _arm_check_in(op: OpContext, study: StudyDefinition, record: DecisionRecord, zone: ZoneInfo) -> CheckIn:
     hour, minute = (int(part) for part in study.proximal_outcome.check_in_at.split(":"))
     local = record.decided_at_local

@@ -17,7 +17,7 @@ from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
-from promptpipe.flow.study import send_check_in
+from promptpipe.flow.study import reminder_held, send_check_in, send_reminder
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind
@@ -47,15 +47,20 @@ def _nudged_for_current_prompt(op: OpContext) -> bool:
     return op.data.get(DataKey.FEEDBACK_STATE) in (FeedbackState.WAITING_FOLLOWUP, FeedbackState.FOLLOWUP_SENT)
 
 
-def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
+def _reminder_due(op: OpContext, payload: TimerPayload) -> bool:
+    """The reminder is still the one the state waits for: its prompt pending, unanswered."""
+    pending = op.data.daily_prompt_pending()
+    return not (
+        pending is None
+        or payload.expected_sent_at is None
+        or pending.sent_at != payload.expected_sent_at
+        or op.data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) != payload.timer_id
+    )
+
+
+def _reminder(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpContext], None]:
     def apply(op: OpContext) -> None:
-        pending = op.data.daily_prompt_pending()
-        if (
-            pending is None
-            or payload.expected_sent_at is None
-            or pending.sent_at != payload.expected_sent_at
-            or op.data.get(DataKey.DAILY_PROMPT_REMINDER_TIMER_ID) != payload.timer_id
-        ):
+        if not _reminder_due(op, payload):
             outcome.detail = "stale: no matching pending prompt"
             return
         op.data.set_daily_prompt_pending(None)
@@ -63,7 +68,12 @@ def _reminder(payload: TimerPayload, outcome: TimerOutcome) -> Callable[[OpConte
         if _nudged_for_current_prompt(op):
             outcome.detail = "feedback nudge already sent for this prompt"
             return
-        op.emit(op.message(REMINDER_TEXT, OutboundKind.REMINDER), metadata={"timer": payload.timer_id})
+        # A study's decision point at the reminder (docs/studies.md) may shape or withhold it.
+        sent_at = payload.expected_sent_at
+        assert sent_at is not None  # _reminder_due: the pending prompt's
+        if not send_reminder(op, deps.study, sent_at, REMINDER_TEXT, {"timer": payload.timer_id}):
+            outcome.detail = "study arm: no reminder"
+            return
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
         outcome.applied = True
 
@@ -273,7 +283,7 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
         return outcome
     kind = payload.kind
     if kind is TimerKind.DAILY_PROMPT_REMINDER:
-        op = _reminder(payload, outcome)
+        op = _reminder(deps, payload, outcome)
     elif kind is TimerKind.AUTO_FEEDBACK:
         op = _auto_feedback(deps, payload, outcome)
     elif kind is TimerKind.STATE_TRANSITION:
@@ -301,6 +311,8 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
                 f"{kind.value} skipped: on hold ({hold.reason.value})",
                 metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
             )
+            if kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload) and payload.expected_sent_at:
+                reminder_held(ctx, deps.study, payload.expected_sent_at)  # a study's reminder row: on hold
             return
         op(ctx)
         if outcome.applied:  # the audit record of an effective firing

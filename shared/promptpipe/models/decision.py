@@ -21,8 +21,30 @@ class DecisionDelivery(StrEnum):
     NOT_SENT = "not_sent"  # unavailable, or the no-prompt arm
     PENDING = "pending"  # decided, send not yet confirmed
     SENT = "sent"
-    DELIVERED = "delivered"
-    FAILED = "failed"
+    DELIVERED = "delivered"  # the provider's later report (a receipt)
+    FAILED = "failed"  # refused at the send, or reported undelivered later: final
+    READ = "read"  # the provider's later report (WhatsApp, RCS)
+
+
+# How far a decision's delivery has come; a provider's report only moves it forward, and a failure
+# is final (as a message's receipts: docs/reliability.md).
+_DELIVERY_RANK = {
+    DecisionDelivery.NOT_SENT: 0,
+    DecisionDelivery.PENDING: 0,
+    DecisionDelivery.SENT: 1,
+    DecisionDelivery.DELIVERED: 2,
+    DecisionDelivery.READ: 3,
+}
+
+
+def delivery_after_report(current: DecisionDelivery, reported: DecisionDelivery) -> DecisionDelivery | None:
+    """A decision's delivery once the provider reports ``reported`` on its message; ``None``: no
+    change (a report that would move it back, or one after a failure)."""
+    if current is DecisionDelivery.FAILED or current is reported:
+        return None
+    if reported is DecisionDelivery.FAILED:
+        return reported
+    return reported if _DELIVERY_RANK[reported] > _DELIVERY_RANK[current] else None
 
 
 class ProximalOutcomeValue(StrEnum):

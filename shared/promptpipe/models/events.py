@@ -52,6 +52,16 @@ class SweepRequest(LazyModel):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class StudySweepRequest(LazyModel):
+    """Input of the stack's daily study sweep schedule (targets the timers function): every enrolled
+    participant's missing study days recorded, outcome windows closed, the study ended past its
+    duration (docs/studies.md, "Every day has its row"). Extra keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sweep: Literal["study"]
+
+
 class RedriveRequest(LazyModel):
     """Input of the stack's unanswered-turns sweep schedule (targets the worker): once the model
     answers again, put the turns the inbound queue dead-lettered back on it (docs/reliability.md,

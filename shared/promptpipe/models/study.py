@@ -113,18 +113,54 @@ class ProximalOutcome(LazyModel):
 
 
 class StudySettings(LazyModel):
-    """What a study sets for itself; anything left None falls back to the deployment's settings."""
+    """What a study sets for itself; anything left None falls back to the deployment's settings
+    (docs/studies.md, "Per-study settings"). Read through ``study_setting``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # The HELP keyword's reply ({study} and {contact} filled in), in every language: the deployment's
+    # HELP_TEXTS otherwise.
     help_text: str | None = Field(default=None, max_length=640)
+    # The study team's contact (STUDY_CONTACT): the help reply's, and the offline coach's answers.
     contact: str | None = Field(default=None, max_length=200)
+    # What the crisis reply and a hold's reply name, for every region and language (SAFETY_RESOURCES).
     safety_resources: str | None = Field(default=None, max_length=640)
+    # Not enforced per study: the study-wide daily spend cap is the stack's ``studyDailySpendCapUsd``
+    # (docs/safety.md#budgets), and the per-participant budgets below count calls and characters.
     budget_daily_usd: float | None = Field(default=None, ge=0)
     budget_per_participant_daily_usd: float | None = Field(default=None, ge=0)
     prices: dict[str, tuple[float, float]] | None = Field(
         default=None, description="model -> (USD per 1M input tokens, USD per 1M output tokens)"
     )
+    # Each participant's model budget (BUDGET_MODEL_CALLS_PER_HOUR, ..._PER_DAY, BUDGET_INPUT_CHARS_PER_DAY).
+    budget_model_calls_per_hour: int | None = Field(default=None, ge=0, le=10_000)
+    budget_model_calls_per_day: int | None = Field(default=None, ge=0, le=100_000)
+    budget_input_chars_per_day: int | None = Field(default=None, ge=0, le=10_000_000)
+    # USD per outbound SMS segment in the console's cost estimate (``rules/sms.py``'s list price otherwise).
+    sms_segment_usd: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _no_unenforced_budget(self) -> StudySettings:
+        if self.budget_daily_usd is not None:
+            raise ValueError(
+                "budget_daily_usd is not read per study: the study's daily spend cap is the stack's "
+                "studyDailySpendCapUsd (docs/safety.md#budgets)"
+            )
+        if self.budget_per_participant_daily_usd is not None:
+            raise ValueError(
+                "budget_per_participant_daily_usd is not read per study: set budget_model_calls_per_day "
+                "or budget_input_chars_per_day, the per-participant budgets the engine enforces"
+            )
+        return self
+
+
+def study_setting(study: StudyDefinition | None, name: str, default: object) -> object:
+    """One per-study setting (``StudySettings``): the study's value where it sets one, else the
+    deployment's ``default``. The one place such a setting is read."""
+    if name not in StudySettings.model_fields:
+        raise KeyError(name)
+    value = getattr(study.settings, name) if study is not None else None
+    return default if value is None else value
 
 
 class StudyDefinition(LazyModel):
@@ -145,4 +181,7 @@ class StudyDefinition(LazyModel):
         names = [point.name for point in self.decision_points]
         if len(set(names)) != len(names):
             raise ValueError(f"decision point names repeat: {names}")
+        places = [point.at.value for point in self.decision_points]
+        if len(set(places)) != len(places):  # the engine fires one decision point at each place
+            raise ValueError(f"more than one decision point at the same place: {places}")
         return self

@@ -89,8 +89,15 @@ def custom_price(
     return _price(input_per_million, cached, output_per_million)
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
-    """The estimated cost of one call at ``model``'s list price (``prompt_tokens`` includes
-    ``cached_tokens``, as OpenAI reports them); ``None`` when the model has no price, never free."""
-    price = price_of(model)
+def cost_usd(
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    cached_tokens: int = 0,
+    prices: Mapping[str, ModelPrice] = PRICES,
+) -> float | None:
+    """The estimated cost of one call at ``model``'s price in ``prices`` (the list prices, or a
+    study's over them; ``prompt_tokens`` includes ``cached_tokens``, as OpenAI reports them);
+    ``None`` when the model has no price, never free."""
+    price = price_of(model, prices)
     return None if price is None else price.cost(prompt_tokens, cached_tokens, completion_tokens)

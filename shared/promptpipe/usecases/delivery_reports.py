@@ -15,6 +15,11 @@ pointer its outcome's write left (``DeliveryLog.record_receipt``: no Query), and
 ``read`` is not undone by a late ``delivered``, and nothing brings back a message reported failed.
 The list's counter does not move: a receipt confirms a prompt already counted as sent. Other
 reports (``queued``, ``sent``, ...) change nothing.
+
+A message that carried a study decision (docs/studies.md, the decision record's ``delivery``): the
+report moves that decision's delivery the same way, only forward (``delivered``, then ``read``) and
+``failed`` for good. Looked up only while a study is active, and only for the kinds of message a
+decision point sends.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from promptpipe.flow.session import OpContext
+from promptpipe.models.decision import DecisionDelivery, delivery_after_report
 from promptpipe.models.messaging import DeliveryStatus
 from promptpipe.models.metrics import metric
 from promptpipe.models.store import PROVIDER_REPORT_DAYS, RECEIPT_ORDER, Direction, Receipt, TranscriptEntry
@@ -34,6 +40,9 @@ from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.write_once import run_once
 
 logger = logging.getLogger(__name__)
+
+# The messages a decision point sends (models/study.py ``DecisionPointAt``), by transcript kind.
+DECISION_MESSAGE_KINDS = frozenset({"daily_prompt", "reminder"})
 
 # How far back a report may refer: providers report within hours (Meta retries a webhook for days).
 REPORT_WINDOW = timedelta(days=PROVIDER_REPORT_DAYS)
@@ -81,6 +90,7 @@ def record_delivery(app: AppContext, status: DeliveryStatus) -> InboundDecision:
             }
         )
         app.deliveries.record_outcomes(participant_id, entry.at, {entry.seq: outcome})
+    _record_decision_delivery(app, participant_id, entry, DecisionDelivery.FAILED)
     metadata: dict[str, Any] = {
         "provider": status.provider,
         "provider_message_id": status.provider_message_id,
@@ -124,7 +134,27 @@ def _record_receipt(app: AppContext, status: DeliveryStatus, receipt: Receipt) -
     if not app.deliveries.record_receipt(participant_id, status.provider_message_id, receipt, status.at):
         logger.info("receipt for a message not in the record", extra={"participant_id": participant_id})
         return InboundDecision("status_ignored", participant_id)
+    if app.deps.study is not None:
+        _record_decision_delivery(
+            app, participant_id, _the_message(app, participant_id, status), DecisionDelivery(receipt)
+        )
     return InboundDecision(f"delivery_{receipt}", participant_id)
+
+
+def _record_decision_delivery(
+    app: AppContext, participant_id: str, entry: TranscriptEntry | None, reported: DecisionDelivery
+) -> None:
+    """The decision whose message ``entry`` is, moved to what the provider reported (monotonic)."""
+    if app.deps.study is None or entry is None or entry.outbound is None or entry.kind not in DECISION_MESSAGE_KINDS:
+        return
+    message_id = entry.outbound.message_id
+    log = app.decisions
+    record = next((r for r in log.for_participant(participant_id) if r.message_id == message_id), None)
+    if record is None:
+        return
+    delivery = delivery_after_report(record.delivery, reported)
+    if delivery is not None:
+        log.update(record.model_copy(update={"delivery": delivery}))
 
 
 def _the_message(app: AppContext, participant_id: str, status: DeliveryStatus) -> TranscriptEntry | None:

@@ -12,10 +12,14 @@ session (the flow controller's decisions, docs/controller.md, "Observability").
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from promptpipe.models.metrics import Metric, metric
 from promptpipe.usecases.outcomes import EventOutcome
+
+if TYPE_CHECKING:
+    from promptpipe.rules.model_prices import ModelPrice
 
 _TIMER_METRICS = {
     "daily_prompt_reminder": "RemindersSent",
@@ -28,7 +32,8 @@ _TIMER_METRICS = {
 }
 
 
-def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
+def outcome_metrics(outcome: EventOutcome, prices: Mapping[str, ModelPrice] | None = None) -> list[Metric]:
+    """``prices``: the study's over the list prices (``flow/study_settings.py::model_prices``)."""
     points = list(outcome.metrics)
     turn = outcome.turn
     if turn is not None and turn.module:
@@ -47,10 +52,10 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
             points.append(metric("LLMLatencyMs", call["latency_ms"], "Milliseconds"))
             points.append(metric("LLMPromptTokens", call["prompt_tokens"]))
             points.append(metric("LLMCompletionTokens", call["completion_tokens"]))
-            points.append(_cost(call))
+            points.append(_cost(call, prices))
     if outcome.delivery is not None and outcome.delivery.delivered:
         points.append(metric("DailyPromptsDelivered"))
-        points.extend(_cost(call) for call in outcome.delivery.llm_calls)
+        points.extend(_cost(call, prices) for call in outcome.delivery.llm_calls)
     timer = outcome.timer
     if timer is not None and timer.applied:
         name = _TIMER_METRICS[timer.kind.value]
@@ -60,13 +65,14 @@ def outcome_metrics(outcome: EventOutcome) -> list[Metric]:
     return points
 
 
-def _cost(call: dict[str, Any]) -> Metric:
-    from promptpipe.rules.model_prices import cost_usd  # at the first model call's metric, not at import
+def _cost(call: dict[str, Any], prices: Mapping[str, ModelPrice] | None) -> Metric:
+    from promptpipe.rules.model_prices import PRICES, cost_usd  # at the first model call's metric, not at import
 
     cost = cost_usd(
         str(call.get("model", "")),
         int(call.get("prompt_tokens") or 0),
         int(call.get("completion_tokens") or 0),
         int(call.get("cached_tokens") or 0),
+        PRICES if prices is None else prices,
     )
     return metric("LLMCallsUnpriced") if cost is None else metric("ModelCostUSD", cost)

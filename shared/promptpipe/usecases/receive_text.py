@@ -22,6 +22,7 @@ from promptpipe.flow.lifecycle import (
     remember_language,
 )
 from promptpipe.flow.session import ConversationSession, OpContext
+from promptpipe.flow.study_settings import config_for
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
@@ -149,7 +150,9 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     def reply(op: OpContext, kind: OptKind) -> None:
         if silent:
             return
-        body = fixed_reply(config, kind, op.participant.language or reading.language)
+        # a study's own help text and contact for a participant in it (docs/studies.md)
+        mine = config_for(config, app.deps.study, op.participant)
+        body = fixed_reply(mine, kind, op.participant.language or reading.language)
         op.emit(
             OutboundMessage(
                 participant_id=op.participant.id, to=op.participant.phone_number, body=body, kind=OutboundKind.NOTICE

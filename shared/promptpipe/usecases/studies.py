@@ -25,7 +25,7 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study import decide, end_study, in_study, read_check_in_answer, study_day, study_over
 from promptpipe.models.decision import DecisionRecord, ProximalOutcomeValue
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.study import DecisionPoint, StudyDefinition, StudySettings, UnavailableReason
+from promptpipe.models.study import DecisionPoint, StudyDefinition, UnavailableReason
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.sending import apply_effects
@@ -55,15 +55,6 @@ def load_study(directory: Path, study_id: str) -> StudyDefinition:
     if study.id != study_id:
         raise ValidationFailed(f"{path.name} declares the study {study.id!r}", field="study_id")
     return study
-
-
-def study_setting(study: StudyDefinition | None, name: str, default: object) -> object:
-    """One per-study setting (``StudySettings``): the study's value where it sets one, else the
-    deployment's ``default``. The one place such a setting is read."""
-    if name not in StudySettings.model_fields:
-        raise KeyError(name)
-    value = getattr(study.settings, name) if study is not None else None
-    return default if value is None else value
 
 
 # --- what is learnt after the decision ------------------------------------------------------------

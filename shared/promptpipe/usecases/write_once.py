@@ -35,6 +35,7 @@ from collections.abc import Callable
 from promptpipe.errors import ParticipantNotFound, StateConflictRetriesExhausted, StoreError
 from promptpipe.flow.effects import Effects, desired_schedules
 from promptpipe.flow.session import ConversationSession
+from promptpipe.flow.study_settings import model_prices
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.store import EventRecord
 from promptpipe.observability import publish
@@ -76,7 +77,7 @@ def run_once(
         replay=replay,
         record_event=record_event,
     )
-    publish(outcome_metrics(outcome))
+    publish(outcome_metrics(outcome, model_prices(app.deps.study)))  # a study's own prices (docs/studies.md)
     return outcome
 
 

@@ -1,0 +1,103 @@
+"""A provider's later report on a message that carried a study decision moves that decision's
+``delivery`` (docs/studies.md, the decision record): forward only (``delivered``, then ``read``),
+and a failure (``failed`` / ``undelivered``) is final, as the message's own receipts are."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from promptpipe.models.decision import DecisionDelivery, delivery_after_report
+from promptpipe.models.messaging import DeliveryStatus
+from promptpipe.usecases.delivery_reports import record_delivery
+from promptpipe.usecases.studies import with_study
+from tests.support import MemoryHarness
+from tests.unit.test_delivery_and_timers import MONDAY, at_local, deliver
+from tests.unit.test_study_engine import in_study, rows, study
+
+D = DecisionDelivery
+
+
+@pytest.mark.parametrize(
+    ("current", "reported", "after"),
+    [
+        (D.SENT, D.DELIVERED, D.DELIVERED),
+        (D.SENT, D.READ, D.READ),
+        (D.DELIVERED, D.READ, D.READ),
+        (D.READ, D.DELIVERED, None),  # a late "delivered" does not undo "read"
+        (D.DELIVERED, D.DELIVERED, None),
+        (D.PENDING, D.DELIVERED, D.DELIVERED),  # the report came before the send result was recorded
+        (D.SENT, D.FAILED, D.FAILED),
+        (D.READ, D.FAILED, D.FAILED),
+        (D.FAILED, D.DELIVERED, None),  # nothing brings back a failed message
+        (D.FAILED, D.READ, None),
+        (D.FAILED, D.FAILED, None),
+    ],
+)
+def test_a_report_moves_a_decisions_delivery_forward_only_and_a_failure_is_final(
+    current: DecisionDelivery, reported: DecisionDelivery, after: DecisionDelivery | None
+) -> None:
+    assert delivery_after_report(current, reported) == after
+
+
+def prompted() -> tuple[MemoryHarness, str, str]:
+    """A study participant whose daily prompt carried a decision; their id and the prompt's provider id."""
+    h, p, daily, _ = in_study(study())
+    deliver(h, daily, at_local(MONDAY, "09:30"), event_id="fire-1")
+    [prompt] = [e for e in h.store.transcripts[p.id] if e.kind == "daily_prompt"]
+    assert prompt.delivery is not None and prompt.delivery.provider_id
+    assert rows(h, p)[0].delivery is DecisionDelivery.SENT
+    return h, p.id, prompt.delivery.provider_id
+
+
+def report(h: MemoryHarness, provider_id: str, status: str, minutes: int) -> str:
+    status_report = DeliveryStatus(
+        provider="twilio",
+        provider_message_id=provider_id,
+        status=status,
+        recipient=h.app.repo.get(next(iter(h.store.flows))).phone_number,
+        error_code="30003" if status in ("failed", "undelivered") else None,
+        at=h.clock.now() + timedelta(minutes=minutes),
+    )
+    return record_delivery(h.app, status_report).action
+
+
+def delivery(h: MemoryHarness, pid: str) -> DecisionDelivery:
+    [row] = h.app.decisions.for_participant(pid)
+    return row.delivery
+
+
+def test_a_later_undelivered_report_marks_the_decision_failed_for_good() -> None:
+    h, pid, provider_id = prompted()
+    assert report(h, provider_id, "undelivered", 1) == "delivery_failed"
+    assert delivery(h, pid) is DecisionDelivery.FAILED
+    report(h, provider_id, "delivered", 2)  # a receipt after the failure changes nothing
+    assert delivery(h, pid) is DecisionDelivery.FAILED
+
+
+def test_delivered_then_read_and_a_late_delivered_leaves_the_decision_read() -> None:
+    h, pid, provider_id = prompted()
+    assert report(h, provider_id, "delivered", 1) == "delivery_delivered"
+    assert delivery(h, pid) is DecisionDelivery.DELIVERED
+    report(h, provider_id, "read", 2)
+    report(h, provider_id, "delivered", 3)
+    assert delivery(h, pid) is DecisionDelivery.READ
+
+
+def test_without_an_active_study_a_report_reads_no_decision() -> None:
+    h, pid, provider_id = prompted()
+    with_study(h.app, None)
+    report(h, provider_id, "delivered", 1)
+    assert delivery(h, pid) is DecisionDelivery.SENT
+
+
+def test_a_prompt_sent_before_the_study_has_no_decision_to_move() -> None:
+    h, p, daily, _ = in_study(study())
+    with_study(h.app, None)
+    deliver(h, daily, at_local(MONDAY, "09:30"), event_id="fire-1")
+    [prompt] = [e for e in h.store.transcripts[p.id] if e.kind == "daily_prompt"]
+    assert prompt.delivery is not None
+    with_study(h.app, study())
+    assert report(h, prompt.delivery.provider_id, "undelivered", 1) == "delivery_failed"
+    assert h.app.decisions.for_participant(p.id) == []
