@@ -123,3 +123,18 @@ def test_a_pushed_flow_is_created_by_its_signer_and_unsigned_by_nobody(env: Loca
     assert env.api("PUT", "/conversation/flows/intake", json_body={**flow, "description": "2"}).status == 200
     versions = env.api("GET", "/conversation/flows/intake/versions").body["result"]["versions"]
     assert [v["created_by"] for v in versions][-2:] == [ROLE_ARN, ""]
+
+
+def test_the_principal_reader_takes_what_api_gateway_may_leave_out() -> None:
+    from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
+
+    from functions.enrollment.coordination import signing_principal
+
+    def event(context: dict[str, Any] | None) -> APIGatewayProxyEventV2:
+        return APIGatewayProxyEventV2({} if context is None else {"requestContext": context})
+
+    assert signing_principal(event({"authorizer": {"iam": ASSUMED_ROLE}})) == ROLE_ARN
+    assert signing_principal(event({"authorizer": {"iam": None}})) == ""  # the key may be null
+    assert signing_principal(event({"authorizer": {"lambda": {"sub": "x"}}})) == ""  # another authoriser
+    assert signing_principal(event({})) == ""
+    assert signing_principal(event(None)) == ""  # no request context at all
