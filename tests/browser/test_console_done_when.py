@@ -14,34 +14,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
 from promptpipe.console.app import ConsoleServer
 from promptpipe.local.server import LocalServer
 from promptpipe.local.signing import twilio_form, twilio_signature
 from promptpipe.models.audit import UNNAMED_CALLER
 from promptpipe.models.messaging import OutboundKind
-from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, SCREENSHOT_DIR, _click_and_load
-from tests.browser.test_console_manage import (  # noqa: F401 - the fixtures are used by name
+from tests.browser.test_console_browser import SCREENSHOT_DIR, _click_and_load
+from tests.browser.test_console_manage import (  # noqa: F401 - the fixtures are used by name, the skip by pytest
     COORDINATOR,
     _audit_rows,
-    _cohort_csv,
-    _labelled,
+    _preview_cohort,
     _submit,
     book,
     browser,
     console,
+    pytestmark,
     webdriver,
 )
 
 if webdriver is not None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
-
-pytestmark = pytest.mark.skipif(
-    webdriver is None or CHROMIUM is None or CHROMEDRIVER is None,
-    reason="browser tests need chromium and chromium-driver (apt-get install chromium chromium-driver) and selenium",
-)
 
 TWILIO_URL = "https://localhost/webhooks/twilio"  # the address the local stack's signatures cover
 
@@ -105,13 +98,7 @@ def test_a_coordinators_day_from_enrolment_to_the_audit(
     assert client.participant(rita).timezone == "America/Vancouver"
 
     # 2. Import 50 rows with 3 bad: the preview names the 3 and writes nothing; confirmed, the 47 land
-    browser.get(console.url + "/import")
-    browser.find_element(By.ID, "csv").send_keys(str(_cohort_csv(tmp_path / "cohort.csv")))
-    _submit(browser, "form.manage")
-    summary = browser.find_element(By.ID, "import-summary").text
-    assert "50 rows read: 47 can be enrolled; 3 have problems (rows 5, 20, 41)" in summary
-    bad = browser.find_elements(By.CSS_SELECTOR, "table.preview tr.bad")
-    assert [row.get_attribute("data-row") for row in bad] == ["5", "20", "41"]
+    _preview_cohort(browser, console, tmp_path)
     assert _names_in(client, "Cohort") == set()
     browser.save_screenshot(str(shots / "import-preview.png"))
     _submit(browser, "form.manage")

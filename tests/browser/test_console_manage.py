@@ -163,18 +163,24 @@ def _cohort_csv(path: Path) -> Path:
     return path
 
 
+def _preview_cohort(driver: Any, running: ConsoleServer, folder: Path) -> list[Any]:
+    """The 50-row file imported: the preview names the 3 bad rows (their table rows, answered)."""
+    driver.get(running.url + "/import")
+    _labelled(driver)
+    driver.find_element(By.ID, "csv").send_keys(str(_cohort_csv(folder / "cohort.csv")))
+    _submit(driver, "form.manage")
+    summary = driver.find_element(By.ID, "import-summary").text
+    assert "50 rows read: 47 can be enrolled; 3 have problems (rows 5, 20, 41)" in summary
+    bad = driver.find_elements(By.CSS_SELECTOR, "table.preview tr.bad")
+    assert [row.get_attribute("data-row") for row in bad] == ["5", "20", "41"]
+    return list(bad)
+
+
 def test_import_a_cohort_of_50_with_3_bad_rows(browser: Any, console: ConsoleServer, tmp_path: Path) -> None:
     client = console.console.client
     before = len(client.participants())
-    browser.get(console.url + "/import")
-    _labelled(browser)
-    browser.find_element(By.ID, "csv").send_keys(str(_cohort_csv(tmp_path / "cohort.csv")))
-    _submit(browser, "form.manage")
     # The preview names the 3 bad rows and why; nothing is written yet
-    summary = browser.find_element(By.ID, "import-summary").text
-    assert "50 rows read: 47 can be enrolled; 3 have problems (rows 5, 20, 41)" in summary
-    bad = browser.find_elements(By.CSS_SELECTOR, "table.preview tr.bad")
-    assert [row.get_attribute("data-row") for row in bad] == ["5", "20", "41"]
+    bad = _preview_cohort(browser, console, tmp_path)
     assert "phone_number" in bad[0].text and "timezone" in bad[1].text and "same number as row 2" in bad[2].text
     assert len(client.participants()) == before
     _shot(browser, "import-preview")

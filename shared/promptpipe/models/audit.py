@@ -44,7 +44,7 @@ class Actor(LazyModel):
 
     @classmethod
     def of(cls, by: str | None, principal: str | None) -> Actor:
-        return cls(principal=principal or UNNAMED_CALLER, named=(by or "").strip())
+        return cls(principal=(principal or UNNAMED_CALLER)[:500], named=(by or "").strip())
 
 
 class AuditRecord(LazyModel):
