@@ -1,7 +1,8 @@
 """The coordination routes the console runs a study with (docs/console.md): a staff message in the
 conversation, the coordinators' audit (read; the export recorded), and a cohort's rows checked before
 they are enrolled. ``caller`` names who acts, for the audit of every route that changes a participant:
-the ``by`` the console sends, and the AWS principal that signed the call (IAM-authorised)."""
+the AWS principal that signed the call (IAM-authorised: API Gateway checked the signature), with the
+``by`` the caller sends kept beside it as a note, never as the who (docs/console.md, "Accountability")."""
 
 from __future__ import annotations
 
@@ -33,16 +34,19 @@ AUDIT = "/conversation/audit"
 MAX_DECISIONS_PAGE = 1000
 
 
-def caller(current: Any, by: str | None) -> Actor:
-    """Who acts: the coordinator named by ``by`` (the console), else the signing AWS principal."""
-    principal = ""
+def signing_principal(current: Any) -> str:
+    """The AWS principal API Gateway's IAM authorisation vouched for (``requestContext.authorizer.iam``
+    of an HTTP API event: the user's or assumed role's ARN, else its caller id); "" for an unsigned call."""
     try:
-        event = cast(APIGatewayProxyEventV2, current)
-        iam = event.request_context.authorizer.iam
-        principal = (iam.user_arn or iam.caller_id or "") if iam is not None else ""
+        iam = cast(APIGatewayProxyEventV2, current).request_context.authorizer.iam
+        return (iam.user_arn or iam.caller_id or "") if iam else ""
     except (AttributeError, KeyError, TypeError):
-        principal = ""
-    return Actor.of(by, principal)
+        return ""
+
+
+def caller(current: Any, by: str | None) -> Actor:
+    """Who acts: the signing AWS principal; the ``by`` the caller sends is only a note (``named``)."""
+    return Actor.of(by, signing_principal(current))
 
 
 @router.post(

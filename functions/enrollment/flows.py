@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from functions.enrollment.answers import (
     BAD_REQUEST,
@@ -17,6 +16,7 @@ from functions.enrollment.answers import (
     envelope,
     method_not_allowed,
 )
+from functions.enrollment.coordination import signing_principal
 from promptpipe.models.api import ErrorEnvelope, FlowEnvelope, FlowValidationEnvelope, FlowVersionsEnvelope
 from promptpipe.usecases import flows
 from promptpipe.wiring import get_app
@@ -55,8 +55,7 @@ def get_flow(flow_id: str, version: Annotated[int | None, Query(ge=1)] = None) -
 def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
     if flow_id == VALIDATE:
         return method_not_allowed("POST")
-    caller = (_event().request_context.authorizer.iam.user_arn or "") if _has_iam() else ""
-    stored = flows.push_flow(get_app(), flow_id, definition, created_by=caller)
+    stored = flows.push_flow(get_app(), flow_id, definition, created_by=signing_principal(router.current_event))
     return envelope(200, message=f"Flow stored as version {stored.version}", result=stored.to_json_dict())
 
 
@@ -67,14 +66,3 @@ def put_flow(flow_id: str, definition: FlowBody) -> Response[dict[str, Any]]:
 def flow_versions(flow_id: str) -> Response[dict[str, Any]]:
     versions = flows.flow_versions(get_app(), flow_id)
     return envelope(200, result={"flow_id": flow_id, "versions": [dump(v) for v in versions]})
-
-
-def _event() -> APIGatewayProxyEventV2:
-    return cast(APIGatewayProxyEventV2, router.current_event)  # the resolver is an HTTP API's
-
-
-def _has_iam() -> bool:
-    try:
-        return _event().request_context.authorizer.iam is not None
-    except (AttributeError, KeyError, TypeError):
-        return False

@@ -22,6 +22,7 @@ from functions.enrollment.answers import (
 )
 from functions.enrollment.coordination import caller
 from promptpipe.models.api import (
+    BY_NOTE,
     EnrollmentRequest,
     ErrorEnvelope,
     ParticipantEnvelope,
@@ -147,7 +148,7 @@ def update_participant(participant_id: str, update: ParticipantUpdate) -> Respon
 def delete_participant(
     participant_id: str,
     keep_transcript: Annotated[bool, Query()] = True,
-    by: Annotated[str | None, Query(max_length=200, description="The coordinator acting (the audit)")] = None,
+    by: Annotated[str | None, Query(max_length=200, description=BY_NOTE)] = None,
     reason: Annotated[str, Query(max_length=500, description="Why (the audit)")] = "",
 ) -> Response[dict[str, Any]]:
     actor = caller(router.current_event, by)

@@ -7,6 +7,7 @@ Keyboard: every link and control of the list is reached with Tab, in order, and 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,6 +115,13 @@ PAGES = {
     "study": "/study",
     "export": "/export",
     "not-found": "/no-such-page",
+    # the participants' management (docs/console.md, "Managing participants")
+    "enrol": "/enrol",
+    "import": "/import",
+    "edit": "/participants/{sam}/edit",
+    "withdraw": "/participants/{sam}/withdraw",
+    "delete": "/participants/{sam}/delete",
+    "erase": "/participants/{sam}/erase",
 }
 
 
@@ -130,6 +138,24 @@ def test_every_console_page_passes_axe(browser: Any, pages: tuple[ConsoleServer,
                 for node in violation["nodes"]
             )
     assert found == {}, "\n".join(f"{page}: {line}" for page, lines in found.items() for line in lines)
+
+
+def test_the_import_preview_passes_axe(
+    browser: Any,  # noqa: F811
+    pages: tuple[ConsoleServer, dict[str, str]],
+    axe: str,
+    tmp_path: Path,
+) -> None:
+    """The cohort's preview (a POST's answer, so not in PAGES): its table of rows and problems."""
+    console, _ids = pages
+    cohort = tmp_path / "cohort.csv"
+    cohort.write_text("phone_number,name,timezone\n+1 416 555 0150,Jo,America/Toronto\n12,Max,Mars/Olympus\n")
+    browser.get(console.login_url)
+    browser.get(console.url + "/import")
+    browser.find_element(By.ID, "csv").send_keys(str(cohort))
+    browser.find_element(By.CSS_SELECTOR, "form.manage button[type=submit]").click()
+    assert "2 rows read" in browser.find_element(By.ID, "import-summary").text
+    assert [f"{v['id']}: {v['nodes']}" for v in violations(browser, axe)] == []
 
 
 def test_the_harness_fails_on_a_violation(browser: Any, pages: tuple[ConsoleServer, dict[str, str]], axe: str) -> None:  # noqa: F811

@@ -24,6 +24,7 @@ from promptpipe.console.app import ConsoleServer
 from promptpipe.console.identity import Role, TokenBook
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.server import LocalServer
+from promptpipe.models.audit import UNNAMED_CALLER
 from promptpipe.models.messaging import OutboundKind
 from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, SCREENSHOT_DIR, _click_and_load
 
@@ -84,7 +85,7 @@ def _shot(driver: Any, name: str) -> None:
 
 def _audit_rows(driver: Any) -> list[dict[str, str]]:
     rows = driver.find_elements(By.CSS_SELECTOR, "table.audit tbody tr")
-    keys = ("when", "action", "who", "why", "fields")
+    keys = ("when", "action", "who", "named", "why", "fields")
     return [dict(zip(keys, (td.text for td in row.find_elements(By.TAG_NAME, "td")), strict=True)) for row in rows]
 
 
@@ -114,7 +115,10 @@ def test_enrol_one_participant(browser: Any, console: ConsoleServer) -> None:
     assert "Enrolled: the greeting is on its way." in browser.find_element(By.CSS_SELECTOR, ".notice").text
     pid = urlsplit(browser.current_url).path.split("/")[-1]
     assert console.console.client.participant(pid).timezone == "America/Vancouver"
-    assert [(r["action"], r["who"]) for r in _audit_rows(browser)] == [("enrol", COORDINATOR)]
+    # who: the principal that signed the API call (none locally); the console's coordinator, as named
+    assert [(r["action"], r["who"], r["named"]) for r in _audit_rows(browser)] == [
+        ("enrol", UNNAMED_CALLER, COORDINATOR)
+    ]
 
 
 def test_a_participant_can_be_enrolled_by_keyboard_alone(browser: Any, console: ConsoleServer) -> None:
@@ -159,18 +163,24 @@ def _cohort_csv(path: Path) -> Path:
     return path
 
 
+def _preview_cohort(driver: Any, running: ConsoleServer, folder: Path) -> list[Any]:
+    """The 50-row file imported: the preview names the 3 bad rows (their table rows, answered)."""
+    driver.get(running.url + "/import")
+    _labelled(driver)
+    driver.find_element(By.ID, "csv").send_keys(str(_cohort_csv(folder / "cohort.csv")))
+    _submit(driver, "form.manage")
+    summary = driver.find_element(By.ID, "import-summary").text
+    assert "50 rows read: 47 can be enrolled; 3 have problems (rows 5, 20, 41)" in summary
+    bad = driver.find_elements(By.CSS_SELECTOR, "table.preview tr.bad")
+    assert [row.get_attribute("data-row") for row in bad] == ["5", "20", "41"]
+    return list(bad)
+
+
 def test_import_a_cohort_of_50_with_3_bad_rows(browser: Any, console: ConsoleServer, tmp_path: Path) -> None:
     client = console.console.client
     before = len(client.participants())
-    browser.get(console.url + "/import")
-    _labelled(browser)
-    browser.find_element(By.ID, "csv").send_keys(str(_cohort_csv(tmp_path / "cohort.csv")))
-    _submit(browser, "form.manage")
     # The preview names the 3 bad rows and why; nothing is written yet
-    summary = browser.find_element(By.ID, "import-summary").text
-    assert "50 rows read: 47 can be enrolled; 3 have problems (rows 5, 20, 41)" in summary
-    bad = browser.find_elements(By.CSS_SELECTOR, "table.preview tr.bad")
-    assert [row.get_attribute("data-row") for row in bad] == ["5", "20", "41"]
+    bad = _preview_cohort(browser, console, tmp_path)
     assert "phone_number" in bad[0].text and "timezone" in bad[1].text and "same number as row 2" in bad[2].text
     assert len(client.participants()) == before
     _shot(browser, "import-preview")
@@ -203,7 +213,7 @@ def test_edit_a_zone_and_the_next_prompt_moves(
     live = server.env.app.timers.describe(name)
     assert live is not None and live.timezone == "Europe/Madrid"
     edit = _audit_rows(browser)[0]
-    assert (edit["action"], edit["who"], edit["why"], edit["fields"]) == (
+    assert (edit["action"], edit["named"], edit["why"], edit["fields"]) == (
         "edit",
         COORDINATOR,
         "moved to Madrid",
@@ -242,7 +252,7 @@ def test_edit_the_preferred_time_and_the_next_prompt_moves(
     assert state is not None and state["profile"]["preferred_time"] == "07:00"
     assert [s["fixed_time"] for s in state["schedules"]] == ["07:00"]
     edit = _audit_rows(browser)[0]
-    assert (edit["action"], edit["who"], edit["why"], edit["fields"]) == (
+    assert (edit["action"], edit["named"], edit["why"], edit["fields"]) == (
         "edit",
         COORDINATOR,
         "earlier shift",
@@ -279,10 +289,10 @@ def test_a_staff_message_reaches_the_outbox_and_holds_the_coach_then_release(
     state = console.console.client.state(pid)
     assert state is not None and state["hold"] is None and state["profile"]["preferred_time"] == "19:00"
     rows = _audit_rows(browser)
-    assert (rows[0]["action"], rows[0]["who"], rows[0]["why"]) == ("release", COORDINATOR, "talked it through")
+    assert (rows[0]["action"], rows[0]["named"], rows[0]["why"]) == ("release", COORDINATOR, "talked it through")
     # the corrected time went through the update, which moves the daily prompt with it
-    assert (rows[1]["action"], rows[1]["who"], rows[1]["why"]) == ("edit", COORDINATOR, "corrected at release")
-    assert (rows[2]["action"], rows[2]["who"]) == ("staff message", COORDINATOR)
+    assert (rows[1]["action"], rows[1]["named"], rows[1]["why"]) == ("edit", COORDINATOR, "corrected at release")
+    assert (rows[2]["action"], rows[2]["named"]) == ("staff message", COORDINATOR)
 
 
 def test_pause_withdraw_delete_erase_and_export_are_in_the_audit_with_who_and_why(
@@ -318,7 +328,7 @@ def test_pause_withdraw_delete_erase_and_export_are_in_the_audit_with_who_and_wh
     assert "Erased" in browser.find_element(By.CSS_SELECTOR, ".notice").text
     # The erasure's record survives it, without the erased data
     erased = [r for r in client.audit(cohort["Cohort 3"]) if r.action.value == "erasure"]
-    assert len(erased) == 1 and erased[0].by == COORDINATOR and "Cohort" not in erased[0].model_dump_json()
+    assert len(erased) == 1 and erased[0].named == COORDINATOR and "Cohort" not in erased[0].model_dump_json()
     # The export holds the audit file, every action with who and why
     cookie = browser.get_cookie(console.console.cookie_name)["value"]
     browser.get(console.url + "/export")
@@ -334,12 +344,12 @@ def test_pause_withdraw_delete_erase_and_export_are_in_the_audit_with_who_and_wh
     with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
         rows = list(csv.DictReader(io.StringIO(archive.read("audit.csv").decode())))
     done = {(r["participant_id"], r["action"]): r for r in rows}
-    assert done[(pid, "pause")]["by"] == COORDINATOR and done[(pid, "pause")]["reason"] == "on holiday for a week"
+    assert done[(pid, "pause")]["named"] == COORDINATOR and done[(pid, "pause")]["reason"] == "on holiday for a week"
     for action in ("enrol", "edit", "staff_message", "release", "pause"):
         assert (pid, action) in done or action == "enrol", action
     assert done[(cohort["Cohort 1"], "withdraw")]["reason"] == "moved abroad"
     assert (cohort["Cohort 2"], "delete") in done and (cohort["Cohort 3"], "erasure") in done
-    assert [r for r in client.audit() if r.action.value == "export"][-1].by == COORDINATOR
+    assert [r for r in client.audit() if r.action.value == "export"][-1].named == COORDINATOR
     _shot(browser, "audit")
 
 

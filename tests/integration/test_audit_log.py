@@ -58,7 +58,9 @@ def test_a_redaction_blanks_the_reasons_and_keeps_the_records(log: AuditLog) -> 
     assert log.records("p_b")[0].reason == "holiday"
 
 
-def test_an_actor_is_the_named_coordinator_else_the_principal() -> None:
-    assert Actor.of("  Ana ", "arn:aws:iam::1:user/ops") == Actor(name="Ana", principal="arn:aws:iam::1:user/ops")
-    assert Actor.of(None, "arn:aws:iam::1:user/ops").name == "arn:aws:iam::1:user/ops"
-    assert Actor.of("", None).name == "unsigned local caller"
+def test_an_actor_is_the_signing_principal_and_the_named_coordinator_only_a_note() -> None:
+    assert Actor.of("  Ana ", "arn:aws:iam::1:user/ops") == Actor(principal="arn:aws:iam::1:user/ops", named="Ana")
+    assert Actor.of(None, "arn:aws:iam::1:user/ops") == Actor(principal="arn:aws:iam::1:user/ops")
+    # No principal (a local, unsigned call): a clear value, never the caller's claim
+    assert Actor.of("Ana", None) == Actor(principal="unsigned local caller", named="Ana")
+    assert Actor.of("", "").principal == "unsigned local caller"

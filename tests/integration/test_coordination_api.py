@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from promptpipe.local.environment import LocalEnvironment, local_settings
+from promptpipe.models.audit import UNNAMED_CALLER
 from promptpipe.models.messaging import OutboundKind
 
 BASE = "/conversation/participants"
@@ -41,7 +42,10 @@ def test_each_coordinator_action_is_recorded_with_who_and_why(env: LocalEnvironm
     env.api("POST", f"{BASE}/{pid}/state", json_body={"release_hold": True, "reason": "talked", "by": "Ana"})
     env.api("PUT", f"{BASE}/{pid}", json_body={"status": "withdrawn", "reason": "moved away", "by": "Ana"})
     records = _audit(env, pid)
-    assert [(r["action"], r["by"], r["reason"]) for r in records] == [
+    # Who is the signing principal (none locally: named as such), never the ``by`` the caller sends,
+    # which is kept as a note
+    assert {r["by"] for r in records} == {UNNAMED_CALLER}
+    assert [(r["action"], r["named"], r["reason"]) for r in records] == [
         ("enrol", "Ana", ""),
         ("pause", "Ana", "on holiday"),
         ("resume", "Ben", ""),
@@ -51,13 +55,13 @@ def test_each_coordinator_action_is_recorded_with_who_and_why(env: LocalEnvironm
     ]
     assert records[3]["fields"] == ["name", "timezone"]  # the names, never the values
     assert "Samuel" not in str(records) and "Madrid" not in str(records)
-    # A call without ``by`` is recorded as its caller (locally unsigned: named as such)
+    # A call without ``by`` is recorded as its caller, with no note
     env.api("PUT", f"{BASE}/{pid}", json_body={"status": "active"})
-    assert _audit(env, pid)[-1]["by"] == "unsigned local caller"
+    assert (_audit(env, pid)[-1]["by"], _audit(env, pid)[-1]["named"]) == (UNNAMED_CALLER, "")
     # The export, recorded by the caller that makes it
     assert env.api("POST", "/conversation/audit", json_body={"action": "export", "by": "Ana"}).status == 201
     study = [r for r in _audit(env) if r["participant_id"] == ""]
-    assert [(r["action"], r["by"]) for r in study] == [("export", "Ana")]
+    assert [(r["action"], r["by"], r["named"]) for r in study] == [("export", UNNAMED_CALLER, "Ana")]
     assert env.api("POST", "/conversation/audit", json_body={"action": "delete", "by": "Ana"}).status == 400
 
 
@@ -117,7 +121,7 @@ def test_an_erasure_record_outlives_the_participant_without_their_data(env: Loca
     assert answer.status == 200
     assert env.api("GET", f"{BASE}/{pid}").status == 404
     records = _audit(env, pid)
-    assert [(r["action"], r["by"]) for r in records] == [("enrol", "Ana"), ("pause", "Ana"), ("erasure", "Ben")]
+    assert [(r["action"], r["named"]) for r in records] == [("enrol", "Ana"), ("pause", "Ana"), ("erasure", "Ben")]
     assert records[1]["reason"] == "" and records[1]["redacted"] is True  # free text goes with the data
     assert "Sam" not in str(records)
 

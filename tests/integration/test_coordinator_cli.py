@@ -65,7 +65,7 @@ def test_cli_participants_transcript_and_export_on_the_demo(tmp_path: Path, caps
         "audit.csv",
     }
     audit = (tmp_path / "out" / "audit.csv").read_text(encoding="utf-8").splitlines()
-    assert audit[0] == "at_utc,participant_id,action,by,via,reason,fields,redacted"
+    assert audit[0] == "at_utc,participant_id,action,by,named,reason,fields,redacted"
     assert main(["transcript", "+14165550199", "--demo"]) == EXIT_FAILED
     assert "no participant has the phone number" in capsys.readouterr().err
 

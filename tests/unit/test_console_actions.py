@@ -110,6 +110,16 @@ def test_each_action_is_one_api_call_naming_the_coordinator() -> None:
     ]
 
 
+def test_a_release_sends_only_the_profile_fields_corrected() -> None:
+    """The release form shows the current profile: a plain release is no edit, a field left as it
+    was is not sent."""
+    client = RecordingClient()
+    _act(client, "participants/p_1/release", note="talked", preferred_time="08:00", habit_domain="walking")
+    assert client.calls == [
+        ("override", {"release_hold": True, "reason": "talked", "profile": {"habit_domain": "walking"}, "by": "Ana"})
+    ]
+
+
 def test_an_edit_sends_only_what_changed() -> None:
     client = RecordingClient()
     _act(client, "participants/p_1/edit", name="Sam", timezone="Europe/Madrid", preferred_time="08:00", reason="")

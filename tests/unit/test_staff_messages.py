@@ -27,7 +27,7 @@ from promptpipe.usecases.participants import enrollment
 from promptpipe.usecases.staff import send_staff_message
 from tests.support import MemoryHarness, memory_harness, turn
 
-ANA = Actor(name="Ana")
+ANA = Actor(principal="arn:aws:iam::123456789012:user/ana", named="Ana")
 
 
 def _on_whatsapp(staff_template: bool) -> MemoryHarness:

@@ -141,8 +141,14 @@ def act(console: Console, parts: list[str], form: dict[str, str], identity: Iden
             raise ApiError(400, "write the message to send")
         console.client.staff_message(participant_id, text, by=by)
         return _to(participant_id, "staff-sent")
-    # release: one click; the profile fields given correct what the coach will continue from
-    facts = {name: form[name].strip() for name in PROFILE_FIELDS if form.get(name, "").strip()}
+    # release: one click; the profile fields corrected (the form shows the current ones: only those
+    # changed are sent, so a plain release records no edit) are what the coach will continue from
+    current = _profile(console, participant_id)
+    facts = {
+        name: value
+        for name in PROFILE_FIELDS
+        if (value := form.get(name, "").strip()) and value != str(current.get(name) or "")
+    }
     release: dict[str, Any] = {"release_hold": True, "reason": form.get("note", "").strip() or DEFAULT_RELEASE_NOTE}
     if "preferred_time" in facts:  # the time through the update, which moves the daily prompt with it
         reason = "corrected at release"
@@ -154,6 +160,13 @@ def act(console: Console, parts: list[str], form: dict[str, str], identity: Iden
 
 
 ENROL_FIELDS = ("phone_number", "name", "timezone", "language", "gender", "ethnicity", "background")
+
+
+def _profile(console: Console, participant_id: str) -> dict[str, Any]:
+    """The coach's profile of the participant as the API holds it now ({} when none)."""
+    state = console.client.state(participant_id) or {}
+    profile = state.get("profile")
+    return profile if isinstance(profile, dict) else {}
 
 
 def _to(participant_id: str, notice: str) -> str:
@@ -170,9 +183,7 @@ def _edit(console: Console, participant_id: str, form: dict[str, str], by: str) 
         if name in form and form[name].strip() != getattr(participant, name)
     }
     preferred = form.get("preferred_time", "").strip()
-    state = console.client.state(participant_id) or {}
-    profile = state.get("profile") if isinstance(state.get("profile"), dict) else {}
-    if preferred and preferred != str((profile or {}).get("preferred_time") or ""):
+    if preferred and preferred != str(_profile(console, participant_id).get("preferred_time") or ""):
         changes["preferred_time"] = preferred
     reason = form.get("reason", "").strip()
     if changes:

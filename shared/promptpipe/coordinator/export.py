@@ -235,7 +235,8 @@ def write_participant_files(
 
 
 # The coordinators' audit (docs/console.md, "Accountability"): every record, erased participants' too.
-AUDIT_COLUMNS = ("at_utc", "participant_id", "action", "by", "via", "reason", "fields", "redacted")
+# ``by`` is who (the signing AWS principal); ``named`` the coordinator the caller named, a note.
+AUDIT_COLUMNS = ("at_utc", "participant_id", "action", "by", "named", "reason", "fields", "redacted")
 
 
 def write_audit(client: CoordinatorClient, path: Path) -> int:
@@ -251,7 +252,7 @@ def write_audit(client: CoordinatorClient, path: Path) -> int:
                         "participant_id": record.participant_id,
                         "action": record.action.value,
                         "by": record.by,
-                        "via": record.via,
+                        "named": record.named,
                         "reason": record.reason,
                         "fields": " ".join(record.fields),
                         "redacted": str(record.redacted).lower(),

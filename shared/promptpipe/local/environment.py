@@ -237,7 +237,9 @@ class LocalEnvironment:
         headers: dict[str, str] | None = None,
         query: dict[str, str] | None = None,
         base64_body: bool = False,
+        iam: dict[str, Any] | None = None,
     ) -> ApiResponse:
+        """Call the API as API Gateway would; ``iam``: the caller its IAM authoriser vouched for."""
         import json
 
         with self.lock:
@@ -245,7 +247,14 @@ class LocalEnvironment:
                 body = json.dumps(json_body)
                 headers = {"content-type": "application/json", **(headers or {})}
             event = http_api_event(
-                method, path, body=body, headers=headers, query=query, base64_body=base64_body, now=self.clock.now()
+                method,
+                path,
+                body=body,
+                headers=headers,
+                query=query,
+                base64_body=base64_body,
+                now=self.clock.now(),
+                iam=iam,
             )
             handler = self._webhook.handler if path.startswith("/webhooks/") else self._enrollment.handler
             response = handler(event, FakeLambdaContext(function_name="promptpipe-api"))

@@ -34,8 +34,10 @@ def http_api_event(
     base64_body: bool = False,
     now: datetime | None = None,
     domain: str = "localhost",
+    iam: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload v2.0) event."""
+    """An API Gateway HTTP API (payload v2.0) event; ``iam``: the IAM authoriser's caller
+    (``requestContext.authorizer.iam``, as API Gateway sets it for a SigV4-signed call)."""
     raw_query = urlencode(query or {})
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     domain = headers.setdefault("host", domain)
@@ -70,6 +72,7 @@ def http_api_event(
             "stage": "$default",
             "time": "",
             "timeEpoch": epoch_ms,
+            **({"authorizer": {"iam": iam}} if iam is not None else {}),
         },
         "body": body_text,
         "isBase64Encoded": is_base64,

@@ -16,6 +16,12 @@ from promptpipe.models.state import SubState
 from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
 from promptpipe.rules.timezones import IanaTimeZoneOrEmpty
 
+# The ``by`` a caller sends: a note beside the who, which is the AWS principal that signed the call.
+BY_NOTE = (
+    "The coordinator the caller acts for (the console names them): kept in the audit as a note (named); "
+    'the who recorded is the AWS principal that signed the call (docs/console.md, "Accountability").'
+)
+
 
 class Envelope(LazyModel):
     """Every answer's body; each route's envelope below names the type of its ``result``. Subclasses
@@ -65,12 +71,7 @@ class EnrollmentRequest(LazyModel):
         strict=True,
         description="A staff phone: kept out of the study's decisions, exports and charts (docs/studies.md).",
     )
-    by: str | None = Field(
-        None,
-        max_length=200,
-        description="The coordinator acting (the console names them); recorded in the audit with the "
-        'caller\'s AWS principal (docs/console.md, "Accountability").',
-    )
+    by: str | None = Field(None, max_length=200, description=BY_NOTE)
 
 
 class ParticipantUpdate(LazyModel):
@@ -94,12 +95,7 @@ class ParticipantUpdate(LazyModel):
     test_participant: bool | None = Field(
         None, strict=True, description="Flag or unflag a staff phone: kept out of the study's record (docs/studies.md)."
     )
-    by: str | None = Field(
-        None,
-        max_length=200,
-        description="The coordinator acting (the console names them); recorded in the audit with the "
-        'caller\'s AWS principal (docs/console.md, "Accountability").',
-    )
+    by: str | None = Field(None, max_length=200, description=BY_NOTE)
     reason: str | None = Field(
         None, max_length=500, description="Why (a pause, a withdrawal): recorded in the audit, not the transcript."
     )
@@ -157,12 +153,7 @@ class StateOverride(LazyModel):
     # true: a coordinator releases the hold (docs/safety.md, "The hold"); the reason is the note. A
     # sub_state given releases it too (a hand-off resolved).
     release_hold: Literal[True] | None = None
-    by: str | None = Field(
-        None,
-        max_length=200,
-        description="The coordinator acting (the console names them); recorded in the audit with the "
-        'caller\'s AWS principal (docs/console.md, "Accountability").',
-    )
+    by: str | None = Field(None, max_length=200, description=BY_NOTE)
 
 
 class StateView(LazyModel):
@@ -321,7 +312,7 @@ class AuditRequest(LazyModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     action: Literal["export"]
-    by: str | None = Field(None, max_length=200)
+    by: str | None = Field(None, max_length=200, description=BY_NOTE)
     reason: str = Field("", max_length=500)
 
 

@@ -1,9 +1,11 @@
 """The coordinators' audit: who did what to a participant, and why (docs/console.md, "Accountability").
 
-A record names the action, who took it (the coordinator the console names, or the AWS principal that
-signed the API call), the principal the API saw (``via``), the reason given, and the names of the
-fields an edit changed. It never holds a participant's data (no values, no message text), so the
-record of an erasure outlives the erased data without keeping any of it.
+A record names the action, who took it (``by``: the AWS principal that signed the API call, which API
+Gateway's IAM authorisation vouches for; locally, unsigned, ``UNNAMED_CALLER``), the coordinator the
+caller named (``named``: the console's signed-in coordinator, a note the caller vouches for, never
+the who), the reason given, and the names of the fields an edit changed. It never holds a
+participant's data (no values, no message text), so the record of an erasure outlives the erased
+data without keeping any of it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pydantic import Field
 
 from promptpipe.lazy_model import LazyModel
 
-# The caller the API could not name (a local, unsigned call without ``by``).
+# Who acts when no AWS principal signed the call (a local run, a test): never the caller's own claim.
 UNNAMED_CALLER = "unsigned local caller"
 
 
@@ -34,15 +36,15 @@ class AuditAction(StrEnum):
 
 
 class Actor(LazyModel):
-    """Who acts: ``name`` is the coordinator the console names (``by``), else the principal."""
+    """Who acts: ``principal`` is the AWS principal that signed the call (``UNNAMED_CALLER`` when none
+    did); ``named`` is the coordinator the caller says it acts for (``by``), kept as a note only."""
 
-    name: str = Field(max_length=200)
-    principal: str = Field("", max_length=500)
+    principal: str = Field(max_length=500)
+    named: str = Field("", max_length=200)
 
     @classmethod
     def of(cls, by: str | None, principal: str | None) -> Actor:
-        principal = principal or ""
-        return cls(name=(by or "").strip() or principal or UNNAMED_CALLER, principal=principal)
+        return cls(principal=(principal or UNNAMED_CALLER)[:500], named=(by or "").strip())
 
 
 class AuditRecord(LazyModel):
@@ -51,9 +53,10 @@ class AuditRecord(LazyModel):
     action: AuditAction
     # Empty for an action on the study (the export).
     participant_id: str = ""
-    by: str
-    via: str = ""  # the AWS principal of the API call (empty locally)
+    by: str  # who: the AWS principal of the API call (``UNNAMED_CALLER`` locally)
     reason: str = ""
     fields: list[str] = Field(default_factory=list)  # names of the fields changed, never their values
     # The reason was removed with the participant's data (an erasure after it).
     redacted: bool = False
+    # The coordinator the caller named (the console's signed-in coordinator): a note, never the who.
+    named: str = ""

@@ -42,8 +42,8 @@ def record(
         at=app.clock.now(),
         action=action,
         participant_id=participant_id,
-        by=actor.name,
-        via=actor.principal,
+        by=actor.principal,
+        named=actor.named,
         reason=reason.strip(),
         fields=sorted(set(fields)),
     )
@@ -54,7 +54,7 @@ def record(
         raise
     logger.info(
         "coordinator action recorded",
-        extra={"participant_id": participant_id, "action": action.value, "by": actor.name},
+        extra={"participant_id": participant_id, "action": action.value, "by": actor.principal},
     )
     return entry
 
