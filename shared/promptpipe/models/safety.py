@@ -67,6 +67,13 @@ class HoldAlert:
     reason: HoldReason
     detail: str = ""
     console_url: str = ""
+    since: datetime | None = None  # when the hold began: with the id, the hold's reference
+
+    @property
+    def reference(self) -> str:
+        """The same on every copy of this hold's alert (SNS may deliver a republished one twice)."""
+        started = to_rfc3339(self.since) if self.since is not None else "unknown"
+        return f"{self.participant_id}@{started}"
 
     def subject(self) -> str:
         return f"Needs a person: participant {self.participant_id} ({HOLD_WORDS[self.reason]})"
@@ -81,6 +88,7 @@ class HoldAlert:
             lines.append(f"Their page: {self.console_url.rstrip('/')}/participants/{self.participant_id}")
         else:
             lines.append("Read the transcript in the console (needs a person) and contact them.")
+        lines.append(f"Hold reference: {self.reference} (a repeated alert with the same reference is the same hold).")
         return "\n".join(lines)
 
 

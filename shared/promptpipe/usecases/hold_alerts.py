@@ -1,30 +1,36 @@
-"""Telling the study team of each new hold (docs/safety.md, "Nobody missed"), once the turn that
-placed it has committed, and once per hold: the alert goes with the event that placed the hold (the
-hold names it, ``ConversationHold.event_id``) and never with a replay of it. A safety flag has its
-own alert (``usecases/safety_alerts.py``). A failed publish is logged; the console's needs-a-person
-queue still lists the participant."""
+"""Telling the study team of each new hold (docs/safety.md, "Nobody missed"): an effect of the commit
+that placed the hold, applied after it, at least once and never lost.
+
+The alert is derived from the committed state, not decided anew: an event whose committed state
+holds a hold it placed (``ConversationHold.event_id``) carries the hold's alert on its outcome
+(``usecases/write_once.py``, on the first run and on every replay alike). ``apply_effects``
+(``usecases/sending.py``) publishes it after the event's messages and before its schedules, under an
+effect id of its own (``{event id}#hold-alert``), which the sent record keeps with the ids of the
+messages that went out when a later effect fails: a redelivery publishes it when that record does
+not name it (a crash before or during the publish), and not when it does or when there is no record
+(the earlier delivery finished). A failed publish raises, so the event is redelivered.
+
+SNS standard topics (email and SMS subscriptions) do not deduplicate: a publish whose answer was lost
+is published again by the redelivery, so the team may read one hold twice; every alert carries the
+hold's reference (``HoldAlert.reference``), the same on each copy. A safety flag has its own alert
+(``usecases/safety_alerts.py``); a staff hold is placed by the team itself and is not announced.
+"""
 
 from __future__ import annotations
 
-import logging
-
 from promptpipe.models.safety import ConversationHold, HoldAlert, HoldReason
-from promptpipe.usecases.context import AppContext
 
-logger = logging.getLogger(__name__)
+# Holds the team is not told of here: a safety flag (its own alert) and a staff hold (the team's own).
+_NOT_ANNOUNCED = (HoldReason.SAFETY, HoldReason.STAFF)
 
 
 def new_hold_alert(participant_id: str, event_id: str, hold: ConversationHold | None) -> HoldAlert | None:
-    """The alert of ``hold`` when this event placed it (a safety flag excepted: it has its own)."""
-    if hold is None or hold.event_id != event_id or hold.reason is HoldReason.SAFETY:
+    """The alert of ``hold`` when this event placed it (a safety flag and a staff hold excepted)."""
+    if hold is None or not event_id or hold.event_id != event_id or hold.reason in _NOT_ANNOUNCED:
         return None
-    return HoldAlert(participant_id=participant_id, reason=hold.reason, detail=hold.detail)
+    return HoldAlert(participant_id=participant_id, reason=hold.reason, detail=hold.detail, since=hold.since)
 
 
-def alert_new_hold(app: AppContext, alert: HoldAlert | None) -> None:
-    if alert is None:
-        return
-    try:
-        app.alerts.hold_placed(alert)
-    except Exception:  # the queue in the console still lists them; the turn's reply must still go out
-        logger.exception("hold alert not published", extra={"participant_id": alert.participant_id})
+def hold_alert_id(event_id: str) -> str:
+    """The alert's effect id in the event's sent record, beside its messages' ids (``{event id}#{n}``)."""
+    return f"{event_id}#hold-alert"

@@ -40,6 +40,7 @@ from promptpipe.models.store import EventRecord
 from promptpipe.observability import publish
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.hold_alerts import new_hold_alert
 from promptpipe.usecases.outcome_metrics import outcome_metrics
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_schedule_specs
@@ -108,6 +109,7 @@ def _run_once(
     if record is not None:
         outcome.replayed = True
         outcome.take(resume(app, session, record))
+        _take_hold_alert(outcome, session)
         return _deferred(app, outcome) if defer_schedules else outcome
     work(session, outcome)
     outcome.metrics = session.metrics
@@ -125,6 +127,7 @@ def _run_once(
                 # Its delivery failed and its record has left the state item's window since (any
                 # number of later commits): resume it from the record kept with the failure.
                 outcome.take(resume(app, session, kept))
+                _take_hold_alert(outcome, session)
                 return _deferred(app, outcome) if defer_schedules else outcome
     except ParticipantNotFound:
         if not replay:
@@ -151,9 +154,19 @@ def _run_once(
         logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
         effects, outcome.committed_version = landed, session.committed_version
     outcome.take(effects)
+    _take_hold_alert(outcome, session)
     # The study decisions that landed with this commit: their delivery is filled in after the sends.
     outcome.decisions = [] if outcome.replayed else session.decisions
     return _deferred(app, outcome) if defer_schedules else outcome
+
+
+def _take_hold_alert(outcome: EventOutcome, session: ConversationSession) -> None:
+    """The alert of the hold this event placed, read from the committed state: the first run and
+    every replay carry it alike, and ``apply_effects`` publishes it unless the event's sent record
+    says it went (``usecases/hold_alerts.py``)."""
+    if outcome.replayed and session.duplicate_of is not None:
+        return  # a concurrent delivery committed first: it applies the effects
+    outcome.hold_alert = new_hold_alert(outcome.participant_id, outcome.event_id, session.data.hold())
 
 
 def resume(app: AppContext, session: ConversationSession, record: EventRecord) -> Effects:
