@@ -186,7 +186,7 @@ def test_a_resumed_publish_whose_record_cannot_be_updated_still_succeeds() -> No
 
     h = memory_harness()
     alerts = FakeAlerts(fail=1)
-    pid, event = _ask(h, alerts)
+    _pid, event = _ask(h, alerts)
     with pytest.raises(ConnectionError):
         _deliver(h, event)
     ledger = h.app.ledger

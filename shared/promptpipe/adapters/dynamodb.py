@@ -34,6 +34,7 @@ from promptpipe.adapters.dynamodb_items import (
     KEY_ATTRIBUTES,
     META_SK,
     MSG_SK_PREFIX,
+    NEEDS_PERSON_SK,
     PARTICIPANT_PREFIX,
     PARTICIPANTS_GSI_PK,
     PK,
@@ -46,6 +47,8 @@ from promptpipe.adapters.dynamodb_items import (
     flow_key,
     key,
     meta_key,
+    needs_person_from_item,
+    needs_person_key,
     participant_from_item,
     participant_item,
     participant_pk,
@@ -237,8 +240,10 @@ class DynamoParticipantRepo(DynamoParticipantListing):
             }
         }
         delete_flow = {"Delete": {"TableName": self._table, "Key": flow_key(participant_id)}}
+        # Out of the needs-a-person queue with the state (docs/console.md, "Nobody missed").
+        delete_held = {"Delete": {"TableName": self._table, "Key": needs_person_key(participant_id)}}
         try:
-            self._client.transact_write_items(TransactItems=[delete_meta, delete_claim, delete_flow])
+            self._client.transact_write_items(TransactItems=[delete_meta, delete_claim, delete_flow, delete_held])
         except ClientError as exc:
             if not is_cancellation(exc):
                 raise
@@ -248,7 +253,7 @@ class DynamoParticipantRepo(DynamoParticipantListing):
             if not condition_failed(codes, 1):
                 raise
             # The claim belongs to someone else (never written so by this code): leave it alone.
-            self._client.transact_write_items(TransactItems=[delete_meta, delete_flow])
+            self._client.transact_write_items(TransactItems=[delete_meta, delete_flow, delete_held])
         if not keep_transcript:
             self._delete_transcript(pk)
         elif self._retention is not None:
@@ -360,7 +365,13 @@ class DynamoStateStore(TableAdapter):
             if flow_raw is not None
             else (FlowState(participant_id=participant_id), list[EventRecord]())
         )
-        return LoadedState(participant=participant, flow=flow, recent_events=recent_events, pending_effects=pending)
+        return LoadedState(
+            participant=participant,
+            flow=flow,
+            recent_events=recent_events,
+            pending_effects=pending,
+            needs_person=needs_person_from_item(by_sk.get(NEEDS_PERSON_SK)),
+        )
 
     @store_operation
     def commit(self, commit: StateCommit) -> None:

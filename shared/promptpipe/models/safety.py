@@ -121,3 +121,15 @@ class ConversationHold(LazyModel):
     def view(self) -> dict[str, Any]:
         """What the participants API shows."""
         return {k: v for k, v in json.loads(self.to_json()).items() if k != "event_id"}
+
+
+class NeedsPerson(LazyModel):
+    """One entry of the needs-a-person queue (docs/console.md, "Nobody missed"): who, why and since
+    when, as the commit that placed or changed the hold wrote it beside the state (the marker item
+    the front page reads in one Query); never the participant's words or number."""
+
+    participant_id: str
+    name: str = ""
+    reason: HoldReason = Field(description="safety, handoff (repeated failure), staff, asked")
+    since: datetime | None = Field(None, description="When the hold began; null: the controller's own hold")
+    detail: str = ""
