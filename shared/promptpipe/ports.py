@@ -122,6 +122,11 @@ class ParticipantRepo(Protocol):
         the markers the commits keep, never of every participant (docs/console.md, "Nobody missed")."""
         ...
 
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        """The alert of the participant's hold that began at ``since`` was published: its marker says
+        so (nothing when the marker is gone or holds another hold)."""
+        ...
+
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""
         ...

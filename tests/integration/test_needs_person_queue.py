@@ -131,3 +131,17 @@ def test_the_front_page_shows_the_queue_above_the_list_in_its_one_call(local_env
     assert '<span class="count badge" aria-label="1 waiting">1</span>' in queue
     assert f'<a href="/participants/{rosa}">Rosa</a>' in queue
     assert "asked for a person" in queue and "2 h 05 min" in queue and "Not held" not in queue
+
+
+def test_the_marker_is_the_alerts_outbox(local_env_factory: Any) -> None:
+    env = local_env_factory()
+    rosa = enroll_over_api(env, "+12125550163", name="Rosa")
+    other = enroll_over_api(env, "+12125550170", name="Not held")
+    _text(env, "+12125550163", "can I talk to a person", "SMq1")
+
+    marker = _marker(env, rosa)
+    assert marker is not None and marker["alert_pending"] == {"BOOL": False}  # published, then marked
+    since = datetime.fromisoformat(marker["since"]["S"])
+    env.app.repo.hold_alerted(other, since)  # no marker: nothing to mark, no error
+    env.app.repo.hold_alerted(rosa, since + timedelta(seconds=1))  # another hold's: left alone
+    assert _marker(env, other) is None and _marker(env, rosa) == marker

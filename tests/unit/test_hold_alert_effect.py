@@ -1,6 +1,7 @@
 """The hold alert is an effect of the commit that placed the hold (usecases/hold_alerts.py): applied
-after the commit, resumed by the redelivery when a crash came between the commit and the publish,
-and never published twice when the publish went before a later effect failed."""
+after the commit, published by the redelivery when a crash (an exception, or the process killed)
+came between the commit and the publish, and not again once published: the needs-a-person marker,
+written in the hold's transaction, is its outbox."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.safety import HoldAlert, HoldReason, SafetyAlert
 from promptpipe.models.state import StateData
 from promptpipe.usecases.events import process_turn
-from promptpipe.usecases.hold_alerts import hold_alert_id
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.sending import apply_effects
 from tests.support import MemoryHarness, memory_harness
@@ -120,20 +120,35 @@ def test_a_failure_after_the_publish_does_not_publish_it_again() -> None:
     alerts = FakeAlerts()
     pid, event = _ask(h, alerts)
     first = process_turn(h.app, event)
-    assert first.hold_alert is not None
+    assert first.hold_alert is not None and h.store.needs_person[pid].alert_pending
     # A schedule change after the publish fails (the Scheduler is down): the event is redelivered.
     first.schedules = {f"{pid}-reminder": None}
     h.app.deps.timers = _FailingTimers()  # type: ignore[assignment]
     with pytest.raises(EffectsPending):
         apply_effects(h.app, first)
     assert len(alerts.published) == 1
-    assert hold_alert_id(event.event_id) in (h.app.ledger.partial(pid, event.event_id) or set())
+    assert h.store.needs_person[pid].alert_pending is False  # the marker says it went
 
     h.app.deps.timers = h.timers
     _deliver(h, event)
 
-    assert len(alerts.published) == 1  # the sent record names the alert: not published twice
+    assert len(alerts.published) == 1  # not published twice
     assert len(_replies(h, pid)) == 1
+
+
+def test_a_process_killed_between_the_commit_and_the_publish_publishes_on_the_redelivery() -> None:
+    h = memory_harness()
+    alerts = FakeAlerts()
+    pid, event = _ask(h, alerts)
+    process_turn(h.app, event)  # committed; then the process is killed: no effect applied, nothing recorded
+    assert alerts.published == [] and h.store.needs_person[pid].alert_pending
+
+    again = _deliver(h, event)  # the queue redelivers it after its visibility timeout
+
+    assert again.replayed
+    assert [(a.participant_id, a.reason) for a in alerts.published] == [(pid, HoldReason.ASKED)]
+    _deliver(h, event)
+    assert len(alerts.published) == 1
 
 
 def test_a_finished_event_redelivered_publishes_nothing_and_later_messages_none() -> None:
@@ -181,23 +196,27 @@ class _FailingTimers:
 
 
 @pytest.mark.logs_errors
-def test_a_resumed_publish_whose_record_cannot_be_updated_still_succeeds() -> None:
+def test_a_publish_whose_mark_fails_is_published_again_with_the_same_reference() -> None:
     from promptpipe.errors import StoreError
 
     h = memory_harness()
-    alerts = FakeAlerts(fail=1)
-    _pid, event = _ask(h, alerts)
-    with pytest.raises(ConnectionError):
-        _deliver(h, event)
-    ledger = h.app.ledger
+    alerts = FakeAlerts()
+    pid, event = _ask(h, alerts)
+    store = h.store
 
     class Refusing:
         def __getattr__(self, name: str) -> Any:
-            return getattr(ledger, name)
+            return getattr(store, name)
 
-        def record_partial(self, *_args: Any, **_kwargs: Any) -> None:
-            raise StoreError("table unavailable", operation="PutItem", code="ServiceUnavailable")
+        def hold_alerted(self, *_args: Any) -> None:
+            raise StoreError("table unavailable", operation="UpdateItem", code="ServiceUnavailable")
 
-    h.app = replace(h.app, ledger=Refusing())
-    _deliver(h, event)  # best effort: the publish stands, the event is done
-    assert len(alerts.published) == 1
+    h.app = replace(h.app, repo=Refusing())
+    _deliver(h, event)  # published; the mark is logged as failed, the event is done
+    assert store.needs_person[pid].alert_pending
+    h.app = replace(h.app, repo=store)
+    _deliver(h, event)  # a copy of the event: at least once
+
+    first, second = alerts.published
+    assert first.reference == second.reference == f"{pid}@{first.since:%Y-%m-%dT%H:%M:%SZ}"
+    assert store.needs_person[pid].alert_pending is False

@@ -109,3 +109,17 @@ def test_the_memory_store_writes_the_marker_with_the_hold_and_drops_it_with_the_
     assert h.store.load(rosa.id).needs_person == entry  # the commit sees it with the state
     h.store.delete(rosa.id, keep_transcript=True)
     assert h.store.needs_person_queue(10) == []
+
+
+def test_the_alert_is_pending_for_the_event_that_placed_an_announced_hold_and_stays_as_stored() -> None:
+    data = StateData({})
+    data.set_hold(ConversationHold(reason=HoldReason.ASKED, since=AT, set_by="x", event_id="SM1"))
+    placed = needs_person_of(_participant(), data, event_id="SM1")
+    assert placed is not None and placed.alert_pending
+    assert needs_person_of(_participant(), data, event_id="SM2").alert_pending is False  # type: ignore[union-attr]
+    published = placed.model_copy(update={"alert_pending": False})
+    later = needs_person_of(_participant(), data, stored=published, event_id="SM1")
+    assert later == published  # the same hold: as stored, so the commit writes nothing
+    staff = StateData({})
+    staff.set_hold(ConversationHold(reason=HoldReason.STAFF, since=AT, set_by="x", event_id="SM1"))
+    assert needs_person_of(_participant(), staff, stored=placed, event_id="SM1").alert_pending is False  # type: ignore[union-attr]

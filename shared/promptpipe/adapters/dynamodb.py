@@ -73,6 +73,7 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.rules.clock import to_rfc3339
 
 _BATCH_WRITE_SIZE = 25
 _BATCH_RETRIES = 8
@@ -258,6 +259,22 @@ class DynamoParticipantRepo(DynamoParticipantListing):
             self._delete_transcript(pk)
         elif self._retention is not None:
             self._rewrite_expiry(pk, self._now() + self._retention)
+
+    @store_operation
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        """One ``UpdateItem`` of the needs-a-person marker, only while it holds the hold of ``since``."""
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=needs_person_key(participant_id),
+                UpdateExpression="SET alert_pending = :f",
+                ConditionExpression=f"attribute_exists({PK}) AND since = :since",
+                ExpressionAttributeValues={":f": {"BOOL": False}, ":since": _s(to_rfc3339(since))},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            # released, deleted or replaced since: nothing of this hold's is left to mark
 
     @store_operation
     def expire(self, participant_id: str, at: datetime | None) -> None:

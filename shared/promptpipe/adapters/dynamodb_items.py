@@ -160,6 +160,7 @@ def needs_person_item(entry: NeedsPerson) -> Item:
         "name": _s(entry.name),
         "reason": _s(entry.reason.value),
         "detail": _s(entry.detail),
+        "alert_pending": {"BOOL": entry.alert_pending},
     }
     if entry.since is not None:
         item["since"] = _s(to_rfc3339(entry.since))
@@ -176,6 +177,7 @@ def needs_person_from_item(item: Item | None) -> NeedsPerson | None:
         reason=item["reason"]["S"],
         since=parse_rfc3339(since) if since else None,
         detail=item.get("detail", {}).get("S", ""),
+        alert_pending=bool(item.get("alert_pending", {}).get("BOOL", False)),
     )
 
 

@@ -144,6 +144,12 @@ class InMemoryStore:
             )
         return [e.model_copy() for e in held[:limit]]
 
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        with self._lock:
+            entry = self.needs_person.get(participant_id)
+            if entry is not None and entry.since == since:
+                self.needs_person[participant_id] = entry.model_copy(update={"alert_pending": False})
+
     def update(self, participant: ConversationParticipant) -> None:
         with self._lock:
             if participant.id not in self.participants:

@@ -432,7 +432,7 @@ class ConversationSession:
         if participant is not None:
             participant = participant.model_copy(update={"updated_at": self.now})
         # The queue's marker follows the committed hold, status and name (docs/console.md, "Nobody missed").
-        needs_person = needs_person_of(self._ctx.participant, data)
+        needs_person = needs_person_of(self._ctx.participant, data, stored=loaded.needs_person, event_id=self.event_id)
         return StateCommit(
             participant_id=loaded.participant.id,
             expected_version=loaded.flow.version,

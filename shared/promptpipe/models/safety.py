@@ -49,6 +49,10 @@ class HoldReason(StrEnum):
     ASKED = "asked"  # the participant asked to talk to a person (their words, or the coach's tool)
 
 
+# The holds the study team is told of by a hold alert (docs/safety.md): a safety flag has its own
+# alert, and a staff hold is the team's own.
+ANNOUNCED_HOLDS = frozenset({HoldReason.HANDOFF, HoldReason.ASKED})
+
 # What the study team reads for each reason of a hold (the alert, the console's queue).
 HOLD_WORDS = {
     HoldReason.SAFETY: "safety",
@@ -133,3 +137,5 @@ class NeedsPerson(LazyModel):
     reason: HoldReason = Field(description="safety, handoff (repeated failure), staff, asked")
     since: datetime | None = Field(None, description="When the hold began; null: the controller's own hold")
     detail: str = ""
+    # The hold's alert is still to be published (usecases/hold_alerts.py): the marker is its outbox.
+    alert_pending: bool = False

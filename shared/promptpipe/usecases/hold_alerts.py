@@ -1,36 +1,55 @@
-"""Telling the study team of each new hold (docs/safety.md, "Nobody missed"): an effect of the commit
-that placed the hold, applied after it, at least once and never lost.
+"""Telling the study team of each new hold (docs/safety.md, "Asking for a person"): an effect of the
+commit that placed the hold, applied after it, at least once and never lost.
 
-The alert is derived from the committed state, not decided anew: an event whose committed state
-holds a hold it placed (``ConversationHold.event_id``) carries the hold's alert on its outcome
-(``usecases/write_once.py``, on the first run and on every replay alike). ``apply_effects``
-(``usecases/sending.py``) publishes it after the event's messages and before its schedules, under an
-effect id of its own (``{event id}#hold-alert``), which the sent record keeps with the ids of the
-messages that went out when a later effect fails: a redelivery publishes it when that record does
-not name it (a crash before or during the publish), and not when it does or when there is no record
-(the earlier delivery finished). A failed publish raises, so the event is redelivered.
+The needs-a-person marker is the alert's outbox (docs/console.md, "Nobody missed"): the commit that
+places an announced hold writes the marker with ``alert_pending`` in the same transaction. The event's
+outcome carries the alert (``usecases/write_once.py``): on its first run, and on a redelivery while
+the marker it loads still says the alert is pending — a crash anywhere between the commit and the
+publish, an exception or the process killed, leaves it pending. ``apply_effects``
+(``usecases/sending.py``) publishes it after the event's messages and before its schedules; a failed
+publish raises (the event is redelivered: SQS, the scheduler's retries, the dead-letter redrive);
+once published, the marker says so (one ``UpdateItem``), and a later copy of the event publishes
+nothing.
 
-SNS standard topics (email and SMS subscriptions) do not deduplicate: a publish whose answer was lost
-is published again by the redelivery, so the team may read one hold twice; every alert carries the
-hold's reference (``HoldAlert.reference``), the same on each copy. A safety flag has its own alert
-(``usecases/safety_alerts.py``); a staff hold is placed by the team itself and is not announced.
+At least once: SNS standard topics (email and SMS subscriptions) do not deduplicate, and a publish
+whose answer was lost, or whose marker update failed, is published again by the redelivery; every
+alert carries the hold's reference (``HoldAlert.reference``), the same on each copy. A safety flag
+has its own alert (``usecases/safety_alerts.py``); a staff hold is placed by the team itself and is
+not announced (``ANNOUNCED_HOLDS``).
 """
 
 from __future__ import annotations
 
-from promptpipe.models.safety import ConversationHold, HoldAlert, HoldReason
+import logging
 
-# Holds the team is not told of here: a safety flag (its own alert) and a staff hold (the team's own).
-_NOT_ANNOUNCED = (HoldReason.SAFETY, HoldReason.STAFF)
+from promptpipe.errors import StoreError
+from promptpipe.models.safety import ANNOUNCED_HOLDS, ConversationHold, HoldAlert, NeedsPerson
+from promptpipe.usecases.context import AppContext
+
+logger = logging.getLogger(__name__)
 
 
 def new_hold_alert(participant_id: str, event_id: str, hold: ConversationHold | None) -> HoldAlert | None:
     """The alert of ``hold`` when this event placed it (a safety flag and a staff hold excepted)."""
-    if hold is None or not event_id or hold.event_id != event_id or hold.reason in _NOT_ANNOUNCED:
+    if hold is None or not event_id or hold.event_id != event_id or hold.reason not in ANNOUNCED_HOLDS:
         return None
     return HoldAlert(participant_id=participant_id, reason=hold.reason, detail=hold.detail, since=hold.since)
 
 
-def hold_alert_id(event_id: str) -> str:
-    """The alert's effect id in the event's sent record, beside its messages' ids (``{event id}#{n}``)."""
-    return f"{event_id}#hold-alert"
+def still_pending(alert: HoldAlert | None, marker: NeedsPerson | None) -> HoldAlert | None:
+    """For a redelivered event: its alert, when the marker it loaded says it was not published."""
+    if alert is None or marker is None or not marker.alert_pending or marker.since != alert.since:
+        return None
+    return alert
+
+
+def publish_hold_alert(app: AppContext, alert: HoldAlert) -> None:
+    """Publish (a failure raises: the event is redelivered), then mark the hold's alert as published.
+    A failed mark is logged: a redelivery would publish it again, the same reference."""
+    app.alerts.hold_placed(alert)
+    if alert.since is None:
+        return
+    try:
+        app.repo.hold_alerted(alert.participant_id, alert.since)
+    except StoreError:
+        logger.exception("hold alert published but not marked", extra={"participant_id": alert.participant_id})

@@ -4,7 +4,6 @@ schedules in line with the committed state (``usecases/schedules.py``)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
@@ -15,13 +14,12 @@ from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage, SendResult
 from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.safety import HoldAlert
 from promptpipe.models.store import DeliveryOutcome, EventRecord
 from promptpipe.observability import publish
 from promptpipe.ports import PartCheck
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.hold_alerts import hold_alert_id
+from promptpipe.usecases.hold_alerts import publish_hold_alert
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_committed_schedules, apply_schedule_specs, repair_pending
 
@@ -30,8 +28,9 @@ logger = logging.getLogger(__name__)
 
 def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     """Apply a processed event's effects, after its commit: send its messages, record their
-    outcomes, publish the alert of a hold it placed (``usecases/hold_alerts.py``), then bring its
-    schedules in line with the committed state. Returns the number of messages sent.
+    outcomes, publish the alert of a hold it placed (``usecases/hold_alerts.py``: a failure raises,
+    the redelivery publishes it), then bring its schedules in line with the committed state.
+    Returns the number of messages sent.
 
     Each message first passes the send rule (``flow/send_rule.py``) against the committed state
     the event loaded (read again before each message after the first, and before each part of a
@@ -51,10 +50,15 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     reply goes first, so a scheduler outage never holds it back.
     """
     ledger = app.ledger
-    resumed = _resume_point(app, outcome)
-    pending, already, parts, alert = resumed.pending, resumed.already, resumed.parts, resumed.alert
-    alert_id = hold_alert_id(outcome.event_id)
-    published: set[str] = set()  # the hold alert's id, once published
+    pending = list(outcome.outbound)
+    already: set[str] = set()
+    parts: dict[str, list[str]] = {}  # a split SMS sent part-way: its parts already accepted
+    if outcome.replayed and pending:
+        recorded = ledger.partial(outcome.participant_id, outcome.event_id)
+        already = recorded or set()
+        pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
+        if recorded is not None:
+            parts = ledger.accepted_parts(outcome.participant_id, outcome.event_id)
     results: dict[str, DeliveryOutcome] = {}
     opted_out: str | None = None  # the message whose refusal says the number opted out, until committed
     try:
@@ -84,70 +88,30 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
         if opted_out is not None:
             record_carrier_opt_out(app, outcome.participant_id, outcome.event_id, results[opted_out].code)
             opted_out = None
-        if alert is not None:  # after the reply, before the schedules; a failure raises (redelivered)
-            app.alerts.hold_placed(alert)
-            published.add(alert_id)
+        if outcome.hold_alert is not None:  # after the reply, before the schedules; a failure raises
+            publish_hold_alert(app, outcome.hold_alert)
         if outcome.schedules:
             apply_committed_schedules(app, outcome.participant_id, outcome.schedules)
     except BaseException:  # a crash mid-way too: record which messages have their outcome
         # A refusal whose opt-out did not commit is not final: the redelivery sends it again,
         # is refused again, and records the opt-out then.
         final = {mid for mid, result in results.items() if _final(result) and mid != opted_out}
-        if outcome.outbound or outcome.schedules or outcome.hold_alert is not None:
+        if outcome.outbound or outcome.schedules:
             unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
             try:
                 ledger.record_partial(
                     outcome.participant_id,
                     outcome.event_id,
-                    sorted(already | final | published),
+                    sorted(already | final),
                     parts=unfinished,
                     record=_record_of(outcome),
                 )
             except StoreError:  # best effort: at worst the redelivery sends nothing
                 logger.exception("could not record the messages already sent")
         raise
-    if resumed.recorded and published:
-        _record_resumed(app, outcome, already | set(results) | published)
     if outcome.pending_effects:
         repair_pending(app, outcome.participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     return sum(1 for result in results.values() if result.delivered)
-
-
-@dataclass
-class _ResumePoint:
-    """Where an event's effects start: what is left to send and publish, and what went before."""
-
-    pending: list[OutboundMessage]
-    alert: HoldAlert | None
-    already: set[str] = field(default_factory=set)
-    parts: dict[str, list[str]] = field(default_factory=dict)  # a split SMS sent part-way: its parts accepted
-    recorded: bool = False  # a redelivery resuming from the sent record of a failed delivery
-
-
-def _resume_point(app: AppContext, outcome: EventOutcome) -> _ResumePoint:
-    """Everything, for a first delivery; for a redelivery, what its sent record says is missing (no
-    record: the earlier delivery finished, nothing is left)."""
-    point = _ResumePoint(pending=list(outcome.outbound), alert=outcome.hold_alert)
-    if not outcome.replayed or not (point.pending or point.alert is not None):
-        return point
-    recorded = app.ledger.partial(outcome.participant_id, outcome.event_id)
-    if recorded is None:
-        return _ResumePoint(pending=[], alert=None)
-    point.pending = [m for m in point.pending if m.message_id not in recorded]
-    if hold_alert_id(outcome.event_id) in recorded:
-        point.alert = None  # published before a later effect failed
-    point.already, point.recorded = recorded, True
-    point.parts = app.ledger.accepted_parts(outcome.participant_id, outcome.event_id)
-    return point
-
-
-def _record_resumed(app: AppContext, outcome: EventOutcome, done: set[str]) -> None:
-    """A resumed event that published its hold alert: its sent record says so now, so a further
-    copy of the event does not publish it again. Best effort, as the record itself."""
-    try:
-        app.ledger.record_partial(outcome.participant_id, outcome.event_id, sorted(done), record=_record_of(outcome))
-    except StoreError:
-        logger.exception("could not record the hold alert as published")
 
 
 _DELIVERY = {"sent": DecisionDelivery.SENT, "failed": DecisionDelivery.FAILED, "skipped": DecisionDelivery.NOT_SENT}

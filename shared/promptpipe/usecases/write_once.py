@@ -40,7 +40,7 @@ from promptpipe.models.store import EventRecord
 from promptpipe.observability import publish
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.hold_alerts import new_hold_alert
+from promptpipe.usecases.hold_alerts import new_hold_alert, still_pending
 from promptpipe.usecases.outcome_metrics import outcome_metrics
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_schedule_specs
@@ -161,12 +161,12 @@ def _run_once(
 
 
 def _take_hold_alert(outcome: EventOutcome, session: ConversationSession) -> None:
-    """The alert of the hold this event placed, read from the committed state: the first run and
-    every replay carry it alike, and ``apply_effects`` publishes it unless the event's sent record
-    says it went (``usecases/hold_alerts.py``)."""
+    """The alert of the hold this event placed, from the committed state: on the first run, and on a
+    redelivery while the marker it loaded says it is still to be published (``usecases/hold_alerts.py``)."""
     if outcome.replayed and session.duplicate_of is not None:
         return  # a concurrent delivery committed first: it applies the effects
-    outcome.hold_alert = new_hold_alert(outcome.participant_id, outcome.event_id, session.data.hold())
+    alert = new_hold_alert(outcome.participant_id, outcome.event_id, session.data.hold())
+    outcome.hold_alert = still_pending(alert, session.loaded.needs_person) if outcome.replayed else alert
 
 
 def resume(app: AppContext, session: ConversationSession, record: EventRecord) -> Effects:
