@@ -67,6 +67,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.study import StudyDefinition
 
 logger = logging.getLogger(__name__)
@@ -162,31 +163,24 @@ class Console:
         needs = query.get("needs") == "1"
         after = query.get("after") or None
         view, view_keep = view_of(query)  # sorting and the filters beyond status (console/listing.py)
-        try:
-            result = self.client.participant_rows(
+
+        def rows(cursor: str | None) -> ParticipantRowsPage:  # the needs-a-person queue comes with them
+            return self.client.participant_rows(
                 limit=PAGE_ROWS,
-                next_token=after,
+                next_token=cursor,
                 status=status,
                 search=search,
                 needs_person=needs,
                 view=view,
                 queue=True,
             )
+
+        try:
+            result = rows(after)
         except ApiError as exc:
             if exc.status != 400 or after is None:
                 raise
-            after, result = (
-                None,
-                self.client.participant_rows(  # a cursor of another listing: page 1
-                    limit=PAGE_ROWS,
-                    next_token=None,
-                    status=status,
-                    search=search,
-                    needs_person=needs,
-                    view=view,
-                    queue=True,
-                ),
-            )
+            after, result = None, rows(None)  # a cursor of another listing: page 1
         with self.lock:
             if len(self._previous) > MAX_CURSOR_LISTS * 16:  # a bound on what a long-running console keeps
                 self._previous.clear()
