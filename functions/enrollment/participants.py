@@ -114,6 +114,10 @@ def list_participant_rows(  # noqa: PLR0917 - one query parameter each
         Literal["", "none", "low", "mid", "high"],
         Query(description="Only this adherence band (Done share): none (no prompt), low <50 %, mid, high >=80 %"),
     ] = "",
+    # docs/console.md, "Nobody missed": the needs-a-person queue with the page, one more read
+    queue: Annotated[
+        bool, Query(description="Also every participant held for a person, the longest wait first")
+    ] = False,
 ) -> Response[dict[str, Any]]:
     app = get_app()
     view = ListView(sort=sort, zone=zone, study_day_min=study_day_min, study_day_max=study_day_max, adherence=adherence)
@@ -127,6 +131,8 @@ def list_participant_rows(  # noqa: PLR0917 - one query parameter each
         view=view,
         now=app.clock.now(),
     )
+    if queue:
+        page = participant_rows.with_needs_person_queue(app.repo, page)
     return envelope(200, result=dump(page))
 
 

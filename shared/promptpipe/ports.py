@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.participant_rows import ListedParticipant
-    from promptpipe.models.safety import HoldAlert, SafetyAlert
+    from promptpipe.models.safety import HoldAlert, NeedsPerson, SafetyAlert
     from promptpipe.models.state import FlowState
     from promptpipe.models.store import (
         DeliveryOutcome,
@@ -116,6 +116,16 @@ class ParticipantRepo(Protocol):
     def list_states(self, participant_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """Each participant's ``state_data``, only the keys a list row shows, in batches (not one
         read per participant); participants without a flow state are left out."""
+        ...
+
+    def needs_person_queue(self, limit: int) -> builtins.list[NeedsPerson]:
+        """Every participant held for a person (up to ``limit``), the longest wait first: one read of
+        the markers the commits keep, never of every participant (docs/console.md, "Nobody missed")."""
+        ...
+
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        """The alert of the participant's hold that began at ``since`` was published: its marker says
+        so (nothing when the marker is gone or holds another hold)."""
         ...
 
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:

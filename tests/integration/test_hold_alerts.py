@@ -16,7 +16,7 @@ from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.safety import ConversationHold, HoldAlert, HoldReason, SafetyAlert
 from promptpipe.usecases import receive_text
-from promptpipe.usecases.hold_alerts import alert_new_hold, new_hold_alert
+from promptpipe.usecases.hold_alerts import new_hold_alert
 from tests.support import enroll_over_api, hand_off_a_new_participant
 from tests.support.logs import Captured
 
@@ -78,7 +78,9 @@ def test_a_hand_off_from_repeated_failure_alerts_the_team_once(local_env_factory
 
 def test_only_the_event_that_placed_a_hold_alerts() -> None:
     hold = ConversationHold(reason=HoldReason.ASKED, since=datetime(2026, 3, 2, tzinfo=UTC), set_by="x", event_id="e1")
-    assert new_hold_alert("p_1", "e1", hold) == HoldAlert(participant_id="p_1", reason=HoldReason.ASKED)
+    assert new_hold_alert("p_1", "e1", hold) == HoldAlert(
+        participant_id="p_1", reason=HoldReason.ASKED, since=hold.since
+    )
     assert new_hold_alert("p_1", "e2", hold) is None  # an older hold: told already
     assert new_hold_alert("p_1", "e1", None) is None
     assert new_hold_alert("p_1", "e1", hold.model_copy(update={"reason": HoldReason.SAFETY})) is None
@@ -101,22 +103,8 @@ def test_the_sns_alert_links_the_participants_page(local_env_factory: Any) -> No
     assert "https://console.example.org/participants/p_2" in by_subject["Safety flag: participant p_2 (suicide)"]
 
 
-@pytest.mark.logs_errors
-def test_a_failed_publish_is_logged_and_the_log_adapter_names_the_reason(
-    logged: Captured, local_env_factory: Any
-) -> None:
-    env = local_env_factory()
-
-    class Broken(RecordingAlerts):
-        def hold_placed(self, alert: HoldAlert) -> None:
-            raise RuntimeError("SNS is down")
-
-    from dataclasses import replace
-
+def test_the_log_adapter_names_the_reason(logged: Captured) -> None:
     alert = HoldAlert(participant_id="p_1", reason=HoldReason.HANDOFF)
-    alert_new_hold(replace(env.app, alerts=Broken()), alert)
-    assert any(r.getMessage() == "hold alert not published" for r in logged.records)
-    alert_new_hold(env.app, None)
     LogTeamAlerts().hold_placed(alert)
     [record] = [r for r in logged.records if "HOLD ALERT" in r.getMessage()]
     assert getattr(record, "why", None) == "repeated failure"
@@ -150,3 +138,67 @@ def test_the_coachs_tool_holds_for_a_request_in_other_words(local_env_factory: A
         "Of course: a member of the study team will follow up with you."
     ]
     assert [(a.participant_id, a.reason) for a in alerts.holds] == [(pid, HoldReason.ASKED)]
+
+
+class FlakySns:
+    """The SNS client with one fault: before the publish reaches the topic (``lost=False``), or
+    after it did, its answer lost (``lost=True``)."""
+
+    def __init__(self, sns: Any, *, lost: bool) -> None:
+        self._sns, self._lost, self.faults = sns, lost, 1
+
+    def publish(self, **request: Any) -> Any:
+        if self.faults and not self._lost:
+            self.faults -= 1
+            raise ConnectionError("SNS endpoint unreachable")
+        answer = self._sns.publish(**request)
+        if self.faults:
+            self.faults -= 1
+            raise ConnectionError("read timeout: the answer was lost")
+        return answer
+
+
+def _team_topic(env: Any, *, lost: bool) -> Any:
+    """The study team's topic on moto, with a queue subscribed to read what it published."""
+    sns, sqs = aws_client("sns", env.settings), aws_client("sqs", env.settings)
+    topic = sns.create_topic(Name="promptpipe-safety-alerts")["TopicArn"]
+    queue = sqs.create_queue(QueueName="team-inbox")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    env.use_ports(alerts=SnsTeamAlerts(topic, FlakySns(sns, lost=lost), "https://console.example.org"))
+
+    def published() -> list[dict[str, Any]]:
+        got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
+        return [json.loads(m["Body"]) for m in got]
+
+    return published
+
+
+@pytest.mark.logs_errors
+def test_a_crash_before_the_publish_is_published_once_by_the_redelivery(local_env_factory: Any) -> None:
+    env = local_env_factory()
+    published = _team_topic(env, lost=False)
+    pid = enroll_over_api(env, PHONE, name="Rosa")
+    sent_before = len(env.messages(pid))
+
+    _text(env, "can i talk to someone from the study", "SMcrash1", 5)  # the worker fails once, SQS redelivers
+
+    [message] = published()
+    assert message["Subject"] == f"Needs a person: participant {pid} (asked for a person)"
+    assert f"Their page: https://console.example.org/participants/{pid}" in message["Message"]
+    assert len(env.messages(pid)) == sent_before + 1  # the hold's reply went once
+
+
+@pytest.mark.logs_errors
+def test_a_lost_answer_publishes_again_with_the_same_reference(local_env_factory: Any) -> None:
+    # SNS standard topics do not deduplicate: at least once, and the reference tells it is one hold.
+    env = local_env_factory()
+    published = _team_topic(env, lost=True)
+    pid = enroll_over_api(env, PHONE, name="Rosa")
+
+    _text(env, "can i talk to someone from the study", "SMcrash2", 5)
+
+    copies = published()
+    assert len(copies) == 2
+    references = {line for m in copies for line in m["Message"].splitlines() if line.startswith("Hold reference:")}
+    assert len(references) == 1 and pid in references.pop()

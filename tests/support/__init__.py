@@ -186,14 +186,21 @@ def hand_off_a_new_participant(env: Any, phone: str) -> str:
     import json
     from pathlib import Path
 
-    from promptpipe.local.signing import twilio_form, twilio_signature
-
     flow = json.loads((Path(__file__).resolve().parents[2] / "prompts" / "flows" / "intake.json").read_text())
     flow["nodes"][0]["retryPolicy"] = {"maxAttempts": 1, "onExhaust": "HANDOFF"}
     assert env.api("PUT", "/conversation/flows/intake", json_body=flow).status == 200
     enrolled = env.api("POST", "/conversation/participants", json_body={"phone_number": phone, "name": "Alex"})
     assert enrolled.status == 201, enrolled.body
-    params = {"MessageSid": "SM-held-1", "AccountSid": "AC1", "From": phone, "To": "+14155550000", "Body": "idk"}
+    text_over_webhook(env, phone, "idk", "SM-held-1")
+    return str(enrolled.body["result"]["id"])
+
+
+def text_over_webhook(env: Any, phone: str, body: str, sid: str) -> None:
+    """A participant's text through a local environment's signed Twilio webhook, as the provider
+    posts it (answered 200)."""
+    from promptpipe.local.signing import twilio_form, twilio_signature
+
+    params = {"MessageSid": sid, "AccountSid": "AC1", "From": phone, "To": "+14155550000", "Body": body}
     signature = twilio_signature("https://localhost/webhooks/twilio", params, env.settings.twilio_auth_token)
     answer = env.api(
         "POST",
@@ -203,7 +210,6 @@ def hand_off_a_new_participant(env: Any, phone: str) -> str:
         base64_body=True,
     )
     assert answer.status == 200
-    return str(enrolled.body["result"]["id"])
 
 
 def fire(h: MemoryHarness, payload: TimerPayload, event_id: str) -> EventOutcome:

@@ -201,7 +201,7 @@ def test_delete_leaves_a_phone_claim_owned_by_someone_else() -> None:
     DynamoParticipantRepo("t", client).delete(PID, keep_transcript=True)
     transactions = [kwargs["TransactItems"] for name, kwargs in client.calls if name == "transact_write_items"]
     assert len(transactions) == 2
-    assert len(transactions[1]) == 2  # META and the flow state; not the claim
+    assert len(transactions[1]) == 3  # META, the flow state and the needs-a-person marker; not the claim
     assert all("PHONE#" not in str(action) for action in transactions[1])
 
 

@@ -33,6 +33,7 @@ from promptpipe.adapters.dynamodb_items import (
     KEY_ATTRIBUTES,
     META_SK,
     MSG_SK_PREFIX,
+    NEEDS_PERSON_SK,
     PK,
     SK,
     Item,
@@ -43,6 +44,8 @@ from promptpipe.adapters.dynamodb_items import (
     flow_key,
     key,
     meta_key,
+    needs_person_from_item,
+    needs_person_key,
     participant_from_item,
     participant_item,
     participant_pk,
@@ -67,6 +70,7 @@ from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
+from promptpipe.rules.clock import to_rfc3339
 
 _BATCH_WRITE_SIZE = 25
 _BATCH_RETRIES = 8
@@ -220,8 +224,10 @@ class DynamoParticipantRepo(DynamoParticipantListing):
             }
         }
         delete_flow = {"Delete": {"TableName": self._table, "Key": flow_key(participant_id)}}
+        # Out of the needs-a-person queue with the state (docs/console.md, "Nobody missed").
+        delete_held = {"Delete": {"TableName": self._table, "Key": needs_person_key(participant_id)}}
         try:
-            self._client.transact_write_items(TransactItems=[delete_meta, delete_claim, delete_flow])
+            self._client.transact_write_items(TransactItems=[delete_meta, delete_claim, delete_flow, delete_held])
         except ClientError as exc:
             if not is_cancellation(exc):
                 raise
@@ -231,11 +237,27 @@ class DynamoParticipantRepo(DynamoParticipantListing):
             if not condition_failed(codes, 1):
                 raise
             # The claim belongs to someone else (never written so by this code): leave it alone.
-            self._client.transact_write_items(TransactItems=[delete_meta, delete_flow])
+            self._client.transact_write_items(TransactItems=[delete_meta, delete_flow, delete_held])
         if not keep_transcript:
             self._delete_transcript(pk)
         elif self._retention is not None:
             self._rewrite_expiry(pk, self._now() + self._retention)
+
+    @store_operation
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        """One ``UpdateItem`` of the needs-a-person marker, only while it holds the hold of ``since``."""
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=needs_person_key(participant_id),
+                UpdateExpression="SET alert_pending = :f",
+                ConditionExpression=f"attribute_exists({PK}) AND since = :since",
+                ExpressionAttributeValues={":f": {"BOOL": False}, ":since": _s(to_rfc3339(since))},
+            )
+        except ClientError as exc:
+            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+                raise
+            # released, deleted or replaced since: nothing of this hold's is left to mark
 
     @store_operation
     def expire(self, participant_id: str, at: datetime | None) -> None:
@@ -343,7 +365,13 @@ class DynamoStateStore(TableAdapter):
             if flow_raw is not None
             else (FlowState(participant_id=participant_id), list[EventRecord]())
         )
-        return LoadedState(participant=participant, flow=flow, recent_events=recent_events, pending_effects=pending)
+        return LoadedState(
+            participant=participant,
+            flow=flow,
+            recent_events=recent_events,
+            pending_effects=pending,
+            needs_person=needs_person_from_item(by_sk.get(NEEDS_PERSON_SK)),
+        )
 
     @store_operation
     def commit(self, commit: StateCommit) -> None:

@@ -16,6 +16,8 @@ from promptpipe.adapters.dynamodb_items import (
     flow_item,
     key,
     meta_key,
+    needs_person_item,
+    needs_person_key,
     participant_item,
     participant_pk,
     transcript_item,
@@ -33,7 +35,8 @@ FLOW_INDEX, META_INDEX, CLAIM_INDEX = 0, 1, 2
 def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]:
     """The actions of a commit's ``TransactWriteItems``, in this order: the flow state (conditional on
     ``version``), META (written, or checked to exist), the claimed event id (only if new), the study
-    decisions and the transcript entries (each only if new)."""
+    decisions and the transcript entries (each only if new), the accepted message's placeholder
+    removed, and the needs-a-person marker when it changed."""
     participant_id = commit.participant_id
     if commit.flow.participant_id != participant_id:
         raise ValueError("flow state belongs to another participant")
@@ -48,6 +51,7 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
     if any(entry.participant_id != participant_id for entry in commit.transcript):
         raise ValueError("transcript entry belongs to another participant")
     extra = (commit.claim is not None) + (commit.accepted is not None) + len(commit.decisions)
+    extra += commit.needs_person_changed
     if 2 + extra + len(commit.transcript) > MAX_COMMIT_ITEMS:
         raise ValueError(f"a commit holds at most {MAX_COMMIT_ITEMS} items")
     # A withdrawn participant's items expire together (docs/retention.md): what this commit
@@ -124,4 +128,11 @@ def commit_actions(table_name: str, commit: StateCommit) -> list[dict[str, Any]]
                 }
             }
         )
+    if commit.needs_person_changed:
+        # The queue's marker, only when the hold, the status or the name changed what it says
+        # (docs/console.md, "Nobody missed"): with the state or not at all.
+        if commit.needs_person is not None:
+            actions.append({"Put": {"TableName": table_name, "Item": needs_person_item(commit.needs_person)}})
+        else:
+            actions.append({"Delete": {"TableName": table_name, "Key": needs_person_key(participant_id)}})
     return actions

@@ -11,6 +11,7 @@ TTL attribute) is ``promptpipe.adapters.dynamodb_table``.
 | sent ledger     | ``PARTICIPANT#{id}`` | ``SENT#{event id}`` (with TTL)  | sent_ledger              |
 | event id        | ``PARTICIPANT#{id}`` | ``EVENT#{event id}`` (with TTL) | dynamodb                 |
 | pending effects | ``PARTICIPANT#{id}`` | ``FLOW#conversation#pending``   | after_commit             |
+| needs a person  | ``PARTICIPANT#{id}`` | ``FLOW#conversation#held``      | dynamodb_commit          |
 | flow definition | ``FLOW#{flow id}``   | ``V#{version:06d}``, ``LATEST`` | dynamodb_flows           |
 | study decision  | ``PARTICIPANT#{id}`` | ``DECISION#{day:05d}#{point}``  | dynamodb, dynamodb_decisions |
 | audit record    | ``AUDIT#study``      | ``{participant id}#{time}#{id}`` | dynamodb_audit           |
@@ -21,7 +22,10 @@ never grows with them; the pending-effects marker sorts inside it (read with the
 call) and carries ``gsi1pk = PENDING_EFFECTS``, so the sweep finds every marker with one Query on
 the index. A study decision (docs/studies.md#the-decision-record) sorts before ``FLOW#`` too, and
 carries ``gsi1pk = DECISIONS#{study id}``, ``gsi1sk = {participant id}#{day:05d}#{point}``: a study's
-record is one paginated Query of the index, in (participant, day, point) order. Values are strings,
+record is one paginated Query of the index, in (participant, day, point) order. The needs-a-person
+marker (docs/console.md, "Nobody missed") sorts inside the state range too (the commit knows whether
+it is there at no extra call) and carries ``gsi1pk = NEEDS_PERSON``, ``gsi1sk = {hold start}#{id}``:
+the console's queue is one Query of the index, the longest wait first. Values are strings,
 ints, bools and string maps only, so no float (and no ``Decimal``) ever crosses the boundary; free-form data (transcript
 metadata, recent events) is stored as JSON strings. Nothing here performs I/O.
 """
@@ -43,6 +47,7 @@ from promptpipe.errors import ValidationFailed
 from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.safety import NeedsPerson
 from promptpipe.models.state import FLOW_TYPE, FlowState
 from promptpipe.models.store import (
     RECEIPT_ORDER,
@@ -52,6 +57,7 @@ from promptpipe.models.store import (
     EventRecord,
     TranscriptEntry,
 )
+from promptpipe.rules.clock import parse_rfc3339, to_rfc3339
 
 PARTICIPANT_PREFIX = "PARTICIPANT#"
 PHONE_PREFIX = "PHONE#"
@@ -64,6 +70,8 @@ SENT_SK_PREFIX = "SENT#"
 EVENT_SK_PREFIX = "EVENT#"
 PENDING_EFFECTS_SK = f"{FLOW_SK}#pending"
 PARTICIPANTS_GSI_PK = "PARTICIPANTS"
+NEEDS_PERSON_SK = f"{FLOW_SK}#held"
+NEEDS_PERSON_GSI_PK = "NEEDS_PERSON"
 PENDING_EFFECTS_GSI_PK = "PENDING_EFFECTS"
 FLOW_DEFINITION_PREFIX = "FLOW#"
 FLOW_VERSION_SK_PREFIX = "V#"
@@ -134,6 +142,43 @@ def pending_effects_token(items_by_sk: dict[str, Item]) -> str | None:
     """The marker's token among the items of the state Query, if there is one."""
     item = items_by_sk.get(PENDING_EFFECTS_SK)
     return str(item["token"]["S"]) if item and "token" in item else None
+
+
+def needs_person_key(participant_id: str) -> Item:
+    return key(participant_pk(participant_id), NEEDS_PERSON_SK)
+
+
+def needs_person_item(entry: NeedsPerson) -> Item:
+    """The marker of a participant in the needs-a-person queue: indexed by the hold's start (an
+    unknown start, the controller's own hold, after every dated one)."""
+    started = sortable_timestamp(entry.since) if entry.since is not None else "~"
+    item: Item = {
+        **needs_person_key(entry.participant_id),
+        GSI_PK: _s(NEEDS_PERSON_GSI_PK),
+        GSI_SK: _s(f"{started}#{entry.participant_id}"),
+        "participant_id": _s(entry.participant_id),
+        "name": _s(entry.name),
+        "reason": _s(entry.reason.value),
+        "detail": _s(entry.detail),
+        "alert_pending": {"BOOL": entry.alert_pending},
+    }
+    if entry.since is not None:
+        item["since"] = _s(to_rfc3339(entry.since))
+    return item
+
+
+def needs_person_from_item(item: Item | None) -> NeedsPerson | None:
+    if item is None:
+        return None
+    since = item.get("since", {}).get("S")
+    return NeedsPerson(
+        participant_id=item["participant_id"]["S"],
+        name=item.get("name", {}).get("S", ""),
+        reason=item["reason"]["S"],
+        since=parse_rfc3339(since) if since else None,
+        detail=item.get("detail", {}).get("S", ""),
+        alert_pending=bool(item.get("alert_pending", {}).get("BOOL", False)),
+    )
 
 
 def decision_key(participant_id: str, decision_point: str, study_day: int) -> Item:

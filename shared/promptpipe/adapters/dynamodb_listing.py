@@ -1,4 +1,5 @@
-"""The participants list's reads (``ParticipantRepo.page``, ``count``, ``list_states``) over the
+"""The participants list's reads (``ParticipantRepo.page``, ``count``, ``list_states``,
+``needs_person_queue``) over the
 main table: a page of META records from the participants index (status filtered by DynamoDB), how
 many there are, and the page's flow states projected to the keys a list row shows, in one
 ``BatchGetItem``. Docs: docs/console.md ("The list's reads"), docs/architecture.md#state.
@@ -20,6 +21,7 @@ from promptpipe.adapters.dynamodb_items import (
     GSI_SK,
     KEY_ATTRIBUTES,
     META_SK,
+    NEEDS_PERSON_GSI_PK,
     PARTICIPANT_PREFIX,
     PARTICIPANTS_GSI_PK,
     PK,
@@ -29,10 +31,12 @@ from promptpipe.adapters.dynamodb_items import (
     encode_token,
     from_attribute,
     key,
+    needs_person_from_item,
     participant_pk,
 )
 from promptpipe.errors import StoreError, ValidationFailed
 from promptpipe.models.participant_rows import LISTED_FIELDS, ROW_STATE_KEYS, ListedParticipant
+from promptpipe.models.safety import NeedsPerson
 
 
 def _start_key(token: str) -> Item:
@@ -54,6 +58,19 @@ class DynamoParticipantListing(TableAdapter):
 
     _index: str
     _sleep: Callable[[float], None]
+
+    @store_operation
+    def needs_person_queue(self, limit: int) -> list[NeedsPerson]:
+        """The needs-a-person markers, the longest wait first: one Query of the index's
+        ``NEEDS_PERSON`` partition, whatever the study's size (docs/console.md, "Nobody missed")."""
+        response = self._client.query(
+            TableName=self._table,
+            IndexName=self._index,
+            KeyConditionExpression=f"{GSI_PK} = :g",
+            ExpressionAttributeValues={":g": {"S": NEEDS_PERSON_GSI_PK}},
+            Limit=limit,
+        )
+        return [entry for item in response.get("Items", []) if (entry := needs_person_from_item(item)) is not None]
 
     def _index_request(
         self, status: str | None, *, projected: bool = False, next_token: str | None = None

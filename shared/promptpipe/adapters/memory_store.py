@@ -25,6 +25,7 @@ from promptpipe.models.participant_rows import (
     listing_key,
     read_listing_cursor,
 )
+from promptpipe.models.safety import NeedsPerson
 from promptpipe.models.state import FlowState
 from promptpipe.models.store import (
     RECEIPT_ORDER,
@@ -56,6 +57,8 @@ class InMemoryStore:
         self.loads = 0
         self.commits = 0
         self.pending_effects = InMemoryPendingEffects()  # read by ``load``, like the state Query
+        # The needs-a-person markers (docs/console.md, "Nobody missed"), written by commits only.
+        self.needs_person: dict[str, NeedsPerson] = {}
 
     # -- ParticipantRepo --------------------------------------------------------------------
     def create(self, participant: ConversationParticipant, flow: FlowState, *, enrollment: str | None = None) -> None:
@@ -132,6 +135,21 @@ class InMemoryStore:
                 if pid in self.flows
             }
 
+    def needs_person_queue(self, limit: int) -> builtins.list[NeedsPerson]:
+        """The markers, the longest wait first (an unknown start last), as the index orders them."""
+        with self._lock:
+            held = sorted(
+                self.needs_person.values(),
+                key=lambda e: (e.since is None, e.since.timestamp() if e.since else 0.0, e.participant_id),
+            )
+        return [e.model_copy() for e in held[:limit]]
+
+    def hold_alerted(self, participant_id: str, since: datetime) -> None:
+        with self._lock:
+            entry = self.needs_person.get(participant_id)
+            if entry is not None and entry.since == since:
+                self.needs_person[participant_id] = entry.model_copy(update={"alert_pending": False})
+
     def update(self, participant: ConversationParticipant) -> None:
         with self._lock:
             if participant.id not in self.participants:
@@ -146,6 +164,7 @@ class InMemoryStore:
             self.phones.pop(participant.phone_number, None)
             self.enrollments.pop(participant.phone_number, None)
             self.flows.pop(participant_id, None)
+            self.needs_person.pop(participant_id, None)
             self.events.pop(participant_id, None)
             if not keep_transcript:  # erased with the rest of the partition, as DynamoDB's
                 self.transcripts.pop(participant_id, None)
@@ -173,6 +192,7 @@ class InMemoryStore:
                 flow=flow.model_copy(deep=True),
                 recent_events=[e.model_copy(deep=True) for e in self.events.get(participant_id, [])],
                 pending_effects=self.pending_effects.markers.get(participant_id),
+                needs_person=self.needs_person.get(participant_id),
             )
 
     def commit(self, commit: StateCommit) -> None:
@@ -202,6 +222,11 @@ class InMemoryStore:
             if commit.accepted is not None:
                 key = (commit.accepted.at, commit.accepted.seq)
                 self.transcripts[pid] = [e for e in self.transcripts[pid] if (e.at, e.seq) != key]
+            if commit.needs_person_changed:
+                if commit.needs_person is None:
+                    self.needs_person.pop(pid, None)
+                else:
+                    self.needs_person[pid] = commit.needs_person.model_copy()
 
     def _put_entries(self, pid: str, entries: Sequence[TranscriptEntry]) -> None:
         """Append, or replace an entry accepted before its turn ran (it carries a ``state``)."""

@@ -49,7 +49,7 @@ from promptpipe.console.charts import COLOURS, strip_svg
 from promptpipe.console.delivery import CostPrices, delivery_context
 from promptpipe.console.identity import DEFAULT_OPERATOR, Door, Identity, TokenBook
 from promptpipe.console.listing import FORM, view_of
-from promptpipe.console.queue import needs_person_queue
+from promptpipe.console.queue import needs_person_queue, waiting
 from promptpipe.console.study import study_context
 from promptpipe.console.study_effects import api_study_report, effects_svg
 from promptpipe.coordinator.adherence import DAY_WORDS, record_end, study_days
@@ -67,6 +67,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import ParticipantRowsPage
 from promptpipe.models.study import StudyDefinition
 
 logger = logging.getLogger(__name__)
@@ -154,28 +155,34 @@ class Console:
 
     def list_page(self, query: dict[str, str]) -> str:
         """One page of ``PAGE_ROWS`` participants in one API call (``GET /conversation/participant-rows``:
-        the rows with their sub-state, hold, counts and next timer, the total, and where the page
-        starts; docs/console.md). The API pages by cursor, a place in the list: "Next" carries the
-        cursor of the page shown (``?after=``), so participants enrolled meanwhile (listed first)
-        never push anyone off the pages, and the numbers shown are the API's, counted at the read."""
+        the rows with their sub-state, hold, counts and next timer, the total, where the page starts,
+        and the needs-a-person queue shown above them; docs/console.md). The API pages by cursor, a
+        place in the list: "Next" carries the cursor of the page shown (``?after=``), so participants
+        enrolled meanwhile (listed first) never push anyone off the pages, and the numbers shown are
+        the API's, counted at the read."""
         search, status = query.get("q", "").strip(), query.get("status", "")
         status = status if status in STATUSES else ""
         needs = query.get("needs") == "1"
         after = query.get("after") or None
         view, view_keep = view_of(query)  # sorting and the filters beyond status (console/listing.py)
-        try:
-            result = self.client.participant_rows(
-                limit=PAGE_ROWS, next_token=after, status=status, search=search, needs_person=needs, view=view
+
+        def rows(cursor: str | None) -> ParticipantRowsPage:  # the needs-a-person queue comes with them
+            return self.client.participant_rows(
+                limit=PAGE_ROWS,
+                next_token=cursor,
+                status=status,
+                search=search,
+                needs_person=needs,
+                view=view,
+                queue=True,
             )
+
+        try:
+            result = rows(after)
         except ApiError as exc:
             if exc.status != 400 or after is None:
                 raise
-            after, result = (
-                None,
-                self.client.participant_rows(  # a cursor of another listing: page 1
-                    limit=PAGE_ROWS, next_token=None, status=status, search=search, needs_person=needs, view=view
-                ),
-            )
+            after, result = None, rows(None)  # a cursor of another listing: page 1
         with self.lock:
             if len(self._previous) > MAX_CURSOR_LISTS * 16:  # a bound on what a long-running console keeps
                 self._previous.clear()
@@ -205,6 +212,8 @@ class Console:
             statuses=STATUSES,
             notice=notice_text(query.get("notice")),
             view=view,
+            # Nobody missed: the needs-a-person queue above the list, with the same call (docs/console.md)
+            waiting=waiting(result.needs_person_queue, result.read_at or datetime.now(UTC)),
             **FORM,
         )
 

@@ -1,8 +1,12 @@
 """The console's needs-a-person queue (docs/console.md, "Nobody missed"): every participant the
 conversation holds for a person, the longest wait first, with the reason in the study team's words
 (safety, repeated failure, asked for a person, a person has the conversation) and how long they have
-waited. One API call: the participants list's needs-a-person filter (``GET
-/conversation/participant-rows?needs_person=true``), read to its end."""
+waited.
+
+At the top of the front page (``waiting``): the markers the commits keep, which come with the list's
+own call (``GET /conversation/participant-rows?queue=true``: one more DynamoDB read, whatever the
+study's size). The ``/queue`` page (``needs_person_queue``) adds each one's status and last reply:
+the participants list's needs-a-person filter (``…?needs_person=true``), read to its end."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from datetime import datetime
 
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ParticipantRow
-from promptpipe.models.safety import HOLD_WORDS, HoldReason
+from promptpipe.models.safety import HOLD_WORDS, HoldReason, NeedsPerson
 
 # The controller's own hold, without a conversation hold, is a hand-off.
 _UNNAMED = HOLD_WORDS[HoldReason.HANDOFF]
@@ -63,3 +67,19 @@ def needs_person_queue(client: CoordinatorClient, now: datetime) -> list[QueueEn
             break
     rows.sort(key=lambda r: (r.hold_since is None, r.hold_since.timestamp() if r.hold_since else 0.0))
     return [QueueEntry(row=r, reason=reason_words(r.hold_reason), waited=waited_words(r.hold_since, now)) for r in rows]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One participant of the queue at the top of the front page."""
+
+    who: NeedsPerson
+    reason: str
+    waited: str
+
+
+def waiting(entries: list[NeedsPerson] | None, now: datetime) -> list[Waiting]:
+    """The front page's queue, in the API's order (the longest wait first); ``now``: the API's clock."""
+    return [
+        Waiting(who=e, reason=reason_words(e.reason.value), waited=waited_words(e.since, now)) for e in entries or []
+    ]

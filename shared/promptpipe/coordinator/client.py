@@ -105,15 +105,19 @@ class CoordinatorClient:
         search: str = "",
         needs_person: bool = False,
         view: ListView | None = None,
+        queue: bool = False,
     ) -> ParticipantRowsPage:
         """One page of the participants list's rows, with the total (one call; docs/console.md), sorted
-        and narrowed as ``view`` says (only what differs from the plain list is sent)."""
+        and narrowed as ``view`` says (only what differs from the plain list is sent); with ``queue``,
+        the needs-a-person queue too (``needs_person_queue``, the same call)."""
         query = {"limit": str(limit)}
         for name, value in (("next_token", next_token), ("status", status), ("q", search)):
             if value:
                 query[name] = value
         if needs_person:
             query["needs_person"] = "true"
+        if queue:
+            query["queue"] = "true"
         if view is not None:
             query |= {k: str(v) for k, v in view.model_dump(exclude_defaults=True).items() if v not in (None, "")}
         return ParticipantRowsPage.model_validate(self._call("GET", ROWS, query=query))

@@ -38,6 +38,7 @@ from promptpipe.models.history import DEFAULT_LLM_HISTORY
 from promptpipe.models.messaging import OutboundKind, OutboundMessage, Question
 from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant
+from promptpipe.models.participant_rows import needs_person_of
 from promptpipe.models.state import FlowState, StateData
 from promptpipe.models.store import (
     EVENT_ID_RETENTION_DAYS,
@@ -430,6 +431,8 @@ class ConversationSession:
         participant = self._ctx.participant if self._ctx.participant_changed else None
         if participant is not None:
             participant = participant.model_copy(update={"updated_at": self.now})
+        # The queue's marker follows the committed hold, status and name (docs/console.md, "Nobody missed").
+        needs_person = needs_person_of(self._ctx.participant, data, stored=loaded.needs_person, event_id=self.event_id)
         return StateCommit(
             participant_id=loaded.participant.id,
             expected_version=loaded.flow.version,
@@ -447,6 +450,8 @@ class ConversationSession:
             request_token=token,
             accepted=self.accepted,
             decisions=list(self._ctx.decisions),
+            needs_person=needs_person,
+            needs_person_changed=needs_person != loaded.needs_person,
         )
 
 

@@ -10,8 +10,9 @@ from datetime import datetime
 from pydantic import Field
 
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.state import DataKey
+from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.safety import ANNOUNCED_HOLDS, HoldReason, NeedsPerson
+from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import OPAQUE_TOKEN
 
 ROWS_PAGE = 50  # the console's page
@@ -82,6 +83,11 @@ class ParticipantRowsPage(LazyModel):
         "shows matches offset+1 to offset+len(rows), however many were enrolled since its cursor was made",
     )
     read_at: datetime | None = Field(None, description="The API's clock when the page was read (a hold's wait)")
+    needs_person_queue: list[NeedsPerson] | None = Field(
+        None,
+        description="With queue=true: every participant held for a person, the longest wait first "
+        "(one read of the held markers, whatever the page)",
+    )
 
 
 def listing_key(participant: ListedParticipant) -> tuple[datetime, str]:
@@ -137,3 +143,33 @@ class ListView(LazyModel):
             and self.study_day_max is None
             and not self.adherence
         )
+
+
+def needs_person_of(
+    participant: ConversationParticipant, data: StateData, *, stored: NeedsPerson | None = None, event_id: str = ""
+) -> NeedsPerson | None:
+    """The participant's entry of the needs-a-person queue, from their state as committed: the one
+    hold, or the flow controller's own (a hand-off, its start unknown); none once withdrawn (their
+    messages have stopped for good: docs/console.md, "Nobody missed"). ``stored``: the marker as the
+    event loaded it; ``event_id``: the committing event. The entry's alert is pending when this
+    event placed an announced hold, and stays as stored while the hold is the same one."""
+    if participant.status is ParticipantStatus.WITHDRAWN:
+        return None
+    hold = data.hold()
+    if hold is not None:
+        entry = NeedsPerson(
+            participant_id=participant.id,
+            name=participant.name,
+            reason=hold.reason,
+            since=hold.since,
+            detail=hold.detail,
+        )
+        if stored is not None and (stored.reason, stored.since) == (entry.reason, entry.since):
+            pending = stored.alert_pending  # published already, or not yet
+        else:
+            pending = bool(event_id) and hold.event_id == event_id and hold.reason in ANNOUNCED_HOLDS
+        return entry.model_copy(update={"alert_pending": pending})
+    runtime = data.controller_state()
+    if runtime is not None and runtime.hold is not None:
+        return NeedsPerson(participant_id=participant.id, name=participant.name, reason=HoldReason.HANDOFF)
+    return None

@@ -49,6 +49,10 @@ class HoldReason(StrEnum):
     ASKED = "asked"  # the participant asked to talk to a person (their words, or the coach's tool)
 
 
+# The holds the study team is told of by a hold alert (docs/safety.md): a safety flag has its own
+# alert, and a staff hold is the team's own.
+ANNOUNCED_HOLDS = frozenset({HoldReason.HANDOFF, HoldReason.ASKED})
+
 # What the study team reads for each reason of a hold (the alert, the console's queue).
 HOLD_WORDS = {
     HoldReason.SAFETY: "safety",
@@ -67,6 +71,13 @@ class HoldAlert:
     reason: HoldReason
     detail: str = ""
     console_url: str = ""
+    since: datetime | None = None  # when the hold began: with the id, the hold's reference
+
+    @property
+    def reference(self) -> str:
+        """The same on every copy of this hold's alert (SNS may deliver a republished one twice)."""
+        started = to_rfc3339(self.since) if self.since is not None else "unknown"
+        return f"{self.participant_id}@{started}"
 
     def subject(self) -> str:
         return f"Needs a person: participant {self.participant_id} ({HOLD_WORDS[self.reason]})"
@@ -81,6 +92,7 @@ class HoldAlert:
             lines.append(f"Their page: {self.console_url.rstrip('/')}/participants/{self.participant_id}")
         else:
             lines.append("Read the transcript in the console (needs a person) and contact them.")
+        lines.append(f"Hold reference: {self.reference} (a repeated alert with the same reference is the same hold).")
         return "\n".join(lines)
 
 
@@ -113,3 +125,17 @@ class ConversationHold(LazyModel):
     def view(self) -> dict[str, Any]:
         """What the participants API shows."""
         return {k: v for k, v in json.loads(self.to_json()).items() if k != "event_id"}
+
+
+class NeedsPerson(LazyModel):
+    """One entry of the needs-a-person queue (docs/console.md, "Nobody missed"): who, why and since
+    when, as the commit that placed or changed the hold wrote it beside the state (the marker item
+    the front page reads in one Query); never the participant's words or number."""
+
+    participant_id: str
+    name: str = ""
+    reason: HoldReason = Field(description="safety, handoff (repeated failure), staff, asked")
+    since: datetime | None = Field(None, description="When the hold began; null: the controller's own hold")
+    detail: str = ""
+    # The hold's alert is still to be published (usecases/hold_alerts.py): the marker is its outbox.
+    alert_pending: bool = False

@@ -13,6 +13,7 @@ from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.effects import MessageRef
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.safety import NeedsPerson
 from promptpipe.models.state import FlowState
 
 # Event records kept on the state item: the idempotency record of every event (docs/architecture.md,
@@ -194,6 +195,9 @@ class LoadedState(LazyModel):
     # The token of the participant's pending-effects marker, when schedule changes of an earlier
     # event failed after its commit (docs/architecture.md, "Effects that failed"); read by the same Query.
     pending_effects: str | None = None
+    # The participant's needs-a-person marker as stored (docs/console.md, "Nobody missed"), read by the
+    # same Query; None: not in the queue.
+    needs_person: NeedsPerson | None = None
 
 
 class StateCommit(LazyModel):
@@ -215,3 +219,7 @@ class StateCommit(LazyModel):
     # The study decisions this event made (docs/studies.md#the-decision-record): written with the
     # state or not at all, each only if new.
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    # The needs-a-person marker (docs/console.md, "Nobody missed"): written (``needs_person``) or
+    # removed (None) in the same transaction, only when it differs from the one the event loaded.
+    needs_person: NeedsPerson | None = None
+    needs_person_changed: bool = False

@@ -22,7 +22,6 @@ from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnE
 from promptpipe.models.state import StateData
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.hold_alerts import alert_new_hold, new_hold_alert
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
@@ -78,9 +77,7 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
     for decision, value in check_in if outcome.committed_version is not None and not outcome.replayed else ():
         record_outcome(app, decision, value, app.clock.now())  # docs/studies.md: the proximal outcome
     alert_team(app, outcome.turn.alert if outcome.turn is not None else None)
-    if opened and not outcome.replayed:  # a hold this event placed: told once, from the attempt that committed
-        held = opened[-1][0].data.hold()
-        alert_new_hold(app, new_hold_alert(event.participant_id, event.event_id, held))
+    # A hold this event placed: its alert is on the outcome, an effect ``apply_effects`` publishes.
     return outcome
 
 

@@ -11,6 +11,7 @@ from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
+from promptpipe.models.safety import HoldAlert
 
 if TYPE_CHECKING:
     from promptpipe.flow.conversation import TurnResult
@@ -52,6 +53,9 @@ class EventOutcome:
     metrics: list[Metric] = field(default_factory=list)
     # The study decisions this event committed (docs/studies.md): ``apply_effects`` fills in their delivery.
     decisions: list[DecisionRecord] = field(default_factory=list)
+    # The study team's alert of the hold this event placed, an effect like its messages
+    # (``usecases/hold_alerts.py``): published by ``apply_effects``, resumed by a redelivery.
+    hold_alert: HoldAlert | None = None
 
     def take(self, effects: Effects) -> None:
         """The effects to apply (messages, schedules and what the send rule needs)."""

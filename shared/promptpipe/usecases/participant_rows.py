@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # Between a page cursor and the matches after it (a cursor is URL-safe base64: never a ".").
 _AFTER = "."
 _SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
+NEEDS_PERSON_SHOWN = 200  # the queue above the list: one index Query (a marker is about 200 bytes)
 
 
 def matches(participant: ListedParticipant, search: str) -> bool:
@@ -150,6 +151,13 @@ def participant_rows(
         offset=start,
         read_at=now,
     )
+
+
+def with_needs_person_queue(repo: ParticipantRepo, page: ParticipantRowsPage) -> ParticipantRowsPage:
+    """The page with the needs-a-person queue above it: one more read, of the markers the commits
+    keep (``NEEDS_PERSON_SHOWN`` at most, the longest wait first), never of every participant
+    (docs/console.md, "Nobody missed")."""
+    return page.model_copy(update={"needs_person_queue": repo.needs_person_queue(NEEDS_PERSON_SHOWN)})
 
 
 def _read_cursor(token: str | None) -> tuple[str | None, int | None]:

@@ -19,6 +19,7 @@ from promptpipe.observability import publish
 from promptpipe.ports import PartCheck
 from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason, record_carrier_opt_out
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.hold_alerts import publish_hold_alert
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_committed_schedules, apply_schedule_specs, repair_pending
 
@@ -27,8 +28,9 @@ logger = logging.getLogger(__name__)
 
 def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     """Apply a processed event's effects, after its commit: send its messages, record their
-    outcomes, then bring its schedules in line with the committed state. Returns the number of
-    messages sent.
+    outcomes, publish the alert of a hold it placed (``usecases/hold_alerts.py``: a failure raises,
+    the redelivery publishes it), then bring its schedules in line with the committed state.
+    Returns the number of messages sent.
 
     Each message first passes the send rule (``flow/send_rule.py``) against the committed state
     the event loaded (read again before each message after the first, and before each part of a
@@ -86,6 +88,8 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
         if opted_out is not None:
             record_carrier_opt_out(app, outcome.participant_id, outcome.event_id, results[opted_out].code)
             opted_out = None
+        if outcome.hold_alert is not None:  # after the reply, before the schedules; a failure raises
+            publish_hold_alert(app, outcome.hold_alert)
         if outcome.schedules:
             apply_committed_schedules(app, outcome.participant_id, outcome.schedules)
     except BaseException:  # a crash mid-way too: record which messages have their outcome

@@ -41,6 +41,7 @@ from promptpipe.models.store import EventRecord
 from promptpipe.observability import publish
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.hold_alerts import new_hold_alert, still_pending
 from promptpipe.usecases.outcome_metrics import outcome_metrics
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.schedules import apply_schedule_specs
@@ -109,6 +110,7 @@ def _run_once(
     if record is not None:
         outcome.replayed = True
         outcome.take(resume(app, session, record))
+        _take_hold_alert(outcome, session)
         return _deferred(app, outcome) if defer_schedules else outcome
     work(session, outcome)
     outcome.metrics = session.metrics
@@ -126,6 +128,7 @@ def _run_once(
                 # Its delivery failed and its record has left the state item's window since (any
                 # number of later commits): resume it from the record kept with the failure.
                 outcome.take(resume(app, session, kept))
+                _take_hold_alert(outcome, session)
                 return _deferred(app, outcome) if defer_schedules else outcome
     except ParticipantNotFound:
         if not replay:
@@ -152,9 +155,19 @@ def _run_once(
         logger.info("the commit landed although its answer failed", extra={"participant_id": participant_id})
         effects, outcome.committed_version = landed, session.committed_version
     outcome.take(effects)
+    _take_hold_alert(outcome, session)
     # The study decisions that landed with this commit: their delivery is filled in after the sends.
     outcome.decisions = [] if outcome.replayed else session.decisions
     return _deferred(app, outcome) if defer_schedules else outcome
+
+
+def _take_hold_alert(outcome: EventOutcome, session: ConversationSession) -> None:
+    """The alert of the hold this event placed, from the committed state: on the first run, and on a
+    redelivery while the marker it loaded says it is still to be published (``usecases/hold_alerts.py``)."""
+    if outcome.replayed and session.duplicate_of is not None:
+        return  # a concurrent delivery committed first: it applies the effects
+    alert = new_hold_alert(outcome.participant_id, outcome.event_id, session.data.hold())
+    outcome.hold_alert = still_pending(alert, session.loaded.needs_person) if outcome.replayed else alert
 
 
 def resume(app: AppContext, session: ConversationSession, record: EventRecord) -> Effects:
