@@ -75,6 +75,43 @@ def test_a_failed_reply_is_sent_by_the_redelivery_after_30_webhook_commits(stack
     assert not [m for m in s.outbound("reply") if m["content"] == "A second answer, never sent"]
 
 
+class CountingProvider:
+    """The local stack's provider double behind one that does not deduplicate (Twilio does not):
+    every send that returns is one more message on the participant's phone."""
+
+    def __init__(self, s: Stack) -> None:
+        self.inner, self.accepted = s.env.app.messenger, list[str]()
+
+    def send(self, message: OutboundMessage, before_part: Any = None) -> SendResult:
+        result = self.inner.send(message, before_part)
+        self.accepted.append(message.body)
+        return result
+
+
+@pytest.mark.logs_errors  # the failed delivery is logged, then redelivered: the case itself
+def test_a_reply_resumed_after_30_webhook_commits_is_not_sent_again_by_a_third_copy(stack: Any) -> None:
+    # Given a turn whose reply failed to send, 30 webhook commits, and the redelivery that sent it
+    # from the sent record (each copy past the window runs the model again; the answer is discarded)
+    discarded = ScriptedLLM.text("A second answer, never sent")
+    s = stack(ScriptedLLM.text("Great question!"), discarded, discarded)
+    provider = CountingProvider(s)
+    s.env.use_ports(messenger=provider)
+    record = s.enqueue("What should I do today?", "SM-r3")
+    s.env.outbox.fail_next(1)
+    assert len(s.work(record)) == 1
+    for n in range(MAX_RECENT_EVENTS + 5):
+        assert status_callback(s, f"SM-old-{n}") == 200
+    assert s.work(record) == []
+
+    # When SQS delivers a third copy of the turn (its record still only in the sent record)
+    assert s.work(record) == []
+
+    # Then the provider accepted the reply once across the three copies, and its outcome says sent
+    assert provider.accepted == ["Great question!"]
+    [reply] = [m for m in s.outbound("reply") if m["content"] == "Great question!"]
+    assert reply["delivery"]["status"] == "sent"
+
+
 # ====================================== the send rule before every message of an event ======
 class StopDuringTheFirstSend:
     """The provider double of the local stack; while the event's first message goes out, the

@@ -307,6 +307,115 @@ def test_a_second_redelivery_still_knows_what_the_first_delivery_sent(logged: Ca
     assert messenger.sent == ["daily:1#0", "daily:1#1"]
 
 
+def redelivered(h: MemoryHarness, participant: ConversationParticipant, count: int = 2) -> EventOutcome:
+    again = messages_outcome(h, participant, count=count)
+    again.replayed = True
+    return again
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_a_redelivery_that_sends_the_rest_leaves_nothing_for_a_third_copy(logged: Captured) -> None:
+    # Given an event whose second message failed for now, then went on its redelivery
+    h = memory_harness()
+    participant = h.enroll()
+    messenger = ScriptedMessenger(h, lambda m: SendResult(provider="local"), MessagingError("provider down"))
+    h.app = replace(h.app, messenger=messenger)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, messages_outcome(h, participant))
+    assert apply_effects(h.app, redelivered(h, participant)) == 1
+
+    # When a third copy of the event is delivered, nothing is sent again
+    assert apply_effects(h.app, redelivered(h, participant)) == 0
+    assert messenger.sent == ["daily:1#0", "daily:1#1"]
+    # and the sent record says both went, with no part left to resume
+    assert h.app.ledger.partial(participant.id, "daily:1") == {"daily:1#0", "daily:1#1"}
+    assert h.app.ledger.accepted_parts(participant.id, "daily:1") == {}
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_a_resumed_message_is_on_the_sent_record_before_it_leaves(logged: Captured) -> None:
+    # Given an event whose only message failed for now
+    h = memory_harness()
+    participant = h.enroll()
+    h.app = replace(h.app, messenger=ScriptedMessenger(h, MessagingError("provider down")))
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, messages_outcome(h, participant, count=1))
+    assert h.app.ledger.partial(participant.id, "daily:1") == set()
+
+    # When its redelivery sends it, the record already says it went at the moment it leaves
+    # (a process killed after that instant leaves a record on which no later copy sends it again)
+    on_record: list[set[str] | None] = []
+    messenger = ScriptedMessenger(h, lambda m: on_record.append(h.app.ledger.partial(participant.id, "daily:1")))
+    h.app = replace(h.app, messenger=messenger)
+    assert apply_effects(h.app, redelivered(h, participant, count=1)) == 1
+    assert on_record == [{"daily:1#0"}]
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_a_resumed_send_that_fails_again_is_taken_off_the_record_and_sent_by_the_next_copy(logged: Captured) -> None:
+    h = memory_harness()
+    participant = h.enroll()
+    down = MessagingError("provider down")
+    messenger = ScriptedMessenger(h, down, down)
+    h.app = replace(h.app, messenger=messenger)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, messages_outcome(h, participant, count=1))
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, redelivered(h, participant, count=1))
+    assert h.app.ledger.partial(participant.id, "daily:1") == set()
+
+    assert apply_effects(h.app, redelivered(h, participant, count=1)) == 1
+    assert apply_effects(h.app, redelivered(h, participant, count=1)) == 0
+    assert messenger.sent == ["daily:1#0"]
+
+
+@pytest.mark.logs_errors  # a send failure and the lost record are the case itself
+def test_a_resumed_message_whose_record_cannot_be_written_is_not_sent(logged: Captured) -> None:
+    # Given an event whose only message failed for now, and a ledger that then cannot be written
+    h = memory_harness()
+    participant = h.enroll()
+    messenger = ScriptedMessenger(h, MessagingError("provider down"))
+    h.app = replace(h.app, messenger=messenger)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, messages_outcome(h, participant, count=1))
+    record_partial = h.app.ledger.record_partial
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("throttled", operation="record_partial", code="ThrottlingException")
+
+    h.app.ledger.record_partial = failing  # type: ignore[method-assign]
+
+    # When it is redelivered, the message does not leave, and the event fails (it is redelivered)
+    with pytest.raises(StoreError):
+        apply_effects(h.app, redelivered(h, participant, count=1))
+    assert messenger.sent == []
+
+    # Then, the ledger back, the next copy sends it once
+    h.app.ledger.record_partial = record_partial  # type: ignore[method-assign]
+    assert apply_effects(h.app, redelivered(h, participant, count=1)) == 1
+    assert apply_effects(h.app, redelivered(h, participant, count=1)) == 0
+    assert messenger.sent == ["daily:1#0"]
+
+
+@pytest.mark.logs_errors  # a send failure is the case itself
+def test_messages_a_resumed_carrier_opt_out_skips_are_on_the_record_for_a_third_copy(logged: Captured) -> None:
+    # Given an event whose two messages failed for now; on its redelivery the first is refused
+    # because the number opted out at the carrier, which skips the second
+    h = memory_harness()
+    participant = h.enroll()
+    refused = MessagingError("unsubscribed recipient", code="21610", retryable=False, undeliverable=True)
+    messenger = ScriptedMessenger(h, MessagingError("provider down"), refused)
+    h.app = replace(h.app, messenger=messenger)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, messages_outcome(h, participant))
+    assert apply_effects(h.app, redelivered(h, participant)) == 0
+
+    # Then the record has both, and a third copy tries neither
+    assert h.app.ledger.partial(participant.id, "daily:1") == {"daily:1#0", "daily:1#1"}
+    assert apply_effects(h.app, redelivered(h, participant)) == 0
+    assert messenger.sent == []
+
+
 @pytest.mark.parametrize(
     ("send", "delivery", "sent"),
     [

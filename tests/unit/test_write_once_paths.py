@@ -4,6 +4,7 @@ schedule changes to the worker, the pending-effects marker, a save that fails fo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -13,10 +14,11 @@ from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
 from promptpipe.flow.effects import daily_spec, put_schedule
 from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
 from promptpipe.models.events import TurnEvent, TurnKind
-from promptpipe.models.messaging import InboundKind, InboundMessage
+from promptpipe.models.messaging import InboundKind, InboundMessage, OutboundMessage, SendResult
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import ScheduleInfo, ScheduleType, StateData
 from promptpipe.models.store import EventRecord, StateCommit
+from promptpipe.ports import PartCheck
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.receive_inbound import receive_inbound
@@ -279,6 +281,56 @@ def test_a_failed_reply_is_resumed_from_its_kept_record_after_the_state_window_l
     assert again.replayed
     assert [m.body for m in h.outbox.messages()[before:]] == ["Hi! What habit would you like to build?"]
     assert again.committed_at == first.committed_at and again.seqs == first.seqs
+
+
+class CountingProvider:
+    """The local outbox behind a provider that does not deduplicate (Twilio and Meta do not):
+    every send that returns is one message on the participant's phone."""
+
+    def __init__(self, h: MemoryHarness) -> None:
+        self.outbox, self.accepted = h.outbox, list[str]()
+
+    def send(self, message: OutboundMessage, before_part: PartCheck | None = None) -> SendResult:
+        result = self.outbox.send(message, before_part)
+        self.accepted.append(message.message_id)
+        return result
+
+
+@pytest.mark.parametrize("record_from", ["state item", "sent ledger"])
+def test_a_reply_resumed_by_its_second_copy_is_not_sent_again_by_a_third(record_from: str) -> None:
+    # Given a turn whose reply failed to send, its record in the state item's window or (after enough
+    # later commits) only in the record kept with the failure; each copy past the window spends a
+    # model call whose answer is discarded (docs/reliability.md#known-gaps)
+    hello = ScriptedLLM.text("Hi! What habit would you like to build?")
+    h = memory_harness(ScriptedLLM([hello, ScriptedLLM.text("discarded"), ScriptedLLM.text("discarded")]))
+    participant = h.enroll()
+    provider = CountingProvider(h)
+    h.app = replace(h.app, messenger=provider)  # the context is frozen
+    event = message_event(h, participant, "hi there", "SM-hi")
+    first = process_turn(h.app, event)
+    h.outbox.fail_next(1)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, first)
+    [reply] = first.outbound
+
+    def redeliver() -> EventOutcome:
+        if record_from == "sent ledger":
+            h.store.events[participant.id] = []  # the state item's window no longer holds the record
+        h.clock.advance(timedelta(minutes=5))
+        outcome = process_turn(h.app, event)
+        apply_effects(h.app, outcome)
+        return outcome
+
+    # When the second copy sends the reply, and then a third copy of the event arrives
+    second, third = redeliver(), redeliver()
+
+    # Then the provider accepted the reply once across the three copies
+    assert second.replayed and third.replayed
+    assert provider.accepted == [reply.message_id]
+    # and its transcript entry says sent, once, with the provider id of that one send
+    [entry] = [e for e in h.store.transcripts[participant.id] if e.outbound is not None]
+    assert entry.delivery is not None and entry.delivery.status == "sent"
+    assert entry.delivery.provider_id == h.outbox.messages()[-1].provider_message_id
 
 
 def test_a_participant_deleted_during_the_event_gets_nothing(logged: Captured) -> None:

@@ -45,20 +45,20 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
     messages already have their outcome. A redelivered event (``replayed``) sends only what such
     a record says is missing: no record means the earlier delivery finished, so nothing is sent
     twice; a split SMS refused part-way resumes after the parts the record says were accepted.
+    Each message it resumes goes onto that record before it is sent (one put), so a third copy of
+    the event finds it sent: never twice, and after a crash in between, at most once.
     Schedules are re-applied either way (each change is idempotent); when they fail, the
     participant's pending-effects marker makes the next event or the sweep re-apply them. The
     reply goes first, so a scheduler outage never holds it back.
     """
-    ledger = app.ledger
+    # recorded: a redelivery's sent record (its earlier delivery failed); parts: a split SMS sent
+    # part-way, its parts already accepted
+    recorded, parts = _sent_record(app, outcome)
+    already = recorded or set()
     pending = list(outcome.outbound)
-    already: set[str] = set()
-    parts: dict[str, list[str]] = {}  # a split SMS sent part-way: its parts already accepted
-    if outcome.replayed and pending:
-        recorded = ledger.partial(outcome.participant_id, outcome.event_id)
-        already = recorded or set()
-        pending = [] if recorded is None else [m for m in pending if m.message_id not in recorded]
-        if recorded is not None:
-            parts = ledger.accepted_parts(outcome.participant_id, outcome.event_id)
+    if outcome.replayed:  # only what its sent record says is missing; no record: it finished
+        pending = [m for m in pending if recorded is not None and m.message_id not in recorded]
+    said: PartialDelivery | None = None  # what a resumed delivery last wrote to its sent record
     results: dict[str, DeliveryOutcome] = {}
     opted_out: str | None = None  # the message whose refusal says the number opted out, until committed
     try:
@@ -69,10 +69,13 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
                         status="skipped", reason=opt_out_reason(results[opted_out].code), at=app.clock.now()
                     )
                     continue
-                accepted = parts.get(decided.message_id)
+                mid = decided.message_id
+                accepted = parts.get(mid)
                 message = decided.model_copy(update={"parts_accepted": accepted}) if accepted else decided
                 if results:  # a STOP may have landed since the last send: the rule reads it again
                     outcome.recipient = _committed_recipient(app, outcome)
+                if recorded is not None:  # a resumed delivery: on the record before it leaves
+                    said = _record_ahead(app, outcome, _delivered(outcome, already | {mid}, results, parts, None))
                 try:
                     results[message.message_id] = result = _deliver(app, message, outcome)
                 except MessagingError as exc:
@@ -88,25 +91,69 @@ def apply_effects(app: AppContext, outcome: EventOutcome) -> int:
         if opted_out is not None:
             record_carrier_opt_out(app, outcome.participant_id, outcome.event_id, results[opted_out].code)
             opted_out = None
+        if said is not None:  # messages skipped after a carrier opt-out: on the record too
+            _record_delivered(app, outcome, _delivered(outcome, already, results, parts, None), unless=said)
         if outcome.hold_alert is not None:  # after the reply, before the schedules; a failure raises
             publish_hold_alert(app, outcome.hold_alert)
         if outcome.schedules:
             apply_committed_schedules(app, outcome.participant_id, outcome.schedules)
     except BaseException:  # a crash mid-way too: record which messages have their outcome
-        # A refusal whose opt-out did not commit is not final: the redelivery sends it again,
-        # is refused again, and records the opt-out then.
-        final = {mid for mid, result in results.items() if _final(result) and mid != opted_out}
         if outcome.outbound or outcome.schedules:
-            unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
-            try:
-                delivered = PartialDelivery(sent=sorted(already | final), parts=unfinished, record=_record_of(outcome))
-                ledger.record_partial(outcome.participant_id, outcome.event_id, delivered)
-            except StoreError:  # best effort: at worst the redelivery sends nothing
-                logger.exception("could not record the messages already sent")
+            _record_delivered(app, outcome, _delivered(outcome, already, results, parts, opted_out))
         raise
     if outcome.pending_effects:
         repair_pending(app, outcome.participant_id, outcome.pending_effects, applied=outcome.schedules.keys())
     return sum(1 for result in results.values() if result.delivered)
+
+
+def _sent_record(app: AppContext, outcome: EventOutcome) -> tuple[set[str] | None, dict[str, list[str]]]:
+    """A redelivered event's sent record: the messages that have their outcome (``None``: no
+    record, the earlier delivery finished) and the parts accepted of a split SMS sent part-way."""
+    if not (outcome.replayed and outcome.outbound):
+        return None, {}
+    recorded = app.ledger.partial(outcome.participant_id, outcome.event_id)
+    if recorded is None:
+        return None, {}
+    return recorded, app.ledger.accepted_parts(outcome.participant_id, outcome.event_id)
+
+
+def _delivered(
+    outcome: EventOutcome,
+    already: set[str],
+    results: dict[str, DeliveryOutcome],
+    parts: dict[str, list[str]],
+    opted_out: str | None,
+) -> PartialDelivery:
+    """What the event's sent record is to say: the messages with their final outcome (those of
+    earlier deliveries too), the parts accepted of a message not finished, the event's record."""
+    # A refusal whose opt-out did not commit is not final: the redelivery sends it again,
+    # is refused again, and records the opt-out then.
+    final = {mid for mid, result in results.items() if _final(result) and mid != opted_out}
+    unfinished = {mid: ids for mid, ids in parts.items() if ids and mid not in final}
+    return PartialDelivery(sent=sorted(already | final), parts=unfinished, record=_record_of(outcome))
+
+
+def _record_ahead(app: AppContext, outcome: EventOutcome, delivered: PartialDelivery) -> PartialDelivery:
+    """A resumed message goes onto the event's sent record before it is sent, so that a later copy
+    of the event (a third) never sends it again, even after a crash in between (then it is lost:
+    at most once, as in a first delivery's crash window). A send that fails after all is taken off
+    the record again (``apply_effects``' failure path); a record that cannot be written raises
+    before the send: the event is redelivered."""
+    app.ledger.record_partial(outcome.participant_id, outcome.event_id, delivered)
+    return delivered
+
+
+def _record_delivered(
+    app: AppContext, outcome: EventOutcome, delivered: PartialDelivery, unless: PartialDelivery | None = None
+) -> None:
+    """Write the event's sent record (``SentLedger.record_partial``: one put, the same item each
+    time), ``unless`` it says that already. Best effort: at worst the redelivery sends nothing."""
+    if delivered == unless:
+        return
+    try:
+        app.ledger.record_partial(outcome.participant_id, outcome.event_id, delivered)
+    except StoreError:
+        logger.exception("could not record the messages already sent")
 
 
 _DELIVERY = {"sent": DecisionDelivery.SENT, "failed": DecisionDelivery.FAILED, "skipped": DecisionDelivery.NOT_SENT}
