@@ -37,9 +37,12 @@ def _quiet_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def run() -> Iterator[StudyRun]:
-    """Three participants lived for a day by the engine (the daily prompt's draws and the sweep)."""
+    """Three participants lived for a day by the engine (the daily prompt's draws and the sweep), on
+    moto: the route reads the DynamoDB index (its tokens are the table's keys)."""
     study = parse_study(EXAMPLE.read_text(encoding="utf-8"))
-    lived = run_study_rehearsal(study, 3, 1, seed=7, replies=ReplyModel(effects={"framing_a": 0.2}), stop_rate=0)
+    lived = run_study_rehearsal(
+        study, 3, 1, seed=7, replies=ReplyModel(effects={"framing_a": 0.2}), stop_rate=0, stack="moto"
+    )
     try:
         yield lived
     finally:

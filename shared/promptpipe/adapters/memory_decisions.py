@@ -20,7 +20,7 @@ class InMemoryDecisionLog:
         return record.model_copy(deep=True) if record else None
 
     def for_participant(self, participant_id: str) -> list[DecisionRecord]:
-        found = [r for r in self._store.decisions.values() if r.participant_id == participant_id]
+        found = self._store.decisions.of_participant(participant_id)
         return [r.model_copy(deep=True) for r in sorted(found, key=_order)]
 
     def all(self, study_id: str) -> list[DecisionRecord]:

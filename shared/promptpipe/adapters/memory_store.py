@@ -39,6 +39,27 @@ from promptpipe.models.store import (
 )
 
 
+class DecisionTable(dict[str, DecisionRecord]):
+    """The decisions by id, also indexed by participant: a participant's records without reading
+    every record of the study (a rehearsal reads them at every check-in and sweep)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_participant: dict[str, dict[str, DecisionRecord]] = {}
+
+    def __setitem__(self, decision_id: str, record: DecisionRecord) -> None:
+        super().__setitem__(decision_id, record)
+        self._by_participant.setdefault(record.participant_id, {})[decision_id] = record
+
+    def __delitem__(self, decision_id: str) -> None:
+        record = self[decision_id]
+        super().__delitem__(decision_id)
+        self._by_participant.get(record.participant_id, {}).pop(decision_id, None)
+
+    def of_participant(self, participant_id: str) -> builtins.list[DecisionRecord]:
+        return builtins.list(self._by_participant.get(participant_id, {}).values())
+
+
 class InMemoryStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -53,7 +74,7 @@ class InMemoryStore:
         # transcript (the table's expire by TTL, some time after expires_at; these never do).
         self.claims: dict[tuple[str, str], EventClaim] = {}
         # Study decisions (docs/studies.md), written by commits only; read by ``InMemoryDecisionLog``.
-        self.decisions: dict[str, DecisionRecord] = {}
+        self.decisions = DecisionTable()
         self.loads = 0
         self.commits = 0
         self.pending_effects = InMemoryPendingEffects()  # read by ``load``, like the state Query
@@ -232,7 +253,15 @@ class InMemoryStore:
         """Append, or replace an entry accepted before its turn ran (it carries a ``state``)."""
         transcript = self.transcripts.setdefault(pid, [])
         for entry in entries:
-            found = next((i for i, e in enumerate(transcript) if (e.at, e.seq) == (entry.at, entry.seq)), None)
+            # from the end: an entry accepted before its turn is among the latest
+            found = next(
+                (
+                    i
+                    for i in range(len(transcript) - 1, -1, -1)
+                    if (transcript[i].at, transcript[i].seq) == (entry.at, entry.seq)
+                ),
+                None,
+            )
             if found is not None and transcript[found].state:
                 transcript[found] = entry.model_copy(deep=True)
             elif found is None:

@@ -86,6 +86,7 @@ class InMemoryTimers:
         validate_schedule_name(name)
         self.cancelled.append(name)
         self.schedules.pop(name, None)
+        self.specs.pop(name, None)  # as the schedule it described: gone (a long run would keep them all)
 
     def list_names(self, prefix: str) -> list[str]:
         self._maybe_fail()

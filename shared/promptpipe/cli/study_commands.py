@@ -49,6 +49,7 @@ def study_rehearsal(args: argparse.Namespace) -> StudyRun:
         replies=replies,
         stop_rate=args.stop_rate,
         progress=progress,
+        stack=args.stack,
     )
 
 
@@ -90,3 +91,9 @@ def add_study_arguments(simulate: argparse.ArgumentParser) -> None:
         help="the planted effect of each arm on P(done), a risk difference (default framing_a=0.1,framing_b=0.05)",
     )
     study.add_argument("--stop-rate", type=float, default=0.005, help="P(a participant texts STOP) a day")
+    study.add_argument(
+        "--stack",
+        choices=("memory", "moto"),
+        default="memory",
+        help="the in-memory adapters (default: fast) or moto's emulated AWS (slower; what the tests run)",
+    )

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from promptpipe.adapters.local_outbox import LocalOutbox, OutboxRecord
 from promptpipe.flow.deps import IdGenerator
@@ -35,6 +35,48 @@ LOCAL_ACCOUNT = "000000000000"
 TIMERS_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-timers"
 SCHEDULED_PROMPT_ARN = f"arn:aws:lambda:us-east-1:{LOCAL_ACCOUNT}:function:promptpipe-scheduled-prompt"
 SCHEDULER_ROLE_ARN = f"arn:aws:iam::{LOCAL_ACCOUNT}:role/promptpipe-scheduler"
+SCHEDULER_ARN_PREFIX = f"arn:aws:scheduler:us-east-1:{LOCAL_ACCOUNT}"
+# The in-memory stack's inbound queue (it has no URL; the setting only says the queue is there).
+MEMORY_QUEUE_URL = "memory://promptpipe-inbound.fifo"
+MEMORY_QUEUE_ARN = f"arn:aws:sqs:us-east-1:{LOCAL_ACCOUNT}:promptpipe-inbound.fifo"
+
+
+class InboundLine(Protocol):
+    """The receive side of the inbound FIFO queue, as the local drainer reads it (SQS shapes)."""
+
+    def receive(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def delete(self, receipt_handle: str) -> None: ...
+
+    def release(self, receipt_handle: str) -> None:
+        """Visible again at once."""
+        ...
+
+
+class SqsInboundLine:
+    """``InboundLine`` over the SQS queue (moto)."""
+
+    def __init__(self, client: Any, queue_url: str) -> None:
+        self._client = client
+        self._queue_url = queue_url
+
+    def receive(self, limit: int) -> list[dict[str, Any]]:
+        received = self._client.receive_message(
+            QueueUrl=self._queue_url,
+            MaxNumberOfMessages=limit,
+            AttributeNames=["All"],
+            MessageSystemAttributeNames=["All"],
+            VisibilityTimeout=30,
+        )
+        return list(received.get("Messages", []))
+
+    def delete(self, receipt_handle: str) -> None:
+        self._client.delete_message(QueueUrl=self._queue_url, ReceiptHandle=receipt_handle)
+
+    def release(self, receipt_handle: str) -> None:
+        self._client.change_message_visibility(
+            QueueUrl=self._queue_url, ReceiptHandle=receipt_handle, VisibilityTimeout=0
+        )
 
 
 @dataclass
@@ -140,7 +182,82 @@ class LocalEnvironment:
         settings: Settings | None = None,
         mock_aws: bool = True,
         notified_pump: bool = False,
+        stack: Literal["moto", "memory"] = "moto",
+        keep_timeline: bool = True,
     ) -> None:
+        """``stack="memory"``: the in-memory adapters instead of moto (``local/memory_stack.py``),
+        no AWS emulated at all. ``keep_timeline=False``: the timeline and the outbox are not kept (a
+        long rehearsal: they would grow with every message)."""
+        self.lock = threading.RLock()
+        self.settings = settings or local_settings()
+        self.clock = ManualClock(start)
+        self.timeline: list[TimelineEntry] = []
+        self._seen_outbox = 0
+        self._keep_timeline = keep_timeline
+        self.stack = stack
+        self._mock: Any = None
+        if stack == "memory":
+            self._start_in_memory(llm=llm, seed=seed)
+        else:
+            self._start_on_moto(llm=llm, seed=seed, mock_aws=mock_aws)
+        # Imported only now: the handlers' idempotency layers read the settings at import.
+        from functions.enrollment import handler as enrollment
+        from functions.inbound import webhook, worker
+        from functions.scheduled_prompt import handler as scheduled_prompt
+        from functions.timers import handler as timers
+
+        self._enrollment, self._webhook, self._worker = enrollment, webhook, worker
+        self._targets = {TIMERS_ARN: timers.handler, SCHEDULED_PROMPT_ARN: scheduled_prompt.handler}
+        if notified_pump:
+            # Large simulations: the timers adapter reports each schedule it touches to the pump
+            # instead of the pump listing the whole group before every firing.
+            self.app.deps.timers = NotifyingTimers(self.app.deps.timers, self.pump.watch())
+
+    def _start_in_memory(self, *, llm: LLM | None, seed: int) -> None:
+        from promptpipe.adapters.aws import INBOUND_MAX_RECEIVE_COUNT
+        from promptpipe.adapters.memory_queue import InMemoryTurnQueue
+        from promptpipe.adapters.memory_timers import InMemoryTimers
+        from promptpipe.local.memory_stack import MemoryScheduleSource, build_memory_app
+        from promptpipe.wiring import set_app
+
+        self.settings = self.settings.model_copy(update={"inbound_queue_url": MEMORY_QUEUE_URL})
+        set_settings(self.settings)
+        self.outbox = LocalOutbox(self.clock)
+        queue = InMemoryTurnQueue(self.clock.now, max_receives=INBOUND_MAX_RECEIVE_COUNT)
+        self._line: InboundLine = queue
+        self.memory_timers = InMemoryTimers(
+            timers_arn=TIMERS_ARN,
+            scheduled_prompt_arn=SCHEDULED_PROMPT_ARN,
+            role_arn=SCHEDULER_ROLE_ARN,
+            # the window as the EventBridge adapter applies it: never beyond the prep time
+            daily_window_minutes=min(
+                self.settings.daily_prompt_flexible_window_minutes, self.settings.scheduler_prep_time_minutes
+            ),
+        )
+        self.app: AppContext = build_memory_app(
+            self.settings,
+            clock=self.clock,
+            llm=llm,
+            messenger=self.outbox,
+            timers=self.memory_timers,
+            queue=queue,
+            rng=random.Random(seed),
+            ids=IdGenerator(random.Random(seed)),
+        )
+        set_app(self.app)
+        source = MemoryScheduleSource(
+            self.memory_timers, group_name=self.settings.schedule_group_name, arn_prefix=SCHEDULER_ARN_PREFIX
+        )
+        self.pump = SchedulerPump(
+            None,
+            group_name=self.settings.schedule_group_name,
+            clock=self.clock,
+            dispatch=self._dispatch,
+            seed=seed,
+            source=source,
+        )
+
+    def _start_on_moto(self, *, llm: LLM | None, seed: int, mock_aws: bool) -> None:
         from moto import mock_aws as moto_mock_aws
 
         from promptpipe.local.moto_patches import speed_up_moto_transactions
@@ -150,11 +267,6 @@ class LocalEnvironment:
         self._mock = moto_mock_aws() if mock_aws else None
         if self._mock is not None:
             self._mock.start()
-        self.lock = threading.RLock()
-        self.settings = settings or local_settings()
-        self.clock = ManualClock(start)
-        self.timeline: list[TimelineEntry] = []
-        self._seen_outbox = 0
 
         from promptpipe.adapters.aws import aws_client, create_local_resources
 
@@ -168,10 +280,11 @@ class LocalEnvironment:
         set_settings(self.settings)
         self.outbox = LocalOutbox(self.clock)
         self._sqs = aws_client("sqs", self.settings)
+        self._line = SqsInboundLine(self._sqs, self.resources.inbound_queue_url)
 
         from promptpipe.wiring import build_app, set_app
 
-        self.app: AppContext = build_app(
+        self.app = build_app(
             self.settings,
             clock=self.clock,
             llm=llm,
@@ -181,14 +294,6 @@ class LocalEnvironment:
             sleep=None,
         )
         set_app(self.app)
-        # Imported only now: the handlers' idempotency layers read the settings at import.
-        from functions.enrollment import handler as enrollment
-        from functions.inbound import webhook, worker
-        from functions.scheduled_prompt import handler as scheduled_prompt
-        from functions.timers import handler as timers
-
-        self._enrollment, self._webhook, self._worker = enrollment, webhook, worker
-        self._targets = {TIMERS_ARN: timers.handler, SCHEDULED_PROMPT_ARN: scheduled_prompt.handler}
         self.pump = SchedulerPump(
             aws_client("scheduler", self.settings),
             group_name=self.settings.schedule_group_name,
@@ -196,10 +301,6 @@ class LocalEnvironment:
             dispatch=self._dispatch,
             seed=seed,
         )
-        if notified_pump:
-            # Large simulations: the timers adapter reports each schedule it touches to the pump
-            # instead of the pump listing the whole group before every firing.
-            self.app.deps.timers = NotifyingTimers(self.app.deps.timers, self.pump.watch())
 
     def use_ports(self, **ports: Any) -> AppContext:
         """Swap ports of the running stack (tests: a recording messenger, a provider double): the
@@ -272,17 +373,10 @@ class LocalEnvironment:
         processed = 0
         with self.lock:
             for _ in range(max_batches):
-                received = self._sqs.receive_message(
-                    QueueUrl=self.resources.inbound_queue_url,
-                    MaxNumberOfMessages=10,
-                    AttributeNames=["All"],
-                    MessageSystemAttributeNames=["All"],
-                    VisibilityTimeout=30,
-                )
-                messages = received.get("Messages", [])
+                messages = self._line.receive(10)
                 if not messages:
                     break
-                event = {"Records": [sqs_record(m, self.resources.inbound_queue_arn) for m in messages]}
+                event = {"Records": [sqs_record(m, self._queue_arn) for m in messages]}
                 try:
                     result = self._worker.handler(event, FakeLambdaContext(function_name="promptpipe-worker"))
                     failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
@@ -291,15 +385,9 @@ class LocalEnvironment:
                     failed = {m["MessageId"] for m in messages}
                 for message in messages:
                     if message["MessageId"] in failed:
-                        self._sqs.change_message_visibility(
-                            QueueUrl=self.resources.inbound_queue_url,
-                            ReceiptHandle=message["ReceiptHandle"],
-                            VisibilityTimeout=0,
-                        )
+                        self._line.release(message["ReceiptHandle"])
                     else:
-                        self._sqs.delete_message(
-                            QueueUrl=self.resources.inbound_queue_url, ReceiptHandle=message["ReceiptHandle"]
-                        )
+                        self._line.delete(message["ReceiptHandle"])
                         processed += 1
             self._collect_outbox()
         return processed
@@ -318,9 +406,10 @@ class LocalEnvironment:
     def _dispatch(self, target_arn: str, event: dict[str, Any]) -> None:
         handler = self._targets.get(target_arn)
         kind = event.get("kind", "?")
-        self.timeline.append(
-            TimelineEntry(self.clock.now(), "timer", f"{kind} fired", event.get("participant_id"), kind=str(kind))
-        )
+        if self._keep_timeline:
+            self.timeline.append(
+                TimelineEntry(self.clock.now(), "timer", f"{kind} fired", event.get("participant_id"), kind=str(kind))
+            )
         if handler is None:
             logger.error("schedule targets an unknown function", extra={"target": target_arn})
             return
@@ -334,7 +423,14 @@ class LocalEnvironment:
         self._collect_outbox()
 
     # -- observation ---------------------------------------------------------------------------
+    @property
+    def _queue_arn(self) -> str:
+        return MEMORY_QUEUE_ARN if self.stack == "memory" else self.resources.inbound_queue_arn
+
     def _collect_outbox(self) -> None:
+        if not self._keep_timeline:
+            self.outbox.clear()
+            return
         records = self.outbox.messages()
         for record in records[self._seen_outbox :]:
             self.timeline.append(
@@ -343,7 +439,8 @@ class LocalEnvironment:
         self._seen_outbox = len(records)
 
     def note_inbound(self, participant_id: str | None, text: str) -> None:
-        self.timeline.append(TimelineEntry(self.clock.now(), "participant", text, participant_id, "message"))
+        if self._keep_timeline:
+            self.timeline.append(TimelineEntry(self.clock.now(), "participant", text, participant_id, "message"))
 
     def messages(self, participant_id: str | None = None) -> list[OutboxRecord]:
         return self.outbox.messages(participant_id)

@@ -38,10 +38,10 @@ import json
 import logging
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import ClientError
 from pydantic import ConfigDict
@@ -81,6 +81,47 @@ class Firing(LazyModel):
     execution_id: str
 
 
+class ScheduleSource(Protocol):
+    """Where the pump reads the group's schedules, in the Scheduler API's shapes: ``listing`` yields
+    ListSchedules items (``Name``, ``Arn``, ``CreationDate``, ``LastModificationDate``), ``get`` a
+    GetSchedule answer (``None``: no such schedule), ``delete`` removes a completed one-shot (a
+    schedule already gone is no error)."""
+
+    def listing(self) -> Iterable[dict[str, Any]]: ...
+
+    def get(self, name: str) -> dict[str, Any] | None: ...
+
+    def delete(self, name: str) -> None: ...
+
+
+class SchedulerApiSource:
+    """The schedule group through the EventBridge Scheduler API (moto locally)."""
+
+    def __init__(self, client: BaseClient, group_name: str) -> None:
+        self._client = client
+        self._group_name = group_name
+
+    def listing(self) -> Iterator[dict[str, Any]]:
+        paginator = self._client.get_paginator("list_schedules")
+        for page in paginator.paginate(GroupName=self._group_name, PaginationConfig={"PageSize": 100}):
+            yield from page.get("Schedules", [])
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        try:
+            return dict(self._client.get_schedule(Name=name, GroupName=self._group_name))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return None
+            raise
+
+    def delete(self, name: str) -> None:
+        try:
+            self._client.delete_schedule(Name=name, GroupName=self._group_name)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+
+
 @dataclass(slots=True)
 class _Entry:
     """What the pump knows about one version of one schedule."""
@@ -105,15 +146,20 @@ class _Entry:
 class SchedulerPump:
     def __init__(
         self,
-        client: BaseClient,
+        client: BaseClient | None,
         *,
         group_name: str,
         clock: ManualClock,
         dispatch: Dispatch,
         seed: int = 0,
+        source: ScheduleSource | None = None,
     ) -> None:
-        self._client = client
-        self._group_name = group_name
+        """Reads the group through the Scheduler API (``client``), or through ``source``."""
+        if source is None:
+            if client is None:
+                raise ValueError("a scheduler pump needs a Scheduler client or a schedule source")
+            source = SchedulerApiSource(client, group_name)
+        self._source = source
         self._clock = clock
         self._dispatch = dispatch
         self._seed = seed
@@ -224,13 +270,6 @@ class SchedulerPump:
             return {"input": text}
         return event if isinstance(event, dict) else {"input": event}
 
-    def _delete(self, name: str) -> None:
-        try:
-            self._client.delete_schedule(Name=name, GroupName=self._group_name)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
-                raise
-
     # --- reading the group ----------------------------------------------------------------
 
     def _refresh(self) -> None:
@@ -240,24 +279,21 @@ class SchedulerPump:
         self._listed_once = True
         seen: set[str] = set()
         completed: list[str] = []
-        paginator = self._client.get_paginator("list_schedules")
-        pages = paginator.paginate(GroupName=self._group_name, PaginationConfig={"PageSize": 100})
-        for page in pages:
-            for item in page.get("Schedules", []):
-                name = item["Name"]
-                if self._completed.pop(name, None) == _version(item):
-                    completed.append(name)  # the one-shot that fired, unchanged: delete it
-                    continue
-                seen.add(name)
-                entry = self._entries.get(name)
-                if entry is not None and entry.version == _version(item):
-                    continue
-                loaded = self._load(name)
-                if loaded is not None:
-                    self._entries[name] = loaded
+        for item in self._source.listing():
+            name = item["Name"]
+            if self._completed.pop(name, None) == _version(item):
+                completed.append(name)  # the one-shot that fired, unchanged: delete it
+                continue
+            seen.add(name)
+            entry = self._entries.get(name)
+            if entry is not None and entry.version == _version(item):
+                continue
+            loaded = self._load(name)
+            if loaded is not None:
+                self._entries[name] = loaded
         self._completed.clear()  # any left were deleted by someone else
         for name in completed:  # after the listing, so pagination never sees a deletion
-            self._delete(name)
+            self._source.delete(name)
         for name in [n for n in self._entries if n not in seen]:
             del self._entries[name]
 
@@ -265,7 +301,7 @@ class SchedulerPump:
         for name in self._completed:
             if name not in dirty:  # fired and untouched since: complete it as AWS would
                 self._entries.pop(name, None)
-                self._delete(name)
+                self._source.delete(name)
         self._completed.clear()
         for name in list(dirty):
             dirty.discard(name)
@@ -276,12 +312,9 @@ class SchedulerPump:
                 self._entries[name] = loaded
 
     def _load(self, name: str) -> _Entry | None:
-        try:
-            schedule = self._client.get_schedule(Name=name, GroupName=self._group_name)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                return None  # deleted between the list and the get
-            raise
+        schedule = self._source.get(name)
+        if schedule is None:
+            return None  # deleted between the list and the get
         target = schedule.get("Target", {})
         input_text = target.get("Input")
         body = _json_object(input_text)

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from promptpipe.errors import ValidationFailed
@@ -38,6 +39,9 @@ from promptpipe.usecases.studies import sweep_study, with_study
 LATEST_CHECK_IN = (22, 0)
 DONE_REPLIES = ("Yes, I did it today!", "yes done", "Did it ✅", "yep, did it after dinner")
 OTHER_REPLIES = ("No, not today.", "nope, too busy", "no, I forgot", "not yet")
+# Fictional names, given at enrolment so that the export's checks can look for them in its files.
+FIRST_NAMES = ("Amara", "Bartholomew", "Céline", "Dmitri", "Esperanza", "Florentyna", "Gustavo", "Hyacinth")
+LAST_NAMES = ("Okonkwo", "Vasquez-Reyes", "Lindqvist", "Papadakis", "Nakamura", "Oyelaran", "Thistlewood")
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class StudyRun:
     cpu_seconds: float
     peak_rss: int | None
     stops: int = 0
+    phones: tuple[str, ...] = ()  # the enrolled participants' numbers and names
+    names: tuple[str, ...] = ()
 
     @property
     def app(self) -> AppContext:
@@ -131,9 +137,11 @@ def run_study_rehearsal(
     stop_rate: float = 0.005,
     start: datetime = datetime(2026, 3, 2, 0, 0, tzinfo=UTC),
     progress: Callable[[str], None] | None = None,
+    stack: Literal["memory", "moto"] = "memory",
 ) -> StudyRun:
     """Enrol ``participants`` (intake on day 0, the day of enrolment: study day 1), then live
-    ``days`` more days; the sweep runs at the end of each day."""
+    ``days`` more days; the sweep runs at the end of each day. ``stack``: the in-memory adapters
+    (the default: docs/studies.md, "Its cost") or moto's emulated AWS."""
     if participants < 1 or days < 1:
         raise ValidationFailed("a rehearsal needs at least 1 participant and 1 day", field="participants")
     env = LocalEnvironment(
@@ -141,11 +149,13 @@ def run_study_rehearsal(
         seed=seed,
         notified_pump=True,
         settings=local_settings(offline_coach=True, openai_api_key=None, daily_prompt_flexible_window_minutes=0),
+        stack=stack,
+        keep_timeline=False,
     )
     with_study(env.app, study)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     try:
-        life = _Life(env, study, replies or ReplyModel(), stop_rate, random.Random(seed))
+        life = _Life(env, study, replies or ReplyModel(), stop_rate, random.Random(seed), seed)
         life.enrol(participants)
         if progress:
             progress(f"enrolled {participants} participants, intake done")
@@ -162,6 +172,8 @@ def run_study_rehearsal(
             cpu_seconds=time.process_time() - cpu0,
             peak_rss=life.peak,
             stops=len(life.stopped),
+            phones=tuple(person.phone for person in life.people),
+            names=tuple(life.names),
         )
     except BaseException:
         env.close()
@@ -175,10 +187,12 @@ class _Life:
     replies: ReplyModel
     stop_rate: float
     rng: random.Random
+    seed: int = 0
     people: list[SimulatedParticipant] = field(default_factory=list)
     stopped: set[str] = field(default_factory=set)
     counter: int = 0
     peak: int | None = None
+    names: list[str] = field(default_factory=list)
 
     def text(self, phone: str, body: str) -> None:
         self.counter += 1
@@ -186,9 +200,14 @@ class _Life:
 
     def enrol(self, participants: int) -> None:
         self.people = population(participants, self.rng)
+        naming = random.Random(f"{self.seed}|names")  # its own stream: the replies' stay as they were
         for person in self.people:
+            name = f"{naming.choice(FIRST_NAMES)} {naming.choice(LAST_NAMES)}"
+            self.names.append(name)
             response = self.env.api(
-                "POST", "/conversation/participants", json_body={"phone_number": person.phone, "timezone": person.zone}
+                "POST",
+                "/conversation/participants",
+                json_body={"phone_number": person.phone, "timezone": person.zone, "name": name},
             )
             person.pid = response.body["result"]["id"]
         for step in range(4):
