@@ -28,7 +28,7 @@ from promptpipe.rules.normalise import normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
 
-__all__ = ["Outcome", "correct_count", "read_outcome"]
+__all__ = ["Outcome", "correct_count", "read_outcome", "without_outcome_words"]
 
 # The reader's patterns are compiled at its first reading (``re``'s own cache), not at import: the
 # worker imports this module for ``correct_count`` and never reads an outcome (the offline coach does).
@@ -83,6 +83,12 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     if asked and re.match(_BARE_YES, core or said):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
+
+
+def without_outcome_words(text: str) -> str:
+    """``text`` (in normal form) without the words that only say it was not done ("no", "didn't",
+    "hoy no", "pas aujourd'hui"): what is left says what it was about, if anything."""
+    return re.sub(r"\s+", " ", re.sub(_NOT_DONE, " ", normalise_text(text))).strip()
 
 
 # "That's 7 done so far", "7 of 10", "3 out of 5 days", "llevas 4"

@@ -24,6 +24,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     says_not_done,
     says_yes_and_how,
     what_helped,
+    what_made_it_easy,
 )
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
 from promptpipe.adapters.offline_coach.reading import (
@@ -175,6 +176,8 @@ class FeedbackRules:
             done = reading == "done"
         elif says_yes_and_how(text):
             done = True
+        elif easy := what_made_it_easy(text):
+            return self._save_then({"last_motivator": _words(easy, 15)}, say("helped", self.lang), "feedback: why easy")
         else:
             return self._generic(text), "feedback: no outcome recognised"
         return self._done(text) if done else self._not_done(text, follow_up=False)

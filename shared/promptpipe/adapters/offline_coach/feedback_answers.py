@@ -8,7 +8,7 @@ import re
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
 from promptpipe.rules.feedback_reading import Language, reason_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
-from promptpipe.rules.outcome import read_outcome
+from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -18,12 +18,6 @@ _INTENSITY_CANON = re.compile(
 # words, promptpipe.rules.intent_patterns) or words it as a correction ("make it 8", "actually 7", "not at 6").
 _CORRECTION = re.compile(
     r"\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|\bchanger\b|\bplut[oô]t\b", re.I
-)
-# What it was about, for the barrier: the reply without the words that only say "not this time".
-_MISS_WORDS = re.compile(
-    r"\b(?:no|nope|nah|not (?:today|yet|this time)|didn'?t|did not|couldn'?t|missed|skipped|sorry|sry|"
-    r"hoy no|no pude|pas aujourd'?hui|non)\b",
-    re.I,
 )
 _KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"forg|olvid|oubli", re.I), "forgot",
@@ -56,6 +50,17 @@ _YES_AND_HOW = re.compile(
 )
 
 
+_EASY = re.compile(
+    r"\b(?:easy|easier|helped|helps|went (?:well|great|fine)|f[aá]cil|me ayud[oó]|facile|m'a aid[eé])\b", re.I
+)
+
+
+def what_made_it_easy(text: str) -> str:
+    """ "honestly it was easy because the kettle takes forever" → "the kettle takes forever": why it went
+    well, said without being asked; "" when the message says no such thing."""
+    return motivator_in(text) if _EASY.search(text) else ""
+
+
 def says_yes_and_how(text: str) -> bool:
     return bool(_YES_AND_HOW.search(text))
 
@@ -75,7 +80,7 @@ def classify_barrier(text: str) -> tuple[str, str]:
     cause = reason_clause(text)
     if cause and _substantive(cause):
         return _words(_clean(cause), 15), SMALLER
-    if _substantive(_clean(_MISS_WORDS.sub("", text))):
+    if _substantive(_clean(without_outcome_words(text))):
         return _words(_clean(text), 15), SMALLER
     return "not specified", SMALLEST
 
