@@ -3,6 +3,8 @@ people write it"): what is recorded, what is saved, what the schedule tools are 
 
 from __future__ import annotations
 
+import pytest
+
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.rules.message_reading import read_message
 from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
@@ -92,14 +94,6 @@ def test_a_day_part_refused_saves_the_barrier_asks_the_time_and_the_answer_keeps
     assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:30"}) in calls(moved)
 
 
-def test_another_time_in_answer_to_a_spanish_proposal_keeps_the_proposals_half_of_the_day() -> None:
-    request = feedback("a las 6", "Claro. ¿Qué tal a las 3pm? ¿Te va bien?")
-    listed = OfflineCoach().complete(request)
-    assert calls(listed) == [("scheduler", {"action": "list"})]
-    moved = OfflineCoach().complete(then(request, listed, LISTED_730AM))
-    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "18:00"}) in calls(moved)
-
-
 def test_an_errand_touches_no_schedule() -> None:
     response = OfflineCoach().complete(feedback("need to stop at the pharmacy first, will do it after", PROMPT))
     assert all(name != "scheduler" for name, _ in calls(response))
@@ -111,3 +105,38 @@ def test_a_limit_the_schedule_keeps_is_said_in_the_listed_time() -> None:
     response = OfflineCoach().complete(request)
     reply = OfflineCoach().complete(then(request, response, LISTED_8PM)).content or ""
     assert "8pm, so nothing changes" in reply
+
+
+@pytest.mark.parametrize(
+    ("said", "last", "listed", "created"),
+    [
+        # another time in answer to a Spanish proposal keeps the proposal's half of the day
+        ("a las 6", "Claro. ¿Qué tal a las 3pm? ¿Te va bien?", LISTED_730AM, "18:00"),
+        # a shift moves the listed time by that much
+        ("can you send it an hour later?", PROMPT, LISTED_8PM, "21:00"),
+        ("30 min earlier pls", PROMPT, LISTED_8PM, "19:30"),
+    ],
+)
+def test_the_new_time_is_created_after_listing(said: str, last: str, listed: str, created: str) -> None:
+    request = feedback(said, last)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, listed))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": created}) in calls(moved)
+
+
+def test_a_report_of_doing_it_later_moves_nothing() -> None:
+    response = OfflineCoach().complete(feedback("did it an hour later than usual", PROMPT))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_no_texts_for_a_week_is_a_pause_and_a_limit_is_not() -> None:
+    response = OfflineCoach().complete(feedback("i'm traveling next week, no texts pls", PROMPT))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 7})]
+    response = OfflineCoach().complete(feedback("no more texts after 9pm pls", PROMPT))
+    assert all(args.get("action") not in ("pause", "delete") for _, args in calls(response))
+
+
+def test_a_new_habit_in_french_goes_back_to_the_intake() -> None:
+    response = OfflineCoach().complete(feedback("je veux une nouvelle habitude", PROMPT))
+    assert [name for name, _ in calls(response)] == ["transition_state"]

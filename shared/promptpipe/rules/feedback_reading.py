@@ -36,9 +36,11 @@ __all__ = [
     "TimePreference",
     "is_partial",
     "language",
+    "new_habit",
     "pause_request",
     "reason_clause",
     "resumes",
+    "shift_minutes",
     "time_preference",
 ]
 
@@ -114,12 +116,19 @@ class PauseRequest:
     weekday: int | None = None  # 0 = Monday: the pause lasts until that day
 
 
+# Words that ask for a pause only with a length or an end: "no texts for a week", "sin mensajes hasta el lunes".
+_AWAY = re.compile(
+    r"\b(?:no (?:more )?(?:texts?|messages?|reminders?|prompts?)|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
+    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?)\b"
+)
+
+
 def pause_request(text: str) -> PauseRequest | None:
     """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
     said = plain(text)
-    if not _PAUSE_WORD.search(said):
-        return None
     until = _UNTIL.search(said)
+    if not _PAUSE_WORD.search(said) and not (_AWAY.search(said) and (until or _FOR.search(said))):
+        return None
     if until is not None:
         day = until["day"]
         return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if day in names))
@@ -197,6 +206,39 @@ def time_preference(text: str) -> TimePreference | None:
     if wanted is None and refused is None:
         return None
     return TimePreference(wanted=wanted, refused=refused)
+
+
+# --- a shift of the time, and a new habit ----------------------------------------------------------
+_SHIFT = re.compile(
+    r"\b(?P<n>an?|one|1|2|two|half an?|una|media|une|\d{1,3})\s*"
+    r"(?P<unit>hours?|hrs?|h|minutes?|mins?|horas?|heures?)\s+"
+    r"(?P<way>earlier|later|sooner|before|after|mas temprano|antes|mas tarde|despues|plus tot|plus tard|avant|apres)\b"
+)
+_LATER_WAYS = ("later", "after", "mas tarde", "despues", "plus tard", "apres")
+
+
+def shift_minutes(text: str) -> int | None:
+    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60; ``None``: no shift."""
+    match = _SHIFT.search(plain(text))
+    if match is None:
+        return None
+    amount = match["n"]
+    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
+    minutes = count * 60 if match["unit"].startswith("h") else count
+    if amount.startswith(("half", "media")):
+        minutes = 30
+    return minutes if match["way"] in _LATER_WAYS else -minutes
+
+
+_NEW_HABIT = re.compile(
+    r"\b(?:nouvelle habitude|autre habitude|changer d'?habitude|something else|a different one|"
+    r"otra cosa|algo diferente|otro habito|nuevo habito)\b"
+)
+
+
+def new_habit(text: str) -> bool:
+    """ "je veux une nouvelle habitude", "I want to try something else": back to the intake."""
+    return bool(_NEW_HABIT.search(plain(text)))
 
 
 # --- the language to reply in ---------------------------------------------------------------------

@@ -54,9 +54,11 @@ from promptpipe.rules.feedback_reading import (
     days_until,
     is_partial,
     language,
+    new_habit,
     pause_request,
     reason_clause,
     resumes,
+    shift_minutes,
     time_preference,
 )
 from promptpipe.rules.intent_patterns import NEW_HABIT
@@ -89,7 +91,7 @@ class FeedbackRules:
         if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
             return self._repair()
         reading = read_message(text)
-        if (reading.request == "new_habit" or NEW_HABIT.search(text)) and TRANSITION in turn.tools:
+        if (reading.request == "new_habit" or NEW_HABIT.search(text) or new_habit(text)) and TRANSITION in turn.tools:
             return self._new_habit()
         if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
             return (
@@ -297,7 +299,7 @@ class FeedbackRules:
             return steps, "feedback: replacing the schedule"
         created = next(c for c in turn.called(SCHEDULER, action="create"))
         when = re.search(r"arrives (today|tomorrow)", created.result or "")
-        start = f" starting {when[1]}" if when else ""
+        start = f" {say('start_' + when[1], self.lang)}" if when else ""
         return say("moved", self.lang, time=clock.friendly_time(new_time), start=start), "feedback: time changed"
 
     @staticmethod
@@ -319,6 +321,9 @@ class FeedbackRules:
             return self._stop()
         if reading.request == "limit":
             return self._limit()
+        shift = shift_minutes(text)
+        if shift is not None and not says_done(text):  # "an hour later", "30 min earlier"
+            return self._shift(shift)
         proposed = proposed_time(turn.last_assistant) or (
             suggestion(turn.last_assistant) if ASK_NEW_TIME_LEAD in turn.last_assistant else ""
         )
@@ -345,6 +350,17 @@ class FeedbackRules:
             reply = say("propose", self.lang, time=clock.friendly_time(vague))
             return self._save_then(args, reply, "feedback: a new time of day proposed")
         return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
+
+    def _shift(self, minutes: int) -> tuple[_Step, str]:
+        """The listed time moved by ``minutes``; with nothing listed, the new time is asked for."""
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: a shift of the time; listing schedules"
+        current = re.findall(r"min before (\d{2}):(\d{2})", listed.result or "")
+        if not current:
+            return say("ask_time", self.lang), "feedback: a shift with no schedule; asking the time"
+        total = (int(current[0][0]) * 60 + int(current[0][1]) + minutes) % (24 * 60)
+        return self._change_time(f"{total // 60:02d}:{total % 60:02d}", answered=True)
 
     def _pause(self, days: int | None, weekday: int | None = None) -> tuple[_Step, str]:
         if days is None and weekday is None:

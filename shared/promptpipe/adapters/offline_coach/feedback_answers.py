@@ -153,6 +153,8 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "Listo: ahora tu mensaje diario llega hacia las {time}{start}.",
         "fr": "C'est fait : ton message quotidien arrivera désormais vers {time}{start}.",
     },
+    "start_today": {"en": "starting today", "es": "desde hoy", "fr": "dès aujourd'hui"},
+    "start_tomorrow": {"en": "starting tomorrow", "es": "desde mañana", "fr": "dès demain"},
     "propose": {
         "en": "Sure. How about {time} — would that work?",
         "es": "Claro. ¿Qué tal a las {time}? ¿Te va bien?",
