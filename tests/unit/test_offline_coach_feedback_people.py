@@ -140,3 +140,10 @@ def test_no_texts_for_a_week_is_a_pause_and_a_limit_is_not() -> None:
 def test_a_new_habit_in_french_goes_back_to_the_intake() -> None:
     response = OfflineCoach().complete(feedback("je veux une nouvelle habitude", PROMPT))
     assert [name for name, _ in calls(response)] == ["transition_state"]
+
+
+def test_spanish_and_french_get_their_own_replies() -> None:
+    assert text_of(feedback("la verdad que hoy estuvo raro el día", PROMPT)).startswith("¡Gracias por contarme!")
+    assert text_of(feedback("ok merci", DOABLE.replace("doable", "faisable"), replied=True)).startswith("Super")
+    response = OfflineCoach().complete(feedback("sí", "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito?"))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]

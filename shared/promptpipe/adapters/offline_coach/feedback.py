@@ -66,7 +66,11 @@ from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
-_ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
+_ASKED_DONE = re.compile(
+    r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did|pudiste probarlo|c[oó]mo te fue|"
+    r"as-tu pu|comment s'est pass",
+    re.I,
+)
 ASK_NEW_TIME = "What time would suit you better?"
 ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
 # A day-part asked for becomes a proposal of the middle of its usual window.
@@ -465,9 +469,10 @@ class FeedbackRules:
         return f"again after your pause (until {paused[1]})" if paused else None
 
     def _agreed(self) -> str:
-        if "doable" in self.turn.last_assistant or "tweak" in self.turn.last_assistant.lower():
-            return "Great — let's try that next time. I'll check in after your next prompt."
-        return "Great! I'll check in after your next prompt."
+        last = self.turn.last_assistant
+        if "doable" in last or "tweak" in last.lower() or "factible" in last or "faisable" in last:
+            return say("agreed_tweak", self.lang)
+        return say("agreed", self.lang)
 
     def _answer(self, question: str) -> str:
         profile = {DOMAIN: self.turn.context.get(DOMAIN, ""), ANCHOR: ""}
@@ -518,5 +523,5 @@ class FeedbackRules:
                 "How did today's prompt go?"
             )
         if self.turn.context.get("replied to the latest daily prompt") == "yes":
-            return "Thanks for sharing! I'll check in after your next prompt."
-        return "Thanks for sharing! How did today's habit go — did you get a chance to try it?"
+            return say("shared", self.lang)
+        return say("shared_ask", self.lang)

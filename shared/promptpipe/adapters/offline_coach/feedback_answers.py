@@ -153,6 +153,26 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "Listo: ahora tu mensaje diario llega hacia las {time}{start}.",
         "fr": "C'est fait : ton message quotidien arrivera désormais vers {time}{start}.",
     },
+    "agreed_tweak": {
+        "en": "Great — let's try that next time. I'll check in after your next prompt.",
+        "es": "¡Genial! Lo probamos la próxima vez. Te escribo después de tu próximo mensaje.",
+        "fr": "Super, on essaie ça la prochaine fois. Je reviens vers toi après ton prochain message.",
+    },
+    "agreed": {
+        "en": "Great! I'll check in after your next prompt.",
+        "es": "¡Genial! Te escribo después de tu próximo mensaje.",
+        "fr": "Super ! Je reviens vers toi après ton prochain message.",
+    },
+    "shared": {
+        "en": "Thanks for sharing! I'll check in after your next prompt.",
+        "es": "¡Gracias por contarme! Te escribo después de tu próximo mensaje.",
+        "fr": "Merci de me le dire ! Je reviens vers toi après ton prochain message.",
+    },
+    "shared_ask": {
+        "en": "Thanks for sharing! How did today's habit go — did you get a chance to try it?",
+        "es": "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito? ¿Pudiste probarlo?",
+        "fr": "Merci de me le dire ! Comment s'est passée ton habitude aujourd'hui ? As-tu pu l'essayer ?",
+    },
     "start_today": {"en": "starting today", "es": "desde hoy", "fr": "dès aujourd'hui"},
     "start_tomorrow": {"en": "starting tomorrow", "es": "desde mañana", "fr": "dès demain"},
     "propose": {
