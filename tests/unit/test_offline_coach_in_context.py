@@ -372,6 +372,12 @@ def test_a_limit_moves_nothing_and_asks_for_the_time() -> None:
     response = OfflineCoach().complete(request)
     assert calls(response) == [("scheduler", {"action": "list"})]  # read only: nothing deleted
     answer = OfflineCoach().complete(then(request, response, LISTED_8PM)).content
+    # 8pm already keeps "no reminders after 10pm": said, nothing asked
+    assert answer == (
+        "Got it — your daily prompt comes around 8pm, so nothing changes. Tell me if you'd like another time."
+    )
+    request = feedback("no reminders after 7pm", "See you tomorrow!")
+    answer = OfflineCoach().complete(then(request, OfflineCoach().complete(request), LISTED_8PM)).content
     assert answer == (
         "Got it. Right now your daily prompt comes every day around 8pm. What time would suit you better? "
         "For example 5pm."

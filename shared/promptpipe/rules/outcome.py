@@ -28,34 +28,40 @@ from promptpipe.rules.normalise import normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
 
-__all__ = ["Outcome", "correct_count", "read_outcome"]
+__all__ = ["Outcome", "correct_count", "read_outcome", "without_outcome_words"]
 
 # The reader's patterns are compiled at its first reading (``re``'s own cache), not at import: the
 # worker imports this module for ``correct_count`` and never reads an outcome (the offline coach does).
-_QUESTION = r"\?\s*$|^(?:what|how|when|why|can|could|should|do i|does|qu[eé]|c[oó]mo|cu[aá]ndo)\b"
+_QUESTION = r"\?\s*$|^(?:what|how|when|why|can|could|should|do i|does|qu[eé]|c[oó]mo|cu[aá]ndo|est-ce|comment)\b"
 # A plan or an agreement, with nothing done yet.
 _LATER = (
     r"\b(?:i'?ll|i will|will do|gonna|going to|about to|let me|give it a (?:shot|try|go)|i can do|can do|"
     r"sounds (?:good|doable|great|fine)|i'?ll try|will try|try (?:it )?(?:tomorrow|later|tonight)|tomorrow|"
-    r"voy a|lo intento|lo intentar[eé]|ma[nñ]ana|luego|m[aá]s tarde|me parece bien|lo har[eé])\b"
+    r"voy a|lo intento|lo intentar[eé]|ma[nñ]ana|luego|m[aá]s tarde|me parece bien|lo har[eé]|"
+    r"je vais|demain|plus tard|je le ferai|j'essaie|je vais essayer)\b"
 )
 _NOT_DONE = (
     r"\b(?:no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
     r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
+    # French, and the typos of "forgot" ("forgto", "forgt")
+    r"|\b(?:pas (?:aujourd'?hui|fait|encore|eu le temps|pu|reussi)|non|j'ai oubli[eé]|oubli[eé]|rat[eé]|"
+    r"forg[a-z]*)\b"
 )
 _DONE = (
     r"\b(?:done|did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
     r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá])\b"
     r"|✅|✔|☑|💪"
+    # French: "c'est fait", "fait !", "j'ai fait", "je l'ai fait", "fini", "terminé", "réussi"
+    r"|\b(?:c'est fait|fait|j'ai fait|je l'ai fait|fini|termin[eé]|r[eé]ussi)\b"
 )
 # English past tense of an activity ("walked around the block", "stretched"), not of a plan.
 _PAST = (
     r"(?<!will )(?<!'ll )(?<!to )(?<!gonna )(?<!can )\b(?:i |we )?"
     r"(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b"
 )
-_BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|👍|👌|🙌|😀|😊)$"
+_BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊)$"
 
 
 def read_outcome(text: str, *, asked: bool) -> Outcome:
@@ -68,7 +74,7 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
         return "no_report"
     # "no" in "done, no problem" is not a miss; a miss outweighs a "did" unless the reply opens with it.
     missed = re.search(_NOT_DONE, said) and not re.search(r"\bno (?:problem|worries)\b", said)
-    if missed and not (done and re.match(r"^(?:done|did it|hecho|listo)\b", core)):
+    if missed and not (done and re.match(r"^(?:done|did it|hecho|listo|c'est fait)\b", core)):
         return "not_done"
     if re.search(_LATER, said) and not done:
         return "no_report"
@@ -77,6 +83,12 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     if asked and re.match(_BARE_YES, core or said):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
+
+
+def without_outcome_words(text: str) -> str:
+    """``text`` (in normal form) without the words that only say it was not done ("no", "didn't",
+    "hoy no", "pas aujourd'hui"): what is left says what it was about, if anything."""
+    return re.sub(r"\s+", " ", re.sub(_NOT_DONE, " ", normalise_text(text))).strip()
 
 
 # "That's 7 done so far", "7 of 10", "3 out of 5 days", "llevas 4"

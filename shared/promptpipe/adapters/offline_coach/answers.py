@@ -34,7 +34,10 @@ def answer_question(kind: str, profile: dict[str, str], time: str | None, *, sch
     if kind == "miss_a_day":
         return "Nothing bad happens: I'll ask how it went, and we'll make it easier for the next day."
     if kind == "how_long":
-        return "About a minute a day to begin with — small enough to do on a busy day."
+        return (
+            "About a minute a day to begin with — small enough to do on a busy day. How many weeks the study "
+            "runs is set by the study team, who can tell you when it ends."
+        )
     if kind == "bot":
         return "I'm an automated habit coach (no person types these replies), and the study team can see our chat."
     if kind == "weekdays":

@@ -57,7 +57,10 @@ def answer_faq(topic: str, study: StudyFacts) -> str:
             f"Questions about it: {study.reach}."
         )
     if topic == "how_long":
-        return "About a minute a day to begin with — small enough to do on a busy day."
+        return (
+            "About a minute a day to begin with — small enough to do on a busy day. How many weeks "
+            f"{study.name} runs is set by {study.who_runs_it}: {study.reach} can tell you when it ends."
+        )
     if topic == "what_sent":
         return f"I'll send {study.sends or DEFAULT_SENDS}."
     if topic == "change_time_later":

@@ -5,17 +5,28 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptpipe.adapters.offline_coach import times as clock
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.feedback_answers import (
     _DONE_CANON,
-    _HELPED,
     _INTENSITY_CANON,
-    _NEGATIVE,
-    _POSITIVE,
+    ASKED_BARRIER,
+    ASKED_HELPED,
+    SMALLEST,
+    asked_for_a_time,
     asks_for_a_new_time,
     classify_barrier,
+    motivator_in,
+    proposed_time,
+    say,
+    says_done,
+    says_not_done,
+    says_yes_and_how,
+    what_helped,
+    what_made_it_easy,
 )
+from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
 from promptpipe.adapters.offline_coach.reading import (
     STOP_WHICH,
@@ -28,8 +39,6 @@ from promptpipe.adapters.offline_coach.reading import (
 )
 from promptpipe.adapters.offline_coach.text import (
     ANCHOR,
-    ASK_BARRIER,
-    ASK_HELPED,
     DOMAIN,
     RECORD,
     SAVE,
@@ -40,28 +49,32 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import (
-    friendly_time,
-    normalise_time,
-    parse_asked_time,
-    parse_clock_time,
-    parse_vague_time,
-    propose_time,
-    same_half_of_day,
+from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+from promptpipe.rules.feedback_reading import (
+    is_partial,
+    new_habit,
+    pause_request,
+    reason_clause,
+    resumes,
+    shift_minutes,
+    time_preference,
 )
-from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _result_json, _Step
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
-_ASKED_DONE = re.compile(r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did", re.I)
-ASK_NEW_TIME = "What time would suit you better?"
+_ASKED_DONE = re.compile(
+    r"Did you do it\?|quick update|did you (?:get a chance to )?(?:try|do) it|how did|pudiste probarlo|c[oó]mo te fue|"
+    r"as-tu pu|comment s'est pass",
+    re.I,
+)
 ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
-_SAID_DONE = re.compile(r"\b(?:done|did it|i did|completed|finished|managed|nailed it|hecho|lo hice)\b", re.I)
+# A day-part asked for becomes a proposal of the middle of its usual window.
+_DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
 
-class FeedbackRules:
+class FeedbackRules(ScheduleRequests):
     """Feedback: record what helped or got in the way, encourage, adjust the schedule on request."""
 
     def __init__(self, turn: Turn) -> None:
@@ -76,14 +89,15 @@ class FeedbackRules:
         if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
             return self._repair()
         reading = read_message(text)
-        if (reading.request == "new_habit" or NEW_HABIT.search(text)) and TRANSITION in turn.tools:
+        if (reading.request == "new_habit" or NEW_HABIT.search(text) or new_habit(text)) and TRANSITION in turn.tools:
             return self._new_habit()
         if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
             return (
                 "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
                 "feedback: a formula, not a report",
             )
-        if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and reading.request != "pause":
+        wants_pause = reading.request == "pause" or pause_request(text) is not None
+        if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
             return STOP_WHICH, "feedback: an unclear stop request; asking which"
         requested = self._request(reading) if SCHEDULER in turn.tools else None
         if requested is not None:
@@ -91,14 +105,19 @@ class FeedbackRules:
         question = common_question(text)
         if reading.kind in ("greeting", "complaint", "later") and not turn.calls:
             return self._not_a_report(reading.kind), f"feedback: a {reading.kind}, not a report"
-        if reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None:
+        asked_too = reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None
+        if (asked_too or question not in (None, "when_texts")) and self.delivered and says_done(text):
+            # "done. btw how long does this last?": the report is recorded, the question answered
+            answer = self._answer(question) if question else answer_faq(reading.topic or "other", turn.study)
+            return self._done(text, then=answer)
+        if asked_too:
             return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
-        new_time = parse_clock_time(text) or parse_vague_time(text)
+        new_time = clock.parse_clock_time(text) or clock.parse_vague_time(text)
         # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
         if (
             new_time
             and asks_for_a_new_time(text)
-            and not _POSITIVE.search(text)
+            and not says_done(text)
             and question is None
             and SCHEDULER in turn.tools
         ):
@@ -121,68 +140,95 @@ class FeedbackRules:
         match = re.search(r"of (\d+) delivered", self.turn.context.get("prompts completed", ""))
         return int(match[1]) if match else 0
 
+    def _asked_done(self) -> bool:
+        """The open question is whether they did it: the daily prompt (or its reminder) is the last
+        thing said and waits for an answer, or the coach asked "did you …?"."""
+        last = self.turn.last_assistant
+        awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
+        prompt = self.turn.context.get("last habit prompt", "")
+        return awaiting or bool(prompt and last.strip() == prompt.strip()) or _ASKED_DONE.search(last) is not None
+
     def _outcome(self, text: str) -> tuple[_Step, str]:
         canonical = _DONE_CANON.search(text)
-        # The daily prompt (or its reminder) waits for an answer: a "yes" answers it.
-        awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
-        asked_done = awaiting or _ASKED_DONE.search(self.turn.last_assistant) is not None
+        asked_done = self._asked_done()
+        last = self.turn.last_assistant
         if not self.delivered:
             # Nothing delivered yet: nothing to praise or to ask about; a "yes" accepts the plan.
             return self._plan(), "feedback: no daily prompt delivered yet; the plan as the schedule says"
+        reading = read_outcome(text, asked=asked_done)  # the one reader (rules/outcome.py)
         if canonical:
             done = canonical[1].lower() == "done"
-        elif accepts(text) and not asked_done and not _SAID_DONE.search(text):
+        elif accepts(text) and not asked_done and not says_done(text):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
-        elif ASK_BARRIER in self.turn.last_assistant and _substantive(text) and not _POSITIVE.search(text):
+        elif any(a in last for a in ASKED_BARRIER) and _substantive(text) and reading != "done":
             return self._not_done(text, follow_up=True)
-        elif ASK_HELPED in self.turn.last_assistant and _substantive(text) and not _NEGATIVE.search(text):
-            helped = _HELPED.search(text)
-            motivator = _clean((helped["m"] or helped["m2"] or "") if helped else "") or _clean(text)
+        elif any(a in last for a in ASKED_HELPED) and _substantive(text) and reading != "not_done":
             return self._save_then(
-                {"last_motivator": _words(motivator, 15)},
-                "Thanks — that's really useful. I'll keep it in mind for your next prompts.",
-                "feedback: saving what helped",
+                {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
             )
-        elif (reading := read_outcome(text, asked=asked_done)) != "no_report":  # the one reader (rules/)
+        elif is_partial(text):
+            return self._partial(text)
+        elif reading != "no_report":
             done = reading == "done"
-        elif _NEGATIVE.search(text):
-            done = False
-        elif _POSITIVE.search(text):
+        elif says_yes_and_how(text):
             done = True
+        elif easy := what_made_it_easy(text):
+            return self._save_then({"last_motivator": _words(easy, 15)}, say("helped", self.lang), "feedback: why easy")
         else:
             return self._generic(text), "feedback: no outcome recognised"
         return self._done(text) if done else self._not_done(text, follow_up=False)
 
-    def _done(self, text: str) -> tuple[_Step, str]:
+    def _done(self, text: str, then: str = "") -> tuple[_Step, str]:
         args: dict[str, str] = {}
         last_prompt = self.turn.context.get("last habit prompt", "")
         if last_prompt:
             args["last_successful_prompt"] = last_prompt
-        helped = _HELPED.search(text) if not _DONE_CANON.search(text) else None
-        motivator = _clean((helped["m"] or helped["m2"] or "") if helped else "")
+        motivator = motivator_in(text) if not _DONE_CANON.search(text) else ""
         if motivator:
             args["last_motivator"] = _words(motivator, 15)
         count = re.match(r"(\d+)", self.turn.context.get("prompts completed", ""))
-        so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 else ""
-        follow = (
-            f"Great to hear that {_second_person(motivator)} helped."
-            if motivator
-            else f"{ASK_HELPED} make it happen today?"
-        )
-        return self._save_then(args, f"Nice work — you did it!{so_far} {follow}", "feedback: done", record=True)
+        so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 and self.lang == "en" else ""
+        if then:
+            follow = then
+        elif motivator and self.lang == "en":
+            follow = f"Great to hear that {_second_person(motivator)} helped."
+        elif motivator:
+            follow = say("helped", self.lang)
+        else:
+            follow = say("ask_helped", self.lang)
+        reply = f"{say('done', self.lang)}{so_far} {follow}"
+        return self._save_then(args, reply, "feedback: done", record=True)
 
     def _not_done(self, text: str, *, follow_up: bool) -> tuple[_Step, str]:
         barrier, tweak = classify_barrier(text)
         if follow_up and barrier == "not specified":
             barrier = _words(_clean(text), 15)
+        lang = self.lang
+        tweak = tweak if lang == "en" else SMALLEST  # the one tweak the Spanish and French replies say
         args = {"last_barrier": barrier, "last_tweak": tweak}
-        if follow_up:
+        if follow_up and lang == "en":
             reply = f"Thanks for telling me. Next time, try this: {tweak}. Does that sound doable?"
+        elif follow_up:
+            reply = say("tweak", lang, tweak=tweak)
         else:
-            lead = "No worries — missing a day is part of building any habit."
-            ask = f" {ASK_BARRIER} today?" if barrier == "not specified" else " Does that sound doable?"
-            reply = f"{lead} One small tweak for next time: {tweak}.{ask}"
+            ask = f" {say('ask_barrier', lang)}" if barrier == "not specified" else ""
+            reply = f"{say('miss', lang)} {say('tweak', lang, tweak=tweak)}{ask}"
         return self._save_then(args, reply, "feedback: not done; barrier and tweak")
+
+    def _partial(self, text: str) -> tuple[_Step, str]:
+        """ "half of it, got interrupted by a call": part of it (no count either way: the engine's poll
+        stays open), and what got in the way when it says; a bare "kinda" is asked about."""
+        rest = re.split(r",|\bbut\b|\bpero\b|\bmais\b", text, maxsplit=1)
+        said = _clean(rest[1]) if len(rest) > 1 else ""
+        if not _substantive(said) or len(said.split()) < 2:
+            reply = f"{say('partial', self.lang)} {say('ask_barrier', self.lang)}"
+            return reply, "feedback: part of it; asking what got in the way"
+        barrier, tweak = classify_barrier(said)
+        tweak = tweak if self.lang == "en" else SMALLEST
+        if barrier == "not specified":
+            barrier = _words(said, 15)
+        reply = f"{say('partial', self.lang)} {say('tweak', self.lang, tweak=tweak)}"
+        return self._save_then({"last_barrier": barrier, "last_tweak": tweak}, reply, "feedback: part of it")
 
     def _save_then(self, args: dict[str, str], reply: str, why: str, *, record: bool = False) -> tuple[_Step, str]:
         calls: list[tuple[str, dict[str, Any]]] = []
@@ -225,102 +271,47 @@ class FeedbackRules:
             "feedback: asking for the new habit",
         )
 
-    def _change_time(self, new_time: str) -> tuple[_Step, str]:
-        turn = self.turn
-        listed = next((c for c in turn.called(SCHEDULER, action="list") if c.ok), None)
-        if listed is None:
-            return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
-        listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        if listed_times and parse_clock_time(turn.user) == new_time:  # "actually make it 9" after 8pm is 9pm
-            new_time = same_half_of_day(new_time, listed_times[0], turn.user) or new_time
-        if not turn.called(SCHEDULER, action="create"):
-            steps: list[tuple[str, dict[str, Any]]] = [
-                (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})
-                for schedule_id in self._schedule_ids(listed.result or "")
-            ]
-            steps.append((SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": new_time}))
-            if SAVE in turn.tools:
-                steps.append((SAVE, {"preferred_time": new_time}))
-            return steps, "feedback: replacing the schedule"
-        created = next(c for c in turn.called(SCHEDULER, action="create"))
-        when = re.search(r"arrives (today|tomorrow)", created.result or "")
-        start = f" starting {when[1]}" if when else ""
-        return (
-            f"Done — your daily prompt will now come around {friendly_time(new_time)}{start}.",
-            "feedback: time changed",
-        )
-
-    @staticmethod
-    def _schedule_ids(result: str) -> list[str]:
-        data = _result_json(result)
-        if isinstance(data, dict) and isinstance(data.get("schedule_ids"), list):
-            return [str(i) for i in data["schedule_ids"]]
-        return re.findall(r"internal id: ([^\s)]+)\)", result)
-
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
     def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
         turn, text = self.turn, self.turn.user
-        if reading.request == "pause":
-            return self._pause(reading.days)
-        if reading.request == "resume":
+        pause = pause_request(text)
+        if reading.request == "pause" or (pause is not None and reading.request != "resume"):
+            return self._pause(reading.days or (pause.days if pause else None), pause.weekday if pause else None)
+        if reading.request == "resume" or resumes(text):
             return self._resume()
         if reading.request == "stop":
             return self._stop()
         if reading.request == "limit":
             return self._limit()
-        proposed = suggestion(turn.last_assistant)
-        if proposed and ASK_NEW_TIME_LEAD in turn.last_assistant and reading.kind == "yes":
-            time = normalise_time(proposed)
-            return self._change_time(time) if time else None
-        asked = ASK_NEW_TIME in turn.last_assistant or STOP_WHICH in turn.last_assistant
-        if asked and reading.kind in ("fact", "request") and (time := parse_asked_time(text)):
-            return self._change_time(time)
-        if reading.request == "change_time" and not turn.calls:
-            clock = parse_clock_time(text)
-            if clock:
-                return self._change_time(clock)
-            vague = propose_time(text) or parse_vague_time(text, loose=True)
-            if vague:  # a day-part is a proposal to confirm
-                reply = f"Sure. {ASK_NEW_TIME_LEAD} {friendly_time(vague)} — would that work?"
-                return reply, "feedback: a new time of day proposed"
-            return f"Sure. {ASK_NEW_TIME} For example 7pm.", "feedback: asking for the new time"
-        return None
-
-    def _pause(self, days: int | None) -> tuple[_Step, str]:
-        if days is None:
-            return (
-                "Sure — for how many days should I pause your daily prompts? For example “pause for a week”.",
-                "feedback: pause without a length",
-            )
-        paused = next((c for c in self.turn.called(SCHEDULER, action="pause") if c.ok), None)
-        if paused is None:
-            return [(SCHEDULER, {"action": "pause", "days": days})], f"feedback: pausing for {days} day(s)"
-        until = re.search(r"until (\w+ \d{2} \w+)", paused.result or "")
-        back = f" until {until[1]}" if until else f" for {days} day(s)"
-        return (
-            f"Done — your daily prompts are paused{back}; they start again by themselves. "
-            "Want them back sooner? Just text “resume”.",
-            "feedback: paused",
+        shift = shift_minutes(text)
+        if shift is not None and not says_done(text):  # "an hour later", "30 min earlier"
+            return self._shift(shift)
+        proposed = proposed_time(turn.last_assistant) or (
+            suggestion(turn.last_assistant) if ASK_NEW_TIME_LEAD in turn.last_assistant else ""
         )
-
-    def _resume(self) -> tuple[_Step, str]:
-        resumed = next((c for c in self.turn.called(SCHEDULER, action="resume") if c.ok), None)
-        if resumed is None:
-            return [(SCHEDULER, {"action": "resume"})], "feedback: resuming"
-        times = re.findall(r"min before (\d{2}:\d{2})", resumed.result or "")
-        if "Nothing is paused" in (resumed.result or ""):
-            reply = "Your daily prompts weren't paused, so nothing changes. How is your habit going?"
-            return reply, "feedback: not paused"
-        at = f" every day around {friendly_time(times[0])}" if times else ""
-        return f"Welcome back! Your daily prompts are on again{at}. How are you feeling?", "feedback: resumed"
-
-    def _limit(self) -> tuple[_Step, str]:
-        """ "no more texts after 9pm": answered, nothing moved until they say the new time."""
-        if self._listed() is None:
-            return [(SCHEDULER, {"action": "list"})], "feedback: a limit on when; listing schedules"
-        when = self._schedule_phrase()
-        now = f" Right now your daily prompt comes {when}." if when else ""
-        return f"Got it.{now} {ASK_NEW_TIME} For example 5pm.", "feedback: a limit on when; asking for the time"
+        if proposed and reading.kind == "yes":
+            time = clock.normalise_time(proposed)
+            return self._change_time(time, answered=True) if time else None
+        asked = asked_for_a_time(turn.last_assistant) or STOP_WHICH in turn.last_assistant
+        if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
+            # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
+            before = clock.normalise_time(proposed) if proposed else None
+            return self._change_time(clock.same_half_of_day(time, before, text) or time, answered=True)
+        said = clock.parse_clock_time(text)
+        if reading.request == "change_time" and said:
+            return self._change_time(said)
+        preference = time_preference(text)
+        if said or (reading.request != "change_time" and preference is None):
+            return None
+        # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
+        wanted = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
+        vague = wanted if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
+        barrier = reason_clause(text) or (text if says_not_done(text) or (preference and preference.refused) else "")
+        args = {"last_barrier": _words(_clean(barrier), 15)} if barrier and self.delivered else {}
+        if vague:
+            reply = say("propose", self.lang, time=clock.friendly_time(vague))
+            return self._save_then(args, reply, "feedback: a new time of day proposed")
+        return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
 
     def _not_a_report(self, kind: str) -> str:
         if kind == "complaint":
@@ -346,38 +337,11 @@ class FeedbackRules:
             return f"Sorry — something went wrong on my side ({reason}). Could you send that again?"
         return f"Thanks for letting me know! (I couldn't save that note just now: {reason}.)"
 
-    def _plan(self) -> _Step:
-        """The plan as the stored schedule says it (listed, not remembered from earlier replies: a
-        time changed since, or a first prompt whose moment passed, is never claimed)."""
-        if SCHEDULER in self.turn.tools and self._listed() is None:
-            return [(SCHEDULER, {"action": "list"})]
-        when = self._schedule_phrase()
-        if when is None:
-            return "Thanks! There's no daily prompt scheduled right now — tell me a time and I'll set one up."
-        return (
-            f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
-            "Anything you'd like to change before then?"
-        )
-
-    def _schedule_phrase(self) -> str | None:
-        """ "every day around 8am" from the listed schedule; ``None`` when none is listed (or no list)."""
-        listed = self._listed()
-        if listed is None:
-            return "every day at the time we picked" if SCHEDULER not in self.turn.tools else None
-        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
-        if times:
-            return f"every day around {friendly_time(times[0])}"
-        if windows:
-            start, end = (friendly_time(t) for t in windows[0])
-            return f"every day at a random time between {start} and {end}"
-        paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
-        return f"again after your pause (until {paused[1]})" if paused else None
-
     def _agreed(self) -> str:
-        if "doable" in self.turn.last_assistant or "tweak" in self.turn.last_assistant.lower():
-            return "Great — let's try that next time. I'll check in after your next prompt."
-        return "Great! I'll check in after your next prompt."
+        last = self.turn.last_assistant
+        if "doable" in last or "tweak" in last.lower() or "factible" in last or "faisable" in last:
+            return say("agreed_tweak", self.lang)
+        return say("agreed", self.lang)
 
     def _answer(self, question: str) -> str:
         profile = {DOMAIN: self.turn.context.get(DOMAIN, ""), ANCHOR: ""}
@@ -388,34 +352,6 @@ class FeedbackRules:
             return f"Your habit is {profile[DOMAIN] or 'the one we picked'}; your latest prompt was: “{last}”"
         return answer_question(question, profile, None, schedule_set=True)
 
-    def _listed(self) -> LoopCall | None:
-        return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)
-
-    def _when(self) -> tuple[_Step, str]:
-        listed = self._listed()
-        if listed is None:
-            return [(SCHEDULER, {"action": "list"})], "feedback: when do prompts come; listing schedules"
-        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
-        if times:
-            return f"Your daily prompt comes every day around {friendly_time(times[0])}.", "feedback: schedule listed"
-        if windows:
-            start, end = (friendly_time(t) for t in windows[0])
-            return f"Your daily prompt comes at a random time between {start} and {end}.", "feedback: window listed"
-        return "You have no daily prompt scheduled right now. Tell me a time and I'll set one up.", "feedback: none"
-
-    def _stop(self) -> tuple[_Step, str]:
-        listed = self._listed()
-        if listed is None:
-            return [(SCHEDULER, {"action": "list"})], "feedback: stop requested; listing schedules"
-        ids = self._schedule_ids(listed.result or "")
-        if ids and not self.turn.called(SCHEDULER, action="delete"):
-            return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
-        return (
-            "Done — I've stopped your daily prompts. Text me whenever you'd like them back and we'll pick a time.",
-            "feedback: schedules stopped",
-        )
-
     def _generic(self, text: str) -> str:
         if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):
             return "You're welcome! I'll check in after your next prompt."
@@ -425,5 +361,5 @@ class FeedbackRules:
                 "How did today's prompt go?"
             )
         if self.turn.context.get("replied to the latest daily prompt") == "yes":
-            return "Thanks for sharing! I'll check in after your next prompt."
-        return "Thanks for sharing! How did today's habit go — did you get a chance to try it?"
+            return say("shared", self.lang)
+        return say("shared_ask", self.lang)

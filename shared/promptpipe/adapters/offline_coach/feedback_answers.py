@@ -1,60 +1,211 @@
-"""A feedback reply read: done or not, how hard it felt, what helped or got in the way, a new time
-or a new habit."""
+"""A feedback reply read (done or not: ``rules/outcome.py``; the why, part of it, a pause, a day-part:
+``rules/feedback_reading.py``), and the feedback replies said in the participant's language."""
 
 from __future__ import annotations
 
 import re
 
-from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
+from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
+from promptpipe.rules.feedback_reading import Language, reason_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
+from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
     r"\bq:\s*how's the intensity\?\s*a:\s*(decrease|keep current|increase|low|normal|high)", re.I
 )
-_NEGATIVE = re.compile(
-    r"\b(?:didn'?t|did not|couldn'?t|could not|haven'?t|have not|wasn'?t able|not yet|next time|no time|"
-    r"forgot|forget|too busy|too tired|skipped|missed|not today|nope|no)\b",
-    re.I,
-)
-_POSITIVE = re.compile(
-    r"\b(?:done|did it|i did|completed|finished|yes|yep|yeah|nailed it|managed|went well|it was (?:great|good))\b",
-    re.I,
-)
-_HELPED = re.compile(
-    r"\b(?:because|since|thanks to|it helped that|what helped was|helped by)\s+(?P<m>[^.;!?]+)"
-    r"|(?P<m2>[^.;!?,]+?)\s+(?:really )?helped\b",
-    re.I,
-)
-_BARRIER_CAUSE = re.compile(r"\b(?:because|since|as)\s+(?P<b>[^.;!?]+)", re.I)
 # A feedback reply that gives a time corrects the schedule when it asks for a change (the request's
 # words, promptpipe.rules.intent_patterns) or words it as a correction ("make it 8", "actually 7", "not at 6").
 _CORRECTION = re.compile(
-    r"\b(?:change|move|switch|reschedule|shift|update|push)\b.*\b(?:time|reminder|prompt|schedule|message|it)\b"
-    r"|\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*",
-    re.I,
+    r"\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|\bchanger\b|\bplut[oô]t\b", re.I
 )
+_KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"forg|olvid|oubli", re.I), "forgot",
+     "leave a visible cue right where your routine happens, or set a phone reminder"),
+    (re.compile(r"\b(?:time|busy|rushed|hectic|late|tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
+     "shrink it to a 30-second version you can do anywhere"),
+    (re.compile(r"\b(?:tired|exhausted|sleepy|sick|ill|energy|cansad[oa]|fatigu[eé]e?|malade|enferm[oa])\b", re.I),
+     "too tired", "do the easiest possible version, even just 30 seconds"),
+)  # fmt: skip
+SMALLER = "make it even smaller so it fits on a busy day"
+SMALLEST = "make it even smaller — just 30 seconds right after your usual routine"
+ASKED_HELPED = (ASK_HELPED, "¿Qué te ayudó", "Qu'est-ce qui t'a aidé")
+ASKED_BARRIER = (ASK_BARRIER, "¿Qué te lo impidió", "Qu'est-ce qui t'en a empêché")
 
 
 def asks_for_a_new_time(text: str) -> bool:
     return bool(CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text))
 
 
+def says_done(text: str) -> bool:
+    """A reply that says it was done, whatever was asked ("Done", "did it", "c'est fait")."""
+    return read_outcome(text, asked=False) == "done"
+
+
+# "Yes! Having my mat out helped a lot": a yes that goes on to say how it went is a report, whatever was asked.
+_YES_AND_HOW = re.compile(
+    r"^\W*(?:yes|yep|yeah|yup|s[ií]|oui)\b.*\b(?:helped|went (?:well|great|fine)|was (?:easy|great|good|fine)|"
+    r"me ayud[oó]|fue f[aá]cil|m'a aid[eé]|c'[ée]tait facile)\b",
+    re.I,
+)
+
+
+_EASY = re.compile(
+    r"\b(?:easy|easier|helped|helps|went (?:well|great|fine)|f[aá]cil|me ayud[oó]|facile|m'a aid[eé])\b", re.I
+)
+
+
+def what_made_it_easy(text: str) -> str:
+    """ "honestly it was easy because the kettle takes forever" → "the kettle takes forever": why it went
+    well, said without being asked; "" when the message says no such thing."""
+    return motivator_in(text) if _EASY.search(text) else ""
+
+
+def says_yes_and_how(text: str) -> bool:
+    return bool(_YES_AND_HOW.search(text))
+
+
+def says_not_done(text: str) -> bool:
+    return read_outcome(text, asked=False) == "not_done"
+
+
 def classify_barrier(text: str) -> tuple[str, str]:
-    """(barrier, tweak) for a "not this time" reply."""
+    """(barrier, tweak) for a "not this time" reply: a known kind, the reason it gives ("because it
+    rained"), or its own words when they say more than "no"."""
     if _DONE_CANON.search(text):
-        return "not specified", "make it even smaller — just 30 seconds right after your usual routine"
-    lowered = text.lower()
-    if "forg" in lowered:
-        return "forgot", "leave a visible cue right where your routine happens, or set a phone reminder"
-    if re.search(r"\b(?:time|busy|rushed|hectic|late)\b", lowered):
-        return "not enough time", "shrink it to a 30-second version you can do anywhere"
-    if re.search(r"\b(?:tired|exhausted|sleepy|sick|ill|energy)\b", lowered):
-        return "too tired", "do the easiest possible version, even just 30 seconds"
-    cause = _BARRIER_CAUSE.search(text)
-    if cause and _substantive(cause["b"]):
-        return _words(_clean(cause["b"]), 15), "make it even smaller so it fits on a busy day"
-    cleaned = _clean(_NEGATIVE.sub("", text))
-    if _substantive(cleaned):
-        return _words(_clean(text), 15), "make it even smaller so it fits on a busy day"
-    return "not specified", "make it even smaller — just 30 seconds right after your usual routine"
+        return "not specified", SMALLEST
+    for pattern, barrier, tweak in _KNOWN_BARRIERS:
+        if pattern.search(text):
+            return barrier, tweak
+    cause = reason_clause(text)
+    if cause and _substantive(cause):
+        return _words(_clean(cause), 15), SMALLER
+    if _substantive(_clean(without_outcome_words(text))):
+        return _words(_clean(text), 15), SMALLER
+    return "not specified", SMALLEST
+
+
+def motivator_in(text: str) -> str:
+    """What helped, when a report says it: the reason it gives ("bc my sister joined") or what it says
+    helped ("having my mat out helped"); "" when it says neither."""
+    helped = re.search(r"(?P<m>[^.;!?,]+?)\s+(?:really )?helped\b", text, re.I)
+    return _clean(reason_clause(text) or (helped["m"] if helped else ""))
+
+
+def what_helped(text: str) -> str:
+    """The motivator in an answer to "what helped?": what it says helped, or its own words."""
+    return motivator_in(text) or _clean(text)
+
+
+# The replies a Spanish or French speaker gets (English is the code's own wording).
+_SAID: dict[str, dict[Language, str]] = {
+    "done": {
+        "en": "Nice work — you did it!",
+        "es": "¡Muy bien, lo hiciste!",
+        "fr": "Bravo, c'est fait !",
+    },
+    "ask_helped": {
+        "en": f"{ASK_HELPED} make it happen today?",
+        "es": "¿Qué te ayudó a hacerlo hoy?",
+        "fr": "Qu'est-ce qui t'a aidé(e) aujourd'hui ?",
+    },
+    "helped": {
+        "en": "Thanks — that's really useful. I'll keep it in mind for your next prompts.",
+        "es": "¡Gracias! Es muy útil; lo tendré en cuenta para tus próximos mensajes.",
+        "fr": "Merci, c'est très utile ; je m'en souviendrai pour tes prochains messages.",
+    },
+    "miss": {
+        "en": "No worries — missing a day is part of building any habit.",
+        "es": "No pasa nada: saltarse un día es parte de crear un hábito.",
+        "fr": "Pas de souci : manquer un jour fait partie de toute habitude.",
+    },
+    "ask_barrier": {
+        "en": f"{ASK_BARRIER} today?",
+        "es": "¿Qué te lo impidió hoy?",
+        "fr": "Qu'est-ce qui t'en a empêché aujourd'hui ?",
+    },
+    "tweak": {
+        "en": "One small tweak for next time: {tweak}. Does that sound doable?",
+        "es": "Un pequeño ajuste para la próxima: hazlo aún más pequeño, de 30 segundos. ¿Te parece factible?",
+        "fr": "Un petit ajustement pour la prochaine fois : le rendre encore plus court, 30 secondes. "
+        "Ça te semble faisable ?",
+    },
+    "partial": {
+        "en": "Part of it still counts as showing up!",
+        "es": "¡Hacer una parte ya es empezar!",
+        "fr": "En faire une partie, c'est déjà bien !",
+    },
+    "paused": {
+        "en": "Done — your daily prompts are paused{back}; they start again by themselves. "
+        "Want them back sooner? Just text “resume”.",
+        "es": "Listo: tus mensajes diarios quedan en pausa{back}; vuelven solos. "
+        "¿Los quieres antes? Escribe “reanudar”.",
+        "fr": "C'est fait : tes messages quotidiens sont en pause{back} ; ils reprennent tout seuls. "
+        "Plus tôt ? Écris « reprendre ».",
+    },
+    "resumed": {
+        "en": "Welcome back! Your daily prompts are on again{at}. How are you feeling?",
+        "es": "¡Bienvenido/a de nuevo! Tus mensajes diarios vuelven{at}. ¿Cómo estás?",
+        "fr": "Re-bonjour ! Tes messages quotidiens reprennent{at}. Comment ça va ?",
+    },
+    "moved": {
+        "en": "Done — your daily prompt will now come around {time}{start}.",
+        "es": "Listo: ahora tu mensaje diario llega hacia las {time}{start}.",
+        "fr": "C'est fait : ton message quotidien arrivera désormais vers {time}{start}.",
+    },
+    "agreed_tweak": {
+        "en": "Great — let's try that next time. I'll check in after your next prompt.",
+        "es": "¡Genial! Lo probamos la próxima vez. Te escribo después de tu próximo mensaje.",
+        "fr": "Super, on essaie ça la prochaine fois. Je reviens vers toi après ton prochain message.",
+    },
+    "agreed": {
+        "en": "Great! I'll check in after your next prompt.",
+        "es": "¡Genial! Te escribo después de tu próximo mensaje.",
+        "fr": "Super ! Je reviens vers toi après ton prochain message.",
+    },
+    "shared": {
+        "en": "Thanks for sharing! I'll check in after your next prompt.",
+        "es": "¡Gracias por contarme! Te escribo después de tu próximo mensaje.",
+        "fr": "Merci de me le dire ! Je reviens vers toi après ton prochain message.",
+    },
+    "shared_ask": {
+        "en": "Thanks for sharing! How did today's habit go — did you get a chance to try it?",
+        "es": "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito? ¿Pudiste probarlo?",
+        "fr": "Merci de me le dire ! Comment s'est passée ton habitude aujourd'hui ? As-tu pu l'essayer ?",
+    },
+    "start_today": {"en": "starting today", "es": "desde hoy", "fr": "dès aujourd'hui"},
+    "start_tomorrow": {"en": "starting tomorrow", "es": "desde mañana", "fr": "dès demain"},
+    "propose": {
+        "en": "Sure. How about {time} — would that work?",
+        "es": "Claro. ¿Qué tal a las {time}? ¿Te va bien?",
+        "fr": "D'accord. Que dirais-tu de {time} ? Ça te va ?",
+    },
+    "ask_time": {
+        "en": "Sure. What time would suit you better? For example 7pm.",
+        "es": "Claro. ¿A qué hora te va mejor? Por ejemplo a las 7pm.",
+        "fr": "D'accord. À quelle heure plutôt ? Par exemple 19h.",
+    },
+}
+
+
+def say(key: str, lang: Language, **values: str) -> str:
+    """The reply ``key`` in ``lang`` (English when there is none), with ``values`` filled in."""
+    return _SAID[key].get(lang, _SAID[key]["en"]).format(**values)
+
+
+# The coach's own proposal of a time ("How about 7pm — would that work?", "¿Qué tal a las 7pm?") and
+# its own question for one: a yes, or another time, answers them.
+_PROPOSED = re.compile(r"(?:How about|Qué tal a las|Que dirais-tu de) (\d{1,2}(?::\d{2})?\s*[ap]m)\b")
+_ASKED_TIME = re.compile(
+    r"What time would suit you better|A qué hora te va mejor|À quelle heure plutôt|move it to another time", re.I
+)
+
+
+def proposed_time(last_reply: str) -> str:
+    """The time the coach proposed in ``last_reply`` ("7pm"), or ""."""
+    match = _PROPOSED.search(last_reply)
+    return match[1] if match else ""
+
+
+def asked_for_a_time(last_reply: str) -> bool:
+    return bool(_ASKED_TIME.search(last_reply) or proposed_time(last_reply))

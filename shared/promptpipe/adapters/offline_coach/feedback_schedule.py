@@ -1,0 +1,182 @@
+"""The feedback requests that change or read the daily schedule (docs/offline-coach.md, "Feedback as
+people write it"): another time, a shift of it, a pause (until a weekday too), resume, stop, a limit on
+when, and the plan as the listed schedule says it. Each lists, or acts, through the ``scheduler`` tool
+and then says only what its result confirms."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from promptpipe.adapters.offline_coach import times as clock
+from promptpipe.adapters.offline_coach.feedback_answers import say
+from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
+from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
+from promptpipe.rules.feedback_reading import Language, days_until, language
+
+ASK_NEW_TIME = "What time would suit you better?"
+_WEEKDAY_INDEX = {
+    day: i for i, day in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+}
+
+
+class ScheduleRequests:
+    """The schedule side of ``FeedbackRules`` (its ``turn``; replies in the participant's language)."""
+
+    turn: Turn
+
+    @property
+    def lang(self) -> Language:
+        return language(self.turn.user)
+
+    def _change_time(self, new_time: str, *, answered: bool = False) -> tuple[_Step, str]:
+        """Replace the schedule with one at ``new_time``. ``answered``: the time answers the coach's own
+        question or proposal, whose half of the day it already has (not the replaced time's)."""
+        turn = self.turn
+        listed = next((c for c in turn.called(SCHEDULER, action="list") if c.ok), None)
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
+        listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        if listed_times and not answered and clock.parse_clock_time(turn.user) == new_time:
+            # "actually make it 9" after 8pm is 9pm
+            new_time = clock.same_half_of_day(new_time, listed_times[0], turn.user) or new_time
+        if not turn.called(SCHEDULER, action="create"):
+            steps: list[tuple[str, dict[str, Any]]] = [
+                (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})
+                for schedule_id in self._schedule_ids(listed.result or "")
+            ]
+            steps.append((SCHEDULER, {"action": "create", "type": "fixed", "fixed_time": new_time}))
+            if SAVE in turn.tools:
+                steps.append((SAVE, {"preferred_time": new_time}))
+            return steps, "feedback: replacing the schedule"
+        created = next(c for c in turn.called(SCHEDULER, action="create"))
+        when = re.search(r"arrives (today|tomorrow)", created.result or "")
+        start = f" {say('start_' + when[1], self.lang)}" if when else ""
+        return say("moved", self.lang, time=clock.friendly_time(new_time), start=start), "feedback: time changed"
+
+    @staticmethod
+    def _schedule_ids(result: str) -> list[str]:
+        data = _result_json(result)
+        if isinstance(data, dict) and isinstance(data.get("schedule_ids"), list):
+            return [str(i) for i in data["schedule_ids"]]
+        return re.findall(r"internal id: ([^\s)]+)\)", result)
+
+    def _shift(self, minutes: int) -> tuple[_Step, str]:
+        """The listed time moved by ``minutes``; with nothing listed, the new time is asked for."""
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: a shift of the time; listing schedules"
+        current = re.findall(r"min before (\d{2}):(\d{2})", listed.result or "")
+        if not current:
+            return say("ask_time", self.lang), "feedback: a shift with no schedule; asking the time"
+        total = (int(current[0][0]) * 60 + int(current[0][1]) + minutes) % (24 * 60)
+        return self._change_time(f"{total // 60:02d}:{total % 60:02d}", answered=True)
+
+    def _pause(self, days: int | None, weekday: int | None = None) -> tuple[_Step, str]:
+        if days is None and weekday is None:
+            return (
+                "Sure — for how many days should I pause your daily prompts? For example “pause for a week”.",
+                "feedback: pause without a length",
+            )
+        paused = [c for c in self.turn.called(SCHEDULER, action="pause") if c.ok]
+        if not paused:
+            # Until a weekday: the coach has no calendar, so it pauses for a week first; the result names
+            # the weekday a week from now, which is today's, and the pause is then shortened to the day.
+            return [(SCHEDULER, {"action": "pause", "days": days or 7})], f"feedback: pausing for {days or 7} day(s)"
+        result = paused[-1].result or ""
+        back = re.search(r"until (\w+) (\d{2} \w+)", result)
+        if weekday is not None and len(paused) == 1 and back and back[1].lower() in _WEEKDAY_INDEX:
+            wanted = days_until(weekday, _WEEKDAY_INDEX[back[1].lower()])
+            if wanted != 7:
+                return [(SCHEDULER, {"action": "pause", "days": wanted})], f"feedback: pausing until day {weekday}"
+        until = f" until {back[1]} {back[2]}" if back else f" for {days} day(s)"
+        return say("paused", self.lang, back=until), "feedback: paused"
+
+    def _resume(self) -> tuple[_Step, str]:
+        resumed = next((c for c in self.turn.called(SCHEDULER, action="resume") if c.ok), None)
+        if resumed is None:
+            return [(SCHEDULER, {"action": "resume"})], "feedback: resuming"
+        times = re.findall(r"min before (\d{2}:\d{2})", resumed.result or "")
+        if "Nothing is paused" in (resumed.result or ""):
+            reply = "Your daily prompts weren't paused, so nothing changes. How is your habit going?"
+            return reply, "feedback: not paused"
+        at = f" every day around {clock.friendly_time(times[0])}" if times else ""
+        return say("resumed", self.lang, at=at), "feedback: resumed"
+
+    def _limit(self) -> tuple[_Step, str]:
+        """ "no more texts after 9pm": answered, nothing moved; when the prompt already comes inside the
+        limit that is said, otherwise the new time is asked for."""
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: a limit on when; listing schedules"
+        current = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        limit = clock.parse_clock_time(self.turn.user)
+        after = re.search(r"\b(?:after|past|later than|despu[eé]s de|apr[eè]s)\b", self.turn.user, re.I)
+        if current and limit and (current[0] < limit if after else current[0] > limit):
+            return (
+                f"Got it — your daily prompt comes around {clock.friendly_time(current[0])}, so nothing changes. "
+                "Tell me if you'd like another time.",
+                "feedback: a limit the schedule already keeps",
+            )
+        phrase = self._schedule_phrase()
+        now = f" Right now your daily prompt comes {phrase}." if phrase else ""
+        return f"Got it.{now} {ASK_NEW_TIME} For example 5pm.", "feedback: a limit on when; asking for the time"
+
+    def _plan(self) -> _Step:
+        """The plan as the stored schedule says it (listed, not remembered from earlier replies: a
+        time changed since, or a first prompt whose moment passed, is never claimed)."""
+        if SCHEDULER in self.turn.tools and self._listed() is None:
+            return [(SCHEDULER, {"action": "list"})]
+        when = self._schedule_phrase()
+        if when is None:
+            return "Thanks! There's no daily prompt scheduled right now — tell me a time and I'll set one up."
+        return (
+            f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
+            "Anything you'd like to change before then?"
+        )
+
+    def _schedule_phrase(self) -> str | None:
+        """ "every day around 8am" from the listed schedule; ``None`` when none is listed (or no list)."""
+        listed = self._listed()
+        if listed is None:
+            return "every day at the time we picked" if SCHEDULER not in self.turn.tools else None
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
+        if times:
+            return f"every day around {clock.friendly_time(times[0])}"
+        if windows:
+            start, end = (clock.friendly_time(t) for t in windows[0])
+            return f"every day at a random time between {start} and {end}"
+        paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
+        return f"again after your pause (until {paused[1]})" if paused else None
+
+    def _listed(self) -> LoopCall | None:
+        return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)
+
+    def _when(self) -> tuple[_Step, str]:
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: when do prompts come; listing schedules"
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
+        if times:
+            return (
+                f"Your daily prompt comes every day around {clock.friendly_time(times[0])}.",
+                "feedback: schedule listed",
+            )
+        if windows:
+            start, end = (clock.friendly_time(t) for t in windows[0])
+            return f"Your daily prompt comes at a random time between {start} and {end}.", "feedback: window listed"
+        return "You have no daily prompt scheduled right now. Tell me a time and I'll set one up.", "feedback: none"
+
+    def _stop(self) -> tuple[_Step, str]:
+        listed = self._listed()
+        if listed is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: stop requested; listing schedules"
+        ids = self._schedule_ids(listed.result or "")
+        if ids and not self.turn.called(SCHEDULER, action="delete"):
+            return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
+        return (
+            "Done — I've stopped your daily prompts. Text me whenever you'd like them back and we'll pick a time.",
+            "feedback: schedules stopped",
+        )

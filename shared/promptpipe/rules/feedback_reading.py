@@ -1,0 +1,268 @@
+"""A feedback reply read as people write it (docs/offline-coach.md, "Feedback as people write it"):
+the parts of a message that ``rules/message_reading.py`` (what kind of message) and ``rules/outcome.py``
+(done or not) leave to the reader of feedback.
+
+- ``reason_clause``: the why inside a report, after "because", "bc", "cuz", "thanks to", "porque",
+  "gracias a", "parce que", "grâce à" ("did it bc my sister joined" → "my sister joined");
+- ``is_partial``: part of it, or an unclear "kinda" ("half of it", "kind of", "la mitad", "à moitié");
+- ``pause_request``: a pause and its length in days ("pause 2 jours", "une semaine") or the weekday it
+  lasts until ("pause till monday", "hasta el lunes", "jusqu'à lundi");
+- ``resumes``: "reprendre les messages", "start them again" (the English and Spanish forms are read by
+  ``message_reading``);
+- ``time_preference``: a day-part asked for ("mornings might be better", "mejor en la tarde", "plutôt le
+  soir") or refused ("mornings don't work for me", "pas le matin"), which the coach turns into a
+  proposal to confirm, or a question;
+- ``language``: the language to reply in (``en``, ``es``, ``fr``), from the words people use.
+
+English, Spanish and French, on the shared normal form (``message_reading.plain``: case, width,
+accents). Pure: ``re`` and the rules it names only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from promptpipe.rules.message_reading import plain
+
+Language = Literal["en", "es", "fr"]
+DayPart = Literal["morning", "afternoon", "evening", "night"]
+
+__all__ = [
+    "DayPart",
+    "Language",
+    "PauseRequest",
+    "TimePreference",
+    "is_partial",
+    "language",
+    "new_habit",
+    "pause_request",
+    "reason_clause",
+    "resumes",
+    "shift_minutes",
+    "time_preference",
+]
+
+# --- why: a clause that gives the reason ---------------------------------------------------------
+_BECAUSE = re.compile(
+    r"(?:^|\b)(?:because(?: of)?|bc|b/c|cuz|cause|coz|since|thanks to|"
+    r"porque|por que|ya que|gracias a|parce que|parce qu'|car|grace a)\s+(?P<why>[^.;!?]+)"
+)
+_TRAILING = re.compile(r"\s*(?:,|\band\b|\by\b|\bet\b)\s*(?:i|he|she|they|yo|je|now|ahora)?\s*$")
+
+
+def reason_clause(text: str) -> str:
+    """The reason given inside ``text`` ("did it bc my sister joined, she wants to too" → "my sister
+    joined"), in the participant's words (accents kept); "" when none is given."""
+    said = plain(text)
+    match = _BECAUSE.search(said)
+    if match is None:
+        return ""
+    start, end = match.span("why")
+    clause = text.strip()[start:end] if len(text.strip()) == len(said) else match["why"]
+    clause = re.split(r"\s*,\s*", clause, maxsplit=1)[0]
+    clause = _TRAILING.sub("", clause).strip(" ,.")
+    return clause if len(clause.split()) >= 2 else ""
+
+
+# --- part of it ----------------------------------------------------------------------------------
+_PARTIAL = re.compile(
+    r"\b(?:half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
+    r"started but|almost|not fully|not all of it|la mitad|a medias|mas o menos|un poco|casi|"
+    r"a moitie|un peu|presque|en partie|moyen)\b"
+)
+
+
+def is_partial(text: str) -> bool:
+    """ "half of it", "kinda", "started but my kid woke up", "la mitad", "à moitié"."""
+    return bool(_PARTIAL.search(plain(text)))
+
+
+# --- pause, and until when -------------------------------------------------------------------------
+_WEEKDAYS = (
+    ("monday", "mon", "lunes", "lundi"),
+    ("tuesday", "tue", "tues", "martes", "mardi"),
+    ("wednesday", "wed", "miercoles", "mercredi"),
+    ("thursday", "thu", "thurs", "jueves", "jeudi"),
+    ("friday", "fri", "viernes", "vendredi"),
+    ("saturday", "sat", "sabado", "samedi"),
+    ("sunday", "sun", "domingo", "dimanche"),
+)
+_WEEKDAY_NAMES = "|".join(name for names in _WEEKDAYS for name in names)
+_UNTIL = re.compile(
+    rf"\b(?:till|til|until|untill|through|thru|to|hasta(?: el)?|jusqu'?(?:a|au)|jusqu a)\s+(?:next |el |le )?"
+    rf"(?P<day>{_WEEKDAY_NAMES})\b"
+)
+_PAUSE_WORD = re.compile(
+    r"\b(?:pause|paus\w*|hold off|take a break|break from|skip|mettre en pause|en pause|arrete\w*|"
+    r"suspend\w*|descans\w*|deten\w*)\b"
+)
+_COUNT = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+    "un": 1, "una": 1, "une": 1, "dos": 2, "deux": 2, "tres": 3, "trois": 3, "cuatro": 4, "quatre": 4,
+    "cinco": 5, "cinq": 5, "couple of": 2, "few": 3, "quelques": 3,
+}  # fmt: skip
+_AMOUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted(map(re.escape, _COUNT), key=len, reverse=True)) + r")"
+_FOR = re.compile(
+    rf"\b(?:{_AMOUNT}\s+)?(?P<unit>days?|dias?|jours?|weeks?|semaines?|semanas?|weekend|week-end|fin de semana)\b"
+)
+_UNIT_DAYS = {"day": 1, "dia": 1, "jour": 1, "week": 7, "semaine": 7, "semana": 7}
+
+
+@dataclass(frozen=True)
+class PauseRequest:
+    days: int | None = None  # the length, when said in days or weeks
+    weekday: int | None = None  # 0 = Monday: the pause lasts until that day
+
+
+# Words that ask for a pause only with a length or an end: "no texts for a week", "sin mensajes hasta el lunes".
+_AWAY = re.compile(
+    r"\b(?:no (?:more )?(?:texts?|messages?|reminders?|prompts?)|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
+    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?)\b"
+)
+
+
+def pause_request(text: str) -> PauseRequest | None:
+    """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
+    said = plain(text)
+    until = _UNTIL.search(said)
+    if not _PAUSE_WORD.search(said) and not (_AWAY.search(said) and (until or _FOR.search(said))):
+        return None
+    if until is not None:
+        day = until["day"]
+        return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if day in names))
+    length = _FOR.search(said)
+    if length is None:
+        return PauseRequest()
+    unit = length["unit"].rstrip("s")
+    per = 2 if unit in ("weekend", "week-end", "fin de semana") else _UNIT_DAYS.get(unit, 1)
+    amount = length["n"]
+    count = int(amount) if amount and amount.isdigit() else _COUNT.get(amount or "", 1)
+    return PauseRequest(days=max(1, min(count * per, 60)))
+
+
+def days_until(weekday: int, today: int) -> int:
+    """Days from ``today`` to the next ``weekday`` (0 = Monday); a week when it is today's."""
+    return (weekday - today) % 7 or 7
+
+
+_RESUME = re.compile(
+    r"\b(?:reprend\w*|recommenc\w*|relanc\w*|redemarr\w*|start (?:them|it|again)|turn (?:them|it) (?:back )?on|"
+    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|otra vez)\b"
+)
+
+
+def resumes(text: str) -> bool:
+    """ "reprendre les messages", "je suis de retour", "start them again"."""
+    said = plain(text)
+    return bool(_RESUME.search(said)) and not _PAUSE_WORD.search(said)
+
+
+# --- another time of day ---------------------------------------------------------------------------
+_DAYPARTS: tuple[tuple[DayPart, str], ...] = (
+    ("morning", r"mornings?|first thing|(?:la |las |por la |en la )?mananas?|(?:le |les )?matins?|matinee"),
+    ("afternoon", r"afternoons?|(?:la |las |por la |en la )?tardes?|apres-midi|apres midi|aprem"),
+    ("evening", r"evenings?|tonight|(?:le |les )?soirs?|soiree"),
+    ("night", r"nights?|(?:la |las |por la |en la )?noches?|(?:la )?nuit"),
+)
+_DAYPART = re.compile("|".join(rf"(?P<{part}>\b(?:{words})\b)" for part, words in _DAYPARTS))
+# Asking for it: a preference, a comparison, a change.
+_PREFER = re.compile(
+    r"\b(?:better|prefer\w*|rather|instead|switch|move|change|do it in|can we do|could we do|mejor|prefier\w*|"
+    r"cambi\w*|pasa\w*|mueve\w*|plutot|prefere\w*|changer|decaler|deplacer|mieux)\b"
+)
+# Refusing it: "mornings don't work for me", "not in the evening", "en la mañana no puedo", "pas le soir".
+_REFUSE = re.compile(
+    r"(?:don'?t|doesn'?t|do not|does not|never|won'?t|can'?t|no longer|not)\s+(?:\w+\s+){0,2}?(?:work|good|great|"
+    r"possible|do)\b|\bnot (?:in )?(?:the )?$|\bno (?:me )?(?:da tiempo|funciona|puedo|sirve)\b|\bno puedo\b|"
+    r"\bpas (?:le|la|les|en)?\s*$|\bca (?:ne )?marche pas\b|\bje ne peux pas\b|\bimpossible\b|\bhard\b|\bchaos\b|"
+    r"\brush\w*\b|\bbusy\b|\bno$"
+)
+
+
+@dataclass(frozen=True)
+class TimePreference:
+    wanted: DayPart | None  # the day-part asked for; ``None``: only one refused
+    refused: DayPart | None = None
+
+
+def time_preference(text: str) -> TimePreference | None:
+    """The day-part a message asks to move to, or refuses; ``None`` when it asks for neither."""
+    said = plain(text)
+    parts = [(match.lastgroup, match.start(), match.end()) for match in _DAYPART.finditer(said)]
+    if not parts:
+        return None
+    wanted: DayPart | None = None
+    refused: DayPart | None = None
+    for part, start, end in parts:
+        clause_start = max(said.rfind(mark, 0, start) for mark in ",.?!;") + 1
+        ends = [i for i in (said.find(mark, end) for mark in ",.?!;") if i >= 0]
+        before, after = said[clause_start:start], said[end : min(ends, default=len(said))]
+        if _REFUSE.search(before) or _REFUSE.search(after):
+            refused = refused or part  # type: ignore[assignment]
+        elif wanted is None and (_PREFER.search(before) or _PREFER.search(after)):
+            wanted = part  # type: ignore[assignment]
+    if wanted is None and refused is None:
+        return None
+    return TimePreference(wanted=wanted, refused=refused)
+
+
+# --- a shift of the time, and a new habit ----------------------------------------------------------
+_SHIFT = re.compile(
+    r"\b(?P<n>an?|one|1|2|two|half an?|una|media|une|\d{1,3})\s*"
+    r"(?P<unit>hours?|hrs?|h|minutes?|mins?|horas?|heures?)\s+"
+    r"(?P<way>earlier|later|sooner|before|after|mas temprano|antes|mas tarde|despues|plus tot|plus tard|avant|apres)\b"
+)
+_LATER_WAYS = ("later", "after", "mas tarde", "despues", "plus tard", "apres")
+
+
+def shift_minutes(text: str) -> int | None:
+    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60; ``None``: no shift."""
+    match = _SHIFT.search(plain(text))
+    if match is None:
+        return None
+    amount = match["n"]
+    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
+    minutes = count * 60 if match["unit"].startswith("h") else count
+    if amount.startswith(("half", "media")):
+        minutes = 30
+    return minutes if match["way"] in _LATER_WAYS else -minutes
+
+
+_NEW_HABIT = re.compile(
+    r"\b(?:nouvelle habitude|autre habitude|changer d'?habitude|something else|a different one|"
+    r"otra cosa|algo diferente|otro habito|nuevo habito)\b"
+)
+
+
+def new_habit(text: str) -> bool:
+    """ "je veux une nouvelle habitude", "I want to try something else": back to the intake."""
+    return bool(_NEW_HABIT.search(plain(text)))
+
+
+# --- the language to reply in ---------------------------------------------------------------------
+_SPANISH = re.compile(
+    r"\b(?:hoy|ya|lo|la|el|los|las|que|porque|pude|hice|mejor|mensajes|pausa\w*|semana|dias?|gracias|porfa|"
+    r"por favor|manana|tarde|noche|quiero|puedes|no me|estoy|tengo|muy|pero|vale|dale|listo|hecho|si|otra vez)\b"
+)
+_FRENCH = re.compile(
+    r"\b(?:c'?est|je|j'ai|tu|pas|fait|plutot|soir|matin|jours?|semaine|merci|stp|svp|oui|ouais|aujourd'?hui|"
+    r"trop|fatigue\w*|messages|reprendre|le|les|une|un|est|mais|avec|pour|ma|mon)\b"
+)
+
+
+def language(text: str) -> Language:
+    """ "es" or "fr" when the message reads as Spanish or French (two of its words, or one in a short
+    message, and more than of the other), else "en"."""
+    said = plain(text)
+    if re.search(r"[¿¡ñ]", text.lower()):
+        return "es"
+    spanish, french = len(_SPANISH.findall(said)), len(_FRENCH.findall(said))
+    english = len(re.findall(r"\b(?:the|i|it|to|my|you|me|is|did|can|please|pls|for|and|a)\b", said))
+    short = len(said.split()) <= 3
+    if spanish > french and spanish > english and (spanish >= 2 or short):
+        return "es"
+    if french > spanish and french > english and (french >= 2 or short):
+        return "fr"
+    return "en"

@@ -1,0 +1,149 @@
+"""The offline coach's feedback on messages as people text them (docs/offline-coach.md, "Feedback as
+people write it"): what is recorded, what is saved, what the schedule tools are asked to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.rules.message_reading import read_message
+from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
+
+DOABLE = "Great — one stretch while the coffee brews. Does that sound doable?"
+LISTED_730AM = "Active daily schedules:\n1. every day at 07:20 (America/Toronto), 10 min before 07:30 (internal id: s1)"
+PAUSED_A_WEEK = (
+    "Daily prompts paused for 7 day(s): none is sent until Tuesday 08 December (2026-12-08 19:05 America/Toronto), "
+    "when they resume by themselves at their usual time."
+)
+PAUSED_TO_MONDAY = PAUSED_A_WEEK.replace("7 day(s)", "6 day(s)").replace("Tuesday 08", "Monday 07")
+
+
+def test_a_thumbs_up_to_the_daily_prompt_is_a_done_but_not_to_a_tweak() -> None:
+    response = OfflineCoach().complete(feedback("👍", PROMPT, replied=True))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+    agreed = text_of(feedback("👍", DOABLE, replied=True))
+    assert not any(word in agreed.lower() for word in PRAISE)
+
+
+def test_a_count_is_one_done_and_the_reason_is_the_motivator() -> None:
+    response = OfflineCoach().complete(feedback("did it twice today!! bc my sister joined", PROMPT))
+    assert calls(response) == [
+        ("save_user_profile", {"last_successful_prompt": PROMPT, "last_motivator": "my sister joined"})
+    ]
+
+
+def test_a_done_with_a_question_is_recorded_and_answered() -> None:
+    request = feedback("done. btw how long does this study last?", PROMPT)
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+    reply = OfflineCoach().complete(then(request, response, "Saved.")).content or ""
+    assert "How many weeks" in reply
+
+
+def test_part_of_it_saves_what_got_in_the_way_and_praises_nothing() -> None:
+    request = feedback("half of it, got interrupted by a call", PROMPT)
+    response = OfflineCoach().complete(request)
+    (name, args), *_ = calls(response)
+    assert (name, args["last_barrier"]) == ("save_user_profile", "got interrupted by a call")
+    assert "last_successful_prompt" not in args
+    reply = OfflineCoach().complete(then(request, response, "Saved.")).content or ""
+    assert not any(word in reply.lower() for word in PRAISE)
+
+
+def test_a_bare_kinda_is_asked_about() -> None:
+    assert "What got in the way" in text_of(feedback("kinda", PROMPT))
+
+
+def test_a_pause_until_a_weekday_learns_today_from_the_tools_result() -> None:
+    request = feedback("pause till monday pls, family stuff", "See you tomorrow!")
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "pause", "days": 7})]
+    # A week from now is a Tuesday, so today is: Monday is 6 days away
+    request = then(request, first, PAUSED_A_WEEK)
+    second = OfflineCoach().complete(request)
+    assert calls(second) == [("scheduler", {"action": "pause", "days": 6})]
+    reply = OfflineCoach().complete(then(request, second, PAUSED_TO_MONDAY)).content or ""
+    assert "until Monday 07 December" in reply
+
+
+def test_a_pause_in_french_is_confirmed_in_french() -> None:
+    request = feedback("pause 2 jours stp", "À demain !")
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 2})]
+    reply = OfflineCoach().complete(then(request, response, PAUSED_A_WEEK.replace("7 day", "2 day"))).content
+    assert (reply or "").startswith("C'est fait : tes messages quotidiens sont en pause")
+
+
+def test_a_day_part_asked_for_is_proposed_and_moved_on_yes() -> None:
+    proposal = text_of(feedback("mornings might be better tbh", DOABLE))
+    assert proposal == "Sure. How about 8am — would that work?"
+    assert calls(OfflineCoach().complete(feedback("ok", proposal))) == [("scheduler", {"action": "list"})]
+
+
+def test_a_day_part_refused_saves_the_barrier_asks_the_time_and_the_answer_keeps_its_own_half() -> None:
+    request = feedback("mornings don't work for me, always rushing to the bus", PROMPT)
+    response = OfflineCoach().complete(request)
+    assert calls(response) == [
+        ("save_user_profile", {"last_barrier": "mornings don't work for me, always rushing to the bus"})
+    ]
+    asked = OfflineCoach().complete(then(request, response, "Saved.")).content or ""
+    assert asked == "Sure. What time would suit you better? For example 7pm."
+    request = feedback("after dinner maybe 7:30", asked)
+    listed = OfflineCoach().complete(request)
+    moved = OfflineCoach().complete(then(request, listed, LISTED_730AM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:30"}) in calls(moved)
+
+
+def test_an_errand_touches_no_schedule() -> None:
+    response = OfflineCoach().complete(feedback("need to stop at the pharmacy first, will do it after", PROMPT))
+    assert all(name != "scheduler" for name, _ in calls(response))
+    assert read_message("need to stop at the pharmacy first, will do it after").request is None
+
+
+def test_a_limit_the_schedule_keeps_is_said_in_the_listed_time() -> None:
+    request = feedback("no reminders after 9pm", "See you tomorrow!")
+    response = OfflineCoach().complete(request)
+    reply = OfflineCoach().complete(then(request, response, LISTED_8PM)).content or ""
+    assert "8pm, so nothing changes" in reply
+
+
+@pytest.mark.parametrize(
+    ("said", "last", "listed", "created"),
+    [
+        # another time in answer to a Spanish proposal keeps the proposal's half of the day
+        ("a las 6", "Claro. ¿Qué tal a las 3pm? ¿Te va bien?", LISTED_730AM, "18:00"),
+        # a shift moves the listed time by that much
+        ("can you send it an hour later?", PROMPT, LISTED_8PM, "21:00"),
+        ("30 min earlier pls", PROMPT, LISTED_8PM, "19:30"),
+    ],
+)
+def test_the_new_time_is_created_after_listing(said: str, last: str, listed: str, created: str) -> None:
+    request = feedback(said, last)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, listed))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": created}) in calls(moved)
+
+
+def test_a_report_of_doing_it_later_moves_nothing() -> None:
+    response = OfflineCoach().complete(feedback("did it an hour later than usual", PROMPT))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_no_texts_for_a_week_is_a_pause_and_a_limit_is_not() -> None:
+    response = OfflineCoach().complete(feedback("i'm traveling next week, no texts pls", PROMPT))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 7})]
+    response = OfflineCoach().complete(feedback("no more texts after 9pm pls", PROMPT))
+    assert all(args.get("action") not in ("pause", "delete") for _, args in calls(response))
+
+
+def test_a_new_habit_in_french_goes_back_to_the_intake() -> None:
+    response = OfflineCoach().complete(feedback("je veux une nouvelle habitude", PROMPT))
+    assert [name for name, _ in calls(response)] == ["transition_state"]
+
+
+def test_spanish_and_french_get_their_own_replies() -> None:
+    assert text_of(feedback("la verdad que hoy estuvo raro el día", PROMPT)).startswith("¡Gracias por contarme!")
+    assert text_of(feedback("ok merci", DOABLE.replace("doable", "faisable"), replied=True)).startswith("Super")
+    response = OfflineCoach().complete(feedback("sí", "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito?"))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
