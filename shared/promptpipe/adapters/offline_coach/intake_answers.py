@@ -18,7 +18,12 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.times import (
+    parse_asked_time,
+    parse_clock_time,
+    parse_vague_time,
+    without_times,
+)
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
@@ -29,23 +34,39 @@ _MOTIVATION = re.compile(
     r"(?P<rest>[^.;!?,]+)",
     re.I,
 )
+# A routine as a clause of its own, in English, Spanish or French: "after X", "before X", "when I X",
+# "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
     r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+"
-    r"|(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|cuando\s+[^,.;!?]+)",
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|(?:cuando|mientras)\s+[^,.;!?]+"
+    r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que)\s+[^,.;!?]+"
+    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
+    re.I,
+)
+# "wait no", "i mean", "o sea", "enfin non": what follows replaces what was said before it.
+_SELF_CORRECTION = re.compile(
+    r"\b(?:wait,? no|no wait|i mean|or rather|actually no|sorry,? i mean|mejor dicho|o sea|bueno no|"
+    r"enfin non|non attends|plut[oô]t)\b",
     re.I,
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
-_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) (?:my |the )?[^,.;!?]+)", re.I)
+_SOFT_ANCHOR = re.compile(
+    r"\b(?P<a>(?:with|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
+)
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish)\b.*$|\s+\d.*$",
+    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|como|hacia|a las|porque|parce que|pour)\b.*$"
+    r"|\s+[~@]?\d.*$",
     re.I,
 )
 _ROUTINE_WORDS = re.compile(
     r"\b(?:coffee|tea|breakfast|lunch|dinner|shower|brush\w*|teeth|wake|waking|work|commute|school|bed|"
     r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up|kettle|shave|dishes|laundry|bath|"
-    r"walk|run|cat|pets?|emails?|meeting|standup|stand-up|desk|office|train|bus|car|drive|prayers?|nap)\b",
+    r"walk|run|cat|pets?|emails?|meeting|standup|stand-up|desk|office|train|bus|car|drive|prayers?|nap|break|"
+    r"comida|almuerzo|desayuno|cena|caf[eé]|trabajo|oficina|escuela|ducha|cama|perro|ni[nñ]os|"
+    r"d[îi]ner|d[ée]jeuner|bureau|travail|[ée]cole|douche|lit|chien|enfants|pause|pausa)\b",
     re.I,
 )
 _SPANISH = re.compile(
@@ -144,9 +165,14 @@ def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
 
 
 def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
-    match = _ANCHOR.search(text)
+    start, end = 0, len(text)
+    corrections = list(_SELF_CORRECTION.finditer(text))
+    if corrections:  # "after i walk the dog wait no after i make coffee": the routine said last
+        later = _ANCHOR.search(text, corrections[-1].end())
+        start, end = (later.start(), end) if later is not None else (0, corrections[-1].start())
+    match = _ANCHOR.search(text, start, end)
     if match is None and soft:
-        match = _SOFT_ANCHOR.search(text)
+        match = _SOFT_ANCHOR.search(text, start, end)
         if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
             match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
     if match is None:
@@ -176,7 +202,14 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     if _is_hint(text) or not text.strip():
         return {}
     learned: dict[str, str] = {}
+    new_habit = _habit_changed(text, known)
+    if new_habit:  # "actually I'd rather do yoga, running hurts my knees": the habit, and a reason if given
+        reason, _ = _reason_after_the_habit(text) if not known.get(MOTIVATION) else ("", None)
+        return {DOMAIN: new_habit, **({MOTIVATION: reason} if reason else {})}
+    text = _FILLER.sub(lambda m: " " * len(m[0]), text)  # "ok so i want to…": no "so i" reason
     motivation, m_match = parse_motivation(text)
+    if not motivation and not known.get(MOTIVATION) and _REASON_LEAD.match(text):
+        motivation, m_match = _leading_clause_as_motivation(text)  # "to process my day", whatever was asked
     if not motivation and expected == MOTIVATION:
         motivation, m_match = _leading_clause_as_motivation(text)
     if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
@@ -194,12 +227,16 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         expected in (DOMAIN, MOTIVATION)
         and len(text.split()) > 3
         and not _AT_CLOCK.search(rest)
-        and not _OPENS_WITH_TIME.match(text)
+        and not _OPENS_WITH_TIME.match(text.strip())
+        and not _time_said_apart(rest)
     )
     if telling_why:
         time = None
     elif time is None and not known.get(TIME):
         time = parse_vague_time(rest, loose=expected in (TIME, ANCHOR))
+    if time and not anchor and not known.get(ANCHOR) and parse_clock_time(rest, hint):
+        # "on my lunch break at work around 12:30", "dinner time around 6:30": the routine beside the time
+        anchor = _routine_beside_time(rest)
     domain_text = _span_removed(rest, a_match)
     # A known domain changes only on an explicit change of mind, not on a passing keyword ("my
     # doctor says I need to move more" answers why).
@@ -217,9 +254,63 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     return learned
 
 
+_CLAUSE = re.compile(r"[^,.;!?]+")
+_PLACE_LEAD = re.compile(r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?)\s+\S", re.I)
+_MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
+_BESIDE_FILLER = re.compile(
+    r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
+    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works?|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
+    r"tous les jours)$",
+    re.I,
+)
+
+
+def _routine_beside_time(text: str) -> str:
+    """The routine said in the same sentence as a clock time, when no "after/before/when" clause
+    names it: "on my lunch break at work", "dinner time" → "at dinner time", "en la comida"."""
+    for clause in _CLAUSE.findall(without_times(text)):
+        phrase = _clean(clause)
+        while _BESIDE_FILLER.search(phrase):
+            phrase = _clean(_BESIDE_FILLER.sub("", phrase))
+        if len(phrase.split()) < 2 or len(phrase.split()) > 10 or not _ROUTINE_WORDS.search(phrase):
+            continue
+        if _PLACE_LEAD.match(phrase):
+            return _words(phrase, 10)
+        if _MEAL_LEAD.match(phrase):
+            return "at " + _words(phrase, 9)
+    return ""
+
+
+def _time_said_apart(text: str) -> bool:
+    """A clock time in a clause of its own ("my neck is killing me. 3pm works"): an answer to when,
+    not part of the reason."""
+    for clause in _CLAUSE.findall(text):
+        if parse_clock_time(clause) and len(_clean(without_times(clause)).split()) <= 2:
+            return True
+    return False
+
+
+def _habit_changed(text: str, known: dict[str, str]) -> str:
+    """ "actually no lets do journaling instead": a change of mind naming another known habit."""
+    if not known.get(DOMAIN) or not _CHANGE_OF_MIND.search(text):
+        return ""
+    habit = parse_domain(text)
+    return habit if habit and habit != known[DOMAIN] else ""
+
+
 _TIME_WORDS = re.compile(
     r"\b(?:in|the|every|each|at|around|by|mornings?|evenings?|afternoons?|nights?|noon|midday|lunch|dinner|"
     r"breakfast|tonight|bed ?time)\b",
+    re.I,
+)
+
+
+_REASON_LEAD = re.compile(
+    r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+[a-zà-ÿ]", re.I
+)
+_ONLY_TIME_WORDS = re.compile(
+    r"\b(?:in|the|every|each|at|around|by|after|before|sometime|please|pls|maybe|mornings?|evenings?|afternoons?|"
+    r"nights?|noon|midday|lunch(?:time)?|dinner|breakfast|work|tonight|bed ?time|bed|day|sleep|ish)\b|[^\w]",
     re.I,
 )
 
@@ -233,8 +324,8 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
     if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
         return "", None
-    if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
-        return "", None
+    if parse_vague_time(clause, loose=True) and not _ONLY_TIME_WORDS.sub("", clause).strip():
+        return "", None  # "every evening please" is a time; "relax after work" is a reason
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
 
 

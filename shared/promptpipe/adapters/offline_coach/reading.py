@@ -12,6 +12,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
 from promptpipe.rules.intent_patterns import is_capability_question
+from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.opt_out import OptKind, read_opt_message
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
@@ -64,6 +65,8 @@ _DECLINE = re.compile(
     r"^(?:no|nope|nah|not (?:now|yet|really)|no thanks?|don'?t|rather not|maybe later|later)\b|\bno quiero\b",
     re.I,
 )
+# Laughter or thanks alone acknowledges; it agrees to nothing.
+_LAUGH_OR_THANKS = re.compile(r"^[\W_]*(?:(?:lol|haha+|jaja+|lmao|thanks?|thank you|thx|gracias|merci)[\W_]*)+$", re.I)
 _THUMBS = re.compile(r"^[\s👍👌✅🙌💪🙂😊👏✔️]+$")
 
 
@@ -75,6 +78,8 @@ def accepts(text: str) -> bool:
         return False
     if _THUMBS.match(stripped):
         return True
+    if read_message(stripped).kind == "yes" and not _LAUGH_OR_THANKS.match(stripped):
+        return True  # "va, me parece bien", "ça marche", "👍🏾": the shared reader's yes
     plain = re.sub(r"[^\w\s',.!]", " ", stripped).strip()
     match = _ACCEPT.match(plain)
     if match is None:
