@@ -24,6 +24,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_vague_time,
     without_times,
 )
+from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
@@ -46,10 +47,19 @@ _ANCHOR = re.compile(
     re.I,
 )
 # "wait no", "i mean", "o sea", "enfin non": what follows replaces what was said before it.
-_SELF_CORRECTION = re.compile(
-    r"\b(?:wait,? no|no wait|i mean|or rather|actually no|sorry,? i mean|mejor dicho|o sea|bueno no|"
-    r"enfin non|non attends|plut[oô]t)\b",
-    re.I,
+_SELF_CORRECTION = any_word(
+    "wait,? no",
+    "no wait",
+    "i mean",
+    "or rather",
+    "actually no",
+    "sorry,? i mean",  # English
+    "mejor dicho",
+    "o sea",
+    "bueno no",  # Spanish
+    "enfin non",
+    "non attends",
+    "plut[oô]t",  # French
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
 _SOFT_ANCHOR = re.compile(
@@ -61,13 +71,75 @@ _ANCHOR_TAIL = re.compile(
     r"|\s+[~@]?\d.*$",
     re.I,
 )
-_ROUTINE_WORDS = re.compile(
-    r"\b(?:coffee|tea|breakfast|lunch|dinner|shower|brush\w*|teeth|wake|waking|work|commute|school|bed|"
-    r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up|kettle|shave|dishes|laundry|bath|"
-    r"walk|run|cat|pets?|emails?|meeting|standup|stand-up|desk|office|train|bus|car|drive|prayers?|nap|break|"
-    r"comida|almuerzo|desayuno|cena|caf[eé]|trabajo|oficina|escuela|ducha|cama|perro|ni[nñ]os|"
-    r"d[îi]ner|d[ée]jeuner|bureau|travail|[ée]cole|douche|lit|chien|enfants|pause|pausa)\b",
-    re.I,
+_ROUTINE_WORDS = any_word(
+    *MEALS,
+    "coffee",
+    "tea",
+    "shower",
+    "brush\\w*",
+    "teeth",
+    "wake",
+    "waking",
+    "work",
+    "commute",
+    "school",
+    "bed",
+    "meal",
+    "dog",
+    "kids",
+    "gym",
+    "class",
+    "alarm",
+    "get home",
+    "getting home",
+    "get up",
+    "getting up",
+    "kettle",
+    "shave",
+    "dishes",
+    "laundry",
+    "bath",
+    "walk",
+    "run",
+    "cat",
+    "pets?",
+    "emails?",
+    "meeting",
+    "standup",
+    "stand-up",
+    "desk",
+    "office",
+    "train",
+    "bus",
+    "car",
+    "drive",
+    "prayers?",
+    "nap",
+    "break",
+    # Spanish and French routines
+    "comida",
+    "almuerzo",
+    "desayuno",
+    "cena",
+    "caf[eé]",
+    "trabajo",
+    "oficina",
+    "escuela",
+    "ducha",
+    "cama",
+    "perro",
+    "ni[nñ]os",
+    "pausa",
+    "d[îi]ner",
+    "d[ée]jeuner",
+    "bureau",
+    "travail",
+    "[ée]cole",
+    "douche",
+    "lit",
+    "chien",
+    "enfants",
+    "pause",
 )
 _SPANISH = re.compile(
     r"\b(?:despu[eé]s|antes|cuando|del?|la|el|los|las|me|mi|tomo|llego|salgo|para|porque|al)\b|[áéíóúñ]", re.I
@@ -298,21 +370,37 @@ def _habit_changed(text: str, known: dict[str, str]) -> str:
     return habit if habit and habit != known[DOMAIN] else ""
 
 
-_TIME_WORDS = re.compile(
-    r"\b(?:in|the|every|each|at|around|by|mornings?|evenings?|afternoons?|nights?|noon|midday|lunch|dinner|"
-    r"breakfast|tonight|bed ?time)\b",
-    re.I,
-)
-
-
 _REASON_LEAD = re.compile(
     r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+[a-zà-ÿ]", re.I
 )
-_ONLY_TIME_WORDS = re.compile(
-    r"\b(?:in|the|every|each|at|around|by|after|before|sometime|please|pls|maybe|mornings?|evenings?|afternoons?|"
-    r"nights?|noon|midday|lunch(?:time)?|dinner|breakfast|work|tonight|bed ?time|bed|day|sleep|ish)\b|[^\w]",
-    re.I,
+# The words of a reply that only says when ("every evening please", "after work").
+_TIME_WORDS = any_word(
+    *DAYPARTS,
+    *MEALS,
+    "in",
+    "the",
+    "every",
+    "each",
+    "at",
+    "around",
+    "by",
+    "after",
+    "before",
+    "sometime",
+    "please",
+    "pls",
+    "maybe",
+    "work",
+    "bed",
+    "day",
+    "sleep",
+    "ish",
 )
+
+
+def _only_when(clause: str) -> str:
+    """What a clause says beyond when: "" for "every evening please", "relax" for "relax after work"."""
+    return re.sub(r"\W+", "", _TIME_WORDS.sub("", clause))
 
 
 def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]:
@@ -322,9 +410,9 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     if match is None or text.rstrip().endswith("?") or _ANCHOR.match(match["rest"].strip()):
         return "", None
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
-    if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
+    if not _substantive(clause) or parse_clock_time(clause) or not _only_when(clause):
         return "", None
-    if parse_vague_time(clause, loose=True) and not _ONLY_TIME_WORDS.sub("", clause).strip():
+    if parse_vague_time(clause, loose=True) and not _only_when(clause):
         return "", None  # "every evening please" is a time; "relax after work" is a reason
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.word_patterns import any_word
+
 _RANGE = re.compile(
     r"\b(\d{1,2})(?:[:.]([0-5]\d))?\s*(?:-|–|to)\s*\d{1,2}(?:[:.][0-5]\d)?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.I
 )
@@ -12,16 +14,46 @@ _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
     r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|time|x\b))", re.I
 )
-_PM_HINT = re.compile(
-    r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm|de la (?:tarde|noche)|cena|cenar|noche|comer|comida|"
-    r"du soir|le soir|soir|d[îi]ner|de l'apr[èe]s-midi|apr[èe]s-midi)\b"
-    r"|(?<!out of )(?<!of )\b(?:bed|bedtime|sleep|sleeping|dormir|cama)\b",
-    re.I,
+# Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
+_PM_HINT = any_word(
+    "evening",
+    "night",
+    "tonight",
+    "afternoon",
+    "after work",
+    "dinner",
+    "pm",  # English
+    "de la (?:tarde|noche)",
+    "cena",
+    "cenar",
+    "noche",
+    "comer",
+    "comida",  # Spanish
+    "du soir",
+    "le soir",
+    "soir",
+    "d[îi]ner",
+    "de l'apr[èe]s-midi",
+    "apr[èe]s-midi",  # French
+    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|dormir|cama)",  # "out of bed" is the morning
 )
-_AM_HINT = re.compile(
-    r"\b(?:morning|breakfast|am|wakes?|waking|woke|get(?:ting)? up|early|de la ma[ñn]ana|primera hora|desayun\w*|"
-    r"du matin|le matin|matin|petit[- ]d[ée]jeuner|r[ée]veil\w*)\b",
-    re.I,
+_AM_HINT = any_word(
+    "morning",
+    "breakfast",
+    "am",
+    "wakes?",
+    "waking",
+    "woke",
+    "get(?:ting)? up",
+    "early",  # English
+    "de la ma[ñn]ana",
+    "primera hora",
+    "desayun\\w*",  # Spanish
+    "du matin",
+    "le matin",
+    "matin",
+    "petit[- ]d[ée]jeuner",
+    "r[ée]veil\\w*",  # French
 )
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
