@@ -102,11 +102,19 @@ def reply(response: ChatResponse) -> str:
 
 
 @pytest.mark.parametrize(
-    "said", ["heyy", "buenas tardes", "who is this?", "how did u get my number", "sounds good lol"]
+    ("said", "pending"),
+    [
+        ("heyy", "Why does walking matter to you? What would it give you?"),
+        ("who is this?", "Why does walking matter to you? What would it give you?"),
+        ("how did u get my number", "Why does walking matter to you? What would it give you?"),
+        ("sounds good lol", "Why does walking matter to you? What would it give you?"),
+        # written in Spanish: the pending question comes again in Spanish
+        ("buenas tardes", "¿Por qué es importante para ti (walking)? ¿Qué te aportaría?"),
+    ],
 )
-def test_no_greeting_question_or_yes_is_saved_and_the_pending_question_comes_again(said: str) -> None:
+def test_no_greeting_question_or_yes_is_saved_and_the_pending_question_comes_again(said: str, pending: str) -> None:
     answer = reply(OfflineCoach().complete(intake(said, WALKING, ASK_WHY)))
-    assert answer.endswith("Why does walking matter to you? What would it give you?"), answer
+    assert answer.endswith(pending), answer
 
 
 def test_a_question_is_answered_from_the_study_facts() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
     OFFER_SCHEDULE,
     STOP_WHICH,
@@ -164,15 +165,16 @@ class IntakeRules:
     def _not_a_fact(self, reading: MessageReading) -> str:
         profile = self.profile()
         pending = self._pending(profile)
+        language = self.turn.language
         if reading.kind == "greeting":
-            return f"Hi! {pending}"
+            return f"{say('hello', language)} {pending}"
         if reading.kind == "later":
-            return f"No rush — take your time. Whenever you're ready: {pending}"
+            return f"{say('no_rush', language)} {pending}"
         if reading.kind == "complaint":
-            return f"Sorry — let's keep it simple. {self._easier_way(profile, pending)}"
+            return f"{say('sorry_simple', language)} {self._easier_way(profile, pending)}"
         if reading.topic == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
-        return f"{answer_faq(reading.topic or 'other', self.turn.study)} {pending}"
+        return f"{answer_faq(reading.topic or 'other', self.turn.study, language)} {pending}"
 
     def _easier_way(self, profile: dict[str, str], pending: str) -> str:
         """A default they can take with one word, for the question still open."""
@@ -375,20 +377,19 @@ class IntakeRules:
                 return f"No problem. {SUGGEST_LEAD} {_SUGGESTIONS[missing]}?"
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
-            ack = "Sorry, I didn't catch a time there."
+            ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
 
-    @staticmethod
-    def _acknowledge(saved: dict[str, Any]) -> str:
-        parts: list[str] = []
+    def _acknowledge(self, saved: dict[str, Any]) -> str:
+        language, parts = self.turn.language, []
         if saved.get(DOMAIN):
-            parts.append(f"{str(saved[DOMAIN]).capitalize()} — great choice.")
+            parts.append(say("ack_domain", language, habit=str(saved[DOMAIN]).capitalize()))
         if saved.get(MOTIVATION):
-            parts.append("That's a great reason.")
+            parts.append(say("ack_motivation", language))
         if saved.get(TIME):
-            parts.append(f"{friendly_time(str(saved[TIME]))} works.")
+            parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
         if saved.get(ANCHOR):
-            parts.append(f"Anchoring it {_clean(str(saved[ANCHOR]))} makes it easy to remember.")
+            parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
         return " ".join(parts[:2])
 
     def _off_topic(self) -> bool:
@@ -397,20 +398,15 @@ class IntakeRules:
 
     def _question(self, profile: dict[str, str], missing: str | None = None) -> str:
         missing = missing or self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
+        language = self.turn.language
         if missing == DOMAIN:
-            return (
-                "What's one small habit you'd like to build — maybe moving more, sleeping better, "
-                "drinking more water or reading?"
-            )
+            return say("ask_domain", language)
         if missing == MOTIVATION:
-            return f"Why does {profile[DOMAIN] or 'this habit'} matter to you? What would it give you?"
+            return say("ask_motivation", language, habit=profile[DOMAIN] or say("this_habit", language))
         if missing == TIME:
-            return "What time of day would you like your daily prompt? For example 8am or 7:30pm."
+            return say("ask_time", language)
         if missing == ANCHOR:
-            return (
-                "What's something you already do every day that we can attach it to — like your "
-                "morning coffee or brushing your teeth?"
-            )
+            return say("ask_anchor", language)
         if missing:  # a field the flow definition added
             return f"One more thing before we start: could you tell me your {missing.replace('_', ' ')}?"
         return "Anything else you'd like me to know before we start?"

@@ -200,7 +200,8 @@ _DOMAINS: tuple[tuple[str, str], ...] = (
 )
 _WANT = re.compile(
     r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
-    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at)\s+(?P<x>[^,.;!?]+)",
+    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at|quiero|quisiera|me gustar[ií]a|"
+    r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)

@@ -21,10 +21,31 @@ SUGGEST_LEAD = "How about"  # "How about “after breakfast”?" / "How about 9p
 _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("first_prompt", re.compile(r"\bwould that feel doable\b", re.I)),  # the habit prompt's own question
     ("schedule", re.compile(r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?", re.I)),
-    (ANCHOR, re.compile(r"\balready do every day\b|\broutine\b|\bcould follow\b|\battach it to\b", re.I)),
-    (TIME, re.compile(r"\bwhat time\b|\bwhen (?:should|would|do you want)\b|\ba qu[eé] hora\b", re.I)),
-    (MOTIVATION, re.compile(r"\bmatter to you\b|\bwhy\b|\breason\b|\bwhat would it give\b|\bpor qu[eé]\b", re.I)),
-    (DOMAIN, re.compile(r"\bhabit you'd like to build\b|\bwhat (?:small )?habit\b", re.I)),
+    (
+        ANCHOR,
+        re.compile(
+            r"\balready do every day\b|\broutine\b|\bcould follow\b|\battach it to\b|"
+            r"\bhaces ya cada d[ií]a\b|\bd[ée]j[àa] chaque jour\b",
+            re.I,
+        ),
+    ),
+    (TIME, re.compile(r"\bwhat time\b|\bwhen (?:should|would|do you want)\b|\ba qu[eé] hora\b|\bquelle heure\b", re.I)),
+    (
+        MOTIVATION,
+        re.compile(
+            r"\bmatter to you\b|\bwhy\b|\breason\b|\bwhat would it give\b|\bpor qu[eé]\b|"
+            r"\bpourquoi\b|\bte aportar[ií]a\b|\bvous apporterait\b",
+            re.I,
+        ),
+    ),
+    (
+        DOMAIN,
+        re.compile(
+            r"\bhabit you'd like to build\b|\bwhat (?:small )?habit\b|\bqu[eé] (?:peque[ñn]o )?h[aá]bito\b|"
+            r"\bquelle (?:petite )?habitude\b",
+            re.I,
+        ),
+    ),
 )
 _NODE_FIELDS = {"habit": DOMAIN, "motivation": MOTIVATION, "time": TIME, "anchor": ANCHOR, "schedule": "schedule"}
 
