@@ -332,7 +332,7 @@ _PLACE_LEAD = re.compile(r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora 
 _MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
 _BESIDE_FILLER = re.compile(
     r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
-    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works?|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
+    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
     r"tous les jours)$",
     re.I,
 )
