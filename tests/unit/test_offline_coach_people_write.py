@@ -11,41 +11,13 @@ from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import accepts, asked_for
 from promptpipe.adapters.offline_coach.times import parse_clock_time, without_times
-from promptpipe.flow.context import intake_context
-from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
-from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.language import conversation_language, detect_language
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.word_patterns import any_word
+from tests.unit.test_offline_coach_reading import intake
 
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
-
-
-@pytest.mark.parametrize(
-    ("said", "time"),
-    [
-        ("vers 7h30 après le café", "07:30"),
-        ("le soir après le dîner vers 21h", "21:00"),
-        ("8h et demie en arrivant au bureau", "08:30"),
-        ("8h moins le quart", "07:45"),
-        ("vers 7 heures", "07:00"),
-        ("7h du soir", "19:00"),
-        ("à midi", "12:00"),
-        ("a las 6 y cuarto de la tarde al salir del trabajo", "18:15"),
-        ("a las 8 menos cuarto", "07:45"),
-        ("después de comer como a las 3", "15:00"),
-        ("antes de dormir, sobre las 11", "23:00"),
-        ("en la comida a las 2", "14:00"),
-        ("930 pm after i brush teeth", "21:30"),
-        ("around 930", "09:30"),
-        ("ok 6:45 before everyone wakes up", "06:45"),
-        ("every day at 1 when i take my lunch break", "13:00"),
-        ("dinner time around 6:30", "18:30"),
-    ],
-)
-def test_times_in_three_languages_and_am_pm_from_the_sentence(said: str, time: str) -> None:
-    assert parse_clock_time(said) == time
 
 
 def test_a_minute_count_is_no_time() -> None:
@@ -203,23 +175,7 @@ def test_any_word_matches_whole_words_only() -> None:
 
 # --- through the coach: the reply in the participant's language -----------------------------------
 def _intake(user: str, last_reply: str, profile: dict[str, str]) -> str:
-    context = intake_context(UserProfile(**profile), "Name: Ana\nGender: \nEthnicity: \nBackground: ")
-    request = ChatRequest(
-        purpose="intake",
-        messages=[
-            ChatMessage(role="system", content="intake system prompt"),
-            ChatMessage(role="system", content=context),
-            ChatMessage(role="assistant", content=last_reply),
-            ChatMessage(role="user", content=user),
-        ],
-        tools=[
-            state_transition.StateTransitionTool().definition,
-            profile_save.ProfileSaveTool().definition,
-            scheduler.definition(10),
-            prompt_generator.PromptGeneratorTool().definition,
-        ],
-    )
-    response = OfflineCoach().complete(request)
+    response = OfflineCoach().complete(intake(user, UserProfile(**profile), last_reply))
     assert response.tool_calls == []  # nothing saved: a greeting, a question, "let me think"
     return response.content or ""
 
