@@ -51,6 +51,10 @@ def test_anchor_clauses_in_three_languages_and_the_one_said_last(said: str, anch
         ("en la comida a las 2", "14:00", "en la comida"),
         ("à 12h30 pendant ma pause déjeuner", "12:30", "pendant ma pause déjeuner"),
         ("8:15 with my first coffee", "08:15", "with my first coffee"),
+        ("12:30, on my lunch break", "12:30", "on my lunch break"),
+        ("7:30 while the coffee brews", "07:30", "while the coffee brews"),
+        ("au réveil vers 7h", "07:00", "au réveil"),
+        ("en cuanto llego a casa a las 6", "18:00", "en cuanto llego a casa"),
     ],
 )
 def test_the_routine_beside_a_time_is_kept(said: str, time: str, anchor: str) -> None:
@@ -190,3 +194,13 @@ def test_a_french_question_is_answered_in_french_and_the_pending_question_asked_
 def test_a_spanish_not_yet_is_answered_in_spanish_and_saves_nothing() -> None:
     answer = _intake("no sé todavía, déjame pensarlo", say("ask_time", "es"), {DOMAIN: "yoga", MOTIVATION: "calma"})
     assert answer == f"{say('no_rush', 'es')} {say('ask_time', 'es')}", answer
+
+
+def test_a_french_or_spanish_routine_given_for_the_anchor_is_kept_as_said() -> None:
+    known = {DOMAIN: "lire", MOTIVATION: "calme", TIME: "21:00"}
+    assert parse_intake_message("je bois mon café", known, ANCHOR) == {ANCHOR: "je bois mon café"}
+
+
+def test_a_french_reason_beside_the_habit() -> None:
+    learned = parse_intake_message("marcher parce que mon médecin me l'a dit", {}, DOMAIN)
+    assert learned == {DOMAIN: "marcher", MOTIVATION: "mon médecin me l'a dit"}

@@ -133,7 +133,8 @@ _YES = re.compile(
     r"de una|me parece bien|me parece|esta bien|listo|ok then|yes please|si porfa|si por favor|oui|d'accord|"
     r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias|"
     r"pues|sip|simon|okey|oki|guay|vale vale|esta bien|me late|ca me va|ca va|c'est bon|parfait|entendu|"
-    r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+)\b[\s,!.]*)+$"
+    r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+|nickel|top|"
+    r"andale|bet|for sure|ofc|yessir|si claro|claro que si)\b[\s,!.]*)+$"
 )
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
 _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")

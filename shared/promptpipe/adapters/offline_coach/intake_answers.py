@@ -24,6 +24,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_vague_time,
     without_times,
 )
+from promptpipe.rules.language import detect_language
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
@@ -31,6 +32,7 @@ _MOTIVATION = re.compile(
     r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
+    r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
@@ -39,8 +41,9 @@ _MOTIVATION = re.compile(
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+"
-    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|(?:cuando|mientras)\s+[^,.;!?]+"
+    r"|(?:when|once|as soon as|while)\s+(?!\d|ever\b)[^,.;!?]+"
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
+    r"|(?:cuando|mientras|en cuanto|apenas)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
     r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que)\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
@@ -63,7 +66,7 @@ _SELF_CORRECTION = any_word(
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
 _SOFT_ANCHOR = re.compile(
-    r"\b(?P<a>(?:with|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
+    r"\b(?P<a>(?:with|w/|w|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
 )
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
@@ -140,6 +143,11 @@ _ROUTINE_WORDS = any_word(
     "chien",
     "enfants",
     "pause",
+    "casa",
+    "r[ée]veil",
+    "lever",
+    "coucher",
+    "maison",
 )
 _SPANISH = re.compile(
     r"\b(?:despu[eé]s|antes|cuando|del?|la|el|los|las|me|mi|tomo|llego|salgo|para|porque|al)\b|[áéíóúñ]", re.I
@@ -158,7 +166,9 @@ def _as_anchor(answer: str) -> str:
         return ""
     if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
         return _words(answer, 10)
-    if _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I):
+    if detect_language(answer) in ("es", "fr") or (
+        _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I)
+    ):  # "después del desayuno", "après le café", "je bois mon café": as said
         return _words(answer, 10)
     first = answer.split()[0].lower()
     if _MEALS.match(answer) or first.endswith("ing") or _ARTICLE_START.match(answer):
@@ -328,7 +338,9 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
 
 
 _CLAUSE = re.compile(r"[^,.;!?]+")
-_PLACE_LEAD = re.compile(r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?)\s+\S", re.I)
+_PLACE_LEAD = re.compile(
+    r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S", re.I
+)
 _MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
 _BESIDE_FILLER = re.compile(
     r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
