@@ -95,7 +95,23 @@ def test_a_reason_is_read_whatever_was_asked_while_none_is_known() -> None:
 
 @pytest.mark.parametrize(
     "said",
-    ["d'accord", "ça marche", "ça me va", "oui parfait", "sale pues", "órale", "va, me parece bien", "👍🏾", "🙌"],
+    [
+        "d'accord",
+        "ça marche",
+        "ça me va",
+        "c'est parfait",
+        "oui parfait",
+        "sale pues",
+        "órale",
+        "va que va",
+        "va, me parece bien",
+        "that's fine",
+        "sounds perfect",
+        "okie",
+        "👍🏾",
+        "🙌",
+        "💯",
+    ],
 )
 def test_acceptances_in_three_languages_and_emoji(said: str) -> None:
     assert accepts(said)

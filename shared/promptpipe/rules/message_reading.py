@@ -134,10 +134,12 @@ _YES = re.compile(
     r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias|"
     r"pues|sip|simon|okey|oki|guay|vale vale|esta bien|me late|ca me va|ca va|c'est bon|parfait|entendu|"
     r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+|nickel|top|"
-    r"andale|bet|for sure|ofc|yessir|si claro|claro que si)\b[\s,!.]*)+$"
+    r"andale|bet|for sure|ofc|yessir|si claro|claro que si|sounds (?:perfect|lovely|nice|ok|okay)|"
+    r"that'?s (?:fine|good|great|perfect|ok)|fine by me|va que va|c'est parfait|c'est bien|ca me convient|"
+    r"okie(?: dokie)?|oki doki)\b[\s,!.]*)+$"
 )
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
-_EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
+_EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
 _NO = re.compile(
     r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
     r"[\s,!.]*(?:thanks?|gracias)?"

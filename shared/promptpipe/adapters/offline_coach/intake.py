@@ -234,7 +234,9 @@ class IntakeRules:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
         profile = self.profile()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
-        if time and (accepts(text) or turn.called(SAVE, **{TIME: new_time or "-"})):
+        restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
+        same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
+        if time and (accepts(text) or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
