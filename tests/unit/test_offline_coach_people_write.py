@@ -9,7 +9,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
-from promptpipe.adapters.offline_coach.reading import accepts, asked_for
+from promptpipe.adapters.offline_coach.reading import accepts, asked_for, is_schedule_offer
 from promptpipe.adapters.offline_coach.times import parse_clock_time, without_times
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.language import conversation_language, detect_language
@@ -176,6 +176,13 @@ def test_the_intake_questions_in_spanish_and_french_are_recognised_as_asked() ->
         assert asked_for(say("ask_time", language)) == TIME
         assert asked_for(say("ask_anchor", language)) == ANCHOR
     assert say("ask_time", "de") == say("ask_time", "en")  # no text of its own: English
+
+
+def test_the_offer_is_recognised_in_every_language() -> None:
+    for language in ("en", "es", "fr"):
+        offer = say("offer", language, time=clock("07:30", language))
+        assert is_schedule_offer(offer) and asked_for(offer) == "schedule", offer
+    assert say("offer", "es", time=clock("07:30", "es")) == "¿Te envío uno así cada día a las 7:30?"
 
 
 def test_times_are_said_as_people_of_the_language_write_them() -> None:

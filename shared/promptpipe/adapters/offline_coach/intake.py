@@ -10,13 +10,13 @@ from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
-    OFFER_SCHEDULE,
     STOP_WHICH,
     SUGGEST_LEAD,
     accepts,
     asked_for,
     common_question,
     declines,
+    is_schedule_offer,
     suggestion,
     unclear_stop,
 )
@@ -157,7 +157,7 @@ class IntakeRules:
             return last[last.rindex(SUGGEST_LEAD) :].strip()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
-            return f"{OFFER_SCHEDULE} around {friendly_time(time)}?"
+            return say("offer", self.turn.language, time=clock(time, self.turn.language))
         if self.asked in INTAKE_ORDER and not profile[self.asked]:
             return self._question(profile, self.asked)
         return self._question(profile)
@@ -223,7 +223,7 @@ class IntakeRules:
 
     def prompt_given(self) -> bool:
         """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
-        return any(m.role == "assistant" and OFFER_SCHEDULE in (m.content or "") for m in self.turn.history)
+        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history)
 
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
@@ -290,11 +290,12 @@ class IntakeRules:
 
     def _offer(self, time: str) -> str:
         prompt = re.sub(r"\s*Would that feel doable\?$", "", self._prompt_text() or self._offered_prompt())
-        lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
-        return f"{lead}{OFFER_SCHEDULE} around {friendly_time(time)}?"
+        language = self.turn.language
+        lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
+        return f"{lead}{say('offer', language, time=clock(time, language))}"
 
     def _offered_prompt(self) -> str:
-        offer = next((m.content or "" for m in reversed(self.turn.history) if OFFER_SCHEDULE in (m.content or "")), "")
+        offer = next((m.content or "" for m in reversed(self.turn.history) if is_schedule_offer(m.content or "")), "")
         match = re.search(r"“([^”]+)”", offer)
         return match[1] if match else ""
 
@@ -302,12 +303,13 @@ class IntakeRules:
         created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
         result = created.result or "" if created else ""
         when = re.search(r"arrives (today|tomorrow)", result)
+        language, at = self.turn.language, clock(time, self.turn.language)
         first = (
-            f"Your first prompt comes {when[1]} around {friendly_time(time)}"
+            say("done_first", language, when=say(when[1], language), time=at)
             if when
-            else (f"Your daily prompt is set for around {friendly_time(time)}")
+            else say("done_set", language, time=at)
         )
-        return f"Done! {first}, then every day at that time. Reply anytime to tell me how it went!"
+        return f"{first} {say('reply_anytime', language)}"
 
     def _prompt_text(self) -> str:
         generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)
@@ -318,19 +320,20 @@ class IntakeRules:
         if created is None:
             return ""
         result = created.result or ""
+        language, at = self.turn.language, clock(time, self.turn.language)
         if "already exists" in result:
-            return f"Your daily prompt is already set for around {friendly_time(time)}."
+            return say("already_set", language, time=at)
         when = re.search(r"arrives (today|tomorrow)", result)
-        start = f" — the first one arrives {when[1]}" if when else ""
-        return f"I'll send you a fresh prompt every day around {friendly_time(time)}{start}."
+        start = say("first_arrives", language, when=say(when[1], language)) if when else ""
+        return say("daily_from", language, time=at, start=start)
 
     def _summary(self, time: str) -> str:
-        prompt = self._prompt_text()
-        parts = [f"Here's your first one-minute habit to try: “{prompt}”" if prompt else "You're all set!"]
+        prompt, language = self._prompt_text(), self.turn.language
+        parts = [say("first_try", language, prompt=prompt) if prompt else say("all_set", language)]
         schedule = self._schedule_sentence(time)
         if schedule:
             parts.append(schedule)
-        parts.append("Reply anytime to tell me how it went!")
+        parts.append(say("reply_anytime", language))
         return " ".join(parts)
 
     def _error_reply(self, failed: LoopCall) -> str:

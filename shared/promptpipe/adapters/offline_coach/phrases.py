@@ -63,6 +63,49 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "Perdona, no entendí la hora.",
         "fr": "Désolé, je n'ai pas compris l'heure.",
     },
+    "offer": {
+        "en": "Shall I send you one like it every day around {time}?",
+        "es": "¿Te envío uno así cada día a las {time}?",
+        "fr": "Je vous en envoie un comme ça chaque jour à {time} ?",
+    },
+    "first_try": {
+        "en": "Here's your first one-minute habit to try: “{prompt}”",
+        "es": "Tu primer hábito de un minuto para probar: “{prompt}”",
+        "fr": "Votre première habitude d'une minute à essayer : “{prompt}”",
+    },
+    "all_set": {"en": "You're all set!", "es": "¡Todo listo!", "fr": "Tout est prêt !"},
+    "daily_from": {
+        "en": "I'll send you a fresh prompt every day around {time}{start}.",
+        "es": "Te enviaré un mensaje nuevo cada día a las {time}{start}.",
+        "fr": "Je vous enverrai un nouveau message chaque jour à {time}{start}.",
+    },
+    "first_arrives": {
+        "en": " — the first one arrives {when}",
+        "es": " — el primero llega {when}",
+        "fr": " — le premier arrive {when}",
+    },
+    "already_set": {
+        "en": "Your daily prompt is already set for around {time}.",
+        "es": "Tu mensaje diario ya está programado para las {time}.",
+        "fr": "Votre message quotidien est déjà prévu à {time}.",
+    },
+    "reply_anytime": {
+        "en": "Reply anytime to tell me how it went!",
+        "es": "¡Respóndeme cuando quieras para contarme cómo te fue!",
+        "fr": "Répondez quand vous voulez pour me dire comment ça s'est passé !",
+    },
+    "done_first": {
+        "en": "Done! Your first prompt comes {when} around {time}, then every day at that time.",
+        "es": "¡Listo! Tu primer mensaje llega {when} a las {time}, y luego cada día a esa hora.",
+        "fr": "C'est fait ! Votre premier message arrive {when} à {time}, puis chaque jour à cette heure-là.",
+    },
+    "done_set": {
+        "en": "Done! Your daily prompt is set for around {time}, then every day at that time.",
+        "es": "¡Listo! Tu mensaje diario queda a las {time}, cada día a esa hora.",
+        "fr": "C'est fait ! Votre message quotidien est prévu à {time}, chaque jour à cette heure-là.",
+    },
+    "today": {"en": "today", "es": "hoy", "fr": "aujourd'hui"},
+    "tomorrow": {"en": "tomorrow", "es": "mañana", "fr": "demain"},
 }
 
 

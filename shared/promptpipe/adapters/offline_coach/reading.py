@@ -17,10 +17,19 @@ from promptpipe.rules.opt_out import OptKind, read_opt_message
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
 OFFER_SCHEDULE = "Shall I send you one like it every day"
+# The offer in the three languages (phrases.py words it): a reply to it answers the offer.
+_OFFER = re.compile(rf"{OFFER_SCHEDULE}|Te env[ií]o uno as[ií] cada d[ií]a|Je vous en envoie un comme")
 SUGGEST_LEAD = "How about"  # "How about “after breakfast”?" / "How about 9pm?" — a suggestion to accept
 _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("first_prompt", re.compile(r"\bwould that feel doable\b", re.I)),  # the habit prompt's own question
-    ("schedule", re.compile(r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?", re.I)),
+    (
+        "schedule",
+        re.compile(
+            r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?|\bte env[ií]o uno\b|"
+            r"\bje vous en envoie un\b",
+            re.I,
+        ),
+    ),
     (
         ANCHOR,
         re.compile(
@@ -48,6 +57,11 @@ _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 _NODE_FIELDS = {"habit": DOMAIN, "motivation": MOTIVATION, "time": TIME, "anchor": ANCHOR, "schedule": "schedule"}
+
+
+def is_schedule_offer(text: str) -> bool:
+    """The coach's own offer of the daily prompt, in any of its languages."""
+    return bool(_OFFER.search(text))
 
 
 def last_question(reply: str) -> str:
