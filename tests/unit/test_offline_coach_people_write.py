@@ -88,6 +88,13 @@ def test_a_change_of_habit_is_the_habit_not_a_reason() -> None:
     assert learned == {DOMAIN: "yoga", MOTIVATION: "running hurts my knees"}
 
 
+def test_once_a_day_is_no_routine_and_a_change_of_time_no_change_of_habit() -> None:
+    assert parse_intake_message("walk once a day", {}, DOMAIN) == {DOMAIN: "walking"}
+    learned = parse_intake_message("change the time to 8 so i can stretch", {DOMAIN: "walking"}, TIME)
+    assert DOMAIN not in learned and learned[TIME] == "08:00"
+    assert MOTIVATION not in parse_intake_message("to be honest, 7pm", {DOMAIN: "walking"}, TIME)
+
+
 def test_a_reason_is_read_whatever_was_asked_while_none_is_known() -> None:
     assert parse_intake_message("to process my day", {DOMAIN: "journaling"}, TIME) == {MOTIVATION: "process my day"}
     assert parse_intake_message("relax after work", {DOMAIN: "reading"}, MOTIVATION) == {MOTIVATION: "relax after work"}

@@ -37,6 +37,8 @@ TOOLS = [
         ("7am right after i get out of bed", "07:00"),
         ("9 de la noche después de cenar", "21:00"),
         # French and Spanish grammar, "930", and the half of the day from the sentence
+        ("change the time to 8 so i can stretch", "08:00"),
+        ("can you push the reminders to 9 tonight", "21:00"),
         ("vers 7h30 après le café", "07:30"),
         ("le soir après le dîner vers 21h", "21:00"),
         ("8h et demie en arrivant au bureau", "08:30"),

@@ -29,7 +29,7 @@ from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
-    r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
+    r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
@@ -41,7 +41,7 @@ _MOTIVATION = re.compile(
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|once|as soon as|while)\s+(?!\d|ever\b)[^,.;!?]+"
+    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+|once i(?:'m| am)?\s+[^,.;!?]+"
     r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
     r"|(?:cuando|mientras|en cuanto|apenas)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
@@ -377,14 +377,14 @@ def _time_said_apart(text: str) -> bool:
 
 def _habit_changed(text: str, known: dict[str, str]) -> str:
     """ "actually no lets do journaling instead": a change of mind naming another known habit."""
-    if not known.get(DOMAIN) or not _CHANGE_OF_MIND.search(text):
+    if not known.get(DOMAIN) or not _CHANGE_OF_MIND.search(text) or re.search(r"\d", text):
         return ""
     habit = parse_domain(text)
     return habit if habit and habit != known[DOMAIN] else ""
 
 
 _REASON_LEAD = re.compile(
-    r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+[a-zà-ÿ]", re.I
+    r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+(?!be honest)[a-zà-ÿ]", re.I
 )
 # The words of a reply that only says when ("every evening please", "after work").
 _TIME_WORDS = any_word(

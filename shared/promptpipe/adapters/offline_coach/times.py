@@ -87,6 +87,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+    (r"\b(?:it|time|them|that|reminders?|prompts?|messages?|texts?) to (\d{1,2})\b(?![:.\d])", r"it at \1"),
     (
         r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
         r"de la (?:manana|mañana|tarde|noche))\b",
