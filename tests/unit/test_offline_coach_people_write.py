@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts, answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import accepts, asked_for, is_schedule_offer
 from promptpipe.adapters.offline_coach.times import parse_clock_time, without_times
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.language import conversation_language, detect_language
-from promptpipe.rules.message_reading import read_message
+from promptpipe.rules.message_reading import TOPICS, read_message
 from promptpipe.rules.word_patterns import any_word
 from tests.unit.test_offline_coach_reading import intake
 
@@ -234,3 +234,14 @@ def test_a_french_or_spanish_routine_given_for_the_anchor_is_kept_as_said() -> N
 def test_a_french_reason_beside_the_habit() -> None:
     learned = parse_intake_message("marcher parce que mon médecin me l'a dit", {}, DOMAIN)
     assert learned == {DOMAIN: "marcher", MOTIVATION: "mon médecin me l'a dit"}
+
+
+@pytest.mark.parametrize("language", ["es", "fr"])
+def test_every_faq_answer_in_spanish_and_french_states_only_the_studys_facts(language: str) -> None:
+    study = StudyFacts(name="Pasos", team="Equipo Salud", contact="+1 555 0100")
+    answers = {topic: answer_faq(topic, study, language) for topic in TOPICS if topic != "rephrase"}
+    assert len(set(answers.values())) == len(answers)  # one answer per topic
+    assert "Pasos" in answers["who"] and "Equipo Salud" in answers["who"]
+    assert "+1 555 0100" in answers["number"] and "+1 555 0100" in answers["other"]
+    unset = answer_faq("who", StudyFacts(), language)
+    assert ("equipo del estudio" if language == "es" else "l'équipe de l'étude") in unset
