@@ -1,6 +1,6 @@
 """The offline coach's parity gate (docs/offline-coach.md, "Parity with the corpus"): the conversation
 corpus played through the real pipeline with the offline coach as the model (no model key). On the
-built split, at least 90 % of the intake conversations and 94 % of all end as a capable model ends them
+built split, at least 95 % of the intake conversations and 95 % of all end as a capable model ends them
 (profile, daily schedule, sub-state, no hand-off). On both splits (the held-out one is played, never
 tuned against: only these invariants are asserted of it): no reply praises doing the habit before a
 daily prompt was delivered or for a message that did not say it was done, no message the corpus marks as
@@ -18,8 +18,9 @@ from scripts.corpus.offline import ParityFigures, figures_of, play_offline
 
 pytestmark = pytest.mark.slow
 
-INTAKE_SHARE_GATE = 0.90
-ALL_SHARE_GATE = 0.94  # reached: 54/57 (docs/benchmarks.md, "The offline coach")
+INTAKE_SHARE_GATE = 0.95  # reached: 76/78 (with built/09, the intakes as people write them)
+ALL_SHARE_GATE = 0.95  # reached: 90/93 (docs/offline-coach.md, "Parity with the corpus")
+LANGUAGE_SHARE_GATE = 0.90  # each of en, es, fr on the built split
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +84,22 @@ def test_stop_and_time_change_go_through_the_scheduler(played: tuple[list[Any], 
     moved = by_id["week-move-it-to-7pm"].state
     assert [s["fixed_time"] for s in moved["schedules"]] == ["19:00"]
     assert moved["profile"]["preferred_time"] == "19:00"
+
+
+def test_each_language_ends_as_with_a_capable_model(played: tuple[list[Any], ParityFigures, list[str]]) -> None:
+    _outcomes, figures, problems = played
+    assert {"en", "es", "fr"} <= set(figures.by_language)
+    for language, (ended, of) in figures.by_language.items():
+        assert ended / of >= LANGUAGE_SHARE_GATE, f"{language}: {ended}/{of}\n" + "\n".join(problems)
+
+
+def test_the_coach_asks_in_the_participants_language(played: tuple[list[Any], ParityFigures, list[str]]) -> None:
+    by_id = {o.conversation.id: o for o in played[0]}
+
+    def first_reply(conversation_id: str) -> str:
+        turn = by_id[conversation_id].turns[0]
+        return next(o.response.content for o in reversed(turn.observations) if o.response and o.response.content)
+
+    assert "Pourquoi" in first_reply("fr-lire-le-soir-apres-le-diner")
+    assert "¿Por qué" in first_reply("es-leer-antes-de-dormir-vale")
+    assert "Why does" in first_reply("people-read-before-bed-or-so")

@@ -36,6 +36,26 @@ TOOLS = [
         ("vers 7h30", "07:30"),
         ("7am right after i get out of bed", "07:00"),
         ("9 de la noche después de cenar", "21:00"),
+        # French and Spanish grammar, "930", and the half of the day from the sentence
+        ("change the time to 8 so i can stretch", "08:00"),
+        ("can you push the reminders to 9 tonight", "21:00"),
+        ("vers 7h30 après le café", "07:30"),
+        ("le soir après le dîner vers 21h", "21:00"),
+        ("8h et demie en arrivant au bureau", "08:30"),
+        ("8h moins le quart", "07:45"),
+        ("vers 7 heures", "07:00"),
+        ("7h du soir", "19:00"),
+        ("à midi", "12:00"),
+        ("a las 6 y cuarto de la tarde al salir del trabajo", "18:15"),
+        ("a las 8 menos cuarto", "07:45"),
+        ("después de comer como a las 3", "15:00"),
+        ("antes de dormir, sobre las 11", "23:00"),
+        ("en la comida a las 2", "14:00"),
+        ("930 pm after i brush teeth", "21:30"),
+        ("around 930", "09:30"),
+        ("ok 6:45 before everyone wakes up", "06:45"),
+        ("every day at 1 when i take my lunch break", "13:00"),
+        ("dinner time around 6:30", "18:30"),
     ],
 )
 def test_times_as_people_write_them(text: str, expected: str) -> None:
@@ -102,11 +122,19 @@ def reply(response: ChatResponse) -> str:
 
 
 @pytest.mark.parametrize(
-    "said", ["heyy", "buenas tardes", "who is this?", "how did u get my number", "sounds good lol"]
+    ("said", "pending"),
+    [
+        ("heyy", "Why does walking matter to you? What would it give you?"),
+        ("who is this?", "Why does walking matter to you? What would it give you?"),
+        ("how did u get my number", "Why does walking matter to you? What would it give you?"),
+        ("sounds good lol", "Why does walking matter to you? What would it give you?"),
+        # written in Spanish: the pending question comes again in Spanish
+        ("buenas tardes", "¿Por qué es importante para ti (walking)? ¿Qué te aportaría?"),
+    ],
 )
-def test_no_greeting_question_or_yes_is_saved_and_the_pending_question_comes_again(said: str) -> None:
+def test_no_greeting_question_or_yes_is_saved_and_the_pending_question_comes_again(said: str, pending: str) -> None:
     answer = reply(OfflineCoach().complete(intake(said, WALKING, ASK_WHY)))
-    assert answer.endswith("Why does walking matter to you? What would it give you?"), answer
+    assert answer.endswith(pending), answer
 
 
 def test_a_question_is_answered_from_the_study_facts() -> None:

@@ -136,9 +136,11 @@ def test_the_providers_own_keywords_are_single_words_as_sent() -> None:
 def test_fixed_texts_come_in_the_language_with_english_as_the_fallback() -> None:
     help_es = fixed_text({}, DEFAULT_HELP_TEXTS, "es-MX", study="Estudio", contact="+1 555 0100")
     assert help_es.startswith("Estudio:") and "+1 555 0100" in help_es and "BAJA" in help_es
-    assert fixed_text({}, DEFAULT_OPT_OUT_TEXTS, "fr", study="S", contact="") == fixed_text(
+    # a language with no text of its own (French has one now) falls back to English
+    assert fixed_text({}, DEFAULT_OPT_OUT_TEXTS, "de", study="S", contact="") == fixed_text(
         {}, DEFAULT_OPT_OUT_TEXTS, "en", study="S", contact=""
     )
+    assert "START" in fixed_text({}, DEFAULT_OPT_OUT_TEXTS, "fr-CA", study="S", contact="")
     own = {"en": "{study} stopped. START to restart."}
     assert fixed_text(own, DEFAULT_OPT_OUT_TEXTS, "de", study="S", contact="") == "S stopped. START to restart."
     assert "START" in fixed_text({}, DEFAULT_OPT_OUT_TEXTS, "es", study="S", contact="")

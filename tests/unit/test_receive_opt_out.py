@@ -157,11 +157,21 @@ def test_the_enrolled_language_wins_over_the_words_language() -> None:
 
 def test_a_language_without_texts_falls_back_to_english() -> None:
     h, _ = harness()
-    participant = h.enroll(PHONE, language="fr")
+    participant = h.enroll(PHONE, language="de")  # French has its own texts now
 
     receive_text(h.app, text(h, "stop", "SM-s"))
 
     assert sent(h, participant.id)[-1] == OPT_OUT_CONFIRMATION
+
+
+def test_a_french_opt_out_in_plain_words_is_honoured_and_confirmed_in_french() -> None:
+    h, _ = harness()
+    participant = h.enroll(PHONE, language="fr")
+
+    receive_text(h.app, text(h, "Arrêtez de m'envoyer des messages svp", "SM-s"))
+
+    assert sent(h, participant.id)[-1].startswith("Vous êtes désabonné")
+    assert h.store.participants[participant.id].status is not ParticipantStatus.ACTIVE
 
 
 def test_a_normalised_opt_in_word_resumes_after_a_stop() -> None:

@@ -28,7 +28,11 @@ CHANGE_TIME = re.compile(
     re.I,
 )
 # "I'd rather get it at 7pm from now on": with a time, a stated preference asks for a change too.
-PREFER = re.compile(r"\b(?:rather|prefer|instead|from now on|going forward|from tomorrow|switch to)\b", re.I)
+PREFER = re.compile(
+    r"\b(?:rather|prefer|instead|from now on|going forward|from tomorrow|switch to|mejor (?:a las|a la|en la|por la)|"
+    r"prefiero|preferir[ií]a|m[aá]s bien|plut[oô]t|je pr[ée]f[èe]re|de pr[ée]f[ée]rence|j'aimerais mieux)\b",
+    re.I,
+)
 NEW_HABIT = re.compile(
     r"\b(?:new habit|different habit|another habit|change (?:my|the) habit|switch (?:my |the )?habit|start over)\b",
     re.I,

@@ -74,6 +74,11 @@ _PAUSE = re.compile(
     r"\b(?:pause|hold|break|stop|skip|off|paus\w*|deten\w*|descans\w*|sin mensajes|vacation|vacaciones|viaje|trip)\b"
 )
 _PAUSE_WORD = re.compile(r"\b(?:pause|paus\w*|unpause|hold off|take a break|a break from|descans\w* de)\b")
+# "pendant ma pause déjeuner", "on my lunch break", "en mi pausa de la comida": a moment of the day.
+_BREAK_OF_THE_DAY = re.compile(
+    r"\b(?:my|our|the|ma|mi|la|sa|lunch|coffee|tea|cafe)\s+(?:\w+\s+)?(?:pause|pausa|break)\b"
+    r"|\b(?:pause|pausa|break)\s+(?:dejeuner|de midi|midi|cafe|de (?:la )?comida|del almuerzo|para comer)\b"
+)
 _MESSAGES = re.compile(r"\b(?:texts?|messages?|reminders?|prompts?|mensajes|recordatorios|them|these)\b")
 _AMOUNT_TOO = _AMOUNT.replace("?P<n>", "?P<m>")  # the same, in the other branch
 _DURATION = re.compile(
@@ -117,8 +122,8 @@ _CHANGE_TIME = re.compile(
 
 _GREETING = re.compile(
     r"^(?:(?:hi+|hey+|hello+|helo|hiya|howdy|yo|sup|heya|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|"
-    r"good (?:morning|afternoon|evening|day)|hi there|hello there|hey there|bonjour|salut|ola|que tal|"
-    r"what'?s up|whats up|wassup)\b[\s,!.]*)+(?:\w+)?[\s!.]*$"
+    r"good (?:morning|afternoon|evening|day)|hi there|hello there|hey there|bonjour|bonsoir|salut|coucou|ola|"
+    r"que tal|what'?s up|whats up|wassup)\b[\s,!.]*)+(?:\w+)?[\s!.]*$"
 )
 _YES = re.compile(
     r"^(?:(?:y|yes+|yeah?|yea|yep|yup|ya|ye|yas|ok(?:ay|ey)?|k+|kk|sure(?: thing)?|alright|all right|fine|"
@@ -126,18 +131,26 @@ _YES = re.compile(
     r"sounds great|sounds fine|that works|works for me|works|do it|go ahead|go for it|let'?s do it|let'?s go|"
     r"why not|deal|si+|vale|claro|dale|de acuerdo|perfecto|genial|bueno|porfa|por favor|venga|va|sale|orale|"
     r"de una|me parece bien|me parece|esta bien|listo|ok then|yes please|si porfa|si por favor|oui|d'accord|"
-    r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias)\b[\s,!.]*)+$"
+    r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias|"
+    r"pues|sip|simon|okey|oki|guay|vale vale|esta bien|me late|ca me va|ca va|c'est bon|parfait|entendu|"
+    r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+|nickel|top|"
+    r"andale|bet|for sure|ofc|yessir|si claro|claro que si|sounds (?:perfect|lovely|nice|ok|okay)|"
+    r"that'?s (?:fine|good|great|perfect|ok)|fine by me|va que va|c'est parfait|c'est bien|ca me convient|"
+    r"okie(?: dokie)?|oki doki)\b[\s,!.]*)+$"
 )
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
-_EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
+_EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
 _NO = re.compile(
-    r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero)\b[\s,!.]*(?:thanks?|gracias)?"
+    r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
+    r"[\s,!.]*(?:thanks?|gracias)?"
     r"[\s!.]*$"
 )
 _LATER = re.compile(
     r"\b(?:let me think|i'?ll think|think about it|need to think|not sure yet|not yet,? let me|"
     r"tell (?:you|u) (?:tomorrow|later)|get back to (?:you|u)|dejame pensar\w*|lo pienso|lo voy a pensar|"
-    r"te digo (?:manana|luego|despues))\b"
+    r"te digo (?:manana|luego|despues)|no se todavia|todavia no se|aun no se|"
+    r"je vais y reflechir|je vais reflechir|laisse[sz]?[- ]moi (?:reflechir|y penser)|je ne sais pas encore|"
+    r"pas encore sur|je te dis|je vous dis)\b"
 )
 _COMPLAINT = re.compile(
     r"\b(?:annoying|annoyed|so many questions|too many (?:questions|texts|messages)|stop asking|"
@@ -147,18 +160,22 @@ _COMPLAINT = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:who|what|how|why|when|where|which|is|are|do|does|can|could|will|would|should|may|"
-    r"quien|que|como|cuando|donde|por que|porque|cual|eres|es|puedo|puedes|se puede|y como|y quien)\b"
+    r"quien|que|como|cuando|donde|por que|porque|cual|eres|es|puedo|puedes|se puede|y como|y quien|"
+    r"qui|quoi|comment|combien|pourquoi|quand|ou|est-ce|c'est qui|c'est quoi|peut-on|puis-je|vous etes)\b"
 )
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rephrase", re.compile(r"\bwhat do (?:you|u) mean\b|\bwhat does that mean\b|\bi don'?t (?:understand|get it)\b|"
                             r"^(?:huh|what|wdym|que|como)\W*$|^huh\b|\bno entiendo\b|\bque quieres decir\b")),
     ("who", re.compile(r"\bwho (?:is|are|r) (?:this|you|u)\b|\bwho'?s this\b|\bquien (?:eres|es|sos|habla)\b|"
-                       r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b")),
-    ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es) (?:a |an |un |una )?"
-                       r"(?:real|bot|human|person|robot|ai|machine|computer|persona|humano|robot|maquina)\b")),
-    ("number", re.compile(r"\b(?:get|got|have|has|find|found|conseguiste|consiguieron|sacaste|tienes|tienen)\b.*"
-                          r"\b(?:my|mi) (?:number|phone number|numero|cel|celular|telefono)\b")),
-    ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b")),
+                       r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b|\bqui (?:etes|es)[- ](?:vous|tu)\b|"
+                       r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b")),
+    ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
+                       r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
+                       r"humano|robot|maquina|humain|personne|vrai)\b")),
+    ("number", re.compile(r"\b(?:get|got|have|has|find|found|conseguiste|consiguieron|sacaste|tienes|tienen|eu|trouve|"
+                          r"avez|as)\b.*\b(?:my|mi|mon) (?:number|phone number|numero|cel|celular|telefono)\b")),
+    ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
+                            r"\bcombien de temps\b|\bca dure combien\b")),
     ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
                              r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b")),
     ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
@@ -166,6 +183,17 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"\b(?:can|could) i (?:stop|quit)\b|"
                               r"\b(?:stop|quit|cancel)\b.*\b(?:messages|texts|reminders|prompts)\b")),
 )  # fmt: skip
+
+
+_GREETING_LEAD = re.compile(
+    r"^(?:(?:hi+|hey+|hello+|hiya|yo|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|bonjour|bonsoir|"
+    r"salut|coucou|good (?:morning|afternoon|evening))\b[\s,!.]*)+"
+)
+
+
+def _after_greeting(core: str) -> str:
+    """The message past a greeting that opens it ("hi who is this" -> "who is this")."""
+    return _GREETING_LEAD.sub("", core, count=1).strip()
 
 
 def _days(said: str) -> int | None:
@@ -186,7 +214,7 @@ def _request(said: str) -> MessageReading | None:
     if _NEW_HABIT.search(said):
         return MessageReading("request", request="new_habit")
     days = _days(said)
-    proper = _PAUSE_WORD.search(said)
+    proper = _PAUSE_WORD.search(said) and not _BREAK_OF_THE_DAY.search(said)
     timed = days is not None and _PAUSE.search(said) and _MESSAGES.search(said)
     if proper or timed:
         return MessageReading("request", request="pause", days=days)
@@ -217,8 +245,9 @@ def read_message(text: str) -> MessageReading:
         return MessageReading("later")
     if _COMPLAINT.search(said) and not re.search(r"\d", said):
         return MessageReading("complaint")
-    if _GREETING.match(core) and len(core.split()) <= 4:
+    if _GREETING.match(core) and len(core.split()) <= 4 and not _QUESTION_START.match(_after_greeting(core)):
         return MessageReading("greeting")
+    core = _after_greeting(core) or core  # "hi who is this", "hola, quien eres?": the rest is read
     asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(core))
     for topic, pattern in _TOPICS:
         if pattern.search(core) and (asks or topic in ("rephrase", "number")):

@@ -7,12 +7,14 @@ the message.
   QUIT, REVOKE, OPTOUT, OPT OUT; BAJA, PARAR, ALTO … in Spanish), an opt-in word (START, UNSTOP …)
   or a help word (HELP, INFO, AYUDA …), in any case, any Unicode form, with punctuation, emoji or a
   few polite words around it ("Stop.", "ＳＴＯＰ", "stop please 🛑", "unsubscribe pls"). The
-  lists are settings, per language (``DEFAULT_KEYWORDS``: English and Spanish).
+  lists are settings, per language (``DEFAULT_KEYWORDS``: English, Spanish and French: ARRÊTEZ,
+  DÉSABONNER …).
 - **A plain-language request to stop all messages** — the FCC's "any reasonable means": "can you
   stop sending me these", "I don't want these texts anymore", "no quiero recibir más mensajes". A
   clause of the message must *be* such a request (only greetings and polite words around it),
   so a sentence that only contains the word ("I'll stop by the gym", "trying to stop snacking")
-  is nothing. The patterns are written per language here (English, Spanish).
+  is nothing. The patterns are written per language here (English, Spanish, French: "arrêtez de
+  m'envoyer des messages", "je ne veux plus recevoir de messages", "désabonnez-moi").
 - **An unclear request** — a stop request narrowed to a time or a kind of message ("stop texting
   me at night", "stop the messages for a week", "stop sending me reminders"): ``UNCLEAR_STOP``. It
   is not an opt-out; the coach asks what the person wants.
@@ -76,6 +78,20 @@ DEFAULT_KEYWORDS: dict[str, dict[str, list[str]]] = {
     "opt_out": {
         "en": ["stop", "stopall", "stop all", "unsubscribe", "cancel", "end", "quit", "revoke", "optout", "opt out"],
         "es": ["baja", "parar", "para", "alto", "detener", "cancelar", "basta", "darme de baja"],
+        "fr": [
+            "arret",
+            "arreter",
+            "arretez",
+            "arrete",
+            "desabonner",
+            "desabonnement",
+            "desinscrire",
+            "desinscription",
+            "me desabonner",
+            "me desinscrire",
+            "desabonnez moi",
+            "desinscrivez moi",
+        ],
     },
     "opt_in": {
         "en": ["start", "unstop", "subscribe", "resume"],
@@ -85,6 +101,7 @@ DEFAULT_KEYWORDS: dict[str, dict[str, list[str]]] = {
     "help": {
         "en": ["help", "info"],
         "es": ["ayuda", "informacion", "info"],
+        "fr": ["aide"],
     },
 }
 
@@ -139,6 +156,14 @@ _FILLERS = frozenset(
         "porfa",
         "porfavor",
         "gracias",
+        "svp",
+        "stp",
+        "merci",
+        "s'il",
+        "vous",
+        "plait",
+        "bonjour",
+        "salut",
         "ya",
         "hola",
         "hi",
@@ -275,7 +300,33 @@ _ES_CORES = (
     # "deja de enviarme mensajes", "dejen de escribirme"
     rf"(?:deja|dejen|dejes|dejar) de (?:enviarme|mandarme|escribirme|enviar|mandar|escribir)(?: {_ES_MESSAGES})?",
     r"(?:(?:quiero|quisiera) )?(?:darme|dame|denme|me doy) de baja|(?:borrame|sacame|quitame) de (?:la|esta|su) lista",
-    rf"no mas {_ES_MESSAGES}|dejame en paz",
+    rf"no mas {_ES_MESSAGES}|dejame en paz|dejenme en paz",
+    # "ya no quiero participar", "quiero salirme del estudio", "cancela mi suscripción"
+    r"(?:ya )?no quiero (?:participar|seguir participando|seguir en (?:el|este) (?:estudio|programa))"
+    r"|(?:quiero |quisiera )?(?:salirme|salir) del (?:estudio|programa)|cancela\w* (?:mi |la )?suscripcion",
+    r"(?:deja|dejen) de (?:molestarme|enviarme cosas)",
+)
+
+
+_FR_LEAD = (
+    r"(?:(?:bonjour|salut|ok|svp|stp|s'il vous plait|s'il te plait|merci de|je vous prie de|"
+    r"(?:pouvez-vous|pourriez-vous|vous pouvez|tu peux|peux-tu|pourrais-tu)(?: svp)?)\s+)*"
+)
+_FR_MESSAGES = r"(?:(?:de |des |les |vos |ces |tes )?(?:messages?|textos?|sms|notifications?|rappels?))"
+_FR_CORES = (
+    # "arrêtez de m'envoyer des messages", "arrête de m'écrire", "arrêtez les messages"
+    rf"(?:arret\w*|cesse\w*) (?:de (?:m'envoyer|nous envoyer|m'ecrire|m'contacter|me contacter|me texter|"
+    rf"m'envoyer)(?: {_FR_MESSAGES})?|{_FR_MESSAGES}|tout)",
+    # "je ne veux plus (recevoir) de messages", "je veux plus de messages"
+    rf"je (?:ne )?(?:veux|souhaite|desire) plus (?:recevoir )?{_FR_MESSAGES}|je (?:ne )?(?:veux|souhaite) plus "
+    rf"(?:recevoir|etre contacte\w*|participer)",
+    # "ne m'envoyez plus de messages", "ne m'écrivez plus", "merci de ne plus m'envoyer de messages"
+    rf"(?:ne )?(?:m'envoyez|m'envoie|m'ecrivez|m'ecris|me contactez|me contacte) plus(?: {_FR_MESSAGES})?"
+    rf"|ne plus (?:m'envoyer|m'ecrire|me contacter)(?: {_FR_MESSAGES})?",
+    # "désabonnez-moi", "je veux me désabonner", "retirez-moi de la liste"
+    r"(?:je (?:veux|voudrais|souhaite) )?me (?:desabonner|desinscrire)|desabonnez-moi|desinscrivez-moi"
+    r"|(?:retirez|enlevez|supprimez)-moi de (?:la|votre|cette) liste|laissez-moi tranquille",
+    rf"plus de {_FR_MESSAGES}",
 )
 
 
@@ -286,6 +337,7 @@ def _requests() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return (
         ("en", re.compile(rf"^{_EN_LEAD}(?:{'|'.join(_EN_CORES)})\b")),
         ("es", re.compile(rf"^{_ES_LEAD}(?:{'|'.join(_ES_CORES)})\b")),
+        ("fr", re.compile(rf"^{_FR_LEAD}(?:{'|'.join(_FR_CORES)})\b")),
     )
 
 
@@ -295,7 +347,9 @@ _NARROWING = re.compile(
     r"weekends?|weekdays?|week|weeks|days?|hours?|months?|early|late|until|till|til|before|after|during|"
     r"while|for now|for a while|for a bit|so often|so many|twice|reminders?|prompts?|"
     r"manana|mananas|noche|noches|tarde|tardes|temprano|hoy|fin de semana|semana|semanas|dias?|mes|horas?|"
-    r"hasta|antes|despues|durante|mientras|por ahora|un tiempo|recordatorios?|\d+)\b"
+    r"hasta|antes|despues|durante|mientras|por ahora|un tiempo|recordatorios?|"
+    r"matin|matins|soir|soirs|nuit|nuits|aujourd'hui|demain|semaines?|jours?|mois|heures?|jusqu'a|avant|apres|"
+    r"pendant|pour l'instant|quelque temps|rappels?|\d+)\b"
 )
 _CLAUSE = re.compile(r"[.!?;,\n]+|\s+-\s+|\s+(?:but|pero)\s+")
 
@@ -336,16 +390,20 @@ def provider_keyword(text: str) -> str | None:
 DEFAULT_OPT_OUT_TEXTS: dict[str, str] = {
     "en": "You're unsubscribed from {study} and won't get more messages. Reply START to restart.",
     "es": "Te diste de baja de {study} y no recibirás más mensajes. Responde START para volver a recibirlos.",
+    "fr": "Vous êtes désabonné·e de {study} et ne recevrez plus de messages. Répondez START pour recommencer.",
 }
 DEFAULT_OPT_IN_TEXTS: dict[str, str] = {
     "en": "Welcome back! Your {study} messages are on again. Reply STOP to stop.",
     "es": "¡Hola de nuevo! Los mensajes de {study} vuelven a llegar. Responde BAJA para dejar de recibirlos.",
+    "fr": "Bon retour ! Les messages de {study} reprennent. Répondez STOP pour les arrêter.",
 }
 DEFAULT_HELP_TEXTS: dict[str, str] = {
     "en": "{study}: daily habit-coaching texts. Help: {contact}. Msg & data rates may apply. "
     "Reply STOP to stop, START to restart.",
     "es": "{study}: mensajes diarios para tu hábito. Ayuda: {contact}. Pueden aplicarse tarifas de mensajes "
     "y datos. Responde BAJA para dejar de recibirlos, START para volver.",
+    "fr": "{study} : des messages quotidiens pour votre habitude. Aide : {contact}. Des frais de messagerie peuvent "
+    "s'appliquer. Répondez STOP pour arrêter, START pour recommencer.",
 }
 
 

@@ -41,9 +41,11 @@ class StudyFacts:
         return f"{self.who_runs_it} at {self.contact}" if self.contact else self.who_runs_it
 
 
-def answer_faq(topic: str, study: StudyFacts) -> str:
-    """One or two sentences for ``topic`` (``rules.message_reading.TOPICS`` but ``rephrase``); in
-    English, as every reply of the offline coach (the messages it reads may be in Spanish)."""
+def answer_faq(topic: str, study: StudyFacts, language: str = "en") -> str:
+    """One or two sentences for ``topic`` (``rules.message_reading.TOPICS`` but ``rephrase``), in
+    ``language`` (``en``, ``es``, ``fr``; English for any other)."""
+    if language in ("es", "fr"):
+        return _answer_in(language, topic, study)
     if topic == "who":
         return (
             f"I'm the automated habit coach of {study.name}, the study you signed up for, run by "
@@ -68,3 +70,44 @@ def answer_faq(topic: str, study: StudyFacts) -> str:
     if topic == "stop_later":
         return "Whenever you like: reply STOP to stop all messages, or “pause for a week” to take a break."
     return f"I can't answer that one myself, but {study.reach} can."
+
+
+# The same answers in Spanish and French; "{team}" is who runs the study, "{reach}" how to reach them.
+_TEAM = {"es": "el equipo del estudio", "fr": "l'équipe de l'étude"}
+_ANSWERS: dict[str, dict[str, str]] = {
+    "es": {
+        "who": "Soy el coach automático de hábitos de {study}, el estudio en el que te inscribiste, dirigido por "
+        "{team}. Te ayudo a construir un pequeño hábito diario.",
+        "bot": "Sí, soy un coach automático (ninguna persona escribe estas respuestas); {team} puede leer el chat.",
+        "number": "Nos lo diste al inscribirte en {study}; solo se usa para estos mensajes. Dudas: {reach}.",
+        "how_long": "Un minuto al día para empezar: lo bastante poco para un día ocupado.",
+        "what_sent": "Te enviaré un mensaje corto al día, a la hora que elijas, y te preguntaré cómo te fue.",
+        "change_time_later": "Sí, cuando quieras. Escríbeme la nueva hora (por ejemplo «a las 7 de la tarde») "
+        "y muevo tu mensaje diario.",
+        "stop_later": "Cuando quieras: responde BAJA para no recibir más mensajes, o «pausa una semana» para "
+        "descansar.",
+        "other": "Eso no lo puedo contestar yo, pero {reach} sí.",
+    },
+    "fr": {
+        "who": "Je suis le coach automatique d'habitudes de {study}, l'étude à laquelle vous vous êtes inscrit·e, "
+        "menée par {team}. Je vous aide à prendre une petite habitude quotidienne.",
+        "bot": "Oui, je suis un coach automatique (personne n'écrit ces réponses) ; {team} peut lire la conversation.",
+        "number": "Vous l'avez donné en vous inscrivant à {study} ; il ne sert qu'à ces messages. Questions : {reach}.",
+        "how_long": "Environ une minute par jour pour commencer : assez peu pour une journée chargée.",
+        "what_sent": "Je vous enverrai un court message par jour, à l'heure choisie, et je vous demanderai comment "
+        "ça s'est passé.",
+        "change_time_later": "Oui, quand vous voulez. Écrivez-moi la nouvelle heure (par exemple « 19h ») et je "
+        "déplace votre message quotidien.",
+        "stop_later": "Quand vous voulez : répondez STOP pour ne plus recevoir de messages, ou « pause une "
+        "semaine » pour faire une pause.",
+        "other": "Je ne peux pas répondre à cela moi-même, mais {reach} le peut.",
+    },
+}
+
+
+def _answer_in(language: str, topic: str, study: StudyFacts) -> str:
+    team = study.team or _TEAM[language]
+    reach = f"{team} ({study.contact})" if study.contact else team
+    answers = _ANSWERS[language]
+    template = answers.get(topic, answers["other"])
+    return template.replace("{study}", study.name).replace("{team}", team).replace("{reach}", reach)

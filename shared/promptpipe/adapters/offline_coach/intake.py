@@ -8,14 +8,15 @@ from typing import Any
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
-    OFFER_SCHEDULE,
     STOP_WHICH,
     SUGGEST_LEAD,
     accepts,
     asked_for,
     common_question,
     declines,
+    is_schedule_offer,
     suggestion,
     unclear_stop,
 )
@@ -156,7 +157,7 @@ class IntakeRules:
             return last[last.rindex(SUGGEST_LEAD) :].strip()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
-            return f"{OFFER_SCHEDULE} around {friendly_time(time)}?"
+            return say("offer", self.turn.language, time=clock(time, self.turn.language))
         if self.asked in INTAKE_ORDER and not profile[self.asked]:
             return self._question(profile, self.asked)
         return self._question(profile)
@@ -164,15 +165,16 @@ class IntakeRules:
     def _not_a_fact(self, reading: MessageReading) -> str:
         profile = self.profile()
         pending = self._pending(profile)
+        language = self.turn.language
         if reading.kind == "greeting":
-            return f"Hi! {pending}"
+            return f"{say('hello', language)} {pending}"
         if reading.kind == "later":
-            return f"No rush — take your time. Whenever you're ready: {pending}"
+            return f"{say('no_rush', language)} {pending}"
         if reading.kind == "complaint":
-            return f"Sorry — let's keep it simple. {self._easier_way(profile, pending)}"
+            return f"{say('sorry_simple', language)} {self._easier_way(profile, pending)}"
         if reading.topic == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
-        return f"{answer_faq(reading.topic or 'other', self.turn.study)} {pending}"
+        return f"{answer_faq(reading.topic or 'other', self.turn.study, language)} {pending}"
 
     def _easier_way(self, profile: dict[str, str], pending: str) -> str:
         """A default they can take with one word, for the question still open."""
@@ -221,7 +223,7 @@ class IntakeRules:
 
     def prompt_given(self) -> bool:
         """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
-        return any(m.role == "assistant" and OFFER_SCHEDULE in (m.content or "") for m in self.turn.history)
+        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history)
 
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
@@ -232,7 +234,9 @@ class IntakeRules:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
         profile = self.profile()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
-        if time and (accepts(text) or turn.called(SAVE, **{TIME: new_time or "-"})):
+        restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
+        same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
+        if time and (accepts(text) or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
@@ -286,11 +290,12 @@ class IntakeRules:
 
     def _offer(self, time: str) -> str:
         prompt = re.sub(r"\s*Would that feel doable\?$", "", self._prompt_text() or self._offered_prompt())
-        lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
-        return f"{lead}{OFFER_SCHEDULE} around {friendly_time(time)}?"
+        language = self.turn.language
+        lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
+        return f"{lead}{say('offer', language, time=clock(time, language))}"
 
     def _offered_prompt(self) -> str:
-        offer = next((m.content or "" for m in reversed(self.turn.history) if OFFER_SCHEDULE in (m.content or "")), "")
+        offer = next((m.content or "" for m in reversed(self.turn.history) if is_schedule_offer(m.content or "")), "")
         match = re.search(r"“([^”]+)”", offer)
         return match[1] if match else ""
 
@@ -298,12 +303,13 @@ class IntakeRules:
         created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
         result = created.result or "" if created else ""
         when = re.search(r"arrives (today|tomorrow)", result)
+        language, at = self.turn.language, clock(time, self.turn.language)
         first = (
-            f"Your first prompt comes {when[1]} around {friendly_time(time)}"
+            say("done_first", language, when=say(when[1], language), time=at)
             if when
-            else (f"Your daily prompt is set for around {friendly_time(time)}")
+            else say("done_set", language, time=at)
         )
-        return f"Done! {first}, then every day at that time. Reply anytime to tell me how it went!"
+        return f"{first} {say('reply_anytime', language)}"
 
     def _prompt_text(self) -> str:
         generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)
@@ -314,19 +320,20 @@ class IntakeRules:
         if created is None:
             return ""
         result = created.result or ""
+        language, at = self.turn.language, clock(time, self.turn.language)
         if "already exists" in result:
-            return f"Your daily prompt is already set for around {friendly_time(time)}."
+            return say("already_set", language, time=at)
         when = re.search(r"arrives (today|tomorrow)", result)
-        start = f" — the first one arrives {when[1]}" if when else ""
-        return f"I'll send you a fresh prompt every day around {friendly_time(time)}{start}."
+        start = say("first_arrives", language, when=say(when[1], language)) if when else ""
+        return say("daily_from", language, time=at, start=start)
 
     def _summary(self, time: str) -> str:
-        prompt = self._prompt_text()
-        parts = [f"Here's your first one-minute habit to try: “{prompt}”" if prompt else "You're all set!"]
+        prompt, language = self._prompt_text(), self.turn.language
+        parts = [say("first_try", language, prompt=prompt) if prompt else say("all_set", language)]
         schedule = self._schedule_sentence(time)
         if schedule:
             parts.append(schedule)
-        parts.append("Reply anytime to tell me how it went!")
+        parts.append(say("reply_anytime", language))
         return " ".join(parts)
 
     def _error_reply(self, failed: LoopCall) -> str:
@@ -375,20 +382,19 @@ class IntakeRules:
                 return f"No problem. {SUGGEST_LEAD} {_SUGGESTIONS[missing]}?"
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
-            ack = "Sorry, I didn't catch a time there."
+            ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
 
-    @staticmethod
-    def _acknowledge(saved: dict[str, Any]) -> str:
-        parts: list[str] = []
+    def _acknowledge(self, saved: dict[str, Any]) -> str:
+        language, parts = self.turn.language, []
         if saved.get(DOMAIN):
-            parts.append(f"{str(saved[DOMAIN]).capitalize()} — great choice.")
+            parts.append(say("ack_domain", language, habit=str(saved[DOMAIN]).capitalize()))
         if saved.get(MOTIVATION):
-            parts.append("That's a great reason.")
+            parts.append(say("ack_motivation", language))
         if saved.get(TIME):
-            parts.append(f"{friendly_time(str(saved[TIME]))} works.")
+            parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
         if saved.get(ANCHOR):
-            parts.append(f"Anchoring it {_clean(str(saved[ANCHOR]))} makes it easy to remember.")
+            parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
         return " ".join(parts[:2])
 
     def _off_topic(self) -> bool:
@@ -397,20 +403,15 @@ class IntakeRules:
 
     def _question(self, profile: dict[str, str], missing: str | None = None) -> str:
         missing = missing or self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
+        language = self.turn.language
         if missing == DOMAIN:
-            return (
-                "What's one small habit you'd like to build — maybe moving more, sleeping better, "
-                "drinking more water or reading?"
-            )
+            return say("ask_domain", language)
         if missing == MOTIVATION:
-            return f"Why does {profile[DOMAIN] or 'this habit'} matter to you? What would it give you?"
+            return say("ask_motivation", language, habit=profile[DOMAIN] or say("this_habit", language))
         if missing == TIME:
-            return "What time of day would you like your daily prompt? For example 8am or 7:30pm."
+            return say("ask_time", language)
         if missing == ANCHOR:
-            return (
-                "What's something you already do every day that we can attach it to — like your "
-                "morning coffee or brushing your teeth?"
-            )
+            return say("ask_anchor", language)
         if missing:  # a field the flow definition added
             return f"One more thing before we start: could you tell me your {missing.replace('_', ' ')}?"
         return "Anything else you'd like me to know before we start?"

@@ -18,35 +18,136 @@ from promptpipe.adapters.offline_coach.text import (
     _substantive,
     _words,
 )
-from promptpipe.adapters.offline_coach.times import parse_asked_time, parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.times import (
+    parse_asked_time,
+    parse_clock_time,
+    parse_vague_time,
+    without_times,
+)
+from promptpipe.rules.language import detect_language
+from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
     r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
-    r"|(?=to (?:have|be|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
+    r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
+    r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
 )
+# A routine as a clause of its own, in English, Spanish or French: "after X", "before X", "when I X",
+# "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|once|as soon as|while) i(?:'m| am)?\s+[^,.;!?]+"
-    r"|(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+|cuando\s+[^,.;!?]+)",
+    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+|once i(?:'m| am)?\s+[^,.;!?]+"
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
+    r"|(?:cuando|mientras|en cuanto|apenas)\s+[^,.;!?]+"
+    r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que)\s+[^,.;!?]+"
+    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
     re.I,
+)
+# "wait no", "i mean", "o sea", "enfin non": what follows replaces what was said before it.
+_SELF_CORRECTION = any_word(
+    "wait,? no",
+    "no wait",
+    "i mean",
+    "or rather",
+    "actually no",
+    "sorry,? i mean",  # English
+    "mejor dicho",
+    "o sea",
+    "bueno no",  # Spanish
+    "enfin non",
+    "non attends",
+    "plut[oô]t",  # French
 )
 # Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
-_SOFT_ANCHOR = re.compile(r"\b(?P<a>(?:with|during) (?:my |the )?[^,.;!?]+)", re.I)
+_SOFT_ANCHOR = re.compile(
+    r"\b(?P<a>(?:with|w/|w|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
+)
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish)\b.*$|\s+\d.*$",
+    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|como|hacia|a las|porque|parce que|pour)\b.*$"
+    r"|\s+[~@]?\d.*$",
     re.I,
 )
-_ROUTINE_WORDS = re.compile(
-    r"\b(?:coffee|tea|breakfast|lunch|dinner|shower|brush\w*|teeth|wake|waking|work|commute|school|bed|"
-    r"meal|dog|kids|gym|class|alarm|get home|getting home|get up|getting up|kettle|shave|dishes|laundry|bath|"
-    r"walk|run|cat|pets?|emails?|meeting|standup|stand-up|desk|office|train|bus|car|drive|prayers?|nap)\b",
-    re.I,
+_ROUTINE_WORDS = any_word(
+    *MEALS,
+    "coffee",
+    "tea",
+    "shower",
+    "brush\\w*",
+    "teeth",
+    "wake",
+    "waking",
+    "work",
+    "commute",
+    "school",
+    "bed",
+    "meal",
+    "dog",
+    "kids",
+    "gym",
+    "class",
+    "alarm",
+    "get home",
+    "getting home",
+    "get up",
+    "getting up",
+    "kettle",
+    "shave",
+    "dishes",
+    "laundry",
+    "bath",
+    "walk",
+    "run",
+    "cat",
+    "pets?",
+    "emails?",
+    "meeting",
+    "standup",
+    "stand-up",
+    "desk",
+    "office",
+    "train",
+    "bus",
+    "car",
+    "drive",
+    "prayers?",
+    "nap",
+    "break",
+    # Spanish and French routines
+    "comida",
+    "almuerzo",
+    "desayuno",
+    "cena",
+    "caf[eé]",
+    "trabajo",
+    "oficina",
+    "escuela",
+    "ducha",
+    "cama",
+    "perro",
+    "ni[nñ]os",
+    "pausa",
+    "d[îi]ner",
+    "d[ée]jeuner",
+    "bureau",
+    "travail",
+    "[ée]cole",
+    "douche",
+    "lit",
+    "chien",
+    "enfants",
+    "pause",
+    "casa",
+    "r[ée]veil",
+    "lever",
+    "coucher",
+    "maison",
 )
 _SPANISH = re.compile(
     r"\b(?:despu[eé]s|antes|cuando|del?|la|el|los|las|me|mi|tomo|llego|salgo|para|porque|al)\b|[áéíóúñ]", re.I
@@ -65,7 +166,9 @@ def _as_anchor(answer: str) -> str:
         return ""
     if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
         return _words(answer, 10)
-    if _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I):
+    if detect_language(answer) in ("es", "fr") or (
+        _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I)
+    ):  # "después del desayuno", "après le café", "je bois mon café": as said
         return _words(answer, 10)
     first = answer.split()[0].lower()
     if _MEALS.match(answer) or first.endswith("ing") or _ARTICLE_START.match(answer):
@@ -107,7 +210,8 @@ _DOMAINS: tuple[tuple[str, str], ...] = (
 )
 _WANT = re.compile(
     r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
-    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at)\s+(?P<x>[^,.;!?]+)",
+    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at|quiero|quisiera|me gustar[ií]a|"
+    r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
 _DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
@@ -144,9 +248,14 @@ def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
 
 
 def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
-    match = _ANCHOR.search(text)
+    start, end = 0, len(text)
+    corrections = list(_SELF_CORRECTION.finditer(text))
+    if corrections:  # "after i walk the dog wait no after i make coffee": the routine said last
+        later = _ANCHOR.search(text, corrections[-1].end())
+        start, end = (later.start(), end) if later is not None else (0, corrections[-1].start())
+    match = _ANCHOR.search(text, start, end)
     if match is None and soft:
-        match = _SOFT_ANCHOR.search(text)
+        match = _SOFT_ANCHOR.search(text, start, end)
         if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
             match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
     if match is None:
@@ -176,7 +285,14 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     if _is_hint(text) or not text.strip():
         return {}
     learned: dict[str, str] = {}
+    new_habit = _habit_changed(text, known)
+    if new_habit:  # "actually I'd rather do yoga, running hurts my knees": the habit, and a reason if given
+        reason, _ = _reason_after_the_habit(text) if not known.get(MOTIVATION) else ("", None)
+        return {DOMAIN: new_habit, **({MOTIVATION: reason} if reason else {})}
+    text = _FILLER.sub(lambda m: " " * len(m[0]), text)  # "ok so i want to…": no "so i" reason
     motivation, m_match = parse_motivation(text)
+    if not motivation and not known.get(MOTIVATION) and _REASON_LEAD.match(text):
+        motivation, m_match = _leading_clause_as_motivation(text)  # "to process my day", whatever was asked
     if not motivation and expected == MOTIVATION:
         motivation, m_match = _leading_clause_as_motivation(text)
     if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
@@ -194,12 +310,16 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         expected in (DOMAIN, MOTIVATION)
         and len(text.split()) > 3
         and not _AT_CLOCK.search(rest)
-        and not _OPENS_WITH_TIME.match(text)
+        and not _OPENS_WITH_TIME.match(text.strip())
+        and not _time_said_apart(rest)
     )
     if telling_why:
         time = None
     elif time is None and not known.get(TIME):
         time = parse_vague_time(rest, loose=expected in (TIME, ANCHOR))
+    if time and not anchor and not known.get(ANCHOR) and parse_clock_time(rest, hint):
+        # "on my lunch break at work around 12:30", "dinner time around 6:30": the routine beside the time
+        anchor = _routine_beside_time(rest)
     domain_text = _span_removed(rest, a_match)
     # A known domain changes only on an explicit change of mind, not on a passing keyword ("my
     # doctor says I need to move more" answers why).
@@ -217,11 +337,83 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     return learned
 
 
-_TIME_WORDS = re.compile(
-    r"\b(?:in|the|every|each|at|around|by|mornings?|evenings?|afternoons?|nights?|noon|midday|lunch|dinner|"
-    r"breakfast|tonight|bed ?time)\b",
+_CLAUSE = re.compile(r"[^,.;!?]+")
+_PLACE_LEAD = re.compile(
+    r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S", re.I
+)
+_MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
+_BESIDE_FILLER = re.compile(
+    r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
+    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
+    r"tous les jours)$",
     re.I,
 )
+
+
+def _routine_beside_time(text: str) -> str:
+    """The routine said in the same sentence as a clock time, when no "after/before/when" clause
+    names it: "on my lunch break at work", "dinner time" → "at dinner time", "en la comida"."""
+    for clause in _CLAUSE.findall(without_times(text)):
+        phrase = _clean(clause)
+        while _BESIDE_FILLER.search(phrase):
+            phrase = _clean(_BESIDE_FILLER.sub("", phrase))
+        if len(phrase.split()) < 2 or len(phrase.split()) > 10 or not _ROUTINE_WORDS.search(phrase):
+            continue
+        if _PLACE_LEAD.match(phrase):
+            return _words(phrase, 10)
+        if _MEAL_LEAD.match(phrase):
+            return "at " + _words(phrase, 9)
+    return ""
+
+
+def _time_said_apart(text: str) -> bool:
+    """A clock time in a clause of its own ("my neck is killing me. 3pm works"): an answer to when,
+    not part of the reason."""
+    for clause in _CLAUSE.findall(text):
+        if parse_clock_time(clause) and len(_clean(without_times(clause)).split()) <= 2:
+            return True
+    return False
+
+
+def _habit_changed(text: str, known: dict[str, str]) -> str:
+    """ "actually no lets do journaling instead": a change of mind naming another known habit."""
+    if not known.get(DOMAIN) or not _CHANGE_OF_MIND.search(text) or re.search(r"\d", text):
+        return ""
+    habit = parse_domain(text)
+    return habit if habit and habit != known[DOMAIN] else ""
+
+
+_REASON_LEAD = re.compile(
+    r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+(?!be honest)[a-zà-ÿ]", re.I
+)
+# The words of a reply that only says when ("every evening please", "after work").
+_TIME_WORDS = any_word(
+    *DAYPARTS,
+    *MEALS,
+    "in",
+    "the",
+    "every",
+    "each",
+    "at",
+    "around",
+    "by",
+    "after",
+    "before",
+    "sometime",
+    "please",
+    "pls",
+    "maybe",
+    "work",
+    "bed",
+    "day",
+    "sleep",
+    "ish",
+)
+
+
+def _only_when(clause: str) -> str:
+    """What a clause says beyond when: "" for "every evening please", "relax" for "relax after work"."""
+    return re.sub(r"\W+", "", _TIME_WORDS.sub("", clause))
 
 
 def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]:
@@ -231,10 +423,10 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     if match is None or text.rstrip().endswith("?") or _ANCHOR.match(match["rest"].strip()):
         return "", None
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
-    if not _substantive(clause) or parse_clock_time(clause) or not _TIME_WORDS.sub("", clause).strip():
+    if not _substantive(clause) or parse_clock_time(clause) or not _only_when(clause):
         return "", None
-    if parse_vague_time(clause, loose=True) and len(clause.split()) <= 3:  # "every evening please" is a time
-        return "", None
+    if parse_vague_time(clause, loose=True) and not _only_when(clause):
+        return "", None  # "every evening please" is a time; "relax after work" is a reason
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
 
 

@@ -12,20 +12,56 @@ import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
 from promptpipe.rules.intent_patterns import is_capability_question
+from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.opt_out import OptKind, read_opt_message
 
 # Markers of the coach's own questions (intake.py words them; feedback.py asks the repair ones).
 OFFER_SCHEDULE = "Shall I send you one like it every day"
+# The offer in the three languages (phrases.py words it): a reply to it answers the offer.
+_OFFER = re.compile(rf"{OFFER_SCHEDULE}|Te env[ií]o uno as[ií] cada d[ií]a|Je vous en envoie un comme")
 SUGGEST_LEAD = "How about"  # "How about “after breakfast”?" / "How about 9pm?" — a suggestion to accept
 _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("first_prompt", re.compile(r"\bwould that feel doable\b", re.I)),  # the habit prompt's own question
-    ("schedule", re.compile(r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?", re.I)),
-    (ANCHOR, re.compile(r"\balready do every day\b|\broutine\b|\bcould follow\b|\battach it to\b", re.I)),
-    (TIME, re.compile(r"\bwhat time\b|\bwhen (?:should|would|do you want)\b|\ba qu[eé] hora\b", re.I)),
-    (MOTIVATION, re.compile(r"\bmatter to you\b|\bwhy\b|\breason\b|\bwhat would it give\b|\bpor qu[eé]\b", re.I)),
-    (DOMAIN, re.compile(r"\bhabit you'd like to build\b|\bwhat (?:small )?habit\b", re.I)),
+    (
+        "schedule",
+        re.compile(
+            r"\bshall i send you one\b|\bevery day at [\d:]+\s*(?:am|pm)?\?|\bte env[ií]o uno\b|"
+            r"\bje vous en envoie un\b",
+            re.I,
+        ),
+    ),
+    (
+        ANCHOR,
+        re.compile(
+            r"\balready do every day\b|\broutine\b|\bcould follow\b|\battach it to\b|"
+            r"\bhaces ya cada d[ií]a\b|\bd[ée]j[àa] chaque jour\b",
+            re.I,
+        ),
+    ),
+    (TIME, re.compile(r"\bwhat time\b|\bwhen (?:should|would|do you want)\b|\ba qu[eé] hora\b|\bquelle heure\b", re.I)),
+    (
+        MOTIVATION,
+        re.compile(
+            r"\bmatter to you\b|\bwhy\b|\breason\b|\bwhat would it give\b|\bpor qu[eé]\b|"
+            r"\bpourquoi\b|\bte aportar[ií]a\b|\bvous apporterait\b",
+            re.I,
+        ),
+    ),
+    (
+        DOMAIN,
+        re.compile(
+            r"\bhabit you'd like to build\b|\bwhat (?:small )?habit\b|\bqu[eé] (?:peque[ñn]o )?h[aá]bito\b|"
+            r"\bquelle (?:petite )?habitude\b",
+            re.I,
+        ),
+    ),
 )
 _NODE_FIELDS = {"habit": DOMAIN, "motivation": MOTIVATION, "time": TIME, "anchor": ANCHOR, "schedule": "schedule"}
+
+
+def is_schedule_offer(text: str) -> bool:
+    """The coach's own offer of the daily prompt, in any of its languages."""
+    return bool(_OFFER.search(text))
 
 
 def last_question(reply: str) -> str:
@@ -64,6 +100,8 @@ _DECLINE = re.compile(
     r"^(?:no|nope|nah|not (?:now|yet|really)|no thanks?|don'?t|rather not|maybe later|later)\b|\bno quiero\b",
     re.I,
 )
+# Laughter or thanks alone acknowledges; it agrees to nothing.
+_LAUGH_OR_THANKS = re.compile(r"^[\W_]*(?:(?:lol|haha+|jaja+|lmao|thanks?|thank you|thx|gracias|merci)[\W_]*)+$", re.I)
 _THUMBS = re.compile(r"^[\s👍👌✅🙌💪🙂😊👏✔️]+$")
 
 
@@ -75,6 +113,8 @@ def accepts(text: str) -> bool:
         return False
     if _THUMBS.match(stripped):
         return True
+    if read_message(stripped).kind == "yes" and not _LAUGH_OR_THANKS.match(stripped):
+        return True  # "va, me parece bien", "ça marche", "👍🏾": the shared reader's yes
     plain = re.sub(r"[^\w\s',.!]", " ", stripped).strip()
     match = _ACCEPT.match(plain)
     if match is None:

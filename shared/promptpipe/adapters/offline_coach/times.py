@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.word_patterns import any_word
+
 _RANGE = re.compile(
     r"\b(\d{1,2})(?:[:.]([0-5]\d))?\s*(?:-|–|to)\s*\d{1,2}(?:[:.][0-5]\d)?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.I
 )
@@ -12,12 +14,47 @@ _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
     r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|time|x\b))", re.I
 )
-_PM_HINT = re.compile(
-    r"\b(?:evening|night|tonight|afternoon|after work|dinner|pm|de la (?:tarde|noche)|cena|cenar|noche)\b"
-    r"|(?<!out of )(?<!of )\b(?:bed|bedtime|sleep|sleeping|dormir|cama)\b",
-    re.I,
+# Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
+_PM_HINT = any_word(
+    "evening",
+    "night",
+    "tonight",
+    "afternoon",
+    "after work",
+    "dinner",
+    "pm",  # English
+    "de la (?:tarde|noche)",
+    "cena",
+    "cenar",
+    "noche",
+    "comer",
+    "comida",  # Spanish
+    "du soir",
+    "le soir",
+    "soir",
+    "d[îi]ner",
+    "de l'apr[èe]s-midi",
+    "apr[èe]s-midi",  # French
+    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|dormir|cama)",  # "out of bed" is the morning
 )
-_AM_HINT = re.compile(r"\b(?:morning|breakfast|am|wake|waking|early|de la ma[ñn]ana|primera hora)\b", re.I)
+_AM_HINT = any_word(
+    "morning",
+    "breakfast",
+    "am",
+    "wakes?",
+    "waking",
+    "woke",
+    "get(?:ting)? up",
+    "early",  # English
+    "de la ma[ñn]ana",
+    "primera hora",
+    "desayun\\w*",  # Spanish
+    "du matin",
+    "le matin",
+    "matin",
+    "petit[- ]d[ée]jeuner",
+    "r[ée]veil\\w*",  # French
+)
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
@@ -30,17 +67,27 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
     (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
     (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
+    (r"\b(\d{1,2})\s*(?:h|heures?)?\s+moins (?:le )?quart\b", "QUARTER_TO"),  # "8h moins le quart"
+    (r"\b(?:las )?(\d{1,2}) menos (?:cuarto|quince)\b", "QUARTER_TO"),  # "a las 8 menos cuarto"
+    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et demie?\b", r"\1:30"),  # "8h et demie"
+    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et quart\b", r"\1:15"),
+    (r"(?<![:.\d])\b(\d{1,2})\s*heures?\b", r"\1:00"),  # "7 heures"
+    (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
+    (r"\b(at|around|about|by|like)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])", r"\1 \2:\3"),  # "around 930"
+    (r"\b(?:vers|pour|sur les|aux alentours de|[àa] partir de)\s+(\d{1,2})\b(?![:.])", r"at \1"),
     (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"
     (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
     (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
     (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
-    (r"\b(?:a|sobre|hacia) las (\d{1,2}) y media\b", r"\1:30"),
-    (r"\b(?:a|sobre|hacia) las (\d{1,2}) y cuarto\b", r"\1:15"),
+    (r"\b(?:a|sobre|hacia|como a) las (\d{1,2}) y media\b", r"\1:30"),
+    (r"\b(?:a|sobre|hacia|como a) las (\d{1,2}) y cuarto\b", r"\1:15"),
+    (r"\b(\d{1,2}) y cuarto\b", r"\1:15"),
     (r"\b(\d{1,2}) y media\b", r"\1:30"),
-    (r"\b(?:a|sobre|hacia) las (\d{1,2})\b(?!:)", r"at \1"),
+    (r"\b(?:a|sobre|hacia|como a|tipo) las? (\d{1,2})\b(?!:)", r"at \1"),
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+    (r"\b(?:it|time|them|that|reminders?|prompts?|messages?|texts?) to (\d{1,2})\b(?![:.\d])", r"it at \1"),
     (
         r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
         r"de la (?:manana|mañana|tarde|noche))\b",
@@ -49,7 +96,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
-_NOON = re.compile(r"^\W*(?:at |around |al |a )?(?:noon|midday|mediod[ií]a)\W*$", re.I)
+_NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
@@ -99,6 +146,21 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
         if _parse_clock(piece):  # read with the whole message's hints ("... in the evening")
             return _parse_clock(f"{piece} {text}", hint)
     return _parse_clock(text, hint)
+
+
+_TIME_PHRASE = re.compile(
+    r"(?:\b(?:at|around|about|by|like|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
+    r"\b\d{1,2}(?:[:h.][0-5]\d|h)?(?![\d:])\s*(?:[ap]\.?m\.?(?![a-z]))?"
+    r"(?:\s*(?:-?\s*ish|or so|o'?clock|de la (?:ma[ñn]ana|tarde|noche)|du (?:matin|soir)|"
+    r"in the (?:morning|evening|afternoon)|at night|tonight)\b)?",
+    re.I,
+)
+
+
+def without_times(text: str) -> str:
+    """``text`` with its clock times taken out ("on my lunch break at work around 12:30" -> "on my
+    lunch break at work , "), so what else the sentence says (a routine) can be read."""
+    return re.sub(r"\s+", " ", _TIME_PHRASE.sub(" , ", _spoken(text))).strip()
 
 
 def parse_asked_time(text: str) -> str | None:

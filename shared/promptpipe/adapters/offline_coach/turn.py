@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptpipe.adapters.offline_coach.faq import StudyFacts
-from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, FEEDBACK_HEADER, INTAKE_HEADER
+from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, FEEDBACK_HEADER, HINT_PREFIX, INTAKE_HEADER
 from promptpipe.models.llm import ChatMessage, ChatRequest
+from promptpipe.rules.language import DEFAULT_LANGUAGE, conversation_language, detect_language
 
 
 @dataclass
@@ -53,6 +54,15 @@ class Turn:
     @property
     def last_assistant(self) -> str:
         return next((m.content or "" for m in reversed(self.history) if m.role == "assistant"), "")
+
+    @property
+    def language(self) -> str:
+        """The participant's language (rules/language.py): from their own messages, latest first, else
+        from the study's greeting that opened the conversation, else English."""
+        said = [m.content or "" for m in self.history if m.role == "user"] + [self.user]
+        found = conversation_language([t for t in said if not t.startswith(HINT_PREFIX)], default="")
+        greeting = next((m.content or "" for m in self.history if m.role == "assistant"), "")
+        return found or detect_language(greeting) or DEFAULT_LANGUAGE
 
     @property
     def name(self) -> str:

@@ -1,0 +1,73 @@
+"""Which language a participant writes in: English, Spanish or French, read from their own words.
+
+The offline coach answers in the participant's language (docs/offline-coach.md, "Languages"). A
+message tells its language by the small words people cannot write without ("quiero", "para", "les",
+"je", "the", "my") and by its letters ("ñ", "¿", "ç", "è"); a message with no such sign ("yoga",
+"ok", "👍", "7:30") tells nothing, and the conversation's earlier messages decide.
+
+Pure: ``re`` and ``rules/normalise`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from promptpipe.rules.normalise import normalise_text, words
+
+__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "conversation_language", "detect_language"]
+
+LANGUAGES = ("en", "es", "fr")
+DEFAULT_LANGUAGE = "en"
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words of one language only (accents folded, as ``words`` gives them); a word shared by two ("de",
+# "la", "me", "va", "no", "en") is no sign.
+_MARKERS: dict[str, frozenset[str]] = {
+    "en": _word_set(
+        "i i'm i'd want to the my and after before when with at around yes yeah yep yup is it this that you "
+        "for of in on every day morning night because so just get be more do what how who why lunch dinner "
+        "breakfast bed work sure sounds good like ish pm am would could please thanks hi hey hello think walk "
+        "read water drink sleep after brushing coffee kids home"
+    ),
+    "es": _word_set(
+        "quiero que el los las para por porque con mi mas despues antes cuando hola gracias si vale dale sale "
+        "orale buenas tardes noche manana comer cena desayuno comida hora y media cuarto tomar agua caminar "
+        "leer se todavia quien eres cuanto tiempo estar tener hacer llego salir del al una un muy bien parece "
+        "claro listo perfecto hijos tengo dolor cabeza espalda ando siempre mejor dormir ducho oficina "
+        "trabajo"
+    ),
+    "fr": _word_set(
+        "je veux le les des du pour avec apres avant quand bonjour merci oui d'accord ca marche vers et demie "
+        "quart soir matin midi diner dejeuner cafe boire eau lire marcher mon ma mes c'est j'ai est pas plus "
+        "moins parfait combien temps jour etre au bureau arrivant pendant qui vous tu salut bonsoir mal tete "
+        "dos aimerais voudrais fais faire"
+    ),
+}
+_SHARED = frozenset(w for lang in _MARKERS for w in _MARKERS[lang] if sum(w in m for m in _MARKERS.values()) > 1)
+_LETTERS = {"es": re.compile(r"[ñ¿¡]"), "fr": re.compile(r"[çèêëàâîïôûùœ]")}
+
+
+def detect_language(text: str) -> str:
+    """``en``, ``es`` or ``fr`` when the message says which, else ``""``: "quiero caminar más" -> es,
+    "vers 7h30 après le café" -> fr, "right before bed" -> en, "yoga" / "ok" / "👍" -> ""."""
+    said = words(text)
+    normal = normalise_text(text)
+    scores = {
+        lang: sum(1 for w in said if w in markers and w not in _SHARED)
+        + (2 if lang in _LETTERS and _LETTERS[lang].search(normal) else 0)
+        for lang, markers in _MARKERS.items()
+    }
+    ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
+    (best, top), (_, second) = ranked[0], ranked[1]
+    return best if top > second else ""
+
+
+def conversation_language(messages: Sequence[str], default: str = DEFAULT_LANGUAGE) -> str:
+    """The language of a conversation: that of its latest message that tells one (``messages`` in
+    order, oldest first), else ``default``."""
+    return next((found for text in reversed(messages) if (found := detect_language(text))), default)
