@@ -7,7 +7,7 @@ participants over 28 days in at most 5 minutes and 1 GB on a 2-core machine).
 
 Prints one line of figures: the rehearsal and its de-identified export (``--stack memory``, the
 default, or ``moto``), CPU as user + system time, the peak as the process's ``ru_maxrss`` (the whole
-run, stack included). ``--check`` then runs issue 40's checks on the export
+run, stack included). ``--check`` then runs the study's checks (docs/studies.md) on the export
 (``promptpipe.local.rehearsal_checks``), and the same rehearsal once more, unmeasured, to compare
 the arms it draws (or, with ``--same-as DIR``, reads the export of the same command run alongside);
 it exits 1 when a check fails. ``--no-export``: the rehearsal alone (the figures
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", choices=("memory", "moto"), default="memory")
     parser.add_argument("--export", type=Path, default=None, metavar="DIR", help="where to write (default: a temp dir)")
     parser.add_argument("--no-export", action="store_true", help="measure the rehearsal alone")
-    parser.add_argument("--check", action="store_true", help="run issue 40's checks (and the same seed once more)")
+    parser.add_argument("--check", action="store_true", help="run the study's checks (and the same seed once more)")
     parser.add_argument(
         "--same-as",
         type=Path,

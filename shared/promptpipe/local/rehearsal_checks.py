@@ -1,5 +1,5 @@
-"""The study rehearsal checked from outside, on the files of its de-identified export (issue 40's
-"Done when"; docs/studies.md, "Checking a rehearsal"). Used by ``scripts/bench/study_rehearsal.py
+"""The study rehearsal checked from outside, on the files of its de-identified export (docs/studies.md,
+"Checking a rehearsal"). Used by ``scripts/bench/study_rehearsal.py
 --check`` at 200 × 28 and by tests/e2e/test_study_rehearsal.py at a small size.
 
 Every check reads only what an analyst receives (``decisions.csv``, ``data_dictionary.json``, the
