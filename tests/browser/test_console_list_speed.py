@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from promptpipe.adapters.api_http import HttpTransport
+from promptpipe.adapters.aws import aws_client
+from promptpipe.adapters.dynamodb_items import flow_item, participant_item, phone_claim_item
 from promptpipe.console.app import ConsoleServer
 from promptpipe.coordinator.client import CoordinatorClient
 from promptpipe.local.environment import LocalEnvironment, local_settings
@@ -47,10 +49,10 @@ class CountingTransport(HttpTransport):
         return super().request(*args, **kwargs)
 
 
-def _seed(env: LocalEnvironment, n: int) -> None:
-    """Participant ``n`` as the store holds an enrolled one (record, phone claim, flow state), with
-    ``n % 7`` prompts, ``n % 4`` of them Done and a last reply ``n`` minutes after T0: written
-    through the repository, as enrolment writes them, without playing 1,000 greetings."""
+def _seed(n: int) -> list[dict[str, Any]]:
+    """Participant ``n`` as the store holds an enrolled one, with ``n % 7`` prompts, ``n % 4`` of them
+    Done and a last reply ``n`` minutes after T0: the three items the repository's ``create`` writes
+    (record, phone claim, flow state), without playing 1,000 greetings."""
     at = T0 + timedelta(minutes=n)
     participant = ConversationParticipant(
         id=f"p_{n:032x}",
@@ -66,14 +68,25 @@ def _seed(env: LocalEnvironment, n: int) -> None:
     profile.total_prompts, profile.success_count = n % 7, min(n % 4, n % 7)
     data.set_profile(profile)
     data.append_history(ConversationMessage(role="user", content="Done", timestamp=at))
-    env.app.repo.create(participant, FlowState(participant_id=participant.id, state_data=data.raw))
+    flow = FlowState(participant_id=participant.id, state_data=data.raw)
+    claim = phone_claim_item(participant.phone_number, participant.id)
+    return [participant_item(participant), claim, flow_item(flow, [])]
+
+
+def _write(env: LocalEnvironment, items: list[dict[str, Any]]) -> None:
+    """In BatchWriteItem requests of 25, not one ``create`` transaction each: stock moto deep-copies
+    the whole table for every action of a transaction, so 1,000 creates cost minutes of CPU."""
+    client = aws_client("dynamodb", env.settings)
+    for start in range(0, len(items), 25):
+        requests = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
+        response = client.batch_write_item(RequestItems={env.settings.table_name: requests})
+        assert not response.get("UnprocessedItems")  # moto has no throttling
 
 
 @pytest.fixture(scope="module")
 def study_console() -> Iterator[tuple[ConsoleServer, CountingTransport]]:
     env = LocalEnvironment(start=T0, settings=local_settings(offline_coach=True, openai_api_key=None))
-    for n in range(STUDY):
-        _seed(env, n)
+    _write(env, [item for n in range(STUDY) for item in _seed(n)])
     server = LocalServer("127.0.0.1", 0, env=env, tick_seconds=3600).start()
     transport = CountingTransport(server.url)
     console = ConsoleServer(CoordinatorClient(transport), port=0).start()

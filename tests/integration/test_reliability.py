@@ -219,8 +219,8 @@ def sent(env: LocalEnvironment, pid: str, *kinds: OutboundKind) -> list[str]:
 
 
 # ====================================================================== (a) conflicts, server mode ==
-# moto in server mode, in its own process: nothing this process patched (promptpipe.local.moto_patches,
-# the faults above) reaches it. DynamoDB makes each request atomic; moto does not under concurrent
+# moto in server mode, in its own process: nothing this process patched (the faults above) reaches
+# it. DynamoDB makes each request atomic; moto does not under concurrent
 # requests (a cancelled transaction restores a deep copy of the table, erasing writes made meanwhile),
 # so the server takes one request at a time, as tests/integration/test_concurrency.py explains. The
 # races under test — between a load and its commit — all remain.

@@ -260,10 +260,6 @@ class LocalEnvironment:
     def _start_on_moto(self, *, llm: LLM | None, seed: int, mock_aws: bool) -> None:
         from moto import mock_aws as moto_mock_aws
 
-        from promptpipe.local.moto_patches import speed_up_moto_transactions
-
-        speed_up_moto_transactions()
-
         self._mock = moto_mock_aws() if mock_aws else None
         if self._mock is not None:
             self._mock.start()
