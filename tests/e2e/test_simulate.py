@@ -80,3 +80,16 @@ def test_simulate_refuses_a_window_settings_would_refuse(value: str, capsys: pyt
         main(["simulate", "--participants", "1", "--days", "1", "--flexible-window", value])
     assert exit_info.value.code == 2
     assert f"argument --flexible-window: {value!r} is not a number of minutes from 0 to 60" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_in_memory_stack_lives_the_same_days_as_moto() -> None:
+    # Given the same seeded population run on the in-memory adapters (simulate's default) and on moto
+    in_memory = run_simulation(3, 2, seed=7)
+    on_moto = run_simulation(3, 2, seed=7, stack="moto")
+    # Then every count of the run is the same: the stand-ins change the cost, not what happens
+    counted = ("events", "webhook_calls", "worker_turns", "scheduler_firings", "messages_sent")
+    assert {name: getattr(in_memory, name) for name in counted} == {name: getattr(on_moto, name) for name in counted}
+    assert in_memory.messages_sent > 0
+    assert in_memory.sms is not None and on_moto.sms is not None
+    assert in_memory.sms.by_kind == on_moto.sms.by_kind

@@ -263,7 +263,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if getattr(args, "study", None) is not None:  # a study rehearsal (cli/study_commands.py)
         return cmd_simulate_study(args)
     progress = (lambda text: print(f"… {text}", file=sys.stderr)) if not args.quiet else None
-    run = functools.partial(run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare)
+    run = functools.partial(
+        run_simulation, seed=args.seed, progress=progress, compare_sms=args.sms_compare, stack=args.stack
+    )
     report = run(args.participants, args.days, flexible_window=args.flexible_window)
     for line in report.lines():
         print(line)

@@ -1,5 +1,6 @@
 """``promptpipe simulate``: a seeded population of scripted participants living several days on the
-local stack (offline coach, moto, pump), to measure throughput and cost per event.
+local stack (offline coach, pump; the in-memory adapters, or moto with ``--stack moto``), to measure
+throughput and cost per event.
 
 Each participant has a time zone, a habit, a preferred time and an anchor; each day they answer the
 daily prompt with "Done", "Next time" plus a reason, an intensity change, or not at all (a missed
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from promptpipe.adapters.local_outbox import OutboxRecord
@@ -256,19 +258,22 @@ def run_simulation(
     flexible_window: int = 5,
     sms_rules: bool = True,
     compare_sms: bool = False,
+    stack: Literal["memory", "moto"] = "memory",
 ) -> SimulationReport:
     """``sms_rules``: the participants are on SMS (docs/behaviour.md#sms: one segment per daily prompt
     with the poll in it, replies held to one segment); off: the text channel without those rules.
-    ``compare_sms``: the same seeded run once more without the rules, its segments reported too."""
+    ``compare_sms``: the same seeded run once more without the rules, its segments reported too.
+    ``stack``: the in-memory adapters (the default: what is measured is our code, not an emulator's
+    cost, which grows with the table on stock moto, docs/benchmarks.md) or moto's emulated AWS."""
     _check_population(participants, days)
     if compare_sms:
         report = run_simulation(
-            participants, days, seed=seed, start=start, progress=progress, flexible_window=flexible_window
+            participants, days, seed=seed, start=start, progress=progress, flexible_window=flexible_window, stack=stack
         )
         if progress:
             progress("the same run without the SMS rules")
         without = run_simulation(
-            participants, days, seed=seed, start=start, flexible_window=flexible_window, sms_rules=False
+            participants, days, seed=seed, start=start, flexible_window=flexible_window, sms_rules=False, stack=stack
         )
         report.sms_without_rules = without.sms
         return report
@@ -277,6 +282,7 @@ def run_simulation(
         start=start,
         seed=seed,
         notified_pump=True,
+        stack=stack,
         settings=local_settings(
             offline_coach=True, openai_api_key=None, daily_prompt_flexible_window_minutes=flexible_window
         ),
