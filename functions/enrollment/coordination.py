@@ -25,7 +25,7 @@ from promptpipe.models.api import (
 )
 from promptpipe.models.audit import Actor, AuditAction
 from promptpipe.models.store import OPAQUE_TOKEN
-from promptpipe.usecases import audit, cohort, staff, studies
+from promptpipe.usecases import audit, cohort, decisions, staff
 from promptpipe.wiring import get_app
 
 router = ApiRouter()
@@ -111,5 +111,5 @@ def study_decisions(
 ) -> Response[dict[str, Any]]:
     """The randomised decisions of a study (docs/studies.md), for the de-identified export and the
     console's study view."""
-    found, token = studies.decision_page(get_app(), study_id, limit=limit, next_token=next_token)
+    found, token = decisions.decision_page(get_app(), study_id, limit=limit, next_token=next_token)
     return envelope(200, result={"decisions": [dump(r) for r in found], "next_token": token})

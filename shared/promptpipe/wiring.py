@@ -27,7 +27,7 @@ from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.store import EventRecord, LoadedState, StateCommit, TranscriptEntry
 from promptpipe.observability import tracer
-from promptpipe.ports import LLM, Messenger, PhoneClaims, StateStore, TeamAlerts, Timers, TurnQueue
+from promptpipe.ports import LLM, AuditLog, Messenger, PhoneClaims, StateStore, TeamAlerts, Timers, TurnQueue
 from promptpipe.rules.clock import Clock, SystemClock
 from promptpipe.settings import Settings, get_settings
 from promptpipe.usecases.context import AppContext
@@ -311,7 +311,9 @@ def build_app(
         dead_letters=_dead_letters(settings),
         alerts=_team_alerts(settings),
         decisions=DynamoDecisionLog(settings.table_name, dynamodb, index_name=settings.participants_index_name),
-        audit=_audit_log(settings, dynamodb),
+        # Written by the coordinators' actions only (the enrollment API's staff routes, the console):
+        # the event functions never load it.
+        audit=lazy(lambda: _audit_log(settings, dynamodb)),
     )
 
 
@@ -326,7 +328,7 @@ def _study(settings: Settings) -> StudyDefinition | None:
     return load_study(settings.studies_dir, settings.study_id)
 
 
-def _audit_log(settings: Settings, dynamodb: Any) -> Any:
+def _audit_log(settings: Settings, dynamodb: Any) -> AuditLog:
     from promptpipe.adapters.dynamodb_audit import DynamoAuditLog
 
     return DynamoAuditLog(settings.table_name, dynamodb)

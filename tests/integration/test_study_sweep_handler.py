@@ -11,7 +11,7 @@ from typing import Any
 
 from infra import constants as c
 from promptpipe.local.lambda_runtime import FakeLambdaContext
-from promptpipe.models.study import UnavailableReason
+from promptpipe.models.decision import UnavailableReason
 from promptpipe.usecases.studies import load_study, with_study
 from tests.support import enroll_over_api
 

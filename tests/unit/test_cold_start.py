@@ -187,6 +187,7 @@ print(json.dumps({
     "phonenumbers": "phonenumbers" in sys.modules,
     "collector": collector,
     "loaded": loaded,
+    "loaded_after_init": sorted(name for name in sys.modules if name.startswith(("promptpipe.", "jinja2", "yaml"))),
 }))
 """
 
@@ -261,6 +262,41 @@ def test_the_webhook_loads_no_http_framework_and_the_participants_api_no_flow_en
     heavy = {"promptpipe.controller.definition", "promptpipe.controller.engine", "promptpipe.flow.steering"}
     assert heavy.isdisjoint(enrollment)
     assert "promptpipe.models.llm" not in enrollment  # the model calls: its settings read only the routes
+
+
+# What no function's first event runs: the console, the coordinators' tools, the CLI and the local
+# stack (and the templating and YAML they bring).
+NO_FUNCTION_LOADS = (
+    "promptpipe.console",
+    "promptpipe.coordinator",
+    "promptpipe.cli",
+    "promptpipe.local",
+    "jinja2",
+    "yaml",
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "function"),
+    [
+        ("functions.inbound.webhook", "-"),
+        ("functions.enrollment.handler", "-"),
+        ("functions.inbound.worker", "worker"),
+        ("functions.timers.handler", "timers"),
+        ("functions.scheduled_prompt.handler", "scheduled_prompt"),
+    ],
+)
+def test_a_function_loads_only_what_its_first_event_runs(module: str, function: str) -> None:
+    """Import and first-event init load none of the staff tools; the coordinators' audit only in the
+    participants API (its staff routes); the study engine and definitions in neither front door (the
+    API pages the decision records without them); the tool table only where a turn runs (docs/benchmarks.md,
+    section 2: each module a function loads is its cold start)."""
+    loaded = set(_import_probe(module, function)["loaded_after_init"])
+    assert not [name for name in loaded if name.startswith(NO_FUNCTION_LOADS)]
+    assert ("promptpipe.models.audit" in loaded) is (module == "functions.enrollment.handler")
+    if function == "-":
+        assert loaded.isdisjoint({"promptpipe.usecases.studies", "promptpipe.flow.study", "promptpipe.models.study"})
+    assert ("promptpipe.controller.tool_table" in loaded) is (function == "worker")
 
 
 @pytest.mark.parametrize(

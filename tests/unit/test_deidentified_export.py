@@ -25,9 +25,15 @@ from promptpipe.coordinator.deidentified_export import (
     write_deidentified_export,
 )
 from promptpipe.coordinator.deidentify import MissingSalt, StudyClock, mask_text, pseudonym
-from promptpipe.models.decision import DecisionDelivery, DecisionRecord, ProximalOutcomeValue, decision_id
+from promptpipe.models.decision import (
+    DecisionDelivery,
+    DecisionRecord,
+    ProximalOutcomeValue,
+    UnavailableReason,
+    decision_id,
+)
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.study import StudyDefinition, UnavailableReason
+from promptpipe.models.study import StudyDefinition
 from promptpipe.ports import DecisionLog
 from tests.support.api_fakes import T0, CannedApi, entry, participant
 

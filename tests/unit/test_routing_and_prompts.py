@@ -174,6 +174,18 @@ def test_missing_or_failing_store_falls_back_to_the_file() -> None:
     assert PromptLibrary({}, store=None).get("classifier").source == "builtin"
 
 
+def test_the_built_in_coach_prompts_name_the_tools_of_the_table() -> None:
+    """Without its file, the intake prompt is the built-in one, naming the table's tools (built at
+    that first use, so that the scheduled prompt never loads the tool table)."""
+    from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER, TRANSITION
+
+    library = PromptLibrary({}, store=None)
+    intake, feedback = library.get("intake"), library.get("feedback")
+    assert (intake.source, feedback.source) == ("builtin", "builtin")
+    assert all(row.name in intake.text for row in (PROFILE, HABIT_PROMPT, SCHEDULER, TRANSITION))
+    assert PROFILE.name in feedback.text and TRANSITION.name in feedback.text
+
+
 def test_ssm_store_push_fetch_and_cli(monkeypatch, capsys) -> None:
     moto = pytest.importorskip("moto")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")

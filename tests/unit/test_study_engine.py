@@ -10,12 +10,12 @@ from datetime import timedelta
 import pytest
 
 from promptpipe.models.api import ParticipantUpdate
-from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue
+from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue, UnavailableReason
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.models.state import DataKey
-from promptpipe.models.study import FRAMING_LABEL, StudyDefinition, UnavailableReason, study_setting
+from promptpipe.models.study import FRAMING_LABEL, StudyDefinition, study_setting
 from promptpipe.usecases.participants import update_participant
 from promptpipe.usecases.studies import sweep_study, with_study
 from tests.support import MemoryHarness

@@ -12,12 +12,12 @@ import pytest
 
 from promptpipe.errors import ValidationFailed
 from promptpipe.flow.timer_events import REMINDER_TEXT
-from promptpipe.models.decision import DecisionDelivery
+from promptpipe.models.decision import DecisionDelivery, UnavailableReason
 from promptpipe.models.events import TimerKind
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.models.state import DataKey
-from promptpipe.models.study import StudyDefinition, UnavailableReason
+from promptpipe.models.study import StudyDefinition
 from promptpipe.rules.randomise import draw
 from promptpipe.usecases.studies import parse_study, sweep_study
 from tests.unit.test_delivery_and_timers import MONDAY, at_local, deliver, fire, reply, sent, timer

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from promptpipe.coordinator.study_report import outcome_value, report_lines, study_report
-from promptpipe.models.decision import DecisionRecord, ProximalOutcomeValue
-from promptpipe.models.study import StudyDefinition, UnavailableReason
+from promptpipe.models.decision import DecisionRecord, ProximalOutcomeValue, UnavailableReason
+from promptpipe.models.study import StudyDefinition
 
 STUDY = StudyDefinition.model_validate_json(Path("prompts/studies/example-mrt.json").read_text(encoding="utf-8"))
 PROBABILITIES = {"no_prompt": 0.3, "framing_a": 0.35, "framing_b": 0.35}

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from promptpipe.errors import PromptPipeError
-from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue
+from promptpipe.models.decision import DecisionDelivery, ProximalOutcomeValue, UnavailableReason
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.study import UnavailableReason
 
 STUDY_TIME_PATTERN = r"^[0-9]+ ([01][0-9]|2[0-3]):[0-5][0-9]$"
 BOOLEAN = {"trueValues": ["true"], "falseValues": ["false"]}

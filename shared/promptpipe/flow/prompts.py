@@ -14,25 +14,35 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER, TRANSITION
-
 if TYPE_CHECKING:
     from promptpipe.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-FALLBACK_INTAKE = (
-    "You are a friendly habit coach talking with a participant by text message. Learn their habit "
-    "domain, what motivates them, a preferred daily time (HH:MM) and an existing routine to anchor "
-    f"the habit to. Save each fact with {PROFILE.name}, offer a first one-minute habit with "
-    f"{HABIT_PROMPT.name}, set up the daily schedule with {SCHEDULER.name}, then call {TRANSITION.name} "
-    "with target_state FEEDBACK. Keep replies short and ask one question at a time."
-)
-FALLBACK_FEEDBACK = (
-    "You are a friendly habit coach following up on a habit prompt sent to the participant. Ask how "
-    f"it went, save what helped or got in the way with {PROFILE.name}, encourage briefly and suggest "
-    f"one small tweak when useful. If the profile needs repair, call {TRANSITION.name} with INTAKE."
-)
+
+@cache
+def _coach_fallbacks() -> dict[str, str]:
+    """The built-in intake and feedback prompts, which name the coach's tools. Built when a prompt
+    file is missing (rare: the files ship with every function), so that the functions that read a
+    prompt and offer no tool (the scheduled prompt) do not load the tool table."""
+    from promptpipe.controller.tool_table import HABIT_PROMPT, PROFILE, SCHEDULER, TRANSITION
+
+    return {
+        "intake": (
+            "You are a friendly habit coach talking with a participant by text message. Learn their habit "
+            "domain, what motivates them, a preferred daily time (HH:MM) and an existing routine to anchor "
+            f"the habit to. Save each fact with {PROFILE.name}, offer a first one-minute habit with "
+            f"{HABIT_PROMPT.name}, set up the daily schedule with {SCHEDULER.name}, then call {TRANSITION.name} "
+            "with target_state FEEDBACK. Keep replies short and ask one question at a time."
+        ),
+        "feedback": (
+            "You are a friendly habit coach following up on a habit prompt sent to the participant. Ask how "
+            f"it went, save what helped or got in the way with {PROFILE.name}, encourage briefly and suggest "
+            f"one small tweak when useful. If the profile needs repair, call {TRANSITION.name} with INTAKE."
+        ),
+    }
+
+
 FALLBACK_GENERATOR = (
     "You write one short, personalised habit prompt (under 30 words) for a participant, anchored to "
     "their routine. Output only the prompt text."
@@ -52,8 +62,6 @@ FALLBACK_SYNTHESIS = (
 PROMPT_NAMES = ("intake", "feedback", "generator", "conversation", "classifier", "synthesis")
 FILE_NAMES = {"classifier": "classifier_system.txt", "synthesis": "synthesis_system.txt"}
 _FALLBACKS = {
-    "intake": FALLBACK_INTAKE,
-    "feedback": FALLBACK_FEEDBACK,
     "generator": FALLBACK_GENERATOR,
     "conversation": FALLBACK_CONVERSATION,
     "classifier": FALLBACK_CLASSIFIER,
@@ -131,7 +139,7 @@ class PromptLibrary:
         text = _read(str(path)) if path is not None else None
         if text is None:
             logger.warning("prompt file missing or empty; using built-in fallback", extra={"prompt": name})
-            return PromptText(name, _FALLBACKS[name], "builtin")
+            return PromptText(name, _FALLBACKS.get(name) or _coach_fallbacks()[name], "builtin")
         return PromptText(name, text, "file")
 
     def get(self, name: str) -> PromptText:

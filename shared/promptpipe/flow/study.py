@@ -21,12 +21,18 @@ from promptpipe.flow.lifecycle import change_status
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.decision import DecisionDelivery, DecisionRecord, ProximalOutcomeValue, decision_id
+from promptpipe.models.decision import (
+    DecisionDelivery,
+    DecisionRecord,
+    ProximalOutcomeValue,
+    UnavailableReason,
+    decision_id,
+)
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
-from promptpipe.models.study import Arm, DecisionPoint, DecisionPointAt, StudyDefinition, UnavailableReason
+from promptpipe.models.study import Arm, DecisionPoint, DecisionPointAt, StudyDefinition
 from promptpipe.rules.outcome import read_outcome
 from promptpipe.rules.randomise import draw
 from promptpipe.rules.timezones import zone_or_utc

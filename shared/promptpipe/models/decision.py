@@ -14,7 +14,20 @@ from enum import StrEnum
 from pydantic import ConfigDict, Field
 
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.study import UnavailableReason
+
+
+class UnavailableReason(StrEnum):
+    """Why a participant was not available at a decision point (the availability rule of
+    ``flow/study.py``). Defined with the record that stores it, so that loading a commit does not load
+    the study definitions (cold start: docs/benchmarks.md, section 2)."""
+
+    PAUSED = "paused"
+    OPTED_OUT = "opted_out"
+    ON_HOLD = "on_hold"
+    STUDY_ENDED = "study_ended"
+    # Active, but no daily prompt fired that study day (intake not finished, no schedule yet): the
+    # daily sweep records the day.
+    NOT_SCHEDULED = "not_scheduled"
 
 
 class DecisionDelivery(StrEnum):

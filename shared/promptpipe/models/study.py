@@ -29,18 +29,6 @@ class DecisionPointAt(StrEnum):
     REMINDER = "reminder"
 
 
-class UnavailableReason(StrEnum):
-    """Why a participant was not available at a decision point (the availability rule)."""
-
-    PAUSED = "paused"
-    OPTED_OUT = "opted_out"
-    ON_HOLD = "on_hold"
-    STUDY_ENDED = "study_ended"
-    # Active, but no daily prompt fired that study day (intake not finished, no schedule yet): the
-    # daily sweep records the day.
-    NOT_SCHEDULED = "not_scheduled"
-
-
 class Arm(LazyModel):
     """One arm of a decision point. ``framing`` is the instruction the model words; ``None`` means
     no prompt is sent (the no-prompt arm)."""

@@ -22,10 +22,11 @@ from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnE
 from promptpipe.models.state import StateData
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
+from promptpipe.usecases.decisions import record_outcome
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
-from promptpipe.usecases.studies import answer_check_in, record_outcome
+from promptpipe.usecases.studies import answer_check_in
 from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
 """A study's record outside the events that decide (docs/studies.md): the definition read and
-checked, each decision's delivery and proximal outcome filled in, and the daily sweep.
+checked, the check-in's answer read, and the daily sweep (a decision's record filled in and paged
+without the study engine: ``usecases/decisions.py``).
 
 The daily sweep (``sweep_study``) is what makes every study day have its row: a participant paused
 or opted out has no live schedule, so no daily prompt fires for them; the sweep records each of
@@ -23,9 +24,9 @@ from pydantic import ValidationError
 from promptpipe.errors import ParticipantNotFound, ValidationFailed
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study import decide, end_study, in_study, read_check_in_answer, study_day, study_over
-from promptpipe.models.decision import DecisionRecord, ProximalOutcomeValue
+from promptpipe.models.decision import ProximalOutcomeValue, UnavailableReason
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.study import DecisionPoint, StudyDefinition, UnavailableReason
+from promptpipe.models.study import DecisionPoint, StudyDefinition
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.sending import apply_effects
@@ -57,16 +58,7 @@ def load_study(directory: Path, study_id: str) -> StudyDefinition:
     return study
 
 
-# --- what is learnt after the decision ------------------------------------------------------------
-def record_outcome(app: AppContext, decision: str, value: ProximalOutcomeValue, at: datetime) -> None:
-    """Fill in a decision's proximal outcome, once (a later answer does not overwrite it)."""
-    log = app.decisions
-    record = log.get(decision)
-    if record is None or record.outcome is not None:
-        return
-    log.update(record.model_copy(update={"outcome": value, "outcome_at": at}))
-
-
+# --- what is learnt after the decision (its record filled in: usecases/decisions.py) ------------------
 def answer_check_in(
     app: AppContext, session: ConversationSession, text: str
 ) -> tuple[str, ProximalOutcomeValue] | None:
@@ -167,11 +159,3 @@ def with_study(app: AppContext, study: StudyDefinition | None) -> AppContext:
     """The context with ``study`` active (tests, the local rehearsal)."""
     app.deps.study = study
     return app
-
-
-def decision_page(
-    app: AppContext, study_id: str, *, limit: int, next_token: str | None = None
-) -> tuple[list[DecisionRecord], str | None]:
-    """A page of a study's decision records, for the API (``GET /conversation/studies/{id}/decisions``);
-    a study with none on record (or none by that id) has an empty first page."""
-    return app.decisions.page(study_id, limit=limit, next_token=next_token)
