@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from promptpipe.config import CoreConfig
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.study import StudyDefinition, study_setting
 from promptpipe.rules.opt_out import DEFAULT_HELP_TEXTS, FALLBACK_LANGUAGE
 
 if TYPE_CHECKING:
+    from promptpipe.models.study import StudyDefinition
     from promptpipe.rules.model_prices import ModelPrice
 
 # The region key of safety resources that apply to every region (``flow/hold.py::resources``).
@@ -27,6 +27,10 @@ def config_for(config: CoreConfig, study: StudyDefinition | None, participant: C
     ``study_setting``) in place of the deployment's; otherwise the deployment's as they are."""
     if study is None or participant.test_participant:  # as ``flow/study.py::in_study``
         return config
+    # Here, not at import: a study's definition has loaded models.study already, and a function of a
+    # deployment without a study never loads it (tests/unit/test_cold_start.py).
+    from promptpipe.models.study import study_setting
+
     help_text = study_setting(study, "help_text", None)
     resources = study_setting(study, "safety_resources", None)
     languages = {FALLBACK_LANGUAGE, *DEFAULT_HELP_TEXTS, *config.help_texts}
@@ -57,6 +61,10 @@ def model_prices(study: StudyDefinition | None) -> Mapping[str, ModelPrice] | No
     its own: the list prices (``rules/model_prices.py``) with each model the study prices at its
     own (USD per 1M input and output tokens; cached input at half the input price, as
     ``custom_price`` takes a price). ``None``: the list prices."""
+    if study is None:
+        return None
+    from promptpipe.models.study import study_setting  # as in ``config_for``
+
     own = study_setting(study, "prices", None)
     if not isinstance(own, dict) or not own:
         return None
