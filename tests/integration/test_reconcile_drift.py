@@ -42,7 +42,7 @@ def _redeploy(env: Any, **overrides: Any) -> None:
 
 
 def _live(env: Any, pid: str) -> dict[str, Any]:
-    scheduler = env.pump._client  # the same moto scheduler the adapter writes to
+    scheduler = env.app.timers._client  # the moto scheduler the adapter writes to
     [name] = env.app.timers.list_names(participant_prefix(pid))
     return dict(scheduler.get_schedule(Name=name, GroupName=env.settings.schedule_group_name))
 
