@@ -22,6 +22,7 @@ from promptpipe.local.server import LocalServer
 from promptpipe.models.store import DeliveryOutcome, Direction
 from tests.browser.axe import axe_source, violations
 from tests.browser.test_console_browser import CHROMEDRIVER, CHROMIUM, browser, downloads, webdriver  # noqa: F401
+from tests.browser.test_console_manage import _submit
 from tests.support import hand_off_a_new_participant
 
 if webdriver is not None:
@@ -153,7 +154,7 @@ def test_the_import_preview_passes_axe(
     browser.get(console.login_url)
     browser.get(console.url + "/import")
     browser.find_element(By.ID, "csv").send_keys(str(cohort))
-    browser.find_element(By.CSS_SELECTOR, "form.manage button[type=submit]").click()
+    _submit(browser, "form.manage")  # waits for the preview page (a bare click raced it under load)
     assert "2 rows read" in browser.find_element(By.ID, "import-summary").text
     assert [f"{v['id']}: {v['nodes']}" for v in violations(browser, axe)] == []
 
