@@ -83,7 +83,7 @@ def test_only_the_event_that_placed_a_hold_alerts() -> None:
     )
     assert new_hold_alert("p_1", "e2", hold) is None  # an older hold: told already
     assert new_hold_alert("p_1", "e1", None) is None
-    assert new_hold_alert("p_1", "e1", hold.model_copy(update={"reason": HoldReason.SAFETY})) is None
+    assert new_hold_alert("p_1", "e1", hold.model_copy(update={"reason": HoldReason.STAFF})) is None
 
 
 def test_the_sns_alert_links_the_participants_page(local_env_factory: Any) -> None:

@@ -168,16 +168,45 @@ def test_a_finished_event_redelivered_publishes_nothing_and_later_messages_none(
     assert len(alerts.published) == 1
 
 
-def test_staff_and_safety_holds_are_not_announced_here() -> None:
+def test_a_crisis_killed_between_the_commit_and_the_alerts_reaches_the_team_on_the_redelivery() -> None:
+    # A crisis always reaches a person: its own safety alert is published after the commit at most
+    # once, so the safety hold is announced too, through the marker's outbox, like any other hold.
+    h = memory_harness()
+    alerts = FakeAlerts()
+    h.app = replace(h.app, alerts=alerts)
+    participant = h.enroll(name="Ana")
+    inbound = h.message(participant, "i want to kill myself", msg_id="SMcrisis")
+    event = TurnEvent(
+        kind=TurnKind.MESSAGE,
+        participant_id=participant.id,
+        event_id="SMcrisis",
+        message=inbound,
+        enqueued_at=h.clock.now(),
+    )
+    process_turn(h.app, event)  # the safety hold committed; then the process is killed
+    hold = StateData(h.data(participant.id)).hold()
+    assert hold is not None and hold.reason is HoldReason.SAFETY
+    assert alerts.published == [] and h.store.needs_person[participant.id].alert_pending
+
+    _deliver(h, event)  # the redelivery
+
+    assert [(a.participant_id, a.reason) for a in alerts.published] == [(participant.id, HoldReason.SAFETY)]
+    assert "safety" in alerts.published[0].text()
+    _deliver(h, event)  # a later copy: nothing more
+    assert len(alerts.published) == 1
+
+
+def test_staff_holds_are_not_announced_and_safety_holds_are() -> None:
     from datetime import UTC, datetime
 
     from promptpipe.models.safety import ConversationHold
     from promptpipe.usecases.hold_alerts import new_hold_alert
 
     at = datetime(2026, 3, 2, tzinfo=UTC)
-    for reason in (HoldReason.STAFF, HoldReason.SAFETY):
-        hold = ConversationHold(reason=reason, since=at, set_by="x", event_id="e1")
-        assert new_hold_alert("p_1", "e1", hold) is None
+    staff = ConversationHold(reason=HoldReason.STAFF, since=at, set_by="x", event_id="e1")
+    assert new_hold_alert("p_1", "e1", staff) is None
+    safety = ConversationHold(reason=HoldReason.SAFETY, since=at, set_by="x", event_id="e1")
+    assert new_hold_alert("p_1", "e1", safety) == HoldAlert(participant_id="p_1", reason=HoldReason.SAFETY, since=at)
     assert new_hold_alert("p_1", "", ConversationHold(reason=HoldReason.ASKED, since=at, set_by="x")) is None
     alert = new_hold_alert("p_1", "e1", ConversationHold(reason=HoldReason.ASKED, since=at, set_by="x", event_id="e1"))
     assert alert is not None and alert.reference == "p_1@2026-03-02T00:00:00Z"

@@ -49,9 +49,9 @@ class HoldReason(StrEnum):
     ASKED = "asked"  # the participant asked to talk to a person (their words, or the coach's tool)
 
 
-# The holds the study team is told of by a hold alert (docs/safety.md): a safety flag has its own
-# alert, and a staff hold is the team's own.
-ANNOUNCED_HOLDS = frozenset({HoldReason.HANDOFF, HoldReason.ASKED})
+# The holds the study team is told of by a hold alert (docs/safety.md): a safety hold too, besides
+# the flag's own alert (published at most once), and not a staff hold, which is the team's own.
+ANNOUNCED_HOLDS = frozenset({HoldReason.SAFETY, HoldReason.HANDOFF, HoldReason.ASKED})
 
 # What the study team reads for each reason of a hold (the alert, the console's queue).
 HOLD_WORDS = {

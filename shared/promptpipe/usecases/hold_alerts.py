@@ -13,9 +13,10 @@ nothing.
 
 At least once: SNS standard topics (email and SMS subscriptions) do not deduplicate, and a publish
 whose answer was lost, or whose marker update failed, is published again by the redelivery; every
-alert carries the hold's reference (``HoldAlert.reference``), the same on each copy. A safety flag
-has its own alert (``usecases/safety_alerts.py``); a staff hold is placed by the team itself and is
-not announced (``ANNOUNCED_HOLDS``).
+alert carries the hold's reference (``HoldAlert.reference``), the same on each copy. A safety hold is
+announced too, besides the safety flag's own alert (``usecases/safety_alerts.py``, at most once): a
+crisis always reaches a person, whatever crash lands after its commit. A staff hold is placed by the
+team itself and is not announced (``ANNOUNCED_HOLDS``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 
 def new_hold_alert(participant_id: str, event_id: str, hold: ConversationHold | None) -> HoldAlert | None:
-    """The alert of ``hold`` when this event placed it (a safety flag and a staff hold excepted)."""
+    """The alert of ``hold`` when this event placed it (a staff hold excepted)."""
     if hold is None or not event_id or hold.event_id != event_id or hold.reason not in ANNOUNCED_HOLDS:
         return None
     return HoldAlert(participant_id=participant_id, reason=hold.reason, detail=hold.detail, since=hold.since)
