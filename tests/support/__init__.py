@@ -7,22 +7,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from promptpipe.adapters.memory_audit import MemoryAuditLog
-from promptpipe.adapters.memory_decisions import InMemoryDecisionLog
 from promptpipe.adapters.memory_store import InMemoryStore
 from promptpipe.adapters.memory_timers import InMemoryTimers
 from promptpipe.adapters.messengers import LocalOutbox
-from promptpipe.adapters.phone_claims import MemoryPhoneClaims
 from promptpipe.adapters.scripted_llm import ScriptedLLM
-from promptpipe.adapters.sent_ledger import InMemorySentLedger
-from promptpipe.adapters.team_alerts import LogTeamAlerts
 from promptpipe.config import CoreConfig
 from promptpipe.flow.deps import FlowDeps, IdGenerator
 from promptpipe.flow.prompts import PromptLibrary
-from promptpipe.flow.session import SessionFactory
+from promptpipe.local.memory_stack import memory_app_context
 from promptpipe.models.api import EnrollmentRequest
 from promptpipe.models.events import TimerPayload, TurnEvent, TurnKind
-from promptpipe.models.history import stored_history_messages
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.ports import LLM
@@ -33,7 +27,6 @@ from promptpipe.usecases.events import process_turn, run_timer
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import enrollment
 from promptpipe.usecases.sending import apply_effects
-from promptpipe.wiring import NoDeadLetters
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -129,28 +122,14 @@ def memory_harness(llm: LLM | None = None, *, settings: Settings | None = None, 
         prompts=PromptLibrary.from_settings(settings),
         ids=IdGenerator(random.Random(seed)),
     )
-    app = AppContext(
-        deps=deps,
-        repo=store,
-        store=store,
+    app = memory_app_context(
+        deps,
+        store,
         messenger=outbox,
         queue=RecordingQueue(),
-        sessions=SessionFactory(
-            store,
-            clock,
-            rng=rng,
-            prep_minutes=settings.scheduler_prep_time_minutes,
-            history_messages=stored_history_messages(settings.chat_history_limit),
-        ),
-        ledger=InMemorySentLedger(),
-        phone_claims=MemoryPhoneClaims(store),
-        pending_effects=store.pending_effects,
-        deliveries=store,
-        inbound=store,
-        dead_letters=NoDeadLetters(),
-        alerts=LogTeamAlerts(),
-        decisions=InMemoryDecisionLog(store),
-        audit=MemoryAuditLog(),
+        rng=rng,
+        prep_minutes=settings.scheduler_prep_time_minutes,
+        history_limit=settings.chat_history_limit,
     )
     return MemoryHarness(app=app, store=store, timers=timers, llm=llm, outbox=outbox, clock=clock)
 

@@ -34,7 +34,7 @@ from promptpipe.flow.flow_files import load_flow_files
 from promptpipe.flow.prompts import PromptLibrary
 from promptpipe.flow.session import SessionFactory
 from promptpipe.models.history import stored_history_messages
-from promptpipe.ports import LLM, Messenger
+from promptpipe.ports import LLM, Messenger, TurnQueue
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
@@ -135,6 +135,29 @@ def build_memory_app(
         ),
         study=_study(settings),
     )
+    return memory_app_context(
+        deps,
+        store,
+        messenger=messenger,
+        queue=queue,
+        rng=rng,
+        prep_minutes=settings.scheduler_prep_time_minutes,
+        history_limit=config.chat_history_limit,
+    )
+
+
+def memory_app_context(
+    deps: FlowDeps,
+    store: InMemoryStore,
+    *,
+    messenger: Messenger,
+    queue: TurnQueue,
+    rng: random.Random,
+    prep_minutes: int,
+    history_limit: int,
+) -> AppContext:
+    """The application context over one in-memory store: every port the store or a stand-in serves
+    (the local memory stack and the tests' ``MemoryHarness`` both build theirs here)."""
     return AppContext(
         deps=deps,
         repo=store,
@@ -143,11 +166,11 @@ def build_memory_app(
         queue=queue,
         sessions=SessionFactory(
             store,
-            clock,
+            deps.clock,
             rng=rng,
             sleep=None,
-            prep_minutes=settings.scheduler_prep_time_minutes,
-            history_messages=stored_history_messages(config.chat_history_limit),
+            prep_minutes=prep_minutes,
+            history_messages=stored_history_messages(history_limit),
         ),
         ledger=InMemorySentLedger(),
         phone_claims=MemoryPhoneClaims(store),
