@@ -165,8 +165,24 @@ def test_properties_of_adjust(at: datetime, zone: str, start: time, end: time) -
     assert moved > at
     assert not quiet.contains(moved, zone)
     assert moved == datetime.combine(moved.astimezone(tz).date(), end, tzinfo=tz).astimezone(UTC)
-    assert moved - at <= timedelta(hours=25)
+    # a day and the longest gap, or two when a gap swallowed the day's whole open interval
+    assert moved - at <= timedelta(hours=25) or (moved - at <= timedelta(hours=49) and _open_minutes(start, end) <= 60)
     # and it is the first such instant: a minute earlier is still quiet (unless the end is in a gap)
     earlier = moved - timedelta(minutes=1)
     if earlier > at and moved.astimezone(tz).time().replace(tzinfo=None) == end:
         assert quiet.contains(earlier, zone)
+
+
+def _open_minutes(start: time, end: time) -> int:
+    """How long the window is open each day, in minutes (from its end to its start)."""
+    return (start.hour * 60 + start.minute - end.hour * 60 - end.minute) % (24 * 60)
+
+
+def test_a_gap_that_swallows_the_open_interval_moves_to_the_next_days_end() -> None:
+    # Chatham skips 02:45 -> 03:45 on 2026-09-27; a window 03:15-03:00 is open 03:00-03:15 only, which
+    # does not exist that day: the shifted end (03:45) is quiet again, so the message waits a day.
+    quiet = QuietHours(start=time(3, 15), end=time(3, 0), max_delay=timedelta(days=3))
+    at = datetime(2026, 9, 26, 13, 0, tzinfo=UTC)  # 2026-09-27 01:45 local, inside the window
+    moved = quiet.adjust(at, "Pacific/Chatham")
+    assert moved is not None and not quiet.contains(moved, "Pacific/Chatham")
+    assert moved.astimezone(ZoneInfo("Pacific/Chatham")).replace(tzinfo=None) == datetime(2026, 9, 28, 3, 0)

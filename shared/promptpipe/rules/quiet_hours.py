@@ -9,7 +9,8 @@ The rule (docs/quiet-hours.md):
 * A message due inside the window moves to the window's end: the first instant whose local wall
   time is the end time, on the day the window closes. When that wall time does not exist (a DST
   gap), it is the same wall time shifted forward by the gap (02:30 in a 02:00→03:00 gap is 03:30);
-  when it exists twice (the clocks fall back), it is the first of the two.
+  when it exists twice (the clocks fall back), it is the first of the two. When the clocks skip the
+  whole of that day's open interval (a window open for less time than the gap), it is the next day's.
 * The moved message is dropped (``None``) when it is stale by then: when it would arrive more than
   ``max_delay`` after it was due, or at or after ``stale_after`` (e.g. the participant's next daily
   prompt, after which a reminder about the previous one makes no sense).
@@ -85,7 +86,13 @@ class QuietHours:
             return None
         # fold=0: the first of two equal wall times; for a wall time in a gap, zoneinfo applies the
         # offset from before the gap, which lands the gap's length later on the new offset.
-        return datetime.combine(closing, self.end, tzinfo=tz).replace(fold=0).astimezone(UTC)
+        end = datetime.combine(closing, self.end, tzinfo=tz).replace(fold=0)
+        # When the whole open interval of that day lies inside the gap (a window open for less time
+        # than the clocks skip), the shifted end is quiet again: the window then closes a day later.
+        while self._closing_day(end.astimezone(UTC).astimezone(tz)) is not None:
+            closing += timedelta(days=1)
+            end = datetime.combine(closing, self.end, tzinfo=tz).replace(fold=0)
+        return end.astimezone(UTC)
 
     def adjust(self, at: datetime, zone: str, *, stale_after: datetime | None = None) -> datetime | None:
         """When to send a reminder or nudge due at ``at`` for a participant in ``zone``: ``at``
