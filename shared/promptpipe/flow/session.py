@@ -256,16 +256,8 @@ class ConversationSession:
         return self._loaded.flow.version
 
     @property
-    def outbound(self) -> list[OutboundMessage]:
-        return list(self._ctx.outbound)
-
-    @property
     def transcript(self) -> list[TranscriptEntry]:
         return list(self._ctx.transcript)
-
-    @property
-    def touched_schedules(self) -> list[str]:
-        return list(self._ctx.touched_schedules)
 
     @property
     def decisions(self) -> list[DecisionRecord]:
