@@ -434,7 +434,7 @@ def test_session_is_constructed_from_a_loaded_state():
     store = CountingStore()
     enrolled(store)
     loaded = store.load(PID)
-    session = ConversationSession(store, loaded, clock=ManualClock(START), event_id="e")
+    session = ConversationSession(SessionFactory(store, ManualClock(START)), loaded, event_id="e")
     assert session.participant.id == PID and session.version == 0 and not session.dirty
 
 
@@ -778,7 +778,7 @@ def test_a_commit_without_a_record_still_prunes_and_keeps_the_others():
 def test_a_session_without_rng_or_sleep_still_retries_a_conflict():
     store = ConflictOnce()
     enrolled(store)
-    session = ConversationSession(store, store.load(PID), clock=ManualClock(START), event_id="evt-1")
+    session = SessionFactory(store, ManualClock(START)).open(PID, "evt-1")
     session.apply("x", lambda op: op.data.set(DataKey.FEEDBACK_STATE, "waiting"))
     session.commit()
     assert session.commit_attempts == 2 and store.flows[PID].version == 1
@@ -820,7 +820,7 @@ def test_daily_schedules_fire_the_default_prep_minutes_early():
     store = InMemoryStore()
     enrolled(store)
     assert DEFAULT_PREP_MINUTES == 10
-    session = ConversationSession(store, store.load(PID), clock=ManualClock(START), event_id="evt-1")
+    session = SessionFactory(store, ManualClock(START)).open(PID, "evt-1")
     session.apply("register", _register)
     spec = session.commit().schedules[f"{PID}-sched_1"]
     assert spec is not None and (spec.hour, spec.minute) == (8, 50)
