@@ -27,7 +27,7 @@ from botocore.exceptions import (
 )
 from botocore.stub import Stubber
 
-from promptpipe.adapters.aws_errors import cancellation_codes, store_operation
+from promptpipe.adapters.aws_errors import cancellation_codes, condition_held, store_operation
 from promptpipe.adapters.dynamodb import DynamoParticipantRepo, DynamoStateStore
 from promptpipe.adapters.dynamodb_flows import DynamoFlowDefinitionStore
 from promptpipe.adapters.dynamodb_items import from_attribute, sortable_timestamp, to_attribute
@@ -141,6 +141,15 @@ def test_cancellation_codes_from_reasons_from_the_message_or_none() -> None:
         "ConditionalCheckFailed",
     ]
     assert cancellation_codes(error("TransactionCanceledException")) == []
+
+
+def test_condition_held_says_whether_a_conditional_write_landed_and_lets_other_errors_out() -> None:
+    client = FakeClient(None, error("ConditionalCheckFailedException"), error("ProvisionedThroughputExceededException"))
+    assert condition_held(client.put_item, TableName="t", ConditionExpression="c") is True
+    assert condition_held(client.put_item, TableName="t", ConditionExpression="c") is False
+    with pytest.raises(ClientError, match="ProvisionedThroughputExceededException"):
+        condition_held(client.put_item, TableName="t", ConditionExpression="c")
+    assert client.calls == [("put_item", {"TableName": "t", "ConditionExpression": "c"})] * 3
 
 
 # --- participants ------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ class Harness:
             received_at=self.clock.now(),
         )
         result = self.flow.handle_message(session, message)
-        self.sent += session.outbound
+        self.sent += session.uncommitted_messages()
         self.records += session.transcript
         self._metrics = list(session.metrics)
         session.commit()
@@ -172,7 +172,8 @@ def test_the_greeting_of_a_held_participant_is_skipped() -> None:
     h.say("i want to end it all")
     session = h.sessions.open(h.participant.id, "greeting")
     result = h.flow.handle_greeting(session)
-    assert result.reply is None and result.audit == {"skipped": "on hold (safety)"} and session.outbound == []
+    assert result.reply is None and result.audit == {"skipped": "on hold (safety)"}
+    assert session.uncommitted_messages() == []
 
 
 def test_the_emit_guard_records_what_a_hold_keeps_from_going_out_and_a_release_lets_it_through() -> None:
@@ -181,12 +182,13 @@ def test_the_emit_guard_records_what_a_hold_keeps_from_going_out_and_a_release_l
     body = OutboundMessage(participant_id=h.participant.id, to=US, body="reminder", kind=OutboundKind.REMINDER)
     session = h.sessions.open(h.participant.id, "later")
     session.apply("emit", lambda op: op.emit(body))
-    assert session.outbound == [] and [e.content for e in session.transcript] == ["reminder not sent: on hold (safety)"]
+    assert session.uncommitted_messages() == []
+    assert [e.content for e in session.transcript] == ["reminder not sent: on hold (safety)"]
     released: list[ConversationHold | None] = []
     session.apply("release", lambda op: released.append(holds.release(op)))
     session.apply("emit_again", lambda op: op.emit(body))
     assert released[0] is not None and released[0].reason is HoldReason.SAFETY
-    assert [m.body for m in session.outbound] == ["reminder"]
+    assert [m.body for m in session.uncommitted_messages()] == ["reminder"]
 
 
 @pytest.mark.parametrize(
@@ -255,7 +257,7 @@ def test_a_timer_that_would_send_is_skipped_and_recorded_while_held(kind: str) -
     session = h.sessions.open(h.participant.id, f"timer-{kind}")
     payload = TimerPayload(participant_id=h.participant.id, kind=TimerKind(kind), timer_id=f"t-{kind}")
     outcome = handle_timer(h.deps, session, payload)
-    assert not outcome.applied and outcome.detail == "on hold (safety)" and session.outbound == []
+    assert not outcome.applied and outcome.detail == "on hold (safety)" and session.uncommitted_messages() == []
     assert [e.content for e in session.transcript] == [f"{kind} skipped: on hold (safety)"]
 
 

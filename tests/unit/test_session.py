@@ -228,7 +228,7 @@ def test_replayed_guard_refuses_a_stale_decision_and_its_message_disappears():
     reminder = sessions.open(PID, "timer-reminder")  # A: loads with the prompt still pending
     reminder.apply("bookkeeping", add_history("reminder fired"))
     reminder.apply("remind", remind_if_pending(sent_at, decisions))
-    assert [m.body for m in reminder.outbound] == [REMINDER]  # first decision, on the stale state
+    assert [m.body for m in reminder.uncommitted_messages()] == [REMINDER]  # first decision, on the stale state
 
     reply = sessions.open(PID, "reply")  # B: the participant answers; the prompt is no longer pending
     reply.apply("clear", lambda op: op.data.set_daily_prompt_pending(None))
@@ -237,7 +237,7 @@ def test_replayed_guard_refuses_a_stale_decision_and_its_message_disappears():
     outbound = reminder.commit().messages  # conflict, replay: the guard now refuses
 
     assert decisions == ["remind", "stale"]
-    assert outbound == [] and reminder.outbound == []
+    assert outbound == [] and reminder.uncommitted_messages() == []
     assert reminder.transcript == []  # the reminder is not in the transcript either
     assert store.flows[PID].state_data.get(DataKey.DAILY_PROMPT_PENDING.value) is None
     assert history(store) == ["reminder fired"]  # the unguarded operation still applied
@@ -434,7 +434,7 @@ def test_session_is_constructed_from_a_loaded_state():
     store = CountingStore()
     enrolled(store)
     loaded = store.load(PID)
-    session = ConversationSession(store, loaded, clock=ManualClock(START), event_id="e")
+    session = ConversationSession(SessionFactory(store, ManualClock(START)), loaded, event_id="e")
     assert session.participant.id == PID and session.version == 0 and not session.dirty
 
 
@@ -659,7 +659,6 @@ def test_touch_schedule_ignores_empty_names_and_repeats():
     enrolled(store)
     session = sessions(store).open(PID, "evt-1")
     session.apply("touch", lambda op: [op.touch_schedule(n) for n in ("a-1", "", "b-2", "a-1")])
-    assert session.touched_schedules == ["a-1", "b-2"]
     assert session.commit().schedules == {"a-1": None, "b-2": None}
     assert store.events[PID][-1].schedules == ["a-1", "b-2"]
 
@@ -671,7 +670,7 @@ def test_disarm_of_an_empty_name_does_nothing_and_of_an_unknown_name_still_delet
     session.apply("arm", lambda op: op.arm(one_shot("keep-me")))
     session.apply("disarm", lambda op: [op.disarm(""), op.disarm("never-armed")])
     effects = session.commit()
-    assert session.touched_schedules == ["keep-me", "never-armed"]
+    assert store.events[PID][-1].schedules == ["keep-me", "never-armed"]
     assert effects.schedules == {"keep-me": one_shot("keep-me"), "never-armed": None}
     assert list(StateData(dict(store.flows[PID].state_data)).pending_timers()) == ["keep-me"]
 
@@ -779,7 +778,7 @@ def test_a_commit_without_a_record_still_prunes_and_keeps_the_others():
 def test_a_session_without_rng_or_sleep_still_retries_a_conflict():
     store = ConflictOnce()
     enrolled(store)
-    session = ConversationSession(store, store.load(PID), clock=ManualClock(START), event_id="evt-1")
+    session = SessionFactory(store, ManualClock(START)).open(PID, "evt-1")
     session.apply("x", lambda op: op.data.set(DataKey.FEEDBACK_STATE, "waiting"))
     session.commit()
     assert session.commit_attempts == 2 and store.flows[PID].version == 1
@@ -821,7 +820,7 @@ def test_daily_schedules_fire_the_default_prep_minutes_early():
     store = InMemoryStore()
     enrolled(store)
     assert DEFAULT_PREP_MINUTES == 10
-    session = ConversationSession(store, store.load(PID), clock=ManualClock(START), event_id="evt-1")
+    session = SessionFactory(store, ManualClock(START)).open(PID, "evt-1")
     session.apply("register", _register)
     spec = session.commit().schedules[f"{PID}-sched_1"]
     assert spec is not None and (spec.hour, spec.minute) == (8, 50)

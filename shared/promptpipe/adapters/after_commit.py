@@ -35,6 +35,7 @@ from promptpipe.adapters.aws_errors import (
     CONDITION_FAILED,
     CONDITIONAL_CHECK_FAILED,
     cancellation_codes,
+    condition_held,
     error_code,
     is_cancellation,
     store_operation,
@@ -51,6 +52,7 @@ from promptpipe.adapters.dynamodb_items import (
     SK,
     delivery_attribute,
     expires_at,
+    index_partition_query,
     key,
     participant_pk,
     pending_effects_key,
@@ -162,25 +164,23 @@ class DynamoDeliveryLog(TableAdapter):
         ).get("Item")
         if not pointer:
             return False
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=key(participant_pk(participant_id), pointer["entry_sk"]["S"]),
-                UpdateExpression="SET #r = :r, #at = :at, #rank = :rank",
-                ConditionExpression=f"{_EXISTS} AND (attribute_not_exists(#rank) OR #rank < :rank) "
-                "AND NOT contains(delivery, :failed)",
-                ExpressionAttributeNames={"#r": RECEIPT, "#at": RECEIPT_AT, "#rank": RECEIPT_RANK},
-                ExpressionAttributeValues={
-                    ":r": {"S": receipt},
-                    ":at": {"S": at.isoformat()},
-                    ":rank": {"N": str(RECEIPT_ORDER[receipt])},
-                    ":failed": {"S": FAILED_IN_DELIVERY},
-                },
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            # an earlier or equal report already landed, the message failed, or its entry was erased
+        # A lost condition: an earlier or equal report already landed, the message failed, or its
+        # entry was erased.
+        condition_held(
+            self._client.update_item,
+            TableName=self._table,
+            Key=key(participant_pk(participant_id), pointer["entry_sk"]["S"]),
+            UpdateExpression="SET #r = :r, #at = :at, #rank = :rank",
+            ConditionExpression=f"{_EXISTS} AND (attribute_not_exists(#rank) OR #rank < :rank) "
+            "AND NOT contains(delivery, :failed)",
+            ExpressionAttributeNames={"#r": RECEIPT, "#at": RECEIPT_AT, "#rank": RECEIPT_RANK},
+            ExpressionAttributeValues={
+                ":r": {"S": receipt},
+                ":at": {"S": at.isoformat()},
+                ":rank": {"N": str(RECEIPT_ORDER[receipt])},
+                ":failed": {"S": FAILED_IN_DELIVERY},
+            },
+        )
         return True
 
 
@@ -213,28 +213,21 @@ class DynamoPendingEffects(TableAdapter):
 
     @store_operation
     def clear(self, participant_id: str, token: str) -> None:
-        try:
-            self._client.delete_item(
-                TableName=self._table,
-                Key=pending_effects_key(participant_id),
-                ConditionExpression="#t = :t",
-                ExpressionAttributeNames={"#t": "token"},
-                ExpressionAttributeValues={":t": {"S": token}},
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            # A newer failure renewed the marker (or it is already gone): it stays for its own repair.
+        # A lost condition: a newer failure renewed the marker (or it is already gone), it stays for
+        # its own repair.
+        condition_held(
+            self._client.delete_item,
+            TableName=self._table,
+            Key=pending_effects_key(participant_id),
+            ConditionExpression="#t = :t",
+            ExpressionAttributeNames={"#t": "token"},
+            ExpressionAttributeValues={":t": {"S": token}},
+        )
 
     @store_operation
     def pending(self, limit: int) -> list[tuple[str, str]]:
-        response = self._client.query(
-            TableName=self._table,
-            IndexName=self._index,
-            KeyConditionExpression=f"{GSI_PK} = :g",
-            ExpressionAttributeValues={":g": {"S": PENDING_EFFECTS_GSI_PK}},
-            Limit=limit,
-        )
+        request = index_partition_query(self._table, self._index, PENDING_EFFECTS_GSI_PK)
+        response = self._client.query(**request, Limit=limit)
         return [(item["participant_id"]["S"], item["token"]["S"]) for item in response.get("Items", [])]
 
 

@@ -1,6 +1,7 @@
 """AWS errors, read and translated in one place.
 
-``error_code`` is the one reading of a ``ClientError``'s code for every adapter. ``store_operation``
+``error_code`` is the one reading of a ``ClientError``'s code for every adapter, ``condition_held``
+the one reading of a conditional write's lost condition. ``store_operation``
 wraps each public method of the DynamoDB adapters: a method first maps the failures that are domain
 outcomes (a lost condition: ``StateConflict``, ``ParticipantNotFound`` …) and lets every other
 botocore error out; the wrapper turns those into ``StoreError`` (``raise … from exc``), so nothing
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -53,6 +54,19 @@ R = TypeVar("R")
 def error_code(exc: ClientError) -> str:
     """The AWS error code of ``exc`` (``""`` when the response carries none)."""
     return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def condition_held(write: Callable[..., object], **request: Any) -> bool:
+    """One conditional write (``client.put_item``, ``update_item``, ``delete_item``) of ``request``:
+    True when it landed, False when its condition failed (``ConditionalCheckFailedException``, an
+    outcome the caller decides on); every other failure goes on to ``store_operation``."""
+    try:
+        write(**request)
+    except ClientError as exc:
+        if error_code(exc) != CONDITIONAL_CHECK_FAILED:
+            raise
+        return False
+    return True
 
 
 def cancellation_codes(exc: ClientError) -> list[str]:

@@ -22,6 +22,7 @@ from promptpipe.adapters.aws_errors import (
     TRANSACTION_CONFLICT,
     cancellation_codes,
     condition_failed,
+    condition_held,
     error_code,
     is_cancellation,
     store_operation,
@@ -246,18 +247,14 @@ class DynamoParticipantRepo(DynamoParticipantListing):
     @store_operation
     def hold_alerted(self, participant_id: str, since: datetime) -> None:
         """One ``UpdateItem`` of the needs-a-person marker, only while it holds the hold of ``since``."""
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=needs_person_key(participant_id),
-                UpdateExpression="SET alert_pending = :f",
-                ConditionExpression=f"attribute_exists({PK}) AND since = :since",
-                ExpressionAttributeValues={":f": {"BOOL": False}, ":since": _s(to_rfc3339(since))},
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            # released, deleted or replaced since: nothing of this hold's is left to mark
+        condition_held(  # a lost condition: released, deleted or replaced since, nothing left to mark
+            self._client.update_item,
+            TableName=self._table,
+            Key=needs_person_key(participant_id),
+            UpdateExpression="SET alert_pending = :f",
+            ConditionExpression=f"attribute_exists({PK}) AND since = :since",
+            ExpressionAttributeValues={":f": {"BOOL": False}, ":since": _s(to_rfc3339(since))},
+        )
 
     @store_operation
     def expire(self, participant_id: str, at: datetime | None) -> None:
@@ -265,16 +262,14 @@ class DynamoParticipantRepo(DynamoParticipantListing):
         phone claim (docs/retention.md)."""
         meta = self._get_meta(participant_id)
         self._rewrite_expiry(participant_pk(participant_id), at, MSG_SK_PREFIX)
-        try:  # rewritten whole (a claim is its key and owner): the enrollment API may not read claims
-            self._client.put_item(
-                TableName=self._table,
-                Item=with_expiry(phone_claim_item(meta["phone_number"]["S"], participant_id), at),
-                ConditionExpression="participant_id = :id",  # only while it is still theirs
-                ExpressionAttributeValues={":id": _s(participant_id)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
+        # Rewritten whole (a claim is its key and owner): the enrollment API may not read claims.
+        condition_held(
+            self._client.put_item,
+            TableName=self._table,
+            Item=with_expiry(phone_claim_item(meta["phone_number"]["S"], participant_id), at),
+            ConditionExpression="participant_id = :id",  # only while it is still theirs
+            ExpressionAttributeValues={":id": _s(participant_id)},
+        )
 
     # -- helpers --------------------------------------------------------------------------------------
     def _put_new(self, item: Item) -> dict[str, Any]:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from promptpipe.adapters.aws import AwsClient, TableAdapter
-from promptpipe.adapters.aws_errors import CONDITIONAL_CHECK_FAILED, error_code, store_operation
+from promptpipe.adapters.aws_errors import condition_held, store_operation
 from promptpipe.adapters.dynamodb_items import (
     DECISION_SK_PREFIX,
     DECISIONS_GSI_PREFIX,
@@ -26,6 +24,7 @@ from promptpipe.adapters.dynamodb_items import (
     decision_key,
     decode_token,
     encode_token,
+    index_partition_query,
     participant_pk,
 )
 from promptpipe.errors import ValidationFailed
@@ -55,6 +54,7 @@ class DynamoDecisionLog(TableAdapter):
     def for_participant(self, participant_id: str) -> list[DecisionRecord]:
         return self._query(
             {
+                "TableName": self._table,
                 "KeyConditionExpression": f"{PK} = :pk AND begins_with({SK}, :d)",
                 "ExpressionAttributeValues": {
                     ":pk": {"S": participant_pk(participant_id)},
@@ -66,13 +66,7 @@ class DynamoDecisionLog(TableAdapter):
 
     @store_operation
     def all(self, study_id: str) -> list[DecisionRecord]:
-        return self._query(
-            {
-                "IndexName": self._index,
-                "KeyConditionExpression": f"{GSI_PK} = :g",
-                "ExpressionAttributeValues": {":g": {"S": f"{DECISIONS_GSI_PREFIX}{study_id}"}},
-            }
-        )
+        return self._query(index_partition_query(self._table, self._index, f"{DECISIONS_GSI_PREFIX}{study_id}"))
 
     @store_operation
     def page(
@@ -82,12 +76,7 @@ class DynamoDecisionLog(TableAdapter):
         if limit < 1:
             raise ValidationFailed("limit must be at least 1", field="limit")
         partition = f"{DECISIONS_GSI_PREFIX}{study_id}"
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "IndexName": self._index,
-            "KeyConditionExpression": f"{GSI_PK} = :g",
-            "ExpressionAttributeValues": {":g": {"S": partition}},
-        }
+        request = index_partition_query(self._table, self._index, partition)
         if next_token is not None:
             request["ExclusiveStartKey"] = decode_token(
                 next_token,
@@ -105,21 +94,21 @@ class DynamoDecisionLog(TableAdapter):
 
     @store_operation
     def update(self, record: DecisionRecord) -> None:
-        try:
-            self._client.put_item(
-                TableName=self._table, Item=decision_item(record), ConditionExpression=f"attribute_exists({SK})"
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            # No decision, no record: an update never creates one (the participant's items erased).
+        # A lost condition: no decision, no record; an update never creates one (the participant's
+        # items erased).
+        condition_held(
+            self._client.put_item,
+            TableName=self._table,
+            Item=decision_item(record),
+            ConditionExpression=f"attribute_exists({SK})",
+        )
 
     def _query(self, request: dict[str, Any]) -> list[DecisionRecord]:
         records: list[DecisionRecord] = []
         start: dict[str, Any] | None = None
         while True:
             paging = {"ExclusiveStartKey": start} if start else {}
-            page = self._client.query(TableName=self._table, **request, **paging)
+            page = self._client.query(**request, **paging)
             records += [decision_from_item(item) for item in page.get("Items", [])]
             start = page.get("LastEvaluatedKey")
             if not start:

@@ -393,6 +393,19 @@ def _delivery_from_item(item: Item) -> DeliveryOutcome | None:
     return outcome
 
 
+# --- queries -----------------------------------------------------------------------------------------
+def index_partition_query(table: str, index: str, partition: str) -> dict[str, Any]:
+    """A Query of one partition of the participants index (``gsi1pk = partition``): the participants,
+    the pending-effects or needs-a-person markers, a study's decisions. The caller adds its filter,
+    order and paging."""
+    return {
+        "TableName": table,
+        "IndexName": index,
+        "KeyConditionExpression": f"{GSI_PK} = :g",
+        "ExpressionAttributeValues": {":g": {"S": partition}},
+    }
+
+
 # --- pagination tokens -------------------------------------------------------------------------------
 def encode_token(last_key: Item) -> str:
     """An opaque, URL-safe token for a LastEvaluatedKey whose attributes are all strings."""

@@ -30,6 +30,7 @@ from promptpipe.adapters.dynamodb_items import (
     decode_token,
     encode_token,
     from_attribute,
+    index_partition_query,
     key,
     needs_person_from_item,
     participant_pk,
@@ -63,13 +64,8 @@ class DynamoParticipantListing(TableAdapter):
     def needs_person_queue(self, limit: int) -> list[NeedsPerson]:
         """The needs-a-person markers, the longest wait first: one Query of the index's
         ``NEEDS_PERSON`` partition, whatever the study's size (docs/console.md, "Nobody missed")."""
-        response = self._client.query(
-            TableName=self._table,
-            IndexName=self._index,
-            KeyConditionExpression=f"{GSI_PK} = :g",
-            ExpressionAttributeValues={":g": {"S": NEEDS_PERSON_GSI_PK}},
-            Limit=limit,
-        )
+        request = index_partition_query(self._table, self._index, NEEDS_PERSON_GSI_PK)
+        response = self._client.query(**request, Limit=limit)
         return [entry for item in response.get("Items", []) if (entry := needs_person_from_item(item)) is not None]
 
     def _index_request(
@@ -78,13 +74,7 @@ class DynamoParticipantListing(TableAdapter):
         """A Query of the participants index, newest first: of ``status`` (all when None), from
         ``next_token`` (a ``page`` cursor) on, ``projected`` to the listed fields and the keys."""
         names: dict[str, str] = {}
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "IndexName": self._index,
-            "KeyConditionExpression": f"{GSI_PK} = :g",
-            "ExpressionAttributeValues": {":g": {"S": PARTICIPANTS_GSI_PK}},
-            "ScanIndexForward": False,
-        }
+        request = index_partition_query(self._table, self._index, PARTICIPANTS_GSI_PK) | {"ScanIndexForward": False}
         if status:
             request["FilterExpression"] = "#status = :status"
             names["#status"] = "status"

@@ -76,10 +76,16 @@ class EventBridgeTimers:
         self._group_name = validate_schedule_name(group_name)
         self._timers_function_arn = timers_function_arn
         self._scheduled_prompt_function_arn = scheduled_prompt_function_arn
-        self._role_arn = role_arn
-        self._dlq_arn = dlq_arn
-        self._max_retry_attempts = max_retry_attempts
-        self._max_event_age_seconds = max_event_age_seconds
+        # The same for every schedule of the group: who invokes the target, its retries, its DLQ.
+        self._target_settings: dict[str, Any] = {
+            "RoleArn": role_arn,
+            "RetryPolicy": {
+                "MaximumRetryAttempts": max_retry_attempts,
+                "MaximumEventAgeInSeconds": max_event_age_seconds,
+            },
+        }
+        if dlq_arn:
+            self._target_settings["DeadLetterConfig"] = {"Arn": dlq_arn}
         if not 0 <= daily_window_minutes <= 1440:
             raise ConfigurationError("daily_window_minutes must be 0-1440")
         # Daily prompts only: a flexible window spreads the minute's firings (docs/scale.md); one-shots
@@ -234,17 +240,7 @@ class EventBridgeTimers:
             raise _timer_error("create_schedule", name, exc) from exc
 
     def _parameters(self, schedule: _Schedule) -> dict[str, Any]:
-        target: dict[str, Any] = {
-            "Arn": schedule.target_arn,
-            "RoleArn": self._role_arn,
-            "Input": schedule_input(schedule.payload),
-            "RetryPolicy": {
-                "MaximumRetryAttempts": self._max_retry_attempts,
-                "MaximumEventAgeInSeconds": self._max_event_age_seconds,
-            },
-        }
-        if self._dlq_arn:
-            target["DeadLetterConfig"] = {"Arn": self._dlq_arn}
+        target = {"Arn": schedule.target_arn, "Input": schedule_input(schedule.payload), **self._target_settings}
         window = schedule.window_minutes
         return {
             "Name": schedule.name,

@@ -11,10 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from promptpipe.adapters.aws import TableAdapter
-from promptpipe.adapters.aws_errors import CONDITIONAL_CHECK_FAILED, error_code, store_operation
+from promptpipe.adapters.aws_errors import condition_held, store_operation
 from promptpipe.adapters.dynamodb_items import (
     INBOUND_STATE,
     MSG_SK_PREFIX,
@@ -33,58 +31,44 @@ _NEW_OR_ACCEPTED = f"attribute_not_exists({SK}) OR attribute_exists(#state)"
 class DynamoInboundLog(TableAdapter):
     @store_operation
     def accept(self, entry: TranscriptEntry) -> bool:
-        try:
-            self._client.put_item(TableName=self._table, Item=transcript_item(entry), ConditionExpression=_NEW)
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            return False  # a redelivery: the entry (accepted, or answered) is there
-        return True
+        # False: a redelivery, the entry (accepted, or answered) is there.
+        return condition_held(
+            self._client.put_item, TableName=self._table, Item=transcript_item(entry), ConditionExpression=_NEW
+        )
 
     @store_operation
     def mark(self, participant_id: str, at: datetime, seq: str, state: str, *, expect: str) -> bool:
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=_key(participant_id, at, seq),
-                UpdateExpression="SET #state = :state",
-                ConditionExpression="#state = :expect",
-                ExpressionAttributeNames={"#state": INBOUND_STATE},
-                ExpressionAttributeValues={":state": {"S": state}, ":expect": {"S": expect}},
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
-            return False
-        return True
+        return condition_held(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_key(participant_id, at, seq),
+            UpdateExpression="SET #state = :state",
+            ConditionExpression="#state = :expect",
+            ExpressionAttributeNames={"#state": INBOUND_STATE},
+            ExpressionAttributeValues={":state": {"S": state}, ":expect": {"S": expect}},
+        )
 
     @store_operation
     def write_unsaved(self, entries: Sequence[TranscriptEntry]) -> None:
         # One put each, not a transaction: this runs when the state's transaction just failed.
         for entry in entries:
-            try:
-                self._client.put_item(
-                    TableName=self._table,
-                    Item=transcript_item(entry),
-                    ConditionExpression=_NEW_OR_ACCEPTED,
-                    ExpressionAttributeNames={"#state": INBOUND_STATE},
-                )
-            except ClientError as exc:
-                if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                    raise  # an answered entry is there already: left as it is
+            condition_held(  # a lost condition: an answered entry is there already, left as it is
+                self._client.put_item,
+                TableName=self._table,
+                Item=transcript_item(entry),
+                ConditionExpression=_NEW_OR_ACCEPTED,
+                ExpressionAttributeNames={"#state": INBOUND_STATE},
+            )
 
     @store_operation
     def discard(self, participant_id: str, at: datetime, seq: str) -> None:
-        try:
-            self._client.delete_item(
-                TableName=self._table,
-                Key=_key(participant_id, at, seq),
-                ConditionExpression="attribute_exists(#state)",
-                ExpressionAttributeNames={"#state": INBOUND_STATE},
-            )
-        except ClientError as exc:
-            if error_code(exc) != CONDITIONAL_CHECK_FAILED:
-                raise
+        condition_held(
+            self._client.delete_item,
+            TableName=self._table,
+            Key=_key(participant_id, at, seq),
+            ConditionExpression="attribute_exists(#state)",
+            ExpressionAttributeNames={"#state": INBOUND_STATE},
+        )
 
 
 def _key(participant_id: str, at: datetime, seq: str) -> dict[str, Any]:

@@ -46,7 +46,19 @@ from promptpipe.rules.sms import prepare_sms, split_body
 from promptpipe.settings import MessagingProvider, Settings
 
 if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
     import httpx
+
+    class HttpMessengerOptions(TypedDict, total=False):
+        """What every HTTP messenger takes beside its credentials (``_HttpMessenger``)."""
+
+        http_client: httpx.Client | None
+        timeout: float
+        templates: WhatsAppTemplates | None
+        clock: Clock | None
+        publish: bool
+
 
 # Re-exported: callers name the messengers' parts from here.
 __all__ = [
@@ -95,12 +107,30 @@ def outside_window(message: OutboundMessage, now: datetime) -> bool:
 
 class _HttpMessenger(ABC):
     """What both providers share: one HTTP client, the WhatsApp templates with the clock that tells
-    whether the window is open, and the send metrics (unless ``publish`` is off)."""
+    whether the window is open, and the send metrics (unless ``publish`` is off). A provider names
+    itself in its errors (``_PROVIDER``, ``_FAILURE``) and reads its error bodies (``_read_error``)."""
+
+    _PROVIDER: str
+    _FAILURE: str
 
     def __init__(
-        self, http: MessengerHttp, templates: WhatsAppTemplates | None, clock: Clock | None, publish: bool
+        self,
+        url: str,
+        *,
+        http_client: httpx.Client | None = None,
+        timeout: float = 10.0,
+        templates: WhatsAppTemplates | None = None,
+        clock: Clock | None = None,
+        publish: bool = True,
     ) -> None:
-        self._http = http
+        self._http = MessengerHttp(
+            url,
+            provider=self._PROVIDER,
+            read_error=self._read_error,
+            failure=self._FAILURE,
+            http_client=http_client,
+            timeout=timeout,
+        )
         self._templates = templates or WhatsAppTemplates()
         self._clock = clock or SystemClock()
         self._publish = publish
@@ -111,9 +141,17 @@ class _HttpMessenger(ABC):
             _publish(result, message)
         return result
 
+    def close(self) -> None:
+        self._http.close()
+
     @abstractmethod
     def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         """The provider's own delivery of one message."""
+
+    @staticmethod
+    @abstractmethod
+    def _read_error(response: httpx.Response) -> tuple[Any, str]:
+        """(code, text) of the provider's error body."""
 
 
 def _reason_to_stop(before_part: PartCheck | None, sent_now: int) -> str:
@@ -130,6 +168,9 @@ def _reason_to_stop(before_part: PartCheck | None, sent_now: int) -> str:
 class TwilioMessenger(_HttpMessenger):
     """SMS or WhatsApp through Twilio's Programmable Messaging REST API (httpx, no SDK)."""
 
+    _PROVIDER = "Twilio"
+    _FAILURE = "Twilio send failed"
+
     def __init__(
         self,
         account_sid: str,
@@ -138,12 +179,8 @@ class TwilioMessenger(_HttpMessenger):
         from_number: str | None = None,
         messaging_service_sid: str | None = None,
         channel: TwilioChannel = "sms",
-        http_client: httpx.Client | None = None,
-        timeout: float = 10.0,
         base_url: str = TWILIO_API_BASE,
-        templates: WhatsAppTemplates | None = None,
-        clock: Clock | None = None,
-        publish: bool = True,
+        **options: Unpack[HttpMessengerOptions],
     ) -> None:
         if not account_sid or not auth_token:
             raise ConfigurationError("Twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
@@ -156,15 +193,8 @@ class TwilioMessenger(_HttpMessenger):
         self._from = from_number
         self._service_sid = messaging_service_sid
         self._channel = channel
-        http = MessengerHttp(
-            f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json",
-            provider="Twilio",
-            read_error=_twilio_error,
-            failure="Twilio send failed",
-            http_client=http_client,
-            timeout=timeout,
-        )
-        super().__init__(http, templates, clock, publish)
+        url = f"{base_url.rstrip('/')}/2010-04-01/Accounts/{account_sid}/Messages.json"
+        super().__init__(url, **options)
 
     def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         if self._channel == "sms":
@@ -175,17 +205,7 @@ class TwilioMessenger(_HttpMessenger):
         text = with_question_text(message.body, message.question, message.follow_up)
         prepared = prepare_sms(text, allow_emoji=message.allow_emoji)
         parts = prepared.parts or [""]
-        # A redelivery resumes after the parts already accepted: none is sent twice.
-        accepted = list(message.parts_accepted[: len(parts)])
-        resumed_at, stopped = len(accepted), ""
-        for index in range(resumed_at, len(parts)):
-            if stopped := _reason_to_stop(before_part, index - resumed_at):
-                break
-            try:
-                accepted.append(self._post({**self._route(message), "Body": parts[index]}))
-            except MessagingError as exc:
-                exc.accepted_parts = accepted
-                raise
+        accepted, stopped = self._send_parts(message, parts, before_part)
         result = SendResult(provider_message_id=accepted[-1], provider="twilio", segments=prepared.segments)
         return result.model_copy(update={"parts": len(parts), "part_ids": accepted, "stopped": stopped})
 
@@ -193,28 +213,36 @@ class TwilioMessenger(_HttpMessenger):
         if self._templates.configured and outside_window(message, self._clock.now()):
             return self._send_template(message)
         parts = split_body(with_question_text(message.body, message.question)) or [""]
-        # A redelivery resumes after the parts already accepted, as on SMS: none is sent twice.
+        try:
+            accepted, stopped = self._send_parts(message, parts, before_part)
+        except MessagingError as exc:
+            # The window refused the first part (none accepted): the one retry, as a template.
+            refused = not exc.accepted_parts and exc.code == str(TWILIO_OUTSIDE_WINDOW)
+            if not refused or not self._templates.configured:
+                raise
+            return self._send_template(message)
+        result = SendResult(provider_message_id=accepted[-1], provider="twilio", parts=len(parts))
+        if stopped:
+            return result.model_copy(update={"part_ids": accepted, "stopped": stopped})
+        return result.model_copy(update={"part_ids": accepted}) if len(parts) > 1 else result
+
+    def _send_parts(
+        self, message: OutboundMessage, parts: list[str], before_part: PartCheck | None
+    ) -> tuple[list[str], str]:
+        """Post each part not accepted yet (a redelivery resumes after those: none is sent twice),
+        asking ``before_part`` before each after the first; (the ids of the parts accepted, why the
+        rest was not sent). A refused part raises with the parts accepted before it."""
         accepted = list(message.parts_accepted[: len(parts)])
         resumed_at = len(accepted)
         for index in range(resumed_at, len(parts)):
             if stopped := _reason_to_stop(before_part, index - resumed_at):
-                return SendResult(
-                    provider_message_id=accepted[-1],
-                    provider="twilio",
-                    parts=len(parts),
-                    part_ids=accepted,
-                    stopped=stopped,
-                )
+                return accepted, stopped
             try:
                 accepted.append(self._post({**self._route(message), "Body": parts[index]}))
             except MessagingError as exc:
-                refused = index == 0 and exc.code == str(TWILIO_OUTSIDE_WINDOW)
-                if not refused or not self._templates.configured:
-                    exc.accepted_parts = accepted
-                    raise
-                return self._send_template(message)  # the one retry, as a template
-        result = SendResult(provider_message_id=accepted[-1], provider="twilio", parts=len(parts))
-        return result.model_copy(update={"part_ids": accepted}) if len(parts) > 1 else result
+                exc.accepted_parts = accepted
+                raise
+        return accepted, ""
 
     def _send_template(self, message: OutboundMessage) -> SendResult:
         choice = self._templates.for_message(message)
@@ -246,21 +274,18 @@ class TwilioMessenger(_HttpMessenger):
             return f"whatsapp:{number}"
         return number
 
-    def close(self) -> None:
-        self._http.close()
-
-
-def _twilio_error(response: httpx.Response) -> tuple[Any, str]:
-    """(code, text) of a Twilio error body: the classic ``{code, message, more_info, status}`` or
-    RFC 9457 problem details ``{type, title, status, code, detail}``."""
-    try:
-        data = response.json()
-    except ValueError:
-        return None, response.reason_phrase
-    if not isinstance(data, dict):
-        return None, response.reason_phrase
-    text = data.get("message") or data.get("detail") or data.get("title") or response.reason_phrase
-    return data.get("code"), str(text)
+    @staticmethod
+    def _read_error(response: httpx.Response) -> tuple[Any, str]:
+        """(code, text) of a Twilio error body: the classic ``{code, message, more_info, status}`` or
+        RFC 9457 problem details ``{type, title, status, code, detail}``."""
+        try:
+            data = response.json()
+        except ValueError:
+            return None, response.reason_phrase
+        if not isinstance(data, dict):
+            return None, response.reason_phrase
+        text = data.get("message") or data.get("detail") or data.get("title") or response.reason_phrase
+        return data.get("code"), str(text)
 
 
 # --- Meta WhatsApp Cloud API --------------------------------------------------------------------
@@ -269,6 +294,9 @@ def _twilio_error(response: httpx.Response) -> tuple[Any, str]:
 class WhatsAppCloudMessenger(_HttpMessenger):
     """WhatsApp through Meta's Cloud API (Graph API ``/{phone_number_id}/messages``)."""
 
+    _PROVIDER = "WhatsApp Cloud API"
+    _FAILURE = "WhatsApp Cloud API request failed"
+
     def __init__(
         self,
         access_token: str,
@@ -276,25 +304,13 @@ class WhatsAppCloudMessenger(_HttpMessenger):
         *,
         api_version: str = "v21.0",
         base_url: str = "https://graph.facebook.com",
-        http_client: httpx.Client | None = None,
-        timeout: float = 10.0,
-        templates: WhatsAppTemplates | None = None,
-        clock: Clock | None = None,
-        publish: bool = True,
+        **options: Unpack[HttpMessengerOptions],
     ) -> None:
         if not access_token or not phone_number_id:
             raise ConfigurationError("WhatsApp Cloud needs WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID")
         self._url = f"{base_url.rstrip('/')}/{api_version}/{phone_number_id}/messages"
         self._headers = {"Authorization": f"Bearer {access_token}"}
-        http = MessengerHttp(
-            self._url,
-            provider="WhatsApp Cloud API",
-            read_error=_meta_error,
-            failure="WhatsApp Cloud API request failed",
-            http_client=http_client,
-            timeout=timeout,
-        )
-        super().__init__(http, templates, clock, publish)
+        super().__init__(self._url, **options)
 
     def _send(self, message: OutboundMessage, before_part: PartCheck | None) -> SendResult:
         """Inside the window: one API call per message, text or an interactive reply-button message
@@ -343,9 +359,6 @@ class WhatsAppCloudMessenger(_HttpMessenger):
     def _result(provider_id: str, parts: int = 1) -> SendResult:
         return SendResult(provider_message_id=provider_id, provider="whatsapp_cloud", parts=parts)
 
-    def close(self) -> None:
-        self._http.close()
-
     def _post(self, payload: dict[str, Any]) -> str:
         response = self._http.post(json=payload, headers=self._headers)
         try:
@@ -354,13 +367,13 @@ class WhatsAppCloudMessenger(_HttpMessenger):
         except (ValueError, KeyError, IndexError, TypeError):
             return ""
 
-
-def _meta_error(response: httpx.Response) -> tuple[Any, str]:
-    try:
-        error = response.json().get("error") or {}
-        return error.get("code"), str(error.get("message") or response.reason_phrase)
-    except (ValueError, AttributeError):
-        return None, response.reason_phrase
+    @staticmethod
+    def _read_error(response: httpx.Response) -> tuple[Any, str]:
+        try:
+            error = response.json().get("error") or {}
+            return error.get("code"), str(error.get("message") or response.reason_phrase)
+        except (ValueError, AttributeError):
+            return None, response.reason_phrase
 
 
 # --- composition ----------------------------------------------------------------------------------

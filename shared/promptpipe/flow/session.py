@@ -188,26 +188,14 @@ class Operation:
 class ConversationSession:
     """A participant's state for the duration of one event."""
 
-    def __init__(
-        self,
-        store: StateStore,
-        loaded: LoadedState,
-        *,
-        clock: Clock,
-        event_id: str,
-        rng: random.Random | None = None,
-        sleep: Callable[[float], None] | None = None,
-        prep_minutes: int = DEFAULT_PREP_MINUTES,
-        history_messages: int = DEFAULT_LLM_HISTORY,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._rng = rng or random.Random()
-        self._sleep = sleep or (lambda _seconds: None)
-        self._prep_minutes = prep_minutes
-        self._history_messages = history_messages
+    def __init__(self, factory: SessionFactory, loaded: LoadedState, *, event_id: str) -> None:
+        """``factory``: what the composition root wired once (store, clock, randomness, bounds)."""
+        self._factory = factory
+        self._store = factory.store
+        self._rng = factory.rng or random.Random()
+        self._sleep = factory.sleep or (lambda _seconds: None)
         self.event_id = event_id
-        self.started_at = clock.now()
+        self.started_at = factory.clock.now()
         self.operations: list[Operation] = []
         self.commit_attempts = 0
         self.committed_version: int | None = None
@@ -230,7 +218,7 @@ class ConversationSession:
     def _reset(self, loaded: LoadedState) -> None:
         self._loaded = loaded
         self._ctx = OpContext(
-            data=StateData(dict(loaded.flow.state_data), history_messages=self._history_messages),
+            data=StateData(dict(loaded.flow.state_data), history_messages=self._factory.history_messages),
             participant=loaded.participant.model_copy(deep=True),
             now=self.started_at,
             event_id=self.event_id,
@@ -256,16 +244,8 @@ class ConversationSession:
         return self._loaded.flow.version
 
     @property
-    def outbound(self) -> list[OutboundMessage]:
-        return list(self._ctx.outbound)
-
-    @property
     def transcript(self) -> list[TranscriptEntry]:
         return list(self._ctx.transcript)
-
-    @property
-    def touched_schedules(self) -> list[str]:
-        return list(self._ctx.touched_schedules)
 
     @property
     def decisions(self) -> list[DecisionRecord]:
@@ -386,7 +366,7 @@ class ConversationSession:
             event_id=self.event_id,
             messages=self._ctx.outbound,
             touched=self._ctx.touched_schedules,
-            prep_minutes=self._prep_minutes,
+            prep_minutes=self._factory.prep_minutes,
             now=self.now,
             seqs={ref.id: ref.seq for ref in self._ctx.message_refs},
         )
@@ -417,7 +397,7 @@ class ConversationSession:
             )
         # Every commit writes the history bounded to what the model can be shown: a state written
         # with a wider bound (the 50 messages of earlier versions) shrinks on its next commit.
-        data = StateData(dict(self._ctx.data.raw), history_messages=self._history_messages)
+        data = StateData(dict(self._ctx.data.raw), history_messages=self._factory.history_messages)
         data.bound_history()
         flow = FlowState(
             participant_id=loaded.flow.participant_id,
@@ -469,13 +449,4 @@ class SessionFactory:
     history_messages: int = DEFAULT_LLM_HISTORY
 
     def open(self, participant_id: str, event_id: str) -> ConversationSession:
-        return ConversationSession(
-            self.store,
-            self.store.load(participant_id),
-            clock=self.clock,
-            event_id=event_id,
-            rng=self.rng,
-            sleep=self.sleep,
-            prep_minutes=self.prep_minutes,
-            history_messages=self.history_messages,
-        )
+        return ConversationSession(self, self.store.load(participant_id), event_id=event_id)
