@@ -40,6 +40,20 @@ _NOTHING_LIVE = re.compile(
     r"nothing is scheduled)\b",
     re.I,
 )
+# The same statements in Spanish and French (the offline coach's phrases.py and feedback_answers.py):
+# "llega cada día hacia las 8am", "a las 20:00", "arrive chaque jour vers 19h", "en pausa", "en pause".
+_LOCAL_TIME = r"(\d{1,2})(?:(?::|h)(\d{2}))?\s*(h\b|[ap]m\b)?"
+_LOCAL_SCHEDULE_CLAIM = re.compile(
+    r"\b(?:llega|llegan|vuelven|queda|enviar[ée]|arrive|arrivera|reprennent|pr[ée]vu|enverrai)\b"
+    rf"[^.!?]*?(?:\bhacia las|\ba las|\bvers|(?<!\w)à)\s+{_LOCAL_TIME}",
+    re.I,
+)
+_LOCAL_TODAY = re.compile(r"\b(?:llega|arrive)\b[^.!?]*\b(?:hoy|aujourd'hui)\b", re.I)
+_LOCAL_NOTHING_LIVE = re.compile(
+    r"\b(?:quedan en pausa|sont en pause|he detenido tus mensajes|j'ai arrêté tes messages|"
+    r"no hay ningún mensaje diario programado|aucun message quotidien n'est prévu)",
+    re.I,
+)
 _CHECK_IN = re.compile(
     r"\bhow did (?:today's|your latest|your) (?:habit|prompt)|\bdid you get a chance to try it\b|"
     r"\bhow did today's\b",
@@ -50,6 +64,20 @@ _CHECK_IN = re.compile(
 def _hhmm(match: re.Match[str]) -> str:
     hour, minute, half = int(match[1]), int(match[2] or 0), match[3].lower()
     return f"{hour % 12 + (12 if half == 'pm' else 0):02d}:{minute:02d}"
+
+
+def _hhmm_local(match: re.Match[str]) -> str:
+    hour, minute, half = int(match[1]), int(match[2] or 0), (match[3] or "").lower()
+    if half in ("am", "pm"):
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _passed(said: str, local_time: Any) -> bool:
+    """Whether today's ``said`` time is already past at ``local_time``. A time just after midnight is
+    the end of the day (its prompt goes out some minutes before: today, at 23:50, for "12am")."""
+    said = f"24{said[2:]}" if said.startswith("00:") else said
+    return said <= f"{local_time:%H:%M}"
 
 
 def statements(reply: str) -> list[str]:
@@ -66,9 +94,16 @@ def contradicted(reply: str, *, schedules_after: tuple[str, ...], local_time: An
             said = _hhmm(claim)
             if said not in schedules_after:
                 found.append(f"says the prompt comes around {said}; schedules: {list(schedules_after) or 'none'}")
-            if _TODAY.search(sentence) and local_time is not None and said <= f"{local_time:%H:%M}":
+            if _TODAY.search(sentence) and local_time is not None and _passed(said, local_time):
                 found.append(f"says today around {said}, but it is {local_time:%H:%M} there")
-        if _NOTHING_LIVE.search(sentence) and schedules_after:
+        local = None if claim else _LOCAL_SCHEDULE_CLAIM.search(sentence)
+        if local:
+            said = _hhmm_local(local)
+            if said not in schedules_after:
+                found.append(f"says the prompt comes at {said}; schedules: {list(schedules_after) or 'none'}")
+            if _LOCAL_TODAY.search(sentence) and local_time is not None and _passed(said, local_time):
+                found.append(f"says today at {said}, but it is {local_time:%H:%M} there")
+        if (_NOTHING_LIVE.search(sentence) or _LOCAL_NOTHING_LIVE.search(sentence)) and schedules_after:
             found.append(f"says nothing is scheduled or it is paused; schedules: {list(schedules_after)}")
     return found
 
@@ -110,6 +145,16 @@ def claim_problems(outcome: Any) -> list[str]:
     return found
 
 
+# An example after the question still leaves the question the last thing asked ("What time …? For example
+# 8am or 7:30pm.", "¿A qué hora …? Por ejemplo 8:00 o 19:30.").
+_EXAMPLE_AFTER = re.compile(r"\?\s*(?:for example|e\.g\.|por ejemplo|par exemple)\b[^?]*$", re.I)
+
+
+def asks_at_the_end(reply: str) -> bool:
+    """The reply ends on a question (an example after it aside)."""
+    return reply.rstrip().endswith("?") or bool(_EXAMPLE_AFTER.search(reply))
+
+
 def ends_gracefully(outcome: Any) -> bool:
     """Ended as expected, or the last thing the coach said asks something (or no model answered the
     last message: an opt-out or HELP the webhook answered)."""
@@ -117,4 +162,4 @@ def ends_gracefully(outcome: Any) -> bool:
         return True
     last = outcome.turns[-1] if outcome.turns else None
     replies = replies_of(last) if last is not None else []
-    return not replies or replies[-1].rstrip().endswith("?")
+    return not replies or asks_at_the_end(replies[-1])

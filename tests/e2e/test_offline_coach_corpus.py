@@ -103,3 +103,27 @@ def test_the_coach_asks_in_the_participants_language(played: tuple[list[Any], Pa
     assert "Pourquoi" in first_reply("fr-lire-le-soir-apres-le-diner")
     assert "¿Por qué" in first_reply("es-leer-antes-de-dormir-vale")
     assert "Why does" in first_reply("people-read-before-bed-or-so")
+
+
+def test_spanish_and_french_conversations_are_answered_in_their_language(
+    played: tuple[list[Any], ParityFigures, list[str]],
+) -> None:
+    """Once the participant's own words tell their language, no coach reply is in English (the
+    intake's suggestions, the first habit prompt, the feedback week's replies)."""
+    from promptpipe.rules.language import conversation_language, detect_language
+    from scripts.corpus.claims import replies_of
+    from scripts.corpus.offline import language_of
+
+    english: list[str] = []
+    for outcome in played[0]:
+        language = language_of(outcome.conversation)
+        if language == "en":
+            continue
+        said: list[str] = []
+        for turn in outcome.turns:
+            said.append(turn.say)
+            if conversation_language(said, default="") != language:
+                continue  # "yoga" after an English greeting: nothing has told the language yet
+            english += [f"{outcome.conversation.id}: {turn.say!r}: {reply!r}" for reply in replies_of(turn)
+                        if detect_language(reply) == "en"]  # fmt: skip
+    assert not english, "\n".join(english)

@@ -45,16 +45,28 @@ _MARKERS: dict[str, frozenset[str]] = {
         "je veux le les des du pour avec apres avant quand bonjour merci oui d'accord ca marche vers et demie "
         "quart soir matin midi diner dejeuner cafe boire eau lire marcher mon ma mes c'est j'ai est pas plus "
         "moins parfait combien temps jour etre au bureau arrivant pendant qui vous tu salut bonsoir mal tete "
-        "dos aimerais voudrais fais faire"
+        "dos aimerais voudrais fais faire peu"
     ),
 }
+# In a short message, the form of a verb tells too: a Spanish infinitive ("estirar", "meditar", "leer":
+# -ar, -er, -ir, five letters or more, not an English word) or a French one with its accent ("méditer",
+# "étirer"), one sign each. English words of that form are left out.
+_INFINITIVE = {
+    "es": re.compile(r"^[a-zñ]{3,}(?:ar|ir)$|^(?:leer|correr|comer|beber|hacer|tejer|coser|aprender)$"),
+    "fr": re.compile(r"^[a-zàâçéèêëîïôûù]*[éèê][a-zàâçéèêëîïôûù]*(?:er|ir|re)$"),
+}
+_NOT_INFINITIVES = _word_set(
+    "similar regular popular familiar calendar particular circular singular solar polar sugar cellar pillar "
+    "guitar radar seminar vinegar collar dollar nectar altar scholar grammar lunar stellar muscular clear "
+    "year hear fear near appear gear spear dear rear tear wear swear chair hair pair fair stair affair repair "
+    "despair their choir"
+)
 _SHARED = frozenset(w for lang in _MARKERS for w in _MARKERS[lang] if sum(w in m for m in _MARKERS.values()) > 1)
 _LETTERS = {"es": re.compile(r"[ñ¿¡]"), "fr": re.compile(r"[çèêëàâîïôûùœ]")}
 
 
-def detect_language(text: str) -> str:
-    """``en``, ``es`` or ``fr`` when the message says which, else ``""``: "quiero caminar más" -> es,
-    "vers 7h30 après le café" -> fr, "right before bed" -> en, "yoga" / "ok" / "👍" -> ""."""
+def _reading(text: str) -> tuple[str, int]:
+    """The language ``text`` reads as ("" when none) and by how many signs it leads the next one."""
     said = words(text)
     normal = normalise_text(text)
     scores = {
@@ -62,12 +74,30 @@ def detect_language(text: str) -> str:
         + (2 if lang in _LETTERS and _LETTERS[lang].search(normal) else 0)
         for lang, markers in _MARKERS.items()
     }
+    if len(said) <= 3:
+        accented = normal.split()
+        for lang, form in _INFINITIVE.items():
+            pool = accented if lang == "fr" else said
+            scores[lang] += sum(
+                1 for w in pool if form.match(w) and w not in _NOT_INFINITIVES and w not in _MARKERS["en"]
+            )
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
     (best, top), (_, second) = ranked[0], ranked[1]
-    return best if top > second else ""
+    return (best, top - second) if top > second else ("", 0)
+
+
+def detect_language(text: str) -> str:
+    """``en``, ``es`` or ``fr`` when the message says which, else ``""``: "quiero caminar más" -> es,
+    "vers 7h30 après le café" -> fr, "right before bed" -> en, "yoga" / "ok" / "👍" -> ""."""
+    return _reading(text)[0]
 
 
 def conversation_language(messages: Sequence[str], default: str = DEFAULT_LANGUAGE) -> str:
-    """The language of a conversation: that of its latest message that tells one (``messages`` in
-    order, oldest first), else ``default``."""
-    return next((found for text in reversed(messages) if (found := detect_language(text))), default)
+    """The language of a conversation (``messages`` in order, oldest first): that of its latest message
+    that tells one clearly (two signs more than any other language), else of its latest that tells one
+    at all, else ``default``. One word of another language's ("tomo cafe": "cafe" is French too) does
+    not turn a Spanish conversation French."""
+    readings = [_reading(text) for text in reversed(messages)]
+    clear = next((found for found, lead in readings if lead >= 2), "")
+    weak = next((found for found, _ in readings if found), "")
+    return clear or weak or default

@@ -177,7 +177,9 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
                             r"\bcombien de temps\b|\bca dure combien\b")),
     ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
-                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b")),
+                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|"
+                             r"\bhow does (?:this|it) work\b|\bcomo funciona\b|"
+                             r"\bcomment (?:ca|cela) (?:marche|fonctionne)\b")),
     ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
     ("stop_later", re.compile(r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
                               r"\b(?:can|could) i (?:stop|quit)\b|"

@@ -139,7 +139,8 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     # A crisis inside an opt-out ("STOP. i want to end it all"): the opt-out is honoured all the
     # same, and the study team is told; the participant is held so the console lists them.
     screened = None
-    if reading.kind is OptKind.OPT_OUT and config.safety_screen_enabled:
+    # A help request in words ("I need help", "necesito ayuda") is screened too: it never reaches the worker.
+    if reading.kind in (OptKind.OPT_OUT, OptKind.HELP) and config.safety_screen_enabled:
         # Imported here: the screen compiles its patterns at import, and the webhook needs it only
         # for an opt-out (every other text is screened by the worker).
         from promptpipe.rules.safety_screen import screen
@@ -202,6 +203,8 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
     )
     apply_effects(app, outcome)
     if crisis and screened is not None:
-        alert_team(app, alert_of(participant_id, message.from_phone, screened, opted_out=True))
+        alert_team(
+            app, alert_of(participant_id, message.from_phone, screened, opted_out=reading.kind is OptKind.OPT_OUT)
+        )
     action = {OptKind.OPT_OUT: "opted_out", OptKind.OPT_IN: "opted_in", OptKind.HELP: "help"}[reading.kind]
     return InboundDecision(action, participant_id)

@@ -10,9 +10,10 @@ from promptpipe.adapters.offline_coach.feedback import FeedbackRules
 from promptpipe.adapters.offline_coach.habit_prompt import build_habit_prompt
 from promptpipe.adapters.offline_coach.intake import IntakeRules
 from promptpipe.adapters.offline_coach.rewrite import rewrite_within
-from promptpipe.adapters.offline_coach.text import FEEDBACK_HEADER, INTAKE_HEADER, LABEL
+from promptpipe.adapters.offline_coach.text import FEEDBACK_HEADER, INTAKE_HEADER, LABEL, OPT_OUT
 from promptpipe.adapters.offline_coach.turn import Turn, _Step, read_turn
 from promptpipe.models.llm import ChatRequest, ChatResponse, TokenUsage, ToolCall
+from promptpipe.rules.opt_out import OptKind, read_opt_message
 
 
 class OfflineCoach:
@@ -36,6 +37,8 @@ class OfflineCoach:
             why = "prompt generator: MAP template from the profile lines"
         elif request.purpose == "sms_rewrite":
             step, why = rewrite_within(turn.user, turn.system_text), "SMS rewrite: whole sentences within the limit"
+        elif (opt_out := _opt_out_first(turn)) is not None:
+            step, why = opt_out, "an opt-out, read before anything else (the opt-out reader)"
         elif request.purpose == "intake" or turn.context_text.startswith(INTAKE_HEADER):
             step, why = IntakeRules(turn).decide()
         elif request.purpose == "feedback" or turn.context_text.startswith(FEEDBACK_HEADER):
@@ -64,3 +67,16 @@ class OfflineCoach:
             finish_reason="tool_calls" if calls else "stop",
             reasoning=why if self.explain else None,
         )
+
+
+def _opt_out_first(turn: Turn) -> _Step | None:
+    """An opt-out in any form, honoured before the message is read as anything else. The webhook
+    honours it first (usecases/receive_text.py), so it reaches a coach only by another way in (a queue
+    fed directly, the model path's own reading): then the opt-out tool, as a capable model calls it,
+    and nothing else. After it, a short reply, which the flow does not send to an opted-out person."""
+    if OPT_OUT not in turn.tools:  # offered in the intake and the feedback only
+        return None
+    if turn.called(OPT_OUT):
+        return "Done: no more messages."
+    reading = read_opt_message(turn.user)
+    return [(OPT_OUT, {})] if reading is not None and reading.kind is OptKind.OPT_OUT else None

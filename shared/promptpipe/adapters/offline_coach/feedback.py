@@ -28,8 +28,9 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
 )
 from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
+from promptpipe.adapters.offline_coach.phrases import in_every_language
+from promptpipe.adapters.offline_coach.phrases import say as say_phrase
 from promptpipe.adapters.offline_coach.reading import (
-    STOP_WHICH,
     SUGGEST_LEAD,
     accepts,
     common_question,
@@ -98,7 +99,7 @@ class FeedbackRules(ScheduleRequests):
             )
         wants_pause = reading.request == "pause" or pause_request(text) is not None
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
-            return STOP_WHICH, "feedback: an unclear stop request; asking which"
+            return say_phrase("stop_which", self.lang), "feedback: an unclear stop request; asking which"
         requested = self._request(reading) if SCHEDULER in turn.tools else None
         if requested is not None:
             return requested
@@ -206,10 +207,8 @@ class FeedbackRules(ScheduleRequests):
         lang = self.lang
         tweak = tweak if lang == "en" else SMALLEST  # the one tweak the Spanish and French replies say
         args = {"last_barrier": barrier, "last_tweak": tweak}
-        if follow_up and lang == "en":
-            reply = f"Thanks for telling me. Next time, try this: {tweak}. Does that sound doable?"
-        elif follow_up:
-            reply = say("tweak", lang, tweak=tweak)
+        if follow_up:
+            reply = say("tweak_agreed_next", lang, tweak=tweak)
         else:
             ask = f" {say('ask_barrier', lang)}" if barrier == "not specified" else ""
             reply = f"{say('miss', lang)} {say('tweak', lang, tweak=tweak)}{ask}"
@@ -241,13 +240,8 @@ class FeedbackRules(ScheduleRequests):
     # -- other intents ----------------------------------------------------------------------------
     def _intensity_reply(self, answer: str) -> str:
         level = self.turn.context.get("intensity", "normal")
-        if answer == "increase":
-            return f"Got it — I'll make your prompts a little more challenging (intensity: {level})."
-        if answer == "decrease":
-            return f"Got it — I'll make your prompts a bit easier (intensity: {level})."
-        if answer == "keep current":
-            return "Great — we'll keep it just as it is."
-        return f"Done — your intensity is now {level}."
+        key = {"increase": "intensity_up", "decrease": "intensity_down", "keep current": "intensity_keep"}
+        return say(key.get(answer, "intensity_set"), self.lang, level=level)
 
     def _repair(self) -> tuple[_Step, str]:
         if not self.turn.called(TRANSITION):
@@ -266,10 +260,7 @@ class FeedbackRules(ScheduleRequests):
         if not self.turn.called(TRANSITION):
             args = {"target_state": "INTAKE", "reason": "participant wants a different habit"}
             return [(TRANSITION, args)], "feedback: new habit requested; back to intake"
-        return (
-            "Sure, let's pick a new one! What small habit would you like to build instead?",
-            "feedback: asking for the new habit",
-        )
+        return say("new_habit", self.lang), "feedback: asking for the new habit"
 
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
     def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
@@ -292,7 +283,9 @@ class FeedbackRules(ScheduleRequests):
         if proposed and reading.kind == "yes":
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None
-        asked = asked_for_a_time(turn.last_assistant) or STOP_WHICH in turn.last_assistant
+        asked = asked_for_a_time(turn.last_assistant) or any(
+            question in turn.last_assistant for question in in_every_language("stop_which")
+        )
         if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
             # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
             before = clock.normalise_time(proposed) if proposed else None
@@ -315,19 +308,16 @@ class FeedbackRules(ScheduleRequests):
 
     def _not_a_report(self, kind: str) -> str:
         if kind == "complaint":
-            return (
-                "Sorry about that. I can make your prompt smaller, move it to another time, or pause it for a few "
-                "days — which would help most?"
-            )
+            return say("sorry_options", self.lang)
         if kind == "later":
-            return "No rush — tell me how it went whenever you're ready. Anything I can make easier?"
+            return say("no_rush_report", self.lang)
         if not self.delivered:
-            return "Hi! Your first daily prompt hasn't come yet. Anything you'd like to change before it does?"
-        return "Hi! How did your latest habit prompt go?"
+            return say("hi_not_yet", self.lang)
+        return say("hi_latest", self.lang)
 
     def _faq(self, topic: str) -> str:
-        ask = "How did your latest habit prompt go?" if self.delivered else "Anything else you'd like to know?"
-        return f"{answer_faq(topic, self.turn.study)} {ask}"
+        ask = say("ask_latest" if self.delivered else "ask_more", self.lang)
+        return f"{answer_faq(topic, self.turn.study, self.lang)} {ask}"
 
     def _error_reply(self, failed: LoopCall) -> str:
         reason = _error_reason(failed.result)
@@ -354,12 +344,9 @@ class FeedbackRules(ScheduleRequests):
 
     def _generic(self, text: str) -> str:
         if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):
-            return "You're welcome! I'll check in after your next prompt."
+            return say("welcome", self.lang)
         if text.rstrip().endswith("?"):
-            return (
-                "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
-                "How did today's prompt go?"
-            )
+            return say("good_question", self.lang)
         if self.turn.context.get("replied to the latest daily prompt") == "yes":
             return say("shared", self.lang)
         return say("shared_ask", self.lang)

@@ -185,6 +185,154 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "Claro. ¿A qué hora te va mejor? Por ejemplo a las 7pm.",
         "fr": "D'accord. À quelle heure plutôt ? Par exemple 19h.",
     },
+    # the plan and the schedule as the listed schedule says them ({when}: "every_day" and its kin)
+    "every_day": {"en": "every day around {time}", "es": "cada día hacia las {time}", "fr": "chaque jour vers {time}"},
+    "every_day_window": {
+        "en": "every day at a random time between {start} and {end}",
+        "es": "cada día a una hora al azar entre las {start} y las {end}",
+        "fr": "chaque jour à une heure au hasard entre {start} et {end}",
+    },
+    "after_pause": {
+        "en": "again after your pause (until {until})",
+        "es": "de nuevo después de tu pausa (hasta el {until})",
+        "fr": "de nouveau après ta pause (jusqu'au {until})",
+    },
+    "plan": {
+        "en": "Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
+        "Anything you'd like to change before then?",
+        "es": "¡Genial! Tu mensaje diario llega {when}; te escribo después de que llegue el primero. "
+        "¿Quieres cambiar algo antes?",
+        "fr": "Super ! Ton message quotidien arrive {when} ; je reviens vers toi après le premier. "
+        "Tu veux changer quelque chose d'ici là ?",
+    },
+    "plan_none": {
+        "en": "Thanks! There's no daily prompt scheduled right now — what time should I set one up for?",
+        "es": "¡Gracias! Ahora no hay ningún mensaje diario programado. ¿A qué hora te lo programo?",
+        "fr": "Merci ! Aucun message quotidien n'est prévu pour l'instant. À quelle heure je le programme ?",
+    },
+    "when": {
+        "en": "Your daily prompt comes {when}.",
+        "es": "Tu mensaje diario llega {when}.",
+        "fr": "Ton message quotidien arrive {when}.",
+    },
+    "when_none": {
+        "en": "You have no daily prompt scheduled right now. Tell me a time and I'll set one up.",
+        "es": "Ahora no tienes ningún mensaje diario programado. Dime una hora y lo programo.",
+        "fr": "Tu n'as aucun message quotidien prévu pour l'instant. Dis-moi une heure et je le programme.",
+    },
+    "stopped": {
+        "en": "Done — I've stopped your daily prompts. Text me whenever you'd like them back and we'll pick a time.",
+        "es": "Listo: he detenido tus mensajes diarios. Escríbeme cuando los quieras de vuelta y elegimos una hora.",
+        "fr": "C'est fait : j'ai arrêté tes messages quotidiens. Écris-moi quand tu les veux de nouveau et on "
+        "choisira une heure.",
+    },
+    "not_paused": {
+        "en": "Your daily prompts weren't paused, so nothing changes. How is your habit going?",
+        "es": "Tus mensajes diarios no estaban en pausa, así que nada cambia. ¿Cómo va tu hábito?",
+        "fr": "Tes messages quotidiens n'étaient pas en pause, donc rien ne change. Comment va ton habitude ?",
+    },
+    "limit_kept": {
+        "en": "Got it — your daily prompt comes around {time}, so nothing changes. Tell me if you'd like another time.",
+        "es": "Entendido: tu mensaje diario llega hacia las {time}, así que nada cambia. Dime si prefieres otra hora.",
+        "fr": "Compris : ton message quotidien arrive vers {time}, donc rien ne change. Dis-moi si tu préfères une "
+        "autre heure.",
+    },
+    "limit_ask": {
+        "en": "Got it.{now} What time would suit you better? For example 5pm.",
+        "es": "Entendido.{now} ¿A qué hora te va mejor? Por ejemplo a las 5pm.",
+        "fr": "Compris.{now} À quelle heure plutôt ? Par exemple 17h.",
+    },
+    "limit_now": {
+        "en": " Right now your daily prompt comes {when}.",
+        "es": " Ahora tu mensaje diario llega {when}.",
+        "fr": " Pour l'instant ton message quotidien arrive {when}.",
+    },
+    "pause_how_long": {
+        "en": "Sure — for how many days should I pause your daily prompts? For example “pause for a week”.",
+        "es": "Claro. ¿Por cuántos días pongo en pausa tus mensajes diarios? Por ejemplo “pausa una semana”.",
+        "fr": "D'accord. Pendant combien de jours je mets tes messages quotidiens en pause ? Par exemple "
+        "« pause une semaine ».",
+    },
+    "tweak_agreed_next": {
+        "en": "Thanks for telling me. Next time, try this: {tweak}. Does that sound doable?",
+        "es": "Gracias por contarme. La próxima vez, prueba esto: hazlo aún más pequeño, de 30 segundos. "
+        "¿Te parece factible?",
+        "fr": "Merci de me le dire. La prochaine fois, essaie ceci : le rendre encore plus court, 30 secondes. "
+        "Ça te semble faisable ?",
+    },
+    "new_habit": {
+        "en": "Sure, let's pick a new one! What small habit would you like to build instead?",
+        "es": "¡Claro, elegimos otro! ¿Qué pequeño hábito te gustaría construir ahora?",
+        "fr": "D'accord, on en choisit une autre ! Quelle petite habitude aimerais-tu prendre à la place ?",
+    },
+    "intensity_up": {
+        "en": "Got it — I'll make your prompts a little more challenging (intensity: {level}).",
+        "es": "Entendido: haré tus mensajes un poco más exigentes (intensidad: {level}).",
+        "fr": "Compris : je rendrai tes messages un peu plus exigeants (intensité : {level}).",
+    },
+    "intensity_down": {
+        "en": "Got it — I'll make your prompts a bit easier (intensity: {level}).",
+        "es": "Entendido: haré tus mensajes un poco más fáciles (intensidad: {level}).",
+        "fr": "Compris : je rendrai tes messages un peu plus faciles (intensité : {level}).",
+    },
+    "intensity_keep": {
+        "en": "Great — we'll keep it just as it is.",
+        "es": "¡Genial! Lo dejamos tal como está.",
+        "fr": "Super, on garde tout comme ça.",
+    },
+    "sorry_options": {
+        "en": "Sorry about that. I can make your prompt smaller, move it to another time, or pause it for a few "
+        "days — which would help most?",
+        "es": "Perdona. Puedo hacer tu mensaje más pequeño, cambiarlo de hora o pausarlo unos días. ¿Qué te "
+        "ayudaría más?",
+        "fr": "Désolé. Je peux rendre ton message plus court, le changer d'heure ou le mettre en pause quelques "
+        "jours. Qu'est-ce qui t'aiderait le plus ?",
+    },
+    "no_rush_report": {
+        "en": "No rush — tell me how it went whenever you're ready. Anything I can make easier?",
+        "es": "Sin prisa: cuéntame cómo te fue cuando quieras. ¿Puedo hacerte algo más fácil?",
+        "fr": "Rien ne presse : dis-moi comment ça s'est passé quand tu veux. Je peux te simplifier quelque chose ?",
+    },
+    "hi_not_yet": {
+        "en": "Hi! Your first daily prompt hasn't come yet. Anything you'd like to change before it does?",
+        "es": "¡Hola! Tu primer mensaje diario aún no ha llegado. ¿Quieres cambiar algo antes?",
+        "fr": "Bonjour ! Ton premier message quotidien n'est pas encore arrivé. Tu veux changer quelque chose avant ?",
+    },
+    "hi_latest": {
+        "en": "Hi! How did your latest habit prompt go?",
+        "es": "¡Hola! ¿Cómo te fue con tu último mensaje?",
+        "fr": "Bonjour ! Comment s'est passé ton dernier message ?",
+    },
+    "ask_latest": {
+        "en": "How did your latest habit prompt go?",
+        "es": "¿Cómo te fue con tu último mensaje?",
+        "fr": "Comment s'est passé ton dernier message ?",
+    },
+    "ask_more": {
+        "en": "Anything else you'd like to know?",
+        "es": "¿Quieres saber algo más?",
+        "fr": "Tu veux savoir autre chose ?",
+    },
+    "welcome": {
+        "en": "You're welcome! I'll check in after your next prompt.",
+        "es": "¡De nada! Te escribo después de tu próximo mensaje.",
+        "fr": "Avec plaisir ! Je reviens vers toi après ton prochain message.",
+    },
+    "good_question": {
+        "en": "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
+        "How did today's prompt go?",
+        "es": "¡Buena pregunta! Soy un coach sencillo sin conexión y lo que mejor hago es ayudarte con tu hábito "
+        "diario. ¿Cómo te fue con el mensaje de hoy?",
+        "fr": "Bonne question ! Je suis un coach simple hors ligne : je t'aide surtout avec ton habitude "
+        "quotidienne. Comment s'est passé le message d'aujourd'hui ?",
+    },
+    "pause_until": {"en": " until {day}", "es": " hasta el {day}", "fr": " jusqu'au {day}"},
+    "pause_for": {"en": " for {days} day(s)", "es": " por {days} día(s)", "fr": " pendant {days} jour(s)"},
+    "intensity_set": {
+        "en": "Done — your intensity is now {level}.",
+        "es": "Listo: tu intensidad ahora es {level}.",
+        "fr": "C'est fait : ton intensité est maintenant {level}.",
+    },
 }
 
 
@@ -209,3 +357,73 @@ def proposed_time(last_reply: str) -> str:
 
 def asked_for_a_time(last_reply: str) -> bool:
     return bool(_ASKED_TIME.search(last_reply) or proposed_time(last_reply))
+
+
+_ENGLISH_DAYS = (
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december"
+)
+_DAY_WORDS: dict[Language, dict[str, str]] = {
+    "es": dict(
+        zip(
+            _ENGLISH_DAYS.split(),
+            [
+                "lunes",
+                "martes",
+                "miércoles",
+                "jueves",
+                "viernes",
+                "sábado",
+                "domingo",
+                "enero",
+                "febrero",
+                "marzo",
+                "abril",
+                "mayo",
+                "junio",
+                "julio",
+                "agosto",
+                "septiembre",
+                "octubre",
+                "noviembre",
+                "diciembre",
+            ],
+            strict=True,
+        )
+    ),
+    "fr": dict(
+        zip(
+            _ENGLISH_DAYS.split(),
+            [
+                "lundi",
+                "mardi",
+                "mercredi",
+                "jeudi",
+                "vendredi",
+                "samedi",
+                "dimanche",
+                "janvier",
+                "février",
+                "mars",
+                "avril",
+                "mai",
+                "juin",
+                "juillet",
+                "août",
+                "septembre",
+                "octobre",
+                "novembre",
+                "décembre",
+            ],
+            strict=True,
+        )
+    ),
+}
+
+
+def local_day(day: str, lang: Language) -> str:
+    """ "Monday 09 March" in ``lang``: "lunes 09 marzo", "lundi 09 mars" (the scheduler's own words)."""
+    names = _DAY_WORDS.get(lang)
+    if not names:
+        return day
+    return " ".join(names.get(word.lower(), word) for word in day.split())

@@ -9,7 +9,8 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
-from promptpipe.adapters.offline_coach.feedback_answers import say
+from promptpipe.adapters.offline_coach.feedback_answers import local_day, say
+from promptpipe.adapters.offline_coach.phrases import clock as clock_in
 from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
 from promptpipe.rules.feedback_reading import Language, days_until, language
@@ -27,7 +28,16 @@ class ScheduleRequests:
 
     @property
     def lang(self) -> Language:
+        """The conversation's language (rules/language.py: a "👍", a "2" or a "si" in a Spanish
+        conversation is answered in Spanish), else the feedback reader's reading of the message."""
+        conversation = self.turn.language  # the message itself first, when it tells clearly
+        if conversation in ("es", "fr"):
+            return "es" if conversation == "es" else "fr"
         return language(self.turn.user)
+
+    def _at(self, hhmm: str) -> str:
+        """A time as the participant's people write it in a statement: "8pm" (English, Spanish), "20h"."""
+        return clock_in(hhmm, "fr") if self.lang == "fr" else clock.friendly_time(hhmm)
 
     def _change_time(self, new_time: str, *, answered: bool = False) -> tuple[_Step, str]:
         """Replace the schedule with one at ``new_time``. ``answered``: the time answers the coach's own
@@ -52,7 +62,7 @@ class ScheduleRequests:
         created = next(c for c in turn.called(SCHEDULER, action="create"))
         when = re.search(r"arrives (today|tomorrow)", created.result or "")
         start = f" {say('start_' + when[1], self.lang)}" if when else ""
-        return say("moved", self.lang, time=clock.friendly_time(new_time), start=start), "feedback: time changed"
+        return say("moved", self.lang, time=self._at(new_time), start=start), "feedback: time changed"
 
     @staticmethod
     def _schedule_ids(result: str) -> list[str]:
@@ -74,10 +84,7 @@ class ScheduleRequests:
 
     def _pause(self, days: int | None, weekday: int | None = None) -> tuple[_Step, str]:
         if days is None and weekday is None:
-            return (
-                "Sure — for how many days should I pause your daily prompts? For example “pause for a week”.",
-                "feedback: pause without a length",
-            )
+            return say("pause_how_long", self.lang), "feedback: pause without a length"
         paused = [c for c in self.turn.called(SCHEDULER, action="pause") if c.ok]
         if not paused:
             # Until a weekday: the coach has no calendar, so it pauses for a week first; the result names
@@ -89,7 +96,9 @@ class ScheduleRequests:
             wanted = days_until(weekday, _WEEKDAY_INDEX[back[1].lower()])
             if wanted != 7:
                 return [(SCHEDULER, {"action": "pause", "days": wanted})], f"feedback: pausing until day {weekday}"
-        until = f" until {back[1]} {back[2]}" if back else f" for {days} day(s)"
+        lang = self.lang
+        day = local_day(f"{back[1]} {back[2]}", lang) if back else ""
+        until = say("pause_until", lang, day=day) if back else say("pause_for", lang, days=str(days))
         return say("paused", self.lang, back=until), "feedback: paused"
 
     def _resume(self) -> tuple[_Step, str]:
@@ -98,9 +107,8 @@ class ScheduleRequests:
             return [(SCHEDULER, {"action": "resume"})], "feedback: resuming"
         times = re.findall(r"min before (\d{2}:\d{2})", resumed.result or "")
         if "Nothing is paused" in (resumed.result or ""):
-            reply = "Your daily prompts weren't paused, so nothing changes. How is your habit going?"
-            return reply, "feedback: not paused"
-        at = f" every day around {clock.friendly_time(times[0])}" if times else ""
+            return say("not_paused", self.lang), "feedback: not paused"
+        at = f" {say('every_day', self.lang, time=self._at(times[0]))}" if times else ""
         return say("resumed", self.lang, at=at), "feedback: resumed"
 
     def _limit(self) -> tuple[_Step, str]:
@@ -114,13 +122,12 @@ class ScheduleRequests:
         after = re.search(r"\b(?:after|past|later than|despu[eé]s de|apr[eè]s)\b", self.turn.user, re.I)
         if current and limit and (current[0] < limit if after else current[0] > limit):
             return (
-                f"Got it — your daily prompt comes around {clock.friendly_time(current[0])}, so nothing changes. "
-                "Tell me if you'd like another time.",
+                say("limit_kept", self.lang, time=self._at(current[0])),
                 "feedback: a limit the schedule already keeps",
             )
         phrase = self._schedule_phrase()
-        now = f" Right now your daily prompt comes {phrase}." if phrase else ""
-        return f"Got it.{now} {ASK_NEW_TIME} For example 5pm.", "feedback: a limit on when; asking for the time"
+        now = say("limit_now", self.lang, when=phrase) if phrase else ""
+        return say("limit_ask", self.lang, now=now), "feedback: a limit on when; asking for the time"
 
     def _plan(self) -> _Step:
         """The plan as the stored schedule says it (listed, not remembered from earlier replies: a
@@ -129,11 +136,8 @@ class ScheduleRequests:
             return [(SCHEDULER, {"action": "list"})]
         when = self._schedule_phrase()
         if when is None:
-            return "Thanks! There's no daily prompt scheduled right now — tell me a time and I'll set one up."
-        return (
-            f"Great! Your daily prompt comes {when}; I'll check in after the first one arrives. "
-            "Anything you'd like to change before then?"
-        )
+            return say("plan_none", self.lang)
+        return say("plan", self.lang, when=when)
 
     def _schedule_phrase(self) -> str | None:
         """ "every day around 8am" from the listed schedule; ``None`` when none is listed (or no list)."""
@@ -143,12 +147,12 @@ class ScheduleRequests:
         times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
         windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
         if times:
-            return f"every day around {clock.friendly_time(times[0])}"
+            return say("every_day", self.lang, time=self._at(times[0]))
         if windows:
-            start, end = (clock.friendly_time(t) for t in windows[0])
-            return f"every day at a random time between {start} and {end}"
+            start, end = (self._at(t) for t in windows[0])
+            return say("every_day_window", self.lang, start=start, end=end)
         paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
-        return f"again after your pause (until {paused[1]})" if paused else None
+        return say("after_pause", self.lang, until=paused[1]) if paused else None
 
     def _listed(self) -> LoopCall | None:
         return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)
@@ -160,14 +164,13 @@ class ScheduleRequests:
         times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
         windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
         if times:
-            return (
-                f"Your daily prompt comes every day around {clock.friendly_time(times[0])}.",
-                "feedback: schedule listed",
-            )
+            when = say("every_day", self.lang, time=self._at(times[0]))
+            return say("when", self.lang, when=when), "feedback: schedule listed"
         if windows:
-            start, end = (clock.friendly_time(t) for t in windows[0])
-            return f"Your daily prompt comes at a random time between {start} and {end}.", "feedback: window listed"
-        return "You have no daily prompt scheduled right now. Tell me a time and I'll set one up.", "feedback: none"
+            start, end = (self._at(t) for t in windows[0])
+            when = say("every_day_window", self.lang, start=start, end=end)
+            return say("when", self.lang, when=when), "feedback: window listed"
+        return say("when_none", self.lang), "feedback: none"
 
     def _stop(self) -> tuple[_Step, str]:
         listed = self._listed()
@@ -176,7 +179,4 @@ class ScheduleRequests:
         ids = self._schedule_ids(listed.result or "")
         if ids and not self.turn.called(SCHEDULER, action="delete"):
             return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
-        return (
-            "Done — I've stopped your daily prompts. Text me whenever you'd like them back and we'll pick a time.",
-            "feedback: schedules stopped",
-        )
+        return say("stopped", self.lang), "feedback: schedules stopped"

@@ -6,6 +6,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import _EMPTY_VALUES, _clean, _words
 from promptpipe.models.study import FRAMING_LABEL
+from promptpipe.rules.language import detect_language
 
 _PRONOUNS = {
     "i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
@@ -96,6 +97,11 @@ def build_habit_prompt(user_text: str, system_text: str) -> str:
     anchor = _field(user_text, "Anchor routine") or "your usual morning routine"
     intensity_match = re.search(r"Intensity:\s*(low|normal|high)", system_text, re.I)
     intensity = intensity_match[1].lower() if intensity_match else "normal"
+    language = detect_language(" ".join((domain, motivation, _field(user_text, "Anchor routine"))))
+    if language in _OWN_WORDS:
+        limit_said = re.search(r"at most (\d+) characters", user_text)
+        at_most = int(limit_said[1]) if limit_said else None
+        return _in_language(language, domain, motivation, anchor, intensity=intensity, limit=at_most)
     done = re.search(r"completed (\d+) habit prompt", system_text)
     action, default_benefit = _action(domain, intensity, int(done[1]) if done else 0)
     # Long phrases are replaced or cut at a natural joint rather than mid-sentence.
@@ -142,3 +148,42 @@ def _within(limit: int, lead: str, action: str, benefit: str) -> str:
         f"Today, try {action}.",
     )
     return next((form for form in forms if len(form) <= limit), forms[-1])
+
+
+# The prompt in the participant's own language, when the profile is said in Spanish or French (the
+# request carries no language: a model writes in the profile's): their habit, anchor and reason as said.
+_OWN_WORDS: dict[str, dict[str, str]] = {
+    "es": {
+        "after": "Después de", "keep": r"(?:despu[eé]s|antes|cuando|al|mientras|en cuanto|con)\b",
+        "try": "prueba", "of": "de", "reason": "Recuerda por qué: {motivation}.", "ask": "¿Te parece factible?",
+        "low": "30 segundos", "normal": "1 minuto", "high": "3 minutos", "something": "algo pequeño para ti",
+    },
+    "fr": {
+        "after": "Après", "keep": r"(?:apr[eè]s|avant|quand|en|pendant|d[eè]s que|avec)\b",
+        "try": "essayez", "of": "de", "reason": "Votre raison : {motivation}.", "ask": "Est-ce faisable pour vous ?",
+        "low": "30 secondes", "normal": "1 minute", "high": "3 minutes", "something": "quelque chose de simple",
+    },
+}  # fmt: skip
+LOCAL_QUESTIONS = tuple(words["ask"] for words in _OWN_WORDS.values())
+
+
+def _in_language(language: str, domain: str, motivation: str, anchor: str, *, intensity: str, limit: int | None) -> str:
+    """ "Después de desayunar, prueba 1 minuto de caminar. Recuerda por qué: tener más energía. ¿Te parece
+    factible?": the MAP shape in ``language``, under 30 words (and ``limit`` characters when given)."""
+    said = _OWN_WORDS[language]
+    place = _clean(re.split(r"\s+(?:y|et|luego|puis)\s+", anchor)[0]) if anchor else ""
+    if not place or anchor == "your usual morning routine":
+        place = "tu rutina de la mañana" if language == "es" else "votre routine du matin"
+    lead = place if re.match(said["keep"], place, re.I) else f"{said['after']} {place[0].lower()}{place[1:]}"
+    lead = _words(lead[0].upper() + lead[1:], 8)
+    action = f"{said[intensity if intensity in said else 'normal']} {said['of']} {_words(domain.lower(), 5)}"
+    if not domain:
+        action = said["something"]
+    reason = said["reason"].format(motivation=_words(_clean(motivation), 8)) if motivation else ""
+    forms = [
+        f"{lead}, {said['try']} {action}. {reason} {said['ask']}".replace("  ", " "),
+        f"{lead}, {said['try']} {action}. {said['ask']}",
+        f"{lead}, {said['try']} {action}.",
+    ]
+    fits = [form for form in forms if len(form.split()) < 30 and (limit is None or len(form) <= limit)]
+    return fits[0] if fits else forms[-1]

@@ -7,17 +7,17 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
+from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
-    STOP_WHICH,
-    SUGGEST_LEAD,
     accepts,
     asked_for,
     common_question,
     declines,
     is_schedule_offer,
     suggestion,
+    suggestion_start,
     unclear_stop,
 )
 from promptpipe.adapters.offline_coach.text import (
@@ -37,7 +37,6 @@ from promptpipe.adapters.offline_coach.text import (
     _is_hint,
 )
 from promptpipe.adapters.offline_coach.times import (
-    friendly_time,
     normalise_time,
     parse_asked_time,
     parse_clock_time,
@@ -111,7 +110,7 @@ class IntakeRules:
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
         if unclear_stop(turn.user) and not turn.calls:
-            return STOP_WHICH, "intake: an unclear stop request; asking which"
+            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
         if STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
             # Intake has set nothing up: there is nothing to stop, and the message is no answer.
             return (
@@ -154,7 +153,7 @@ class IntakeRules:
         field), else the next one to ask."""
         last = self.turn.last_assistant
         if suggestion(last):
-            return last[last.rindex(SUGGEST_LEAD) :].strip()
+            return last[suggestion_start(last) :].strip()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
             return say("offer", self.turn.language, time=clock(time, self.turn.language))
@@ -180,11 +179,11 @@ class IntakeRules:
         """A default they can take with one word, for the question still open."""
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
-            return f"Just reply yes and I'll send it every day around {friendly_time(time)}, or no to skip it."
+            return say("easy_yes_daily", self.turn.language, time=clock(time, self.turn.language))
         missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
         missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
         if missing in _EASY_DEFAULTS:
-            return f"{SUGGEST_LEAD} {_EASY_DEFAULTS[missing]}? Just reply yes, or tell me yours."
+            return say("suggest_default", self.turn.language, value=self._default(missing))
         return pending
 
     # -- a reply read against the last question ---------------------------------------------------
@@ -289,7 +288,8 @@ class IntakeRules:
         return self._summary(time), "intake: summarising the set-up"
 
     def _offer(self, time: str) -> str:
-        prompt = re.sub(r"\s*Would that feel doable\?$", "", self._prompt_text() or self._offered_prompt())
+        asks = "|".join(map(re.escape, ("Would that feel doable?", *LOCAL_QUESTIONS)))
+        prompt = re.sub(rf"\s*(?:{asks})$", "", self._prompt_text() or self._offered_prompt())
         language = self.turn.language
         lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
         return f"{lead}{say('offer', language, time=clock(time, language))}"
@@ -362,7 +362,8 @@ class IntakeRules:
         pending = self._offer(time) if self.prompt_given() and time else self._question(profile)
         if self.proposal() and not profile[TIME]:
             lead = f"{ack} " if ack else ""
-            return f"{lead}{SUGGEST_LEAD} {friendly_time(self.proposal())} — would that work?"
+            language = self.turn.language
+            return f"{lead}{say('suggest_time', language, time=clock(self.proposal(), language))}"
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
@@ -379,11 +380,20 @@ class IntakeRules:
         elif not ack and any(said.startswith(n) for n in _NON_ANSWERS):
             missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
             if missing in _SUGGESTIONS:  # a default they can take with one word
-                return f"No problem. {SUGGEST_LEAD} {_SUGGESTIONS[missing]}?"
+                return say("suggest_no_problem", self.turn.language, value=self._default(missing))
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
+
+    def _default(self, missing: str) -> str:
+        """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""
+        language = self.turn.language
+        if missing == TIME:
+            at = clock(normalise_time(_EASY_DEFAULTS[TIME]) or "08:00", language)
+            return f"a las {at}" if language == "es" else at
+        key = {DOMAIN: "default_domain", MOTIVATION: "default_motivation", ANCHOR: "default_anchor"}.get(missing)
+        return say(key, language) if key else _EASY_DEFAULTS[missing]
 
     def _acknowledge(self, saved: dict[str, Any]) -> str:
         language, parts = self.turn.language, []

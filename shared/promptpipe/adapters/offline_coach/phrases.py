@@ -106,6 +106,43 @@ _PHRASES: dict[str, dict[str, str]] = {
     },
     "today": {"en": "today", "es": "hoy", "fr": "aujourd'hui"},
     "tomorrow": {"en": "tomorrow", "es": "mañana", "fr": "demain"},
+    # suggestions to take with one word (reading.py reads each back as the suggestion)
+    "suggest_time": {
+        "en": "How about {time} — would that work?",
+        "es": "¿Qué tal a las {time}? ¿Te va bien?",
+        "fr": "Que diriez-vous de {time} ? Ça vous va ?",
+    },
+    "suggest_default": {
+        "en": "How about {value}? Just reply yes, or tell me yours.",
+        "es": "¿Qué tal {value}? Responde sí, o dime el tuyo.",
+        "fr": "Que diriez-vous de {value} ? Répondez oui, ou dites-moi le vôtre.",
+    },
+    "suggest_no_problem": {
+        "en": "No problem. How about {value}?",
+        "es": "Sin problema. ¿Qué tal {value}?",
+        "fr": "Pas de problème. Que diriez-vous de {value} ?",
+    },
+    "default_domain": {"en": "“a 2-minute walk”", "es": "“caminar 2 minutos”", "fr": "“marcher 2 minutes”"},
+    "default_motivation": {
+        "en": "“to feel a bit better every day”",
+        "es": "“sentirme un poco mejor cada día”",
+        "fr": "“me sentir un peu mieux chaque jour”",
+    },
+    "default_anchor": {
+        "en": "“after my morning coffee”",
+        "es": "“después de mi café de la mañana”",
+        "fr": "“après mon café du matin”",
+    },
+    "stop_which": {
+        "en": "Do you want me to stop all messages, or only change when they come?",
+        "es": "¿Quieres que deje de enviarte todos los mensajes, o solo cambiar cuándo llegan?",
+        "fr": "Voulez-vous que j'arrête tous les messages, ou seulement changer quand ils arrivent ?",
+    },
+    "easy_yes_daily": {
+        "en": "Just reply yes and I'll send it every day around {time}, or no to skip it.",
+        "es": "Responde sí y te lo envío cada día a las {time}, o no para saltarlo.",
+        "fr": "Répondez oui et je vous l'envoie chaque jour à {time}, ou non pour passer.",
+    },
 }
 
 
@@ -113,6 +150,11 @@ def say(key: str, language: str = DEFAULT_LANGUAGE, **values: str) -> str:
     """The sentence ``key`` in ``language`` (English when it has none), with ``values`` filled in."""
     by_language = _PHRASES[key]
     return by_language.get(language, by_language[DEFAULT_LANGUAGE]).format(**values)
+
+
+def in_every_language(key: str) -> tuple[str, ...]:
+    """The sentence ``key`` in each language it has (to recognise it in the coach's own last reply)."""
+    return tuple(_PHRASES[key].values())
 
 
 def clock(hhmm: str, language: str = DEFAULT_LANGUAGE) -> str:

@@ -21,7 +21,8 @@ OFFER_SCHEDULE = "Shall I send you one like it every day"
 _OFFER = re.compile(rf"{OFFER_SCHEDULE}|Te env[ií]o uno as[ií] cada d[ií]a|Je vous en envoie un comme")
 SUGGEST_LEAD = "How about"  # "How about “after breakfast”?" / "How about 9pm?" — a suggestion to accept
 _ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("first_prompt", re.compile(r"\bwould that feel doable\b", re.I)),  # the habit prompt's own question
+    # the habit prompt's own question, in its languages (habit_prompt.py)
+    ("first_prompt", re.compile(r"\bwould that feel doable\b|\bte parece factible\b|\bfaisable pour vous\b", re.I)),
     (
         "schedule",
         re.compile(
@@ -81,11 +82,24 @@ def asked_for(last_reply: str, node: str = "") -> str | None:
     return _NODE_FIELDS.get(node) if question else None
 
 
+# The suggestion's lead in the three languages (phrases.py words it: "¿Qué tal a las 20:00?", "Que
+# diriez-vous de 20h ?").
+_SUGGESTION = re.compile(
+    rf"(?:{SUGGEST_LEAD}|¿?Qu[ée] tal(?: a las)?|Que diriez-vous de) (?:“([^”]+)”|([^?—]+?))\s*(?: —[^?]*)?\?"
+)
+
+
 def suggestion(last_reply: str) -> str:
     """The value the coach suggested in its last message ("How about “after breakfast”?" →
-    ``after breakfast``; "How about 9pm?" → ``9pm``), or ""."""
-    match = re.search(rf"{SUGGEST_LEAD} (?:“([^”]+)”|([^?—]+?))(?: —[^?]*)?\?", last_reply)
+    ``after breakfast``; "How about 9pm?", "¿Qué tal a las 21:00?" → ``9pm``, ``21:00``), or ""."""
+    match = _SUGGESTION.search(last_reply)
     return (match[1] or match[2] or "").strip() if match else ""
+
+
+def suggestion_start(last_reply: str) -> int:
+    """Where the last suggestion of ``last_reply`` begins (0 when there is none)."""
+    found = list(_SUGGESTION.finditer(last_reply))
+    return found[-1].start() if found else 0
 
 
 # --- acceptance and refusal --------------------------------------------------------------------

@@ -17,6 +17,7 @@ _EMPTY_VALUES = {"STILL NEEDED", "(unknown)", "(none recorded)", "(not given)", 
 SAVE, GENERATE = tool_table.PROFILE.name, tool_table.HABIT_PROMPT.name
 SCHEDULER, TRANSITION = tool_table.SCHEDULER.name, tool_table.TRANSITION.name
 RECORD = tool_table.OUTCOME.name
+OPT_OUT = tool_table.OPT_OUT.name
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"
 INTAKE_ORDER = (DOMAIN, MOTIVATION, TIME, ANCHOR)  # the order intake asks in
 

@@ -60,7 +60,10 @@ class Turn:
         """The participant's language (rules/language.py): from their own messages, latest first, else
         from the study's greeting that opened the conversation, else English."""
         said = [m.content or "" for m in self.history if m.role == "user"] + [self.user]
-        found = conversation_language([t for t in said if not t.startswith(HINT_PREFIX)], default="")
+        # a hint, or a poll's answer in its canonical English form ("Q: Did you do it? A: Next time"), is
+        # not their words
+        own = [t for t in said if not t.startswith(HINT_PREFIX) and not re.match(r"\s*Q: .* A: ", t)]
+        found = conversation_language(own, default="")
         greeting = next((m.content or "" for m in self.history if m.role == "assistant"), "")
         return found or detect_language(greeting) or DEFAULT_LANGUAGE
 
