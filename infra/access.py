@@ -156,10 +156,12 @@ ACCESS: dict[str, Access] = {
             # the sweep: reconcile a marked participant, then clear the marker
             "dynamodb:DeleteItem": (PARTICIPANT,),
         },
-        participants_index=("dynamodb:Query",),  # the sweep: list the pending-effects markers
+        # the sweep: list the pending-effects markers and the needs-a-person markers
+        participants_index=("dynamodb:Query",),
         schedules=SCHEDULE_WRITE,
         list_schedules=True,  # the sweep: reconcile compares with the live schedules
         pass_scheduler_role=True,
         secrets=("channel",),
+        team_alerts=("sns:Publish",),  # the sweep: the hold alerts left pending (docs/safety.md)
     ),
 }

@@ -1,5 +1,6 @@
 """Timers: the target of every one-shot EventBridge schedule (reminder, auto-feedback, delayed
-transition, feedback timeout and follow-up), of the stack's periodic pending-effects sweep and of
+transition, feedback timeout and follow-up), of the stack's periodic sweep (pending effects, hold
+alerts left pending) and of
 its daily study sweep.
 Dispatches on ``kind``; every kind re-checks its guards against the stored state, so a stale or
 duplicated firing changes nothing."""
@@ -15,6 +16,7 @@ from promptpipe.lazy_model import LazyModel
 from promptpipe.models.events import StudySweepRequest, SweepRequest, TimerPayload
 from promptpipe.observability import logger
 from promptpipe.usecases.events import run_timer
+from promptpipe.usecases.hold_alerts import sweep_hold_alerts
 from promptpipe.usecases.outcomes import event_id_for_schedule
 from promptpipe.usecases.schedules import sweep_pending_effects
 from promptpipe.usecases.studies import sweep_study
@@ -40,10 +42,13 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
 
 
 def sweep(request: SweepRequest) -> dict[str, Any]:
-    """The stack's periodic sweep: re-apply the schedule changes that failed after a commit."""
-    repaired = sweep_pending_effects(get_app(), request.limit)
-    logger.info("pending effects swept", extra={"repaired": len(repaired)})
-    return {"repaired": len(repaired)}
+    """The stack's periodic sweep: publish the hold alerts left pending (first: a person waits), then
+    re-apply the schedule changes that failed after a commit."""
+    app = get_app()
+    alerted = sweep_hold_alerts(app)
+    repaired = sweep_pending_effects(app, request.limit)
+    logger.info("pending effects swept", extra={"repaired": len(repaired), "hold_alerts": len(alerted)})
+    return {"repaired": len(repaired), "hold_alerts": len(alerted)}
 
 
 def study_sweep(request: StudySweepRequest) -> dict[str, Any]:

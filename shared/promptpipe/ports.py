@@ -128,6 +128,12 @@ class ParticipantRepo(Protocol):
         so (nothing when the marker is gone or holds another hold)."""
         ...
 
+    def pending_hold_alerts(self, started_before: datetime) -> builtins.list[NeedsPerson]:
+        """The markers whose hold began before ``started_before`` and whose alert is still pending,
+        the longest wait first: the needs-a-person partition of the index, every page (the hold-alert
+        sweep, ``usecases/hold_alerts.py``)."""
+        ...
+
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""
         ...

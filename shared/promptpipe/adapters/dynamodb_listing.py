@@ -11,6 +11,7 @@ that class's ``_index``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from promptpipe.adapters.aws import TableAdapter
@@ -33,6 +34,7 @@ from promptpipe.adapters.dynamodb_items import (
     key,
     needs_person_from_item,
     participant_pk,
+    sortable_timestamp,
 )
 from promptpipe.errors import StoreError, ValidationFailed
 from promptpipe.models.participant_rows import LISTED_FIELDS, ROW_STATE_KEYS, ListedParticipant
@@ -71,6 +73,30 @@ class DynamoParticipantListing(TableAdapter):
             Limit=limit,
         )
         return [entry for item in response.get("Items", []) if (entry := needs_person_from_item(item)) is not None]
+
+    @store_operation
+    def pending_hold_alerts(self, started_before: datetime) -> list[NeedsPerson]:
+        """The markers of holds begun before ``started_before`` whose alert is still pending: one Query
+        of the ``NEEDS_PERSON`` partition, the sort key (the hold's start first) bounding the holds,
+        a filter keeping the pending ones, every page followed."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": self._index,
+            "KeyConditionExpression": f"{GSI_PK} = :g AND {GSI_SK} < :before",
+            "FilterExpression": "alert_pending = :t",
+            "ExpressionAttributeValues": {
+                ":g": {"S": NEEDS_PERSON_GSI_PK},
+                ":before": {"S": sortable_timestamp(started_before)},
+                ":t": {"BOOL": True},
+            },
+        }
+        found: list[NeedsPerson] = []
+        while True:
+            response = self._client.query(**request)
+            found += [e for item in response.get("Items", []) if (e := needs_person_from_item(item)) is not None]
+            if "LastEvaluatedKey" not in response:
+                return found
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def _index_request(
         self, status: str | None, *, projected: bool = False, next_token: str | None = None

@@ -165,6 +165,13 @@ class InMemoryStore:
             )
         return [e.model_copy() for e in held[:limit]]
 
+    def pending_hold_alerts(self, started_before: datetime) -> builtins.list[NeedsPerson]:
+        return [
+            e
+            for e in self.needs_person_queue(limit=len(self.needs_person))
+            if e.alert_pending and e.since is not None and e.since < started_before
+        ]
+
     def hold_alerted(self, participant_id: str, since: datetime) -> None:
         with self._lock:
             entry = self.needs_person.get(participant_id)

@@ -44,7 +44,8 @@ class TimerKind(StrEnum):
 class SweepRequest(LazyModel):
     """Input of the stack's periodic sweep schedule (targets the timers function): repair the
     participants whose schedule changes failed after a commit (docs/architecture.md, "Effects that
-    failed"). Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
+    failed"), and publish the hold alerts left pending (docs/safety.md, "Asking for a person").
+    Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
 
     model_config = ConfigDict(extra="forbid")
 
