@@ -7,6 +7,7 @@ duplicated firing changes nothing."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -51,14 +52,20 @@ def sweep(request: SweepRequest) -> dict[str, Any]:
     return {"repaired": len(repaired), "hold_alerts": len(alerted)}
 
 
-def study_sweep(request: StudySweepRequest) -> dict[str, Any]:
-    """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do."""
-    report = sweep_study(get_app())
+def study_sweep(request: StudySweepRequest, context: LambdaContext) -> dict[str, Any]:
+    """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do.
+    It stops before the function's deadline and continues from where it stopped (``continued``)."""
+    report = sweep_study(
+        get_app(),
+        time_left=lambda: timedelta(milliseconds=context.get_remaining_time_in_millis()),
+        cursor=request.cursor,
+    )
     summary = {
         "participants": report.participants,
         "unavailable_rows": report.unavailable_rows,
         "outcomes_closed": report.outcomes_closed,
         "ended": report.ended,
+        "continued": report.cursor is not None,
     }
     logger.info("study swept", extra=summary)
     return summary
@@ -67,7 +74,7 @@ def study_sweep(request: StudySweepRequest) -> dict[str, Any]:
 @lambda_entry("timers")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("sweep") == "study":
-        return study_sweep(StudySweepRequest.model_validate(event))
+        return study_sweep(StudySweepRequest.model_validate(event), context)
     if "sweep" in event:
         return sweep(SweepRequest.model_validate(event))
     payload = TimerPayload.model_validate(event)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.audit import AuditRecord
     from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-    from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
+    from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload, TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
@@ -71,6 +71,11 @@ class Timers(Protocol):
         ...
 
     def cancel(self, name: str) -> None: ...
+
+    def schedule_sweep(self, *, name: str, at: datetime, payload: StudySweepRequest) -> str:
+        """A one-shot firing of the timers function with a sweep's input (the daily study sweep's
+        continuation), deleted after it completes."""
+        ...
 
     def list_names(self, prefix: str) -> list[str]:
         """The names of the live schedules starting with ``prefix`` ("" lists the whole group)."""
