@@ -139,6 +139,11 @@ class ParticipantRepo(Protocol):
         sweep, ``usecases/hold_alerts.py``)."""
         ...
 
+    def listed(self, participant_ids: Sequence[str]) -> builtins.list[ListedParticipant]:
+        """The records of these participants, only the fields a list row shows, in batches (not one
+        read per participant); those gone are left out, the order is not kept."""
+        ...
+
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:
         """Remove participant, phone claim and flow state (and the transcript unless kept)."""
         ...

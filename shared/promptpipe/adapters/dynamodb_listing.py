@@ -179,30 +179,46 @@ class DynamoParticipantListing(TableAdapter):
         names = {f"#k{n}": name.value for n, name in enumerate(ROW_STATE_KEYS)}
         projection = ", ".join([f"#{PK}", *(f"state_data.{alias}" for alias in names)])
         states: dict[str, dict[str, str]] = {}
+        for item in self._batch_get(participant_ids, FLOW_SK, projection, {f"#{PK}": PK, **names}, "list_states"):
+            participant_id = item[PK]["S"][len(PARTICIPANT_PREFIX) :]
+            data = item.get("state_data", {}).get("M", {})
+            states[participant_id] = {name: value["S"] for name, value in data.items() if "S" in value}
+        return states
+
+    @store_operation
+    def listed(self, participant_ids: Sequence[str]) -> list[ListedParticipant]:
+        """The listed fields of each participant's record (META), in ``BatchGetItem`` calls of up to
+        100 keys; a participant gone is left out."""
+        names = {f"#f{n}": name for n, name in enumerate(LISTED_FIELDS)}
+        items = self._batch_get(participant_ids, META_SK, ", ".join(names), names, "listed")
+        return [
+            ListedParticipant.model_validate({k: from_attribute(v) for k, v in item.items() if k not in KEY_ATTRIBUTES})
+            for item in items
+        ]
+
+    def _batch_get(
+        self, participant_ids: Sequence[str], sk: str, projection: str, names: dict[str, str], operation: str
+    ) -> list[Item]:
+        """The item ``sk`` of each participant, projected, 100 keys a call; unprocessed keys asked for
+        again with backoff (throttling), then a ``StoreError``."""
+        found: list[Item] = []
         unique = list(dict.fromkeys(participant_ids))
         for start in range(0, len(unique), _BATCH_GET_SIZE):
-            keys = [key(participant_pk(pid), FLOW_SK) for pid in unique[start : start + _BATCH_GET_SIZE]]
+            keys = [key(participant_pk(pid), sk) for pid in unique[start : start + _BATCH_GET_SIZE]]
             request: dict[str, Any] = {
-                self._table: {
-                    "Keys": keys,
-                    "ProjectionExpression": projection,
-                    "ExpressionAttributeNames": {f"#{PK}": PK, **names},
-                }
+                self._table: {"Keys": keys, "ProjectionExpression": projection, "ExpressionAttributeNames": names}
             }
             for attempt in range(_BATCH_GET_RETRIES):
                 response = self._client.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self._table, []):
-                    participant_id = item[PK]["S"][len(PARTICIPANT_PREFIX) :]
-                    data = item.get("state_data", {}).get("M", {})
-                    states[participant_id] = {name: value["S"] for name, value in data.items() if "S" in value}
+                found += response.get("Responses", {}).get(self._table, [])
                 request = response.get("UnprocessedKeys") or {}
                 if not request:
                     break
                 self._sleep(min(0.05 * 2**attempt, 2.0))  # unprocessed keys mean throttling
             else:
                 raise StoreError(
-                    "DynamoParticipantRepo.list_states: flow states could not be read (throttled)",
-                    operation="DynamoParticipantRepo.list_states",
+                    f"DynamoParticipantRepo.{operation}: items could not be read (throttled)",
+                    operation=f"DynamoParticipantRepo.{operation}",
                     code="UnprocessedKeys",
                 )
-        return states
+        return found

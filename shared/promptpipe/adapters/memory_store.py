@@ -165,6 +165,11 @@ class InMemoryStore:
             )
         return [e.model_copy() for e in held[:limit]]
 
+    def listed(self, participant_ids: Sequence[str]) -> builtins.list[ListedParticipant]:
+        with self._lock:
+            found = [self.participants[pid] for pid in dict.fromkeys(participant_ids) if pid in self.participants]
+        return [ListedParticipant.model_validate(p.model_dump()) for p in found]
+
     def pending_hold_alerts(self, started_before: datetime) -> builtins.list[NeedsPerson]:
         return [
             e
