@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from promptpipe.errors import MessagingError
+from promptpipe.errors import MessagingError, StoreError
 from promptpipe.models.decision import DecisionDelivery, delivery_after_report
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.models.messaging import DeliveryStatus
@@ -159,3 +159,30 @@ def test_a_prompt_refused_for_good_keeps_its_decision_failed() -> None:
     deliver(h, daily, at_local(MONDAY, "09:30"), event_id="fire-1")  # not retried: the effects go on
     assert delivery(h, p.id) is DecisionDelivery.FAILED
     assert not outbox.messages(p.id)
+
+
+@pytest.mark.logs_errors
+def test_a_resumed_prompt_whose_decisions_cannot_be_read_is_still_sent() -> None:
+    # Best effort, as the first delivery's record: the message matters more than its decision's field.
+    h, p, daily, _ = in_study(study())
+    h.app = replace(h.app, messenger=_DownOnce(h.outbox))
+    h.clock.set(at_local(MONDAY, "09:30"))
+    payload = daily.payload
+    assert isinstance(payload, ScheduledPromptPayload)
+    with pytest.raises(MessagingError):
+        apply_effects(h.app, run_scheduled_prompt(h.app, payload, event_id="fire-1"))
+    log = h.app.decisions
+
+    class Unreadable:
+        def __getattr__(self, name: str) -> object:
+            return getattr(log, name)
+
+        def for_participant(self, participant_id: str) -> object:
+            raise StoreError("throttled", operation="Query", code="ProvisionedThroughputExceededException")
+
+    h.app = replace(h.app, decisions=Unreadable())
+    apply_effects(h.app, run_scheduled_prompt(h.app, payload, event_id="fire-1"))
+    h.app = replace(h.app, decisions=log)
+    [prompt] = [e for e in h.store.transcripts[p.id] if e.kind == "daily_prompt"]
+    assert prompt.delivery is not None and prompt.delivery.status == "sent"
+    assert delivery(h, p.id) is DecisionDelivery.FAILED  # left as it was; the message went out

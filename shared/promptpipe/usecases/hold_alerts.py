@@ -68,9 +68,7 @@ def sweep_hold_alerts(app: AppContext) -> list[str]:
     (the next run tries again), so one failure does not hold back the others."""
     started_before = app.clock.now() - app.config.hold_alert_sweep_after
     published: list[str] = []
-    for marker in app.repo.pending_hold_alerts(started_before):
-        if marker.reason not in ANNOUNCED_HOLDS:
-            continue
+    for marker in app.repo.pending_hold_alerts(started_before):  # pending: owed, whatever its reason now
         alert = HoldAlert(
             participant_id=marker.participant_id, reason=marker.reason, detail=marker.detail, since=marker.since
         )
