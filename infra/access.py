@@ -110,7 +110,8 @@ ACCESS: dict[str, Access] = {
             "dynamodb:GetItem": (PARTICIPANT, FLOW),  # read a participant; a stored flow
             # state, history, transcript erasure; flow versions; the audit (read, and an erasure's redaction)
             "dynamodb:Query": (PARTICIPANT, FLOW, AUDIT),
-            "dynamodb:BatchGetItem": (PARTICIPANT,),  # the participants list's rows: a page's flow states
+            # the participants list's rows: a page's flow states; the held participants' records (/queue)
+            "dynamodb:BatchGetItem": (PARTICIPANT,),
             # enrol (participant + claim + state), update; push a flow version (+ its latest pointer)
             # the bundled flow as version 1 before a push; an audit record of each coordinator action
             "dynamodb:PutItem": (PARTICIPANT, PHONE, FLOW, AUDIT),
@@ -156,10 +157,12 @@ ACCESS: dict[str, Access] = {
             # the sweep: reconcile a marked participant, then clear the marker
             "dynamodb:DeleteItem": (PARTICIPANT,),
         },
-        participants_index=("dynamodb:Query",),  # the sweep: list the pending-effects markers
+        # the sweep: list the pending-effects markers and the needs-a-person markers
+        participants_index=("dynamodb:Query",),
         schedules=SCHEDULE_WRITE,
         list_schedules=True,  # the sweep: reconcile compares with the live schedules
         pass_scheduler_role=True,
         secrets=("channel",),
+        team_alerts=("sns:Publish",),  # the sweep: the hold alerts left pending (docs/safety.md)
     ),
 }

@@ -1,11 +1,13 @@
 """Timers: the target of every one-shot EventBridge schedule (reminder, auto-feedback, delayed
-transition, feedback timeout and follow-up), of the stack's periodic pending-effects sweep and of
+transition, feedback timeout and follow-up), of the stack's periodic sweep (pending effects, hold
+alerts left pending) and of
 its daily study sweep.
 Dispatches on ``kind``; every kind re-checks its guards against the stored state, so a stale or
 duplicated firing changes nothing."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -15,6 +17,7 @@ from promptpipe.lazy_model import LazyModel
 from promptpipe.models.events import StudySweepRequest, SweepRequest, TimerPayload
 from promptpipe.observability import logger
 from promptpipe.usecases.events import run_timer
+from promptpipe.usecases.hold_alerts import sweep_hold_alerts
 from promptpipe.usecases.outcomes import event_id_for_schedule
 from promptpipe.usecases.schedules import sweep_pending_effects
 from promptpipe.usecases.studies import sweep_study
@@ -40,20 +43,29 @@ def fire(invocation: TimerInvocation) -> dict[str, Any]:
 
 
 def sweep(request: SweepRequest) -> dict[str, Any]:
-    """The stack's periodic sweep: re-apply the schedule changes that failed after a commit."""
-    repaired = sweep_pending_effects(get_app(), request.limit)
-    logger.info("pending effects swept", extra={"repaired": len(repaired)})
-    return {"repaired": len(repaired)}
+    """The stack's periodic sweep: publish the hold alerts left pending (first: a person waits), then
+    re-apply the schedule changes that failed after a commit."""
+    app = get_app()
+    alerted = sweep_hold_alerts(app)
+    repaired = sweep_pending_effects(app, request.limit)
+    logger.info("pending effects swept", extra={"repaired": len(repaired), "hold_alerts": len(alerted)})
+    return {"repaired": len(repaired), "hold_alerts": len(alerted)}
 
 
-def study_sweep(request: StudySweepRequest) -> dict[str, Any]:
-    """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do."""
-    report = sweep_study(get_app())
+def study_sweep(request: StudySweepRequest, context: LambdaContext) -> dict[str, Any]:
+    """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do.
+    It stops before the function's deadline and continues from where it stopped (``continued``)."""
+    report = sweep_study(
+        get_app(),
+        time_left=lambda: timedelta(milliseconds=context.get_remaining_time_in_millis()),
+        cursor=request.cursor,
+    )
     summary = {
         "participants": report.participants,
         "unavailable_rows": report.unavailable_rows,
         "outcomes_closed": report.outcomes_closed,
         "ended": report.ended,
+        "continued": report.cursor is not None,
     }
     logger.info("study swept", extra=summary)
     return summary
@@ -62,7 +74,7 @@ def study_sweep(request: StudySweepRequest) -> dict[str, Any]:
 @lambda_entry("timers")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("sweep") == "study":
-        return study_sweep(StudySweepRequest.model_validate(event))
+        return study_sweep(StudySweepRequest.model_validate(event), context)
     if "sweep" in event:
         return sweep(SweepRequest.model_validate(event))
     payload = TimerPayload.model_validate(event)

@@ -1,11 +1,12 @@
 """The study team's alert topic (docs/safety.md): a safety flag publishes here at once.
 
 KMS-encrypted with a key of its own and TLS only, like the alarm topic. The functions the access
-table names (``infra/access.py``, ``team_alerts``: the worker, and the webhook for a crisis inside an
-opt-out) may publish to it and use its key for that, nothing else; they find it in
-``SAFETY_ALERT_TOPIC_ARN``. Subscribe the study team to the ``SafetyAlertTopicArn`` output (the
-stack subscribes nobody: who answers a crisis is the study's decision). The ``SafetyFlag`` alarm
-(monitoring, on the alarm topic) is the second way a flag reaches someone.
+table names (``infra/access.py``, ``team_alerts``: the worker, the webhook for a crisis inside an
+opt-out, the timers function for the hold alerts its sweep publishes) may publish to it and use its
+key for that, nothing else; they find it in ``SAFETY_ALERT_TOPIC_ARN``. Subscribe the study team to
+the ``SafetyAlertTopicArn`` output (the stack subscribes nobody: who answers a crisis is the study's
+decision). The ``SafetyFlag`` alarm (monitoring, on the alarm topic) is the second way a flag reaches
+someone.
 """
 
 from __future__ import annotations

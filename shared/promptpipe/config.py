@@ -99,6 +99,7 @@ class CoreConfig:
     # --- safety (docs/safety.md) ----------------------------------------------------------
     safety_screen_enabled: bool = True
     safety_resources: dict[str, dict[str, str]] = field(default_factory=lambda: dict(DEFAULT_SAFETY_RESOURCES))
+    hold_alert_sweep_after: timedelta = timedelta(minutes=15)  # usecases/hold_alerts.py, the sweep
     # --- staff messages (docs/console.md) ---------------------------------------------------
     # The channel is WhatsApp (its 24-hour window applies), and a staff template is configured for outside it.
     whatsapp_channel: bool = False

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.audit import AuditRecord
     from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-    from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
+    from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload, TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
@@ -72,6 +72,11 @@ class Timers(Protocol):
 
     def cancel(self, name: str) -> None: ...
 
+    def schedule_sweep(self, *, name: str, at: datetime, payload: StudySweepRequest) -> str:
+        """A one-shot firing of the timers function with a sweep's input (the daily study sweep's
+        continuation), deleted after it completes."""
+        ...
+
     def list_names(self, prefix: str) -> list[str]:
         """The names of the live schedules starting with ``prefix`` ("" lists the whole group)."""
         ...
@@ -126,6 +131,17 @@ class ParticipantRepo(Protocol):
     def hold_alerted(self, participant_id: str, since: datetime) -> None:
         """The alert of the participant's hold that began at ``since`` was published: its marker says
         so (nothing when the marker is gone or holds another hold)."""
+        ...
+
+    def pending_hold_alerts(self, started_before: datetime) -> builtins.list[NeedsPerson]:
+        """The markers whose hold began before ``started_before`` and whose alert is still pending,
+        the longest wait first: the needs-a-person partition of the index, every page (the hold-alert
+        sweep, ``usecases/hold_alerts.py``)."""
+        ...
+
+    def listed(self, participant_ids: Sequence[str]) -> builtins.list[ListedParticipant]:
+        """The records of these participants, only the fields a list row shows, in batches (not one
+        read per participant); those gone are left out, the order is not kept."""
         ...
 
     def delete(self, participant_id: str, *, keep_transcript: bool) -> None:

@@ -286,6 +286,9 @@ class Settings(LazyModel):
     # The console's address as the study team opens it: each alert links the participant's page
     # (``<CONSOLE_URL>/participants/<id>``); unset: the alert says to open the console.
     console_url: str | None = Field(None, pattern=r"^https?://", max_length=500)
+    # A hold's alert still pending this long after the hold began is published by the periodic sweep
+    # (docs/safety.md, "Asking for a person"): the event that placed it was never redelivered.
+    hold_alert_sweep_after: Duration = timedelta(minutes=15)
 
     # --- studies (docs/studies.md) ----------------------------------------------------------------
     # The study definitions: the deployment's one active study is ``<studies_dir>/<STUDY_ID>.json``

@@ -133,6 +133,7 @@ EXTRA: dict[str, dict[Need, str]] = {
     },
     c.SCHEDULED_PROMPT.key: {Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ},
     c.TIMERS.key: {
+        **_ALERT_KEY,
         Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ,
         # Its own one-shot the scheduler deletes; the run's transition fires after the auto-feedback
         # (both cases: tests/unit/test_transition_tool.py, "a transition firing deletes …")
@@ -666,7 +667,7 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     assert state(sam["id"])["effects_pending"] is True
     timers_module, timers_attribute = _handler_path(c.TIMERS.key)
     sweep = getattr(import_module(timers_module), timers_attribute)
-    assert sweep({"sweep": "pending_effects"}, FakeLambdaContext()) == {"repaired": 1}
+    assert sweep({"sweep": "pending_effects"}, FakeLambdaContext()) == {"repaired": 1, "hold_alerts": 0}
     assert state(sam["id"])["effects_pending"] is False
     # The daily study sweep (docs/studies.md) with a study active: lists the participants, reads each
     # one's decisions, writes each missing day's row in a commit of their state.
@@ -773,6 +774,21 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
     ana = enrol("+12125550148")
     assert say(ana["phone_number"], "i want to end it all") == 200
     assert state(ana["id"])["hold"]["reason"] == "safety"
+    # Its hold alert left pending (the event died before the publish and was never redelivered): the
+    # timers function's periodic sweep publishes it (docs/safety.md, "Asking for a person").
+    from promptpipe.adapters.aws import aws_client
+    from promptpipe.adapters.dynamodb_items import needs_person_key
+
+    aws_client("dynamodb", env.settings).update_item(
+        TableName=env.settings.table_name,
+        Key=needs_person_key(ana["id"]),
+        UpdateExpression="SET alert_pending = :t",
+        ExpressionAttributeValues={":t": {"BOOL": True}},
+    )
+    env.clock.advance(timedelta(minutes=20))
+    timers_module, timers_attribute = _handler_path(c.TIMERS.key)
+    sweep = getattr(import_module(timers_module), timers_attribute)
+    assert sweep({"sweep": "pending_effects"}, FakeLambdaContext())["hold_alerts"] == 1
 
     # Deleting: one participant keeps the transcript (default), the other has it erased.
     assert env.api("DELETE", f"{base}/{sam['id']}").status == 200

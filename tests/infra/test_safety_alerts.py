@@ -1,5 +1,6 @@
 """The safety net in the stack (docs/safety.md): the study team's alert topic, the ``SafetyFlag``
-alarm, and who may publish to the topic (the worker, and the webhook for a crisis inside an opt-out)."""
+alarm, and who may publish to the topic (the worker, the webhook for a crisis inside an opt-out, the
+timers function's sweep of the hold alerts left pending)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from infra import constants as c
 from tests.infra.synth import Synth, statement_actions
 
-ALERTING = {c.WORKER.key, c.WEBHOOK.key}
+ALERTING = {c.WORKER.key, c.WEBHOOK.key, c.TIMERS.key}  # timers: the hold-alert sweep
 
 
 def _safety_topic(synth: Synth) -> tuple[str, dict[str, Any]]:
@@ -50,7 +51,7 @@ def test_a_safety_flag_metric_raises_an_alarm_that_notifies_the_alarm_topic(synt
     assert alarm["TreatMissingData"] == "notBreaching" and alarm["AlarmActions"] and alarm["OKActions"]
 
 
-def test_only_the_worker_and_the_webhook_may_publish_to_the_topic_and_use_its_key(synth: Synth) -> None:
+def test_only_the_functions_that_alert_may_publish_to_the_topic_and_use_its_key(synth: Synth) -> None:
     topic, props = _safety_topic(synth)
     key = props["KmsMasterKeyId"]["Fn::GetAtt"][0]
     for spec in c.ALL_FUNCTIONS:

@@ -260,7 +260,7 @@ def test_start_by_text_while_create_schedule_is_throttled_once_is_applied_by_the
     # event failed once and SQS's redelivery made the schedule live: nothing is left pending
     assert status == 200 and len(calls) == ATTEMPTS + 1
     assert s.state()["status"] == "active" and s.live() == [s.schedule]
-    assert s.state()["effects_pending"] is False and s.sweep() == {"repaired": 0}
+    assert s.state()["effects_pending"] is False and s.sweep() == {"repaired": 0, "hold_alerts": 0}
 
 
 @pytest.mark.logs_errors  # every delivery of the schedule changes fails until SQS dead-letters it
@@ -286,12 +286,12 @@ def test_start_by_text_while_create_schedule_is_throttled_is_repaired_without_an
     # And without an operator — the stack's sweep, or the participant's next message — the schedule
     # is live again and the marker is gone
     if repair == "sweep":
-        assert s.sweep() == {"repaired": 1}
+        assert s.sweep() == {"repaired": 1, "hold_alerts": 0}
     else:
         assert s.text("Thanks!", "SM-next") == 200
     assert s.live() == [s.schedule]
     assert s.state()["effects_pending"] is False
-    assert s.sweep() == {"repaired": 0}
+    assert s.sweep() == {"repaired": 0, "hold_alerts": 0}
 
 
 def test_put_status_active_while_create_schedule_is_throttled_answers_202_and_the_sweep_repairs(stack: Any) -> None:
@@ -309,7 +309,7 @@ def test_put_status_active_while_create_schedule_is_throttled_answers_202_and_th
     assert s.state()["effects_pending"] is True and s.live() == []
 
     # And the stack's sweep (the timers function, on its rate schedule) makes the schedule live
-    assert s.sweep() == {"repaired": 1}
+    assert s.sweep() == {"repaired": 1, "hold_alerts": 0}
     assert s.live() == [s.schedule] and s.state()["effects_pending"] is False
 
 

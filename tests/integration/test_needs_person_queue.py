@@ -23,6 +23,31 @@ ROWS = "/conversation/participant-rows"
 BASE = "/conversation/participants"
 
 
+class ReadSpy:
+    """The repository's DynamoDB client, recording each read: a Query's partition of the index (or
+    its table key), a BatchGetItem's number of keys."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.reads = client, list[tuple[str, Any]]()
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.client, name)
+        if name not in ("query", "batch_get_item", "get_item", "scan"):
+            return attribute
+
+        def read(**request: Any) -> Any:
+            if name == "query":
+                detail: Any = next(iter(request["ExpressionAttributeValues"].values()))["S"]
+            elif name == "batch_get_item":
+                detail = sum(len(table["Keys"]) for table in request["RequestItems"].values())
+            else:
+                detail = None
+            self.reads.append((name, detail))
+            return attribute(**request)
+
+        return read
+
+
 def _text(env: Any, phone: str, body: str, sid: str) -> None:
     message = InboundMessage(
         provider="twilio", provider_message_id=sid, from_phone=phone, body=body, received_at=env.clock.now()
@@ -72,6 +97,60 @@ def test_the_queue_is_one_more_read_the_longest_wait_first(local_env_factory: An
         (alex, "Alex", "handoff"),
     ]
     assert datetime.fromisoformat(queue[0]["since"]) < datetime.fromisoformat(queue[1]["since"])
+
+
+def test_the_queue_page_reads_the_markers_and_the_participants_they_name(local_env_factory: Any) -> None:
+    # /queue (and the list's needs-a-person filter): one Query of the markers, then one BatchGetItem
+    # of the records they name and one of those participants' states, however many are not held.
+    env = local_env_factory()
+    rosa = enroll_over_api(env, "+12125550163", name="Rosa")
+    _text(env, "+12125550163", "can I talk to a person", "SMq1")
+    env.clock.advance(timedelta(minutes=30))
+    alex = hand_off_a_new_participant(env, "+14165550199")
+    env.drain()
+    console = Console(CoordinatorClient(InProcessTransport(env)))
+
+    def reads() -> tuple[list[tuple[str, Any]], str]:
+        spy = ReadSpy(env.app.repo._client)
+        env.app.repo._client = spy
+        try:
+            page = html.unescape(console.queue_page())
+        finally:
+            env.app.repo._client = spy.client
+        return spy.reads, page
+
+    few, page = reads()
+    for n in range(12):  # a bigger study, nobody more held
+        enroll_over_api(env, f"+1416555{n:04d}", name=f"P{n}")
+    many, again = reads()
+
+    # the markers' partition, then the two held participants' records and states: nobody else
+    assert few == many == [("query", "NEEDS_PERSON"), ("batch_get_item", 2), ("batch_get_item", 2)]
+    assert again == page
+    assert '<span class="count badge" aria-label="2 waiting">2</span>' in page
+    assert page.index(f'href="/participants/{rosa}">Rosa<') < page.index(f'href="/participants/{alex}">Alex<')
+    assert "P3" not in again
+
+
+def test_the_needs_a_person_filter_keeps_the_status_filter_and_pages(local_env_factory: Any) -> None:
+    env = local_env_factory()
+    held = []
+    for n in range(3):
+        pid = enroll_over_api(env, f"+1212555{n:04d}", name=f"H{n}")
+        env.api("POST", f"{BASE}/{pid}/staff-messages", json_body={"body": "Hi, Ana here.", "by": "Ana"})
+        env.clock.advance(timedelta(minutes=1))
+        held.append(pid)
+    enroll_over_api(env, "+12125559999", name="Not held")
+    assert env.api("PUT", f"{BASE}/{held[1]}", json_body={"status": "paused"}).status == 200
+
+    first = env.api("GET", ROWS, query={"needs_person": "true", "limit": "2"}).body["result"]
+    second = env.api("GET", ROWS, query={"needs_person": "true", "limit": "2", "next_token": first["next_token"]})
+    paused = env.api("GET", ROWS, query={"needs_person": "true", "status": "paused"}).body["result"]
+
+    listed = [r["participant"]["id"] for r in first["rows"] + second.body["result"]["rows"]]
+    assert listed == held[::-1] and first["total"] == 3  # newest first, as the list
+    assert all(r["needs_person"] and r["hold_reason"] == "staff" for r in first["rows"])
+    assert [r["participant"]["id"] for r in paused["rows"]] == [held[1]]
 
 
 def test_the_marker_follows_the_hold_a_rename_a_release_a_withdrawal_and_a_deletion(local_env_factory: Any) -> None:

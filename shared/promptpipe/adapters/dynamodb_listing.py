@@ -11,6 +11,7 @@ that class's ``_index``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from promptpipe.adapters.aws import TableAdapter
@@ -34,6 +35,7 @@ from promptpipe.adapters.dynamodb_items import (
     key,
     needs_person_from_item,
     participant_pk,
+    sortable_timestamp,
 )
 from promptpipe.errors import StoreError, ValidationFailed
 from promptpipe.models.participant_rows import LISTED_FIELDS, ROW_STATE_KEYS, ListedParticipant
@@ -67,6 +69,30 @@ class DynamoParticipantListing(TableAdapter):
         request = index_partition_query(self._table, self._index, NEEDS_PERSON_GSI_PK)
         response = self._client.query(**request, Limit=limit)
         return [entry for item in response.get("Items", []) if (entry := needs_person_from_item(item)) is not None]
+
+    @store_operation
+    def pending_hold_alerts(self, started_before: datetime) -> list[NeedsPerson]:
+        """The markers of holds begun before ``started_before`` whose alert is still pending: one Query
+        of the ``NEEDS_PERSON`` partition, the sort key (the hold's start first) bounding the holds,
+        a filter keeping the pending ones, every page followed."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": self._index,
+            "KeyConditionExpression": f"{GSI_PK} = :g AND {GSI_SK} < :before",
+            "FilterExpression": "alert_pending = :t",
+            "ExpressionAttributeValues": {
+                ":g": {"S": NEEDS_PERSON_GSI_PK},
+                ":before": {"S": sortable_timestamp(started_before)},
+                ":t": {"BOOL": True},
+            },
+        }
+        found: list[NeedsPerson] = []
+        while True:
+            response = self._client.query(**request)
+            found += [e for item in response.get("Items", []) if (e := needs_person_from_item(item)) is not None]
+            if "LastEvaluatedKey" not in response:
+                return found
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def _index_request(
         self, status: str | None, *, projected: bool = False, next_token: str | None = None
@@ -143,30 +169,46 @@ class DynamoParticipantListing(TableAdapter):
         names = {f"#k{n}": name.value for n, name in enumerate(ROW_STATE_KEYS)}
         projection = ", ".join([f"#{PK}", *(f"state_data.{alias}" for alias in names)])
         states: dict[str, dict[str, str]] = {}
+        for item in self._batch_get(participant_ids, FLOW_SK, projection, {f"#{PK}": PK, **names}, "list_states"):
+            participant_id = item[PK]["S"][len(PARTICIPANT_PREFIX) :]
+            data = item.get("state_data", {}).get("M", {})
+            states[participant_id] = {name: value["S"] for name, value in data.items() if "S" in value}
+        return states
+
+    @store_operation
+    def listed(self, participant_ids: Sequence[str]) -> list[ListedParticipant]:
+        """The listed fields of each participant's record (META), in ``BatchGetItem`` calls of up to
+        100 keys; a participant gone is left out."""
+        names = {f"#f{n}": name for n, name in enumerate(LISTED_FIELDS)}
+        items = self._batch_get(participant_ids, META_SK, ", ".join(names), names, "listed")
+        return [
+            ListedParticipant.model_validate({k: from_attribute(v) for k, v in item.items() if k not in KEY_ATTRIBUTES})
+            for item in items
+        ]
+
+    def _batch_get(
+        self, participant_ids: Sequence[str], sk: str, projection: str, names: dict[str, str], operation: str
+    ) -> list[Item]:
+        """The item ``sk`` of each participant, projected, 100 keys a call; unprocessed keys asked for
+        again with backoff (throttling), then a ``StoreError``."""
+        found: list[Item] = []
         unique = list(dict.fromkeys(participant_ids))
         for start in range(0, len(unique), _BATCH_GET_SIZE):
-            keys = [key(participant_pk(pid), FLOW_SK) for pid in unique[start : start + _BATCH_GET_SIZE]]
+            keys = [key(participant_pk(pid), sk) for pid in unique[start : start + _BATCH_GET_SIZE]]
             request: dict[str, Any] = {
-                self._table: {
-                    "Keys": keys,
-                    "ProjectionExpression": projection,
-                    "ExpressionAttributeNames": {f"#{PK}": PK, **names},
-                }
+                self._table: {"Keys": keys, "ProjectionExpression": projection, "ExpressionAttributeNames": names}
             }
             for attempt in range(_BATCH_GET_RETRIES):
                 response = self._client.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self._table, []):
-                    participant_id = item[PK]["S"][len(PARTICIPANT_PREFIX) :]
-                    data = item.get("state_data", {}).get("M", {})
-                    states[participant_id] = {name: value["S"] for name, value in data.items() if "S" in value}
+                found += response.get("Responses", {}).get(self._table, [])
                 request = response.get("UnprocessedKeys") or {}
                 if not request:
                     break
                 self._sleep(min(0.05 * 2**attempt, 2.0))  # unprocessed keys mean throttling
             else:
                 raise StoreError(
-                    "DynamoParticipantRepo.list_states: flow states could not be read (throttled)",
-                    operation="DynamoParticipantRepo.list_states",
+                    f"DynamoParticipantRepo.{operation}: items could not be read (throttled)",
+                    operation=f"DynamoParticipantRepo.{operation}",
                     code="UnprocessedKeys",
                 )
-        return states
+        return found

@@ -17,7 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from promptpipe.adapters.aws_errors import error_code
 from promptpipe.errors import ConfigurationError, TimerError
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
 from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,
@@ -47,7 +47,7 @@ class _Schedule:
     expression: str
     timezone: str
     target_arn: str
-    payload: TimerPayload | ScheduledPromptPayload
+    payload: TimerPayload | ScheduledPromptPayload | StudySweepRequest
     after_completion: Literal["NONE", "DELETE"]
     window_minutes: int = 0
 
@@ -134,6 +134,9 @@ class EventBridgeTimers:
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
         return self._put(self._one_shot(name, at, self._scheduled_prompt_function_arn, payload))
 
+    def schedule_sweep(self, *, name: str, at: datetime, payload: StudySweepRequest) -> str:
+        return self._put(self._one_shot(name, at, self._timers_function_arn, payload))
+
     def cancel(self, name: str) -> None:
         validate_schedule_name(name)
         try:
@@ -204,7 +207,11 @@ class EventBridgeTimers:
         )
 
     def _one_shot(
-        self, name: str, at: datetime, target_arn: str, payload: TimerPayload | ScheduledPromptPayload
+        self,
+        name: str,
+        at: datetime,
+        target_arn: str,
+        payload: TimerPayload | ScheduledPromptPayload | StudySweepRequest,
     ) -> _Schedule:
         """``at()`` in UTC, deleted by the scheduler once it has run."""
         return _Schedule(name, at_expression(at), _UTC, target_arn, payload, after_completion="DELETE")
@@ -254,9 +261,12 @@ class EventBridgeTimers:
         }
 
 
-def schedule_input(payload: TimerPayload | ScheduledPromptPayload) -> str:
-    """The target's Input: the payload's JSON with the scheduler's context placeholders."""
+def schedule_input(payload: TimerPayload | ScheduledPromptPayload | StudySweepRequest) -> str:
+    """The target's Input: the payload's JSON with the scheduler's context placeholders (a sweep's
+    input takes none: it refuses keys it does not know)."""
     body = payload.model_dump(mode="json")
+    if isinstance(payload, StudySweepRequest):
+        return json.dumps(body, separators=(",", ":"), sort_keys=True)
     body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
     body["execution_id"] = EXECUTION_ID_PLACEHOLDER
     return json.dumps(body, separators=(",", ":"), sort_keys=True)

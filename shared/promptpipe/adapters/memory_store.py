@@ -165,6 +165,18 @@ class InMemoryStore:
             )
         return [e.model_copy() for e in held[:limit]]
 
+    def listed(self, participant_ids: Sequence[str]) -> builtins.list[ListedParticipant]:
+        with self._lock:
+            found = [self.participants[pid] for pid in dict.fromkeys(participant_ids) if pid in self.participants]
+        return [ListedParticipant.model_validate(p.model_dump()) for p in found]
+
+    def pending_hold_alerts(self, started_before: datetime) -> builtins.list[NeedsPerson]:
+        return [
+            e
+            for e in self.needs_person_queue(limit=len(self.needs_person))
+            if e.alert_pending and e.since is not None and e.since < started_before
+        ]
+
     def hold_alerted(self, participant_id: str, since: datetime) -> None:
         with self._lock:
             entry = self.needs_person.get(participant_id)

@@ -11,7 +11,7 @@ from pydantic import ConfigDict
 from promptpipe.errors import TimerError
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
 from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,
@@ -62,6 +62,9 @@ class InMemoryTimers:
         self.described: list[str] = []  # every describe call, in order
         self.cancelled: list[str] = []  # every cancel call, existing or not, in order
         self.fail_next: Exception | None = None  # raised (once) by the next port call
+        # The sweeps' one-shots (the study sweep's continuation): name -> (when, input); kept apart
+        # from ``schedules``, whose one-shots ``due`` hands to the timers' use case.
+        self.sweeps: dict[str, tuple[datetime, StudySweepRequest]] = {}
 
     def schedule_timer(self, *, name: str, at: datetime, payload: TimerPayload) -> str:
         self._maybe_fail()
@@ -81,16 +84,23 @@ class InMemoryTimers:
         self._maybe_fail()
         return self._store(ScheduledTimer(name=name, kind="prompt_at", at=self._at(at), payload=payload))
 
+    def schedule_sweep(self, *, name: str, at: datetime, payload: StudySweepRequest) -> str:
+        self._maybe_fail()
+        validate_schedule_name(name)
+        self.sweeps[name] = (self._at(at), payload)  # same name replaces, as in the AWS adapter
+        return name
+
     def cancel(self, name: str) -> None:
         self._maybe_fail()
         validate_schedule_name(name)
         self.cancelled.append(name)
         self.schedules.pop(name, None)
+        self.sweeps.pop(name, None)
         self.specs.pop(name, None)  # as the schedule it described: gone (a long run would keep them all)
 
     def list_names(self, prefix: str) -> list[str]:
         self._maybe_fail()
-        return sorted(name for name in self.schedules if name.startswith(prefix))
+        return sorted(name for name in [*self.schedules, *self.sweeps] if name.startswith(prefix))
 
     def describe(self, name: str) -> LiveSchedule | None:
         self._maybe_fail()

@@ -3,7 +3,7 @@
 Re-scheduling the same key replaces the schedule instead of duplicating it. Names never contain a
 phone number, and stay within 64 characters of ``[0-9a-zA-Z-_.]`` (participant ids are 34). Every
 name starts with ``{participant id}-``, so one ``ListSchedules`` with that prefix finds all of a
-participant's live schedules (reconcile).
+participant's live schedules (reconcile); the stack's own one-shots start with ``sweep-``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ _PREFIX = {
     TimerKind.SCHEDULE_RESUME: "resume",
     TimerKind.STUDY_CHECK_IN: "checkin",
 }
+
+
+# The stack's own one-shots in the participants' group (the study sweep's continuation) start with
+# this, never with a participant's id: reconcile leaves them alone.
+SWEEP_SCHEDULE_PREFIX = "sweep-"
 
 
 def participant_prefix(participant_id: str) -> str:

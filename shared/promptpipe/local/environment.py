@@ -20,7 +20,7 @@ from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
 from promptpipe.ports import LLM, Timers
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import MessagingProvider, Settings, set_settings
@@ -153,6 +153,11 @@ class NotifyingTimers:
 
     def schedule_prompt_at(self, *, name: str, at: datetime, payload: ScheduledPromptPayload) -> str:
         result = self._inner.schedule_prompt_at(name=name, at=at, payload=payload)
+        self._changed(name)
+        return result
+
+    def schedule_sweep(self, *, name: str, at: datetime, payload: StudySweepRequest) -> str:
+        result = self._inner.schedule_sweep(name=name, at=at, payload=payload)
         self._changed(name)
         return result
 

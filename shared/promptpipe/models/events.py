@@ -44,12 +44,24 @@ class TimerKind(StrEnum):
 class SweepRequest(LazyModel):
     """Input of the stack's periodic sweep schedule (targets the timers function): repair the
     participants whose schedule changes failed after a commit (docs/architecture.md, "Effects that
-    failed"). Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
+    failed"), and publish the hold alerts left pending (docs/safety.md, "Asking for a person").
+    Extra keys (the scheduler's) are refused, so a timer's input can never pass as one."""
 
     model_config = ConfigDict(extra="forbid")
 
     sweep: Literal["pending_effects"]
     limit: int = Field(default=100, ge=1, le=1000)
+
+
+class StudySweepCursor(LazyModel):
+    """Where the daily study sweep stopped before its deadline (``usecases/studies.sweep_study``): the
+    participants list's page it was in (its token; None: the first page) and the last participant it
+    swept on that page (None: none yet). A continuation resumes after that participant."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page: str | None = Field(None, max_length=2048)
+    after: str | None = Field(None, max_length=64)
 
 
 class StudySweepRequest(LazyModel):
@@ -60,6 +72,8 @@ class StudySweepRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     sweep: Literal["study"]
+    # Where a run that ran out of time stopped; its continuation (a one-shot schedule) resumes there.
+    cursor: StudySweepCursor | None = None
 
 
 class RedriveRequest(LazyModel):

@@ -17,6 +17,12 @@ alert carries the hold's reference (``HoldAlert.reference``), the same on each c
 announced too, besides the safety flag's own alert (``usecases/safety_alerts.py``, at most once): a
 crisis always reaches a person, whatever crash lands after its commit. A staff hold is placed by the
 team itself and is not announced (``ANNOUNCED_HOLDS``).
+
+An event that is never redelivered (its dead-letter queue expires unredriven) would leave its alert
+pending for ever: the periodic sweep (``sweep_hold_alerts``, the timers function's 15-minute sweep)
+reads the markers still pending ``HOLD_ALERT_SWEEP_AFTER`` after their hold began (one Query of the
+index's needs-a-person partition) and publishes each the same way, at least once: a failed publish is
+left pending for the next run, a published one is marked and the next run finds nothing.
 """
 
 from __future__ import annotations
@@ -54,3 +60,22 @@ def publish_hold_alert(app: AppContext, alert: HoldAlert) -> None:
         app.repo.hold_alerted(alert.participant_id, alert.since)
     except StoreError:
         logger.exception("hold alert published but not marked", extra={"participant_id": alert.participant_id})
+
+
+def sweep_hold_alerts(app: AppContext) -> list[str]:
+    """Publish every hold alert still pending ``hold_alert_sweep_after`` after its hold began; returns
+    the ids of the participants whose alert went out. A failed publish is logged and left pending
+    (the next run tries again), so one failure does not hold back the others."""
+    started_before = app.clock.now() - app.config.hold_alert_sweep_after
+    published: list[str] = []
+    for marker in app.repo.pending_hold_alerts(started_before):  # pending: owed, whatever its reason now
+        alert = HoldAlert(
+            participant_id=marker.participant_id, reason=marker.reason, detail=marker.detail, since=marker.since
+        )
+        try:
+            publish_hold_alert(app, alert)
+        except Exception:  # the topic unreachable: still pending, the next run publishes it
+            logger.exception("hold alert not published by the sweep", extra={"participant_id": marker.participant_id})
+            continue
+        published.append(marker.participant_id)
+    return published

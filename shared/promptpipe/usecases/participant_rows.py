@@ -12,8 +12,11 @@ cursor when the cursor was made, which the cursor carries (``.N`` after the stor
 last page's total is exact (its offset plus its rows). Only a participant after the cursor deleted,
 or leaving the status filter, between two pages leaves a later page's total high by one each until
 the last page.
-A search (name, id or phone digits, case-insensitive) or the needs-a-person filter reads every
-participant's record (and, for the filter, their state, 100 a call) and pages the matches by offset.
+A search (name, id or phone digits, case-insensitive) reads every participant's record (and, with
+the needs-a-person filter, their state, 100 a call) and pages the matches by offset. The
+needs-a-person filter alone (the console's ``/queue``) reads the markers the commits keep instead
+(one Query of the index's ``NEEDS_PERSON`` partition: docs/console.md, "Nobody missed"), then the
+records they name and the page's states (a ``BatchGetItem`` each), whatever the study's size.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
 _AFTER = "."
 _SCAN_PAGE = 1000  # records a search or the needs-a-person filter reads per index page
 NEEDS_PERSON_SHOWN = 200  # the queue above the list: one index Query (a marker is about 200 bytes)
+# The needs-a-person filter and /queue: one index Query too (a Query returns up to 1 MB: ~5,000 markers).
+NEEDS_PERSON_LISTED = 1000
 
 
 def matches(participant: ListedParticipant, search: str) -> bool:
@@ -131,10 +136,13 @@ def participant_rows(
         if token is not None:
             token = f"{token}{_AFTER}{total - offset - len(shown)}"
         return ParticipantRowsPage(rows=rows, total=total, next_token=token, offset=offset, read_at=now)
-    found = _every(repo, status, search)
-    if needs_person:
-        states = repo.list_states([p.id for p in found])
-        found = [p for p in found if row_of(p, states.get(p.id)).needs_person]
+    if needs_person and not search:
+        found = _held(repo, status)
+    else:
+        found = _every(repo, status, search)
+        if needs_person:
+            states = repo.list_states([p.id for p in found])
+            found = [p for p in found if row_of(p, states.get(p.id)).needs_person]
     start = 0
     if next_token is not None:  # the matches after the cursor's place (newest first)
         try:
@@ -193,6 +201,14 @@ def _viewed(
         rows, view, now or datetime.now(UTC), limit=limit, next_token=next_token
     )
     return ParticipantRowsPage(rows=shown, total=total, next_token=token, offset=start, read_at=now)
+
+
+def _held(repo: ParticipantRepo, status: str | None) -> list[ListedParticipant]:
+    """The participants held for a person (of ``status``), newest first: the markers the commits keep
+    (one Query), then the records they name (``BatchGetItem``s), never every participant."""
+    markers = repo.needs_person_queue(NEEDS_PERSON_LISTED)
+    found = [p for p in repo.listed([m.participant_id for m in markers]) if status in (None, p.status.value)]
+    return sorted(found, key=listing_key, reverse=True)
 
 
 def _every(repo: ParticipantRepo, status: str | None, search: str) -> list[ListedParticipant]:

@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 from promptpipe.errors import EffectsPending, ParticipantNotFound, TimerError
 from promptpipe.flow.effects import apply_schedule_changes, desired_schedules
-from promptpipe.flow.timer_names import participant_prefix
+from promptpipe.flow.timer_names import SWEEP_SCHEDULE_PREFIX, participant_prefix
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.state import StateData
 from promptpipe.usecases.context import AppContext
@@ -130,7 +130,9 @@ def _drift(app: AppContext, spec: ScheduleSpec) -> list[str] | None:
 
 def reconcile_all(app: AppContext) -> list[ReconcileReport]:
     """Every enrolled participant, and every participant id that still has live schedules."""
-    ids: set[str] = {name.split("-", 1)[0] for name in app.timers.list_names("")}
+    ids: set[str] = {
+        name.split("-", 1)[0] for name in app.timers.list_names("") if not name.startswith(SWEEP_SCHEDULE_PREFIX)
+    }
     token: str | None = None
     while True:
         page, token = app.repo.list(limit=100, next_token=token)

@@ -11,7 +11,7 @@ from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
 from promptpipe.models.decision import DecisionDelivery
 from promptpipe.models.effects import MessageRef
-from promptpipe.models.messaging import OutboundMessage, SendResult
+from promptpipe.models.messaging import OutboundKind, OutboundMessage, SendResult
 from promptpipe.models.metrics import metric
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.store import DeliveryOutcome, EventRecord, PartialDelivery
@@ -160,9 +160,20 @@ _DELIVERY = {"sent": DecisionDelivery.SENT, "failed": DecisionDelivery.FAILED, "
 
 
 def _record_decision_deliveries(app: AppContext, outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> None:
-    """The delivery of each decision's prompt, from its send result (best effort, as the transcript's)."""
+    """The delivery of each decision's prompt, from its send result (best effort, as the transcript's).
+    A redelivered event resuming its messages carries no decisions (its first delivery committed
+    them): those of the messages it sent now are read back, so a send that failed as a retry may cure
+    (``failed``, ``retried``) and then went out moves on to ``sent`` (docs/studies.md)."""
     log = app.decisions
-    for record in outcome.decisions:
+    records = outcome.decisions
+    if outcome.replayed and app.deps.study is not None and _carries_decisions(outcome, results):
+        # the rare resume path of a prompt or reminder: one Query
+        try:
+            records = [r for r in log.for_participant(outcome.participant_id) if r.message_id in results]
+        except StoreError:
+            logger.exception("could not read the decisions of a resumed event")
+            return
+    for record in records:
         result = results.get(record.message_id or "")
         if result is None:
             continue
@@ -172,6 +183,12 @@ def _record_decision_deliveries(app: AppContext, outcome: EventOutcome, results:
             log.update(record.model_copy(update={"delivery": delivery, "sent_at": sent_at}))
         except StoreError:  # best effort: the record stays pending (never counted as sent)
             logger.exception("could not record a decision's delivery", extra={"participant_id": record.participant_id})
+
+
+def _carries_decisions(outcome: EventOutcome, results: dict[str, DeliveryOutcome]) -> bool:
+    """A message of the kinds a decision sends (a daily prompt, a reminder) had a send result."""
+    decided = (OutboundKind.DAILY_PROMPT, OutboundKind.REMINDER)
+    return any(m.kind in decided and m.message_id in results for m in outcome.outbound)
 
 
 def _committed_recipient(app: AppContext, outcome: EventOutcome) -> ConversationParticipant | None:

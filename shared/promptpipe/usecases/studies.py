@@ -8,10 +8,17 @@ their missing days as not available (with the reason), in a commit of their stat
 ``study-sweep-{participant}-{day}``. It also closes the outcome window of each available decision
 whose check-in was not answered in time (``none``), and ends the study for a participant past its
 duration whose prompt no longer fires (a paused participant: recorded, nothing sent).
+
+It runs inside the timers function's 30 seconds. Given the time left (``time_left``: the Lambda
+context's), it stops before the deadline (``STUDY_SWEEP_RESERVE`` left) and hands on a cursor — the
+list's page and the last participant swept — in a one-shot schedule of the timers function a minute
+later (``Timers.schedule_sweep``), which resumes after that participant: every participant is reached
+the same day, whatever the study's size, and each run makes progress (at least one participant).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -24,7 +31,9 @@ from pydantic import ValidationError
 from promptpipe.errors import ParticipantNotFound, ValidationFailed
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study import decide, end_study, in_study, read_check_in_answer, study_day, study_over
+from promptpipe.flow.timer_names import SWEEP_SCHEDULE_PREFIX
 from promptpipe.models.decision import ProximalOutcomeValue, UnavailableReason
+from promptpipe.models.events import StudySweepCursor, StudySweepRequest
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.study import DecisionPoint, StudyDefinition
 from promptpipe.usecases.context import AppContext
@@ -68,6 +77,13 @@ def answer_check_in(
 
 
 # --- the daily sweep ------------------------------------------------------------------------------
+# The time a run keeps when it stops: one participant's sweep (a decisions Query, a commit, a closing
+# message and its schedules stopped, each retried) and the continuation's CreateSchedule fit in it.
+STUDY_SWEEP_RESERVE = timedelta(seconds=10)
+STUDY_SWEEP_CONTINUE_AFTER = timedelta(minutes=1)
+_PAGE = 100
+
+
 @dataclass
 class SweepReport:
     participants: int = 0
@@ -76,38 +92,70 @@ class SweepReport:
     ended: int = 0
     skipped_test: int = 0
     errors: list[str] = field(default_factory=list)
+    # Where the run stopped before its deadline (its continuation's input); None: it reached the end.
+    cursor: StudySweepCursor | None = None
 
 
-def _participants(app: AppContext) -> list[ConversationParticipant]:
-    found: list[ConversationParticipant] = []
-    token: str | None = None
-    while True:
-        page, token = app.repo.list(limit=100, next_token=token)
-        found += page
-        if token is None:
-            return found
-
-
-def sweep_study(app: AppContext) -> SweepReport:
-    """Every enrolled participant: record their missing study days, close outcome windows, end the
-    study past its duration. Idempotent: a second sweep the same day finds nothing to do."""
+def sweep_study(
+    app: AppContext,
+    *,
+    time_left: Callable[[], timedelta] | None = None,
+    cursor: StudySweepCursor | None = None,
+) -> SweepReport:
+    """Every enrolled participant (from ``cursor`` on): record their missing study days, close outcome
+    windows, end the study past its duration. Idempotent: a second sweep the same day finds nothing
+    to do. With ``time_left``, stops while ``STUDY_SWEEP_RESERVE`` is left and schedules its
+    continuation (``report.cursor``)."""
     report = SweepReport()
     study = app.deps.study
     if study is None:
         return report
     now = app.clock.now()
-    for participant in _participants(app):
-        if participant.test_participant:
-            report.skipped_test += 1
-            continue
-        if participant.status is ParticipantStatus.WITHDRAWN:
-            continue
-        report.participants += 1
-        try:
-            _sweep_one(app, study, participant, now, report)
-        except ParticipantNotFound:
-            continue
-    return report
+    token = cursor.page if cursor else None
+    after = cursor.after if cursor else None
+    swept_one = False
+    while True:
+        page, next_token = app.repo.list(limit=_PAGE, next_token=token)
+        ids = [p.id for p in page]
+        # Resume after the last one swept; gone from the page (deleted meanwhile): the whole page
+        # again, which writes nothing twice.
+        start = ids.index(after) + 1 if after in ids else 0
+        for participant in page[start:]:
+            if swept_one and time_left is not None and time_left() < STUDY_SWEEP_RESERVE:
+                report.cursor = StudySweepCursor(page=token, after=after)
+                continue_study_sweep(app, report.cursor)
+                return report
+            swept_one = True
+            after = participant.id
+            _sweep_participant(app, study, participant, now, report)
+        if next_token is None:
+            return report
+        token, after = next_token, None
+
+
+def continue_study_sweep(app: AppContext, cursor: StudySweepCursor) -> str:
+    """The continuation: a one-shot of the timers function with the cursor, named from it (a retried
+    run that stopped at the same place replaces it instead of starting a second chain)."""
+    digest = hashlib.sha256(cursor.model_dump_json().encode()).hexdigest()[:24]
+    name = f"{SWEEP_SCHEDULE_PREFIX}study-{digest}"
+    at = app.clock.now() + STUDY_SWEEP_CONTINUE_AFTER
+    logger.info("study sweep continues", extra={"schedule": name, "at": at.isoformat()})
+    return app.timers.schedule_sweep(name=name, at=at, payload=StudySweepRequest(sweep="study", cursor=cursor))
+
+
+def _sweep_participant(
+    app: AppContext, study: StudyDefinition, participant: ConversationParticipant, now: datetime, report: SweepReport
+) -> None:
+    if participant.test_participant:
+        report.skipped_test += 1
+        return
+    if participant.status is ParticipantStatus.WITHDRAWN:
+        return
+    report.participants += 1
+    try:
+        _sweep_one(app, study, participant, now, report)
+    except ParticipantNotFound:
+        return
 
 
 def _sweep_one(
