@@ -288,8 +288,9 @@ NO_FUNCTION_LOADS = (
 )
 def test_a_function_loads_only_what_its_first_event_runs(module: str, function: str) -> None:
     """Import and first-event init load none of the staff tools; the coordinators' audit only in the
-    participants API (its staff routes); the study engine and definitions in neither front door (the
-    API pages the decision records without them); the tool table only where a turn runs (docs/benchmarks.md,
+    participants API (its staff routes); the study engine and definitions in no function of a
+    deployment without a study (the API pages the decision records without them); the tool table only
+    where a turn runs; the opt-out reader only where a text is read first (docs/benchmarks.md,
     section 2: each module a function loads is its cold start)."""
     loaded = set(_import_probe(module, function)["loaded_after_init"])
     assert not [name for name in loaded if name.startswith(NO_FUNCTION_LOADS)]
@@ -301,6 +302,8 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     # The reader of inbound texts (its patterns) only where a text is read first: the webhook.
     assert ("promptpipe.rules.opt_out" in loaded) is (module == "functions.inbound.webhook")
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
+    # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
+    assert "promptpipe.usecases.redrive" not in loaded
 
 
 STUDY_ENGINE = {
