@@ -45,7 +45,7 @@ MODULES: tuple[Module, ...] = ("intake", "feedback")
 # --- argument models -------------------------------------------------------------------------------
 # TypedDicts that pydantic reads (``derived_parameters``): nothing validates a tool's arguments at run
 # time (the executors read the model's JSON), so defining them costs no pydantic model class at
-# every cold start (about 3.5 ms of the worker's, docs/benchmarks.md section 2); the schemas they
+# every cold start (about 3 ms of the worker's, docs/benchmarks.md section 2); the schemas they
 # give are the models' own, field for field. ``Required`` marks an argument the model must give.
 class TransitionArgs(TypedDict, total=False):
     target_state: Required[Literal["INTAKE", "FEEDBACK"]]
