@@ -24,7 +24,6 @@ from functions.common import lambda_entry, run_and_send
 from promptpipe.models.events import RedriveRequest, TurnEvent
 from promptpipe.observability import count_error, logger
 from promptpipe.usecases.events import process_turn
-from promptpipe.usecases.redrive import redrive_unanswered
 from promptpipe.wiring import get_app
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
@@ -51,6 +50,10 @@ def record_handler(record: SQSRecord) -> None:
 def redrive(request: RedriveRequest) -> dict[str, Any]:
     """The stack's unanswered-turns sweep: the dead-lettered turns go back on the queue once the
     model answers again."""
+    # Here, not at import: the worker's first event is a turn; the sweep is its own scheduled event
+    # (tests/unit/test_cold_start.py).
+    from promptpipe.usecases.redrive import redrive_unanswered
+
     result = redrive_unanswered(get_app(), request.limit)
     logger.info("unanswered turns swept", extra=asdict(result))
     return asdict(result)

@@ -20,7 +20,6 @@ from promptpipe.usecases.events import run_timer
 from promptpipe.usecases.hold_alerts import sweep_hold_alerts
 from promptpipe.usecases.outcomes import event_id_for_schedule
 from promptpipe.usecases.schedules import sweep_pending_effects
-from promptpipe.usecases.studies import sweep_study
 from promptpipe.wiring import get_app
 
 
@@ -55,6 +54,10 @@ def sweep(request: SweepRequest) -> dict[str, Any]:
 def study_sweep(request: StudySweepRequest, context: LambdaContext) -> dict[str, Any]:
     """The stack's daily study sweep (docs/studies.md): a second run the same day finds nothing to do.
     It stops before the function's deadline and continues from where it stopped (``continued``)."""
+    # Here, not at import: the timers' first event is a timer, and the study engine loads with a study
+    # (tests/unit/test_cold_start.py).
+    from promptpipe.usecases.studies import sweep_study
+
     report = sweep_study(
         get_app(),
         time_left=lambda: timedelta(milliseconds=context.get_remaining_time_in_millis()),

@@ -59,6 +59,7 @@ THRESHOLDS: dict[str, float] = {
     # What reads a message before anything else does: an opt-out in any form, a crisis (docs/compliance.md).
     "rules.opt_out": 90.0,
     "rules.safety_screen": 90.0,
+    "rules.opt_words": 90.0,  # the opt-out words and replies, out of rules.opt_out (cold start)
 }
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}

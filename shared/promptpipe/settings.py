@@ -26,7 +26,7 @@ from promptpipe.config import DEFAULT_SAFETY_RESOURCES
 from promptpipe.errors import ConfigurationError
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.llm_routes import LLMEndpoint, LLMRoute, endpoint_url
-from promptpipe.rules.opt_out import OptKeywordKind
+from promptpipe.rules.opt_words import OptKeywordKind
 from promptpipe.rules.phone import is_known_region
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")

@@ -288,15 +288,41 @@ NO_FUNCTION_LOADS = (
 )
 def test_a_function_loads_only_what_its_first_event_runs(module: str, function: str) -> None:
     """Import and first-event init load none of the staff tools; the coordinators' audit only in the
-    participants API (its staff routes); the study engine and definitions in neither front door (the
-    API pages the decision records without them); the tool table only where a turn runs (docs/benchmarks.md,
+    participants API (its staff routes); the study engine and definitions in no function of a
+    deployment without a study (the API pages the decision records without them); the tool table only
+    where a turn runs; the opt-out reader only where a text is read first (docs/benchmarks.md,
     section 2: each module a function loads is its cold start)."""
     loaded = set(_import_probe(module, function)["loaded_after_init"])
     assert not [name for name in loaded if name.startswith(NO_FUNCTION_LOADS)]
     assert ("promptpipe.models.audit" in loaded) is (module == "functions.enrollment.handler")
-    if function == "-":
-        assert loaded.isdisjoint({"promptpipe.usecases.studies", "promptpipe.flow.study", "promptpipe.models.study"})
+    # No function of a deployment without a study (the probe's: no STUDY_ID) loads the study engine;
+    # one with a study loads it with the study, at its first get_app (wiring._study).
+    assert loaded.isdisjoint(STUDY_ENGINE)
     assert ("promptpipe.controller.tool_table" in loaded) is (function == "worker")
+    # The reader of inbound texts (its patterns) only where a text is read first: the webhook.
+    assert ("promptpipe.rules.opt_out" in loaded) is (module == "functions.inbound.webhook")
+    assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
+    # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
+    assert "promptpipe.usecases.redrive" not in loaded
+
+
+STUDY_ENGINE = {
+    "promptpipe.usecases.studies",
+    "promptpipe.flow.study",
+    "promptpipe.models.study",
+    "promptpipe.rules.randomise",
+}
+
+
+def test_a_function_of_a_deployment_with_a_study_loads_its_engine_with_the_study() -> None:
+    """The study engine is imported where a study is configured, at the composition root (not at a
+    first event): the deferral above moves none of its cost into a study deployment's first event."""
+    env = {**child_environment(REPO), "STUDY_ID": "example-mrt"}  # prompts/studies/example-mrt.json
+    probe = "import functions.scheduled_prompt.handler, sys; from promptpipe.wiring import get_app; "
+    probe += "study = get_app().deps.study; "
+    probe += f"print(study.id, sorted(m for m in sys.modules if m in {sorted(STUDY_ENGINE)!r}))"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip().splitlines()[-1] == f"example-mrt {sorted(STUDY_ENGINE)!r}"
 
 
 @pytest.mark.parametrize(

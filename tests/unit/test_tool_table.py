@@ -26,7 +26,7 @@ NOT_A_TOOL = {
     ("scheduler", "adapters/aws.py"),
     ("scheduler", "adapters/eventbridge_timers.py"),
     # The opt-out reader's keyword kind (a key of the OPT_KEYWORDS setting), not the coach's tool.
-    ("opt_out", "rules/opt_out.py"),
+    ("opt_out", "rules/opt_words.py"),
     ("scheduler", "local/environment.py"),
     ("scheduler", "wiring.py"),
 }

@@ -8,9 +8,8 @@ docs/platform.md#scheduler-rules). Names, expressions and zones are validated he
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -39,9 +38,9 @@ EXECUTION_ID_PLACEHOLDER = "<aws.scheduler.execution-id>"
 _UTC = "UTC"
 
 
-@dataclass(frozen=True)
-class _Schedule:
-    """What one CreateSchedule/UpdateSchedule call says, before the group's target settings."""
+class _Schedule(NamedTuple):
+    """What one CreateSchedule/UpdateSchedule call says, before the group's target settings. A named
+    tuple: immutable as a frozen dataclass, without generating its methods at every cold start."""
 
     name: str
     expression: str

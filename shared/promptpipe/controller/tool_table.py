@@ -1,7 +1,7 @@
 """The one table of the tools the coach can call (docs/architecture.md, "Adding a tool").
 
-Each row is a tool: its name, its argument model (pydantic; the JSON schema the model is shown is
-derived from it), the conversation modules that offer it, and its description. Everything else
+Each row is a tool: its name, its argument model (a TypedDict pydantic reads; the JSON schema the
+model is shown is derived from it), the conversation modules that offer it, and its description. Everything else
 reads this table: the executors in ``flow/tools/`` register against a row (``flow.tools.registry``),
 the prompts name tools through it, the flow definitions' validation (``controller.definition``)
 knows the tools a node may name from it, the intent hints and the offline coach use its names, and
@@ -23,25 +23,34 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Required
 
 from pydantic import Field, WithJsonSchema
 
-from promptpipe.lazy_model import LazyModel
 from promptpipe.rules import tone
+
+if sys.version_info >= (3, 12):  # the runtime's
+    from typing import TypedDict
+else:  # pydantic reads typing's own TypedDict only from Python 3.12 (typing_extensions: pydantic's dependency)
+    from typing_extensions import TypedDict
 
 Module = Literal["intake", "feedback"]
 MODULES: tuple[Module, ...] = ("intake", "feedback")
 
 
 # --- argument models -------------------------------------------------------------------------------
-class TransitionArgs(LazyModel):
-    target_state: Literal["INTAKE", "FEEDBACK"]
-    delay_minutes: float | None = Field(None, ge=0, description="Delay before moving.")
-    reason: str | None = None
+# TypedDicts that pydantic reads (``derived_parameters``): nothing validates a tool's arguments at run
+# time (the executors read the model's JSON), so defining them costs no pydantic model class at
+# every cold start (about 3 ms of the worker's, docs/benchmarks.md section 2); the schemas they
+# give are the models' own, field for field. ``Required`` marks an argument the model must give.
+class TransitionArgs(TypedDict, total=False):
+    target_state: Required[Literal["INTAKE", "FEEDBACK"]]
+    delay_minutes: Annotated[float | None, Field(ge=0, description="Delay before moving.")]
+    reason: str | None
 
 
 _ToneTags = Annotated[
@@ -49,46 +58,46 @@ _ToneTags = Annotated[
 ]
 
 
-class ProfileArgs(LazyModel):
-    habit_domain: str | None = None
-    prompt_anchor: str = Field(description="existing routine")
-    motivational_frame: str | None = None
-    preferred_time: str = Field(description="HH:MM")
-    additional_info: str | None = None
-    last_successful_prompt: str | None = None
-    last_barrier: str | None = None
-    last_motivator: str | None = None
-    last_tweak: str | None = None
-    tone_tags: _ToneTags | None = None
-    tone_update_source: Literal["explicit", "implicit"] | None = None
-    tone_confidence: float | None = Field(None, ge=0, le=1)
+class ProfileArgs(TypedDict, total=False):
+    habit_domain: str | None
+    prompt_anchor: Required[Annotated[str, Field(description="existing routine")]]
+    motivational_frame: str | None
+    preferred_time: Required[Annotated[str, Field(description="HH:MM")]]
+    additional_info: str | None
+    last_successful_prompt: str | None
+    last_barrier: str | None
+    last_motivator: str | None
+    last_tweak: str | None
+    tone_tags: _ToneTags | None
+    tone_update_source: Literal["explicit", "implicit"] | None
+    tone_confidence: Annotated[float | None, Field(ge=0, le=1)]
 
 
-class SchedulerArgs(LazyModel):
-    action: Literal["create", "list", "delete", "pause", "resume"]
-    type: Literal["fixed", "random"] | None = None
-    fixed_time: str | None = None
-    random_start_time: str | None = None
-    random_end_time: str | None = None
-    timezone: str | None = None  # an IANA zone
-    schedule_id: str | None = None
-    days: int | None = Field(None, ge=1, le=60)  # pause: how many days
+class SchedulerArgs(TypedDict, total=False):
+    action: Required[Literal["create", "list", "delete", "pause", "resume"]]
+    type: Literal["fixed", "random"] | None
+    fixed_time: str | None
+    random_start_time: str | None
+    random_end_time: str | None
+    timezone: str | None  # an IANA zone
+    schedule_id: str | None
+    days: Annotated[int | None, Field(ge=1, le=60)]  # pause: how many days
 
 
-class HabitPromptArgs(LazyModel):
-    delivery_mode: Literal["immediate", "scheduled"]
-    personalization_notes: str | None = None
+class HabitPromptArgs(TypedDict, total=False):
+    delivery_mode: Required[Literal["immediate", "scheduled"]]
+    personalization_notes: str | None
 
 
-class OutcomeArgs(LazyModel):
+class OutcomeArgs(TypedDict):
     done: bool
 
 
-class OptOutArgs(LazyModel):
+class OptOutArgs(TypedDict):
     pass
 
 
-class AskPersonArgs(LazyModel):
+class AskPersonArgs(TypedDict):
     pass  # no reason: the hold's detail never carries the participant's words (models/safety.py)
 
 
@@ -96,7 +105,7 @@ class AskPersonArgs(LazyModel):
 @dataclass(frozen=True)
 class ToolRow:
     name: str
-    arguments: type[LazyModel]
+    arguments: type[Mapping[str, Any]]  # a TypedDict above
     modules: tuple[Module, ...]
     # May hold ``{placeholders}`` that the executor fills from its settings (``describe``).
     description: str
@@ -217,7 +226,9 @@ def _stored_schemas() -> str:
 def derived_parameters(row: ToolRow) -> dict[str, Any]:
     """The JSON schema of ``row``'s argument model, as the model is shown it: what ``tool_schemas.json``
     holds for the row (built from the pydantic model: for the tests and the file's writer)."""
-    return _clean(row.arguments.model_json_schema())
+    from pydantic import TypeAdapter  # the tests' and the file writer's: never at run time
+
+    return _clean(TypeAdapter(row.arguments).json_schema())
 
 
 def _clean(node: Any) -> Any:

@@ -14,6 +14,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from promptpipe.config import CoreConfig
@@ -25,7 +26,6 @@ from promptpipe.flow.hold import skipped_firing
 from promptpipe.flow.prompt_generator import PromptGenerationError, generate_habit_prompt
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.sms_fit import daily_prompt_room, fits_room
-from promptpipe.flow.study import day_arm, decide, end_study, in_study, point_at, study_over
 from promptpipe.flow.timer_names import random_delivery_name, timer_name
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.events import ScheduledPromptPayload, TimerKind, TimerPayload
@@ -37,9 +37,12 @@ from promptpipe.models.state import (
     FeedbackState,
     ScheduleInfo,
 )
-from promptpipe.models.study import DecisionPointAt
 from promptpipe.rules.quiet_hours import QuietHours
 from promptpipe.rules.timezones import zone_or_utc
+
+if TYPE_CHECKING:
+    from promptpipe.models.safety import ConversationHold
+    from promptpipe.models.study import DecisionPoint, StudyDefinition
 
 logger = logging.getLogger(__name__)
 
@@ -82,17 +85,21 @@ def deliver_daily_prompt(
     schedule = next((s for s in session.data.schedules() if s.id == payload.schedule_id), None)
     if schedule is None:
         return DeliveryResult(False, "schedule no longer registered")
-    study = in_study(deps.study, participant)
-    point = point_at(study, DecisionPointAt.DAILY_PROMPT) if study is not None else None
-    if study is not None and study_over(study, participant, session.now):
-        end_study(deps, study, session)  # the closing message, once; every schedule stops
-        return DeliveryResult(False, f"study {study.id} ended")
+    study = None if participant.test_participant else deps.study  # as ``flow/study.py::in_study``
+    point = None
+    if study is not None:
+        # Here, not at import: a deployment without a study never loads the study engine
+        # (tests/unit/test_cold_start.py).
+        from promptpipe.flow.study import day_arm, decide, end_study, point_at, study_over
+        from promptpipe.models.study import DecisionPointAt
+
+        point = point_at(study, DecisionPointAt.DAILY_PROMPT)
+        if study_over(study, participant, session.now):
+            end_study(deps, study, session)  # the closing message, once; every schedule stops
+            return DeliveryResult(False, f"study {study.id} ended")
     hold = session.data.hold()
     if hold is not None:  # before the model writes a prompt: nothing is generated, nothing sent
-        session.apply("skipped_on_hold", skipped_firing("daily prompt", hold, schedule_id=payload.schedule_id))
-        if study is not None and point is not None:  # the day's row: not available, on hold
-            session.apply("study_decision", lambda op: decide(op, study, point))
-        return DeliveryResult(False, f"on hold ({hold.reason.value})", held=True)
+        return _skipped_on_hold(session, payload, hold, study, point)
     if payload.kind == "random_window" and payload.window_minutes > 0:
         return _arm_random_delivery(deps, session, payload)
     arm = day_arm(study, point, session)[0] if study is not None and point is not None else None
@@ -271,6 +278,21 @@ def _generate(
         logger.warning("prompt generation failed; sending the fallback prompt", extra={"error": str(exc)})
         text, used_fallback = FALLBACK_PROMPT, True
     return text, used_fallback, llm_calls
+
+
+def _skipped_on_hold(
+    session: ConversationSession,
+    payload: ScheduledPromptPayload,
+    hold: ConversationHold,
+    study: StudyDefinition | None,
+    point: DecisionPoint | None,
+) -> DeliveryResult:
+    session.apply("skipped_on_hold", skipped_firing("daily prompt", hold, schedule_id=payload.schedule_id))
+    if study is not None and point is not None:  # the day's row: not available, on hold
+        from promptpipe.flow.study import decide  # loaded with the study
+
+        session.apply("study_decision", lambda op: decide(op, study, point))
+    return DeliveryResult(False, f"on hold ({hold.reason.value})", held=True)
 
 
 def _arm_random_delivery(

@@ -22,7 +22,7 @@ from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.state import DataKey, StateData
 from promptpipe.models.store import Direction
-from promptpipe.rules.opt_out import (
+from promptpipe.rules.opt_words import (
     DEFAULT_HELP_TEXTS,
     DEFAULT_OPT_IN_TEXTS,
     DEFAULT_OPT_OUT_TEXTS,

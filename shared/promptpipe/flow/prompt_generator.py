@@ -12,7 +12,6 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import Intensity, UserProfile
 from promptpipe.models.state import DataKey
-from promptpipe.models.study import FRAMING_LABEL
 from promptpipe.rules import tone
 from promptpipe.rules.sms import fold_to_gsm7, is_gsm7, normalize_gsm7
 
@@ -72,6 +71,8 @@ def build_generator_request(
     if notes.strip():
         lines.append(f"Additional context: {notes.strip()}")
     if framing:  # the study arm drawn by the server (docs/studies.md): the model only words it
+        from promptpipe.models.study import FRAMING_LABEL  # loaded with the study that drew the arm
+
         lines.append(f"{FRAMING_LABEL} {framing.strip()}")
     if profile.success_count > 0:
         lines.append(f"The participant has completed {profile.success_count} habit prompt(s) so far.")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from promptpipe.config import CoreConfig
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.rules.opt_out import DEFAULT_HELP_TEXTS, FALLBACK_LANGUAGE
+from promptpipe.rules.opt_words import DEFAULT_HELP_TEXTS, FALLBACK_LANGUAGE
 
 if TYPE_CHECKING:
     from promptpipe.models.study import StudyDefinition

@@ -17,7 +17,6 @@ from promptpipe.flow.effects import one_shot_timer
 from promptpipe.flow.schedule_pause import resume_schedules
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.state_ops import write_sub_state
-from promptpipe.flow.study import reminder_held, send_check_in, send_reminder
 from promptpipe.flow.timer_names import timer_name
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.messaging import OutboundKind
@@ -71,9 +70,15 @@ def _reminder(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome) -> C
         # A study's decision point at the reminder (docs/studies.md) may shape or withhold it.
         sent_at = payload.expected_sent_at
         assert sent_at is not None  # _reminder_due: the pending prompt's
-        if not send_reminder(op, deps.study, sent_at, REMINDER_TEXT, {"timer": payload.timer_id}):
-            outcome.detail = "study arm: no reminder"
-            return
+        metadata: dict[str, object] = {"timer": payload.timer_id}
+        if deps.study is None:  # no study: the reminder as written, and the study engine never loaded
+            op.emit(op.message(REMINDER_TEXT, OutboundKind.REMINDER), metadata=metadata)
+        else:
+            from promptpipe.flow.study import send_reminder
+
+            if not send_reminder(op, deps.study, sent_at, REMINDER_TEXT, metadata):
+                outcome.detail = "study arm: no reminder"
+                return
         op.data.set_time(DataKey.DAILY_PROMPT_REMINDER_SENT_AT, op.now)
         outcome.applied = True
 
@@ -271,6 +276,8 @@ def _study_check_in(deps: FlowDeps, payload: TimerPayload, outcome: TimerOutcome
         if deps.study is None:
             outcome.detail = "no study"
             return
+        from promptpipe.flow.study import send_check_in  # loaded with the study (tests/unit/test_cold_start.py)
+
         outcome.applied = send_check_in(deps.study, payload)(op)
 
     return apply
@@ -311,7 +318,10 @@ def handle_timer(deps: FlowDeps, session: ConversationSession, payload: TimerPay
                 f"{kind.value} skipped: on hold ({hold.reason.value})",
                 metadata={"timer_id": payload.timer_id, "kind": kind.value, "hold": hold.reason.value},
             )
-            if kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload) and payload.expected_sent_at:
+            reminder = kind is TimerKind.DAILY_PROMPT_REMINDER and _reminder_due(ctx, payload)
+            if reminder and deps.study is not None and payload.expected_sent_at:
+                from promptpipe.flow.study import reminder_held  # loaded with the study
+
                 reminder_held(ctx, deps.study, payload.expected_sent_at)  # a study's reminder row: on hold
             return
         op(ctx)

@@ -26,7 +26,6 @@ from promptpipe.usecases.decisions import record_outcome
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.safety_alerts import alert_team
 from promptpipe.usecases.schedules import apply_schedule_specs
-from promptpipe.usecases.studies import answer_check_in
 from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
                 raise ValidationFailed("message turn without a message", field="message")
             # In the record before the model: whatever fails next, the message is not lost.
             opened.append((session, inbound_record.accept(app, session, event)))
-            check_in[:] = [a for a in [answer_check_in(app, session, event.message.body)] if a is not None]
+            check_in[:] = [a for a in [_check_in_answer(app, session, event.message.body)] if a is not None]
             outcome.turn = conversation_flow(app).handle_message(session, event.message)
 
     try:
@@ -80,6 +79,19 @@ def process_turn(app: AppContext, event: TurnEvent) -> EventOutcome:
     alert_team(app, outcome.turn.alert if outcome.turn is not None else None)
     # A hold this event placed: its alert is on the outcome, an effect ``apply_effects`` publishes.
     return outcome
+
+
+def _check_in_answer(
+    app: AppContext, session: ConversationSession, text: str
+) -> tuple[str, ProximalOutcomeValue] | None:
+    """The message's reading as the answer to the study's open check-in, if it is one."""
+    if app.deps.study is None:
+        return None
+    # Here, not at import: a deployment without a study never loads the study engine
+    # (tests/unit/test_cold_start.py).
+    from promptpipe.usecases.studies import answer_check_in
+
+    return answer_check_in(app, session, text)
 
 
 def _deferred_schedules(app: AppContext, event: TurnEvent) -> EventOutcome:

@@ -37,7 +37,7 @@ from promptpipe.models.participant import (
 )
 from promptpipe.models.state import DataKey, FlowState, ScheduleType, StateData, new_state_data
 from promptpipe.models.store import Direction, TranscriptEntry
-from promptpipe.rules.opt_out import primary_language
+from promptpipe.rules.opt_words import primary_language
 from promptpipe.rules.phone import canonicalize_phone, mask_phone
 from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases import audit
