@@ -147,3 +147,58 @@ def test_spanish_and_french_get_their_own_replies() -> None:
     assert text_of(feedback("ok merci", DOABLE.replace("doable", "faisable"), replied=True)).startswith("Super")
     response = OfflineCoach().complete(feedback("sí", "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito?"))
     assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+# -- forms the rules were not built on (built/12_feedback_unseen_forms.yaml, committed first) ---------
+ASKED_BARRIER_EN = "Part of it still counts as showing up! What got in the way today?"
+
+
+def test_a_count_short_of_the_whole_praises_nothing_and_its_barrier_is_no_done() -> None:
+    partial = text_of(feedback("2 of 3 glasses", PROMPT))
+    assert "got in the way" in partial and not any(word in partial.lower() for word in PRAISE)
+    response = OfflineCoach().complete(feedback("ran out of time before my 9am meeting", ASKED_BARRIER_EN))
+    saved = calls(response)
+    assert [name for name, _ in saved] == ["save_user_profile"]
+    assert "last_barrier" in saved[0][1] and "last_successful_prompt" not in saved[0][1]
+
+
+@pytest.mark.parametrize(
+    ("said", "created"),
+    [
+        ("tu peux le décaler à 21h ?", "21:00"),
+        ("a las 7 mejor, así salgo antes del trabajo", "19:00"),  # the evening of the listed 8pm
+        ("can you push it an hour? dinner runs late these days", "21:00"),
+        ("adelántalo media hora porfa", "19:30"),
+    ],
+)
+def test_a_verb_of_change_on_the_prompt_moves_it(said: str, created: str) -> None:
+    request = feedback(said, "Great! What helped?", replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": created}) in calls(moved)
+
+
+def test_an_errand_in_spanish_touches_no_schedule_and_what_helped_takes_no_request() -> None:
+    response = OfflineCoach().complete(feedback("tengo que pasar a la farmacia primero, al rato lo hago", PROMPT))
+    assert all(name != "scheduler" for name, _ in calls(response))
+    helped = OfflineCoach().complete(feedback("can you push it an hour?", "Nice! What helped you today?"))
+    assert all("last_motivator" not in args for _, args in calls(helped))
+
+
+def test_a_done_with_can_i_change_the_time_moves_nothing_and_the_next_time_answers_it() -> None:
+    response = OfflineCoach().complete(feedback("did it. btw can I change the time?", PROMPT))
+    assert [name for name, _ in calls(response)] == ["save_user_profile"]
+    assert "last_successful_prompt" in calls(response)[0][1]
+    answer = "Nice work — you did it! Yes — any time. Just text me the new time (like “7pm from now on”)."
+    request = feedback("maybe 6:30", answer, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "18:30"}) in calls(moved)
+
+
+@pytest.mark.parametrize(("said", "asked"), [("sí pero tarde, como a las 10", PROMPT), ("ya quedó", PROMPT)])
+def test_a_spanish_done_in_other_words_is_recorded(said: str, asked: str) -> None:
+    response = OfflineCoach().complete(feedback(said, asked))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]

@@ -34,12 +34,14 @@ __all__ = [
     "Language",
     "PauseRequest",
     "TimePreference",
+    "asks_for_another_time",
     "is_partial",
     "language",
     "new_habit",
     "pause_request",
     "reason_clause",
     "resumes",
+    "runs_an_errand",
     "shift_minutes",
     "time_preference",
 ]
@@ -74,9 +76,15 @@ _PARTIAL = re.compile(
 )
 
 
+# "2 of 3 glasses", "3 out of 5 sets", "2 de 3 vasos", "2 sur 3": a count short of the whole.
+_SOME_OF = re.compile(r"\b(?P<n>\d{1,2}) (?:of|out of|de|sur) (?:the |los |las |les )?(?P<of>\d{1,2})\b")
+
+
 def is_partial(text: str) -> bool:
-    """ "half of it", "kinda", "started but my kid woke up", "la mitad", "à moitié"."""
-    return bool(_PARTIAL.search(plain(text)))
+    """ "half of it", "kinda", "started but my kid woke up", "la mitad", "à moitié", "2 of 3 glasses"."""
+    said = plain(text)
+    some = _SOME_OF.search(said)
+    return bool(_PARTIAL.search(said)) or (some is not None and 0 < int(some["n"]) < int(some["of"]))
 
 
 # --- pause, and until when -------------------------------------------------------------------------
@@ -215,19 +223,99 @@ _SHIFT = re.compile(
     r"(?P<way>earlier|later|sooner|before|after|mas temprano|antes|mas tarde|despues|plus tot|plus tard|avant|apres)\b"
 )
 _LATER_WAYS = ("later", "after", "mas tarde", "despues", "plus tard", "apres")
+# The verb says which way when no "earlier"/"later" follows: "push it (back) an hour", "bump it 30 min",
+# "move it up an hour", "bring it forward half an hour", "atrásalo una hora", "adelántalo media hora",
+# "repousse-le d'une heure", "avance-le de 30 minutes", "décale d'une heure" (later unless said).
+_SHIFT_VERB = re.compile(
+    r"\b(?P<verb>push\w*|bump\w*|move\w*|bring\w*|atras\w*|retras\w*|recorr\w*|adelant\w*|"
+    r"repouss\w*|retard\w*|avanc\w*|decal\w*)(?:[- ](?:it|them|that|le|la|les|lo))?(?: (?P<dir>up|forward|back|ahead))?"
+    r"(?: (?:by|de|d'|d|por|like|about|around))?\s*"
+    r"(?P<n>an?|one|1|2|two|half an?|una|media|une|\d{1,3})\s*(?P<unit>hours?|hrs?|h|minutes?|mins?|horas?|heures?)\b"
+)
+_EARLIER_VERBS = ("adelant", "avanc")
+
+
+def _minutes(amount: str, unit: str) -> int:
+    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
+    minutes = count * 60 if unit.startswith("h") else count
+    return 30 if amount.startswith(("half", "media")) else minutes
 
 
 def shift_minutes(text: str) -> int | None:
-    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60; ``None``: no shift."""
-    match = _SHIFT.search(plain(text))
-    if match is None:
-        return None
-    amount = match["n"]
-    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
-    minutes = count * 60 if match["unit"].startswith("h") else count
-    if amount.startswith(("half", "media")):
-        minutes = 30
-    return minutes if match["way"] in _LATER_WAYS else -minutes
+    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60, "push it an hour" → 60,
+    "adelántalo media hora" → -30; ``None``: no shift."""
+    said = plain(text)
+    match = _SHIFT.search(said)
+    if match is not None:
+        minutes = _minutes(match["n"], match["unit"])
+        return minutes if match["way"] in _LATER_WAYS else -minutes
+    verb = _SHIFT_VERB.search(said)
+    if verb is None or (verb["verb"].startswith(("move", "bring")) and verb["dir"] is None):
+        return None  # "move it 2 hours" says no way; "moved 2 hours of boxes" no shift at all
+    minutes = _minutes(verb["n"], verb["unit"])
+    earlier = verb["verb"].startswith(_EARLIER_VERBS) or verb["dir"] in ("up", "forward", "ahead")
+    if re.search(r"\b(?:earlier|sooner|mas temprano|plus tot)\b", said):
+        earlier = True
+    return -minutes if earlier else minutes
+
+
+# --- another time asked for: a verb of change with the schedule as its object -----------------------
+# A request to move the prompt is a verb of change whose object is the prompt, its time or the texts
+# ("move it to 7", "can you send them at 6 from now on", "cámbialo a las 9", "¿lo puedes pasar a las 6?",
+# "tu peux le décaler à 21h ?"), or a preference beside a time ("a las 7 mejor", "21h plutôt", "better at
+# 7"). A verb whose object is a place or an errand ("tengo que pasar a la farmacia", "stop at the
+# pharmacy", "passer à la pharmacie") asks for nothing.
+_CHANGE_VERB = (
+    r"(?:change|move|switch|shift|push|bump|reschedule|resched|set|make|send|put|text|bring|"
+    r"cambi\w*|muev\w*|mover\w*|pas[ae]\w*|pon\w*|manda\w*|envia\w*|recorr\w*|programa\w*|"
+    r"chang\w*|decal\w*|deplac\w*|mets|mettre|mettez|pass\w*|envoi\w*|envoy\w*|programm\w*)"
+)
+_OBJECT_AFTER = (
+    r"(?:it|them|that|this|(?:the|my|your|our|these|those) (?:daily )?(?:time|texts?|messages?|prompts?|"
+    r"reminders?|schedule|check-?ins?)|(?:el|la|los|las|mi|mis|tu|tus) (?:hora|horario|mensajes?|"
+    r"recordatorios?|avisos?)|(?:l'|le |la |les |mon |mes |ton |tes )(?:heure|horaire|messages?|rappels?))"
+)
+# Spanish clitics on the verb ("cámbialo", "pásamelo") and pronouns before it ("lo puedes pasar",
+# "tu peux le décaler", "me los mandas").
+_CLITIC = r"\w+(?:lo|la|los|las)\b"
+_OBJECT_BEFORE = r"\b(?:lo|la|los|las|le|les|l')\s*(?:(?:puedes|podrias|pueden|peux|pourrais|pouvez|pourriez)\s+)?"
+_TARGET = (
+    r"(?:to|at|for|around|til|a las?|para las?|a eso de|como a las?|a (?=\\d)|vers|pour|plus tard|plus tot|"
+    r"earlier|later|back|forward|mas temprano|mas tarde|antes|despues)\b"
+)
+_CHANGE_REQUEST = re.compile(
+    rf"\b{_CHANGE_VERB}\s+(?:\w+\s+)?{_OBJECT_AFTER}\b|"
+    rf"\b{_CHANGE_VERB}(?:\s+me)?\s+(?:it|them|that)?\s*{_TARGET}|"
+    rf"\b(?:{_CHANGE_VERB[3:-1]})(?:lo|la|los|las|melo|mela|melos|melas|selo)\b|"
+    rf"{_OBJECT_BEFORE}(?:me\s+)?{_CHANGE_VERB}\b"
+)
+# A verb of going with a place after it: "pasar a la farmacia", "stop by the gym", "passer à la pharmacie"
+# (a time after it, "pásalo a las 7", is no place).
+_ERRAND = re.compile(
+    r"\b(?:pas[ae]\w*|pass\w*|stop\w*|drop\w*|swing\w*|run\w*|ir|voy|go|going)\s+"
+    r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver))\s+(?!\d)\w+"
+)
+_PREFER_TIME = re.compile(
+    r"\b(?:better|rather|prefer\w*|instead|from now on|going forward|mejor|prefier\w*|prefiero|mas bien|"
+    r"de ahora en adelante|desde ahora|plutot|prefere\w*|mieux|desormais|dorenavant|a partir de maintenant)\b"
+)
+
+
+def runs_an_errand(text: str) -> bool:
+    """ "tengo que pasar a la farmacia primero", "need to stop by the store": a place to go, no request."""
+    return bool(_ERRAND.search(plain(text)))
+
+
+def asks_for_another_time(text: str) -> bool:
+    """The message asks to move the daily prompt (a verb of change with the prompt, its time or the texts
+    as its object; a preference said beside a time), not to run an errand. The time itself, if any, is
+    read by the caller."""
+    said = plain(text)
+    if runs_an_errand(said) and not re.search(r"\b(?:time|hora|heure|texts?|messages?|mensajes?)\b", said):
+        return False
+    if _CHANGE_REQUEST.search(said):
+        return True
+    return bool(_PREFER_TIME.search(said) and re.search(r"\d|\b(?:noon|mediodia|midi)\b", said))
 
 
 _NEW_HABIT = re.compile(

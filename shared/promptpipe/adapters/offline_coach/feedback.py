@@ -51,11 +51,13 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.feedback_reading import (
+    asks_for_another_time,
     is_partial,
     new_habit,
     pause_request,
     reason_clause,
     resumes,
+    runs_an_errand,
     shift_minutes,
     time_preference,
 )
@@ -162,7 +164,13 @@ class FeedbackRules(ScheduleRequests):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
         elif any(a in last for a in ASKED_BARRIER) and _substantive(text) and reading != "done":
             return self._not_done(text, follow_up=True)
-        elif any(a in last for a in ASKED_HELPED) and _substantive(text) and reading != "not_done":
+        elif (
+            any(a in last for a in ASKED_HELPED)
+            and _substantive(text)
+            and reading != "not_done"
+            and "?" not in text  # a question or a request is no answer to what helped
+            and not asks_for_another_time(text)
+        ):
             return self._save_then(
                 {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
             )
@@ -298,10 +306,16 @@ class FeedbackRules(ScheduleRequests):
             before = clock.normalise_time(proposed) if proposed else None
             return self._change_time(clock.same_half_of_day(time, before, text) or time, answered=True)
         said = clock.parse_clock_time(text)
-        if reading.request == "change_time" and said:
+        # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
+        # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
+        # "can I change the time?" asks what is possible: answered, nothing moves yet.
+        change = reading.topic != "change_time_later" and (
+            asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text))
+        )
+        if change and said and not says_done(text):
             return self._change_time(said)
         preference = time_preference(text)
-        if said or (reading.request != "change_time" and preference is None):
+        if said or (not change and preference is None):
             return None
         # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
         wanted = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
-from promptpipe.rules.feedback_reading import Language, reason_clause
+from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
@@ -20,7 +20,7 @@ _CORRECTION = re.compile(
     r"\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|\bchanger\b|\bplut[oô]t\b", re.I
 )
 _KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"forg|olvid|oubli", re.I), "forgot",
+    (re.compile(r"forg|olvid|oubli|se me pas[oó]|slipped my mind", re.I), "forgot",
      "leave a visible cue right where your routine happens, or set a phone reminder"),
     (re.compile(r"\b(?:time|busy|rushed|hectic|late|tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
      "shrink it to a 30-second version you can do anywhere"),
@@ -34,7 +34,9 @@ ASKED_BARRIER = (ASK_BARRIER, "¿Qué te lo impidió", "Qu'est-ce qui t'en a emp
 
 
 def asks_for_a_new_time(text: str) -> bool:
-    return bool(CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text))
+    return bool(
+        CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text) or asks_for_another_time(text)
+    )
 
 
 def says_done(text: str) -> bool:
@@ -197,7 +199,9 @@ def say(key: str, lang: Language, **values: str) -> str:
 # its own question for one: a yes, or another time, answers them.
 _PROPOSED = re.compile(r"(?:How about|Qué tal a las|Que dirais-tu de) (\d{1,2}(?::\d{2})?\s*[ap]m)\b")
 _ASKED_TIME = re.compile(
-    r"What time would suit you better|A qué hora te va mejor|À quelle heure plutôt|move it to another time", re.I
+    r"What time would suit you better|A qué hora te va mejor|À quelle heure plutôt|move it to another time|"
+    r"text me the new time|dime la nueva hora|envoie-moi la nouvelle heure",
+    re.I,
 )
 
 
