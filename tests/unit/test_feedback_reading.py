@@ -228,3 +228,77 @@ def test_outcomes_in_unseen_forms(said: str, asked: bool, outcome: str) -> None:
 
 def test_hoy_no_pude_says_nothing_beyond_the_miss() -> None:
     assert without_outcome_words("hoy no pude") == ""
+
+
+@pytest.mark.parametrize(
+    ("said", "pause"),
+    [
+        ("skip tomorrow pls", PauseRequest(days=1)),
+        ("no texts tomorrow, big exam", PauseRequest(days=1)),
+        ("mañana no me mandes mensajes", PauseRequest(days=1)),
+    ],
+)
+def test_tomorrow_is_the_length_of_a_pause(said: str, pause: PauseRequest) -> None:
+    assert fr.pause_request(said) == pause
+
+
+def test_the_morning_is_no_tomorrow() -> None:
+    assert fr.pause_request("en la mañana no puedo") is None
+
+
+@pytest.mark.parametrize(
+    ("said", "away"),
+    [
+        ("I'm away this weekend", PauseRequest(days=2)),
+        ("estoy de viaje toda la semana", PauseRequest(days=7)),
+        ("je pars en vacances 10 jours", PauseRequest(days=10)),
+        ("out of town until thursday", PauseRequest(weekday=3)),
+        ("I'm away", None),  # no length: nothing to offer yet
+        ("did it before going away", None),
+        ("work was crazy today", None),
+    ],
+)
+def test_being_away_for_a_length(said: str, away: PauseRequest | None) -> None:
+    assert fr.away_for(said) == away
+
+
+@pytest.mark.parametrize(
+    "said", ["you can text me again", "puedes volver a mandarme los mensajes", "ya regresé", "estoy de vuelta"]
+)
+def test_resumes_in_other_words(said: str) -> None:
+    assert fr.resumes(said)
+
+
+@pytest.mark.parametrize("said", ["nothing after 9pm", "no mensajes después de las 10", "rien après 21h stp"])
+def test_a_limit_on_the_hour(said: str) -> None:
+    assert fr.limits_the_hours(said)
+
+
+@pytest.mark.parametrize("said", ["not on weekends pls", "los fines de semana no me mandes, porfa", "pas le week-end"])
+def test_a_limit_on_the_days(said: str) -> None:
+    assert fr.limits_the_days(said)
+
+
+@pytest.mark.parametrize("said", ["no texts this weekend pls", "did it on the weekend", "I did it before 9"])
+def test_a_pause_or_a_report_is_no_limit(said: str) -> None:
+    assert not fr.limits_the_days(said) and not fr.limits_the_hours(said)
+
+
+@pytest.mark.parametrize("said", ["not yet, will do it tonight", "todavía no, al rato", "pas encore, ce soir"])
+def test_not_yet_is_no_miss(said: str) -> None:
+    assert fr.not_yet(said)
+
+
+@pytest.mark.parametrize("said", ["not yet, forgot", "nope", "todavía no, no pude"])
+def test_a_miss_is_no_not_yet(said: str) -> None:
+    assert not fr.not_yet(said)
+
+
+@pytest.mark.parametrize("said", ["later pls, like 9", "could it be a bit later?", "un poco más temprano porfa"])
+def test_a_way_asked_for_is_another_time(said: str) -> None:
+    assert fr.asks_for_another_time(said)
+
+
+@pytest.mark.parametrize("said", ["I'll do it later", "did it later than usual", "not yet, later"])
+def test_a_plan_for_later_is_no_other_time(said: str) -> None:
+    assert not fr.asks_for_another_time(said)

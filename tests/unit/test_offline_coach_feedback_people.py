@@ -202,3 +202,48 @@ def test_a_done_with_can_i_change_the_time_moves_nothing_and_the_next_time_answe
 def test_a_spanish_done_in_other_words_is_recorded(said: str, asked: str) -> None:
     response = OfflineCoach().complete(feedback(said, asked))
     assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_being_away_offers_a_pause_and_a_yes_to_it_pauses_for_what_it_said() -> None:
+    offer = text_of(feedback("I'm away this weekend", PROMPT, replied=True))
+    assert offer == "Want me to pause your daily prompts for 2 days while you're away?"
+    response = OfflineCoach().complete(feedback("yes pls", offer, replied=True))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 2})]
+    offer_es = text_of(feedback("estoy de viaje hasta el jueves", PROMPT, replied=True))
+    assert "hasta el jueves" in offer_es
+    response = OfflineCoach().complete(feedback("sí", offer_es, replied=True))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 7})]  # then shortened to the day
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("not on weekends pls", "only send your prompt every day (8pm)"),
+        ("no mensajes después de las 10", "comes around 8pm, so nothing changes"),
+        ("nothing after 9pm", "comes around 8pm, so nothing changes"),
+    ],
+)
+def test_a_limit_lists_then_moves_nothing(said: str, reply: str) -> None:
+    request = feedback(said, PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert answer.tool_calls == [] and reply in (answer.content or "")
+
+
+def test_a_lone_hour_that_is_better_keeps_the_half_of_the_listed_time() -> None:
+    request = feedback("7 works better", PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}) in calls(moved)
+
+
+@pytest.mark.parametrize("said", ["not yet, will do it tonight", "todavía no, al rato", "más tarde porfa"])
+def test_not_yet_and_later_record_nothing_and_touch_no_schedule(said: str) -> None:
+    reply = text_of(feedback(said, PROMPT))
+    assert not any(word in reply.lower() for word in PRAISE)
+
+
+@pytest.mark.parametrize(("said", "reply"), [("🙏", "You're welcome!"), ("gracias!!", "¡De nada!")])
+def test_thanks_get_a_welcome_not_a_check_in(said: str, reply: str) -> None:
+    assert text_of(feedback(said, "Nice work! What helped?", replied=True)).startswith(reply)

@@ -35,9 +35,13 @@ __all__ = [
     "PauseRequest",
     "TimePreference",
     "asks_for_another_time",
+    "away_for",
     "is_partial",
     "language",
+    "limits_the_days",
+    "limits_the_hours",
     "new_habit",
+    "not_yet",
     "pause_request",
     "reason_clause",
     "resumes",
@@ -131,18 +135,57 @@ _AWAY = re.compile(
 )
 
 
+# "tomorrow" as the length of a pause ("skip tomorrow"), not "la mañana" (the morning).
+_TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|demain)\b|(?<!la )(?<!las )(?<!de )\bmanana\b")
+
+
 def pause_request(text: str) -> PauseRequest | None:
     """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
     said = plain(text)
     until = _UNTIL.search(said)
-    if not _PAUSE_WORD.search(said) and not (_AWAY.search(said) and (until or _FOR.search(said))):
+    if not _PAUSE_WORD.search(said) and not (
+        _AWAY.search(said) and (until or _FOR.search(said) or _TOMORROW.search(said))
+    ):
         return None
     if until is not None:
         day = until["day"]
         return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if day in names))
     length = _FOR.search(said)
     if length is None:
-        return PauseRequest()
+        return PauseRequest(days=1) if _TOMORROW.search(said) else PauseRequest()
+    unit = length["unit"].rstrip("s")
+    per = 2 if unit in ("weekend", "week-end", "fin de semana") else _UNIT_DAYS.get(unit, 1)
+    amount = length["n"]
+    count = int(amount) if amount and amount.isdigit() else _COUNT.get(amount or "", 1)
+    return PauseRequest(days=max(1, min(count * per, 60)))
+
+
+# Being away, said as news ("I'm away this weekend", "estoy de viaje toda la semana", "je pars en vacances
+# 10 jours"): the coach offers a pause for that long; it pauses nothing unasked.
+_AWAY_FROM_HOME = re.compile(
+    r"\b(?:away|traveling|travelling|on (?:a )?(?:trip|vacation|holiday)|out of town|visiting|camping|"
+    r"de viaje|de vacaciones|fuera de la ciudad|me voy|salgo de viaje|"
+    r"en vacances|en voyage|en deplacement|je pars|absent\w*)\b"
+)
+_WHOLE = re.compile(
+    r"\b(?:toda la|all|the whole|this|next|este|esta|cette|ce|la semaine prochaine)\s+(?P<unit>week|semana|semaine)\b"
+)
+
+
+def away_for(text: str) -> PauseRequest | None:
+    """How long the participant says they will be away ("this weekend", "until Monday", "10 jours",
+    "toda la semana"); ``None`` when they say they are away for no length, or not away at all."""
+    said = plain(text)
+    if not _AWAY_FROM_HOME.search(said):
+        return None
+    until = _UNTIL.search(said)
+    if until is not None:
+        return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if until["day"] in names))
+    if _WHOLE.search(said):
+        return PauseRequest(days=7)
+    length = _FOR.search(said)
+    if length is None:
+        return PauseRequest(days=1) if _TOMORROW.search(said) else None
     unit = length["unit"].rstrip("s")
     per = 2 if unit in ("weekend", "week-end", "fin de semana") else _UNIT_DAYS.get(unit, 1)
     amount = length["n"]
@@ -157,7 +200,11 @@ def days_until(weekday: int, today: int) -> int:
 
 _RESUME = re.compile(
     r"\b(?:reprend\w*|recommenc\w*|relanc\w*|redemarr\w*|start (?:them|it|again)|turn (?:them|it) (?:back )?on|"
-    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|otra vez)\b"
+    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|otra vez|"
+    # "you can text me again", "puedes volver a mandarme", "ya regresé", "estoy de vuelta", "à nouveau"
+    r"(?:text|message|write|send|ping)(?: me| them)? again|back (?:home|in town)|volver a (?:mandar|enviar|escrib)\w*|"
+    r"vuelve\w* a (?:mandar|enviar|escrib)\w*|ya regrese|ya volvi|ya llegue|estoy de (?:vuelta|regreso)|"
+    r"(?:m'ecrire|m'envoyer|envoyer) (?:a|de) nouveau|je suis rentre\w*)\b"
 )
 
 
@@ -214,6 +261,45 @@ def time_preference(text: str) -> TimePreference | None:
     if wanted is None and refused is None:
         return None
     return TimePreference(wanted=wanted, refused=refused)
+
+
+# --- a limit on when messages come ----------------------------------------------------------------
+# "nothing after 9pm", "not before 8 please", "nada después de las 10", "rien après 21h": when, not whether.
+_LIMIT_HOUR = re.compile(
+    r"\b(?:nothing|no|not|never|nada|ni|rien|pas|jamais|no more)\b[^.?!]*?"
+    r"\b(?:after|before|past|later than|earlier than|despues de|antes de|apres|avant)\s+(?:las?\s+|the\s+)?\d"
+)
+# Habitually on some days: "not on weekends", "los fines de semana no", "pas le week-end" (not "this weekend").
+_DAYS_OFF = re.compile(
+    r"\b(?:not|no|never|pas|nada|don'?t|do not|ni)\b[^.?!]*?\b(?:on |los |les |le )(?:weekends|fines de semana|"
+    r"week-?ends?|saturdays|sundays|sabados|domingos|samedis|dimanches)\b|"
+    r"\b(?:on |los |les |le )?(?:weekends|fines de semana|week-?ends)\b[^.?!]*?\b(?:no|not|pas|nada)\b"
+)
+
+
+def limits_the_hours(text: str) -> bool:
+    """ "nothing after 9pm", "no mensajes después de las 10": a limit on the hour, which moves nothing."""
+    return bool(_LIMIT_HOUR.search(plain(text)))
+
+
+def limits_the_days(text: str) -> bool:
+    """ "not on weekends", "los fines de semana no me mandes": a limit on the days, which the daily
+    schedule cannot keep: explained, never a deletion ("no texts this weekend" is a pause)."""
+    said = plain(text)
+    return bool(_DAYS_OFF.search(said)) and not re.search(
+        r"\b(?:this|este|ce|next|proximo)\s+(?:weekend|fin|week)", said
+    )
+
+
+# --- not yet, and a plan for later -----------------------------------------------------------------
+_NOT_YET = re.compile(r"\b(?:not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet)\b")
+_A_MISS = re.compile(r"\b(?:forg\w*|olvid\w*|oubli\w*|couldn'?t|can'?t|won'?t|no pude|pas pu|missed|skipped)\b")
+
+
+def not_yet(text: str) -> bool:
+    """ "not yet, will do it tonight", "todavía no, al rato", "pas encore": the day is not over; no miss."""
+    said = plain(text)
+    return bool(_NOT_YET.search(said)) and not _A_MISS.search(said)
 
 
 # --- a shift of the time, and a new habit ----------------------------------------------------------
@@ -295,6 +381,12 @@ _ERRAND = re.compile(
     r"\b(?:pas[ae]\w*|pass\w*|stop\w*|drop\w*|swing\w*|run\w*|ir|voy|go|going)\s+"
     r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver))\s+(?!\d)\w+"
 )
+_WAY = re.compile(r"\b(?:later|earlier|sooner|mas tarde|mas temprano|plus tard|plus tot)\b")
+_ASKING = re.compile(
+    r"\b(?:could|can|would|should) (?:it|you|we|they)\b|\b(?:a bit|a little|slightly|un poco|un peu|un pelin|"
+    r"puedes|podrias|peux|pourrais|pourriez)\b|^(?:a bit |slightly |un poco |un peu )?"
+    r"(?:later|earlier|mas tarde|mas temprano|plus tard|plus tot)(?: (?:pls|please|plz|porfa|por favor|stp|svp))?$"
+)
 _PREFER_TIME = re.compile(
     r"\b(?:better|rather|prefer\w*|instead|from now on|going forward|mejor|prefier\w*|prefiero|mas bien|"
     r"de ahora en adelante|desde ahora|plutot|prefere\w*|mieux|desormais|dorenavant|a partir de maintenant)\b"
@@ -315,7 +407,12 @@ def asks_for_another_time(text: str) -> bool:
         return False
     if _CHANGE_REQUEST.search(said):
         return True
-    return bool(_PREFER_TIME.search(said) and re.search(r"\d|\b(?:noon|mediodia|midi)\b", said))
+    timed = re.search(r"\d|\b(?:noon|mediodia|midi)\b", said)
+    if _PREFER_TIME.search(said) and timed:
+        return True
+    # "later pls, like 9", "could it be a bit later?", "un poco más temprano": the way, asked for
+    way = _WAY.search(said)
+    return bool(way and (timed or _ASKING.search(said)) and not _NOT_YET.search(said))
 
 
 _NEW_HABIT = re.compile(

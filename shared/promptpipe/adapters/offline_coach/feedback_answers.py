@@ -175,6 +175,29 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito? ¿Pudiste probarlo?",
         "fr": "Merci de me le dire ! Comment s'est passée ton habitude aujourd'hui ? As-tu pu l'essayer ?",
     },
+    "offer_pause": {
+        "en": "Want me to pause your daily prompts {length} while you're away?",
+        "es": "¿Quieres que pause tus mensajes diarios {length} mientras no estás?",
+        "fr": "Tu veux que je mette tes messages quotidiens en pause {length} pendant ton absence ?",
+    },
+    "days_limit": {
+        "en": "For now I can only send your prompt every day{at}. On a day you'd rather skip, just text “pause "
+        "for the weekend” or “pause for 2 days”. Would that work?",
+        "es": "Por ahora solo puedo mandarte el mensaje cada día{at}. Si quieres saltarte unos días, escribe "
+        "“pausa el fin de semana” o “pausa 2 días”. ¿Te parece?",
+        "fr": "Pour l'instant je ne peux envoyer ton message que chaque jour{at}. Pour sauter quelques jours, "
+        "écris « pause ce week-end » ou « pause 2 jours ». Ça te va ?",
+    },
+    "not_yet": {
+        "en": "No rush — the day isn't over. Tell me how it went once you've tried it!",
+        "es": "Sin prisa, el día no ha terminado. ¡Cuéntame cómo te fue cuando lo pruebes!",
+        "fr": "Pas de souci, la journée n'est pas finie. Dis-moi comment ça s'est passé quand tu auras essayé !",
+    },
+    "welcome": {
+        "en": "You're welcome! I'll check in after your next prompt.",
+        "es": "¡De nada! Te escribo después de tu próximo mensaje.",
+        "fr": "Avec plaisir ! Je reviens vers toi après ton prochain message.",
+    },
     "start_today": {"en": "starting today", "es": "desde hoy", "fr": "dès aujourd'hui"},
     "start_tomorrow": {"en": "starting tomorrow", "es": "desde mañana", "fr": "dès demain"},
     "propose": {
@@ -213,3 +236,23 @@ def proposed_time(last_reply: str) -> str:
 
 def asked_for_a_time(last_reply: str) -> bool:
     return bool(_ASKED_TIME.search(last_reply) or proposed_time(last_reply))
+
+
+# The coach's own offer of a pause while the participant is away: a yes to it is the pause it names.
+OFFERED_PAUSE = ("while you're away", "mientras no estás", "pendant ton absence")
+_WEEKDAY_NAMES: dict[Language, tuple[str, ...]] = {
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "es": ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"),
+    "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
+}
+
+
+def pause_length(lang: Language, days: int | None, weekday: int | None) -> str:
+    """ "for 3 days", "hasta el lunes", "jusqu'à lundi": the length of a pause as the offer says it (and
+    as ``pause_request`` reads it back)."""
+    if weekday is not None:
+        day = _WEEKDAY_NAMES[lang][weekday]
+        return {"en": f"until {day}", "es": f"hasta el {day}", "fr": f"jusqu'à {day}"}[lang]
+    count = days or 1
+    unit = {"en": ("day", "days"), "es": ("día", "días"), "fr": ("jour", "jours")}[lang][count != 1]
+    return {"en": f"for {count} {unit}", "es": f"{count} {unit}", "fr": f"{count} {unit}"}[lang]
