@@ -140,8 +140,9 @@ class ScheduleRequests:
         and a pause offered as the way; nothing is deleted or moved."""
         if SCHEDULER in self.turn.tools and self._listed() is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: a limit on days; listing schedules"
-        listed = re.findall(r"min before (\d{2}:\d{2})", (self._listed().result or "") if self._listed() else "")
-        at = f" ({clock.friendly_time(listed[0])})" if listed else ""
+        listed = self._listed()
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "") if listed is not None else []
+        at = f" ({clock.friendly_time(times[0])})" if times else ""
         return say("days_limit", self.lang, at=at), "feedback: a limit on days; explained, nothing changed"
 
     def _plan(self) -> _Step:
