@@ -302,3 +302,28 @@ def test_a_way_asked_for_is_another_time(said: str) -> None:
 @pytest.mark.parametrize("said", ["I'll do it later", "did it later than usual", "not yet, later"])
 def test_a_plan_for_later_is_no_other_time(said: str) -> None:
     assert not fr.asks_for_another_time(said)
+
+
+@pytest.mark.parametrize("said", ["I want to do yoga instead", "prefiero hacer yoga en vez de caminar"])
+def test_another_activity_instead_is_a_new_habit(said: str) -> None:
+    assert fr.new_habit(said)
+
+
+@pytest.mark.parametrize("said", ["I want to do it at 7 instead", "rather do it in the evening instead"])
+def test_another_time_instead_is_no_new_habit(said: str) -> None:
+    assert not fr.new_habit(said)
+
+
+@pytest.mark.parametrize("said", ["what time will it come?", "¿a qué hora llega?", "quand est-ce que tu m'écris ?"])
+def test_asks_when_the_prompt_comes(said: str) -> None:
+    assert fr.asks_when(said)
+
+
+@pytest.mark.parametrize(("said", "asked"), [("yes finally!!", True), ("sí, por fin", True), ("oui enfin", True)])
+def test_a_yes_that_goes_on_answers_did_you(said: str, asked: bool) -> None:
+    assert read_outcome(said, asked=asked) == "done"
+
+
+def test_tried_then_stopped_is_part_of_it() -> None:
+    assert fr.is_partial("I tried but gave up after a minute")
+    assert fr.limits_the_hours("arrête de m'envoyer des messages le soir")

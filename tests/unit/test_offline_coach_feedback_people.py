@@ -247,3 +247,19 @@ def test_not_yet_and_later_record_nothing_and_touch_no_schedule(said: str) -> No
 @pytest.mark.parametrize(("said", "reply"), [("🙏", "You're welcome!"), ("gracias!!", "¡De nada!")])
 def test_thanks_get_a_welcome_not_a_check_in(said: str, reply: str) -> None:
     assert text_of(feedback(said, "Nice work! What helped?", replied=True)).startswith(reply)
+
+
+def test_a_question_of_when_before_the_first_prompt_lists_the_schedule() -> None:
+    request = feedback("what time will it come?", "Great! Your daily prompt comes every day around 8pm.", delivered=0)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM)).content or ""
+    assert answer == "Your daily prompt comes every day around 8pm."
+
+
+def test_a_limit_on_the_evening_in_french_pauses_nothing() -> None:
+    request = feedback("arrête de m'envoyer des messages le soir", PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert answer.tool_calls == [] and (answer.content or "").rstrip().endswith("For example 5pm.")

@@ -35,6 +35,7 @@ __all__ = [
     "PauseRequest",
     "TimePreference",
     "asks_for_another_time",
+    "asks_when",
     "away_for",
     "is_partial",
     "language",
@@ -76,7 +77,9 @@ def reason_clause(text: str) -> str:
 _PARTIAL = re.compile(
     r"\b(?:half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
     r"started but|almost|not fully|not all of it|la mitad|a medias|mas o menos|un poco|casi|"
-    r"a moitie|un peu|presque|en partie|moyen)\b"
+    r"a moitie|un peu|presque|en partie|moyen|"
+    # tried, then stopped: "tried but gave up", "lo intenté pero", "j'ai essayé mais"
+    r"tried but|gave up|intente pero|empece pero|me rendi|j'ai essaye mais|commence mais|abandonne)\b"
 )
 
 
@@ -277,9 +280,20 @@ _DAYS_OFF = re.compile(
 )
 
 
+# "stop texting me at night", "arrête de m'envoyer des messages le soir", "no me mandes en la noche".
+_LIMIT_PART = re.compile(
+    r"\b(?:stop|no|not|never|don'?t|arret\w*|ne|pas|deja de|nada)\b[^.?!]*?"
+    r"\b(?:texts?|texting|messages?|messaging|mensajes|mandes|envies|escribas|m'envoyer|m'ecrire|envoie\w*)\b[^.?!]*?"
+    r"\b(?:at night|in the (?:morning|evening)|late at night|le soir|la nuit|le matin|en la noche|por la noche|"
+    r"en la manana|por la manana|de noche|tard le soir)\b"
+)
+
+
 def limits_the_hours(text: str) -> bool:
-    """ "nothing after 9pm", "no mensajes después de las 10": a limit on the hour, which moves nothing."""
-    return bool(_LIMIT_HOUR.search(plain(text)))
+    """ "nothing after 9pm", "no mensajes después de las 10", "stop texting me at night": a limit on the
+    hour, which moves nothing."""
+    said = plain(text)
+    return bool(_LIMIT_HOUR.search(said) or _LIMIT_PART.search(said))
 
 
 def limits_the_days(text: str) -> bool:
@@ -421,9 +435,37 @@ _NEW_HABIT = re.compile(
 )
 
 
+# Another activity in place of this one: "I want to do yoga instead", "mejor quiero leer en vez de
+# caminar", "je préfère faire du yoga à la place" (not "do it at 7 instead", which is a time).
+_INSTEAD = re.compile(r"\b(?:instead|en vez de|en lugar de|a la place|plutot que)\b")
+_WANT_TO_DO = re.compile(
+    r"\b(?:want|wanna|like|rather|prefer|quiero|quisiera|prefiero|mejor|veux|voudrais|prefere)\s+(?:to\s+)?"
+    r"(?:do|try|start|switch to|hacer|probar|empezar|faire|essayer|commencer)?\s*"
+    r"(?!it\b|that\b|this\b|lo\b|le\b|ca\b)\w+"
+)
+
+
 def new_habit(text: str) -> bool:
-    """ "je veux une nouvelle habitude", "I want to try something else": back to the intake."""
-    return bool(_NEW_HABIT.search(plain(text)))
+    """ "je veux une nouvelle habitude", "I want to try something else", "I want to do yoga instead": back
+    to the intake."""
+    said = plain(text)
+    if _NEW_HABIT.search(said):
+        return True
+    timed = re.search(r"\d|\b(?:time|hora|heure|morning|evening|night|manana|tarde|noche|matin|soir)\b", said)
+    return bool(_INSTEAD.search(said) and _WANT_TO_DO.search(said) and not timed)
+
+
+# "what time will it come?", "¿a qué hora llega?", "quand est-ce que tu m'écris ?": the listed time.
+_ASKS_WHEN = re.compile(
+    r"\b(?:what time|when|a que hora|cuando|a quelle heure|quand)\b.*\b(?:come|comes|arrive\w*|text\w*|send\w*|"
+    r"get (?:it|them|my)|message\w*|llega\w*|manda\w*|envia\w*|recib\w*|envoi\w*|ecri\w*|recoi\w*|recevoir)\b"
+)
+
+
+def asks_when(text: str) -> bool:
+    """A question about when the daily prompt comes."""
+    said = plain(text)
+    return ("?" in said and bool(_ASKS_WHEN.search(said))) or bool(re.match(r"^(?:when|cuando|quand)\b", said))
 
 
 # --- the language to reply in ---------------------------------------------------------------------

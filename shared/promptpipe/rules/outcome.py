@@ -71,8 +71,9 @@ _PAST = (
 # "sí pero tarde", "yes but late", "yeah, just 5 min", "oui mais tard": a yes with a qualifier, when the
 # question was whether they did it (a miss, part of it, a plan or a question is read before this).
 _YES_BUT = (
-    r"^\W*(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|oui|ouais)\b[\s,!.]*(?:but|pero|mais|tho|though|just|only|solo|"
-    r"nomas|nada mas|juste|a bit|un poco|un peu)\b"
+    r"^\W*(?:(?:yes+|yep|yup|yeah|yea|s[ií]|oui|ouais)\b[\s,!.]*(?:but|pero|mais|tho|though|just|only|solo|"
+    r"nomas|nada mas|juste|a bit|un poco|un peu|finally|at last|por fin|enfin|again|otra vez|encore|today|hoy|"
+    r"aujourd'hui|for sure|claro|of course)\b|(?:yes+|yep|yup|yeah|s[ií]|oui)\W+$)"
 )
 _BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊)$"
 

@@ -54,6 +54,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.feedback_reading import (
     asks_for_another_time,
+    asks_when,
     away_for,
     is_partial,
     limits_the_days,
@@ -114,7 +115,9 @@ class FeedbackRules(ScheduleRequests):
         question = common_question(text)
         if reading.kind in ("greeting", "complaint", "later") and not turn.calls:
             return self._not_a_report(reading.kind), f"feedback: a {reading.kind}, not a report"
-        asked_too = reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None
+        asked_too = (
+            reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None
+        ) and not asks_when(text)
         if (asked_too or question not in (None, "when_texts")) and self.delivered and says_done(text):
             # "done. btw how long does this last?": the report is recorded, the question answered
             answer = self._answer(question) if question else answer_faq(reading.topic or "other", turn.study)
@@ -131,7 +134,7 @@ class FeedbackRules(ScheduleRequests):
             and SCHEDULER in turn.tools
         ):
             return self._change_time(new_time)
-        if question == "when_texts" and SCHEDULER in turn.tools:
+        if (question == "when_texts" or asks_when(text)) and SCHEDULER in turn.tools:
             return self._when()
         if question is not None:
             return self._answer(question), f"feedback: the common question {question}"
@@ -291,6 +294,8 @@ class FeedbackRules(ScheduleRequests):
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
     def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
         turn, text = self.turn, self.turn.user
+        if limits_the_hours(text) and reading.request != "stop":  # "arrête … le soir": when, not a pause
+            return self._limit()
         pause = pause_request(text)
         if reading.request == "pause" or (pause is not None and reading.request != "resume"):
             return self._pause(reading.days or (pause.days if pause else None), pause.weekday if pause else None)
