@@ -263,3 +263,27 @@ def test_a_limit_on_the_evening_in_french_pauses_nothing() -> None:
     assert calls(first) == [("scheduler", {"action": "list"})]
     answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
     assert answer.tool_calls == [] and (answer.content or "").rstrip().endswith("For example 5pm.")
+
+
+def _play(said: str) -> list[tuple[str, dict[str, object]]]:
+    """Every tool call of one turn, each answered (the schedule listed at 8pm)."""
+    request, made = feedback(said, PROMPT), []
+    for _ in range(5):
+        response = OfflineCoach().complete(request)
+        step = calls(response)
+        if not step:
+            break
+        made += step
+        results = [LISTED_8PM if args.get("action") == "list" else "ok" for _, args in step]
+        request = then(request, response, *results)
+    return made
+
+
+def test_a_report_with_a_change_of_time_records_then_moves() -> None:
+    made = _play("done! can we move it to 7 tho")
+    assert made[0] == ("save_user_profile", {"last_successful_prompt": PROMPT})
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}) in made
+
+
+def test_a_report_of_another_time_moves_nothing() -> None:
+    assert _play("did it at 7pm instead") == [("save_user_profile", {"last_successful_prompt": PROMPT})]

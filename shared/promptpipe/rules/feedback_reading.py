@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from promptpipe.rules.message_reading import plain
+from promptpipe.rules.outcome import read_outcome
 
 Language = Literal["en", "es", "fr"]
 DayPart = Literal["morning", "afternoon", "evening", "night"]
@@ -422,6 +423,8 @@ def asks_for_another_time(text: str) -> bool:
     if _CHANGE_REQUEST.search(said):
         return True
     timed = re.search(r"\d|\b(?:noon|mediodia|midi)\b", said)
+    if read_outcome(text, asked=False) == "done":
+        return False  # "did it at 7pm instead" reports; only a verb of change on the prompt asks too
     if _PREFER_TIME.search(said) and timed:
         return True
     # "later pls, like 9", "could it be a bit later?", "un poco más temprano": the way, asked for

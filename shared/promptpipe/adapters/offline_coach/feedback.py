@@ -109,7 +109,7 @@ class FeedbackRules(ScheduleRequests):
         wants_pause = reading.request == "pause" or pause_request(text) is not None
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
             return STOP_WHICH, "feedback: an unclear stop request; asking which"
-        requested = self._request(reading) if SCHEDULER in turn.tools else None
+        requested = self._report_first() or (self._request(reading) if SCHEDULER in turn.tools else None)
         if requested is not None:
             return requested
         question = common_question(text)
@@ -328,7 +328,7 @@ class FeedbackRules(ScheduleRequests):
             asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text))
         )
         said = said or (clock.parse_asked_time(text) if change else None)  # "7 works better"
-        if change and said and not says_done(text):
+        if change and said and (not says_done(text) or asks_for_another_time(text)):
             return self._change_time(said)
         preference = time_preference(text)
         if said or (not change and preference is None):
@@ -344,6 +344,13 @@ class FeedbackRules(ScheduleRequests):
             reply = say("propose", self.lang, time=clock.friendly_time(vague))
             return self._save_then(args, reply, "feedback: a new time of day proposed")
         return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
+
+    def _report_first(self) -> tuple[_Step, str] | None:
+        """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop."""
+        text = self.turn.user
+        if self.delivered and says_done(text) and asks_for_another_time(text) and not self.turn.called(SAVE):
+            return self._done(text)
+        return None
 
     def _limit_or_absence(self, reading: MessageReading) -> tuple[_Step, str] | None:
         """A limit on when ("nothing after 9pm", "not on weekends"), which moves nothing; being away ("I'm
