@@ -327,3 +327,21 @@ def test_a_yes_that_goes_on_answers_did_you(said: str, asked: bool) -> None:
 def test_tried_then_stopped_is_part_of_it() -> None:
     assert fr.is_partial("I tried but gave up after a minute")
     assert fr.limits_the_hours("arrête de m'envoyer des messages le soir")
+
+
+@pytest.mark.parametrize(
+    ("said", "pause"),
+    [
+        ("puedes parar los mensajes unos días?", PauseRequest(days=3)),
+        ("deja de mandarme mensajes por 3 días", PauseRequest(days=3)),
+        ("can you give me a break until sunday", PauseRequest(weekday=6)),
+        ("hold the reminders for several days", PauseRequest(days=3)),
+    ],
+)
+def test_a_stop_with_a_length_is_a_pause(said: str, pause: PauseRequest) -> None:
+    assert fr.pause_request(said) == pause
+
+
+@pytest.mark.parametrize("said", ["para los mensajes", "on my lunch break", "deja de mandarme mensajes"])
+def test_a_stop_without_a_length_or_a_break_of_the_day_is_no_pause(said: str) -> None:
+    assert fr.pause_request(said) is None

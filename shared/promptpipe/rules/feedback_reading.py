@@ -112,12 +112,13 @@ _UNTIL = re.compile(
 )
 _PAUSE_WORD = re.compile(
     r"\b(?:pause|paus\w*|hold off|take a break|break from|skip|mettre en pause|en pause|arrete\w*|"
-    r"suspend\w*|descans\w*|deten\w*)\b"
+    r"suspend\w*|descans\w*|deten\w*|(?:give me|need|want|could use|like) a break)\b"
 )
 _COUNT = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
     "un": 1, "una": 1, "une": 1, "dos": 2, "deux": 2, "tres": 3, "trois": 3, "cuatro": 4, "quatre": 4,
-    "cinco": 5, "cinq": 5, "couple of": 2, "few": 3, "quelques": 3,
+    "cinco": 5, "cinq": 5, "couple of": 2, "few": 3, "quelques": 3, "unos": 3, "unos cuantos": 3,
+    "algunos": 3, "several": 3, "plusieurs": 3,
 }  # fmt: skip
 _AMOUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted(map(re.escape, _COUNT), key=len, reverse=True)) + r")"
 _FOR = re.compile(
@@ -135,7 +136,10 @@ class PauseRequest:
 # Words that ask for a pause only with a length or an end: "no texts for a week", "sin mensajes hasta el lunes".
 _AWAY = re.compile(
     r"\b(?:no (?:more )?(?:texts?|messages?|reminders?|prompts?)|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
-    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?)\b"
+    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?|"
+    # "puedes parar los mensajes unos días?", "deja de mandarme mensajes por 3 días": with a length, a pause
+    r"par(?:ar|a|en|e) (?:los |mis |tus )?(?:mensajes|recordatorios)|dej(?:a|ar|en) de (?:mandar|enviar|escribir)\w*|"
+    r"hold (?:the |my )?(?:texts?|messages?|reminders?|prompts?))\b"
 )
 
 
