@@ -345,3 +345,10 @@ def test_a_stop_with_a_length_is_a_pause(said: str, pause: PauseRequest) -> None
 @pytest.mark.parametrize("said", ["para los mensajes", "on my lunch break", "deja de mandarme mensajes"])
 def test_a_stop_without_a_length_or_a_break_of_the_day_is_no_pause(said: str) -> None:
     assert fr.pause_request(said) is None
+
+
+@pytest.mark.parametrize(
+    "said", ["je m'arrête à la boulangerie et après je le fais", "tengo que parar en el súper", "stop by the store"]
+)
+def test_stopping_at_a_place_is_an_errand_and_no_pause(said: str) -> None:
+    assert fr.runs_an_errand(said) and fr.pause_request(said) is None

@@ -287,3 +287,7 @@ def test_a_report_with_a_change_of_time_records_then_moves() -> None:
 
 def test_a_report_of_another_time_moves_nothing() -> None:
     assert _play("did it at 7pm instead") == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_a_question_of_when_inside_a_miss_or_a_complaint_gets_the_listed_time() -> None:
+    assert _play("ugh forgot, what time do you send it again?") == [("scheduler", {"action": "list"})]

@@ -150,6 +150,8 @@ _TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|demain)\b|(?<!la )(?<!las )(?<!d
 def pause_request(text: str) -> PauseRequest | None:
     """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
     said = plain(text)
+    if runs_an_errand(said):  # "je m'arrête à la boulangerie": a place on the way, no pause
+        return None
     until = _UNTIL.search(said)
     if not _PAUSE_WORD.search(said) and not (
         _AWAY.search(said) and (until or _FOR.search(said) or _TOMORROW.search(said))
@@ -397,8 +399,9 @@ _CHANGE_REQUEST = re.compile(
 # A verb of going with a place after it: "pasar a la farmacia", "stop by the gym", "passer à la pharmacie"
 # (a time after it, "pásalo a las 7", is no place).
 _ERRAND = re.compile(
-    r"\b(?:pas[ae]\w*|pass\w*|stop\w*|drop\w*|swing\w*|run\w*|ir|voy|go|going)\s+"
-    r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver))\s+(?!\d)\w+"
+    r"\b(?:pas[ae]\w*|pass\w*|stop\w*|drop\w*|swing\w*|run\w*|ir|voy|go|going|arret\w*|m'arret\w*|"
+    r"par(?:ar|o|e)|deten\w*|detuv\w*)\s+"
+    r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver)|en (?:el|la|casa))\s+(?!\d)\w+"
 )
 _WAY = re.compile(r"\b(?:later|earlier|sooner|mas tarde|mas temprano|plus tard|plus tot)\b")
 _ASKING = re.compile(

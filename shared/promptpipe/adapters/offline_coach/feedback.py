@@ -134,7 +134,7 @@ class FeedbackRules(ScheduleRequests):
             and SCHEDULER in turn.tools
         ):
             return self._change_time(new_time)
-        if (question == "when_texts" or asks_when(text)) and SCHEDULER in turn.tools:
+        if question == "when_texts" and SCHEDULER in turn.tools:
             return self._when()
         if question is not None:
             return self._answer(question), f"feedback: the common question {question}"
@@ -324,8 +324,10 @@ class FeedbackRules(ScheduleRequests):
         # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
         # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
         # "can I change the time?" asks what is possible: answered, nothing moves yet.
-        change = reading.topic != "change_time_later" and (
-            asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text))
+        change = (
+            reading.topic != "change_time_later"
+            and not asks_when(text)
+            and (asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text)))
         )
         said = said or (clock.parse_asked_time(text) if change else None)  # "7 works better"
         if change and said and (not says_done(text) or asks_for_another_time(text)):
@@ -346,10 +348,13 @@ class FeedbackRules(ScheduleRequests):
         return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
 
     def _report_first(self) -> tuple[_Step, str] | None:
-        """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop."""
+        """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop.
+        "ugh forgot, what time do you send it again?": a question of when gets the listed time."""
         text = self.turn.user
         if self.delivered and says_done(text) and asks_for_another_time(text) and not self.turn.called(SAVE):
             return self._done(text)
+        if asks_when(text) and SCHEDULER in self.turn.tools and not says_done(text):
+            return self._when()
         return None
 
     def _limit_or_absence(self, reading: MessageReading) -> tuple[_Step, str] | None:
