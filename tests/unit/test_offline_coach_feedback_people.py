@@ -291,3 +291,8 @@ def test_a_report_of_another_time_moves_nothing() -> None:
 
 def test_a_question_of_when_inside_a_miss_or_a_complaint_gets_the_listed_time() -> None:
     assert _play("ugh forgot, what time do you send it again?") == [("scheduler", {"action": "list"})]
+
+
+def test_what_is_not_understood_after_the_report_is_asked_about_and_changes_nothing() -> None:
+    reply = text_of(feedback("3 days in a row!! my cat watches me lol", "Great! What helped?", replied=True))
+    assert reply.endswith("?") and not any(word in reply.lower() for word in PRAISE)

@@ -165,10 +165,11 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "¡Genial! Te escribo después de tu próximo mensaje.",
         "fr": "Super ! Je reviens vers toi après ton prochain message.",
     },
+    # Not understood, the day's report already given: asked, never presumed (nothing saved or moved).
     "shared": {
-        "en": "Thanks for sharing! I'll check in after your next prompt.",
-        "es": "¡Gracias por contarme! Te escribo después de tu próximo mensaje.",
-        "fr": "Merci de me le dire ! Je reviens vers toi après ton prochain message.",
+        "en": "Thanks for telling me! Anything you'd like to change — the time, a pause, or a smaller prompt?",
+        "es": "¡Gracias por contarme! ¿Quieres cambiar algo: la hora, una pausa o un mensaje más corto?",
+        "fr": "Merci de me le dire ! Tu veux changer quelque chose : l'heure, une pause ou un message plus court ?",
     },
     "shared_ask": {
         "en": "Thanks for sharing! How did today's habit go — did you get a chance to try it?",
