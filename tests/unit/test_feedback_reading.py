@@ -352,3 +352,8 @@ def test_a_stop_without_a_length_or_a_break_of_the_day_is_no_pause(said: str) ->
 )
 def test_stopping_at_a_place_is_an_errand_and_no_pause(said: str) -> None:
     assert fr.runs_an_errand(said) and fr.pause_request(said) is None
+
+
+@pytest.mark.parametrize("said", ["sip", "simón", "obvio", "claro que sí", "ofc", "bien sûr"])
+def test_a_yes_in_other_words_answers_did_you(said: str) -> None:
+    assert read_outcome(said, asked=True) == "done" and read_outcome(said, asked=False) == "no_report"

@@ -75,7 +75,10 @@ _YES_BUT = (
     r"nomas|nada mas|juste|a bit|un poco|un peu|finally|at last|por fin|enfin|again|otra vez|encore|today|hoy|"
     r"aujourd'hui|for sure|claro|of course)\b|(?:yes+|yep|yup|yeah|s[ií]|oui)\W+$)"
 )
-_BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊)$"
+_BARE_YES = (
+    r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊|"
+    r"sip|sim[oó]n|obvio|obvi|ofc|yess+ir|bien s[uû]r|claro que s[ií]|yup yup)$"
+)
 
 
 def read_outcome(text: str, *, asked: bool) -> Outcome:
