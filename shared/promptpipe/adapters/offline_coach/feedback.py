@@ -421,7 +421,7 @@ class FeedbackRules(ScheduleRequests):
         if text.rstrip().endswith("?"):
             return (
                 "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
-                "How did today's prompt go?"
+                "How did your latest prompt go?"
             )
         if self.turn.context.get("replied to the latest daily prompt") == "yes":
             return say("shared", self.lang)

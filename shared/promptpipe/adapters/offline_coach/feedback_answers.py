@@ -172,9 +172,10 @@ _SAID: dict[str, dict[Language, str]] = {
         "fr": "Merci de me le dire ! Tu veux changer quelque chose : l'heure, une pause ou un message plus court ?",
     },
     "shared_ask": {
-        "en": "Thanks for sharing! How did today's habit go — did you get a chance to try it?",
-        "es": "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito? ¿Pudiste probarlo?",
-        "fr": "Merci de me le dire ! Comment s'est passée ton habitude aujourd'hui ? As-tu pu l'essayer ?",
+        # the latest prompt, not "today's": it may have come yesterday (the context says only "not yet")
+        "en": "Thanks for sharing! How did your latest prompt go — did you get a chance to try it?",
+        "es": "¡Gracias por contarme! ¿Cómo te fue con tu último mensaje? ¿Pudiste probarlo?",
+        "fr": "Merci de me le dire ! Comment s'est passé ton dernier message ? As-tu pu l'essayer ?",
     },
     "offer_pause": {
         "en": "Want me to pause your daily prompts {length} while you're away?",
