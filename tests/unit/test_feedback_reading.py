@@ -357,3 +357,9 @@ def test_stopping_at_a_place_is_an_errand_and_no_pause(said: str) -> None:
 @pytest.mark.parametrize("said", ["sip", "simón", "obvio", "claro que sí", "ofc", "bien sûr"])
 def test_a_yes_in_other_words_answers_did_you(said: str) -> None:
     assert read_outcome(said, asked=True) == "done" and read_outcome(said, asked=False) == "no_report"
+
+
+def test_forgot_again_is_a_miss_not_a_resume() -> None:
+    assert not fr.resumes("se me olvidó otra vez")
+    assert read_outcome("se me olvidó otra vez", asked=True) == "not_done"
+    assert fr.resumes("mándamelos otra vez")

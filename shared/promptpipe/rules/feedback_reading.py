@@ -217,7 +217,8 @@ def days_until(weekday: int, today: int) -> int:
 
 _RESUME = re.compile(
     r"\b(?:reprend\w*|recommenc\w*|relanc\w*|redemarr\w*|start (?:them|it|again)|turn (?:them|it) (?:back )?on|"
-    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|otra vez|"
+    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|"
+    r"(?:mensajes|manda\w*|envia\w*|escrib\w*) otra vez|otra vez (?:los |tus )?mensajes|"
     # "you can text me again", "puedes volver a mandarme", "ya regresé", "estoy de vuelta", "à nouveau"
     r"(?:text|message|write|send|ping)(?: me| them)? again|back (?:home|in town)|volver a (?:mandar|enviar|escrib)\w*|"
     r"vuelve\w* a (?:mandar|enviar|escrib)\w*|ya regrese|ya volvi|ya llegue|estoy de (?:vuelta|regreso)|"
