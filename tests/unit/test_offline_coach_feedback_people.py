@@ -147,3 +147,152 @@ def test_spanish_and_french_get_their_own_replies() -> None:
     assert text_of(feedback("ok merci", DOABLE.replace("doable", "faisable"), replied=True)).startswith("Super")
     response = OfflineCoach().complete(feedback("sí", "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito?"))
     assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+# -- forms the rules were not built on (built/12_feedback_unseen_forms.yaml, committed first) ---------
+ASKED_BARRIER_EN = "Part of it still counts as showing up! What got in the way today?"
+
+
+def test_a_count_short_of_the_whole_praises_nothing_and_its_barrier_is_no_done() -> None:
+    partial = text_of(feedback("2 of 3 glasses", PROMPT))
+    assert "got in the way" in partial and not any(word in partial.lower() for word in PRAISE)
+    response = OfflineCoach().complete(feedback("ran out of time before my 9am meeting", ASKED_BARRIER_EN))
+    saved = calls(response)
+    assert [name for name, _ in saved] == ["save_user_profile"]
+    assert "last_barrier" in saved[0][1] and "last_successful_prompt" not in saved[0][1]
+
+
+@pytest.mark.parametrize(
+    ("said", "created"),
+    [
+        ("tu peux le décaler à 21h ?", "21:00"),
+        ("a las 7 mejor, así salgo antes del trabajo", "19:00"),  # the evening of the listed 8pm
+        ("can you push it an hour? dinner runs late these days", "21:00"),
+        ("adelántalo media hora porfa", "19:30"),
+    ],
+)
+def test_a_verb_of_change_on_the_prompt_moves_it(said: str, created: str) -> None:
+    request = feedback(said, "Great! What helped?", replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": created}) in calls(moved)
+
+
+def test_an_errand_in_spanish_touches_no_schedule_and_what_helped_takes_no_request() -> None:
+    response = OfflineCoach().complete(feedback("tengo que pasar a la farmacia primero, al rato lo hago", PROMPT))
+    assert all(name != "scheduler" for name, _ in calls(response))
+    helped = OfflineCoach().complete(feedback("can you push it an hour?", "Nice! What helped you today?"))
+    assert all("last_motivator" not in args for _, args in calls(helped))
+
+
+def test_a_done_with_can_i_change_the_time_moves_nothing_and_the_next_time_answers_it() -> None:
+    response = OfflineCoach().complete(feedback("did it. btw can I change the time?", PROMPT))
+    assert [name for name, _ in calls(response)] == ["save_user_profile"]
+    assert "last_successful_prompt" in calls(response)[0][1]
+    answer = "Nice work — you did it! Yes — any time. Just text me the new time (like “7pm from now on”)."
+    request = feedback("maybe 6:30", answer, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "18:30"}) in calls(moved)
+
+
+@pytest.mark.parametrize(("said", "asked"), [("sí pero tarde, como a las 10", PROMPT), ("ya quedó", PROMPT)])
+def test_a_spanish_done_in_other_words_is_recorded(said: str, asked: str) -> None:
+    response = OfflineCoach().complete(feedback(said, asked))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_being_away_offers_a_pause_and_a_yes_to_it_pauses_for_what_it_said() -> None:
+    offer = text_of(feedback("I'm away this weekend", PROMPT, replied=True))
+    assert offer == "Want me to pause your daily prompts for 2 days while you're away?"
+    response = OfflineCoach().complete(feedback("yes pls", offer, replied=True))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 2})]
+    offer_es = text_of(feedback("estoy de viaje hasta el jueves", PROMPT, replied=True))
+    assert "hasta el jueves" in offer_es
+    response = OfflineCoach().complete(feedback("sí", offer_es, replied=True))
+    assert calls(response) == [("scheduler", {"action": "pause", "days": 7})]  # then shortened to the day
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("not on weekends pls", "only send your prompt every day (8pm)"),
+        ("no mensajes después de las 10", "comes around 8pm, so nothing changes"),
+        ("nothing after 9pm", "comes around 8pm, so nothing changes"),
+    ],
+)
+def test_a_limit_lists_then_moves_nothing(said: str, reply: str) -> None:
+    request = feedback(said, PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert answer.tool_calls == [] and reply in (answer.content or "")
+
+
+def test_a_lone_hour_that_is_better_keeps_the_half_of_the_listed_time() -> None:
+    request = feedback("7 works better", PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    moved = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}) in calls(moved)
+
+
+@pytest.mark.parametrize("said", ["not yet, will do it tonight", "todavía no, al rato", "más tarde porfa"])
+def test_not_yet_and_later_record_nothing_and_touch_no_schedule(said: str) -> None:
+    reply = text_of(feedback(said, PROMPT))
+    assert not any(word in reply.lower() for word in PRAISE)
+
+
+@pytest.mark.parametrize(("said", "reply"), [("🙏", "You're welcome!"), ("gracias!!", "¡De nada!")])
+def test_thanks_get_a_welcome_not_a_check_in(said: str, reply: str) -> None:
+    assert text_of(feedback(said, "Nice work! What helped?", replied=True)).startswith(reply)
+
+
+def test_a_question_of_when_before_the_first_prompt_lists_the_schedule() -> None:
+    request = feedback("what time will it come?", "Great! Your daily prompt comes every day around 8pm.", delivered=0)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM)).content or ""
+    assert answer == "Your daily prompt comes every day around 8pm."
+
+
+def test_a_limit_on_the_evening_in_french_pauses_nothing() -> None:
+    request = feedback("arrête de m'envoyer des messages le soir", PROMPT, replied=True)
+    first = OfflineCoach().complete(request)
+    assert calls(first) == [("scheduler", {"action": "list"})]
+    answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
+    assert answer.tool_calls == [] and (answer.content or "").rstrip().endswith("For example 5pm.")
+
+
+def _play(said: str) -> list[tuple[str, dict[str, object]]]:
+    """Every tool call of one turn, each answered (the schedule listed at 8pm)."""
+    request, made = feedback(said, PROMPT), []
+    for _ in range(5):
+        response = OfflineCoach().complete(request)
+        step = calls(response)
+        if not step:
+            break
+        made += step
+        results = [LISTED_8PM if args.get("action") == "list" else "ok" for _, args in step]
+        request = then(request, response, *results)
+    return made
+
+
+def test_a_report_with_a_change_of_time_records_then_moves() -> None:
+    made = _play("done! can we move it to 7 tho")
+    assert made[0] == ("save_user_profile", {"last_successful_prompt": PROMPT})
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:00"}) in made
+
+
+def test_a_report_of_another_time_moves_nothing() -> None:
+    assert _play("did it at 7pm instead") == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_a_question_of_when_inside_a_miss_or_a_complaint_gets_the_listed_time() -> None:
+    assert _play("ugh forgot, what time do you send it again?") == [("scheduler", {"action": "list"})]
+
+
+def test_what_is_not_understood_after_the_report_is_asked_about_and_changes_nothing() -> None:
+    reply = text_of(feedback("3 days in a row!! my cat watches me lol", "Great! What helped?", replied=True))
+    assert reply.endswith("?") and not any(word in reply.lower() for word in PRAISE)

@@ -24,6 +24,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from promptpipe.rules.feedback_requests import (
+    asks_for_another_time,
+    asks_when,
+    limits_the_days,
+    limits_the_hours,
+    not_yet,
+    runs_an_errand,
+)
 from promptpipe.rules.message_reading import plain
 
 Language = Literal["en", "es", "fr"]
@@ -34,12 +42,19 @@ __all__ = [
     "Language",
     "PauseRequest",
     "TimePreference",
+    "asks_for_another_time",
+    "asks_when",
+    "away_for",
     "is_partial",
     "language",
+    "limits_the_days",
+    "limits_the_hours",
     "new_habit",
+    "not_yet",
     "pause_request",
     "reason_clause",
     "resumes",
+    "runs_an_errand",
     "shift_minutes",
     "time_preference",
 ]
@@ -70,13 +85,21 @@ def reason_clause(text: str) -> str:
 _PARTIAL = re.compile(
     r"\b(?:half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
     r"started but|almost|not fully|not all of it|la mitad|a medias|mas o menos|un poco|casi|"
-    r"a moitie|un peu|presque|en partie|moyen)\b"
+    r"a moitie|un peu|presque|en partie|moyen|"
+    # tried, then stopped: "tried but gave up", "lo intenté pero", "j'ai essayé mais"
+    r"tried but|gave up|intente pero|empece pero|me rendi|j'ai essaye mais|commence mais|abandonne)\b"
 )
 
 
+# "2 of 3 glasses", "3 out of 5 sets", "2 de 3 vasos", "2 sur 3": a count short of the whole.
+_SOME_OF = re.compile(r"\b(?P<n>\d{1,2}) (?:of|out of|de|sur) (?:the |los |las |les )?(?P<of>\d{1,2})\b")
+
+
 def is_partial(text: str) -> bool:
-    """ "half of it", "kinda", "started but my kid woke up", "la mitad", "à moitié"."""
-    return bool(_PARTIAL.search(plain(text)))
+    """ "half of it", "kinda", "started but my kid woke up", "la mitad", "à moitié", "2 of 3 glasses"."""
+    said = plain(text)
+    some = _SOME_OF.search(said)
+    return bool(_PARTIAL.search(said)) or (some is not None and 0 < int(some["n"]) < int(some["of"]))
 
 
 # --- pause, and until when -------------------------------------------------------------------------
@@ -96,12 +119,13 @@ _UNTIL = re.compile(
 )
 _PAUSE_WORD = re.compile(
     r"\b(?:pause|paus\w*|hold off|take a break|break from|skip|mettre en pause|en pause|arrete\w*|"
-    r"suspend\w*|descans\w*|deten\w*)\b"
+    r"suspend\w*|descans\w*|deten\w*|(?:give me|need|want|could use|like) a break)\b"
 )
 _COUNT = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
     "un": 1, "una": 1, "une": 1, "dos": 2, "deux": 2, "tres": 3, "trois": 3, "cuatro": 4, "quatre": 4,
-    "cinco": 5, "cinq": 5, "couple of": 2, "few": 3, "quelques": 3,
+    "cinco": 5, "cinq": 5, "couple of": 2, "few": 3, "quelques": 3, "unos": 3, "unos cuantos": 3,
+    "algunos": 3, "several": 3, "plusieurs": 3,
 }  # fmt: skip
 _AMOUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted(map(re.escape, _COUNT), key=len, reverse=True)) + r")"
 _FOR = re.compile(
@@ -119,22 +143,66 @@ class PauseRequest:
 # Words that ask for a pause only with a length or an end: "no texts for a week", "sin mensajes hasta el lunes".
 _AWAY = re.compile(
     r"\b(?:no (?:more )?(?:texts?|messages?|reminders?|prompts?)|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
-    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?)\b"
+    r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?|"
+    # "puedes parar los mensajes unos días?", "deja de mandarme mensajes por 3 días": with a length, a pause
+    r"par(?:ar|a|en|e) (?:los |mis |tus )?(?:mensajes|recordatorios)|dej(?:a|ar|en) de (?:mandar|enviar|escribir)\w*|"
+    r"hold (?:the |my )?(?:texts?|messages?|reminders?|prompts?))\b"
 )
+
+
+# "tomorrow" as the length of a pause ("skip tomorrow"), not "la mañana" (the morning).
+_TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|demain)\b|(?<!la )(?<!las )(?<!de )\bmanana\b")
 
 
 def pause_request(text: str) -> PauseRequest | None:
     """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
     said = plain(text)
+    if runs_an_errand(said):  # "je m'arrête à la boulangerie": a place on the way, no pause
+        return None
     until = _UNTIL.search(said)
-    if not _PAUSE_WORD.search(said) and not (_AWAY.search(said) and (until or _FOR.search(said))):
+    if not _PAUSE_WORD.search(said) and not (
+        _AWAY.search(said) and (until or _FOR.search(said) or _TOMORROW.search(said))
+    ):
         return None
     if until is not None:
         day = until["day"]
         return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if day in names))
     length = _FOR.search(said)
     if length is None:
-        return PauseRequest()
+        return PauseRequest(days=1) if _TOMORROW.search(said) else PauseRequest()
+    unit = length["unit"].rstrip("s")
+    per = 2 if unit in ("weekend", "week-end", "fin de semana") else _UNIT_DAYS.get(unit, 1)
+    amount = length["n"]
+    count = int(amount) if amount and amount.isdigit() else _COUNT.get(amount or "", 1)
+    return PauseRequest(days=max(1, min(count * per, 60)))
+
+
+# Being away, said as news ("I'm away this weekend", "estoy de viaje toda la semana", "je pars en vacances
+# 10 jours"): the coach offers a pause for that long; it pauses nothing unasked.
+_AWAY_FROM_HOME = re.compile(
+    r"\b(?:away|traveling|travelling|on (?:a )?(?:trip|vacation|holiday)|out of town|visiting|camping|"
+    r"de viaje|de vacaciones|fuera de la ciudad|me voy|salgo de viaje|"
+    r"en vacances|en voyage|en deplacement|je pars|absent\w*)\b"
+)
+_WHOLE = re.compile(
+    r"\b(?:toda la|all|the whole|this|next|este|esta|cette|ce|la semaine prochaine)\s+(?P<unit>week|semana|semaine)\b"
+)
+
+
+def away_for(text: str) -> PauseRequest | None:
+    """How long the participant says they will be away ("this weekend", "until Monday", "10 jours",
+    "toda la semana"); ``None`` when they say they are away for no length, or not away at all."""
+    said = plain(text)
+    if not _AWAY_FROM_HOME.search(said):
+        return None
+    until = _UNTIL.search(said)
+    if until is not None:
+        return PauseRequest(weekday=next(i for i, names in enumerate(_WEEKDAYS) if until["day"] in names))
+    if _WHOLE.search(said):
+        return PauseRequest(days=7)
+    length = _FOR.search(said)
+    if length is None:
+        return PauseRequest(days=1) if _TOMORROW.search(said) else None
     unit = length["unit"].rstrip("s")
     per = 2 if unit in ("weekend", "week-end", "fin de semana") else _UNIT_DAYS.get(unit, 1)
     amount = length["n"]
@@ -149,7 +217,12 @@ def days_until(weekday: int, today: int) -> int:
 
 _RESUME = re.compile(
     r"\b(?:reprend\w*|recommenc\w*|relanc\w*|redemarr\w*|start (?:them|it|again)|turn (?:them|it) (?:back )?on|"
-    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|otra vez)\b"
+    r"send (?:them|the \w+|me the \w+) again|i'?m back|de retour|reanud\w*|"
+    r"(?:mensajes|manda\w*|envia\w*|escrib\w*) otra vez|otra vez (?:los |tus )?mensajes|"
+    # "you can text me again", "puedes volver a mandarme", "ya regresé", "estoy de vuelta", "à nouveau"
+    r"(?:text|message|write|send|ping)(?: me| them)? again|back (?:home|in town)|volver a (?:mandar|enviar|escrib)\w*|"
+    r"vuelve\w* a (?:mandar|enviar|escrib)\w*|ya regrese|ya volvi|ya llegue|estoy de (?:vuelta|regreso)|"
+    r"(?:m'ecrire|m'envoyer|envoyer) (?:a|de) nouveau|je suis rentre\w*)\b"
 )
 
 
@@ -215,19 +288,40 @@ _SHIFT = re.compile(
     r"(?P<way>earlier|later|sooner|before|after|mas temprano|antes|mas tarde|despues|plus tot|plus tard|avant|apres)\b"
 )
 _LATER_WAYS = ("later", "after", "mas tarde", "despues", "plus tard", "apres")
+# The verb says which way when no "earlier"/"later" follows: "push it (back) an hour", "bump it 30 min",
+# "move it up an hour", "bring it forward half an hour", "atrásalo una hora", "adelántalo media hora",
+# "repousse-le d'une heure", "avance-le de 30 minutes", "décale d'une heure" (later unless said).
+_SHIFT_VERB = re.compile(
+    r"\b(?P<verb>push\w*|bump\w*|move\w*|bring\w*|atras\w*|retras\w*|recorr\w*|adelant\w*|"
+    r"repouss\w*|retard\w*|avanc\w*|decal\w*)(?:[- ](?:it|them|that|le|la|les|lo))?(?: (?P<dir>up|forward|back|ahead))?"
+    r"(?: (?:by|de|d'|d|por|like|about|around))?\s*"
+    r"(?P<n>an?|one|1|2|two|half an?|una|media|une|\d{1,3})\s*(?P<unit>hours?|hrs?|h|minutes?|mins?|horas?|heures?)\b"
+)
+_EARLIER_VERBS = ("adelant", "avanc")
+
+
+def _minutes(amount: str, unit: str) -> int:
+    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
+    minutes = count * 60 if unit.startswith("h") else count
+    return 30 if amount.startswith(("half", "media")) else minutes
 
 
 def shift_minutes(text: str) -> int | None:
-    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60; ``None``: no shift."""
-    match = _SHIFT.search(plain(text))
-    if match is None:
-        return None
-    amount = match["n"]
-    count = int(amount) if amount.isdigit() else 2 if amount in ("2", "two") else 1
-    minutes = count * 60 if match["unit"].startswith("h") else count
-    if amount.startswith(("half", "media")):
-        minutes = 30
-    return minutes if match["way"] in _LATER_WAYS else -minutes
+    """ "an hour later" → 60, "30 min earlier" → -30, "una hora más tarde" → 60, "push it an hour" → 60,
+    "adelántalo media hora" → -30; ``None``: no shift."""
+    said = plain(text)
+    match = _SHIFT.search(said)
+    if match is not None:
+        minutes = _minutes(match["n"], match["unit"])
+        return minutes if match["way"] in _LATER_WAYS else -minutes
+    verb = _SHIFT_VERB.search(said)
+    if verb is None or (verb["verb"].startswith(("move", "bring")) and verb["dir"] is None):
+        return None  # "move it 2 hours" says no way; "moved 2 hours of boxes" no shift at all
+    minutes = _minutes(verb["n"], verb["unit"])
+    earlier = verb["verb"].startswith(_EARLIER_VERBS) or verb["dir"] in ("up", "forward", "ahead")
+    if re.search(r"\b(?:earlier|sooner|mas temprano|plus tot)\b", said):
+        earlier = True
+    return -minutes if earlier else minutes
 
 
 _NEW_HABIT = re.compile(
@@ -236,9 +330,24 @@ _NEW_HABIT = re.compile(
 )
 
 
+# Another activity in place of this one: "I want to do yoga instead", "mejor quiero leer en vez de
+# caminar", "je préfère faire du yoga à la place" (not "do it at 7 instead", which is a time).
+_INSTEAD = re.compile(r"\b(?:instead|en vez de|en lugar de|a la place|plutot que)\b")
+_WANT_TO_DO = re.compile(
+    r"\b(?:want|wanna|like|rather|prefer|quiero|quisiera|prefiero|mejor|veux|voudrais|prefere)\s+(?:to\s+)?"
+    r"(?:do|try|start|switch to|hacer|probar|empezar|faire|essayer|commencer)?\s*"
+    r"(?!it\b|that\b|this\b|lo\b|le\b|ca\b)\w+"
+)
+
+
 def new_habit(text: str) -> bool:
-    """ "je veux une nouvelle habitude", "I want to try something else": back to the intake."""
-    return bool(_NEW_HABIT.search(plain(text)))
+    """ "je veux une nouvelle habitude", "I want to try something else", "I want to do yoga instead": back
+    to the intake."""
+    said = plain(text)
+    if _NEW_HABIT.search(said):
+        return True
+    timed = re.search(r"\d|\b(?:time|hora|heure|morning|evening|night|manana|tarde|noche|matin|soir)\b", said)
+    return bool(_INSTEAD.search(said) and _WANT_TO_DO.search(said) and not timed)
 
 
 # --- the language to reply in ---------------------------------------------------------------------

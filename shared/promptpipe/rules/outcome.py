@@ -41,7 +41,9 @@ _LATER = (
     r"je vais|demain|plus tard|je le ferai|j'essaie|je vais essayer)\b"
 )
 _NOT_DONE = (
-    r"\b(?:no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
+    r"\b(?:hoy no (?:pude|lo hice|me dio tiempo)|ran out of time|no me (?:dio|alcanzo|alcanz[oó]) (?:el )?tiempo|"
+    r"se me pas[oó]|nel|nop|nones|"
+    r"no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
     r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
@@ -51,7 +53,12 @@ _NOT_DONE = (
 )
 _DONE = (
     r"\b(?:done|did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
-    r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá])\b"
+    r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá]|"
+    r"ya qued[oó]|qued[oó] list[oa])\b"
+    # Spanish preterite of a habit's verbs ("ya caminé", "leí 5 páginas", "medité"), with or without accents
+    r"|\b(?:(?:camin|estir|medit|respir|practiqu|tom|nad|anot)[eé]|(?:escrib|corr|beb|le)[ií])\b"
+    # French passé composé of a habit's verbs ("j'ai marché", "j'ai médité", "j'ai lu")
+    r"|\bj'ai (?:bien )?(?:march[eé]|m[eé]dit[eé]|[eé]tir[eé]|couru|lu|bu|[eé]crit|respir[eé]|nag[eé])\b"
     r"|✅|✔|☑|💪"
     # French: "c'est fait", "fait !", "j'ai fait", "je l'ai fait", "fini", "terminé", "réussi"
     r"|\b(?:c'est fait|fait|j'ai fait|je l'ai fait|fini|termin[eé]|r[eé]ussi)\b"
@@ -59,9 +66,19 @@ _DONE = (
 # English past tense of an activity ("walked around the block", "stretched"), not of a plan.
 _PAST = (
     r"(?<!will )(?<!'ll )(?<!to )(?<!gonna )(?<!can )\b(?:i |we )?"
-    r"(?:walked|stretched|meditated|ran|went|read|wrote|breathed|drank|ate|slept)\b"
+    r"(?:walked|stretched|meditated|ran(?! out| late)|went(?! out| to bed)|read|wrote|breathed|drank|ate|slept)\b"
 )
-_BARE_YES = r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊)$"
+# "sí pero tarde", "yes but late", "yeah, just 5 min", "oui mais tard": a yes with a qualifier, when the
+# question was whether they did it (a miss, part of it, a plan or a question is read before this).
+_YES_BUT = (
+    r"^\W*(?:(?:yes+|yep|yup|yeah|yea|s[ií]|oui|ouais)\b[\s,!.]*(?:but|pero|mais|tho|though|just|only|solo|"
+    r"nomas|nada mas|juste|a bit|un poco|un peu|finally|at last|por fin|enfin|again|otra vez|encore|today|hoy|"
+    r"aujourd'hui|for sure|claro|of course)\b|(?:yes+|yep|yup|yeah|s[ií]|oui)\W+$)"
+)
+_BARE_YES = (
+    r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊|"
+    r"sip|sim[oó]n|obvio|obvi|ofc|yess+ir|bien s[uû]r|claro que s[ií]|yup yup)$"
+)
 
 
 def read_outcome(text: str, *, asked: bool) -> Outcome:
@@ -80,7 +97,7 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
         return "no_report"
     if done:
         return "done"
-    if asked and re.match(_BARE_YES, core or said):
+    if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said)):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
 

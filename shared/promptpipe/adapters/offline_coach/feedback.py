@@ -13,11 +13,13 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     _INTENSITY_CANON,
     ASKED_BARRIER,
     ASKED_HELPED,
+    OFFERED_PAUSE,
     SMALLEST,
     asked_for_a_time,
     asks_for_a_new_time,
     classify_barrier,
     motivator_in,
+    pause_length,
     proposed_time,
     say,
     says_done,
@@ -52,11 +54,18 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.feedback_reading import (
+    asks_for_another_time,
+    asks_when,
+    away_for,
     is_partial,
+    limits_the_days,
+    limits_the_hours,
     new_habit,
+    not_yet,
     pause_request,
     reason_clause,
     resumes,
+    runs_an_errand,
     shift_minutes,
     time_preference,
 )
@@ -71,6 +80,7 @@ _ASKED_DONE = re.compile(
     re.I,
 )
 ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
+_ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
 # A day-part asked for becomes a proposal of the middle of its usual window.
 _DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
@@ -100,13 +110,15 @@ class FeedbackRules(ScheduleRequests):
         wants_pause = reading.request == "pause" or pause_request(text) is not None
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
             return say_phrase("stop_which", self.lang), "feedback: an unclear stop request; asking which"
-        requested = self._request(reading) if SCHEDULER in turn.tools else None
+        requested = self._report_first() or (self._request(reading) if SCHEDULER in turn.tools else None)
         if requested is not None:
             return requested
         question = common_question(text)
         if reading.kind in ("greeting", "complaint", "later") and not turn.calls:
             return self._not_a_report(reading.kind), f"feedback: a {reading.kind}, not a report"
-        asked_too = reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None
+        asked_too = (
+            reading.kind == "question" and reading.topic not in (None, "rephrase") and question is None
+        ) and not asks_when(text)
         if (asked_too or question not in (None, "when_texts")) and self.delivered and says_done(text):
             # "done. btw how long does this last?": the report is recorded, the question answered
             answer = self._answer(question) if question else answer_faq(reading.topic or "other", turn.study)
@@ -156,6 +168,8 @@ class FeedbackRules(ScheduleRequests):
         if not self.delivered:
             # Nothing delivered yet: nothing to praise or to ask about; a "yes" accepts the plan.
             return self._plan(), "feedback: no daily prompt delivered yet; the plan as the schedule says"
+        if not_yet(text) and not canonical:  # "not yet, will do it tonight": no miss presumed
+            return say("not_yet", self.lang), "feedback: not yet; nothing recorded"
         reading = read_outcome(text, asked=asked_done)  # the one reader (rules/outcome.py)
         if canonical:
             done = canonical[1].lower() == "done"
@@ -163,7 +177,13 @@ class FeedbackRules(ScheduleRequests):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
         elif any(a in last for a in ASKED_BARRIER) and _substantive(text) and reading != "done":
             return self._not_done(text, follow_up=True)
-        elif any(a in last for a in ASKED_HELPED) and _substantive(text) and reading != "not_done":
+        elif (
+            any(a in last for a in ASKED_HELPED)
+            and _substantive(text)
+            and reading != "not_done"
+            and "?" not in text  # a question or a request is no answer to what helped
+            and not asks_for_another_time(text)
+        ):
             return self._save_then(
                 {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
             )
@@ -265,6 +285,8 @@ class FeedbackRules(ScheduleRequests):
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
     def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
         turn, text = self.turn, self.turn.user
+        if limits_the_hours(text) and reading.request != "stop":  # "arrête … le soir": when, not a pause
+            return self._limit()
         pause = pause_request(text)
         if reading.request == "pause" or (pause is not None and reading.request != "resume"):
             return self._pause(reading.days or (pause.days if pause else None), pause.weekday if pause else None)
@@ -272,8 +294,9 @@ class FeedbackRules(ScheduleRequests):
             return self._resume()
         if reading.request == "stop":
             return self._stop()
-        if reading.request == "limit":
-            return self._limit()
+        limited = self._limit_or_absence(reading)
+        if limited is not None:
+            return limited
         shift = shift_minutes(text)
         if shift is not None and not says_done(text):  # "an hour later", "30 min earlier"
             return self._shift(shift)
@@ -291,20 +314,59 @@ class FeedbackRules(ScheduleRequests):
             before = clock.normalise_time(proposed) if proposed else None
             return self._change_time(clock.same_half_of_day(time, before, text) or time, answered=True)
         said = clock.parse_clock_time(text)
-        if reading.request == "change_time" and said:
+        # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
+        # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
+        # "can I change the time?" asks what is possible: answered, nothing moves yet.
+        change = (
+            reading.topic != "change_time_later"
+            and not asks_when(text)
+            and (asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text)))
+        )
+        said = said or (clock.parse_asked_time(text) if change else None)  # "7 works better"
+        if change and said and (not says_done(text) or asks_for_another_time(text)):
             return self._change_time(said)
         preference = time_preference(text)
-        if said or (reading.request != "change_time" and preference is None):
+        if said or (not change and preference is None):
             return None
         # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
         wanted = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
         vague = wanted if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
+        if preference is None and _ONE_WAY.search(text):
+            vague = None  # "más tarde porfa": later than now, which no day-part says; the time is asked for
         barrier = reason_clause(text) or (text if says_not_done(text) or (preference and preference.refused) else "")
         args = {"last_barrier": _words(_clean(barrier), 15)} if barrier and self.delivered else {}
         if vague:
             reply = say("propose", self.lang, time=clock.friendly_time(vague))
             return self._save_then(args, reply, "feedback: a new time of day proposed")
         return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
+
+    def _report_first(self) -> tuple[_Step, str] | None:
+        """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop.
+        "ugh forgot, what time do you send it again?": a question of when gets the listed time."""
+        text = self.turn.user
+        if self.delivered and says_done(text) and asks_for_another_time(text) and not self.turn.called(SAVE):
+            return self._done(text)
+        if asks_when(text) and SCHEDULER in self.turn.tools and not says_done(text):
+            return self._when()
+        return None
+
+    def _limit_or_absence(self, reading: MessageReading) -> tuple[_Step, str] | None:
+        """A limit on when ("nothing after 9pm", "not on weekends"), which moves nothing; being away ("I'm
+        away this weekend"), which gets a pause offered; a yes to that offer, which pauses for what it said."""
+        text, last = self.turn.user, self.turn.last_assistant
+        if reading.request == "limit" or limits_the_hours(text):
+            return self._limit()
+        if limits_the_days(text):  # "not on weekends": explained, the daily schedule kept
+            return self._days_limit()
+        if reading.kind == "yes" and any(offer in last for offer in OFFERED_PAUSE):
+            offered = pause_request(last)  # the coach's own offer names the length it meant
+            if offered is not None:
+                return self._pause(offered.days, offered.weekday)
+        away = away_for(text)
+        if away is not None:  # nothing paused unasked
+            length = pause_length(self.lang, away.days, away.weekday)
+            return say("offer_pause", self.lang, length=length), "feedback: away; a pause offered"
+        return None
 
     def _not_a_report(self, kind: str) -> str:
         if kind == "complaint":
@@ -343,7 +405,8 @@ class FeedbackRules(ScheduleRequests):
         return answer_question(question, profile, None, schedule_set=True)
 
     def _generic(self, text: str) -> str:
-        if re.match(r"(?:thanks|thank you|thx|ty|cheers|ok|okay|great|cool|sounds good|will do)\b", _clean(text), re.I):
+        thanks = r"(?:thanks|thank you|thx|ty|tysm|cheers|ok|okay|great|cool|sounds good|will do|gracias|merci)\b"
+        if re.match(thanks, _clean(text), re.I) or re.fullmatch(r"[\s🙏🤗❤️♥️😊🙂]+", text):
             return say("welcome", self.lang)
         if text.rstrip().endswith("?"):
             return say("good_question", self.lang)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
-from promptpipe.rules.feedback_reading import Language, reason_clause
+from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
@@ -20,7 +20,7 @@ _CORRECTION = re.compile(
     r"\bmake it\b|\bactually\b|\bnot (?:at )?\d|\bcambi\w*|\bmuev\w*|\bchanger\b|\bplut[oô]t\b", re.I
 )
 _KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"forg|olvid|oubli", re.I), "forgot",
+    (re.compile(r"forg|olvid|oubli|se me pas[oó]|slipped my mind", re.I), "forgot",
      "leave a visible cue right where your routine happens, or set a phone reminder"),
     (re.compile(r"\b(?:time|busy|rushed|hectic|late|tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
      "shrink it to a 30-second version you can do anywhere"),
@@ -34,7 +34,9 @@ ASKED_BARRIER = (ASK_BARRIER, "¿Qué te lo impidió", "Qu'est-ce qui t'en a emp
 
 
 def asks_for_a_new_time(text: str) -> bool:
-    return bool(CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text))
+    return bool(
+        CHANGE_TIME.search(text) or PREFER.search(text) or _CORRECTION.search(text) or asks_for_another_time(text)
+    )
 
 
 def says_done(text: str) -> bool:
@@ -163,15 +165,40 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "¡Genial! Te escribo después de tu próximo mensaje.",
         "fr": "Super ! Je reviens vers toi après ton prochain message.",
     },
+    # Not understood, the day's report already given: asked, never presumed (nothing saved or moved).
     "shared": {
-        "en": "Thanks for sharing! I'll check in after your next prompt.",
-        "es": "¡Gracias por contarme! Te escribo después de tu próximo mensaje.",
-        "fr": "Merci de me le dire ! Je reviens vers toi après ton prochain message.",
+        "en": "Thanks for telling me! Anything you'd like to change — the time, a pause, or a smaller prompt?",
+        "es": "¡Gracias por contarme! ¿Quieres cambiar algo: la hora, una pausa o un mensaje más corto?",
+        "fr": "Merci de me le dire ! Tu veux changer quelque chose : l'heure, une pause ou un message plus court ?",
     },
     "shared_ask": {
-        "en": "Thanks for sharing! How did today's habit go — did you get a chance to try it?",
-        "es": "¡Gracias por contarme! ¿Cómo te fue hoy con tu hábito? ¿Pudiste probarlo?",
-        "fr": "Merci de me le dire ! Comment s'est passée ton habitude aujourd'hui ? As-tu pu l'essayer ?",
+        # the latest prompt, not "today's": it may have come yesterday (the context says only "not yet")
+        "en": "Thanks for sharing! How did your latest prompt go — did you get a chance to try it?",
+        "es": "¡Gracias por contarme! ¿Cómo te fue con tu último mensaje? ¿Pudiste probarlo?",
+        "fr": "Merci de me le dire ! Comment s'est passé ton dernier message ? As-tu pu l'essayer ?",
+    },
+    "offer_pause": {
+        "en": "Want me to pause your daily prompts {length} while you're away?",
+        "es": "¿Quieres que pause tus mensajes diarios {length} mientras no estás?",
+        "fr": "Tu veux que je mette tes messages quotidiens en pause {length} pendant ton absence ?",
+    },
+    "days_limit": {
+        "en": "For now I can only send your prompt every day{at}. On a day you'd rather skip, just text “pause "
+        "for the weekend” or “pause for 2 days”. Would that work?",
+        "es": "Por ahora solo puedo mandarte el mensaje cada día{at}. Si quieres saltarte unos días, escribe "
+        "“pausa el fin de semana” o “pausa 2 días”. ¿Te parece?",
+        "fr": "Pour l'instant je ne peux envoyer ton message que chaque jour{at}. Pour sauter quelques jours, "
+        "écris « pause ce week-end » ou « pause 2 jours ». Ça te va ?",
+    },
+    "not_yet": {
+        "en": "No rush — the day isn't over. Tell me how it went once you've tried it!",
+        "es": "Sin prisa, el día no ha terminado. ¡Cuéntame cómo te fue cuando lo pruebes!",
+        "fr": "Pas de souci, la journée n'est pas finie. Dis-moi comment ça s'est passé quand tu auras essayé !",
+    },
+    "welcome": {
+        "en": "You're welcome! I'll check in after your next prompt.",
+        "es": "¡De nada! Te escribo después de tu próximo mensaje.",
+        "fr": "Avec plaisir ! Je reviens vers toi après ton prochain message.",
     },
     "start_today": {"en": "starting today", "es": "desde hoy", "fr": "dès aujourd'hui"},
     "start_tomorrow": {"en": "starting tomorrow", "es": "desde mañana", "fr": "dès demain"},
@@ -313,11 +340,6 @@ _SAID: dict[str, dict[Language, str]] = {
         "es": "¿Quieres saber algo más?",
         "fr": "Tu veux savoir autre chose ?",
     },
-    "welcome": {
-        "en": "You're welcome! I'll check in after your next prompt.",
-        "es": "¡De nada! Te escribo después de tu próximo mensaje.",
-        "fr": "Avec plaisir ! Je reviens vers toi après ton prochain message.",
-    },
     "good_question": {
         "en": "Good question! I'm a simple offline coach, so I'm best at helping with your daily habit. "
         "How did today's prompt go?",
@@ -345,7 +367,9 @@ def say(key: str, lang: Language, **values: str) -> str:
 # its own question for one: a yes, or another time, answers them.
 _PROPOSED = re.compile(r"(?:How about|Qué tal a las|Que dirais-tu de) (\d{1,2}(?::\d{2})?\s*[ap]m)\b")
 _ASKED_TIME = re.compile(
-    r"What time would suit you better|A qué hora te va mejor|À quelle heure plutôt|move it to another time", re.I
+    r"What time would suit you better|A qué hora te va mejor|À quelle heure plutôt|move it to another time|"
+    r"text me the new time|dime la nueva hora|envoie-moi la nouvelle heure",
+    re.I,
 )
 
 
@@ -427,3 +451,23 @@ def local_day(day: str, lang: Language) -> str:
     if not names:
         return day
     return " ".join(names.get(word.lower(), word) for word in day.split())
+
+
+# The coach's own offer of a pause while the participant is away: a yes to it is the pause it names.
+OFFERED_PAUSE = ("while you're away", "mientras no estás", "pendant ton absence")
+_WEEKDAY_NAMES: dict[Language, tuple[str, ...]] = {
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "es": ("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"),
+    "fr": ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
+}
+
+
+def pause_length(lang: Language, days: int | None, weekday: int | None) -> str:
+    """ "for 3 days", "hasta el lunes", "jusqu'à lundi": the length of a pause as the offer says it (and
+    as ``pause_request`` reads it back)."""
+    if weekday is not None:
+        day = _WEEKDAY_NAMES[lang][weekday]
+        return {"en": f"until {day}", "es": f"hasta el {day}", "fr": f"jusqu'à {day}"}[lang]
+    count = days or 1
+    unit = {"en": ("day", "days"), "es": ("día", "días"), "fr": ("jour", "jours")}[lang][count != 1]
+    return {"en": f"for {count} {unit}", "es": f"{count} {unit}", "fr": f"{count} {unit}"}[lang]

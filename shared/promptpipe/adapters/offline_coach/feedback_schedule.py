@@ -21,6 +21,13 @@ _WEEKDAY_INDEX = {
 }
 
 
+_LIMIT_BOUND = re.compile(
+    r"\b(?:after|before|past|later than|earlier than|despu[eé]s de|antes de|apr[eè]s|avant)\s+(?:las?\s+|the\s+)?"
+    r"(\d{1,2}(?::\d{2})?)\s*([ap]\.?m\.?|h)?",
+    re.I,
+)
+
+
 class ScheduleRequests:
     """The schedule side of ``FeedbackRules`` (its ``turn``; replies in the participant's language)."""
 
@@ -47,7 +54,8 @@ class ScheduleRequests:
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
         listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        if listed_times and not answered and clock.parse_clock_time(turn.user) == new_time:
+        said = (clock.parse_clock_time(turn.user), clock.parse_asked_time(turn.user))
+        if listed_times and not answered and new_time in said:
             # "actually make it 9" after 8pm is 9pm
             new_time = clock.same_half_of_day(new_time, listed_times[0], turn.user) or new_time
         if not turn.called(SCHEDULER, action="create"):
@@ -118,7 +126,12 @@ class ScheduleRequests:
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: a limit on when; listing schedules"
         current = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        limit = clock.parse_clock_time(self.turn.user)
+        bound = _LIMIT_BOUND.search(self.turn.user)  # "después de las 10": the hour after the limit word
+        limit = clock.parse_clock_time(self.turn.user) or clock.parse_asked_time(
+            f"at {bound[1]}{bound[2] or ''}" if bound else self.turn.user
+        )
+        if current and limit:  # "nothing after 10" with an evening prompt is 10pm
+            limit = clock.same_half_of_day(limit, current[0], self.turn.user) or limit
         after = re.search(r"\b(?:after|past|later than|despu[eé]s de|apr[eè]s)\b", self.turn.user, re.I)
         if current and limit and (current[0] < limit if after else current[0] > limit):
             return (
@@ -128,6 +141,16 @@ class ScheduleRequests:
         phrase = self._schedule_phrase()
         now = say("limit_now", self.lang, when=phrase) if phrase else ""
         return say("limit_ask", self.lang, now=now), "feedback: a limit on when; asking for the time"
+
+    def _days_limit(self) -> tuple[_Step, str]:
+        """ "not on weekends": the daily schedule cannot skip days, so that is said (with the listed time)
+        and a pause offered as the way; nothing is deleted or moved."""
+        if SCHEDULER in self.turn.tools and self._listed() is None:
+            return [(SCHEDULER, {"action": "list"})], "feedback: a limit on days; listing schedules"
+        listed = self._listed()
+        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "") if listed is not None else []
+        at = f" ({clock.friendly_time(times[0])})" if times else ""
+        return say("days_limit", self.lang, at=at), "feedback: a limit on days; explained, nothing changed"
 
     def _plan(self) -> _Step:
         """The plan as the stored schedule says it (listed, not remembered from earlier replies: a
