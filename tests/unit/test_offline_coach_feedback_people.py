@@ -219,7 +219,7 @@ def test_being_away_offers_a_pause_and_a_yes_to_it_pauses_for_what_it_said() -> 
     ("said", "reply"),
     [
         ("not on weekends pls", "only send your prompt every day (8pm)"),
-        ("no mensajes después de las 10", "comes around 8pm, so nothing changes"),
+        ("no mensajes después de las 10", "llega hacia las 8pm, así que nada cambia"),
         ("nothing after 9pm", "comes around 8pm, so nothing changes"),
     ],
 )
@@ -262,7 +262,8 @@ def test_a_limit_on_the_evening_in_french_pauses_nothing() -> None:
     first = OfflineCoach().complete(request)
     assert calls(first) == [("scheduler", {"action": "list"})]
     answer = OfflineCoach().complete(then(request, first, LISTED_8PM))
-    assert answer.tool_calls == [] and (answer.content or "").rstrip().endswith("For example 5pm.")
+    # answered in French, with a time proposed and nothing paused
+    assert answer.tool_calls == [] and (answer.content or "").rstrip().endswith("Par exemple 17h.")
 
 
 def _play(said: str) -> list[tuple[str, dict[str, object]]]:

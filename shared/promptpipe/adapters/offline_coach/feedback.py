@@ -121,7 +121,11 @@ class FeedbackRules(ScheduleRequests):
         ) and not asks_when(text)
         if (asked_too or question not in (None, "when_texts")) and self.delivered and says_done(text):
             # "done. btw how long does this last?": the report is recorded, the question answered
-            answer = self._answer(question) if question else answer_faq(reading.topic or "other", turn.study)
+            # the common-question answers are English only: another language gets the study's FAQ in it
+            in_english = question and self.lang == "en"
+            answer = (
+                self._answer(question) if in_english else answer_faq(reading.topic or "other", turn.study, self.lang)
+            )
             return self._done(text, then=answer)
         if asked_too:
             return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
