@@ -7,7 +7,7 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
-from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
     STOP_WHICH,
@@ -18,6 +18,7 @@ from promptpipe.adapters.offline_coach.reading import (
     declines,
     is_schedule_offer,
     suggestion,
+    suggestion_sentence,
     unclear_stop,
 )
 from promptpipe.adapters.offline_coach.text import (
@@ -48,6 +49,7 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import MessageReading, read_message
+from promptpipe.rules.normalise import words
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
 _VAGUE_WORDS = re.compile(
@@ -56,6 +58,61 @@ _VAGUE_WORDS = re.compile(
     r"noon|midday)\b"
 )
 _OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
+# A suggestion in the participant's language; reading.py reads each form back.
+_PROPOSE_TIME = {
+    "en": "How about {time} — would that work?",
+    "es": "¿Qué tal a las {time}?",
+    "fr": "Et à {time}, ça vous irait ?",
+}
+_PROPOSE_ROUTINE = {
+    "en": "How about “{routine}”? Just reply yes, or tell me yours.",
+    "es": "¿Qué tal “{routine}”? Responde sí, o dime la tuya.",
+    "fr": "Et “{routine}” ? Répondez oui, ou dites-moi la vôtre.",
+}
+# "oh right the study. ok", "ah ya veo", "je vois": understood, and nothing new said.
+_UNDERSTOOD = re.compile(
+    r"^\W*(?:oh+|ah+|i see|got it|gotcha|makes sense|right|oh ok(?:ay)?|ah ok(?:ay)?|ya veo|ah ya|ah vale|ah bueno|"
+    r"entiendo|ah d'accord|je vois|ah bon)\b",
+    re.I,
+)
+_ACK_WORDS = frozenset(
+    [
+        "oh",
+        "ah",
+        "ahh",
+        "ohh",
+        "ok",
+        "okay",
+        "right",
+        "i",
+        "see",
+        "got",
+        "it",
+        "gotcha",
+        "makes",
+        "sense",
+        "cool",
+        "alright",
+        "thanks",
+        "thank",
+        "you",
+        "ya",
+        "veo",
+        "vale",
+        "bueno",
+        "entiendo",
+        "d'accord",
+        "je",
+        "vois",
+        "bon",
+        "that",
+        "the",
+        "a",
+        "el",
+        "la",
+        "le",
+    ]
+)
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 # One-word defaults offered to someone who finds the questions a chore.
 _EASY_DEFAULTS = {
@@ -128,6 +185,8 @@ class IntakeRules:
             )
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
+        if not turn.calls and reading.kind == "fact" and self._understood_only():
+            return self._pending(self.profile()), "intake: an acknowledgement of the coach's answer; the question again"
         if self.asked == "schedule" and self.prompt_given():
             offer = self._answer_offer()
             if offer is not None:
@@ -154,7 +213,7 @@ class IntakeRules:
         field), else the next one to ask."""
         last = self.turn.last_assistant
         if suggestion(last):
-            return last[last.rindex(SUGGEST_LEAD) :].strip()
+            return suggestion_sentence(last)
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
             return say("offer", self.turn.language, time=clock(time, self.turn.language))
@@ -168,6 +227,20 @@ class IntakeRules:
         language = self.turn.language
         if reading.kind == "greeting":
             return f"{say('hello', language)} {pending}"
+        if (
+            reading.kind == "later"
+            and reading.topic == "shrug"
+            and language == "en"
+            and not suggestion(self.turn.last_assistant)
+        ):
+            missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+            missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+            routine = self._routine_said_for_the_time() if missing == ANCHOR else ""
+            if routine:  # the routine they named for the time, before any default of ours
+                return f"No problem. {_PROPOSE_ROUTINE['en'].format(routine=routine)}"
+            if missing in _SUGGESTIONS:  # a default they can take with one word
+                return f"No problem. {SUGGEST_LEAD} {_SUGGESTIONS[missing]}?"
+            return f"No problem — small and simple is perfect. {pending}"
         if reading.kind == "later":
             return f"{say('no_rush', language)} {pending}"
         if reading.kind == "complaint":
@@ -201,6 +274,9 @@ class IntakeRules:
             field = next((n for n, v in _EASY_DEFAULTS.items() if n != TIME and v.strip("“”") == offered), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
+        suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
+        if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
+            learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
@@ -362,7 +438,9 @@ class IntakeRules:
         pending = self._offer(time) if self.prompt_given() and time else self._question(profile)
         if self.proposal() and not profile[TIME]:
             lead = f"{ack} " if ack else ""
-            return f"{lead}{SUGGEST_LEAD} {friendly_time(self.proposal())} — would that work?"
+            language = self.turn.language
+            proposed = _PROPOSE_TIME.get(language, _PROPOSE_TIME["en"])
+            return f"{lead}{proposed.format(time=clock(self.proposal(), language))}"
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
@@ -397,6 +475,31 @@ class IntakeRules:
             parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
         return " ".join(parts[:2])
 
+    def _understood_only(self) -> bool:
+        """ "oh right the study. ok": an acknowledgement of the coach's own answer, whose other words
+        only echo that answer (not its question, whose examples may be a real answer: "ok, my coffee")."""
+        text, last = self.turn.user, self.turn.last_assistant
+        if not _UNDERSTOOD.match(text) or not last:
+            return False
+        first_question = re.search(r"[^.!?…”]*\?", last)
+        answered = set(words(last[: first_question.start()] if first_question else last))
+        said = [w for w in words(text) if w not in _ACK_WORDS]
+        return all(w in answered for w in said)
+
+    def _routine_said_for_the_time(self) -> str:
+        """A routine the participant named when asked for the time ("after lunch", "antes de dormir"),
+        which the coach answered with a concrete time: the anchor to suggest."""
+        history = self.turn.history
+        for index in range(len(history) - 1, 0, -1):
+            message, before = history[index], history[index - 1]
+            if message.role != "assistant" or before.role != "user":
+                continue
+            offered = suggestion(message.content or "")
+            if offered and re.search(r"\d", offered):
+                routine, _ = parse_anchor(before.content or "")
+                return routine
+        return ""
+
     def _off_topic(self) -> bool:
         """A question of theirs that none of the rules can answer ("what's the weather tomorrow?")."""
         return "?" in self.turn.user and not self.turn.called(SAVE)
@@ -411,6 +514,9 @@ class IntakeRules:
         if missing == TIME:
             return say("ask_time", language)
         if missing == ANCHOR:
+            routine = self._routine_said_for_the_time()
+            if routine:  # "after lunch" said when asked the time: the routine, to confirm with one word
+                return _PROPOSE_ROUTINE.get(language, _PROPOSE_ROUTINE["en"]).format(routine=routine)
             return say("ask_anchor", language)
         if missing:  # a field the flow definition added
             return f"One more thing before we start: could you tell me your {missing.replace('_', ' ')}?"

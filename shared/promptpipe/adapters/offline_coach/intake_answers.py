@@ -22,6 +22,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_asked_time,
     parse_clock_time,
     parse_vague_time,
+    spoken_form,
     without_times,
 )
 from promptpipe.rules.language import detect_language
@@ -41,11 +42,12 @@ _MOTIVATION = re.compile(
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+|once i(?:'m| am)?\s+[^,.;!?]+"
+    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
     r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
-    r"|(?:cuando|mientras|en cuanto|apenas)\s+[^,.;!?]+"
+    r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
-    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que)\s+[^,.;!?]+"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
     re.I,
 )
@@ -70,7 +72,8 @@ _SOFT_ANCHOR = re.compile(
 )
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|como|hacia|a las|porque|parce que|pour)\b.*$"
+    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
+    r"|\s+como (?=a las|las|\d)\b.*$"
     r"|\s+[~@]?\d.*$",
     re.I,
 )
@@ -214,7 +217,13 @@ _WANT = re.compile(
     r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
-_DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
+_DOMAIN_TAIL = re.compile(
+    r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the|todas las|todos los|cada|a las|"
+    r"porque|tous les|chaque|parce que)\b.*$",
+    re.I,
+)
+# "start to", "empezar a", "commencer à": the habit is what follows.
+_START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|commencer [àa]|to)\s+", re.I)
 
 
 _SLEEP = re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I)
@@ -230,7 +239,8 @@ def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
 
 
 _OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
-_AT_CLOCK = re.compile(r"\b(?:at|around|about|@)\s*\d", re.I)
+# A clock time said with its preposition ("at 6", "a las 6 y media", "à 9:00"): an answer to when.
+_AT_CLOCK = re.compile(r"\b(?:at|around|about|@|[àa]|vers)\s*\d", re.I)
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 
@@ -273,7 +283,7 @@ def parse_domain(text: str) -> str:
         return min(hits)[1]
     want = _WANT.search(text)
     if want:
-        phrase = _clean(_DOMAIN_TAIL.sub("", want["x"]))
+        phrase = _clean(_START_TO.sub("", _DOMAIN_TAIL.sub("", want["x"])))
         if _substantive(phrase):
             return _words(phrase, 6).lower()
     return ""
@@ -309,7 +319,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     telling_why = (
         expected in (DOMAIN, MOTIVATION)
         and len(text.split()) > 3
-        and not _AT_CLOCK.search(rest)
+        and not _AT_CLOCK.search(spoken_form(rest))
         and not _OPENS_WITH_TIME.match(text.strip())
         and not _time_said_apart(rest)
     )

@@ -81,11 +81,26 @@ def asked_for(last_reply: str, node: str = "") -> str | None:
     return _NODE_FIELDS.get(node) if question else None
 
 
+# The coach's suggestion in its three languages ("How about 9pm — would that work?", "¿Qué tal a las
+# 21:30?", "Et à 21h30, ça vous irait ?", "¿Qué tal “antes de dormir”?").
+_SUGGESTED = re.compile(
+    rf"{SUGGEST_LEAD} (?:“([^”]+)”|([^?—]+?))(?: —[^?]*)?\?"
+    r"|¿Qu[eé] tal (?:“([^”]+)”|a las ([\d:]+))\?"
+    r"|Et (?:“([^”]+)”|[àa] ([\dh:]+))(?:, [çc]a vous irait)? \?"
+)
+
+
 def suggestion(last_reply: str) -> str:
     """The value the coach suggested in its last message ("How about “after breakfast”?" →
-    ``after breakfast``; "How about 9pm?" → ``9pm``), or ""."""
-    match = re.search(rf"{SUGGEST_LEAD} (?:“([^”]+)”|([^?—]+?))(?: —[^?]*)?\?", last_reply)
-    return (match[1] or match[2] or "").strip() if match else ""
+    ``after breakfast``; "How about 9pm?" → ``9pm``; "¿Qué tal a las 21:30?" → ``21:30``), or ""."""
+    match = _SUGGESTED.search(last_reply)
+    return next((group.strip() for group in match.groups() if group), "") if match else ""
+
+
+def suggestion_sentence(last_reply: str) -> str:
+    """The sentence of the coach's last message that suggests something (to ask it again), or ""."""
+    match = _SUGGESTED.search(last_reply)
+    return last_reply[match.start() :].strip() if match else ""
 
 
 # --- acceptance and refusal --------------------------------------------------------------------
