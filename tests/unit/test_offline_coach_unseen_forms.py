@@ -243,3 +243,25 @@ def test_a_spanish_day_part_gets_a_proposal_in_spanish() -> None:
     ask = "¿A qué hora del día quieres tu mensaje diario? Por ejemplo 8:00 o 19:30."
     answer = reply(OfflineCoach().complete(intake("por las tardes", UserProfile(habit_domain="caminar"), ask)))
     assert answer.endswith("¿Qué tal a las 15:00?"), answer
+
+
+@pytest.mark.parametrize(
+    ("said", "time", "anchor"),
+    [
+        ("8 when I get off work", "20:00", "when I get off work"),
+        ("9 once everyone is in bed", "21:00", "once everyone is in bed"),
+        ("a las 7 después del trabajo", "19:00", "después del trabajo"),
+        ("around 8 when i get home", "20:00", "when i get home"),
+        ("maybe 6 before work", "06:00", "before work"),
+    ],
+)
+def test_an_hour_then_its_routine_and_the_half_of_the_day_the_routine_gives(said: str, time: str, anchor: str) -> None:
+    assert parse_intake_message(said, {DOMAIN: "walking", MOTIVATION: "energy"}, ANCHOR) == {TIME: time, ANCHOR: anchor}
+
+
+@pytest.mark.parametrize(
+    ("said", "kind"), [("nah not really", "no"), ("that works for me 👍", "yes"), ("noonish", "fact")]
+)
+def test_more_yes_and_no_forms(said: str, kind: str) -> None:
+    assert read_message(said).kind == kind
+    assert parse_clock_time("noonish") == "12:00"

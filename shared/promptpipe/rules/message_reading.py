@@ -139,13 +139,15 @@ _YES = re.compile(
     r"andale|bet|for sure|ofc|yessir|si claro|claro que si|sounds (?:perfect|lovely|nice|ok|okay)|"
     r"that'?s (?:fine|good|great|perfect|ok)|fine by me|va que va|c'est parfait|c'est bien|ca me convient|"
     r"okie(?: dokie)?|oki doki|joya|chevere|bacano|obvio|va pues|okis|ok dale|bueno dale|de ley|"
-    r"sounds right|yeah sounds (?:good|right)|yup yup|all good|gotcha|got it|ok cool|cool cool)\b[\s,!.]*)+$"
+    r"sounds right|yeah sounds (?:good|right)|yup yup|all good|gotcha|got it|ok cool|cool cool|"
+    r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
+    r"ca me convient|on y va)\b[\s,!.]*)+$"
 )
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
 _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
 _NO = re.compile(
-    r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
-    r"[\s,!.]*(?:thanks?|gracias)?"
+    r"^(?:(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
+    r"[\s,!.]*)+(?:thanks?|gracias)?"
     r"[\s!.]*$"
 )
 _LATER = re.compile(

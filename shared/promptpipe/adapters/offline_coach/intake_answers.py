@@ -238,6 +238,12 @@ def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
     return f"{hour + 12:02d}:{minute:02d}" if 9 <= hour <= 11 else time
 
 
+# A bare hour that opens the message, followed by the routine it belongs to.
+_HOUR_THEN_ROUTINE = re.compile(
+    r"^\W*(?:ok(?:ay)?,?\s+|maybe\s+|probably\s+)?(\d{1,2})\s+(?=(?:right |just )?(?:after|before|when|once|while|"
+    r"as soon as|despu[eé]s|antes|cuando|apenas|en cuanto|apr[eè]s|avant|quand|d[eè]s que)\b)",
+    re.I,
+)
 _OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
 # A clock time said with its preposition ("at 6", "a las 6 y media", "à 9:00"): an answer to when.
 _AT_CLOCK = re.compile(r"\b(?:at|around|about|@|[àa]|vers)\s*\d", re.I)
@@ -314,6 +320,9 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
     if time is None and expected == TIME:
         time = parse_asked_time(rest)  # "morning 7"
+    opening_hour = _HOUR_THEN_ROUTINE.match(rest)
+    if time is None and opening_hour:  # "8 when I get off work", "9 once everyone is in bed": the hour, then when
+        time = _late_for_sleep(parse_clock_time(f"at {opening_hour[1]} {rest[opening_hour.end() :]}", hint), rest, "")
     # "I crash by 11", "on my phone until 1am every night" answer why, not when; a message that
     # opens with a time ("8:15 with my first coffee") gives one, whatever was asked.
     telling_why = (

@@ -36,7 +36,19 @@ _PM_HINT = any_word(
     "d[îi]ner",
     "de l'apr[èe]s-midi",
     "apr[èe]s-midi",  # French
-    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|dormir|cama)",  # "out of bed" is the morning
+    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|asleep|dormir|cama|dormidos)",  # "out of bed" is the morning
+    # the end of the working day: "when I get off work", "when I get home", "cuando llego a casa", "en rentrant"
+    "(?:get(?:ting)?|got) off work",
+    "off work",
+    "(?:get(?:ting)?|got) home",
+    "leave work",
+    "after (?:my |the )?shift",
+    "despu[ée]s del trabajo",
+    "(?:salgo|salir|saliendo) del trabajo",
+    "llego a casa",
+    "apr[èe]s le travail",
+    "en rentrant",
+    "je rentre",
 )
 _AM_HINT = any_word(
     "morning",
@@ -121,7 +133,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
-_NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)\W*$", re.I)
+_NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)(?:\s*-?\s*ish)?\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
