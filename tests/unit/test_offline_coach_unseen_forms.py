@@ -16,6 +16,7 @@ from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vagu
 from promptpipe.flow.context import intake_context
 from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
+from promptpipe.rules.language import detect_language
 from promptpipe.rules.message_reading import TOPICS, read_message
 from promptpipe.rules.normalise import squeeze_repeats
 from tests.unit.test_offline_coach_reading import TOOLS, intake, reply
@@ -265,3 +266,17 @@ def test_an_hour_then_its_routine_and_the_half_of_the_day_the_routine_gives(said
 def test_more_yes_and_no_forms(said: str, kind: str) -> None:
     assert read_message(said).kind == kind
     assert parse_clock_time("noonish") == "12:00"
+
+
+@pytest.mark.parametrize(
+    "said", ["what do i have to do", "how does this work?", "¿cómo funciona?", "comment ça marche ?"]
+)
+def test_how_it_works_is_answered_with_what_it_sends(said: str) -> None:
+    assert read_message(said).topic == "what_sent"
+
+
+@pytest.mark.parametrize(
+    ("said", "language"), [("méditer", "fr"), ("pour mieux dormir", "fr"), ("para dormir mejor", "es")]
+)
+def test_small_signs_of_french(said: str, language: str) -> None:
+    assert detect_language(said) == language

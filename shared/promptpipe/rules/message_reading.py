@@ -202,7 +202,9 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|\bhow often\b|"
                              r"\b(?:text|messag|send|remind|writ|escrib|mand|envi)\w*\b.*\b(?:every ?day|daily|"
                              r"each day|todos los dias|cada dia|tous les jours|chaque jour)\b|\bcada cuanto\b|"
-                             r"\ba quelle frequence\b")),
+                             r"\ba quelle frequence\b|\bwhat do i (?:have|need) to do\b|\bhow does (?:this|it) work\b|"
+                             r"\bque tengo que hacer\b|\bcomo funciona\b|\bcomment ca marche\b|"
+                             r"\bqu'?est-ce que je dois faire\b")),
     ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
     ("stop_later", re.compile(r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
                               r"\b(?:can|could) i (?:stop|quit)\b|"
