@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts, answer_faq
-from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_intake_message
 from promptpipe.adapters.offline_coach.reading import suggestion
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time, same_half_of_day
 from promptpipe.flow.context import intake_context
@@ -280,3 +280,61 @@ def test_how_it_works_is_answered_with_what_it_sends(said: str) -> None:
 )
 def test_small_signs_of_french(said: str, language: str) -> None:
     assert detect_language(said) == language
+
+
+@pytest.mark.parametrize(
+    ("said", "names"),
+    [("um i guess meditation?", True), ("after dinner?", True), ("seriously?", False), ("is it free?", False)],
+)
+def test_an_answer_said_with_a_rising_voice(said: str, names: bool) -> None:
+    assert names_a_fact(said) is names
+
+
+def test_a_rising_answer_is_saved_and_a_question_is_not() -> None:
+    ask = "What's one small habit you'd like to build — maybe moving more, sleeping better or reading?"
+    saved = OfflineCoach().complete(intake("um i guess yoga?", UserProfile(), ask)).tool_calls
+    assert [(c.name, c.parsed_arguments()) for c in saved] == [("save_user_profile", {DOMAIN: "yoga"})]
+    assert reply(OfflineCoach().complete(intake("seriously?", UserProfile(), ask))).endswith("reading?")
+
+
+def test_an_acknowledgement_before_a_run_on_is_no_reason() -> None:
+    said = "oh ok cool so i want to stretch more because my back hurts all the time"
+    learned = parse_intake_message(said, {}, DOMAIN)
+    assert learned == {DOMAIN: "stretching", MOTIVATION: "my back hurts all the time"}
+
+
+def test_a_question_beside_an_answer_saves_the_answer_and_answers_the_question() -> None:
+    why = "Reading — great choice. Why does reading matter to you? What would it give you?"
+    response = OfflineCoach().complete(intake("wait is this free? anyway i want to learn more", READING, why))
+    assert [(c.name, c.parsed_arguments()) for c in response.tool_calls] == [
+        ("save_user_profile", {MOTIVATION: "i want to learn more"})
+    ]
+    response = OfflineCoach().complete(intake("i want to learn more. is this free?", READING, why))
+    assert [(c.name, c.parsed_arguments()) for c in response.tool_calls] == [
+        ("save_user_profile", {MOTIVATION: "i want to learn more"})
+    ]
+
+
+READING = UserProfile(habit_domain="reading")
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "quiero leer, todas las noches, a las 9 y media, cuando me acuesto, para desconectarme",
+            {DOMAIN: "leer", MOTIVATION: "desconectarme", TIME: "21:30", ANCHOR: "cuando me acuesto"},
+        ),
+        (
+            "quiero correr en la mañana antes de irme a trabajar como a las 6 porque me siento cansado",
+            {
+                DOMAIN: "correr en la mañana",
+                MOTIVATION: "me siento cansado",
+                TIME: "06:00",
+                ANCHOR: "antes de irme a trabajar",
+            },
+        ),
+    ],
+)
+def test_spanish_run_ons_with_commas_or_none(said: str, expected: dict[str, str]) -> None:
+    assert parse_intake_message(said, {}, DOMAIN) == expected

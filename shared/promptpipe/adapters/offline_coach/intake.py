@@ -7,7 +7,7 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
-from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse_intake_message
+from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
     STOP_WHICH,
@@ -123,6 +123,24 @@ _EASY_DEFAULTS = {
 }
 
 
+_MOVING_ON = re.compile(
+    r"^(?:(?:anyway|anyways|but|ok(?:ay)?|so|and|oh|well|en fin|bueno|pues|de todos modos|bref|enfin|sinon|bon)\b"
+    r"[\s,]*)+",
+    re.I,
+)
+
+
+def _beside_the_question(text: str) -> str:
+    """What a message says beside the question it asks ("wait is this free? anyway i want to learn
+    more", "i want to learn more. is this free?"), when that is more than a word or two; else ""."""
+    sentences = [part.strip() for part in re.split(r"(?<=[.!?¿])\s+", text.strip()) if part.strip()]
+    said = " ".join(part for part in sentences if "?" not in part and "¿" not in part)
+    said = _MOVING_ON.sub("", said).strip(" ,.!")
+    if len(sentences) < 2 or len(said.split()) < 2 or read_message(said).kind != "fact":
+        return ""
+    return said
+
+
 class IntakeRules:
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
@@ -131,6 +149,9 @@ class IntakeRules:
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
         # What the coach's last message asked: the reply is read against it.
         self.asked = asked_for(turn.last_assistant, turn.steer_node)
+        # The words read for facts: the whole message, or what it says beside a question it also asks.
+        self.said = turn.user
+        self.asked_too: MessageReading | None = None
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -183,6 +204,7 @@ class IntakeRules:
                 f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
                 f"intake: a {reading.request} request with nothing scheduled",
             )
+        reading = self._answer_in_a_question(reading)
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
         if not turn.calls and reading.kind == "fact" and self._understood_only():
@@ -206,6 +228,19 @@ class IntakeRules:
         if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
+
+    def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
+        """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
+        comes with one ("wait is this free? anyway i want to learn more": the answer is read, the
+        question answered after it), reads as a fact."""
+        text = self.turn.user
+        if reading.kind == "question" and reading.topic == "other" and names_a_fact(text):
+            return MessageReading("fact")
+        beside = _beside_the_question(text) if reading.kind == "question" else ""
+        if beside:
+            self.said, self.asked_too = beside, reading
+            return MessageReading("fact")
+        return reading
 
     # -- a message that is no answer: greeting, question, complaint, "let me think" -----------------
     def _pending(self, profile: dict[str, str]) -> str:
@@ -264,7 +299,7 @@ class IntakeRules:
     def _learn(self) -> dict[str, str]:
         """The facts the message gives, read against what was asked: an acceptance of the coach's
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
-        text, expected = self.turn.user, self.expected()
+        text, expected = self.said, self.expected()
         suggested = suggestion(self.turn.last_assistant)
         if suggested and (accepts(text) or read_message(text).kind == "yes"):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
@@ -441,6 +476,9 @@ class IntakeRules:
             language = self.turn.language
             proposed = _PROPOSE_TIME.get(language, _PROPOSE_TIME["en"])
             return f"{lead}{proposed.format(time=clock(self.proposal(), language))}"
+        if saved and self.asked_too is not None and self.asked_too.topic not in (None, "rephrase"):
+            answer = answer_faq(self.asked_too.topic or "other", self.turn.study, self.turn.language)
+            return f"{answer} {ack} {pending if self.prompt_given() and time else self._question(profile)}".strip()
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)

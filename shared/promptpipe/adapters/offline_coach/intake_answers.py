@@ -33,6 +33,7 @@ _MOTIVATION = re.compile(
     r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
+    r"|para (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "para desconectarme": para + an infinitive
     r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
@@ -280,6 +281,22 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
     if len(anchor.split()) < 2:
         return "", None
     return _words(anchor, 10), match
+
+
+_HEDGED = re.compile(
+    r"^\W*(?:(?:um+|uh+|hmm+|i guess|i think|maybe|probably|like|so|quiz[aá]s?|tal vez|creo que|pues|"
+    r"peut-[eê]tre|je pense)\b[\s,]*)*",
+    re.I,
+)
+
+
+def names_a_fact(text: str) -> bool:
+    """ "um i guess meditation?", "yoga?", "after dinner?": a short answer said with a rising voice — a
+    known habit, a time or a routine in a few words past a hedge — rather than a question."""
+    rest = _HEDGED.sub("", text).strip(" ?¿!.")
+    if not rest or len(rest.split()) > 4:
+        return False
+    return bool(parse_domain(rest) or parse_clock_time(rest) or parse_vague_time(rest) or parse_anchor(rest)[0])
 
 
 def parse_domain(text: str) -> str:

@@ -28,6 +28,9 @@ _PM_HINT = any_word(
     "cena",
     "cenar",
     "noche",
+    "noches",
+    "(?:en|por|a) la tarde",
+    "las tardes",
     "comer",
     "comida",  # Spanish
     "du soir",
@@ -61,7 +64,9 @@ _AM_HINT = any_word(
     "early",
     "before (?:work|school|class|the office|my shift)",  # English
     "antes del? (?:trabajo|oficina|escuela|colegio)",
-    "antes de (?:irme|ir|salir) (?:al|a la|del?) \\w+",
+    "antes de (?:irme|ir|salir) (?:al|a la|a|del?) \\w+",
+    "(?:en|por) la ma[ñn]ana",
+    "las ma[ñn]anas",
     "temprano",
     "de la ma[ñn]ana",
     "primera hora",
@@ -154,7 +159,11 @@ _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
 )
 # A vague word counts as a time only when phrased like one ("in the morning", "every evening")
 # unless we just asked for a time or an anchor.
-_TIME_CONTEXT = re.compile(r"\b(?:in the|every|each|at|around|by|this|during the|mid|late|early)\s+$", re.I)
+_TIME_CONTEXT = re.compile(
+    r"\b(?:in the|every|each|at|around|by|this|during the|mid|late|early|todas|todos|cada|por|en|tous|chaque)"
+    r"(?:\s+(?:las|los|la|el|les|le))?\s+$",
+    re.I,
+)
 
 
 def _hhmm(hour: int, minute: int) -> str:
