@@ -338,3 +338,25 @@ READING = UserProfile(habit_domain="reading")
 )
 def test_spanish_run_ons_with_commas_or_none(said: str, expected: dict[str, str]) -> None:
     assert parse_intake_message(said, {}, DOMAIN) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("seven thirty in the morning", "07:30"),
+        ("at eight fifteen", "08:15"),
+        ("six forty-five am", "06:45"),
+        ("half past seven", "07:30"),
+        ("hacia las 8 y media, al llegar a casa", "20:30"),
+    ],
+)
+def test_english_hours_and_minutes_in_words(text: str, expected: str) -> None:
+    assert parse_clock_time(text) == expected
+
+
+def test_a_moment_said_with_the_habit_is_not_yet_a_time() -> None:
+    ask = "What's one small habit you'd like to build — maybe moving more, sleeping better or reading?"
+    saved = OfflineCoach().complete(intake("stretching before bed", UserProfile(), ask)).tool_calls
+    assert [(c.name, c.parsed_arguments()) for c in saved] == [
+        ("save_user_profile", {DOMAIN: "stretching", ANCHOR: "before bed"})
+    ]

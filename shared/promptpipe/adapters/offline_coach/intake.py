@@ -312,6 +312,8 @@ class IntakeRules:
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
+        if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(text) is None:
+            learned.pop(TIME)  # "stretching before bed": a moment, not yet a time; the time is asked for
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):

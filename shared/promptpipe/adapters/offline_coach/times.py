@@ -48,7 +48,8 @@ _PM_HINT = any_word(
     "after (?:my |the )?shift",
     "despu[ée]s del trabajo",
     "(?:salgo|salir|saliendo) del trabajo",
-    "llego a casa",
+    "(?:llego|llegar|llegando|vuelvo|volver|regreso|regresar) a casa",
+    "(?:come|coming|came) home",
     "apr[èe]s le travail",
     "en rentrant",
     "je rentre",
@@ -84,6 +85,10 @@ _NUMBER_WORDS = {
     "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "une": 1, "deux": 2, "trois": 3,
     "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12,
 }  # fmt: skip
+_MINUTE_WORDS = {
+    "thirty": 30, "fifteen": 15, "forty five": 45, "fortyfive": 45, "forty": 40, "twenty": 20, "fifty": 50,
+    "ten": 10, "oh five": 5,
+}  # fmt: skip
 # How people say "about" before an hour in Spanish: "a las 8", "como a las 9", "a eso de las 8", "tipo 10".
 _ES_ABOUT = r"(?:a|sobre|hacia|como a|como|tipo|a eso de|alrededor de|por ah[ií] de|cerca de)"
 # What may follow an hour said in words: "nueve heures", "siete de la mañana", "seven in the evening".
@@ -95,8 +100,9 @@ _HOUR_FOLLOWS = (
 # Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
 # "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
 _SPOKEN: tuple[tuple[str, str], ...] = (
-    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half|quarter (?:past|to))\s+(NUM)\b", "WORD"),
-    (r"\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures du soir", "siete de la mañana"
+    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b", "WORD"),
+    (r"(?<!-)(?<!forty )(?<!twenty )(?<!thirty )(?<!fifty )\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures"
+    (r"\b(NUM)(?=\s+(?:thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b)", "WORD"),  # "seven thirty"
     (
         r"\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
         "at 12:30",
@@ -104,6 +110,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
     (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
     (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
+    (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
     (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
     (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
     (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
@@ -173,7 +180,11 @@ def _hhmm(hour: int, minute: int) -> str:
 def _spoken(text: str) -> str:
     words = "|".join(_NUMBER_WORDS)
     for pattern, replacement in _SPOKEN:
-        if replacement == "QUARTER_TO":
+        if replacement == "MINUTES":
+            text = re.sub(
+                pattern, lambda m: f"{m[1]}:{_MINUTE_WORDS[m[2].lower().replace('-', ' ')]:02d}", text, flags=re.I
+            )
+        elif replacement == "QUARTER_TO":
             text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
         elif replacement == "WORD":
             text = re.sub(
