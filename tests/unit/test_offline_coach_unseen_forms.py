@@ -360,3 +360,16 @@ def test_a_moment_said_with_the_habit_is_not_yet_a_time() -> None:
     assert [(c.name, c.parsed_arguments()) for c in saved] == [
         ("save_user_profile", {DOMAIN: "stretching", ANCHOR: "before bed"})
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("between 7 and 8 in the morning", "07:00"),
+        ("entre las 7 y las 8 de la noche", "19:00"),
+        ("entre 7h et 8h", "07:00"),
+        ("between 7:30 and 8 pm", "19:30"),
+    ],
+)
+def test_a_window_is_read_as_its_start(text: str, expected: str) -> None:
+    assert parse_clock_time(text) == expected

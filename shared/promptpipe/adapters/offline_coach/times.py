@@ -109,6 +109,8 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     ),
     (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
     (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
+    # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
+    (r"\b(?:between|entre(?: las)?)\s+(\d{1,2}(?:[:.h][0-5]\d)?)h?\s+(?:and|y|et)\s+(?:las\s+)?\d{1,2}\b", r"at \1"),
     (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
     (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
     (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
