@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, StudyFacts, answer_faq
+from promptpipe.adapters.offline_coach.habit_prompt import _field
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_intake_message
 from promptpipe.adapters.offline_coach.reading import suggestion
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time, same_half_of_day
@@ -373,3 +374,15 @@ def test_a_moment_said_with_the_habit_is_not_yet_a_time() -> None:
 )
 def test_a_window_is_read_as_its_start(text: str, expected: str) -> None:
     assert parse_clock_time(text) == expected
+
+
+@pytest.mark.parametrize("said", ["skip", "i'd rather not say", "none of your business lol", "prefiero no contestar"])
+def test_a_declined_reason_is_recorded_as_declined_not_as_their_words(said: str) -> None:
+    why = "Walking — great choice. Why does walking matter to you? What would it give you?"
+    saved = OfflineCoach().complete(intake(said, WALKING, why)).tool_calls
+    assert [(c.name, c.parsed_arguments()) for c in saved] == [("save_user_profile", {MOTIVATION: "(rather not say)"})]
+
+
+def test_a_declined_reason_is_not_quoted_in_the_first_prompt() -> None:
+    assert _field("Motivation: (rather not say)", "Motivation") == ""
+    assert _field("Motivation: more energy", "Motivation") == "more energy"

@@ -69,6 +69,20 @@ _PROPOSE_ROUTINE = {
     "es": "¿Qué tal “{routine}”? Responde sí, o dime la tuya.",
     "fr": "Et “{routine}” ? Répondez oui, ou dites-moi la vôtre.",
 }
+# "rather not say why", "skip", "prefiero no decirlo", "je préfère ne pas le dire": a reason declined.
+_DECLINED = re.compile(
+    r"^\W*(?:i'?d |i would )?(?:rather not(?: say| answer| tell| share)?(?: why)?|prefer not to (?:say|answer|share)|"
+    r"skip(?: it| this| that| this one)?|pass|next(?: question)?|none of your business|no comment|"
+    r"prefiero no (?:decirlo|decir|contestar|responder)|paso|siguiente|"
+    r"je pr[ée]f[èe]re ne pas (?:le )?dire|je passe|passons)\b[\s,.!]*(?:lol|haha+|jaja+|thanks?|gracias|merci)?\W*$",
+    re.I,
+)
+_DECLINED_VALUE = {"en": "(rather not say)", "es": "(prefiere no decirlo)", "fr": "(préfère ne pas le dire)"}
+_DECLINED_ACK = {
+    "en": "That's fine, we can skip that.",
+    "es": "Sin problema, lo dejamos.",
+    "fr": "Pas de souci, on passe.",
+}
 # "oh right the study. ok", "ah ya veo", "je vois": understood, and nothing new said.
 _UNDERSTOOD = re.compile(
     r"^\W*(?:oh+|ah+|i see|got it|gotcha|makes sense|right|oh ok(?:ay)?|ah ok(?:ay)?|ya veo|ah ya|ah vale|ah bueno|"
@@ -300,6 +314,8 @@ class IntakeRules:
         """The facts the message gives, read against what was asked: an acceptance of the coach's
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
         text, expected = self.said, self.expected()
+        if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
+            return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
         suggested = suggestion(self.turn.last_assistant)
         if suggested and (accepts(text) or read_message(text).kind == "yes"):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
@@ -507,7 +523,9 @@ class IntakeRules:
         language, parts = self.turn.language, []
         if saved.get(DOMAIN):
             parts.append(say("ack_domain", language, habit=str(saved[DOMAIN]).capitalize()))
-        if saved.get(MOTIVATION):
+        if saved.get(MOTIVATION) in _DECLINED_VALUE.values():
+            parts.append(_DECLINED_ACK.get(language, _DECLINED_ACK["en"]))
+        elif saved.get(MOTIVATION):
             parts.append(say("ack_motivation", language))
         if saved.get(TIME):
             parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
