@@ -45,7 +45,8 @@ _MARKERS: dict[str, frozenset[str]] = {
         "je veux le les des du pour avec apres avant quand bonjour merci oui d'accord ca marche vers et demie "
         "quart soir matin midi diner dejeuner cafe boire eau lire marcher mon ma mes c'est j'ai est pas plus "
         "moins parfait combien temps jour etre au bureau arrivant pendant qui vous tu salut bonsoir mal tete "
-        "dos aimerais voudrais fais faire peu"
+        "dos aimerais voudrais fais faire mieux vais suis aime envie peu beaucoup sante manger dormir sais rien "
+        "vaisselle travail ecole maison reveil coucher"
     ),
 }
 # In a short message, the form of a verb tells too: a Spanish infinitive ("estirar", "meditar", "leer":
@@ -62,7 +63,9 @@ _NOT_INFINITIVES = _word_set(
     "despair their choir"
 )
 _SHARED = frozenset(w for lang in _MARKERS for w in _MARKERS[lang] if sum(w in m for m in _MARKERS.values()) > 1)
-_LETTERS = {"es": re.compile(r"[ñ¿¡]"), "fr": re.compile(r"[çèêëàâîïôûùœ]")}
+# Letters one language writes and the other does not; "é" in a verb's "-er"/"-ez" ending ("méditer",
+# "étirer", "préparez") is French, as Spanish writes "é" mostly on a last syllable ("café", "después").
+_LETTERS = {"es": re.compile(r"[ñ¿¡]"), "fr": re.compile(r"[çèêëàâîïôûùœ]|\w*é\w*(?:er|ez)\b")}
 
 
 def _reading(text: str) -> tuple[str, int]:

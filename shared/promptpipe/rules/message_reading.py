@@ -8,7 +8,8 @@ A reply is not always the answer to the coach's last question. It may be:
   number", "¿quién eres?"), with its ``topic`` when it is one of the common ones (``TOPICS``);
 - ``complaint``: "this is annoying. just pick one", "too many questions", "qué fastidio";
 - ``yes`` / ``no``: "👌🏼", "sounds good lol", "va, me parece bien" / "nah", "no gracias";
-- ``later``: not now, let me think ("not yet, let me think", "can I think about it?", "déjame pensarlo");
+- ``later``: not now, let me think ("not yet, let me think", "can I think about it?", "déjame pensarlo"),
+  or a shrug alone (``topic`` ``shrug``: "not sure", "idk", "no sé, ni idea", "je sais pas");
 - ``request``: a change of the plan, with its ``request`` (``pause`` with ``days`` when said,
   ``resume``, ``change_time``, ``stop``, ``new_habit``, ``limit``: when messages may come, "no more
   texts after 9pm", which moves nothing by itself);
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from promptpipe.rules.intent_patterns import is_capability_question
-from promptpipe.rules.normalise import fold_accents, normalise_text
+from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
 Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
 Request = Literal["pause", "resume", "change_time", "stop", "new_habit", "limit"]
@@ -44,6 +45,7 @@ TOPICS = (
     "change_time_later",
     "stop_later",
     "rephrase",
+    "why_asked",
     "other",
 )
 
@@ -136,13 +138,16 @@ _YES = re.compile(
     r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+|nickel|top|"
     r"andale|bet|for sure|ofc|yessir|si claro|claro que si|sounds (?:perfect|lovely|nice|ok|okay)|"
     r"that'?s (?:fine|good|great|perfect|ok)|fine by me|va que va|c'est parfait|c'est bien|ca me convient|"
-    r"okie(?: dokie)?|oki doki)\b[\s,!.]*)+$"
+    r"okie(?: dokie)?|oki doki|joya|chevere|bacano|obvio|va pues|okis|ok dale|bueno dale|de ley|"
+    r"sounds right|yeah sounds (?:good|right)|yup yup|all good|gotcha|got it|ok cool|cool cool|"
+    r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
+    r"ca me convient|on y va)\b[\s,!.]*)+$"
 )
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
 _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
 _NO = re.compile(
-    r"^(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
-    r"[\s,!.]*(?:thanks?|gracias)?"
+    r"^(?:(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
+    r"[\s,!.]*)+(?:thanks?|gracias)?"
     r"[\s!.]*$"
 )
 _LATER = re.compile(
@@ -152,11 +157,19 @@ _LATER = re.compile(
     r"je vais y reflechir|je vais reflechir|laisse[sz]?[- ]moi (?:reflechir|y penser)|je ne sais pas encore|"
     r"pas encore sur|je te dis|je vous dis)\b"
 )
+# A message that is nothing but a shrug ("not sure", "idk", "no sé, ni idea", "je sais pas"): no answer yet.
+_SHRUG = re.compile(
+    r"^(?:(?:not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|hmm+|mm+|um+|uh+|"
+    r"no se|ni idea|no lo se|no tengo idea|ni idea la verdad|pues no se|je (?:ne )?sais pas|j'sais pas|"
+    r"aucune idee|bof)(?: (?:yet|tbh|honestly|really|la verdad|todavia|aun|encore))?\b[\s,.!]*)+$"
+)
 _COMPLAINT = re.compile(
     r"\b(?:annoying|annoyed|so many questions|too many (?:questions|texts|messages)|stop asking|"
     r"just pick|you pick|you choose|pick (?:one|for me)|whatever you (?:think|want)|this is (?:stupid|pointless|dumb)|"
     r"confusing|waste of time|ugh+|omg stop|que fastidio|fastidi\w*|molest\w*|cuantas preguntas|"
-    r"demasiadas preguntas|tu elige|elige tu|lo que sea)\b"
+    r"demasiadas preguntas|tu elige|elige tu|lo que sea|do i (?:\w+ )?(?:have|need) to (?:explain|answer|say|tell)|"
+    r"(?:this|that) is (?:a lot|too much)|trop de questions|c'est (?:penible|chiant|long)|que pesad\w*|"
+    r"otra pregunta|more questions)\b"
 )
 _QUESTION_START = re.compile(
     r"^(?:who|what|how|why|when|where|which|is|are|do|does|can|could|will|would|should|may|"
@@ -166,20 +179,32 @@ _QUESTION_START = re.compile(
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rephrase", re.compile(r"\bwhat do (?:you|u) mean\b|\bwhat does that mean\b|\bi don'?t (?:understand|get it)\b|"
                             r"^(?:huh|what|wdym|que|como)\W*$|^huh\b|\bno entiendo\b|\bque quieres decir\b")),
+    ("why_asked", re.compile(r"\bwhy (?:do|would|d) (?:you|u) (?:need|want|ask|care)|"
+                             r"\bwhy (?:are (?:you|u) asking|ask)\b|\bwhy does (?:it|that) matter\b|"
+                             r"\bpor que (?:me )?(?:lo )?(?:preguntas|necesitas|quieres saber)|"
+                             r"\bpara que (?:quieres|necesitas) saber|"
+                             r"\bpourquoi (?:vous )?(?:me )?(?:demandez|demandes)|"
+                             r"\bpourquoi (?:vous voulez|tu veux) savoir|\bpourquoi cette question\b")),
     ("who", re.compile(r"\bwho (?:is|are|r) (?:this|you|u)\b|\bwho'?s this\b|\bquien (?:eres|es|sos|habla)\b|"
+                       r"\b(?:is (?:this|it)|this is) (?:legit|legitimate|real|for real|a scam|spam)\b|^legit\b|"
+                       r"\bes (?:real|confiable|de verdad|una estafa)\b|\bc'est (?:serieux|une arnaque|fiable|vrai)\b|"
                        r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b|\bqui (?:etes|es)[- ](?:vous|tu)\b|"
                        r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b")),
     ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
                        r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
                        r"humano|robot|maquina|humain|personne|vrai)\b")),
-    ("number", re.compile(r"\b(?:get|got|have|has|find|found|conseguiste|consiguieron|sacaste|tienes|tienen|eu|trouve|"
-                          r"avez|as)\b.*\b(?:my|mi|mon) (?:number|phone number|numero|cel|celular|telefono)\b")),
+    ("number", re.compile(r"\b(?:get|got|gave|give|have|has|find|found|conseguiste|consiguieron|sacaste|sacaron|"
+                          r"dieron|dio|paso|tienes|tienen|eu|trouve|avez|as|donne)\b.*"
+                          r"\b(?:number|numero|cel|celular|telefono)\b")),
     ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
                             r"\bcombien de temps\b|\bca dure combien\b")),
     ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
-                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|"
-                             r"\bhow does (?:this|it) work\b|\bcomo funciona\b|"
-                             r"\bcomment (?:ca|cela) (?:marche|fonctionne)\b")),
+                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|\bhow often\b|"
+                             r"\b(?:text|messag|send|remind|writ|escrib|mand|envi)\w*\b.*\b(?:every ?day|daily|"
+                             r"each day|todos los dias|cada dia|tous les jours|chaque jour)\b|\bcada cuanto\b|"
+                             r"\ba quelle frequence\b|\bwhat do i (?:have|need) to do\b|\bhow does (?:this|it) work\b|"
+                             r"\bque tengo que hacer\b|\bcomo funciona\b|\bcomment (?:ca|cela) (?:marche|fonctionne)\b|"
+                             r"\bqu'?est-ce que je dois faire\b")),
     ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
     ("stop_later", re.compile(r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
                               r"\b(?:can|could) i (?:stop|quit)\b|"
@@ -193,9 +218,38 @@ _GREETING_LEAD = re.compile(
 )
 
 
+# Words a message may open with before what it asks ("wait who gave u my number", "ok but how long").
+_LEAD_FILLER = re.compile(
+    r"^(?:(?:wait|ok(?:ay)?|oh|ah|um+|uh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
+    r"et|mais|euh|bon|dis|ah bon)\b[\s,!.]*)+"
+)
+# A question by its form, with no question mark: an interrogative word and a verb or pronoun after it
+# ("why do you need to know", "who gave u my number", "por qué preguntas"); "when i get home" is none.
+_WH_FORM = re.compile(
+    r"^(?:(?:who|what|why|how|where|which|when)(?:'?s| (?:do|does|did|is|are|was|were|will|would|can|could|"
+    r"should|have|has|u|you|r|gave|got|get|sent|long|much|many|often|happens?|happened|if|kind|sort))\b|who\b|"
+    r"(?:por que|para que|quien|como|cuanto|cuando|donde|que) (?:me |te |lo |se )?(?:eres|es|son|sos|"
+    r"preguntas|necesitas|quieres|dura|cuesta|tarda|tienes|tienen|conseguiste|sacaste|van|vas|pasa|hago|puedo)\b|"
+    r"(?:pourquoi|qui|comment|combien) (?:vous|tu|est|etes|es|avez|as|ca|c'est|dure)\b|est-ce que\b)"
+)
+
+
 def _after_greeting(core: str) -> str:
     """The message past a greeting that opens it ("hi who is this" -> "who is this")."""
     return _GREETING_LEAD.sub("", core, count=1).strip()
+
+
+# "suree", "okk", "valee": the last letter typed twice for tone.
+_LAST_LETTER_DOUBLED = re.compile(r"([^\W\d_])\1+\b")
+# A poll's answer in its canonical form ("Q: Did you do it? A: Done", flow/questions.py): the question is ours.
+_POLL_ANSWER = re.compile(r"^q: .*?\? a: ")
+
+
+def _asks_by_form(said: str) -> bool:
+    """A question by its form: a question mark anywhere in their own words, or an interrogative opening
+    past a filler."""
+    own = _POLL_ANSWER.sub("", said)
+    return "?" in own or bool(_WH_FORM.match(_LEAD_FILLER.sub("", own).strip()))
 
 
 def _days(said: str) -> int | None:
@@ -245,20 +299,28 @@ def read_message(text: str) -> MessageReading:
         return request
     if _LATER.search(said):
         return MessageReading("later")
+    if _SHRUG.match(core) or _SHRUG.match(squeeze_repeats(core)):
+        return MessageReading("later", topic="shrug")  # no answer yet, and no wish to wait either
     if _COMPLAINT.search(said) and not re.search(r"\d", said):
         return MessageReading("complaint")
     if _GREETING.match(core) and len(core.split()) <= 4 and not _QUESTION_START.match(_after_greeting(core)):
         return MessageReading("greeting")
     core = _after_greeting(core) or core  # "hi who is this", "hola, quien eres?": the rest is read
-    asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(core))
+    opened = _LEAD_FILLER.sub("", core).strip() or core  # "wait who gave u my number": past the filler
+    by_form = _asks_by_form(said)
+    asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(opened)) or by_form
     for topic, pattern in _TOPICS:
-        if pattern.search(core) and (asks or topic in ("rephrase", "number")):
+        mine = topic == "number" and re.search(r"\b(?:my|mi|mon) (?:phone )?(?:number|numero)\b", core)
+        if pattern.search(core) and (asks or topic == "rephrase" or mine):
             # "8pm for now. can you text me at another time later?" answers too: a fact with a question
             return MessageReading("fact" if re.search(r"\d", said) else "question", topic=topic)
     if _NO.match(core):
         return MessageReading("no")
-    if _YES.match(core) and not _EMOJI_OTHER.search(said):
+    stretched = (core, squeeze_repeats(core), squeeze_repeats(core, 2), _LAST_LETTER_DOUBLED.sub(r"\1", core))
+    if any(_YES.match(form) for form in stretched) and not (
+        _EMOJI_OTHER.search(said)
+    ):  # "yesss", "okkk", "daleee", "siii": the same yes
         return MessageReading("yes")
-    if asks and not re.search(r"\d", said) and said.rstrip(" !.").endswith("?"):
+    if by_form and not re.search(r"\d", said):
         return MessageReading("question", topic="other")
     return MessageReading("fact")

@@ -19,6 +19,8 @@ the message said.
   (``don't``), everything else — punctuation, emoji, symbols, hyphens — a separator. ``OPT-OUT``,
   ``opt_out`` and ``opt out`` are the same two words.
 - ``strip_edges``: the normal form without the punctuation and emoji around it.
+- ``squeeze_repeats``: a letter typed three times or more, once (or twice): ``"yesss"`` -> ``"yes"``,
+  ``"daleee"`` -> ``"dale"``, ``"goood"`` -> ``"good"`` with ``keep=2``. Readers try both.
 
 Pure: ``unicodedata`` and ``re`` only.
 """
@@ -28,7 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["fold_accents", "normalise_text", "strip_edges", "words"]
+__all__ = ["fold_accents", "normalise_text", "squeeze_repeats", "strip_edges", "words"]
 
 # Typographic forms NFKC leaves alone, to the ASCII ones people also type.
 _PUNCTUATION = str.maketrans(
@@ -94,3 +96,12 @@ def strip_edges(text: str) -> str:
     start = next((i for i, char in enumerate(normal) if char.isalnum()), len(normal))
     end = next((i for i in range(len(normal), start, -1) if normal[i - 1].isalnum()), start)
     return normal[start:end]
+
+
+_REPEATED = re.compile(r"([^\W\d_])\1{2,}")
+
+
+def squeeze_repeats(text: str, keep: int = 1) -> str:
+    """``text`` with each run of three or more of the same letter cut to ``keep`` of it: people stretch
+    words for tone ("yesss", "siii", "okkk", "daleee"), and the stretched word is the same word."""
+    return _REPEATED.sub(lambda match: match[1] * keep, text)

@@ -46,7 +46,8 @@ def _second_person(text: str) -> str:
 def _field(text: str, label: str) -> str:
     match = re.search(rf"^{re.escape(label)}:\s*(.*)$", text, re.M)
     value = match[1].strip() if match else ""
-    return "" if value in _EMPTY_VALUES else value
+    declined = value.startswith("(") and value.endswith(")")  # "(rather not say)": a reason kept to themselves
+    return "" if value in _EMPTY_VALUES or declined else value
 
 
 def _action(domain: str, intensity: str, successes: int) -> tuple[str, str]:

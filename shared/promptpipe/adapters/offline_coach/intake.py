@@ -8,7 +8,7 @@ from typing import Any
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
-from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
     accepts,
@@ -17,7 +17,7 @@ from promptpipe.adapters.offline_coach.reading import (
     declines,
     is_schedule_offer,
     suggestion,
-    suggestion_start,
+    suggestion_sentence,
     unclear_stop,
 )
 from promptpipe.adapters.offline_coach.text import (
@@ -47,6 +47,7 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import MessageReading, read_message
+from promptpipe.rules.normalise import words
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
 _VAGUE_WORDS = re.compile(
@@ -55,6 +56,69 @@ _VAGUE_WORDS = re.compile(
     r"noon|midday)\b"
 )
 _OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
+_PROPOSE_ROUTINE = {
+    "en": "How about “{routine}”? Just reply yes, or tell me yours.",
+    "es": "¿Qué tal “{routine}”? Responde sí, o dime la tuya.",
+    "fr": "Et “{routine}” ? Répondez oui, ou dites-moi la vôtre.",
+}
+# "rather not say why", "skip", "prefiero no decirlo", "je préfère ne pas le dire": a reason declined.
+_DECLINED = re.compile(
+    r"^\W*(?:i'?d |i would )?(?:rather not(?: say| answer| tell| share)?(?: why)?|prefer not to (?:say|answer|share)|"
+    r"skip(?: it| this| that| this one)?|pass|next(?: question)?|none of your business|no comment|"
+    r"prefiero no (?:decirlo|decir|contestar|responder)|paso|siguiente|"
+    r"je pr[ée]f[èe]re ne pas (?:le )?dire|je passe|passons)\b[\s,.!]*(?:lol|haha+|jaja+|thanks?|gracias|merci)?\W*$",
+    re.I,
+)
+_DECLINED_VALUE = {"en": "(rather not say)", "es": "(prefiere no decirlo)", "fr": "(préfère ne pas le dire)"}
+_DECLINED_ACK = {
+    "en": "That's fine, we can skip that.",
+    "es": "Sin problema, lo dejamos.",
+    "fr": "Pas de souci, on passe.",
+}
+# "oh right the study. ok", "ah ya veo", "je vois": understood, and nothing new said.
+_UNDERSTOOD = re.compile(
+    r"^\W*(?:oh+|ah+|i see|got it|gotcha|makes sense|right|oh ok(?:ay)?|ah ok(?:ay)?|ya veo|ah ya|ah vale|ah bueno|"
+    r"entiendo|ah d'accord|je vois|ah bon)\b",
+    re.I,
+)
+_ACK_WORDS = frozenset(
+    [
+        "oh",
+        "ah",
+        "ahh",
+        "ohh",
+        "ok",
+        "okay",
+        "right",
+        "i",
+        "see",
+        "got",
+        "it",
+        "gotcha",
+        "makes",
+        "sense",
+        "cool",
+        "alright",
+        "thanks",
+        "thank",
+        "you",
+        "ya",
+        "veo",
+        "vale",
+        "bueno",
+        "entiendo",
+        "d'accord",
+        "je",
+        "vois",
+        "bon",
+        "that",
+        "the",
+        "a",
+        "el",
+        "la",
+        "le",
+    ]
+)
 _SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
 # One-word defaults offered to someone who finds the questions a chore.
 _EASY_DEFAULTS = {
@@ -65,6 +129,24 @@ _EASY_DEFAULTS = {
 }
 
 
+_MOVING_ON = re.compile(
+    r"^(?:(?:anyway|anyways|but|ok(?:ay)?|so|and|oh|well|en fin|bueno|pues|de todos modos|bref|enfin|sinon|bon)\b"
+    r"[\s,]*)+",
+    re.I,
+)
+
+
+def _beside_the_question(text: str) -> str:
+    """What a message says beside the question it asks ("wait is this free? anyway i want to learn
+    more", "i want to learn more. is this free?"), when that is more than a word or two; else ""."""
+    sentences = [part.strip() for part in re.split(r"(?<=[.!?¿])\s+", text.strip()) if part.strip()]
+    said = " ".join(part for part in sentences if "?" not in part and "¿" not in part)
+    said = _MOVING_ON.sub("", said).strip(" ,.!")
+    if len(sentences) < 2 or len(said.split()) < 2 or read_message(said).kind != "fact":
+        return ""
+    return said
+
+
 class IntakeRules:
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
@@ -73,6 +155,9 @@ class IntakeRules:
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
         # What the coach's last message asked: the reply is read against it.
         self.asked = asked_for(turn.last_assistant, turn.steer_node)
+        # The words read for facts: the whole message, or what it says beside a question it also asks.
+        self.said = turn.user
+        self.asked_too: MessageReading | None = None
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -125,8 +210,11 @@ class IntakeRules:
                 f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
                 f"intake: a {reading.request} request with nothing scheduled",
             )
+        reading = self._answer_in_a_question(reading)
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
+        if not turn.calls and reading.kind == "fact" and self._understood_only():
+            return self._pending(self.profile()), "intake: an acknowledgement of the coach's answer; the question again"
         if self.asked == "schedule" and self.prompt_given():
             offer = self._answer_offer()
             if offer is not None:
@@ -147,13 +235,26 @@ class IntakeRules:
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
 
+    def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
+        """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
+        comes with one ("wait is this free? anyway i want to learn more": the answer is read, the
+        question answered after it), reads as a fact."""
+        text = self.turn.user
+        if reading.kind == "question" and reading.topic == "other" and names_a_fact(text):
+            return MessageReading("fact")
+        beside = _beside_the_question(text) if reading.kind == "question" else ""
+        if beside:
+            self.said, self.asked_too = beside, reading
+            return MessageReading("fact")
+        return reading
+
     # -- a message that is no answer: greeting, question, complaint, "let me think" -----------------
     def _pending(self, profile: dict[str, str]) -> str:
         """The question still open: the coach's own last one (a suggestion, the schedule offer, a
         field), else the next one to ask."""
         last = self.turn.last_assistant
         if suggestion(last):
-            return last[suggestion_start(last) :].strip()
+            return suggestion_sentence(last)
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
             return say("offer", self.turn.language, time=clock(time, self.turn.language))
@@ -167,6 +268,20 @@ class IntakeRules:
         language = self.turn.language
         if reading.kind == "greeting":
             return f"{say('hello', language)} {pending}"
+        if (
+            reading.kind == "later"
+            and reading.topic == "shrug"
+            and language == "en"
+            and not suggestion(self.turn.last_assistant)
+        ):
+            missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+            missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+            routine = self._routine_said_for_the_time() if missing == ANCHOR else ""
+            if routine:  # the routine they named for the time, before any default of ours
+                return f"No problem. {_PROPOSE_ROUTINE['en'].format(routine=routine)}"
+            if missing in _SUGGESTIONS:  # a default they can take with one word
+                return say("suggest_no_problem", language, value=self._default(missing))
+            return f"No problem — small and simple is perfect. {pending}"
         if reading.kind == "later":
             return f"{say('no_rush', language)} {pending}"
         if reading.kind == "complaint":
@@ -190,7 +305,9 @@ class IntakeRules:
     def _learn(self) -> dict[str, str]:
         """The facts the message gives, read against what was asked: an acceptance of the coach's
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
-        text, expected = self.turn.user, self.expected()
+        text, expected = self.said, self.expected()
+        if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
+            return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
         suggested = suggestion(self.turn.last_assistant)
         if suggested and (accepts(text) or read_message(text).kind == "yes"):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
@@ -200,6 +317,11 @@ class IntakeRules:
             field = next((n for n, v in _EASY_DEFAULTS.items() if n != TIME and v.strip("“”") == offered), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
+        suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
+        if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
+            learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
+        if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(text) is None:
+            learned.pop(TIME)  # "stretching before bed": a moment, not yet a time; the time is asked for
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
@@ -364,6 +486,9 @@ class IntakeRules:
             lead = f"{ack} " if ack else ""
             language = self.turn.language
             return f"{lead}{say('suggest_time', language, time=clock(self.proposal(), language))}"
+        if saved and self.asked_too is not None and self.asked_too.topic not in (None, "rephrase"):
+            answer = answer_faq(self.asked_too.topic or "other", self.turn.study, self.turn.language)
+            return f"{answer} {ack} {pending if self.prompt_given() and time else self._question(profile)}".strip()
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
@@ -399,13 +524,40 @@ class IntakeRules:
         language, parts = self.turn.language, []
         if saved.get(DOMAIN):
             parts.append(say("ack_domain", language, habit=str(saved[DOMAIN]).capitalize()))
-        if saved.get(MOTIVATION):
+        if saved.get(MOTIVATION) in _DECLINED_VALUE.values():
+            parts.append(_DECLINED_ACK.get(language, _DECLINED_ACK["en"]))
+        elif saved.get(MOTIVATION):
             parts.append(say("ack_motivation", language))
         if saved.get(TIME):
             parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
         if saved.get(ANCHOR):
             parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
         return " ".join(parts[:2])
+
+    def _understood_only(self) -> bool:
+        """ "oh right the study. ok": an acknowledgement of the coach's own answer, whose other words
+        only echo that answer (not its question, whose examples may be a real answer: "ok, my coffee")."""
+        text, last = self.turn.user, self.turn.last_assistant
+        if not _UNDERSTOOD.match(text) or not last:
+            return False
+        first_question = re.search(r"[^.!?…”]*\?", last)
+        answered = set(words(last[: first_question.start()] if first_question else last))
+        said = [w for w in words(text) if w not in _ACK_WORDS]
+        return all(w in answered for w in said)
+
+    def _routine_said_for_the_time(self) -> str:
+        """A routine the participant named when asked for the time ("after lunch", "antes de dormir"),
+        which the coach answered with a concrete time: the anchor to suggest."""
+        history = self.turn.history
+        for index in range(len(history) - 1, 0, -1):
+            message, before = history[index], history[index - 1]
+            if message.role != "assistant" or before.role != "user":
+                continue
+            offered = suggestion(message.content or "")
+            if offered and re.search(r"\d", offered):
+                routine, _ = parse_anchor(before.content or "")
+                return routine
+        return ""
 
     def _off_topic(self) -> bool:
         """A question of theirs that none of the rules can answer ("what's the weather tomorrow?")."""
@@ -421,6 +573,9 @@ class IntakeRules:
         if missing == TIME:
             return say("ask_time", language)
         if missing == ANCHOR:
+            routine = self._routine_said_for_the_time()
+            if routine:  # "after lunch" said when asked the time: the routine, to confirm with one word
+                return _PROPOSE_ROUTINE.get(language, _PROPOSE_ROUTINE["en"]).format(routine=routine)
             return say("ask_anchor", language)
         if missing:  # a field the flow definition added
             return f"One more thing before we start: could you tell me your {missing.replace('_', ' ')}?"

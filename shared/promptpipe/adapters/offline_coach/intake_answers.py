@@ -22,6 +22,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_asked_time,
     parse_clock_time,
     parse_vague_time,
+    spoken_form,
     without_times,
 )
 from promptpipe.rules.language import detect_language
@@ -32,6 +33,7 @@ _MOTIVATION = re.compile(
     r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
+    r"|para (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "para desconectarme": para + an infinitive
     r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
@@ -41,11 +43,12 @@ _MOTIVATION = re.compile(
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+|once i(?:'m| am)?\s+[^,.;!?]+"
+    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
     r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
-    r"|(?:cuando|mientras|en cuanto|apenas)\s+[^,.;!?]+"
+    r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
-    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que)\s+[^,.;!?]+"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
     re.I,
 )
@@ -70,7 +73,8 @@ _SOFT_ANCHOR = re.compile(
 )
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|como|hacia|a las|porque|parce que|pour)\b.*$"
+    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
+    r"|\s+como (?=a las|las|\d)\b.*$"
     r"|\s+[~@]?\d.*$",
     re.I,
 )
@@ -214,7 +218,13 @@ _WANT = re.compile(
     r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
-_DOMAIN_TAIL = re.compile(r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the)\b.*$", re.I)
+_DOMAIN_TAIL = re.compile(
+    r"\s+(?:at|around|after|before|because|so|every|each|daily|when|with|in the|todas las|todos los|cada|a las|"
+    r"porque|tous les|chaque|parce que)\b.*$",
+    re.I,
+)
+# "start to", "empezar a", "commencer à": the habit is what follows.
+_START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|commencer [àa]|to)\s+", re.I)
 
 
 _SLEEP = re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I)
@@ -229,8 +239,15 @@ def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
     return f"{hour + 12:02d}:{minute:02d}" if 9 <= hour <= 11 else time
 
 
+# A bare hour that opens the message, followed by the routine it belongs to.
+_HOUR_THEN_ROUTINE = re.compile(
+    r"^\W*(?:ok(?:ay)?,?\s+|maybe\s+|probably\s+)?(\d{1,2})\s+(?=(?:right |just )?(?:after|before|when|once|while|"
+    r"as soon as|despu[eé]s|antes|cuando|apenas|en cuanto|apr[eè]s|avant|quand|d[eè]s que)\b)",
+    re.I,
+)
 _OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
-_AT_CLOCK = re.compile(r"\b(?:at|around|about|@)\s*\d", re.I)
+# A clock time said with its preposition ("at 6", "a las 6 y media", "à 9:00"): an answer to when.
+_AT_CLOCK = re.compile(r"\b(?:at|around|about|@|[àa]|vers)\s*\d", re.I)
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 
@@ -266,6 +283,22 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
     return _words(anchor, 10), match
 
 
+_HEDGED = re.compile(
+    r"^\W*(?:(?:um+|uh+|hmm+|i guess|i think|maybe|probably|like|so|quiz[aá]s?|tal vez|creo que|pues|"
+    r"peut-[eê]tre|je pense)\b[\s,]*)*",
+    re.I,
+)
+
+
+def names_a_fact(text: str) -> bool:
+    """ "um i guess meditation?", "yoga?", "after dinner?": a short answer said with a rising voice — a
+    known habit, a time or a routine in a few words past a hedge — rather than a question."""
+    rest = _HEDGED.sub("", text).strip(" ?¿!.")
+    if not rest or len(rest.split()) > 4:
+        return False
+    return bool(parse_domain(rest) or parse_clock_time(rest) or parse_vague_time(rest) or parse_anchor(rest)[0])
+
+
 def parse_domain(text: str) -> str:
     """A known domain keyword (earliest wins), else the thing after "I want to …"."""
     hits = [(m.start(), label) for pattern, label in _DOMAINS for m in [re.search(pattern, text, re.I)] if m]
@@ -273,7 +306,7 @@ def parse_domain(text: str) -> str:
         return min(hits)[1]
     want = _WANT.search(text)
     if want:
-        phrase = _clean(_DOMAIN_TAIL.sub("", want["x"]))
+        phrase = _clean(_START_TO.sub("", _DOMAIN_TAIL.sub("", want["x"])))
         if _substantive(phrase):
             return _words(phrase, 6).lower()
     return ""
@@ -304,12 +337,15 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
     if time is None and expected == TIME:
         time = parse_asked_time(rest)  # "morning 7"
+    opening_hour = _HOUR_THEN_ROUTINE.match(rest)
+    if time is None and opening_hour:  # "8 when I get off work", "9 once everyone is in bed": the hour, then when
+        time = _late_for_sleep(parse_clock_time(f"at {opening_hour[1]} {rest[opening_hour.end() :]}", hint), rest, "")
     # "I crash by 11", "on my phone until 1am every night" answer why, not when; a message that
     # opens with a time ("8:15 with my first coffee") gives one, whatever was asked.
     telling_why = (
         expected in (DOMAIN, MOTIVATION)
         and len(text.split()) > 3
-        and not _AT_CLOCK.search(rest)
+        and not _AT_CLOCK.search(spoken_form(rest))
         and not _OPENS_WITH_TIME.match(text.strip())
         and not _time_said_apart(rest)
     )

@@ -82,24 +82,26 @@ def asked_for(last_reply: str, node: str = "") -> str | None:
     return _NODE_FIELDS.get(node) if question else None
 
 
-# The suggestion's lead in the three languages (phrases.py words it: "¿Qué tal a las 20:00?", "Que
-# diriez-vous de 20h ?").
-_SUGGESTION = re.compile(
+# The coach's suggestion in its three languages (phrases.py and intake.py word it: "How about 9pm —
+# would that work?", "¿Qué tal a las 21:30?", "Que diriez-vous de 21h30 ?", "¿Qué tal “antes de dormir”?",
+# "Et “avant de dormir” ?").
+_SUGGESTED = re.compile(
     rf"(?:{SUGGEST_LEAD}|¿?Qu[ée] tal(?: a las)?|Que diriez-vous de) (?:“([^”]+)”|([^?—]+?))\s*(?: —[^?]*)?\?"
+    r"|Et (?:“([^”]+)”|[àa] ([\dh:]+))(?:, [çc]a vous irait)? \?"
 )
 
 
 def suggestion(last_reply: str) -> str:
     """The value the coach suggested in its last message ("How about “after breakfast”?" →
-    ``after breakfast``; "How about 9pm?", "¿Qué tal a las 21:00?" → ``9pm``, ``21:00``), or ""."""
-    match = _SUGGESTION.search(last_reply)
-    return (match[1] or match[2] or "").strip() if match else ""
+    ``after breakfast``; "How about 9pm?" → ``9pm``; "¿Qué tal a las 21:30?" → ``21:30``), or ""."""
+    match = _SUGGESTED.search(last_reply)
+    return next((group.strip() for group in match.groups() if group), "") if match else ""
 
 
-def suggestion_start(last_reply: str) -> int:
-    """Where the last suggestion of ``last_reply`` begins (0 when there is none)."""
-    found = list(_SUGGESTION.finditer(last_reply))
-    return found[-1].start() if found else 0
+def suggestion_sentence(last_reply: str) -> str:
+    """The coach's last message from its last suggestion on (to ask it again), or ""."""
+    found = list(_SUGGESTED.finditer(last_reply))
+    return last_reply[found[-1].start() :].strip() if found else ""
 
 
 # --- acceptance and refusal --------------------------------------------------------------------

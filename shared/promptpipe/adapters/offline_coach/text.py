@@ -40,7 +40,12 @@ _ACKS = {
 _GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
 _NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
 _FILLER = re.compile(
-    r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?)[,\s]+)+", re.I
+    r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?|idk|i dunno|dunno|"
+    r"not sure|no s[eé]|ni idea|je sais pas|bof|cool|alright|gotcha|got it|i see)[,\s]+"
+    # an acknowledgement closed by its own full stop: "ok cool. ", "ah d'accord. ", "ah ok, "
+    r"|(?:ah+|oh+|ok(?:ay)?|cool|i see|got it|d'accord|ah bon|vale|bueno|ya veo|entiendo|je vois|alright)"
+    r"(?:\s+(?:ok(?:ay)?|cool|d'accord|vale|ya|then))?[.!]+\s+)+",
+    re.I,
 )
 _WORD = re.compile(r"[a-z']+", re.I)
 

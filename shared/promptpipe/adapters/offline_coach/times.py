@@ -12,7 +12,8 @@ _RANGE = re.compile(
 _AMPM = re.compile(r"\b(\d{1,2})(?:[:.]([0-5]\d))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.I)
 _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
-    r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|time|x\b))", re.I
+    r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|week|month|time|x\b))",
+    re.I,
 )
 # Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
 _PM_HINT = any_word(
@@ -27,6 +28,9 @@ _PM_HINT = any_word(
     "cena",
     "cenar",
     "noche",
+    "noches",
+    "(?:en|por|a) la tarde",
+    "las tardes",
     "comer",
     "comida",  # Spanish
     "du soir",
@@ -35,7 +39,20 @@ _PM_HINT = any_word(
     "d[îi]ner",
     "de l'apr[èe]s-midi",
     "apr[èe]s-midi",  # French
-    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|dormir|cama)",  # "out of bed" is the morning
+    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|asleep|dormir|cama|dormidos)",  # "out of bed" is the morning
+    # the end of the working day: "when I get off work", "when I get home", "cuando llego a casa", "en rentrant"
+    "(?:get(?:ting)?|got) off work",
+    "off work",
+    "(?:get(?:ting)?|got) home",
+    "leave work",
+    "after (?:my |the )?shift",
+    "despu[ée]s del trabajo",
+    "(?:salgo|salir|saliendo) del trabajo",
+    "(?:llego|llegar|llegando|vuelvo|volver|regreso|regresar) a casa",
+    "(?:come|coming|came) home",
+    "apr[èe]s le travail",
+    "en rentrant",
+    "je rentre",
 )
 _AM_HINT = any_word(
     "morning",
@@ -45,7 +62,13 @@ _AM_HINT = any_word(
     "waking",
     "woke",
     "get(?:ting)? up",
-    "early",  # English
+    "early",
+    "before (?:work|school|class|the office|my shift)",  # English
+    "antes del? (?:trabajo|oficina|escuela|colegio)",
+    "antes de (?:irme|ir|salir) (?:al|a la|a|del?) \\w+",
+    "(?:en|por) la ma[ñn]ana",
+    "las ma[ñn]anas",
+    "temprano",
     "de la ma[ñn]ana",
     "primera hora",
     "desayun\\w*",  # Spanish
@@ -53,17 +76,44 @@ _AM_HINT = any_word(
     "le matin",
     "matin",
     "petit[- ]d[ée]jeuner",
-    "r[ée]veil\\w*",  # French
+    "r[ée]veil\\w*",
+    "avant (?:le travail|le bureau|l'[ée]cole|d'aller au (?:travail|bureau))",  # French
 )
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
-    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12,
+    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "une": 1, "deux": 2, "trois": 3,
+    "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12,
 }  # fmt: skip
+_MINUTE_WORDS = {
+    "thirty": 30, "fifteen": 15, "forty five": 45, "fortyfive": 45, "forty": 40, "twenty": 20, "fifty": 50,
+    "ten": 10, "oh five": 5,
+}  # fmt: skip
+# How people say "about" before an hour in Spanish: "a las 8", "como a las 9", "a eso de las 8", "tipo 10".
+_ES_ABOUT = r"(?:a|sobre|hacia|como a|como|tipo|a eso de|alrededor de|por ah[ií] de|cerca de)"
+# What may follow an hour said in words: "nueve heures", "siete de la mañana", "seven in the evening".
+_HOUR_FOLLOWS = (
+    r"(?=\s*(?:h\b|heures?\b|et (?:demie?|quart)\b|moins\b|y (?:media|cuarto)\b|menos\b|"
+    r"de la (?:ma[ñn]ana|tarde|noche)\b|du (?:matin|soir)\b|in the (?:morning|evening|afternoon)\b|at night\b|"
+    r"tonight\b|o'?clock\b|[ap]\.?m\b))"
+)
 # Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
 # "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
 _SPOKEN: tuple[tuple[str, str], ...] = (
-    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half|quarter (?:past|to))\s+(NUM)\b", "WORD"),
+    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b", "WORD"),
+    (r"(?<!-)(?<!forty )(?<!twenty )(?<!thirty )(?<!fifty )\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures"
+    (r"\b(NUM)(?=\s+(?:thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b)", "WORD"),  # "seven thirty"
+    (
+        r"\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
+        "at 12:30",
+    ),
+    (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
+    (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
+    # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
+    (r"\b(?:between|entre(?: las)?)\s+(\d{1,2}(?:[:.h][0-5]\d)?)h?\s+(?:and|y|et)\s+(?:las\s+)?\d{1,2}\b", r"at \1"),
+    (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
+    (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
+    (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
     (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
     (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
     (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
@@ -79,11 +129,12 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
     (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
     (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
-    (r"\b(?:a|sobre|hacia|como a) las (\d{1,2}) y media\b", r"\1:30"),
-    (r"\b(?:a|sobre|hacia|como a) las (\d{1,2}) y cuarto\b", r"\1:15"),
+    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y media\b", r"at \1:30"),
+    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y cuarto\b", r"at \1:15"),
     (r"\b(\d{1,2}) y cuarto\b", r"\1:15"),
     (r"\b(\d{1,2}) y media\b", r"\1:30"),
-    (r"\b(?:a|sobre|hacia|como a|tipo) las? (\d{1,2})\b(?!:)", r"at \1"),
+    (rf"\b{_ES_ABOUT} las? (\d{{1,2}})\b(?!:)", r"at \1"),
+    (r"\btipo (\d{1,2})\b(?![:.\d])(?!\s*(?:veces|min|horas?|d[ií]as))", r"at \1"),  # "a la noche, tipo 10"
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
     (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
@@ -96,7 +147,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 _SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
-_NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)\W*$", re.I)
+_NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)(?:\s*-?\s*ish)?\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
@@ -107,10 +158,21 @@ _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bafter dinner\b", "20:00"),
     (r"\bdinner\b", "19:00"),
     (r"\bnights?\b|\bbed ?time\b|\bbefore bed\b|\bbefore sleep\b", "21:00"),
+    # Spanish and French day-parts ("mañana" alone is also "tomorrow": only with its article)
+    (r"\b(?:por|en|de|a) la ma[ñn]ana\b|\blas ma[ñn]anas\b|\ble matin\b|\bdu matin\b", "08:00"),
+    (r"\bdespu[eé]s de (?:comer|almorzar)\b|\bdespu[eé]s del almuerzo\b", "15:00"),
+    (r"\b(?:al |a )?mediod[ií]a\b|\ble midi\b", "12:00"),
+    (r"\b(?:por|en|de|a) la tarde\b|\blas tardes\b|\bl'apr[eè]s-midi\b", "15:00"),
+    (r"\bantes de (?:dormir|acostarme|ir a la cama)\b|\bavant de (?:dormir|me coucher)\b", "21:00"),
+    (r"\b(?:por|en|de|a) la noche\b|\blas noches\b|\ble soir\b|\bdu soir\b", "21:00"),
 )
 # A vague word counts as a time only when phrased like one ("in the morning", "every evening")
 # unless we just asked for a time or an anchor.
-_TIME_CONTEXT = re.compile(r"\b(?:in the|every|each|at|around|by|this|during the|mid|late|early)\s+$", re.I)
+_TIME_CONTEXT = re.compile(
+    r"\b(?:in the|every|each|at|around|by|this|during the|mid|late|early|todas|todos|cada|por|en|tous|chaque)"
+    r"(?:\s+(?:las|los|la|el|les|le))?\s+$",
+    re.I,
+)
 
 
 def _hhmm(hour: int, minute: int) -> str:
@@ -120,7 +182,11 @@ def _hhmm(hour: int, minute: int) -> str:
 def _spoken(text: str) -> str:
     words = "|".join(_NUMBER_WORDS)
     for pattern, replacement in _SPOKEN:
-        if replacement == "QUARTER_TO":
+        if replacement == "MINUTES":
+            text = re.sub(
+                pattern, lambda m: f"{m[1]}:{_MINUTE_WORDS[m[2].lower().replace('-', ' ')]:02d}", text, flags=re.I
+            )
+        elif replacement == "QUARTER_TO":
             text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
         elif replacement == "WORD":
             text = re.sub(
@@ -161,6 +227,12 @@ def without_times(text: str) -> str:
     """``text`` with its clock times taken out ("on my lunch break at work around 12:30" -> "on my
     lunch break at work , "), so what else the sentence says (a routine) can be read."""
     return re.sub(r"\s+", " ", _TIME_PHRASE.sub(" , ", _spoken(text))).strip()
+
+
+def spoken_form(text: str) -> str:
+    """``text`` with its times rewritten to the forms the patterns read ("a las 6 y media" -> "at 6:30",
+    "à neuf heures" -> "à 9:00"): to tell whether a sentence says when, as well as what."""
+    return _spoken(text)
 
 
 def parse_asked_time(text: str) -> str | None:
@@ -242,10 +314,16 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
     (r"\blunch(?:time)?\b|\balmuerzo\b", "12:30"),
     (r"\bafter work\b|\bsalir del trabajo\b", "17:30"),
     (r"\bafter dinner\b", "20:00"),
-    (r"\bbefore bed\b|\bbed ?time\b|\bbefore sleep\b|\bnights?\b|\bnoches?\b", "21:30"),
+    (
+        r"\bbefore bed\b|\bbed ?time\b|\bbefore sleep\b|\bnights?\b|\bnoches?\b|\bantes de (?:dormir|acostarme)\b|"
+        r"\bavant de (?:dormir|me coucher)\b",
+        "21:30",
+    ),
+    (r"\bdespu[eé]s de (?:comer|almorzar)\b", "15:00"),
     (r"\bdinner\b|\bcena\b|\bevenings?\b|\btonight\b", "19:00"),
-    (r"\bafternoons?\b|\btardes?\b", "15:00"),
-    (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b", "08:00"),
+    (r"\bafternoons?\b|\btardes?\b|\bapr[eè]s-midi\b", "15:00"),
+    (r"\bsoir\b", "19:00"),
+    (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b|\bmatin\b", "08:00"),
 )
 
 
@@ -255,7 +333,8 @@ def propose_time(text: str) -> str | None:
 
 
 _HALF_OF_DAY_SAID = re.compile(
-    r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|ma[nñ]ana|tarde|noche)\b|\b(?:0\d|1[3-9]|2[0-3])[:h]",
+    r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|ma[nñ]ana|tarde|noche|matin|soir)\b|"
+    r"\b(?:0\d|1[3-9]|2[0-3])[:h]|\b\d{1,2}h(?:[0-5]\d)?\b",  # "10h": the 24-hour clock French is written in
     re.I,
 )
 
