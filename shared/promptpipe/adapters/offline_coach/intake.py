@@ -314,7 +314,8 @@ class IntakeRules:
             if time and not self.known[TIME]:
                 return {TIME: time}
             offered = suggested.strip("“”")
-            field = next((n for n, v in _EASY_DEFAULTS.items() if n != TIME and v.strip("“”") == offered), ANCHOR)
+            defaults = ((n, _EASY_DEFAULTS[n]) for n in (DOMAIN, MOTIVATION, ANCHOR))
+            field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
