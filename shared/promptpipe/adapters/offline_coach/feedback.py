@@ -122,10 +122,9 @@ class FeedbackRules(ScheduleRequests):
         if (asked_too or question not in (None, "when_texts")) and self.delivered and says_done(text):
             # "done. btw how long does this last?": the report is recorded, the question answered
             # the common-question answers are English only: another language gets the study's FAQ in it
-            in_english = question and self.lang == "en"
-            answer = (
-                self._answer(question) if in_english else answer_faq(reading.topic or "other", turn.study, self.lang)
-            )
+            topic = reading.topic or "other"
+            in_english = question is not None and self.lang == "en"
+            answer = self._answer(question) if in_english and question else answer_faq(topic, turn.study, self.lang)
             return self._done(text, then=answer)
         if asked_too:
             return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
