@@ -244,7 +244,7 @@ def test_the_routine_said_for_the_time_is_offered_back_as_the_anchor() -> None:
 def test_a_spanish_day_part_gets_a_proposal_in_spanish() -> None:
     ask = "¿A qué hora del día quieres tu mensaje diario? Por ejemplo 8:00 o 19:30."
     answer = reply(OfflineCoach().complete(intake("por las tardes", UserProfile(habit_domain="caminar"), ask)))
-    assert answer.endswith("¿Qué tal a las 15:00?"), answer
+    assert answer.endswith("¿Qué tal a las 15:00? ¿Te va bien?"), answer
 
 
 @pytest.mark.parametrize(
@@ -376,13 +376,22 @@ def test_a_window_is_read_as_its_start(text: str, expected: str) -> None:
     assert parse_clock_time(text) == expected
 
 
-@pytest.mark.parametrize("said", ["skip", "i'd rather not say", "none of your business lol", "prefiero no contestar"])
-def test_a_declined_reason_is_recorded_as_declined_not_as_their_words(said: str) -> None:
+@pytest.mark.parametrize(
+    ("said", "recorded"),
+    [
+        ("skip", "(rather not say)"),
+        ("i'd rather not say", "(rather not say)"),
+        ("none of your business lol", "(rather not say)"),
+        ("prefiero no contestar", "(prefiere no decirlo)"),  # recorded in the participant's language
+    ],
+)
+def test_a_declined_reason_is_recorded_as_declined_not_as_their_words(said: str, recorded: str) -> None:
     why = "Walking — great choice. Why does walking matter to you? What would it give you?"
     saved = OfflineCoach().complete(intake(said, WALKING, why)).tool_calls
-    assert [(c.name, c.parsed_arguments()) for c in saved] == [("save_user_profile", {MOTIVATION: "(rather not say)"})]
+    assert [(c.name, c.parsed_arguments()) for c in saved] == [("save_user_profile", {MOTIVATION: recorded})]
 
 
 def test_a_declined_reason_is_not_quoted_in_the_first_prompt() -> None:
     assert _field("Motivation: (rather not say)", "Motivation") == ""
+    assert _field("Motivation: (prefiere no decirlo)", "Motivation") == ""
     assert _field("Motivation: more energy", "Motivation") == "more energy"

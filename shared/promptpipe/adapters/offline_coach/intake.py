@@ -1,4 +1,9 @@
-"""The intake rules: save what the message says, then (profile complete) prompt → schedule → feedback."""
+"""The intake rules: save what the message says, then (profile complete) prompt → schedule → feedback.
+
+Longer than 500 lines because the intake's reading of one message (what was asked, what was said
+beside it, a suggestion taken, a question or a complaint in between) and the reply it decides are one
+state machine over the same fields; the pure readings it calls live in ``intake_answers`` and
+``reading``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Intake answers in a message: the habit domain, the motivation, the anchor and the time, asked
-for or volunteered."""
+for or volunteered.
+
+Longer than 500 lines because the four fields are read from one message together (a time takes its
+words away from the anchor, a reason's clause from the habit), in three languages."""
 
 from __future__ import annotations
 
