@@ -33,6 +33,31 @@ HABIT_AND_REASON = {DOMAIN: "cycling", MOTIVATION: "more energy"}
         ("yoga back pain mostly", NOTHING, DOMAIN, {DOMAIN: "yoga", MOTIVATION: "back pain mostly"}),
         ("journaling to calm my mind", NOTHING, DOMAIN, {DOMAIN: "journaling", MOTIVATION: "calm my mind"}),
         ("drink more water my lips crack", NOTHING, DOMAIN, {DOMAIN: "hydration", MOTIVATION: "my lips crack"}),
+        # a habit in a few words, then why in a clause of its own (no keyword needed, three languages)
+        (
+            "declutter my desk i lose stuff all the time",
+            NOTHING,
+            DOMAIN,
+            {
+                DOMAIN: "declutter my desk",
+                MOTIVATION: "i lose stuff all the time",
+            },
+        ),
+        (
+            "regar las plantas siempre se me olvidan",
+            NOTHING,
+            DOMAIN,
+            {
+                DOMAIN: "regar las plantas",
+                MOTIVATION: "siempre se me olvidan",
+            },
+        ),
+        (
+            "ranger mon bureau je perds tout",
+            NOTHING,
+            DOMAIN,
+            {DOMAIN: "ranger mon bureau", MOTIVATION: "je perds tout"},
+        ),
         # why, then when, said together in answer to why
         ("my knees ache 6:30pm", HABIT, MOTIVATION, {MOTIVATION: "my knees ache", TIME: "18:30"}),
         ("stamina 7am", HABIT, MOTIVATION, {MOTIVATION: "stamina", TIME: "07:00"}),
@@ -75,6 +100,9 @@ def test_a_message_that_answers_and_gives_more_saves_both(
         ("7pm lol thanks", HABIT_AND_REASON, TIME, {TIME: "19:00"}),  # laughter and thanks: no routine
         ("I'd like to learn to paint", NOTHING, None, None),  # the habit goes on: no reason
         ("cycle twice a week", NOTHING, DOMAIN, {DOMAIN: "cycle twice a week"}),
+        ("stretch when i wake up", NOTHING, DOMAIN, {DOMAIN: "stretching", ANCHOR: "when i wake up"}),  # a routine
+        ("yoga i guess", NOTHING, DOMAIN, {DOMAIN: "yoga"}),  # a hedge, no reason
+        ("promener mon chien", NOTHING, DOMAIN, {DOMAIN: "promener mon chien"}),  # an object, no new statement
     ],
 )
 def test_what_is_left_over_is_no_fact_when_it_says_nothing(

@@ -393,7 +393,12 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         if value and value != known.get(name):
             learned[name] = value
     # Only a reply that said nothing else (bar a passing time-of-day word) is read as the answer.
-    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None) or telling_why
+    incidental = (
+        not learned
+        or (set(learned) == {TIME} and parse_clock_time(rest) is None)
+        or telling_why
+        or (set(learned) == {MOTIVATION} and expected == DOMAIN)  # the habit before its reason
+    )
     if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
         guess = _answer_for(expected, text, domain_text)
         if guess:
@@ -470,7 +475,40 @@ def _read_motivation(text: str, known: dict[str, str], expected: str | None) -> 
         motivation, m_match = _reason_after_the_habit(text)
     if not motivation and not known.get(MOTIVATION) and not known.get(DOMAIN):
         motivation, m_match = _reason_beside_the_habit(text)  # "meditation stress mostly"
+    if not motivation and expected == DOMAIN and not known.get(MOTIVATION) and not known.get(DOMAIN):
+        motivation, m_match = _habit_then_why(text)  # "beber más agua me duele la cabeza"
     return motivation, m_match
+
+
+# A second clause with its own subject after a habit said in a few words: "… i scroll til 1am", "… me duele
+# la cabeza", "… j'ai mal au dos". Only pronouns and verbs that start a statement, not an object ("mon lit").
+_STATEMENT_STARTS = re.compile(
+    r"\s(?:i|i'm|im|i've|ive|me|estoy|tengo|siempre|j'ai|je|j'|c'est|"
+    r"(?:my|mi|mon|ma|el|le|la) (?:doctor|dr|doc|m[ée]dico|m[ée]decin|therapist|terapeuta|dentist|dentista))(?=\s|$)",
+    re.I,
+)
+# Words after which a pronoun starts no new statement: an object, or a clause of when or of thinking.
+_BEFORE_AN_OBJECT = re.compile(
+    r"\b(?:to|with|for|of|in|on|at|and|a|an|the|de|en|con|por|para|y|el|la|[àa]|au|avec|pour|et|le|les|when|after|"
+    r"before|while|once|if|that|so|because|think|guess|mean|cuando|despu[eé]s|antes|que|si|quand|apr[eè]s|avant)$",
+    re.I,
+)
+
+
+def _habit_then_why(text: str) -> tuple[str, re.Match[str] | None]:
+    """A habit in one to six words, then why in a clause of its own with no comma between ("put my phone
+    away at night i scroll til 1am", "beber más agua me duele la cabeza", "faire des étirements j'ai mal
+    au dos"): the second clause is the reason."""
+    clause = re.match(r"[^,.;!?]+", text)
+    start = _STATEMENT_STARTS.search(clause[0]) if clause else None
+    if start is None or _BEFORE_AN_OBJECT.search(clause[0][: start.start()].strip()):
+        return "", None
+    habit, said = clause[0][: start.start()].split(), clause[0][start.start() :]
+    reason = _clean(_REASON_OPENS.sub("", _clean(said)))
+    core = _clean(_LEFT_FILLER.sub(" ", reason))
+    if not 1 <= len(habit) <= 6 or len(reason.split()) < 2 or not _substantive(core) or accepts(reason):
+        return "", None
+    return _words(reason, 15), re.compile(re.escape(said.strip())).search(text, start.start())
 
 
 _CLAUSE = re.compile(r"[^,.;!?]+")
@@ -587,7 +625,12 @@ def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     )
     if not hits:
         return "", None
-    _, end, label = hits[0]
+    first, end, label = hits[0]
+    want = _WANT.search(clause[0])
+    wants_first = want is not None and want.start("x") <= first and len(clause[0][: want.start()].split()) <= 2
+    opens = want.start("x") if want is not None and wants_first else 0
+    if len(clause[0][opens:first].split()) > 3:  # a run-on says its habit first; a later keyword is in the reason
+        return "", None
     while True:  # the habit's phrase: its keyword, the words that go on with it, the same habit named again
         goes_on = _HABIT_GOES_ON.match(clause[0][end:])
         end += goes_on.end() if goes_on else 0
