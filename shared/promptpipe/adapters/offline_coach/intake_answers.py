@@ -499,11 +499,12 @@ def _habit_then_why(text: str) -> tuple[str, re.Match[str] | None]:
     """A habit in one to six words, then why in a clause of its own with no comma between ("put my phone
     away at night i scroll til 1am", "beber más agua me duele la cabeza", "faire des étirements j'ai mal
     au dos"): the second clause is the reason."""
-    clause = re.match(r"[^,.;!?]+", text)
-    start = _STATEMENT_STARTS.search(clause[0]) if clause else None
-    if start is None or _BEFORE_AN_OBJECT.search(clause[0][: start.start()].strip()):
+    first = re.match(r"[^,.;!?]+", text)
+    clause = first[0] if first is not None else ""
+    start = _STATEMENT_STARTS.search(clause)
+    if start is None or _BEFORE_AN_OBJECT.search(clause[: start.start()].strip()):
         return "", None
-    habit, said = clause[0][: start.start()].split(), clause[0][start.start() :]
+    habit, said = clause[: start.start()].split(), clause[start.start() :]
     reason = _clean(_REASON_OPENS.sub("", _clean(said)))
     core = _clean(_LEFT_FILLER.sub(" ", reason))
     if not 1 <= len(habit) <= 6 or len(reason.split()) < 2 or not _substantive(core) or accepts(reason):
