@@ -102,6 +102,7 @@ def test_a_message_that_answers_and_gives_more_saves_both(
         ("cycle twice a week", NOTHING, DOMAIN, {DOMAIN: "cycle twice a week"}),
         ("stretch when i wake up", NOTHING, DOMAIN, {DOMAIN: "stretching", ANCHOR: "when i wake up"}),  # a routine
         ("yoga i guess", NOTHING, DOMAIN, {DOMAIN: "yoga"}),  # a hedge, no reason
+        ("read more instead of gaming", NOTHING, DOMAIN, {DOMAIN: "reading"}),  # what it replaces, not why
         ("promener mon chien", NOTHING, DOMAIN, {DOMAIN: "promener mon chien"}),  # an object, no new statement
     ],
 )

@@ -643,6 +643,8 @@ def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     said = clause[0][start:]
     stops = [m.start() for m in (_WHEN_STARTS.search(said), _ANCHOR.search(said), _SOFT_ANCHOR.search(said)) if m]
     said = said[: min(stops)] if stops else said
+    if re.match(r"\s*(?:instead|en vez|en lugar|au lieu)\b", said, re.I):
+        return "", None  # "read more instead of scrolling my phone": what the habit replaces, not why
     if re.match(r"\s*to\b", said, re.I) and _WANT.search(clause[0]):
         return "", None  # "I'd like to learn to play guitar": the habit goes on, no reason yet
     reason = _clean(_REASON_OPENS.sub("", _clean(said)))
