@@ -224,6 +224,10 @@ class IntakeRules:
             offer = self._answer_offer()
             if offer is not None:
                 return offer
+        if not turn.calls and reading.kind == "yes" and not suggestion(turn.last_assistant) and not self.prompt_given():
+            # "ok", "vale", "got it" with nothing suggested: heard, and the question still open is asked
+            # again (not the controller's next one, which the script of a real conversation never answers).
+            return self._still_pending(), "intake: an acknowledgement; the pending question again"
         # Only a fact is saved as one; a yes saves only the suggestion it accepts.
         reads_as_fact = (
             reading.kind == "fact"
@@ -266,6 +270,10 @@ class IntakeRules:
         if self.asked in INTAKE_ORDER and not profile[self.asked]:
             return self._question(profile, self.asked)
         return self._question(profile)
+
+    def _still_pending(self) -> str:
+        """The question still open after an acknowledgement, the question last (what is answered next)."""
+        return f"{say('ack_lead', self.turn.language)} {self._pending(self.profile())}"
 
     def _not_a_fact(self, reading: MessageReading) -> str:
         profile = self.profile()

@@ -249,6 +249,21 @@ _HOUR_THEN_ROUTINE = re.compile(
     re.I,
 )
 _OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
+# A clock time that closes the message on its own ("my dentist yelled at me 10pm", "clear my head 5:45ish"),
+# not the end of a reason ("I crash by 11", "I scroll til 1am"): an answer to when.
+_CLOCK = r"\d{1,2}(?:[:.h][0-5]\d\s*(?:[ap]\.?m?\b|ish)?|\s*(?:[ap]\.?m?\b|ish\b))"
+_CLOSES_WITH_TIME = re.compile(
+    rf"(?<!\bby )(?<!\buntil )(?<!\btil )(?<!\btill )(?<!\bsince )(?<!\bpast )(?<!\bfrom )(?<!\bto )"
+    rf"(?<!\bhasta )(?<!\bdesde )(?<!\bjusqu'[àa] )\b{_CLOCK}\W*$",
+    re.I,
+)
+_TIME_IN_A_REASON = re.compile(r"\b(?:by|until|til|till|since|hasta|desde|jusqu'[àa])\s+\d", re.I)
+# A clock time right before its routine ("7:15ish after my shower", "10pm when I get into bed").
+_TIME_BESIDE_ROUTINE = re.compile(
+    rf"\b{_CLOCK}\s+(?:right |just )?(?:after|before|when|once|while|as soon as|despu[eé]s|antes|cuando|"
+    r"apr[eè]s|avant|quand)\b",
+    re.I,
+)
 # A clock time said with its preposition ("at 6", "a las 6 y media", "à 9:00"): an answer to when.
 _AT_CLOCK = re.compile(r"\b(?:at|around|about|@|[àa]|vers)\s*\d", re.I)
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
@@ -260,11 +275,28 @@ def _span_removed(text: str, match: re.Match[str] | None) -> str:
     return text[: match.start()] + " , " + text[match.end() :]
 
 
+# Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
+_WHEN_STARTS = re.compile(
+    r"\s(?:at|around|about|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
+    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)",
+    re.I,
+)
+
+
 def parse_motivation(text: str) -> tuple[str, re.Match[str] | None]:
     match = _MOTIVATION.search(text)
     if match is None:
         return "", None
-    return _words(re.sub(r"^to\s+", "", _clean(match["rest"]), flags=re.I), 15), match
+    reason = match["rest"]
+    if parse_clock_time(reason) is not None:
+        # "para estar más tranquila a las 10 de la noche antes de dormir": the reason ends where the
+        # time or its routine begins, and those are read as the time and the routine.
+        ends = [m.start() for m in (_WHEN_STARTS.search(reason), _ANCHOR.search(reason)) if m is not None]
+        if ends and min(ends) > 0:
+            cut = match.start("rest") + min(ends)
+            match = re.compile(re.escape(text[match.start() : cut])).search(text, match.start()) or match
+            reason = reason[: min(ends)]
+    return _words(re.sub(r"^to\s+", "", _clean(reason), flags=re.I), 15), match
 
 
 def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
@@ -326,13 +358,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         reason, _ = _reason_after_the_habit(text) if not known.get(MOTIVATION) else ("", None)
         return {DOMAIN: new_habit, **({MOTIVATION: reason} if reason else {})}
     text = _FILLER.sub(lambda m: " " * len(m[0]), text)  # "ok so i want to…": no "so i" reason
-    motivation, m_match = parse_motivation(text)
-    if not motivation and not known.get(MOTIVATION) and _REASON_LEAD.match(text):
-        motivation, m_match = _leading_clause_as_motivation(text)  # "to process my day", whatever was asked
-    if not motivation and expected == MOTIVATION:
-        motivation, m_match = _leading_clause_as_motivation(text)
-    if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
-        motivation, m_match = _reason_after_the_habit(text)
+    motivation, m_match = _read_motivation(text, known, expected)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
@@ -351,6 +377,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         and not _AT_CLOCK.search(spoken_form(rest))
         and not _OPENS_WITH_TIME.match(text.strip())
         and not _time_said_apart(rest)
+        and not _CLOSES_WITH_TIME.search(rest)
+        and not _TIME_BESIDE_ROUTINE.search(rest)
     )
     if telling_why:
         time = None
@@ -368,12 +396,123 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         if value and value != known.get(name):
             learned[name] = value
     # Only a reply that said nothing else (bar a passing time-of-day word) is read as the answer.
-    incidental = not learned or (set(learned) == {TIME} and parse_clock_time(rest) is None) or telling_why
+    incidental = (
+        not learned
+        or (set(learned) == {TIME} and parse_clock_time(rest) is None)
+        or telling_why
+        or (set(learned) == {MOTIVATION} and expected == DOMAIN)  # the habit before its reason
+    )
     if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
         guess = _answer_for(expected, text, domain_text)
         if guess:
             learned[expected] = guess
+    elif learned:
+        learned.update(_read_the_rest(text, rest, a_match, known=known, learned=learned, expected=expected))
     return learned
+
+
+# What is left of a message once its facts are taken out, that says nothing more ("is fine", "like").
+_LEFT_FILLER = re.compile(
+    r"\b(?:is fine|works(?: for me)?|sounds good|that works|ok(?:ay)?|cool|good|fine|then|obvs|lol|haha+|jaja+|"
+    r"tbh|i guess|i think|probably|maybe|please|pls|early|late|like|around|about|ish|tonight|o'clock|mostly|"
+    r"honestly|really|just|"
+    r"in the (?:morning|evening|afternoon)|every ?day|daily|vale|dale|va|pues|bueno)\b",
+    re.I,
+)
+
+
+def _left_over(text: str, *spans: re.Match[str] | None) -> str:
+    """``text`` without the given spans, its times and its filler: what it says beside the facts read."""
+    for span in sorted((m for m in spans if m is not None), key=lambda m: m.start(), reverse=True):
+        text = text[: span.start()] + " , " + text[span.end() :]
+    left = _LEFT_FILLER.sub(" ", without_times(text))
+    left = re.sub(r"\s*,(?:\s*,)+", ",", re.sub(r"\s+", " ", left))
+    return _clean(_FILLER.sub("", _clean(left)))
+
+
+def _read_the_rest(
+    text: str,
+    rest: str,
+    a_match: re.Match[str] | None,
+    *,
+    known: dict[str, str],
+    learned: dict[str, str],
+    expected: str | None,
+) -> dict[str, str]:
+    """A message that answers AND gives more ("flexibility 7am" to "why?", "noon lunch" to "what time?"):
+    what is left beside the facts read is the answer to the question asked, when that is still open,
+    or else a routine while none is known ("lunch", "I let the dog out", "feed the cat")."""
+    if learned.get(DOMAIN):  # what follows a habit is read by the habit's own rules
+        return {}
+    if set(learned) == {TIME} and (parse_clock_time(rest) is None or _TIME_IN_A_REASON.search(rest)):
+        return {}  # "I crash by 11": the time is part of what they said, so nothing is left over
+    left = _left_over(rest, a_match)
+    if not _substantive(left) or accepts(left) or "?" in text:
+        return {}
+    open_ = [expected] if expected and expected not in learned and not known.get(expected) else []
+    for name in open_:
+        if name == MOTIVATION and known.get(DOMAIN):
+            reason = _as_motivation(left)
+            if reason:
+                return {MOTIVATION: reason}
+    # A routine is read in the time's own clause only ("6:45am I let the dog out", not "at 8am, I run late").
+    beside = next((c for c in _CLAUSE.findall(rest) if parse_clock_time(c) or parse_asked_time(c)), "")
+    left = _left_over(beside) if learned.get(TIME) and beside else ""
+    if left and not accepts(left) and not known.get(ANCHOR) and ANCHOR not in learned and len(left.split()) <= 8:
+        routine = _as_anchor(left)
+        first = left.split()[0].lower()
+        if routine and (_ROUTINE_WORDS.search(left) or first.endswith("ing")):
+            return {ANCHOR: routine}
+    return {}
+
+
+def _read_motivation(text: str, known: dict[str, str], expected: str | None) -> tuple[str, re.Match[str] | None]:
+    """Why it matters, said with a cue ("because", "para"), as a leading "to …", in answer to "why?", or
+    beside the habit ("stretch, my back hurts", "meditation stress mostly")."""
+    motivation, m_match = parse_motivation(text)
+    if not motivation and not known.get(MOTIVATION) and _REASON_LEAD.match(text):
+        motivation, m_match = _leading_clause_as_motivation(text)  # "to process my day", whatever was asked
+    if not motivation and expected == MOTIVATION:
+        motivation, m_match = _leading_clause_as_motivation(text)
+    if not motivation and expected == DOMAIN and not known.get(MOTIVATION):
+        motivation, m_match = _reason_after_the_habit(text)
+    if not motivation and not known.get(MOTIVATION) and not known.get(DOMAIN):
+        motivation, m_match = _reason_beside_the_habit(text)  # "meditation stress mostly"
+    if not motivation and expected == DOMAIN and not known.get(MOTIVATION) and not known.get(DOMAIN):
+        motivation, m_match = _habit_then_why(text)  # "beber más agua me duele la cabeza"
+    return motivation, m_match
+
+
+# A second clause with its own subject after a habit said in a few words: "… i scroll til 1am", "… me duele
+# la cabeza", "… j'ai mal au dos". Only pronouns and verbs that start a statement, not an object ("mon lit").
+_STATEMENT_STARTS = re.compile(
+    r"\s(?:i|i'm|im|i've|ive|me|estoy|tengo|siempre|j'ai|je|j'|c'est|"
+    r"(?:my|mi|mon|ma|el|le|la) (?:doctor|dr|doc|m[ée]dico|m[ée]decin|therapist|terapeuta|dentist|dentista))(?=\s|$)",
+    re.I,
+)
+# Words after which a pronoun starts no new statement: an object, or a clause of when or of thinking.
+_BEFORE_AN_OBJECT = re.compile(
+    r"\b(?:to|with|for|of|in|on|at|and|a|an|the|de|en|con|por|para|y|el|la|[àa]|au|avec|pour|et|le|les|when|after|"
+    r"before|while|once|if|that|so|because|think|guess|mean|cuando|despu[eé]s|antes|que|si|quand|apr[eè]s|avant)$",
+    re.I,
+)
+
+
+def _habit_then_why(text: str) -> tuple[str, re.Match[str] | None]:
+    """A habit in one to six words, then why in a clause of its own with no comma between ("put my phone
+    away at night i scroll til 1am", "beber más agua me duele la cabeza", "faire des étirements j'ai mal
+    au dos"): the second clause is the reason."""
+    first = re.match(r"[^,.;!?]+", text)
+    clause = first[0] if first is not None else ""
+    start = _STATEMENT_STARTS.search(clause)
+    if start is None or _BEFORE_AN_OBJECT.search(clause[: start.start()].strip()):
+        return "", None
+    habit, said = clause[: start.start()].split(), clause[start.start() :]
+    reason = _clean(_REASON_OPENS.sub("", _clean(said)))
+    core = _clean(_LEFT_FILLER.sub(" ", reason))
+    if not 1 <= len(habit) <= 6 or len(reason.split()) < 2 or not _substantive(core) or accepts(reason):
+        return "", None
+    return _words(reason, 15), re.compile(re.escape(said.strip())).search(text, start.start())
 
 
 _CLAUSE = re.compile(r"[^,.;!?]+")
@@ -467,6 +606,58 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     if parse_vague_time(clause, loose=True) and not _only_when(clause):
         return "", None  # "every evening please" is a time; "relax after work" is a reason
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match
+
+
+# Words that still belong to the habit after its keyword ("drink more water every day", "walk 10 minutes").
+_HABIT_GOES_ON = re.compile(
+    r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|"
+    r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?)\b)+",
+    re.I,
+)
+_REASON_OPENS = re.compile(r"^(?:to|so|bc|because|cuz|cause|coz|since|i want to|i wanna|i'd like to)\s+", re.I)
+
+
+def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
+    """The habit and its reason in one run-on ("meditation stress mostly", "journaling to process my day",
+    "water im always tired by 3", "reading relax after work"): the words the habit's clause goes on with,
+    after its keyword, up to a time or a routine, are why it matters."""
+    clause = re.match(r"[^,.;!?]+", text)
+    if clause is None:
+        return "", None
+    hits = sorted(
+        (m.start(), m.end(), name) for pattern, name in _DOMAINS for m in re.finditer(pattern, clause[0], re.I)
+    )
+    if not hits:
+        return "", None
+    first, end, label = hits[0]
+    want = _WANT.search(clause[0])
+    wants_first = want is not None and want.start("x") <= first and len(clause[0][: want.start()].split()) <= 2
+    opens = want.start("x") if want is not None and wants_first else 0
+    if len(clause[0][opens:first].split()) > 3:  # a run-on says its habit first; a later keyword is in the reason
+        return "", None
+    while True:  # the habit's phrase: its keyword, the words that go on with it, the same habit named again
+        goes_on = _HABIT_GOES_ON.match(clause[0][end:])
+        end += goes_on.end() if goes_on else 0
+        again = next((h for h in hits if h[2] == label and h[0] > end - 1 and not clause[0][end : h[0]].strip()), None)
+        if again is None:
+            break
+        end = again[1]
+    start = end
+    said = clause[0][start:]
+    stops = [m.start() for m in (_WHEN_STARTS.search(said), _ANCHOR.search(said), _SOFT_ANCHOR.search(said)) if m]
+    said = said[: min(stops)] if stops else said
+    if re.match(r"\s*(?:instead|en vez|en lugar|au lieu)\b", said, re.I):
+        return "", None  # "read more instead of scrolling my phone": what the habit replaces, not why
+    if re.match(r"\s*to\b", said, re.I) and _WANT.search(clause[0]):
+        return "", None  # "I'd like to learn to play guitar": the habit goes on, no reason yet
+    reason = _clean(_REASON_OPENS.sub("", _clean(said)))
+    core = _clean(_LEFT_FILLER.sub(" ", reason))
+    if not _substantive(core) or accepts(reason) or "?" in text or not _only_when(core):
+        return "", None
+    if parse_clock_time(reason) and len(reason.split()) <= 2:
+        return "", None
+    span = re.compile(re.escape(said.rstrip())).search(text, start)
+    return _words(reason, 15), span
 
 
 def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:

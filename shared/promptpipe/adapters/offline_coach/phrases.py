@@ -117,6 +117,7 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "¿Qué tal {value}? Responde sí, o dime el tuyo.",
         "fr": "Que diriez-vous de {value} ? Répondez oui, ou dites-moi le vôtre.",
     },
+    "ack_lead": {"en": "Great.", "es": "Genial.", "fr": "Très bien."},
     "suggest_no_problem": {
         "en": "No problem. How about {value}?",
         "es": "Sin problema. ¿Qué tal {value}?",

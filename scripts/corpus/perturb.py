@@ -1,0 +1,188 @@
+"""The offline coach on perturbed built conversations (docs/offline-coach.md, "Robust to the path"):
+``python -m scripts.corpus.perturb --split built``.
+
+A corpus conversation is a fixed script: once a coach asks something other than what the model asked,
+the participant's next message answers another question. This measures how much the offline coach's
+intake depends on the path, without writing more conversations of the same shape: from each built
+INTAKE conversation it derives variants whose expected END is unchanged, and plays them like
+``scripts.corpus.offline`` (end state only, plus the invariants: false praise, non-facts saved,
+claims contradicted):
+
+* ``merge``: two consecutive participant messages that each give a fact sent as one ("7pm" + "after
+  dinner" → "7pm after dinner");
+* ``greeting``: a greeting sent first ("hey", "hola", "bonjour"), marked ``not_a_fact``;
+* ``question``: a short question whose answer changes nothing ("is this a bot?", "¿quién eres?") sent
+  before a message after the first, marked ``not_a_fact``;
+* ``ack``: an acknowledgement ("ok", "vale", "d'accord") sent after a coach question, before a message
+  that answers it with a fact;
+* ``reorder``: the facts of the first message that gives them in a simple "X at T", "X after R" or
+  "T after R" form said in the opposite order ("yoga at 7am" → "at 7am, yoga", "10.30 after the
+  dishes" → "after the dishes, 10.30"); a conversation with no such message is skipped.
+
+Only the built split is perturbed (the held-out split is never tuned against). The variants are
+deterministic: each choice is drawn from ``random.Random`` seeded with the seed, the conversation's id
+and the kind. The per-turn expectations of a capable model (``calls``, ``replies``,
+``max_model_calls``) are not what this measures: an inserted message has none, and a merged one has
+both messages' calls (which the claims check reads) and no reply count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from scripts.corpus.model import BUILT, Conversation, Turn
+
+KINDS = ("merge", "greeting", "question", "ack", "reorder")
+DEFAULT_SEED = 35
+FACT_FIELDS = ("habit_domain", "motivational_frame", "preferred_time", "prompt_anchor")
+GREETINGS = {"en": ("hey", "hi there", "hello!"), "es": ("hola", "buenas"), "fr": ("bonjour", "salut")}
+QUESTIONS = {
+    "en": ("is this a bot?", "who is this?", "how long does this take?"),
+    "es": ("¿quién eres?", "¿eres un bot?"),
+    "fr": ("c'est qui ?", "vous êtes un robot ?"),
+}
+ACKNOWLEDGEMENTS = {"en": ("ok", "okay", "got it"), "es": ("vale", "ok"), "fr": ("d'accord", "ok")}
+_ANY_REPLY = "(any reply)"
+# "X at T": a time at the end after its preposition; "X after R": a routine at the end; "T after R": a
+# time, then its routine. The two parts are swapped: "at T, X", "after R, X", "after R, T".
+_AT = r"(?:(?:como|tipo|like|about)\s+)?(?:at|around|a las|a eso de las|à|vers)"
+_AT_TIME = re.compile(rf"^(?P<x>[^,.;!?]{{3,}}?),?\s+(?P<t>{_AT}\s+[^,.;!?]*\d[^,.;!?]*?)[.!]?$", re.I)
+_ROUTINE = r"(?:after|before|when|después de|antes de|al|après|avant|quand)\s+[^,.;!?\d]{3,}?"
+_AFTER_ROUTINE = re.compile(rf"^(?P<x>[^,.;!?\d]{{3,}}?),?\s+(?P<t>{_ROUTINE})[.!]?$", re.I)
+_TIME_ROUTINE = re.compile(rf"^(?P<x>~?\d[\d:.]*\s*(?:am|pm|h|ish)?)\s+(?P<t>{_ROUTINE})[.!]?$", re.I)
+_MAX_TAIL_WORDS = 5
+
+
+def language_of(conversation: Conversation) -> str:
+    from scripts.corpus.offline import language_of as of
+
+    return of(conversation)
+
+
+def _saves_a_fact(turn: Turn) -> bool:
+    calls = [call for round_ in turn.rounds for call in round_]
+    if any(call.tool in ("scheduler", "opt_out", "transition_state") for call in calls):
+        return False
+    return any(
+        call.tool == "save_user_profile" and any(str(call.args.get(name) or "").strip() for name in FACT_FIELDS)
+        for call in calls
+    )
+
+
+def gives_a_fact(turn: Turn) -> bool:
+    """The message answers with a fact (the corpus saves one for it, and it reads as a fact: no yes, no
+    greeting, no question), so another message may come before it or join it."""
+    from promptpipe.rules.message_reading import read_message
+
+    return turn.not_a_fact is None and _saves_a_fact(turn) and read_message(turn.say).kind == "fact"
+
+
+def _inserted(say: str, not_a_fact: Any = None) -> Turn:
+    return Turn(say=say, reply=_ANY_REPLY, not_a_fact=not_a_fact)
+
+
+def _variant(conversation: Conversation, kind: str, turns: list[Turn]) -> Conversation:
+    return conversation.model_copy(update={"id": f"{conversation.id}-p-{kind}", "turns": turns})
+
+
+def merged(first: Turn, second: Turn) -> Turn:
+    """Two messages sent as one: the words joined, both messages' calls, no reply count."""
+    joined = f"{first.say.rstrip()} {second.say.lstrip()}"
+    return Turn(say=joined, rounds=[*first.rounds, *second.rounds], reply=first.reply, wait=first.wait)
+
+
+def reordered(say: str) -> str | None:
+    """The facts of a simple "X at T" / "X after R" message in the opposite order, or None."""
+    for pattern in (_AT_TIME, _AFTER_ROUTINE, _TIME_ROUTINE):
+        match = pattern.match(say.strip())
+        if match and len(match["t"].split()) <= _MAX_TAIL_WORDS:
+            return f"{match['t']}, {match['x']}"
+    return None
+
+
+def perturb(conversation: Conversation, kind: str, seed: int = DEFAULT_SEED) -> Conversation | None:
+    """One variant of an intake conversation whose expected end is unchanged, or None when the kind does
+    not apply to it (a feedback week, no two fact messages in a row, a first message not in simple form)."""
+    if kind not in KINDS:
+        raise ValueError(f"no perturbation {kind!r} (kinds: {', '.join(KINDS)})")
+    if conversation.feedback_week:
+        return None
+    rng = random.Random(f"{seed}:{conversation.id}:{kind}")
+    turns, language = list(conversation.turns), language_of(conversation)
+    if kind == "merge":
+        pairs = [i for i in range(len(turns) - 1) if gives_a_fact(turns[i]) and gives_a_fact(turns[i + 1])]
+        if not pairs:
+            return None
+        i = rng.choice(pairs)
+        return _variant(conversation, kind, [*turns[:i], merged(turns[i], turns[i + 1]), *turns[i + 2 :]])
+    if kind == "greeting":
+        return _variant(conversation, kind, [_inserted(rng.choice(GREETINGS[language]), "greeting"), *turns])
+    if kind == "question":
+        if len(turns) < 2:
+            return None
+        i = rng.randrange(1, len(turns))
+        question = _inserted(rng.choice(QUESTIONS[language]), "question")
+        return _variant(conversation, kind, [*turns[:i], question, *turns[i:]])
+    if kind == "ack":
+        places = [i for i in range(1, len(turns)) if gives_a_fact(turns[i])]
+        if not places:
+            return None
+        i = rng.choice(places)
+        return _variant(conversation, kind, [*turns[:i], _inserted(rng.choice(ACKNOWLEDGEMENTS[language])), *turns[i:]])
+    # The first message that gives its facts in a simple form (the opening one, where it does).
+    for i, turn in enumerate(turns):
+        said = reordered(turn.say) if gives_a_fact(turn) else None
+        if said is not None:
+            return _variant(conversation, kind, [*turns[:i], turn.model_copy(update={"say": said}), *turns[i + 1 :]])
+    return None
+
+
+def variants(conversations: Sequence[Conversation], kind: str, seed: int = DEFAULT_SEED) -> list[Conversation]:
+    """Every variant of one kind the conversations give."""
+    found = (perturb(conversation, kind, seed) for conversation in conversations)
+    return [variant for variant in found if variant is not None]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.corpus.perturb", description=__doc__.split("\n\n")[0])
+    # Only the built split: the held-out one is never tuned against (docs/offline-coach.md).
+    parser.add_argument("--split", choices=(BUILT,), default=BUILT, help="the split to perturb (built only)")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the perturbations to play")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the seed of the variants' choices")
+    parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="perturb only these conversations")
+    parser.add_argument("--problems", action="store_true", help="list each variant's problems")
+    args = parser.parse_args(argv)
+    from scripts.bench.scenario import prepare_environment
+
+    prepare_environment()
+    from promptpipe.adapters.offline_coach import OfflineCoach
+    from scripts.corpus.model import selected
+    from scripts.corpus.offline import figures_of
+    from scripts.corpus.player import Player
+
+    conversations = selected(args.only, args.split)
+    total, of = 0, 0
+    print(f"{args.split}, seed {args.seed}: kind: variants ending as expected; false praise, non-facts, claims")
+    for kind in args.kinds:
+        played = Player(lambda _cursor: OfflineCoach()).play_all(variants(conversations, kind, args.seed))
+        figures, problems = figures_of(played)
+        done = figures.intake_completed + figures.week_completed
+        total, of = total + done, of + len(played)
+        share = f" ({done / len(played):.0%})" if played else ""
+        print(
+            f"  {kind}: {done}/{len(played)}{share}; "
+            f"{figures.false_praise}, {figures.non_facts_saved}, {figures.claims_contradicted}"
+        )
+        for line in problems if args.problems else ():
+            print(f"    {line}")
+    print(f"  all: {total}/{of}" + (f" ({total / of:.0%})" if of else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
