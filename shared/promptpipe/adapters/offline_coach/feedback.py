@@ -21,7 +21,6 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     motivator_in,
     pause_length,
     proposed_time,
-    say,
     says_done,
     says_not_done,
     says_yes_and_how,
@@ -30,8 +29,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
 )
 from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
-from promptpipe.adapters.offline_coach.phrases import in_every_language
-from promptpipe.adapters.offline_coach.phrases import say as say_phrase
+from promptpipe.adapters.offline_coach.phrases import in_every_language, say
 from promptpipe.adapters.offline_coach.reading import (
     SUGGEST_LEAD,
     accepts,
@@ -109,7 +107,7 @@ class FeedbackRules(ScheduleRequests):
             )
         wants_pause = reading.request == "pause" or pause_request(text) is not None
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
-            return say_phrase("stop_which", self.lang), "feedback: an unclear stop request; asking which"
+            return say("stop_which", self.lang), "feedback: an unclear stop request; asking which"
         requested = self._report_first() or (self._request(reading) if SCHEDULER in turn.tools else None)
         if requested is not None:
             return requested
@@ -123,8 +121,8 @@ class FeedbackRules(ScheduleRequests):
             # "done. btw how long does this last?": the report is recorded, the question answered
             # the common-question answers are English only: another language gets the study's FAQ in it
             topic = reading.topic or "other"
-            in_english = question is not None and self.lang == "en"
-            answer = self._answer(question) if in_english and question else answer_faq(topic, turn.study, self.lang)
+            in_english = bool(question) and self.lang == "en"
+            answer = self._answer(question or "") if in_english else answer_faq(topic, turn.study, self.lang)
             return self._done(text, then=answer)
         if asked_too:
             return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
@@ -341,7 +339,7 @@ class FeedbackRules(ScheduleRequests):
         if vague:
             reply = say("propose", self.lang, time=clock.friendly_time(vague))
             return self._save_then(args, reply, "feedback: a new time of day proposed")
-        return self._save_then(args, say("ask_time", self.lang), "feedback: asking for the new time")
+        return self._save_then(args, say("ask_new_time", self.lang), "feedback: asking for the new time")
 
     def _report_first(self) -> tuple[_Step, str] | None:
         """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop.

@@ -9,8 +9,9 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
-from promptpipe.adapters.offline_coach.feedback_answers import local_day, say
+from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.phrases import clock as clock_in
+from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
 from promptpipe.rules.feedback_reading import Language, days_until, language
@@ -86,7 +87,7 @@ class ScheduleRequests:
             return [(SCHEDULER, {"action": "list"})], "feedback: a shift of the time; listing schedules"
         current = re.findall(r"min before (\d{2}):(\d{2})", listed.result or "")
         if not current:
-            return say("ask_time", self.lang), "feedback: a shift with no schedule; asking the time"
+            return say("ask_new_time", self.lang), "feedback: a shift with no schedule; asking the time"
         total = (int(current[0][0]) * 60 + int(current[0][1]) + minutes) % (24 * 60)
         return self._change_time(f"{total // 60:02d}:{total % 60:02d}", answered=True)
 
