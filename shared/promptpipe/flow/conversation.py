@@ -224,7 +224,7 @@ class ConversationFlow:
         """An opt-out at the worker, as at the webhook: paused, flagged, one confirmation, no model;
         a crisis read in it as well holds them and the team is alerted after the commit."""
         alert: SafetyAlert | None = None
-        audit: dict[str, Any] = {"opt_out": opt.language}
+        audit: dict[str, Any] = {"opted_out": opt.language}
         if reading is not None and reading.flagged:
             crisis_in_opt_out(session, reading)
             participant = session.participant
@@ -233,7 +233,7 @@ class ConversationFlow:
         remember_language(session, opt.language)
         if not opt_out(self.deps, session, reason="participant opted out", language=opt.language):
             audit["skipped"] = f"participant {session.participant.status}"
-        return TurnResult(module="opt_out", reply=None, audit=audit, alert=alert)
+        return TurnResult(module="opt-out", reply=None, audit=audit, alert=alert)
 
     def _daily_prompt_reply(self, received_at: datetime) -> Any:
         """docs/behaviour.md#B-REM-2: a reply not older than the prompt cancels its reminder."""

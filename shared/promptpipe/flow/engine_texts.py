@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from promptpipe.controller import tool_table
 from promptpipe.rules.opt_words import primary_language
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "MODULE_FALLBACKS",
     "TOOL_PHRASES",
     "FallbackWords",
+    "fallback_in",
     "language_of",
     "module_fallback",
 ]
@@ -84,23 +86,39 @@ FALLBACKS: dict[str, FallbackWords] = {
 
 # Per claimed tool (``tool_table`` rows with a ``done_phrase``), per language: (done, failed).
 TOOL_PHRASES: dict[str, dict[str, tuple[str, str]]] = {
-    "transition_state": {
+    tool_table.TRANSITION.name: {
         "es": ("avanzado en nuestra conversación", "avanzar en nuestra conversación"),
         "fr": ("fait avancer notre conversation", "faire avancer notre conversation"),
     },
-    "save_user_profile": {
+    tool_table.PROFILE.name: {
         "es": ("guardado tus datos", "guardar tus datos"),
         "fr": ("enregistré vos informations", "enregistrer vos informations"),
     },
-    "scheduler": {
+    tool_table.SCHEDULER.name: {
         "es": ("actualizado el horario de tus recordatorios", "cambiar el horario de tus recordatorios"),
         "fr": ("mis à jour l'horaire de vos rappels", "modifier l'horaire de vos rappels"),
     },
-    "generate_habit_prompt": {
+    tool_table.HABIT_PROMPT.name: {
         "es": ("preparado tu mensaje del hábito", "preparar tu mensaje del hábito"),
         "fr": ("préparé votre message d'habitude", "préparer votre message d'habitude"),
     },
 }
+
+
+def fallback_in(language: str, done: list[str], failed: list[str]) -> str:
+    """``modules.fallback_reply`` in ``language`` (one of ``FALLBACKS``): the tools ``done`` and
+    ``failed`` (names in ``TOOL_PHRASES``), or the request to try again when nothing went through."""
+    words = FALLBACKS[language]
+    if not done:
+        return words.try_again
+
+    def joined(phrases: list[str]) -> str:
+        return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + words.conjunction + phrases[-1]
+
+    text = words.done.format(done=joined([TOOL_PHRASES[name][language][0] for name in done]))
+    if failed:
+        text += words.failed.format(failed=joined([TOOL_PHRASES[name][language][1] for name in failed]))
+    return text
 
 
 # The module's own reply when nothing else wrote one (``ConversationModule.fallback``; English in modules.py).

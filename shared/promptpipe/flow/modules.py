@@ -27,7 +27,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.engine_texts import ENGLISH, FALLBACKS, TOOL_PHRASES, language_of, module_fallback
+from promptpipe.flow.engine_texts import ENGLISH, TOOL_PHRASES, fallback_in, language_of, module_fallback
 from promptpipe.flow.intent import Intent, TTLCache, classifier_request, intent_hint, parse_classifier
 from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
@@ -82,26 +82,12 @@ def fallback_reply(runs: list[ToolRun], language: str | None = None) -> str:
     failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in claimed and n not in done]
     language = language_of(language)
     if language != ENGLISH and all(language in TOOL_PHRASES.get(name, {}) for name in (*done, *failed)):
-        return _fallback_in(language, done, failed)
+        return fallback_in(language, done, failed)
     if not done:
         return TRY_AGAIN_FALLBACK
     text = f"I've {_joined([claimed[name].done_phrase for name in done])}."
     if failed:
         text += f" I couldn't {_joined([claimed[name].failed_phrase for name in failed])}: could you try that again?"
-    return text
-
-
-def _fallback_in(language: str, done: list[str], failed: list[str]) -> str:
-    words = FALLBACKS[language]
-    if not done:
-        return words.try_again
-
-    def joined(phrases: list[str]) -> str:
-        return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + words.conjunction + phrases[-1]
-
-    text = words.done.format(done=joined([TOOL_PHRASES[name][language][0] for name in done]))
-    if failed:
-        text += words.failed.format(failed=joined([TOOL_PHRASES[name][language][1] for name in failed]))
     return text
 
 
