@@ -150,6 +150,9 @@ ACCESS: dict[str, Access] = {
         schedules=SCHEDULE_WRITE,
         pass_scheduler_role=True,
         secrets=("openai", "channel"),
+        # the alert of an announced hold a daily firing places: published after its commit, as the
+        # worker's are, not only logged (docs/safety.md)
+        team_alerts=("sns:Publish",),
     ),
     c.TIMERS.key: Access(
         table={

@@ -2,7 +2,8 @@
 
 KMS-encrypted with a key of its own and TLS only, like the alarm topic. The functions the access
 table names (``infra/access.py``, ``team_alerts``: the worker, the webhook for a crisis inside an
-opt-out, the timers function for the hold alerts its sweep publishes) may publish to it and use its
+opt-out, the scheduled-prompt function for a hold a daily firing places, the timers function for the
+hold alerts its sweep publishes) may publish to it and use its
 key for that, nothing else; they find it in ``SAFETY_ALERT_TOPIC_ARN``. Subscribe the study team to
 the ``SafetyAlertTopicArn`` output (the stack subscribes nobody: who answers a crisis is the study's
 decision). The ``SafetyFlag`` alarm (monitoring, on the alarm topic) is the second way a flag reaches

@@ -131,7 +131,14 @@ EXTRA: dict[str, dict[Need, str]] = {
         Need("sqs:DeleteMessage", "inbound-queue"): _POLLER,
         Need("sqs:GetQueueAttributes", "inbound-queue"): _POLLER,
     },
-    c.SCHEDULED_PROMPT.key: {Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ},
+    c.SCHEDULED_PROMPT.key: {
+        **_ALERT_KEY,
+        Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ,
+        Need("sns:Publish", "safety-alert-topic"): (
+            "the alert of an announced hold a daily firing places goes out after its commit (docs/safety.md); "
+            "no daily firing of the run places one (tests/integration/test_scheduled_prompt_alerts.py does)"
+        ),
+    },
     c.TIMERS.key: {
         **_ALERT_KEY,
         Need("sqs:SendMessage", "scheduler-dlq"): _ASYNC_DLQ,

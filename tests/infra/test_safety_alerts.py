@@ -1,6 +1,7 @@
 """The safety net in the stack (docs/safety.md): the study team's alert topic, the ``SafetyFlag``
 alarm, and who may publish to the topic (the worker, the webhook for a crisis inside an opt-out, the
-timers function's sweep of the hold alerts left pending)."""
+timers function's sweep of the hold alerts left pending, the scheduled-prompt function for a hold a
+daily firing places)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 from infra import constants as c
 from tests.infra.synth import Synth, statement_actions
 
-ALERTING = {c.WORKER.key, c.WEBHOOK.key, c.TIMERS.key}  # timers: the hold-alert sweep
+# timers: the hold-alert sweep; scheduled prompt: the alert of a hold a daily firing places
+ALERTING = {c.WORKER.key, c.WEBHOOK.key, c.TIMERS.key, c.SCHEDULED_PROMPT.key}
 
 
 def _safety_topic(synth: Synth) -> tuple[str, dict[str, Any]]:

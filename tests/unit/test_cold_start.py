@@ -299,7 +299,8 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     # one with a study loads it with the study, at its first get_app (wiring._study).
     assert loaded.isdisjoint(STUDY_ENGINE)
     assert ("promptpipe.controller.tool_table" in loaded) is (function == "worker")
-    # The reader of inbound texts (its patterns) only where a text is read first: the webhook.
+    # The reader of inbound texts (its patterns) only where a text is read first: the webhook (the
+    # worker reads it too, from its first turn on, not at its cold start).
     assert ("promptpipe.rules.opt_out" in loaded) is (module == "functions.inbound.webhook")
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
     # The worker's unanswered-turns sweep is its own scheduled event, not a turn.

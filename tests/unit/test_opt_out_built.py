@@ -152,26 +152,26 @@ def test_the_webhook_honours_it_before_the_queue_or_any_model(body: str, languag
     assert replies[0].startswith(DEFAULT_OPT_OUT_TEXTS[language].split("{study}")[0])
 
 
-# "ya no quiero seguir en el estudio" is left out here: on the worker's way in the safety screen reads it
-# first ("ya no quiero seguir") and holds the participant for a person (docs/safety.md).
-@pytest.mark.parametrize(("body", "language"), [*SAMPLE[:1], ("quiero darme de baja", "es"), *SAMPLE[2:]])
-def test_the_offline_coach_honours_it_first_when_it_reaches_the_coach(body: str, language: str) -> None:
-    """A message the webhook did not read (the worker fed directly): the coach's first act is the
-    opt-out tool, whatever it was asking; the participant gets the one confirmation."""
+@pytest.mark.parametrize(("body", "language"), [*SAMPLE, ("quiero darme de baja", "es")])
+def test_the_worker_honours_it_before_any_model_when_the_webhook_did_not_read_it(body: str, language: str) -> None:
+    """A message the webhook did not read (the worker fed directly): the opt-out reader runs first at
+    the worker too, before the safety screen and the coach (docs/safety.md); the participant gets the
+    one confirmation, in the language of the request, and no model is called."""
     coach = CountingCoach()
     h = memory_harness(coach)
-    participant = h.enroll("+14155550124")
-    turn(h, participant, "I want to walk more")  # mid-intake: the coach has a question open
+    participant = h.enroll("+14155550124")  # no language stored: the confirmation is in the request's
     before = len(h.outbox.messages(participant.id))
+    calls = len(coach.requests)
 
     turn(h, participant, body)
 
     stored = h.store.participants[participant.id]
     assert stored.status is ParticipantStatus.PAUSED and stored.opted_out
-    first = coach.requests[-2] if len(coach.requests) >= 2 else coach.requests[-1]
-    assert "opt_out" in {tool.name for tool in first.tools}
+    assert len(coach.requests) == calls  # no model read it
+    assert h.data(participant.id).get("hold") is None  # not a crisis: nobody held
     replies = [m.body for m in h.outbox.messages(participant.id)][before:]
     assert len(replies) == 1 and "START" in replies[0]
+    assert replies[0].startswith(DEFAULT_OPT_OUT_TEXTS[language].split("{study}")[0])
     assert "habit" not in h.data(participant.id).get("motivational_frame", "")
 
 

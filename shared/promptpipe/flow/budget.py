@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.engine_texts import BUDGET_REPLIES, ENGLISH, language_of
 from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study_settings import config_for
 from promptpipe.models.budget import DAY, BudgetLimits, BudgetUsage
@@ -71,7 +72,9 @@ def admit(deps: FlowDeps, session: ConversationSession, text: str) -> Admission 
     window = "day" if until - session.now > DAY / 24 else "hour"
     session.metrics.append(metric("BudgetExceeded", window=window))
     max_held_chars = deps.config.max_inbound_message_chars
-    reply = REPLY_FOR_A_DAY if window == "day" else REPLY_FOR_AN_HOUR
+    language = language_of(session.participant.language)  # the participant's (flow/engine_texts.py)
+    english = REPLY_FOR_A_DAY if window == "day" else REPLY_FOR_AN_HOUR
+    reply = english if language == ENGLISH else BUDGET_REPLIES[window][language]
 
     def hold(op: OpContext) -> None:
         usage = read_usage(op.data).rolled(op.now)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptpipe.channels.context import allows_emoji
 from promptpipe.config import CoreConfig
@@ -21,8 +21,8 @@ from promptpipe.flow import budget, questions
 from promptpipe.flow.audit import module_audit
 from promptpipe.flow.day_outcome import OUTCOME_WINDOW_HOURS, record_done
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.hold import alert_of, asked_turn, flag_turn, held_turn
-from promptpipe.flow.lifecycle import remember_language
+from promptpipe.flow.hold import alert_of, asked_turn, crisis_in_opt_out, flag_turn, held_turn
+from promptpipe.flow.lifecycle import opt_out, remember_language
 from promptpipe.flow.modules import (
     ConversationModule,
     FeedbackModule,
@@ -39,8 +39,12 @@ from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
 from promptpipe.rules.ask_person import asks_for_person
-from promptpipe.rules.safety_screen import screen
+from promptpipe.rules.opt_words import OptKind
+from promptpipe.rules.safety_screen import SafetyReading, screen
 from promptpipe.rules.text_clipping import clip_inbound_text
+
+if TYPE_CHECKING:
+    from promptpipe.rules.opt_out import OptReading
 
 GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"
 DEBUG_PREFIX = "🐛 DEBUG: "
@@ -140,9 +144,15 @@ class ConversationFlow:
         if answers:
             metadata["parsed_answer"] = text
         session.apply("record_inbound", lambda op: op.record(Direction.INBOUND, "message", typed, metadata=metadata))
+        # People first (docs/safety.md): an opt-out in any form is honoured before anything else reads
+        # the message, the safety screen included, as at the webhook (usecases/receive_text.py): a
+        # message the webhook did not read (a redrive, a changed keyword list, a turn fed directly).
+        opt = self._opt_out_in(session, message.body)
         # The safety net, before anything reads the message for the coach (docs/safety.md): every
         # inbound text but STOP / START (the webhook screens those) passes here, before any model.
         reading = screen(typed) if self.deps.config.safety_screen_enabled else None
+        if opt is not None:
+            return self._opted_out(session, opt, reading)
         user = ConversationMessage(role="user", content=typed, timestamp=received_at)
         if reading is not None and reading.flagged:
             reply, audit = flag_turn(self._config(session), session, reading, user)
@@ -198,6 +208,32 @@ class ConversationFlow:
             session.apply("cancel_pending_feedback", self._cancel_pending_feedback)
         self._emit_debug(session, result)
         return TurnResult(module=module.name, reply=result.reply, audit=audit)
+
+    def _opt_out_in(self, session: ConversationSession, text: str) -> OptReading | None:
+        """The message read by the opt-out reader (the deployment's keyword lists, as the webhook
+        reads it), when it is an opt-out; an unclear stop request, HELP or START go on as before."""
+        # Here, not at import: the reader's module loads with the first text read, not at cold start
+        # (tests/unit/test_cold_start.py); its patterns compile at the first sentence read.
+        from promptpipe.rules.opt_out import keyword_lists, read_opt_message
+
+        keywords = keyword_lists(self.deps.config.opt_keywords)
+        reading = read_opt_message(text, keywords, preferred_language=session.participant.language or "")
+        return reading if reading is not None and reading.kind is OptKind.OPT_OUT else None
+
+    def _opted_out(self, session: ConversationSession, opt: OptReading, reading: SafetyReading | None) -> TurnResult:
+        """An opt-out at the worker, as at the webhook: paused, flagged, one confirmation, no model;
+        a crisis read in it as well holds them and the team is alerted after the commit."""
+        alert: SafetyAlert | None = None
+        audit: dict[str, Any] = {"opted_out": opt.language}
+        if reading is not None and reading.flagged:
+            crisis_in_opt_out(session, reading)
+            participant = session.participant
+            alert = alert_of(participant.id, participant.phone_number, reading, opted_out=True)
+            audit["safety"] = {"category": alert.category, "language": alert.language}
+        remember_language(session, opt.language)
+        if not opt_out(self.deps, session, reason="participant opted out", language=opt.language):
+            audit["skipped"] = f"participant {session.participant.status}"
+        return TurnResult(module="opt-out", reply=None, audit=audit, alert=alert)
 
     def _daily_prompt_reply(self, received_at: datetime) -> Any:
         """docs/behaviour.md#B-REM-2: a reply not older than the prompt cancels its reminder."""

@@ -168,6 +168,16 @@ def flag_turn(
     return reply, {"safety": {"category": category, "language": reading.language or ""}}
 
 
+def crisis_in_opt_out(session: ConversationSession, reading: SafetyReading) -> None:
+    """A crisis inside an opt-out ("STOP. i want to end it all", "ya no quiero seguir"): the opt-out
+    is honoured all the same (the caller opts them out; only its confirmation goes out, no safety
+    reply), and the participant is held (reason ``safety``) so the console lists them; the caller
+    alerts the team after the commit. The webhook and the worker both read an opt-out this way."""
+    category = reading.category.value if reading.category else ""
+    session.apply("safety_hold", place(HoldReason.SAFETY, "safety screen (opt-out)", detail=category))
+    session.metrics.append(metric("SafetyFlag", 1, "Count"))  # alarmed in the stack
+
+
 def held_turn(
     config: CoreConfig, session: ConversationSession, hold: ConversationHold, reading: SafetyReading | None, user: Any
 ) -> tuple[str | None, dict[str, Any]]:

@@ -27,6 +27,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
+from promptpipe.flow.engine_texts import ENGLISH, TOOL_PHRASES, fallback_in, language_of, module_fallback
 from promptpipe.flow.intent import Intent, TTLCache, classifier_request, intent_hint, parse_classifier
 from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
@@ -66,9 +67,10 @@ def _joined(phrases: list[str]) -> str:
     return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
 
-def fallback_reply(runs: list[ToolRun]) -> str:
+def fallback_reply(runs: list[ToolRun], language: str | None = None) -> str:
     """The reply when the synthesis failed or came back empty: what the tool results say (what
-    went through, what did not), or a request to try again when nothing went through."""
+    went through, what did not), or a request to try again when nothing went through; in the
+    participant's stored ``language`` (``flow/engine_texts.py``), English otherwise."""
     # A schedule listed changed nothing: only the runs that changed something are claimed.
     claimed = {row.name: row for row in tool_table.TABLE if row.done_phrase}
     changed = [
@@ -78,6 +80,9 @@ def fallback_reply(runs: list[ToolRun]) -> str:
     ]
     done = list(dict.fromkeys(r.name for r in changed))
     failed = [n for n in dict.fromkeys(r.name for r in runs if not r.ok) if n in claimed and n not in done]
+    language = language_of(language)
+    if language != ENGLISH and all(language in TOOL_PHRASES.get(name, {}) for name in (*done, *failed)):
+        return fallback_in(language, done, failed)
     if not done:
         return TRY_AGAIN_FALLBACK
     text = f"I've {_joined([claimed[name].done_phrase for name in done])}."
@@ -283,7 +288,8 @@ class ConversationModule(ABC):
                 self._synthesise(deps, session, messages, result)
         with timer.stage("finalize"):
             if not result.reply:
-                result.reply, result.used_fallback = self.fallback, True
+                fallback = module_fallback(self.name, self.fallback, session.participant.language)
+                result.reply, result.used_fallback = fallback, True
             result.reply = self.keep_to_the_record(session, result.reply)
             if steering is not None:
                 reply, result.controller = finish_intake_steering(
@@ -379,7 +385,7 @@ class ConversationModule(ABC):
             response = deps.llm.complete(request)
         except LLMError:
             logger.warning("synthesis call failed; using the fixed reply", extra={"conversation_module": self.name})
-            result.reply, result.used_fallback = fallback_reply(result.tool_runs), True
+            result.reply, result.used_fallback = fallback_reply(result.tool_runs, session.participant.language), True
             return
         _record_call(result, "synthesis", response, stage="synthesis", prompt_version=prompt.version)
         result.synthesised = True
@@ -387,7 +393,7 @@ class ConversationModule(ABC):
         if content:
             result.reply = content
         else:
-            result.reply, result.used_fallback = fallback_reply(result.tool_runs), True
+            result.reply, result.used_fallback = fallback_reply(result.tool_runs, session.participant.language), True
 
     def _execute(self, ctx: ToolContext, call: ToolCall, result: ModuleResult) -> ToolResult:
         """Run one call; every failure becomes a tool error with detail. A tool the module has but

@@ -197,7 +197,13 @@ _ES_PATTERNS: dict[Category, tuple[str, ...]] = {
         r"\bmatarme\b|\bme voy a matar\b|\bme quiero matar\b",
         r"\bquitar(?:me)? la vida\b",
         r"\b(?:no|ya no) quiero (?:seguir )?(?:vivir|viviendo|estar aqui|existir|despertar)\b",
-        r"\bya no quiero seguir\b(?!\s+(?:con|haciendo|el|la|los|comiendo|intentando))",
+        # Not about the study or its messages ("ya no quiero seguir en el estudio", "… participando"):
+        # that is an opt-out, honoured before the screen reads anything (docs/safety.md). "seguir con
+        # vida" is not habit talk either, whatever "con" excludes.
+        r"\bya no quiero seguir\b(?!\s+(?:con|haciendo|el|la|los|comiendo|intentando|participando|"
+        r"en (?:el |este |esta |la |su |tu |de |del )?(?:estudio|programa|lista)\b|"
+        r"recibiendo (?:(?:los|las|estos|estas|sus|tus|mas) )*(?:mensajes|textos|sms|msjs|notificaciones|recordatorios)\b))",
+        r"\b(?:no|ya no) quiero (?:seguir|estar|quedarme) con vida\b",
         r"\b(?:quiero|voy a|pienso|quisiera|deseo)\s+(?:acabar|terminar)\s+con\s+(?:todo|mi vida)\b"
         r"(?!\s+(?:el|la|los|las|mi trabajo|lo de))",
         r"\b(?:acabar|terminar) con mi vida\b",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from promptpipe.errors import ParticipantAlreadyEnrolled
-from promptpipe.flow.hold import alert_of, place
+from promptpipe.flow.hold import alert_of, crisis_in_opt_out
 from promptpipe.flow.lifecycle import (
     change_status,
     fixed_reply,
@@ -25,14 +25,12 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study_settings import config_for
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage, OutboundKind, OutboundMessage
-from promptpipe.models.metrics import metric
 from promptpipe.models.participant import (
     CONSENT_IMPLIED,
     ConversationParticipant,
     ParticipantStatus,
     engine_consent,
 )
-from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import FlowState, new_state_data
 from promptpipe.models.store import Direction
 from promptpipe.rules.opt_out import (
@@ -172,9 +170,7 @@ def _opt(app: AppContext, participant_id: str, message: InboundMessage, reading:
             lambda op: op.record(Direction.INBOUND, "message", message.body.strip(), metadata=metadata),
         )
         if crisis and screened is not None:
-            category = screened.category.value if screened.category else ""
-            session.apply("safety_hold", place(HoldReason.SAFETY, "safety screen (opt-out)", detail=category))
-            session.metrics.append(metric("SafetyFlag", 1, "Count"))
+            crisis_in_opt_out(session, screened)
         remember_language(session, reading.language)
         if reading.kind is OptKind.HELP:
             session.apply("help_reply", lambda op: reply(op, OptKind.HELP))
