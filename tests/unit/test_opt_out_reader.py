@@ -177,3 +177,49 @@ def test_a_request_in_quotes_is_still_a_request(body: str) -> None:
 def test_an_opt_out_word_as_the_first_sentence_is_no_keyword_reading() -> None:
     """Not ``keyword=True`` (the provider's filter did not read it) and not a missing value."""
     assert read_opt_message("STOP. please, I mean it") == OptReading(OptKind.OPT_OUT, "en", keyword=False)
+
+
+def test_the_request_patterns_joined_bare_read_as_joined_with_a_group_each() -> None:
+    """The request patterns join their cores bare (``a|b``, for cold start): on every clause of the
+    built and held-out cases, each language's anchored and floating pattern finds the same matches,
+    span for span, as with a group around each core (``(?:a)|(?:b)``, as before)."""
+    import json
+    import re
+    from pathlib import Path
+
+    from promptpipe.rules import opt_out_requests as requests
+
+    data = Path(__file__).resolve().parents[1] / "data" / "opt_out"
+    texts = [
+        json.loads(line)["text"]
+        for name in ("built.jsonl", "heldout.jsonl")
+        for line in (data / name).read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    clauses = [
+        re.sub(r"\s+", " ", clause.strip(" '\""))
+        for text in texts
+        for clause in requests._CLAUSE.split(requests._mend(requests.fold_accents(requests.normalise_text(text))))
+    ]
+    tables = {
+        "en": (requests._EN_LEAD, requests._EN_ANCHORED, requests._EN_FLOATING),
+        "es": (requests._ES_LEAD, requests._ES_ANCHORED, requests._ES_FLOATING),
+        "fr": (requests._FR_LEAD, requests._FR_ANCHORED, requests._FR_FLOATING),
+        "pt": (requests._PT_LEAD, requests._PT_ANCHORED, requests._PT_FLOATING),
+    }
+    matched = 0
+    for language, anchored, floating in requests._requests():
+        lead, anchored_cores, floating_cores = tables[language]
+
+        def grouped(cores: tuple[str, ...]) -> str:
+            return "|".join(f"(?:{core})" for core in cores)
+
+        anchored_grouped = re.compile(rf"^{lead}(?:{grouped((*anchored_cores, *floating_cores))})\b")
+        floating_grouped = re.compile(rf"(?<![\w'-])(?:{grouped(floating_cores)})(?![\w'])")
+        for clause in clauses:
+            found, expected = anchored.match(clause), anchored_grouped.match(clause)
+            assert (found and found.span()) == (expected and expected.span()), (language, clause)
+            spans = [m.span() for m in floating.finditer(clause)]
+            assert spans == [m.span() for m in floating_grouped.finditer(clause)], (language, clause)
+            matched += bool(found or spans)
+    assert matched > 100  # the cases do reach the patterns

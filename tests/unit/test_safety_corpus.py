@@ -5,6 +5,8 @@ least 0.98, false alarms at most 2 %); the held-out part is measured by ``script
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from promptpipe.rules.safety_screen import Category, normalise, screen
 from scripts.corpus.safety_report import load, measure
@@ -94,3 +96,64 @@ def test_one_alternation_a_category_reads_as_its_patterns_one_by_one() -> None:
         for text in texts:
             expected = next((category for category, pattern in one_by_one if pattern.search(text)), None)
             assert safety_screen._first(compiled, text) == expected, text
+
+
+def _vocabulary() -> list[str]:
+    """The words the patterns are made of (their literal runs), for texts that come near a match."""
+    import re
+
+    from promptpipe.rules import safety_screen
+
+    patterns = [
+        p for table in (safety_screen._EN_PATTERNS, safety_screen._ES_PATTERNS) for ps in table.values() for p in ps
+    ]
+    return sorted({word for p in patterns for word in re.findall(r"[a-z]{2,}", re.sub(r"\\[a-zA-Z]", " ", p))})
+
+
+_WORDS = _vocabulary()
+
+
+_CORPUS = [normalise(r.text) for r in load("built") + load("heldout")]
+_TEXTS = st.one_of(
+    # words of the patterns in any order: near misses and chance matches
+    st.lists(st.sampled_from([*_WORDS, "i", "me", "to", "a", "de", "no", "ya", "kms", "..."]), max_size=14).map(
+        " ".join
+    ),
+    # a corpus text cut, with words of the patterns spliced in: matches that break or move
+    st.tuples(
+        st.sampled_from(_CORPUS),
+        st.integers(0, 200),
+        st.integers(0, 200),
+        st.lists(st.sampled_from(_WORDS), max_size=3),
+    ).map(lambda t: f"{t[0][: t[1]]} {' '.join(t[3])} {t[0][t[1] + t[2] % 12 :]}"),
+)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(_TEXTS)
+def test_the_bare_alternation_matches_as_the_grouped_one_and_the_patterns_one_by_one(text: str) -> None:
+    """Joined bare (``a|b``) a category's alternation finds the same match, span for span, as joined
+    with a group a pattern (``(?:a)|(?:b)``, as before), and matches exactly when one of its patterns does."""
+    _same_reading(text)
+
+
+def test_the_bare_alternation_reads_every_corpus_text_as_the_grouped_one() -> None:
+    for text in _CORPUS:
+        _same_reading(text)
+
+
+def _same_reading(text: str) -> None:
+    import re
+
+    from promptpipe.rules import safety_screen
+
+    for table, compiled in (
+        (safety_screen._EN_PATTERNS, safety_screen._EN),
+        (safety_screen._ES_PATTERNS, safety_screen._ES),
+    ):
+        for (category, patterns), (compiled_category, alternation) in zip(table.items(), compiled, strict=True):
+            assert category is compiled_category
+            grouped = re.compile("|".join(f"(?:{p})" for p in patterns))
+            found, expected = alternation.search(text), grouped.search(text)
+            assert (found and found.span()) == (expected and expected.span()), (category, text)
+            assert (found is not None) == any(re.search(p, text) for p in patterns), (category, text)

@@ -230,7 +230,10 @@ _PT_FLOATING = (
 
 
 def _alternation(cores: Sequence[str]) -> str:
-    return "|".join(f"(?:{core})" for core in cores)
+    """The cores joined bare (``a|b``, inside the group each pattern puts around it): alternation is
+    associative, so it reads as ``(?:a)|(?:b)`` would, and ``re`` compiles it cheaper (no core holds a
+    group number or a global flag; tests/unit/test_opt_out_reader.py compares the two)."""
+    return "|".join(cores)
 
 
 @functools.cache
@@ -256,7 +259,7 @@ def _requests() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
 # What, just before a structure, takes it back: a negation ("don't stop sending these", "no me dejen
 # de escribir", "no quiero que dejen de …", "não pare de …"), or a subject other than the person ("you
 # don't text me enough", "they stopped texting me").
-_TAKEN_BACK = re.compile(
+_TAKEN_BACK = (
     r"(?:\b(?:don't|dont|do not|does not|doesn't|didn't|did not|never|not|can't|cant|cannot|couldn't|won't|wont|"
     r"wouldn't|no|nunca|ni|jamas|ne|n'|nao|jamais|nem)(?: (?:me|nos|te|le|se|lo|m'))?"
     r"|\b(?:don't|dont|do not|never) (?:want|wish|need) (?:you|u|them|anyone|anybody) to|\bdon'?t (?:you|u) dare"
@@ -267,16 +270,14 @@ _TAKEN_BACK = re.compile(
 # A frame before it that makes it no request of the person's own: a condition, a question of what is
 # possible, somebody else's words ("if i want to stop …", "can I stop the messages later?", "my sister
 # said stop texting her"). "I told you to stop texting me" is a request all the same.
-_FRAME = re.compile(
+_FRAME = (
     r"\b(?:if|whether|how|why|when|said|says|say|told|tell|tells|asked|asks|wonder|can i|could i|may i|should i|"
     r"do i|cuando|como|por que|dijo|dice|quand|comment|pourquoi|quando|disse|diz|si je|se eu)\b"
 )
-_OWN_REPEAT = re.compile(
-    r"\bi (?:already |have |'ve )?(?:said|told (?:you|u|ya)|asked (?:you|u|ya))(?: to| (?:to )?please)?\s*$"
-)
+_OWN_REPEAT = r"\bi (?:already |have |'ve )?(?:said|told (?:you|u|ya)|asked (?:you|u|ya))(?: to| (?:to )?please)?\s*$"
 
 # A word that narrows a stop request to a time, a duration or one kind of message.
-_NARROWING = re.compile(
+_NARROWING = (
     r"\b(?:morning|mornings|night|nights|nightly|evening|evenings|afternoon|afternoons|tonight|today|tomorrow|"
     r"weekends?|weekdays?|week|weeks|days?|hours?|months?|early|late|until|till|til|before|after|during|"
     r"while|for now|for a while|for a bit|so often|so many|twice|reminders?|prompts?|"
@@ -289,6 +290,13 @@ _NARROWING = re.compile(
 _CLAUSE = re.compile(r"[.!?;,\n]+|\s+-\s+|\s+(?:but|pero)\s+")  # not "mais", "mas": "more" in Portuguese and Spanish
 
 
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """The patterns above, compiled when a clause first holds a request structure (what reads around
+    it), not at import: an ordinary message never reaches them (docs/benchmarks.md, section 2)."""
+    return re.compile(pattern)
+
+
 def _request_in(clause: str) -> tuple[str, int] | None:
     """The language of the request structure in ``clause`` and where it ends, if there is one."""
     for language, anchored, floating in _requests():
@@ -297,7 +305,9 @@ def _request_in(clause: str) -> tuple[str, int] | None:
             return language, match.end()
         for found in floating.finditer(clause):
             before = clause[: found.start()]
-            if _OWN_REPEAT.search(before) or not (_TAKEN_BACK.search(before) or _FRAME.search(before)):
+            if _compiled(_OWN_REPEAT).search(before) or not (
+                _compiled(_TAKEN_BACK).search(before) or _compiled(_FRAME).search(before)
+            ):
                 return language, found.end()
     return None
 
@@ -315,11 +325,11 @@ def read_request(text: str) -> tuple[bool, str] | None:
             continue
         language, end = request
         rest = strip_fillers(tuple(re.findall(r"[^\W_]+(?:'[^\W_]+)*", clause[end:])))
-        if rest and _NARROWING.search(" ".join(rest)):
+        if rest and _compiled(_NARROWING).search(" ".join(rest)):
             unclear = True
         else:
             found = found or language
-    if found and not unclear and not any(_NARROWING.search(clause) for clause in clauses):
+    if found and not unclear and not any(_compiled(_NARROWING).search(clause) for clause in clauses):
         return True, found
     if found or unclear:
         return False, ""
