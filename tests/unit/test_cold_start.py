@@ -188,6 +188,10 @@ print(json.dumps({
     "collector": collector,
     "loaded": loaded,
     "loaded_after_init": sorted(name for name in sys.modules if name.startswith(("promptpipe.", "jinja2", "yaml"))),
+    "request_patterns": (
+        "promptpipe.rules.opt_out_requests" in sys.modules
+        and sys.modules["promptpipe.rules.opt_out_requests"]._requests.cache_info().currsize == 1
+    ),
 }))
 """
 
@@ -292,7 +296,8 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     deployment without a study (the API pages the decision records without them); the tool table only
     where a turn runs; the opt-out reader only where a text is read first (docs/benchmarks.md,
     section 2: each module a function loads is its cold start)."""
-    loaded = set(_import_probe(module, function)["loaded_after_init"])
+    probe = _import_probe(module, function)
+    loaded = set(probe["loaded_after_init"])
     assert not [name for name in loaded if name.startswith(NO_FUNCTION_LOADS)]
     assert ("promptpipe.models.audit" in loaded) is (module == "functions.enrollment.handler")
     # No function of a deployment without a study (the probe's: no STUDY_ID) loads the study engine;
@@ -300,8 +305,11 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     assert loaded.isdisjoint(STUDY_ENGINE)
     assert ("promptpipe.controller.tool_table" in loaded) is (function == "worker")
     # The reader of inbound texts (its patterns) only where a text is read first: the webhook (the
-    # worker reads it too, from its first turn on, not at its cold start).
+    # worker reads only a text the webhook did not read, never in an ordinary first event).
     assert ("promptpipe.rules.opt_out" in loaded) is (module == "functions.inbound.webhook")
+    # ... and its patterns compiled there within the measured window: every text the webhook gets is
+    # read by them (the worker reads only texts the webhook did not: docs/safety.md).
+    assert probe["request_patterns"] is (module == "functions.inbound.webhook")
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
     # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
     assert "promptpipe.usecases.redrive" not in loaded

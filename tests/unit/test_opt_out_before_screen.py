@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.hold import SAFETY_REPLY
 from promptpipe.models.events import TurnEvent
 from promptpipe.models.messaging import InboundMessage
@@ -199,3 +200,33 @@ def test_with_the_screen_off_an_opt_out_at_the_worker_is_still_honoured() -> Non
     stored = h.store.participants[participant.id]
     assert stored.status is ParticipantStatus.PAUSED and stored.opted_out
     assert _hold(h, participant.id) is None and alerts.flags == []
+
+
+def test_the_webhook_marks_what_it_read_and_the_worker_reads_only_unmarked_texts() -> None:
+    """Read once: a text the webhook queued carries its mark, and the worker does not read it again
+    (its ordinary first event never loads the reader); the same words unmarked are read and honoured."""
+    h, alerts, queue = _harness()
+    participant = h.enroll("+14155550136")
+    inbound = InboundMessage(
+        provider="twilio", provider_message_id="SM-read-once", from_phone=participant.phone_number,
+        body="walked after lunch", received_at=h.clock.now(),
+    )  # fmt: skip
+    receive_text(h.app, inbound)
+    [queued] = [event for event in queue.events if event.message is not None]
+    assert queued.message is not None and queued.message.opt_out_read
+
+    # Marked, the worker goes on to the coach even with words the reader would take as an opt-out
+    # (what a keyword list added after the webhook read it would do): the webhook's reading stands.
+    marked = queued.message.model_copy(update={"body": "stop texting me"})
+    h.llm.add(ScriptedLLM.text("What would you like instead?"))  # type: ignore[attr-defined]
+    apply_effects(h.app, process_turn(h.app, queued.model_copy(update={"message": marked})))
+    assert not h.store.participants[participant.id].opted_out
+    assert h.llm.calls == 1  # type: ignore[attr-defined]  # the coach read it, not the opt-out reader
+
+    unmarked = marked.model_copy(update={"opt_out_read": False, "provider_message_id": "SM-unmarked"})
+    apply_effects(
+        h.app, process_turn(h.app, queued.model_copy(update={"message": unmarked, "event_id": "SM-unmarked"}))
+    )
+    stored = h.store.participants[participant.id]
+    assert stored.opted_out and stored.status is ParticipantStatus.PAUSED
+    assert alerts.flags == []

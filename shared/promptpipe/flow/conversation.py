@@ -145,9 +145,11 @@ class ConversationFlow:
             metadata["parsed_answer"] = text
         session.apply("record_inbound", lambda op: op.record(Direction.INBOUND, "message", typed, metadata=metadata))
         # People first (docs/safety.md): an opt-out in any form is honoured before anything else reads
-        # the message, the safety screen included, as at the webhook (usecases/receive_text.py): a
-        # message the webhook did not read (a redrive, a changed keyword list, a turn fed directly).
-        opt = self._opt_out_in(session, message.body)
+        # the message, the safety screen included. The webhook reads every text it queues and marks it
+        # (usecases/receive_text.py); a message it did not read (a turn fed directly, one queued before
+        # the mark existed) is read here, as the webhook would read it. Reading it once is the saving:
+        # a worker's ordinary first event never loads the reader.
+        opt = None if message.opt_out_read else self._opt_out_in(session, message.body)
         # The safety net, before anything reads the message for the coach (docs/safety.md): every
         # inbound text but STOP / START (the webhook screens those) passes here, before any model.
         reading = screen(typed) if self.deps.config.safety_screen_enabled else None

@@ -124,6 +124,9 @@ class InboundMessage(LazyModel):
     # The provider answered the message as one of its keywords itself (Twilio's ``OptOutType``:
     # STOP, HELP or START): docs/compliance.md.
     provider_keyword: str | None = None
+    # The webhook has read it for an opt-out, HELP or START with the deployment's keyword lists and
+    # found none (usecases/receive_text.py): the worker does not read it again (docs/safety.md).
+    opt_out_read: bool = False
 
 
 class DeliveryStatus(LazyModel):

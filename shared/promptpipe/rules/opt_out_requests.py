@@ -312,6 +312,12 @@ def _request_in(clause: str) -> tuple[str, int] | None:
     return None
 
 
+def compile_request_patterns() -> None:
+    """Compile the request patterns now: a function that reads every text it receives (the webhook)
+    does it at cold start, where it is counted, rather than inside its first participant's request."""
+    _requests()
+
+
 def read_request(text: str) -> tuple[bool, str] | None:
     """A plain-language request to stop all messages in ``text``: ``(True, language)`` when it is clear,
     ``(False, "")`` when narrowed to a time, a duration or one kind of message (unclear), ``None``."""

@@ -80,9 +80,11 @@ def receive_text(app: AppContext, message: InboundMessage) -> InboundDecision:
     if reading is not None:
         return _opt(app, participant_id, message, reading)
     limit = app.config.max_inbound_message_chars
+    update: dict[str, object] = {"opt_out_read": True}  # read above: the worker need not read it again
     if len(message.body) > limit:
         # Clipped before queueing as well: an SQS message holds at most 256 KiB (of UTF-8 bytes).
-        message = message.model_copy(update={"body": clip_inbound_text(message.body, limit)})
+        update["body"] = clip_inbound_text(message.body, limit)
+    message = message.model_copy(update=update)
     app.queue.enqueue(
         TurnEvent(
             kind=TurnKind.MESSAGE,
