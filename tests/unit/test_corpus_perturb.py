@@ -56,6 +56,16 @@ def says(variant: Conversation | None) -> list[str]:
     return [turn.say for turn in variant.turns]
 
 
+def keep_the_end(built: list[Conversation], kinds: tuple[str, ...]) -> None:
+    """Each kind's variants are the same from run to run, change the path and keep the expected end."""
+    for kind in kinds:
+        first, again = variants(built, kind), variants(built, kind)
+        assert [says(v) for v in first] == [says(v) for v in again]
+        for variant in first:
+            original = next(c for c in built if variant.id == f"{c.id}-p-{kind}")
+            assert variant.expect == original.expect and variant.turns != original.turns
+
+
 def test_a_fact_message_is_one_the_corpus_saves_a_fact_for_and_reads_as_one() -> None:
     turns = conversation().turns
     assert [gives_a_fact(t) for t in turns] == [True, True, True, True, False]  # "yes" schedules
@@ -119,12 +129,7 @@ def test_reorder_changes_the_first_simple_fact_message_only() -> None:
 
 def test_variants_are_deterministic_keep_the_end_and_skip_feedback_weeks() -> None:
     built = [c for c in load_split("built") if not c.feedback_week][:30]
-    for kind in KINDS:
-        first, again = variants(built, kind), variants(built, kind)
-        assert [says(v) for v in first] == [says(v) for v in again]
-        for variant in first:
-            original = next(c for c in built if variant.id == f"{c.id}-p-{kind}")
-            assert variant.expect == original.expect and variant.turns != original.turns
+    keep_the_end(built, KINDS)
     assert variants(built, "question", seed=1) != variants(built, "question", seed=2)
     week = next(c for c in load_split("built") if c.feedback_week)
     assert all(perturb(week, kind) is None for kind in KINDS)
@@ -198,13 +203,7 @@ def test_typos_and_stripped_accents_change_the_words_not_the_end() -> None:
 
 
 def test_week_variants_are_deterministic_and_skip_intakes() -> None:
-    built = [c for c in load_split("built") if c.feedback_week][:30]
-    for kind in WEEK_KINDS:
-        first, again = variants(built, kind), variants(built, kind)
-        assert [says(v) for v in first] == [says(v) for v in again]
-        for variant in first:
-            original = next(c for c in built if variant.id == f"{c.id}-p-{kind}")
-            assert variant.expect == original.expect and variant.turns != original.turns
+    keep_the_end([c for c in load_split("built") if c.feedback_week][:30], WEEK_KINDS)
     assert perturb_week(conversation(), "fb_merge") is None
     with pytest.raises(ValueError, match="no perturbation"):
         perturb_week(week(), "merge")
