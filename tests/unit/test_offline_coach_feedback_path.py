@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from promptpipe.rules.feedback_reading import report_parts, smaller_version, what_helped_clause
+from promptpipe.rules.feedback_reading import poll_number, report_parts, smaller_version, what_helped_clause
 from promptpipe.rules.outcome import read_outcome
 from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
@@ -106,3 +106,30 @@ def test_after_what_helped_was_asked_a_yes_it_did_is_no_second_done() -> None:
 def test_not_yet_beside_a_thanks_is_no_miss() -> None:
     reply = text_of(feedback("not yet, thanks for checking", PROMPT))
     assert "rush" in reply.lower() and not any(word in reply.lower() for word in PRAISE)
+
+
+def test_the_polls_number_typed_with_a_thanks_is_the_answer() -> None:
+    assert [poll_number(said) for said in ("1 thx!", "2.", "1, merci", "12", "1 glass")] == [
+        "done",
+        "not_done",
+        "done",
+        None,
+        None,
+    ]
+    response = OfflineCoach().complete(feedback("1 gracias", PROMPT))
+    assert calls(response) == [("save_user_profile", {"last_successful_prompt": PROMPT})]
+
+
+def test_a_done_with_a_question_answers_it_then_asks_what_helped() -> None:
+    request = feedback("finished 🎉 do you guys read these?", PROMPT)
+    response = OfflineCoach().complete(request)
+    reply = OfflineCoach().complete(then(request, response, "Saved.")).content or ""
+    assert reply.endswith("What helped you make it happen today?")
+    helped = feedback("the timer app", reply, replied=True)
+    assert calls(OfflineCoach().complete(helped)) == [("save_user_profile", {"last_motivator": "the timer app"})]
+
+
+@pytest.mark.parametrize("said", ["later today", "no, later today", "al rato lo hago, gracias", "plus tard ce soir"])
+def test_a_plan_for_later_today_is_neither_a_success_nor_a_miss(said: str) -> None:
+    response = OfflineCoach().complete(feedback(said, PROMPT))
+    assert response.tool_calls == [] and not any(word in (response.content or "").lower() for word in PRAISE)

@@ -54,6 +54,7 @@ __all__ = [
     "new_habit",
     "not_yet",
     "pause_request",
+    "poll_number",
     "reason_clause",
     "report_parts",
     "resumes",
@@ -451,10 +452,18 @@ class ReportParts:
     questions: tuple[str, ...] = ()  # something asked
 
 
+_POLL_NUMBER = re.compile(r"\s*(?P<n>[12])[\s.!,]*(?:(?:thanks?|thank you|thx|ty|gracias|merci)\b\W*)?")
+
+
+def poll_number(text: str) -> Outcome | None:
+    """ "1", "1 ty", "2.": the daily prompt's poll answered by its number (1 Done, 2 Next time), typed
+    with a thanks or a full stop; ``None`` for anything else."""
+    match = _POLL_NUMBER.fullmatch(plain(text))
+    return None if match is None else "done" if match["n"] == "1" else "not_done"
+
+
 def _clause_outcome(clause: str, asked: bool) -> Outcome:
-    if asked and re.fullmatch(r"\s*[12][\s.!]*", clause):  # the poll's "1 Done, 2 Next time", typed
-        return "done" if clause.strip().startswith("1") else "not_done"
-    return read_outcome(clause, asked=asked)
+    return (poll_number(clause) if asked else None) or read_outcome(clause, asked=asked)
 
 
 # "no texts this weekend", "no me mandes nada": a no about the messages, not about the habit.
@@ -486,13 +495,13 @@ def _asks_for_a_change(clause: str) -> bool:
 
 
 def report_parts(text: str, *, asked: bool) -> ReportParts | None:
-    """The outcome a message reports in its first or last clause, and what its other clauses say;
+    """The outcome a message reports in its first clause that reports one, and what its other clauses say;
     ``None`` when it is one clause, or reports no outcome there. ``asked``: the open question is whether
     they did it (a bare "yes", "👍" or "1" then reports)."""
     clauses = [c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()]
     if len(clauses) < 2 or not_yet(text):  # "not yet, thanks": the day is not over
         return None
-    at = next((i for i in (0, len(clauses) - 1) if _reports_in(clauses[i], asked)), None)
+    at = next((i for i in range(len(clauses)) if _reports_in(clauses[i], asked)), None)
     if at is None:
         return None
     outcome = _clause_outcome(clauses[at], asked)

@@ -62,6 +62,7 @@ from promptpipe.rules.feedback_reading import (
     new_habit,
     not_yet,
     pause_request,
+    poll_number,
     reason_clause,
     report_parts,
     resumes,
@@ -186,6 +187,7 @@ class FeedbackRules(ScheduleRequests):
         if not_yet(text) and not canonical:  # "not yet, will do it tonight": no miss presumed
             return say("not_yet", self.lang), "feedback: not yet; nothing recorded"
         reading = read_outcome(text, asked=asked_done)  # the one reader (rules/outcome.py)
+        reading = (poll_number(text) if asked_done else None) or reading  # "1 ty": the poll's Done, typed
         if canonical:
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not says_done(text):
@@ -227,8 +229,9 @@ class FeedbackRules(ScheduleRequests):
         if parts is None or asks_when(turn.user):
             return None  # "ugh forgot, what time do you send it again?": the listed time (_report_first)
         if parts.requests and (turn.called(SAVE) or turn.called(RECORD)) and SCHEDULER in turn.tools:
-            # the report is on the record: the request is read as if said alone
-            return FeedbackRules(replace(turn, user=" ".join(parts.requests))).decide()
+            # the report is on the record: the request is read as if said alone, with a time said beside it
+            timed = [fact for fact in parts.facts if re.search(r"\d", fact)]
+            return FeedbackRules(replace(turn, user=" ".join((*parts.requests, *timed)))).decide()
         answer = self._answer_to(" ".join(parts.questions)) if parts.questions else ""
         if parts.outcome == "done":
             # beside a request, the other words are the request's reason, not what helped
@@ -259,8 +262,8 @@ class FeedbackRules(ScheduleRequests):
             args["last_tweak"] = smaller
         count = re.match(r"(\d+)", self.turn.context.get("prompts completed", ""))
         so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 and self.lang == "en" else ""
-        if then:
-            follow = then
+        if then:  # the answer, then what helped when it is not said yet (the next message may say it)
+            follow = then if motivator else f"{then} {say('ask_helped', self.lang)}"
         elif motivator and self.lang == "en":
             follow = f"Great to hear that {_second_person(motivator)} helped."
         elif motivator:
