@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from promptpipe.rules.feedback_reading import poll_number, report_parts, smaller_version, what_helped_clause
+from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_version, what_helped_clause
 from promptpipe.rules.outcome import read_outcome
 from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 

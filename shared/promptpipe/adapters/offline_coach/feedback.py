@@ -62,15 +62,13 @@ from promptpipe.rules.feedback_reading import (
     new_habit,
     not_yet,
     pause_request,
-    poll_number,
     reason_clause,
-    report_parts,
     resumes,
     runs_an_errand,
     shift_minutes,
-    smaller_version,
     time_preference,
 )
+from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_version
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome

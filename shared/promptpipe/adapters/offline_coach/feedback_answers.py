@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
-from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause, what_helped_clause
+from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
+from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
