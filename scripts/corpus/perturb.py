@@ -35,7 +35,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from scripts.corpus.model import BUILT, Conversation, Turn
+from scripts.corpus.model import BUILT, NEXT_PROMPT, Conversation, Turn
 
 KINDS = ("merge", "greeting", "question", "ack", "reorder")
 DEFAULT_SEED = 35
@@ -142,9 +142,199 @@ def perturb(conversation: Conversation, kind: str, seed: int = DEFAULT_SEED) -> 
     return None
 
 
+# --- the feedback week --------------------------------------------------------------------------------
+# The same measure for the feedback weeks (``--week``; docs/offline-coach.md, "The feedback week, robust
+# to the path"): from each built feedback week, variants whose expected end is unchanged, each changing how the
+# replies to the daily prompts are written, not what they say:
+#
+# * ``fb_merge``: an outcome report and the message after it (what helped or got in the way, or a
+#   request) sent as one ("nope" + "just forgot" → "nope just forgot");
+# * ``fb_swap``: the same, or a report and its reason in one message, said the other way round ("just
+#   forgot. nope", "trop de boulot, non pas pu");
+# * ``fb_thanks`` / ``fb_question``: a thanks ("thanks!", "gracias") or a question whose answer changes
+#   nothing ("is this a bot?") joined to an outcome report;
+# * ``fb_ack``: an acknowledgement or an emoji ("ok", "👍🏽", "vale gracias") after the coach's answer to a
+#   report, before the next daily prompt;
+# * ``fb_settle``: the week's first message still closes the intake ("thanks!", "ok cool", a question)
+#   before any daily prompt was delivered;
+# * ``fb_typo``: one outcome report typed as people do (a letter doubled or two swapped, no apostrophe);
+# * ``fb_accents``: a Spanish or French week with its accents and ¿¡ left out.
+WEEK_KINDS = ("fb_merge", "fb_swap", "fb_thanks", "fb_question", "fb_ack", "fb_settle", "fb_typo", "fb_accents")
+WEEK_THANKS = {"en": ("thanks!", "ty", "thank you 🙏"), "es": ("gracias!", "gracias 🙏"), "fr": ("merci !", "merci 🙏")}
+WEEK_QUESTIONS = {
+    "en": ("btw how long does this study last?", "is this a bot?"),
+    "es": ("¿cuánto dura esto?", "¿eres un bot?"),
+    "fr": ("ça dure combien de temps ?", "vous êtes un robot ?"),
+}
+WEEK_ACKS = {
+    "en": ("ok", "👍🏽", "got it", "cool thanks"),
+    "es": ("ok", "👍🏽", "vale gracias", "sale"),
+    "fr": ("ok", "👍🏽", "d'accord merci"),
+}
+WEEK_SETTLE = {
+    "en": (("thanks!", None), ("ok cool", None), ("how long does this take?", "question")),
+    "es": (("gracias!", None), ("ok", None), ("¿cuánto dura esto?", "question")),
+    "fr": (("merci !", None), ("ok", None), ("ça dure combien de temps ?", "question")),
+}
+_WHY_FIELDS = ("last_barrier", "last_motivator", "last_tweak")
+
+
+def _calls(turn: Turn) -> list[Any]:
+    return [call for round_ in turn.rounds for call in round_]
+
+
+def reports(turn: Turn) -> bool:
+    """The corpus reads the message, typed by the participant (not a poll's button: "Q: … A: Done", nor a
+    formula), as the day's outcome (done or not)."""
+    return not re.match(r"Q: |=", turn.say) and any(
+        call.tool == "record_outcome" or (call.tool == "save_user_profile" and "last_successful_prompt" in call.args)
+        for call in _calls(turn)
+    )
+
+
+def gives_a_why(turn: Turn, tweak_too: bool = True) -> bool:
+    """The corpus saves what helped or got in the way for it (or, ``tweak_too``, the tweak agreed), and
+    nothing else changes."""
+    calls, fields = _calls(turn), _WHY_FIELDS if tweak_too else _WHY_FIELDS[:2]
+    return not any(call.tool in ("scheduler", "transition_state") for call in calls) and any(
+        call.tool == "save_user_profile" and any(call.args.get(name) for name in fields) for call in calls
+    )
+
+
+def _says_more(turn: Turn) -> bool:
+    """A message that says something of its own: no greeting, question or complaint, no bare yes or no
+    (which answer the coach's reply, and mean nothing joined to what came before)."""
+    from promptpipe.rules.message_reading import read_message
+
+    return turn.not_a_fact is None and read_message(turn.say).kind not in ("yes", "no")
+
+
+def _requests(turn: Turn) -> bool:
+    return any(call.tool == "scheduler" for call in _calls(turn))
+
+
+def _joined(first: str, second: str) -> str:
+    """Two messages said as one, a full stop between them unless the first ends its sentence."""
+    first = first.rstrip()
+    return f"{first} {second.lstrip()}" if first[-1:] in ".!?,;…" or not first[-1:].isalnum() else f"{first}. {second}"
+
+
+def typo(say: str, rng: random.Random) -> str | None:
+    """``say`` typed as people do: no apostrophe, a letter doubled, or two letters swapped; None when no
+    such change applies."""
+    options: list[str] = []
+    if "'" in say:
+        options.append(say.replace("'", ""))
+    words = [m for m in re.finditer(r"[^\W\d_]{3,}", say)]
+    if words:
+        word = max(words, key=lambda m: len(m[0]))
+        options.append(f"{say[: word.end()]}{say[word.end() - 1]}{say[word.end() :]}")
+    long = [m for m in words if len(m[0]) >= 6]
+    if long:
+        word = rng.choice(long)
+        i = word.start() + rng.randrange(1, len(word[0]) - 2)
+        if say[i] != say[i + 1]:
+            options.append(f"{say[:i]}{say[i + 1]}{say[i]}{say[i + 2 :]}")
+    return rng.choice(options) if options else None
+
+
+def without_accents(say: str) -> str:
+    """ "¿cuánto dura esto?" → "cuanto dura esto?": accents, ¿ and ¡ left out, as many people type."""
+    import unicodedata
+
+    stripped = "".join(c for c in unicodedata.normalize("NFD", say) if unicodedata.category(c) != "Mn")
+    return unicodedata.normalize("NFC", stripped.replace("¿", "").replace("¡", ""))
+
+
+def _report_with_its_why(conversation: Conversation, kind: str, rng: random.Random, start: int) -> Conversation | None:
+    """``fb_merge`` / ``fb_swap``: a report and the message after it as one, in order or the other way
+    round; or, for ``fb_swap``, the two clauses of a report that gives its reason."""
+    turns = list(conversation.turns)
+    reported = [i for i in range(start, len(turns)) if reports(turns[i])]
+    follows = [
+        i
+        for i in reported
+        if i + 1 < len(turns)
+        and turns[i + 1].wait != NEXT_PROMPT
+        and _says_more(turns[i + 1])
+        and (gives_a_why(turns[i + 1], kind == "fb_merge") or (kind == "fb_merge" and _requests(turns[i + 1])))
+    ]
+    if kind == "fb_merge" and follows:
+        i = rng.choice(follows)
+        both = merged(turns[i], turns[i + 1]).model_copy(update={"say": _joined(turns[i].say, turns[i + 1].say)})
+        return _variant(conversation, kind, [*turns[:i], both, *turns[i + 2 :]])
+    if follows:
+        i = rng.choice(follows)
+        swapped = merged(turns[i], turns[i + 1]).model_copy(update={"say": _joined(turns[i + 1].say, turns[i].say)})
+        return _variant(conversation, kind, [*turns[:i], swapped, *turns[i + 2 :]])
+    # a report and its reason in one message ("non pas pu, trop de boulot"): the two clauses swapped
+    within = [i for i in reported if gives_a_why(turns[i], False) and turns[i].say.count(",") == 1]
+    if kind == "fb_merge" or not within:
+        return None
+    i = rng.choice(within)
+    outcome, why = (part.strip() for part in turns[i].say.split(","))
+    said = turns[i].model_copy(update={"say": f"{why}, {outcome}"})
+    return _variant(conversation, kind, [*turns[:i], said, *turns[i + 1 :]]) if outcome and why else None
+
+
+def perturb_week(conversation: Conversation, kind: str, seed: int = DEFAULT_SEED) -> Conversation | None:
+    """One variant of a feedback week whose expected end is unchanged, or None when the kind does not
+    apply to it (an intake, no outcome report, no report followed by its why, an English week for
+    ``fb_accents``)."""
+    if kind not in WEEK_KINDS:
+        raise ValueError(f"no perturbation {kind!r} (kinds: {', '.join(WEEK_KINDS)})")
+    if not conversation.feedback_week:
+        return None
+    rng = random.Random(f"{seed}:{conversation.id}:{kind}")
+    turns, language = list(conversation.turns), language_of(conversation)
+    start = next(i for i, turn in enumerate(turns) if turn.wait == NEXT_PROMPT)
+    week = range(start, len(turns))
+    reported = [i for i in week if reports(turns[i])]
+
+    def replaced(i: int, say: str) -> Conversation:
+        return _variant(conversation, kind, [*turns[:i], turns[i].model_copy(update={"say": say}), *turns[i + 1 :]])
+
+    if kind in ("fb_merge", "fb_swap"):
+        return _report_with_its_why(conversation, kind, rng, start)
+    if kind in ("fb_thanks", "fb_question"):
+        if not reported:
+            return None
+        i = rng.choice(reported)
+        said = rng.choice((WEEK_THANKS if kind == "fb_thanks" else WEEK_QUESTIONS)[language])
+        return replaced(i, _joined(turns[i].say, said) if kind == "fb_question" else f"{turns[i].say.rstrip()} {said}")
+    if kind == "fb_ack":
+        places = [
+            i + 1
+            for i in week
+            if (reports(turns[i]) or gives_a_why(turns[i]))
+            and (i + 1 == len(turns) or turns[i + 1].wait == NEXT_PROMPT)
+        ]
+        if not places:
+            return None
+        i = rng.choice(places)
+        return _variant(conversation, kind, [*turns[:i], _inserted(rng.choice(WEEK_ACKS[language])), *turns[i:]])
+    if kind == "fb_settle":
+        say, mark = rng.choice(WEEK_SETTLE[language])
+        return _variant(conversation, kind, [*turns[:start], _inserted(say, mark), *turns[start:]])
+    if kind == "fb_typo":
+        typed = [(i, said) for i in reported if (said := typo(turns[i].say, rng)) and said != turns[i].say]
+        if not typed:
+            return None
+        i, said = rng.choice(typed)
+        return replaced(i, said)
+    if language == "en":  # fb_accents
+        return None
+    stripped = [
+        turn.model_copy(update={"say": without_accents(turn.say)}) if n >= start else turn
+        for n, turn in enumerate(turns)
+    ]
+    return _variant(conversation, kind, stripped) if stripped != turns else None
+
+
 def variants(conversations: Sequence[Conversation], kind: str, seed: int = DEFAULT_SEED) -> list[Conversation]:
     """Every variant of one kind the conversations give."""
-    found = (perturb(conversation, kind, seed) for conversation in conversations)
+    of = perturb_week if kind in WEEK_KINDS else perturb
+    found = (of(conversation, kind, seed) for conversation in conversations)
     return [variant for variant in found if variant is not None]
 
 
@@ -152,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.corpus.perturb", description=__doc__.split("\n\n")[0])
     # Only the built split: the held-out one is never tuned against (docs/offline-coach.md).
     parser.add_argument("--split", choices=(BUILT,), default=BUILT, help="the split to perturb (built only)")
-    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the perturbations to play")
+    parser.add_argument("--kinds", nargs="+", choices=(*KINDS, *WEEK_KINDS), help="the perturbations to play")
+    parser.add_argument("--week", action="store_true", help="perturb the feedback weeks (default kinds: WEEK_KINDS)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the seed of the variants' choices")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="perturb only these conversations")
     parser.add_argument("--problems", action="store_true", help="list each variant's problems")
@@ -166,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from scripts.corpus.player import Player
 
     conversations = selected(args.only, args.split)
+    args.kinds = args.kinds or list(WEEK_KINDS if args.week else KINDS)
     total, of = 0, 0
     print(f"{args.split}, seed {args.seed}: kind: variants ending as expected; false praise, non-facts, claims")
     for kind in args.kinds:

@@ -7,7 +7,21 @@ from __future__ import annotations
 import pytest
 
 from scripts.corpus.model import Call, Conversation, Expected, Turn, load_split
-from scripts.corpus.perturb import KINDS, gives_a_fact, main, merged, perturb, reordered, variants
+from scripts.corpus.perturb import (
+    KINDS,
+    WEEK_ACKS,
+    WEEK_KINDS,
+    WEEK_QUESTIONS,
+    WEEK_THANKS,
+    gives_a_fact,
+    main,
+    merged,
+    perturb,
+    perturb_week,
+    reordered,
+    variants,
+    without_accents,
+)
 
 
 def save(**fields: str) -> Call:
@@ -40,6 +54,16 @@ def conversation(cid: str = "walk") -> Conversation:
 def says(variant: Conversation | None) -> list[str]:
     assert variant is not None
     return [turn.say for turn in variant.turns]
+
+
+def keep_the_end(built: list[Conversation], kinds: tuple[str, ...]) -> None:
+    """Each kind's variants are the same from run to run, change the path and keep the expected end."""
+    for kind in kinds:
+        first, again = variants(built, kind), variants(built, kind)
+        assert [says(v) for v in first] == [says(v) for v in again]
+        for variant in first:
+            original = next(c for c in built if variant.id == f"{c.id}-p-{kind}")
+            assert variant.expect == original.expect and variant.turns != original.turns
 
 
 def test_a_fact_message_is_one_the_corpus_saves_a_fact_for_and_reads_as_one() -> None:
@@ -105,12 +129,7 @@ def test_reorder_changes_the_first_simple_fact_message_only() -> None:
 
 def test_variants_are_deterministic_keep_the_end_and_skip_feedback_weeks() -> None:
     built = [c for c in load_split("built") if not c.feedback_week][:30]
-    for kind in KINDS:
-        first, again = variants(built, kind), variants(built, kind)
-        assert [says(v) for v in first] == [says(v) for v in again]
-        for variant in first:
-            original = next(c for c in built if variant.id == f"{c.id}-p-{kind}")
-            assert variant.expect == original.expect and variant.turns != original.turns
+    keep_the_end(built, KINDS)
     assert variants(built, "question", seed=1) != variants(built, "question", seed=2)
     week = next(c for c in load_split("built") if c.feedback_week)
     assert all(perturb(week, kind) is None for kind in KINDS)
@@ -121,3 +140,70 @@ def test_variants_are_deterministic_keep_the_end_and_skip_feedback_weeks() -> No
 def test_only_the_built_split_can_be_perturbed() -> None:
     with pytest.raises(SystemExit):
         main(["--split", "held_out"])
+
+
+# --- the feedback week ---------------------------------------------------------------------------------
+
+
+def week(cid: str = "fb-walk") -> Conversation:
+    """A short intake, then two daily prompts: "did it" with what helped after it, then "nope, forgot"."""
+    intake = conversation(cid).turns
+    done = Call(tool="record_outcome", args={"outcome": "done"})
+    return Conversation(
+        id=cid,
+        title="a week",
+        turns=[
+            *intake,
+            Turn(say="did it", wait="next_prompt", calls=[save(last_successful_prompt="{last_prompt}"), done],
+                 reply="What helped?"),
+            Turn(say="my roommate joined me", calls=[save(last_motivator="roommate")], reply="Nice."),
+            Turn(say="nope, forgot", wait="next_prompt", reply="What's a cue?",
+                 calls=[save(last_barrier="forgot"), Call(tool="record_outcome", args={"outcome": "not_done"})]),
+        ],
+        expect=Expected(sub_state="FEEDBACK", profile=["last_motivator", "last_barrier"], schedule="19:00", done=1),
+    )  # fmt: skip
+
+
+def test_a_report_and_its_why_merge_or_swap_and_keep_both_calls() -> None:
+    merged_ = perturb_week(week(), "fb_merge")
+    assert merged_ is not None and says(merged_)[5:] == ["did it. my roommate joined me", "nope, forgot"]
+    tools = [c.tool for r in merged_.turns[5].rounds for c in r]
+    assert tools == ["save_user_profile", "record_outcome", "save_user_profile"]
+    assert merged_.turns[5].wait == "next_prompt"
+    swapped = perturb_week(week(), "fb_swap")
+    assert swapped is not None and says(swapped)[5] == "my roommate joined me. did it"
+    # with no why after a report, the report's own two clauses are swapped
+    alone = week()
+    del alone.turns[6]
+    assert says(perturb_week(alone, "fb_swap"))[-1] == "forgot, nope"
+    assert perturb_week(alone, "fb_merge") is None
+
+
+def test_thanks_questions_acks_and_settling_talk_join_the_week_in_its_language() -> None:
+    thanks = perturb_week(week(), "fb_thanks")
+    assert thanks is not None and any(s.endswith(WEEK_THANKS["en"]) for s in says(thanks)[5:])
+    question = perturb_week(week("fb-es-caminar"), "fb_question")
+    assert question is not None and any(s.endswith(WEEK_QUESTIONS["es"]) for s in says(question))
+    ack = perturb_week(week(), "fb_ack")
+    assert ack is not None and len(ack.turns) == 9
+    at = next(i for i, t in enumerate(ack.turns) if t.say in WEEK_ACKS["en"])
+    assert at > 5 and (at == 8 or ack.turns[at + 1].wait == "next_prompt")
+    settle = perturb_week(week(), "fb_settle")
+    assert settle is not None and settle.turns[5].wait == "2m" and settle.turns[6].say == "did it"
+
+
+def test_typos_and_stripped_accents_change_the_words_not_the_end() -> None:
+    typed = perturb_week(week(), "fb_typo")
+    assert typed is not None and says(typed) != says(week()) and typed.expect == week().expect
+    assert without_accents("¿cuánto dura? llegué, fatiguée, ñ") == "cuanto dura? llegue, fatiguee, n"
+    assert perturb_week(week(), "fb_accents") is None  # English: nothing to strip
+    spanish = week("fb-es-walk")
+    spanish.turns[6] = spanish.turns[6].model_copy(update={"say": "llegué cansada"})
+    assert says(perturb_week(spanish, "fb_accents"))[6] == "llegue cansada"
+
+
+def test_week_variants_are_deterministic_and_skip_intakes() -> None:
+    keep_the_end([c for c in load_split("built") if c.feedback_week][:30], WEEK_KINDS)
+    assert perturb_week(conversation(), "fb_merge") is None
+    with pytest.raises(ValueError, match="no perturbation"):
+        perturb_week(week(), "merge")

@@ -254,6 +254,9 @@ _REFUSE = re.compile(
 )
 
 
+_ONE_DAY = re.compile(r"\b(?:tomorrow|tmrw|demain|this|ce|esta|manana (?:en|por) la)\s*$")
+
+
 @dataclass(frozen=True)
 class TimePreference:
     wanted: DayPart | None  # the day-part asked for; ``None``: only one refused
@@ -272,6 +275,8 @@ def time_preference(text: str) -> TimePreference | None:
         clause_start = max(said.rfind(mark, 0, start) for mark in ",.?!;") + 1
         ends = [i for i in (said.find(mark, end) for mark in ",.?!;") if i >= 0]
         before, after = said[clause_start:start], said[end : min(ends, default=len(said))]
+        if _ONE_DAY.search(before):  # "do it tomorrow morning instead": a plan for a day, not the prompt's time
+            continue
         if _REFUSE.search(before) or _REFUSE.search(after):
             refused = refused or part  # type: ignore[assignment]
         elif wanted is None and (_PREFER.search(before) or _PREFER.search(after)):

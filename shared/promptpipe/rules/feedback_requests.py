@@ -7,7 +7,7 @@ forms the rules were not built on"): split from ``rules/feedback_reading.py``, w
   after it ("pasar a la farmacia", "stop by the gym"), which asks for nothing;
 - ``limits_the_hours`` / ``limits_the_days``: when messages may come ("nothing after 9pm", "not on
   weekends"), which moves nothing;
-- ``not_yet``: "not yet, will do it tonight", no miss;
+- ``not_yet``: "not yet, will do it tonight", "later today", "al rato", no miss;
 - ``asks_when``: a question about when the daily prompt comes.
 
 English, Spanish and French, on the shared normal form (``message_reading.plain``). Pure: ``re`` and the
@@ -70,7 +70,13 @@ def limits_the_days(text: str) -> bool:
 
 
 # --- not yet, and a plan for later -----------------------------------------------------------------
-_NOT_YET = re.compile(r"\b(?:not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet)\b")
+_NOT_YET = re.compile(
+    r"\b(?:not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet|"
+    # a plan for later the same day: "later today", "will do it tonight", "al rato", "ce soir"
+    r"later (?:today|tonight|on)|(?:i'?ll|will|gonna) do it (?:later|tonight)|mas tarde (?:hoy|lo hago)|al rato|"
+    r"lo hago (?:mas tarde|al rato|luego|en la noche)|luego lo hago|plus tard (?:ce soir|aujourd'?hui|dans la journee)|"
+    r"je (?:le )?fais (?:ca )?(?:plus tard|ce soir))\b"
+)
 _A_MISS = re.compile(r"\b(?:forg\w*|olvid\w*|oubli\w*|couldn'?t|can'?t|won'?t|no pude|pas pu|missed|skipped)\b")
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from promptpipe.rules.normalise import normalise_text
+from promptpipe.rules.normalise import fold_accents, normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
 
@@ -52,7 +52,8 @@ _NOT_DONE = (
     r"forg[a-z]*)\b"
 )
 _DONE = (
-    r"\b(?:done|did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
+    # "did", not "it did" ("yes it did": an answer to "did that help?", not a report)
+    r"\b(?:done|(?<!\bit )(?<!\bthat )did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
     r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá]|"
     r"ya qued[oó]|qued[oó] list[oa])\b"
     # Spanish preterite of a habit's verbs ("ya caminé", "leí 5 páginas", "medité"), with or without accents
@@ -80,11 +81,35 @@ _BARE_YES = (
     r"sip|sim[oó]n|obvio|obvi|ofc|yess+ir|bien s[uû]r|claro que s[ií]|yup yup)$"
 )
 
+_THANKS_AFTER = r"(?:[\s,!.…]+(?:thanks?|thank you|thx|ty|tysm|cheers|gracias|merci)\b[^\w]*)+$"
+
+
+# The words of a report as typed in a hurry: a letter doubled at the end ("donee", "didd", "hechoo") or two
+# letters swapped ("forogt", "fogrot", "fnished") read as the word; only these words, so nothing else moves.
+_REPORT_WORDS = frozenset((
+    "done", "did", "yes", "yep", "yup", "yeah", "hecho", "hecha", "listo", "lista", "hice", "pude", "quedo", "fait",
+    "fini", "forgot", "finished", "skipped", "completed", "missed", "olvide", "termine", "camine", "medite", "estire",
+))  # fmt: skip
+_BY_LETTERS = {(w[0], "".join(sorted(w))): w for w in _REPORT_WORDS if len(w) >= 5}
+
+
+def _as_meant(typed: str) -> str:
+    word = fold_accents(typed)
+    if word in _REPORT_WORDS or len(word) < 3:
+        return typed
+    if len(word) >= 4 and word[-1] == word[-2] and word[:-1] in _REPORT_WORDS:  # "donee", "hechoo", "quedóó"
+        return word[:-1]
+    return _BY_LETTERS.get((word[0], "".join(sorted(word))), typed)  # "forogt": the same letters
+
+
+def _typed_in_a_hurry(said: str) -> str:
+    return re.sub(r"[^\W\d_]+", lambda match: _as_meant(match[0]), said)
+
 
 def read_outcome(text: str, *, asked: bool) -> Outcome:
     """The outcome ``text`` reports. ``asked``: the coach's open question is whether they did it (the
     poll, the daily prompt or its reminder), not whether a plan feels doable."""
-    said = normalise_text(text)
+    said = _typed_in_a_hurry(normalise_text(text))
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     done = bool(re.search(_DONE, said) or re.search(_PAST, said))
     if re.search(_QUESTION, said) and not done:
@@ -97,6 +122,9 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
         return "no_report"
     if done:
         return "done"
+    # "👍 ty", "yep thank you 🙏", "ya gracias": the thanks that closes a yes changes nothing
+    said = re.sub(_THANKS_AFTER, "", said).strip() or said
+    core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said)):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
@@ -67,6 +68,7 @@ from promptpipe.rules.feedback_reading import (
     shift_minutes,
     time_preference,
 )
+from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_version
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
@@ -79,6 +81,8 @@ _ASKED_DONE = re.compile(
 )
 ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
 _ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
+# A clause beside a done that judges the day rather than saying what helped ("it's actually helping").
+_JUDGEMENT = re.compile(r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est)\b", re.I)
 # A day-part asked for becomes a proposal of the middle of its usual window.
 _DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
@@ -98,13 +102,9 @@ class FeedbackRules(ScheduleRequests):
         if "Profile status: missing" in turn.context_text and TRANSITION in turn.tools:
             return self._repair()
         reading = read_message(text)
-        if (reading.request == "new_habit" or NEW_HABIT.search(text) or new_habit(text)) and TRANSITION in turn.tools:
-            return self._new_habit()
-        if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
-            return (
-                "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
-                "feedback: a formula, not a report",
-            )
+        first = self._new_habit_or_unread(reading) or self._report_and_more()
+        if first is not None:
+            return first
         wants_pause = reading.request == "pause" or pause_request(text) is not None
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
             return say("stop_which", self.lang), "feedback: an unclear stop request; asking which"
@@ -147,6 +147,19 @@ class FeedbackRules(ScheduleRequests):
             return self._intensity_reply(intensity[1].lower()), "feedback: intensity answer"
         return self._outcome(text)
 
+    def _new_habit_or_unread(self, reading: MessageReading) -> tuple[_Step, str] | None:
+        text = self.turn.user
+        if (
+            reading.request == "new_habit" or NEW_HABIT.search(text) or new_habit(text)
+        ) and TRANSITION in self.turn.tools:
+            return self._new_habit()
+        if is_formula(text):  # =HYPERLINK("…","Done") reports nothing a person said
+            return (
+                "Sorry, I couldn't read that. Did you get to today's habit? Reply 1 for Done or 2 for Next time.",
+                "feedback: a formula, not a report",
+            )
+        return None
+
     # -- done / not done ------------------------------------------------------------------------
     @property
     def delivered(self) -> int:
@@ -172,6 +185,7 @@ class FeedbackRules(ScheduleRequests):
         if not_yet(text) and not canonical:  # "not yet, will do it tonight": no miss presumed
             return say("not_yet", self.lang), "feedback: not yet; nothing recorded"
         reading = read_outcome(text, asked=asked_done)  # the one reader (rules/outcome.py)
+        reading = (poll_number(text) if asked_done else None) or reading  # "1 ty": the poll's Done, typed
         if canonical:
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not says_done(text):
@@ -200,18 +214,54 @@ class FeedbackRules(ScheduleRequests):
             return self._generic(text), "feedback: no outcome recognised"
         return self._done(text) if done else self._not_done(text, follow_up=False)
 
-    def _done(self, text: str, then: str = "") -> tuple[_Step, str]:
+    def _report_and_more(self) -> tuple[_Step, str] | None:
+        """A report with more in the same message, in any order ("done! can we move it to 7?", "nope
+        forgot. is this a bot?", "the dog staring at me. Done", "hecho, pero pausa una semana"): the
+        outcome is recorded with what helped or got in the way, a question is answered in the same reply,
+        and a request is then carried out in its own words."""
+        turn = self.turn
+        # only in answer to the daily prompt (or "did you …?"): after "what helped?" the message answers that
+        if not self.delivered or _DONE_CANON.search(turn.user) or not self._asked_done():
+            return None
+        parts = report_parts(turn.user, asked=True)
+        if parts is None or asks_when(turn.user):
+            return None  # "ugh forgot, what time do you send it again?": the listed time (_report_first)
+        if parts.requests and (turn.called(SAVE) or turn.called(RECORD)) and SCHEDULER in turn.tools:
+            # the report is on the record: the request is read as if said alone, with a time said beside it
+            timed = [fact for fact in parts.facts if re.search(r"\d", fact)]
+            return FeedbackRules(replace(turn, user=" ".join((*parts.requests, *timed)))).decide()
+        answer = self._answer_to(" ".join(parts.questions)) if parts.questions else ""
+        if parts.outcome == "done":
+            # beside a request, the other words are the request's reason, not what helped
+            facts = () if parts.requests else parts.facts
+            why = " ".join(f for f in facts if not re.search(r"\d", f) and not _JUDGEMENT.match(f))
+            return self._done(turn.user, then=answer, why=why)
+        return self._not_done(" ".join((parts.report, *parts.facts)), follow_up=False, then=answer)
+
+    def _answer_to(self, asked: str) -> str:
+        """The answer to a question asked beside a report (the common questions in English, else the
+        study's FAQ in the participant's language); "" for one that needs the schedule listed."""
+        reading, question = read_message(asked), common_question(asked)
+        if question == "when_texts" or (question is None and reading.topic in (None, "rephrase")):
+            return ""
+        if question and self.lang == "en":
+            return self._answer(question)
+        return answer_faq(reading.topic or "other", self.turn.study, self.lang)
+
+    def _done(self, text: str, then: str = "", why: str = "") -> tuple[_Step, str]:
         args: dict[str, str] = {}
         last_prompt = self.turn.context.get("last habit prompt", "")
         if last_prompt:
             args["last_successful_prompt"] = last_prompt
-        motivator = motivator_in(text) if not _DONE_CANON.search(text) else ""
+        motivator = (motivator_in(text) or _clean(why)) if not _DONE_CANON.search(text) else ""
         if motivator:
             args["last_motivator"] = _words(motivator, 15)
+        if smaller := smaller_version(text):  # "did a short one": the smaller version is the tweak that worked
+            args["last_tweak"] = smaller
         count = re.match(r"(\d+)", self.turn.context.get("prompts completed", ""))
         so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 and self.lang == "en" else ""
-        if then:
-            follow = then
+        if then:  # the answer, then what helped when it is not said yet (the next message may say it)
+            follow = then if motivator else f"{then} {say('ask_helped', self.lang)}"
         elif motivator and self.lang == "en":
             follow = f"Great to hear that {_second_person(motivator)} helped."
         elif motivator:
@@ -221,7 +271,7 @@ class FeedbackRules(ScheduleRequests):
         reply = f"{say('done', self.lang)}{so_far} {follow}"
         return self._save_then(args, reply, "feedback: done", record=True)
 
-    def _not_done(self, text: str, *, follow_up: bool) -> tuple[_Step, str]:
+    def _not_done(self, text: str, *, follow_up: bool, then: str = "") -> tuple[_Step, str]:
         barrier, tweak = classify_barrier(text)
         if follow_up and barrier == "not specified":
             barrier = _words(_clean(text), 15)
@@ -233,6 +283,7 @@ class FeedbackRules(ScheduleRequests):
         else:
             ask = f" {say('ask_barrier', lang)}" if barrier == "not specified" else ""
             reply = f"{say('miss', lang)} {say('tweak', lang, tweak=tweak)}{ask}"
+        reply = f"{reply} {then}" if then else reply
         return self._save_then(args, reply, "feedback: not done; barrier and tweak")
 
     def _partial(self, text: str) -> tuple[_Step, str]:

@@ -7,6 +7,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
 from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
+from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
@@ -58,9 +59,10 @@ _EASY = re.compile(
 
 
 def what_made_it_easy(text: str) -> str:
-    """ "honestly it was easy because the kettle takes forever" → "the kettle takes forever": why it went
-    well, said without being asked; "" when the message says no such thing."""
-    return motivator_in(text) if _EASY.search(text) else ""
+    """ "honestly it was easy because the kettle takes forever" → "the kettle takes forever", "my roommate
+    joined me so that was fun" → "my roommate joined me": why it went well, said without being asked; ""
+    when the message says no such thing."""
+    return motivator_in(text) if _EASY.search(text) else _clean(what_helped_clause(text))
 
 
 def says_yes_and_how(text: str) -> bool:
@@ -88,10 +90,10 @@ def classify_barrier(text: str) -> tuple[str, str]:
 
 
 def motivator_in(text: str) -> str:
-    """What helped, when a report says it: the reason it gives ("bc my sister joined") or what it says
-    helped ("having my mat out helped"); "" when it says neither."""
-    helped = re.search(r"(?P<m>[^.;!?,]+?)\s+(?:really )?helped\b", text, re.I)
-    return _clean(reason_clause(text) or (helped["m"] if helped else ""))
+    """What helped, when a report says it: the reason it gives ("bc my sister joined") or who or what it
+    says helped ("having my mat out helped", "my roommate joined me", "me ayudó poner la alarma"); ""
+    when it says neither."""
+    return _clean(reason_clause(text) or what_helped_clause(text))
 
 
 def what_helped(text: str) -> str:
