@@ -51,7 +51,7 @@ from promptpipe.adapters.offline_coach.times import (
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
-from promptpipe.rules.message_reading import MessageReading, read_message
+from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
@@ -158,11 +158,14 @@ class IntakeRules:
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
-        # What the coach's last message asked: the reply is read against it.
-        self.asked = asked_for(turn.last_assistant, turn.steer_node)
+        # What the coach's last message asked: the reply is read against it (a default it suggested, the
+        # field that default stands for: "How about “to feel a bit better every day”?" asked why).
+        self.asked = self._suggested_field() or asked_for(turn.last_assistant, turn.steer_node)
         # The words read for facts: the whole message, or what it says beside a question it also asks.
         self.said = turn.user
         self.asked_too: MessageReading | None = None
+        # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
+        self.handed_over = hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -199,23 +202,15 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
-        if unclear_stop(turn.user) and not turn.calls:
-            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
-        if STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
-            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
-            return (
-                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
-                "just text me and we'll pick up where we left off.",
-                "intake: a stop request with nothing scheduled",
-            )
+        stop = self._stop_reply() if not turn.calls else None
+        if stop is not None:
+            return stop
         reading = read_message(turn.user)
-        if not turn.calls and reading.request in ("pause", "resume", "limit"):
-            pending = self._pending(self.profile())
-            return (
-                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
-                f"intake: a {reading.request} request with nothing scheduled",
-            )
         reading = self._answer_in_a_question(reading)
+        if self.handed_over:
+            reading, chosen = self._hand_over(reading)
+            if chosen:
+                return [(SAVE, chosen)], f"intake: the choice handed over; a default for {', '.join(chosen)}"
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
         if not turn.calls and reading.kind == "fact" and self._understood_only():
@@ -243,6 +238,37 @@ class IntakeRules:
         if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
+
+    def _stop_reply(self) -> tuple[_Step, str] | None:
+        """A stop, pause, resume or limit in intake: which stop, when unclear; else nothing is scheduled yet."""
+        turn = self.turn
+        if unclear_stop(turn.user):
+            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
+        if STOP.search(turn.user) and common_question(turn.user) is None:
+            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
+            return (
+                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
+                "just text me and we'll pick up where we left off.",
+                "intake: a stop request with nothing scheduled",
+            )
+        request = read_message(turn.user).request
+        if request in ("pause", "resume", "limit"):
+            pending = self._pending(self.profile())
+            return (
+                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
+                f"intake: a {request} request with nothing scheduled",
+            )
+        return None
+
+    def _hand_over(self, reading: MessageReading) -> tuple[MessageReading, dict[str, str]]:
+        """ "whatever works" to "How about 6pm?" or to the offer takes it (a yes); to a question, a default
+        for the field still open, to save (the words said are never saved)."""
+        turn = self.turn
+        if suggestion(turn.last_assistant) or (self.asked == "schedule" and self.prompt_given()):
+            return MessageReading("yes"), {}
+        if turn.calls or SAVE not in turn.tools:
+            return reading, {}
+        return reading, self._chosen_default(self.profile())
 
     def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
         """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
@@ -304,7 +330,10 @@ class IntakeRules:
         return f"{answer_faq(reading.topic or 'other', self.turn.study, language)} {pending}"
 
     def _easier_way(self, profile: dict[str, str], pending: str) -> str:
-        """A default they can take with one word, for the question still open."""
+        """A default they can take with one word, for the question still open (the coach's own suggestion,
+        when one is pending: it is already the easy way)."""
+        if suggestion(self.turn.last_assistant):
+            return pending
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
             return say("easy_yes_daily", self.turn.language, time=clock(time, self.turn.language))
@@ -322,7 +351,7 @@ class IntakeRules:
         if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
             return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
         suggested = suggestion(self.turn.last_assistant)
-        if suggested and (accepts(text) or read_message(text).kind == "yes"):
+        if suggested and (accepts(text) or read_message(text).kind == "yes" or self.handed_over):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
             if time and not self.known[TIME]:
                 return {TIME: time}
@@ -371,7 +400,8 @@ class IntakeRules:
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
-        if time and (accepts(text) or same or turn.called(SAVE, **{TIME: new_time or "-"})):
+        taken = accepts(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
+        if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
@@ -465,7 +495,9 @@ class IntakeRules:
 
     def _summary(self, time: str) -> str:
         prompt, language = self._prompt_text(), self.turn.language
-        parts = [say("first_try", language, prompt=prompt) if prompt else say("all_set", language)]
+        chosen = self._chosen_line()
+        parts = [chosen] if chosen else []
+        parts.append(say("first_try", language, prompt=prompt) if prompt else say("all_set", language))
         schedule = self._schedule_sentence(time)
         if schedule:
             parts.append(schedule)
@@ -492,7 +524,7 @@ class IntakeRules:
 
     def _ask_next(self, profile: dict[str, str]) -> str:
         saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
-        ack = self._acknowledge(saved.args if saved else {})
+        ack = self._chosen_line() or self._acknowledge(saved.args if saved else {})
         said = _clean(self.turn.user).lower()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         pending = self._offer(time) if self.prompt_given() and time else self._question(profile)
@@ -507,7 +539,11 @@ class IntakeRules:
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
         if question or self._off_topic():
-            answer = answer_question(question, profile, time, schedule_set=False) if question else _OFF_TOPIC
+            answer = (
+                answer_question(question, profile, time, schedule_set=False, study=self.turn.study)
+                if question
+                else _OFF_TOPIC
+            )
             # The question they had not answered yet is asked again (not the controller's next one).
             if self.asked in INTAKE_ORDER and not profile[self.asked] and not self.prompt_given():
                 pending = self._question(profile, self.asked)
@@ -524,6 +560,54 @@ class IntakeRules:
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
+
+    def _suggested_field(self) -> str | None:
+        """The field a default the coach suggested stands for ("How about “a 2-minute walk”?": the habit)."""
+        offered = suggestion(self.turn.last_assistant).strip("“”")
+        if not offered or re.search(r"\d", offered):
+            return None
+        return next(
+            (
+                n
+                for n in (DOMAIN, MOTIVATION, ANCHOR)
+                if offered in (_EASY_DEFAULTS[n].strip("“”"), self._default(n).strip("“”"))
+            ),
+            None,
+        )
+
+    def _chosen_default(self, profile: dict[str, str]) -> dict[str, str]:
+        """A sensible default for the field still open, when the participant hands the choice over: the
+        time from the routine already known (else 8am), the routine from the time of day already known."""
+        missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+        missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+        if missing == TIME:
+            anchor = profile[ANCHOR]
+            return {TIME: (propose_time(anchor) or parse_vague_time(anchor, loose=True) if anchor else None) or "08:00"}
+        if missing == ANCHOR:
+            time = normalise_time(profile[TIME]) if profile[TIME] else None
+            hour = int(time.split(":")[0]) if time else 8
+            key = (
+                "default_anchor"
+                if 4 <= hour < 11
+                else "default_anchor_midday"
+                if hour < 15
+                else "default_anchor_evening"
+                if hour < 21
+                else "default_anchor_night"
+            )
+            return {ANCHOR: say(key, self.turn.language).strip("“”")}
+        if missing in (DOMAIN, MOTIVATION):
+            return {missing: self._default(missing).strip("“”")}
+        return {}
+
+    def _chosen_line(self) -> str:
+        """ "I'll pick: 8am." — the one line that says what the coach chose when the choice was handed over."""
+        saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
+        if not self.handed_over or saved is None:
+            return ""
+        language, (name, value) = self.turn.language, next(iter(saved.args.items()))
+        shown = clock(str(value), language) if name == TIME else f"“{value}”"
+        return say("chosen", language, value=shown)
 
     def _default(self, missing: str) -> str:
         """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""

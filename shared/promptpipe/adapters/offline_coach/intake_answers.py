@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.reading import accepts
+from promptpipe.adapters.offline_coach.spoken import with_clause_breaks
 from promptpipe.adapters.offline_coach.text import (
     _FILLER,
     ANCHOR,
@@ -32,7 +33,8 @@ from promptpipe.rules.language import detect_language
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
-    r"\b(?:because|'?cause|so that|so i can|so i|in order to|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
+    r"\b(?:because|'?cause|bc|b/c|cuz|coz|cos|so that|so i can|so i|in order to|i want to (?=feel\b)"
+    r"|i'd like to (?=feel\b)|(?=to feel\b)"
     r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
@@ -50,7 +52,8 @@ _ANCHOR = re.compile(
     r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
     r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
-    r"|al\s+\w+(?:ar|er|ir)\b[^,.;!?]*"
+    r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
+    r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
     re.I,
@@ -75,7 +78,8 @@ _SOFT_ANCHOR = re.compile(
     r"\b(?P<a>(?:with|w/|w|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
 )
 _ANCHOR_TAIL = re.compile(
-    r"\s+(?:at|around|about|by|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
+    r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
+    r"|\s+(?:around|about|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
     r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
     r"|\s+como (?=a las|las|\d)\b.*$"
     r"|\s+[~@]?\d.*$",
@@ -185,12 +189,18 @@ def _as_anchor(answer: str) -> str:
     return "when I " + _words(answer, 9)
 
 
+_HEDGE_AFTER = re.compile(
+    r"(?:[\s,]+(?:i guess|i think|lol|haha+|lmao|tbh|honestly|probably|jaja+|je pense))+\W*$", re.I
+)
+
+
 def _as_motivation(text: str) -> str:
     """The whole reply to "why does it matter?", past a leading "ah ok." or "hmm,"."""
     sentences = [part.strip() for part in re.split(r"(?<=[.!;])\s+", text) if part.strip()]
     while sentences and not _substantive(_FILLER.sub("", _clean(sentences[0]))):
         sentences.pop(0)
     reason = _clean(_FILLER.sub("", _clean(" ".join(sentences))))
+    reason = _HEDGE_AFTER.sub("", reason)  # "to move more i guess": the hedge is no part of the reason
     timeish = parse_vague_time(reason, loose=True) or parse_clock_time(reason)
     if not _substantive(reason) or (timeish and len(reason.split()) <= 3):
         return ""
@@ -255,6 +265,13 @@ _CLOCK = r"\d{1,2}(?:[:.h][0-5]\d\s*(?:[ap]\.?m?\b|ish)?|\s*(?:[ap]\.?m?\b|ish\b
 _CLOSES_WITH_TIME = re.compile(
     rf"(?<!\bby )(?<!\buntil )(?<!\btil )(?<!\btill )(?<!\bsince )(?<!\bpast )(?<!\bfrom )(?<!\bto )"
     rf"(?<!\bhasta )(?<!\bdesde )(?<!\bjusqu'[àa] )\b{_CLOCK}\W*$",
+    re.I,
+)
+# Routines of the morning the clock reader does not know by name: "my first cup of coffee", "the alarm",
+# "I drop the kids at school", "el primer café", "suena el despertador", "mon premier café", "au réveil".
+_MORNING_ROUTINE = re.compile(
+    r"\b(?:first (?:cup|coffee|tea|thing)|alarm|drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|"
+    r"school run|primer caf[eé]|(?:la )?alarma|despertador|premier caf[eé]|r[ée]veil)",
     re.I,
 )
 _TIME_IN_A_REASON = re.compile(r"\b(?:by|until|til|till|since|hasta|desde|jusqu'[àa])\s+\d", re.I)
@@ -357,12 +374,14 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     if new_habit:  # "actually I'd rather do yoga, running hurts my knees": the habit, and a reason if given
         reason, _ = _reason_after_the_habit(text) if not known.get(MOTIVATION) else ("", None)
         return {DOMAIN: new_habit, **({MOTIVATION: reason} if reason else {})}
+    text = with_clause_breaks(text)  # "7pm um after dinner", "me relaja eh a las 5": where one answer ends
     text = _FILLER.sub(lambda m: " " * len(m[0]), text)  # "ok so i want to…": no "so i" reason
     motivation, m_match = _read_motivation(text, known, expected)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
     # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
     hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
+    hint += " morning" if _MORNING_ROUTINE.search(hint) else ""  # "6:30ish with my first cup of coffee"
     time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
     if time is None and expected == TIME:
         time = parse_asked_time(rest)  # "morning 7"
@@ -380,6 +399,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         and not _CLOSES_WITH_TIME.search(rest)
         and not _TIME_BESIDE_ROUTINE.search(rest)
     )
+    # A time said inside the reason ("I crash by 11"): the reply is the reason; a routine alone is not.
+    telling_why = telling_why and (time is not None or parse_vague_time(rest) is not None or not anchor)
     if telling_why:
         time = None
     elif time is None and not known.get(TIME):
@@ -392,6 +413,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     # doctor says I need to move more" answers why).
     changes = _WANT.search(domain_text) and (expected == DOMAIN or _CHANGE_OF_MIND.search(domain_text))
     domain = parse_domain(domain_text) if not known.get(DOMAIN) or changes else ""
+    motivation = _HEDGE_AFTER.sub("", motivation) if motivation else motivation
     for name, value in ((DOMAIN, domain), (MOTIVATION, motivation), (TIME, time or ""), (ANCHOR, anchor)):
         if value and value != known.get(name):
             learned[name] = value
@@ -562,7 +584,17 @@ def _habit_changed(text: str, known: dict[str, str]) -> str:
 
 
 _REASON_LEAD = re.compile(
-    r"^\s*(?:to|so that|so i can|because|'?cause|para|porque|pour|parce que|afin de)\s+(?!be honest)[a-zà-ÿ]", re.I
+    r"^\s*(?:to|so that|so i can|because|'?cause|bc|cuz|para|porque|pour|parce que|afin de)\s+(?!be honest)[a-zà-ÿ]"
+    # "for my back", "por salud", "por mi espalda": for the sake of something, not a moment ("por la noche")
+    r"|^\s*(?:for (?:my|the sake of|health|fun|sanity)\b(?! (?:lunch|break|coffee|commute|shower|walk|run)\b)"
+    r"|por (?!(?:la|las|el) (?:ma[nñ]ana|tarde|noche|d[ií]a)|favor|ejemplo|cierto|eso|si|ahora|fin|lo menos|"
+    r"supuesto|ahi|aqui|cierto|la|las|el|los)[a-zà-ÿ]"
+    r"|(?:por|para) (?:la|el|mi|mis) (?:salud|espalda|cabeza|estr[eé]s|ansiedad|peso|sue[nñ]o|energ[ií]a|"
+    r"familia|hij[oa]s?)\b)"
+    # "my doctor told me to", "mi doctor me lo dijo", "mon médecin me l'a dit": someone's advice is the reason
+    r"|^\s*(?:my|mi|el|mon|ma|le|la) (?:doctor|dr|doc|m[ée]dic[oa]|m[ée]decin|therapist|terapeuta|th[ée]rapeute|"
+    r"dentist|dentista|dentiste|physio|kin[ée]|coach|nurse|enfermera)\b",
+    re.I,
 )
 # The words of a reply that only says when ("every evening please", "after work").
 _TIME_WORDS = any_word(
@@ -610,7 +642,8 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
 
 # Words that still belong to the habit after its keyword ("drink more water every day", "walk 10 minutes").
 _HABIT_GOES_ON = re.compile(
-    r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|"
+    r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|lists?|"
+    r"apps?|routines?|sessions?|practice|journal|habit|"
     r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?)\b)+",
     re.I,
 )
