@@ -383,8 +383,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
     hint += " morning" if _MORNING_ROUTINE.search(hint) else ""  # "6:30ish with my first cup of coffee"
     time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
-    if time is None and expected == TIME:
-        time = parse_asked_time(rest)  # "morning 7"
+    if time is None and expected == TIME:  # "morning 7", "7 is fine coffee obvs"
+        time = _asked_time_in(rest)
     opening_hour = _HOUR_THEN_ROUTINE.match(rest)
     if time is None and opening_hour:  # "8 when I get off work", "9 once everyone is in bed": the hour, then when
         time = _late_for_sleep(parse_clock_time(f"at {opening_hour[1]} {rest[opening_hour.end() :]}", hint), rest, "")
@@ -452,6 +452,11 @@ def _left_over(text: str, *spans: re.Match[str] | None) -> str:
     return _clean(_FILLER.sub("", _clean(left)))
 
 
+def _asked_time_in(clause: str) -> str | None:
+    """A time given in answer to "what time?" in a clause, past its filler ("7 is fine coffee obvs")."""
+    return parse_asked_time(clause) or parse_asked_time(_LEFT_FILLER.sub(" ", clause))
+
+
 def _read_the_rest(
     text: str,
     rest: str,
@@ -466,7 +471,8 @@ def _read_the_rest(
     or else a routine while none is known ("lunch", "I let the dog out", "feed the cat")."""
     if learned.get(DOMAIN):  # what follows a habit is read by the habit's own rules
         return {}
-    if set(learned) == {TIME} and (parse_clock_time(rest) is None or _TIME_IN_A_REASON.search(rest)):
+    read_no_time = parse_clock_time(rest) is None and _asked_time_in(rest) is None
+    if set(learned) == {TIME} and (read_no_time or _TIME_IN_A_REASON.search(rest)):
         return {}  # "I crash by 11": the time is part of what they said, so nothing is left over
     left = _left_over(rest, a_match)
     if not _substantive(left) or accepts(left) or "?" in text:
@@ -478,7 +484,7 @@ def _read_the_rest(
             if reason:
                 return {MOTIVATION: reason}
     # A routine is read in the time's own clause only ("6:45am I let the dog out", not "at 8am, I run late").
-    beside = next((c for c in _CLAUSE.findall(rest) if parse_clock_time(c) or parse_asked_time(c)), "")
+    beside = next((c for c in _CLAUSE.findall(rest) if parse_clock_time(c) or _asked_time_in(c)), "")
     left = _left_over(beside) if learned.get(TIME) and beside else ""
     if left and not accepts(left) and not known.get(ANCHOR) and ANCHOR not in learned and len(left.split()) <= 8:
         routine = _as_anchor(left)

@@ -9,6 +9,10 @@ import re
 # A voice-to-text run-on says where one answer ends with a filler ("um", "eh", "euh") or an "and" before
 # another answer (a time, a routine's connective, a reason's cue), where a typed message has a comma.
 _SPOKEN_FILLER = re.compile(r"\s+(?:u+m+|u+h+|e+rm|h+m+|e+h+|e+u+h+|heu|este|o sea|bah)(?=\s)", re.I)
+_ENDS_WITH_TIME = re.compile(
+    r"\d(?:\s*(?:[ap]\.?m\.?|h|ish))?(?:\s+(?:is fine|works|is good|ok|then|i guess|probably|est[aá] bien|me va))?$",
+    re.I,
+)
 _AND_NEXT_ANSWER = re.compile(
     r"\s+(?:and|y|e|et)(?:\s+(?:then|also|luego|tambi[eé]n|puis|aussi))?"
     r"(?=\s+(?:right |just )?(?:after|before|when|once|while|as soon as|at|around|about|like|to|for|because|"
@@ -65,5 +69,7 @@ def with_clause_breaks(text: str) -> str:
     um after dinner" → "7pm, after dinner"; "yoga and to relax" → "yoga, to relax"; "stretch when i wake up
     my back is stiff" → "…, my back is stiff") and an everyday word's swapped letters put back."""
     text = re.sub(r"[^\W\d_]{4,}", lambda m: _untyped(m[0]), text)
-    text = _AND_NEXT_ANSWER.sub(",", _SPOKEN_FILLER.sub(",", text))
+    # A filler right after a time leaves the time's clause open ("7am um i feed the dog": its routine).
+    text = _SPOKEN_FILLER.sub(lambda m: "" if _ENDS_WITH_TIME.search(text[: m.start()]) else ",", text)
+    text = _AND_NEXT_ANSWER.sub(",", text)
     return _BODY_STATEMENT.sub(lambda m: m[0] if _ABOUT_THE_BODY.search(text[: m.start()]) else ", ", text)
