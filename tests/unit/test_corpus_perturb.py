@@ -145,16 +145,10 @@ def test_a_typo_swaps_two_neighbouring_letters_of_one_long_word_of_a_fact_messag
     assert len(changed) == 1 and sorted(changed[0][0]) == sorted(changed[0][1])
 
 
-@pytest.mark.parametrize(
-    ("said", "as_texted"),
-    [
-        ("Ok, 7:30. After lunch!", "ok 7:30 after lunch"),
-        ("¿Sí? a las 7.30 p.m.", "sí a las 7.30 pm"),
-        ("What's this?", "what's this"),
-    ],
-)
-def test_lower_keeps_a_times_punctuation_only(said: str, as_texted: str) -> None:
-    assert lowered(said) == as_texted
+def test_lower_keeps_a_times_punctuation_only() -> None:
+    texted = {"Ok, 7:30. After lunch!": "ok 7:30 after lunch", "¿Sí? a las 7.30 p.m.": "sí a las 7.30 pm"}
+    assert {said: lowered(said) for said in texted} == texted
+    assert lowered("What's this?") == "what's this"  # an apostrophe is part of the word
 
 
 def test_a_run_on_joins_two_fact_messages_with_a_filler_and_keeps_both_calls() -> None:

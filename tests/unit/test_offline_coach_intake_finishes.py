@@ -63,18 +63,21 @@ def test_a_time_and_its_routine_in_one_answer_keep_both(said: str, time: str, an
 
 
 @pytest.mark.parametrize(
-    ("said", "asked", "reason"),
+    ("said", "asked"),
     [
-        ("for my knees", TIME, "for my knees"),
-        ("cuz it clears my head", MOTIVATION, "it clears my head"),
-        ("my physio said so", ANCHOR, "my physio said so"),
-        ("por mi familia", TIME, "por mi familia"),
-        ("mi médica me lo recomendó", ANCHOR, "mi médica me lo recomendó"),
-        ("to sleep better i think", MOTIVATION, "sleep better"),  # the hedge after it is no part of it
+        ("for my knees", TIME),
+        ("my physio said so", ANCHOR),
+        ("por mi familia", TIME),
+        ("mi médica me lo recomendó", ANCHOR),
     ],
 )
-def test_a_reason_short_or_long_is_the_reason_while_none_is_known(said: str, asked: str, reason: str) -> None:
-    assert parse_intake_message(said, HABIT, asked).get(MOTIVATION) == reason
+def test_a_reason_said_by_its_structure_is_the_reason_whatever_was_asked(said: str, asked: str) -> None:
+    assert parse_intake_message(said, HABIT, asked).get(MOTIVATION) == said
+
+
+def test_a_reasons_cue_and_a_hedge_after_it_are_no_part_of_it() -> None:
+    assert parse_intake_message("cuz it clears my head", HABIT, MOTIVATION).get(MOTIVATION) == "it clears my head"
+    assert parse_intake_message("to sleep better i think", HABIT, MOTIVATION).get(MOTIVATION) == "sleep better"
 
 
 @pytest.mark.parametrize("said", ["por la mañana", "for my lunch break at noon"])
@@ -169,3 +172,15 @@ def test_a_spoken_run_on_keeps_each_answer() -> None:
         "07:40",
         "before i start work",
     )
+
+
+def test_the_anchor_handed_over_before_any_time_brings_the_time_that_goes_with_it() -> None:
+    known = UserProfile(habit_domain="méditer", motivational_frame="me calmer")
+    response = OfflineCoach().complete(intake("peu importe", known, "Qu'est-ce que vous faites déjà chaque jour ?"))
+    assert saved(response) == {ANCHOR: "après mon café du matin", TIME: "08:00"}
+
+
+@pytest.mark.parametrize("said", ["cuántos días dura esto", "ça coûte combien", "y eso es gratis", "do i have to pay"])
+def test_a_question_typed_without_its_mark_is_still_a_question(said: str) -> None:
+    assert read_message(said).kind == "question"
+    assert read_message("to pay less at the dentist").kind == "fact"  # a reason that names a cost

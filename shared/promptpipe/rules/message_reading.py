@@ -204,10 +204,16 @@ _SMALL_TALK = re.compile(
     r"vous allez bien|tu vas bien|j'espere que (?:vous allez|tu vas) bien|enchante?e?|bonne journee)"
     r"\b[\s,!.?]*)+$"
 )
+# "is this free", "y esto es gratis", "c'est payant": what it costs is asked, even with no question mark.
+_COST = re.compile(
+    r"\b(?:is (?:this|it|the study)|does (?:this|it)|do i (?:have|need) to|esto|eso|es|c'est|est-ce|ca|il faut)\b"
+    r"[^.!?]{0,20}\b(?:free|cost|pay|gratis|cuesta|cobran?|de pago|pagar|gratuit|payant|coute|payer)\b"
+)
 _HOW_MANY = re.compile(r"\bhow many\b|\bcuantas (?:preguntas|cosas)\b|\bcombien de questions\b")
 _QUESTION_START = re.compile(
     r"^(?:who|what|how|why|when|where|which|is|are|do|does|can|could|will|would|should|may|"
-    r"quien|que|como|cuando|donde|por que|porque|cual|eres|es|puedo|puedes|se puede|y como|y quien|"
+    r"quien|que|como|cuando|donde|por que|porque|cual|cuanto|cuanta|cuantos|cuantas|eres|es|puedo|puedes|se puede|"
+    r"y como|y quien|c'est (?:combien|quand|ou|comment|gratuit|payant)|ca (?:dure|coute) combien|"
     r"qui|quoi|comment|combien|pourquoi|quand|ou|est-ce|c'est qui|c'est quoi|peut-on|puis-je|vous etes)\b"
 )
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -267,7 +273,8 @@ _WH_FORM = re.compile(
     r"should|have|has|u|you|r|gave|got|get|sent|long|much|many|often|happens?|happened|if|kind|sort))\b|who\b|"
     r"(?:por que|para que|quien|como|cuanto|cuando|donde|que) (?:me |te |lo |se )?(?:eres|es|son|sos|"
     r"preguntas|necesitas|quieres|dura|cuesta|tarda|tienes|tienen|conseguiste|sacaste|van|vas|pasa|hago|puedo)\b|"
-    r"(?:pourquoi|qui|comment|combien) (?:vous|tu|est|etes|es|avez|as|ca|c'est|dure)\b|est-ce que\b)"
+    r"(?:pourquoi|qui|comment|combien) (?:vous|tu|est|etes|es|avez|as|ca|c'est|dure)\b|est-ce que\b|"
+    r"cuant[oa]s? (?:\w+ )?(?:dura|duran|cuesta|tarda|son|hay|es|va|van|me|te)\b)"
 )
 
 
@@ -354,7 +361,7 @@ def read_message(text: str) -> MessageReading:
         return MessageReading("greeting")
     core = _after_greeting(core) or core  # "hi who is this", "hola, quien eres?": the rest is read
     opened = _LEAD_FILLER.sub("", core).strip() or core  # "wait who gave u my number": past the filler
-    by_form = _asks_by_form(said)
+    by_form = _asks_by_form(said) or bool(_COST.search(opened) and len(opened.split()) <= 6)
     asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(opened)) or by_form
     for topic, pattern in _TOPICS:
         mine = topic == "number" and re.search(r"\b(?:my|mi|mon) (?:phone )?(?:number|numero)\b", core)

@@ -595,7 +595,10 @@ class IntakeRules:
                 if hour < 21
                 else "default_anchor_night"
             )
-            return {ANCHOR: say(key, self.turn.language).strip("“”")}
+            # With no time yet, the time that goes with the routine chosen (the morning coffee: 8am): both
+            # the moment and its hour are theirs to change, and the set-up need not wait for either.
+            when = {} if time else {TIME: f"{hour:02d}:00"}
+            return {ANCHOR: say(key, self.turn.language).strip("“”"), **when}
         if missing in (DOMAIN, MOTIVATION):
             return {missing: self._default(missing).strip("“”")}
         return {}
@@ -605,9 +608,9 @@ class IntakeRules:
         saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
         if not self.handed_over or saved is None:
             return ""
-        language, (name, value) = self.turn.language, next(iter(saved.args.items()))
-        shown = clock(str(value), language) if name == TIME else f"“{value}”"
-        return say("chosen", language, value=shown)
+        language = self.turn.language
+        shown = [clock(str(value), language) if name == TIME else f"“{value}”" for name, value in saved.args.items()]
+        return say("chosen", language, value=", ".join(shown))
 
     def _default(self, missing: str) -> str:
         """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""
