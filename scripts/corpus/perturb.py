@@ -17,7 +17,18 @@ claims contradicted):
   that answers it with a fact;
 * ``reorder``: the facts of the first message that gives them in a simple "X at T", "X after R" or
   "T after R" form said in the opposite order ("yoga at 7am" → "at 7am, yoga", "10.30 after the
-  dishes" → "after the dishes, 10.30"); a conversation with no such message is skipped.
+  dishes" → "after the dishes, 10.30"); a conversation with no such message is skipped;
+* ``typo``: two neighbouring letters swapped in one word of five letters or more of one fact message
+  ("after dinner" → "after dinenr"), as a thumb types;
+* ``lower``: every message in lower case with no punctuation but what a time needs ("7:30", "7.30"), as
+  many people text ("Ok, after lunch." → "ok after lunch");
+* ``runon``: two consecutive fact messages said as one voice-to-text run-on, joined by a filler or an
+  "and" of the conversation's language ("7pm" + "after dinner" → "7pm um after dinner", "… y …", "… euh
+  …");
+* ``accents``: every accent left out of a Spanish or French conversation ("después del café" → "despues
+  del cafe"); English conversations are skipped;
+* ``impatient``: an impatient message that hands nothing over ("ugh so many questions", "qué pesado",
+  "c'est long") sent before a message after the first that gives a fact, marked ``not_a_fact``.
 
 Only the built split is perturbed (the held-out split is never tuned against). The variants are
 deterministic: each choice is drawn from ``random.Random`` seeded with the seed, the conversation's id
@@ -32,12 +43,13 @@ import argparse
 import random
 import re
 import sys
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from scripts.corpus.model import BUILT, NEXT_PROMPT, Conversation, Turn
 
-KINDS = ("merge", "greeting", "question", "ack", "reorder")
+KINDS = ("merge", "greeting", "question", "ack", "reorder", "typo", "lower", "runon", "accents", "impatient")
 DEFAULT_SEED = 35
 FACT_FIELDS = ("habit_domain", "motivational_frame", "preferred_time", "prompt_anchor")
 GREETINGS = {"en": ("hey", "hi there", "hello!"), "es": ("hola", "buenas"), "fr": ("bonjour", "salut")}
@@ -47,6 +59,15 @@ QUESTIONS = {
     "fr": ("c'est qui ?", "vous êtes un robot ?"),
 }
 ACKNOWLEDGEMENTS = {"en": ("ok", "okay", "got it"), "es": ("vale", "ok"), "fr": ("d'accord", "ok")}
+IMPATIENCE = {
+    "en": ("ugh so many questions", "this is taking forever", "omg can we hurry up"),
+    "es": ("qué pesado", "cuántas preguntas", "ya, rápido por favor"),
+    "fr": ("c'est long", "trop de questions"),
+}
+RUN_ON_JOINS = {"en": (" um ", " and ", " uh "), "es": (" eh ", " y ", " este "), "fr": (" euh ", " et ")}
+# Punctuation a texter leaves out; a dot or colon between digits is part of a time and stays.
+_PUNCTUATION = re.compile(r"(?<!\d)[.:]|[.:](?!\d)|[,;!?¿¡…]")
+_TYPO_WORD = re.compile(r"\b[^\W\d_]{5,}\b")
 _ANY_REPLY = "(any reply)"
 # "X at T": a time at the end after its preposition; "X after R": a routine at the end; "T after R": a
 # time, then its routine. The two parts are swapped: "at T, X", "after R, X", "after R, T".
@@ -105,6 +126,86 @@ def reordered(say: str) -> str | None:
     return None
 
 
+def run_on(first: Turn, second: Turn, join: str) -> Turn:
+    """Two messages said as one voice-to-text run-on: the first's closing punctuation dropped, the
+    filler or "and" between them, both messages' calls, no reply count."""
+    joined = f"{first.say.rstrip().rstrip('.!')}{join}{second.say.lstrip()}"
+    return Turn(say=joined, rounds=[*first.rounds, *second.rounds], reply=first.reply, wait=first.wait)
+
+
+def lowered(say: str) -> str:
+    """``say`` in lower case with no punctuation but a time's ("Ok, 7:30." → "ok 7:30")."""
+    said = re.sub(r"\b([ap])\.m\b\.?", r"\1m", say.lower())  # "p.m." is "pm" without its dots
+    return re.sub(r"\s+", " ", _PUNCTUATION.sub(" ", said)).strip() or say
+
+
+def with_a_typo(say: str, rng: random.Random) -> str | None:
+    """Two neighbouring letters of one word of five letters or more swapped (not the first letter, as a
+    thumb slips mid-word), or None when no word is long enough."""
+    found = list(_TYPO_WORD.finditer(say))
+    if not found:
+        return None
+    word = rng.choice(found)
+    at = rng.randrange(word.start() + 1, word.end() - 1)
+    if say[at] == say[at + 1]:
+        at = word.start() + 1 if at != word.start() + 1 else word.start() + 2
+    return f"{say[:at]}{say[at + 1]}{say[at]}{say[at + 2 :]}"
+
+
+def _turns_changed(turns: list[Turn], kind: str, language: str, rng: random.Random) -> list[Turn] | None:
+    """The turns of a variant of the kinds that change messages rather than add one, or None."""
+    if kind in ("merge", "runon"):
+        pairs = [i for i in range(len(turns) - 1) if gives_a_fact(turns[i]) and gives_a_fact(turns[i + 1])]
+        if not pairs:
+            return None
+        i = rng.choice(pairs)
+        join = rng.choice(RUN_ON_JOINS[language])
+        one = merged(turns[i], turns[i + 1]) if kind == "merge" else run_on(turns[i], turns[i + 1], join)
+        return [*turns[:i], one, *turns[i + 2 :]]
+    if kind == "typo":
+        typed = [(i, with_a_typo(turn.say, rng)) for i, turn in enumerate(turns) if gives_a_fact(turn)]
+        options = [(i, say) for i, say in typed if say is not None]
+        if not options:
+            return None
+        i, say = rng.choice(options)
+        return [*turns[:i], turns[i].model_copy(update={"say": say}), *turns[i + 1 :]]
+    if kind in ("lower", "accents"):
+        if kind == "accents" and language == "en":
+            return None
+        change = lowered if kind == "lower" else without_accents
+        changed = [turn.model_copy(update={"say": change(turn.say)}) for turn in turns]
+        return changed if changed != turns else None
+    # reorder: the first message that gives its facts in a simple form (the opening one, where it does).
+    for i, turn in enumerate(turns):
+        said = reordered(turn.say) if gives_a_fact(turn) else None
+        if said is not None:
+            return [*turns[:i], turn.model_copy(update={"say": said}), *turns[i + 1 :]]
+    return None
+
+
+def _turns_added(turns: list[Turn], kind: str, language: str, rng: random.Random) -> list[Turn] | None:
+    """The turns of a variant of the kinds that add a message (greeting, question, ack, impatient), or None."""
+    if kind == "greeting":
+        return [_inserted(rng.choice(GREETINGS[language]), "greeting"), *turns]
+    if kind == "question":
+        if len(turns) < 2:
+            return None
+        i = rng.randrange(1, len(turns))
+        return [*turns[:i], _inserted(rng.choice(QUESTIONS[language]), "question"), *turns[i:]]
+    places = [i for i in range(1, len(turns)) if gives_a_fact(turns[i])]
+    if not places:
+        return None
+    i = rng.choice(places)
+    if kind == "impatient":
+        inserted = _inserted(rng.choice(IMPATIENCE[language]), "complaint")
+    else:
+        inserted = _inserted(rng.choice(ACKNOWLEDGEMENTS[language]))
+    return [*turns[:i], inserted, *turns[i:]]
+
+
+_ADDING = ("greeting", "question", "ack", "impatient")
+
+
 def perturb(conversation: Conversation, kind: str, seed: int = DEFAULT_SEED) -> Conversation | None:
     """One variant of an intake conversation whose expected end is unchanged, or None when the kind does
     not apply to it (a feedback week, no two fact messages in a row, a first message not in simple form)."""
@@ -114,32 +215,9 @@ def perturb(conversation: Conversation, kind: str, seed: int = DEFAULT_SEED) -> 
         return None
     rng = random.Random(f"{seed}:{conversation.id}:{kind}")
     turns, language = list(conversation.turns), language_of(conversation)
-    if kind == "merge":
-        pairs = [i for i in range(len(turns) - 1) if gives_a_fact(turns[i]) and gives_a_fact(turns[i + 1])]
-        if not pairs:
-            return None
-        i = rng.choice(pairs)
-        return _variant(conversation, kind, [*turns[:i], merged(turns[i], turns[i + 1]), *turns[i + 2 :]])
-    if kind == "greeting":
-        return _variant(conversation, kind, [_inserted(rng.choice(GREETINGS[language]), "greeting"), *turns])
-    if kind == "question":
-        if len(turns) < 2:
-            return None
-        i = rng.randrange(1, len(turns))
-        question = _inserted(rng.choice(QUESTIONS[language]), "question")
-        return _variant(conversation, kind, [*turns[:i], question, *turns[i:]])
-    if kind == "ack":
-        places = [i for i in range(1, len(turns)) if gives_a_fact(turns[i])]
-        if not places:
-            return None
-        i = rng.choice(places)
-        return _variant(conversation, kind, [*turns[:i], _inserted(rng.choice(ACKNOWLEDGEMENTS[language])), *turns[i:]])
-    # The first message that gives its facts in a simple form (the opening one, where it does).
-    for i, turn in enumerate(turns):
-        said = reordered(turn.say) if gives_a_fact(turn) else None
-        if said is not None:
-            return _variant(conversation, kind, [*turns[:i], turn.model_copy(update={"say": said}), *turns[i + 1 :]])
-    return None
+    read = _turns_added if kind in _ADDING else _turns_changed
+    changed = read(turns, kind, language, rng)
+    return _variant(conversation, kind, changed) if changed is not None else None
 
 
 # --- the feedback week --------------------------------------------------------------------------------
@@ -240,8 +318,6 @@ def typo(say: str, rng: random.Random) -> str | None:
 
 def without_accents(say: str) -> str:
     """ "¿cuánto dura esto?" → "cuanto dura esto?": accents, ¿ and ¡ left out, as many people type."""
-    import unicodedata
-
     stripped = "".join(c for c in unicodedata.normalize("NFD", say) if unicodedata.category(c) != "Mn")
     return unicodedata.normalize("NFC", stripped.replace("¿", "").replace("¡", ""))
 

@@ -4,6 +4,8 @@ is the same from run to run."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from scripts.corpus.model import Call, Conversation, Expected, Turn, load_split
@@ -14,12 +16,15 @@ from scripts.corpus.perturb import (
     WEEK_QUESTIONS,
     WEEK_THANKS,
     gives_a_fact,
+    lowered,
     main,
     merged,
     perturb,
     perturb_week,
     reordered,
+    run_on,
     variants,
+    with_a_typo,
     without_accents,
 )
 
@@ -135,6 +140,53 @@ def test_variants_are_deterministic_keep_the_end_and_skip_feedback_weeks() -> No
     assert all(perturb(week, kind) is None for kind in KINDS)
     with pytest.raises(ValueError, match="no perturbation"):
         perturb(conversation(), "shuffle")
+
+
+def test_a_typo_swaps_two_neighbouring_letters_of_one_long_word_of_a_fact_message() -> None:
+    rng = random.Random(1)
+    for _ in range(20):
+        typed = with_a_typo("after dinner", rng)
+        assert typed is not None and typed != "after dinner" and sorted(typed) == sorted("after dinner")
+        assert typed[0] == "a" and " d" in typed  # a word's first letter stays
+    assert with_a_typo("7pm ok", rng) is None
+    variant = perturb(conversation(), "typo")
+    assert variant is not None
+    changed = [(a, b) for a, b in zip(says(variant), [t.say for t in conversation().turns], strict=True) if a != b]
+    assert len(changed) == 1 and sorted(changed[0][0]) == sorted(changed[0][1])
+
+
+def test_lower_keeps_a_times_punctuation_only() -> None:
+    texted = {"Ok, 7:30. After lunch!": "ok 7:30 after lunch", "¿Sí? a las 7.30 p.m.": "sí a las 7.30 pm"}
+    assert {said: lowered(said) for said in texted} == texted
+    assert lowered("What's this?") == "what's this"  # an apostrophe is part of the word
+
+
+def test_a_run_on_joins_two_fact_messages_with_a_filler_and_keeps_both_calls() -> None:
+    joined = run_on(conversation().turns[2], conversation().turns[3], " um ")
+    assert joined.say == "7pm um after dinner"
+    assert [c.args for r in joined.rounds for c in r] == [
+        {"preferred_time": "19:00"},
+        {"prompt_anchor": "after dinner"},
+    ]
+    variant = perturb(conversation("es-caminar"), "runon")
+    assert variant is not None and len(variant.turns) == 4
+    assert any(f" {join} " in say for say in says(variant) for join in ("eh", "y", "este"))
+
+
+def test_accents_are_left_out_of_spanish_and_french_only() -> None:
+    assert without_accents("después del café, à 19h, niño") == "despues del cafe, a 19h, nino"
+    assert perturb(conversation(), "accents") is None  # English
+    spanish = conversation("es-caminar")
+    spanish.turns[3] = Turn(say="después de cenar", calls=[save(prompt_anchor="después de cenar")], reply="¿Sí?")
+    assert says(perturb(spanish, "accents"))[3] == "despues de cenar"
+    assert perturb(conversation("es-walk"), "accents") is None  # nothing to leave out
+
+
+def test_an_impatient_message_comes_before_a_fact_marked_as_a_complaint() -> None:
+    variant = perturb(conversation(), "impatient")
+    assert variant is not None and len(variant.turns) == 6
+    at = next(i for i, t in enumerate(variant.turns) if t.not_a_fact == "complaint")
+    assert at >= 1 and gives_a_fact(variant.turns[at + 1])
 
 
 def test_only_the_built_split_can_be_perturbed() -> None:

@@ -151,11 +151,19 @@ def test_a_question_is_answered_from_the_study_facts() -> None:
 
 
 def test_a_complaint_gets_an_easier_way_on_and_its_yes_saves_the_default() -> None:
-    answer = reply(OfflineCoach().complete(intake("this is annoying. just pick one", WALKING, ASK_WHY)))
+    answer = reply(OfflineCoach().complete(intake("this is annoying. too many questions", WALKING, ASK_WHY)))
     assert answer == (
         "Sorry — let's keep it simple. How about “to feel a bit better every day”? Just reply yes, or tell me yours."
     )
     saved = OfflineCoach().complete(intake("👍🏼", WALKING, answer)).tool_calls
+    assert [(c.name, c.parsed_arguments()) for c in saved] == [
+        ("save_user_profile", {"motivational_frame": "to feel a bit better every day"})
+    ]
+
+
+def test_a_complaint_that_hands_the_choice_over_takes_the_default_at_once() -> None:
+    # "just pick one" is an easier way on: the default is chosen (docs/offline-coach.md, "Intakes that finish")
+    saved = OfflineCoach().complete(intake("this is annoying. just pick one", WALKING, ASK_WHY)).tool_calls
     assert [(c.name, c.parsed_arguments()) for c in saved] == [
         ("save_user_profile", {"motivational_frame": "to feel a bit better every day"})
     ]

@@ -46,10 +46,11 @@ TOPICS = (
     "stop_later",
     "rephrase",
     "why_asked",
+    "how_many",
     "other",
 )
 
-__all__ = ["TOPICS", "Kind", "MessageReading", "Request", "plain", "read_message"]
+__all__ = ["TOPICS", "Kind", "MessageReading", "Request", "hands_over", "plain", "read_message"]
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,10 @@ _NO = re.compile(
     r"[\s!.]*$"
 )
 _LATER = re.compile(
-    r"\b(?:let me think|i'?ll think|think about it|need to think|not sure yet|not yet,? let me|"
+    r"\b(?:(?:gotta|got to|have to|need to|lemme|i'?ll|i will|i wanna|want to|let me) (?:think|sleep on it|mull)|"
+    r"think (?:on|it over|it through)|sleep on it|je vais (?:y )?(?:penser|voir)|laisse[sz]?[- ]moi voir|"
+    r"lo (?:consulto|medito|checo)|dejame (?:verlo|ver)|"
+    r"let me think|i'?ll think|think about it|need to think|not sure yet|not yet,? let me|"
     r"tell (?:you|u) (?:tomorrow|later)|get back to (?:you|u)|dejame pensar\w*|lo pienso|lo voy a pensar|"
     r"te digo (?:manana|luego|despues)|no se todavia|todavia no se|aun no se|"
     r"je vais y reflechir|je vais reflechir|laisse[sz]?[- ]moi (?:reflechir|y penser)|je ne sais pas encore|"
@@ -169,11 +173,47 @@ _COMPLAINT = re.compile(
     r"confusing|waste of time|ugh+|omg stop|que fastidio|fastidi\w*|molest\w*|cuantas preguntas|"
     r"demasiadas preguntas|tu elige|elige tu|lo que sea|do i (?:\w+ )?(?:have|need) to (?:explain|answer|say|tell)|"
     r"(?:this|that) is (?:a lot|too much)|trop de questions|c'est (?:penible|chiant|long)|que pesad\w*|"
-    r"otra pregunta|more questions)\b"
+    r"otra pregunta|more questions|"
+    # impatience: "this is taking forever", "hurry up", "ya, rápido", "on peut aller plus vite"
+    r"taking (?:forever|so long|too long|ages)|hurry up|speed (?:this|it) up|get (?:this|it) over with|"
+    r"(?:can|could) we (?:just )?(?:move on|get on with it|be quick)|(?:ya,? |mas )rapido|rapido,? (?:por favor|porfa)|"
+    r"apurate|date prisa|ya acabemos|"
+    r"se me hace eterno|plus vite|depeche|depechons|on peut accelerer|ca prend du temps)\b"
 )
+# "idk you choose", "whatever works", "up to you", "tú decide", "lo que sea", "peu importe": the choice is
+# handed to the coach — an easier way on, not a fact (the words are never saved).
+_HAND_OVER = re.compile(
+    r"\b(?:(?:you|u) (?:pick|choose|decide)|(?:just )?pick (?:one|for me|something|anything|whatever)|"
+    r"(?:choose|decide) for me|whatever(?: (?:works|you (?:think|want|like|say)|is (?:fine|best|easiest)))?|"
+    r"up to (?:you|u)|your (?:call|choice)|dealer'?s choice|surprise me|(?:it )?doesn'?t matter\W*$|"
+    r"i (?:don'?t|dont) (?:really )?care\W*$|idc|"
+    r"any(?:thing| time|time)? (?:works|is fine)|(?:tu|usted) (?:decide|decides|elige|eliges|escoge|escoges)|"
+    r"(?:decide|decidelo|elige|eligelo|escoge) (?:tu|usted)|lo que sea|lo que (?:tu )?quieras|como quieras|"
+    r"me da igual|da igual|cualquier(?:a| cosa| hora)|lo que (?:te|le) parezca|peu importe|n'importe (?:quoi|quand)|"
+    r"comme (?:vous voulez|tu veux)|(?:choisissez|choisis|decidez|decide)(?:-le)? (?:pour moi|vous-meme|toi)|"
+    r"c'est (?:vous|toi) qui (?:voyez|vois|choisissez|choisis|decidez|decides)|je m'en fiche|ca m'est egal)\b"
+)
+# Small talk that goes with a greeting ("hope ur having a nice day", "¿qué tal?", "ça va ?"): no fact.
+_SMALL_TALK = re.compile(
+    r"^(?:(?:how are (?:you|u|ya|things)(?: doing| today)?|how r u|how'?s it going|how'?s your day|"
+    r"(?:i )?hope (?:you|your|ur|u)\b(?:\s+[\w']+){0,5}?\s+(?:well|good|great|nice|fine|lovely|ok|okay|wonderful)"
+    r"(?:\s+(?:day|morning|evening|week|afternoon|one|weekend))?|nice to (?:meet|hear from) (?:you|u)|"
+    r"thanks for (?:reaching out|the message|texting)|"
+    r"que tal(?: (?:estas|todo|tu dia))?|como (?:estas|esta|andas|vas|te va)|que onda|todo bien|mucho gusto|"
+    r"(?:espero|ojala) que (?:estes|este|te vaya) bien|ca va|comment (?:ca va|allez-vous|vas-tu|tu vas)|"
+    r"vous allez bien|tu vas bien|j'espere que (?:vous allez|tu vas) bien|enchante?e?|bonne journee)"
+    r"\b[\s,!.?]*)+$"
+)
+# "is this free", "y esto es gratis", "c'est payant": what it costs is asked, even with no question mark.
+_COST = re.compile(
+    r"\b(?:is (?:this|it|the study)|does (?:this|it)|do i (?:have|need) to|esto|eso|es|c'est|est-ce|ca|il faut)\b"
+    r"[^.!?]{0,20}\b(?:free|cost|pay|gratis|cuesta|cobran?|de pago|pagar|gratuit|payant|coute|payer)\b"
+)
+_HOW_MANY = re.compile(r"\bhow many\b|\bcuantas (?:preguntas|cosas)\b|\bcombien de questions\b")
 _QUESTION_START = re.compile(
     r"^(?:who|what|how|why|when|where|which|is|are|do|does|can|could|will|would|should|may|"
-    r"quien|que|como|cuando|donde|por que|porque|cual|eres|es|puedo|puedes|se puede|y como|y quien|"
+    r"quien|que|como|cuando|donde|por que|porque|cual|cuanto|cuanta|cuantos|cuantas|eres|es|puedo|puedes|se puede|"
+    r"y como|y quien|c'est (?:combien|quand|ou|comment|gratuit|payant)|ca (?:dure|coute) combien|"
     r"qui|quoi|comment|combien|pourquoi|quand|ou|est-ce|c'est qui|c'est quoi|peut-on|puis-je|vous etes)\b"
 )
 _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -196,6 +236,9 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(r"\b(?:get|got|gave|give|have|has|find|found|conseguiste|consiguieron|sacaste|sacaron|"
                           r"dieron|dio|paso|tienes|tienen|eu|trouve|avez|as|donne)\b.*"
                           r"\b(?:number|numero|cel|celular|telefono)\b")),
+    ("how_many", re.compile(r"\bhow many (?:more )?(?:questions|things|steps)\b|\bcuantas (?:preguntas|cosas)\b|"
+                            r"\bcombien de questions\b|\b(?:is this|are we|almost) (?:done|finished|over)\b|"
+                            r"\b(?:ya )?(?:casi )?(?:terminamos|acabamos)\b|\bc'est (?:bientot )?fini\b")),
     ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
                             r"\bcombien de temps\b|\bca dure combien\b")),
     ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
@@ -213,14 +256,14 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 
 _GREETING_LEAD = re.compile(
-    r"^(?:(?:hi+|hey+|hello+|hiya|yo|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|bonjour|bonsoir|"
+    r"^(?:(?:hi+|hey+|hello+|hiya|yo|hola+|holi|buenas (?:tardes|noches|dias)|buenas|buenos dias|bonjour|bonsoir|"
     r"salut|coucou|good (?:morning|afternoon|evening))\b[\s,!.]*)+"
 )
 
 
 # Words a message may open with before what it asks ("wait who gave u my number", "ok but how long").
 _LEAD_FILLER = re.compile(
-    r"^(?:(?:wait|ok(?:ay)?|oh|ah|um+|uh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
+    r"^(?:(?:wait|ok(?:ay)?|oh|ah|um+|uh+|ugh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
     r"et|mais|euh|bon|dis|ah bon)\b[\s,!.]*)+"
 )
 # A question by its form, with no question mark: an interrogative word and a verb or pronoun after it
@@ -230,7 +273,8 @@ _WH_FORM = re.compile(
     r"should|have|has|u|you|r|gave|got|get|sent|long|much|many|often|happens?|happened|if|kind|sort))\b|who\b|"
     r"(?:por que|para que|quien|como|cuanto|cuando|donde|que) (?:me |te |lo |se )?(?:eres|es|son|sos|"
     r"preguntas|necesitas|quieres|dura|cuesta|tarda|tienes|tienen|conseguiste|sacaste|van|vas|pasa|hago|puedo)\b|"
-    r"(?:pourquoi|qui|comment|combien) (?:vous|tu|est|etes|es|avez|as|ca|c'est|dure)\b|est-ce que\b)"
+    r"(?:pourquoi|qui|comment|combien) (?:vous|tu|est|etes|es|avez|as|ca|c'est|dure)\b|est-ce que\b|"
+    r"cuant[oa]s? (?:\w+ )?(?:dura|duran|cuesta|tarda|son|hay|es|va|van|me|te)\b)"
 )
 
 
@@ -250,6 +294,13 @@ def _asks_by_form(said: str) -> bool:
     past a filler."""
     own = _POLL_ANSWER.sub("", said)
     return "?" in own or bool(_WH_FORM.match(_LEAD_FILLER.sub("", own).strip()))
+
+
+def hands_over(text: str) -> bool:
+    """The participant hands the choice to the coach ("idk you choose", "whatever works", "tú decide",
+    "peu importe"), with no answer of their own (no number) beside it."""
+    said = plain(text)
+    return bool(_HAND_OVER.search(said)) and not re.search(r"\d", said)
 
 
 def _days(said: str) -> int | None:
@@ -301,13 +352,16 @@ def read_message(text: str) -> MessageReading:
         return MessageReading("later")
     if _SHRUG.match(core) or _SHRUG.match(squeeze_repeats(core)):
         return MessageReading("later", topic="shrug")  # no answer yet, and no wish to wait either
-    if _COMPLAINT.search(said) and not re.search(r"\d", said):
+    asks_how_many = _HOW_MANY.search(said) and _asks_by_form(said)  # "¿cuántas preguntas son?" is answered
+    if _COMPLAINT.search(said) and not re.search(r"\d", said) and not asks_how_many:
         return MessageReading("complaint")
+    if _SMALL_TALK.match(re.sub(r"^[\W_]+", "", _after_greeting(core)) or "-"):
+        return MessageReading("greeting")  # "good morning! hope ur having a nice day", "how are you?"
     if _GREETING.match(core) and len(core.split()) <= 4 and not _QUESTION_START.match(_after_greeting(core)):
         return MessageReading("greeting")
     core = _after_greeting(core) or core  # "hi who is this", "hola, quien eres?": the rest is read
     opened = _LEAD_FILLER.sub("", core).strip() or core  # "wait who gave u my number": past the filler
-    by_form = _asks_by_form(said)
+    by_form = _asks_by_form(said) or bool(_COST.search(opened) and len(opened.split()) <= 6)
     asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(opened)) or by_form
     for topic, pattern in _TOPICS:
         mine = topic == "number" and re.search(r"\b(?:my|mi|mon) (?:phone )?(?:number|numero)\b", core)

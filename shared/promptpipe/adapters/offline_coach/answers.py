@@ -3,14 +3,18 @@ shows of the participant's state, and the last question said another way ("what 
 
 from __future__ import annotations
 
+from promptpipe.adapters.offline_coach.faq import StudyFacts, answer_faq
 from promptpipe.adapters.offline_coach.reading import asked_for, last_question
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
 from promptpipe.adapters.offline_coach.times import friendly_time
 
 
-def answer_question(kind: str, profile: dict[str, str], time: str | None, *, schedule_set: bool) -> str:
+def answer_question(
+    kind: str, profile: dict[str, str], time: str | None, *, schedule_set: bool, study: StudyFacts | None = None
+) -> str:
     """One or two sentences; ``profile`` holds the context block's fields, ``time`` the preferred
-    time as HH:MM when known, ``schedule_set`` whether a daily schedule exists."""
+    time as HH:MM when known, ``schedule_set`` whether a daily schedule exists, ``study`` what the
+    study's settings say of it (``faq.StudyFacts``)."""
     habit = profile.get(DOMAIN, "")
     at = f" around {friendly_time(time)}" if time else ""
     if kind == "change_time_later":
@@ -33,13 +37,8 @@ def answer_question(kind: str, profile: dict[str, str], time: str | None, *, sch
         return "We haven't picked a time yet."
     if kind == "miss_a_day":
         return "Nothing bad happens: I'll ask how it went, and we'll make it easier for the next day."
-    if kind == "how_long":
-        return (
-            "About a minute a day to begin with — small enough to do on a busy day. How many weeks the study "
-            "runs is set by the study team, who can tell you when it ends."
-        )
-    if kind == "bot":
-        return "I'm an automated habit coach (no person types these replies), and the study team can see our chat."
+    if kind in ("how_long", "bot"):  # the FAQ's answer, with the study's facts when the caller has them
+        return answer_faq(kind, study or StudyFacts())
     if kind == "weekdays":
         return "For now the prompt comes every day; on the days you'd rather skip, just let it pass."
     if kind == "random_time":

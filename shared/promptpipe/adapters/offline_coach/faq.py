@@ -1,6 +1,7 @@
 """The offline coach's answers to a participant's questions about the study and the coach
 (docs/offline-coach.md, "Questions"): who is this, is this a bot, how did you get my number, how long
-does it take, what will you send, can I change the time, how do I stop, why do you ask. The study's facts come from
+does it take, what will you send, can I change the time, how do I stop, why do you ask, how many
+questions are left. The study's facts come from
 its settings (``StudyFacts.from_settings``); an answer never states what the study did not configure.
 A question none of them answers is passed to the study team's contact, never guessed at."""
 
@@ -69,6 +70,8 @@ def answer_faq(topic: str, study: StudyFacts, language: str = "en") -> str:
         return "Yes — any time. Just text me the new time (like “7pm from now on”) and I'll move your daily prompt."
     if topic == "stop_later":
         return "Whenever you like: reply STOP to stop all messages, or “pause for a week” to take a break."
+    if topic == "how_many":
+        return "Just a few: your habit, why it matters, a time and what you already do then."
     if topic == "why_asked":
         return "It helps me word your daily prompts so they fit your day; a few words are plenty, and you can skip it."
     return f"I can't answer that one myself, but {study.reach} can."
@@ -90,6 +93,7 @@ _ANSWERS: dict[str, dict[str, str]] = {
         "descansar.",
         "why_asked": "Me ayuda a escribir tus mensajes diarios para que encajen en tu día; bastan unas palabras, y "
         "puedes saltártelo.",
+        "how_many": "Solo unas pocas: tu hábito, por qué te importa, una hora y qué haces ya a esa hora.",
         "other": "Eso no lo puedo contestar yo, pero {reach} sí.",
     },
     "fr": {
@@ -106,6 +110,8 @@ _ANSWERS: dict[str, dict[str, str]] = {
         "semaine » pour faire une pause.",
         "why_asked": "Cela m'aide à écrire vos messages quotidiens pour qu'ils collent à votre journée ; quelques "
         "mots suffisent, et vous pouvez passer.",
+        "how_many": "Juste quelques-unes : votre habitude, pourquoi elle compte, une heure et ce que vous faites "
+        "déjà à ce moment-là.",
         "other": "Je ne peux pas répondre à cela moi-même, mais {reach} le peut.",
     },
 }

@@ -1,9 +1,9 @@
 """The intake rules: save what the message says, then (profile complete) prompt → schedule → feedback.
 
-Longer than 500 lines because the intake's reading of one message (what was asked, what was said
-beside it, a suggestion taken, a question or a complaint in between) and the reply it decides are one
-state machine over the same fields; the pure readings it calls live in ``intake_answers`` and
-``reading``."""
+The intake's reading of one message (what was asked, what was said beside it, a suggestion taken, a
+question, a complaint or a choice handed over in between) and the reply it decides; the pure readings
+it calls live in ``intake_answers`` and ``reading``, its words in ``intake_words``, the set-up of the
+daily prompt in ``intake_setup``."""
 
 from __future__ import annotations
 
@@ -12,15 +12,28 @@ from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
-from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
+from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
+from promptpipe.adapters.offline_coach.intake_words import (
+    _ACK_WORDS,
+    _DAYPART_ANCHOR,
+    _DECLINED,
+    _DECLINED_ACK,
+    _DECLINED_VALUE,
+    _EASY_DEFAULTS,
+    _OFF_TOPIC,
+    _PROPOSE_ROUTINE,
+    _SUGGESTIONS,
+    _UNDERSTOOD,
+    _VAGUE_WORDS,
+    _beside_the_question,
+)
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import (
     accepts,
     asked_for,
     common_question,
     declines,
-    is_schedule_offer,
     suggestion,
     suggestion_sentence,
     unclear_stop,
@@ -35,9 +48,7 @@ from promptpipe.adapters.offline_coach.text import (
     INTAKE_ORDER,
     MOTIVATION,
     SAVE,
-    SCHEDULER,
     TIME,
-    TRANSITION,
     _clean,
     _is_hint,
 )
@@ -49,120 +60,26 @@ from promptpipe.adapters.offline_coach.times import (
     propose_time,
     same_half_of_day,
 )
-from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.intent_patterns import STOP
-from promptpipe.rules.message_reading import MessageReading, read_message
+from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
 
-_DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
-_VAGUE_WORDS = re.compile(
-    r"\b(?:in the|every|each|at|around|after|before|sometime|some time|please|maybe|i guess|probably|"
-    r"mornings?|evenings?|afternoons?|nights?|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
-    r"noon|midday)\b"
-)
-_OFF_TOPIC = "I can't help with that one, I'm afraid — I'm only your habit coach."
-_PROPOSE_ROUTINE = {
-    "en": "How about “{routine}”? Just reply yes, or tell me yours.",
-    "es": "¿Qué tal “{routine}”? Responde sí, o dime la tuya.",
-    "fr": "Et “{routine}” ? Répondez oui, ou dites-moi la vôtre.",
-}
-# "rather not say why", "skip", "prefiero no decirlo", "je préfère ne pas le dire": a reason declined.
-_DECLINED = re.compile(
-    r"^\W*(?:i'?d |i would )?(?:rather not(?: say| answer| tell| share)?(?: why)?|prefer not to (?:say|answer|share)|"
-    r"skip(?: it| this| that| this one)?|pass|next(?: question)?|none of your business|no comment|"
-    r"prefiero no (?:decirlo|decir|contestar|responder)|paso|siguiente|"
-    r"je pr[ée]f[èe]re ne pas (?:le )?dire|je passe|passons)\b[\s,.!]*(?:lol|haha+|jaja+|thanks?|gracias|merci)?\W*$",
-    re.I,
-)
-_DECLINED_VALUE = {"en": "(rather not say)", "es": "(prefiere no decirlo)", "fr": "(préfère ne pas le dire)"}
-_DECLINED_ACK = {
-    "en": "That's fine, we can skip that.",
-    "es": "Sin problema, lo dejamos.",
-    "fr": "Pas de souci, on passe.",
-}
-# "oh right the study. ok", "ah ya veo", "je vois": understood, and nothing new said.
-_UNDERSTOOD = re.compile(
-    r"^\W*(?:oh+|ah+|i see|got it|gotcha|makes sense|right|oh ok(?:ay)?|ah ok(?:ay)?|ya veo|ah ya|ah vale|ah bueno|"
-    r"entiendo|ah d'accord|je vois|ah bon)\b",
-    re.I,
-)
-_ACK_WORDS = frozenset(
-    [
-        "oh",
-        "ah",
-        "ahh",
-        "ohh",
-        "ok",
-        "okay",
-        "right",
-        "i",
-        "see",
-        "got",
-        "it",
-        "gotcha",
-        "makes",
-        "sense",
-        "cool",
-        "alright",
-        "thanks",
-        "thank",
-        "you",
-        "ya",
-        "veo",
-        "vale",
-        "bueno",
-        "entiendo",
-        "d'accord",
-        "je",
-        "vois",
-        "bon",
-        "that",
-        "the",
-        "a",
-        "el",
-        "la",
-        "le",
-    ]
-)
-_SUGGESTIONS = {ANCHOR: "“after my morning coffee”", TIME: "8am"}
-# One-word defaults offered to someone who finds the questions a chore.
-_EASY_DEFAULTS = {
-    DOMAIN: "“a 2-minute walk”",
-    MOTIVATION: "“to feel a bit better every day”",
-    TIME: "8am",
-    ANCHOR: "“after my morning coffee”",
-}
 
-
-_MOVING_ON = re.compile(
-    r"^(?:(?:anyway|anyways|but|ok(?:ay)?|so|and|oh|well|en fin|bueno|pues|de todos modos|bref|enfin|sinon|bon)\b"
-    r"[\s,]*)+",
-    re.I,
-)
-
-
-def _beside_the_question(text: str) -> str:
-    """What a message says beside the question it asks ("wait is this free? anyway i want to learn
-    more", "i want to learn more. is this free?"), when that is more than a word or two; else ""."""
-    sentences = [part.strip() for part in re.split(r"(?<=[.!?¿])\s+", text.strip()) if part.strip()]
-    said = " ".join(part for part in sentences if "?" not in part and "¿" not in part)
-    said = _MOVING_ON.sub("", said).strip(" ,.!")
-    if len(sentences) < 2 or len(said.split()) < 2 or read_message(said).kind != "fact":
-        return ""
-    return said
-
-
-class IntakeRules:
+class IntakeRules(IntakeSetUp):
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
-        # What the coach's last message asked: the reply is read against it.
-        self.asked = asked_for(turn.last_assistant, turn.steer_node)
+        # What the coach's last message asked: the reply is read against it (a default it suggested, the
+        # field that default stands for: "How about “to feel a bit better every day”?" asked why).
+        self.asked = self._suggested_field() or asked_for(turn.last_assistant, turn.steer_node)
         # The words read for facts: the whole message, or what it says beside a question it also asks.
         self.said = turn.user
         self.asked_too: MessageReading | None = None
+        # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
+        self.handed_over = hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -199,23 +116,15 @@ class IntakeRules:
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
-        if unclear_stop(turn.user) and not turn.calls:
-            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
-        if STOP.search(turn.user) and common_question(turn.user) is None and not turn.calls:
-            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
-            return (
-                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
-                "just text me and we'll pick up where we left off.",
-                "intake: a stop request with nothing scheduled",
-            )
+        stop = self._stop_reply() if not turn.calls else None
+        if stop is not None:
+            return stop
         reading = read_message(turn.user)
-        if not turn.calls and reading.request in ("pause", "resume", "limit"):
-            pending = self._pending(self.profile())
-            return (
-                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
-                f"intake: a {reading.request} request with nothing scheduled",
-            )
         reading = self._answer_in_a_question(reading)
+        if self.handed_over:
+            reading, chosen = self._hand_over(reading)
+            if chosen:
+                return [(SAVE, chosen)], f"intake: the choice handed over; a default for {', '.join(chosen)}"
         if not turn.calls and reading.kind in ("greeting", "question", "complaint", "later"):
             return self._not_a_fact(reading), f"intake: a {reading.kind}, not a fact; the pending question again"
         if not turn.calls and reading.kind == "fact" and self._understood_only():
@@ -243,6 +152,37 @@ class IntakeRules:
         if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
+
+    def _stop_reply(self) -> tuple[_Step, str] | None:
+        """A stop, pause, resume or limit in intake: which stop, when unclear; else nothing is scheduled yet."""
+        turn = self.turn
+        if unclear_stop(turn.user):
+            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
+        if STOP.search(turn.user) and common_question(turn.user) is None:
+            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
+            return (
+                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
+                "just text me and we'll pick up where we left off.",
+                "intake: a stop request with nothing scheduled",
+            )
+        request = read_message(turn.user).request
+        if request in ("pause", "resume", "limit"):
+            pending = self._pending(self.profile())
+            return (
+                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
+                f"intake: a {request} request with nothing scheduled",
+            )
+        return None
+
+    def _hand_over(self, reading: MessageReading) -> tuple[MessageReading, dict[str, str]]:
+        """ "whatever works" to "How about 6pm?" or to the offer takes it (a yes); to a question, a default
+        for the field still open, to save (the words said are never saved)."""
+        turn = self.turn
+        if suggestion(turn.last_assistant) or (self.asked == "schedule" and self.prompt_given()):
+            return MessageReading("yes"), {}
+        if turn.calls or SAVE not in turn.tools:
+            return reading, {}
+        return reading, self._chosen_default(self.profile())
 
     def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
         """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
@@ -304,7 +244,10 @@ class IntakeRules:
         return f"{answer_faq(reading.topic or 'other', self.turn.study, language)} {pending}"
 
     def _easier_way(self, profile: dict[str, str], pending: str) -> str:
-        """A default they can take with one word, for the question still open."""
+        """A default they can take with one word, for the question still open (the coach's own suggestion,
+        when one is pending: it is already the easy way)."""
+        if suggestion(self.turn.last_assistant):
+            return pending
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         if self.prompt_given() and time:
             return say("easy_yes_daily", self.turn.language, time=clock(time, self.turn.language))
@@ -322,7 +265,7 @@ class IntakeRules:
         if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
             return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
         suggested = suggestion(self.turn.last_assistant)
-        if suggested and (accepts(text) or read_message(text).kind == "yes"):
+        if suggested and (accepts(text) or read_message(text).kind == "yes" or self.handed_over):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
             if time and not self.known[TIME]:
                 return {TIME: time}
@@ -356,10 +299,6 @@ class IntakeRules:
             return ""  # "after lunch" for the anchor is the anchor
         return (propose_time(text) or vague or "") if vague else ""
 
-    def prompt_given(self) -> bool:
-        """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
-        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history)
-
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
         turn, text = self.turn, self.turn.user
@@ -371,7 +310,8 @@ class IntakeRules:
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
-        if time and (accepts(text) or same or turn.called(SAVE, **{TIME: new_time or "-"})):
+        taken = accepts(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
+        if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
@@ -407,92 +347,9 @@ class IntakeRules:
         # scheduler (the set-up the system prompt describes); otherwise it is offered and set up on yes.
         return self._schedule(time, accepted=False)
 
-    def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
-        turn = self.turn
-        if not turn.called(SCHEDULER, action="create") and SCHEDULER in turn.tools:
-            args = {"action": "create", "type": "fixed", "fixed_time": time}
-            return [(SCHEDULER, args)], "intake: daily schedule at the preferred time"
-        if not turn.called(SCHEDULER, action="create"):
-            if accepted:
-                return "Great — I'll set that up in a moment. Could you say “yes” once more?", "intake: no scheduler"
-            return self._offer(time), "intake: offering the daily schedule"
-        if not turn.called(TRANSITION) and TRANSITION in turn.tools:
-            args = {"target_state": "FEEDBACK", "reason": "intake complete: first prompt given, daily schedule set"}
-            return [(TRANSITION, args)], "intake: done; moving to FEEDBACK"
-        if accepted:
-            return self._confirmation(time), "intake: the offer accepted; confirming the plan"
-        return self._summary(time), "intake: summarising the set-up"
-
-    def _offer(self, time: str) -> str:
-        asks = "|".join(map(re.escape, ("Would that feel doable?", *LOCAL_QUESTIONS)))
-        prompt = re.sub(rf"\s*(?:{asks})$", "", self._prompt_text() or self._offered_prompt())
-        language = self.turn.language
-        lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
-        return f"{lead}{say('offer', language, time=clock(time, language))}"
-
-    def _offered_prompt(self) -> str:
-        offer = next((m.content or "" for m in reversed(self.turn.history) if is_schedule_offer(m.content or "")), "")
-        match = re.search(r"“([^”]+)”", offer)
-        return match[1] if match else ""
-
-    def _confirmation(self, time: str) -> str:
-        created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
-        result = created.result or "" if created else ""
-        when = re.search(r"arrives (today|tomorrow)", result)
-        language, at = self.turn.language, clock(time, self.turn.language)
-        first = (
-            say("done_first", language, when=say(when[1], language), time=at)
-            if when
-            else say("done_set", language, time=at)
-        )
-        return f"{first} {say('reply_anytime', language)}"
-
-    def _prompt_text(self) -> str:
-        generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)
-        return (generated.result or "").split("\n", 1)[0].strip() if generated else ""
-
-    def _schedule_sentence(self, time: str) -> str:
-        created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
-        if created is None:
-            return ""
-        result = created.result or ""
-        language, at = self.turn.language, clock(time, self.turn.language)
-        if "already exists" in result:
-            return say("already_set", language, time=at)
-        when = re.search(r"arrives (today|tomorrow)", result)
-        start = say("first_arrives", language, when=say(when[1], language)) if when else ""
-        return say("daily_from", language, time=at, start=start)
-
-    def _summary(self, time: str) -> str:
-        prompt, language = self._prompt_text(), self.turn.language
-        parts = [say("first_try", language, prompt=prompt) if prompt else say("all_set", language)]
-        schedule = self._schedule_sentence(time)
-        if schedule:
-            parts.append(schedule)
-        parts.append(say("reply_anytime", language))
-        return " ".join(parts)
-
-    def _error_reply(self, failed: LoopCall) -> str:
-        reason = _error_reason(failed.result)
-        if failed.name == SAVE:
-            return f"Sorry — I couldn't save that just now ({reason}). Could you send it again in a moment?"
-        if failed.name == GENERATE:
-            return (
-                f"I have what I need, but I couldn't create your habit prompt just now ({reason}). "
-                "Send me any message and I'll try again."
-            )
-        prompt = self._prompt_text()
-        lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
-        if failed.name == SCHEDULER:
-            return (
-                f"{lead}But I couldn't set up your daily prompt just now ({reason}). "
-                "Send me any message and I'll try again."
-            )
-        return f"{lead}I couldn't finish setting things up on my side ({reason}), so I may check in again soon."
-
     def _ask_next(self, profile: dict[str, str]) -> str:
         saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
-        ack = self._acknowledge(saved.args if saved else {})
+        ack = self._chosen_line() or self._acknowledge(saved.args if saved else {})
         said = _clean(self.turn.user).lower()
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         pending = self._offer(time) if self.prompt_given() and time else self._question(profile)
@@ -507,7 +364,11 @@ class IntakeRules:
         if question == "rephrase":
             return rephrase(self.turn.last_assistant, self.asked, profile)
         if question or self._off_topic():
-            answer = answer_question(question, profile, time, schedule_set=False) if question else _OFF_TOPIC
+            answer = (
+                answer_question(question, profile, time, schedule_set=False, study=self.turn.study)
+                if question
+                else _OFF_TOPIC
+            )
             # The question they had not answered yet is asked again (not the controller's next one).
             if self.asked in INTAKE_ORDER and not profile[self.asked] and not self.prompt_given():
                 pending = self._question(profile, self.asked)
@@ -524,6 +385,48 @@ class IntakeRules:
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
+
+    def _suggested_field(self) -> str | None:
+        """The field a default the coach suggested stands for ("How about “a 2-minute walk”?": the habit)."""
+        offered = suggestion(self.turn.last_assistant).strip("“”")
+        if not offered or re.search(r"\d", offered):
+            return None
+        return next(
+            (
+                n
+                for n in (DOMAIN, MOTIVATION, ANCHOR)
+                if offered in (_EASY_DEFAULTS[n].strip("“”"), self._default(n).strip("“”"))
+            ),
+            None,
+        )
+
+    def _chosen_default(self, profile: dict[str, str]) -> dict[str, str]:
+        """A sensible default for the field still open, when the participant hands the choice over: the
+        time from the routine already known (else 8am), the routine from the time of day already known."""
+        missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+        missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+        if missing == TIME:
+            anchor = profile[ANCHOR]
+            return {TIME: (propose_time(anchor) or parse_vague_time(anchor, loose=True) if anchor else None) or "08:00"}
+        if missing == ANCHOR:
+            time = normalise_time(profile[TIME]) if profile[TIME] else None
+            hour = int(time.split(":")[0]) if time else 8
+            key = (
+                "default_anchor"
+                if 4 <= hour < 11
+                else "default_anchor_midday"
+                if hour < 15
+                else "default_anchor_evening"
+                if hour < 21
+                else "default_anchor_night"
+            )
+            # With no time yet, the time that goes with the routine chosen (the morning coffee: 8am): both
+            # the moment and its hour are theirs to change, and the set-up need not wait for either.
+            when = {} if time else {TIME: f"{hour:02d}:00"}
+            return {ANCHOR: say(key, self.turn.language).strip("“”"), **when}
+        if missing in (DOMAIN, MOTIVATION):
+            return {missing: self._default(missing).strip("“”")}
+        return {}
 
     def _default(self, missing: str) -> str:
         """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""

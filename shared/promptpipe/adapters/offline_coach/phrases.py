@@ -135,6 +135,12 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "“después de mi café de la mañana”",
         "fr": "“après mon café du matin”",
     },
+    # a routine that fits the time of day, chosen when the participant hands the anchor over
+    "default_anchor_midday": {"en": "“after lunch”", "es": "“después de comer”", "fr": "“après le déjeuner”"},
+    "default_anchor_evening": {"en": "“after dinner”", "es": "“después de cenar”", "fr": "“après le dîner”"},
+    "default_anchor_night": {"en": "“before bed”", "es": "“antes de dormir”", "fr": "“avant de dormir”"},
+    # the one line that says what the coach chose when the choice was handed over ("you pick")
+    "chosen": {"en": "I'll pick: {value}.", "es": "Elijo yo: {value}.", "fr": "Je choisis : {value}."},
     "stop_which": {
         "en": "Do you want me to stop all messages, or only change when they come?",
         "es": "¿Quieres que deje de enviarte todos los mensajes, o solo cambiar cuándo llegan?",

@@ -1,0 +1,225 @@
+"""The routine a habit hangs on (the anchor), read from a message as people write it, in English, Spanish
+and French: a clause of its own ("after X", "when I X", "al salir del trabajo", "en rentrant"), a weaker
+cue ("with my coffee"), a short answer to "what do you already do?" ("dinner" → "after dinner"), or the
+routine said beside a clock time ("on my lunch break at work around 12:30")."""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
+from promptpipe.adapters.offline_coach.times import without_times
+from promptpipe.rules.language import detect_language
+from promptpipe.rules.word_patterns import MEALS, any_word
+
+# A routine as a clause of its own, in English, Spanish or French: "after X", "before X", "when I X",
+# "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
+_ANCHOR = re.compile(
+    r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
+    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
+    r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
+    r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
+    r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
+    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
+    re.I,
+)
+
+# "wait no", "i mean", "o sea", "enfin non": what follows replaces what was said before it.
+_SELF_CORRECTION = any_word(
+    "wait,? no",
+    "no wait",
+    "i mean",
+    "or rather",
+    "actually no",
+    "sorry,? i mean",  # English
+    "mejor dicho",
+    "o sea",
+    "bueno no",  # Spanish
+    "enfin non",
+    "non attends",
+    "plut[oô]t",  # French
+)
+
+# Weaker cues ("with my coffee"): only while no anchor is known, as they also appear in other talk.
+_SOFT_ANCHOR = re.compile(
+    r"\b(?P<a>(?:with|w/|w|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
+)
+
+_ANCHOR_TAIL = re.compile(
+    r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
+    r"|\s+(?:around|about|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
+    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
+    r"|\s+como (?=a las|las|\d)\b.*$"
+    r"|\s+[~@]?\d.*$",
+    re.I,
+)
+
+_ROUTINE_WORDS = any_word(
+    *MEALS,
+    "coffee",
+    "tea",
+    "shower",
+    "brush\\w*",
+    "teeth",
+    "wake",
+    "waking",
+    "work",
+    "commute",
+    "school",
+    "bed",
+    "meal",
+    "dog",
+    "kids",
+    "gym",
+    "class",
+    "alarm",
+    "get home",
+    "getting home",
+    "get up",
+    "getting up",
+    "kettle",
+    "shave",
+    "dishes",
+    "laundry",
+    "bath",
+    "walk",
+    "run",
+    "cat",
+    "pets?",
+    "emails?",
+    "meeting",
+    "standup",
+    "stand-up",
+    "desk",
+    "office",
+    "train",
+    "bus",
+    "car",
+    "drive",
+    "prayers?",
+    "nap",
+    "break",
+    # Spanish and French routines
+    "comida",
+    "almuerzo",
+    "desayuno",
+    "cena",
+    "caf[eé]",
+    "trabajo",
+    "oficina",
+    "escuela",
+    "ducha",
+    "cama",
+    "perro",
+    "ni[nñ]os",
+    "pausa",
+    "d[îi]ner",
+    "d[ée]jeuner",
+    "bureau",
+    "travail",
+    "[ée]cole",
+    "douche",
+    "lit",
+    "chien",
+    "enfants",
+    "pause",
+    "casa",
+    "r[ée]veil",
+    "lever",
+    "coucher",
+    "maison",
+)
+
+_SPANISH = re.compile(
+    r"\b(?:despu[eé]s|antes|cuando|del?|la|el|los|las|me|mi|tomo|llego|salgo|para|porque|al)\b|[áéíóúñ]", re.I
+)
+
+_MEALS = re.compile(r"^(?:breakfast|lunch|dinner|supper|brunch|work|school|class|church|the gym|gym)$", re.I)
+
+_ARTICLE_START = re.compile(r"^(?:my|the|a|an|i|i'm|we|our|his|her|their|every|each)\b", re.I)
+
+_DAYPART_ONLY = re.compile(r"^(?:in the )?(?:mornings?|evenings?|afternoons?|nights?|tonight|noon|midday)$", re.I)
+
+
+def _as_anchor(answer: str) -> str:
+    """A short answer to "what do you already do every day?" as an anchor: "dinner" → "after
+    dinner", "feed the cat" → "when I feed the cat", "brushing my teeth" → "after brushing my teeth",
+    "despues del desayuno" as said. A bare time of day ("morning") is not a routine."""
+    answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
+    if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
+        return ""
+    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
+        return _words(answer, 10)
+    if detect_language(answer) in ("es", "fr") or (
+        _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I)
+    ):  # "después del desayuno", "après le café", "je bois mon café": as said
+        return _words(answer, 10)
+    first = answer.split()[0].lower()
+    if _MEALS.match(answer) or first.endswith("ing") or _ARTICLE_START.match(answer):
+        return "after " + _words(answer, 9)
+    if len(answer.split()) == 1:  # a routine named by one noun: "coffee", "shower" (not "purple")
+        return f"after my {answer.lower()}" if _ROUTINE_WORDS.search(answer) else ""
+    return "when I " + _words(answer, 9)
+
+
+def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] | None]:
+    start, end = 0, len(text)
+    corrections = list(_SELF_CORRECTION.finditer(text))
+    if corrections:  # "after i walk the dog wait no after i make coffee": the routine said last
+        later = _ANCHOR.search(text, corrections[-1].end())
+        start, end = (later.start(), end) if later is not None else (0, corrections[-1].start())
+    match = _ANCHOR.search(text, start, end)
+    if match is None and soft:
+        match = _SOFT_ANCHOR.search(text, start, end)
+        if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
+            match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
+    if match is None:
+        return "", None
+    anchor = _clean(_ANCHOR_TAIL.sub("", match["a"]))
+    if len(anchor.split()) < 2:
+        return "", None
+    return _words(anchor, 10), match
+
+
+_CLAUSE = re.compile(r"[^,.;!?]+")
+
+_PLACE_LEAD = re.compile(
+    r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S", re.I
+)
+
+_MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
+
+_BESIDE_FILLER = re.compile(
+    r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
+    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
+    r"tous les jours)$",
+    re.I,
+)
+
+
+def _routine_beside_time(text: str) -> str:
+    """The routine said in the same sentence as a clock time, when no "after/before/when" clause
+    names it: "on my lunch break at work", "dinner time" → "at dinner time", "en la comida"."""
+    for clause in _CLAUSE.findall(without_times(text)):
+        phrase = _clean(clause)
+        while _BESIDE_FILLER.search(phrase):
+            phrase = _clean(_BESIDE_FILLER.sub("", phrase))
+        if len(phrase.split()) < 2 or len(phrase.split()) > 10 or not _ROUTINE_WORDS.search(phrase):
+            continue
+        if _PLACE_LEAD.match(phrase):
+            return _words(phrase, 10)
+        if _MEAL_LEAD.match(phrase):
+            return "at " + _words(phrase, 9)
+    return ""
+
+
+# Routines of the morning the clock reader does not know by name: "my first cup of coffee", "the alarm",
+# "I drop the kids at school", "el primer café", "suena el despertador", "mon premier café", "au réveil".
+_MORNING_ROUTINE = re.compile(
+    r"\b(?:first (?:cup|coffee|tea|thing)|alarm|drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|"
+    r"school run|primer caf[eé]|(?:la )?alarma|despertador|premier caf[eé]|r[ée]veil)",
+    re.I,
+)

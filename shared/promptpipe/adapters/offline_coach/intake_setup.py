@@ -1,0 +1,119 @@
+"""The intake's set-up of the daily prompt, once the profile is complete: the first prompt, the schedule
+(set up in the turn that gives the prompt when the scheduler is offered, else offered and set up on yes),
+the hand-over to FEEDBACK, and the replies that say so only as the tools' results say it (docs/offline-
+coach.md, "Never claiming what did not happen")."""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
+from promptpipe.adapters.offline_coach.phrases import clock, say
+from promptpipe.adapters.offline_coach.reading import is_schedule_offer
+from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
+from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+
+
+class IntakeSetUp:
+    """The set-up steps and their replies; ``IntakeRules`` decides when they are taken."""
+
+    turn: Turn
+    handed_over: bool  # the participant handed the choice of a field over ("you pick")
+
+    def prompt_given(self) -> bool:
+        """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
+        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history)
+
+    def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
+        turn = self.turn
+        if not turn.called(SCHEDULER, action="create") and SCHEDULER in turn.tools:
+            args = {"action": "create", "type": "fixed", "fixed_time": time}
+            return [(SCHEDULER, args)], "intake: daily schedule at the preferred time"
+        if not turn.called(SCHEDULER, action="create"):
+            if accepted:
+                return "Great — I'll set that up in a moment. Could you say “yes” once more?", "intake: no scheduler"
+            return self._offer(time), "intake: offering the daily schedule"
+        if not turn.called(TRANSITION) and TRANSITION in turn.tools:
+            args = {"target_state": "FEEDBACK", "reason": "intake complete: first prompt given, daily schedule set"}
+            return [(TRANSITION, args)], "intake: done; moving to FEEDBACK"
+        if accepted:
+            return self._confirmation(time), "intake: the offer accepted; confirming the plan"
+        return self._summary(time), "intake: summarising the set-up"
+
+    def _offer(self, time: str) -> str:
+        asks = "|".join(map(re.escape, ("Would that feel doable?", *LOCAL_QUESTIONS)))
+        prompt = re.sub(rf"\s*(?:{asks})$", "", self._prompt_text() or self._offered_prompt())
+        language = self.turn.language
+        lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
+        return f"{lead}{say('offer', language, time=clock(time, language))}"
+
+    def _offered_prompt(self) -> str:
+        offer = next((m.content or "" for m in reversed(self.turn.history) if is_schedule_offer(m.content or "")), "")
+        match = re.search(r"“([^”]+)”", offer)
+        return match[1] if match else ""
+
+    def _confirmation(self, time: str) -> str:
+        created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
+        result = created.result or "" if created else ""
+        when = re.search(r"arrives (today|tomorrow)", result)
+        language, at = self.turn.language, clock(time, self.turn.language)
+        first = (
+            say("done_first", language, when=say(when[1], language), time=at)
+            if when
+            else say("done_set", language, time=at)
+        )
+        return f"{first} {say('reply_anytime', language)}"
+
+    def _prompt_text(self) -> str:
+        generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)
+        return (generated.result or "").split("\n", 1)[0].strip() if generated else ""
+
+    def _schedule_sentence(self, time: str) -> str:
+        created = next((c for c in self.turn.called(SCHEDULER, action="create") if c.ok), None)
+        if created is None:
+            return ""
+        result = created.result or ""
+        language, at = self.turn.language, clock(time, self.turn.language)
+        if "already exists" in result:
+            return say("already_set", language, time=at)
+        when = re.search(r"arrives (today|tomorrow)", result)
+        start = say("first_arrives", language, when=say(when[1], language)) if when else ""
+        return say("daily_from", language, time=at, start=start)
+
+    def _summary(self, time: str) -> str:
+        prompt, language = self._prompt_text(), self.turn.language
+        chosen = self._chosen_line()
+        parts = [chosen] if chosen else []
+        parts.append(say("first_try", language, prompt=prompt) if prompt else say("all_set", language))
+        schedule = self._schedule_sentence(time)
+        if schedule:
+            parts.append(schedule)
+        parts.append(say("reply_anytime", language))
+        return " ".join(parts)
+
+    def _error_reply(self, failed: LoopCall) -> str:
+        reason = _error_reason(failed.result)
+        if failed.name == SAVE:
+            return f"Sorry — I couldn't save that just now ({reason}). Could you send it again in a moment?"
+        if failed.name == GENERATE:
+            return (
+                f"I have what I need, but I couldn't create your habit prompt just now ({reason}). "
+                "Send me any message and I'll try again."
+            )
+        prompt = self._prompt_text()
+        lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
+        if failed.name == SCHEDULER:
+            return (
+                f"{lead}But I couldn't set up your daily prompt just now ({reason}). "
+                "Send me any message and I'll try again."
+            )
+        return f"{lead}I couldn't finish setting things up on my side ({reason}), so I may check in again soon."
+
+    def _chosen_line(self) -> str:
+        """ "I'll pick: 8am." — the one line that says what the coach chose when the choice was handed over."""
+        saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
+        if not self.handed_over or saved is None:
+            return ""
+        language = self.turn.language
+        shown = [clock(str(value), language) if name == TIME else f"“{value}”" for name, value in saved.args.items()]
+        return say("chosen", language, value=", ".join(shown))

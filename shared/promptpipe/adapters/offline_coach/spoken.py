@@ -1,0 +1,75 @@
+"""A message as typed with care, from one written as people text or speak it (docs/offline-coach.md,
+"Intakes that finish"): a comma where a voice-to-text run-on ends one answer and starts another, and an
+everyday word a thumb typed with two letters swapped put back. Pure: ``re`` only."""
+
+from __future__ import annotations
+
+import re
+
+# A voice-to-text run-on says where one answer ends with a filler ("um", "eh", "euh") or an "and" before
+# another answer (a time, a routine's connective, a reason's cue), where a typed message has a comma.
+_SPOKEN_FILLER = re.compile(r"\s+(?:u+m+|u+h+|e+rm|h+m+|e+h+|e+u+h+|heu|este|o sea|bah)(?=\s)", re.I)
+_ENDS_WITH_TIME = re.compile(
+    r"\d(?:\s*(?:[ap]\.?m\.?|h|ish))?(?:\s+(?:is fine|works|is good|ok|then|i guess|probably|est[aá] bien|me va))?$",
+    re.I,
+)
+_AND_NEXT_ANSWER = re.compile(
+    r"\s+(?:and|y|e|et)(?:\s+(?:then|also|luego|tambi[eé]n|puis|aussi))?"
+    r"(?=\s+(?:right |just )?(?:after|before|when|once|while|as soon as|at|around|about|like|to|for|because|"
+    r"bc|cuz|so|despu[eé]s|antes|cuando|en cuanto|a las|a eso|"
+    r"como a|tipo|para|porque|apr[eè]s|avant|quand|d[eè]s que|vers|pour|parce|~?\d)\b)",
+    re.I,
+)
+
+
+# "… my back is stiff", "… me duele la espalda", "… j'ai mal au dos": how the body feels starts a clause.
+_BODY = (
+    r"back|neck|knees?|head|body|legs?|hips?|shoulders?|mind|brain|stomach|feet|skin|joints?|"
+    r"espalda|cabeza|cuello|rodillas?|cuerpo|piernas?|dos|t[eê]te|cou|genoux|corps|jambes?"
+)
+_BODY_STATEMENT = re.compile(
+    rf"(?<![,;.])\s+(?=(?:my|mi|mon|ma|mes) (?:{_BODY}) (?:is|are|hurts?|aches?|gets?|feels?|kills?|has been|always|"
+    rf"(?:me )?duele|est[aá]|est|(?:me )?fait)\b|(?:me duele|j'ai mal) (?:la |el |les |au |[àa] la )?(?:{_BODY})\b)",
+    re.I,
+)
+# "for my back", "because my back hurts": a word that already joins the clause to what came before.
+_ABOUT_THE_BODY = re.compile(
+    r"\b(?:for|with|about|of|on|in|to|because|cause|cuz|coz|bc|since|as|that|so|and|when|if|while|por|para|con|de|"
+    r"porque|que|y|cuando|si|pour|avec|parce|qu'|car|et|quand)$",
+    re.I,
+)
+# Words of an everyday vocabulary a thumb mistypes by swapping two letters ("strecth", "dinenr", "mornign").
+_VOCABULARY = frozenset(
+    re.findall(
+        r"\S+",
+        "walk walking stretch stretching stretches yoga running exercise workout sleep water reading read "
+        "books meditate meditation meditating journal journaling gratitude breakfast lunch dinner coffee "
+        "shower brush brushing teeth morning evening night after before when work home office school kids "
+        "alarm wake bed caminar estirar leer meditar dormir agua desayuno comida cena trabajo después antes "
+        "cuando mañana noche tarde marcher lire méditer dormir petit déjeuner dîner après avant quand matin "
+        "soir travail bureau",
+    )
+)
+
+
+def _untyped(word: str) -> str:
+    """``word``, or the everyday word it is with two neighbouring letters swapped back ("dinenr" → "dinner")."""
+    lower = word.lower()
+    if len(word) < 4 or lower in _VOCABULARY:
+        return word
+    for at in range(len(word) - 1):
+        swapped = lower[:at] + lower[at + 1] + lower[at] + lower[at + 2 :]
+        if swapped in _VOCABULARY:
+            return swapped
+    return word
+
+
+def with_clause_breaks(text: str) -> str:
+    """``text`` as typed with care: a comma where a spoken run-on ends one answer and starts another ("7pm
+    um after dinner" → "7pm, after dinner"; "yoga and to relax" → "yoga, to relax"; "stretch when i wake up
+    my back is stiff" → "…, my back is stiff") and an everyday word's swapped letters put back."""
+    text = re.sub(r"[^\W\d_]{4,}", lambda m: _untyped(m[0]), text)
+    # A filler right after a time leaves the time's clause open ("7am um i feed the dog": its routine).
+    text = _SPOKEN_FILLER.sub(lambda m: "" if _ENDS_WITH_TIME.search(text[: m.start()]) else ",", text)
+    text = _AND_NEXT_ANSWER.sub(",", text)
+    return _BODY_STATEMENT.sub(lambda m: m[0] if _ABOUT_THE_BODY.search(text[: m.start()]) else ", ", text)
