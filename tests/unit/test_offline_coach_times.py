@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
+from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.times import parse_clock_time, settle_half_of_day, time_for_change
+from promptpipe.models.llm import ChatMessage
+from promptpipe.models.profile import UserProfile
+from promptpipe.rules.half_of_day import plausible, toward, way_asked
+from tests.unit.test_offline_coach_in_context import PROMPT, calls, feedback, then
+from tests.unit.test_offline_coach_reading import intake
+
+ASK_WHEN = "Great reason. What time of day would you like your daily prompt? For example 8am or 7:30pm."
 
 
 @pytest.mark.parametrize(
@@ -96,6 +104,11 @@ def test_the_half_of_the_day_from_what_else_is_known(
     assert settle_half_of_day(time, said, earlier=earlier, habit=habit) == expected
 
 
+def test_a_reason_tells_the_half_of_the_day_only_when_it_is_sleep() -> None:
+    assert settle_half_of_day("10:30", "a las 10 y media", reason="para dormir mejor") == "22:30"
+    assert settle_half_of_day("09:00", "9", habit="drinking water", reason="headaches every afternoon") == "09:00"
+
+
 @pytest.mark.parametrize(
     ("said", "current", "expected"),
     [
@@ -129,3 +142,47 @@ def test_the_half_of_the_day_from_what_else_is_known(
 )  # fmt: skip
 def test_the_new_time_of_a_change_request(said: str, current: str, expected: str | None) -> None:
     assert time_for_change(said, current) == expected
+
+
+def test_a_time_judged_toward_its_way_never_stays_put_and_the_small_hours_are_the_afternoon() -> None:
+    assert toward("08:00", "08:00", "later") == "20:00"  # the same time is no move: the other half
+    assert toward("08:00", "20:00", "earlier") == "08:00"
+    assert way_asked("later or earlier, idk") is None
+    assert plausible("03:30") == "15:30" and plausible("05:00") == "05:00"
+    assert settle_half_of_day("12:00", "12", habit="reading in bed") == "12:00"
+
+
+SIX_PM_LISTED = (
+    "Active daily schedules:\n1. every day at 17:50 (America/Toronto), 10 min before 18:00 (internal id: s1)"
+)
+
+
+def test_a_request_that_judges_the_current_time_moves_the_prompt_the_way_it_says() -> None:
+    request = feedback("6 is too soon, im still on the bus. 7:15?", PROMPT)
+    listing = OfflineCoach().complete(request)
+    assert calls(listing) == [("scheduler", {"action": "list"})]
+    moved = OfflineCoach().complete(then(request, listing, SIX_PM_LISTED))
+    assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:15"}) in calls(moved)
+
+
+def test_the_intake_reads_a_bare_hour_in_the_half_of_the_day_said_earlier() -> None:
+    history = [
+        ChatMessage(role="assistant", content="Hi! What small daily habit would you like to build?"),
+        ChatMessage(role="user", content="i wanna stretch at night, my hips are so tight"),
+    ]
+    request = intake("around 10 after i brush my teeth", UserProfile(habit_domain="stretching"), ASK_WHEN)
+    request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
+    saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
+    assert saved and saved[0]["preferred_time"] == "22:00"
+
+
+def test_an_answer_to_why_says_nothing_of_when() -> None:
+    history = [
+        ChatMessage(role="assistant", content="Water — great choice. Why does water matter to you?"),
+        ChatMessage(role="user", content="I get headaches in the evening"),
+    ]
+    profile = UserProfile(habit_domain="water", motivational_frame="I get headaches in the evening")
+    request = intake("around 10 at my desk", profile, ASK_WHEN)
+    request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
+    saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
+    assert saved and saved[0]["preferred_time"] == "10:00"

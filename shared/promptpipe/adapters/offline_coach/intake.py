@@ -7,6 +7,7 @@ state machine over the same fields; the pure readings it calls live in ``intake_
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -48,6 +49,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_vague_time,
     propose_time,
     same_half_of_day,
+    settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.rules.intent_patterns import STOP
@@ -334,6 +336,12 @@ class IntakeRules:
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
+        elif learned.get(TIME) and parse_clock_time(text):  # "around 10" after "stretch at night" is 10pm
+            habit, reason = (
+                " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
+            )
+            earlier = self._said_of_when()
+            learned[TIME] = settle_half_of_day(learned[TIME], text, earlier=earlier, habit=habit, reason=reason)
         if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(text) is None:
             learned.pop(TIME)  # "stretching before bed": a moment, not yet a time; the time is asked for
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
@@ -341,6 +349,15 @@ class IntakeRules:
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
                 learned.pop(ANCHOR)  # "after work" said for the time is a time, not a routine
         return learned
+
+    def _said_of_when(self) -> str:
+        """Their earlier words, bar their answers to why ("migraines l'après-midi" says nothing of when)."""
+        pairs = itertools.pairwise(self.turn.history)
+        return " ".join(
+            m.content or ""
+            for q, m in pairs
+            if m.role == "user" and not _is_hint(m.content or "") and asked_for(q.content or "") != MOTIVATION
+        )
 
     def proposal(self) -> str:
         """A concrete time to suggest when they answered "what time?" with a vague one."""
