@@ -186,3 +186,15 @@ def test_an_answer_to_why_says_nothing_of_when() -> None:
     request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
     saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
     assert saved and saved[0]["preferred_time"] == "10:00"
+
+
+def test_a_reason_said_with_the_habit_says_nothing_of_when_either() -> None:
+    history = [
+        ChatMessage(role="assistant", content="Quelle petite habitude aimeriez-vous prendre ?"),
+        ChatMessage(role="user", content="boire plus d'eau j'ai toujours mal à la tête le soir"),
+    ]
+    profile = UserProfile(habit_domain="boire plus d'eau", motivational_frame="j'ai toujours mal à la tête le soir")
+    request = intake("vers 10h quand j'arrive au bureau", profile, ASK_WHEN)
+    request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
+    saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
+    assert saved and saved[0]["preferred_time"] == "10:00"

@@ -351,12 +351,15 @@ class IntakeRules:
         return learned
 
     def _said_of_when(self) -> str:
-        """Their earlier words, bar their answers to why ("migraines l'après-midi" says nothing of when)."""
-        pairs = itertools.pairwise(self.turn.history)
+        """Their earlier words, bar their reasons ("migraines l'après-midi" says nothing of when)."""
+        reason = self.known[MOTIVATION].lower()
         return " ".join(
             m.content or ""
-            for q, m in pairs
-            if m.role == "user" and not _is_hint(m.content or "") and asked_for(q.content or "") != MOTIVATION
+            for q, m in itertools.pairwise(self.turn.history)
+            if m.role == "user"
+            and not _is_hint(m.content or "")
+            and asked_for(q.content or "") != MOTIVATION
+            and not (reason and reason in (m.content or "").lower())
         )
 
     def proposal(self) -> str:
