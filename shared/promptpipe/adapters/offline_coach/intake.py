@@ -353,14 +353,12 @@ class IntakeRules:
     def _said_of_when(self) -> str:
         """Their earlier words, bar their reasons ("migraines l'après-midi" says nothing of when)."""
         reason = self.known[MOTIVATION].lower()
-        return " ".join(
-            m.content or ""
+        said = (
+            (m.content or "").lower()
             for q, m in itertools.pairwise(self.turn.history)
-            if m.role == "user"
-            and not _is_hint(m.content or "")
-            and asked_for(q.content or "") != MOTIVATION
-            and not (reason and reason in (m.content or "").lower())
+            if m.role == "user" and not _is_hint(m.content or "") and asked_for(q.content or "") != MOTIVATION
         )
+        return " ".join(m.replace(reason, " ") if reason else m for m in said)
 
     def proposal(self) -> str:
         """A concrete time to suggest when they answered "what time?" with a vague one."""

@@ -296,6 +296,12 @@ def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = 
     return time
 
 
+# A day-part said in a request ("to the evening", "para la tarde", "le soir"), as against a routine.
+_DAY_PART_WORD = re.compile(
+    r"\b(?:mornings?|evenings?|nights?|afternoons?|tonight|(?:de|en|por|para|a) la (?:ma[ñn]ana|tarde|noche)|"
+    r"las (?:ma[ñn]anas|tardes|noches)|noches?|soirs?|matin|nuit|apr[eè]s-midi)\b",
+    re.I,
+)
 # An hour left alone at the end of a request ("… half asleep. 8?", "can we do 2 instead").
 _CLOSING_HOUR = re.compile(
     r"(?:^|[.,;!?]\s*|\b(?:do|try|with|for)\s+)(\d{1,2})\s*"
@@ -319,7 +325,8 @@ def requested_time(text: str, current: str | None = None) -> str | None:
             if len(one) == 2 and int(one[0]) % 12 == int(now[0]) % 12 and one[1] == now[1]:
                 rest = f"{rest[: match.start()]} , {rest[match.end() :]}"
     closing = _CLOSING_HOUR.search(rest)
-    return parse_clock_time(rest) or (_parse_clock(f"at {closing[1]} {rest}") if closing else None)
+    found = parse_clock_time(rest) or (_parse_clock(f"at {closing[1]} {rest}") if closing else None)
+    return found or parse_asked_time(rest)  # "7 works better"
 
 
 def time_for_change(text: str, current: str) -> str | None:
@@ -334,7 +341,7 @@ def time_for_change(text: str, current: str) -> str | None:
     said = plain(text)
     judged = judged_time(said)
     rest = _spoken(said if judged is None else f"{said[: judged.start]} , {said[judged.end :]}")
-    if _says_half_of_day(rest):
+    if _MERIDIEM_SAID.search(rest) or _DAY_PART_WORD.search(rest):  # not a routine: "antes del trabajo"
         return new
     way = way_asked(said)
     if way is not None:
