@@ -165,36 +165,33 @@ def test_a_request_that_judges_the_current_time_moves_the_prompt_the_way_it_says
     assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "19:15"}) in calls(moved)
 
 
-def test_the_intake_reads_a_bare_hour_in_the_half_of_the_day_said_earlier() -> None:
-    history = [
-        ChatMessage(role="assistant", content="Hi! What small daily habit would you like to build?"),
-        ChatMessage(role="user", content="i wanna stretch at night, my hips are so tight"),
-    ]
-    request = intake("around 10 after i brush my teeth", UserProfile(habit_domain="stretching"), ASK_WHEN)
+def time_saved(said: str, profile: UserProfile, asked: str, earlier: str) -> str:
+    """The time the intake saves for ``said``, after the coach asked ``asked`` and they answered ``earlier``."""
+    history = [ChatMessage(role="assistant", content=asked), ChatMessage(role="user", content=earlier)]
+    request = intake(said, profile, ASK_WHEN)
     request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
     saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
-    assert saved and saved[0]["preferred_time"] == "22:00"
+    return str(saved[0]["preferred_time"]) if saved else ""
 
 
-def test_an_answer_to_why_says_nothing_of_when() -> None:
-    history = [
-        ChatMessage(role="assistant", content="Water — great choice. Why does water matter to you?"),
-        ChatMessage(role="user", content="I get headaches in the evening"),
-    ]
-    profile = UserProfile(habit_domain="water", motivational_frame="I get headaches in the evening")
-    request = intake("around 10 at my desk", profile, ASK_WHEN)
-    request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
-    saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
-    assert saved and saved[0]["preferred_time"] == "10:00"
-
-
-def test_a_reason_said_with_the_habit_says_nothing_of_when_either() -> None:
-    history = [
-        ChatMessage(role="assistant", content="Quelle petite habitude aimeriez-vous prendre ?"),
-        ChatMessage(role="user", content="boire plus d'eau j'ai toujours mal à la tête le soir"),
-    ]
-    profile = UserProfile(habit_domain="boire plus d'eau", motivational_frame="j'ai toujours mal à la tête le soir")
-    request = intake("vers 10h quand j'arrive au bureau", profile, ASK_WHEN)
-    request = request.model_copy(update={"messages": [*request.messages[:2], *history, *request.messages[2:]]})
-    saved = [args for name, args in calls(OfflineCoach().complete(request)) if name == "save_user_profile"]
-    assert saved and saved[0]["preferred_time"] == "10:00"
+@pytest.mark.parametrize(
+    ("said", "profile", "asked", "earlier", "expected"),
+    [
+        # the moment said with the habit gives a bare hour its half of the day
+        ("around 10 after i brush my teeth", UserProfile(habit_domain="stretching"),
+         "Hi! What small daily habit would you like to build?", "i wanna stretch at night, my hips are so tight",
+         "22:00"),
+        # an answer to why says nothing of when
+        ("around 10 at my desk", UserProfile(habit_domain="water", motivational_frame="I get headaches in the evening"),
+         "Water — great choice. Why does water matter to you?", "I get headaches in the evening", "10:00"),
+        # nor does a reason said with the habit
+        ("vers 10h quand j'arrive au bureau",
+         UserProfile(habit_domain="boire plus d'eau", motivational_frame="j'ai toujours mal à la tête le soir"),
+         "Quelle petite habitude aimeriez-vous prendre ?", "boire plus d'eau j'ai toujours mal à la tête le soir",
+         "10:00"),
+    ],
+)  # fmt: skip
+def test_the_intake_reads_a_bare_hour_with_what_they_said_of_when_earlier(
+    said: str, profile: UserProfile, asked: str, earlier: str, expected: str
+) -> None:
+    assert time_saved(said, profile, asked, earlier) == expected
