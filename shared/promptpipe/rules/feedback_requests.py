@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.half_of_day import judged_time
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome
 
@@ -147,6 +148,9 @@ def asks_for_another_time(text: str) -> bool:
     if runs_an_errand(said) and not re.search(r"\b(?:time|hora|heure|texts?|messages?|mensajes?)\b", said):
         return False
     if _CHANGE_REQUEST.search(said):
+        return True
+    judged = judged_time(said)  # "6 is too soon … 7:15?", "21h c'est trop tard. 8h30 ?": another time than this
+    if judged and re.search(r"\d", said[: judged.start] + said[judged.end :]):
         return True
     timed = re.search(r"\d|\b(?:noon|mediodia|midi)\b", said)
     if read_outcome(text, asked=False) == "done":

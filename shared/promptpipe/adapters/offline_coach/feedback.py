@@ -374,7 +374,8 @@ class FeedbackRules(ScheduleRequests):
             and not asks_when(text)
             and (asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text)))
         )
-        said = said or (clock.parse_asked_time(text) if change else None)  # "7 works better"
+        # "7 works better", "9 is too late … 8?"
+        said = said or (clock.parse_asked_time(text) or clock.requested_time(text) if change else None)
         if change and said and (not says_done(text) or asks_for_another_time(text)):
             return self._change_time(said)
         preference = time_preference(text)

@@ -55,10 +55,9 @@ class ScheduleRequests:
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: time change; listing schedules"
         listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
-        said = (clock.parse_clock_time(turn.user), clock.parse_asked_time(turn.user))
-        if listed_times and not answered and new_time in said:
-            # "actually make it 9" after 8pm is 9pm
-            new_time = clock.same_half_of_day(new_time, listed_times[0], turn.user) or new_time
+        if listed_times and not answered:
+            # "actually make it 9" after 8pm is 9pm; "6 is too soon … 7:15?" after 6pm is 7:15pm
+            new_time = clock.time_for_change(turn.user, listed_times[0]) or new_time
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})

@@ -7,12 +7,14 @@ daily prompt in ``intake_setup``."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
+from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
 from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
 from promptpipe.adapters.offline_coach.intake_words import (
     _ACK_WORDS,
@@ -59,6 +61,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_vague_time,
     propose_time,
     same_half_of_day,
+    settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.intent_patterns import STOP
@@ -66,7 +69,7 @@ from promptpipe.rules.message_reading import MessageReading, hands_over, read_me
 from promptpipe.rules.normalise import words
 
 
-class IntakeRules(IntakeSetUp):
+class IntakeRules(IntakeSetUp, IntakeDefaults):
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
     def __init__(self, turn: Turn) -> None:
@@ -277,6 +280,12 @@ class IntakeRules(IntakeSetUp):
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
+        elif learned.get(TIME) and parse_clock_time(text):  # "around 10" after "stretch at night" is 10pm
+            habit, reason = (
+                " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
+            )
+            earlier = self._said_of_when()
+            learned[TIME] = settle_half_of_day(learned[TIME], text, earlier=earlier, habit=habit, reason=reason)
         if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(text) is None:
             learned.pop(TIME)  # "stretching before bed": a moment, not yet a time; the time is asked for
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
@@ -284,6 +293,16 @@ class IntakeRules(IntakeSetUp):
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
                 learned.pop(ANCHOR)  # "after work" said for the time is a time, not a routine
         return learned
+
+    def _said_of_when(self) -> str:
+        """Their earlier words, bar their reasons ("migraines l'après-midi" says nothing of when)."""
+        reason = self.known[MOTIVATION].lower()
+        said = (
+            (m.content or "").lower()
+            for q, m in itertools.pairwise(self.turn.history)
+            if m.role == "user" and not _is_hint(m.content or "") and asked_for(q.content or "") != MOTIVATION
+        )
+        return " ".join(m.replace(reason, " ") if reason else m for m in said)
 
     def proposal(self) -> str:
         """A concrete time to suggest when they answered "what time?" with a vague one."""
@@ -385,57 +404,6 @@ class IntakeRules(IntakeSetUp):
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
         return f"{ack} {self._question(profile)}".strip()
-
-    def _suggested_field(self) -> str | None:
-        """The field a default the coach suggested stands for ("How about “a 2-minute walk”?": the habit)."""
-        offered = suggestion(self.turn.last_assistant).strip("“”")
-        if not offered or re.search(r"\d", offered):
-            return None
-        return next(
-            (
-                n
-                for n in (DOMAIN, MOTIVATION, ANCHOR)
-                if offered in (_EASY_DEFAULTS[n].strip("“”"), self._default(n).strip("“”"))
-            ),
-            None,
-        )
-
-    def _chosen_default(self, profile: dict[str, str]) -> dict[str, str]:
-        """A sensible default for the field still open, when the participant hands the choice over: the
-        time from the routine already known (else 8am), the routine from the time of day already known."""
-        missing = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
-        missing = missing or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
-        if missing == TIME:
-            anchor = profile[ANCHOR]
-            return {TIME: (propose_time(anchor) or parse_vague_time(anchor, loose=True) if anchor else None) or "08:00"}
-        if missing == ANCHOR:
-            time = normalise_time(profile[TIME]) if profile[TIME] else None
-            hour = int(time.split(":")[0]) if time else 8
-            key = (
-                "default_anchor"
-                if 4 <= hour < 11
-                else "default_anchor_midday"
-                if hour < 15
-                else "default_anchor_evening"
-                if hour < 21
-                else "default_anchor_night"
-            )
-            # With no time yet, the time that goes with the routine chosen (the morning coffee: 8am): both
-            # the moment and its hour are theirs to change, and the set-up need not wait for either.
-            when = {} if time else {TIME: f"{hour:02d}:00"}
-            return {ANCHOR: say(key, self.turn.language).strip("“”"), **when}
-        if missing in (DOMAIN, MOTIVATION):
-            return {missing: self._default(missing).strip("“”")}
-        return {}
-
-    def _default(self, missing: str) -> str:
-        """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""
-        language = self.turn.language
-        if missing == TIME:
-            at = clock(normalise_time(_EASY_DEFAULTS[TIME]) or "08:00", language)
-            return f"a las {at}" if language == "es" else at
-        key = {DOMAIN: "default_domain", MOTIVATION: "default_motivation", ANCHOR: "default_anchor"}.get(missing)
-        return say(key, language) if key else _EASY_DEFAULTS[missing]
 
     def _acknowledge(self, saved: dict[str, Any]) -> str:
         language, parts = self.turn.language, []

@@ -85,7 +85,7 @@ _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new ha
 
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
 _WHEN_STARTS = re.compile(
-    r"\s(?:at|around|about|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
+    r"\s(?:at|around|about|like|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
     r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)",
     re.I,
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.half_of_day import judged_time, plausible, toward, way_asked
+from promptpipe.rules.message_reading import plain
 from promptpipe.rules.word_patterns import any_word
 
 _RANGE = re.compile(
@@ -17,25 +19,28 @@ _AT_HOUR = re.compile(
 )
 # Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
 _PM_HINT = any_word(
-    "evening",
-    "night",
+    "evenings?",
+    "nights?",
     "tonight",
-    "afternoon",
+    "lights? out",
+    "afternoons?",
     "after work",
     "dinner",
     "pm",  # English
     "de la (?:tarde|noche)",
-    "cena",
-    "cenar",
+    "cen(?:a|as|ar|amos|o|an|ando|ado)",  # "ya que cenamos"
     "noche",
     "noches",
-    "(?:en|por|a) la tarde",
+    "(?:en|por|a|para) la tarde",
+    "acost\\w+|acuest\\w+",  # "cuando me acuesto"
     "las tardes",
     "comer",
     "comida",  # Spanish
     "du soir",
     "le soir",
     "soir",
+    "(?:la )?nuit",
+    "couch[ée]e?s?|(?:me|se) couche\\w*",
     "d[îi]ner",
     "de l'apr[èe]s-midi",
     "apr[èe]s-midi",  # French
@@ -55,9 +60,10 @@ _PM_HINT = any_word(
     "je rentre",
 )
 _AM_HINT = any_word(
-    "morning",
+    "mornings?",
     "breakfast",
-    "am",
+    "first coffee",
+    "(?<!i )am",  # not "i am"
     "wakes?",
     "waking",
     "woke",
@@ -71,7 +77,8 @@ _AM_HINT = any_word(
     "temprano",
     "de la ma[ñn]ana",
     "primera hora",
-    "desayun\\w*",  # Spanish
+    "desayun\\w*",
+    "despert\\w*|me despierto|me levanto|levantarme",  # Spanish
     "du matin",
     "le matin",
     "matin",
@@ -97,16 +104,29 @@ _HOUR_FOLLOWS = (
     r"de la (?:ma[ñn]ana|tarde|noche)\b|du (?:matin|soir)\b|in the (?:morning|evening|afternoon)\b|at night\b|"
     r"tonight\b|o'?clock\b|[ap]\.?m\b))"
 )
+# A count of things, not an hour: "like ten squats", "like 10 pages" (a plural after the number).
+_COUNTED = (
+    r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes)\b)"
+    r"[a-zñé]{2,}s\b)"
+)
 # Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
 # "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
 _SPOKEN: tuple[tuple[str, str], ...] = (
-    (r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b", "WORD"),
+    (
+        r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b" + _COUNTED,
+        "WORD",
+    ),
     (r"(?<!-)(?<!forty )(?<!twenty )(?<!thirty )(?<!fifty )\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures"
     (r"\b(NUM)(?=\s+(?:thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b)", "WORD"),  # "seven thirty"
+    (r"\b(?:noon|midday)\s*-?\s*ish\b", "at 12:00"),  # "noonish on my lunch break"
+    (r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)midi\s+et quart\b", "at 12:15"),
     (
-        r"\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
+        r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)"
+        r"(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
         "at 12:30",
     ),
+    # midnight said as the moment ("a medianoche", "à minuit"), not as a limit ("I scroll until midnight")
+    (r"(?:^\W*|\b(?:at|around|about|a|a la|[àa]|vers|sobre la)\s+)(?:midnight|medianoche|minuit)\b", " at 0:00"),
     (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
     (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
     # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
@@ -137,16 +157,29 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\btipo (\d{1,2})\b(?![:.\d])(?!\s*(?:veces|min|horas?|d[ií]as))", r"at \1"),  # "a la noche, tipo 10"
     (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
     (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
-    (r"\b(?:like|make it|say) (\d{1,2})\b(?![:\d])", r"at \1"),
+    (r"\b(like|make it|say) (\d{1,2})\b(?![:\d])" + _COUNTED, r"\1 at \2"),  # "make it" stays: a second thought
+    # a bare hour put up for judgement: "is 11 too late?", "is 9 ok?"
+    (r"\bis (\d{1,2})\b(?![:.\d])(?=\s*(?:too|ok|okay|fine|good|alright|possible|better|doable)\b)", r"is at \1"),
     (r"\b(?:it|time|them|that|reminders?|prompts?|messages?|texts?) to (\d{1,2})\b(?![:.\d])", r"it at \1"),
     (
         r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
-        r"de la (?:manana|mañana|tarde|noche))\b",
+        r"(?:de|en|por) la (?:manana|mañana|tarde|noche)|du (?:matin|soir)|le (?:matin|soir)|(?:dans )?la nuit)\b",
         r"at \1 \2",
     ),
 )
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
-_SECOND_THOUGHT = re.compile(r"\b(?:maybe|or|actually|make it|rather|instead of)\b", re.I)
+# Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
+_SECOND_THOUGHT = re.compile(
+    r"\b(?:maybe|or|actually|make it|rather|instead of|wait|no|nah|nope|sorry|i mean|hmm+|mejor|bueno|"
+    r"perd[oó]n|digo|o sea|enfin|plut[ôo]t|non|ou|pardon)\b",
+    re.I,
+)
+# A bare hour opening a second thought ("… actually 10 is better"): an hour, not a count ("… no 2 pages").
+_LEAD_HOUR = re.compile(
+    r"^\W*(\d{1,2})\b(?![:.\d])(?!\s*(?:min\w*|hours?|hrs?|days?|weeks?|times?|x\b|%|[ap]\.?m))" + _COUNTED, re.I
+)
+# The half of the day said outright: am/pm, a 24-hour form ("19:30", "08:00"), a day-part word.
+_MERIDIEM_SAID = re.compile(r"\d\s*[ap]\.?m\b|\b(?:0\d|1[3-9]|2[0-3])[:h]\d", re.I)
 _NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)(?:\s*-?\s*ish)?\W*$", re.I)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
@@ -208,10 +241,112 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     if _NOON.match(text):
         return "12:00"
     text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
-    for piece in reversed(_SECOND_THOUGHT.split(text)[1:]):
-        if _parse_clock(piece):  # read with the whole message's hints ("... in the evening")
-            return _parse_clock(f"{piece} {text}", hint)
+    pieces = _SECOND_THOUGHT.split(text)
+    for index in range(len(pieces) - 1, 0, -1):
+        before = " ".join(pieces[:index])
+        corrected = _parse_clock(before, hint) or parse_vague_time(before, loose=True)
+        piece = _LEAD_HOUR.sub(r"at \1", pieces[index], count=1) if corrected else pieces[index]
+        if _parse_clock(piece) is None:
+            continue
+        if _says_half_of_day(piece):
+            return _parse_clock(piece, hint)
+        if corrected:  # a correction keeps the half of the day of the answer it corrects
+            return plausible(same_half_of_day(_parse_clock(piece), corrected, "") or "")
+        return _parse_clock(f"{piece} {text}", hint)  # read with the whole message's hints ("... in the evening")
     return _parse_clock(text, hint)
+
+
+def _says_half_of_day(text: str) -> bool:
+    """The words say which half of the day: am/pm, a 24-hour form, a day-part word ("du soir", "tonight")."""
+    return bool(_MERIDIEM_SAID.search(text) or _PM_HINT.search(text) or _AM_HINT.search(text))
+
+
+def _day_part(words: str) -> str | None:
+    """ "pm" or "am" when ``words`` tell one half of the day and not the other."""
+    evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words))
+    morning = bool(_AM_HINT.search(words))
+    return "pm" if evening and not morning else "am" if morning and not evening else None
+
+
+# Habits whose nature is the evening, beyond the day-part words ("winding down", "sueño").
+_EVENING_HABIT = any_word("wind(?:ing)? down", "unwind\\w*", "sue[nñ]o", "insomni\\w*", "dodo")
+_SLEEP_REASON = any_word("sleep\\w*", "asleep", "dormir", "duerm\\w*", "sue[nñ]o", "insomni\\w*")
+# A French hour in its 24-hour clock ("10h", "7h30"): only a day-part word, not a habit, makes it 22h.
+_FRENCH_HOUR = re.compile(r"\b\d{1,2}h(?:[0-5]\d)?\b", re.I)
+
+
+def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = "", reason: str = "") -> str:
+    """``time``, read from ``said``, in the half of the day the rest of what is known says when ``said``
+    leaves it open: the participant's ``earlier`` words about the time ("stretch at night", then "around
+    10"), then the ``habit``'s own nature (winding down: the evening; a morning run, breakfast: the
+    morning), or a ``reason`` that is sleep ("para dormir mejor"; not "headaches in the afternoon"). A weak
+    hint never makes a night of the morning's 7 nor the small hours of the afternoon."""
+    hour, minute = (int(part) for part in time.split(":"))
+    if hour in (0, 12) or _says_half_of_day(_spoken(said)):
+        return time
+    base = hour % 12
+    habit = "" if _FRENCH_HOUR.search(said) else f"{habit} {reason if _SLEEP_REASON.search(reason) else ''}"
+    strong, weak = (earlier, range(1, 12), range(5, 12)), (habit, range(8, 12), range(4, 12))
+    for words, evening_hours, morning_hours in (strong, weak):
+        part = _day_part(words) if words else None
+        if part == "pm" and base in evening_hours:
+            return _hhmm(base + 12, minute)
+        if part == "am" and base in morning_hours:
+            return _hhmm(base, minute)
+    return time
+
+
+# A day-part said in a request ("to the evening", "para la tarde", "le soir"), as against a routine.
+_DAY_PART_WORD = re.compile(
+    r"\b(?:mornings?|evenings?|nights?|afternoons?|tonight|(?:de|en|por|para|a) la (?:ma[ñn]ana|tarde|noche)|"
+    r"las (?:ma[ñn]anas|tardes|noches)|noches?|soirs?|matin|nuit|apr[eè]s-midi)\b",
+    re.I,
+)
+# An hour left alone at the end of a request ("… half asleep. 8?", "can we do 2 instead").
+_CLOSING_HOUR = re.compile(
+    r"(?:^|[.,;!?]\s*|\b(?:do|try|with|for)\s+)(\d{1,2})\s*"
+    r"(?:instead|then|maybe|pls|please|plz|porfa|stp|svp|mejor|plutot|tho)?\s*[?!.]*\s*$",
+    re.I,
+)
+
+
+def requested_time(text: str, current: str | None = None) -> str | None:
+    """The time a request asks for, apart from the one it refuses ("6 is too soon … 7:15?", "9 is too
+    late … 8?") and from the ``current`` one ("6:30 is brutal lol can we do 7:45", "mejor a las 6, que a
+    las 7 ya hace calor"), in the half of the day its words give, else as ``parse_clock_time`` guesses."""
+    said = plain(text)
+    judged = judged_time(said)
+    rest = _spoken(said if judged is None else f"{said[: judged.start]} , {said[judged.end :]}")
+    said_times = list(_TIME_PHRASE.finditer(rest))
+    if current is not None and len(said_times) > 1:  # the current time beside another is not the one asked for
+        now = current.split(":")
+        for match in reversed(said_times):
+            one = (_parse_clock(match[0]) or _parse_clock(f"at {match[0].strip()}") or "").split(":")
+            if len(one) == 2 and int(one[0]) % 12 == int(now[0]) % 12 and one[1] == now[1]:
+                rest = f"{rest[: match.start()]} , {rest[match.end() :]}"
+    closing = _CLOSING_HOUR.search(rest)
+    found = parse_clock_time(rest) or (_parse_clock(f"at {closing[1]} {rest}") if closing else None)
+    return found or parse_asked_time(rest)  # "7 works better"
+
+
+def time_for_change(text: str, current: str) -> str | None:
+    """The new time a feedback request asks for, the daily prompt being at ``current`` (HH:MM): the half
+    of the day its words say ("to the evening, like 8"); else the way it goes from the current time ("6
+    is too soon", "un poco más tarde", "trop tard": the nearest that way); else the current time's half
+    of the day ("a las 9 mejor" at 8pm), never the small hours. A day-part alone gives none: it is
+    proposed first."""
+    new = requested_time(text, current)
+    if new is None:
+        return None
+    said = plain(text)
+    judged = judged_time(said)
+    rest = _spoken(said if judged is None else f"{said[: judged.start]} , {said[judged.end :]}")
+    if _MERIDIEM_SAID.search(rest) or _DAY_PART_WORD.search(rest):  # not a routine: "antes del trabajo"
+        return new
+    way = way_asked(said)
+    if way is not None:
+        return toward(new, current, way)
+    return plausible(same_half_of_day(new, current, rest) or new)
 
 
 _TIME_PHRASE = re.compile(
