@@ -184,3 +184,14 @@ def test_the_anchor_handed_over_before_any_time_brings_the_time_that_goes_with_i
 def test_a_question_typed_without_its_mark_is_still_a_question(said: str) -> None:
     assert read_message(said).kind == "question"
     assert read_message("to pay less at the dentist").kind == "fact"  # a reason that names a cost
+
+
+@pytest.mark.parametrize(
+    "said", ["could you move it to the evening, like 9", "can you change the time to 8", "¿me lo cambias a las 7?"]
+)
+def test_a_request_for_another_time_asked_why_saves_no_reason(said: str) -> None:
+    """Asked why, a request to change the time carries a time at most: never the habit or the reason."""
+    from tests.unit.test_offline_coach_reading import ASK_WHY
+
+    response = OfflineCoach().complete(intake(said, UserProfile(habit_domain="walking"), ASK_WHY))
+    assert MOTIVATION not in saved(response) and DOMAIN not in saved(response)

@@ -277,6 +277,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
+        if read_message(text).request == "change_time":  # "can u switch it to the evening, like 8": no reason
+            learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
