@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 from functions.timers import handler as timers
-from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.dynamodb_items import needs_person_key
 from promptpipe.adapters.team_alerts import SnsTeamAlerts
 from promptpipe.local.lambda_runtime import FakeLambdaContext
@@ -18,6 +17,7 @@ from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.usecases.events import process_turn
 from tests.support import enroll_over_api
+from tests.support.team_inbox import TeamInbox, team_inbox
 
 SWEEP = {"sweep": "pending_effects"}
 
@@ -40,20 +40,9 @@ class QuerySpy:
         return query
 
 
-def _team_inbox(env: Any) -> tuple[SnsTeamAlerts, Any, str]:
-    sns, sqs = aws_client("sns", env.settings), aws_client("sqs", env.settings)
-    topic = sns.create_topic(Name="promptpipe-safety-alerts")["TopicArn"]
-    queue = sqs.create_queue(QueueName="team-inbox")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-    return SnsTeamAlerts(topic, sns, "https://console.example.org"), sqs, queue
-
-
-def _received(sqs: Any, queue: str) -> list[dict[str, Any]]:
-    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-    for m in messages:
-        sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
-    return [json.loads(m["Body"]) for m in messages]
+def _team_inbox(env: Any) -> tuple[SnsTeamAlerts, TeamInbox]:
+    inbox = team_inbox(env.settings)
+    return SnsTeamAlerts(inbox.topic_arn, inbox.sns, "https://console.example.org"), inbox
 
 
 def _held_and_killed(env: Any, phone: str, name: str, sid: str) -> str:
@@ -82,12 +71,12 @@ def _pending(env: Any, pid: str) -> bool:
 
 def test_the_periodic_sweep_publishes_an_alert_left_pending_once(local_env_factory: Any) -> None:
     env = local_env_factory()
-    alerts, sqs, queue = _team_inbox(env)
+    alerts, inbox = _team_inbox(env)
     env.use_ports(alerts=alerts)
     rosa = _held_and_killed(env, "+12125550163", "Rosa", "SMrosa")
     env.clock.advance(timedelta(minutes=5))
     lee = _held_and_killed(env, "+12125550164", "Lee", "SMlee")
-    assert _pending(env, rosa) and _pending(env, lee) and _received(sqs, queue) == []
+    assert _pending(env, rosa) and _pending(env, lee) and inbox.received() == []
 
     env.clock.advance(timedelta(minutes=12))  # Rosa's hold has waited 17 minutes, Lee's 12
     spy = QuerySpy(env.app.repo._client)
@@ -95,7 +84,7 @@ def test_the_periodic_sweep_publishes_an_alert_left_pending_once(local_env_facto
     result = timers.handler(SWEEP, FakeLambdaContext(function_name="timers"))
 
     assert result["hold_alerts"] == 1
-    [alert] = _received(sqs, queue)
+    [alert] = inbox.received()
     assert alert["Subject"] == f"Needs a person: participant {rosa} (asked for a person)"
     assert f"Their page: https://console.example.org/participants/{rosa}" in alert["Message"]
     assert f"Hold reference: {rosa}@" in alert["Message"]
@@ -107,8 +96,8 @@ def test_the_periodic_sweep_publishes_an_alert_left_pending_once(local_env_facto
 
     env.clock.advance(timedelta(minutes=5))
     assert timers.handler(SWEEP, FakeLambdaContext(function_name="timers"))["hold_alerts"] == 1
-    [later] = _received(sqs, queue)
+    [later] = inbox.received()
     assert later["Subject"] == f"Needs a person: participant {lee} (asked for a person)"
 
     assert timers.handler(SWEEP, FakeLambdaContext(function_name="timers"))["hold_alerts"] == 0  # nothing left
-    assert _received(sqs, queue) == []
+    assert inbox.received() == []

@@ -7,32 +7,17 @@ opt-out holds them and alerts."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from promptpipe.adapters.aws import aws_client
 from promptpipe.local.environment import LocalEnvironment
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage
 from tests.support import enroll_over_api
+from tests.support.team_inbox import team_inbox
 
 TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:promptpipe-safety-alerts"
-
-
-def _team_inbox(env: LocalEnvironment) -> tuple[Any, str]:
-    sns, sqs = aws_client("sns", env.settings), aws_client("sqs", env.settings)
-    assert sns.create_topic(Name="promptpipe-safety-alerts")["TopicArn"] == TOPIC_ARN
-    queue = sqs.create_queue(QueueName="team-inbox")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=TOPIC_ARN, Protocol="sqs", Endpoint=queue_arn)
-    return sqs, queue
-
-
-def _alerts(sqs: Any, queue: str) -> list[str]:
-    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-    return [json.loads(m["Body"])["Subject"] for m in messages]
 
 
 def _queued_turn(env: LocalEnvironment, pid: str, phone: str, text: str, sid: str) -> None:
@@ -60,7 +45,8 @@ def test_the_worker_reads_an_opt_out_first_and_a_crisis_still_reaches_the_team(
     local_env_factory: Any, text: str, opted_out: bool, alerted: bool
 ) -> None:
     env = local_env_factory(safety_alert_topic_arn=TOPIC_ARN)
-    sqs, queue = _team_inbox(env)
+    inbox = team_inbox(env.settings)
+    assert inbox.topic_arn == TOPIC_ARN  # the topic the settings name
     phone = "+12125550171"
     pid = enroll_over_api(env, phone)
     env.drain()
@@ -77,7 +63,7 @@ def test_the_worker_reads_an_opt_out_first_and_a_crisis_still_reaches_the_team(
     assert len(sent) == 1
     assert ("START" in sent[0]) is opted_out  # the confirmation, or else the safety reply
     assert (state["hold"] is not None and state["hold"]["reason"] == "safety") is alerted
-    subjects = _alerts(sqs, queue)
+    subjects = [alert["Subject"] for alert in inbox.received()]
     if alerted:
         assert f"Safety flag: participant {pid} (suicide)" in subjects
     else:

@@ -27,26 +27,11 @@ from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.safety import HoldReason
 from promptpipe.usecases import events
 from tests.support import enroll_over_api
+from tests.support.team_inbox import team_inbox
 
 TOPIC_ARN = "arn:aws:sns:us-east-1:123456789012:promptpipe-safety-alerts"
 PHONE = "+12125550181"
 SCHEDULE = {"action": "create", "type": "fixed", "fixed_time": "09:30"}
-
-
-def _team_inbox(env: LocalEnvironment) -> tuple[Any, str]:
-    sns, sqs = aws_client("sns", env.settings), aws_client("sqs", env.settings)
-    assert sns.create_topic(Name="promptpipe-safety-alerts")["TopicArn"] == TOPIC_ARN
-    queue = sqs.create_queue(QueueName="team-inbox")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=TOPIC_ARN, Protocol="sqs", Endpoint=queue_arn)
-    return sqs, queue
-
-
-def _received(sqs: Any, queue: str) -> list[dict[str, Any]]:
-    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-    for m in messages:
-        sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
-    return [json.loads(m["Body"]) for m in messages]
 
 
 def _with_a_daily_schedule(env: LocalEnvironment) -> tuple[str, dict[str, Any]]:
@@ -92,14 +77,15 @@ def test_a_hold_a_daily_firing_places_is_published_on_the_team_topic_once(
         ]
     )
     env = local_env_factory(llm=llm, safety_alert_topic_arn=TOPIC_ARN)
-    sqs, queue = _team_inbox(env)
+    inbox = team_inbox(env.settings)
+    assert inbox.topic_arn == TOPIC_ARN  # the topic the settings name
     pid, payload = _with_a_daily_schedule(env)
-    assert _received(sqs, queue) == []
+    assert inbox.received() == []
 
     invocation = {**payload, "execution_id": "exec-1"}
     scheduled_prompt.handler(invocation, FakeLambdaContext(function_name="scheduled-prompt"))
 
-    [alert] = _received(sqs, queue)
+    [alert] = inbox.received()
     assert alert["Subject"] == f"Needs a person: participant {pid} (repeated failure)"
     assert f"Hold reference: {pid}@" in alert["Message"]
     marker = env.app.repo._client.get_item(TableName=env.settings.table_name, Key=needs_person_key(pid))["Item"]
@@ -107,4 +93,4 @@ def test_a_hold_a_daily_firing_places_is_published_on_the_team_topic_once(
 
     # The scheduler's retry of the same execution publishes nothing more
     scheduled_prompt.handler(invocation, FakeLambdaContext(function_name="scheduled-prompt"))
-    assert _received(sqs, queue) == []
+    assert inbox.received() == []
