@@ -121,8 +121,8 @@ EXTRA: dict[str, dict[Need, str]] = {
     c.WEBHOOK.key: {
         **_ALERT_KEY,
         Need("sns:Publish", "safety-alert-topic"): (
-            "a crisis inside an opt-out alerts the team from the webhook (docs/safety.md); the opt-out "
-            "reader decides which texts are opt-outs, today the bare keywords only, so the run cannot reach it"
+            "a crisis inside an opt-out alerts the team from the webhook (docs/safety.md); no participant "
+            "of the run writes a crisis inside an opt-out, so the run cannot reach it"
         ),
     },
     c.WORKER.key: {
