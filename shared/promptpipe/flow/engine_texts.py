@@ -111,14 +111,16 @@ def fallback_in(language: str, done: list[str], failed: list[str]) -> str:
     words = FALLBACKS[language]
     if not done:
         return words.try_again
-
-    def joined(phrases: list[str]) -> str:
-        return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + words.conjunction + phrases[-1]
-
-    text = words.done.format(done=joined([TOOL_PHRASES[name][language][0] for name in done]))
+    text = words.done.format(done=joined([TOOL_PHRASES[name][language][0] for name in done], words.conjunction))
     if failed:
-        text += words.failed.format(failed=joined([TOOL_PHRASES[name][language][1] for name in failed]))
+        phrases = [TOOL_PHRASES[name][language][1] for name in failed]
+        text += words.failed.format(failed=joined(phrases, words.conjunction))
     return text
+
+
+def joined(phrases: list[str], conjunction: str) -> str:
+    """Phrases as a sentence lists them: "a", "a and b", "a, b and c" (``conjunction``: " and ")."""
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + conjunction + phrases[-1]
 
 
 # The module's own reply when nothing else wrote one (``ConversationModule.fallback``; English in modules.py).

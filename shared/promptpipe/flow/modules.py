@@ -27,7 +27,7 @@ from promptpipe.errors import LLMError
 from promptpipe.flow import routing, sms_fit
 from promptpipe.flow.context import feedback_context, history_window, intake_context
 from promptpipe.flow.deps import FlowDeps
-from promptpipe.flow.engine_texts import ENGLISH, TOOL_PHRASES, fallback_in, language_of, module_fallback
+from promptpipe.flow.engine_texts import ENGLISH, TOOL_PHRASES, fallback_in, joined, language_of, module_fallback
 from promptpipe.flow.intent import Intent, TTLCache, classifier_request, intent_hint, parse_classifier
 from promptpipe.flow.intent_rules import TurnContext, decide, normalise
 from promptpipe.flow.pipeline import (
@@ -63,10 +63,6 @@ FEEDBACK_FALLBACK = "Thanks for the update! How did today's habit go for you?"
 TRY_AGAIN_FALLBACK = "Sorry, I couldn't finish that just now. Could you try again in a moment?"
 
 
-def _joined(phrases: list[str]) -> str:
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
-
-
 def fallback_reply(runs: list[ToolRun], language: str | None = None) -> str:
     """The reply when the synthesis failed or came back empty: what the tool results say (what
     went through, what did not), or a request to try again when nothing went through; in the
@@ -85,9 +81,10 @@ def fallback_reply(runs: list[ToolRun], language: str | None = None) -> str:
         return fallback_in(language, done, failed)
     if not done:
         return TRY_AGAIN_FALLBACK
-    text = f"I've {_joined([claimed[name].done_phrase for name in done])}."
+    text = f"I've {joined([claimed[name].done_phrase for name in done], ' and ')}."
     if failed:
-        text += f" I couldn't {_joined([claimed[name].failed_phrase for name in failed])}: could you try that again?"
+        couldnt = joined([claimed[name].failed_phrase for name in failed], " and ")
+        text += f" I couldn't {couldnt}: could you try that again?"
     return text
 
 

@@ -267,8 +267,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         text, expected = self.said, self.expected()
         if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
             return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
-        suggested = suggestion(self.turn.last_assistant)
-        if suggested and (accepts(text) or read_message(text).kind == "yes" or self.handed_over):
+        suggested, reading = suggestion(self.turn.last_assistant), read_message(text)
+        if suggested and (accepts(text) or reading.kind == "yes" or self.handed_over):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
             if time and not self.known[TIME]:
                 return {TIME: time}
@@ -277,7 +277,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
         learned = parse_intake_message(text, self.known, expected)
-        if read_message(text).request == "change_time":  # "can u switch it to the evening, like 8": no reason
+        if reading.request == "change_time":  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
