@@ -40,15 +40,10 @@ from promptpipe.rules.http_body import (
     http_answer,
     parse_json,
 )
-from promptpipe.rules.opt_out_requests import compile_request_patterns
 from promptpipe.settings import get_settings
 from promptpipe.usecases.outcomes import InboundDecision
 from promptpipe.usecases.receive_inbound import receive_inbound, record_delivery
 from promptpipe.wiring import channel_credential, get_app
-
-# Every text is read for an opt-out by its structure before it is queued: its patterns compile at
-# cold start, counted by the cold-start benchmark, not inside the first participant's request.
-compile_request_patterns()
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>'
 WEBHOOK_NOT_CONFIGURED = "not_configured"

@@ -188,12 +188,28 @@ print(json.dumps({
     "collector": collector,
     "loaded": loaded,
     "loaded_after_init": sorted(name for name in sys.modules if name.startswith(("promptpipe.", "jinja2", "yaml"))),
-    "request_patterns": (
-        "promptpipe.rules.opt_out_requests" in sys.modules
-        and sys.modules["promptpipe.rules.opt_out_requests"]._requests.cache_info().currsize == 1
-    ),
+    "compiled_patterns": compiled_patterns(),
 }))
 """
+
+# The long alternations a first event could compile: the opt-out reader's request patterns and the
+# safety screen's (each behind its literal prefilter, rules/literal_prefilter.py).
+COMPILED_PATTERNS = """
+def compiled_patterns():
+    import sys
+    compiled = []
+    requests = sys.modules.get("promptpipe.rules.opt_out_requests")
+    if requests is not None:
+        for language, anchored, floating in requests._requests():
+            kinds = (("anchored", anchored), ("floating", floating))
+            compiled += [f"request {language} {kind}" for kind, p in kinds if p.is_compiled]
+    screen = sys.modules.get("promptpipe.rules.safety_screen")
+    if screen is not None:
+        for language, table in (("en", screen._EN), ("es", screen._ES)):
+            compiled += [f"screen {language} {category}" for category, p in table if p.is_compiled]
+    return compiled
+"""
+IMPORT_PROBE = COMPILED_PATTERNS + IMPORT_PROBE
 
 
 @pytest.mark.parametrize(
@@ -307,12 +323,50 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     # The reader of inbound texts (its patterns) only where a text is read first: the webhook (the
     # worker reads only a text the webhook did not read, never in an ordinary first event).
     assert ("promptpipe.rules.opt_out" in loaded) is (module == "functions.inbound.webhook")
-    # ... and its patterns compiled there within the measured window: every text the webhook gets is
-    # read by them (the worker reads only texts the webhook did not: docs/safety.md).
-    assert probe["request_patterns"] is (module == "functions.inbound.webhook")
+    # ... and no long alternation compiled, in any function: neither the request patterns nor the
+    # safety screen compile at import or warm-up, only at the first text that could match them.
+    assert probe["compiled_patterns"] == []
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
     # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
     assert "promptpipe.usecases.redrive" not in loaded
+
+
+FIRST_TEXTS_PROBE = (
+    COMPILED_PATTERNS
+    + """
+import json, sys
+import functions.inbound.webhook, functions.inbound.worker
+from promptpipe.rules.opt_out import read_opt_message
+from promptpipe.rules.safety_screen import screen
+seen = {"import": compiled_patterns()}
+for text in sys.argv[1:]:
+    read_opt_message(text)
+    screen(text)
+    seen[text] = compiled_patterns()
+print(json.dumps(seen))
+"""
+)
+
+
+def test_an_ordinary_first_text_compiles_no_pattern_and_a_candidate_compiles_only_its_own() -> None:
+    """The webhook reads every text for an opt-out and the worker screens it: an ordinary message
+    (no trigger of any pattern) compiles nothing; a text that could be a request or a crisis compiles
+    the patterns of its language and category alone, when it arrives (docs/benchmarks.md, section 2)."""
+    ordinary = ("walked 20 min after lunch, felt good", "9ish", "si, a las 8 despues del cafe")
+    candidates = ("please stop texting me", "sharp chest pain")
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_TEXTS_PROBE, *ordinary, *candidates],
+        env=child_environment(REPO),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["import"] == []
+    assert all(seen[text] == [] for text in ordinary)
+    assert seen["please stop texting me"] == ["request en anchored"]
+    assert seen["sharp chest pain"] == ["request en anchored", "screen en medical"]
 
 
 STUDY_ENGINE = {

@@ -3,7 +3,7 @@ part of the opt-out reader (``rules/opt_out.py``) that reads sentences rather th
 Spanish, French and Portuguese. Split from it by intent: the keyword lists and fixed texts there, the
 sentence structures here.
 
-Pure: ``re`` and ``rules/normalise`` only.
+Pure: ``re``, ``rules/normalise`` and ``rules/literal_prefilter`` only.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Sequence
 
+from promptpipe.rules.literal_prefilter import Prefiltered
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
 __all__ = ["FILLERS", "mend_word", "read_request", "strip_fillers"]
@@ -229,6 +230,233 @@ _PT_FLOATING = (
 )
 
 
+# Per language, literal strings one of which every match of its anchored cores (and of its floating
+# cores) contains: proved over the regex parser's tree by tests/unit/test_literal_prefilter.py, which
+# names any alternative they miss. A clause holding none of them holds no request structure of that
+# language, and the language's patterns are not compiled for it. Chosen by
+# ``python -m tests.support.regex_literals`` (rare in the built corpus's texts that are no opt-out).
+_EN_ANCHORED_TRIGGERS = (
+    " bother",
+    " call",
+    " contact",
+    " messag",
+    " send",
+    " spam",
+    " writ",
+    "cancel all",
+    "cancel everything",
+    "cancel them",
+    "cancel these",
+    "email",
+    "end all",
+    "end everything",
+    "end them",
+    "end these",
+    "message",
+    "msg",
+    "no more",
+    "notificati",
+    "sms",
+    "stop all",
+    "stop everything",
+    "stop them",
+    "stop these",
+    "text",
+    "txt",
+    "whatsapp",
+    "wrong #",
+    "wrong number",
+    "wrong person",
+)
+_EN_FLOATING_TRIGGERS = (
+    " bother",
+    " call",
+    " contact",
+    " email",
+    " messag",
+    " msg",
+    " send",
+    " spam",
+    " text",
+    " txt",
+    " writ",
+    "be taken off",
+    "bother ",
+    "call ",
+    "contact ",
+    "count me o",
+    "delete",
+    "do not want t",
+    "do not wish t",
+    "don't want t",
+    "don't wish t",
+    "dont want t",
+    "dont wish t",
+    "drop",
+    "email ",
+    "erase",
+    "i do not",
+    "i don't",
+    "i dont",
+    "i never",
+    "i no longer",
+    "i really do not",
+    "i really don't",
+    "i really dont",
+    "i really never",
+    "i really no longer",
+    "i want out",
+    "leave",
+    "message ",
+    "msg ",
+    "no longer want t",
+    "no longer wish t",
+    "opt me out",
+    "opt out",
+    "opt us out",
+    "quit",
+    "remove",
+    "send ",
+    "spam ",
+    "stop getting",
+    "stop receiving",
+    "take me of",
+    "take my number of",
+    "text ",
+    "txt ",
+    "unsubscrib",
+    "withdraw",
+    "write ",
+)
+_ES_ANCHORED_TRIGGERS = (
+    "equivocado",
+    "no envian",
+    "no envias",
+    "no mandan",
+    "no mandas",
+    "no mas",
+    "no me envian",
+    "no me envias",
+    "no me mandan",
+    "no me mandas",
+    "no nos envian",
+    "no nos envias",
+    "no nos mandan",
+    "no nos mandas",
+    "numero incorrecto",
+    "se equivocaron de numero",
+)
+_ES_FLOATING_TRIGGERS = (
+    " de contactar",
+    " de enviar",
+    " de escribir",
+    " de llamar",
+    " de mandar",
+    " de molestar",
+    " de textear",
+    " mi celular",
+    " mi numero",
+    " mi telefono",
+    " suscripcio",
+    "dar de baj",
+    "dejame en paz",
+    "dejenme en paz",
+    "me borr",
+    "me dan de baj",
+    "me das de baj",
+    "me de ",
+    "me den de baj",
+    "me doy de baj",
+    "me elimin",
+    "me quiero salir",
+    "me quisiera salir",
+    "me quit",
+    "me sac",
+    "me salgo de",
+    "no deseo",
+    "no kiero",
+    "no me",
+    "no nos",
+    "no quiero",
+    "no quisiera",
+    "nos de ",
+    "salir de",
+    "salirme de",
+)
+_FR_ANCHORED_TRIGGERS = (
+    "arret",
+    "cesse",
+    "erreur de numero",
+    "faux numero",
+    "mauvais numero",
+    "plus de",
+)
+_FR_FLOATING_TRIGGERS = (
+    " mon numero",
+    "-moi de",
+    "-moi du",
+    "contact",
+    "desabonn",
+    "desinscri",
+    "e desire plu",
+    "e souhaite plu",
+    "e veux plu",
+    "e voudrais plu",
+    "ecri",
+    "embet",
+    "envoy",
+    "fichez-moi",
+    "foutez-moi",
+    "harcel",
+    "laissez-mo",
+    "me enlever",
+    "me radier",
+    "me retirer",
+    "me supprimer",
+    "plus",
+    "spam",
+    "text",
+)
+_PT_ANCHORED_TRIGGERS = (
+    "chega de",
+    "engano",
+    "numero errado",
+    "sem mais",
+)
+_PT_FLOATING_TRIGGERS = (
+    " meu numero",
+    "cancelar a i",
+    "cancelar i",
+    "cancelar minha i",
+    "chega de",
+    "deixa de",
+    "deixe de",
+    "deixem de",
+    "descadastr",
+    "estudo",
+    "lista",
+    "me deixa e",
+    "me deixe e",
+    "me deixem e",
+    "n desejo",
+    "n quero",
+    "nao",
+    "nunca mais",
+    "para de",
+    "parar de",
+    "pare de",
+    "parem de",
+    "pesquisa",
+    "programa",
+    "sair da",
+    "sair dessa",
+    "sair desse",
+    "sair desta",
+    "sair deste",
+    "sair do",
+)
+
+
 def _alternation(cores: Sequence[str]) -> str:
     """The cores joined bare (``a|b``, inside the group each pattern puts around it): alternation is
     associative, so it reads as ``(?:a)|(?:b)`` would, and ``re`` compiles it cheaper (no core holds a
@@ -237,21 +465,24 @@ def _alternation(cores: Sequence[str]) -> str:
 
 
 @functools.cache
-def _requests() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
-    """Per language the anchored and the floating request patterns, compiled at the first plain-language
-    reading, not at import: the functions that only confirm (timers, the daily prompt) import this
-    module for its texts."""
+def _requests() -> tuple[tuple[str, Prefiltered, Prefiltered], ...]:
+    """Per language the anchored and the floating request patterns, each compiled at the first clause
+    that holds one of its triggers (``rules/literal_prefilter.py``), never at import: an ordinary
+    message compiles none of them (docs/benchmarks.md, section 2)."""
     return tuple(
         (
             language,
-            re.compile(rf"^{lead}(?:{_alternation((*anchored, *floating))})\b"),
-            re.compile(rf"(?<![\w'-])(?:{_alternation(floating)})(?![\w'])"),
+            Prefiltered(
+                rf"^{lead}(?:{_alternation((*anchored, *floating))})\b",
+                (*anchored_triggers, *floating_triggers),
+            ),
+            Prefiltered(rf"(?<![\w'-])(?:{_alternation(floating)})(?![\w'])", floating_triggers),
         )
-        for language, lead, anchored, floating in (
-            ("en", _EN_LEAD, _EN_ANCHORED, _EN_FLOATING),
-            ("es", _ES_LEAD, _ES_ANCHORED, _ES_FLOATING),
-            ("fr", _FR_LEAD, _FR_ANCHORED, _FR_FLOATING),
-            ("pt", _PT_LEAD, _PT_ANCHORED, _PT_FLOATING),
+        for language, lead, anchored, floating, anchored_triggers, floating_triggers in (
+            ("en", _EN_LEAD, _EN_ANCHORED, _EN_FLOATING, _EN_ANCHORED_TRIGGERS, _EN_FLOATING_TRIGGERS),
+            ("es", _ES_LEAD, _ES_ANCHORED, _ES_FLOATING, _ES_ANCHORED_TRIGGERS, _ES_FLOATING_TRIGGERS),
+            ("fr", _FR_LEAD, _FR_ANCHORED, _FR_FLOATING, _FR_ANCHORED_TRIGGERS, _FR_FLOATING_TRIGGERS),
+            ("pt", _PT_LEAD, _PT_ANCHORED, _PT_FLOATING, _PT_ANCHORED_TRIGGERS, _PT_FLOATING_TRIGGERS),
         )
     )
 
@@ -310,12 +541,6 @@ def _request_in(clause: str) -> tuple[str, int] | None:
             ):
                 return language, found.end()
     return None
-
-
-def compile_request_patterns() -> None:
-    """Compile the request patterns now: a function that reads every text it receives (the webhook)
-    does it at cold start, where it is counted, rather than inside its first participant's request."""
-    _requests()
 
 
 def read_request(text: str) -> tuple[bool, str] | None:

@@ -1,0 +1,154 @@
+"""How often an ordinary message trips the literal prefilters (``rules/literal_prefilter.py``), so how
+often a function's first event pays a pattern's compile, and the time a message with and without them.
+
+Run: ``PYTHONPATH=shared:. python -m scripts.bench.prefilter`` (``--repeat N``: timing rounds, best of).
+
+The messages are what participants say in the built conversation corpus
+(tests/data/conversations/built/; never the held-out part). For each message, read on fresh, uncompiled
+patterns, the table counts the messages whose reading compiles a pattern: the webhook reads every
+text for an opt-out (``read_request``), the worker screens it (``screen``). The pattern characters
+compiled stand for the cost (``re`` parses and compiles in Python, about 12,500 instructions a
+character: docs/benchmarks.md, section 2). Timing: the mean time a message of ``screen`` and
+``read_request`` with the patterns already compiled, with the prefilter and without it (the compiled
+patterns searched directly, as before); the best of ``--repeat`` rounds, on a loaded machine a rough figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from promptpipe.rules import opt_out_requests as requests
+from promptpipe.rules import safety_screen
+from promptpipe.rules.literal_prefilter import Prefiltered
+
+BUILT = Path(__file__).resolve().parents[2] / "tests" / "data" / "conversations" / "built"
+
+
+def messages() -> list[str]:
+    """Every ``say`` of the built conversations."""
+
+    def says(node: Any) -> Iterator[str]:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "say" and isinstance(value, str):
+                    yield value
+                else:
+                    yield from says(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from says(item)
+
+    return [text for path in sorted(BUILT.glob("*.yaml")) for text in says(yaml.safe_load(path.read_text("utf-8")))]
+
+
+def _fresh() -> None:
+    """Uncompiled patterns, as at a cold start."""
+    requests._requests.cache_clear()
+    safety_screen._EN = safety_screen._by_category(safety_screen._EN_PATTERNS, safety_screen._EN_TRIGGERS)
+    safety_screen._ES = safety_screen._by_category(safety_screen._ES_PATTERNS, safety_screen._ES_TRIGGERS)
+
+
+def _request_patterns() -> list[tuple[str, Prefiltered]]:
+    return [
+        (f"request {language} {kind}", pattern)
+        for language, anchored, floating in requests._requests()
+        for kind, pattern in (("anchored", anchored), ("floating", floating))
+    ]
+
+
+def _screen_patterns() -> list[tuple[str, Prefiltered]]:
+    return [
+        (f"screen {language} {category}", pattern)
+        for language, table in (("en", safety_screen._EN), ("es", safety_screen._ES))
+        for category, pattern in table
+    ]
+
+
+def selectivity(texts: list[str]) -> dict[str, Any]:
+    """Per function (its reader) and per pattern, the messages whose reading compiles it."""
+    per_pattern: dict[str, int] = {}
+    per_function = {"webhook (read_request)": 0, "worker (screen)": 0}
+    characters = {"webhook (read_request)": 0, "worker (screen)": 0}
+    for text in texts:
+        for function, read, patterns in (
+            ("webhook (read_request)", requests.read_request, _request_patterns),
+            ("worker (screen)", safety_screen.screen, _screen_patterns),
+        ):
+            _fresh()
+            read(text)
+            compiled = [(name, pattern) for name, pattern in patterns() if pattern.is_compiled]
+            per_function[function] += bool(compiled)
+            characters[function] += sum(len(pattern.pattern) for _, pattern in compiled)
+            for name, _ in compiled:
+                per_pattern[name] = per_pattern.get(name, 0) + 1
+    _fresh()
+    return {"messages": len(texts), "functions": per_function, "characters": characters, "patterns": per_pattern}
+
+
+def _timed(read: Callable[[str], object], texts: list[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for text in texts:
+            read(text)
+        best = min(best, time.perf_counter() - start)
+    return best / len(texts) * 1e6
+
+
+def timings(texts: list[str], repeat: int) -> dict[str, tuple[float, float]]:
+    """Microseconds a message, (without the prefilter, with it), the patterns compiled beforehand."""
+    _fresh()
+    prefiltered = (requests._requests(), safety_screen._EN, safety_screen._ES)
+    compiled_requests = tuple((language, a.compiled, f.compiled) for language, a, f in prefiltered[0])
+    compiled_en = tuple((category, p.compiled) for category, p in prefiltered[1])
+    compiled_es = tuple((category, p.compiled) for category, p in prefiltered[2])
+    original = requests._requests
+    result: dict[str, tuple[float, float]] = {}
+    try:
+        requests._requests = lambda: compiled_requests  # type: ignore[assignment]
+        safety_screen._EN, safety_screen._ES = compiled_en, compiled_es  # type: ignore[assignment]
+        before = (_timed(requests.read_request, texts, repeat), _timed(safety_screen.screen, texts, repeat))
+        requests._requests = original
+        safety_screen._EN, safety_screen._ES = prefiltered[1], prefiltered[2]
+        after = (_timed(requests.read_request, texts, repeat), _timed(safety_screen.screen, texts, repeat))
+    finally:
+        requests._requests = original
+        safety_screen._EN, safety_screen._ES = prefiltered[1], prefiltered[2]
+    result["read_request"] = (before[0], after[0])
+    result["screen"] = (before[1], after[1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    texts = messages()
+    found = selectivity(texts)
+    total = found["messages"]
+    print(f"{total} participant messages of the built conversation corpus\n")
+    print("| function (reader) | messages that compile a pattern | pattern characters compiled, mean a message |")
+    print("|---|---:|---:|")
+    for function, count in found["functions"].items():
+        mean = found["characters"][function] / total
+        print(f"| {function} | {count} ({count / total:.1%}) | {mean:,.0f} |")
+    print("\n| pattern | characters | messages that compile it |")
+    print("|---|---:|---:|")
+    for name, pattern in (*_request_patterns(), *_screen_patterns()):
+        count = found["patterns"].get(name, 0)
+        print(f"| {name} | {len(pattern.pattern):,} | {count} ({count / total:.1%}) |")
+    print("\n| reader | µs a message without the prefilter | with it |")
+    print("|---|---:|---:|")
+    for reader, (before, after) in timings(texts, args.repeat).items():
+        print(f"| {reader} | {before:.1f} | {after:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
