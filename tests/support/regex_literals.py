@@ -188,16 +188,20 @@ if __name__ == "__main__":  # python -m tests.support.regex_literals: suggested 
     from promptpipe.rules import opt_out_requests, safety_screen
     from promptpipe.rules.normalise import fold_accents, normalise_text
 
-    # The hard negatives of the safety and opt-out corpora (built parts): what the triggers should not hold.
+    # What the triggers should not hold. For the request patterns: the built opt-out corpus's other
+    # messages and the safety corpus's hard negatives. For the screen: those other messages and the
+    # coach's prompt texts, ordinary prose (the hard negatives are crowded with crisis words on purpose).
     data = Path(__file__).resolve().parents[1] / "data"
-    texts = [line.split("\t")[2] for line in (data / "safety" / "built_negative.tsv").read_text().splitlines()[1:]]
-    texts += [
+    ordinary = [
         row["text"]
         for row in map(json.loads, (data / "opt_out" / "built.jsonl").read_text().splitlines())
         if row["label"] != "opt_out"
     ]
-    safety_reference = [safety_screen.normalise(t) for t in texts]
-    opt_out_reference = [fold_accents(normalise_text(t)) for t in texts]
+    negatives = [line.split("\t")[2] for line in (data / "safety" / "built_negative.tsv").read_text().splitlines()[1:]]
+    prompts = Path(__file__).resolve().parents[2] / "prompts"
+    prose = [line for path in sorted(prompts.glob("*.txt")) for line in path.read_text().splitlines() if line.strip()]
+    safety_reference = [safety_screen.normalise(t) for t in ordinary + prose]
+    opt_out_reference = [fold_accents(normalise_text(t)) for t in negatives + ordinary]
 
     def show(name: str, cores: Iterable[str]) -> None:
         reference = opt_out_reference if " " in name else safety_reference

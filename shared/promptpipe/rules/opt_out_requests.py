@@ -234,7 +234,8 @@ _PT_FLOATING = (
 # cores) contains: proved over the regex parser's tree by tests/unit/test_literal_prefilter.py, which
 # names any alternative they miss. A clause holding none of them holds no request structure of that
 # language, and the language's patterns are not compiled for it. Chosen by
-# ``python -m tests.support.regex_literals`` (rare in the built corpus's texts that are no opt-out).
+# ``python -m tests.support.regex_literals`` (rare in the built opt-out corpus's other messages and the
+# safety corpus's hard negatives).
 _EN_ANCHORED_TRIGGERS = (
     " bother",
     " call",
