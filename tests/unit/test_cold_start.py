@@ -192,8 +192,9 @@ print(json.dumps({
 }))
 """
 
-# The long alternations a first event could compile: the opt-out reader's request patterns and the
-# safety screen's (each behind its literal prefilter, rules/literal_prefilter.py).
+# The long alternations a first event could compile: the opt-out reader's request patterns, the
+# safety screen's and the request for a person's (each behind its literal prefilter,
+# rules/literal_prefilter.py).
 COMPILED_PATTERNS = """
 def compiled_patterns():
     import sys
@@ -207,6 +208,9 @@ def compiled_patterns():
     if screen is not None:
         for language, table in (("en", screen._EN), ("es", screen._ES)):
             compiled += [f"screen {language} {category}" for category, p in table if p.is_compiled]
+    ask_person = sys.modules.get("promptpipe.rules.ask_person")
+    if ask_person is not None and ask_person._PATTERN.is_compiled:
+        compiled.append("ask person")
     return compiled
 """
 IMPORT_PROBE = COMPILED_PATTERNS + IMPORT_PROBE
@@ -338,10 +342,12 @@ import json, sys
 import functions.inbound.webhook, functions.inbound.worker
 from promptpipe.rules.opt_out import read_opt_message
 from promptpipe.rules.safety_screen import screen
+from promptpipe.rules.ask_person import asks_for_person
 seen = {"import": compiled_patterns()}
 for text in sys.argv[1:]:
     read_opt_message(text)
     screen(text)
+    asks_for_person(text)
     seen[text] = compiled_patterns()
 print(json.dumps(seen))
 """
@@ -353,7 +359,7 @@ def test_an_ordinary_first_text_compiles_no_pattern_and_a_candidate_compiles_onl
     (no trigger of any pattern) compiles nothing; a text that could be a request or a crisis compiles
     the patterns of its language and category alone, when it arrives (docs/benchmarks.md, section 2)."""
     ordinary = ("walked 20 min after lunch, felt good", "9ish", "si, a las 8 despues del cafe")
-    candidates = ("please stop texting me", "sharp chest pain")
+    candidates = ("please stop texting me", "sharp chest pain", "can i talk to a real person")
     done = subprocess.run(
         [sys.executable, "-c", FIRST_TEXTS_PROBE, *ordinary, *candidates],
         env=child_environment(REPO),
@@ -367,6 +373,7 @@ def test_an_ordinary_first_text_compiles_no_pattern_and_a_candidate_compiles_onl
     assert all(seen[text] == [] for text in ordinary)
     assert seen["please stop texting me"] == ["request en anchored"]
     assert seen["sharp chest pain"] == ["request en anchored", "screen en medical"]
+    assert seen["can i talk to a real person"] == ["request en anchored", "screen en medical", "ask person"]
 
 
 STUDY_ENGINE = {

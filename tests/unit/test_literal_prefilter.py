@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from promptpipe.rules import ask_person, safety_screen
 from promptpipe.rules import opt_out_requests as requests
-from promptpipe.rules import safety_screen
 from promptpipe.rules.literal_prefilter import Prefiltered
 from promptpipe.rules.opt_out import read_opt_message
 from tests.support.regex_literals import covered, parse, suggest, uncovered
@@ -263,3 +263,34 @@ def test_no_pattern_matches_a_corpus_text_that_holds_none_of_its_triggers() -> N
         for clause in clauses:
             assert anchored.could_match(clause) or anchored.compiled.match(clause) is None, clause
             assert floating.could_match(clause) or not list(floating.compiled.finditer(clause)), clause
+
+
+# --- the request for a person (rules/ask_person.py) ------------------------------------------------
+
+
+def test_every_match_of_the_request_for_a_person_holds_a_trigger() -> None:
+    cores = (*ask_person._EN, *ask_person._ES)
+    assert ask_person._PATTERN.pattern == "|".join(cores)
+    missed = _alternatives_missed(cores, ask_person._PATTERN.triggers)
+    assert not missed, f"no trigger proved in {missed}"
+    assert not uncovered(ask_person._PATTERN.pattern, ask_person._PATTERN.triggers)
+
+
+def test_the_request_for_a_person_reads_every_corpus_message_alike_with_and_without_the_prefilter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each message read as at a cold start (nothing compiled), then by the compiled pattern alone, then
+    pattern by pattern as before the patterns were joined."""
+    with_prefilter = []
+    for text in MESSAGES:
+        monkeypatch.setattr(ask_person, "_PATTERN", Prefiltered(ask_person._PATTERN.pattern, ask_person._TRIGGERS))
+        with_prefilter.append(ask_person.asks_for_person(text))
+    one_by_one = [re.compile(core) for core in (*ask_person._EN, *ask_person._ES)]
+
+    class _AnyOf:
+        def search(self, text: str) -> bool:
+            return any(pattern.search(text) for pattern in one_by_one)
+
+    monkeypatch.setattr(ask_person, "_PATTERN", _AnyOf())
+    assert [ask_person.asks_for_person(text) for text in MESSAGES] == with_prefilter
+    assert sum(with_prefilter) > 15  # the corpora do reach the pattern
