@@ -168,7 +168,7 @@ _ES_FLOATING = (
     rf"no (?:me|nos) (?:{_ES_SEND_NEG}\b|(?:vuelva|vuelvas|vuelvan|volvais) a {_ES_SEND_INF})",
     # "no quiero recibir más mensajes", "ya no quiero que me escriban", "ya no deseo participar"
     rf"no (?:quiero|kiero|deseo|quisiera)(?: mas)? (?:recibir|que me (?:mand|envi|escrib|contact)\w*|{_ES_MESSAGES}|"
-    rf"participar|ser parte|seguir (?:participando|en {_ES_STUDY})|seguir$|continuar|estar en {_ES_STUDY})",
+    rf"participar|ser parte|seguir (?:participando|recibiendo|en {_ES_STUDY})|seguir$|continuar|estar en {_ES_STUDY})",
     # "quiero darme de baja", "me quiero dar de baja", "denme de baja"
     r"(?:dar(?:me|nos)?|denme|dame|me doy|me das|me dan|me den) de baja|me (?:quiero|quisiera) (?:dar de baja|salir)",
     # "bórrenme de la lista", "me borran de la lista", "quítenme de la lista", "eliminen mi número"
