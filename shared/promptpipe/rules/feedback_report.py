@@ -78,6 +78,12 @@ def what_helped_clause(text: str) -> str:
 # A message is cut where a sentence ends, at a comma, before "¿"/"¡", and where an emoji or a symbol ends
 # before a word ("did it 💪 is this a bot?").
 _CLAUSE_BREAK = re.compile(r"(?<=[.!?;…])\s+|,\s+|\s+(?=[¿¡])|(?<=[^\w\s.,!?;:'’\"()¿¡-])\s+(?=\w)|\n+")
+# A clause that corrects the time just said ("no wait 9:30", "no actually 8:30", "non, 21h45"): no report.
+_CORRECTS_A_TIME = re.compile(
+    r"^(?:no+|nah|nope|wait|actually|sorry|i mean|mejor|perdon|non|enfin|plutot)\b[\s,.]*"
+    r"(?:(?:wait|actually|make (?:it|that)|mejor|i mean|plutot|a las|at|a|vers)\b[\s,.]*)*"
+    r"\d{1,2}(?:[:h.][0-5]\d|\s*[ap]\.?m\b|h\b)?(?![\d:])(?!\s*(?:reps?|sets?|min\w*|pages?|times?|veces|x)\b)"
+)
 _THANKS = re.compile(
     r"^(?:thanks?|thank you|thx|ty|tysm|cheers|gracias|muchas gracias|merci|merci beaucoup)\b[\s!.]*\W*$"
 )
@@ -140,7 +146,12 @@ def report_parts(text: str, *, asked: bool) -> ReportParts | None:
     """The outcome a message reports in its first clause that reports one, and what its other clauses say;
     ``None`` when it is one clause, or reports no outcome there. ``asked``: the open question is whether
     they did it (a bare "yes", "👍" or "1" then reports)."""
-    clauses = [c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()]
+    clauses: list[str] = []
+    for clause in (c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()):
+        if clauses and _CORRECTS_A_TIME.match(plain(clause)):  # "… 10 instead.. no wait 9:30": one answer
+            clauses[-1] = f"{clauses[-1]} {clause}"
+        else:
+            clauses.append(clause)
     if len(clauses) < 2 or not_yet(text):  # "not yet, thanks": the day is not over
         return None
     at = next((i for i in range(len(clauses)) if _reports_in(clauses[i], asked)), None)

@@ -108,7 +108,8 @@ _OBJECT_AFTER = (
 _OBJECT_BEFORE = r"\b(?:lo|la|los|las|le|les|l')\s*(?:(?:puedes|podrias|pueden|peux|pourrais|pouvez|pourriez)\s+)?"
 _TARGET = (
     r"(?:to|at|for|around|til|a las?|para las?|a eso de|como a las?|a (?=\\d)|vers|pour|plus tard|plus tot|"
-    r"earlier|later|back|forward|mas temprano|mas tarde|antes|despues)\b"
+    r"earlier|later|back|forward|mas temprano|mas tarde|antes|despues|"
+    r"(?:au|aux|a la|al|pour le) (?:soir|matin|apres-midi|nuit|tarde|noche|manana))\b"  # "passer au soir"
 )
 _CHANGE_REQUEST = re.compile(
     rf"\b{_CHANGE_VERB}\s+(?:\w+\s+)?{_OBJECT_AFTER}\b|"
@@ -121,7 +122,8 @@ _CHANGE_REQUEST = re.compile(
 _ERRAND = re.compile(
     r"\b(?:pas[ae]\w*|pass\w*|stop\w*|drop\w*|swing\w*|run\w*|ir|voy|go|going|arret\w*|m'arret\w*|"
     r"par(?:ar|o|e)|deten\w*|detuv\w*)\s+"
-    r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver)|en (?:el|la|casa))\s+(?!\d)\w+"
+    r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver)|en (?:el|la|casa))\s+(?!\d)"
+    r"(?!(?:soir|matin|apres-midi|nuit|evening|morning|afternoon|night|tarde|noche|manana)\b)\w+"  # "passer au soir"
 )
 _WAY = re.compile(r"\b(?:later|earlier|sooner|mas tarde|mas temprano|plus tard|plus tot)\b")
 _ASKING = re.compile(

@@ -15,9 +15,10 @@ from typing import Literal
 
 from promptpipe.rules.message_reading import plain
 
-__all__ = ["Judged", "judged_time", "plausible", "toward", "way_asked"]
+__all__ = ["Judged", "asked_half_of_day", "in_half_of_day", "judged_time", "plausible", "toward", "way_asked"]
 
 Way = Literal["later", "earlier"]
+Half = Literal["am", "pm"]
 
 # A time said with a verdict on it: "6 is too soon", "6:30pm is way too early", "a las 7 es muy temprano",
 # "21h c'est trop tard", "8 est trop tôt" — the time refused, and the way the new one goes from it.
@@ -82,3 +83,30 @@ def plausible(hhmm: str) -> str:
     """A time a habit nudge is set for: 1 to 4 in the night is read as the afternoon."""
     hour, minute = (int(part) for part in hhmm.split(":"))
     return f"{hour + 12:02d}:{minute:02d}" if 1 <= hour <= 4 else hhmm
+
+
+# The day-part a request moves to, after a word that names a destination or a preference: "move it to the
+# evening", "switch to mornings", "para la tarde", "a la noche", "passer au soir", "plutôt le matin", "mejor
+# por la mañana"; not a day-part said of now ("mornings are too rushed", "en la noche ya estoy muerta").
+_ASKED_PART = re.compile(
+    r"\b(?:to|into|for|para|pa|pour|au|aux|a(?= (?:l'|las? ))|al|plutot|mejor|rather|prefer(?:ably)?|instead)\s+"
+    r"(?:(?:the|la|las|le|les|el|por la|en la|de la|in the|du)\s+|l')?"
+    r"(?P<part>mornings?|evenings?|nights?|afternoons?|mananas?|tardes?|noches?|matin|matinee|soir|soiree|nuit|"
+    r"apres-midi|apres midi)\b"
+)
+_MORNING_PARTS = {"morning", "mornings", "manana", "mananas", "matin", "matinee"}
+
+
+def asked_half_of_day(text: str) -> Half | None:
+    """The half of the day a request moves the time to, from the last day-part it names as where to go
+    ("mornings are too rushed, move it to the evening" is the evening)."""
+    found = list(_ASKED_PART.finditer(plain(text)))
+    if not found:
+        return None
+    return "am" if found[-1]["part"] in _MORNING_PARTS else "pm"
+
+
+def in_half_of_day(hhmm: str, half: Half) -> str:
+    """``hhmm`` moved into ``half``: "08:00" in the "pm" is 20:00; "19:30" in the "am" is 07:30."""
+    hour, minute = (int(part) for part in hhmm.split(":"))
+    return f"{hour % 12 + (12 if half == 'pm' else 0):02d}:{minute:02d}"

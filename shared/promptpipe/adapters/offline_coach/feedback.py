@@ -370,7 +370,7 @@ class FeedbackRules(ScheduleRequests):
         # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
         # "can I change the time?" asks what is possible: answered, nothing moves yet.
         change = (
-            reading.topic != "change_time_later"
+            (reading.topic != "change_time_later" or said is not None)  # "¿se puede cambiar la hora a las 6?"
             and not asks_when(text)
             and (asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text)))
         )

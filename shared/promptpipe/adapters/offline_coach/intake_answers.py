@@ -170,6 +170,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         or (set(learned) == {TIME} and parse_clock_time(rest) is None)
         or telling_why
         or (set(learned) == {MOTIVATION} and expected == DOMAIN)  # the habit before its reason
+        # "leer antes de dormir (para desconectar)": the habit beside its moment and its reason
+        or (expected == DOMAIN and ANCHOR in learned and set(learned) <= {ANCHOR, MOTIVATION})
     )
     if expected and incidental and expected not in learned and not known.get(expected) and _substantive(text):
         guess = _answer_for(expected, text, domain_text)

@@ -22,7 +22,8 @@ _ANCHOR = re.compile(
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
-    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+"
+    r"|(?:quand|lorsque|d[eè]s que|une fois(?: que)?(?!\s+(?:par|de|\d)\b))\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
     re.I,
 )

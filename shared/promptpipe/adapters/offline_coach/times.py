@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from promptpipe.rules.half_of_day import judged_time, plausible, toward, way_asked
+from promptpipe.adapters.offline_coach.time_forms import COUNTED as _COUNTED
+from promptpipe.adapters.offline_coach.time_forms import spoken_times as _spoken
+from promptpipe.rules.half_of_day import (
+    asked_half_of_day,
+    in_half_of_day,
+    judged_time,
+    plausible,
+    toward,
+    way_asked,
+)
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.word_patterns import any_word
 
@@ -69,6 +78,7 @@ _AM_HINT = any_word(
     "woke",
     "get(?:ting)? up",
     "early",
+    "alarm",  # "when my alarm goes"
     "before (?:work|school|class|the office|my shift)",  # English
     "antes del? (?:trabajo|oficina|escuela|colegio)",
     "antes de (?:irme|ir|salir) (?:al|a la|a|del?) \\w+",
@@ -86,92 +96,20 @@ _AM_HINT = any_word(
     "r[ée]veil\\w*",
     "avant (?:le travail|le bureau|l'[ée]cole|d'aller au (?:travail|bureau))",  # French
 )
-_NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
-    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "une": 1, "deux": 2, "trois": 3,
-    "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12,
-}  # fmt: skip
-_MINUTE_WORDS = {
-    "thirty": 30, "fifteen": 15, "forty five": 45, "fortyfive": 45, "forty": 40, "twenty": 20, "fifty": 50,
-    "ten": 10, "oh five": 5,
-}  # fmt: skip
-# How people say "about" before an hour in Spanish: "a las 8", "como a las 9", "a eso de las 8", "tipo 10".
-_ES_ABOUT = r"(?:a|sobre|hacia|como a|como|tipo|a eso de|alrededor de|por ah[ií] de|cerca de)"
-# What may follow an hour said in words: "nueve heures", "siete de la mañana", "seven in the evening".
-_HOUR_FOLLOWS = (
-    r"(?=\s*(?:h\b|heures?\b|et (?:demie?|quart)\b|moins\b|y (?:media|cuarto)\b|menos\b|"
-    r"de la (?:ma[ñn]ana|tarde|noche)\b|du (?:matin|soir)\b|in the (?:morning|evening|afternoon)\b|at night\b|"
-    r"tonight\b|o'?clock\b|[ap]\.?m\b))"
+_A_LIMIT = re.compile(
+    r"\b(?:no|not|never) (?:later|earlier|sooner) than (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?|"
+    r"\bno m[aá]s tarde de (?:las )?\d{1,2}(?:[:.][0-5]\d)?|\bpas plus tard que \d{1,2}(?:h[0-5]?\d?)?",
+    re.I,
 )
-# A count of things, not an hour: "like ten squats", "like 10 pages" (a plural after the number).
-_COUNTED = (
-    r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes)\b)"
-    r"[a-zñé]{2,}s\b)"
-)
-# Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
-# "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
-_SPOKEN: tuple[tuple[str, str], ...] = (
-    (
-        r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b" + _COUNTED,
-        "WORD",
-    ),
-    (r"(?<!-)(?<!forty )(?<!twenty )(?<!thirty )(?<!fifty )\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures"
-    (r"\b(NUM)(?=\s+(?:thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b)", "WORD"),  # "seven thirty"
-    (r"\b(?:noon|midday)\s*-?\s*ish\b", "at 12:00"),  # "noonish on my lunch break"
-    (r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)midi\s+et quart\b", "at 12:15"),
-    (
-        r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)"
-        r"(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
-        "at 12:30",
-    ),
-    # midnight said as the moment ("a medianoche", "à minuit"), not as a limit ("I scroll until midnight")
-    (r"(?:^\W*|\b(?:at|around|about|a|a la|[àa]|vers|sobre la)\s+)(?:midnight|medianoche|minuit)\b", " at 0:00"),
-    (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
-    (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
-    # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
-    (r"\b(?:between|entre(?: las)?)\s+(\d{1,2}(?:[:.h][0-5]\d)?)h?\s+(?:and|y|et)\s+(?:las\s+)?\d{1,2}\b", r"at \1"),
-    (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
-    (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
-    (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
-    (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
-    (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
-    (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
-    (r"\b(\d{1,2})\s*(?:h|heures?)?\s+moins (?:le )?quart\b", "QUARTER_TO"),  # "8h moins le quart"
-    (r"\b(?:las )?(\d{1,2}) menos (?:cuarto|quince)\b", "QUARTER_TO"),  # "a las 8 menos cuarto"
-    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et demie?\b", r"\1:30"),  # "8h et demie"
-    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et quart\b", r"\1:15"),
-    (r"(?<![:.\d])\b(\d{1,2})\s*heures?\b", r"\1:00"),  # "7 heures"
-    (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
-    (r"\b(at|around|about|by|like)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])", r"\1 \2:\3"),  # "around 930"
-    (r"\b(?:vers|pour|sur les|aux alentours de|[àa] partir de)\s+(\d{1,2})\b(?![:.])", r"at \1"),
-    (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"
-    (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
-    (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
-    (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
-    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y media\b", r"at \1:30"),
-    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y cuarto\b", r"at \1:15"),
-    (r"\b(\d{1,2}) y cuarto\b", r"\1:15"),
-    (r"\b(\d{1,2}) y media\b", r"\1:30"),
-    (rf"\b{_ES_ABOUT} las? (\d{{1,2}})\b(?!:)", r"at \1"),
-    (r"\btipo (\d{1,2})\b(?![:.\d])(?!\s*(?:veces|min|horas?|d[ií]as))", r"at \1"),  # "a la noche, tipo 10"
-    (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
-    (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
-    (r"\b(like|make it|say) (\d{1,2})\b(?![:\d])" + _COUNTED, r"\1 at \2"),  # "make it" stays: a second thought
-    # a bare hour put up for judgement: "is 11 too late?", "is 9 ok?"
-    (r"\bis (\d{1,2})\b(?![:.\d])(?=\s*(?:too|ok|okay|fine|good|alright|possible|better|doable)\b)", r"is at \1"),
-    (r"\b(?:it|time|them|that|reminders?|prompts?|messages?|texts?) to (\d{1,2})\b(?![:.\d])", r"it at \1"),
-    (
-        r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
-        r"(?:de|en|por) la (?:manana|mañana|tarde|noche)|du (?:matin|soir)|le (?:matin|soir)|(?:dans )?la nuit)\b",
-        r"at \1 \2",
-    ),
-)
+_LONE_HOUR = re.compile(r"[\W_]*\d{1,2}[\W_]*")  # "hmm 6. no make that 6:15": the hour corrected
 _NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
 # Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
+# A hesitation alone ("7 or 8", "7h ou un peu après", "bueno, a las 7", "no sé", "no later than 8") starts none:
+# the first time stands unless a word of correction goes with it ("7 o mejor 7:30", "ou plutôt 7h30").
 _SECOND_THOUGHT = re.compile(
-    r"\b(?:maybe|or|actually|make it|rather|instead of|wait|no|nah|nope|sorry|i mean|hmm+|mejor|bueno|"
-    r"perd[oó]n|digo|o sea|enfin|plut[ôo]t|non|ou|pardon)\b",
+    r"\b(?:maybe|actually|make it|rather|instead of|wait|no(?!\s+(?:s[eé]|idea|clue|sure|later|earlier|sooner|more|"
+    r"less|m[aá]s|menos|antes|plus|tard)\b)|nah|nope|sorry|i mean|hmm+|mejor|perd[oó]n|digo|o sea|enfin|"
+    r"plut[ôo]t|non|pardon)\b",
     re.I,
 )
 # A bare hour opening a second thought ("… actually 10 is better"): an hour, not a count ("… no 2 pages").
@@ -212,27 +150,6 @@ def _hhmm(hour: int, minute: int) -> str:
     return f"{hour % 24:02d}:{minute:02d}"
 
 
-def _spoken(text: str) -> str:
-    words = "|".join(_NUMBER_WORDS)
-    for pattern, replacement in _SPOKEN:
-        if replacement == "MINUTES":
-            text = re.sub(
-                pattern, lambda m: f"{m[1]}:{_MINUTE_WORDS[m[2].lower().replace('-', ' ')]:02d}", text, flags=re.I
-            )
-        elif replacement == "QUARTER_TO":
-            text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
-        elif replacement == "WORD":
-            text = re.sub(
-                pattern.replace("NUM", words),
-                lambda m: m[0][: m.start(1) - m.start()] + str(_NUMBER_WORDS[m[1].lower()]),
-                text,
-                flags=re.I,
-            )
-        else:
-            text = re.sub(pattern, replacement, text, flags=re.I)
-    return text
-
-
 def parse_clock_time(text: str, hint: str = "") -> str | None:
     """An explicit time of day ("8am", "7:30 pm", "19:00", "at 7", "9ish", "7:15ish", "7.30", "half 8",
     "quarter to 8", "19h", "7 in the evening", "a las 9 de la noche") as HH:MM (24-hour); of several
@@ -241,18 +158,22 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     if _NOON.match(text):
         return "12:00"
     text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
+    bounded = _A_LIMIT.sub(" ", text)  # "7:30, no later than 8pm tho": the limit is no second answer
+    text = bounded if bounded != text and _parse_clock(bounded) else text
     pieces = _SECOND_THOUGHT.split(text)
     for index in range(len(pieces) - 1, 0, -1):
         before = " ".join(pieces[:index])
-        corrected = _parse_clock(before, hint) or parse_vague_time(before, loose=True)
+        corrected = _parse_clock(before, hint) or parse_vague_time(before, loose=True) or _LONE_HOUR.fullmatch(before)
         piece = _LEAD_HOUR.sub(r"at \1", pieces[index], count=1) if corrected else pieces[index]
         if _parse_clock(piece) is None:
             continue
         if _says_half_of_day(piece):
             return _parse_clock(piece, hint)
-        if corrected:  # a correction keeps the half of the day of the answer it corrects
+        if isinstance(corrected, str) and _says_half_of_day(before):
+            # a correction keeps the half of the day the answer it corrects said ("9pm... no, 9:45")
             return plausible(same_half_of_day(_parse_clock(piece), corrected, "") or "")
-        return _parse_clock(f"{piece} {text}", hint)  # read with the whole message's hints ("... in the evening")
+        # else the whole message's words give it ("like 8 no actually 8:30 bc the kids are asleep")
+        return _parse_clock(f"{piece} {text}", hint)
     return _parse_clock(text, hint)
 
 
@@ -264,13 +185,15 @@ def _says_half_of_day(text: str) -> bool:
 def _day_part(words: str) -> str | None:
     """ "pm" or "am" when ``words`` tell one half of the day and not the other."""
     evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words))
-    morning = bool(_AM_HINT.search(words))
+    morning = bool(_AM_HINT.search(words) or _MORNING_HABIT.search(words))
     return "pm" if evening and not morning else "am" if morning and not evening else None
 
 
 # Habits whose nature is the evening, beyond the day-part words ("winding down", "sueño").
 _EVENING_HABIT = any_word("wind(?:ing)? down", "unwind\\w*", "sue[nñ]o", "insomni\\w*", "dodo")
-_SLEEP_REASON = any_word("sleep\\w*", "asleep", "dormir", "duerm\\w*", "sue[nñ]o", "insomni\\w*")
+# Routines whose nature is the morning, a hint too weak for the small hours ("2 with my coffee" is 2pm).
+_MORNING_HABIT = any_word("coffee", "caf[eé]", "cafecito", "cafesito", "tinto")
+_SLEEP_REASON = any_word("sleep\\w*", "asleep", "bed(?:time)?", "dormir", "duerm\\w*", "sue[nñ]o", "insomni\\w*")
 # A French hour in its 24-hour clock ("10h", "7h30"): only a day-part word, not a habit, makes it 22h.
 _FRENCH_HOUR = re.compile(r"\b\d{1,2}h(?:[0-5]\d)?\b", re.I)
 
@@ -282,10 +205,13 @@ def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = 
     morning), or a ``reason`` that is sleep ("para dormir mejor"; not "headaches in the afternoon"). A weak
     hint never makes a night of the morning's 7 nor the small hours of the afternoon."""
     hour, minute = (int(part) for part in time.split(":"))
-    if hour in (0, 12) or _says_half_of_day(_spoken(said)):
+    spoken = _spoken(said)
+    if hour in (0, 12) or _MERIDIEM_SAID.search(spoken):
         return time
     base = hour % 12
-    habit = "" if _FRENCH_HOUR.search(said) else f"{habit} {reason if _SLEEP_REASON.search(reason) else ''}"
+    if _says_half_of_day(spoken):  # its own words, which a reason read apart may have taken from the time
+        earlier, habit, reason = spoken, "", ""
+    habit = "" if _FRENCH_HOUR.search(said) else f"{habit} {reason if _SLEEP_REASON.search(reason) else ''} {said}"
     strong, weak = (earlier, range(1, 12), range(5, 12)), (habit, range(8, 12), range(4, 12))
     for words, evening_hours, morning_hours in (strong, weak):
         part = _day_part(words) if words else None
@@ -300,6 +226,12 @@ def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = 
 _DAY_PART_WORD = re.compile(
     r"\b(?:mornings?|evenings?|nights?|afternoons?|tonight|(?:de|en|por|para|a) la (?:ma[ñn]ana|tarde|noche)|"
     r"las (?:ma[ñn]anas|tardes|noches)|noches?|soirs?|matin|nuit|apr[eè]s-midi)\b",
+    re.I,
+)
+# An hour with its own day-part ("a las 7 de la mañana", "8h du matin"): read with it, whatever else is said.
+_HOUR_WITH_DAY_PART = re.compile(
+    r"\d(?:[:h.][0-5]\d)?\s*h?\s+(?:de la (?:ma[ñn]ana|tarde|noche)|du (?:matin|soir)|in the (?:morning|evening|"
+    r"afternoon)|at night|tonight|(?:le|ce) (?:matin|soir))\b",
     re.I,
 )
 # An hour left alone at the end of a request ("… half asleep. 8?", "can we do 2 instead").
@@ -341,6 +273,9 @@ def time_for_change(text: str, current: str) -> str | None:
     said = plain(text)
     judged = judged_time(said)
     rest = _spoken(said if judged is None else f"{said[: judged.start]} , {said[judged.end :]}")
+    asked = asked_half_of_day(rest)  # "mornings are too rushed, move it to the evening, like 8"
+    if asked is not None and not _MERIDIEM_SAID.search(rest) and not _HOUR_WITH_DAY_PART.search(rest):
+        return in_half_of_day(new, asked)
     if _MERIDIEM_SAID.search(rest) or _DAY_PART_WORD.search(rest):  # not a routine: "antes del trabajo"
         return new
     way = way_asked(said)
@@ -468,7 +403,8 @@ def propose_time(text: str) -> str | None:
 
 
 _HALF_OF_DAY_SAID = re.compile(
-    r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|ma[nñ]ana|tarde|noche|matin|soir)\b|"
+    r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|noche|matin|soir)\b|"
+    r"\b(?:la|las|de|por|en|a|para) (?:ma[nñ]ana|tarde)s?\b|\btardes\b|"  # not "llego tarde", "mañana" (tomorrow)
     r"\b(?:0\d|1[3-9]|2[0-3])[:h]|\b\d{1,2}h(?:[0-5]\d)?\b",  # "10h": the 24-hour clock French is written in
     re.I,
 )

@@ -1,0 +1,123 @@
+"""Times as people say and type them, rewritten to the forms the offline coach's clock patterns read
+(``times.py``): "9ish" -> "at 9", "half 8" -> "8:30", "quarter to 8" -> "7:45", "a las 8 y media" -> "at
+8:30", "à neuf heures" -> "à 9:00", "8 or so" -> "at 8" (docs/offline-coach.md, "Times as people write
+them"). Pure: ``re`` only."""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
+    "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "une": 1, "deux": 2, "trois": 3,
+    "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12,
+}  # fmt: skip
+_MINUTE_WORDS = {
+    "thirty": 30, "fifteen": 15, "forty five": 45, "fortyfive": 45, "forty": 40, "twenty": 20, "fifty": 50,
+    "ten": 10, "oh five": 5,
+}  # fmt: skip
+# How people say "about" before an hour in Spanish: "a las 8", "como a las 9", "a eso de las 8", "tipo 10".
+_ES_ABOUT = r"(?:a|sobre|hacia|como a|como|tipo|a eso de|alrededor de|por ah[ií] de|cerca de)"
+# What may follow an hour said in words: "nueve heures", "siete de la mañana", "seven in the evening".
+_HOUR_FOLLOWS = (
+    r"(?=\s*(?:h\b|heures?\b|et (?:demie?|quart)\b|moins\b|y (?:media|cuarto)\b|menos\b|"
+    r"de la (?:ma[ñn]ana|tarde|noche)\b|du (?:matin|soir)\b|in the (?:morning|evening|afternoon)\b|at night\b|"
+    r"tonight\b|o'?clock\b|[ap]\.?m\b))"
+)
+# A count of things, not an hour: "like ten squats", "like 10 pages" (a plural after the number).
+COUNTED = (
+    r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes)\b)"
+    r"[a-zñé]{2,}s\b)"
+)
+# Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
+# "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
+_SPOKEN: tuple[tuple[str, str], ...] = (
+    (
+        r"\b(?:like|at|around|about|by|for|las?|sobre las|half(?: past)?|quarter (?:past|to))\s+(NUM)\b" + COUNTED,
+        "WORD",
+    ),
+    (r"(?<!-)(?<!forty )(?<!twenty )(?<!thirty )(?<!fifty )\b(NUM)" + _HOUR_FOLLOWS, "WORD"),  # "à neuf heures"
+    (r"\b(NUM)(?=\s+(?:thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b)", "WORD"),  # "seven thirty"
+    (r"\b(?:noon|midday)\s*-?\s*ish\b", "at 12:00"),  # "noonish on my lunch break"
+    (r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)midi\s+et quart\b", "at 12:15"),
+    (
+        r"(?:^\W*|\b(?:at|around|about|by|a|al|[àa]|vers|sobre el|para el)\s+)"
+        r"(?:noon|midday|mediod[ií]a|midi)\s+et demie?\b",
+        "at 12:30",
+    ),
+    # midnight said as the moment ("a medianoche", "à minuit"), not as a limit ("I scroll until midnight")
+    (r"(?:^\W*|\b(?:at|around|about|a|a la|[àa]|vers|sobre la)\s+)(?:midnight|medianoche|minuit)\b", " at 0:00"),
+    (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
+    (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
+    # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
+    (r"\b(?:between|entre(?: las)?)\s+(\d{1,2}(?:[:.h][0-5]\d)?)h?\s+(?:and|y|et)\s+(?:las\s+)?\d{1,2}\b", r"at \1"),
+    (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
+    (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
+    (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
+    (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
+    # "8 or so", "8:30 or so": a time with its hedge, not a second time after "or"
+    (r"(?<![:.\d])\b(\d{1,2}[:.h][0-5]\d)\s+or so\b", r"\1"),
+    (r"(?<![:.\d])\b(\d{1,2})\s+or so\b", r"at \1"),
+    (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
+    (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
+    (r"\b(\d{1,2})\s*(?:h|heures?)?\s+moins (?:le )?quart\b", "QUARTER_TO"),  # "8h moins le quart"
+    (r"\b(?:las )?(\d{1,2}) menos (?:cuarto|quince)\b", "QUARTER_TO"),  # "a las 8 menos cuarto"
+    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et demie?\b", r"\1:30"),  # "8h et demie"
+    (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et quart\b", r"\1:15"),
+    (r"(?<![:.\d])\b(\d{1,2})\s*heures?\b", r"\1:00"),  # "7 heures"
+    (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
+    # "around 930", "nah make it 930"
+    (r"\b(at|around|about|by|like|make it|say)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])" + COUNTED, r"\1 \2:\3"),
+    # "815 right after dinner": an hour written without its colon, opening the message before its routine
+    (
+        r"^(\W*)([1-9]|1[0-2])([0-5]\d)(?=\s+(?:right |just )?(?:after|before|when|once|with|while|despu[eé]s|antes|"
+        r"cuando|con|apr[eè]s|avant|quand|avec)\b)",
+        r"\1at \2:\3",
+    ),
+    (r"\b(?:vers|pour|sur les|aux alentours de|[àa] partir de)\s+(\d{1,2})\b(?![:.])", r"at \1"),
+    (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"
+    (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
+    (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
+    (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
+    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y media\b", r"at \1:30"),
+    (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y cuarto\b", r"at \1:15"),
+    (r"\b(\d{1,2}) y cuarto\b", r"\1:15"),
+    (r"\b(\d{1,2}) y media\b", r"\1:30"),
+    (rf"\b{_ES_ABOUT} las? (\d{{1,2}})\b(?!:)", r"at \1"),
+    (r"\btipo (\d{1,2})\b(?![:.\d])(?!\s*(?:veces|min|horas?|d[ií]as))", r"at \1"),  # "a la noche, tipo 10"
+    (r"(?<![:\d])\b(\d{1,2}) de la (ma[ñn]ana|tarde|noche)\b", r"at \1 de la \2"),
+    (r"(?<![:\d])\b(\d{1,2})\s*o'?clock\b", r"at \1"),
+    (r"\b(like|make it|say) (\d{1,2})\b(?![:\d])" + COUNTED, r"\1 at \2"),  # "make it" stays: a second thought
+    # a bare hour put up for judgement: "is 11 too late?", "is 9 ok?"
+    (r"\bis (\d{1,2})\b(?![:.\d])(?=\s*(?:too|ok|okay|fine|good|alright|possible|better|doable)\b)", r"is at \1"),
+    (r"\b(?:it|time|them|that|reminders?|prompts?|messages?|texts?) to (\d{1,2})\b(?![:.\d])", r"it at \1"),
+    (
+        r"(?<![:.\d])\b(\d{1,2})\s+(in the (?:morning|evening|afternoon)|at night|tonight|"
+        r"(?:de|en|por) la (?:manana|mañana|tarde|noche)|du (?:matin|soir)|le (?:matin|soir)|(?:dans )?la nuit)\b",
+        r"at \1 \2",
+    ),
+)
+
+
+def spoken_times(text: str) -> str:
+    """``text`` with its times rewritten to the forms the clock patterns read ("9ish" -> "at 9", "half 8"
+    -> "8:30", "a las 8 y media" -> "at 8:30", "like six" -> "at 6")."""
+    words = "|".join(_NUMBER_WORDS)
+    for pattern, replacement in _SPOKEN:
+        if replacement == "MINUTES":
+            text = re.sub(
+                pattern, lambda m: f"{m[1]}:{_MINUTE_WORDS[m[2].lower().replace('-', ' ')]:02d}", text, flags=re.I
+            )
+        elif replacement == "QUARTER_TO":
+            text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
+        elif replacement == "WORD":
+            text = re.sub(
+                pattern.replace("NUM", words),
+                lambda m: m[0][: m.start(1) - m.start()] + str(_NUMBER_WORDS[m[1].lower()]),
+                text,
+                flags=re.I,
+            )
+        else:
+            text = re.sub(pattern, replacement, text, flags=re.I)
+    return text
