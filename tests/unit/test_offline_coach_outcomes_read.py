@@ -7,6 +7,7 @@ uses."""
 from __future__ import annotations
 
 from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.rules.feedback_requests import asks_for_another_time
 from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
 TWEAK_OFFERED = (
@@ -79,3 +80,18 @@ def test_a_miss_with_a_time_proposed_saves_the_reason_then_moves_the_prompt() ->
     assert calls(second) == [("scheduler", {"action": "list"})]
     third = OfflineCoach().complete(then(request, second, LISTED_8PM))
     assert ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "21:30"}) in calls(third)
+
+
+def test_a_miss_with_their_own_change_saves_it_as_the_tweak() -> None:
+    request = feedback("didn't make it, traffic was insane. gonna leave my shoes in the car", PROMPT)
+    response = OfflineCoach().complete(request)
+    (name, args), *_ = calls(response)
+    assert name == "save_user_profile"
+    assert args == {"last_barrier": "traffic was insane", "last_tweak": "leave my shoes in the car"}
+    reply = OfflineCoach().complete(then(request, response, "Saved.")).content or ""
+    assert "let's try that" in reply and not any(word in reply.lower() for word in PRAISE)
+
+
+def test_not_making_it_asks_for_no_change() -> None:
+    assert not asks_for_another_time("couldn't make it today, long day")
+    assert asks_for_another_time("can you make it 7 instead")

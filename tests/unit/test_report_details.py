@@ -14,6 +14,7 @@ from promptpipe.rules.report_details import (
     planned_tweak,
     proposes_a_time,
     says_it_helps,
+    tweak_in,
 )
 
 
@@ -110,3 +111,9 @@ def test_a_clause_that_can_say_what_helped(clause: str, why: bool) -> None:
 )
 def test_a_time_proposed_for_the_prompt(said: str, proposes: bool) -> None:
     assert proposes_a_time(said) is proposes
+
+
+def test_their_own_change_in_any_clause() -> None:
+    assert tweak_in("forgot again, i'll put a note on the fridge") == "put a note on the fridge"
+    assert tweak_in("forgot again, sorry") == ""
+    assert cause_words("work ran late, gonna try mornings") == "work ran late"  # the plan is no barrier

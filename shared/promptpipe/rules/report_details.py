@@ -7,7 +7,8 @@ everything they carry"), read by structure in English, Spanish and French:
   what helped;
 - ``planned_tweak``: the change they will try, said as a plan in the first person ("maybe I'll do it
   before lunch tomorrow", "gonna set an alarm on my phone for it", "voy a dejar los tenis junto a la
-  cama", "je vais mettre un réveil"), never a report and never a request to move the prompt;
+  cama", "je vais mettre un réveil"), never a report and never a request to move the prompt; ``tweak_in``:
+  the same in any clause of a longer reply;
 - ``cause_words``: what got in the way, the message's words without the clauses that only say it was
   not done ("no pude, llovió todo el día" → "llovió todo el día");
 - ``proposes_a_time``: a time proposed for the prompt ("can we try 12:30?"), a request to move it;
@@ -24,7 +25,7 @@ import re
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
-__all__ = ["carries_a_why", "cause_words", "company", "planned_tweak", "proposes_a_time", "says_it_helps"]
+__all__ = ["carries_a_why", "cause_words", "company", "planned_tweak", "proposes_a_time", "says_it_helps", "tweak_in"]
 
 # --- the habit judged to be working ---------------------------------------------------------------
 _HELPS = re.compile(
@@ -84,7 +85,8 @@ _PLAN = re.compile(
 )
 _ONLY_AGREEING = re.compile(
     r"^(?:try(?: it| that| this)?|do (?:it|that|this)|give it a (?:try|go|shot)|intentar(?:lo)?|probar(?:lo)?|"
-    r"hacerlo|essayer|le faire|see|think about it|pensarlo|y reflechir)\b[\s\w]{0,12}$"
+    r"hacerlo|essayer|le faire|see|think about it|pensarlo|y reflechir)"
+    r"(?:\s+(?:out|again|tomorrow|later|next time|then|too|for sure|anyway|manana|luego|demain|encore))*$"
 )
 
 
@@ -113,6 +115,11 @@ def _as_said(text: str, said: str, start: int, end: int) -> str:
     return original[start:end] if len(original) == len(said) else said[start:end]
 
 
+def tweak_in(text: str) -> str:
+    """The change they will try, said in any clause of a longer reply ("forgot, gonna set an alarm")."""
+    return next((tweak for clause in _CLAUSE.split(text.strip()) if (tweak := planned_tweak(clause))), "")
+
+
 # --- what got in the way --------------------------------------------------------------------------
 _CLAUSE = re.compile(r"(?<=[.!?;…])\s+|,\s+|\n+")
 # The answer that opens a miss ("nah", "didn't get to it", "no pude", "pas pu") and closes one ("… so no").
@@ -135,7 +142,7 @@ def cause_words(text: str) -> str:
         said = _TRAILING_MISS.sub("", _LEADING_MISS.sub("", clause.strip(" ,.!…"))).strip(" ,.!…")
         left = without_outcome_words(said).strip(" ,.!…")
         missed_only = read_outcome(said, asked=False) == "not_done" and len(left.split()) <= 1
-        if _EMPTY_LEFT.match(left) or missed_only:  # "forgot completely": only the miss
+        if _EMPTY_LEFT.match(left) or missed_only or planned_tweak(said):  # only the miss, or the plan
             continue
         kept.append(said)
     return ", ".join(kept)

@@ -72,7 +72,7 @@ from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
-from promptpipe.rules.report_details import carries_a_why, planned_tweak, proposes_a_time, says_it_helps
+from promptpipe.rules.report_details import carries_a_why, planned_tweak, proposes_a_time, says_it_helps, tweak_in
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(
@@ -285,8 +285,11 @@ class FeedbackRules(ScheduleRequests):
             barrier = _words(_clean(text), 15)
         lang = self.lang
         tweak = tweak if lang == "en" else SMALLEST  # the one tweak the Spanish and French replies say
-        args = {"last_barrier": barrier, "last_tweak": tweak}
-        if follow_up:
+        theirs = tweak_in(text)  # "forgot, gonna set an alarm": their own change is the tweak
+        args = {"last_barrier": barrier, "last_tweak": _words(theirs or tweak, 15)}
+        if theirs:
+            reply = f"{say('miss', lang)} {say('agreed_tweak', lang)}"
+        elif follow_up:
             reply = say("tweak_agreed_next", lang, tweak=tweak)
         else:
             ask = f" {say('ask_barrier', lang)}" if barrier == "not specified" else ""
