@@ -1,12 +1,14 @@
 """Outcome reports read for everything they carry (docs/offline-coach.md, "Outcomes read for everything
 they carry"): a done with no "done" word, who it was done with, the change they will try (the schedule
 kept), what got in the way without the words of the miss, part of a day never praised, a thanks after
-what helped was asked saved as nothing, a miss with a time proposed. Phrasings no corpus conversation
-uses."""
+what helped was asked saved as nothing, a miss with a time proposed; in the intake, a two-word reason
+beside the habit. Phrasings no corpus conversation uses."""
 
 from __future__ import annotations
 
 from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.text import DOMAIN, MOTIVATION
 from promptpipe.rules.feedback_requests import asks_for_another_time
 from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
@@ -95,3 +97,10 @@ def test_a_miss_with_their_own_change_saves_it_as_the_tweak() -> None:
 def test_not_making_it_asks_for_no_change() -> None:
     assert not asks_for_another_time("couldn't make it today, long day")
     assert asks_for_another_time("can you make it 7 instead")
+
+
+def test_a_two_word_reason_beside_the_habit_is_the_reason_and_a_time_or_a_shrug_is_not() -> None:
+    assert parse_intake_message("yoga, stiff back", {}, DOMAIN) == {DOMAIN: "yoga", MOTIVATION: "stiff back"}
+    assert MOTIVATION not in parse_intake_message("walk, every evening", {}, DOMAIN)
+    assert MOTIVATION not in parse_intake_message("read, sounds good", {}, DOMAIN)
+    assert MOTIVATION not in parse_intake_message("journal, no idea", {}, DOMAIN)
