@@ -209,7 +209,7 @@ def test_a_prompt_that_would_reach_30_words_drops_the_benefit() -> None:
     ("text", "barrier", "tweak"),
     [
         ("nope", "not specified", "make it even smaller — just 30 seconds right after your usual routine"),
-        ("no, it rained", "no, it rained", BARRIER_TWEAK),
+        ("no, it rained", "it rained", BARRIER_TWEAK),  # the words of the miss are no part of it
         ("no because idk", "no because idk", BARRIER_TWEAK),  # a cause that says nothing: the whole reply
     ],
 )

@@ -27,6 +27,7 @@ from promptpipe.rules.feedback_reading import (
 )
 from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import Outcome, read_outcome
+from promptpipe.rules.report_details import proposes_a_time
 
 __all__ = ["ReportParts", "poll_number", "report_parts", "smaller_version", "what_helped_clause"]
 
@@ -48,7 +49,7 @@ _HELPED_BY = (
 _LEAD_WORDS = (
     "done", "did it", "finished(?: it)?", "hecho", "listo", "ya qued[oó]", "ya lo hice", "c'est fait", "fait", "and",
     "y", "et", "so", "also", "pero", "but", "mais", "yes", "s[ií]", "oui", "because", "bc", "cuz", "porque",
-    "parce que",
+    "parce que", "oh", "ah", "also", "plus", "btw", "oh and", "aparte", "ademas",
 )  # fmt: skip
 _WHO = r"(?P<who>[^.;!?,]*?\b\w[^.;!?,]*?)\s+(?:(?:really|actually|also|de verdad|vraiment)\s+)?"
 _HELPER_AFTER = re.compile(rf"{_WHO}(?:{'|'.join(_HELPING)})\b", re.I)
@@ -139,6 +140,7 @@ def _asks_for_a_change(clause: str) -> bool:
         or shift_minutes(clause) is not None
         or (preference is not None and preference.wanted is not None)
         or resumes(clause)
+        or proposes_a_time(clause)  # "can we try 12:30?"
     )
 
 

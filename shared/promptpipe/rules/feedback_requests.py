@@ -149,7 +149,10 @@ def asks_for_another_time(text: str) -> bool:
     said = plain(text)
     if runs_an_errand(said) and not re.search(r"\b(?:time|hora|heure|texts?|messages?|mensajes?)\b", said):
         return False
-    if _CHANGE_REQUEST.search(said):
+    # "didn't make it", "barely made it": whether they got there, no change asked for
+    if _CHANGE_REQUEST.search(
+        re.sub(r"\b(?:didn'?t|did not|couldn'?t|could not|can'?t|won'?t|barely) make it\b", "", said)
+    ):
         return True
     judged = judged_time(said)  # "6 is too soon … 7:15?", "21h c'est trop tard. 8h30 ?": another time than this
     if judged and re.search(r"\d", said[: judged.start] + said[judged.end :]):

@@ -72,6 +72,7 @@ from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
+from promptpipe.rules.report_details import carries_a_why, planned_tweak, proposes_a_time, says_it_helps, tweak_in
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(
@@ -83,6 +84,8 @@ ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a
 _ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
 # A clause beside a done that judges the day rather than saying what helped ("it's actually helping").
 _JUDGEMENT = re.compile(r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est)\b", re.I)
+# A thanks, which answers no question ("thank u so much" after "what helped?").
+_THANKS_ONLY = re.compile(r"(?:thanks?|thank (?:you|u)|thx|ty|tysm|gracias|merci)\b[\s\w]{0,12}$", re.I)
 # A day-part asked for becomes a proposal of the middle of its usual window.
 _DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
@@ -190,6 +193,9 @@ class FeedbackRules(ScheduleRequests):
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not says_done(text):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
+        elif (tweak := planned_tweak(text)) and (reading == "no_report" or not asked_done):
+            # "maybe I'll do it before lunch tomorrow": the change they will try; the schedule is kept
+            return self._save_then({"last_tweak": _words(tweak, 15)}, say("agreed_tweak", self.lang), "feedback: tweak")
         elif any(a in last for a in ASKED_BARRIER) and _substantive(text) and reading != "done":
             return self._not_done(text, follow_up=True)
         elif (
@@ -198,6 +204,8 @@ class FeedbackRules(ScheduleRequests):
             and reading != "not_done"
             and "?" not in text  # a question or a request is no answer to what helped
             and not asks_for_another_time(text)
+            and read_message(text).kind not in ("yes", "greeting", "later", "complaint")  # "thank u!!"
+            and not _THANKS_ONLY.match(_clean(text))
         ):
             return self._save_then(
                 {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
@@ -206,7 +214,7 @@ class FeedbackRules(ScheduleRequests):
             return self._partial(text)
         elif reading != "no_report":
             done = reading == "done"
-        elif says_yes_and_how(text):
+        elif says_yes_and_how(text) or (asked_done and says_it_helps(text)):  # "thanks, it's helping"
             done = True
         elif easy := what_made_it_easy(text):
             return self._save_then({"last_motivator": _words(easy, 15)}, say("helped", self.lang), "feedback: why easy")
@@ -224,7 +232,7 @@ class FeedbackRules(ScheduleRequests):
         if not self.delivered or _DONE_CANON.search(turn.user) or not self._asked_done():
             return None
         parts = report_parts(turn.user, asked=True)
-        if parts is None or asks_when(turn.user):
+        if parts is None or asks_when(turn.user) or is_partial(turn.user):  # "got 2 of 3 done, …": part of it
             return None  # "ugh forgot, what time do you send it again?": the listed time (_report_first)
         if parts.requests and (turn.called(SAVE) or turn.called(RECORD)) and SCHEDULER in turn.tools:
             # the report is on the record: the request is read as if said alone, with a time said beside it
@@ -234,9 +242,9 @@ class FeedbackRules(ScheduleRequests):
         if parts.outcome == "done":
             # beside a request, the other words are the request's reason, not what helped
             facts = () if parts.requests else parts.facts
-            why = " ".join(f for f in facts if not re.search(r"\d", f) and not _JUDGEMENT.match(f))
+            why = " ".join(f for f in facts if not re.search(r"\d", f) and not _JUDGEMENT.match(f) and carries_a_why(f))
             return self._done(turn.user, then=answer, why=why)
-        return self._not_done(" ".join((parts.report, *parts.facts)), follow_up=False, then=answer)
+        return self._not_done(", ".join((parts.report, *parts.facts)), follow_up=False, then=answer)
 
     def _answer_to(self, asked: str) -> str:
         """The answer to a question asked beside a report (the common questions in English, else the
@@ -253,7 +261,7 @@ class FeedbackRules(ScheduleRequests):
         last_prompt = self.turn.context.get("last habit prompt", "")
         if last_prompt:
             args["last_successful_prompt"] = last_prompt
-        motivator = (motivator_in(text) or _clean(why)) if not _DONE_CANON.search(text) else ""
+        motivator = (motivator_in(text, self.lang) or _clean(why)) if not _DONE_CANON.search(text) else ""
         if motivator:
             args["last_motivator"] = _words(motivator, 15)
         if smaller := smaller_version(text):  # "did a short one": the smaller version is the tweak that worked
@@ -277,8 +285,11 @@ class FeedbackRules(ScheduleRequests):
             barrier = _words(_clean(text), 15)
         lang = self.lang
         tweak = tweak if lang == "en" else SMALLEST  # the one tweak the Spanish and French replies say
-        args = {"last_barrier": barrier, "last_tweak": tweak}
-        if follow_up:
+        theirs = tweak_in(text)  # "forgot, gonna set an alarm": their own change is the tweak
+        args = {"last_barrier": barrier, "last_tweak": _words(theirs or tweak, 15)}
+        if theirs:
+            reply = f"{say('miss', lang)} {say('agreed_tweak', lang)}"
+        elif follow_up:
             reply = say("tweak_agreed_next", lang, tweak=tweak)
         else:
             ask = f" {say('ask_barrier', lang)}" if barrier == "not specified" else ""
@@ -372,7 +383,11 @@ class FeedbackRules(ScheduleRequests):
         change = (
             (reading.topic != "change_time_later" or said is not None)  # "¿se puede cambiar la hora a las 6?"
             and not asks_when(text)
-            and (asks_for_another_time(text) or (reading.request == "change_time" and not runs_an_errand(text)))
+            and (
+                asks_for_another_time(text)
+                or proposes_a_time(text)  # "can we try 12:30?"
+                or (reading.request == "change_time" and not runs_an_errand(text))
+            )
         )
         # "7 works better", "9 is too late … 8?"
         said = said or (clock.parse_asked_time(text) or clock.requested_time(text) if change else None)
@@ -458,7 +473,9 @@ class FeedbackRules(ScheduleRequests):
         return answer_question(question, profile, None, schedule_set=True)
 
     def _generic(self, text: str) -> str:
-        thanks = r"(?:thanks|thank you|thx|ty|tysm|cheers|ok|okay|great|cool|sounds good|will do|gracias|merci)\b"
+        thanks = (
+            r"(?:thanks|thank you|thank u|thx|ty|tysm|cheers|ok|okay|great|cool|sounds good|will do|gracias|merci)\b"
+        )
         if re.match(thanks, _clean(text), re.I) or re.fullmatch(r"[\s🙏🤗❤️♥️😊🙂]+", text):
             return say("welcome", self.lang)
         if text.rstrip().endswith("?"):

@@ -10,6 +10,7 @@ from promptpipe.rules.feedback_reading import Language, asks_for_another_time, r
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
+from promptpipe.rules.report_details import cause_words, company
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -74,26 +75,32 @@ def says_not_done(text: str) -> bool:
 
 
 def classify_barrier(text: str) -> tuple[str, str]:
-    """(barrier, tweak) for a "not this time" reply: a known kind, the reason it gives ("because it
-    rained"), or its own words when they say more than "no"."""
+    """(barrier, tweak) for a "not this time" reply: a known kind ("forgot", "too tired"), the reason it
+    gives ("because it rained"), what it says got in the way without the words of the miss ("no pude,
+    llovió todo el día" → "llovió todo el día"), or its own words when they say more than "no"."""
     if _DONE_CANON.search(text):
         return "not specified", SMALLEST
     for pattern, barrier, tweak in _KNOWN_BARRIERS:
         if pattern.search(text):
             return barrier, tweak
-    cause = reason_clause(text)
-    if cause and _substantive(cause):
-        return _words(_clean(cause), 15), SMALLER
+    cause = _clean(reason_clause(text) or cause_words(text))
+    if _substantive(cause):
+        return _words(cause, 15), SMALLER
     if _substantive(_clean(without_outcome_words(text))):
         return _words(_clean(text), 15), SMALLER
     return "not specified", SMALLEST
 
 
-def motivator_in(text: str) -> str:
-    """What helped, when a report says it: the reason it gives ("bc my sister joined") or who or what it
-    says helped ("having my mat out helped", "my roommate joined me", "me ayudó poner la alarma"); ""
-    when it says neither."""
-    return _clean(reason_clause(text) or what_helped_clause(text))
+_WITH_COMPANY = {"en": "doing it with {who}", "es": "hacerlo con {who}", "fr": "le faire avec {who}"}
+
+
+def motivator_in(text: str, lang: Language = "en") -> str:
+    """What helped, when a report says it: the reason it gives ("bc my sister joined"), who or what it
+    says helped ("having my mat out helped", "my roommate joined me", "me ayudó poner la alarma"), or who
+    it was done with ("did it w my roommate" → "doing it with my roommate"); "" when it says none."""
+    said = _clean(reason_clause(text) or what_helped_clause(text))
+    who = company(text)
+    return said or (_WITH_COMPANY[lang].format(who=who) if who else "")
 
 
 def what_helped(text: str) -> str:

@@ -301,17 +301,19 @@ def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
 
 
 def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
-    """ "stretch, my back hurts all day", "I sit at a desk all day, I want to stretch more": answering
-    "which habit?", the habit in one clause and, in another, three words or more that are neither a
-    time, a routine nor a yes: why it matters."""
+    """ "stretch, my back hurts all day", "floss every day, dentist guilt": answering "which habit?", the
+    habit in one clause and, in another, two words or more that are neither a time, a routine nor a yes:
+    why it matters."""
     clauses = [m for m in re.finditer(r"[^,.;!?]+", text) if m[0].strip()]
     if len(clauses) < 2:
         return "", None
     habit = next((m for m in clauses if parse_domain(m[0]) or _WANT.search(m[0])), clauses[0])
     for clause in clauses:
         rest = _clean(clause[0])
-        if clause is habit or len(rest.split()) < 3 or _WANT.search(rest):
+        if clause is habit or len(rest.split()) < 2 or _WANT.search(rest):
             continue
+        if len(rest.split()) == 2 and not (_only_when(rest) and _substantive(_clean(_LEFT_FILLER.sub(" ", rest)))):
+            continue  # two words are a reason ("dentist guilt") only when they say more than when or "ok"
         if _ANCHOR.search(rest) or parse_clock_time(rest) or parse_vague_time(rest) or accepts(rest):
             continue
         return _words(rest, 15), clause

@@ -1,0 +1,181 @@
+"""What a feedback reply carries beside done or not done (docs/offline-coach.md, "Outcomes read for
+everything they carry"), read by structure in English, Spanish and French:
+
+- ``says_it_helps``: the habit judged to be working ("thanks, it's helping", "me está ayudando", "ça
+  m'aide"): in answer to the daily prompt, a done with no "done" word;
+- ``company``: who they did it with ("did it w my roommate", "caminé con mi perro", "avec ma sœur"),
+  what helped;
+- ``planned_tweak``: the change they will try, said as a plan in the first person ("maybe I'll do it
+  before lunch tomorrow", "gonna set an alarm on my phone for it", "voy a dejar los tenis junto a la
+  cama", "je vais mettre un réveil"), never a report and never a request to move the prompt; ``tweak_in``:
+  the same in any clause of a longer reply;
+- ``cause_words``: what got in the way, the message's words without the clauses that only say it was
+  not done ("no pude, llovió todo el día" → "llovió todo el día");
+- ``proposes_a_time``: a time proposed for the prompt ("can we try 12:30?"), a request to move it;
+- ``carries_a_why``: whether a clause beside a done can be what helped (not a filler such as "finally",
+  not a miss or a plan: "pero mañana no puedo").
+
+Pure: ``re`` and the rules it names only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.rules.message_reading import plain
+from promptpipe.rules.outcome import read_outcome, without_outcome_words
+
+__all__ = ["carries_a_why", "cause_words", "company", "planned_tweak", "proposes_a_time", "says_it_helps", "tweak_in"]
+
+# --- the habit judged to be working ---------------------------------------------------------------
+_HELPS = re.compile(
+    r"\b(?:(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+)?(?:helping|working|"
+    r"paying off|making a difference)|it (?:really |actually |def(?:initely)? )?helps|(?:loving|love) (?:it|this)|"
+    r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta|"
+    r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore)\b"
+)
+_NOT_HELPING = re.compile(r"\b(?:not|isn'?t|no|n'|pas|ne|never|hardly)\b")
+
+
+def says_it_helps(text: str) -> bool:
+    """ "thanks, it's helping", "honestly it helps", "me está ayudando mucho", "ça m'aide": the habit judged
+    to be working (not "it's not helping", not a question)."""
+    said = plain(text)
+    match = _HELPS.search(said)
+    if match is None or "?" in said:
+        return False
+    clause_start = max(said.rfind(mark, 0, match.start()) for mark in ",.;!") + 1
+    return _NOT_HELPING.search(said[clause_start : match.end()]) is None
+
+
+# --- who they did it with -------------------------------------------------------------------------
+# People and pets in three languages: a companion is named by one of these after "with my …".
+_COMPANIONS = (
+    r"roommate|roomie|flatmate|housemate|partner|wife|husband|hubby|bf|gf|boyfriend|girlfriend|fiance|fiancee|"
+    r"sister|brother|sis|bro|mom|mum|mother|dad|father|parents?|kids?|son|daughter|children|family|friends?|"
+    r"bestie|neighbou?r|coworkers?|colleagues?|dog|pup|puppy|cat|grandma|grandpa|baby|team|"
+    r"rommie|esposo|esposa|marido|mujer|pareja|novio|novia|hermano|hermana|mama|papa|madre|padre|hij[oa]s?|"
+    r"ninos|familia|amig[oa]s?|vecin[oa]|companer[oa]s?|perr[oa]|perrito|abuel[oa]|"
+    r"s(?:oe|œ)ur|frere|mere|pere|femme|mari|copain|copine|coloc|enfants?|fille|fils|voisin[e]?|chien|amie?s?|collegues?"
+)
+_WITH = re.compile(
+    rf"\b(?:with|w/|w|con|avec)\s+(?P<who>(?:my|mi|mis|our|nuestr[oa]s?|ma|mon|mes|notre|nos)\s+"
+    rf"(?:(?:\w+)\s+)?(?:{_COMPANIONS}))\b"
+)
+
+
+def company(text: str) -> str:
+    """ "did it w my roommate" → "my roommate"; "caminé con mi perro" → "mi perro"; "avec ma sœur" → "ma
+    sœur" (in their own words); "" when no companion is named."""
+    said = plain(text)
+    match = _WITH.search(said)
+    if match is None:
+        return ""
+    return _as_said(text, said, *match.span("who"))
+
+
+# --- the change they will try ---------------------------------------------------------------------
+_PLAN = re.compile(
+    r"^(?:(?:ok(?:ay)?|yeah|yes|yep|si|oui|so|then|and|hmm+|honestly|tbh|maybe|perhaps|i think|next time|"
+    r"tomorrow|quizas|tal vez|igual|bueno|pues|manana|la proxima|peut-etre|demain|la prochaine fois)[\s,]+)*"
+    r"(?:i'?ll|i will|ill|i'?m gonna|im gonna|gonna|i'?m going to|im going to|going to|i could|i can|i might|"
+    r"i should|i'?ll try to|i will try to|will try to|let me|maybe just|just|only|"
+    r"voy a|vamos a|lo voy a|puedo|podria|intentare|mejor|"
+    r"je vais|je peux|je pourrais|j'essaierai de|je vais essayer de)\s+(?P<what>.+)$"
+)
+_ONLY_AGREEING = re.compile(
+    r"^(?:try(?: it| that| this)?|do (?:it|that|this)|give it a (?:try|go|shot)|intentar(?:lo)?|probar(?:lo)?|"
+    r"hacerlo|essayer|le faire|see|think about it|pensarlo|y reflechir)"
+    r"(?:\s+(?:out|again|tomorrow|later|next time|then|too|for sure|anyway|manana|luego|demain|encore))*$"
+)
+
+
+def planned_tweak(text: str) -> str:
+    """The change a participant says they will try, as said ("maybe I'll do it before lunch tomorrow" →
+    "do it before lunch tomorrow", "voy a dejar los tenis junto a la cama" → "dejar los tenis junto a la
+    cama"); "" for a plain agreement ("ok I'll try that"), a question, or a report of the day."""
+    said = plain(text)
+    match = _PLAN.match(said.rstrip(" .!"))
+    if match is None or "?" in said or read_outcome(text, asked=False) == "done":
+        return ""
+    what = match["what"].strip(" .!,")
+    tried = re.match(r"(?:try to|intentar|essayer de)\s+", what)
+    start = match.start("what") + (tried.end() if tried else 0)
+    what = what[tried.end() :] if tried else what
+    if len(what.split()) < 2 or _ONLY_AGREEING.match(what):
+        return ""
+    if re.match(r"(?:do it|hacerlo|lo hago|le faire) (?:later|tonight|mas tarde|al rato|ce soir)\b", what):
+        return ""  # "I'll do it tonight": a plan for today, no change
+    return _as_said(text, said, start, start + len(what))
+
+
+def _as_said(text: str, said: str, start: int, end: int) -> str:
+    """``said[start:end]`` in the participant's own letters (accents kept) when the two line up."""
+    original = re.sub(r"\s+", " ", text).strip()
+    return original[start:end] if len(original) == len(said) else said[start:end]
+
+
+def tweak_in(text: str) -> str:
+    """The change they will try, said in any clause of a longer reply ("forgot, gonna set an alarm")."""
+    return next((tweak for clause in _CLAUSE.split(text.strip()) if (tweak := planned_tweak(clause))), "")
+
+
+# --- what got in the way --------------------------------------------------------------------------
+_CLAUSE = re.compile(r"(?<=[.!?;…])\s+|,\s+|\n+")
+# The answer that opens a miss ("nah", "didn't get to it", "no pude", "pas pu") and closes one ("… so no").
+_MISS_ANSWER = (
+    r"(?:nah|nope|nop|nel|no(?=\W*$)|didn'?t(?: (?:get to it|do it|make it|manage))?|did not|skipped(?: it)?|"
+    r"missed(?: it)?|not today|not this time|no pude|no lo hice|hoy no|todavia no|pas pu|pas fait|pas aujourd'?hui|"
+    r"non|❌)"
+)
+_LEADING_MISS = re.compile(rf"^(?:{_MISS_ANSWER}[\s,.!]*)+", re.I)
+_TRAILING_MISS = re.compile(rf"(?:[\s,]+(?:so|and|but|pero|y|mais|donc|et))?[\s,]+{_MISS_ANSWER}[\s.!]*$", re.I)
+_EMPTY_LEFT = re.compile(r"^(?:it|that|i|so|and|but|pero|mais|y|et|today|hoy|aujourd'?hui|lol|again|sorry|sry)?$")
+
+
+def cause_words(text: str) -> str:
+    """What got in the way, in the message's words, without the words that only say it was not done:
+    "no pude, llovió todo el día" → "llovió todo el día", "skipped it, meetings all day" → "meetings all
+    day", "work was nuts so no, didn't get to it" → "work was nuts"; "" when nothing is left."""
+    kept = []
+    for clause in _CLAUSE.split(text.strip()):
+        said = _TRAILING_MISS.sub("", _LEADING_MISS.sub("", clause.strip(" ,.!…"))).strip(" ,.!…")
+        left = without_outcome_words(said).strip(" ,.!…")
+        missed_only = read_outcome(said, asked=False) == "not_done" and len(left.split()) <= 1
+        if _EMPTY_LEFT.match(left) or missed_only or planned_tweak(said):  # only the miss, or the plan
+            continue
+        kept.append(said)
+    return ", ".join(kept)
+
+
+# --- a clause that can say what helped ----------------------------------------------------------------
+_FILLER = re.compile(
+    r"^(?:finally|at last|again|today|lol|haha+|jaja+|yay|woo+|yes+|por fin|otra vez|enfin|encore|mdr|"
+    r"thanks?|thank you|thx|ty|gracias|merci|ok|okay|cool|nice|great|perfect|genial|super)$"
+)
+
+
+def carries_a_why(clause: str) -> bool:
+    """A clause beside a done that can be what helped: two words or more, not a filler ("finally", "lol"),
+    not a miss or a limit ("pero mañana no puedo"), not a plan or a question."""
+    said = plain(clause).strip(" ,.!…")
+    if len(said.split()) < 2 or _FILLER.match(said) or "?" in said:
+        return False
+    return read_outcome(clause, asked=False) == "no_report" and not planned_tweak(clause)
+
+
+# --- a time proposed for the prompt ----------------------------------------------------------------
+_PROPOSES = re.compile(
+    r"^[¿¡]?(?:(?:so|ok|and|but|then|maybe)\s+)?"
+    r"(?:(?:can|could|should) (?:we|you|u|i) (?:try|do|go with|make it|switch to)|"
+    r"let'?s (?:try|do|go with|make it)|how about|what about|"
+    r"(?:podemos|podriamos|puedes|podrias) (?:probar|intentar|hacerlo|ponerlo|dejarlo)|"
+    r"que tal|y si (?:probamos|lo ponemos)|"
+    r"on (?:peut|pourrait) (?:essayer|tenter|mettre|faire)|et si on (?:essayait|mettait))\b[^?]*\d"
+)
+
+
+def proposes_a_time(text: str) -> bool:
+    """ "can we try 12:30?", "let's do 6 instead", "¿podemos probar a las 9?", "on peut essayer 21h ?": a
+    time proposed for the daily prompt, which is a request to move it (a clock time must be said)."""
+    return _PROPOSES.search(plain(text)) is not None
