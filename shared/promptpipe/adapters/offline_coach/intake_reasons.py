@@ -86,7 +86,9 @@ _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new ha
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
 _WHEN_STARTS = re.compile(
     r"\s(?:at|around|about|like|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
-    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)",
+    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)"
+    # a clock time said bare in a run-on ("… lately maybe 6:30 right when i get home")
+    r"|\s(?:(?:maybe|probably|prob|say|usually|ideally)\s+)?\d{1,2}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
     re.I,
 )
 

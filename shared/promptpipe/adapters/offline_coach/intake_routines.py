@@ -16,14 +16,23 @@ from promptpipe.rules.word_patterns import MEALS, any_word
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|(?:right |just )?(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|whenever\s+(?=(?:i|i'm|im|we|my|the|our|they|it)\b)[^,.;!?]+"
     r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
-    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes|luego)\s+de(?:l)?\s+[^,.;!?]+|tras\s+(?:de\s+)?[^,.;!?\d]+"
+    # a Spanish gerund of coming, going or finishing opens the routine: "saliendo del trabajo", "llegando a casa"
+    r"|(?:sal|lleg|volv|regres|termin|acab|entr|levant|despert|baj)(?:ando|iendo)(?:me|te|se|nos)?\s+[^,.;!?]+"
+    r"|on (?:my|the) way (?:to|home|back|out)\b[^,.;!?]*"
+    # "une fois couché", "una vez acostada": once + a past participle
+    r"|une fois\s+\w+(?:[ée]e?s?|ie?s?|ue?s?)\b[^,.;!?\d]*|una vez\s+\w+(?:ad|id)[oa]s?\b[^,.;!?\d]*"
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois que)\s+[^,.;!?]+"
-    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
+    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*"
+    # a French moment of the day said as "au/à la" and its routine: "au réveil", "au petit déj", "à la sortie du boulot"
+    r"|(?:au|[àa] la|[àa] l')\s*(?:petit[- ]d[ée]j\w*|r[ée]veil|lever|coucher|d[ée]jeuner|d[îi]ner|go[ûu]ter|"
+    r"sortie d\w*|retour d\w*)[^,.;!?\d]*)",
     re.I,
 )
 
@@ -172,6 +181,10 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
         later = _ANCHOR.search(text, corrections[-1].end())
         start, end = (later.start(), end) if later is not None else (0, corrections[-1].start())
     match = _ANCHOR.search(text, start, end)
+    if match is None:  # "i get off the train at 5:40 so right after that": the routine "that" points back to
+        pointed = _routine_pointed_back_to(text)
+        if pointed[0]:
+            return pointed
     if match is None and soft:
         match = _SOFT_ANCHOR.search(text, start, end)
         if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
@@ -221,5 +234,45 @@ def _routine_beside_time(text: str) -> str:
 _MORNING_ROUTINE = re.compile(
     r"\b(?:first (?:cup|coffee|tea|thing)|alarm|drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|"
     r"school run|primer caf[eé]|(?:la )?alarma|despertador|premier caf[eé]|r[ée]veil)",
+    re.I,
+)
+
+
+# "… so right after that", "y después de eso", "et juste après ça": a connective whose object points back to
+# the activity said before it in the same message.
+_POINTS_BACK = re.compile(
+    r"[\s,]*(?:(?:so|and|then|y|e|et|donc|alors|entonces|pues)\s+)*(?P<c>(?:right |just |justo |juste )?"
+    r"(?:after|before|despu[eé]s de|antes de|luego de|apr[eè]s|avant))\s+(?:that|this|it|eso|esto|[çc]a|cela)\b\W*$",
+    re.I,
+)
+_HABITUAL = re.compile(
+    r"\b(?:usually|normally|always|generally|typically|often|suelo|siempre|normalmente|d'habitude)\s+", re.I
+)
+_SUBJECT = re.compile(r"^(?:i|i'm|im|we|my|je|j'|yo|me|mi)\b", re.I)
+
+
+def _routine_pointed_back_to(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "i usually brush my teeth around 10pm so after that" → "after I brush my teeth": the activity said
+    first (its subject a person, its times and habitual words left out), joined to the connective."""
+    back = _POINTS_BACK.search(text)
+    if back is None:
+        return "", None
+    said = _clean(_HABITUAL.sub("", without_times(text[: back.start()])))
+    said = re.split(r"[,.;!?]", said)[-1].strip() if said else ""
+    if not _SUBJECT.match(said) or not 2 <= len(said.split()) <= 10 or not _substantive(said):
+        return "", None
+    connective = re.sub(r"\s+", " ", back["c"].lower())
+    said = re.sub(r"^i\b", "I", said)
+    anchor = f"{connective} que {said}" if connective.endswith(" de") else f"{connective} {said}"
+    clause_start = max(text.rfind(mark, 0, back.start()) for mark in ",.;!?") + 1
+    return _words(anchor, 12), re.compile(r"[\s\S]+").search(text, clause_start)
+
+
+# Routines that end the working day, which the clock reader does not know by name: "al llegar del trabajo",
+# "after i clock out", "home from work", "à la sortie du boulot", "dès que je rentre".
+_EVENING_ROUTINE = re.compile(
+    r"\b(?:(?:lleg|volv|vuelv|regres|sal)\w*\s+(?:del|de la|de)\s+"
+    r"(?:trabajo|oficina|chamba|jale|uni\w*|facultad|escuela)|clock(?:ing|ed)? out|off (?:the )?clock|home from work|"
+    r"(?:sortie|retour|sortant|rentrant|rentre) du (?:boulot|travail|bureau)|d[eè]s que je rentre)",
     re.I,
 )
