@@ -172,3 +172,36 @@ def test_yes_to_the_offer_creates_a_random_schedule_over_the_window_asked_for() 
             {"action": "create", "type": "random", "random_start_time": "18:00", "random_end_time": "21:00"},
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "reason"),
+    [("journal daily, therapist homework", "therapist homework"), ("stretch, im stiff", "im stiff")],
+)
+def test_a_two_word_reason_beside_the_habit_is_the_reason(said: str, reason: str) -> None:
+    assert parse_intake_message(said, {}, DOMAIN).get(MOTIVATION) == reason
+
+
+@pytest.mark.parametrize("said", ["yoga, i guess", "walk, every morning", "read, sounds good"])
+def test_a_hedge_a_time_or_a_yes_beside_the_habit_is_no_reason(said: str) -> None:
+    assert MOTIVATION not in parse_intake_message(said, {}, DOMAIN)
+
+
+def test_ya_que_before_a_routines_verb_is_when_and_before_another_verb_is_why() -> None:
+    learned = parse_intake_message("como a las 9, ya que desayuno", KNOWN, TIME)
+    assert learned.get(ANCHOR) == "ya que desayuno"
+    assert ANCHOR not in parse_intake_message("ya que me siento cansado", {**KNOWN, MOTIVATION: ""}, MOTIVATION)
+
+
+@pytest.mark.parametrize(
+    ("said", "anchor"),
+    [("coffee break", "on my coffee break"), ("on the train home", "on the train home"),
+     ("after my run lol", "after my run")],
+)  # fmt: skip
+def test_a_short_routine_answer_reads_as_said_without_its_hedge(said: str, anchor: str) -> None:
+    assert parse_intake_message(said, {**KNOWN, TIME: "08:00"}, ANCHOR).get(ANCHOR) == anchor
+
+
+def test_the_car_is_no_french_because() -> None:
+    learned = parse_intake_message("in the car after work", {**KNOWN, TIME: "18:00"}, ANCHOR)
+    assert learned == {ANCHOR: "after work"}  # the known reason stays

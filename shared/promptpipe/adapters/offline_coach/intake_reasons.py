@@ -20,7 +20,8 @@ _MOTIVATION = re.compile(
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|para (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "para desconectarme": para + an infinitive
-    r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
+    r"|parce que|parce qu'|(?<!the )(?<!my )(?<!a )(?<!our )(?<!your )(?<!her )(?<!his )car|afin de"  # not "the car"
+    r"|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
@@ -312,8 +313,10 @@ def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     habit = next((m for m in clauses if parse_domain(m[0]) or _WANT.search(m[0])), clauses[0])
     for clause in clauses:
         rest = _clean(clause[0])
-        if clause is habit or len(rest.split()) < 3 or _WANT.search(rest):
+        if clause is habit or len(rest.split()) < 2 or _WANT.search(rest):
             continue
+        if len(rest.split()) == 2 and (len(_clean(_LEFT_FILLER.sub(" ", rest)).split()) < 2 or not _only_when(rest)):
+            continue  # "dentist guilt", "im stiff" are why; "i guess", "every morning" are not
         if _ANCHOR.search(rest) or parse_clock_time(rest) or parse_vague_time(rest) or accepts(rest):
             continue
         return _words(rest, 15), clause

@@ -23,6 +23,9 @@ _ANCHOR = re.compile(
     # a Spanish gerund of coming, going or finishing opens the routine: "saliendo del trabajo", "llegando a casa"
     r"|(?:sal|lleg|volv|regres|termin|acab|entr|levant|despert|baj)(?:ando|iendo)(?:me|te|se|nos)?\s+[^,.;!?]+"
     r"|on (?:my|the) way (?:to|home|back|out)\b[^,.;!?]*"
+    # "ya que cenamos": "ya que" before a routine's verb is once it is done (before any other verb, because)
+    r"|ya que\s+(?:(?:me|nos|se)\s+)?(?:cen|com[eio]|desayun|almorz|almuerz|lleg|sal[gi]|acost|acuest|bañ|termin|acab|"
+    r"regres|volv|vuelv)\w*\b[^,.;!?\d]*"
     # "une fois couché", "una vez acostada": once + a past participle
     r"|une fois\s+\w+(?:[ée]e?s?|ie?s?|ue?s?)\b[^,.;!?\d]*|una vez\s+\w+(?:ad|id)[oa]s?\b[^,.;!?\d]*"
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
@@ -60,7 +63,8 @@ _SOFT_ANCHOR = re.compile(
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
     r"|\s+(?:around|about|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
+    r"i think|i guess|lol|haha+|lmao|tbh|obviously|obvs|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|"
+    r"a eso de|tipo|porque|parce que|pour)\b.*$"
     r"|\s+como (?=a las|las|\d)\b.*$"
     r"|\s+[~@]?\d.*$",
     re.I,
@@ -160,8 +164,10 @@ def _as_anchor(answer: str) -> str:
     answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
     if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
         return ""
-    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
-        return _words(answer, 10)
+    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as|on|at|in)\b", answer, re.I):
+        return _words(answer, 10)  # "on the bus home", "at my desk": as said
+    if len(answer.split()) == 2 and re.search(r"\bbreak$", answer, re.I):
+        return f"on my {answer.lower()}"  # "lunch break" → "on my lunch break"
     if detect_language(answer) in ("es", "fr") or (
         _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I)
     ):  # "después del desayuno", "après le café", "je bois mon café": as said
