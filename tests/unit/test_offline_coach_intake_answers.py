@@ -136,6 +136,10 @@ def test_a_window_is_random_only_when_the_time_was_asked_to_vary() -> None:
     ]
     assert random_window(asked, "between 6 and 8pm") == ("18:00", "20:00")
     assert random_window([], "surprise me, anytime between 1 and 3pm") == ("13:00", "15:00")
+    spanish = [ChatMessage(role="user", content="¿me lo puedes mandar a una hora distinta cada día?")]
+    assert random_window(spanish, "entre las 7 y las 9 de la noche") == ("19:00", "21:00")
+    french = [ChatMessage(role="user", content="c'est possible à des heures différentes ?")]
+    assert random_window(french, "entre 8h et 10h") == ("08:00", "10:00")
 
 
 def test_the_window_is_said_in_the_participants_language_with_no_single_time_claimed() -> None:
@@ -205,3 +209,26 @@ def test_a_short_routine_answer_reads_as_said_without_its_hedge(said: str, ancho
 def test_the_car_is_no_french_because() -> None:
     learned = parse_intake_message("in the car after work", {**KNOWN, TIME: "18:00"}, ANCHOR)
     assert learned == {ANCHOR: "after work"}  # the known reason stays
+
+
+@pytest.mark.parametrize(
+    ("said", "reason"),
+    [
+        ("quiero bajar unos kilitos", "bajar unos kilitos"),
+        ("i wanna have more energy for work", "have more energy for work"),
+        ("doc says so", "doc says so"),
+        ("médico me lo recomendó", "médico me lo recomendó"),
+    ],
+)
+def test_a_reason_given_while_the_time_was_asked_is_the_reason(said: str, reason: str) -> None:
+    learned = parse_intake_message(said, {**KNOWN, MOTIVATION: ""}, TIME)
+    assert learned.get(MOTIVATION) == reason and TIME not in learned
+
+
+@pytest.mark.parametrize("said", ["quiero hacerlo después de cenar", "i want to stretch more", "i'd like to try it"])
+def test_a_wish_to_do_the_habit_is_no_reason(said: str) -> None:
+    assert MOTIVATION not in parse_intake_message(said, {**KNOWN, MOTIVATION: ""}, TIME)
+
+
+def test_before_work_said_for_the_time_proposes_the_morning() -> None:
+    assert routine_moment("right before class") == "07:30"

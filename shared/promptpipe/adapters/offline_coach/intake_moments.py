@@ -22,6 +22,14 @@ _MOMENTS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "07:00",
     ),
+    (
+        re.compile(
+            r"\b(?:before (?:work|school|class|the office|my shift)|antes del? (?:trabajo|escuela|oficina|clase)|"
+            r"avant (?:le travail|le boulot|le bureau|l'[ée]cole))\b",
+            re.I,
+        ),
+        "07:30",
+    ),
     (re.compile(r"\b(?:breakfast|desayun\w*|petit[- ]d[ée]j\w*)\b", re.I), "08:00"),
     (
         re.compile(

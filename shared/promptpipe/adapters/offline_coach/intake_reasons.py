@@ -147,6 +147,8 @@ def _read_motivation(text: str, known: dict[str, str], expected: str | None) -> 
         motivation, m_match = _reason_beside_the_habit(text)  # "meditation stress mostly"
     if not motivation and expected == DOMAIN and not known.get(MOTIVATION) and not known.get(DOMAIN):
         motivation, m_match = _habit_then_why(text)  # "beber más agua me duele la cabeza"
+    if not motivation and known.get(DOMAIN) and not known.get(MOTIVATION) and expected != DOMAIN:
+        motivation, m_match = _wish_as_reason(text)  # "quiero bajar de peso", whatever was asked
     return motivation, m_match
 
 
@@ -201,9 +203,30 @@ _REASON_LEAD = re.compile(
     r"familia|hij[oa]s?)\b)"
     # "my doctor told me to", "mi doctor me lo dijo", "mon médecin me l'a dit": someone's advice is the reason
     r"|^\s*(?:my|mi|el|mon|ma|le|la) (?:doctor|dr|doc|m[ée]dic[oa]|m[ée]decin|therapist|terapeuta|th[ée]rapeute|"
-    r"dentist|dentista|dentiste|physio|kin[ée]|coach|nurse|enfermera)\b",
+    r"dentist|dentista|dentiste|physio|kin[ée]|coach|nurse|enfermera)\b"
+    # with no determiner, the advice said by its verb: "doctor said so", "doc wants me to", "médico me lo pidió"
+    r"|^\s*(?:doctor|dr|doc|m[ée]dic[oa]|m[ée]decin|therapist|physio|dentist)\.?\s+(?:said|says|told|tells|wants|"
+    r"recommend\w*|suggest\w*|insist\w*|order\w*|dijo|dice|me|m'a|insiste|recomend\w*|pidi[oó])\b",
     re.I,
 )
+
+# A wish for an outcome once the habit is known ("quiero bajar de peso", "i want to lose weight", "je veux
+# perdre du poids"): why, unless what is wished is the habit itself or doing it ("quiero hacerlo después").
+_WISH_NOT_A_REASON = re.compile(
+    r"^(?:do it|do that|start|try|hacerlo|empezar|intentarlo|le faire|commencer|essayer)\b|\b(?:it|lo|le)$", re.I
+)
+
+
+def _wish_as_reason(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "quiero bajar de peso" when the habit is known and its reason is not: the outcome wished for."""
+    want = _WANT.search(text)
+    if want is None or parse_domain(want["x"]) or _WISH_NOT_A_REASON.search(want["x"].strip()):
+        return "", None
+    if _ANCHOR.search(want["x"]) or parse_clock_time(want["x"]) or parse_vague_time(want["x"]):
+        return "", None
+    wished = re.sub(r"\s+(?:so|and|but|then|y|pero|et|mais|donc)$", "", _clean(want["x"]), flags=re.I)
+    return (_words(wished, 15), want) if _substantive(wished) and len(wished.split()) >= 2 else ("", None)
+
 
 # The words of a reply that only says when ("every evening please", "after work").
 _TIME_WORDS = any_word(

@@ -25,8 +25,8 @@ _MERIDIEM = re.compile(r"[ap]\.?m|\d{1,2}h|\b(?:1[3-9]|2[0-3])\b", re.I)
 # The wish for a prompt that comes at another moment each day, in the participant's words or the coach's offer.
 _VARIES = re.compile(
     r"\b(?:random\w*|different time|another time each day|var(?:y|ies|ied)|surprise me|mix it up|"
-    r"not (?:at )?the same time|al azar|aleatori\w*|(?:hora )?distint\w+ (?:hora|cada d[ií]a)|"
-    r"(?:hora )?diferente cada d[ií]a|au hasard|al[ée]atoire\w*|pas (?:toujours )?[àa] la m[êe]me heure)\b",
+    r"not (?:at )?the same time|al azar|aleatori\w*|horas? (?:distint|diferent)\w*|(?:distint|diferent)\w* horas?|"
+    r"au hasard|al[ée]atoire\w*|pas (?:toujours )?[àa] la m[êe]me heure|heures? diff[ée]rentes?)\b",
     re.I,
 )
 
