@@ -15,7 +15,9 @@ from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
+from promptpipe.adapters.offline_coach.intake_moments import routine_moment
 from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
+from promptpipe.adapters.offline_coach.intake_window import random_window, read_window
 from promptpipe.adapters.offline_coach.intake_words import (
     _ACK_WORDS,
     _DAYPART_ANCHOR,
@@ -40,6 +42,7 @@ from promptpipe.adapters.offline_coach.reading import (
     suggestion_sentence,
     unclear_stop,
 )
+from promptpipe.adapters.offline_coach.spoken import as_words, with_clause_breaks
 from promptpipe.adapters.offline_coach.text import (
     _GREETINGS,
     _NON_ANSWERS,
@@ -282,14 +285,17 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
-        elif learned.get(TIME) and parse_clock_time(text):  # "around 10" after "stretch at night" is 10pm
+        elif learned.get(TIME) and parse_clock_time(as_words(text)):  # "around 10" after "stretch at night": 10pm
             habit, reason = (
                 " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
             )
             earlier = self._said_of_when()
             learned[TIME] = settle_half_of_day(learned[TIME], text, earlier=earlier, habit=habit, reason=reason)
-        if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(text) is None:
+        if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(as_words(text)) is None:
             learned.pop(TIME)  # "stretching before bed": a moment, not yet a time; the time is asked for
+        window = random_window(self.turn.history, text) if read_window(text) else None
+        if window:  # "between 6 and 9pm then", after asking for a time that varies: the window's start
+            learned[TIME] = window[0]
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
             if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
@@ -318,6 +324,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
             self.asked != TIME and not (vague and only_a_time and not suggestion(self.turn.last_assistant))
         ):
             return ""  # "after lunch" for the anchor is the anchor
+        if not vague and self.asked == TIME:  # "en rentrant du boulot" for the time: the routine's usual moment
+            return routine_moment(with_clause_breaks(text))
         return (propose_time(text) or vague or "") if vague else ""
 
     def _answer_offer(self) -> tuple[_Step, str] | None:

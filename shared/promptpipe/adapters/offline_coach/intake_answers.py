@@ -23,6 +23,7 @@ from promptpipe.adapters.offline_coach.intake_reasons import (
 )
 from promptpipe.adapters.offline_coach.intake_routines import (
     _CLAUSE,
+    _EVENING_ROUTINE,
     _MORNING_ROUTINE,
     _ROUTINE_WORDS,
     _as_anchor,
@@ -51,16 +52,27 @@ from promptpipe.adapters.offline_coach.times import (
     without_times,
 )
 
-_SLEEP = re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I)
+# Habits done at bedtime by their nature, and the hours that, said bare, mean the evening for them.
+_NIGHT_HABITS: tuple[tuple[re.Pattern[str], range], ...] = (
+    (re.compile(r"\b(?:sleep\w*|bed\w*|wind(?:ing)? down|dormir|sue[nñ]o)\b", re.I), range(9, 12)),
+    # flossing is a before-bed habit (dentists advise it at night): 8:45 for it is 8:45pm
+    (re.compile(r"\b(?:floss\w*|hilo dental|fil dentaire)\b", re.I), range(8, 12)),
+)
+
+
+_SAYS_MORNING = re.compile(
+    r"[ap]\.?m\b|morning|ma[nñ]ana|\b0\d:|breakfast|wak(?:e|ing)|desayun|despiert|matin|r[ée]veil", re.I
+)
 
 
 def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
-    """A sleep habit at "10:30" with nothing saying morning is at night (9 to 11 only: 7:15 may be
-    either)."""
-    if time is None or not _SLEEP.search(domain) or re.search(r"[ap]\.?m\b|morning|ma[nñ]ana|\b0\d:", text, re.I):
+    """A sleep habit at "10:30", or flossing at "8:45", with nothing saying morning is at night (9 to 11
+    for sleep: 7:15 may be either)."""
+    hours = next((h for pattern, h in _NIGHT_HABITS if pattern.search(domain)), None)
+    if time is None or hours is None or _SAYS_MORNING.search(text):
         return time
     hour, minute = (int(part) for part in time.split(":"))
-    return f"{hour + 12:02d}:{minute:02d}" if 9 <= hour <= 11 else time
+    return f"{hour + 12:02d}:{minute:02d}" if hour in hours else time
 
 
 # A bare hour that opens the message, followed by the routine it belongs to.
@@ -129,7 +141,8 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
     hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
     hint += " morning" if _MORNING_ROUTINE.search(hint) else ""  # "6:30ish with my first cup of coffee"
-    time = _late_for_sleep(parse_clock_time(rest, hint), rest, known.get(DOMAIN, ""))
+    hint += " evening" if _EVENING_ROUTINE.search(hint) else ""  # "al llegar del trabajo como a las 7"
+    time = _late_for_sleep(parse_clock_time(rest, hint), f"{rest} {hint}", known.get(DOMAIN, ""))
     if time is None and expected == TIME:  # "morning 7", "7 is fine coffee obvs"
         time = _asked_time_in(rest)
     opening_hour = _HOUR_THEN_ROUTINE.match(rest)
@@ -145,6 +158,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
         and not _time_said_apart(rest)
         and not _CLOSES_WITH_TIME.search(rest)
         and not _TIME_BESIDE_ROUTINE.search(rest)
+        and not _time_apart_from_the_reason(rest, m_match)
     )
     # A time said inside the reason ("I crash by 11"): the reply is the reason; a routine alone is not.
     telling_why = telling_why and (time is not None or parse_vague_time(rest) is not None or not anchor)
@@ -240,6 +254,19 @@ def _time_said_apart(text: str) -> bool:
         if parse_clock_time(clause) and len(_clean(without_times(clause)).split()) <= 2:
             return True
     return False
+
+
+# Who does something: a clause with one is a statement (part of what they tell), not a time given apart.
+_PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|yo|mi|je|j'ai|mon|ma)\b", re.I)
+
+
+def _time_apart_from_the_reason(rest: str, reason: re.Match[str] | None) -> bool:
+    """ "for my blood pressure, and 7am works for the texts": the reason read in a clause of its own, and a
+    clock time in another clause that tells nothing of the person ("I wake up at 3am" would): when, too."""
+    if reason is None or _TIME_IN_A_REASON.search(rest):
+        return False
+    timed = [c for c in _CLAUSE.findall(rest) if parse_clock_time(c)]
+    return len(timed) == 1 and not _PERSON.search(timed[0])
 
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:

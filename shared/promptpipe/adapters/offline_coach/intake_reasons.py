@@ -20,7 +20,8 @@ _MOTIVATION = re.compile(
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|para (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "para desconectarme": para + an infinitive
-    r"|parce que|parce qu'|car|afin de|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
+    r"|parce que|parce qu'|(?<!the )(?<!my )(?<!a )(?<!our )(?<!your )(?<!her )(?<!his )car|afin de"  # not "the car"
+    r"|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
     r"(?P<rest>[^.;!?,]+)",
     re.I,
@@ -86,7 +87,9 @@ _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new ha
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
 _WHEN_STARTS = re.compile(
     r"\s(?:at|around|about|like|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
-    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)",
+    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)"
+    # a clock time said bare in a run-on ("… lately maybe 6:30 right when i get home")
+    r"|\s(?:(?:maybe|probably|prob|say|usually|ideally)\s+)?\d{1,2}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
     re.I,
 )
 
@@ -144,6 +147,8 @@ def _read_motivation(text: str, known: dict[str, str], expected: str | None) -> 
         motivation, m_match = _reason_beside_the_habit(text)  # "meditation stress mostly"
     if not motivation and expected == DOMAIN and not known.get(MOTIVATION) and not known.get(DOMAIN):
         motivation, m_match = _habit_then_why(text)  # "beber más agua me duele la cabeza"
+    if not motivation and known.get(DOMAIN) and not known.get(MOTIVATION) and expected != DOMAIN:
+        motivation, m_match = _wish_as_reason(text)  # "quiero bajar de peso", whatever was asked
     return motivation, m_match
 
 
@@ -198,9 +203,30 @@ _REASON_LEAD = re.compile(
     r"familia|hij[oa]s?)\b)"
     # "my doctor told me to", "mi doctor me lo dijo", "mon médecin me l'a dit": someone's advice is the reason
     r"|^\s*(?:my|mi|el|mon|ma|le|la) (?:doctor|dr|doc|m[ée]dic[oa]|m[ée]decin|therapist|terapeuta|th[ée]rapeute|"
-    r"dentist|dentista|dentiste|physio|kin[ée]|coach|nurse|enfermera)\b",
+    r"dentist|dentista|dentiste|physio|kin[ée]|coach|nurse|enfermera)\b"
+    # with no determiner, the advice said by its verb: "doctor said so", "doc wants me to", "médico me lo pidió"
+    r"|^\s*(?:doctor|dr|doc|m[ée]dic[oa]|m[ée]decin|therapist|physio|dentist)\.?\s+(?:said|says|told|tells|wants|"
+    r"recommend\w*|suggest\w*|insist\w*|order\w*|dijo|dice|me|m'a|insiste|recomend\w*|pidi[oó])\b",
     re.I,
 )
+
+# A wish for an outcome once the habit is known ("quiero bajar de peso", "i want to lose weight", "je veux
+# perdre du poids"): why, unless what is wished is the habit itself or doing it ("quiero hacerlo después").
+_WISH_NOT_A_REASON = re.compile(
+    r"^(?:do it|do that|start|try|hacerlo|empezar|intentarlo|le faire|commencer|essayer)\b|\b(?:it|lo|le)$", re.I
+)
+
+
+def _wish_as_reason(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "quiero bajar de peso" when the habit is known and its reason is not: the outcome wished for."""
+    want = _WANT.search(text)
+    if want is None or parse_domain(want["x"]) or _WISH_NOT_A_REASON.search(want["x"].strip()):
+        return "", None
+    if _ANCHOR.search(want["x"]) or parse_clock_time(want["x"]) or parse_vague_time(want["x"]):
+        return "", None
+    wished = re.sub(r"\s+(?:so|and|but|then|y|pero|et|mais|donc)$", "", _clean(want["x"]), flags=re.I)
+    return (_words(wished, 15), want) if _substantive(wished) and len(wished.split()) >= 2 else ("", None)
+
 
 # The words of a reply that only says when ("every evening please", "after work").
 _TIME_WORDS = any_word(
@@ -312,8 +338,9 @@ def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
         rest = _clean(clause[0])
         if clause is habit or len(rest.split()) < 2 or _WANT.search(rest):
             continue
-        if len(rest.split()) == 2 and not (_only_when(rest) and _substantive(_clean(_LEFT_FILLER.sub(" ", rest)))):
-            continue  # two words are a reason ("dentist guilt") only when they say more than when or "ok"
+        said = _clean(_LEFT_FILLER.sub(" ", rest))
+        if len(rest.split()) == 2 and (len(said.split()) < 2 or not _only_when(rest) or not _substantive(said)):
+            continue  # "dentist guilt", "im stiff" are why; "i guess", "every morning", "ok sure" are not
         if _ANCHOR.search(rest) or parse_clock_time(rest) or parse_vague_time(rest) or accepts(rest):
             continue
         return _words(rest, 15), clause

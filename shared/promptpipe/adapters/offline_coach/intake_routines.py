@@ -16,15 +16,26 @@ from promptpipe.rules.word_patterns import MEALS, any_word
 # "después de X", "al salir del trabajo", "après le café", "avant de dormir", "en arrivant au bureau".
 _ANCHOR = re.compile(
     r"\b(?P<a>(?:right |just )?(?:after|before)\s+(?!\d|noon\b|midnight\b|that\b|then\b)[^,.;!?]+"
-    r"|(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|(?:right |just )?(?:when|as soon as|while)\s+(?!\d|ever\b|possible\b)[^,.;!?]+"
+    r"|whenever\s+(?=(?:i|i'm|im|we|my|the|our|they|it)\b)[^,.;!?]+"
     r"|once\s+(?!a\b|an\b|more\b|again\b|or\b|in\b|per\b|every\b|daily\b|\d)[^,.;!?]+"
-    r"|(?:justo |nada mas )?(?:despu[eé]s|antes)\s+de(?:l)?\s+[^,.;!?]+"
+    r"|(?:justo |nada mas )?(?:despu[eé]s|antes|luego)\s+de(?:l)?\s+[^,.;!?]+|tras\s+(?:de\s+)?[^,.;!?\d]+"
+    # a Spanish gerund of coming, going or finishing opens the routine: "saliendo del trabajo", "llegando a casa"
+    r"|(?:sal|lleg|volv|regres|termin|acab|entr|levant|despert|baj)(?:ando|iendo)(?:me|te|se|nos)?\s+[^,.;!?]+"
+    r"|on (?:my|the) way (?:to|home|back|out)\b[^,.;!?]*"
+    # "ya que cenamos": "ya que" before a routine's verb is once it is done (before any other verb, because)
+    r"|ya que\s+(?:(?:me|nos|se)\s+)?(?:cen|com[eio]|desayun|almorz|almuerz|lleg|sal[gi]|acost|acuest|bañ|termin|acab|"
+    r"regres|volv|vuelv)\w*\b[^,.;!?\d]*"
+    # "une fois couché", "una vez acostada": once + a past participle
+    r"|une fois\s+\w+(?:[ée]e?s?|ie?s?|ue?s?)\b[^,.;!?\d]*|una vez\s+\w+(?:ad|id)[oa]s?\b[^,.;!?\d]*"
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
-    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+"
-    r"|(?:quand|lorsque|d[eè]s que|une fois(?: que)?(?!\s+(?:par|de|\d)\b))\s+[^,.;!?]+"
-    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*)",
+    r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+|(?:quand|lorsque|d[eè]s que|une fois(?: que)?(?!\s+(?:par|de|\d)\b))\s+[^,.;!?]+"
+    r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*"
+    # a French moment of the day said as "au/à la" and its routine: "au réveil", "au petit déj", "à la sortie du boulot"
+    r"|(?:au|[àa] la|[àa] l')\s*(?:petit[- ]d[ée]j\w*|r[ée]veil|lever|coucher|d[ée]jeuner|d[îi]ner|go[ûu]ter|"
+    r"sortie d\w*|retour d\w*)[^,.;!?\d]*)",
     re.I,
 )
 
@@ -52,7 +63,8 @@ _SOFT_ANCHOR = re.compile(
 _ANCHOR_TAIL = re.compile(
     r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
     r"|\s+(?:around|about|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|a eso de|tipo|porque|parce que|pour)\b.*$"
+    r"i think|i guess|lol|haha+|lmao|tbh|obviously|obvs|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|"
+    r"a eso de|tipo|porque|parce que|pour)\b.*$"
     r"|\s+como (?=a las|las|\d)\b.*$"
     r"|\s+[~@]?\d.*$",
     re.I,
@@ -152,8 +164,10 @@ def _as_anchor(answer: str) -> str:
     answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
     if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
         return ""
-    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as)\b", answer, re.I):
-        return _words(answer, 10)
+    if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as|on|at|in)\b", answer, re.I):
+        return _words(answer, 10)  # "on the bus home", "at my desk": as said
+    if len(answer.split()) == 2 and re.search(r"\bbreak$", answer, re.I):
+        return f"on my {answer.lower()}"  # "lunch break" → "on my lunch break"
     if detect_language(answer) in ("es", "fr") or (
         _SPANISH.search(answer) and not re.search(r"\b(?:the|my|i|and)\b", answer, re.I)
     ):  # "después del desayuno", "après le café", "je bois mon café": as said
@@ -173,6 +187,10 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
         later = _ANCHOR.search(text, corrections[-1].end())
         start, end = (later.start(), end) if later is not None else (0, corrections[-1].start())
     match = _ANCHOR.search(text, start, end)
+    if match is None:  # "i get off the train at 5:40 so right after that": the routine "that" points back to
+        pointed = _routine_pointed_back_to(text)
+        if pointed[0]:
+            return pointed
     if match is None and soft:
         match = _SOFT_ANCHOR.search(text, start, end)
         if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
@@ -222,5 +240,45 @@ def _routine_beside_time(text: str) -> str:
 _MORNING_ROUTINE = re.compile(
     r"\b(?:first (?:cup|coffee|tea|thing)|alarm|drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|"
     r"school run|primer caf[eé]|(?:la )?alarma|despertador|premier caf[eé]|r[ée]veil)",
+    re.I,
+)
+
+
+# "… so right after that", "y después de eso", "et juste après ça": a connective whose object points back to
+# the activity said before it in the same message.
+_POINTS_BACK = re.compile(
+    r"[\s,]*(?:(?:so|and|then|y|e|et|donc|alors|entonces|pues)\s+)*(?P<c>(?:right |just |justo |juste )?"
+    r"(?:after|before|despu[eé]s de|antes de|luego de|apr[eè]s|avant))\s+(?:that|this|it|eso|esto|[çc]a|cela)\b\W*$",
+    re.I,
+)
+_HABITUAL = re.compile(
+    r"\b(?:usually|normally|always|generally|typically|often|suelo|siempre|normalmente|d'habitude)\s+", re.I
+)
+_SUBJECT = re.compile(r"^(?:i|i'm|im|we|my|je|j'|yo|me|mi)\b", re.I)
+
+
+def _routine_pointed_back_to(text: str) -> tuple[str, re.Match[str] | None]:
+    """ "i usually brush my teeth around 10pm so after that" → "after I brush my teeth": the activity said
+    first (its subject a person, its times and habitual words left out), joined to the connective."""
+    back = _POINTS_BACK.search(text)
+    if back is None:
+        return "", None
+    said = _clean(_HABITUAL.sub("", without_times(text[: back.start()])))
+    said = re.split(r"[,.;!?]", said)[-1].strip() if said else ""
+    if not _SUBJECT.match(said) or not 2 <= len(said.split()) <= 10 or not _substantive(said):
+        return "", None
+    connective = re.sub(r"\s+", " ", back["c"].lower())
+    said = re.sub(r"^i\b", "I", said)
+    anchor = f"{connective} que {said}" if connective.endswith(" de") else f"{connective} {said}"
+    clause_start = max(text.rfind(mark, 0, back.start()) for mark in ",.;!?") + 1
+    return _words(anchor, 12), re.compile(r"[\s\S]+").search(text, clause_start)
+
+
+# Routines that end the working day, which the clock reader does not know by name: "al llegar del trabajo",
+# "after i clock out", "home from work", "à la sortie du boulot", "dès que je rentre".
+_EVENING_ROUTINE = re.compile(
+    r"\b(?:(?:lleg|volv|vuelv|regres|sal)\w*\s+(?:del|de la|de)\s+"
+    r"(?:trabajo|oficina|chamba|jale|uni\w*|facultad|escuela)|clock(?:ing|ed)? out|off (?:the )?clock|home from work|"
+    r"(?:sortie|retour|sortant|rentrant|rentre) du (?:boulot|travail|bureau)|d[eè]s que je rentre)",
     re.I,
 )

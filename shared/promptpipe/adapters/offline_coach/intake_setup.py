@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
+from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import is_schedule_offer
 from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
@@ -26,8 +27,16 @@ class IntakeSetUp:
 
     def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
         turn = self.turn
+        window = random_window(turn.history, turn.user)
         if not turn.called(SCHEDULER, action="create") and SCHEDULER in turn.tools:
             args = {"action": "create", "type": "fixed", "fixed_time": time}
+            if window:  # they asked for a time that varies: a random moment of the window they gave
+                args = {
+                    "action": "create",
+                    "type": "random",
+                    "random_start_time": window[0],
+                    "random_end_time": window[1],
+                }
             return [(SCHEDULER, args)], "intake: daily schedule at the preferred time"
         if not turn.called(SCHEDULER, action="create"):
             if accepted:
@@ -36,6 +45,9 @@ class IntakeSetUp:
         if not turn.called(TRANSITION) and TRANSITION in turn.tools:
             args = {"target_state": "FEEDBACK", "reason": "intake complete: first prompt given, daily schedule set"}
             return [(TRANSITION, args)], "intake: done; moving to FEEDBACK"
+        if window:
+            lead = f"{say('first_try', turn.language, prompt=self._prompt_text())} " if not accepted else ""
+            return f"{lead}{window_done(window, turn.language)}", "intake: a random daily window set"
         if accepted:
             return self._confirmation(time), "intake: the offer accepted; confirming the plan"
         return self._summary(time), "intake: summarising the set-up"
@@ -45,6 +57,9 @@ class IntakeSetUp:
         prompt = re.sub(rf"\s*(?:{asks})$", "", self._prompt_text() or self._offered_prompt())
         language = self.turn.language
         lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
+        window = random_window(self.turn.history, self.turn.user)
+        if window:
+            return f"{lead}{window_offer(window, language)}"
         return f"{lead}{say('offer', language, time=clock(time, language))}"
 
     def _offered_prompt(self) -> str:

@@ -64,11 +64,38 @@ def _untyped(word: str) -> str:
     return word
 
 
+# Connectives as people text them: "b4 work", "aftr dinner", "wen i get home", "post-workout", "pre bed".
+_TEXTED_CONNECTIVES = (
+    (re.compile(r"\b(?:b4|bfore|befor|bfr)\b", re.I), "before"),
+    (re.compile(r"\b(?:aftr|afta|aftah|afer)\b", re.I), "after"),
+    (re.compile(r"\b(?:wen|whn)\b", re.I), "when"),
+    (re.compile(r"\b(?:wenever|whenevr|whenver)\b", re.I), "whenever"),
+)
+# "post"/"pre" before an everyday activity: the sequence it says ("post workout" is after my workout).
+_ACTIVITY = r"(?:work ?outs?|work|gym|runs?|dinner|lunch|breakfast|supper|shower|bed|class|school|shift|meetings?)\b"
+_PREFIXED = re.compile(rf"\b(?P<p>post|pre)(?:\s+(?=(?:the |my )?{_ACTIVITY})|-(?=[a-z]))", re.I)
+# A clock time typed with no colon after a hedge ("maybe 630", "like 745", "around 1015"): "6:30".
+_NO_COLON = re.compile(
+    r"\b(?P<lead>maybe|like|around|about|at|@|~|probably|prob|say|approx|usually|by)\s*(?P<h>1[0-2]|0?[1-9])(?P<m>[0-5]\d)\b"
+    r"(?!\s*(?:steps?|pages?|cal\w*|mg|ml|km|m\b|miles?|words?|reps?|times?|%|k\b))",
+    re.I,
+)
+
+
+def as_words(text: str) -> str:
+    """``text`` with the connectives and clock times people text spelled out: "b4 work like 645" → "before
+    work like 6:45", "post-workout" → "after workout", "aftr dinner" → "after dinner"."""
+    for pattern, word in _TEXTED_CONNECTIVES:
+        text = pattern.sub(word, text)
+    text = _PREFIXED.sub(lambda m: "after " if m["p"].lower() == "post" else "before ", text)
+    return _NO_COLON.sub(lambda m: f"{m['lead']} {int(m['h'])}:{m['m']}", text)
+
+
 def with_clause_breaks(text: str) -> str:
     """``text`` as typed with care: a comma where a spoken run-on ends one answer and starts another ("7pm
     um after dinner" → "7pm, after dinner"; "yoga and to relax" → "yoga, to relax"; "stretch when i wake up
     my back is stiff" → "…, my back is stiff") and an everyday word's swapped letters put back."""
-    text = re.sub(r"[^\W\d_]{4,}", lambda m: _untyped(m[0]), text)
+    text = as_words(re.sub(r"[^\W\d_]{4,}", lambda m: _untyped(m[0]), text))
     # A filler right after a time leaves the time's clause open ("7am um i feed the dog": its routine).
     text = _SPOKEN_FILLER.sub(lambda m: "" if _ENDS_WITH_TIME.search(text[: m.start()]) else ",", text)
     text = _AND_NEXT_ANSWER.sub(",", text)
