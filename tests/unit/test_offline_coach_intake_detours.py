@@ -11,6 +11,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.intake_detours import (
     asks_for_a_part_of_the_day,
+    asks_to_pause,
     beside_the_yes,
     hands_over_the_time,
     hesitates,
@@ -193,3 +194,19 @@ def test_the_plan_while_paused_says_when_it_comes_back_not_that_it_comes() -> No
     assert calls(step) == [("scheduler", {"action": "list"})]
     said = text_of(then(request, step, listed))
     assert "after your pause (until 2026-03-14)" in said and "around" not in said
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["i always skip breakfast, thats the problem", "quiero descansar la vista", "take a break from sugar"],
+)
+def test_a_skip_or_a_rest_in_a_fact_is_no_pause(said: str) -> None:
+    assert asks_to_pause(said) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "part"),
+    [("i wanna run in the mornings bc my doctor says move more", None), ("evenings are better tbh", "evening")],
+)
+def test_a_part_of_the_day_inside_a_fact_is_no_request(said: str, part: str | None) -> None:
+    assert asks_for_a_part_of_the_day(said) == part

@@ -54,6 +54,24 @@ _PAUSED_SET_UP = {
 }
 
 
+# Asking for it in place of what was given: "can we do … instead", "mejor en la tarde", "plutôt le soir".
+_ASKS_OTHER_PART = re.compile(
+    r"\b(?:instead|rather|better|prefer\w*|can we|could we|can it be|could it be|mejor|prefier\w*|plutot|"
+    r"prefere\w*|en vez|en lugar|mieux|a la place)\b"
+)
+
+
+def asks_to_pause(text: str) -> int | None:
+    """The days of a pause a message asks for, read as the intake reads a request (``read_message``: a
+    pause word, not "I always skip it" or "descansar la vista"), its length as people say it in the three
+    languages ("3 jours"); ``None`` when it asks for none, or for none of a known length."""
+    reading = read_message(text)
+    if reading.request != "pause":
+        return None
+    said = pause_request(text)
+    return (said.days if said is not None else None) or reading.days
+
+
 def hands_over_the_time(text: str) -> bool:
     """ "just send it whenever", "any time is fine", "cuando sea", "n'importe quand": when is left to
     the coach (a free-choice word for when, and no clock time beside it)."""
@@ -64,8 +82,8 @@ def hands_over_the_time(text: str) -> bool:
 def asks_for_a_part_of_the_day(text: str) -> str | None:
     """The part of the day a message asks for instead, with no clock time ("can we do evenings instead",
     "mejor en la tarde"): ``morning``, ``afternoon``, ``evening`` or ``night``; else ``None``."""
-    if parse_clock_time(text) is not None:
-        return None
+    if parse_clock_time(text) is not None or not _ASKS_OTHER_PART.search(plain(text)):
+        return None  # a clock time is the time itself; with no request form, a day-part is part of a fact
     preference = time_preference(text)
     return _DAYPART_WORDS.get(preference.wanted or "") if preference is not None else None
 
@@ -135,9 +153,7 @@ def pause_asked(turn: Turn) -> int | None:
         if resumes(text):
             days = None
             continue
-        request = pause_request(text)
-        if request is not None and request.days:
-            days = request.days
+        days = asks_to_pause(text) or days
     return days
 
 
@@ -173,9 +189,9 @@ class IntakeDetours:
         turn = self.turn
         if unclear_stop(turn.user):
             return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
-        pause = pause_request(turn.user)
-        if pause is not None and pause.days:
-            promised = pause_promised(pause.days, turn.language)
+        days = asks_to_pause(turn.user)
+        if days:
+            promised = pause_promised(days, turn.language)
             return f"{promised} {self._pending(self.profile())}", "intake: a pause asked for; made at the set-up"
         if STOP.search(turn.user) and common_question(turn.user) is None:
             # Intake has set nothing up: there is nothing to stop, and the message is no answer.
