@@ -52,7 +52,7 @@ _REPHRASED = {
     MOTIVATION: "I mean: what would {habit} do for you? For example more energy, less stress or better sleep.",
     TIME: "I mean: at what time should I text you each day? For example 8am or 7:30pm.",
     ANCHOR: "I mean: something you already do every day, so the habit can come right after it — like "
-    "“after I brush my teeth” or “when I get home from work”.",
+    "“after I brush my teeth” or “when I get home from work”. What could yours follow?",
     "schedule": "I mean: should I text you a short prompt like that every day{at}? Just say yes or no.",
 }
 

@@ -167,6 +167,9 @@ class ScheduleRequests:
         listed = self._listed()
         if listed is None:
             return "every day at the time we picked" if SCHEDULER not in self.turn.tools else None
+        paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
+        if paused:  # "(then: daily at … min before 19:00)": the time it comes back at, not a prompt that comes
+            return say("after_pause", self.lang, until=paused[1])
         times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
         windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
         if times:
@@ -174,8 +177,7 @@ class ScheduleRequests:
         if windows:
             start, end = (self._at(t) for t in windows[0])
             return say("every_day_window", self.lang, start=start, end=end)
-        paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
-        return say("after_pause", self.lang, until=paused[1]) if paused else None
+        return None
 
     def _listed(self) -> LoopCall | None:
         return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)

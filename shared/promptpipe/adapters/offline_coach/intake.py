@@ -16,6 +16,13 @@ from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
 from promptpipe.adapters.offline_coach.intake_moments import routine_moment
+from promptpipe.adapters.offline_coach.intake_detours import (
+    IntakeDetours,
+    beside_the_yes,
+    hands_over_the_time,
+    hesitates,
+    is_lost,
+)
 from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
 from promptpipe.adapters.offline_coach.intake_window import random_window, read_window
 from promptpipe.adapters.offline_coach.intake_words import (
@@ -40,7 +47,6 @@ from promptpipe.adapters.offline_coach.reading import (
     declines,
     suggestion,
     suggestion_sentence,
-    unclear_stop,
 )
 from promptpipe.adapters.offline_coach.spoken import as_words, with_clause_breaks
 from promptpipe.adapters.offline_coach.text import (
@@ -67,12 +73,11 @@ from promptpipe.adapters.offline_coach.times import (
     settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
-from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
 
 
-class IntakeRules(IntakeSetUp, IntakeDefaults):
+class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
     def __init__(self, turn: Turn) -> None:
@@ -85,7 +90,10 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         self.said = turn.user
         self.asked_too: MessageReading | None = None
         # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
-        self.handed_over = hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)
+        # "just send it whenever" asked the time: the time is handed over too.
+        self.handed_over = (hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)) or (
+            self.asked == TIME and hands_over_the_time(turn.user)
+        )
 
     def profile(self) -> dict[str, str]:
         """The context block's values plus what this loop saved successfully."""
@@ -96,8 +104,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         return profile
 
     def expected(self) -> str | None:
-        if self.asked in self.known and not self.known[self.asked]:
-            return self.asked
+        if self.asked in self.known and (not self.known[self.asked] or self.asked == self._suggested_field()):
+            return self.asked  # a question still open, or a time suggested in place of the one given
         steered = self.steered(self.known)
         if steered is not None:
             return steered
@@ -122,7 +130,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
             return self._greeting(), "intake: greeting hint"
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
-        stop = self._stop_reply() if not turn.calls else None
+        # A request before the set-up is done: a stop or a pause (promised for the set-up), another part of the day.
+        stop = (self._stop_reply() or self._another_part_of_the_day()) if not turn.calls else None
         if stop is not None:
             return stop
         reading = read_message(turn.user)
@@ -159,27 +168,6 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
 
-    def _stop_reply(self) -> tuple[_Step, str] | None:
-        """A stop, pause, resume or limit in intake: which stop, when unclear; else nothing is scheduled yet."""
-        turn = self.turn
-        if unclear_stop(turn.user):
-            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
-        if STOP.search(turn.user) and common_question(turn.user) is None:
-            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
-            return (
-                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
-                "just text me and we'll pick up where we left off.",
-                "intake: a stop request with nothing scheduled",
-            )
-        request = read_message(turn.user).request
-        if request in ("pause", "resume", "limit"):
-            pending = self._pending(self.profile())
-            return (
-                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
-                f"intake: a {request} request with nothing scheduled",
-            )
-        return None
-
     def _hand_over(self, reading: MessageReading) -> tuple[MessageReading, dict[str, str]]:
         """ "whatever works" to "How about 6pm?" or to the offer takes it (a yes); to a question, a default
         for the field still open, to save (the words said are never saved)."""
@@ -201,6 +189,10 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         if beside:
             self.said, self.asked_too = beside, reading
             return MessageReading("fact")
+        if reading.kind == "fact" and hesitates(text):  # "lo tengo que pensar": no answer yet
+            return MessageReading("later")
+        if reading.kind in ("fact", "complaint") and is_lost(text):  # "im confused what do u need from me"
+            return MessageReading("question", topic="rephrase")
         return reading
 
     # -- a message that is no answer: greeting, question, complaint, "let me think" -----------------
@@ -271,15 +263,22 @@ class IntakeRules(IntakeSetUp, IntakeDefaults):
         if expected == MOTIVATION and _DECLINED.match(text):  # the reason is theirs to keep: that is recorded
             return {MOTIVATION: _DECLINED_VALUE.get(self.turn.language, _DECLINED_VALUE["en"])}
         suggested, reading = suggestion(self.turn.last_assistant), read_message(text)
-        if suggested and (accepts(text) or reading.kind == "yes" or self.handed_over):
+        if suggested and (accepts(text) or reading.kind == "yes" or self.handed_over or beside_the_yes(text)):
             time = normalise_time(suggested) if re.search(r"\d", suggested) else None
-            if time and not self.known[TIME]:
-                return {TIME: time}
+            if time:  # the time suggested, in place of an earlier one; a fact said beside the yes too
+                taken = {TIME: time} if time != normalise_time(self.known[TIME] or "-") else {}
+                beside = parse_intake_message(beside_the_yes(text), {**self.known, **taken}, None)
+                return taken | {n: v for n, v in beside.items() if n != TIME and not self.known[n]}
             offered = suggested.strip("“”")
             defaults = ((n, _EASY_DEFAULTS[n]) for n in (DOMAIN, MOTIVATION, ANCHOR))
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
             return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
-        learned = parse_intake_message(text, self.known, expected)
+        swapped = self._another_time_among_other_facts(text, expected)
+        if swapped:  # "can we do 6:45 instead, 8 is when i leave. its for my mood"
+            return swapped
+        # A time suggested in place of the one given ("How about 7pm?"): "yeah 7 is good" is read as a time.
+        replaced = {TIME: ""} if self._suggested_field() == TIME else {}
+        learned = parse_intake_message(text, {**self.known, **replaced}, expected)
         if reading.request == "change_time":  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None

@@ -24,8 +24,10 @@ class IntakeDefaults:
     def _suggested_field(self) -> str | None:
         """The field a default the coach suggested stands for ("How about “a 2-minute walk”?": the habit)."""
         offered = suggestion(self.turn.last_assistant).strip("“”")
-        if not offered or re.search(r"\d", offered):
+        if not offered:
             return None
+        if re.search(r"\d", offered):  # "How about 7pm?": a time, in place of any earlier one
+            return TIME
         return next(
             (
                 n

@@ -9,6 +9,7 @@ import re
 
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
 from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
+from promptpipe.adapters.offline_coach.intake_detours import pause_asked, paused_set_up
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import is_schedule_offer
 from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
@@ -42,6 +43,10 @@ class IntakeSetUp:
             if accepted:
                 return "Great — I'll set that up in a moment. Could you say “yes” once more?", "intake: no scheduler"
             return self._offer(time), "intake: offering the daily schedule"
+        created = any(c.ok for c in turn.called(SCHEDULER, action="create"))
+        days = pause_asked(turn) if created and not turn.called(SCHEDULER, action="pause") else None
+        if days:  # a pause asked for during the intake, made once there is a schedule to pause
+            return [(SCHEDULER, {"action": "pause", "days": days})], f"intake: pausing for {days} day(s), as asked"
         if not turn.called(TRANSITION) and TRANSITION in turn.tools:
             args = {"target_state": "FEEDBACK", "reason": "intake complete: first prompt given, daily schedule set"}
             return [(TRANSITION, args)], "intake: done; moving to FEEDBACK"
@@ -72,6 +77,9 @@ class IntakeSetUp:
         result = created.result or "" if created else ""
         when = re.search(r"arrives (today|tomorrow)", result)
         language, at = self.turn.language, clock(time, self.turn.language)
+        paused = paused_set_up(self.turn, time)
+        if paused:
+            return f"{say('all_set', language)} {paused} {say('reply_anytime', language)}"
         first = (
             say("done_first", language, when=say(when[1], language), time=at)
             if when
@@ -100,7 +108,7 @@ class IntakeSetUp:
         chosen = self._chosen_line()
         parts = [chosen] if chosen else []
         parts.append(say("first_try", language, prompt=prompt) if prompt else say("all_set", language))
-        schedule = self._schedule_sentence(time)
+        schedule = paused_set_up(self.turn, time) or self._schedule_sentence(time)
         if schedule:
             parts.append(schedule)
         parts.append(say("reply_anytime", language))

@@ -1,0 +1,248 @@
+"""Detours in the middle of the intake that must not stop it (docs/offline-coach.md, "Intakes with a
+detour"): a request made before the set-up is done is honoured as the answer it carries, and the intake
+goes on at the question still open.
+
+- **A pause** ("pause for a week please, I'm travelling", "¿puedes pausarlo una semana?", "une pause de 3
+  jours ?"): nothing is scheduled yet, so it is promised and kept: once the daily prompt is set up it is
+  paused for that long (``scheduler`` pause, which resumes by itself), and the reply says until when,
+  never that a prompt comes while paused.
+- **Another part of the day** ("can we do evenings instead", "mejor en la tarde", "plutôt le soir"),
+  with no clock time: a time of that part of the day is proposed to confirm, and a yes replaces the time
+  already given.
+- **The time handed over** by a free-choice word ("just send it whenever", "any time is fine", "cuando
+  sea", "n'importe quand"): a default, as for "you pick".
+- **A yes with a fact beside it** ("sure, after dinner" to "How about 7pm?"): the suggestion and the fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import cast
+
+from promptpipe.adapters.offline_coach.feedback_answers import local_day
+from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.phrases import clock, say
+from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, unclear_stop
+from promptpipe.adapters.offline_coach.text import DOMAIN, SCHEDULER, TIME, _is_hint
+from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
+from promptpipe.adapters.offline_coach.turn import Turn, _Step
+from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
+from promptpipe.rules.intent_patterns import STOP
+from promptpipe.rules.message_reading import plain, read_message
+
+# The words a day-part is proposed from (``times.propose_time`` reads them).
+_DAYPART_WORDS = {"morning": "morning", "afternoon": "afternoon", "evening": "evening", "night": "night"}
+
+# A free-choice word for when, as the whole of what is said: the time is the coach's to choose.
+_ANY_TIME = re.compile(
+    r"\b(?:whenever|any ?time|any time (?:works|is fine)|(?:it )?doesn'?t matter when|cuando sea|cuando quieras|"
+    r"a cualquier hora|cualquier hora|n'importe quand|quand (?:tu veux|vous voulez)|a n'importe quelle heure)\b"
+)
+
+_PAUSE_PROMISED = {
+    "en": "Sure — once your daily prompt is set up, I'll pause it for {days} days.",
+    "es": "Claro: en cuanto tu mensaje diario esté listo, lo pongo en pausa {days} días.",
+    "fr": "Bien sûr : dès que votre message quotidien est en place, je le mets en pause {days} jours.",
+}
+# After the set-up and the pause: no "comes around …" (nothing comes while paused), the day it starts.
+_PAUSED_SET_UP = {
+    "en": "As you asked, your daily prompts are paused until {day}; then they start by themselves, every day at {at}.",
+    "es": "Como pediste, tus mensajes diarios quedan en pausa hasta el {day}; después empiezan solos, cada día ({at}).",
+    "fr": "Comme demandé, vos messages quotidiens sont en pause jusqu'au {day} ; ensuite ils démarrent tout "
+    "seuls, chaque jour ({at}).",
+}
+
+
+# Asking for it in place of what was given: "can we do … instead", "mejor en la tarde", "plutôt le soir".
+_ASKS_OTHER_PART = re.compile(
+    r"\b(?:instead|rather|better|prefer\w*|can we|could we|can it be|could it be|mejor|prefier\w*|plutot|"
+    r"prefere\w*|en vez|en lugar|mieux|a la place)\b"
+)
+
+
+def asks_to_pause(text: str) -> int | None:
+    """The days of a pause a message asks for, read as the intake reads a request (``read_message``: a
+    pause word, not "I always skip it" or "descansar la vista"), its length as people say it in the three
+    languages ("3 jours"); ``None`` when it asks for none, or for none of a known length."""
+    reading = read_message(text)
+    if reading.request != "pause":
+        return None
+    said = pause_request(text)
+    return (said.days if said is not None else None) or reading.days
+
+
+def hands_over_the_time(text: str) -> bool:
+    """ "just send it whenever", "any time is fine", "cuando sea", "n'importe quand": when is left to
+    the coach (a free-choice word for when, and no clock time beside it)."""
+    said = plain(text)
+    return bool(_ANY_TIME.search(said)) and not re.search(r"\d", said)
+
+
+def asks_for_a_part_of_the_day(text: str) -> str | None:
+    """The part of the day a message asks for instead, with no clock time ("can we do evenings instead",
+    "mejor en la tarde"): ``morning``, ``afternoon``, ``evening`` or ``night``; else ``None``."""
+    if parse_clock_time(text) is not None or not _ASKS_OTHER_PART.search(plain(text)):
+        return None  # a clock time is the time itself; with no request form, a day-part is part of a fact
+    preference = time_preference(text)
+    return _DAYPART_WORDS.get(preference.wanted or "") if preference is not None else None
+
+
+def proposed_time(part: str) -> str:
+    """The time proposed for a part of the day asked for (HH:MM)."""
+    return propose_time(part) or {"morning": "08:00", "afternoon": "15:00", "night": "21:00"}.get(part, "19:00")
+
+
+def beside_the_yes(text: str) -> str:
+    """What a yes says beside it ("sure, after dinner" → "after dinner"; "yes" → "")."""
+    parts = re.split(r"[,;.!]\s*", text, maxsplit=1)
+    if len(parts) < 2 or not accepts(parts[0]):
+        return ""
+    rest = parts[1].strip()
+    if not re.search(r"[^\W\d_]", rest) or re.search(r"\d", rest) or _CONTRAST.search(plain(rest)):
+        return ""  # "ok, but at 8 instead": another answer, not the yes and a fact beside it
+    return rest
+
+
+# "but", "instead", "rather", "pero", "mejor", "plutôt", "mais": what follows the yes takes it back.
+_CONTRAST = re.compile(r"\b(?:but|instead|rather|not|no|pero|mejor|en vez|plutot|mais|non|pas)\b")
+# Hesitation by its structure: a verb of thinking it over, said as something still to do ("lo tengo que
+# pensar", "i need to think about that one", "je dois y réfléchir", "let me check my calendar").
+_HESITATES = re.compile(
+    r"\b(?:tengo que|hay que|necesito|voy a|dejame|let me|lemme|need to|have to|gotta|got to|i'?ll|i will|"
+    r"je dois|il faut que je|je vais|laisse[sz]?-moi)\b(?:\s+\w+){0,3}?\s+(?:pensar\w*|think|reflechir|penser|"
+    r"check|look at|see|ver(?:lo)?|checar|revisar|consultar|voir|regarder)\b"
+)
+
+
+# Lost, said of oneself ("im confused what do u need from me", "no entiendo qué pones", "je suis perdue"):
+# the last question is said another way, and nothing of it is an answer.
+_LOST = re.compile(
+    r"\b(?:i'?m|im|i am|kinda|bit|so) (?:confused|lost)\b|\bconfused\b|\bwhat (?:do|should) (?:you|u|i) "
+    r"(?:need|want|say|put|write)\b|\bwhat am i (?:supposed|meant) to\b|\bno entiendo\b|"
+    r"\bestoy (?:perdid|confundid)\w*|"
+    r"\bque (?:tengo que|debo) (?:poner|decir|escribir)\b|\bje (?:suis|me sens) (?:perdue?|confuse?)\b|"
+    r"\bje (?:ne )?comprends pas\b"
+)
+
+
+def is_lost(text: str) -> bool:
+    """ "im confused what do u need from me": the participant does not see what is asked (no clock time)."""
+    return bool(_LOST.search(plain(text))) and parse_clock_time(text) is None
+
+
+def hesitates(text: str) -> bool:
+    """ "lo tengo que pensar", "i need to think about that one", "let me check my calendar": no answer yet
+    (a clock time said with it is an answer)."""
+    said = plain(text)
+    return bool(_HESITATES.search(said)) and parse_clock_time(text) is None
+
+
+def pause_asked(turn: Turn) -> int | None:
+    """The days of a pause the participant asked for during this intake (since the coach last asked for
+    the habit), unless they took it back ("start again"); ``None`` when none was asked with a length."""
+    history = turn.history
+    start = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"
+         and asked_for(history[i].content or "") == DOMAIN),
+        -1,
+    )  # fmt: skip
+    said = [m.content or "" for m in history[start + 1 :] if m.role == "user" and not _is_hint(m.content or "")]
+    days: int | None = None
+    for text in [*said, turn.user]:
+        if resumes(text):
+            days = None
+            continue
+        days = asks_to_pause(text) or days
+    return days
+
+
+def pause_promised(days: int, language: str) -> str:
+    return _PAUSE_PROMISED.get(language, _PAUSE_PROMISED["en"]).format(days=days)
+
+
+def paused_set_up(turn: Turn, time: str) -> str:
+    """The sentence after a set-up paused at once, from the pause's own result ("" when none ran)."""
+    paused = next((c for c in reversed(turn.called(SCHEDULER, action="pause")) if c.ok), None)
+    if paused is None:
+        return ""
+    back = re.search(r"until (\w+) (\d{2} \w+)", paused.result or "")
+    language = turn.language
+    day = local_day(f"{back[1]} {back[2]}", cast(Language, language)) if back else ""
+    if not day:
+        return ""
+    return _PAUSED_SET_UP.get(language, _PAUSED_SET_UP["en"]).format(day=day, at=clock(time, language))
+
+
+class IntakeDetours:
+    """The detours' steps; ``IntakeRules`` decides when they are taken (its ``_pending`` and ``profile``)."""
+
+    turn: Turn
+    asked: str | None
+    known: dict[str, str]
+    _pending: Callable[[dict[str, str]], str]
+    profile: Callable[[], dict[str, str]]
+
+    def _stop_reply(self) -> tuple[_Step, str] | None:
+        """A stop, pause, resume or limit in intake: which stop, when unclear; a pause with a length is
+        promised for once the prompt is set up; else nothing is scheduled yet."""
+        turn = self.turn
+        if unclear_stop(turn.user):
+            return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
+        days = asks_to_pause(turn.user)
+        if days:
+            promised = pause_promised(days, turn.language)
+            return f"{promised} {self._pending(self.profile())}", "intake: a pause asked for; made at the set-up"
+        if STOP.search(turn.user) and common_question(turn.user) is None:
+            # Intake has set nothing up: there is nothing to stop, and the message is no answer.
+            return (
+                "Nothing is scheduled yet, so no daily messages will come. Whenever you'd like to start, "
+                "just text me and we'll pick up where we left off.",
+                "intake: a stop request with nothing scheduled",
+            )
+        request = read_message(turn.user).request
+        if request in ("pause", "resume", "limit"):
+            pending = self._pending(self.profile())
+            return (
+                f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {pending}",
+                f"intake: a {request} request with nothing scheduled",
+            )
+        return None
+
+    def _another_part_of_the_day(self) -> tuple[_Step, str] | None:
+        """ "can we do evenings instead" once a time is known, or while another field is asked: a time of
+        that part of the day proposed to confirm (a yes saves it in place of the earlier one)."""
+        turn = self.turn
+        if turn.calls or (self.asked == TIME and not self.known[TIME]):
+            return None  # asked for the time, a day-part is the intake's own proposal (IntakeRules.proposal)
+        part = asks_for_a_part_of_the_day(turn.user)
+        if part is None:
+            return None
+        proposal = clock(proposed_time(part), turn.language)
+        return say("suggest_time", turn.language, time=proposal), f"intake: the {part} asked for; a time proposed"
+
+    def _another_time_among_other_facts(self, text: str, expected: str | None) -> dict[str, str]:
+        """ "oh and can we do 6:45 instead, 8 is when i leave. its for my mood", once a time is known: the
+        clause that asks for another time gives the time; a clause about the time it replaces ("8 is when i
+        leave", "6 is too early") is no fact; the other clauses are read as usual. {} when no clause asks."""
+        known = normalise_time(self.known[TIME]) if self.known[TIME] else None
+        clauses = [c.strip() for c in re.split(r"[,;.!?]+\s*", text) if c.strip()]
+        if known is None or len(clauses) < 2:
+            return {}
+        asking = next((c for c in clauses if _ASKS_INSTEAD.search(plain(c)) and parse_clock_time(c)), None)
+        new = same_half_of_day(parse_clock_time(asking), known, asking) if asking else None
+        if asking is None or new is None or new == known:
+            return {}
+        hour = int(known.split(":")[0])
+        said_hour = re.compile(rf"(?<![\d:])(?:{hour}|{hour % 12 or 12})(?:[:h.]\d\d)?(?!\d)")
+        about_the_old = [c for c in clauses if c != asking and (parse_clock_time(c) or said_hour.search(c))]
+        rest = " ".join(c for c in clauses if c != asking and c not in about_the_old)
+        beside = parse_intake_message(rest, {**self.known, TIME: new}, expected) if rest else {}
+        return {TIME: new} | {n: v for n, v in beside.items() if n != TIME and not self.known[n]}
+
+
+# A clause that asks for another time: "instead", "can we do", "make it", "move it", "mejor", "plutôt".
+_ASKS_INSTEAD = re.compile(
+    r"\b(?:instead|can we (?:do|make it)|could we (?:do|make it)|make it|move it|switch it|change it|rather|"
+    r"en vez|en lugar|mejor|cambia\w*|plutot|a la place|on peut faire)\b"
+)
