@@ -387,11 +387,12 @@ def set_app(app: AppContext | None) -> None:
 
 # What the first event of each event function builds besides ``get_app()`` (the Scheduler client:
 # any event may arm or cancel a schedule; the prompt library: the generator and the turn's modules;
-# the flow catalog and the conversation engine: a turn).
+# the flow catalog and the conversation engine: a turn; the messenger's module: any event may send,
+# and its client, which needs the provider's secrets, is built at the first send).
 FIRST_EVENT_NEEDS = {
-    "worker": ("conversation", "prompts", "flows", "timers"),
-    "scheduled_prompt": ("prompts", "timers"),
-    "timers": ("timers",),
+    "worker": ("conversation", "prompts", "flows", "timers", "messenger"),
+    "scheduled_prompt": ("prompts", "timers", "messenger"),
+    "timers": ("timers", "messenger"),
 }
 
 
@@ -400,10 +401,12 @@ def warm_for_events(app: AppContext | None = None, *, function: str = "worker") 
     (``FIRST_EVENT_NEEDS``), from disk and memory only: no network call."""
     app = app or get_app()
     needs = FIRST_EVENT_NEEDS[function]
-    from promptpipe.usecases.events import conversation_flow
-
     if "conversation" in needs:
+        from promptpipe.usecases.events import conversation_flow
+
         conversation_flow(app)  # imports and builds the conversation engine
+    if "messenger" in needs:  # its module (and the SMS rules it splits by): no secret read here
+        from promptpipe.adapters.messengers import build_messenger  # noqa: F401
     for name in needs:
         port = getattr(app.deps, name, None)
         if isinstance(port, Lazy):

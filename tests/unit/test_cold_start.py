@@ -313,6 +313,19 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
     # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
     assert "promptpipe.usecases.redrive" not in loaded
+    # Each event function loads its own event's flow: the daily prompt's (the generator, the model
+    # request types) only in the scheduled prompt, a timer's only in the timers (usecases/events.py,
+    # daily_prompts.py, timer_firings.py); and every event function its messenger's module (any first
+    # event may send), whose client is built at the first send.
+    assert ("promptpipe.flow.delivery" in loaded) is (function == "scheduled_prompt")
+    assert ("promptpipe.flow.timer_events" in loaded) is (function == "timers")
+    assert ("promptpipe.usecases.events" in loaded) is (module in ("functions.inbound.worker",))
+    assert ("promptpipe.adapters.messengers" in loaded) is (function != "-")
+    if function == "timers":
+        assert loaded.isdisjoint({"promptpipe.flow.prompt_generator", "promptpipe.models.llm"})
+    # Built only when a message is flagged, a hold placed or schedules reconciled: no function's cold
+    # start defines the team's alerts or a reconcile's report (models/alerts.py, reconcile_report.py).
+    assert loaded.isdisjoint({"promptpipe.models.alerts", "promptpipe.usecases.reconcile_report"})
 
 
 STUDY_ENGINE = {
