@@ -315,14 +315,16 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     assert "promptpipe.usecases.redrive" not in loaded
     # Each event function loads its own event's flow: the daily prompt's (the generator, the model
     # request types) only in the scheduled prompt, a timer's only in the timers (usecases/events.py,
-    # daily_prompts.py, timer_firings.py); and every event function its messenger's module (any first
-    # event may send), whose client is built at the first send.
+    # daily_prompts.py, timer_firings.py) ...
     assert ("promptpipe.flow.delivery" in loaded) is (function == "scheduled_prompt")
     assert ("promptpipe.flow.timer_events" in loaded) is (function == "timers")
-    assert ("promptpipe.usecases.events" in loaded) is (module in ("functions.inbound.worker",))
-    assert ("promptpipe.adapters.messengers" in loaded) is (function != "-")
+    assert ("promptpipe.usecases.events" in loaded) is (function == "worker")
     if function == "timers":
         assert loaded.isdisjoint({"promptpipe.flow.prompt_generator", "promptpipe.models.llm"})
+    # ... and what the first send reads through the messenger (the SMS rules, the question texts) stays
+    # in every event function's cold start: the timers load it in their warm-up (FIRST_EVENT_MODULES).
+    if function != "-":
+        assert {"promptpipe.rules.sms", "promptpipe.flow.questions"} <= loaded
     # Built only when a message is flagged, a hold placed or schedules reconciled: no function's cold
     # start defines the team's alerts or a reconcile's report (models/alerts.py, reconcile_report.py).
     assert loaded.isdisjoint({"promptpipe.models.alerts", "promptpipe.usecases.reconcile_report"})
