@@ -328,6 +328,13 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     # Built only when a message is flagged, a hold placed or schedules reconciled: no function's cold
     # start defines the team's alerts or a reconcile's report (models/alerts.py, reconcile_report.py).
     assert loaded.isdisjoint({"promptpipe.models.alerts", "promptpipe.usecases.reconcile_report"})
+    # The list's rows and page (models/participant_list.py) only in the participants API, which answers
+    # with them; every function's repository reads the listing (models/participant_rows.py).
+    assert ("promptpipe.models.participant_list" in loaded) is (module == "functions.enrollment.handler")
+    # The participants API's coordination routes import their use cases when they are called (the
+    # study's decision records: only the worker, which records a check-in's answer, loads them).
+    assert loaded.isdisjoint({"promptpipe.usecases.staff", "promptpipe.usecases.cohort"})
+    assert ("promptpipe.usecases.decisions" in loaded) is (function == "worker")
 
 
 STUDY_ENGINE = {
