@@ -14,7 +14,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.events import StudySweepRequest, SweepRequest, TimerPayload
+from promptpipe.models.events import TimerPayload
+from promptpipe.models.sweeps import StudySweepRequest, SweepRequest
 from promptpipe.observability import logger
 from promptpipe.usecases.hold_alerts import sweep_hold_alerts
 from promptpipe.usecases.outcomes import event_id_for_schedule

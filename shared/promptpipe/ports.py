@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
     from promptpipe.models.audit import AuditRecord
     from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-    from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload, TurnEvent
+    from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
         StateCommit,
         TranscriptEntry,
     )
+    from promptpipe.models.sweeps import StudySweepRequest
 
 
 class LLM(Protocol):

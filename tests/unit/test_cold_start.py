@@ -335,6 +335,9 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     # study's decision records: only the worker, which records a check-in's answer, loads them).
     assert loaded.isdisjoint({"promptpipe.usecases.staff", "promptpipe.usecases.cohort"})
     assert ("promptpipe.usecases.decisions" in loaded) is (function == "worker")
+    # The sweeps' inputs (models/sweeps.py) only in the timers, whose periodic sweep may be its first
+    # event; the worker's unanswered-turns sweep loads its input with it.
+    assert ("promptpipe.models.sweeps" in loaded) is (function == "timers")
 
 
 STUDY_ENGINE = {
