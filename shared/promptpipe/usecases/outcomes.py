@@ -1,6 +1,5 @@
-"""What an event's use case returns to its handler: typed outcomes, their log fields, the event id of a
-firing. (A participant update's outcome is in ``usecases/participants.py``, a reconcile's report in
-``usecases/reconcile_report.py``: no event function builds them.)"""
+"""What a use case returns to its handler: typed outcomes, their log fields, the event id of a firing.
+(A reconcile's report is in ``usecases/reconcile_report.py``: no event function builds it.)"""
 
 from __future__ import annotations
 
@@ -28,6 +27,15 @@ class InboundDecision(NamedTuple):
 
     action: str  # "enqueued" | "opted_out" | "opted_in" | "help" | "unknown_sender" | "auto_enrolled" | "ignored"
     participant_id: str | None = None
+
+
+class UpdateOutcome(NamedTuple):
+    """A participant update: the participant as stored, and whether its schedule changes are still
+    pending (they failed after the commit; the marker makes them re-applied: the API answers 202).
+    A record: a named tuple, cheaper to define at import than a dataclass."""
+
+    participant: ConversationParticipant
+    effects_pending: bool = False
 
 
 @dataclass

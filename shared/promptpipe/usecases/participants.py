@@ -42,7 +42,7 @@ from promptpipe.rules.phone import canonicalize_phone, mask_phone
 from promptpipe.rules.timezones import validate_iana_zone
 from promptpipe.usecases import audit
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.outcomes import EventOutcome
+from promptpipe.usecases.outcomes import EventOutcome, UpdateOutcome
 from promptpipe.usecases.prompt_time import set_prompt_time
 from promptpipe.usecases.schedules import apply_committed_schedules, delete_live_schedules, repair_pending
 from promptpipe.usecases.write_once import run_once
@@ -53,15 +53,6 @@ UNREGISTER_NOTICE = (
     "The study organiser has unregistered you from the habit coach, so you won't get more messages from us. "
     "Thank you for taking part!"
 )
-
-
-@dataclass
-class UpdateOutcome:
-    """A participant update: the participant as stored, and whether its schedule changes are still
-    pending (they failed after the commit; the marker makes them re-applied: the API answers 202)."""
-
-    participant: ConversationParticipant
-    effects_pending: bool = False
 
 
 def greeting_event_id(participant_id: str) -> str:
