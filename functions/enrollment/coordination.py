@@ -25,7 +25,7 @@ from promptpipe.models.api import (
 )
 from promptpipe.models.audit import Actor, AuditAction
 from promptpipe.models.store import OPAQUE_TOKEN
-from promptpipe.usecases import audit, cohort, decisions, staff
+from promptpipe.usecases import audit
 from promptpipe.wiring import get_app
 
 router = ApiRouter()
@@ -61,6 +61,8 @@ def caller(current: Any, by: str | None) -> Actor:
     },
 )
 def staff_message(participant_id: str, request: StaffMessageRequest) -> Response[dict[str, Any]]:
+    from promptpipe.usecases import staff  # each route's use case where it is called: cold start, docs/benchmarks.md
+
     sent = staff.send_staff_message(get_app(), participant_id, request, actor=caller(router.current_event, request.by))
     return envelope(201, message="Staff message recorded; the coach is held until released", result=dump(sent))
 
@@ -91,6 +93,8 @@ def record_action(request: AuditRequest) -> Response[dict[str, Any]]:
     },
 )
 def check_enrolments(request: EnrolmentChecks) -> Response[dict[str, Any]]:
+    from promptpipe.usecases import cohort
+
     rows = cohort.check_rows(get_app(), request.rows)
     return envelope(200, result=dump(EnrolmentChecked(rows=rows)))
 
@@ -111,5 +115,7 @@ def study_decisions(
 ) -> Response[dict[str, Any]]:
     """The randomised decisions of a study (docs/studies.md), for the de-identified export and the
     console's study view."""
+    from promptpipe.usecases import decisions
+
     found, token = decisions.decision_page(get_app(), study_id, limit=limit, next_token=next_token)
     return envelope(200, result={"decisions": [dump(r) for r in found], "next_token": token})

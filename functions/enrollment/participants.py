@@ -32,7 +32,8 @@ from promptpipe.models.api import (
     TranscriptPageEnvelope,
 )
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE, ListView
+from promptpipe.models.participant_list import ListView
+from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE
 from promptpipe.models.store import OPAQUE_TOKEN
 from promptpipe.usecases import participant_rows, participants
 from promptpipe.wiring import get_app

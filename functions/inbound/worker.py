@@ -12,7 +12,7 @@ record (see docs/reliability.md).
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
@@ -21,10 +21,13 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
-from promptpipe.models.events import RedriveRequest, TurnEvent
+from promptpipe.models.events import TurnEvent
 from promptpipe.observability import count_error, logger
 from promptpipe.usecases.events import process_turn
 from promptpipe.wiring import get_app
+
+if TYPE_CHECKING:
+    from promptpipe.models.sweeps import RedriveRequest
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 
@@ -62,6 +65,8 @@ def redrive(request: RedriveRequest) -> dict[str, Any]:
 # Each failed record is counted above; a batch whose every record failed is not counted again.
 @lambda_entry("worker", uncounted=(BatchProcessingError,))
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse | dict[str, Any]:
-    if "sweep" in event:
+    if "sweep" in event:  # its own scheduled event, not a turn: its input's model loads with it
+        from promptpipe.models.sweeps import RedriveRequest
+
         return redrive(RedriveRequest.model_validate(event))
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

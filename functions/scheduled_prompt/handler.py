@@ -16,7 +16,7 @@ from functions.common import lambda_entry, run_and_send
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.observability import logger
-from promptpipe.usecases.events import run_scheduled_prompt
+from promptpipe.usecases.daily_prompts import run_scheduled_prompt
 from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
 from promptpipe.wiring import get_app
 

@@ -14,12 +14,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.common import lambda_entry, run_and_send
 from promptpipe.lazy_model import LazyModel
-from promptpipe.models.events import StudySweepRequest, SweepRequest, TimerPayload
+from promptpipe.models.events import TimerPayload
+from promptpipe.models.sweeps import StudySweepRequest, SweepRequest
 from promptpipe.observability import logger
-from promptpipe.usecases.events import run_timer
 from promptpipe.usecases.hold_alerts import sweep_hold_alerts
 from promptpipe.usecases.outcomes import event_id_for_schedule
 from promptpipe.usecases.schedules import sweep_pending_effects
+from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import get_app
 
 

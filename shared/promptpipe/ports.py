@@ -12,15 +12,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: importing the ports builds no model module (cold start)
+    from promptpipe.models.alerts import HoldAlert, SafetyAlert
     from promptpipe.models.audit import AuditRecord
     from promptpipe.models.decision import DecisionRecord
     from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-    from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload, TurnEvent
+    from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent
     from promptpipe.models.llm import ChatRequest, ChatResponse
     from promptpipe.models.messaging import OutboundMessage, SendResult
     from promptpipe.models.participant import ConversationParticipant
     from promptpipe.models.participant_rows import ListedParticipant
-    from promptpipe.models.safety import HoldAlert, NeedsPerson, SafetyAlert
+    from promptpipe.models.safety import NeedsPerson
     from promptpipe.models.state import FlowState
     from promptpipe.models.store import (
         DeliveryOutcome,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports builds no model modul
         StateCommit,
         TranscriptEntry,
     )
+    from promptpipe.models.sweeps import StudySweepRequest
 
 
 class LLM(Protocol):

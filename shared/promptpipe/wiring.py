@@ -11,6 +11,7 @@ imported by the code path that uses it, so a function pays for what it calls.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import random
 import threading
 import time
@@ -393,17 +394,24 @@ FIRST_EVENT_NEEDS = {
     "scheduled_prompt": ("prompts", "timers"),
     "timers": ("timers",),
 }
+# Modules the first event reads that the function's own flow does not import: a timer's message goes
+# out through the messenger, which splits it by the SMS rules and words a question by its texts (the
+# daily prompt's and the turn's flows import both themselves; the messenger's own module is loaded by
+# the first send, in every function).
+FIRST_EVENT_MODULES = {"timers": ("promptpipe.rules.sms", "promptpipe.flow.questions")}
 
 
 def warm_for_events(app: AppContext | None = None, *, function: str = "worker") -> None:
     """Build now what the first event of ``function`` (worker, scheduled_prompt, timers) needs
-    (``FIRST_EVENT_NEEDS``), from disk and memory only: no network call."""
+    (``FIRST_EVENT_NEEDS``, ``FIRST_EVENT_MODULES``), from disk and memory only: no network call."""
     app = app or get_app()
     needs = FIRST_EVENT_NEEDS[function]
-    from promptpipe.usecases.events import conversation_flow
-
     if "conversation" in needs:
+        from promptpipe.usecases.events import conversation_flow
+
         conversation_flow(app)  # imports and builds the conversation engine
+    for module in FIRST_EVENT_MODULES.get(function, ()):
+        importlib.import_module(module)
     for name in needs:
         port = getattr(app.deps, name, None)
         if isinstance(port, Lazy):

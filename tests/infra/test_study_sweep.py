@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from infra import constants as c
-from promptpipe.models.events import StudySweepRequest
+from promptpipe.models.sweeps import StudySweepRequest
 from tests.infra.synth import PREFIX, Synth, render
 
 

@@ -57,7 +57,8 @@ from promptpipe.models.store import Direction, StateCommit
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.events import process_turn, run_timer
+from promptpipe.usecases.events import process_turn
+from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import NoDeadLetters
 from tests.support import RecordingQueue, enroll
 

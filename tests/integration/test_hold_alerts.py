@@ -13,8 +13,9 @@ import pytest
 
 from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
+from promptpipe.models.alerts import HoldAlert, SafetyAlert
 from promptpipe.models.messaging import InboundMessage
-from promptpipe.models.safety import ConversationHold, HoldAlert, HoldReason, SafetyAlert
+from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.usecases import receive_text
 from promptpipe.usecases.hold_alerts import new_hold_alert
 from tests.support import enroll_over_api, hand_off_a_new_participant

@@ -69,12 +69,14 @@ from promptpipe.rules.clock import ManualClock
 from promptpipe.rules.text_clipping import TRUNCATION_MARK
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_timer
+from promptpipe.usecases.daily_prompts import run_scheduled_prompt
+from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
 from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.schedules import reconcile
 from promptpipe.usecases.sending import apply_effects, apply_schedules
 from promptpipe.usecases.studies import load_study, with_study
+from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import build_app
 from tests.support import RecordingQueue, enroll_over_api
 from tests.support import enroll as enroll_directly

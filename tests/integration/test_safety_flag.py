@@ -14,8 +14,8 @@ import pytest
 from promptpipe.adapters.aws import aws_client
 from promptpipe.adapters.team_alerts import LogTeamAlerts, SnsTeamAlerts
 from promptpipe.flow.lifecycle import OPT_OUT_CONFIRMATION
+from promptpipe.models.alerts import SafetyAlert
 from promptpipe.models.messaging import InboundMessage
-from promptpipe.models.safety import SafetyAlert
 from promptpipe.usecases import receive_text
 from promptpipe.usecases.safety_alerts import alert_team
 from tests.support import enroll_over_api

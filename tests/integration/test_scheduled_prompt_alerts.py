@@ -25,7 +25,7 @@ from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.safety import HoldReason
-from promptpipe.usecases import events
+from promptpipe.usecases import daily_prompts
 from tests.support import enroll_over_api
 from tests.support.team_inbox import team_inbox
 
@@ -55,14 +55,14 @@ def _with_a_daily_schedule(env: LocalEnvironment) -> tuple[str, dict[str, Any]]:
 @pytest.fixture
 def handing_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The daily firing's delivery, then the flow controller's hand-off placed in the same commit."""
-    deliver = events.deliver_daily_prompt
+    deliver = daily_prompts.deliver_daily_prompt
 
     def deliver_then_hand_off(deps: Any, session: Any, payload: Any) -> Any:
         result = deliver(deps, session, payload)
         session.apply("handoff_hold", place(HoldReason.HANDOFF, "flow controller", detail="deadlock"))
         return result
 
-    monkeypatch.setattr(events, "deliver_daily_prompt", deliver_then_hand_off)
+    monkeypatch.setattr(daily_prompts, "deliver_daily_prompt", deliver_then_hand_off)
 
 
 def test_a_hold_a_daily_firing_places_is_published_on_the_team_topic_once(

@@ -23,10 +23,11 @@ from promptpipe.ports import LLM
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.events import process_turn, run_timer
+from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import enrollment
 from promptpipe.usecases.sending import apply_effects
+from promptpipe.usecases.timer_firings import run_timer
 
 START = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

@@ -333,6 +333,31 @@ def test_a_function_loads_only_what_its_first_event_runs(module: str, function: 
     assert "promptpipe.rules.opt_words" in loaded  # the words and the fixed replies: every function
     # The worker's unanswered-turns sweep is its own scheduled event, not a turn.
     assert "promptpipe.usecases.redrive" not in loaded
+    # Each event function loads its own event's flow: the daily prompt's (the generator, the model
+    # request types) only in the scheduled prompt, a timer's only in the timers (usecases/events.py,
+    # daily_prompts.py, timer_firings.py) ...
+    assert ("promptpipe.flow.delivery" in loaded) is (function == "scheduled_prompt")
+    assert ("promptpipe.flow.timer_events" in loaded) is (function == "timers")
+    assert ("promptpipe.usecases.events" in loaded) is (function == "worker")
+    if function == "timers":
+        assert loaded.isdisjoint({"promptpipe.flow.prompt_generator", "promptpipe.models.llm"})
+    # ... and what the first send reads through the messenger (the SMS rules, the question texts) stays
+    # in every event function's cold start: the timers load it in their warm-up (FIRST_EVENT_MODULES).
+    if function != "-":
+        assert {"promptpipe.rules.sms", "promptpipe.flow.questions"} <= loaded
+    # Built only when a message is flagged, a hold placed or schedules reconciled: no function's cold
+    # start defines the team's alerts or a reconcile's report (models/alerts.py, reconcile_report.py).
+    assert loaded.isdisjoint({"promptpipe.models.alerts", "promptpipe.usecases.reconcile_report"})
+    # The list's rows and page (models/participant_list.py) only in the participants API, which answers
+    # with them; every function's repository reads the listing (models/participant_rows.py).
+    assert ("promptpipe.models.participant_list" in loaded) is (module == "functions.enrollment.handler")
+    # The participants API's coordination routes import their use cases when they are called (the
+    # study's decision records: only the worker, which records a check-in's answer, loads them).
+    assert loaded.isdisjoint({"promptpipe.usecases.staff", "promptpipe.usecases.cohort"})
+    assert ("promptpipe.usecases.decisions" in loaded) is (function == "worker")
+    # The sweeps' inputs (models/sweeps.py) only in the timers, whose periodic sweep may be its first
+    # event; the worker's unanswered-turns sweep loads its input with it.
+    assert ("promptpipe.models.sweeps" in loaded) is (function == "timers")
 
 
 FIRST_TEXTS_PROBE = (

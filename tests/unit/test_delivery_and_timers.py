@@ -2,7 +2,7 @@
 auto-feedback, intensity, Done, feedback timers and lifecycle; scenarios SC-6, SC-7, SC-8 and SC-11; cases S4–S6 and
 S12–S14.
 
-A daily schedule "fires" by running its registered payload through ``usecases.events.run_scheduled_prompt``
+A daily schedule "fires" by running its registered payload through ``usecases.daily_prompts.run_scheduled_prompt``
 with an execution id, as the scheduled-prompt handler does; one-shots fire through ``fire_due`` at
 their time, once, and are deleted afterwards (EventBridge's ActionAfterCompletion=DELETE).
 Duplicated and late firings are replayed by hand with the payload EventBridge held.
@@ -41,10 +41,12 @@ from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.settings import Settings
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.events import process_turn, run_scheduled_prompt, run_timer
+from promptpipe.usecases.daily_prompts import run_scheduled_prompt
+from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import delete_participant, override_state, update_participant
 from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import NoDeadLetters
 from tests.support import MemoryHarness, RecordingQueue, memory_harness
 

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from promptpipe.errors import EffectsPending, MessagingError
+from promptpipe.models.alerts import HoldAlert, SafetyAlert
 from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.messaging import OutboundMessage, SendResult
-from promptpipe.models.safety import HoldAlert, HoldReason, SafetyAlert
+from promptpipe.models.safety import HoldReason
 from promptpipe.models.state import StateData
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome

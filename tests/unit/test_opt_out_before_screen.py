@@ -18,10 +18,10 @@ import pytest
 
 from promptpipe.adapters.scripted_llm import ScriptedLLM
 from promptpipe.flow.hold import SAFETY_REPLY
+from promptpipe.models.alerts import HoldAlert, SafetyAlert
 from promptpipe.models.events import TurnEvent
 from promptpipe.models.messaging import InboundMessage
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.safety import HoldAlert, SafetyAlert
 from promptpipe.rules.opt_out import DEFAULT_OPT_OUT_TEXTS, OptKind, read_opt_message
 from promptpipe.rules.safety_screen import screen
 from promptpipe.usecases.events import process_turn

@@ -7,7 +7,7 @@ import pytest
 
 from promptpipe.errors import ValidationFailed
 from promptpipe.models.messaging import SendResult
-from promptpipe.models.participant_rows import ListView
+from promptpipe.models.participant_list import ListView
 from promptpipe.usecases.participant_listing import check_view, read_view_cursor, view_cursor
 from promptpipe.usecases.sending import channel_of
 

@@ -14,8 +14,8 @@ from promptpipe.errors import MessagingError, StoreError
 from promptpipe.models.decision import DecisionDelivery, delivery_after_report
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.models.messaging import DeliveryStatus
+from promptpipe.usecases.daily_prompts import run_scheduled_prompt
 from promptpipe.usecases.delivery_reports import record_delivery
-from promptpipe.usecases.events import run_scheduled_prompt
 from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.studies import with_study
 from tests.support import MemoryHarness

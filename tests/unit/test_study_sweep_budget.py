@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from promptpipe.models.api import ParticipantUpdate
-from promptpipe.models.events import StudySweepCursor, StudySweepRequest
 from promptpipe.models.participant import ParticipantStatus
+from promptpipe.models.sweeps import StudySweepCursor, StudySweepRequest
 from promptpipe.usecases import studies
 from promptpipe.usecases.participants import delete_participant, update_participant
 from promptpipe.usecases.schedules import reconcile_all

@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from promptpipe.adapters.aws_errors import error_code
 from promptpipe.errors import ConfigurationError, TimerError
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
 from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,
@@ -29,6 +29,7 @@ from promptpipe.settings import SCHEDULE_TARGETS
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
+    from promptpipe.models.sweeps import StudySweepRequest
     from promptpipe.settings import Settings
 
 # Context attributes the scheduler substitutes into the target's Input when it fires.
@@ -264,10 +265,9 @@ def schedule_input(payload: TimerPayload | ScheduledPromptPayload | StudySweepRe
     """The target's Input: the payload's JSON with the scheduler's context placeholders (a sweep's
     input takes none: it refuses keys it does not know)."""
     body = payload.model_dump(mode="json")
-    if isinstance(payload, StudySweepRequest):
-        return json.dumps(body, separators=(",", ":"), sort_keys=True)
-    body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
-    body["execution_id"] = EXECUTION_ID_PLACEHOLDER
+    if isinstance(payload, TimerPayload | ScheduledPromptPayload):  # not a sweep (models/sweeps.py)
+        body["scheduled_time"] = SCHEDULED_TIME_PLACEHOLDER
+        body["execution_id"] = EXECUTION_ID_PLACEHOLDER
     return json.dumps(body, separators=(",", ":"), sort_keys=True)
 
 

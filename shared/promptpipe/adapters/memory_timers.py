@@ -11,7 +11,8 @@ from pydantic import ConfigDict
 from promptpipe.errors import TimerError
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.models.sweeps import StudySweepRequest
 from promptpipe.rules.scheduling import (
     at_expression,
     daily_cron_expression,

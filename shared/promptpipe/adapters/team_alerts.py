@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from promptpipe.models.safety import HOLD_WORDS, HoldAlert, SafetyAlert
+from promptpipe.models.safety import HOLD_WORDS
+
+if TYPE_CHECKING:
+    from promptpipe.models.alerts import HoldAlert, SafetyAlert
 
 logger = logging.getLogger(__name__)
 

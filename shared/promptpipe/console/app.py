@@ -67,7 +67,7 @@ from promptpipe.coordinator.summary import (
 from promptpipe.exit_codes import EXIT_UNAVAILABLE, CliError
 from promptpipe.local.request_guard import LocalHTTPServer, RequestGuard, serve_until_interrupted
 from promptpipe.models.participant import ConversationParticipant
-from promptpipe.models.participant_rows import ParticipantRowsPage
+from promptpipe.models.participant_list import ParticipantRowsPage
 from promptpipe.models.study import StudyDefinition
 
 logger = logging.getLogger(__name__)

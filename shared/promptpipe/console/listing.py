@@ -4,7 +4,7 @@ the API would refuse is dropped, so a hand-edited address still shows a list."""
 
 from __future__ import annotations
 
-from promptpipe.models.participant_rows import ADHERENCE_BANDS, SORTS, ListView
+from promptpipe.models.participant_list import ADHERENCE_BANDS, SORTS, ListView
 
 SORT_WORDS = {
     "enrolled": "enrolment date (newest first)",

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from promptpipe.coordinator.client import CoordinatorClient
-from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ParticipantRow
+from promptpipe.models.participant_list import ParticipantRow
+from promptpipe.models.participant_rows import MAX_ROWS_PAGE
 from promptpipe.models.safety import HOLD_WORDS, HoldReason, NeedsPerson
 
 # The controller's own hold, without a conversation hold, is a hand-off.

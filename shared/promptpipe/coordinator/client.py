@@ -16,7 +16,7 @@ from promptpipe.errors import PromptPipeError
 from promptpipe.models.audit import AuditRecord
 from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.participant_rows import ListView, ParticipantRowsPage
+from promptpipe.models.participant_list import ListView, ParticipantRowsPage
 from promptpipe.models.store import TranscriptEntry
 
 PAGE_SIZE = 1000  # the API's largest participants page: one query lists a study of 1,000

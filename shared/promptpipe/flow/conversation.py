@@ -35,7 +35,6 @@ from promptpipe.flow.sms_fit import hold_reply_to_one_segment
 from promptpipe.flow.state_ops import clear_timer_key, write_sub_state
 from promptpipe.flow.study_settings import config_for
 from promptpipe.models.messaging import InboundMessage, OutboundKind, Question
-from promptpipe.models.safety import SafetyAlert
 from promptpipe.models.state import ConversationMessage, DataKey, FeedbackState, SubState
 from promptpipe.models.store import Direction
 from promptpipe.rules.ask_person import asks_for_person
@@ -44,6 +43,7 @@ from promptpipe.rules.safety_screen import SafetyReading, screen
 from promptpipe.rules.text_clipping import clip_inbound_text
 
 if TYPE_CHECKING:
+    from promptpipe.models.alerts import SafetyAlert
     from promptpipe.rules.opt_out import OptReading
 
 GREETING_HINT = "<Hint: The user has joined the conversation and is expecting a greeting>"

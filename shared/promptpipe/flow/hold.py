@@ -19,12 +19,13 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study_settings import ANY_REGION
 from promptpipe.models.messaging import OutboundKind, OutboundMessage
 from promptpipe.models.metrics import metric
-from promptpipe.models.safety import ConversationHold, HoldReason, SafetyAlert
+from promptpipe.models.safety import ConversationHold, HoldReason
 from promptpipe.models.state import ConversationMessage
 from promptpipe.models.store import Direction
 from promptpipe.rules.phone import region_of
 
 if TYPE_CHECKING:  # the screen compiles its patterns at import: the daily prompt and timers never load it
+    from promptpipe.models.alerts import SafetyAlert
     from promptpipe.rules.safety_screen import SafetyReading
 
 logger = logging.getLogger(__name__)
@@ -120,6 +121,8 @@ def release(op: OpContext) -> ConversationHold | None:
 
 
 def alert_of(participant_id: str, phone: str, reading: SafetyReading, *, opted_out: bool = False) -> SafetyAlert:
+    from promptpipe.models.alerts import SafetyAlert  # here: only a flagged message is alerted (cold start)
+
     return SafetyAlert(
         participant_id=participant_id,
         category=reading.category.value if reading.category else "",

@@ -20,7 +20,8 @@ from promptpipe.flow.deps import IdGenerator
 from promptpipe.local.lambda_runtime import FakeLambdaContext, http_api_event, response_json, sqs_record
 from promptpipe.local.pump import Firing, SchedulerPump
 from promptpipe.models.effects import LiveSchedule, ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, StudySweepRequest, TimerPayload
+from promptpipe.models.events import ScheduledPromptPayload, TimerPayload
+from promptpipe.models.sweeps import StudySweepRequest
 from promptpipe.ports import LLM, Timers
 from promptpipe.rules.clock import ManualClock
 from promptpipe.settings import MessagingProvider, Settings, set_settings

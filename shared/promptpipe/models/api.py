@@ -11,7 +11,7 @@ from promptpipe.models.audit import AuditRecord
 from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.participant import ConsentRecord, ConversationParticipant, ParticipantStatus
-from promptpipe.models.participant_rows import ParticipantRowsPage
+from promptpipe.models.participant_list import ParticipantRowsPage
 from promptpipe.models.state import SubState
 from promptpipe.models.store import OPAQUE_TOKEN, TranscriptEntry
 from promptpipe.rules.timezones import IanaTimeZoneOrEmpty

@@ -1,5 +1,8 @@
-"""The participants list's rows (``GET /conversation/participant-rows``): what one row of the
-console's list shows, read in one call for a whole page (docs/console.md, "The list's reads")."""
+"""The participants list's reads (``GET /conversation/participant-rows``): what the list reads of a
+participant's record and state, its cursor, and the needs-a-person marker a commit writes
+(docs/console.md, "The list's reads"). The rows, the page and the view the API answers with are in
+``models/participant_list.py``: only the participants API and the console define them (every
+function's repository reads the listing, a cold start: docs/benchmarks.md, section 2)."""
 
 from __future__ import annotations
 
@@ -7,13 +10,10 @@ import base64
 import binascii
 from datetime import datetime
 
-from pydantic import Field
-
 from promptpipe.lazy_model import LazyModel
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.safety import ANNOUNCED_HOLDS, HoldReason, NeedsPerson
 from promptpipe.models.state import DataKey, StateData
-from promptpipe.models.store import OPAQUE_TOKEN
 
 ROWS_PAGE = 50  # the console's page
 MAX_ROWS_PAGE = 100  # one BatchGetItem's worth of flow states
@@ -48,48 +48,6 @@ class ListedParticipant(LazyModel):
 LISTED_FIELDS = tuple(ListedParticipant.model_fields)
 
 
-class NextTimer(LazyModel):
-    """The participant's pending timer due first."""
-
-    kind: str = Field(description="What fires: reminder, auto_feedback, state_transition, feedback_timeout, …")
-    due_at: datetime | None = Field(None, description="When it fires (UTC); null when the state does not record it")
-
-
-class ParticipantRow(LazyModel):
-    participant: ListedParticipant
-    sub_state: str = Field(description="The conversation's sub-state (INTAKE, FEEDBACK, …)")
-    needs_person: bool = Field(description="The conversation is held for a person (a safety flag, a hand-off)")
-    prompts_sent: int = Field(description="Daily prompts sent, the original's imported ones included (total_prompts)")
-    done: int = Field(description="Prompts answered Done, once per prompt, imported ones included (success_count)")
-    last_reply_at: datetime | None = Field(None, description="The participant's last message the coach read")
-    next_timer: NextTimer | None = None
-    hold_reason: str | None = Field(
-        None, description="Why the conversation is held for a person (safety, handoff, staff); null: not held"
-    )
-    hold_since: datetime | None = Field(None, description="When the hold began (the wait of the needs-a-person queue)")
-
-    @property
-    def done_rate(self) -> float | None:
-        return round(self.done / self.prompts_sent, 3) if self.prompts_sent else None
-
-
-class ParticipantRowsPage(LazyModel):
-    rows: list[ParticipantRow]
-    total: int = Field(description="Participants matching the filters, on every page")
-    next_token: str | None = Field(None, description=OPAQUE_TOKEN)
-    offset: int = Field(
-        0,
-        description="Matches before this page, newest first, counted when the page is read: the page "
-        "shows matches offset+1 to offset+len(rows), however many were enrolled since its cursor was made",
-    )
-    read_at: datetime | None = Field(None, description="The API's clock when the page was read (a hold's wait)")
-    needs_person_queue: list[NeedsPerson] | None = Field(
-        None,
-        description="With queue=true: every participant held for a person, the longest wait first "
-        "(one read of the held markers, whatever the page)",
-    )
-
-
 def listing_key(participant: ListedParticipant) -> tuple[datetime, str]:
     """A participant's place in the list: newest first, by creation time, then id."""
     return participant.created_at, participant.id
@@ -117,32 +75,6 @@ def read_listing_cursor(token: str) -> tuple[datetime, str]:
     if not participant_id or instant.tzinfo is None:
         raise ValueError("invalid cursor")
     return instant, participant_id
-
-
-# --- sorting and filtering the list (docs/console.md, "Sorting and filtering") -------------------------
-SORTS = ("enrolled", "enrolled_oldest", "activity", "status", "adherence", "adherence_high")
-ADHERENCE_BANDS = {"none": "no prompt yet", "low": "under 50 %", "mid": "50–79 %", "high": "80 % and over"}
-
-
-class ListView(LazyModel):
-    """How the list is sorted and narrowed beyond status, search and needs a person. The default
-    (newest enrolled first, nothing narrowed) is the plain list, paged by the index."""
-
-    sort: str = Field("enrolled", description="enrolled, enrolled_oldest, activity, status, adherence, adherence_high")
-    zone: str = Field("", max_length=64, description="Only participants in this IANA zone (their zone or the default)")
-    study_day_min: int | None = Field(None, ge=1, le=10000, description="Only those on this study day or later")
-    study_day_max: int | None = Field(None, ge=1, le=10000, description="Only those on this study day or earlier")
-    adherence: str = Field("", description="Only this adherence band: none, low (<50 %), mid (50–79 %), high (>=80 %)")
-
-    @property
-    def plain(self) -> bool:
-        return (
-            self.sort == "enrolled"
-            and not self.zone
-            and self.study_day_min is None
-            and self.study_day_max is None
-            and not self.adherence
-        )
 
 
 def needs_person_of(

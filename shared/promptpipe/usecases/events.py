@@ -1,4 +1,6 @@
-"""One event, one unit of work: a conversation turn (or the greeting), a daily prompt, a timer firing.
+"""One event, one unit of work: a conversation turn (or the greeting); a daily prompt and a timer
+firing are their own use cases (``usecases/daily_prompts.py``, ``usecases/timer_firings.py``), so that
+each function imports only its own event's flow (cold start: docs/benchmarks.md, section 2).
 
 Each opens the participant's session, works, commits once and returns an ``EventOutcome`` whose
 effects the handler applies with ``usecases.sending.apply_effects``. A redelivered event finds its record and
@@ -11,21 +13,17 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from promptpipe.errors import LLMError, ParticipantNotFound, ValidationFailed
-from promptpipe.flow.delivery import deliver_daily_prompt
 from promptpipe.flow.effects import desired_schedules
 from promptpipe.flow.session import ConversationSession
-from promptpipe.flow.timer_events import handle_timer
-from promptpipe.flow.timer_names import daily_schedule_name, random_delivery_name
 from promptpipe.models.decision import ProximalOutcomeValue
 from promptpipe.models.effects import ScheduleSpec
-from promptpipe.models.events import ScheduledPromptPayload, TimerPayload, TurnEvent, TurnKind
+from promptpipe.models.events import TurnEvent, TurnKind
 from promptpipe.models.state import StateData
 from promptpipe.usecases import inbound_record
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.decisions import record_outcome
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.safety_alerts import alert_team
-from promptpipe.usecases.schedules import apply_schedule_specs
 from promptpipe.usecases.write_once import run_once
 
 if TYPE_CHECKING:
@@ -110,34 +108,3 @@ def _deferred_schedules(app: AppContext, event: TurnEvent) -> EventOutcome:
         outcome.pending_effects = loaded.pending_effects
     outcome.schedules = {name: desired.get(name) for name in event.schedules}
     return outcome
-
-
-def run_scheduled_prompt(app: AppContext, payload: ScheduledPromptPayload, *, event_id: str) -> EventOutcome:
-    deps = app.deps
-
-    def work(session: ConversationSession, outcome: EventOutcome) -> None:
-        outcome.delivery = deliver_daily_prompt(
-            deps, session, payload.model_copy(update={"execution_id": payload.execution_id or event_id})
-        )
-
-    names = (
-        daily_schedule_name(payload.participant_id, payload.schedule_id),
-        random_delivery_name(payload.participant_id, payload.schedule_id),
-    )
-    outcome = run_once(app, payload.participant_id, event_id, work, firing_schedules=names)
-    delivery = outcome.delivery
-    kept = delivery is not None and (delivery.held or delivery.study_arm is not None)
-    if delivery is not None and not delivery.delivered and delivery.random_delivery_at is None and not kept:
-        # Not wanted by the state (its registry entry is gone, or the participant is not
-        # active): an orphan. Remove the schedules it may fire through.
-        apply_schedule_specs(app, dict.fromkeys(names))
-    return outcome
-
-
-def run_timer(app: AppContext, payload: TimerPayload, *, event_id: str) -> EventOutcome:
-    deps = app.deps
-
-    def work(session: ConversationSession, outcome: EventOutcome) -> None:
-        outcome.timer = handle_timer(deps, session, payload)
-
-    return run_once(app, payload.participant_id, event_id, work, firing_schedules=(payload.timer_id,))

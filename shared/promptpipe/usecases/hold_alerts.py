@@ -28,10 +28,14 @@ left pending for the next run, a published one is marked and the next run finds 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from promptpipe.errors import StoreError
-from promptpipe.models.safety import ANNOUNCED_HOLDS, ConversationHold, HoldAlert, NeedsPerson
+from promptpipe.models.safety import ANNOUNCED_HOLDS, ConversationHold, NeedsPerson
 from promptpipe.usecases.context import AppContext
+
+if TYPE_CHECKING:
+    from promptpipe.models.alerts import HoldAlert
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +44,8 @@ def new_hold_alert(participant_id: str, event_id: str, hold: ConversationHold | 
     """The alert of ``hold`` when this event placed it (a staff hold excepted)."""
     if hold is None or not event_id or hold.event_id != event_id or hold.reason not in ANNOUNCED_HOLDS:
         return None
+    from promptpipe.models.alerts import HoldAlert  # here: only an event that placed a hold (cold start)
+
     return HoldAlert(participant_id=participant_id, reason=hold.reason, detail=hold.detail, since=hold.since)
 
 
@@ -66,6 +72,8 @@ def sweep_hold_alerts(app: AppContext) -> list[str]:
     """Publish every hold alert still pending ``hold_alert_sweep_after`` after its hold began; returns
     the ids of the participants whose alert went out. A failed publish is logged and left pending
     (the next run tries again), so one failure does not hold back the others."""
+    from promptpipe.models.alerts import HoldAlert
+
     started_before = app.clock.now() - app.config.hold_alert_sweep_after
     published: list[str] = []
     for marker in app.repo.pending_hold_alerts(started_before):  # pending: owed, whatever its reason now

@@ -1,29 +1,41 @@
-"""What a use case returns to its handler: typed outcomes, their log fields, the event id of a firing."""
+"""What a use case returns to its handler: typed outcomes, their log fields, the event id of a firing.
+(A reconcile's report is in ``usecases/reconcile_report.py``: no event function builds it.)"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from promptpipe.models.decision import DecisionRecord
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.messaging import OutboundMessage
 from promptpipe.models.metrics import Metric
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
-from promptpipe.models.safety import HoldAlert
 
 if TYPE_CHECKING:
     from promptpipe.flow.conversation import TurnResult
     from promptpipe.flow.delivery import DeliveryResult
     from promptpipe.flow.effects import Effects
     from promptpipe.flow.timer_events import TimerOutcome
+    from promptpipe.models.alerts import HoldAlert
 
 
-@dataclass
-class InboundDecision:
+class InboundDecision(NamedTuple):
+    """What the webhook did with one inbound message (a record: a named tuple, cheaper to define at
+    import than a dataclass, docs/benchmarks.md section 2)."""
+
     action: str  # "enqueued" | "opted_out" | "opted_in" | "help" | "unknown_sender" | "auto_enrolled" | "ignored"
     participant_id: str | None = None
+
+
+class UpdateOutcome(NamedTuple):
+    """A participant update: the participant as stored, and whether its schedule changes are still
+    pending (they failed after the commit; the marker makes them re-applied: the API answers 202).
+    A record: a named tuple, cheaper to define at import than a dataclass."""
+
+    participant: ConversationParticipant
+    effects_pending: bool = False
 
 
 @dataclass
@@ -62,45 +74,6 @@ class EventOutcome:
         self.outbound, self.schedules = effects.messages, effects.schedules
         self.decided_status, self.recipient = effects.decided_status, effects.recipient
         self.committed_at, self.seqs = effects.committed_at, effects.seqs
-
-
-@dataclass
-class UpdateOutcome:
-    """A participant update: the participant as stored, and whether its schedule changes are still
-    pending (they failed after the commit; the marker makes them re-applied: the API answers 202)."""
-
-    participant: ConversationParticipant
-    effects_pending: bool = False
-
-
-@dataclass
-class DriftedSchedule:
-    """A live schedule whose specification differed from what the state asks for (written under older
-    settings), and the fields that differed (``LiveSchedule`` field names)."""
-
-    name: str
-    fields: list[str]
-
-
-@dataclass
-class ReconcileReport:
-    """What ``reconcile`` found and repaired for one participant."""
-
-    participant_id: str
-    desired: int = 0
-    live: int = 0
-    deleted_orphans: list[str] = field(default_factory=list)
-    created_missing: list[str] = field(default_factory=list)
-    skipped_past: list[str] = field(default_factory=list)
-    updated_drifted: list[DriftedSchedule] = field(default_factory=list)
-
-    @property
-    def repairs(self) -> int:
-        return len(self.deleted_orphans) + len(self.created_missing) + len(self.updated_drifted)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """The API's form (``ReconcileResult``): the fields and the count of repairs."""
-        return {**asdict(self), "repairs": self.repairs}
 
 
 def outcome_of_effects(effects: Effects, *, replayed: bool) -> EventOutcome:

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from promptpipe.errors import ValidationFailed
 from promptpipe.models.participant import ParticipantStatus
-from promptpipe.models.participant_rows import ADHERENCE_BANDS, SORTS, ListView, ParticipantRow
+from promptpipe.models.participant_list import ADHERENCE_BANDS, SORTS, ListView, ParticipantRow
 from promptpipe.rules.timezones import participant_zone_name, zone_or_utc
 
 SortKey = tuple[float, float, str]

@@ -26,14 +26,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from promptpipe.errors import ValidationFailed
+from promptpipe.models.participant_list import ListView, NextTimer, ParticipantRow, ParticipantRowsPage
 from promptpipe.models.participant_rows import (
     MAX_ROWS_PAGE,
     ROWS_PAGE,
     ListedParticipant,
-    ListView,
-    NextTimer,
-    ParticipantRow,
-    ParticipantRowsPage,
     listing_cursor,
     listing_key,
     read_listing_cursor,

@@ -5,9 +5,12 @@ person: a failed publish is logged, and the alarm still fires."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from promptpipe.models.safety import SafetyAlert
 from promptpipe.usecases.context import AppContext
+
+if TYPE_CHECKING:
+    from promptpipe.models.alerts import SafetyAlert
 
 logger = logging.getLogger(__name__)
 

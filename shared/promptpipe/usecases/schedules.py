@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from promptpipe.errors import EffectsPending, ParticipantNotFound, TimerError
 from promptpipe.flow.effects import apply_schedule_changes, desired_schedules
@@ -13,7 +14,9 @@ from promptpipe.flow.timer_names import SWEEP_SCHEDULE_PREFIX, participant_prefi
 from promptpipe.models.effects import ScheduleSpec
 from promptpipe.models.state import StateData
 from promptpipe.usecases.context import AppContext
-from promptpipe.usecases.outcomes import DriftedSchedule, ReconcileReport
+
+if TYPE_CHECKING:
+    from promptpipe.usecases.reconcile_report import ReconcileReport
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +76,9 @@ def reconcile(
     GetSchedule per live wanted schedule (docs/architecture.md#effects).
     ``refresh``: re-put the live ones the state wants without reading them (a failed update left
     them stale), except those in ``applied`` (just put by the calling event)."""
+    # Here, not at import: no ordinary first event reconciles (cold start, docs/benchmarks.md).
+    from promptpipe.usecases.reconcile_report import DriftedSchedule, ReconcileReport
+
     report = ReconcileReport(participant_id=participant_id)
     live = set(app.timers.list_names(participant_prefix(participant_id)))
     report.live = len(live)

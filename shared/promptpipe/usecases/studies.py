@@ -33,9 +33,9 @@ from promptpipe.flow.session import ConversationSession, OpContext
 from promptpipe.flow.study import decide, end_study, in_study, read_check_in_answer, study_day, study_over
 from promptpipe.flow.timer_names import SWEEP_SCHEDULE_PREFIX
 from promptpipe.models.decision import ProximalOutcomeValue, UnavailableReason
-from promptpipe.models.events import StudySweepCursor, StudySweepRequest
 from promptpipe.models.participant import ConversationParticipant, ParticipantStatus
 from promptpipe.models.study import DecisionPoint, StudyDefinition
+from promptpipe.models.sweeps import StudySweepCursor, StudySweepRequest
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.sending import apply_effects
