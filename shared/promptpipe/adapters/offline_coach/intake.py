@@ -15,7 +15,6 @@ from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
-from promptpipe.adapters.offline_coach.intake_moments import routine_moment
 from promptpipe.adapters.offline_coach.intake_detours import (
     IntakeDetours,
     beside_the_yes,
@@ -23,6 +22,7 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     hesitates,
     is_lost,
 )
+from promptpipe.adapters.offline_coach.intake_moments import routine_moment
 from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
 from promptpipe.adapters.offline_coach.intake_window import random_window, read_window
 from promptpipe.adapters.offline_coach.intake_words import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
-from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
 from promptpipe.adapters.offline_coach.intake_detours import pause_asked, paused_set_up
+from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import is_schedule_offer
 from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
