@@ -38,7 +38,9 @@ def test_connectives_and_clock_times_as_people_text_them(texted: str, written: s
     assert as_words(texted) == written
 
 
-@pytest.mark.parametrize("text", ["like 1000 steps", "i read 300 pages", "postpone it", "prepare lunch", "at 260 mg"])
+@pytest.mark.parametrize(
+    "text", ["like 1000 steps", "i read 300 pages", "postpone it", "prepare lunch", "at 260 mg", "about 145 pounds"]
+)
 def test_numbers_and_words_that_only_look_like_them_are_left_alone(text: str) -> None:
     assert as_words(text) == text
 
@@ -76,6 +78,8 @@ def test_a_time_beside_the_reason_is_kept_and_one_inside_it_is_not() -> None:
     learned = parse_intake_message("for my posture, and 8pm is good for the reminder", known, MOTIVATION)
     assert (learned.get(MOTIVATION), learned.get(TIME)) == ("for my posture", "20:00")
     learned = parse_intake_message("to sleep better, i doze off 11pm every night", known, MOTIVATION)
+    assert TIME not in learned and learned.get(MOTIVATION)
+    learned = parse_intake_message("to sleep better, 3am wakeups are the worst", known, MOTIVATION)
     assert TIME not in learned and learned.get(MOTIVATION)
 
 
