@@ -236,3 +236,26 @@ def test_a_wish_to_do_the_habit_is_no_reason(said: str) -> None:
 
 def test_before_work_said_for_the_time_proposes_the_morning() -> None:
     assert routine_moment("right before class") == "07:30"
+
+
+def test_the_daily_prompt_is_offered_as_the_window_not_as_one_time() -> None:
+    profile = UserProfile(
+        habit_domain="drawing", motivational_frame="fun", preferred_time="18:00", prompt_anchor="after dinner"
+    )
+    context = intake_context(profile, "Name: Zoe\nGender: \nEthnicity: \nBackground: ")
+    request = ChatRequest(
+        purpose="intake",
+        messages=[
+            ChatMessage(role="system", content="intake system prompt"),
+            ChatMessage(role="system", content=context),
+            ChatMessage(role="user", content="can it be random?"),
+            ChatMessage(role="assistant", content="Yes — at a random moment within a window you pick."),
+            ChatMessage(role="user", content="between 6 and 9pm"),
+            ChatMessage(role="assistant", content="What do you usually do around then?"),
+            ChatMessage(role="user", content="after dinner"),
+        ],
+        tools=[t for t in TOOLS if t.name == "save_user_profile"],
+    )
+    response = OfflineCoach().complete(request)
+    assert response.tool_calls == []
+    assert (response.content or "").endswith("every day at a random time between 6pm and 9pm?")
