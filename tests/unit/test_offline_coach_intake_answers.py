@@ -108,6 +108,8 @@ def test_flossing_said_at_a_bare_evening_hour_is_at_night() -> None:
         ("as soon as the kids are dropped off", "08:30"),
         ("whenever i finish lunch", "12:30"),
         ("once i'm in bed", "21:30"),
+        ("with my first coffee", "07:30"),
+        ("when i come home", "18:00"),
         ("after 7pm", ""),
         ("purple", ""),
     ],
@@ -129,6 +131,11 @@ def test_a_routine_said_for_the_time_has_a_usual_moment_to_propose(said: str, mo
 )
 def test_a_window_is_read_with_its_half_of_the_day(said: str, window: tuple[str, str]) -> None:
     assert read_window(said) == window
+
+
+@pytest.mark.parametrize("said", ["from 9pm to 7pm", "between 25 and 30", "between you and me"])
+def test_no_window_is_read_where_none_is_said(said: str) -> None:
+    assert read_window(said) is None
 
 
 def test_a_window_is_random_only_when_the_time_was_asked_to_vary() -> None:
