@@ -38,7 +38,9 @@ def test_connectives_and_clock_times_as_people_text_them(texted: str, written: s
     assert as_words(texted) == written
 
 
-@pytest.mark.parametrize("text", ["like 1000 steps", "i read 300 pages", "postpone it", "prepare lunch", "at 260 mg"])
+@pytest.mark.parametrize(
+    "text", ["like 1000 steps", "i read 300 pages", "postpone it", "prepare lunch", "at 260 mg", "about 145 pounds"]
+)
 def test_numbers_and_words_that_only_look_like_them_are_left_alone(text: str) -> None:
     assert as_words(text) == text
 
@@ -77,6 +79,8 @@ def test_a_time_beside_the_reason_is_kept_and_one_inside_it_is_not() -> None:
     assert (learned.get(MOTIVATION), learned.get(TIME)) == ("for my posture", "20:00")
     learned = parse_intake_message("to sleep better, i doze off 11pm every night", known, MOTIVATION)
     assert TIME not in learned and learned.get(MOTIVATION)
+    learned = parse_intake_message("to sleep better, 3am wakeups are the worst", known, MOTIVATION)
+    assert TIME not in learned and learned.get(MOTIVATION)
 
 
 def test_a_run_on_reason_ends_where_its_bare_time_and_routine_begin() -> None:
@@ -104,6 +108,8 @@ def test_flossing_said_at_a_bare_evening_hour_is_at_night() -> None:
         ("as soon as the kids are dropped off", "08:30"),
         ("whenever i finish lunch", "12:30"),
         ("once i'm in bed", "21:30"),
+        ("with my first coffee", "07:30"),
+        ("when i come home", "18:00"),
         ("after 7pm", ""),
         ("purple", ""),
     ],
@@ -125,6 +131,11 @@ def test_a_routine_said_for_the_time_has_a_usual_moment_to_propose(said: str, mo
 )
 def test_a_window_is_read_with_its_half_of_the_day(said: str, window: tuple[str, str]) -> None:
     assert read_window(said) == window
+
+
+@pytest.mark.parametrize("said", ["from 9pm to 7pm", "between 25 and 30", "between you and me"])
+def test_no_window_is_read_where_none_is_said(said: str) -> None:
+    assert read_window(said) is None
 
 
 def test_a_window_is_random_only_when_the_time_was_asked_to_vary() -> None:
@@ -232,3 +243,26 @@ def test_a_wish_to_do_the_habit_is_no_reason(said: str) -> None:
 
 def test_before_work_said_for_the_time_proposes_the_morning() -> None:
     assert routine_moment("right before class") == "07:30"
+
+
+def test_the_daily_prompt_is_offered_as_the_window_not_as_one_time() -> None:
+    profile = UserProfile(
+        habit_domain="drawing", motivational_frame="fun", preferred_time="18:00", prompt_anchor="after dinner"
+    )
+    context = intake_context(profile, "Name: Zoe\nGender: \nEthnicity: \nBackground: ")
+    request = ChatRequest(
+        purpose="intake",
+        messages=[
+            ChatMessage(role="system", content="intake system prompt"),
+            ChatMessage(role="system", content=context),
+            ChatMessage(role="user", content="can it be random?"),
+            ChatMessage(role="assistant", content="Yes — at a random moment within a window you pick."),
+            ChatMessage(role="user", content="between 6 and 9pm"),
+            ChatMessage(role="assistant", content="What do you usually do around then?"),
+            ChatMessage(role="user", content="after dinner"),
+        ],
+        tools=[t for t in TOOLS if t.name == "save_user_profile"],
+    )
+    response = OfflineCoach().complete(request)
+    assert response.tool_calls == []
+    assert (response.content or "").endswith("every day at a random time between 6pm and 9pm?")

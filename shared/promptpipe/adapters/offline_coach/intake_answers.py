@@ -256,6 +256,12 @@ def _time_said_apart(text: str) -> bool:
     return False
 
 
+# The words a time given for the prompt comes with: "and 7am works for the texts", "y a las 8 para los mensajes".
+_ABOUT_THE_TEXTS = re.compile(
+    r"\b(?:and|but|so|y|pero|et|mais|for|para|pour|the|los|las|les|texts?|texting|messages?|mensajes?|reminders?|"
+    r"recordatorios?|rappels?|is|are|es|est|good|best|bien|mejor|mieux|suits?|me va|me sirve|ok|okay)\b",
+    re.I,
+)
 # Who does something: a clause with one is a statement (part of what they tell), not a time given apart.
 _PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|yo|mi|je|j'ai|mon|ma)\b", re.I)
 
@@ -266,7 +272,10 @@ def _time_apart_from_the_reason(rest: str, reason: re.Match[str] | None) -> bool
     if reason is None or _TIME_IN_A_REASON.search(rest):
         return False
     timed = [c for c in _CLAUSE.findall(rest) if parse_clock_time(c)]
-    return len(timed) == 1 and not _PERSON.search(timed[0])
+    if len(timed) != 1 or _PERSON.search(timed[0]):
+        return False
+    beside = _ABOUT_THE_TEXTS.sub(" ", _LEFT_FILLER.sub(" ", without_times(timed[0])))
+    return not re.sub(r"\W", "", beside)  # nothing said beside the time but how it suits ("3am wakeups suck" says more)
 
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:

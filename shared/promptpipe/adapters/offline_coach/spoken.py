@@ -77,7 +77,8 @@ _PREFIXED = re.compile(rf"\b(?P<p>post|pre)(?:\s+(?=(?:the |my )?{_ACTIVITY})|-(
 # A clock time typed with no colon after a hedge ("maybe 630", "like 745", "around 1015"): "6:30".
 _NO_COLON = re.compile(
     r"\b(?P<lead>maybe|like|around|about|at|@|~|probably|prob|say|approx|usually|by)\s*(?P<h>1[0-2]|0?[1-9])(?P<m>[0-5]\d)\b"
-    r"(?!\s*(?:steps?|pages?|cal\w*|mg|ml|km|m\b|miles?|words?|reps?|times?|%|k\b))",
+    r"(?!\s*(?:steps?|pages?|cal\w*|mg|ml|km|m\b|miles?|words?|reps?|times?|%|k\b|pounds?|lbs?|kilos?|kg|libras?|"
+    r"grams?|g\b|bpm|dollars?|bucks))",
     re.I,
 )
 
