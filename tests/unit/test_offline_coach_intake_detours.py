@@ -229,3 +229,9 @@ def test_who_the_coach_is_asked_in_any_order_is_a_question(said: str) -> None:
 def test_whenever_to_a_suggestion_takes_it() -> None:
     step = OfflineCoach().complete(intake("whenever honestly", WALKING, "Sorry! How about 7am — would that work?"))
     assert calls(step) == [("save_user_profile", {TIME: "07:00"})]
+
+
+def test_whenever_while_the_routine_is_asked_is_no_routine() -> None:
+    nine = WALKING.model_copy(update={"preferred_time": "09:00"})
+    step = OfflineCoach().complete(intake("meh send it whenever", nine, ASK_ANCHOR))
+    assert "whenever" not in str(calls(step))  # a default routine, never their words

@@ -89,9 +89,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         self.said = turn.user
         self.asked_too: MessageReading | None = None
         # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
-        # "just send it whenever" asked the time: the time is handed over too.
+        # "just send it whenever": the choice of what is pending is handed over too.
         self.handed_over = (hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)) or (
-            (self.asked == TIME or bool(suggestion(turn.last_assistant))) and hands_over_the_time(turn.user)
+            hands_over_the_time(turn.user)  # "just send it whenever": never a routine ("when…") or an answer
         )
 
     def profile(self) -> dict[str, str]:
