@@ -328,7 +328,8 @@ def test_intake_saves_only_the_fields_it_learned_then_asks_the_next_one() -> Non
 
 def test_intake_asks_again_when_it_learned_nothing() -> None:
     profile = UserProfile(habit_domain="exercise", motivational_frame="energy")
-    response = OfflineCoach().complete(intake_request("whenever really", profile))
+    # ("whenever really" hands the time over: a default, test_offline_coach_intake_detours.py)
+    response = OfflineCoach().complete(intake_request("purple really", profile))
     assert response.tool_calls == []
     assert response.content == (
         "Sorry, I didn't catch a time there. What time of day would you like your daily prompt? "

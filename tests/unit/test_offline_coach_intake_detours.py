@@ -12,9 +12,11 @@ from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.intake_detours import (
     asks_for_a_part_of_the_day,
     asks_to_pause,
+    asks_who_the_coach_is,
     beside_the_yes,
     hands_over_the_time,
     hesitates,
+    is_impatience,
     is_lost,
     proposed_time,
 )
@@ -210,3 +212,26 @@ def test_a_skip_or_a_rest_in_a_fact_is_no_pause(said: str) -> None:
 )
 def test_a_part_of_the_day_inside_a_fact_is_no_request(said: str, part: str | None) -> None:
     assert asks_for_a_part_of_the_day(said) == part
+
+
+def test_impatience_beside_a_question_is_no_fact() -> None:
+    assert is_impatience("estoy apurada") and not is_impatience("after my run")
+    answer = text_of(intake("how many more questions? im in a rush", WALKING, ASK_TIME))
+    assert "?" in answer  # answered, the time asked again, nothing saved
+
+
+@pytest.mark.parametrize("said", ["et toi t'es qui au juste", "y usted quien es", "ok but who r u"])
+def test_who_the_coach_is_asked_in_any_order_is_a_question(said: str) -> None:
+    assert asks_who_the_coach_is(said)
+    text_of(intake(said, WALKING, "Walking — great choice. Why does walking matter to you? What would it give you?"))
+
+
+def test_whenever_to_a_suggestion_takes_it() -> None:
+    step = OfflineCoach().complete(intake("whenever honestly", WALKING, "Sorry! How about 7am — would that work?"))
+    assert calls(step) == [("save_user_profile", {TIME: "07:00"})]
+
+
+def test_whenever_while_the_routine_is_asked_is_no_routine() -> None:
+    nine = WALKING.model_copy(update={"preferred_time": "09:00"})
+    step = OfflineCoach().complete(intake("meh send it whenever", nine, ASK_ANCHOR))
+    assert "whenever" not in str(calls(step))  # a default routine, never their words

@@ -17,9 +17,11 @@ from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse
 from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
 from promptpipe.adapters.offline_coach.intake_detours import (
     IntakeDetours,
+    asks_who_the_coach_is,
     beside_the_yes,
     hands_over_the_time,
     hesitates,
+    is_impatience,
     is_lost,
 )
 from promptpipe.adapters.offline_coach.intake_moments import routine_moment
@@ -90,9 +92,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         self.said = turn.user
         self.asked_too: MessageReading | None = None
         # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
-        # "just send it whenever" asked the time: the time is handed over too.
+        # "just send it whenever": the choice of what is pending is handed over too.
         self.handed_over = (hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)) or (
-            self.asked == TIME and hands_over_the_time(turn.user)
+            hands_over_the_time(turn.user)  # "just send it whenever": never a routine ("when…") or an answer
         )
 
     def profile(self) -> dict[str, str]:
@@ -183,10 +185,12 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         comes with one ("wait is this free? anyway i want to learn more": the answer is read, the
         question answered after it), reads as a fact."""
         text = self.turn.user
+        if reading.kind == "fact" and asks_who_the_coach_is(text):  # "vous êtes qui exactement"
+            return MessageReading("question", topic="who")
         if reading.kind == "question" and reading.topic == "other" and names_a_fact(text):
             return MessageReading("fact")
         beside = _beside_the_question(text) if reading.kind == "question" else ""
-        if beside:
+        if beside and not is_impatience(beside):  # "¿cuántas preguntas son? tengo prisa": the question only
             self.said, self.asked_too = beside, reading
             return MessageReading("fact")
         if reading.kind == "fact" and hesitates(text):  # "lo tengo que pensar": no answer yet

@@ -131,6 +131,26 @@ def is_lost(text: str) -> bool:
     return bool(_LOST.search(plain(text))) and parse_clock_time(text) is None
 
 
+# Impatience said beside a question ("¿cuántas preguntas son? tengo prisa"): no fact.
+_IMPATIENT = re.compile(
+    r"^(?:tengo prisa|estoy apurad\w*|ando (?:con prisa|apurad\w*)|(?:i'?m|im) in a (?:hurry|rush)|in a hurry|"
+    r"je suis press\w*|j'ai pas (?:le )?temps|pas le temps|i don'?t have (?:all day|much time)|no tengo tiempo)\b"
+)
+# Who the coach is, asked in any word order ("vous êtes qui exactement", "y tú quién eres", "who r u"):
+# an interrogative of person and the second person, no number.
+_WHO = re.compile(r"\b(?:who|qui|quien)\b")
+_YOU = re.compile(r"\b(?:you|u|vous|tu|toi|eres|sos|usted|etes)\b")
+
+
+def is_impatience(text: str) -> bool:
+    return bool(_IMPATIENT.match(plain(text).strip(" .!,")))
+
+
+def asks_who_the_coach_is(text: str) -> bool:
+    said = plain(text)
+    return bool(_WHO.search(said) and _YOU.search(said)) and not re.search(r"\d", said) and len(said.split()) <= 8
+
+
 def hesitates(text: str) -> bool:
     """ "lo tengo que pensar", "i need to think about that one", "let me check my calendar": no answer yet
     (a clock time said with it is an answer)."""
