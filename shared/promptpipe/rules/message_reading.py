@@ -263,7 +263,8 @@ _GREETING_LEAD = re.compile(
 
 # Words a message may open with before what it asks ("wait who gave u my number", "ok but how long").
 _LEAD_FILLER = re.compile(
-    r"^(?:(?:wait|ok(?:ay)?|oh|ah|um+|uh+|ugh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
+    r"^(?:(?:wait|hang on|hold on|one sec|espera|un momento|attends|attendez|"
+    r"ok(?:ay)?|oh|ah|um+|uh+|ugh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
     r"et|mais|euh|bon|dis|ah bon)\b[\s,!.]*)+"
 )
 # A question by its form, with no question mark: an interrogative word and a verb or pronoun after it

@@ -43,6 +43,7 @@ from promptpipe.adapters.offline_coach.text import (
     _is_hint,
     _substantive,
     _words,
+    is_acknowledgement,
 )
 from promptpipe.adapters.offline_coach.times import (
     parse_asked_time,
@@ -280,7 +281,7 @@ def _time_apart_from_the_reason(rest: str, reason: re.Match[str] | None) -> bool
 
 def _answer_for(expected: str, text: str, domain_text: str) -> str:
     """Read a bare reply as the answer to the question we asked."""
-    if text.rstrip().endswith("?") or accepts(text):  # "dale", "ok" answer no question asked
+    if text.rstrip().endswith("?") or accepts(text) or is_acknowledgement(text):  # "dale", "ok", "perfect"
         return ""
     answer = _clean(_FILLER.sub("", _clean(text)))
     if expected == DOMAIN:

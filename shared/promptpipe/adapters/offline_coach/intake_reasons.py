@@ -9,7 +9,15 @@ import re
 
 from promptpipe.adapters.offline_coach.intake_routines import _ANCHOR, _SOFT_ANCHOR
 from promptpipe.adapters.offline_coach.reading import accepts
-from promptpipe.adapters.offline_coach.text import _FILLER, DOMAIN, MOTIVATION, _clean, _substantive, _words
+from promptpipe.adapters.offline_coach.text import (
+    _FILLER,
+    DOMAIN,
+    MOTIVATION,
+    _clean,
+    _substantive,
+    _words,
+    is_acknowledgement,
+)
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
@@ -267,6 +275,8 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
     clause = _clean(_FILLER.sub("", _clean(match["rest"])))
     if not _substantive(clause) or parse_clock_time(clause) or not _only_when(clause):
         return "", None
+    if is_acknowledgement(clause):
+        return "", None  # "perfect", "ok good", "muy bien": said of the question, not why it matters
     if parse_vague_time(clause, loose=True) and not _only_when(clause):
         return "", None  # "every evening please" is a time; "relax after work" is a reason
     return _words(re.sub(r"^(?:to|because)\s+", "", clause, flags=re.I), 15), match

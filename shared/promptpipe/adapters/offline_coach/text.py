@@ -39,15 +39,26 @@ _ACKS = {
 }  # fmt: skip
 _GREETINGS = {"hi", "hello", "hey", "hiya", "yo", "good morning", "good evening", "hi there", "hello there"}
 _NON_ANSWERS = ("i don't know", "i dont know", "idk", "not sure", "no idea", "whatever", "anything", "dunno")
+_ACK = (
+    r"(?:ah+|oh+|ok(?:ay)?|cool|i see|got it|good to know|good|great|perfect|nice|awesome|sounds good|"
+    r"that'?s (?:good|great|fine)|thanks|thank you|thx|d'accord|ah bon|parfait|super|tr[eè]s bien|vale|bueno|"
+    r"genial|perfecto|muy bien|dale|ya veo|entiendo|je vois|alright)"
+)
 _FILLER = re.compile(
     r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?|idk|i dunno|dunno|"
     r"not sure|no s[eé]|ni idea|je sais pas|bof|cool|alright|gotcha|got it|i see)[,\s]+"
-    # an acknowledgement closed by its own full stop: "ok cool. ", "ah d'accord. ", "ah ok, "
-    r"|(?:ah+|oh+|ok(?:ay)?|cool|i see|got it|d'accord|ah bon|vale|bueno|ya veo|entiendo|je vois|alright)"
-    r"(?:\s+(?:ok(?:ay)?|cool|d'accord|vale|ya|then))?[.!]+\s+)+",
+    # an acknowledgement closed by its own stop or comma: "ok cool. ", "ok good. ", "great, ", "nice nice. ",
+    # "perfecto. ", "ah genial, ", "parfait, " — said of what the coach just said, never the answer itself
+    rf"|{_ACK}(?:[\s,]+{_ACK})*(?:\s+(?:then|ya))?[.!,]+\s+)+",
     re.I,
 )
 _WORD = re.compile(r"[a-z']+", re.I)
+_ACKS_ONLY = re.compile(rf"\W*{_ACK}(?:[\s,]+{_ACK})*\W*", re.I)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """ "perfect", "ok good", "muy bien!", "parfait": said of what the coach said, never an answer."""
+    return _ACKS_ONLY.fullmatch(text.strip()) is not None
 
 
 def _clean(text: str) -> str:
