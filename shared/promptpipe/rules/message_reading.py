@@ -206,8 +206,9 @@ _SMALL_TALK = re.compile(
 )
 # "is this free", "y esto es gratis", "c'est payant": what it costs is asked, even with no question mark.
 _COST = re.compile(
-    r"\b(?:is (?:this|it|the study)|does (?:this|it)|do i (?:have|need) to|esto|eso|es|c'est|est-ce|ca|il faut)\b"
-    r"[^.!?]{0,20}\b(?:free|cost|pay|gratis|cuesta|cobran?|de pago|pagar|gratuit|payant|coute|payer)\b"
+    r"\b(?:is (?:this|it|the study|there (?:any|a))|does (?:this|it)|do i (?:have|need) to"
+    r"|esto|eso|es|c'est|est-ce|ca|il faut)\b"
+    r"[^.!?]{0,20}\b(?:free|cost|pay|charge|fees?|gratis|cuesta|cobran?|de pago|pagar|gratuit|payant|coute|payer)\b"
 )
 _HOW_MANY = re.compile(r"\bhow many\b|\bcuantas (?:preguntas|cosas)\b|\bcombien de questions\b")
 _QUESTION_START = re.compile(

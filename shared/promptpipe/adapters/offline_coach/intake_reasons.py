@@ -22,8 +22,8 @@ from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vagu
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
-    r"\b(?:because|'?cause|bc|b/c|cuz|coz|cos|so that|so i can|so i|in order to|i want to (?=feel\b)"
-    r"|i'd like to (?=feel\b)|(?=to feel\b)"
+    r"\b(?:because|'?cause|bc(?!\w)|b/c|cuz(?!\w)|coz(?!\w)|cos(?!\w)|so that|so i can|so i|in order to"
+    r"|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
     r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
