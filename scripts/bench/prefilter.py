@@ -19,34 +19,21 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from promptpipe.rules import opt_out_requests as requests
 from promptpipe.rules import safety_screen
 from promptpipe.rules.literal_prefilter import Prefiltered
+from scripts.corpus.model import load_corpus
 
 BUILT = Path(__file__).resolve().parents[2] / "tests" / "data" / "conversations" / "built"
 
 
 def messages() -> list[str]:
-    """Every ``say`` of the built conversations."""
-
-    def says(node: Any) -> Iterator[str]:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "say" and isinstance(value, str):
-                    yield value
-                else:
-                    yield from says(value)
-        elif isinstance(node, list):
-            for item in node:
-                yield from says(item)
-
-    return [text for path in sorted(BUILT.glob("*.yaml")) for text in says(yaml.safe_load(path.read_text("utf-8")))]
+    """Every participant message of the built conversations (never the held-out ones)."""
+    return [turn.say for conversation in load_corpus() for turn in conversation.turns]
 
 
 def _fresh() -> None:

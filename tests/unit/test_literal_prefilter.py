@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from promptpipe.rules import ask_person, safety_screen
 from promptpipe.rules import opt_out_requests as requests
 from promptpipe.rules.literal_prefilter import Prefiltered
 from promptpipe.rules.opt_out import read_opt_message
+from scripts.bench.prefilter import messages
 from tests.support.regex_literals import covered, parse, suggest, uncovered
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -175,20 +175,7 @@ def test_a_prefiltered_pattern_compiles_at_the_first_text_that_could_match() -> 
 
 def _conversation_messages() -> list[str]:
     """What participants say in the built conversations (never the held-out part)."""
-
-    def says(node: Any) -> Iterator[str]:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "say" and isinstance(value, str):
-                    yield value
-                else:
-                    yield from says(value)
-        elif isinstance(node, list):
-            for item in node:
-                yield from says(item)
-
-    built = DATA / "conversations" / "built"
-    return [text for path in sorted(built.glob("*.yaml")) for text in says(yaml.safe_load(path.read_text("utf-8")))]
+    return messages()
 
 
 def corpus_messages() -> list[str]:
