@@ -507,9 +507,7 @@ class ConsoleServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else host
-        return f"http://{name}:{port}"
+        return self.httpd.url
 
     @property
     def token(self) -> str:

@@ -40,6 +40,13 @@ class LocalHTTPServer(ThreadingHTTPServer):
     request_queue_size = LISTEN_BACKLOG
     daemon_threads = True
 
+    @property
+    def url(self) -> str:
+        """The address it listens on, as a browser opens it (the port the system chose for port 0)."""
+        host, port = self.server_address[:2]
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
+
 
 def _is_loopback(host: str) -> bool:
     if host == "localhost":

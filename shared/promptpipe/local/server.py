@@ -352,9 +352,7 @@ class LocalServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else host
-        return f"http://{name}:{port}"
+        return self.httpd.url
 
     def _ticker(self) -> None:
         while not self._stop.wait(self._tick_seconds):

@@ -32,6 +32,7 @@ from promptpipe.rules.feedback_requests import (
     not_yet,
     runs_an_errand,
 )
+from promptpipe.rules.half_of_day import SAYS_EARLIER
 from promptpipe.rules.message_reading import plain
 
 Language = Literal["en", "es", "fr"]
@@ -324,7 +325,7 @@ def shift_minutes(text: str) -> int | None:
         return None  # "move it 2 hours" says no way; "moved 2 hours of boxes" no shift at all
     minutes = _minutes(verb["n"], verb["unit"])
     earlier = verb["verb"].startswith(_EARLIER_VERBS) or verb["dir"] in ("up", "forward", "ahead")
-    if re.search(r"\b(?:earlier|sooner|mas temprano|plus tot)\b", said):
+    if SAYS_EARLIER.search(said):
         earlier = True
     return -minutes if earlier else minutes
 

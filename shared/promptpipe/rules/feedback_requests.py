@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from promptpipe.rules.half_of_day import judged_time
+from promptpipe.rules.half_of_day import SAYS_EARLIER, SAYS_LATER, judged_time
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome
 
@@ -125,7 +125,6 @@ _ERRAND = re.compile(
     r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver)|en (?:el|la|casa))\s+(?!\d)"
     r"(?!(?:soir|matin|apres-midi|nuit|evening|morning|afternoon|night|tarde|noche|manana)\b)\w+"  # "passer au soir"
 )
-_WAY = re.compile(r"\b(?:later|earlier|sooner|mas tarde|mas temprano|plus tard|plus tot)\b")
 _ASKING = re.compile(
     r"\b(?:could|can|would|should) (?:it|you|we|they)\b|\b(?:a bit|a little|slightly|un poco|un peu|un pelin|"
     r"puedes|podrias|peux|pourrais|pourriez)\b|^(?:a bit |slightly |un poco |un peu )?"
@@ -163,7 +162,7 @@ def asks_for_another_time(text: str) -> bool:
     if _PREFER_TIME.search(said) and timed:
         return True
     # "later pls, like 9", "could it be a bit later?", "un poco más temprano": the way, asked for
-    way = _WAY.search(said)
+    way = SAYS_LATER.search(said) or SAYS_EARLIER.search(said)
     return bool(way and (timed or _ASKING.search(said)) and not _NOT_YET.search(said))
 
 

@@ -14,8 +14,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 from promptpipe.rules.message_reading import plain
+from promptpipe.rules.word_patterns import any_word
 
-__all__ = ["Judged", "asked_half_of_day", "in_half_of_day", "judged_time", "plausible", "toward", "way_asked"]
+__all__ = [
+    "SAYS_EARLIER",
+    "SAYS_LATER",
+    "Judged",
+    "asked_half_of_day",
+    "in_half_of_day",
+    "judged_time",
+    "plausible",
+    "toward",
+    "way_asked",
+]
 
 Way = Literal["later", "earlier"]
 Half = Literal["am", "pm"]
@@ -28,8 +39,10 @@ _JUDGED = re.compile(
     r"demasiado|bastante|un poco|un peu|trop|vraiment|bien|super)\s+)*"
     r"(?P<way>early|soon|late|temprano|pronto|tarde|tot|tard)\b"
 )
-_LATER = re.compile(r"\b(?:later|mas tarde|plus tard)\b")
-_EARLIER = re.compile(r"\b(?:earlier|sooner|mas temprano|plus tot)\b")
+# The way a change goes, said in words on the normal form: the one list every reader of a way asks
+# ("later pls, like 9", "un poco más temprano", "30 min earlier").
+SAYS_LATER = any_word("later", "mas tarde", "plus tard", flags=re.NOFLAG)
+SAYS_EARLIER = any_word("earlier", "sooner", "mas temprano", "plus tot", flags=re.NOFLAG)
 _TOO_EARLY = {"early", "soon", "temprano", "pronto", "tot"}
 
 
@@ -56,7 +69,7 @@ def way_asked(text: str) -> Way | None:
     if judged is not None:
         return judged.way
     said = plain(text)
-    later, earlier = bool(_LATER.search(said)), bool(_EARLIER.search(said))
+    later, earlier = bool(SAYS_LATER.search(said)), bool(SAYS_EARLIER.search(said))
     return "later" if later and not earlier else "earlier" if earlier and not later else None
 
 

@@ -96,13 +96,15 @@ _AM_HINT = any_word(
     "r[ée]veil\\w*",
     "avant (?:le travail|le bureau|l'[ée]cole|d'aller au (?:travail|bureau))",  # French
 )
+# A clock time as a limit or a refusal says it: "8", "8:30", "8.30pm".
+_LIMIT_TIME = r"\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?"
 _A_LIMIT = re.compile(
-    r"\b(?:no|not|never) (?:later|earlier|sooner) than (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?|"
+    rf"\b(?:no|not|never) (?:later|earlier|sooner) than (?:at )?{_LIMIT_TIME}|"
     r"\bno m[aá]s tarde de (?:las )?\d{1,2}(?:[:.][0-5]\d)?|\bpas plus tard que \d{1,2}(?:h[0-5]?\d?)?",
     re.I,
 )
 _LONE_HOUR = re.compile(r"[\W_]*\d{1,2}[\W_]*")  # "hmm 6. no make that 6:15": the hour corrected
-_NOT_THIS_TIME = re.compile(r"\bnot (?:at )?\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?", re.I)
+_NOT_THIS_TIME = re.compile(rf"\bnot (?:at )?{_LIMIT_TIME}", re.I)
 # Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
 # A hesitation alone ("7 or 8", "7h ou un peu après", "bueno, a las 7", "no sé", "no later than 8") starts none:
 # the first time stands unless a word of correction goes with it ("7 o mejor 7:30", "ou plutôt 7h30").
