@@ -124,6 +124,15 @@ def test_a_time_asked_for_while_another_field_is_open_saves_only_the_time(
     assert calls(step) == [("save_user_profile", {TIME: "17:45"})]
 
 
+def test_after_a_time_asked_for_the_question_still_open_is_asked_again() -> None:
+    # the controller has moved on to the routine; the reason, asked and not answered, comes first
+    request = intake("could u ping me at 5:45 pm instead", HABIT_ONLY, ASK_MOTIVATION, steer="prompt_anchor (EXECUTE)")
+    step = OfflineCoach().complete(request)
+    assert calls(step) == [("save_user_profile", {TIME: "17:45"})]
+    reply = OfflineCoach().complete(then(request, step, "Profile saved.")).content or ""
+    assert "Why does walking matter to you?" in reply
+
+
 # -- hesitation by what is promised -----------------------------------------------------------------
 
 

@@ -420,7 +420,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
-        return f"{ack} {self._question(profile)}".strip()
+        # a time asked for the messages answers none of the questions: the one still open is asked again
+        open_ = self.asked if asks_for_a_send_time(self.turn.user) and self.asked in INTAKE_ORDER else None
+        return f"{ack} {self._question(profile, open_ if open_ and not profile[open_] else None)}".strip()
 
     def _acknowledge(self, saved: dict[str, Any]) -> str:
         language, parts = self.turn.language, []
