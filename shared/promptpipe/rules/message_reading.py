@@ -367,7 +367,9 @@ def read_message(text: str) -> MessageReading:
     asks = said.rstrip(" !.").endswith("?") or bool(_QUESTION_START.match(opened)) or by_form
     for topic, pattern in _TOPICS:
         mine = topic == "number" and re.search(r"\b(?:my|mi|mon) (?:phone )?(?:number|numero)\b", core)
-        if pattern.search(core) and (asks or topic == "rephrase" or mine):
+        # "antes de empezar después puedo cambiar la hora": a capability asked without its question mark
+        later = topic.endswith("_later") and is_capability_question(core)
+        if pattern.search(core) and (asks or topic == "rephrase" or mine or later):
             # "8pm for now. can you text me at another time later?" answers too: a fact with a question
             return MessageReading("fact" if re.search(r"\d", said) else "question", topic=topic)
     if _NO.match(core):

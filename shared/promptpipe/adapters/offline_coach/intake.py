@@ -75,6 +75,7 @@ from promptpipe.adapters.offline_coach.times import (
     settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
+from promptpipe.rules.intake_requests import asks_for_a_send_time, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
 
@@ -195,6 +196,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             return MessageReading("fact")
         if reading.kind == "fact" and hesitates(text):  # "lo tengo que pensar": no answer yet
             return MessageReading("later")
+        if reading.kind in ("fact", "question") and defers(text):  # "i'll let you know", "te aviso": one to come
+            return MessageReading("later")
         if reading.kind in ("fact", "complaint") and is_lost(text):  # "im confused what do u need from me"
             return MessageReading("question", topic="rephrase")
         return reading
@@ -282,8 +285,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             return swapped
         # A time suggested in place of the one given ("How about 7pm?"): "yeah 7 is good" is read as a time.
         replaced = {TIME: ""} if self._suggested_field() == TIME else {}
-        learned = parse_intake_message(text, {**self.known, **replaced}, expected)
-        if reading.request == "change_time":  # "can u switch it to the evening, like 8": no reason
+        sends_at = asks_for_a_send_time(text)  # "can u text me at 8": the time asked, whatever the question
+        learned = parse_intake_message(text, {**self.known, **replaced}, TIME if sends_at else expected)
+        if reading.request == "change_time" or sends_at:  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
@@ -416,7 +420,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():
             ack = say("no_time_caught", self.turn.language)
-        return f"{ack} {self._question(profile)}".strip()
+        # a time asked for the messages answers none of the questions: the one still open is asked again
+        open_ = self.asked if asks_for_a_send_time(self.turn.user) and self.asked in INTAKE_ORDER else None
+        return f"{ack} {self._question(profile, open_ if open_ and not profile[open_] else None)}".strip()
 
     def _acknowledge(self, saved: dict[str, Any]) -> str:
         language, parts = self.turn.language, []

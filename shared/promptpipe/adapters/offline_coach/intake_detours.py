@@ -28,6 +28,7 @@ from promptpipe.adapters.offline_coach.text import DOMAIN, SCHEDULER, TIME, _is_
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
+from promptpipe.rules.intake_requests import later_start
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
 
@@ -64,10 +65,11 @@ _ASKS_OTHER_PART = re.compile(
 def asks_to_pause(text: str) -> int | None:
     """The days of a pause a message asks for, read as the intake reads a request (``read_message``: a
     pause word, not "I always skip it" or "descansar la vista"), its length as people say it in the three
-    languages ("3 jours"); ``None`` when it asks for none, or for none of a known length."""
+    languages ("3 jours"), or a start asked for later ("can we start next week?", ``later_start``); ``None``
+    when it asks for none, or for none of a known length."""
     reading = read_message(text)
     if reading.request != "pause":
-        return None
+        return later_start(text)  # "can we start next week?": a pause of a week, once set up
     said = pause_request(text)
     return (said.days if said is not None else None) or reading.days
 

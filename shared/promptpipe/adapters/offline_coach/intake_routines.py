@@ -206,8 +206,11 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
 
 _CLAUSE = re.compile(r"[^,.;!?]+")
 
+# "ya en la cama", "already in bed", "déjà au lit": the routine's place, reached by then.
 _PLACE_LEAD = re.compile(
-    r"^(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S", re.I
+    r"^(?:(?:ya|already|d[ée]j[àa])\s+)?"
+    r"(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S",
+    re.I,
 )
 
 _MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)

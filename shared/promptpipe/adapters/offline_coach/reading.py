@@ -181,7 +181,9 @@ def common_question(text: str) -> str | None:
         re.match(r"(?:can|could|would|will|is|are|do|does|how|what|when|may|which)\b", stripped, re.I)
     )
     for name, pattern in _QUESTIONS:
-        if not pattern.search(stripped) or not (asked or name == "rephrase"):
+        # "antes que nada se puede cambiar la hora": a capability asked, its question mark left out
+        capability = name in ("change_time_later", "stop_later") and is_capability_question(stripped)
+        if not pattern.search(stripped) or not (asked or name == "rephrase" or capability):
             continue
         # "can you change my time to 7pm?" asks for the change now; "can I change it later?" asks what is possible
         if name in ("change_time_later", "stop_later") and not is_capability_question(stripped):

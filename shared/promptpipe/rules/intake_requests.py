@@ -1,0 +1,135 @@
+"""Requests during the intake, and hesitation (docs/offline-coach.md, "Requests during the intake, and
+hesitation"), read by their structure in English, Spanish and French.
+
+- **A later start** ("can we start next week", "empezamos en 10 días", "on commence dans 3 jours ?"): a
+  verb of starting, at most the thing started ("it", "the texts", "los mensajes"), then a time ahead with
+  a length. It is a pause of that length, made once the schedule exists. "i want to start running next
+  week" names a habit, not a later start (the verb has another object).
+- **When the messages come** ("can you text me at 6:30 instead", "mándame los mensajes a las 8",
+  "envoie-moi les messages à 19h"): a verb of sending or the messages named, and a clock time said with
+  its preposition. It gives the time, and nothing it says is the habit or the reason.
+- **Hesitation by what is promised** ("i'll let you know tomorrow", "need to talk to my wife first",
+  "te aviso mañana", "lo consulto con mi jefe", "je vous redis demain"): the answer is to come, after a
+  while or after asking someone. Every clause of the message defers or is filler, and no number is said:
+  "walking, i'll tell you the time later" answers with the habit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.rules.message_reading import plain
+
+# -- a later start -----------------------------------------------------------------------------------
+_START = (
+    r"(?:start\w*|begin\w*|kick (?:it |this |things )?off|empe[zc]\w*|comen[zc]\w*|arranc\w*|inici\w*|"
+    r"commenc\w*|d[ée]marr\w*)"
+)
+# What may be started: the coaching itself, never another activity ("start running").
+_STARTED = (
+    r"(?:(?:it|this|that|them|things|the (?:texts|messages|prompts|reminders)|lo|esto|eso|los mensajes|"
+    r"los recordatorios|ca|cela|les messages|les rappels)\s+)?"
+)
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "un": 1,
+    "una": 1,
+    "une": 1,
+    "two": 2,
+    "dos": 2,
+    "deux": 2,
+    "couple of": 2,
+    "three": 3,
+    "tres": 3,
+    "trois": 3,
+    "few": 3,
+    "four": 4,
+    "cuatro": 4,
+    "quatre": 4,
+    "five": 5,
+    "cinco": 5,
+    "cinq": 5,
+}
+_AHEAD = re.compile(
+    r"(?P<next>next week|(?:la |esta )?(?:semana (?:que viene|proxima|entrante)|proxima semana)|"
+    r"la semaine (?:prochaine|d'apres))"
+    r"|(?:in|en|dans|within|after|dentro de|despues de|apres)\s+(?:a |an |the )?"
+    r"(?P<n>\d{1,2}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\s+"
+    r"(?P<unit>days?|weeks?|dias?|semanas?|jours?|semaines?)"
+)
+_LATER_START = re.compile(rf"\b{_START}\s+{_STARTED}(?:(?:from|on|desde|a partir de|a partir d')\s+)?")
+_DAYS_PER = {"day": 1, "dia": 1, "jour": 1, "week": 7, "semana": 7, "semaine": 7}
+
+
+def later_start(text: str) -> int | None:
+    """The days a start asked for later lies ahead ("can we start next week?" → 7, "empezamos en 10 días"
+    → 10, "on commence dans 3 jours" → 3); ``None`` when no later start is asked for with a length."""
+    said = plain(text)
+    for start in _LATER_START.finditer(said):
+        ahead = _AHEAD.match(said, start.end())
+        if ahead is None:
+            continue
+        if ahead["next"]:
+            return 7
+        amount = ahead["n"]
+        count = int(amount) if amount.isdigit() else _NUMBER_WORDS[amount]
+        unit = ahead["unit"].rstrip("s")
+        return max(1, min(count * _DAYS_PER[unit], 60))
+    return None
+
+
+# -- when the messages come ----------------------------------------------------------------------------
+_SENDING = re.compile(
+    # a verb of sending whose receiver is the participant: "text me", "escríbeme", "me puedes mandar", "envoie-moi"
+    r"\b(?:text|message|send|remind|ping|write|email|msg)\s+(?:me|it|them)\b"
+    r"|\b(?:escrib|mand|envi|recuerd|record)\w*?(?:me|melo|mela)\b"
+    r"|\bme\s+(?:(?:puedes|podrias|pueden|podrian|podes)\s+)?(?:escrib|mand|envi|recuerd|record)\w*"
+    r"|\b(?:envoie|envoyez|ecris|ecrivez|rappelle|rappelez)[- ]moi\b|\bm'(?:ecri|envoy|envoi)\w*"
+    # or the messages themselves: "the texts", "los mensajes", "les messages"
+    r"|\b(?:the|my|your|those|these|los|las|mis|tus|les|mes|vos|tes) (?:daily )?(?:texts?|messages?|reminders?|"
+    r"prompts?|notifications?|mensajes|recordatorios|rappels)\b"
+)
+_AT_A_CLOCK_TIME = re.compile(r"\b(?:at|around|by|a las|a la|sobre las|tipo|[àa]|vers)\s*\d")
+
+
+def asks_for_a_send_time(text: str) -> bool:
+    """ "can you text me at 6:30 instead", "me puedes escribir a las 9?", "envoie-moi les messages à 19h":
+    when the messages come, said with a clock time."""
+    said = plain(text)
+    return bool(_SENDING.search(said) and _AT_A_CLOCK_TIME.search(said))
+
+
+# -- hesitation by what is promised ----------------------------------------------------------------------
+_DEFERS = re.compile(
+    # the answer is promised for later: "i'll let you know", "will get back to u", "te aviso", "je vous redis"
+    r"\b(?:i'?ll|i will|will|gonna|going to|let me|lemme)\s+(?:\w+\s+){0,2}?(?:let (?:you|u) know|get back|"
+    r"tell (?:you|u)|text (?:you|u)|confirm|answer|reply)\b"
+    r"|\b(?:get back to (?:you|u)|let (?:you|u) know)\b"
+    r"|\b(?:answer|reply|respond|decide)\s+(?:that |this |it )?(?:later|tomorrow|tonight|after)\b"
+    r"|\b(?:give me|gimme)\s+(?:a|some|one)\s+(?:\w+\s+)?(?:day|days|minute|min|sec|second|moment|bit|time|while)\b"
+    r"|\b(?:te|le|les|os)\s+(?:aviso|digo|confirmo|escribo|contesto|respondo|cuento)\b"
+    r"|\b(?:dame|deme|dejame)\s+(?:un |una |unos |el |la )?(?:chance|tiempo|momento|dia|rato|oportunidad|pensarlo)\b"
+    r"|\b(?:je|j')\s*(?:te |vous )?(?:redis|redirai|confirme|confirmerai|reponds|repondrai|reviens)\b"
+    # an answer that waits for someone: "need to talk to my wife", "lo consulto con mi jefe", "je dois en parler"
+    r"|\b(?:need|have|gotta|got|must|should|let me|lemme)\s+(?:to\s+)?(?:ask|(?:talk|speak|check|chat)\s+(?:to|with))\b"
+    r"|\b(?:consult\w*|preguntarle|hablarlo|platicarlo|comentarlo)\b"
+    r"|\b(?:tengo que|voy a|necesito|debo|dejame)\s+(?:\w+\s+)?(?:platic|habl|pregunt|coment)ar\w*\s+(?:con|a)\b"
+    r"|\b(?:en parler|en parle|lui demander|leur demander|demander [àa])\b"
+)
+_ONLY_FILLER = re.compile(
+    r"^(?:hmm+|h?mm+|um+|uh+|ok(?:ay)?|so|well|idk|i don'?t know|dunno|not sure(?: yet)?|no idea(?: yet)?|tbh|lol|"
+    r"first|tomorrow|later|tonight|yet|uy|ay|pues|bueno|no se|todavia no se|aun no se|ni idea|manana|luego|"
+    r"primero|despues|euh|bon|je sais pas|je ne sais pas|pas encore|demain|plus tard|d'abord|\W)*$"
+)
+
+
+def defers(text: str) -> bool:
+    """ "i'll let you know tomorrow", "need to talk to my wife first", "te confirmo luego", "je vous redis":
+    no answer yet, one is promised. Every clause defers or is filler, and no number is said."""
+    said = plain(text)
+    if re.search(r"\d", said) or not _DEFERS.search(said):
+        return False
+    clauses = [c.strip() for c in re.split(r"[,.;!?]+|\s(?:and|but|y|pero|et|mais)\s", said) if c.strip()]
+    return all(_DEFERS.search(c) or _ONLY_FILLER.match(c) for c in clauses)
