@@ -124,6 +124,43 @@ def test_a_time_asked_for_while_another_field_is_open_saves_only_the_time(
     assert calls(step) == [("save_user_profile", {TIME: "17:45"})]
 
 
+@pytest.mark.parametrize(
+    ("said", "profile", "last", "saved"),
+    [
+        # a fact in its own clause beside the request is kept: the "those facts are kept"
+        (
+            "jump rope, can u ping me at 6:40 am",
+            UserProfile(),
+            ASK_HABIT,
+            {"habit_domain": "jump rope"},
+        ),
+        ("flossing. send me the reminder at 9:50 pm", UserProfile(), ASK_HABIT, {"habit_domain": "flossing"}),
+        (
+            "tejer un rato, mándame el mensaje a las 4:20 de la tarde",
+            UserProfile(),
+            ASK_HABIT,
+            {"habit_domain": "tejer un rato"},
+        ),
+        (
+            "so my back stops hurting, remind me at 7:10 am",
+            HABIT_ONLY,
+            ASK_MOTIVATION,
+            {"motivational_frame": "my back stops hurting"},
+        ),
+        # a greeting or a thank-you beside it is no fact
+        ("hey! can u text me at 6:40 am", UserProfile(), ASK_HABIT, {}),
+        ("gracias, mándame el mensaje a las 4:20 de la tarde", UserProfile(), ASK_HABIT, {}),
+    ],
+)
+def test_a_fact_beside_a_time_asked_for_is_kept(
+    said: str, profile: UserProfile, last: str, saved: dict[str, str]
+) -> None:
+    ((name, arguments),) = calls(OfflineCoach().complete(intake(said, profile, last)))
+    assert name == "save_user_profile"
+    assert {n: v for n, v in arguments.items() if n != TIME} == saved
+    assert arguments[TIME] in ("06:40", "21:50", "16:20", "07:10")
+
+
 def test_after_a_time_asked_for_the_question_still_open_is_asked_again() -> None:
     # the controller has moved on to the routine; the reason, asked and not answered, comes first
     request = intake("could u ping me at 5:45 pm instead", HABIT_ONLY, ASK_MOTIVATION, steer="prompt_anchor (EXECUTE)")

@@ -7,7 +7,8 @@ hesitation"), read by their structure in English, Spanish and French.
   week" names a habit, not a later start (the verb has another object).
 - **When the messages come** ("can you text me at 6:30 instead", "mándame los mensajes a las 8",
   "envoie-moi les messages à 19h"): a verb of sending or the messages named, and a clock time said with
-  its preposition. It gives the time, and nothing it says is the habit or the reason.
+  its preposition. It gives the time; the request's own words are neither the habit nor the reason, and a
+  fact said in a clause of its own beside it ("flossing, text me at 9") is read as the answer it is.
 - **Hesitation by what is promised** ("i'll let you know tomorrow", "need to talk to my wife first",
   "te aviso mañana", "lo consulto con mi jefe", "je vous redis demain"): the answer is to come, after a
   while or after asking someone. Every clause of the message defers or is filler, and no number is said:
@@ -99,6 +100,18 @@ def asks_for_a_send_time(text: str) -> bool:
     when the messages come, said with a clock time."""
     said = plain(text)
     return bool(_SENDING.search(said) and _AT_A_CLOCK_TIME.search(said))
+
+
+_CLAUSE = re.compile(r"[^,.;!?¿¡]+")
+# a clock time in a clause: with its preposition, its minutes or its half of the day ("5 min" is none)
+_A_TIME = re.compile(rf"{_AT_A_CLOCK_TIME.pattern}|\d(?::[0-5]\d|\s*[ap]\.?m\b|h\b)")
+
+
+def beside_the_send_request(text: str) -> str:
+    """What a message that asks for its send time says in clauses of its own ("flossing, text me at 9"):
+    the clauses that neither ask for the messages nor give a time, as written; "" when there are none."""
+    beside = (c.strip() for c in _CLAUSE.findall(text))
+    return ", ".join(c for c in beside if c and not _SENDING.search(plain(c)) and not _A_TIME.search(plain(c)))
 
 
 # -- hesitation by what is promised ----------------------------------------------------------------------

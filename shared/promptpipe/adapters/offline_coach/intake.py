@@ -75,7 +75,7 @@ from promptpipe.adapters.offline_coach.times import (
     settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
-from promptpipe.rules.intake_requests import asks_for_a_send_time, defers
+from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
 
@@ -289,6 +289,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         learned = parse_intake_message(text, {**self.known, **replaced}, TIME if sends_at else expected)
         if reading.request == "change_time" or sends_at:  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
+        beside = beside_the_send_request(text) if sends_at else ""
+        if beside and read_message(beside).kind == "fact":  # "flossing, text me at 9": the habit is kept
+            learned |= {n: v for n, v in parse_intake_message(beside, self.known, expected).items() if n != TIME}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
             learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
