@@ -35,7 +35,7 @@ from promptpipe.models.participant import ParticipantStatus
 from promptpipe.models.participant_list import ListView
 from promptpipe.models.participant_rows import MAX_ROWS_PAGE, ROWS_PAGE
 from promptpipe.models.store import OPAQUE_TOKEN
-from promptpipe.usecases import participant_rows, participants
+from promptpipe.usecases import participants
 from promptpipe.wiring import get_app
 
 router = ApiRouter()
@@ -120,6 +120,8 @@ def list_participant_rows(  # noqa: PLR0917 - one query parameter each
         bool, Query(description="Also every participant held for a person, the longest wait first")
     ] = False,
 ) -> Response[dict[str, Any]]:
+    from promptpipe.usecases import participant_rows  # the console's list alone: imported by its first call
+
     app = get_app()
     view = ListView(sort=sort, zone=zone, study_day_min=study_day_min, study_day_max=study_day_max, adherence=adherence)
     page = participant_rows.participant_rows(

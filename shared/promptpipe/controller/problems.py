@@ -2,8 +2,8 @@
 ``DefinitionInvalid``. Apart from ``definition`` so that the participants API can answer the
 error without importing the definition's models at its cold start (docs/benchmarks.md)."""
 
-from __future__ import annotations
-
+# Annotations as objects, not strings: pydantic evaluates none at the participants API's cold start
+# (models/api.py).
 from promptpipe.errors import PromptPipeError
 from promptpipe.lazy_model import LazyModel
 

@@ -1,6 +1,10 @@
-"""Request and response bodies of the participants API (docs/behaviour.md#api)."""
+"""Request and response bodies of the participants API (docs/behaviour.md#api).
 
-from __future__ import annotations
+Every route declares its models at import, so they are part of the API's cold start; their annotations
+are objects, not strings (no ``from __future__ import annotations``): pydantic compiles and evaluates
+each string annotation when a class is defined, about 10 M instructions for this module's 39 classes
+(docs/benchmarks.md, section 2). A class is defined before any annotation names it.
+"""
 
 from typing import Any, Literal
 

@@ -8,10 +8,11 @@ participant's data (no values, no message text), so the record of an erasure out
 data without keeping any of it.
 """
 
-from __future__ import annotations
-
+# Annotations as objects, not strings: pydantic evaluates none at the participants API's cold start
+# (models/api.py).
 from datetime import datetime
 from enum import StrEnum
+from typing import Self
 
 from pydantic import Field
 
@@ -43,7 +44,7 @@ class Actor(LazyModel):
     named: str = Field("", max_length=200)
 
     @classmethod
-    def of(cls, by: str | None, principal: str | None) -> Actor:
+    def of(cls, by: str | None, principal: str | None) -> Self:
         return cls(principal=(principal or UNNAMED_CALLER)[:500], named=(by or "").strip())
 
 

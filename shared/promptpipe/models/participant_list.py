@@ -4,8 +4,8 @@ list's reads"). Apart from what the repository reads (``models/participant_rows.
 function loads: only the participants API and the console define these (cold start,
 docs/benchmarks.md, section 2)."""
 
-from __future__ import annotations
-
+# Annotations as objects, not strings: pydantic evaluates none at the participants API's cold start
+# (models/api.py).
 from datetime import datetime
 
 from pydantic import Field

@@ -7,8 +7,8 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from promptpipe.errors import (
     EffectsPending,
@@ -68,10 +68,11 @@ def validate_timezone(name: str) -> str:
         raise ValidationFailed(str(exc), field="timezone") from exc
 
 
-@dataclass(frozen=True)
-class Enrollment:
+class Enrollment(NamedTuple):
     """What an enrolment request got: the participant, and whether this request created it (a
-    retry of the request that did gets the same participant, ``created`` False)."""
+    retry of the request that did gets the same participant, ``created`` False). A named tuple:
+    immutable and typed without the methods a dataclass generates at import (cold start,
+    docs/benchmarks.md)."""
 
     participant: ConversationParticipant
     created: bool
