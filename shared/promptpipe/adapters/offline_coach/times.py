@@ -324,14 +324,33 @@ def _parse_clock(text: str, hint: str = "") -> str | None:
         return _hhmm(hour % 12 + (12 if is_pm else 0), minute)
     match = _HHMM.search(text)
     if match:
-        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), int(match[2]))
+        return _hhmm(_own_half_of_day(match, text) or _guess_half_of_day(int(match[1]), text, hint), int(match[2]))
     match = _AT_HOUR.search(text)
     if match and int(match[1]) <= 23:
-        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), 0)
+        return _hhmm(_own_half_of_day(match, text) or _guess_half_of_day(int(match[1]), text, hint), 0)
     bare = re.fullmatch(r"\s*(\d{1,2})\s*", text)
     if bare and int(bare[1]) <= 23:
         return _hhmm(_guess_half_of_day(int(bare[1]), text, hint), 0)
     return None
+
+
+# A day-part said right after the hour it belongs to ("7 de la noche", "8:30 in the morning"): it wins over
+# a day-part elsewhere in the message ("a las 7 de la noche, en la mañana voy con prisa" is 19:00).
+_OWN_DAY_PART = re.compile(
+    r"\s*(?:(?P<am>in the morning|this morning|(?:de|en|por) la ma[ñn]ana|du matin|le matin)|"
+    r"(?P<pm>in the (?:afternoon|evening)|at night|tonight|this (?:afternoon|evening)|(?:de|en|por) la (?:tarde|noche)|"
+    r"du soir|le soir|de l'apr[eè]s-midi))\b",
+    re.I,
+)
+
+
+def _own_half_of_day(match: re.Match[str], text: str) -> int | None:
+    """The hour of ``match`` in the half of the day said right after it, if one is."""
+    hour = int(match[1])
+    own = _OWN_DAY_PART.match(text, match.end())
+    if own is None or not 1 <= hour <= 11:
+        return None
+    return hour if own["am"] else hour + 12
 
 
 def _guess_half_of_day(hour: int, text: str, hint: str = "") -> int:
