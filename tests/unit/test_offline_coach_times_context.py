@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
-from promptpipe.adapters.offline_coach.times import requested_time, time_for_change
+from promptpipe.adapters.offline_coach.times import beside_a_suggestion, requested_time, time_for_change
+from promptpipe.models.profile import UserProfile
 from tests.unit.test_offline_coach_in_context import (
     ASK_TIME,
     PRAISE,
@@ -143,3 +144,33 @@ def test_the_answer_to_what_time_moves_the_schedule(said: str, listed: str, crea
 def test_a_question_beside_a_report_still_records_the_report() -> None:
     response = OfflineCoach().complete(feedback("done! can i change the time tho?", PROMPT))
     assert [name for name, _ in calls(response)] == ["save_user_profile"]
+
+
+@pytest.mark.parametrize(
+    ("said", "suggested", "habit", "hhmm"),
+    [
+        # its own words say the half of the day
+        ("9:15 after supper", "08:00", "stretching", "21:15"),
+        ("a las 7 y media al despertar", "19:00", "leer", "07:30"),
+        # the habit's nature does: a bedtime habit at a bare 10:45 is the night
+        ("10:45 once i'm under the covers", "08:00", "winding down", "22:45"),
+        # else the suggestion's half, and never the small hours
+        ("earlier, like 7:10", "08:00", "push ups", "07:10"),
+        ("at 2 on my break", "08:00", "stretching", "14:00"),
+        # a morning routine keeps the morning against an evening suggestion
+        ("7:10 with my coffee", "19:00", "reading", "07:10"),
+    ],
+)
+def test_a_time_given_in_place_of_a_suggestion_takes_its_half_from_what_tells_it(
+    said: str, suggested: str, habit: str, hhmm: str
+) -> None:
+    time = parse_clock_time(said) or ""
+    assert beside_a_suggestion(time, suggested, said, habit=habit) == hhmm
+
+
+def test_after_a_suggestion_a_bedtime_habit_keeps_its_night() -> None:
+    winding_down = UserProfile(habit_domain="winding down", motivational_frame="sleep better")
+    suggestion = "Sorry — let's keep it simple. How about 8am? Just reply yes, or tell me yours."
+    step = OfflineCoach().complete(intake("10:45 once im under the covers", winding_down, suggestion))
+    (name, args), *_ = calls(step)
+    assert (name, args["preferred_time"]) == ("save_user_profile", "22:45")

@@ -35,6 +35,7 @@ _PM_HINT = any_word(
     "afternoons?",
     "after work",
     "dinner",
+    "supper",
     "pm",  # English
     "de la (?:tarde|noche)",
     "cen(?:a|as|ar|amos|o|an|ando|ado)",  # "ya que cenamos"
@@ -220,6 +221,23 @@ def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = 
         if part == "am" and base in morning_hours:
             return _hhmm(base, minute)
     return time
+
+
+def beside_a_suggestion(time: str, suggested: str, said: str, *, habit: str = "", reason: str = "") -> str:
+    """``time``, read from ``said`` in place of the coach's suggested time ("How about 8am?"): in the half
+    of the day its own words say ("8:30 después de cenar"), else the one the habit's nature says ("11:15"
+    to wind down is 23:15), else the suggestion's ("earlier, like 6:45"), never the small hours ("after
+    lunch at 1" is 13:00)."""
+    if _says_half_of_day(_spoken(said)):
+        return time
+    hour, minute = (int(part) for part in time.split(":"))
+    morning = _hhmm(hour % 12, minute)
+    evening = settle_half_of_day(morning, said, habit=habit, reason=reason)
+    if evening != morning:
+        return evening
+    if _day_part(f"{habit} {said}") == "am":  # "7:10 with my coffee" to "How about 7pm?"
+        return morning
+    return plausible(same_half_of_day(time, suggested, said) or time)
 
 
 # A day-part said in a request ("to the evening", "para la tarde", "le soir"), as against a routine.
