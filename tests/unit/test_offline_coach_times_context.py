@@ -174,3 +174,21 @@ def test_after_a_suggestion_a_bedtime_habit_keeps_its_night() -> None:
     step = OfflineCoach().complete(intake("10:45 once im under the covers", winding_down, suggestion))
     (name, args), *_ = calls(step)
     assert (name, args["preferred_time"]) == ("save_user_profile", "22:45")
+
+
+@pytest.mark.parametrize(
+    ("said", "time", "anchor"),
+    [
+        ("9pm no sorry 9:20 after the dishes", "21:20", "after the dishes"),
+        ("a las 7, no, mejor 7:20 antes de desayunar", "07:20", "antes de desayunar"),
+        ("10 wait make that 10:10", "22:10", None),
+    ],
+)
+def test_the_words_of_a_correction_are_no_reason(said: str, time: str, anchor: str | None) -> None:
+    sleeper = UserProfile(habit_domain="reading before sleep")
+    ask_why = "Reading — great choice. Why does reading matter to you? What would it give you?"
+    step = OfflineCoach().complete(intake(said, sleeper, ask_why))
+    (name, args), *_ = calls(step)
+    assert name == "save_user_profile"
+    assert "motivational_frame" not in args
+    assert (args["preferred_time"], args.get("prompt_anchor")) == (time, anchor)

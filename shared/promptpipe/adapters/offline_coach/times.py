@@ -311,10 +311,20 @@ _TIME_PHRASE = re.compile(
 )
 
 
+# The words of a correction between the time taken back and the one that replaces it ("8 wait make that
+# 8:30", "7pm, no sorry 7:30", "a las 8, no, mejor 8:30"): part of the time said, not a reason or a routine.
+_CORRECTION_BETWEEN_TIMES = re.compile(
+    r",(?:[\s,.!…]*\b(?:wait|no|nah|nope|sorry|actually|make (?:it|that)|i mean|or rather|mejor|bueno|perd[oó]n|"
+    r"digo|o sea|non|plut[oô]t|enfin|hmm+|um+)\b)+[\s,.!…]*(?=,)",
+    re.I,
+)
+
+
 def without_times(text: str) -> str:
     """``text`` with its clock times taken out ("on my lunch break at work around 12:30" -> "on my
-    lunch break at work , "), so what else the sentence says (a routine) can be read."""
-    return re.sub(r"\s+", " ", _TIME_PHRASE.sub(" , ", _spoken(text))).strip()
+    lunch break at work , "), and the words correcting one time into another ("8 wait make that 8:30"),
+    so what else the sentence says (a routine) can be read."""
+    return re.sub(r"\s+", " ", _CORRECTION_BETWEEN_TIMES.sub(", ", _TIME_PHRASE.sub(" , ", _spoken(text)))).strip()
 
 
 def spoken_form(text: str) -> str:
