@@ -141,6 +141,8 @@ class FeedbackRules(ScheduleRequests):
             return self._change_time(new_time)
         if question == "when_texts" and SCHEDULER in turn.tools:
             return self._when()
+        if question == "change_time_later" and SCHEDULER in turn.tools:  # "can I change the time?": which time?
+            return say("ask_new_time", self.lang), "feedback: asked whether the time can change; asking for it"
         if question is not None:
             return self._answer(question), f"feedback: the common question {question}"
         if _is_hint(text):

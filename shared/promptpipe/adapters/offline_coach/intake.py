@@ -66,6 +66,7 @@ from promptpipe.adapters.offline_coach.text import (
     _is_hint,
 )
 from promptpipe.adapters.offline_coach.times import (
+    beside_a_suggestion,
     normalise_time,
     parse_asked_time,
     parse_clock_time,
@@ -293,12 +294,12 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         if beside and read_message(beside).kind == "fact":  # "flossing, text me at 9": the habit is kept
             learned |= {n: v for n, v in parse_intake_message(beside, self.known, expected).items() if n != TIME}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
+        habit, reason = (
+            " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
+        )
         if suggested_time and learned.get(TIME):  # "earlier, like 6:45" to "How about 8am?" is the morning
-            learned[TIME] = same_half_of_day(learned[TIME], suggested_time, text) or learned[TIME]
+            learned[TIME] = beside_a_suggestion(learned[TIME], suggested_time, text, habit=habit, reason=reason)
         elif learned.get(TIME) and parse_clock_time(as_words(text)):  # "around 10" after "stretch at night": 10pm
-            habit, reason = (
-                " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
-            )
             earlier = self._said_of_when()
             learned[TIME] = settle_half_of_day(learned[TIME], text, earlier=earlier, habit=habit, reason=reason)
         if learned.get(TIME) and self.asked in (DOMAIN, MOTIVATION) and parse_clock_time(as_words(text)) is None:

@@ -121,7 +121,7 @@ _ROUTINE_WORDS = any_word(
     "almuerzo",
     "desayuno",
     "cena",
-    "caf[eé]",
+    "caf[eé](?:cito|sito)?",  # the diminutive is the same cup: "con el cafecito"
     "trabajo",
     "oficina",
     "escuela",
@@ -130,6 +130,8 @@ _ROUTINE_WORDS = any_word(
     "perro",
     "ni[nñ]os",
     "pausa",
+    "descanso",
+    "receso",
     "d[îi]ner",
     "d[ée]jeuner",
     "bureau",
@@ -198,11 +200,14 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
             match = match if _ROUTINE_WORDS.search(match["a"]) else None  # "with breakfast", not "with you"
     if match is None:
         return "", None
-    anchor = _clean(_ANCHOR_TAIL.sub("", match["a"]))
+    anchor = _clean(_EMOJI_TAIL.sub("", _ANCHOR_TAIL.sub("", match["a"])))
     if len(anchor.split()) < 2:
         return "", None
     return _words(anchor, 10), match
 
+
+# Emoji closing a routine ("en mi descanso 🚶‍♀️") are no words of it: the prompt quotes the routine.
+_EMOJI_TAIL = re.compile(r"[\s\u200d\ufe0f\u2600-\u27bf\U0001f000-\U0001faff]+$")
 
 _CLAUSE = re.compile(r"[^,.;!?]+")
 
@@ -227,7 +232,7 @@ def _routine_beside_time(text: str) -> str:
     """The routine said in the same sentence as a clock time, when no "after/before/when" clause
     names it: "on my lunch break at work", "dinner time" → "at dinner time", "en la comida"."""
     for clause in _CLAUSE.findall(without_times(text)):
-        phrase = _clean(clause)
+        phrase = _clean(_EMOJI_TAIL.sub("", clause))
         while _BESIDE_FILLER.search(phrase):
             phrase = _clean(_BESIDE_FILLER.sub("", phrase))
         if len(phrase.split()) < 2 or len(phrase.split()) > 10 or not _ROUTINE_WORDS.search(phrase):

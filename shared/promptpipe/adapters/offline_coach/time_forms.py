@@ -49,6 +49,8 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     # midnight said as the moment ("a medianoche", "à minuit"), not as a limit ("I scroll until midnight")
     (r"(?:^\W*|\b(?:at|around|about|a|a la|[àa]|vers|sobre la)\s+)(?:midnight|medianoche|minuit)\b", " at 0:00"),
     (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
+    # noon opening the message, before its routine ("noon at lunch", "midday w my sandwich"): the moment itself
+    (r"^\W*(?:noon|midday)\b(?=\s+(?:at|on|with|w/?|during|after|before|when|once|while)\b)", "at 12:00"),
     (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)
     # a window's start: "between 7 and 8", "entre las 7 y las 8", "entre 7h et 8h"
     (r"\b(?:between|entre(?: las)?)\s+(\d{1,2}(?:[:.h][0-5]\d)?)h?\s+(?:and|y|et)\s+(?:las\s+)?\d{1,2}\b", r"at \1"),
@@ -74,6 +76,12 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
         r"^(\W*)([1-9]|1[0-2])([0-5]\d)(?=\s+(?:right |just )?(?:after|before|when|once|with|while|despu[eé]s|antes|"
         r"cuando|con|apr[eè]s|avant|quand|avec)\b)",
         r"\1at \2:\3",
+    ),
+    # an hour written without its colon, with its own day-part: "830 in the morning", "1015 de la noche"
+    (
+        r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)(?=\s+(?:in the (?:morning|evening|afternoon)|at night|tonight|"
+        r"(?:de|en|por) la (?:manana|mañana|tarde|noche)|du (?:matin|soir))\b)",
+        r"\1:\2",
     ),
     (r"\b(?:vers|pour|sur les|aux alentours de|[àa] partir de)\s+(\d{1,2})\b(?![:.])", r"at \1"),
     (r"(?<![:.\d])\b([01]?\d|2[0-3])h\b(?![0-5]\d)", r"\1:00"),  # "19h", "18h en rentrant"

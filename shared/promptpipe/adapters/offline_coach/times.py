@@ -35,6 +35,7 @@ _PM_HINT = any_word(
     "afternoons?",
     "after work",
     "dinner",
+    "supper",
     "pm",  # English
     "de la (?:tarde|noche)",
     "cen(?:a|as|ar|amos|o|an|ando|ado)",  # "ya que cenamos"
@@ -224,6 +225,23 @@ def settle_half_of_day(time: str, said: str, *, earlier: str = "", habit: str = 
     return time
 
 
+def beside_a_suggestion(time: str, suggested: str, said: str, *, habit: str = "", reason: str = "") -> str:
+    """``time``, read from ``said`` in place of the coach's suggested time ("How about 8am?"): in the half
+    of the day its own words say ("8:30 después de cenar"), else the one the habit's nature says ("11:15"
+    to wind down is 23:15), else the suggestion's ("earlier, like 6:45"), never the small hours ("after
+    lunch at 1" is 13:00)."""
+    if _says_half_of_day(_spoken(said)):
+        return time
+    hour, minute = (int(part) for part in time.split(":"))
+    morning = _hhmm(hour % 12, minute)
+    evening = settle_half_of_day(morning, said, habit=habit, reason=reason)
+    if evening != morning:
+        return evening
+    if _day_part(f"{habit} {said}") == "am":  # "7:10 with my coffee" to "How about 7pm?"
+        return morning
+    return plausible(same_half_of_day(time, suggested, said) or time)
+
+
 # A day-part said in a request ("to the evening", "para la tarde", "le soir"), as against a routine.
 _DAY_PART_WORD = re.compile(
     r"\b(?:mornings?|evenings?|nights?|afternoons?|tonight|(?:de|en|por|para|a) la (?:ma[ñn]ana|tarde|noche)|"
@@ -295,10 +313,20 @@ _TIME_PHRASE = re.compile(
 )
 
 
+# The words of a correction between the time taken back and the one that replaces it ("8 wait make that
+# 8:30", "7pm, no sorry 7:30", "a las 8, no, mejor 8:30"): part of the time said, not a reason or a routine.
+_CORRECTION_BETWEEN_TIMES = re.compile(
+    r",(?:[\s,.!…]*\b(?:wait|no|nah|nope|sorry|actually|make (?:it|that)|i mean|or rather|mejor|bueno|perd[oó]n|"
+    r"digo|o sea|non|plut[oô]t|enfin|hmm+|um+)\b)+[\s,.!…]*(?=,)",
+    re.I,
+)
+
+
 def without_times(text: str) -> str:
     """``text`` with its clock times taken out ("on my lunch break at work around 12:30" -> "on my
-    lunch break at work , "), so what else the sentence says (a routine) can be read."""
-    return re.sub(r"\s+", " ", _TIME_PHRASE.sub(" , ", _spoken(text))).strip()
+    lunch break at work , "), and the words correcting one time into another ("8 wait make that 8:30"),
+    so what else the sentence says (a routine) can be read."""
+    return re.sub(r"\s+", " ", _CORRECTION_BETWEEN_TIMES.sub(", ", _TIME_PHRASE.sub(" , ", _spoken(text)))).strip()
 
 
 def spoken_form(text: str) -> str:
@@ -326,14 +354,33 @@ def _parse_clock(text: str, hint: str = "") -> str | None:
         return _hhmm(hour % 12 + (12 if is_pm else 0), minute)
     match = _HHMM.search(text)
     if match:
-        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), int(match[2]))
+        return _hhmm(_own_half_of_day(match, text) or _guess_half_of_day(int(match[1]), text, hint), int(match[2]))
     match = _AT_HOUR.search(text)
     if match and int(match[1]) <= 23:
-        return _hhmm(_guess_half_of_day(int(match[1]), text, hint), 0)
+        return _hhmm(_own_half_of_day(match, text) or _guess_half_of_day(int(match[1]), text, hint), 0)
     bare = re.fullmatch(r"\s*(\d{1,2})\s*", text)
     if bare and int(bare[1]) <= 23:
         return _hhmm(_guess_half_of_day(int(bare[1]), text, hint), 0)
     return None
+
+
+# A day-part said right after the hour it belongs to ("7 de la noche", "8:30 in the morning"): it wins over
+# a day-part elsewhere in the message ("a las 7 de la noche, en la mañana voy con prisa" is 19:00).
+_OWN_DAY_PART = re.compile(
+    r"\s*(?:(?P<am>in the morning|this morning|(?:de|en|por) la ma[ñn]ana|du matin|le matin)|"
+    r"(?P<pm>in the (?:afternoon|evening)|at night|tonight|this (?:afternoon|evening)|(?:de|en|por) la (?:tarde|noche)|"
+    r"du soir|le soir|de l'apr[eè]s-midi))\b",
+    re.I,
+)
+
+
+def _own_half_of_day(match: re.Match[str], text: str) -> int | None:
+    """The hour of ``match`` in the half of the day said right after it, if one is."""
+    hour = int(match[1])
+    own = _OWN_DAY_PART.match(text, match.end())
+    if own is None or not 1 <= hour <= 11:
+        return None
+    return hour if own["am"] else hour + 12
 
 
 def _guess_half_of_day(hour: int, text: str, hint: str = "") -> int:
