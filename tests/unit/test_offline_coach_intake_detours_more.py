@@ -20,6 +20,7 @@ from promptpipe.adapters.offline_coach.times import propose_time
 from promptpipe.flow.context import feedback_context
 from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
+from promptpipe.rules.message_reading import read_message
 from tests.unit.test_offline_coach_in_context import (
     ALL_TOOLS,
     ASK_TIME,
@@ -57,7 +58,7 @@ def test_a_slip_of_the_thumb_is_read_as_the_word_meant(typed: str, meant: str) -
     assert with_clause_breaks(typed) == meant
 
 
-@pytest.mark.parametrize("typed", ["7pm works", "she walks", "i'd go at 8", "vitamins"])
+@pytest.mark.parametrize("typed", ["7pm works", "she walks", "i'd go at 8", "vitamins", "take vitamin d at noon"])
 def test_a_word_that_is_no_slip_is_left_as_typed(typed: str) -> None:
     assert with_clause_breaks(typed) == typed
 
@@ -75,6 +76,16 @@ def test_a_routine_said_as_a_state_is_the_anchor(said: str) -> None:
 @pytest.mark.parametrize("said", ["whenever 😅", "when 🤷‍♀️"])
 def test_a_connective_and_an_emoji_name_no_routine(said: str) -> None:
     assert parse_anchor(said)[0] == ""
+
+
+@pytest.mark.parametrize("said", ["must i answer every single day", "can u read what i send", "will u text on sundays"])
+def test_a_yes_no_question_with_no_question_mark_is_a_question(said: str) -> None:
+    assert read_message(said).kind == "question"
+
+
+@pytest.mark.parametrize("said", ["did it 💪", "would love to swim more", "i can do mornings"])
+def test_an_auxiliary_that_asks_nothing_is_no_question(said: str) -> None:
+    assert read_message(said).kind != "question"
 
 
 # -- the time handed over ------------------------------------------------------------------------

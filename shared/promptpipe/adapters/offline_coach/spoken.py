@@ -90,6 +90,11 @@ def _untyped(word: str) -> str:
     return meant.pop() if len(meant) == 1 else word  # two everyday words it could be: left as typed
 
 
+# Spanish words a "de" follows ("después de", "antes de", "bajar de peso", "cerca de", "a la hora de").
+_TAKES_DE = (
+    r"despu[eé]s|antes|luego|cerca|lejos|hora|bajar|subir|dejar|tratar|acabar|terminar|salir|fuera|dentro|encima|"
+    r"debajo|delante|detr[aá]s|adem[aá]s|rato|poco|m[aá]s|menos|ropa|lavarme|cepillarme"
+)
 # Connectives as people text them: "b4 work", "aftr dinner", "wen i get home", "post-workout", "pre bed".
 _TEXTED_CONNECTIVES = (
     (re.compile(r"\b(?:b4|bfore|befor|bfr)\b", re.I), "before"),
@@ -97,7 +102,8 @@ _TEXTED_CONNECTIVES = (
     (re.compile(r"\b(?:wen|whn)\b", re.I), "when"),
     (re.compile(r"\b(?:wenever|whenevr|whenver)\b", re.I), "whenever"),
     # Spanish as texted: "despues d cenar", "antes q me duerma", "dsp del trabajo", "xq me relaja"
-    (re.compile(r"(?<=[a-záéíóúñ] )d(?= [a-záéíóúñ])", re.I), "de"),
+    # ("d" only after a word that takes "de": "vitamin d daily" stays)
+    (re.compile(rf"\b((?:{_TAKES_DE}) )d(?= [a-záéíóúñ])", re.I), r"\1de"),
     (re.compile(r"(?<=[a-záéíóúñ] )q(?= [a-záéíóúñ])", re.I), "que"),
     (re.compile(r"\b(?:dsp|dsps|dps|desp)\b", re.I), "después"),
     (re.compile(r"\b(?:xq|pq|porq)\b", re.I), "porque"),
