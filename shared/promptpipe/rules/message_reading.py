@@ -291,11 +291,17 @@ _LAST_LETTER_DOUBLED = re.compile(r"([^\W\d_])\1+\b")
 _POLL_ANSWER = re.compile(r"^q: .*?\? a: ")
 
 
+# A yes/no question by its form: an auxiliary, then who it asks about ("do i have to reply every day", "can
+# u see my messages", "will you text on weekends"); not "did it", "would love to".
+_YES_NO_FORM = re.compile(r"^(?:do|does|can|could|will|should|must|are|r) (?:i|you|u|we|y'?all)\b")
+
+
 def _asks_by_form(said: str) -> bool:
     """A question by its form: a question mark anywhere in their own words, or an interrogative opening
     past a filler."""
     own = _POLL_ANSWER.sub("", said)
-    return "?" in own or bool(_WH_FORM.match(_LEAD_FILLER.sub("", own).strip()))
+    opened = _LEAD_FILLER.sub("", own).strip()
+    return "?" in own or bool(_WH_FORM.match(opened) or _YES_NO_FORM.match(opened))
 
 
 def hands_over(text: str) -> bool:

@@ -30,6 +30,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
 )
 from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
+from promptpipe.adapters.offline_coach.intake_new_habit import switch_habit
 from promptpipe.adapters.offline_coach.phrases import in_every_language, say
 from promptpipe.adapters.offline_coach.reading import (
     SUGGEST_LEAD,
@@ -342,10 +343,7 @@ class FeedbackRules(ScheduleRequests):
         return f"Before your next prompt I need one more detail. {question}", "feedback: asking for the repair"
 
     def _new_habit(self) -> tuple[_Step, str]:
-        if not self.turn.called(TRANSITION):
-            args = {"target_state": "INTAKE", "reason": "participant wants a different habit"}
-            return [(TRANSITION, args)], "feedback: new habit requested; back to intake"
-        return say("new_habit", self.lang), "feedback: asking for the new habit"
+        return switch_habit(self.turn, self.lang)  # the habit it names saved, back to the intake
 
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
     def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:

@@ -23,8 +23,10 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     hesitates,
     is_impatience,
     is_lost,
+    own_answer_past_the_yes,
 )
-from promptpipe.adapters.offline_coach.intake_moments import routine_moment
+from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
+from promptpipe.adapters.offline_coach.intake_new_habit import fields_since, second_intake_start
 from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
 from promptpipe.adapters.offline_coach.intake_window import random_window, read_window
 from promptpipe.adapters.offline_coach.intake_words import (
@@ -79,6 +81,9 @@ from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
+from promptpipe.rules.word_patterns import DAYPARTS, any_word
+
+_DAYPART = any_word(*DAYPARTS)
 
 
 class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
@@ -87,6 +92,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
         self.known = {name: turn.context.get(name, "") for name in INTAKE_ORDER}
+        second = second_intake_start(turn.history)  # a new habit from the feedback week: its answers only
+        self.known = fields_since(turn.history, second, self.known) if second is not None else self.known
         # What the coach's last message asked: the reply is read against it (a default it suggested, the
         # field that default stands for: "How about “to feel a bit better every day”?" asked why).
         self.asked = self._suggested_field() or asked_for(turn.last_assistant, turn.steer_node)
@@ -280,7 +287,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             offered = suggested.strip("“”")
             defaults = ((n, _EASY_DEFAULTS[n]) for n in (DOMAIN, MOTIVATION, ANCHOR))
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
-            return {field: suggested.strip("“”")} if not time and not self.known[field] else {}
+            value = own_answer_past_the_yes(text, field, self.known) or suggested.strip("“”")  # "fine. yoga"
+            return {field: value} if not time and not self.known[field] else {}
         swapped = self._another_time_among_other_facts(text, expected)
         if swapped:  # "can we do 6:45 instead, 8 is when i leave. its for my mood"
             return swapped
@@ -309,8 +317,8 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             learned[TIME] = window[0]
         if self.proposal():  # a vague time is confirmed before it is saved; the rest is saved now
             learned.pop(TIME, None)
-            if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]):
-                learned.pop(ANCHOR)  # "after work" said for the time is a time, not a routine
+            if learned.get(ANCHOR) and _DAYPART_ANCHOR.match(learned[ANCHOR]) and not _DAYPART.search(text):
+                learned.pop(ANCHOR)  # "after work" said for the time is a time ("mornings before work": routine)
         return learned
 
     def _said_of_when(self) -> str:
@@ -464,7 +472,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             offered = suggestion(message.content or "")
             if offered and re.search(r"\d", offered):
                 routine, _ = parse_anchor(before.content or "")
-                return routine
+                return routine or moment_said(before.content or "")  # "at lunchtime", "first thing"
         return ""
 
     def _off_topic(self) -> bool:

@@ -24,7 +24,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, unclear_stop
-from promptpipe.adapters.offline_coach.text import DOMAIN, SCHEDULER, TIME, _is_hint
+from promptpipe.adapters.offline_coach.text import _FILLER, DOMAIN, SCHEDULER, TIME, _is_hint, _substantive
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
@@ -38,7 +38,11 @@ _DAYPART_WORDS = {"morning": "morning", "afternoon": "afternoon", "evening": "ev
 # A free-choice word for when, as the whole of what is said: the time is the coach's to choose.
 _ANY_TIME = re.compile(
     r"\b(?:whenever|any ?time|any time (?:works|is fine)|(?:it )?doesn'?t matter when|cuando sea|cuando quieras|"
-    r"a cualquier hora|cualquier hora|n'importe quand|quand (?:tu veux|vous voulez)|a n'importe quelle heure)\b"
+    r"a cualquier hora|cualquier hora|n'importe quand|quand (?:tu veux|vous voulez)|a n'importe quelle heure|"
+    # "idc when", "i don't mind what time", "no me importa la hora", "peu importe l'heure": when is not theirs
+    r"(?:idc|i (?:don'?t|dont) (?:really )?(?:care|mind)|(?:don'?t|dont) (?:care|mind)|no me importa|me da igual|"
+    r"peu importe|je m'en fiche de) (?:when|what time|the time|cuando|a que hora|la hora|quand|l'heure)|"
+    r"just send (?:it|them|one)\W*$)"
 )
 
 _PAUSE_PROMISED = {
@@ -106,6 +110,19 @@ def beside_the_yes(text: str) -> str:
     return rest
 
 
+def own_answer_past_the_yes(text: str, field: str, known: dict[str, str]) -> str:
+    """ "fine. stretching i guess", "ok fine, yoga", "bueno. tomar más agua" to a default the coach suggested
+    for ``field`` (the habit, why, the routine): a grudging yes, then an answer of their own — theirs, not
+    the default. Not a hedge ("fine, i guess") nor another field beside the yes ("sure, after dinner")."""
+    rest = beside_the_yes(text)
+    said = _FILLER.sub("", rest).strip(" .,!")
+    if not said or not _substantive(said) or _HEDGE_ONLY.fullmatch(said):
+        return ""
+    return parse_intake_message(rest, {**known, field: ""}, field).get(field, "")
+
+
+# A hedge alone after a yes ("i guess", "i suppose", "supongo", "je suppose"): no answer of its own.
+_HEDGE_ONLY = re.compile(r"(?i)(?:i guess|i suppose|i think|then|supongo|creo|je suppose|je crois)")
 # "but", "instead", "rather", "pero", "mejor", "plutôt", "mais": what follows the yes takes it back.
 _CONTRAST = re.compile(r"\b(?:but|instead|rather|not|no|pero|mejor|en vez|plutot|mais|non|pas)\b")
 # Hesitation by its structure: a verb of thinking it over, said as something still to do ("lo tengo que

@@ -68,3 +68,21 @@ def routine_moment(text: str) -> str:
     if moment:
         return moment
     return "18:00" if _HOME.search(routine) else ""
+
+
+# A moment of the day named by its meal or its start rather than by a connective ("at lunchtime", "on my
+# lunch break", "first thing in the morning", "a la hora de la comida", "à l'heure du déjeuner", "à la
+# première heure"): said for the time, it is also the routine the prompt can follow.
+_MOMENT_PHRASE = re.compile(
+    r"\b(?:first thing(?: in the morning)?|(?:at|during|on|around) (?:my |the )?(?:lunch ?time|lunch(?: ?break)?|"
+    r"breakfast(?: ?time)?|dinner ?time|supper ?time|(?:coffee|tea) break)|a primera hora(?: de la ma[ñn]ana)?|"
+    r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno)|(?:[àa] )?la premi[eè]re heure|"
+    r"[àa] l'heure du (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)|pendant (?:ma|la) pause d[ée]jeuner)\b",
+    re.I,
+)
+
+
+def moment_said(text: str) -> str:
+    """The moment of the day a message names by its meal or its start, as said ("at lunchtime"), or ""."""
+    match = _MOMENT_PHRASE.search(text)
+    return match[0] if match else ""

@@ -193,12 +193,25 @@ def _habit_then_why(text: str) -> tuple[str, re.Match[str] | None]:
     return _words(reason, 15), re.compile(re.escape(said.strip())).search(text, start.start())
 
 
+# "sleep earlier instead of scrolling": two things compared inside an answer, not a change of habit.
+_COMPARED = re.compile(r"\b(?:instead of|rather than|en vez de|en lugar de|au lieu de)\s+(?P<other>[^,.;!?]+)", re.I)
+
+
 def _habit_changed(text: str, known: dict[str, str]) -> str:
-    """ "actually no lets do journaling instead": a change of mind naming another known habit."""
-    if not known.get(DOMAIN) or not _CHANGE_OF_MIND.search(text) or re.search(r"\d", text):
+    """ "actually no lets do journaling instead": a change of mind naming another known habit. Not a
+    comparison whose other side is not the habit ("nice nice. sleep earlier instead of scrolling", "para
+    desconectar en vez de estar con el móvil"), nor "actually" inside a reason ("to actually sleep")."""
+    if not known.get(DOMAIN) or re.search(r"\d", text):
+        return ""
+    said = _FILLER.sub("", text.strip())
+    habit_known = known[DOMAIN]
+    said = _COMPARED.sub(lambda m: m[0] if parse_domain(m["other"]) == habit_known else " ", said)
+    if _REASON_LEAD.match(said):  # a reason's clause: "actually" is an adverb of it, not a change of mind
+        said = re.sub(r"\bactually\b", " ", said, flags=re.I)
+    if not _CHANGE_OF_MIND.search(said):
         return ""
     habit = parse_domain(text)
-    return habit if habit and habit != known[DOMAIN] else ""
+    return habit if habit and habit != habit_known else ""
 
 
 _REASON_LEAD = re.compile(

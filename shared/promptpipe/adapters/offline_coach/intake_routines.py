@@ -31,6 +31,8 @@ _ANCHOR = re.compile(
     r"|(?:cuando|mientras|en cuanto|apenas|una vez que)\s+[^,.;!?]+"
     r"|al\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
     r"|nada m[aá]s\s+\w+(?:ar|er|ir)(?:me|te|se|nos)?\b[^,.;!?]*"
+    # "ya en la cama", "ya acostada", "estando en pijama": once in that state, a moment of the day
+    r"|(?:ya|estando)\s+(?:en (?:la )?cama|acostad[oa]s?|en pijama|en piyama|bañad[oa]s?)\b[^,.;!?\d]*"
     r"|(?:juste )?(?:apr[eè]s|avant)\s+(?!\d)[^,.;!?]+"
     r"|(?:quand|lorsque|d[eè]s que|une fois(?: que)?(?!\s+(?:par|de|\d)\b))\s+[^,.;!?]+"
     r"|(?:pendant|durant)\s+(?:ma|mon|mes|la|le|les)\s+[^,.;!?]+|en\s+\w+ant\b[^,.;!?]*"
@@ -201,8 +203,8 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
     if match is None:
         return "", None
     anchor = _clean(_EMOJI_TAIL.sub("", _ANCHOR_TAIL.sub("", match["a"])))
-    if len(anchor.split()) < 2:
-        return "", None
+    if len([w for w in anchor.split() if re.search(r"[^\W\d_]", w)]) < 2:
+        return "", None  # "idc when 🙄": a connective and an emoji name no routine
     return _words(anchor, 10), match
 
 

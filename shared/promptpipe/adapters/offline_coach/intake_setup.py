@@ -9,6 +9,7 @@ import re
 
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
 from promptpipe.adapters.offline_coach.intake_detours import pause_asked, paused_set_up
+from promptpipe.adapters.offline_coach.intake_new_habit import replace_earlier_schedule, second_intake_start
 from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import is_schedule_offer
@@ -24,7 +25,8 @@ class IntakeSetUp:
 
     def prompt_given(self) -> bool:
         """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
-        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history)
+        start = second_intake_start(self.turn.history) or 0  # a second intake: its own offer, not the first's
+        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history[start:])
 
     def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
         turn = self.turn
@@ -38,6 +40,10 @@ class IntakeSetUp:
                     "random_start_time": window[0],
                     "random_end_time": window[1],
                 }
+            if second_intake_start(turn.history) is not None:  # a new habit: its schedule replaces the earlier
+                steps = replace_earlier_schedule(turn, args)
+                if steps is not None:
+                    return steps, "intake: a new habit's schedule in place of the earlier one"
             return [(SCHEDULER, args)], "intake: daily schedule at the preferred time"
         if not turn.called(SCHEDULER, action="create"):
             if accepted:

@@ -343,6 +343,12 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "¡Claro, elegimos otro! ¿Qué pequeño hábito te gustaría construir ahora?",
         "fr": "D'accord, on en choisit une autre ! Quelle petite habitude aimerais-tu prendre à la place ?",
     },
+    "new_habit_named": {
+        "en": "Sure, let's switch! Why does {habit} matter to you? What would it give you?",
+        "es": "¡Claro, cambiamos! ¿Por qué es importante para ti ({habit})? ¿Qué te aportaría?",
+        "fr": "D'accord, on change ! Pourquoi est-ce important pour vous ({habit}) ? "
+        "Qu'est-ce que ça vous apporterait ?",
+    },
     "intensity_up": {
         "en": "Got it — I'll make your prompts a little more challenging (intensity: {level}).",
         "es": "Entendido: haré tus mensajes un poco más exigentes (intensidad: {level}).",

@@ -45,6 +45,7 @@ _VOCABULARY = frozenset(
         "walk walking stretch stretching stretches yoga running exercise workout sleep water reading read "
         "books meditate meditation meditating journal journaling gratitude breakfast lunch dinner coffee "
         "shower brush brushing teeth morning evening night after before when work home office school kids "
+        "exercise exercising pushups situps squats stretched running swimming cycling flossing "
         "alarm wake bed caminar estirar leer meditar dormir agua desayuno comida cena trabajo después antes "
         "cuando mañana noche tarde marcher lire méditer dormir petit déjeuner dîner après avant quand matin "
         "soir travail bureau",
@@ -52,8 +53,32 @@ _VOCABULARY = frozenset(
 )
 
 
+# Letters next to each other on a phone's keyboard (QWERTY, AZERTY and the Spanish layout share these rows).
+_ROWS = ("qwertyuiop", "asdfghjklñ", "zxcvbnm")
+_NEIGHBOURS = {
+    letter: {row[i - 1] for i in (at,) if i > 0} | {row[i + 1] for i in (at,) if i + 1 < len(row)}
+    for row in _ROWS
+    for at, letter in enumerate(row)
+}
+
+
+def _slips(lower: str) -> list[str]:
+    """The words ``lower`` is with one slip of the thumb undone, for a word of five letters or more: a letter
+    doubled or added inside it ("excercise"), one left out inside it ("streching"), or a neighbouring key hit
+    after its first letter ("caminat"). Never at the word's ends for an added or missing letter, so
+    "works" is not "work"."""
+    if len(lower) < 5:
+        return []
+    letters = "abcdefghijklmnopqrstuvwxyzñ"
+    dropped = [lower[:at] + lower[at + 1 :] for at in range(1, len(lower) - 1)]
+    added = [lower[:at] + c + lower[at:] for at in range(1, len(lower)) for c in letters]
+    hit = [lower[:at] + c + lower[at + 1 :] for at in range(1, len(lower)) for c in _NEIGHBOURS.get(lower[at], ())]
+    return [*dropped, *added, *hit]
+
+
 def _untyped(word: str) -> str:
-    """``word``, or the everyday word it is with two neighbouring letters swapped back ("dinenr" → "dinner")."""
+    """``word``, or the everyday word it is with two neighbouring letters swapped back ("dinenr" → "dinner")
+    or one slip of the thumb undone ("streching" → "stretching", "excercise" → "exercise")."""
     lower = word.lower()
     if len(word) < 4 or lower in _VOCABULARY:
         return word
@@ -61,15 +86,27 @@ def _untyped(word: str) -> str:
         swapped = lower[:at] + lower[at + 1] + lower[at] + lower[at + 2 :]
         if swapped in _VOCABULARY:
             return swapped
-    return word
+    meant = {w for w in _slips(lower) if w in _VOCABULARY}
+    return meant.pop() if len(meant) == 1 else word  # two everyday words it could be: left as typed
 
 
+# Spanish words a "de" follows ("después de", "antes de", "bajar de peso", "cerca de", "a la hora de").
+_TAKES_DE = (
+    r"despu[eé]s|antes|luego|cerca|lejos|hora|bajar|subir|dejar|tratar|acabar|terminar|salir|fuera|dentro|encima|"
+    r"debajo|delante|detr[aá]s|adem[aá]s|rato|poco|m[aá]s|menos|ropa|lavarme|cepillarme"
+)
 # Connectives as people text them: "b4 work", "aftr dinner", "wen i get home", "post-workout", "pre bed".
 _TEXTED_CONNECTIVES = (
     (re.compile(r"\b(?:b4|bfore|befor|bfr)\b", re.I), "before"),
     (re.compile(r"\b(?:aftr|afta|aftah|afer)\b", re.I), "after"),
     (re.compile(r"\b(?:wen|whn)\b", re.I), "when"),
     (re.compile(r"\b(?:wenever|whenevr|whenver)\b", re.I), "whenever"),
+    # Spanish as texted: "despues d cenar", "antes q me duerma", "dsp del trabajo", "xq me relaja"
+    # ("d" only after a word that takes "de": "vitamin d daily" stays)
+    (re.compile(rf"\b((?:{_TAKES_DE}) )d(?= [a-záéíóúñ])", re.I), r"\1de"),
+    (re.compile(r"(?<=[a-záéíóúñ] )q(?= [a-záéíóúñ])", re.I), "que"),
+    (re.compile(r"\b(?:dsp|dsps|dps|desp)\b", re.I), "después"),
+    (re.compile(r"\b(?:xq|pq|porq)\b", re.I), "porque"),
 )
 # "post"/"pre" before an everyday activity: the sequence it says ("post workout" is after my workout).
 _ACTIVITY = r"(?:work ?outs?|work|gym|runs?|dinner|lunch|breakfast|supper|shower|bed|class|school|shift|meetings?)\b"

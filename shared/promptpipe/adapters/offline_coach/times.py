@@ -438,10 +438,16 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
         r"\bavant de (?:dormir|me coucher)\b",
         "21:30",
     ),
-    (r"\bdespu[eé]s de (?:comer|almorzar)\b", "15:00"),
+    (r"\bdespu[eé]s de (?:comer|almorzar|la comida)\b", "15:00"),
     (r"\bdinner\b|\bcena\b|\bevenings?\b|\btonight\b", "19:00"),
     (r"\bafternoons?\b|\btardes?\b|\bapr[eè]s-midi\b", "15:00"),
     (r"\bsoir\b", "19:00"),
+    # the very start of the day: "first thing in the morning", "a primera hora", "à la première heure"
+    (
+        r"\bfirst thing\b|\bas soon as i (?:wake|get) up\b|\ba primera hora\b|\bpremi[eè]re heure\b|"
+        r"\bd[eè]s le r[ée]veil\b",
+        "07:00",
+    ),
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b|\bmatin\b", "08:00"),
 )
 
