@@ -298,9 +298,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         learned = parse_intake_message(text, {**self.known, **replaced}, TIME if sends_at else expected)
         if reading.request == "change_time" or sends_at:  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
-        beside = beside_the_send_request(text) if sends_at else ""
-        if beside and read_message(beside).kind == "fact":  # "flossing, text me at 9": the habit is kept
-            learned |= {n: v for n, v in parse_intake_message(beside, self.known, expected).items() if n != TIME}
+        own_clause = beside_the_send_request(text) if sends_at else ""
+        if own_clause and read_message(own_clause).kind == "fact":  # "flossing, text me at 9": the habit is kept
+            learned |= {n: v for n, v in parse_intake_message(own_clause, self.known, expected).items() if n != TIME}
         suggested_time = normalise_time(suggested) if suggested and re.search(r"\d", suggested) else None
         habit, reason = (
             " ".join(learned.get(n) or self.known[n] for n in f) for f in ((DOMAIN, ANCHOR), (MOTIVATION,))
