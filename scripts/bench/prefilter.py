@@ -7,8 +7,8 @@ The messages are what participants say in the built conversation corpus
 (tests/data/conversations/built/; never the held-out part). For each message, read on fresh, uncompiled
 patterns, the table counts the messages whose reading compiles a pattern: the webhook reads every
 text for an opt-out (``read_request``), the worker screens it (``screen``) and reads it for the tool-intent
-hints (``rules/intent_patterns.py``, ``flow/intent_rules.py``; every pattern searched, the most a turn
-reads: a turn's rules read some of them, as its context decides). A compile is observed by wrapping
+hints (``rules/intent_patterns.py``, ``flow/intent_rules.py``): every pattern searched (the most a turn
+could read), and a turn's rules (``decide``) in an intake and in a feedback context. A compile is observed by wrapping
 ``rules/literal_prefilter``'s compile function while the message is read. The pattern characters
 compiled stand for the cost (``re`` parses and compiles in Python, about 12,500 instructions a
 character: docs/benchmarks.md, section 2). Timing, the mean a message of ``read_request``, ``screen``
@@ -42,21 +42,34 @@ def messages() -> list[str]:
     return [turn.say for conversation in load_corpus() for turn in conversation.turns]
 
 
-# The tool-intent hints' patterns (each case-insensitive, behind its prefilter), by name.
-INTENT_PATTERNS: dict[str, Prefiltered] = {
-    "stop": intent_patterns.STOP,
-    "change time": intent_patterns.CHANGE_TIME,
-    "prefer": intent_patterns.PREFER,
-    "new habit": intent_patterns.NEW_HABIT,
-    "capability": intent_patterns._CAPABILITY,
-    "later": intent_patterns._LATER,
-    "question start": intent_patterns._QUESTION_START,
-    "daypart": intent_rules._DAYPART,
-    "list schedule": intent_rules._LIST_SCHEDULE,
-    "prompt now": intent_rules._PROMPT_NOW,
+# The tool-intent hints' patterns (each case-insensitive, behind its prefilter), by name, and the
+# module attributes that hold them.
+_INTENT_ATTRIBUTES = {
+    "stop": "STOP",
+    "change time": "CHANGE_TIME",
+    "prefer": "PREFER",
+    "new habit": "NEW_HABIT",
+    "capability": "_CAPABILITY",
+    "later": "_LATER",
+    "question start": "_QUESTION_START",
+    "daypart": "_DAYPART",
+    "list schedule": "_LIST_SCHEDULE",
+    "prompt now": "_PROMPT_NOW",
 }
-# What the intent reader below reads with: fresh copies (as at a cold start), or compiled patterns.
+INTENT_PATTERNS: dict[str, Prefiltered] = {
+    name: getattr(intent_patterns, attribute, None) or getattr(intent_rules, attribute)
+    for name, attribute in _INTENT_ATTRIBUTES.items()
+}
+# What the intent readers below read with: fresh copies (as at a cold start), or compiled patterns.
 _intents: dict[str, Any] = {}
+
+
+def _install() -> None:
+    """``_intents`` where the rules read them (``flow/intent_rules`` holds some of ``rules/intent_patterns``')."""
+    for name, attribute in _INTENT_ATTRIBUTES.items():
+        for module in (intent_patterns, intent_rules):
+            if hasattr(module, attribute):
+                setattr(module, attribute, _intents[name])
 
 
 def _fresh() -> None:
@@ -65,6 +78,7 @@ def _fresh() -> None:
     safety_screen._EN = safety_screen._by_category(safety_screen._EN_PATTERNS, safety_screen._EN_TRIGGERS)
     safety_screen._ES = safety_screen._by_category(safety_screen._ES_PATTERNS, safety_screen._ES_TRIGGERS)
     _intents.update({name: Prefiltered(p.pattern, p.triggers, p.flags) for name, p in INTENT_PATTERNS.items()})
+    _install()
 
 
 @contextlib.contextmanager
@@ -87,6 +101,20 @@ def _compiles() -> Iterator[list[str]]:
 def _read_intents(text: str) -> None:
     for pattern in _intents.values():
         pattern.match(text) if pattern.pattern.startswith("^") else pattern.search(text)
+
+
+def _decide_in_intake(text: str) -> None:
+    """A turn's rules on an intake answer, two profile fields still missing (the day-part patterns read)."""
+    intent_rules.decide(intent_rules.TurnContext(module="intake", text=text, missing_required=_MISSING))
+
+
+def _decide_in_feedback(text: str) -> None:
+    """A turn's rules on a reply to the daily check-in, a schedule live."""
+    context = intent_rules.TurnContext(module="feedback", text=text, has_schedule=True, last_reply="Did you do it?")
+    intent_rules.decide(context)
+
+
+_MISSING = ("preferred_time", "prompt_anchor")
 
 
 def _request_patterns() -> list[tuple[str, Prefiltered]]:
@@ -116,6 +144,11 @@ def selectivity(texts: list[str]) -> dict[str, Any]:
     per_function = {function: 0 for function, _, _ in READERS}
     characters = dict.fromkeys(per_function, 0)
     ordinary: dict[str, list[str]] = {function: [] for function in per_function}
+    _fresh()
+    owner: dict[str, str] = {}  # a pattern's count is its first reader's (the intent readers share theirs)
+    for function, _, patterns in READERS:
+        for name, _ in patterns():
+            owner.setdefault(name, function)
     for text in texts:
         for function, read, patterns in READERS:
             _fresh()
@@ -125,7 +158,8 @@ def selectivity(texts: list[str]) -> dict[str, Any]:
             per_function[function] += bool(compiled)
             characters[function] += sum(len(pattern.pattern) for _, pattern in compiled)
             for name, _ in compiled:
-                per_pattern[name] = per_pattern.get(name, 0) + 1
+                if owner[name] == function:
+                    per_pattern[name] = per_pattern.get(name, 0) + 1
             if not compiled:
                 ordinary[function].append(text)
     _fresh()
@@ -141,7 +175,9 @@ def selectivity(texts: list[str]) -> dict[str, Any]:
 READERS: tuple[tuple[str, Callable[[str], object], Callable[[], list[tuple[str, Prefiltered]]]], ...] = (
     ("webhook (read_request)", requests.read_request, _request_patterns),
     ("worker (screen)", safety_screen.screen, _screen_patterns),
-    ("worker (intent hints)", _read_intents, _intent_patterns),
+    ("worker (intent hints, every pattern)", _read_intents, _intent_patterns),
+    ("worker (intent hints, a turn's rules in intake)", _decide_in_intake, _intent_patterns),
+    ("worker (intent hints, a turn's rules in feedback)", _decide_in_feedback, _intent_patterns),
 )
 
 
@@ -174,10 +210,12 @@ def timings(texts: list[str], ordinary: dict[str, list[str]], repeat: int) -> di
             safety_screen._EN = tuple((category, p.compiled) for category, p in original[1])  # type: ignore[assignment]
             safety_screen._ES = tuple((category, p.compiled) for category, p in original[2])  # type: ignore[assignment]
             _intents.update({name: p.compiled for name, p in original[3].items()})
+            _install()
             before = _timed(read, texts, repeat)
         finally:
             requests._requests, safety_screen._EN, safety_screen._ES = original[:3]
             _intents.update(original[3])
+            _install()
         result[function] = (before, cold, warm)
     _fresh()
     return result
@@ -196,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     for function, count in found["functions"].items():
         mean = found["characters"][function] / total
         print(f"| {function} | {count} ({count / total:.1%}) | {mean:,.0f} |")
-    print("\n| pattern | characters | messages that compile it |")
+    print("\n| pattern | characters | messages that compile it (its first reader above) |")
     print("|---|---:|---:|")
     for name, pattern in (*_request_patterns(), *_screen_patterns(), *_intent_patterns()):
         count = found["patterns"].get(name, 0)
