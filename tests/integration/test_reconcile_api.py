@@ -13,7 +13,7 @@ from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.models.events import ScheduledPromptPayload
 from promptpipe.models.store import EventRecord
 from promptpipe.usecases.schedules import reconcile
-from promptpipe.usecases.sending import apply_schedules
+from tests.support.schedules import apply_schedules
 
 BASE = "/conversation/participants"
 

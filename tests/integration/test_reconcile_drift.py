@@ -11,8 +11,8 @@ from promptpipe.flow.deps import IdGenerator
 from promptpipe.flow.timer_names import participant_prefix
 from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
-from promptpipe.usecases.sending import apply_schedules
 from promptpipe.wiring import build_app, set_app
+from tests.support.schedules import apply_schedules
 
 BASE = "/conversation/participants"
 NEW_PROMPT_ARN = "arn:aws:lambda:us-east-1:123456789012:function:promptpipe-scheduled-prompt-v2"

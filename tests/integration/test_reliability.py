@@ -74,12 +74,13 @@ from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome, event_id_for_schedule
 from promptpipe.usecases.participants import override_state
 from promptpipe.usecases.schedules import reconcile
-from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.studies import load_study, with_study
 from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import build_app
 from tests.support import RecordingQueue, enroll_over_api
 from tests.support import enroll as enroll_directly
+from tests.support.schedules import apply_schedules
 
 T0 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
 BASE = "/conversation/participants"

@@ -18,9 +18,9 @@ from promptpipe.models.events import TimerKind
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.state import SubState
 from promptpipe.usecases.participants import override_state
-from promptpipe.usecases.sending import apply_schedules
 from promptpipe.usecases.studies import with_study
 from tests.support import enroll_over_api
+from tests.support.schedules import apply_schedules
 from tests.unit.test_study_reminder import FRIENDLY, reminder_study
 
 

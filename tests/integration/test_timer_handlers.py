@@ -29,7 +29,7 @@ from promptpipe.local.environment import TIMERS_ARN, LocalEnvironment
 from promptpipe.local.lambda_runtime import FakeLambdaContext
 from promptpipe.models.messaging import OutboundKind
 from promptpipe.models.state import DataKey
-from promptpipe.usecases.sending import apply_schedules
+from tests.support.schedules import apply_schedules
 
 TORONTO = ZoneInfo("America/Toronto")
 PHONE = "+14165550142"

@@ -15,14 +15,24 @@ The rule, on a sequence of items (each consumed right after the one before):
   repeat with a minimum of at least one by its body.
 
 Optional items, open classes, ``.`` and assertions are never evidence on their own (an optional item's
-set holds the empty string, so a window made of it alone never passes). A case-insensitive flag
-anywhere ends the proof (a literal would no longer be itself).
+set holds the empty string, so a window made of it alone never passes). A case-insensitive flag inside
+the pattern ends the proof (a literal would no longer be itself).
+
+Case-insensitive patterns (``re.IGNORECASE`` given as the pattern's flag, ``parse(pattern, re.I)``):
+the walk is the same, on the literals as written, and the reader looks for the triggers in the text
+folded (``rules/literal_prefilter.fold_case``). That is exact when the fold sends every character that
+matches a trigger's character under the flag to that very character, one for one: ``fold_misses``
+checks it over every code point. Then a match that spells a trigger ``t`` in the pattern's literals
+spells, in the text, characters that each match ``t``'s under the flag, which the fold turns into ``t``
+(``str.translate`` and ``str.lower`` map a character to characters of its own; only a capital sigma
+reads its neighbours, and it folds to a sigma, which no Latin trigger holds).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 _parser: Any = getattr(re, "_parser", None)  # Python 3.11+: the stdlib's regex parser
@@ -37,12 +47,26 @@ def _repeats() -> tuple[Any, ...]:
     return tuple(getattr(_constants, name) for name in names if hasattr(_constants, name))
 
 
-def parse(pattern: str) -> Any:
-    """The parser's tree of ``pattern`` (a ``SubPattern``), refusing a case-insensitive pattern."""
-    tree = _parser.parse(pattern)
-    if tree.state.flags & _constants.SRE_FLAG_IGNORECASE:
+def parse(pattern: str, flags: int = 0) -> Any:
+    """The parser's tree of ``pattern`` compiled with ``flags`` (a ``SubPattern``), refusing a pattern
+    made case-insensitive by an inline flag: only ``re.IGNORECASE`` given in ``flags`` says that the
+    reader folds the text before looking for the triggers."""
+    tree = _parser.parse(pattern, flags)
+    if tree.state.flags & _constants.SRE_FLAG_IGNORECASE and not flags & re.IGNORECASE:
         raise ValueError(f"case-insensitive pattern: {pattern!r}")
     return tree
+
+
+def fold_misses(triggers: Iterable[str], fold: Callable[[str], str]) -> list[tuple[str, str]]:
+    """(character, trigger character) for every code point that matches a character of ``triggers``
+    under ``re.IGNORECASE`` and that ``fold`` does not turn into it, alone; and any code point that
+    ``fold`` spells as other than one character. Empty: looking for the triggers in the folded text
+    misses no case-insensitive match (module docstring)."""
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    misses = [(x, "") for x in every if len(fold(x)) != 1]
+    for wanted in sorted(set("".join(triggers))):
+        misses += [(x, wanted) for x in re.findall(re.escape(wanted), every, re.IGNORECASE) if fold(x) != wanted]
+    return misses
 
 
 def _product(languages: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
@@ -133,9 +157,9 @@ def _item_covered(item: tuple[Any, Any], triggers: Sequence[str]) -> bool:
     return False
 
 
-def uncovered(pattern: str, triggers: Sequence[str]) -> bool:
+def uncovered(pattern: str, triggers: Sequence[str], flags: int = 0) -> bool:
     """``True`` when the proof cannot show that every match of ``pattern`` contains a trigger."""
-    return not covered(parse(pattern), triggers)
+    return not covered(parse(pattern, flags), triggers)
 
 
 def _reduced(strings: Iterable[str]) -> tuple[str, ...]:

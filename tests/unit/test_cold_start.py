@@ -193,25 +193,42 @@ print(json.dumps({
 """
 
 # The long alternations a first event could compile: the opt-out reader's request patterns, the
-# safety screen's and the request for a person's (each behind its literal prefilter,
-# rules/literal_prefilter.py).
+# safety screen's, the request for a person's and the tool-intent hints' (each behind its literal
+# prefilter, rules/literal_prefilter.py). A compile is observed from outside: ``re.compile`` is wrapped
+# before anything is imported, and a pattern counts as compiled when its source went through it.
 COMPILED_PATTERNS = """
+import re
+
+_compiled_sources = set()
+_compile = re.compile
+
+def _observed(pattern, flags=0):
+    _compiled_sources.add(pattern)
+    return _compile(pattern, flags)
+
+re.compile = _observed
+
 def compiled_patterns():
     import sys
-    compiled = []
+    named = []
     requests = sys.modules.get("promptpipe.rules.opt_out_requests")
     if requests is not None:
         for language, anchored, floating in requests._requests():
-            kinds = (("anchored", anchored), ("floating", floating))
-            compiled += [f"request {language} {kind}" for kind, p in kinds if p.is_compiled]
+            named += [(f"request {language} anchored", anchored), (f"request {language} floating", floating)]
     screen = sys.modules.get("promptpipe.rules.safety_screen")
     if screen is not None:
         for language, table in (("en", screen._EN), ("es", screen._ES)):
-            compiled += [f"screen {language} {category}" for category, p in table if p.is_compiled]
+            named += [(f"screen {language} {category}", p) for category, p in table]
     ask_person = sys.modules.get("promptpipe.rules.ask_person")
-    if ask_person is not None and ask_person._PATTERN.is_compiled:
-        compiled.append("ask person")
-    return compiled
+    if ask_person is not None:
+        named.append(("ask person", ask_person._PATTERN))
+    intents = {}  # flow/intent_rules imports some of rules/intent_patterns': each once
+    for module in ("promptpipe.rules.intent_patterns", "promptpipe.flow.intent_rules"):
+        for name, p in getattr(sys.modules.get(module), "__dict__", {}).items():
+            if type(p).__name__ == "Prefiltered":
+                intents.setdefault(id(p), (f"intent {name.strip('_').lower()}", p))
+    named += intents.values()
+    return [name for name, pattern in named if pattern.pattern in _compiled_sources]
 """
 IMPORT_PROBE = COMPILED_PATTERNS + IMPORT_PROBE
 
@@ -368,11 +385,13 @@ import functions.inbound.webhook, functions.inbound.worker
 from promptpipe.rules.opt_out import read_opt_message
 from promptpipe.rules.safety_screen import screen
 from promptpipe.rules.ask_person import asks_for_person
+from promptpipe.flow.intent_rules import TurnContext, decide
 seen = {"import": compiled_patterns()}
 for text in sys.argv[1:]:
     read_opt_message(text)
     screen(text)
     asks_for_person(text)
+    decide(TurnContext(module="feedback", text=text, has_schedule=True))
     seen[text] = compiled_patterns()
 print(json.dumps(seen))
 """
@@ -380,11 +399,17 @@ print(json.dumps(seen))
 
 
 def test_an_ordinary_first_text_compiles_no_pattern_and_a_candidate_compiles_only_its_own() -> None:
-    """The webhook reads every text for an opt-out and the worker screens it: an ordinary message
-    (no trigger of any pattern) compiles nothing; a text that could be a request or a crisis compiles
-    the patterns of its language and category alone, when it arrives (docs/benchmarks.md, section 2)."""
+    """The webhook reads every text for an opt-out and the worker screens it and reads it for the
+    tool-intent hints: an ordinary message (no trigger of any pattern) compiles nothing; a text that
+    could be a request, a crisis or an action compiles the patterns of its language, category or
+    action alone, when it arrives (docs/benchmarks.md, section 2)."""
     ordinary = ("walked 20 min after lunch, felt good", "9ish", "si, a las 8 despues del cafe")
-    candidates = ("please stop texting me", "sharp chest pain", "can i talk to a real person")
+    candidates = (
+        "please stop texting me",
+        "sharp chest pain",
+        "can i talk to a real person",
+        "Can I move my reminder to 7pm?",
+    )
     done = subprocess.run(
         [sys.executable, "-c", FIRST_TEXTS_PROBE, *ordinary, *candidates],
         env=child_environment(REPO),
@@ -396,9 +421,11 @@ def test_an_ordinary_first_text_compiles_no_pattern_and_a_candidate_compiles_onl
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["import"] == []
     assert all(seen[text] == [] for text in ordinary)
-    assert seen["please stop texting me"] == ["request en anchored"]
-    assert seen["sharp chest pain"] == ["request en anchored", "screen en medical"]
-    assert seen["can i talk to a real person"] == ["request en anchored", "screen en medical", "ask person"]
+    assert seen["please stop texting me"] == ["request en anchored", "intent stop"]
+    assert seen["sharp chest pain"] == ["request en anchored", "screen en medical", "intent stop"]  # nothing more
+    then = ["request en anchored", "screen en medical", "ask person", "intent stop"]
+    assert seen["can i talk to a real person"] == then
+    assert seen["Can I move my reminder to 7pm?"] == [*then, "intent change_time", "intent capability"]
 
 
 STUDY_ENGINE = {

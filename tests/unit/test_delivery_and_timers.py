@@ -45,10 +45,11 @@ from promptpipe.usecases.daily_prompts import run_scheduled_prompt
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.outcomes import EventOutcome
 from promptpipe.usecases.participants import delete_participant, override_state, update_participant
-from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.timer_firings import run_timer
 from promptpipe.wiring import NoDeadLetters
 from tests.support import MemoryHarness, RecordingQueue, memory_harness
+from tests.support.schedules import apply_schedules
 
 TORONTO = ZoneInfo("America/Toronto")
 HONOLULU = ZoneInfo("Pacific/Honolulu")

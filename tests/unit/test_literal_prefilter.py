@@ -1,16 +1,20 @@
-"""The literal prefilters of the safety screen and the opt-out reader (``rules/literal_prefilter.py``)
-are exact: every match of each pattern contains one of its triggers, PROVED over the stdlib regex
-parser's tree (``tests/support/regex_literals.py``), alternative by alternative, not sampled.
+"""The literal prefilters of the safety screen, the opt-out reader, the request for a person and the
+tool-intent hints (``rules/literal_prefilter.py``) are exact: every match of each pattern contains one
+of its triggers, PROVED over the stdlib regex parser's tree (``tests/support/regex_literals.py``),
+alternative by alternative, not sampled.
 
 The proof reads ``re._parser``, a private module of the standard library: at test time only. The run
 time never imports it; it holds the triggers as literal strings and checks them with plain ``in``.
 A pattern the proof cannot cover fails here with the alternative named. On top of the proof, the
 screen and the reader answer every message of every corpus in tests/data alike with and without the
 prefilter (the conversations' built part only: the held-out part is never read outside its report).
+The case-insensitive intent patterns look for their triggers in the folded text: the fold is proved
+exact over every code point (``fold_misses``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -19,12 +23,13 @@ from typing import Any
 
 import pytest
 
-from promptpipe.rules import ask_person, safety_screen
+from promptpipe.flow import intent_rules
+from promptpipe.rules import ask_person, intent_patterns, literal_prefilter, safety_screen
 from promptpipe.rules import opt_out_requests as requests
-from promptpipe.rules.literal_prefilter import Prefiltered
+from promptpipe.rules.literal_prefilter import Prefiltered, fold_case
 from promptpipe.rules.opt_out import read_opt_message
-from scripts.bench.prefilter import messages
-from tests.support.regex_literals import covered, parse, suggest, uncovered
+from scripts.bench.prefilter import INTENT_PATTERNS, messages
+from tests.support.regex_literals import covered, fold_misses, parse, suggest, uncovered
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -84,6 +89,18 @@ def test_the_proof_refuses_patterns_with_a_match_that_holds_no_trigger(pattern: 
 def test_a_case_insensitive_pattern_is_refused_outright() -> None:
     with pytest.raises(ValueError, match="case-insensitive"):
         parse("(?i)stop")
+
+
+def test_a_case_insensitive_pattern_is_proved_on_its_literals_for_a_folded_text() -> None:
+    """Given as the pattern's flag, the walk reads the literals as written; the fold must then send every
+    character that matches a trigger's under the flag to it: ``str.lower`` alone would not ("ſ" matches
+    "s", "İ" matches "i" and lowers to two characters), ``fold_case`` does."""
+    assert covered(parse(r"\b(?:stop|quit) (?:it|that)\b", re.I), ["stop ", "quit "])
+    assert uncovered("(?:stop|Quit) it", ["stop", "quit"], re.I)  # "Quit" as written is not "quit"
+    assert re.fullmatch("stop", "ſtop", re.I) and "stop" not in "ſtop".lower()
+    assert {("ſ", "s"), ("İ", "")} <= set(fold_misses(["stop", "it"], str.lower))
+    assert fold_misses(["stop", "it", "más", "préfère", "mañana", "j'aimerais"], fold_case) == []
+    assert fold_case("ſTOP İT") == "stop it"
 
 
 def test_the_trigger_finder_offers_only_what_the_proof_accepts() -> None:
@@ -149,14 +166,27 @@ def test_a_pattern_without_its_trigger_fails_the_proof_naming_the_alternative() 
 # --- the prefiltered pattern -------------------------------------------------------------------
 
 
-def test_a_prefiltered_pattern_compiles_at_the_first_text_that_could_match() -> None:
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The patterns ``rules/literal_prefilter`` compiles from now on, observed from outside."""
+    seen: list[str] = []
+    compile_pattern = literal_prefilter._compile
+
+    def observed(pattern: str, flags: int) -> re.Pattern[str]:
+        seen.append(pattern)
+        return compile_pattern(pattern, flags)
+
+    monkeypatch.setattr(literal_prefilter, "_compile", observed)
+    return seen
+
+
+def test_a_prefiltered_pattern_compiles_at_the_first_text_that_could_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = _compiles(monkeypatch)
     pattern = Prefiltered(r"\bstop (?:it|that)\b", ("stop ",))
-    assert not pattern.is_compiled
     assert pattern.search("keep going") is None and pattern.match("nope") is None
     assert list(pattern.finditer("keep going")) == []
-    assert not pattern.is_compiled  # no trigger: no compile
+    assert compiled == []  # no trigger: no compile
     assert pattern.search("please stop now") is None  # a candidate that does not match
-    assert pattern.is_compiled
+    assert compiled == [pattern.pattern]
     found = pattern.search("ok stop it")
     assert found and found.span() == (3, 10)
     assert pattern.search("keep going") is None  # compiled: the pattern alone answers, alike
@@ -168,6 +198,21 @@ def test_a_prefiltered_pattern_compiles_at_the_first_text_that_could_match() -> 
         Prefiltered("x", ())
     with pytest.raises(ValueError):
         Prefiltered("x", ("x", ""))
+    assert compiled == [pattern.pattern]  # once
+
+
+def test_a_case_insensitive_prefiltered_pattern_looks_for_its_triggers_in_the_folded_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled = _compiles(monkeypatch)
+    pattern = Prefiltered(r"\bstop (?:it|that)\b", ("stop ",), re.I)
+    assert pattern.search("Keep Going") is None and compiled == []
+    found = pattern.search("OK ſTOP İT")
+    assert found and found.group() == "ſTOP İT" and compiled == [pattern.pattern]
+    with pytest.raises(ValueError, match="lower case"):
+        Prefiltered("stop", ("Stop",), re.I)
+    with pytest.raises(ValueError, match="IGNORECASE"):
+        Prefiltered("stop", ("stop",), re.M)
 
 
 # --- with and without the prefilter: the same readings on every corpus --------------------------
@@ -215,8 +260,9 @@ def test_the_screen_reads_every_corpus_message_alike_with_and_without_the_prefil
     for text in MESSAGES:
         _cold_screen(monkeypatch)
         with_prefilter.append(safety_screen.screen(text))
-    monkeypatch.setattr(safety_screen, "_EN", tuple((c, p.compiled) for c, p in safety_screen._EN))
-    monkeypatch.setattr(safety_screen, "_ES", tuple((c, p.compiled) for c, p in safety_screen._ES))
+    _cold_screen(monkeypatch)
+    for _, pattern in (*safety_screen._EN, *safety_screen._ES):
+        pattern.compiled  # noqa: B018  (all compiled: each pattern alone reads every text, as before)
     assert [safety_screen.screen(text) for text in MESSAGES] == with_prefilter
     assert sum(reading.flagged for reading in with_prefilter) > 200  # the corpora do reach the patterns
 
@@ -281,3 +327,77 @@ def test_the_request_for_a_person_reads_every_corpus_message_alike_with_and_with
     monkeypatch.setattr(ask_person, "_PATTERN", _AnyOf())
     assert [ask_person.asks_for_person(text) for text in MESSAGES] == with_prefilter
     assert sum(with_prefilter) > 15  # the corpora do reach the pattern
+
+
+# --- the tool-intent hints (rules/intent_patterns.py, flow/intent_rules.py): case-insensitive -------
+
+
+@pytest.mark.parametrize("name", list(INTENT_PATTERNS))
+def test_every_match_of_an_intent_pattern_holds_a_trigger_in_the_folded_text(name: str) -> None:
+    pattern = INTENT_PATTERNS[name]
+    assert pattern.flags == re.IGNORECASE
+    assert not uncovered(pattern.pattern, pattern.triggers, pattern.flags), name
+    assert fold_misses(pattern.triggers, fold_case) == [], name
+
+
+def _phrasings() -> list[str]:
+    """The messages the unit tests of the intent rules and the offline coach write as people do."""
+    texts: set[str] = set()
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        if path.name.startswith(("test_intent", "test_offline_coach", "test_message_reading", "test_feedback")):
+            tree = ast.parse(path.read_text("utf-8"))
+            texts |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    texts |= {  # and a few more as people write them, near each pattern's edge
+        "can u send me a prompt now??",
+        "Give me something to try NOW",
+        "try one now pls",
+        "send me the habit... not now",
+        "WHEN is my reminder",
+        "Stop texting me.",
+        "I'd rather do it at 7 in the evening from now on",
+        "ſtop the reminders",
+        "İs there any way to move it later on?",
+    }
+    return sorted(t for t in texts if 0 < len(t) < 400)
+
+
+def test_the_intent_patterns_read_every_corpus_message_and_phrasing_alike_with_and_without_the_prefilter() -> None:
+    """Each text (every corpus message and unit phrasing, as written, in capitals and in title case) read
+    by each intent pattern as at a cold start (nothing compiled: through the folded triggers), then by the
+    pattern compiled plain, as before the prefilter: the same match, span for span."""
+    phrasings = _phrasings()
+    assert len(phrasings) > 500
+    texts = [variant for text in (*MESSAGES, *phrasings) for variant in (text, text.upper(), text.title())]
+    reached = dict.fromkeys(INTENT_PATTERNS, 0)
+    for name, shipped in INTENT_PATTERNS.items():
+        plain = re.compile(shipped.pattern, re.IGNORECASE)
+        read = "match" if shipped.pattern.startswith("^") else "search"
+        for text in texts:
+            cold = Prefiltered(shipped.pattern, shipped.triggers, shipped.flags)
+            found, expected = getattr(cold, read)(text), getattr(plain, read)(text)
+            assert (found and found.span()) == (expected and expected.span()), (name, text)
+            reached[name] += expected is not None
+    assert all(reached.values()), reached  # the texts do reach every pattern
+    for text in texts:  # and the readers built on them
+        assert intent_patterns.is_capability_question(text) == _plain_capability_question(text), text
+
+
+def _plain_capability_question(text: str) -> bool:
+    def plain(pattern: Prefiltered) -> re.Pattern[str]:
+        return re.compile(pattern.pattern, re.IGNORECASE)
+
+    if plain(intent_patterns._CAPABILITY).search(text):
+        return True
+    asked = "?" in text or bool(plain(intent_patterns._QUESTION_START).match(text.strip()))
+    return asked and bool(plain(intent_patterns._LATER).search(text))
+
+
+def test_every_prefiltered_intent_pattern_is_proved_here() -> None:
+    """A pattern added to the intent modules behind a prefilter is in the table the proof walks."""
+    shipped = {
+        id(value)
+        for module in (intent_patterns, intent_rules)
+        for value in vars(module).values()
+        if isinstance(value, Prefiltered)
+    }
+    assert shipped == {id(pattern) for pattern in INTENT_PATTERNS.values()}

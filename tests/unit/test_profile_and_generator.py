@@ -17,8 +17,8 @@ from promptpipe.flow.tools.prompt_generator import PromptGeneratorTool
 from promptpipe.models.profile import UserProfile
 from promptpipe.models.state import DataKey
 from promptpipe.usecases.participants import state_view
-from promptpipe.usecases.sending import apply_schedules
 from tests.support import memory_harness
+from tests.support.schedules import apply_schedules
 
 
 def _ctx(h, pid, event="e1"):

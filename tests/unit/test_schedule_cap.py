@@ -6,8 +6,8 @@ from __future__ import annotations
 from promptpipe.flow.tools.base import ToolContext
 from promptpipe.flow.tools.scheduler import SchedulerTool
 from promptpipe.settings import Settings
-from promptpipe.usecases.sending import apply_schedules
 from tests.support import memory_harness
+from tests.support.schedules import apply_schedules
 
 
 def create(h, pid: str, event_id: str, at: str):

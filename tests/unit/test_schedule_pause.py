@@ -19,8 +19,8 @@ from promptpipe.flow.tools.scheduler import SchedulerTool, validate_params
 from promptpipe.models.events import TimerKind, TimerPayload
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
-from promptpipe.usecases.sending import apply_schedules
 from tests.support import MemoryHarness, fire, fire_due, memory_harness
+from tests.support.schedules import apply_schedules
 
 
 def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any]) -> ToolResult:

@@ -36,8 +36,8 @@ from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, ScheduleInfo, ScheduleType
 from promptpipe.settings import Settings
 from promptpipe.usecases.participants import update_participant
-from promptpipe.usecases.sending import apply_schedules
 from tests.support import START, MemoryHarness, memory_harness
+from tests.support.schedules import apply_schedules
 
 PREP = 10
 

@@ -19,7 +19,6 @@ from promptpipe.rules.scheduling import (
     next_cron_fire,
     next_rate_fire,
     parse_expression,
-    round_up_to_minute,
     validate_schedule_name,
     validate_timezone,
 )
@@ -112,14 +111,6 @@ def test_daily_cron_expression() -> None:
 def test_daily_cron_expression_rejects_bad_times(hour: int, minute: int) -> None:
     with pytest.raises(InvalidScheduleExpression, match=r"^invalid daily time -?\d+:-?\d+: hour 0-23, minute 0-59$"):
         daily_cron_expression(hour, minute)
-
-
-def test_round_up_to_minute() -> None:
-    exact = datetime(2027, 1, 1, 10, 0, tzinfo=UTC)
-    assert round_up_to_minute(exact) == exact
-    assert round_up_to_minute(exact + timedelta(seconds=1)) == exact + timedelta(minutes=1)
-    assert round_up_to_minute(exact + timedelta(microseconds=1)) == exact + timedelta(minutes=1)
-    assert round_up_to_minute(exact + timedelta(seconds=90)) == exact + timedelta(minutes=2)
 
 
 def test_aws_day_of_week_numbers_sunday_as_one() -> None:

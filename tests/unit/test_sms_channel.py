@@ -21,7 +21,7 @@ from promptpipe.models.llm_routes import LLMRoute
 from promptpipe.models.messaging import OutboundKind, Question
 from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey
-from promptpipe.rules.sms import asks_for_more, fits_one_gsm7_segment, fold_to_gsm7, prepare_sms
+from promptpipe.rules.sms import asks_for_more, count_segments, fold_to_gsm7, prepare_sms
 from promptpipe.settings import MessagingProvider, Settings
 from tests.support import MemoryHarness
 from tests.unit.test_delivery_and_timers import (
@@ -73,6 +73,12 @@ class SmsLLM(StubLLM):
 
     def of(self, purpose: str) -> list[ChatRequest]:
         return [r for r in self.requests if r.purpose == purpose]
+
+
+def fits_one_gsm7_segment(text: str) -> bool:
+    """Whether ``text`` goes as one GSM-7 segment: GSM-7 only and at most 160 septets."""
+    count = count_segments(text)
+    return count.encoding == "GSM-7" and count.segments <= 1
 
 
 def marks(h: MemoryHarness, p: ConversationParticipant) -> dict[str, str]:

@@ -24,7 +24,7 @@ def test_the_example_study_validates_with_its_three_arms() -> None:
         ("framing_a", 0.35),
         ("framing_b", 0.35),
     ]
-    assert point.has_no_prompt_arm
+    assert [arm.framing is None for arm in point.arms] == [True, False, False]  # a no-prompt arm
 
 
 def test_probabilities_that_do_not_sum_to_one_are_refused() -> None:

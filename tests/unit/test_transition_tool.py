@@ -22,9 +22,10 @@ from promptpipe.models.participant import ConversationParticipant
 from promptpipe.models.state import DataKey, StateData, SubState
 from promptpipe.usecases.events import process_turn
 from promptpipe.usecases.participants import override_state
-from promptpipe.usecases.sending import apply_effects, apply_schedules
+from promptpipe.usecases.sending import apply_effects
 from promptpipe.usecases.write_once import resume
 from tests.support import START, MemoryHarness, fire, fire_due, memory_harness
+from tests.support.schedules import apply_schedules
 
 
 def run(h: MemoryHarness, participant: ConversationParticipant, args: dict[str, Any]) -> ToolResult:

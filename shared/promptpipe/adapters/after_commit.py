@@ -236,7 +236,8 @@ def new_token() -> str:
 
 
 class InMemoryPendingEffects:
-    """``PendingEffects`` for tests, in a dict (the in-memory store reads it for ``load``)."""
+    """``PendingEffects`` of the in-memory stack (local runs and tests), in a dict (the in-memory store
+    reads it for ``load``)."""
 
     def __init__(self) -> None:
         self.markers: dict[str, str] = {}

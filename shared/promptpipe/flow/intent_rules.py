@@ -29,6 +29,7 @@ from typing import Literal
 from promptpipe.flow.intent import FEEDBACK_TOOLS, GENERATE, INTAKE_TOOLS, SAVE, SCHEDULER, TRANSITION, Intent
 from promptpipe.models.turn_context import TurnContext
 from promptpipe.rules.intent_patterns import CHANGE_TIME, NEW_HABIT, PREFER, STOP, is_capability_question
+from promptpipe.rules.literal_prefilter import Prefiltered
 
 __all__ = ["TurnContext", "decide", "is_capability_question", "mentions_time", "needs_no_action", "normalise"]
 
@@ -47,17 +48,28 @@ _CLOCK = re.compile(
     r"|\b(?:at|around|about|by|a las|sobre las)\s+(?:[01]?\d|2[0-3])\b",  # at 7, a las 9
     re.I,
 )
-_DAYPART = re.compile(
+# Behind exact literal prefilters (rules/literal_prefilter.py, proved by tests/unit/test_literal_prefilter.py):
+# compiled at the first text holding a trigger, not at import.
+_DAYPART = Prefiltered(
     r"\b(?:mornings?|evenings?|afternoons?|nights?|noon|midday|midnight|lunch(?:time)?|dinner|breakfast|"
     r"tonight|bed ?time|wake up|waking up|o'?clock|after work|before work|"
     r"ma[ñn]anas?|tardes?|noches?|mediod[ií]a|desayuno|almuerzo|comida|cena)\b",
+    (
+        "morning", "evening", "afternoon", "night", "noon", "midday", "lunch", "dinner", "breakfast", "time",
+        "wake up", "waking up", "clock", "work", "mañana", "manana", "tarde", "noche", "mediod", "desayuno",
+        "almuerzo", "comida", "cena",
+    ),
     re.I,
-)
+)  # fmt: skip
 _ANCHOR = re.compile(
     r"\b(?:after|before|when|once|while|as soon as|right after|first thing|despu[eé]s|antes|cuando|al)\b", re.I
 )
-_LIST_SCHEDULE = re.compile(r"\b(?:when|what time)\b.*\b(?:reminder|prompt|message|schedule)s?\b", re.I)
-_PROMPT_NOW = re.compile(r"\b(?:give|send|suggest|try)\b.*\b(?:prompt|habit|something|one)\b.*\bnow\b", re.I)
+_LIST_SCHEDULE = Prefiltered(
+    r"\b(?:when|what time)\b.*\b(?:reminder|prompt|message|schedule)s?\b",
+    ("reminder", "prompt", "message", "schedule"),
+    re.I,
+)
+_PROMPT_NOW = Prefiltered(r"\b(?:give|send|suggest|try)\b.*\b(?:prompt|habit|something|one)\b.*\bnow\b", ("now",), re.I)
 _DONE_ANSWER = re.compile(r"^q:\s*did you do it\?\s*a:", re.I)
 _INTENSITY_ANSWER = re.compile(r"^q:\s*how's the intensity\?\s*a:", re.I)
 _HINT = "<hint:"

@@ -83,10 +83,6 @@ class DecisionPoint(LazyModel):
                 raise ValueError(f"stratum {stratum.field}={stratum.value} probabilities sum to {total}, not 1")
         return self
 
-    @property
-    def has_no_prompt_arm(self) -> bool:
-        return any(arm.framing is None for arm in self.arms)
-
 
 class ProximalOutcome(LazyModel):
     """How the proximal outcome is measured, the same way in every arm: an end-of-day check-in sent

@@ -17,12 +17,22 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 
-__all__ = ["Prefiltered"]
+__all__ = ["Prefiltered", "fold_case"]
+
+# Under re.IGNORECASE a letter also matches these, which str.lower() leaves apart ("ı", "ſ") or spells
+# as two characters ("İ" as "i" and a combining dot): folded to the letter before lowering.
+_CASE_EXTRAS = str.maketrans({"İ": "i", "ı": "i", "ſ": "s"})
+
+
+def fold_case(text: str) -> str:
+    """``text`` in lower case, one character for one: what a case-insensitive pattern's triggers are
+    looked for in."""
+    return text.translate(_CASE_EXTRAS).lower()
 
 
 @functools.cache
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
 class Prefiltered:
@@ -30,26 +40,29 @@ class Prefiltered:
     Once compiled, the pattern alone reads every text: searching it costs about what the triggers do,
     and the answer is the same either way (scripts/bench/prefilter.py)."""
 
-    def __init__(self, pattern: str, triggers: Sequence[str]) -> None:
+    def __init__(self, pattern: str, triggers: Sequence[str], flags: int = 0) -> None:
         if not triggers or not all(triggers):
             raise ValueError("a prefiltered pattern needs non-empty triggers")
+        if flags not in (0, re.IGNORECASE):
+            raise ValueError("a prefiltered pattern takes no flag but re.IGNORECASE")
+        if flags and any(fold_case(trigger) != trigger for trigger in triggers):
+            raise ValueError("a case-insensitive pattern's triggers are in lower case")
         self.pattern = pattern
         self.triggers = tuple(triggers)
+        self.flags = flags
         self._compiled: re.Pattern[str] | None = None
 
     def could_match(self, text: str) -> bool:
         """Whether ``text`` holds a trigger: ``False`` means no match of the pattern is possible."""
+        if self.flags:
+            text = fold_case(text)
         return any(trigger in text for trigger in self.triggers)
 
     @property
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = _compile(self.pattern)
+            self._compiled = _compile(self.pattern, self.flags)
         return self._compiled
-
-    @property
-    def is_compiled(self) -> bool:
-        return self._compiled is not None
 
     def _for(self, text: str) -> re.Pattern[str] | None:
         """The compiled pattern to read ``text`` with; ``None`` when it cannot match and is not compiled."""

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal
 
 from promptpipe.rules.literal_prefilter import Prefiltered
 from promptpipe.rules.normalise import fold_accents, normalise_text
@@ -355,11 +355,7 @@ _EN = _by_category(_EN_PATTERNS, _EN_TRIGGERS)
 _ES = _by_category(_ES_PATTERNS, _ES_TRIGGERS)
 
 
-class _Searches(Protocol):
-    def search(self, text: str, /) -> re.Match[str] | None: ...
-
-
-def _first(patterns: Sequence[tuple[Category, _Searches]], text: str) -> Category | None:
+def _first(patterns: Sequence[tuple[Category, Prefiltered]], text: str) -> Category | None:
     return next((category for category, pattern in patterns if pattern.search(text)), None)
 
 

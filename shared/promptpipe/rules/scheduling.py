@@ -129,12 +129,6 @@ def validate_timezone(name: str) -> ZoneInfo:
         raise InvalidScheduleExpression(str(exc)) from exc
 
 
-def round_up_to_minute(instant: datetime) -> datetime:
-    """The scheduler's precision is one minute; delays are rounded up, never truncated (docs/behaviour.md#B-TRANS-4)."""
-    truncated = instant.replace(second=0, microsecond=0)
-    return truncated if truncated == instant else truncated + timedelta(minutes=1)
-
-
 def at_expression(instant: datetime) -> str:
     """``at(...)`` of the instant's UTC wall clock (use with ScheduleExpressionTimezone "UTC").
 

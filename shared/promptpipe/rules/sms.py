@@ -218,12 +218,6 @@ def prepare_sms(text: str, *, allow_emoji: bool = False) -> PreparedSms:
     return PreparedSms(parts=parts, segments=sum(segments(part) for part in parts))
 
 
-def fits_one_gsm7_segment(text: str) -> bool:
-    """Whether ``text`` goes as one GSM-7 segment: GSM-7 only and at most 160 septets."""
-    count = count_segments(text)
-    return count.encoding == "GSM-7" and count.segments <= 1
-
-
 # "Asked for more" (docs/behaviour.md#B-SMS-3): an explicit request for a longer answer in the
 # participant's own message. Bare "more" is not one: it is the intensity poll's word.
 _ASKS_FOR_MORE = re.compile(

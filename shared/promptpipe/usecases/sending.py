@@ -7,7 +7,6 @@ import logging
 from datetime import datetime
 
 from promptpipe.errors import MessagingError, ParticipantNotFound, StoreError
-from promptpipe.flow.effects import Effects
 from promptpipe.flow.send_rule import skip_reason
 from promptpipe.models.decision import DecisionDelivery
 from promptpipe.models.effects import MessageRef
@@ -21,7 +20,7 @@ from promptpipe.usecases.carrier_opt_out import OPTED_OUT_CODES, opt_out_reason,
 from promptpipe.usecases.context import AppContext
 from promptpipe.usecases.hold_alerts import publish_hold_alert
 from promptpipe.usecases.outcomes import EventOutcome
-from promptpipe.usecases.schedules import apply_committed_schedules, apply_schedule_specs, repair_pending
+from promptpipe.usecases.schedules import apply_committed_schedules, repair_pending
 
 logger = logging.getLogger(__name__)
 
@@ -291,11 +290,6 @@ def _count_not_delivered(results: dict[str, DeliveryOutcome]) -> None:
     final = sum(1 for result in results.values() if result.status == "failed" and result.reason == "undeliverable")
     if final:
         publish([metric("MessagesNotDelivered", final)])
-
-
-def apply_schedules(app: AppContext, effects: Effects) -> int:
-    """The schedule changes of committed effects, each tried (``apply_schedule_specs``)."""
-    return apply_schedule_specs(app, effects.schedules)
 
 
 def _failed(exc: MessagingError, now: datetime) -> DeliveryOutcome:
