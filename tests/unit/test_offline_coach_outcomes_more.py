@@ -64,7 +64,10 @@ def test_a_done_that_was_hard_says_what_made_it_hard(said: str, hard: str) -> No
     assert hard_going(said) == hard
 
 
-@pytest.mark.parametrize("said", ["did it, wasn't hard at all", "done, easy peasy", "lo hice, no fue difícil"])
+@pytest.mark.parametrize(
+    "said",
+    ["did it, wasn't hard at all", "done, easy peasy", "lo hice, no fue difícil", "listo. ¿cuánto dura el programa?"],
+)
 def test_a_done_that_was_not_hard_says_nothing_hard(said: str) -> None:
     assert hard_going(said) == ""
 
@@ -103,6 +106,12 @@ def test_companions_said_with_a_diminutive_or_a_nickname() -> None:
     assert company("caminé con mis sobrinitos") == "mis sobrinitos"
     assert company("went round the block with my kiddo") == "my kiddo"
     assert company("with my morning tea") == ""
+    assert company("salí con mi hermanitaa") == "mi hermanitaa"
+
+
+def test_because_typed_in_a_hurry_still_gives_the_reason() -> None:
+    assert motivator_in("done, becuase my alarm went off on time") == "my alarm went off on time"
+    assert motivator_in("done, bcause the gym was empty") == "the gym was empty"
 
 
 def test_ill_typed_for_i_will_is_no_illness() -> None:

@@ -67,7 +67,7 @@ _COMPANIONS = (
     r"little ones?|"
     # Spanish nouns with their diminutives ("mi perrita", "mi hijito", "mis abuelitos")
     r"rommie|esposo|esposa|marido|mujer|pareja|novio|novia|mama|papa|madre|padre|ninos|familia|"
-    r"(?:herman|hij|amig|vecin|companer|perr|gat|abuel|sobrin|prim)(?:it)?[oa]s?|"
+    r"(?:herman|hij|amig|vecin|companer|perr|gat|abuel|sobrin|prim)(?:it)?[oa]+s?|"  # "perritaa": typed long
     r"s(?:oe|œ)ur|frere|mere|pere|femme|mari|copain|copine|coloc|enfants?|fille|fils|voisin[e]?|chien|amie?s?|collegues?"
 )
 _WITH = re.compile(
@@ -230,28 +230,29 @@ _JUDGING = re.compile(
 )
 
 
+def _judged_hard(clause: str) -> bool:
+    """The clause judges the day hard ("it was tough", "no fue fácil"); a question never does ("¿cuánto dura?")."""
+    said = plain(clause)
+    if "?" in said or "¿" in clause:
+        return False
+    return bool(_NOT_EASY.search(said)) or any(not _NEGATED.search(said[: m.start()]) for m in _HARD.finditer(said))
+
+
 def hard_going(text: str) -> str:
     """What made a day hard, when a report says it was ("did it but it was hard today, my knees were sore" →
     "my knees were sore"; "sí pero me costó" → "me costó"): the clauses beside the judgement that say why,
     else the judgement itself; "" when the message does not say the day was hard ("it wasn't hard")."""
-    said = plain(text)
-    found = _NOT_EASY.search(said) or next(
-        (m for m in _HARD.finditer(said) if not _NEGATED.search(said[: m.start()])), None
-    )
-    if found is None:
+    clauses = [c.strip(" ,.!…") for c in _BUT.split(text.strip()) if c and c.strip(" ,.!…")]
+    if not any(_judged_hard(clause) for clause in clauses):
         return ""
     judgement, causes = "", []
-    for clause in (c.strip(" ,.!…") for c in _BUT.split(text.strip()) if c and c.strip(" ,.!…")):
+    for clause in clauses:
         plain_clause = plain(clause)
-        if read_outcome(clause, asked=True) == "done" and not (
-            _HARD.search(plain_clause) or _NOT_EASY.search(plain_clause)
-        ):
+        hard = _judged_hard(clause)
+        if hard and len(_JUDGING.sub(" ", _NOT_EASY.sub(" ", _HARD.sub(" ", plain_clause))).split()) <= 1:
+            judgement = judgement or clause  # only the judgement ("it was hard today")
+        elif not hard and read_outcome(clause, asked=True) == "done":
             continue  # the report itself ("did it", "hoy sí")
-        if _HARD.search(plain_clause) or _NOT_EASY.search(plain_clause):
-            left = _JUDGING.sub(" ", _NOT_EASY.sub(" ", _HARD.sub(" ", plain_clause)))
-            if len(left.split()) <= 1:
-                judgement = judgement or clause
-                continue
-        if len(plain_clause.split()) >= 2 and not _FILLER.match(plain_clause) and "?" not in clause:
+        elif len(plain_clause.split()) >= 2 and not _FILLER.match(plain_clause) and "?" not in clause:
             causes.append(clause)
     return ", ".join(causes) or judgement
