@@ -38,7 +38,10 @@ def test_a_yes_that_goes_on_with_what_was_done_is_a_done_when_asked(said: str) -
     assert read_outcome(said, asked=True) == "done"
 
 
-@pytest.mark.parametrize("said", ["yes please", "yeah, sounds fine", "sí, aquí ando", "yes, what time tomorrow?"])
+@pytest.mark.parametrize(
+    "said",
+    ["yes please", "yeah, sounds fine", "sí, aquí ando", "yes, what time tomorrow?", "yeah, worked late again 😩"],
+)
 def test_a_yes_of_agreement_or_a_question_is_no_report(said: str) -> None:
     assert read_outcome(said, asked=True) == "no_report"
 
