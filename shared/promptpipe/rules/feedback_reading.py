@@ -62,7 +62,9 @@ __all__ = [
 
 # --- why: a clause that gives the reason ---------------------------------------------------------
 _BECAUSE = re.compile(
-    r"(?:^|\b)(?:because(?: of)?|bc|b/c|cuz|cause|coz|since|thanks to|"
+    # "because" typed in a hurry too: two letters swapped or one dropped ("becasue", "becuase", "bcause")
+    r"(?:^|\b)(?:because(?: of)?|be(?:acuse|cuase|casue|caues|caus|cuse)|bcause|becuz|bcuz|bc|b/c|cuz|cause|coz|"
+    r"since|thanks to|"
     r"porque|por que|ya que|gracias a|parce que|parce qu'|car|grace a)\s+(?P<why>[^.;!?]+)"
 )
 _TRAILING = re.compile(r"\s*(?:,|\band\b|\by\b|\bet\b)\s*(?:i|he|she|they|yo|je|now|ahora)?\s*$")

@@ -41,10 +41,15 @@ _HELPING = (
     "helped(?: me)?", "helps(?: me)?", "is helping", "made it (?:easy|easier)", "makes it (?:easy|easier)",
     "me acompa(?:ñ|n)(?:ó|o|a)", "lo hizo conmigo", "me ayud(?:ó|o|a)", "me record(?:ó|o)",
     "m'a (?:accompagn|aid|rappel)\\w*", "m'aide", "l'a fait avec moi", "est venue? avec moi",
+    # what motivated them: "seeing my streak motivated me", "me motivó ver…", "ça m'a motivée"
+    "motivated me", "motivates me", "kept me going", "got me (?:going|moving|out the door)", "pushed me",
+    "tagged along", "me motiv(?:ó|o|a|aba)", "me anim(?:ó|o|a|aba)", "m'a (?:motiv|pouss)\\w*", "me motive",
 )  # fmt: skip
 _HELPED_BY = (
     "me ayud(?:ó|o|a)", "m'a aid[ée]e?", "m'aide", "what helped (?:was|is)", "lo que me ayud(?:ó|o) fue",
-    "ce qui m'a aid[ée]e?,? c'est",
+    "ce qui m'a aid[ée]e?,? c'est", "me motiv(?:ó|o|a|aba)", "me anim(?:ó|o|a|aba)",
+    "what (?:motivated|pushed) me (?:was|is)", "lo que me motiv(?:ó|o|a) fue", "m'a motiv[ée]e?",
+    "ce qui m'a motiv[ée]e?,? c'est",
 )  # fmt: skip
 _LEAD_WORDS = (
     "done", "did it", "finished(?: it)?", "hecho", "listo", "ya qued[oó]", "ya lo hice", "c'est fait", "fait", "and",
@@ -62,7 +67,8 @@ def what_helped_clause(text: str) -> str:
     fun" → "my roommate joined me"; "having the mat by my bed really helps" → "having the mat by my bed";
     "me ayudó poner la alarma" → "poner la alarma"; "" when it says no such thing."""
     before = _HELPER_BEFORE.search(text)
-    if before is not None:
+    # "mi compa me animó a salir": what follows says what for, and who helped comes before the verb
+    if before is not None and not re.match(r"(?:a|to|de|à)\s", before["what"], re.I):
         return before["what"].strip()
     after = _HELPER_AFTER.search(text)
     if after is None:
@@ -71,7 +77,7 @@ def what_helped_clause(text: str) -> str:
     if not who or re.fullmatch(r"(?:it|that|this|eso|esto|ça|cela|nothing|nada|rien)", who, re.I):
         return ""
     verb = text[after.end("who") : after.end()].strip()
-    helped = re.search(r"help|ayud|aid", verb, re.I) is not None
+    helped = re.search(r"help|ayud|aid|motiv|anim", verb, re.I) is not None
     return who if helped else f"{who} {verb}"
 
 

@@ -115,7 +115,8 @@ _CHANGE_REQUEST = re.compile(
     rf"\b{_CHANGE_VERB}\s+(?:\w+\s+)?{_OBJECT_AFTER}\b|"
     rf"\b{_CHANGE_VERB}(?:\s+me)?\s+(?:it|them|that)?\s*{_TARGET}|"
     rf"\b(?:{_CHANGE_VERB[3:-1]})(?:lo|la|los|las|melo|mela|melos|melas|selo)\b|"
-    rf"{_OBJECT_BEFORE}(?:me\s+)?{_CHANGE_VERB}\b"
+    # "le pongo una alarma": a thing of their own as the verb's object, not the prompt
+    rf"{_OBJECT_BEFORE}(?:me\s+)?{_CHANGE_VERB}\b(?!\s+(?:un|una|unos|unas|une|des)\b)"
 )
 # A verb of going with a place after it: "pasar a la farmacia", "stop by the gym", "passer à la pharmacie"
 # (a time after it, "pásalo a las 7", is no place).

@@ -43,12 +43,14 @@ _LATER = (
 _NOT_DONE = (
     r"\b(?:hoy no (?:pude|lo hice|me dio tiempo)|ran out of time|no me (?:dio|alcanzo|alcanz[oó]) (?:el )?tiempo|"
     r"se me pas[oó]|nel|nop|nones|"
-    r"no|nah|nope|nay|not (?:yet|today|really|this time)|didn'?t|did not|haven'?t|have not|hasn'?t|"
+    r"no|nah|nope|nay|not (?:yet|today|tonight|really|this time|this (?:morning|evening))|"
+    r"didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
     r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
     # French, and the typos of "forgot" ("forgto", "forgt")
-    r"|\b(?:pas (?:aujourd'?hui|fait|encore|eu le temps|pu|reussi)|non|j'ai oubli[eé]|oubli[eé]|rat[eé]|"
+    r"|\b(?:pas (?:aujourd'?hui|ce (?:soir|matin)|cette fois|fait|encore|eu le temps|pu|reussi)|"
+    r"non|j'ai oubli[eé]|oubli[eé]|rat[eé]|"
     r"forg[a-z]*)\b"
 )
 _DONE = (
@@ -75,6 +77,19 @@ _YES_BUT = (
     r"^\W*(?:(?:yes+|yep|yup|yeah|yea|s[ií]|oui|ouais)\b[\s,!.]*(?:but|pero|mais|tho|though|just|only|solo|"
     r"nomas|nada mas|juste|a bit|un poco|un peu|finally|at last|por fin|enfin|again|otra vez|encore|today|hoy|"
     r"aujourd'hui|for sure|claro|of course)\b|(?:yes+|yep|yup|yeah|s[ií]|oui)\W+$)"
+    # a day said before the yes: "today yes", "hoy sí pero me costó", "ce soir oui"
+    r"|^\W*(?:today|tonight|this time|hoy|esta vez|esta noche|aujourd'hui|ce soir|cette fois)[\s,]+"
+    r"(?:yes+|yep|yeah|s[ií]|oui)\b"
+)
+# A yes that goes on with what was done, in the past: "yep had my glass", "sí, me tomé el vaso"; not when
+# the rest names what got in the way ("yeah, worked late again"): a yes that only acknowledges the question.
+_YES_AND_PAST = (
+    r"^\W*(?:yes+|yep|yup|yeah|yea|s[ií]|oui|ouais)\b[\s,!.]+(?:(?:i|we|ya|me|lo|la|j'ai)\s+){0,2}"
+    r"(?:had|got|took|kept|made|went|\w{3,}ed|(?!(?:aqu|ah|all|as|porqu|caf|beb)[ií]\b)\w+[éí])\b"
+)
+_IN_THE_WAY = (
+    r"\b(?:late|overtime|all day|tired|exhausted|busy|sick|ill|rain\w*|overslept|slept in|crashed|"
+    r"tarde|cansad\w*|llovi\w*|enferm\w*|ocupad\w*|fatigu\w*|malade|pluie)\b"
 )
 _BARE_YES = (
     r"^(?:y|ya|yes+|yep|yup|yeah|yea|si|s[ií]+|claro|of course|absolutely|oui|ouais|👍|👌|🙌|😀|😊|"
@@ -125,7 +140,8 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     # "👍 ty", "yep thank you 🙏", "ya gracias": the thanks that closes a yes changes nothing
     said = re.sub(_THANKS_AFTER, "", said).strip() or said
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
-    if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said)):
+    past = re.match(_YES_AND_PAST, said) and not re.search(_IN_THE_WAY, said)
+    if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said) or past):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
 

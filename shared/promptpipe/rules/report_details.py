@@ -25,7 +25,17 @@ import re
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
-__all__ = ["carries_a_why", "cause_words", "company", "planned_tweak", "proposes_a_time", "says_it_helps", "tweak_in"]
+__all__ = [
+    "carries_a_why",
+    "cause_words",
+    "company",
+    "hard_going",
+    "planned_tweak",
+    "proposes_a_time",
+    "said_as_plan",
+    "says_it_helps",
+    "tweak_in",
+]
 
 # --- the habit judged to be working ---------------------------------------------------------------
 _HELPS = re.compile(
@@ -53,9 +63,11 @@ def says_it_helps(text: str) -> bool:
 _COMPANIONS = (
     r"roommate|roomie|flatmate|housemate|partner|wife|husband|hubby|bf|gf|boyfriend|girlfriend|fiance|fiancee|"
     r"sister|brother|sis|bro|mom|mum|mother|dad|father|parents?|kids?|son|daughter|children|family|friends?|"
-    r"bestie|neighbou?r|coworkers?|colleagues?|dog|pup|puppy|cat|grandma|grandpa|baby|team|"
-    r"rommie|esposo|esposa|marido|mujer|pareja|novio|novia|hermano|hermana|mama|papa|madre|padre|hij[oa]s?|"
-    r"ninos|familia|amig[oa]s?|vecin[oa]|companer[oa]s?|perr[oa]|perrito|abuel[oa]|"
+    r"bestie|neighbou?r|coworkers?|colleagues?|dog|doggo|pup|puppy|cat|grandma|grandpa|baby|team|kiddos?|"
+    r"little ones?|"
+    # Spanish nouns with their diminutives ("mi perrita", "mi hijito", "mis abuelitos")
+    r"rommie|esposo|esposa|marido|mujer|pareja|novio|novia|mama|papa|madre|padre|ninos|familia|"
+    r"(?:herman|hij|amig|vecin|companer|perr|gat|abuel|sobrin|prim)(?:it)?[oa]+s?|"  # "perritaa": typed long
     r"s(?:oe|œ)ur|frere|mere|pere|femme|mari|copain|copine|coloc|enfants?|fille|fils|voisin[e]?|chien|amie?s?|collegues?"
 )
 _WITH = re.compile(
@@ -85,8 +97,10 @@ _PLAN = re.compile(
 )
 _ONLY_AGREEING = re.compile(
     r"^(?:try(?: it| that| this)?|do (?:it|that|this)|give it a (?:try|go|shot)|intentar(?:lo)?|probar(?:lo)?|"
-    r"hacerlo|essayer|le faire|see|think about it|pensarlo|y reflechir)"
-    r"(?:\s+(?:out|again|tomorrow|later|next time|then|too|for sure|anyway|manana|luego|demain|encore))*$"
+    r"hacerlo|essayer|le faire|see|think about it|pensarlo|y reflechir|"
+    r"(?:lo |le |je )?(?:intento|pruebo|hago|essaie|reessaie))"
+    r"(?:\s+(?:out|again|tomorrow|later|next time|then|too|for sure|anyway|tho|though|manana|luego|demain|encore|"
+    r"de nuevo|otra vez))*$"
 )
 
 
@@ -95,7 +109,7 @@ def planned_tweak(text: str) -> str:
     "do it before lunch tomorrow", "voy a dejar los tenis junto a la cama" → "dejar los tenis junto a la
     cama"); "" for a plain agreement ("ok I'll try that"), a question, or a report of the day."""
     said = plain(text)
-    match = _PLAN.match(said.rstrip(" .!"))
+    match = _PLAN.match(said.rstrip(" .!")) or _LATER_TRY.match(said.rstrip(" .!"))
     if match is None or "?" in said or read_outcome(text, asked=False) == "done":
         return ""
     what = match["what"].strip(" .!,")
@@ -113,6 +127,22 @@ def _as_said(text: str, said: str, start: int, end: int) -> str:
     """``said[start:end]`` in the participant's own letters (accents kept) when the two line up."""
     original = re.sub(r"\s+", " ", text).strip()
     return original[start:end] if len(original) == len(said) else said[start:end]
+
+
+def said_as_plan(text: str) -> bool:
+    """A clause of ``text`` is a plan in the first person, with or without a change in it ("ill give it a go
+    tomorrow tho", "😕 mañana lo intento de nuevo"): words about later, not about what got in the way."""
+    parts = _AFTER_AN_EMOJI.split(text.strip())
+    clauses = (re.sub(r"^[\W_]+", "", plain(c)).rstrip(" .!") for p in parts for c in _CLAUSE.split(p) if c)
+    return any(_PLAN.match(clause) or _LATER_TRY.match(clause) for clause in clauses)
+
+
+_AFTER_AN_EMOJI = re.compile(r"(?<=[^\w\s.,!?;:'’\"()¿¡-])\s+(?=\w)")
+# "mañana lo intento", "mañana le pongo una alarma", "demain je réessaie": tomorrow, and a verb in the present
+_LATER_TRY = re.compile(
+    r"^(?:manana|la proxima(?: vez)?|demain|la prochaine fois)\s+"
+    r"(?P<what>(?:(?:le|lo|la|les|los|me|je|j')\s*)?\w{3,}(?:o|e)\b.*)$"
+)
 
 
 def tweak_in(text: str) -> str:
@@ -142,7 +172,8 @@ def cause_words(text: str) -> str:
         said = _TRAILING_MISS.sub("", _LEADING_MISS.sub("", clause.strip(" ,.!…"))).strip(" ,.!…")
         left = without_outcome_words(said).strip(" ,.!…")
         missed_only = read_outcome(said, asked=False) == "not_done" and len(left.split()) <= 1
-        if _EMPTY_LEFT.match(left) or missed_only or planned_tweak(said):  # only the miss, or the plan
+        planned = planned_tweak(said) or said_as_plan(said)  # "ill give it a go tomorrow"
+        if _EMPTY_LEFT.match(left) or missed_only or planned:  # only the miss, or the plan
             continue
         kept.append(said)
     return ", ".join(kept)
@@ -179,3 +210,49 @@ def proposes_a_time(text: str) -> bool:
     """ "can we try 12:30?", "let's do 6 instead", "¿podemos probar a las 9?", "on peut essayer 21h ?": a
     time proposed for the daily prompt, which is a request to move it (a clock time must be said)."""
     return _PROPOSES.search(plain(text)) is not None
+
+
+# --- a done that was hard -------------------------------------------------------------------------------
+# The day judged hard ("it was hard", "struggled", "me costó", "fue difícil", "c'était dur"), and "not easy"
+# said with a negation; "it wasn't hard" is no such judgement.
+_NOT_EASY = re.compile(
+    r"\b(?:not|wasn'?t|isn'?t|no (?:fue|estuvo|es)|pas|n'etait pas)\s+(?:\w+\s+)?(?:easy|facil|facile)\b"
+)
+_HARD = re.compile(
+    r"\b(?:hard|harder|tough|rough|difficult|struggled?|struggling|a struggle|a slog|brutal|painful|"
+    r"(?:me )?cost(?:o|aba|ó)|dificil|pesad[oa]|duro|dura|dur|difficile|galere|penible)\b"
+)
+_NEGATED = re.compile(r"\b(?:not|wasn'?t|isn'?t|no|ni|pas|n'etait|never)\s+(?:\w+\s+)?$")
+_BUT = re.compile(r"\s+(?:but|though|tho|pero|aunque|mais)\s+|(?<=[.!?;…])\s+|,\s+|\n+")
+_JUDGING = re.compile(
+    r"\b(?:it|that|this|was|is|so|super|really|very|pretty|kinda|a bit|man|ugh|today|tonight|hoy|fue|estuvo|"
+    r"muy|bien|bastante|un poco|me|c'etait|c'est|vraiment|tres|un peu|aujourd'hui|lol|ngl|tbh|honestly)\b"
+)
+
+
+def _judged_hard(clause: str) -> bool:
+    """The clause judges the day hard ("it was tough", "no fue fácil"); a question never does ("¿cuánto dura?")."""
+    said = plain(clause)
+    if "?" in said or "¿" in clause:
+        return False
+    return bool(_NOT_EASY.search(said)) or any(not _NEGATED.search(said[: m.start()]) for m in _HARD.finditer(said))
+
+
+def hard_going(text: str) -> str:
+    """What made a day hard, when a report says it was ("did it but it was hard today, my knees were sore" →
+    "my knees were sore"; "sí pero me costó" → "me costó"): the clauses beside the judgement that say why,
+    else the judgement itself; "" when the message does not say the day was hard ("it wasn't hard")."""
+    clauses = [c.strip(" ,.!…") for c in _BUT.split(text.strip()) if c and c.strip(" ,.!…")]
+    if not any(_judged_hard(clause) for clause in clauses):
+        return ""
+    judgement, causes = "", []
+    for clause in clauses:
+        plain_clause = plain(clause)
+        hard = _judged_hard(clause)
+        if hard and len(_JUDGING.sub(" ", _NOT_EASY.sub(" ", _HARD.sub(" ", plain_clause))).split()) <= 1:
+            judgement = judgement or clause  # only the judgement ("it was hard today")
+        elif not hard and read_outcome(clause, asked=True) == "done":
+            continue  # the report itself ("did it", "hoy sí")
+        elif len(plain_clause.split()) >= 2 and not _FILLER.match(plain_clause) and "?" not in clause:
+            causes.append(clause)
+    return ", ".join(causes) or judgement

@@ -19,6 +19,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     asked_for_a_time,
     asks_for_a_new_time,
     classify_barrier,
+    hard_barrier,
     motivator_in,
     pause_length,
     proposed_time,
@@ -264,14 +265,20 @@ class FeedbackRules(ScheduleRequests):
         last_prompt = self.turn.context.get("last habit prompt", "")
         if last_prompt:
             args["last_successful_prompt"] = last_prompt
-        motivator = (motivator_in(text, self.lang) or _clean(why)) if not _DONE_CANON.search(text) else ""
+        # "did it but it was hard, my knees were sore": what made it hard got in the way; it never helped
+        hard = hard_barrier(text) if not _DONE_CANON.search(text) else ""
+        if hard:
+            args["last_barrier"] = hard
+        motivator = (motivator_in(text, self.lang) or _clean(why)) if not (_DONE_CANON.search(text) or hard) else ""
         if motivator:
             args["last_motivator"] = _words(motivator, 15)
         if smaller := smaller_version(text):  # "did a short one": the smaller version is the tweak that worked
             args["last_tweak"] = smaller
         count = re.match(r"(\d+)", self.turn.context.get("prompts completed", ""))
         so_far = f" That's {count[1]} done so far." if count and int(count[1]) > 0 and self.lang == "en" else ""
-        if then:  # the answer, then what helped when it is not said yet (the next message may say it)
+        if hard:
+            follow = f"{then} {say('hard_day', self.lang)}".strip()
+        elif then:  # the answer, then what helped when it is not said yet (the next message may say it)
             follow = then if motivator else f"{then} {say('ask_helped', self.lang)}"
         elif motivator and self.lang == "en":
             follow = f"Great to hear that {_second_person(motivator)} helped."

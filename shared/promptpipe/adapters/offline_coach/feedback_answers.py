@@ -10,7 +10,7 @@ from promptpipe.rules.feedback_reading import Language, asks_for_another_time, r
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
-from promptpipe.rules.report_details import cause_words, company
+from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -26,7 +26,9 @@ _KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
      "leave a visible cue right where your routine happens, or set a phone reminder"),
     (re.compile(r"\b(?:time|busy|rushed|hectic|late|tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
      "shrink it to a 30-second version you can do anywhere"),
-    (re.compile(r"\b(?:tired|exhausted|sleepy|sick|ill|energy|cansad[oa]|fatigu[eé]e?|malade|enferm[oa])\b", re.I),
+    # "ill" only as being ill ("felt ill"), never "ill" typed for "I'll" ("ill give it a go")
+    (re.compile(r"\b(?:tired|exhausted|sleepy|sick|wiped|drained|knackered|(?:was|am|felt|feeling|got|been|i'?m) ill|"
+                r"energy|cansad\w*|agotad\w*|fatigu[eé]e?|crev[eé]e?s?|[eé]puis[eé]e?s?|malade|enferm[oa])\b", re.I),
      "too tired", "do the easiest possible version, even just 30 seconds"),
 )  # fmt: skip
 SMALLER = "make it even smaller so it fits on a busy day"
@@ -86,9 +88,19 @@ def classify_barrier(text: str) -> tuple[str, str]:
     cause = _clean(reason_clause(text) or cause_words(text))
     if _substantive(cause):
         return _words(cause, 15), SMALLER
-    if _substantive(_clean(without_outcome_words(text))):
+    if _substantive(_clean(without_outcome_words(text))) and not said_as_plan(text):
         return _words(_clean(text), 15), SMALLER
     return "not specified", SMALLEST
+
+
+def hard_barrier(text: str) -> str:
+    """What got in the way of a done that was hard ("did it but it was rough, my shins were aching" → "my
+    shins were aching"; "yes but it was hard, I was exhausted" → "too tired"); "" when it was not hard."""
+    hard = hard_going(text)
+    if not hard:
+        return ""
+    known, _tweak = classify_barrier(hard)
+    return known if known != "not specified" else _words(_clean(hard), 15)
 
 
 _WITH_COMPANY = {"en": "doing it with {who}", "es": "hacerlo con {who}", "fr": "le faire avec {who}"}

@@ -157,6 +157,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "¡Muy bien, lo hiciste!",
         "fr": "Bravo, c'est fait !",
     },
+    "hard_day": {
+        "en": "Showing up on a hard day counts. If it stays hard, a smaller version is fine too.",
+        "es": "Hacerlo en un día difícil cuenta. Si sigue costando, una versión más pequeña también vale.",
+        "fr": "Le faire un jour difficile, ça compte. Si ça reste dur, une version plus petite suffit.",
+    },
     "ask_helped": {
         "en": f"{ASK_HELPED} make it happen today?",
         "es": "¿Qué te ayudó a hacerlo hoy?",
