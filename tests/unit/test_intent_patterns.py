@@ -75,4 +75,5 @@ def test_how_do_i_move_the_reminder_is_a_question_answered_not_acted_on_in_both(
     assert (intent.name, SCHEDULER in intent.tools, intent.tool_choice) == ("change_time_question", True, "auto")
     step = _feedback(text)
     assert step.tool_calls == []
-    assert (step.content or "").startswith("Yes — any time. Just text me the new time")
+    # answered by asking for the new time (docs/offline-coach.md); nothing moves until it is given
+    assert (step.content or "").startswith("Sure. What time would suit you better?")
