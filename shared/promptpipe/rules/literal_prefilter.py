@@ -24,6 +24,8 @@ __all__ = ["Prefiltered", "fold_case"]
 _CASE_EXTRAS = str.maketrans({"İ": "i", "ı": "i", "ſ": "s"})
 
 
+# Every case-insensitive pattern of a turn reads the same message: it is folded once, not once a pattern.
+@functools.lru_cache(maxsize=8)
 def fold_case(text: str) -> str:
     """``text`` in lower case, one character for one: what a case-insensitive pattern's triggers are
     looked for in."""
