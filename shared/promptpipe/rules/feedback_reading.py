@@ -246,7 +246,8 @@ _DAYPART = re.compile("|".join(rf"(?P<{part}>\b(?:{words})\b)" for part, words i
 # Asking for it: a preference, a comparison, a change.
 _PREFER = re.compile(
     r"\b(?:better|prefer\w*|rather|instead|switch|move|change|do it in|can we do|could we do|mejor|prefier\w*|"
-    r"cambi\w*|pasa\w*|mueve\w*|plutot|prefere\w*|changer|decaler|deplacer|mieux)\b"
+    r"cambi\w*|pasa\w*|mueve\w*|plutot|prefere\w*|changer|decaler|deplacer|mieux|"
+    r"pls|plz|please|porfa|por favor|stp|svp)\b"  # "evenings pls, mornings are chaos": asked for
 )
 # Refusing it: "mornings don't work for me", "not in the evening", "en la mañana no puedo", "pas le soir".
 _REFUSE = re.compile(

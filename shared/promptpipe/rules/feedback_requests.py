@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.half_of_day import SAYS_EARLIER, SAYS_LATER, judged_time
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome
@@ -177,4 +178,6 @@ _ASKS_WHEN = re.compile(
 def asks_when(text: str) -> bool:
     """A question about when the daily prompt comes."""
     said = plain(text)
+    if asks_to_change_when(said):
+        return False  # "is there a way to change when the msgs come?" asks for another time, not this one
     return ("?" in said and bool(_ASKS_WHEN.search(said))) or bool(re.match(r"^(?:when|cuando|quand)\b", said))

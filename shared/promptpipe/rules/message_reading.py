@@ -22,7 +22,7 @@ daily reminders". A restriction ("no more texts after 9pm", "stop texting me at 
 that is about the day ("need to stop at the pharmacy first") are not stop requests.
 
 English and Spanish, on the shared normal form (``rules/normalise.py``: case, width, accents folded).
-Pure: ``re``, ``rules/normalise`` and ``rules/intent_patterns`` only.
+Pure: ``re``, ``rules/normalise``, ``rules/change_of_when`` and ``rules/intent_patterns`` only.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
 from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
@@ -375,7 +376,9 @@ def read_message(text: str) -> MessageReading:
         mine = topic == "number" and re.search(r"\b(?:my|mi|mon) (?:phone )?(?:number|numero)\b", core)
         # "antes de empezar después puedo cambiar la hora": a capability asked without its question mark
         later = topic.endswith("_later") and is_capability_question(core)
-        if pattern.search(core) and (asks or topic == "rephrase" or mine or later):
+        # "is there a way to change when the msgs come?": another time asked for without the word "time"
+        found = pattern.search(core) or (topic == "change_time_later" and asks_to_change_when(core))
+        if found and (asks or topic == "rephrase" or mine or later):
             # "8pm for now. can you text me at another time later?" answers too: a fact with a question
             return MessageReading("fact" if re.search(r"\d", said) else "question", topic=topic)
     if _NO.match(core):

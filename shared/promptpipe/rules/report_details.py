@@ -200,6 +200,7 @@ _PROPOSES = re.compile(
     r"^[¿¡]?(?:(?:so|ok|and|but|then|maybe)\s+)?"
     r"(?:(?:can|could|should) (?:we|you|u|i) (?:try|do|go with|make it|switch to)|"
     r"let'?s (?:try|do|go with|make it)|how about|what about|"
+    r"(?:can|could|would) (?:it|they|that|the \w+) be|(?:podria|puede|podrian|pueden) ser|(?:ca|ce) pourrait etre|"
     r"(?:podemos|podriamos|puedes|podrias) (?:probar|intentar|hacerlo|ponerlo|dejarlo)|"
     r"que tal|y si (?:probamos|lo ponemos)|"
     r"on (?:peut|pourrait) (?:essayer|tenter|mettre|faire)|et si on (?:essayait|mettait))\b[^?]*\d"

@@ -54,6 +54,7 @@ from promptpipe.adapters.offline_coach.text import (
     _words,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+from promptpipe.rules.avoided_day_part import without_avoided_day_part
 from promptpipe.rules.feedback_reading import (
     asks_for_another_time,
     asks_when,
@@ -236,6 +237,9 @@ class FeedbackRules(ScheduleRequests):
         if not self.delivered or _DONE_CANON.search(turn.user) or not self._asked_done():
             return None
         parts = report_parts(turn.user, asked=True)
+        wanted = without_avoided_day_part(turn.user)  # "switch to the morning? by the evening i forget": no report
+        if wanted != turn.user and report_parts(wanted, asked=True) is None:
+            return None
         if parts is None or asks_when(turn.user) or is_partial(turn.user):  # "got 2 of 3 done, …": part of it
             return None  # "ugh forgot, what time do you send it again?": the listed time (_report_first)
         if parts.requests and (turn.called(SAVE) or turn.called(RECORD)) and SCHEDULER in turn.tools:
@@ -373,6 +377,7 @@ class FeedbackRules(ScheduleRequests):
         proposed = proposed_time(turn.last_assistant) or (
             suggestion(turn.last_assistant) if ASK_NEW_TIME_LEAD in turn.last_assistant else ""
         )
+        text = without_avoided_day_part(text)  # "after dinner, like 8? lunch is a zoo": the lunch is the reason
         if proposed and reading.kind == "yes":
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None

@@ -14,6 +14,7 @@ from promptpipe.adapters.offline_coach.phrases import clock as clock_in
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
+from promptpipe.rules.avoided_day_part import without_avoided_day_part
 from promptpipe.rules.feedback_reading import Language, days_until, language
 
 ASK_NEW_TIME = "What time would suit you better?"
@@ -57,7 +58,9 @@ class ScheduleRequests:
         listed_times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
         if listed_times and not answered:
             # "actually make it 9" after 8pm is 9pm; "6 is too soon … 7:15?" after 6pm is 7:15pm
-            new_time = clock.time_for_change(turn.user, listed_times[0]) or new_time
+            # the part of the day avoided is the reason, not the time ("en la noche tipo 9, al mediodía ando a mil")
+            wanted = without_avoided_day_part(turn.user)
+            new_time = clock.time_for_change(wanted, listed_times[0]) or new_time
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})

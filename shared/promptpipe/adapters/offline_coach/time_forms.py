@@ -27,7 +27,7 @@ _HOUR_FOLLOWS = (
 )
 # A count of things, not an hour: "like ten squats", "like 10 pages" (a plural after the number).
 COUNTED = (
-    r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes)\b)"
+    r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes|despu[eé]s|antes)\b)"
     r"[a-zñé]{2,}s\b)"
 )
 # Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
@@ -57,6 +57,16 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b(\d{1,2}) and a half\b", r"\1:30"),  # "7 and a half"
     (r"(?<![:.\d])\b(\d{1,2}) (thirty|fifteen|forty[- ]?five|forty|twenty|fifty|ten|oh five)\b", "MINUTES"),
     (r"(?<![:.\d])\b(\d{1,2}) and a quarter\b", r"\1:15"),
+    # an hour and its minutes apart, as voice-to-text writes them ("maybe 8 30", "a las 7 45", "8 15 pm"): after a
+    # word that puts a time, at the start, or before am/pm; never a count ("like 10 15 min", "at 5 45 squats")
+    (
+        r"(?<![:.\d])((?:^\W*|[,.!?;…]\s*|\b(?:at|around|about|by|like|say|maybe|probably|prob|tipo|las?|vers|sobre|no|"
+        r"nah|sorry|wait|actually|mejor|bueno|digo|plut[oô]t)\s+))"
+        r"([1-9]|1[0-2]) ([0-5]\d)\b(?![:.\d])"
+        r"(?!\s*(?:min\w*|hrs?\b|hours?|horas?|years?|yrs?\b|yo\b|a[nñ]os|%|x\b))" + COUNTED,
+        r"\1\2:\3",
+    ),
+    (r"(?<![:.\d])\b([1-9]|1[0-2]) ([0-5]\d)(?=\s*[ap]\.?m\b)", r"\1:\2"),
     (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
     # "8 or so", "8:30 or so": a time with its hedge, not a second time after "or"
     (r"(?<![:.\d])\b(\d{1,2}[:.h][0-5]\d)\s+or so\b", r"\1"),
@@ -71,6 +81,15 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
     # "around 930", "nah make it 930"
     (r"\b(at|around|about|by|like|make it|say)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])" + COUNTED, r"\1 \2:\3"),
+    # an hour without its colon correcting the time just said ("830am. no sorry 845", "7:30.. wait 745", "a las 8,
+    # no, mejor 815"): the words of a correction between a time and it say it is one
+    (
+        r"(?<=\d)(h?\s*(?:[ap]\.?m\.?|de la (?:ma[ñn]ana|tarde|noche)|in the (?:morning|evening|afternoon)|at night|"
+        r"du (?:matin|soir))?[\s,.!…?\-–—]*(?:\b(?:no|nah|nope|sorry|wait|actually|make (?:it|that)|i mean|"
+        r"or rather|rather|mejor|bueno|perd[oó]n|digo|o sea|non|plut[oô]t|enfin|hmm+|um+)\b[\s,.!…?\-–—]*)+)"
+        r"([1-9]|1\d|2[0-3])([0-5]\d)\b(?![:.\d])" + COUNTED,
+        r"\1\2:\3",
+    ),
     # "815 right after dinner": an hour written without its colon, opening the message before its routine
     (
         r"^(\W*)([1-9]|1[0-2])([0-5]\d)(?=\s+(?:right |just )?(?:after|before|when|once|with|while|despu[eé]s|antes|"

@@ -23,7 +23,7 @@ _RANGE = re.compile(
 _AMPM = re.compile(r"\b(\d{1,2})(?:[:.]([0-5]\d))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.I)
 _HHMM = re.compile(r"\b([01]?\d|2[0-3])[:h]([0-5]\d)\b", re.I)
 _AT_HOUR = re.compile(
-    r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:.])(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|week|month|time|x\b))",
+    r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:]|\.\d)(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|week|month|time|x\b))",
     re.I,
 )
 # Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
@@ -85,7 +85,7 @@ _AM_HINT = any_word(
     "antes de (?:irme|ir|salir) (?:al|a la|a|del?) \\w+",
     "(?:en|por) la ma[ñn]ana",
     "las ma[ñn]anas",
-    "temprano",
+    "(?<!m[aá]s )(?<!tan )temprano",  # "más temprano" is earlier than what was said, not the morning
     "de la ma[ñn]ana",
     "primera hora",
     "desayun\\w*",

@@ -1,0 +1,76 @@
+"""The part of the day a request for another time avoids, or explains itself by, set apart from the part it
+asks for (docs/offline-coach.md, "Feedback as people write it"): "can it be after dinner instead, lunchtime
+is crazy at work" asks for after dinner; "mejor temprano en la mañana, de noche ya estoy muerta" asks for the
+morning; "plutôt le matin, le soir je suis crevée" the morning. The clause that names a part of the day with
+a strain on it ("is crazy", "im wiped", "se me olvida", "no tengo tiempo", "je suis crevée") and no wish
+("better", "mejor", "plutôt") is the reason, never the new time: it is taken out before the time is read.
+
+English, Spanish and French, on the shared normal form (``rules/normalise.py``). Pure: ``re`` and
+``rules/normalise`` only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.rules.normalise import fold_accents, normalise_text
+
+__all__ = ["without_avoided_day_part"]
+
+# Where a clause ends: punctuation, or a joint that starts a reason or a contrast.
+_CLAUSE_END = re.compile(
+    r"[,.;!?]+|\s(?=(?:but|bc|cuz|cause|because|since|pero|porque|que|ya que|pues|mais|car|parce que)\s)", re.I
+)
+_DAY_PART = re.compile(
+    r"\b(?:mornings?|first thing|evenings?|nights?|afternoons?|tonight|lunch(?:time|break)?|lunch break|midday|"
+    r"noon|after work|after dinner|bed ?time|mananas?|tardes?|noches?|temprano|mediodia|almuerzo|comida|"
+    r"matins?|matinee|soirs?|soiree|nuit|apres-midi|midi)\b"
+)
+# A strain on that part of the day: what makes it the wrong time.
+_STRAIN = re.compile(
+    r"\b(?:crazy|chaos|chaotic|zoo|hectic|busy|rush\w*|wiped|dead|tired|exhausted|beat|fried|forget\w*|forgot|"
+    r"impossible|hard|insane|nuts|slammed|swamped|mess|never|don'?t|doesn'?t|can'?t|won'?t|not|no|too|"
+    r"muert[oa]s?|cansad[oa]s?|agotad[oa]s?|olvid\w*|a mil|prisa|apurad[oa]s?|presse\w*|ocupad[oa]s?|imposible|"
+    r"caos|locura|dificil|nunca|"
+    r"fatigue\w*|crevee?s?|epuisee?s?|debordee?s?|oubli\w*|pas|jamais|dur|"
+    # busy with something else then: "afternoons im at the gym", "en la mañana trabajo", "le matin j'ai cours"
+    r"work(?:ing)?|job|gym|class(?:es)?|school|meetings?|commut\w*|trabaj\w*|chamba|oficina|clases?|escuela|"
+    r"travail\w*|boulot|bureau|cours)\b"
+)
+# A wish: what makes a clause the one asked for, whatever else it says ("mornings r better").
+_WISH = re.compile(
+    r"\b(?:better|best|prefer\w*|rather|instead|works? for me|would work|mejor|prefier\w*|prefiero|mas bien|"
+    r"plutot|mieux|prefere\w*)\b"
+)
+
+_NOT_A_WISH = re.compile(r"\b(?:never|not|don'?t|doesn'?t|won'?t|no)\s+(?:\w+\s+)?(?:works?|better)\b")
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", fold_accents(normalise_text(text))).strip()
+
+
+def _avoids(clause: str) -> bool:
+    said = _plain(clause)
+    wished = _WISH.search(_NOT_A_WISH.sub("", said))  # "lunch never works for me" wishes nothing
+    return bool(_DAY_PART.search(said) and _STRAIN.search(said) and not wished)
+
+
+def _says_when(clause: str) -> bool:
+    said = _plain(clause)
+    return bool(re.search(r"\d", said) or _DAY_PART.search(said) or _WISH.search(said))
+
+
+def without_avoided_day_part(text: str) -> str:
+    """``text`` without the clauses that name a part of the day to avoid, when another clause is left to
+    say what is wanted ("after dinner would be better, like 8. lunchtime is a zoo" -> "after dinner would be
+    better, like 8"); ``text`` itself when none, or nothing else, is said."""
+    pieces, start = [], 0
+    for end in _CLAUSE_END.finditer(text):
+        pieces.append(text[start : end.end()])
+        start = end.end()
+    pieces.append(text[start:])
+    kept = [piece for piece in pieces if not _avoids(piece)]
+    if len(kept) == len(pieces) or not any(_says_when(piece) for piece in kept):
+        return text  # nothing avoided, or nothing left that says when ("forgot today, mornings are crazy")
+    return re.sub(r"\s+", " ", "".join(kept)).strip(" ,;")

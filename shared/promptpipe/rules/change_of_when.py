@@ -1,0 +1,32 @@
+"""A question or request about changing *when* the daily prompt comes, said without the word "time"
+(docs/offline-coach.md, "Feedback as people write it"): "is there a way to change when the msgs come?",
+"could I get them at a different hour?", "¿se puede cambiar cuándo me llegan?", "on peut changer l'heure ?".
+
+"When" here is the object of a verb of change, so the message asks for another time, not for the time
+the prompt comes now ("when do you text me?"). English, Spanish and French, on the shared normal form
+(``rules/normalise.py``: case, width and accents folded). Pure: ``re`` and ``rules/normalise`` only, so that
+``rules/message_reading`` may read it too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from promptpipe.rules.normalise import fold_accents, normalise_text
+
+__all__ = ["asks_to_change_when"]
+
+# A verb of change, then (within a few words) what it changes: when, the hour, the schedule.
+_CHANGE_OF_WHEN = re.compile(
+    r"\b(?:change|changing|move|moving|switch|adjust|cambiar|cambio|cambia|mover|modificar|changer|modifier|"
+    r"deplacer|decaler)\b(?:\s+[\w']+){0,3}?\s+(?:when|what time|(?:the|my) (?:hour|schedule|timing)|cuando|"
+    r"a que hora|(?:la|mi) hora|(?:el|mi) horario|quand|a quelle heure|l'heure|(?:l'|mon )horaire)\b"
+    r"|\b(?:at|on) (?:a|another|some) (?:different|other|new) hour\b|\b(?:another|a different|a new) hour\b"
+    r"|\b(?:a|en) otr[oa] (?:hora|horario)\b|\b(?:a|[aà]) une autre heure\b"
+)
+
+
+def asks_to_change_when(text: str) -> bool:
+    """ "is there a way to change when the msgs come?", "a otra hora?": another time is wanted (which
+    one may come in this message or the next)."""
+    return bool(_CHANGE_OF_WHEN.search(re.sub(r"\s+", " ", fold_accents(normalise_text(text)))))
