@@ -23,7 +23,9 @@ from promptpipe.rules.message_reading import plain
 
 # -- a later start -----------------------------------------------------------------------------------
 _START = (
-    r"(?:start\w*|begin\w*|kick (?:it |this |things )?off|empe[zc]\w*|comen[zc]\w*|arranc\w*|inici\w*|"
+    # Spanish stems change in the present ("empiezo", "comienzan"): every form of the verb starts too
+    r"(?:start\w*|begin\w*|kick (?:it |this |things )?off|empe[zc]\w*|empie[zc]\w*|comen[zc]\w*|comien[zc]\w*|"
+    r"arranc\w*|inici\w*|"
     r"commenc\w*|d[ée]marr\w*)"
 )
 # What may be started: the coaching itself, never another activity ("start running").
@@ -54,7 +56,7 @@ _NUMBER_WORDS = {
     "cinq": 5,
 }
 _AHEAD = re.compile(
-    r"(?P<next>next week|(?:la |esta )?(?:semana (?:que viene|proxima|entrante)|proxima semana)|"
+    r"(?P<next>next week|(?:la |esta )?(?:semana (?:que viene|proxima|entrante)|proxima semana|otra semana)|"
     r"la semaine (?:prochaine|d'apres))"
     r"|(?:in|en|dans|within|after|dentro de|despues de|apres)\s+(?:a |an |the )?"
     r"(?P<n>\d{1,2}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\s+"
@@ -79,6 +81,22 @@ def later_start(text: str) -> int | None:
         unit = ahead["unit"].rstrip("s")
         return max(1, min(count * _DAYS_PER[unit], 60))
     return None
+
+
+# A clause ends at its punctuation, or where "but" turns to what comes next ("journaling but i start next week").
+_CLAUSE_BREAK = re.compile(r"\s*[,;.!?]+\s*|\s+(?:but|tho|though|pero|aunque|mais)\s+", re.I)
+
+
+def before_the_later_start(text: str) -> str:
+    """What a message says before the clause that asks to start later, as written: "journaling, but can
+    we start next week" -> "journaling", "tomar agua pero empiezo la otra semana" -> "tomar agua"; "" when
+    the later start comes first or there is none. The habit said with a later start is kept (a fact), and
+    the start made as a pause once set up."""
+    clauses = [c.strip() for c in _CLAUSE_BREAK.split(text)]
+    for index, clause in enumerate(clauses):
+        if later_start(clause) is not None:
+            return ", ".join(c for c in clauses[:index] if c)
+    return ""
 
 
 # -- when the messages come ----------------------------------------------------------------------------
