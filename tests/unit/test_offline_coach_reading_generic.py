@@ -14,7 +14,7 @@ from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.spoken import as_words
 from promptpipe.models.profile import UserProfile
-from promptpipe.rules.intake_requests import before_the_later_start, later_start
+from promptpipe.rules.intake_requests import before_the_later_start, later_start, starts_later
 from promptpipe.rules.language import detect_language, tells_no_language
 from promptpipe.rules.reason_filler import reason_without_filler
 from tests.support import memory_harness, turn
@@ -128,6 +128,11 @@ def test_a_short_ok_keeps_a_spanish_conversation_in_spanish() -> None:
         # the later start first, or none: nothing before it
         ("could we begin in 10 days? my exams", "", 10),
         ("i'd like to start swimming next week", "", None),
+        # a start put off to a day named: no length, the fact before it still kept
+        ("pilates, but starting next thursday", "pilates", None),
+        ("quiero correr pero arranco el martes", "quiero correr", None),
+        ("méditer mais je commence demain", "méditer", None),
+        ("i'd like to start swimming tomorrow", "", None),
     ],
 )
 def test_what_is_said_before_a_later_start(said: str, before: str, days: int | None) -> None:
@@ -150,6 +155,18 @@ def test_a_habit_said_with_a_later_start_is_saved_and_the_pause_promised(said: s
     reply = coach.complete(then(request, step, '{"status": "ok"}')).content or ""
     assert promised in reply
     assert reply.rstrip().endswith("?")  # the next question
+
+
+@pytest.mark.parametrize(
+    ("said", "habit"),
+    [("yoga tho i can only start on friday", "yoga"), ("quiero nadar pero empiezo el viernes", "nadar")],
+)
+def test_a_habit_said_with_a_start_on_a_day_named_is_saved_alone(said: str, habit: str) -> None:
+    assert starts_later(said)
+    step = OfflineCoach().complete(intake(said, UserProfile(), ASK_HABIT))
+    saved = [args for name, args in calls(step) if name == "save_user_profile"]
+    assert saved and saved[0][DOMAIN] == habit
+    assert MOTIVATION not in saved[0]
 
 
 def test_the_later_start_said_with_the_habit_is_made_as_a_pause_at_the_set_up() -> None:

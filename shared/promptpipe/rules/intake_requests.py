@@ -87,6 +87,26 @@ def later_start(text: str) -> int | None:
 _CLAUSE_BREAK = re.compile(r"\s*[,;.!?]+\s*|\s+(?:but|tho|though|pero|aunque|mais)\s+", re.I)
 
 
+# A start put off to a day named, with no length: "starting next monday", "empiezo el lunes", "dès demain".
+_DAY_AHEAD = re.compile(
+    r"(?:on |this |next |el |este |le |ce |a partir del? )?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|lunes|martes|miercoles|jueves|viernes|sabado|domingo|lundi|mardi|mercredi|jeudi|vendredi|samedi|"
+    r"dimanche)\b|(?:tomorrow|manana|demain|next month|el mes que viene|el proximo mes|le mois prochain)\b"
+)
+
+
+def _starts_later(clause: str) -> bool:
+    """A clause that puts the start off, with a length or to a day named ("start next week", "empiezo el
+    lunes"); never another activity started ("start running tomorrow")."""
+    said = plain(clause)
+    return any(_AHEAD.match(said, m.end()) or _DAY_AHEAD.match(said, m.end()) for m in _LATER_START.finditer(said))
+
+
+def starts_later(text: str) -> bool:
+    """Whether a clause of ``text`` puts the start off ("journaling, but starting next monday")."""
+    return any(_starts_later(clause) for clause in _CLAUSE_BREAK.split(text))
+
+
 def before_the_later_start(text: str) -> str:
     """What a message says before the clause that asks to start later, as written: "journaling, but can
     we start next week" -> "journaling", "tomar agua pero empiezo la otra semana" -> "tomar agua"; "" when
@@ -94,7 +114,7 @@ def before_the_later_start(text: str) -> str:
     the start made as a pause once set up."""
     clauses = [c.strip() for c in _CLAUSE_BREAK.split(text)]
     for index, clause in enumerate(clauses):
-        if later_start(clause) is not None:
+        if _starts_later(clause):
             return ", ".join(c for c in clauses[:index] if c)
     return ""
 

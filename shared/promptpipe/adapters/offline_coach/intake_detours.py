@@ -37,7 +37,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
-from promptpipe.rules.intake_requests import before_the_later_start, later_start
+from promptpipe.rules.intake_requests import before_the_later_start, later_start, starts_later
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
 
@@ -239,7 +239,7 @@ class IntakeDetours:
         if unclear_stop(turn.user):
             return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
         days = asks_to_pause(turn.user)
-        if days and self._fact_beside_the_later_start():
+        if (days or starts_later(turn.user)) and self._fact_beside_the_later_start():
             return None  # "journaling but can we start next week": the habit is saved, the pause promised
         if days:
             promised = pause_promised(days, turn.language)
