@@ -23,7 +23,9 @@ from promptpipe.rules.message_reading import plain
 
 # -- a later start -----------------------------------------------------------------------------------
 _START = (
-    r"(?:start\w*|begin\w*|kick (?:it |this |things )?off|empe[zc]\w*|comen[zc]\w*|arranc\w*|inici\w*|"
+    # Spanish stems change in the present ("empiezo", "comienzan"): every form of the verb starts too
+    r"(?:start\w*|begin\w*|kick (?:it |this |things )?off|empe[zc]\w*|empie[zc]\w*|comen[zc]\w*|comien[zc]\w*|"
+    r"arranc\w*|inici\w*|"
     r"commenc\w*|d[ée]marr\w*)"
 )
 # What may be started: the coaching itself, never another activity ("start running").
@@ -54,7 +56,7 @@ _NUMBER_WORDS = {
     "cinq": 5,
 }
 _AHEAD = re.compile(
-    r"(?P<next>next week|(?:la |esta )?(?:semana (?:que viene|proxima|entrante)|proxima semana)|"
+    r"(?P<next>next week|(?:la |esta )?(?:semana (?:que viene|proxima|entrante)|proxima semana|otra semana)|"
     r"la semaine (?:prochaine|d'apres))"
     r"|(?:in|en|dans|within|after|dentro de|despues de|apres)\s+(?:a |an |the )?"
     r"(?P<n>\d{1,2}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\s+"
@@ -79,6 +81,42 @@ def later_start(text: str) -> int | None:
         unit = ahead["unit"].rstrip("s")
         return max(1, min(count * _DAYS_PER[unit], 60))
     return None
+
+
+# A clause ends at its punctuation, or where "but" turns to what comes next ("journaling but i start next week").
+_CLAUSE_BREAK = re.compile(r"\s*[,;.!?]+\s*|\s+(?:but|tho|though|pero|aunque|mais)\s+", re.I)
+
+
+# A start put off to a day named, with no length: "starting next monday", "empiezo el lunes", "dès demain".
+_DAY_AHEAD = re.compile(
+    r"(?:on |this |next |el |este |le |ce |a partir del? )?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|lunes|martes|miercoles|jueves|viernes|sabado|domingo|lundi|mardi|mercredi|jeudi|vendredi|samedi|"
+    r"dimanche)\b|(?:tomorrow|manana|demain|next month|el mes que viene|el proximo mes|le mois prochain)\b"
+)
+
+
+def _starts_later(clause: str) -> bool:
+    """A clause that puts the start off, with a length or to a day named ("start next week", "empiezo el
+    lunes"); never another activity started ("start running tomorrow")."""
+    said = plain(clause)
+    return any(_AHEAD.match(said, m.end()) or _DAY_AHEAD.match(said, m.end()) for m in _LATER_START.finditer(said))
+
+
+def starts_later(text: str) -> bool:
+    """Whether a clause of ``text`` puts the start off ("journaling, but starting next monday")."""
+    return any(_starts_later(clause) for clause in _CLAUSE_BREAK.split(text))
+
+
+def before_the_later_start(text: str) -> str:
+    """What a message says before the clause that asks to start later, as written: "journaling, but can
+    we start next week" -> "journaling", "tomar agua pero empiezo la otra semana" -> "tomar agua"; "" when
+    the later start comes first or there is none. The habit said with a later start is kept (a fact), and
+    the start made as a pause once set up."""
+    clauses = [c.strip() for c in _CLAUSE_BREAK.split(text)]
+    for index, clause in enumerate(clauses):
+        if _starts_later(clause):
+            return ", ".join(c for c in clauses[:index] if c)
+    return ""
 
 
 # -- when the messages come ----------------------------------------------------------------------------

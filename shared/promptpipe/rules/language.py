@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from promptpipe.rules.normalise import normalise_text, words
 
-__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "conversation_language", "detect_language"]
+__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "conversation_language", "detect_language", "tells_no_language"]
 
 LANGUAGES = ("en", "es", "fr")
 DEFAULT_LANGUAGE = "en"
@@ -104,3 +104,10 @@ def conversation_language(messages: Sequence[str], default: str = DEFAULT_LANGUA
     clear = next((found for found, lead in readings if lead >= 2), "")
     weak = next((found for found, _ in readings if found), "")
     return clear or weak or default
+
+
+def tells_no_language(text: str) -> bool:
+    """A short message (three words at most) that tells its language by fewer than two signs: "ya", "k",
+    "np", "ok", "si", "dale", "sure", "👍". It does not change the language the conversation has set: a
+    "ya" in an English conversation is answered in English, an "ok" in a Spanish one in Spanish."""
+    return len(words(text)) <= 3 and _reading(text)[1] < 2

@@ -16,6 +16,7 @@ from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
 from promptpipe.rules.avoided_day_part import without_avoided_day_part
 from promptpipe.rules.feedback_reading import Language, days_until, language
+from promptpipe.rules.language import tells_no_language
 
 ASK_NEW_TIME = "What time would suit you better?"
 _WEEKDAY_INDEX = {
@@ -42,6 +43,8 @@ class ScheduleRequests:
         conversation = self.turn.language  # the message itself first, when it tells clearly
         if conversation in ("es", "fr"):
             return "es" if conversation == "es" else "fr"
+        if self.turn.own_language == "en" and tells_no_language(self.turn.user):
+            return "en"  # "ya", "si", "dale" in a conversation written in English: no switch to Spanish
         return language(self.turn.user)
 
     def _at(self, hhmm: str) -> str:

@@ -81,6 +81,7 @@ from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.normalise import words
+from promptpipe.rules.reason_filler import reason_without_filler
 from promptpipe.rules.word_patterns import DAYPARTS, any_word
 
 _DAYPART = any_word(*DAYPARTS)
@@ -170,7 +171,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             or (reading.kind == "yes" and bool(suggestion(turn.last_assistant)))
         )
         if reads_as_fact and not turn.called(SAVE) and SAVE in turn.tools:
-            learned = self._learn()
+            learned = {n: reason_without_filler(v) if n == MOTIVATION else v for n, v in self._learn().items()}
             if learned:
                 return [(SAVE, learned)], f"intake: learned {', '.join(learned)}"
         profile = self.profile()
@@ -448,7 +449,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
         if saved.get(ANCHOR):
             parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
-        return " ".join(parts[:2])
+        return " ".join([*self._promised_beside(), *parts[:2]])  # "journaling but start next week": promised
 
     def _understood_only(self) -> bool:
         """ "oh right the study. ok": an acknowledgement of the coach's own answer, whose other words

@@ -24,11 +24,20 @@ from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, unclear_stop
-from promptpipe.adapters.offline_coach.text import _FILLER, DOMAIN, SCHEDULER, TIME, _is_hint, _substantive
+from promptpipe.adapters.offline_coach.text import (
+    _FILLER,
+    DOMAIN,
+    INTAKE_ORDER,
+    SAVE,
+    SCHEDULER,
+    TIME,
+    _is_hint,
+    _substantive,
+)
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
-from promptpipe.rules.intake_requests import later_start
+from promptpipe.rules.intake_requests import before_the_later_start, later_start, starts_later
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
 
@@ -219,6 +228,7 @@ class IntakeDetours:
     turn: Turn
     asked: str | None
     known: dict[str, str]
+    said: str
     _pending: Callable[[dict[str, str]], str]
     profile: Callable[[], dict[str, str]]
 
@@ -229,6 +239,8 @@ class IntakeDetours:
         if unclear_stop(turn.user):
             return say("stop_which", turn.language), "intake: an unclear stop request; asking which"
         days = asks_to_pause(turn.user)
+        if (days or starts_later(turn.user)) and self._fact_beside_the_later_start():
+            return None  # "journaling but can we start next week": the habit is saved, the pause promised
         if days:
             promised = pause_promised(days, turn.language)
             return f"{promised} {self._pending(self.profile())}", "intake: a pause asked for; made at the set-up"
@@ -247,6 +259,25 @@ class IntakeDetours:
                 f"intake: a {request} request with nothing scheduled",
             )
         return None
+
+    def _fact_beside_the_later_start(self) -> bool:
+        """A fact said before a later start ("journaling but i wanna start next week", "tomar agua pero
+        empiezo la otra semana"): it is what is read and saved (``said``); the pause is made once set up
+        (``pause_asked`` reads it from the history) and promised in the reply (``_promised_beside``)."""
+        turn = self.turn
+        beside = before_the_later_start(turn.user)
+        if turn.calls or not beside or SAVE not in turn.tools or read_message(beside).kind != "fact":
+            return False
+        if not parse_intake_message(beside, self.known, self.asked if self.asked in INTAKE_ORDER else None):
+            return False
+        self.said = beside
+        return True
+
+    def _promised_beside(self) -> list[str]:
+        """The pause promised for a later start said beside a fact this turn saved (none else)."""
+        turn = self.turn
+        days = later_start(turn.user) if before_the_later_start(turn.user) and turn.called(SAVE) else None
+        return [pause_promised(days, turn.language)] if days else []
 
     def _another_part_of_the_day(self) -> tuple[_Step, str] | None:
         """ "can we do evenings instead" once a time is known, or while another field is asked: a time of

@@ -299,7 +299,12 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
 _HABIT_GOES_ON = re.compile(
     r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|lists?|"
     r"apps?|routines?|sessions?|practice|journal|habit|"
-    r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?)\b)+",
+    r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?|"
+    # an amount or a duration said with the habit is the habit's ("read a few pages", "stretch for 5 min")
+    r"(?:for\s+)?(?:like\s+|about\s+|around\s+)?(?:a few|a couple(?: of)?|some|a|an|one|two|three|five|ten|\d+)\s+"
+    r"(?:more\s+)?(?:min\w*|minutes?|pages?|chapters?|glass\w*|cups?|bottles?|reps?|sets?|laps?|times?|hours?|"
+    r"hrs?|secs?|seconds?|miles?|km|steps|squats|push-?ups|sit-?ups)|"
+    r"(?:every|each|at|a)\s+(?:night|morning|evening|afternoon|day)s?|around the block)\b)+",
     re.I,
 )
 

@@ -118,6 +118,13 @@ _NO_COLON = re.compile(
     r"grams?|g\b|bpm|dollars?|bucks))",
     re.I,
 )
+# Voice-to-text writes "ten thirty" as "10 30": after a hedge, the hour and two-digit minutes with nothing
+# after them but the end, a pause or the half of the day ("around 10 30", "like 7 45 pm").
+_SPACED = re.compile(
+    r"\b(?P<lead>like|around|about|at|at like|at around|by)\s+(?P<h>1[0-2]|0?[1-9])\s(?P<m>[0-5]\d)"
+    r"(?=\s*(?:$|[,.;!?]|[ap]\.?m\b|ish\b|at night|in the (?:morning|evening)|tonight))",
+    re.I,
+)
 
 
 def as_words(text: str) -> str:
@@ -126,6 +133,7 @@ def as_words(text: str) -> str:
     for pattern, word in _TEXTED_CONNECTIVES:
         text = pattern.sub(word, text)
     text = _PREFIXED.sub(lambda m: "after " if m["p"].lower() == "post" else "before ", text)
+    text = _SPACED.sub(lambda m: f"{m['lead']} {int(m['h'])}:{m['m']}", text)
     return _NO_COLON.sub(lambda m: f"{m['lead']} {int(m['h'])}:{m['m']}", text)
 
 

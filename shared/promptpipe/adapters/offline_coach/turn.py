@@ -59,13 +59,18 @@ class Turn:
     def language(self) -> str:
         """The participant's language (rules/language.py): from their own messages, latest first, else
         from the study's greeting that opened the conversation, else English."""
+        found = self.own_language
+        greeting = next((m.content or "" for m in self.history if m.role == "assistant"), "")
+        return found or detect_language(greeting) or DEFAULT_LANGUAGE
+
+    @property
+    def own_language(self) -> str:
+        """The language the participant's own messages tell (rules/language.py), "" when none does."""
         said = [m.content or "" for m in self.history if m.role == "user"] + [self.user]
         # a hint, or a poll's answer in its canonical English form ("Q: Did you do it? A: Next time"), is
         # not their words
         own = [t for t in said if not t.startswith(HINT_PREFIX) and not re.match(r"\s*Q: .* A: ", t)]
-        found = conversation_language(own, default="")
-        greeting = next((m.content or "" for m in self.history if m.role == "assistant"), "")
-        return found or detect_language(greeting) or DEFAULT_LANGUAGE
+        return conversation_language(own, default="")
 
     @property
     def name(self) -> str:
