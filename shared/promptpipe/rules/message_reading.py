@@ -95,7 +95,10 @@ _RESUME = re.compile(
 )
 _NEW_HABIT = re.compile(
     r"\b(?:new habit|different habit|another habit|change (?:my |the )?habit|switch (?:my |the )?habit|"
-    r"start over|otro habito|nuevo habito|cambiar (?:de |el |mi )?habito)\b"
+    r"start over|otro habito|nuevo habito|cambiar (?:de |el |mi )?habito|"
+    # "quiero un hábito nuevo", "add a second habit", "y si mejor cambio a leer?": another habit asked for
+    r"habito (?:nuevo|diferente|distinto)|(?:add|start) (?:a |one )?(?:second|2nd|another|new|extra) (?:one|habit)|"
+    r"(?:y )?si mejor (?:cambio|cambiamos|me cambio) a (?!las?\b|los\b|\d)\w+)\b"
 )
 # "stop the reminders", "don't send me the daily texts": the daily prompts, all of them.
 _STOP_PROMPTS = re.compile(

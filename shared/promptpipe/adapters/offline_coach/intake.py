@@ -293,9 +293,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         if swapped:  # "can we do 6:45 instead, 8 is when i leave. its for my mood"
             return swapped
         # A time suggested in place of the one given ("How about 7pm?"): "yeah 7 is good" is read as a time.
-        replaced = {TIME: ""} if self._suggested_field() == TIME else {}
+        known = {**self.known, TIME: ""} if self._suggested_field() == TIME else self.known
         sends_at = asks_for_a_send_time(text)  # "can u text me at 8": the time asked, whatever the question
-        learned = parse_intake_message(text, {**self.known, **replaced}, TIME if sends_at else expected)
+        learned = parse_intake_message(self._unrefused(text), known, TIME if sends_at else expected)  # no "that's when"
         if reading.request == "change_time" or sends_at:  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         own_clause = beside_the_send_request(text) if sends_at else ""

@@ -22,12 +22,14 @@ from typing import cast
 
 from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.intake_refusals import past_the_refusal
 from promptpipe.adapters.offline_coach.phrases import clock, say
-from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, unclear_stop
+from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, suggestion, unclear_stop
 from promptpipe.adapters.offline_coach.text import _FILLER, DOMAIN, SCHEDULER, TIME, _is_hint, _substantive
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
+from promptpipe.rules.hesitation import only_hesitation
 from promptpipe.rules.intake_requests import later_start
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
@@ -174,7 +176,8 @@ def hesitates(text: str) -> bool:
     """ "lo tengo que pensar", "i need to think about that one", "let me check my calendar": no answer yet
     (a clock time said with it is an answer)."""
     said = plain(text)
-    return bool(_HESITATES.search(said)) and parse_clock_time(text) is None
+    # "gimme a sec im thinking", "no estoy segura aún": hesitation and nothing else (rules/hesitation.py)
+    return (bool(_HESITATES.search(said)) or only_hesitation(text)) and parse_clock_time(text) is None
 
 
 def pause_asked(turn: Turn) -> int | None:
@@ -247,6 +250,12 @@ class IntakeDetours:
                 f"intake: a {request} request with nothing scheduled",
             )
         return None
+
+    def _unrefused(self, text: str) -> str:
+        """The message without its clause about a time offered or known ("no thats when im driving lol do
+        9:15"): that clause names no routine for the prompt."""
+        offered = suggestion(self.turn.last_assistant)
+        return past_the_refusal(text) if (offered and re.search(r"\d", offered)) or self.known[TIME] else text
 
     def _another_part_of_the_day(self) -> tuple[_Step, str] | None:
         """ "can we do evenings instead" once a time is known, or while another field is asked: a time of
