@@ -205,3 +205,26 @@ def test_a_refused_proposal_in_a_second_intake_takes_the_new_time_in_the_morning
     step = coach.complete(request)
     assert calls(step) == [("save_user_profile", {TIME: "09:00"})]
     assert then(request, step, "Profile saved.")  # the loop goes on from the saved time
+
+
+# -- the study asked of first, with no question mark ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["hey is this the study from the hospital", "hola es esto lo del estudio de la clinica", "is this the sleep study"],
+)
+def test_the_study_asked_of_is_a_question_about_who_we_are(said: str) -> None:
+    assert read_message(said) == read_message("who is this?")
+
+
+@pytest.mark.parametrize("said", ["this is the study i joined, walking", "is it the 7pm one"])
+def test_a_study_or_a_time_said_otherwise_is_no_such_question(said: str) -> None:
+    assert read_message(said).topic != "who"
+
+
+def test_the_study_asked_of_first_saves_nothing_and_asks_for_the_habit() -> None:
+    request = intake("hi is this the research study from my doctor", UserProfile(), ASK_DOMAIN)
+    response = OfflineCoach().complete(request)
+    assert calls(response) == []
+    assert "habit" in (response.content or "")
