@@ -228,3 +228,20 @@ def test_the_study_asked_of_first_saves_nothing_and_asks_for_the_habit() -> None
     response = OfflineCoach().complete(request)
     assert calls(response) == []
     assert "habit" in (response.content or "")
+
+
+# -- a grudging yes, then an answer of one's own with its reason -----------------------------------------
+
+DEFAULT_HABIT = "Sorry — let's keep it simple. How about “a 2-minute walk”? Just reply yes, or tell me yours."
+
+
+@pytest.mark.parametrize(
+    ("said", "saved"),
+    [
+        ("ok fine. yoga, to loosen my back", {DOMAIN: "yoga", MOTIVATION: "loosen my back"}),
+        ("vale. nadar pa despejarme", {DOMAIN: "nadar", MOTIVATION: "despejarme"}),
+        ("ok fine, pilates", {DOMAIN: "pilates"}),  # no reason said: none saved
+    ],
+)
+def test_an_answer_past_a_grudging_yes_keeps_its_reason(said: str, saved: dict[str, str]) -> None:
+    assert calls(OfflineCoach().complete(intake(said, UserProfile(), DEFAULT_HABIT))) == [("save_user_profile", saved)]

@@ -19,11 +19,11 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     IntakeDetours,
     asks_who_the_coach_is,
     beside_the_yes,
+    facts_past_the_yes,
     hands_over_the_time,
     hesitates,
     is_impatience,
     is_lost,
-    own_answer_past_the_yes,
 )
 from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
 from promptpipe.adapters.offline_coach.intake_new_habit import fields_since, second_intake_start
@@ -287,8 +287,9 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             offered = suggested.strip("“”")
             defaults = ((n, _EASY_DEFAULTS[n]) for n in (DOMAIN, MOTIVATION, ANCHOR))
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
-            value = own_answer_past_the_yes(text, field, self.known) or suggested.strip("“”")  # "fine. yoga"
-            return {field: value} if not time and not self.known[field] else {}
+            own = facts_past_the_yes(text, field, self.known)  # "ok. journaling, to clear my head": the reason too
+            value = own.pop(field, "") or suggested.strip("“”")  # "fine. yoga"
+            return {field: value} | own if not time and not self.known[field] else {}
         swapped = self._another_time_among_other_facts(text, expected)
         if swapped:  # "can we do 6:45 instead, 8 is when i leave. its for my mood"
             return swapped

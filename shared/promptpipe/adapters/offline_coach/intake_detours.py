@@ -123,6 +123,16 @@ def own_answer_past_the_yes(text: str, field: str, known: dict[str, str]) -> str
     return parse_intake_message(rest, {**known, field: ""}, field).get(field, "")
 
 
+def facts_past_the_yes(text: str, field: str, known: dict[str, str]) -> dict[str, str]:
+    """An answer of one's own past a grudging yes, for ``field``, with the other fields said beside it ("ok
+    got it. journaling, to clear my head": the reason too), never one already known; {} when there is none."""
+    own = own_answer_past_the_yes(text, field, known)
+    if not own:
+        return {}
+    said = parse_intake_message(beside_the_yes(text), {**known, field: ""}, field)
+    return {field: own} | {name: value for name, value in said.items() if name != field and not known.get(name)}
+
+
 # A hedge alone after a yes ("i guess", "i suppose", "supongo", "je suppose"): no answer of its own.
 _HEDGE_ONLY = re.compile(r"(?i)(?:i guess|i suppose|i think|then|supongo|creo|je suppose|je crois)")
 # "but", "instead", "rather", "pero", "mejor", "plutôt", "mais": what follows the yes takes it back.
