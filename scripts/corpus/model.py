@@ -15,7 +15,7 @@ returned. ``wait`` says when the message is sent: ``2m`` (default) or any ``<n>m
 previous one, or ``next_prompt`` (a few minutes after the next daily prompt is delivered).
 ``max_model_calls`` bounds the model requests the message may cause (0: an opt-out word or HELP, which no
 model reads); ``replies`` is the exact number of messages the participant gets in answer. ``not_a_fact``
-(``greeting``, ``question`` or ``complaint``) marks a message that states no fact for the profile: no
+(``greeting``, ``question``, ``complaint`` or ``hesitation``) marks a message that states no fact for the profile: no
 player may save any of its words (``scripts/corpus/facts.py`` checks it).
 
 A call names a tool of the engine, or a *role* (``ROLE_SCHEMAS``: ``record_outcome``, the tool that
@@ -60,7 +60,7 @@ ROLE_SCHEMAS: dict[str, dict[str, Any]] = {
     "opt_out": {"type": "object", "properties": {}, "additionalProperties": False},
 }
 NEXT_PROMPT = "next_prompt"
-NotAFact = Literal["greeting", "question", "complaint"]
+NotAFact = Literal["greeting", "question", "complaint", "hesitation"]
 _WAIT = re.compile(r"^(\d+)([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 

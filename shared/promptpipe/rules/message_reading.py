@@ -96,7 +96,10 @@ _RESUME = re.compile(
 )
 _NEW_HABIT = re.compile(
     r"\b(?:new habit|different habit|another habit|change (?:my |the )?habit|switch (?:my |the )?habit|"
-    r"start over|otro habito|nuevo habito|cambiar (?:de |el |mi )?habito)\b"
+    r"start over|otro habito|nuevo habito|cambiar (?:de |el |mi )?habito|"
+    # "quiero un hábito nuevo", "add a second habit", "y si mejor cambio a leer?": another habit asked for
+    r"habito (?:nuevo|diferente|distinto)|(?:add|start) (?:a |one )?(?:second|2nd|another|new|extra) (?:one|habit)|"
+    r"(?:y )?si mejor (?:cambio|cambiamos|me cambio) a (?!las?\b|los\b|\d)\w+)\b"
 )
 # "stop the reminders", "don't send me the daily texts": the daily prompts, all of them.
 _STOP_PROMPTS = re.compile(
@@ -231,7 +234,11 @@ _TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"\b(?:is (?:this|it)|this is) (?:legit|legitimate|real|for real|a scam|spam)\b|^legit\b|"
                        r"\bes (?:real|confiable|de verdad|una estafa)\b|\bc'est (?:serieux|une arnaque|fiable|vrai)\b|"
                        r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b|\bqui (?:etes|es)[- ](?:vous|tu)\b|"
-                       r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b")),
+                       r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b|"
+                       # "is this the research thing from the clinic", "es esto lo del estudio": the study asked of
+                       r"^(?:is (?:this|it)|es esto|esto es|c'est bien) (?:(?:the|that|part of the|from the|lo|el|la|"
+                       r"parte del?|du|de la|l')\s*)+(?:\w+ )?(?:study|research|program|programme|trial|clinic|"
+                       r"estudio|investigacion|programa|clinica|etude|recherche|programme)\b")),
     ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
                        r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
                        r"humano|robot|maquina|humain|personne|vrai)\b")),

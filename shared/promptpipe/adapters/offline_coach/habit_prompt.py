@@ -85,7 +85,10 @@ def _benefit(motivation: str, default: str) -> str:
 
 def _anchor_phrase(anchor: str) -> str:
     phrase = _clean(_second_person(anchor))
-    if not re.match(r"(?:right |just )?(?:after|before|when|once|while|with|during|as soon as)\b", phrase, re.I):
+    # a moment said with its own preposition ("on your coffee break", "at lunchtime") takes no "after"
+    if not re.match(
+        r"(?:right |just )?(?:after|before|when|once|while|with|during|as soon as|on|at|in|first thing)\b", phrase, re.I
+    ):
         phrase = "after " + phrase
     return phrase[0].upper() + phrase[1:]
 
@@ -155,7 +158,7 @@ def _within(limit: int, lead: str, action: str, benefit: str) -> str:
 # request carries no language: a model writes in the profile's): their habit, anchor and reason as said.
 _OWN_WORDS: dict[str, dict[str, str]] = {
     "es": {
-        "after": "Después de", "keep": r"(?:despu[eé]s|antes|cuando|al|mientras|en cuanto|con)\b",
+        "after": "Después de", "keep": r"(?:despu[eé]s|antes|cuando|al|mientras|en|con|durante|por la|a primera)\b",
         "try": "prueba", "of": "de", "reason": "Recuerda por qué: {motivation}.", "ask": "¿Te parece factible?",
         "low": "30 segundos", "normal": "1 minuto", "high": "3 minutos", "something": "algo pequeño para ti",
     },

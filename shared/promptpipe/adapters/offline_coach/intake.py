@@ -19,11 +19,11 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     IntakeDetours,
     asks_who_the_coach_is,
     beside_the_yes,
+    facts_past_the_yes,
     hands_over_the_time,
     hesitates,
     is_impatience,
     is_lost,
-    own_answer_past_the_yes,
 )
 from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
 from promptpipe.adapters.offline_coach.intake_new_habit import fields_since, second_intake_start
@@ -288,15 +288,16 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             offered = suggested.strip("“”")
             defaults = ((n, _EASY_DEFAULTS[n]) for n in (DOMAIN, MOTIVATION, ANCHOR))
             field = next((n for n, v in defaults if offered in (v.strip("“”"), self._default(n).strip("“”"))), ANCHOR)
-            value = own_answer_past_the_yes(text, field, self.known) or suggested.strip("“”")  # "fine. yoga"
-            return {field: value} if not time and not self.known[field] else {}
+            own = facts_past_the_yes(text, field, self.known)  # "ok. journaling, to clear my head": the reason too
+            value = own.pop(field, "") or suggested.strip("“”")  # "fine. yoga"
+            return {field: value} | own if not time and not self.known[field] else {}
         swapped = self._another_time_among_other_facts(text, expected)
         if swapped:  # "can we do 6:45 instead, 8 is when i leave. its for my mood"
             return swapped
         # A time suggested in place of the one given ("How about 7pm?"): "yeah 7 is good" is read as a time.
-        replaced = {TIME: ""} if self._suggested_field() == TIME else {}
+        known = {**self.known, TIME: ""} if self._suggested_field() == TIME else self.known
         sends_at = asks_for_a_send_time(text)  # "can u text me at 8": the time asked, whatever the question
-        learned = parse_intake_message(text, {**self.known, **replaced}, TIME if sends_at else expected)
+        learned = parse_intake_message(self._unrefused(text), known, TIME if sends_at else expected)  # no "that's when"
         if reading.request == "change_time" or sends_at:  # "can u switch it to the evening, like 8": no reason
             learned = {n: v for n, v in learned.items() if n not in (DOMAIN, MOTIVATION)}
         own_clause = beside_the_send_request(text) if sends_at else ""

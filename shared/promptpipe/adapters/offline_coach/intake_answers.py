@@ -124,6 +124,16 @@ def names_a_fact(text: str) -> bool:
     return bool(parse_domain(rest) or parse_clock_time(rest) or parse_vague_time(rest) or parse_anchor(rest)[0])
 
 
+# A meal said beside the habit with its own preposition ("walk 10 min at lunch", "leer durante la cena",
+# "méditer au petit-déjeuner"): the routine the prompt follows.
+_MEAL_MOMENT = re.compile(
+    r"\b(?:at|during|with|over) (?:my |the )?(?:lunch|breakfast|dinner|supper)(?: ?time| ?break)?\b|"
+    r"\b(?:en|durante|con) (?:el|la|mi) (?:desayuno|almuerzo|comida|cena)\b|"
+    r"\b(?:au|pendant le) (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)\b",
+    re.I,
+)
+
+
 def parse_intake_message(text: str, known: dict[str, str], expected: str | None) -> dict[str, str]:
     """The profile fields a message states; ``expected`` is the field we last asked for, so a
     bare answer ("my morning coffee", "more energy") can be read as that field."""
@@ -139,6 +149,9 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     motivation, m_match = _read_motivation(text, known, expected)
     rest = _span_removed(text, m_match)
     anchor, a_match = parse_anchor(rest, soft=not known.get(ANCHOR))
+    if not anchor and not known.get(ANCHOR) and expected == DOMAIN:  # "walk 10 min at lunch": the meal is when
+        a_match = _MEAL_MOMENT.search(rest)
+        anchor = _clean(a_match[0]) if a_match else ""
     # What is known of the moment tells 10:30 at night from the morning ("sleep", "before bed").
     hint = " ".join(v for v in (known.get(ANCHOR), anchor) if v)
     hint += " morning" if _MORNING_ROUTINE.search(hint) else ""  # "6:30ish with my first cup of coffee"

@@ -22,8 +22,9 @@ from typing import cast
 
 from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
+from promptpipe.adapters.offline_coach.intake_refusals import past_the_refusal
 from promptpipe.adapters.offline_coach.phrases import clock, say
-from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, unclear_stop
+from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, suggestion, unclear_stop
 from promptpipe.adapters.offline_coach.text import (
     _FILLER,
     DOMAIN,
@@ -37,6 +38,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
+from promptpipe.rules.hesitation import only_hesitation
 from promptpipe.rules.intake_requests import before_the_later_start, later_start, starts_later
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
@@ -130,6 +132,16 @@ def own_answer_past_the_yes(text: str, field: str, known: dict[str, str]) -> str
     return parse_intake_message(rest, {**known, field: ""}, field).get(field, "")
 
 
+def facts_past_the_yes(text: str, field: str, known: dict[str, str]) -> dict[str, str]:
+    """An answer of one's own past a grudging yes, for ``field``, with the other fields said beside it ("ok
+    got it. journaling, to clear my head": the reason too), never one already known; {} when there is none."""
+    own = own_answer_past_the_yes(text, field, known)
+    if not own:
+        return {}
+    said = parse_intake_message(beside_the_yes(text), {**known, field: ""}, field)
+    return {field: own} | {name: value for name, value in said.items() if name != field and not known.get(name)}
+
+
 # A hedge alone after a yes ("i guess", "i suppose", "supongo", "je suppose"): no answer of its own.
 _HEDGE_ONLY = re.compile(r"(?i)(?:i guess|i suppose|i think|then|supongo|creo|je suppose|je crois)")
 # "but", "instead", "rather", "pero", "mejor", "plutôt", "mais": what follows the yes takes it back.
@@ -183,7 +195,8 @@ def hesitates(text: str) -> bool:
     """ "lo tengo que pensar", "i need to think about that one", "let me check my calendar": no answer yet
     (a clock time said with it is an answer)."""
     said = plain(text)
-    return bool(_HESITATES.search(said)) and parse_clock_time(text) is None
+    # "gimme a sec im thinking", "no estoy segura aún": hesitation and nothing else (rules/hesitation.py)
+    return (bool(_HESITATES.search(said)) or only_hesitation(text)) and parse_clock_time(text) is None
 
 
 def pause_asked(turn: Turn) -> int | None:
@@ -278,6 +291,12 @@ class IntakeDetours:
         turn = self.turn
         days = later_start(turn.user) if before_the_later_start(turn.user) and turn.called(SAVE) else None
         return [pause_promised(days, turn.language)] if days else []
+
+    def _unrefused(self, text: str) -> str:
+        """The message without its clause about a time offered or known ("no thats when im driving lol do
+        9:15"): that clause names no routine for the prompt."""
+        offered = suggestion(self.turn.last_assistant)
+        return past_the_refusal(text) if (offered and re.search(r"\d", offered)) or self.known[TIME] else text
 
     def _another_part_of_the_day(self) -> tuple[_Step, str] | None:
         """ "can we do evenings instead" once a time is known, or while another field is asked: a time of

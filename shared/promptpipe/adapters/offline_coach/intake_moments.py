@@ -75,7 +75,11 @@ def routine_moment(text: str) -> str:
 # première heure"): said for the time, it is also the routine the prompt can follow.
 _MOMENT_PHRASE = re.compile(
     r"\b(?:first thing(?: in the morning)?|(?:at|during|on|around) (?:my |the )?(?:lunch ?time|lunch(?: ?break)?|"
-    r"breakfast(?: ?time)?|dinner ?time|supper ?time|(?:coffee|tea) break)|a primera hora(?: de la ma[ñn]ana)?|"
+    r"breakfast(?: ?time)?|dinner ?time|supper ?time|(?:coffee|tea) break|(?:work )?break(?: at work)?)|"
+    r"(?:en|durante) (?:mi|el) (?:descanso|receso|break)(?: del trabajo)?|a primera hora(?: de la ma[ñn]ana)?|"
+    # a part of the day said for the time ("in the morning", "en la mañana", "le soir"): the moment too
+    r"(?:in|during) the (?:morning|afternoon|evening)|(?:en|por|durante) la (?:ma[ñn]ana|tarde|noche)|"
+    r"le (?:matin|soir)|"
     r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno)|(?:[àa] )?la premi[eè]re heure|"
     r"[àa] l'heure du (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)|pendant (?:ma|la) pause d[ée]jeuner)\b",
     re.I,

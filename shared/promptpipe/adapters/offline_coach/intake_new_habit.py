@@ -27,7 +27,9 @@ from promptpipe.adapters.offline_coach.text import (
     TIME,
     TRANSITION,
     _clean,
+    _substantive,
 )
+from promptpipe.adapters.offline_coach.times import parse_clock_time
 from promptpipe.adapters.offline_coach.turn import Turn, _result_json, _Step
 from promptpipe.models.llm import ChatMessage
 from promptpipe.rules.feedback_reading import new_habit
@@ -39,6 +41,12 @@ _ASKS_NEW = re.compile(
     r"something else|(?:otro|nuevo) habito|cambiar de habito|otra cosa|(?:une )?(?:nouvelle|autre) habitude|"
     r"changer d'?habitude)\b"
 )
+# "switch to meditation", "cambio a leer", "passer au yoga": the habit switched to (never a time: "a las 8").
+_SWITCH_TO = re.compile(
+    r"\b(?:switch(?:ing)? to|change (?:it )?to|cambi(?:o|ar|amos|emos) a|me cambio a|passer (?:a|au|aux)|"
+    r"changer pour)\s+(?!(?:the|las?|los|el|\d)\b|\d)(?P<habit>[a-z][\w' ]{1,30}?)(?=\s*(?:[?.!,;]|$|\b(?:instead|"
+    r"too|en vez|mejor|plutot)\b))"
+)
 _LEAD = re.compile(r"^(?:\W|too\b|also\b|as well\b|instead\b|tambien\b|ahora\b|aussi\b|plutot\b|maybe\b|like\b)+")
 _LANGUAGES = ("en", "es", "fr")
 
@@ -49,6 +57,10 @@ def habit_named(text: str) -> str:
     with none, the one it wants instead ("I want to do yoga instead"); "" when it names none."""
     said = plain(text)
     request = _ASKS_NEW.search(said)
+    switch = _SWITCH_TO.search(said) if request is None or not _clean(said[request.end() :]) else None
+    if switch is not None:  # "y si mejor cambio a leer? quiero un hábito nuevo": the habit switched to
+        named = parse_domain(switch["habit"]) or _clean(switch["habit"])
+        return named if _substantive(named) else ""
     if request is None:
         return parse_domain(text) if new_habit(text) else ""
     rest = _clean(_LEAD.sub("", text[request.end() :].strip()))
@@ -101,7 +113,10 @@ def fields_since(history: list[ChatMessage], start: int, known: dict[str, str]) 
             continue
         asked, text = asked_for(before.content or ""), message.content or ""
         empty = dict.fromkeys(INTAKE_ORDER, "") | {DOMAIN: known.get(DOMAIN, "")}
-        given |= set(parse_intake_message(text, empty, asked if asked in INTAKE_ORDER else None))
+        said = parse_intake_message(text, empty, asked if asked in INTAKE_ORDER else None)
+        if TIME in said and parse_clock_time(text) is None:  # "en la mañana": a time proposed, not yet saved
+            said.pop(TIME)
+        given |= set(said)
         offered = suggestion(before.content or "")
         if offered and (accepts(text) or read_message(text).kind == "yes"):
             given.add(TIME if re.search(r"\d", offered) else (asked if asked in INTAKE_ORDER else ANCHOR))

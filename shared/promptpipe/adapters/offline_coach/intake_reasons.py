@@ -28,6 +28,10 @@ _MOTIVATION = re.compile(
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
     r"|porque|para (?=(?:que|no|poder|estar|sentirme|tener|bajar|mejorar|dormir)\b)"
     r"|para (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "para desconectarme": para + an infinitive
+    r"|(?<!\w)pa (?=\w+(?:ar|er|ir)(?:me|te|se|nos|lo|la)?\b)"  # "pa quitarme el estrés": "pa", spoken "para"
+    # "journaling, to get stuff out of my head": a purpose clause after the habit (not "to the park")
+    r"|(?<=, )(?=to (?!be honest|the |a |an |my |your |his |her |our |their |this |that |work|school|bed)"
+    r"[a-z]{2,} )"
     r"|parce que|parce qu'|(?<!the )(?<!my )(?<!a )(?<!our )(?<!your )(?<!her )(?<!his )car|afin de"  # not "the car"
     r"|pour (?=(?:[eê]tre|avoir|moins|mieux|plus|me|perdre|dormir|r[ée]duire)\b)"
     r"|motivat\w*(?:\s+(?:by|is|because))?|my reason is|the reason is|it helps me|helps me)\s*"
@@ -46,7 +50,7 @@ def _as_motivation(text: str) -> str:
     timeish = parse_vague_time(reason, loose=True) or parse_clock_time(reason)
     if not _substantive(reason) or (timeish and len(reason.split()) <= 3):
         return ""
-    return _words(re.sub(r"^(?:to|because|para|porque)\s+", "", reason, flags=re.I), 15)
+    return _words(re.sub(r"^(?:to|because|para|pa|porque)\s+", "", reason, flags=re.I), 15)
 
 
 # A hedge that closes a reason ("to move more i guess"): no part of it.

@@ -122,6 +122,11 @@ _LEAD_HOUR = re.compile(
 # The half of the day said outright: am/pm, a 24-hour form ("19:30", "08:00"), a day-part word.
 _MERIDIEM_SAID = re.compile(r"\d\s*[ap]\.?m\b|\b(?:0\d|1[3-9]|2[0-3])[:h]\d", re.I)
 _NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)(?:\s*-?\s*ish)?\W*$", re.I)
+# A break at work, said for when ("on my coffee break", "en mi descanso", "pendant la pause café"): mid-morning.
+_WORK_BREAK = (
+    r"\b(?:coffee|tea|morning) break\b|\b(?:on|during|at) (?:my|the|our) (?:work )?break\b|"
+    r"\b(?:mi|el|del) (?:descanso|receso|break)\b|\bpause[- ]caf[ée]\b"
+)
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
@@ -139,6 +144,7 @@ _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\b(?:por|en|de|a) la tarde\b|\blas tardes\b|\bl'apr[eè]s-midi\b", "15:00"),
     (r"\bantes de (?:dormir|acostarme|ir a la cama)\b|\bavant de (?:dormir|me coucher)\b", "21:00"),
     (r"\b(?:por|en|de|a) la noche\b|\blas noches\b|\ble soir\b|\bdu soir\b", "21:00"),
+    (_WORK_BREAK, "10:00"),  # last: "on my lunch break" is lunch
 )
 # A vague word counts as a time only when phrased like one ("in the morning", "every evening")
 # unless we just asked for a time or an anchor.
@@ -449,6 +455,7 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
         "07:00",
     ),
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b|\bmatin\b", "08:00"),
+    (_WORK_BREAK, "10:00"),
 )
 
 
