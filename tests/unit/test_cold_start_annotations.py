@@ -1,7 +1,8 @@
-"""Every function's cold start defines the flow state's models (``models/state.py``) and the settings
-(``settings.py``): their annotations are objects, not strings, because pydantic compiles and evaluates
-each string annotation (``from __future__ import annotations``) when it defines a class, about 11 M
-instructions of every function's cold start for these two modules (scripts.bench.asset_callgrind)."""
+"""Every function's cold start defines the models of these modules (the flow state, the settings, what
+the repository and the effects read and write): their annotations are objects, not strings, because
+pydantic compiles and evaluates each string annotation (``from __future__ import annotations``) when it
+defines a class, at every cold start (scripts.bench.asset_callgrind: about 11 M instructions for
+``models/state.py`` and ``settings.py`` alone)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,23 @@ import importlib
 import pytest
 from pydantic import BaseModel
 
-EVERY_FUNCTION_MODEL_MODULES = ("promptpipe.models.state", "promptpipe.settings")
+EVERY_FUNCTION_MODEL_MODULES = (
+    "promptpipe.models.state",
+    "promptpipe.settings",
+    "promptpipe.controller.runtime",
+    "promptpipe.models.decision",
+    "promptpipe.models.effects",
+    "promptpipe.models.events",
+    "promptpipe.models.llm_routes",
+    "promptpipe.models.messaging",
+    "promptpipe.models.participant",
+    "promptpipe.models.participant_rows",
+    "promptpipe.models.profile",
+    "promptpipe.models.safety",
+    "promptpipe.models.store",
+    "promptpipe.rules.scheduling",
+    "promptpipe.rules.tone",
+)
 
 
 @pytest.mark.parametrize("module", EVERY_FUNCTION_MODEL_MODULES)
