@@ -8,8 +8,8 @@ true/1/yes/on and false/0/no/off. Durations accept Go-style strings (``15m``, ``
 ``90s``) or a number of seconds.
 """
 
-from __future__ import annotations
-
+# Annotations as objects, not strings: every function defines ``Settings`` at cold start, and pydantic
+# compiles and evaluates each string annotation when a class is defined (as models/api.py).
 import contextlib
 import json
 import os
@@ -18,7 +18,7 @@ import typing
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -319,7 +319,7 @@ class Settings(LazyModel):
         return value.upper()
 
     @model_validator(mode="after")
-    def _routes_within_endpoints(self) -> Settings:
+    def _routes_within_endpoints(self) -> Self:
         """The deployment's own routes name only endpoints it lists, with their models; two
         endpoints never share a base URL (which key would a call carry?)."""
         urls = [endpoint.url for endpoint in self.llm_endpoints.values()]

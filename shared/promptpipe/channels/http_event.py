@@ -8,8 +8,6 @@ section 2). The participants API, with its twenty-odd validated routes and OpenA
 the resolver.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -33,7 +31,7 @@ class HttpRequest(LazyModel):
     domain_name: str = ""
 
     @classmethod
-    def from_event(cls, event: dict[str, Any]) -> HttpRequest:
+    def from_event(cls, event: dict[str, Any]) -> "HttpRequest":
         """The request of an HTTP API event; a ``ValidationError`` when the event is not one."""
         context = event.get("requestContext") or {}
         return cls.model_validate(

@@ -5,8 +5,6 @@ writing it costs no DynamoDB call of its own. Sets are kept as sorted lists, so 
 always serialises to the same text.
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
 
 from pydantic import ConfigDict, Field, field_validator
@@ -81,14 +79,14 @@ class RuntimeState(LazyModel):
         return sorted(set(value))
 
     @classmethod
-    def start(cls, flow_id: str, flow_version: int) -> RuntimeState:
+    def start(cls, flow_id: str, flow_version: int) -> "RuntimeState":
         return cls(flow_id=flow_id, flow_version=flow_version)
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)
 
     @classmethod
-    def from_json(cls, text: str) -> RuntimeState:
+    def from_json(cls, text: str) -> "RuntimeState":
         return cls.model_validate_json(text)
 
     def attempts(self, node_id: str) -> int:

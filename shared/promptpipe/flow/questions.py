@@ -10,8 +10,6 @@ is not an answer and reaches the model exactly as typed. This works on every cha
 (docs/behaviour.md#B-INT-4).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 

@@ -6,8 +6,6 @@ decision point and the study day, so a redelivered event finds the record it alr
 generator, seeded the same way, draws the same arm).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from enum import StrEnum
 

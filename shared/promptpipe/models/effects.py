@@ -6,8 +6,6 @@ the full desired shape of one EventBridge schedule, so that applying it is creat
 and a later repair (reconcile) can re-create it from the state alone.
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, Literal
 
@@ -62,6 +60,6 @@ class LiveSchedule(LazyModel):
     max_retry_attempts: int | None = None
     max_event_age_seconds: int | None = None
 
-    def differences(self, live: LiveSchedule) -> list[str]:
+    def differences(self, live: "LiveSchedule") -> list[str]:
         """The fields in which ``live`` differs from this (wanted) specification, in field order."""
         return [name for name in type(self).model_fields if getattr(self, name) != getattr(live, name)]

@@ -2,8 +2,6 @@
 inputs are in ``models/sweeps.py``: each is its own scheduled event, never a function's first
 ordinary one (cold start: docs/benchmarks.md, section 2)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal

@@ -1,7 +1,5 @@
 """The language-model port's request and response shapes (OpenAI Chat Completions, with tools)."""
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

@@ -2,8 +2,6 @@
 allows. Apart from ``models.llm`` (the calls themselves) because the settings read them: a function
 that never calls the model does not build the call models at its cold start (docs/benchmarks.md)."""
 
-from __future__ import annotations
-
 from pydantic import ConfigDict, Field
 
 from promptpipe.lazy_model import LazyModel
@@ -21,7 +19,7 @@ class LLMRoute(LazyModel):
     max_tokens: int | None = Field(None, ge=16, le=32000)
     base_url: str | None = None  # an endpoint of LLM_ENDPOINTS (none: the default endpoint)
 
-    def over(self, base: LLMRoute) -> LLMRoute:
+    def over(self, base: "LLMRoute") -> "LLMRoute":
         """This route with ``base`` filling what it leaves unset."""
         return LLMRoute(
             model=self.model or base.model,

@@ -1,7 +1,5 @@
 """Outbound and inbound messages, independent of the provider."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from enum import StrEnum
 

@@ -1,7 +1,5 @@
 """``ConversationParticipant`` (docs/behaviour.md#B-API-1) and the enrollment API's request models."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from enum import StrEnum
 

@@ -4,8 +4,6 @@ participant's record and state, its cursor, and the needs-a-person marker a comm
 ``models/participant_list.py``: only the participants API and the console define them (every
 function's repository reads the listing, a cold start: docs/benchmarks.md, section 2)."""
 
-from __future__ import annotations
-
 import base64
 import binascii
 from datetime import datetime

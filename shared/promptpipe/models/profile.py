@@ -1,7 +1,5 @@
 """``UserProfile`` (docs/behaviour.md#profile), stored as JSON under the ``userProfile`` DataKey."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -71,7 +69,7 @@ class UserProfile(LazyModel):
         return Intensity.NORMAL if value in (None, "") else value
 
     @classmethod
-    def from_json_dict(cls, data: dict[str, Any]) -> UserProfile:
+    def from_json_dict(cls, data: dict[str, Any]) -> "UserProfile":
         """Load, migrating legacy shapes: ``last_blocker`` fills an empty ``last_barrier``."""
         data = dict(data)
         blocker = data.pop("last_blocker", None)

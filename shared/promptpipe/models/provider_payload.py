@@ -10,8 +10,6 @@ string" / "must be an object", the way an explicit ``null`` does. Optional infor
 leniently (``LenientStr``, ``LenientText``, ``object_or_empty``): a malformed value reads as absent.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictStr

@@ -2,8 +2,6 @@
 hold's alert) is in ``models/alerts.py``: built only when a message is flagged or a hold placed, so no
 function defines those classes at cold start (docs/benchmarks.md, section 2)."""
 
-from __future__ import annotations
-
 import json
 from datetime import datetime
 from enum import StrEnum

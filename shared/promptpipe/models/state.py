@@ -8,15 +8,15 @@ Longer than 500 lines because every DataKey and the typed shape of its value are
 the one place that reads and writes the stored strings.
 """
 
-from __future__ import annotations
-
+# Annotations as objects, not strings: every function imports this module at cold start, and pydantic
+# compiles and evaluates each string annotation when a class is defined (as models/api.py).
 import json
 import logging
 import zlib
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
@@ -184,7 +184,7 @@ class ScheduleInfo(LazyModel):
             "timer_id": self.timer_id,
         }
 
-    def same_timing(self, other: ScheduleInfo) -> bool:
+    def same_timing(self, other: Self) -> bool:
         """Same type, zone and times; ``9:00`` and ``09:00`` are the same time."""
         return (
             self.type == other.type

@@ -1,7 +1,5 @@
 """What the state store loads and commits: the unit of work's view of DynamoDB."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal

@@ -3,8 +3,6 @@ function) and the unanswered-turns sweep (the worker). Apart from the events eve
 (``models/events.py``): a function loads these with its sweep (cold start: docs/benchmarks.md,
 section 2)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import ConfigDict, Field

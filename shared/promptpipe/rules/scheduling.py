@@ -7,8 +7,6 @@ DST behaviour follow docs/platform.md#scheduler-rules: ``at(yyyy-mm-ddThh:mm:ss)
 spring-forward day is skipped, an ambiguous fall-back time fires once (its first occurrence).
 """
 
-from __future__ import annotations
-
 import calendar
 import re
 from collections.abc import Iterator

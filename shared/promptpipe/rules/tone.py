@@ -5,8 +5,6 @@ LLM proposes, ``update_profile_tone`` applies it (EMA smoothing, hysteresis, exc
 limit) and ``build_tone_guide`` renders the active tags as a ``<TONE POLICY>`` block.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
