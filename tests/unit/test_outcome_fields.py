@@ -56,6 +56,7 @@ def test_arriving_a_plan_or_a_miss_is_no_done(said: str, reading: str) -> None:
         ("listo, pero con la lluvia fue más lento", "con la lluvia fue más lento"),
         ("ya quedó aunque andaba bien desvelada", "andaba bien desvelada"),
         ("c'est fait, mais avec le boulot c'était serré", "avec le boulot c'était serré"),
+        ("swam a few laps, my shoulder hurts tho", "my shoulder hurts"),  # a contrast that closes the clause
     ],
 )
 def test_a_contrast_that_names_an_obstacle_beside_a_done_is_what_got_in_the_way(said: str, in_the_way: str) -> None:
@@ -69,6 +70,7 @@ def test_a_contrast_that_names_an_obstacle_beside_a_done_is_what_got_in_the_way(
         "done, my kids joined me",  # no contrast: the kids helped
         "did it, but can we move it to 7 since work ends late?",  # a question
         "hecho 💪",
+        "done! my sister came along tho",  # no obstacle: she helped
     ],
 )
 def test_no_obstacle_after_a_contrast_is_nothing_in_the_way(said: str) -> None:

@@ -3,8 +3,9 @@ feedback week"), read by structure in English, Spanish and French:
 
 - ``in_the_way_beside``: what got in the way, said after a contrast beside the report ("done but the
   kids were up sick all night", "lo hice, aunque con el viaje no fue fácil", "fait, mais avec la
-  pluie"): the clause after "but", "though", "aunque", "pero", "mais" when it names something that gets
-  in the way of a day. Such a clause is never what helped.
+  pluie"): the clause after "but", "though", "aunque", "pero", "mais" (or closed by "tho": "walked to
+  work, my feet hurt tho") when it names something that gets in the way of a day. Such a clause is never
+  what helped.
 - ``opens_with_contrast``: a clause that opens with such a contrast.
 - ``thanks_on_a_hard_day``: a thanks with the day judged hard beside it ("thanks! hard with the travel
   though", "gracias, aunque ha estado difícil con el viaje"): in answer to the daily prompt, a done said
@@ -27,8 +28,9 @@ _CONTRAST_WORDS = (
     r"but|though|tho|although|altho|even though|even tho|except|pero|aunque|aun asi|solo que|mais|meme si|sauf que"
 )
 _CONTRAST = re.compile(rf"^(?:{_CONTRAST_WORDS})\b[\s,]*")
-# A message cut where a sentence or a comma ends, and before a contrast word.
-_CLAUSES = re.compile(rf"(?<=[.!?;…])\s+|,\s*|\s+(?=(?:{_CONTRAST_WORDS})\b)|\n+")
+_CLOSING_CONTRAST = re.compile(r"[\s,]+(?:tho|though|por cierto|quand meme)$")
+# A message cut where a sentence or a comma ends, and before a contrast word that does not close it.
+_CLAUSES = re.compile(rf"(?<=[.!?;…])\s+|,\s*|\s+(?=(?:{_CONTRAST_WORDS})\b(?!\W*$))|\n+")
 # What gets in the way of a day, in the three languages (a hint inside the contrast, see the docstring).
 _OBSTACLE = re.compile(
     r"\b(?:overtime|tired|exhausted|wiped|drained|busy|sick|rain\w*|storm|snow\w*|overslept|"
@@ -54,12 +56,12 @@ def in_the_way_beside(text: str) -> str:
     clauses = [c.strip(" ,.!…") for c in _CLAUSES.split(text.strip()) if c and c.strip(" ,.!…")]
     for clause in clauses[1:]:
         said = plain(clause)
-        opening = _CONTRAST.match(said)
-        if opening is None or "?" in clause or "¿" in clause:
+        opening, closing = _CONTRAST.match(said), _CLOSING_CONTRAST.search(said)  # "…, my feet hurt tho"
+        if (opening is None and closing is None) or "?" in clause or "¿" in clause:
             continue
-        rest = said[opening.end() :]
-        if _OBSTACLE.search(rest):  # in their own letters (accents kept) when the two line up
-            return (clause[len(clause) - len(rest) :] if len(clause) == len(said) else rest).strip()
+        start, end = (opening.end(), len(said)) if opening is not None else (0, closing.start() if closing else 0)
+        if _OBSTACLE.search(said[start:end]):  # in their own letters (accents kept) when the two line up
+            return (clause[start:end] if len(clause) == len(said) else said[start:end]).strip()
     return ""
 
 
