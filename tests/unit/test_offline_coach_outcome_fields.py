@@ -110,3 +110,12 @@ def test_part_of_it_saves_the_barrier_and_counts_nothing(said: str) -> None:
     saved = calls(response)[0][1]
     assert saved["last_barrier"] and "last_successful_prompt" not in saved
     assert not any(word in _reply(said)[1].lower() for word in PRAISE)
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["ty, this is def working 🙏 do you text on weekends?", "gracias, me está sirviendo bastante. ¿hasta cuándo es?"],
+)
+def test_a_done_said_as_a_judgement_with_a_question_is_recorded_and_the_question_answered(said: str) -> None:
+    assert _saved(said)["last_successful_prompt"] == PROMPT
+    assert _reply(said)[1]  # the question gets an answer in the same reply

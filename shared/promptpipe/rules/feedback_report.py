@@ -27,7 +27,7 @@ from promptpipe.rules.feedback_reading import (
 )
 from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import Outcome, read_outcome
-from promptpipe.rules.report_details import proposes_a_time
+from promptpipe.rules.report_details import proposes_a_time, says_it_helps
 
 __all__ = ["ReportParts", "poll_number", "report_parts", "smaller_version", "what_helped_clause"]
 
@@ -133,7 +133,9 @@ def poll_number(text: str) -> Outcome | None:
 
 
 def _clause_outcome(clause: str, asked: bool) -> Outcome:
-    return (poll_number(clause) if asked else None) or read_outcome(clause, asked=asked)
+    outcome = (poll_number(clause) if asked else None) or read_outcome(clause, asked=asked)
+    # "thank u this is honestly working 🙌 how long is this?": the habit judged working answers the prompt
+    return "done" if asked and outcome == "no_report" and says_it_helps(clause) else outcome
 
 
 # "no texts this weekend", "no me mandes nada": a no about the messages, not about the habit.
