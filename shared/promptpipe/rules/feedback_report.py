@@ -27,7 +27,7 @@ from promptpipe.rules.feedback_reading import (
 )
 from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import Outcome, read_outcome
-from promptpipe.rules.report_details import proposes_a_time
+from promptpipe.rules.report_details import proposes_a_time, says_it_helps
 
 __all__ = ["ReportParts", "poll_number", "report_parts", "smaller_version", "what_helped_clause"]
 
@@ -44,6 +44,14 @@ _HELPING = (
     # what motivated them: "seeing my streak motivated me", "me motivó ver…", "ça m'a motivée"
     "motivated me", "motivates me", "kept me going", "got me (?:going|moving|out the door)", "pushed me",
     "tagged along", "me motiv(?:ó|o|a|aba)", "me anim(?:ó|o|a|aba)", "m'a (?:motiv|pouss)\\w*", "me motive",
+    # what made it easy: "the new podcast made it fly by", "leaving my shoes out works", "me lo hizo fácil"
+    "made it (?:fly by|go by|fun|bearable|a breeze|doable|way easier|so much easier|so easy)",
+    "makes it (?:fly by|go by|fun|bearable|a breeze|doable)",
+    "(?:rly |totally |def )?works(?! for\\b| better\\b| fine\\b| ok\\b)(?: wonders| great)?",
+    "worked (?:wonders|great|like a charm)", "me lo (?:hizo|hace) (?:m[aá]s |muy )?(?:f[aá]cil|llevadero)",
+    "funciona(?:ba)? (?:muy bien|de maravilla)", "m'a facilit[ée] la t[aâ]che",
+    "se me (?:hizo|hace|hac[ií]a) (?:m[aá]s |muy |bien |s[uú]per )?(?:f[aá]cil|r[aá]pido|ligero|corto|llevadero)",
+    "se (?:me )?pas(?:a|ó|o|aba) volando",
 )  # fmt: skip
 _HELPED_BY = (
     "me ayud(?:ó|o|a)", "m'a aid[ée]e?", "m'aide", "what helped (?:was|is)", "lo que me ayud(?:ó|o) fue",
@@ -74,11 +82,18 @@ def what_helped_clause(text: str) -> str:
     if after is None:
         return ""
     who = _HELPER_LEAD.sub("", after["who"].strip()).strip()
-    if not who or re.fullmatch(r"(?:it|that|this|eso|esto|ça|cela|nothing|nada|rien)", who, re.I):
+    if not who or re.fullmatch(r"(?:it|that|this|eso|esto|ça|cela|nothing|nada|rien|así|asi|so)", who, re.I):
+        return ""
+    if re.fullmatch(r"(?:at |a las )?\d{1,2}(?:[:.h]\d{2})?\s*(?:[ap]\.?m\.?)?", who, re.I):  # "7pm works": a time
         return ""
     verb = text[after.end("who") : after.end()].strip()
-    helped = re.search(r"help|ayud|aid|motiv|anim", verb, re.I) is not None
-    return who if helped else f"{who} {verb}"
+    # a verb of helping or of ease ("works", "made it fly by", "se me hizo fácil") names no more than who
+    return who if _HELPED_OR_EASED.search(verb) else f"{who} {verb}"
+
+
+_HELPED_OR_EASED = re.compile(
+    r"help|ayud|aid|motiv|anim|work|made it|makes it|hizo|hace|volando|facilit|funciona", re.I
+)
 
 
 # --- a report and what comes with it -------------------------------------------------------------------
@@ -118,7 +133,9 @@ def poll_number(text: str) -> Outcome | None:
 
 
 def _clause_outcome(clause: str, asked: bool) -> Outcome:
-    return (poll_number(clause) if asked else None) or read_outcome(clause, asked=asked)
+    outcome = (poll_number(clause) if asked else None) or read_outcome(clause, asked=asked)
+    # "thank u this is honestly working 🙌 how long is this?": the habit judged working answers the prompt
+    return "done" if asked and outcome == "no_report" and says_it_helps(clause) else outcome
 
 
 # "no texts this weekend", "no me mandes nada": a no about the messages, not about the habit.

@@ -57,12 +57,20 @@ _DONE = (
     # "did", not "it did" ("yes it did": an answer to "did that help?", not a report)
     r"\b(?:done|(?<!\bit )(?<!\bthat )did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
     r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá]|"
-    r"ya qued[oó]|qued[oó] list[oa])\b"
+    r"ya qued[oó]|qued[oó] list[oa]|logr[eé])\b"
     # Spanish preterite of a habit's verbs ("ya caminé", "leí 5 páginas", "medité"), with or without accents
     r"|\b(?:(?:camin|estir|medit|respir|practiqu|tom|nad|anot)[eé]|(?:escrib|corr|beb|le)[ií])\b"
     # French passé composé of a habit's verbs ("j'ai marché", "j'ai médité", "j'ai lu")
     r"|\bj'ai (?:bien )?(?:march[eé]|m[eé]dit[eé]|[eé]tir[eé]|couru|lu|bu|[eé]crit|respir[eé]|nag[eé])\b"
     r"|✅|✔|☑|💪"
+    # fitted into the day: "got my 10 min in", "squeezed it in", "snuck a walk in today" (not "got in late")
+    r"|(?<!'ll )(?<!will )(?<!to )(?<!gonna )(?<!can )(?<!could )(?<!might )(?<!should )"
+    r"(?<!can i )(?<!could i )(?<!\bill )(?<!need )"
+    r"\b(?:got|squeezed|fit|fitted|snuck|sneaked|worked)\s+(?:it|that|mine|(?:my|a|the|one|\d+)(?:\s+\w+){0,3}?)"
+    r"\s+in\b(?!\s+(?:the|a|an|my|your|his|her|their|traffic|trouble|bed|line)\b)"
+    # Spanish outings said as done: "di una vuelta", "salí a caminar", "fui a correr"
+    r"|\b(?:di (?:una|mi|la) (?:vuelta|caminata|paseo)|(?:sal[ií]|fui) a (?:caminar|correr|pasear|andar|nadar|"
+    r"dar una vuelta|estirar|meditar))\b"
     # French: "c'est fait", "fait !", "j'ai fait", "je l'ai fait", "fini", "terminé", "réussi"
     r"|\b(?:c'est fait|fait|j'ai fait|je l'ai fait|fini|termin[eé]|r[eé]ussi)\b"
 )

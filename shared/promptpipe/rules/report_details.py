@@ -221,7 +221,10 @@ _NOT_EASY = re.compile(
 )
 _HARD = re.compile(
     r"\b(?:hard|harder|tough|rough|difficult|struggled?|struggling|a struggle|a slog|brutal|painful|"
-    r"(?:me )?cost(?:o|aba|ó)|dificil|pesad[oa]|duro|dura|dur|difficile|galere|penible)\b"
+    r"(?:me )?cost(?:o|aba|ó)|dificil|pesad[oa]|duro|dura|dur|difficile|galere|penible|"
+    # "done but barely", "complicated", "a duras penas", "complicado", "compliqué"
+    r"barely|just barely|complicated|tricky|challenging|a duras penas|complicad[oa]|complique|"
+    r"(?:pesad|dur|dificil|complicad)isim[oa])\b"
 )
 _NEGATED = re.compile(r"\b(?:not|wasn'?t|isn'?t|no|ni|pas|n'etait|never)\s+(?:\w+\s+)?$")
 _BUT = re.compile(r"\s+(?:but|though|tho|pero|aunque|mais)\s+|(?<=[.!?;…])\s+|,\s+|\n+")

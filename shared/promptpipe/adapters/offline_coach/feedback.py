@@ -75,6 +75,7 @@ from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
+from promptpipe.rules.outcome_fields import thanks_on_a_hard_day
 from promptpipe.rules.report_details import carries_a_why, planned_tweak, proposes_a_time, says_it_helps, tweak_in
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
@@ -219,9 +220,11 @@ class FeedbackRules(ScheduleRequests):
             return self._partial(text)
         elif reading != "no_report":
             done = reading == "done"
-        elif says_yes_and_how(text) or (asked_done and says_it_helps(text)):  # "thanks, it's helping"
-            done = True
+        elif says_yes_and_how(text) or (asked_done and (says_it_helps(text) or thanks_on_a_hard_day(text))):
+            done = True  # "thanks, it's helping", "thanks! hard with the travel though"
         elif easy := what_made_it_easy(text):
+            if asked_done:  # "keeping a bottle on my desk helps a lot", to the prompt: a done, and what helped
+                return self._done(text, why=easy)
             return self._save_then({"last_motivator": _words(easy, 15)}, say("helped", self.lang), "feedback: why easy")
         else:
             return self._generic(text), "feedback: no outcome recognised"

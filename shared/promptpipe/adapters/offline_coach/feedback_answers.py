@@ -10,6 +10,7 @@ from promptpipe.rules.feedback_reading import Language, asks_for_another_time, r
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
+from promptpipe.rules.outcome_fields import in_the_way_beside
 from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
@@ -24,7 +25,9 @@ _CORRECTION = re.compile(
 _KNOWN_BARRIERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"forg|olvid|oubli|se me pas[oó]|slipped my mind", re.I), "forgot",
      "leave a visible cue right where your routine happens, or set a phone reminder"),
-    (re.compile(r"\b(?:time|busy|rushed|hectic|late|tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
+    # "time", not "the whole time" or "this time" (when, not the lack of it)
+    (re.compile(r"\b(?:(?<!whole )(?<!all the )(?<!this )(?<!first )(?<!last )(?<!on )time|busy|rushed|hectic|late|"
+                r"tiempo|prisa|temps|press[eé]e?)\b", re.I), "not enough time",
      "shrink it to a 30-second version you can do anywhere"),
     # "ill" only as being ill ("felt ill"), never "ill" typed for "I'll" ("ill give it a go")
     (re.compile(r"\b(?:tired|exhausted|sleepy|sick|wiped|drained|knackered|(?:was|am|felt|feeling|got|been|i'?m) ill|"
@@ -96,7 +99,8 @@ def classify_barrier(text: str) -> tuple[str, str]:
 def hard_barrier(text: str) -> str:
     """What got in the way of a done that was hard ("did it but it was rough, my shins were aching" → "my
     shins were aching"; "yes but it was hard, I was exhausted" → "too tired"); "" when it was not hard."""
-    hard = hard_going(text)
+    hard = hard_going(text) or in_the_way_beside(text)  # "done but the kids were sick": in the way too
+    hard = re.sub(r"^(?:but|though|tho|although|pero|aunque|mais)\s+", "", hard.strip(), flags=re.I)
     if not hard:
         return ""
     known, _tweak = classify_barrier(hard)
