@@ -119,3 +119,18 @@ def test_part_of_it_saves_the_barrier_and_counts_nothing(said: str) -> None:
 def test_a_done_said_as_a_judgement_with_a_question_is_recorded_and_the_question_answered(said: str) -> None:
     assert _saved(said)["last_successful_prompt"] == PROMPT
     assert _reply(said)[1]  # the question gets an answer in the same reply
+
+
+@pytest.mark.parametrize(
+    "said", ["appreciate it, it's been good for me", "thx these msgs r helping a lot", "this actually helps ty"]
+)
+def test_the_texts_judged_to_help_are_a_done_and_the_thanks_is_never_what_helped(said: str) -> None:
+    saved = _saved(said)
+    assert saved["last_successful_prompt"] == PROMPT
+    assert "last_motivator" not in saved
+
+
+@pytest.mark.parametrize("said", ["finished the stretches, my wife did them too", "went w a coworker so it was easier"])
+def test_someone_doing_it_too_is_saved_as_what_helped(said: str) -> None:
+    saved = _saved(said)
+    assert saved["last_successful_prompt"] == PROMPT and saved["last_motivator"]

@@ -11,7 +11,7 @@ import pytest
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.outcome import read_outcome
 from promptpipe.rules.outcome_fields import in_the_way_beside, opens_with_contrast, thanks_on_a_hard_day
-from promptpipe.rules.report_details import hard_going
+from promptpipe.rules.report_details import company, hard_going, says_it_helps
 
 
 @pytest.mark.parametrize(
@@ -143,3 +143,48 @@ def test_what_made_it_easy_names_what_helped(said: str, helped: str) -> None:
 )
 def test_an_agreement_a_time_or_a_pronoun_is_no_helper(said: str) -> None:
     assert what_helped_clause(said) == ""
+
+
+# --- company and the texts judged, in forms the readers were not written on ------------------------------
+@pytest.mark.parametrize(
+    ("said", "who"),
+    [
+        ("my wife did them too", "my wife did them too"),
+        ("my sister did it with me", "my sister did it with me"),
+        ("mi primo lo hizo conmigo", "mi primo"),
+    ],
+)
+def test_someone_who_did_it_too_is_what_helped(said: str, who: str) -> None:
+    assert what_helped_clause(said) == who
+
+
+@pytest.mark.parametrize("said", ["did it too late, almost forgot", "I did it too", "we did it too"])
+def test_doing_it_oneself_or_too_late_names_no_helper(said: str) -> None:
+    assert what_helped_clause(said) == ""
+
+
+@pytest.mark.parametrize(("said", "who"), [("went with a coworker", "a coworker"), ("fui con una amiga", "una amiga")])
+def test_a_companion_named_with_an_article_is_company(said: str, who: str) -> None:
+    assert company(said) == who
+
+
+def test_an_illness_after_with_is_no_company() -> None:
+    assert company("woke up with a headache") == ""
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "this actually helps",
+        "these msgs r helping a lot",
+        "the reminders have been working",
+        "it's been really good for me",
+    ],
+)
+def test_the_habit_or_the_texts_judged_to_help(said: str) -> None:
+    assert says_it_helps(said)
+
+
+@pytest.mark.parametrize("said", ["this isn't helping", "that helps?", "the texts are not working"])
+def test_not_helping_or_a_question_is_no_judgement(said: str) -> None:
+    assert not says_it_helps(said)

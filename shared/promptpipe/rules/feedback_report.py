@@ -37,7 +37,8 @@ __all__ = ["ReportParts", "poll_number", "report_parts", "smaller_version", "wha
 # of company, in either order. Read on the participant's own words (accents kept).
 # The verbs, as people write them (regular expressions, accents optional where people drop them).
 _HELPING = (
-    "joined me", "came (?:along|with me)", "did it with me", "walked with me", "kept me company", "reminded me",
+    "joined me", "came (?:along|with me)", "did (?:it|them|that|'em|one) (?:with me|too(?![ \\t]+[a-z]))",
+    "walked with me", "kept me company", "reminded me", "(?:also|too) did (?:it|them)",
     "helped(?: me)?", "helps(?: me)?", "is helping", "made it (?:easy|easier)", "makes it (?:easy|easier)",
     "me acompa(?:ñ|n)(?:ó|o|a)", "lo hizo conmigo", "me ayud(?:ó|o|a)", "me record(?:ó|o)",
     "m'a (?:accompagn|aid|rappel)\\w*", "m'aide", "l'a fait avec moi", "est venue? avec moi",
@@ -82,7 +83,7 @@ def what_helped_clause(text: str) -> str:
     if after is None:
         return ""
     who = _HELPER_LEAD.sub("", after["who"].strip()).strip()
-    if not who or re.fullmatch(r"(?:it|that|this|eso|esto|ça|cela|nothing|nada|rien|así|asi|so)", who, re.I):
+    if not who or re.fullmatch(r"(?:it|that|this|eso|esto|ça|cela|nothing|nada|rien|así|asi|so|i|we|yo|je)", who, re.I):
         return ""
     if re.fullmatch(r"(?:at |a las )?\d{1,2}(?:[:.h]\d{2})?\s*(?:[ap]\.?m\.?)?", who, re.I):  # "7pm works": a time
         return ""

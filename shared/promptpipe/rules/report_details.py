@@ -40,7 +40,11 @@ __all__ = [
 # --- the habit judged to be working ---------------------------------------------------------------
 _HELPS = re.compile(
     r"\b(?:(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+)?(?:helping|working|"
-    r"paying off|making a difference)|it (?:really |actually |def(?:initely)? )?helps|(?:loving|love) (?:it|this)|"
+    r"paying off|making a difference)|(?:it|this|that) (?:really |actually |def(?:initely)? |honestly )?helps|"
+    # the messages themselves judged: "these msgs r helping", "the texts have been good for me"
+    r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:are|r|have been|has been) (?:\w+ )?"
+    r"(?:helping|working|good for me)|(?:it|this)(?:'?s| is| has) been (?:\w+ )?good for me|"
+    r"(?:loving|love) (?:it|this)|"
     r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta|"
     r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore)\b"
 )
@@ -71,7 +75,7 @@ _COMPANIONS = (
     r"s(?:oe|œ)ur|frere|mere|pere|femme|mari|copain|copine|coloc|enfants?|fille|fils|voisin[e]?|chien|amie?s?|collegues?"
 )
 _WITH = re.compile(
-    rf"\b(?:with|w/|w|con|avec)\s+(?P<who>(?:my|mi|mis|our|nuestr[oa]s?|ma|mon|mes|notre|nos)\s+"
+    rf"\b(?:with|w/|w|con|avec)\s+(?P<who>(?:my|mi|mis|our|nuestr[oa]s?|ma|mon|mes|notre|nos|a|an|un|una|une)\s+"
     rf"(?:(?:\w+)\s+)?(?:{_COMPANIONS}))\b"
 )
 
