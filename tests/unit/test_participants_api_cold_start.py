@@ -4,14 +4,10 @@ console's list loads its use case at its own first call."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
-from pydantic import BaseModel
 
 from scripts.bench.cold_start import child_environment
 
@@ -33,27 +29,6 @@ from promptpipe.wiring import get_app
 get_app()
 print(json.dumps(sorted(sys.modules)))
 """
-
-
-@pytest.mark.parametrize("module", API_MODEL_MODULES)
-def test_the_api_models_are_defined_with_annotations_as_objects(module: str) -> None:
-    """A string annotation (``from __future__ import annotations``) is compiled and evaluated by
-    pydantic when its class is defined: about 10 M instructions of the API's cold start for
-    models/api.py alone. Fails if a module's models are annotated with strings again."""
-    loaded = importlib.import_module(module)
-    models = [
-        value
-        for value in vars(loaded).values()
-        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module
-    ]
-    assert models
-    strings = {
-        f"{model.__name__}.{name}": annotation
-        for model in models
-        for name, annotation in vars(model).get("__annotations__", {}).items()
-        if isinstance(annotation, str)
-    }
-    assert strings == {}
 
 
 def test_the_console_list_use_case_loads_at_its_route_not_at_cold_start() -> None:
