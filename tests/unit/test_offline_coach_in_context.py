@@ -300,6 +300,28 @@ def test_what_do_you_mean_rephrases_the_last_question() -> None:
     assert said.startswith("I mean: something you already do every day, so the habit can come right after it")
 
 
+@pytest.mark.parametrize(
+    ("said", "last", "question"),
+    [
+        (
+            "no entiendo, qué pongo?",
+            "¿A qué hora del día quieres tu mensaje diario? Por ejemplo 8:00 o 19:30.",
+            "¿A qué hora",
+        ),
+        (
+            "perdón, cómo así? 🤔",
+            "¿Qué haces ya cada día a lo que podamos unirlo, como el café de la mañana o lavarte los dientes?",
+            "¿Qué haces ya cada día",
+        ),
+    ],
+)
+def test_what_do_you_mean_in_spanish_asks_again_in_spanish(said: str, last: str, question: str) -> None:
+    """The rewordings are English: a Spanish conversation gets its own question again, in Spanish."""
+    profile = WALKING.model_copy(update={"preferred_time": "09:00"} if "unirlo" in last else {})
+    reply = text_of(intake(said, profile, last))
+    assert question in reply and "I mean" not in reply
+
+
 def test_id_rather_get_it_at_7pm_from_now_on_moves_the_schedule() -> None:
     coach = OfflineCoach()
     request = feedback("I'd rather get it at 7pm from now on", "See you tomorrow!")

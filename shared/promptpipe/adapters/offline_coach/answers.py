@@ -4,6 +4,7 @@ shows of the participant's state, and the last question said another way ("what 
 from __future__ import annotations
 
 from promptpipe.adapters.offline_coach.faq import StudyFacts, answer_faq
+from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import asked_for, last_question
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
 from promptpipe.adapters.offline_coach.times import friendly_time
@@ -57,9 +58,20 @@ _REPHRASED = {
 }
 
 
-def rephrase(last_reply: str, asked: str | None, profile: dict[str, str]) -> str:
-    """The coach's last question said another way (or repeated when it is not one of its own)."""
+# The intake's own questions, asked again in the conversation's language when it has no rewording there.
+_ASKED_AGAIN = {DOMAIN: "ask_domain", MOTIVATION: "ask_motivation", TIME: "ask_time", ANCHOR: "ask_anchor"}
+
+
+def rephrase(last_reply: str, asked: str | None, profile: dict[str, str], language: str = "en") -> str:
+    """The coach's last question said another way (or repeated when it is not one of its own), in the
+    conversation's ``language``: the rewordings are English; another language gets its own question again."""
     kind = asked or asked_for(last_reply)
+    if language != "en":
+        if kind in _ASKED_AGAIN:
+            habit = profile.get(DOMAIN) or say("this_habit", language)
+            return f"{say('sorry_simple', language)} {say(_ASKED_AGAIN[kind], language, habit=habit)}"
+        question = last_question(last_reply)
+        return f"{say('sorry_simple', language)} {question}".strip()
     if kind in _REPHRASED:
         time = profile.get(TIME, "")
         at = f" around {friendly_time(time)}" if time else ""

@@ -481,7 +481,7 @@ class FeedbackRules(ScheduleRequests):
     def _answer(self, question: str) -> str:
         profile = {DOMAIN: self.turn.context.get(DOMAIN, ""), ANCHOR: ""}
         if question == "rephrase":
-            return rephrase(self.turn.last_assistant, None, profile)
+            return rephrase(self.turn.last_assistant, None, profile, self.lang)
         last = self.turn.context.get("last habit prompt", "")
         if question == "my_habit" and last:
             return f"Your habit is {profile[DOMAIN] or 'the one we picked'}; your latest prompt was: “{last}”"

@@ -254,7 +254,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         if reading.kind == "complaint":
             return f"{say('sorry_simple', language)} {self._easier_way(profile, pending)}"
         if reading.topic == "rephrase":
-            return rephrase(self.turn.last_assistant, self.asked, profile)
+            return rephrase(self.turn.last_assistant, self.asked, profile, language)
         return f"{answer_faq(reading.topic or 'other', self.turn.study, language)} {pending}"
 
     def _easier_way(self, profile: dict[str, str], pending: str) -> str:
@@ -412,7 +412,7 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             return f"{answer} {ack} {pending if self.prompt_given() and time else self._question(profile)}".strip()
         question = common_question(self.turn.user) if not saved else None
         if question == "rephrase":
-            return rephrase(self.turn.last_assistant, self.asked, profile)
+            return rephrase(self.turn.last_assistant, self.asked, profile, self.turn.language)
         if question or self._off_topic():
             answer = (
                 answer_question(question, profile, time, schedule_set=False, study=self.turn.study)
