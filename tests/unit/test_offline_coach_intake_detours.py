@@ -182,11 +182,18 @@ def test_another_time_among_other_facts_replaces_the_time_and_keeps_the_rest(
     assert calls(step)[0] == ("save_user_profile", learned)
 
 
-@pytest.mark.parametrize("said", ["im kinda confused what do u want me to say", "no entiendo qué tengo que poner"])
-def test_lost_is_no_answer_the_question_is_said_another_way(said: str) -> None:
+@pytest.mark.parametrize(
+    ("said", "reply_starts"),
+    [
+        ("im kinda confused what do u want me to say", "I mean: something you already do every day"),
+        # the rewordings are English: a message in Spanish gets the question again, in Spanish
+        ("no entiendo qué tengo que poner", "Perdona, lo hacemos más sencillo. ¿Qué haces ya cada día"),
+    ],
+)
+def test_lost_is_no_answer_the_question_is_said_another_way(said: str, reply_starts: str) -> None:
     assert is_lost(said)
     answer = text_of(intake(said, WALKING.model_copy(update={"preferred_time": "09:00"}), ASK_ANCHOR))
-    assert answer.startswith("I mean: something you already do every day") and answer.endswith("?")
+    assert answer.startswith(reply_starts) and answer.endswith("?")
 
 
 def test_the_plan_while_paused_says_when_it_comes_back_not_that_it_comes() -> None:
