@@ -33,6 +33,7 @@ from typing import Literal
 
 from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
+from promptpipe.rules.lexicon import LAUGHS, THE_MESSAGES
 from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
 Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
@@ -83,7 +84,7 @@ _BREAK_OF_THE_DAY = re.compile(
     r"\b(?:my|our|the|ma|mi|la|sa|lunch|coffee|tea|cafe)\s+(?:\w+\s+)?(?:pause|pausa|break)\b"
     r"|\b(?:pause|pausa|break)\s+(?:dejeuner|de midi|midi|cafe|de (?:la )?comida|del almuerzo|para comer)\b"
 )
-_MESSAGES = re.compile(r"\b(?:texts?|messages?|reminders?|prompts?|mensajes|recordatorios|them|these)\b")
+_MESSAGES = re.compile(rf"\b(?:{THE_MESSAGES}|mensajes|recordatorios|them|these)\b")
 _AMOUNT_TOO = _AMOUNT.replace("?P<n>", "?P<m>")  # the same, in the other branch
 _DURATION = re.compile(
     rf"\b(?:(?:for|por|durante|next|proxim[oa]s?)\s+(?:the |el |la |los |las )?(?:{_AMOUNT}\s+)?|{_AMOUNT_TOO}\s+)"
@@ -127,18 +128,28 @@ _CHANGE_TIME = re.compile(
     r"|\bmejor (?:a las|en la|por la)\b|\b(?:don'?t|doesn'?t|do not) work for me\b|\bno me (?:da tiempo|funciona)\b"
 )
 
-_GREETING = re.compile(
-    r"^(?:(?:hi+|hey+|hello+|helo|hiya|howdy|yo|sup|heya|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|"
+
+def _runs_of(words: str, then: str = "") -> re.Pattern[str]:
+    """A message that opens with one or more of ``words``, each a whole word with its commas and stops,
+    then ``then``: ``_runs_of("hi|hey", "$")`` is ``^(?:(?:hi|hey)\\b[\\s,!.]*)+$``."""
+    return re.compile(rf"^(?:(?:{words})\b[\s,!.]*)+{then}")
+
+
+# The words of a message that only greets, a name at most after them ("hey there", "buenas tardes").
+_GREETING_WORDS = (
+    r"hi+|hey+|hello+|helo|hiya|howdy|yo|sup|heya|hola+|holi|buenas|buenos dias|buenas (?:tardes|noches|dias)|"
     r"good (?:morning|afternoon|evening|day)|hi there|hello there|hey there|bonjour|bonsoir|salut|coucou|ola|"
-    r"que tal|what'?s up|whats up|wassup)\b[\s,!.]*)+(?:\w+)?[\s!.]*$"
+    r"que tal|what'?s up|whats up|wassup"
 )
-_YES = re.compile(
-    r"^(?:(?:y|yes+|yeah?|yea|yep|yup|ya|ye|yas|ok(?:ay|ey)?|k+|kk|sure(?: thing)?|alright|all right|fine|"
+_GREETING = _runs_of(_GREETING_WORDS, r"(?:\w+)?[\s!.]*$")
+# A yes as people type it, in a word or a phrase: agreement, thanks, or a laugh that goes along.
+_YES_WORDS = (
+    r"y|yes+|yeah?|yea|yep|yup|ya|ye|yas|ok(?:ay|ey)?|k+|kk|sure(?: thing)?|alright|all right|fine|"
     r"perfect|great|good|cool|nice|definitely|absolutely|of course|certainly|please|pls|plz|sounds good|"
     r"sounds great|sounds fine|that works|works for me|works|do it|go ahead|go for it|let'?s do it|let'?s go|"
     r"why not|deal|si+|vale|claro|dale|de acuerdo|perfecto|genial|bueno|porfa|por favor|venga|va|sale|orale|"
     r"de una|me parece bien|me parece|esta bien|listo|ok then|yes please|si porfa|si por favor|oui|d'accord|"
-    r"ca marche|ok ca marche|lol|haha+|jaja+|then|thanks?|thank you|gracias|"
+    rf"ca marche|ok ca marche|{LAUGHS}|then|thanks?|thank you|gracias|"
     r"pues|sip|simon|okey|oki|guay|vale vale|esta bien|me late|ca me va|ca va|c'est bon|parfait|entendu|"
     r"bien sur|volontiers|ca roule|allez|merci|oui oui|ouais|tres bien|super|d'acc|dac|go|yess+|nickel|top|"
     r"andale|bet|for sure|ofc|yessir|si claro|claro que si|sounds (?:perfect|lovely|nice|ok|okay)|"
@@ -146,15 +157,13 @@ _YES = re.compile(
     r"okie(?: dokie)?|oki doki|joya|chevere|bacano|obvio|va pues|okis|ok dale|bueno dale|de ley|"
     r"sounds right|yeah sounds (?:good|right)|yup yup|all good|gotcha|got it|ok cool|cool cool|"
     r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
-    r"ca me convient|on y va)\b[\s,!.]*)+$"
+    r"ca me convient|on y va"
 )
+_YES = _runs_of(_YES_WORDS, "$")
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
 _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
-_NO = re.compile(
-    r"^(?:(?:no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment)\b"
-    r"[\s,!.]*)+(?:thanks?|gracias)?"
-    r"[\s!.]*$"
-)
+_NO_WORDS = r"no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment"
+_NO = _runs_of(_NO_WORDS, r"(?:thanks?|gracias)?[\s!.]*$")
 _LATER = re.compile(
     r"\b(?:(?:gotta|got to|have to|need to|lemme|i'?ll|i will|i wanna|want to|let me) (?:think|sleep on it|mull)|"
     r"think (?:on|it over|it through)|sleep on it|je vais (?:y )?(?:penser|voir)|laisse[sz]?[- ]moi voir|"
@@ -221,60 +230,83 @@ _QUESTION_START = re.compile(
     r"y como|y quien|c'est (?:combien|quand|ou|comment|gratuit|payant)|ca (?:dure|coute) combien|"
     r"qui|quoi|comment|combien|pourquoi|quand|ou|est-ce|c'est qui|c'est quoi|peut-on|puis-je|vous etes)\b"
 )
-_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rephrase", re.compile(r"\bwhat do (?:you|u) mean\b|\bwhat does that mean\b|\bi don'?t (?:understand|get it)\b|"
-                            r"^(?:huh|what|wdym|que|como)\W*$|^huh\b|\bno entiendo\b|\bque quieres decir\b")),
-    ("why_asked", re.compile(r"\bwhy (?:do|would|d) (?:you|u) (?:need|want|ask|care)|"
-                             r"\bwhy (?:are (?:you|u) asking|ask)\b|\bwhy does (?:it|that) matter\b|"
-                             r"\bpor que (?:me )?(?:lo )?(?:preguntas|necesitas|quieres saber)|"
-                             r"\bpara que (?:quieres|necesitas) saber|"
-                             r"\bpourquoi (?:vous )?(?:me )?(?:demandez|demandes)|"
-                             r"\bpourquoi (?:vous voulez|tu veux) savoir|\bpourquoi cette question\b")),
-    ("who", re.compile(r"\bwho (?:is|are|r) (?:this|you|u)\b|\bwho'?s this\b|\bquien (?:eres|es|sos|habla)\b|"
-                       r"\b(?:is (?:this|it)|this is) (?:legit|legitimate|real|for real|a scam|spam)\b|^legit\b|"
-                       r"\bes (?:real|confiable|de verdad|una estafa)\b|\bc'est (?:serieux|une arnaque|fiable|vrai)\b|"
-                       r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b|\bqui (?:etes|es)[- ](?:vous|tu)\b|"
-                       r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b|"
-                       # "is this the research thing from the clinic", "es esto lo del estudio": the study asked of
-                       r"^(?:is (?:this|it)|es esto|esto es|c'est bien) (?:(?:the|that|part of the|from the|lo|el|la|"
-                       r"parte del?|du|de la|l')\s*)+(?:\w+ )?(?:study|research|program|programme|trial|clinic|"
-                       r"estudio|investigacion|programa|clinica|etude|recherche|programme)\b")),
-    ("bot", re.compile(r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
-                       r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
-                       r"humano|robot|maquina|humain|personne|vrai)\b")),
-    ("number", re.compile(r"\b(?:get|got|gave|give|have|has|find|found|conseguiste|consiguieron|sacaste|sacaron|"
-                          r"dieron|dio|paso|tienes|tienen|eu|trouve|avez|as|donne)\b.*"
-                          r"\b(?:number|numero|cel|celular|telefono)\b")),
-    ("how_many", re.compile(r"\bhow many (?:more )?(?:questions|things|steps)\b|\bcuantas (?:preguntas|cosas)\b|"
-                            r"\bcombien de questions\b|\b(?:is this|are we|almost) (?:done|finished|over)\b|"
-                            r"\b(?:ya )?(?:casi )?(?:terminamos|acabamos)\b|\bc'est (?:bientot )?fini\b")),
-    ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
-                            r"\bcombien de temps\b|\bca dure combien\b")),
-    ("what_sent", re.compile(r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
-                             r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|\bhow often\b|"
-                             r"\b(?:text|messag|send|remind|writ|escrib|mand|envi)\w*\b.*\b(?:every ?day|daily|"
-                             r"each day|todos los dias|cada dia|tous les jours|chaque jour)\b|\bcada cuanto\b|"
-                             r"\ba quelle frequence\b|\bwhat do i (?:have|need) to do\b|\bhow does (?:this|it) work\b|"
-                             r"\bque tengo que hacer\b|\bcomo funciona\b|\bcomment (?:ca|cela) (?:marche|fonctionne)\b|"
-                             r"\bqu'?est-ce que je dois faire\b")),
-    ("change_time_later", re.compile(r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b")),
-    ("stop_later", re.compile(r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
-                              r"\b(?:can|could) i (?:stop|quit)\b|"
-                              r"\b(?:stop|quit|cancel)\b.*\b(?:messages|texts|reminders|prompts)\b")),
-)  # fmt: skip
+# What a question is about, by its words (TOPICS, in the order they are tried).
+_TOPIC_WORDS = {
+    "rephrase": (
+        r"\bwhat do (?:you|u) mean\b|\bwhat does that mean\b|\bi don'?t (?:understand|get it)\b|"
+        r"^(?:huh|what|wdym|que|como)\W*$|^huh\b|\bno entiendo\b|\bque quieres decir\b"
+    ),
+    "why_asked": (
+        r"\bwhy (?:do|would|d) (?:you|u) (?:need|want|ask|care)|"
+        r"\bwhy (?:are (?:you|u) asking|ask)\b|\bwhy does (?:it|that) matter\b|"
+        r"\bpor que (?:me )?(?:lo )?(?:preguntas|necesitas|quieres saber)|"
+        r"\bpara que (?:quieres|necesitas) saber|"
+        r"\bpourquoi (?:vous )?(?:me )?(?:demandez|demandes)|"
+        r"\bpourquoi (?:vous voulez|tu veux) savoir|\bpourquoi cette question\b"
+    ),
+    "who": (
+        r"\bwho (?:is|are|r) (?:this|you|u)\b|\bwho'?s this\b|\bquien (?:eres|es|sos|habla)\b|"
+        r"\b(?:is (?:this|it)|this is) (?:legit|legitimate|real|for real|a scam|spam)\b|^legit\b|"
+        r"\bes (?:real|confiable|de verdad|una estafa)\b|\bc'est (?:serieux|une arnaque|fiable|vrai)\b|"
+        r"\bde parte de quien\b|\bwhat is this\b|\bque es esto\b|\bqui (?:etes|es)[- ](?:vous|tu)\b|"
+        r"\bc'est qui\b|\bqui est-ce\b|\bqui parle\b|\bc'est quoi (?:ce|ca)\b|"
+        # "is this the research thing from the clinic", "es esto lo del estudio": the study asked of
+        r"^(?:is (?:this|it)|es esto|esto es|c'est bien) (?:(?:the|that|part of the|from the|lo|el|la|"
+        r"parte del?|du|de la|l')\s*)+(?:\w+ )?(?:study|research|program|programme|trial|clinic|"
+        r"estudio|investigacion|programa|clinica|etude|recherche|programme)\b"
+    ),
+    "bot": (
+        r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
+        r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
+        r"humano|robot|maquina|humain|personne|vrai)\b"
+    ),
+    "number": (
+        r"\b(?:get|got|gave|give|have|has|find|found|conseguiste|consiguieron|sacaste|sacaron|"
+        r"dieron|dio|paso|tienes|tienen|eu|trouve|avez|as|donne)\b.*"
+        r"\b(?:number|numero|cel|celular|telefono)\b"
+    ),
+    "how_many": (
+        r"\bhow many (?:more )?(?:questions|things|steps)\b|\bcuantas (?:preguntas|cosas)\b|"
+        r"\bcombien de questions\b|\b(?:is this|are we|almost) (?:done|finished|over)\b|"
+        r"\b(?:ya )?(?:casi )?(?:terminamos|acabamos)\b|\bc'est (?:bientot )?fini\b"
+    ),
+    "how_long": (
+        r"\bhow long\b|\bhow much time\b|\bcuanto tiempo\b|\bcuanto dura\b|"
+        r"\bcombien de temps\b|\bca dure combien\b"
+    ),
+    "what_sent": (
+        r"\bwhat (?:will|do|are) (?:you|u) (?:send|text)|\bwhat (?:kind of )?(?:texts|messages)\b|"
+        r"\bque (?:me )?(?:vas a|van a) (?:mandar|enviar)\b|\bque mensajes\b|\bhow often\b|"
+        r"\b(?:text|messag|send|remind|writ|escrib|mand|envi)\w*\b.*\b(?:every ?day|daily|"
+        r"each day|todos los dias|cada dia|tous les jours|chaque jour)\b|\bcada cuanto\b|"
+        r"\ba quelle frequence\b|\bwhat do i (?:have|need) to do\b|\bhow does (?:this|it) work\b|"
+        r"\bque tengo que hacer\b|\bcomo funciona\b|\bcomment (?:ca|cela) (?:marche|fonctionne)\b|"
+        r"\bqu'?est-ce que je dois faire\b"
+    ),
+    "change_time_later": (r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b"),
+    "stop_later": (
+        r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
+        r"\b(?:can|could) i (?:stop|quit)\b|"
+        r"\b(?:stop|quit|cancel)\b.*\b(?:messages|texts|reminders|prompts)\b"
+    ),
+}
+_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (topic, re.compile(words)) for topic, words in _TOPIC_WORDS.items()
+)
 
 
-_GREETING_LEAD = re.compile(
-    r"^(?:(?:hi+|hey+|hello+|hiya|yo|hola+|holi|buenas (?:tardes|noches|dias)|buenas|buenos dias|bonjour|bonsoir|"
-    r"salut|coucou|good (?:morning|afternoon|evening))\b[\s,!.]*)+"
+# The greeting that opens a longer message ("hi who is this", "hola, quien eres?").
+_GREETING_LEAD = _runs_of(
+    r"hi+|hey+|hello+|hiya|yo|hola+|holi|buenas (?:tardes|noches|dias)|buenas|buenos dias|bonjour|bonsoir|"
+    r"salut|coucou|good (?:morning|afternoon|evening)"
 )
 
 
 # Words a message may open with before what it asks ("wait who gave u my number", "ok but how long").
-_LEAD_FILLER = re.compile(
-    r"^(?:(?:wait|hang on|hold on|one sec|espera|un momento|attends|attendez|"
+_LEAD_FILLER = _runs_of(
+    r"wait|hang on|hold on|one sec|espera|un momento|attends|attendez|"
     r"ok(?:ay)?|oh|ah|um+|uh+|ugh+|hmm+|so|but|and|btw|also|sorry|lol|haha+|well|pero|oye|bueno|pues|y|"
-    r"et|mais|euh|bon|dis|ah bon)\b[\s,!.]*)+"
+    r"et|mais|euh|bon|dis|ah bon"
 )
 # A question by its form, with no question mark: an interrogative word and a verb or pronoun after it
 # ("why do you need to know", "who gave u my number", "por qué preguntas"); "when i get home" is none.

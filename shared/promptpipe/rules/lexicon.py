@@ -1,0 +1,36 @@
+"""The words several readers of a message share, named once.
+
+Each set is a piece of a regular expression (``a|b|c``) on the shared normal form (lower case, accents
+folded: ``rules/normalise.py``), for a reader to place in its own pattern: ``rf"^(?:{THANKS})\\b"``. A set
+says what the words mean; the pattern around it says how the reader uses them. A word only one reader
+uses stays in that reader. Pure: no imports.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LAUGHS",
+    "PLEASE",
+    "THANKS",
+    "THE_MESSAGES",
+    "WEEKDAYS_EN",
+    "WEEKDAYS_ES",
+    "WEEKDAYS_FR",
+]
+
+# Thanks as typed in English: beside a report, a yes or a filler it adds nothing to what is said.
+THANKS = r"thanks?|thank you|thx|ty"
+
+# Laughter typed as a word ("lol", "hahaha", "jajaja"): tone around an answer, never the answer.
+LAUGHS = r"lol|haha+|jaja+"
+
+# The daily messages named as what a request is about ("no more texts", "hold the reminders").
+THE_MESSAGES = r"texts?|messages?|reminders?|prompts?"
+
+# Please in the three languages: it makes a day-part or a way said alone an ask ("evenings pls").
+PLEASE = r"pls|plz|please|porfa|por favor|stp|svp"
+
+# The days of the week, Monday first, in each language (accents folded).
+WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS_ES = ("lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo")
+WEEKDAYS_FR = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
