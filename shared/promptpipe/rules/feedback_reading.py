@@ -85,13 +85,15 @@ def reason_clause(text: str) -> str:
 
 
 # --- part of it ----------------------------------------------------------------------------------
-_PARTIAL = re.compile(
-    r"\b(?:half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
+# Part of it, or an unclear "kinda": "half of it", "kind of", "la mitad", "à moitié".
+_PART_OF_IT = (
+    r"half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
     r"started but|almost|not fully|not all of it|la mitad|a medias|mas o menos|un poco|casi|"
-    r"a moitie|un peu|presque|en partie|moyen|"
-    # tried, then stopped: "tried but gave up", "lo intenté pero", "j'ai essayé mais"
-    r"tried but|gave up|intente pero|empece pero|me rendi|j'ai essaye mais|commence mais|abandonne)\b"
+    r"a moitie|un peu|presque|en partie|moyen"
 )
+# Tried, then stopped: "tried but gave up", "lo intenté pero", "j'ai essayé mais".
+_TRIED_THEN_STOPPED = r"tried but|gave up|intente pero|empece pero|me rendi|j'ai essaye mais|commence mais|abandonne"
+_PARTIAL = re.compile(rf"\b(?:{_PART_OF_IT}|{_TRIED_THEN_STOPPED})\b")
 
 
 # "2 of 3 glasses", "3 out of 5 sets", "2 de 3 vasos", "2 sur 3": a count short of the whole.

@@ -72,13 +72,14 @@ def limits_the_days(text: str) -> bool:
 
 
 # --- not yet, and a plan for later -----------------------------------------------------------------
-_NOT_YET = re.compile(
-    r"\b(?:not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet|"
-    # a plan for later the same day: "later today", "will do it tonight", "al rato", "ce soir"
+_NOT_DONE_YET = r"not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet"
+# A plan for later the same day: "later today", "will do it tonight", "al rato", "ce soir".
+_LATER_TODAY = (
     r"later (?:today|tonight|on)|(?:i'?ll|will|gonna) do it (?:later|tonight)|mas tarde (?:hoy|lo hago)|al rato|"
     r"lo hago (?:mas tarde|al rato|luego|en la noche)|luego lo hago|plus tard (?:ce soir|aujourd'?hui|dans la journee)|"
-    r"je (?:le )?fais (?:ca )?(?:plus tard|ce soir))\b"
+    r"je (?:le )?fais (?:ca )?(?:plus tard|ce soir)"
 )
+_NOT_YET = re.compile(rf"\b(?:{_NOT_DONE_YET}|{_LATER_TODAY})\b")
 _A_MISS = re.compile(r"\b(?:forg\w*|olvid\w*|oubli\w*|couldn'?t|can'?t|won'?t|no pude|pas pu|missed|skipped)\b")
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.lexicon import THE_MESSAGES, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
 from promptpipe.rules.message_reading import plain
 
 # -- a later start -----------------------------------------------------------------------------------
@@ -88,10 +89,10 @@ _CLAUSE_BREAK = re.compile(r"\s*[,;.!?]+\s*|\s+(?:but|tho|though|pero|aunque|mai
 
 
 # A start put off to a day named, with no length: "starting next monday", "empiezo el lunes", "dès demain".
+_WEEKDAY = "|".join((*WEEKDAYS_EN, *WEEKDAYS_ES, *WEEKDAYS_FR))
 _DAY_AHEAD = re.compile(
-    r"(?:on |this |next |el |este |le |ce |a partir del? )?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday|lunes|martes|miercoles|jueves|viernes|sabado|domingo|lundi|mardi|mercredi|jeudi|vendredi|samedi|"
-    r"dimanche)\b|(?:tomorrow|manana|demain|next month|el mes que viene|el proximo mes|le mois prochain)\b"
+    rf"(?:on |this |next |el |este |le |ce |a partir del? )?(?:{_WEEKDAY})\b"
+    r"|(?:tomorrow|manana|demain|next month|el mes que viene|el proximo mes|le mois prochain)\b"
 )
 
 
@@ -120,16 +121,19 @@ def before_the_later_start(text: str) -> str:
 
 
 # -- when the messages come ----------------------------------------------------------------------------
-_SENDING = re.compile(
-    # a verb of sending whose receiver is the participant: "text me", "escríbeme", "me puedes mandar", "envoie-moi"
+# A verb of sending whose receiver is the participant: "text me", "escríbeme", "me puedes mandar", "envoie-moi".
+_SENT_TO_ME = (
     r"\b(?:text|message|send|remind|ping|write|email|msg)\s+(?:me|it|them)\b"
     r"|\b(?:escrib|mand|envi|recuerd|record)\w*?(?:me|melo|mela)\b"
     r"|\bme\s+(?:(?:puedes|podrias|pueden|podrian|podes)\s+)?(?:escrib|mand|envi|recuerd|record)\w*"
     r"|\b(?:envoie|envoyez|ecris|ecrivez|rappelle|rappelez)[- ]moi\b|\bm'(?:ecri|envoy|envoi)\w*"
-    # or the messages themselves: "the texts", "los mensajes", "les messages"
-    r"|\b(?:the|my|your|those|these|los|las|mis|tus|les|mes|vos|tes) (?:daily )?(?:texts?|messages?|reminders?|"
-    r"prompts?|notifications?|mensajes|recordatorios|rappels)\b"
 )
+# Or the messages themselves: "the texts", "los mensajes", "les messages".
+_THE_MESSAGES_NAMED = (
+    r"\b(?:the|my|your|those|these|los|las|mis|tus|les|mes|vos|tes) (?:daily )?"
+    rf"(?:{THE_MESSAGES}|notifications?|mensajes|recordatorios|rappels)\b"
+)
+_SENDING = re.compile(rf"{_SENT_TO_ME}|{_THE_MESSAGES_NAMED}")
 _AT_A_CLOCK_TIME = re.compile(r"\b(?:at|around|by|a las|a la|sobre las|tipo|[àa]|vers)\s*\d")
 
 

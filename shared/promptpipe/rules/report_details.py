@@ -38,16 +38,17 @@ __all__ = [
 ]
 
 # --- the habit judged to be working ---------------------------------------------------------------
-_HELPS = re.compile(
-    r"\b(?:(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+)?(?:helping|working|"
+_HELPS_EN = (
+    r"(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+)?(?:helping|working|"
     r"paying off|making a difference)|(?:it|this|that) (?:really |actually |def(?:initely)? |honestly )?helps|"
     # the messages themselves judged: "these msgs r helping", "the texts have been good for me"
     r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:are|r|have been|has been) (?:\w+ )?"
     r"(?:helping|working|good for me)|(?:it|this)(?:'?s| is| has) been (?:\w+ )?good for me|"
-    r"(?:loving|love) (?:it|this)|"
-    r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta|"
-    r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore)\b"
+    r"(?:loving|love) (?:it|this)"
 )
+_HELPS_ES = r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta"
+_HELPS_FR = r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore"
+_HELPS = re.compile(rf"\b(?:{_HELPS_EN}|{_HELPS_ES}|{_HELPS_FR})\b")
 _NOT_HELPING = re.compile(r"\b(?:not|isn'?t|no|n'|pas|ne|never|hardly)\b")
 
 
