@@ -33,6 +33,7 @@ from promptpipe.rules.feedback_requests import (
     runs_an_errand,
 )
 from promptpipe.rules.half_of_day import SAYS_EARLIER
+from promptpipe.rules.lexicon import PLEASE, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
 from promptpipe.rules.message_reading import plain
 
 Language = Literal["en", "es", "fr"]
@@ -108,14 +109,11 @@ def is_partial(text: str) -> bool:
 
 
 # --- pause, and until when -------------------------------------------------------------------------
-_WEEKDAYS = (
-    ("monday", "mon", "lunes", "lundi"),
-    ("tuesday", "tue", "tues", "martes", "mardi"),
-    ("wednesday", "wed", "miercoles", "mercredi"),
-    ("thursday", "thu", "thurs", "jueves", "jeudi"),
-    ("friday", "fri", "viernes", "vendredi"),
-    ("saturday", "sat", "sabado", "samedi"),
-    ("sunday", "sun", "domingo", "dimanche"),
+# Each weekday's names, Monday first: English with its short forms ("tue", "tues"), Spanish, French.
+_SHORT_WEEKDAYS = (("mon",), ("tue", "tues"), ("wed",), ("thu", "thurs"), ("fri",), ("sat",), ("sun",))
+_WEEKDAYS = tuple(
+    (english, *short, spanish, french)
+    for english, short, spanish, french in zip(WEEKDAYS_EN, _SHORT_WEEKDAYS, WEEKDAYS_ES, WEEKDAYS_FR, strict=True)
 )
 _WEEKDAY_NAMES = "|".join(name for names in _WEEKDAYS for name in names)
 _UNTIL = re.compile(
@@ -249,7 +247,7 @@ _DAYPART = re.compile("|".join(rf"(?P<{part}>\b(?:{words})\b)" for part, words i
 _PREFER = re.compile(
     r"\b(?:better|prefer\w*|rather|instead|switch|move|change|do it in|can we do|could we do|mejor|prefier\w*|"
     r"cambi\w*|pasa\w*|mueve\w*|plutot|prefere\w*|changer|decaler|deplacer|mieux|"
-    r"pls|plz|please|porfa|por favor|stp|svp)\b"  # "evenings pls, mornings are chaos": asked for
+    rf"{PLEASE})\b"  # "evenings pls, mornings are chaos": asked for
 )
 # Refusing it: "mornings don't work for me", "not in the evening", "en la mañana no puedo", "pas le soir".
 _REFUSE = re.compile(
@@ -362,14 +360,18 @@ def new_habit(text: str) -> bool:
 
 
 # --- the language to reply in ---------------------------------------------------------------------
-_SPANISH = re.compile(
-    r"\b(?:hoy|ya|lo|la|el|los|las|que|porque|pude|hice|mejor|mensajes|pausa\w*|semana|dias?|gracias|porfa|"
-    r"por favor|manana|tarde|noche|quiero|puedes|no me|estoy|tengo|muy|pero|vale|dale|listo|hecho|si|otra vez)\b"
-)
-_FRENCH = re.compile(
-    r"\b(?:c'?est|je|j'ai|tu|pas|fait|plutot|soir|matin|jours?|semaine|merci|stp|svp|oui|ouais|aujourd'?hui|"
-    r"trop|fatigue\w*|messages|reprendre|le|les|une|un|est|mais|avec|pour|ma|mon)\b"
-)
+# Words that mark a message as Spanish or as French (common in replies, rare in the other languages).
+_MARKER_WORDS: dict[Language, str] = {
+    "es": (
+        r"hoy|ya|lo|la|el|los|las|que|porque|pude|hice|mejor|mensajes|pausa\w*|semana|dias?|gracias|porfa|"
+        r"por favor|manana|tarde|noche|quiero|puedes|no me|estoy|tengo|muy|pero|vale|dale|listo|hecho|si|otra vez"
+    ),
+    "fr": (
+        r"c'?est|je|j'ai|tu|pas|fait|plutot|soir|matin|jours?|semaine|merci|stp|svp|oui|ouais|aujourd'?hui|"
+        r"trop|fatigue\w*|messages|reprendre|le|les|une|un|est|mais|avec|pour|ma|mon"
+    ),
+}
+_MARKERS = {language: re.compile(rf"\b(?:{words})\b") for language, words in _MARKER_WORDS.items()}
 
 
 def language(text: str) -> Language:
@@ -378,7 +380,7 @@ def language(text: str) -> Language:
     said = plain(text)
     if re.search(r"[¿¡ñ]", text.lower()):
         return "es"
-    spanish, french = len(_SPANISH.findall(said)), len(_FRENCH.findall(said))
+    spanish, french = len(_MARKERS["es"].findall(said)), len(_MARKERS["fr"].findall(said))
     english = len(re.findall(r"\b(?:the|i|it|to|my|you|me|is|did|can|please|pls|for|and|a)\b", said))
     short = len(said.split()) <= 3
     if spanish > french and spanish > english and (spanish >= 2 or short):

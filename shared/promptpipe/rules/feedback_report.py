@@ -25,6 +25,7 @@ from promptpipe.rules.feedback_reading import (
     shift_minutes,
     time_preference,
 )
+from promptpipe.rules.lexicon import THANKS
 from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import Outcome, read_outcome
 from promptpipe.rules.report_details import proposes_a_time, says_it_helps
@@ -102,14 +103,17 @@ _HELPED_OR_EASED = re.compile(
 # before a word ("did it 💪 is this a bot?").
 _CLAUSE_BREAK = re.compile(r"(?<=[.!?;…])\s+|,\s+|\s+(?=[¿¡])|(?<=[^\w\s.,!?;:'’\"()¿¡-])\s+(?=\w)|\n+")
 # A clause that corrects the time just said ("no wait 9:30", "no actually 8:30", "non, 21h45"): no report.
-_CORRECTS_A_TIME = re.compile(
-    r"^(?:no+|nah|nope|wait|actually|sorry|i mean|mejor|perdon|non|enfin|plutot)\b[\s,.]*"
+# The words that take the time back ("no wait", "actually make it", "mejor a las", "non, plutôt vers") ...
+_TAKING_BACK = (
+    r"(?:no+|nah|nope|wait|actually|sorry|i mean|mejor|perdon|non|enfin|plutot)\b[\s,.]*"
     r"(?:(?:wait|actually|make (?:it|that)|mejor|i mean|plutot|a las|at|a|vers)\b[\s,.]*)*"
+)
+# ... and the clock time that replaces it ("9:30", "8pm", "21h45"; not "10 reps", "5 min").
+_NEW_CLOCK_TIME = (
     r"\d{1,2}(?:[:h.][0-5]\d|\s*[ap]\.?m\b|h\b)?(?![\d:])(?!\s*(?:reps?|sets?|min\w*|pages?|times?|veces|x)\b)"
 )
-_THANKS = re.compile(
-    r"^(?:thanks?|thank you|thx|ty|tysm|cheers|gracias|muchas gracias|merci|merci beaucoup)\b[\s!.]*\W*$"
-)
+_CORRECTS_A_TIME = re.compile(rf"^{_TAKING_BACK}{_NEW_CLOCK_TIME}")
+_THANKS = re.compile(rf"^(?:{THANKS}|tysm|cheers|gracias|muchas gracias|merci|merci beaucoup)\b[\s!.]*\W*$")
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ class ReportParts:
     questions: tuple[str, ...] = ()  # something asked
 
 
-_POLL_NUMBER = re.compile(r"\s*(?P<n>[12])[\s.!,]*(?:(?:thanks?|thank you|thx|ty|gracias|merci)\b\W*)?")
+_POLL_NUMBER = re.compile(rf"\s*(?P<n>[12])[\s.!,]*(?:(?:{THANKS}|gracias|merci)\b\W*)?")
 
 
 def poll_number(text: str) -> Outcome | None:

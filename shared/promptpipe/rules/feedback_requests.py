@@ -20,6 +20,7 @@ import re
 
 from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.half_of_day import SAYS_EARLIER, SAYS_LATER, judged_time
+from promptpipe.rules.lexicon import PLEASE
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome
 
@@ -128,15 +129,19 @@ _ERRAND = re.compile(
     r"(?:by|por|al|at|to the|to my|chez|au|aux|a (?:la|el|mi|casa|ver)|en (?:el|la|casa))\s+(?!\d)"
     r"(?!(?:soir|matin|apres-midi|nuit|evening|morning|afternoon|night|tarde|noche|manana)\b)\w+"  # "passer au soir"
 )
+# A way asked for: a question ("could it be later?"), a softener ("a bit", "un poco"), or the way said alone
+# ("later pls", "un peu plus tôt").
+_WAY_ALONE = r"(?:later|earlier|mas tarde|mas temprano|plus tard|plus tot)"
 _ASKING = re.compile(
     r"\b(?:could|can|would|should) (?:it|you|we|they)\b|\b(?:a bit|a little|slightly|un poco|un peu|un pelin|"
     r"puedes|podrias|peux|pourrais|pourriez)\b|^(?:a bit |slightly |un poco |un peu )?"
-    r"(?:later|earlier|mas tarde|mas temprano|plus tard|plus tot)(?: (?:pls|please|plz|porfa|por favor|stp|svp))?$"
+    rf"{_WAY_ALONE}(?: (?:{PLEASE}))?$"
 )
-_PREFER_TIME = re.compile(
-    r"\b(?:better|rather|prefer\w*|instead|from now on|going forward|mejor|prefier\w*|prefiero|mas bien|"
-    r"de ahora en adelante|desde ahora|plutot|prefere\w*|mieux|desormais|dorenavant|a partir de maintenant)\b"
-)
+# A preference, or a change from now on, said beside a time ("a las 7 mejor", "21h plutôt", "from now on").
+_PREFER_EN = r"better|rather|prefer\w*|instead|from now on|going forward"
+_PREFER_ES = r"mejor|prefier\w*|prefiero|mas bien|de ahora en adelante|desde ahora"
+_PREFER_FR = r"plutot|prefere\w*|mieux|desormais|dorenavant|a partir de maintenant"
+_PREFER_TIME = re.compile(rf"\b(?:{_PREFER_EN}|{_PREFER_ES}|{_PREFER_FR})\b")
 
 
 def runs_an_errand(text: str) -> bool:

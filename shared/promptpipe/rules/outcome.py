@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from promptpipe.rules.lexicon import THANKS
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
@@ -104,7 +105,7 @@ _BARE_YES = (
     r"sip|sim[oó]n|obvio|obvi|ofc|yess+ir|bien s[uû]r|claro que s[ií]|yup yup)$"
 )
 
-_THANKS_AFTER = r"(?:[\s,!.…]+(?:thanks?|thank you|thx|ty|tysm|cheers|gracias|merci)\b[^\w]*)+$"
+_THANKS_AFTER = rf"(?:[\s,!.…]+(?:{THANKS}|tysm|cheers|gracias|merci)\b[^\w]*)+$"
 
 
 # The words of a report as typed in a hurry: a letter doubled at the end ("donee", "didd", "hechoo") or two

@@ -32,14 +32,17 @@ _CLOSING_CONTRAST = re.compile(r"[\s,]+(?:tho|though|por cierto|quand meme)$")
 # A message cut where a sentence or a comma ends, and before a contrast word that does not close it.
 _CLAUSES = re.compile(rf"(?<=[.!?;…])\s+|,\s*|\s+(?=(?:{_CONTRAST_WORDS})\b(?!\W*$))|\n+")
 # What gets in the way of a day, in the three languages (a hint inside the contrast, see the docstring).
-_OBSTACLE = re.compile(
-    r"\b(?:overtime|tired|exhausted|wiped|drained|busy|sick|rain\w*|storm|snow\w*|overslept|"
+_OBSTACLES_EN = (
+    r"overtime|tired|exhausted|wiped|drained|busy|sick|rain\w*|storm|snow\w*|overslept|"
     r"travel\w*|trip|flight|airport|jet ?lag|kids?|baby|toddler|work|shift|meetings?|deadlines?|pain|sore|"
-    r"hurt\w*|headache|migraine|cold|flu|heat|hot|stress\w*|chaos|chaotic|hectic|rushed|crazy day|long day|no sleep|"
-    r"cansad\w*|agotad\w*|llovi\w*|lluvia|enferm\w*|ocupad\w*|viaje|vuelo|aeropuerto|trabajo|chamba|"
-    r"junta|reunion|dolor|duele|dolia|calor|frio|ninos|nenes|bebe|estres|prisa|desvelad\w*|gripa|gripe|resfriad\w*|"
-    r"fatigu\w*|crev\w*|malade|pluie|voyage|boulot|travail|enfants|mal au|mal a la|rhume|presse\w*)\b"
+    r"hurt\w*|headache|migraine|cold|flu|heat|hot|stress\w*|chaos|chaotic|hectic|rushed|crazy day|long day|no sleep"
 )
+_OBSTACLES_ES = (
+    r"cansad\w*|agotad\w*|llovi\w*|lluvia|enferm\w*|ocupad\w*|viaje|vuelo|aeropuerto|trabajo|chamba|"
+    r"junta|reunion|dolor|duele|dolia|calor|frio|ninos|nenes|bebe|estres|prisa|desvelad\w*|gripa|gripe|resfriad\w*"
+)
+_OBSTACLES_FR = r"fatigu\w*|crev\w*|malade|pluie|voyage|boulot|travail|enfants|mal au|mal a la|rhume|presse\w*"
+_OBSTACLE = re.compile(rf"\b(?:{_OBSTACLES_EN}|{_OBSTACLES_ES}|{_OBSTACLES_FR})\b")
 
 
 def opens_with_contrast(clause: str) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.lexicon import LAUGHS, THANKS
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.outcome import read_outcome, without_outcome_words
 
@@ -186,8 +187,8 @@ def cause_words(text: str) -> str:
 
 # --- a clause that can say what helped ----------------------------------------------------------------
 _FILLER = re.compile(
-    r"^(?:finally|at last|again|today|lol|haha+|jaja+|yay|woo+|yes+|por fin|otra vez|enfin|encore|mdr|"
-    r"thanks?|thank you|thx|ty|gracias|merci|ok|okay|cool|nice|great|perfect|genial|super)$"
+    rf"^(?:finally|at last|again|today|{LAUGHS}|yay|woo+|yes+|por fin|otra vez|enfin|encore|mdr|"
+    rf"{THANKS}|gracias|merci|ok|okay|cool|nice|great|perfect|genial|super)$"
 )
 
 
