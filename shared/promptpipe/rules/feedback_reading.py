@@ -33,7 +33,7 @@ from promptpipe.rules.feedback_requests import (
     runs_an_errand,
 )
 from promptpipe.rules.half_of_day import SAYS_EARLIER
-from promptpipe.rules.lexicon import PLEASE, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
+from promptpipe.rules.lexicon import PLEASE, THE_MESSAGES, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
 from promptpipe.rules.message_reading import plain
 
 Language = Literal["en", "es", "fr"]
@@ -145,11 +145,11 @@ class PauseRequest:
 
 # Words that ask for a pause only with a length or an end: "no texts for a week", "sin mensajes hasta el lunes".
 _AWAY = re.compile(
-    r"\b(?:no (?:more )?(?:texts?|messages?|reminders?|prompts?)|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
+    rf"\b(?:no (?:more )?(?:{THE_MESSAGES})|stop (?:the |my )?(?:texts?|messages?|reminders?)|"
     r"sin mensajes|no me (?:mandes|envies) (?:mensajes|nada)|pas de messages?|plus de messages?|"
     # "puedes parar los mensajes unos días?", "deja de mandarme mensajes por 3 días": with a length, a pause
     r"par(?:ar|a|en|e) (?:los |mis |tus )?(?:mensajes|recordatorios)|dej(?:a|ar|en) de (?:mandar|enviar|escribir)\w*|"
-    r"hold (?:the |my )?(?:texts?|messages?|reminders?|prompts?))\b"
+    rf"hold (?:the |my )?(?:{THE_MESSAGES}))\b"
 )
 
 

@@ -73,6 +73,7 @@ def limits_the_days(text: str) -> bool:
 
 
 # --- not yet, and a plan for later -----------------------------------------------------------------
+# Not done, and the day not over: "not yet", "todavía no", "pas encore".
 _NOT_DONE_YET = r"not yet|not done yet|haven'?t yet|todavia no|aun no|pas encore|still not|nope not yet"
 # A plan for later the same day: "later today", "will do it tonight", "al rato", "ce soir".
 _LATER_TODAY = (
