@@ -19,6 +19,7 @@ from promptpipe.adapters.offline_coach.text import (
     is_acknowledgement,
 )
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.vocabulary import HOURS_ES, HOURS_FR
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
@@ -97,11 +98,13 @@ _START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|comm
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
+_NEAR = r"at|around|about|like|a las|a eso de las|como a las|vers|[àa]"  # "at 7", "a eso de las 7", "vers 7h"
+_HOUR_IN_WORDS = rf"noon|midday|midnight|{HOURS_ES}|{HOURS_FR}|midi"
+_HEDGE = "maybe|probably|prob|say|usually|ideally"
 _WHEN_STARTS = re.compile(
-    r"\s(?:at|around|about|like|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
-    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)"
+    rf"\s(?:{_NEAR})\s+(?:\d|(?:{_HOUR_IN_WORDS})\b)"
     # a clock time said bare in a run-on ("… lately maybe 6:30 right when i get home")
-    r"|\s(?:(?:maybe|probably|prob|say|usually|ideally)\s+)?\d{1,2}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
+    rf"|\s(?:(?:{_HEDGE})\s+)?\d{{1,2}}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
     re.I,
 )
 
