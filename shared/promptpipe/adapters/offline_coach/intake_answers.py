@@ -52,6 +52,7 @@ from promptpipe.adapters.offline_coach.times import (
     spoken_form,
     without_times,
 )
+from promptpipe.adapters.offline_coach.vocabulary import MEALS_FR
 
 # Habits done at bedtime by their nature, and the hours that, said bare, mean the evening for them.
 _NIGHT_HABITS: tuple[tuple[re.Pattern[str], range], ...] = (
@@ -127,9 +128,9 @@ def names_a_fact(text: str) -> bool:
 # A meal said beside the habit with its own preposition ("walk 10 min at lunch", "leer durante la cena",
 # "méditer au petit-déjeuner"): the routine the prompt follows.
 _MEAL_MOMENT = re.compile(
-    r"\b(?:at|during|with|over) (?:my |the )?(?:lunch|breakfast|dinner|supper)(?: ?time| ?break)?\b|"
-    r"\b(?:en|durante|con) (?:el|la|mi) (?:desayuno|almuerzo|comida|cena)\b|"
-    r"\b(?:au|pendant le) (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)\b",
+    r"\b(?:at|during|with|over) (?:my |the )?(?:lunch|breakfast|dinner|supper)(?: ?time| ?break)?\b"
+    r"|\b(?:en|durante|con) (?:el|la|mi) (?:desayuno|almuerzo|comida|cena)\b"
+    rf"|\b(?:au|pendant le) (?:{MEALS_FR})\b",
     re.I,
 )
 
