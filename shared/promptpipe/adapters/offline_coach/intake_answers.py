@@ -52,7 +52,7 @@ from promptpipe.adapters.offline_coach.times import (
     spoken_form,
     without_times,
 )
-from promptpipe.adapters.offline_coach.vocabulary import MEALS_FR
+from promptpipe.adapters.offline_coach.vocabulary import MAYBE, MEALS_FR, OPINION
 from promptpipe.rules.word_patterns import any_word
 
 # Habits done at bedtime by their nature, and the hours that, said bare, mean the evening for them.
@@ -114,7 +114,7 @@ def _span_removed(text: str, match: re.Match[str] | None) -> str:
 
 
 _HEDGED = re.compile(
-    r"^\W*(?:(?:um+|uh+|hmm+|i guess|i think|maybe|probably|like|so|quiz[aá]s?|tal vez|creo que|pues|"
+    rf"^\W*(?:(?:um+|uh+|hmm+|{OPINION}|{MAYBE}|like|so|quiz[aá]s?|tal vez|creo que|pues|"
     r"peut-[eê]tre|je pense)\b[\s,]*)*",
     re.I,
 )

@@ -19,7 +19,7 @@ from promptpipe.adapters.offline_coach.text import (
     is_acknowledgement,
 )
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
-from promptpipe.adapters.offline_coach.vocabulary import HOURS_ES, HOURS_FR
+from promptpipe.adapters.offline_coach.vocabulary import DAILY, HOURS_ES, HOURS_FR, LAUGH, OPINION
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
@@ -55,9 +55,7 @@ def _as_motivation(text: str) -> str:
 
 
 # A hedge that closes a reason ("to move more i guess"): no part of it.
-_HEDGE_AFTER = re.compile(
-    r"(?:[\s,]+(?:i guess|i think|lol|haha+|lmao|tbh|honestly|probably|jaja+|je pense))+\W*$", re.I
-)
+_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{OPINION}|{LAUGH}|lmao|tbh|honestly|probably|jaja+|je pense))+\W*$", re.I)
 
 
 _DOMAINS: tuple[tuple[str, str], ...] = (
@@ -140,10 +138,10 @@ def parse_domain(text: str) -> str:
 
 # What is left of a message once its facts are taken out, that says nothing more ("is fine", "like").
 _LEFT_FILLER = re.compile(
-    r"\b(?:is fine|works(?: for me)?|sounds good|that works|ok(?:ay)?|cool|good|fine|then|obvs|lol|haha+|jaja+|"
-    r"tbh|i guess|i think|probably|maybe|please|pls|early|late|like|around|about|ish|tonight|o'clock|mostly|"
+    rf"\b(?:is fine|works(?: for me)?|sounds good|that works|ok(?:ay)?|cool|good|fine|then|obvs|{LAUGH}|jaja+|"
+    rf"tbh|{OPINION}|probably|maybe|please|pls|early|late|like|around|about|ish|tonight|o'clock|mostly|"
     r"honestly|really|just|"
-    r"in the (?:morning|evening|afternoon)|every ?day|daily|vale|dale|va|pues|bueno)\b",
+    rf"in the (?:morning|evening|afternoon)|{DAILY}|vale|dale|va|pues|bueno)\b",
     re.I,
 )
 
@@ -304,7 +302,7 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
 
 # Words that still belong to the habit after its keyword ("drink more water every day", "walk 10 minutes").
 _HABIT_GOES_ON = re.compile(
-    r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|lists?|"
+    rf"^(?:\s*(?:more|a bit|a little|{DAILY}|each day|a day|per day|once|twice|regularly|again|lists?|"
     r"apps?|routines?|sessions?|practice|journal|habit|"
     r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?|"
     # an amount or a duration said with the habit is the habit's ("read a few pages", "stretch for 5 min")

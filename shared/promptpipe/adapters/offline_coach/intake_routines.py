@@ -9,6 +9,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
 from promptpipe.adapters.offline_coach.times import without_times
+from promptpipe.adapters.offline_coach.vocabulary import DAILY, DAY_PARTS, LAUGH, MAYBE, OPINION
 from promptpipe.rules.language import detect_language
 from promptpipe.rules.word_patterns import MEALS, any_word
 
@@ -70,7 +71,7 @@ _MOVES_ON = (
     "around|about",  # a time near
     "because|so|since|and i|and then|and it|to feel",  # a reason, or what comes next
     r"every ?day|each day|daily",  # how often
-    r"i think|i guess|lol|haha+|lmao|tbh|obviously|obvs|maybe|probably|please|like|ish|or so",  # an aside
+    rf"i think|i guess|{LAUGH}|lmao|tbh|obviously|obvs|{MAYBE}|please|like|ish|or so",  # an aside
     "vers|sobre|hacia|a las|a eso de|tipo",  # a time near, in French and Spanish
     "porque|parce que|pour",  # a reason, in Spanish and French
 )
@@ -165,14 +166,14 @@ _MEALS = re.compile(r"^(?:breakfast|lunch|dinner|supper|brunch|work|school|class
 
 _ARTICLE_START = re.compile(r"^(?:my|the|a|an|i|i'm|we|our|his|her|their|every|each)\b", re.I)
 
-_DAYPART_ONLY = re.compile(r"^(?:in the )?(?:mornings?|evenings?|afternoons?|nights?|tonight|noon|midday)$", re.I)
+_DAYPART_ONLY = re.compile(rf"^(?:in the )?(?:{DAY_PARTS}|tonight|noon|midday)$", re.I)
 
 
 def _as_anchor(answer: str) -> str:
     """A short answer to "what do you already do every day?" as an anchor: "dinner" → "after
     dinner", "feed the cat" → "when I feed the cat", "brushing my teeth" → "after brushing my teeth",
     "despues del desayuno" as said. A bare time of day ("morning") is not a routine."""
-    answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
+    answer = re.sub(rf"\s+(?:{LAUGH}|lmao|obviously|tbh|{OPINION})$", "", answer, flags=re.I).strip()
     if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
         return ""
     if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as|on|at|in)\b", answer, re.I):
@@ -228,9 +229,9 @@ _MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I
 
 # What stands beside a routine said with a time and is no part of it: an opening word ("ok", "probably",
 # "y") and a closing one ("every day", "please", "works", "por favor", "tous les jours").
-_OPENING_FILLER = r"ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues"
+_OPENING_FILLER = rf"ok(?:ay)?|so|um+|well|probably|maybe|usually|{DAILY}|i guess|like|y|et|and|pues"
 _CLOSING_FILLER = (
-    r"every ?day|daily|i guess|i think|please|pls|works|is fine|"
+    rf"{DAILY}|{OPINION}|please|pls|works|is fine|"
     r"por favor|s'il vous pla[iî]t|cada d[ií]a|tous les jours"
 )
 _BESIDE_FILLER = re.compile(rf"^(?:{_OPENING_FILLER})\s+|\s+(?:{_CLOSING_FILLER})$", re.I)
