@@ -67,16 +67,20 @@ _SOFT_ANCHOR = re.compile(
 # Where a routine said as a clause stops: a time after "at"/"by" ("after dinner at 7"), a word that moves on
 # to something else (a time near, a reason, how often, an aside), or a number.
 _AT_A_TIME = r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
-_MOVES_ON = (
-    "around|about",  # a time near
-    "because|so|since|and i|and then|and it|to feel",  # a reason, or what comes next
-    r"every ?day|each day|daily",  # how often
-    rf"i think|i guess|{LAUGH}|lmao|tbh|obviously|obvs|{MAYBE}|please|like|ish|or so",  # an aside
-    "vers|sobre|hacia|a las|a eso de|tipo",  # a time near, in French and Spanish
-    "porque|parce que|pour",  # a reason, in Spanish and French
+_MOVES_ON = "|".join(
+    (
+        "around|about",  # a time near
+        "because|so|since|and i|and then|and it|to feel",  # a reason, or what comes next
+        r"every ?day|each day|daily",  # how often
+        rf"i think|i guess|{LAUGH}|lmao|tbh|obviously|obvs|{MAYBE}|please|like|ish|or so",  # an aside
+        "vers|sobre|hacia|a las|a eso de|tipo",  # a time near, in French and Spanish
+        "porque|parce que|pour",  # a reason, in Spanish and French
+    )
 )
 _ANCHOR_TAIL = re.compile(
-    _AT_A_TIME + r"|\s+(?:" + "|".join(_MOVES_ON) + r")\b.*$" + r"|\s+como (?=a las|las|\d)\b.*$|\s+[~@]?\d.*$",
+    rf"{_AT_A_TIME}|\s+(?:{_MOVES_ON})\b.*$"
+    r"|\s+como (?=a las|las|\d)\b.*$"  # "como a las 7": about seven
+    r"|\s+[~@]?\d.*$",
     re.I,
 )
 
