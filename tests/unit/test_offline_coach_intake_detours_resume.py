@@ -20,7 +20,7 @@ from promptpipe.adapters.offline_coach.intake_refusals import past_the_refusal
 from promptpipe.adapters.offline_coach.times import parse_vague_time, propose_time
 from promptpipe.models.llm import ChatMessage
 from promptpipe.models.profile import UserProfile
-from promptpipe.rules.hesitation import only_hesitation
+from promptpipe.rules.hesitation import hesitation, only_hesitation
 from promptpipe.rules.message_reading import read_message
 from tests.unit.test_offline_coach_in_context import ASK_TIME, WALKING, calls, intake, then
 from tests.unit.test_offline_coach_intake_detours import with_history
@@ -63,6 +63,22 @@ def test_hesitation_said_on_its_own_is_read(said: str) -> None:
 )
 def test_hesitation_beside_an_answer_is_no_hesitation(said: str) -> None:
     assert not only_hesitation(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "puts_off"),
+    [
+        ("lo tengo que pensar", True),  # thinking it over, still to do
+        ("let me check my calendar first", True),
+        ("je dois y réfléchir", True),
+        ("i need to think about that one", True),
+        ("hang on im thinking lol", True),  # hesitation said on its own
+        ("i need to walk more", False),  # still to do, but nothing to think over
+        ("i think yoga", False),
+    ],
+)
+def test_hesitation_reads_thinking_it_over_as_still_to_do(said: str, puts_off: bool) -> None:
+    assert hesitation(said) is puts_off
 
 
 @pytest.mark.parametrize("said", HESITATIONS)

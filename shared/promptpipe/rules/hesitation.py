@@ -11,15 +11,20 @@ Read on the words of the message (``normalise.words``: case and accents folded, 
 gone), by what is left once these phrases and small words are taken out: a habit, a time or a reason
 said beside them ("hold on, 7pm", "not sure yet but maybe yoga") leaves words, and the message is an
 answer after all. Pure: ``re`` only.
+
+Hesitation is also said by its structure, whatever stands beside it: a verb of thinking it over said as
+something still to do ("lo tengo que pensar", "i need to think about that one", "je dois y réfléchir",
+"let me check my calendar"). ``hesitation`` reads both.
 """
 
 from __future__ import annotations
 
 import re
 
+from promptpipe.rules.message_reading import plain
 from promptpipe.rules.normalise import words
 
-__all__ = ["only_hesitation"]
+__all__ = ["hesitation", "only_hesitation"]
 
 # The phrases that ask for time or say the answer is not there yet, in English, Spanish and French.
 _HESITATION = re.compile(
@@ -58,3 +63,19 @@ def only_hesitation(text: str) -> bool:
         return False
     left = _HESITATION.sub(" ", said).split()
     return all(word in _SMALL for word in left)
+
+
+# Something still to do ("tengo que", "let me", "je dois") and, within three words, a verb of thinking it
+# over or looking into it ("pensar", "think", "check", "réfléchir"): read on the plain form of the text.
+_STILL_TO_DO = (
+    r"tengo que|hay que|necesito|voy a|dejame|let me|lemme|need to|have to|gotta|got to|i'?ll|i will|"
+    r"je dois|il faut que je|je vais|laisse[sz]?-moi"
+)
+_THINK_IT_OVER = r"pensar\w*|think|reflechir|penser|check|look at|see|ver(?:lo)?|checar|revisar|consultar|voir|regarder"
+_THINKS_IT_OVER = re.compile(rf"\b(?:{_STILL_TO_DO})\b(?:\s+\w+){{0,3}}?\s+(?:{_THINK_IT_OVER})\b")
+
+
+def hesitation(text: str) -> bool:
+    """True when ``text`` puts the answer off: thinking it over said as still to do ("lo tengo que
+    pensar", "let me check my calendar"), or hesitation said on its own (``only_hesitation``)."""
+    return bool(_THINKS_IT_OVER.search(plain(text))) or only_hesitation(text)

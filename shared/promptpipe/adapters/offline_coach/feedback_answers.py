@@ -51,17 +51,17 @@ def says_done(text: str) -> bool:
     return read_outcome(text, asked=False) == "done"
 
 
+# "went well", "went great": said of the day, in the yes that goes on and in what made it easy.
+_WENT_WELL = "went (?:well|great|fine)"
 # "Yes! Having my mat out helped a lot": a yes that goes on to say how it went is a report, whatever was asked.
 _YES_AND_HOW = re.compile(
-    r"^\W*(?:yes|yep|yeah|yup|s[ií]|oui)\b.*\b(?:helped|went (?:well|great|fine)|was (?:easy|great|good|fine)|"
+    rf"^\W*(?:yes|yep|yeah|yup|s[ií]|oui)\b.*\b(?:helped|{_WENT_WELL}|was (?:easy|great|good|fine)|"
     r"me ayud[oó]|fue f[aá]cil|m'a aid[eé]|c'[ée]tait facile)\b",
     re.I,
 )
 
 
-_EASY = re.compile(
-    r"\b(?:easy|easier|helped|helps|went (?:well|great|fine)|f[aá]cil|me ayud[oó]|facile|m'a aid[eé])\b", re.I
-)
+_EASY = re.compile(rf"\b(?:easy|easier|helped|helps|{_WENT_WELL}|f[aá]cil|me ayud[oó]|facile|m'a aid[eé])\b", re.I)
 
 
 def what_made_it_easy(text: str) -> str:

@@ -52,6 +52,8 @@ from promptpipe.adapters.offline_coach.times import (
     spoken_form,
     without_times,
 )
+from promptpipe.adapters.offline_coach.vocabulary import MAYBE, MEALS_FR, OPINION
+from promptpipe.rules.word_patterns import any_word
 
 # Habits done at bedtime by their nature, and the hours that, said bare, mean the evening for them.
 _NIGHT_HABITS: tuple[tuple[re.Pattern[str], range], ...] = (
@@ -76,28 +78,31 @@ def _late_for_sleep(time: str | None, text: str, domain: str) -> str | None:
     return f"{hour + 12:02d}:{minute:02d}" if hour in hours else time
 
 
-# A bare hour that opens the message, followed by the routine it belongs to.
+# The connectives that open a routine's clause ("after", "when", "después", "quand"), read after a time.
+_ROUTINE_OPENS_EN = "after|before|when|once|while|as soon as"
+_ROUTINE_OPENS_ES = r"despu[eé]s|antes|cuando"
+_ROUTINE_OPENS_FR = r"apr[eè]s|avant|quand"
+_ROUTINE_OPENS = f"{_ROUTINE_OPENS_EN}|{_ROUTINE_OPENS_ES}|{_ROUTINE_OPENS_FR}"
+# A bare hour that opens the message, followed by the routine it belongs to (also "as soon as" in Spanish
+# and French: "apenas", "en cuanto", "dès que").
 _HOUR_THEN_ROUTINE = re.compile(
-    r"^\W*(?:ok(?:ay)?,?\s+|maybe\s+|probably\s+)?(\d{1,2})\s+(?=(?:right |just )?(?:after|before|when|once|while|"
-    r"as soon as|despu[eé]s|antes|cuando|apenas|en cuanto|apr[eè]s|avant|quand|d[eè]s que)\b)",
+    r"^\W*(?:ok(?:ay)?,?\s+|maybe\s+|probably\s+)?(\d{1,2})\s+(?=(?:right |just )?"
+    rf"(?:{_ROUTINE_OPENS_EN}|{_ROUTINE_OPENS_ES}|apenas|en cuanto|{_ROUTINE_OPENS_FR}|d[eè]s que)\b)",
     re.I,
 )
 _OPENS_WITH_TIME = re.compile(r"^\W*\d{1,2}(?:[:.h][0-5]\d|\s*[ap]\.?m\b)", re.I)
 # A clock time that closes the message on its own ("my dentist yelled at me 10pm", "clear my head 5:45ish"),
 # not the end of a reason ("I crash by 11", "I scroll til 1am"): an answer to when.
 _CLOCK = r"\d{1,2}(?:[:.h][0-5]\d\s*(?:[ap]\.?m?\b|ish)?|\s*(?:[ap]\.?m?\b|ish\b))"
-_CLOSES_WITH_TIME = re.compile(
-    rf"(?<!\bby )(?<!\buntil )(?<!\btil )(?<!\btill )(?<!\bsince )(?<!\bpast )(?<!\bfrom )(?<!\bto )"
-    rf"(?<!\bhasta )(?<!\bdesde )(?<!\bjusqu'[àa] )\b{_CLOCK}\W*$",
-    re.I,
-)
-_TIME_IN_A_REASON = re.compile(r"\b(?:by|until|til|till|since|hasta|desde|jusqu'[àa])\s+\d", re.I)
+# The words that make a time part of a reason ("by 11", "until 1am", "hasta las 12", "jusqu'à minuit").
+_UNTIL_EN = ("by", "until", "til", "till", "since")
+_UNTIL_ES_FR = ("hasta", "desde", "jusqu'[àa]")
+# A closing time is no answer after one of them, nor after "past", "from", "to" ("from 10pm").
+_NOT_AFTER = "".join(rf"(?<!\b{word} )" for word in (*_UNTIL_EN, "past", "from", "to", *_UNTIL_ES_FR))
+_CLOSES_WITH_TIME = re.compile(rf"{_NOT_AFTER}\b{_CLOCK}\W*$", re.I)
+_TIME_IN_A_REASON = re.compile(r"\b(?:" + "|".join((*_UNTIL_EN, *_UNTIL_ES_FR)) + r")\s+\d", re.I)
 # A clock time right before its routine ("7:15ish after my shower", "10pm when I get into bed").
-_TIME_BESIDE_ROUTINE = re.compile(
-    rf"\b{_CLOCK}\s+(?:right |just )?(?:after|before|when|once|while|as soon as|despu[eé]s|antes|cuando|"
-    r"apr[eè]s|avant|quand)\b",
-    re.I,
-)
+_TIME_BESIDE_ROUTINE = re.compile(rf"\b{_CLOCK}\s+(?:right |just )?(?:{_ROUTINE_OPENS})\b", re.I)
 # A clock time said with its preposition ("at 6", "a las 6 y media", "à 9:00"): an answer to when.
 _AT_CLOCK = re.compile(r"\b(?:at|around|about|@|[àa]|vers)\s*\d", re.I)
 
@@ -109,7 +114,7 @@ def _span_removed(text: str, match: re.Match[str] | None) -> str:
 
 
 _HEDGED = re.compile(
-    r"^\W*(?:(?:um+|uh+|hmm+|i guess|i think|maybe|probably|like|so|quiz[aá]s?|tal vez|creo que|pues|"
+    rf"^\W*(?:(?:um+|uh+|hmm+|{OPINION}|{MAYBE}|like|so|quiz[aá]s?|tal vez|creo que|pues|"
     r"peut-[eê]tre|je pense)\b[\s,]*)*",
     re.I,
 )
@@ -127,9 +132,9 @@ def names_a_fact(text: str) -> bool:
 # A meal said beside the habit with its own preposition ("walk 10 min at lunch", "leer durante la cena",
 # "méditer au petit-déjeuner"): the routine the prompt follows.
 _MEAL_MOMENT = re.compile(
-    r"\b(?:at|during|with|over) (?:my |the )?(?:lunch|breakfast|dinner|supper)(?: ?time| ?break)?\b|"
-    r"\b(?:en|durante|con) (?:el|la|mi) (?:desayuno|almuerzo|comida|cena)\b|"
-    r"\b(?:au|pendant le) (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)\b",
+    r"\b(?:at|during|with|over) (?:my |the )?(?:lunch|breakfast|dinner|supper)(?: ?time| ?break)?\b"
+    r"|\b(?:en|durante|con) (?:el|la|mi) (?:desayuno|almuerzo|comida|cena)\b"
+    rf"|\b(?:au|pendant le) (?:{MEALS_FR})\b",
     re.I,
 )
 
@@ -271,10 +276,12 @@ def _time_said_apart(text: str) -> bool:
 
 
 # The words a time given for the prompt comes with: "and 7am works for the texts", "y a las 8 para los mensajes".
-_ABOUT_THE_TEXTS = re.compile(
-    r"\b(?:and|but|so|y|pero|et|mais|for|para|pour|the|los|las|les|texts?|texting|messages?|mensajes?|reminders?|"
-    r"recordatorios?|rappels?|is|are|es|est|good|best|bien|mejor|mieux|suits?|me va|me sirve|ok|okay)\b",
-    re.I,
+_ABOUT_THE_TEXTS = any_word(
+    "and|but|so|y|pero|et|mais|for|para|pour",  # joints
+    "the|los|las|les",
+    "texts?|texting|messages?|mensajes?|reminders?|recordatorios?|rappels?",  # the prompts themselves
+    "is|are|es|est",
+    "good|best|bien|mejor|mieux|suits?|me va|me sirve|ok|okay",  # how the time suits
 )
 # Who does something: a clause with one is a statement (part of what they tell), not a time given apart.
 _PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|yo|mi|je|j'ai|mon|ma)\b", re.I)

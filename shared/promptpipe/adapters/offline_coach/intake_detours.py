@@ -38,7 +38,7 @@ from promptpipe.adapters.offline_coach.text import (
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
-from promptpipe.rules.hesitation import only_hesitation
+from promptpipe.rules.hesitation import hesitation
 from promptpipe.rules.intake_requests import before_the_later_start, later_start, starts_later
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import plain, read_message
@@ -146,24 +146,17 @@ def facts_past_the_yes(text: str, field: str, known: dict[str, str]) -> dict[str
 _HEDGE_ONLY = re.compile(r"(?i)(?:i guess|i suppose|i think|then|supongo|creo|je suppose|je crois)")
 # "but", "instead", "rather", "pero", "mejor", "plutôt", "mais": what follows the yes takes it back.
 _CONTRAST = re.compile(r"\b(?:but|instead|rather|not|no|pero|mejor|en vez|plutot|mais|non|pas)\b")
-# Hesitation by its structure: a verb of thinking it over, said as something still to do ("lo tengo que
-# pensar", "i need to think about that one", "je dois y réfléchir", "let me check my calendar").
-_HESITATES = re.compile(
-    r"\b(?:tengo que|hay que|necesito|voy a|dejame|let me|lemme|need to|have to|gotta|got to|i'?ll|i will|"
-    r"je dois|il faut que je|je vais|laisse[sz]?-moi)\b(?:\s+\w+){0,3}?\s+(?:pensar\w*|think|reflechir|penser|"
-    r"check|look at|see|ver(?:lo)?|checar|revisar|consultar|voir|regarder)\b"
-)
 
 
 # Lost, said of oneself ("im confused what do u need from me", "no entiendo qué pones", "je suis perdue"):
 # the last question is said another way, and nothing of it is an answer.
-_LOST = re.compile(
-    r"\b(?:i'?m|im|i am|kinda|bit|so) (?:confused|lost)\b|\bconfused\b|\bwhat (?:do|should) (?:you|u|i) "
-    r"(?:need|want|say|put|write)\b|\bwhat am i (?:supposed|meant) to\b|\bno entiendo\b|"
-    r"\bestoy (?:perdid|confundid)\w*|"
-    r"\bque (?:tengo que|debo) (?:poner|decir|escribir)\b|\bje (?:suis|me sens) (?:perdue?|confuse?)\b|"
-    r"\bje (?:ne )?comprends pas\b"
+_LOST_EN = (
+    r"\b(?:i'?m|im|i am|kinda|bit|so) (?:confused|lost)\b|\bconfused\b"
+    r"|\bwhat (?:do|should) (?:you|u|i) (?:need|want|say|put|write)\b|\bwhat am i (?:supposed|meant) to\b"
 )
+_LOST_ES = r"\bno entiendo\b|\bestoy (?:perdid|confundid)\w*|\bque (?:tengo que|debo) (?:poner|decir|escribir)\b"
+_LOST_FR = r"\bje (?:suis|me sens) (?:perdue?|confuse?)\b|\bje (?:ne )?comprends pas\b"
+_LOST = re.compile(f"{_LOST_EN}|{_LOST_ES}|{_LOST_FR}")
 
 
 def is_lost(text: str) -> bool:
@@ -194,9 +187,7 @@ def asks_who_the_coach_is(text: str) -> bool:
 def hesitates(text: str) -> bool:
     """ "lo tengo que pensar", "i need to think about that one", "let me check my calendar": no answer yet
     (a clock time said with it is an answer)."""
-    said = plain(text)
-    # "gimme a sec im thinking", "no estoy segura aún": hesitation and nothing else (rules/hesitation.py)
-    return (bool(_HESITATES.search(said)) or only_hesitation(text)) and parse_clock_time(text) is None
+    return hesitation(text) and parse_clock_time(text) is None
 
 
 def pause_asked(turn: Turn) -> int | None:

@@ -10,6 +10,8 @@ import re
 
 from promptpipe.adapters.offline_coach.intake_routines import _EVENING_ROUTINE, _MORNING_ROUTINE, parse_anchor
 from promptpipe.adapters.offline_coach.times import parse_clock_time, propose_time
+from promptpipe.adapters.offline_coach.vocabulary import MEALS_FR
+from promptpipe.rules.word_patterns import any_word
 
 # The moments of an ordinary day, earliest first, with the time to propose for each (the middle of the
 # usual window, as ``times.propose_time`` does for day-parts).
@@ -73,16 +75,23 @@ def routine_moment(text: str) -> str:
 # A moment of the day named by its meal or its start rather than by a connective ("at lunchtime", "on my
 # lunch break", "first thing in the morning", "a la hora de la comida", "à l'heure du déjeuner", "à la
 # première heure"): said for the time, it is also the routine the prompt can follow.
-_MOMENT_PHRASE = re.compile(
-    r"\b(?:first thing(?: in the morning)?|(?:at|during|on|around) (?:my |the )?(?:lunch ?time|lunch(?: ?break)?|"
-    r"breakfast(?: ?time)?|dinner ?time|supper ?time|(?:coffee|tea) break|(?:work )?break(?: at work)?)|"
-    r"(?:en|durante) (?:mi|el) (?:descanso|receso|break)(?: del trabajo)?|a primera hora(?: de la ma[ñn]ana)?|"
+_MEAL_OR_BREAK = (
+    r"lunch ?time|lunch(?: ?break)?|breakfast(?: ?time)?|dinner ?time|supper ?time|(?:coffee|tea) break|"
+    r"(?:work )?break(?: at work)?"
+)
+_MOMENT_PHRASE = any_word(
+    r"first thing(?: in the morning)?",
+    rf"(?:at|during|on|around) (?:my |the )?(?:{_MEAL_OR_BREAK})",
+    r"(?:en|durante) (?:mi|el) (?:descanso|receso|break)(?: del trabajo)?",
+    r"a primera hora(?: de la ma[ñn]ana)?",
     # a part of the day said for the time ("in the morning", "en la mañana", "le soir"): the moment too
-    r"(?:in|during) the (?:morning|afternoon|evening)|(?:en|por|durante) la (?:ma[ñn]ana|tarde|noche)|"
-    r"le (?:matin|soir)|"
-    r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno)|(?:[àa] )?la premi[eè]re heure|"
-    r"[àa] l'heure du (?:d[ée]jeuner|d[îi]ner|petit[- ]d[ée]jeuner)|pendant (?:ma|la) pause d[ée]jeuner)\b",
-    re.I,
+    r"(?:in|during) the (?:morning|afternoon|evening)",
+    r"(?:en|por|durante) la (?:ma[ñn]ana|tarde|noche)",
+    r"le (?:matin|soir)",
+    r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno)",
+    r"(?:[àa] )?la premi[eè]re heure",
+    rf"[àa] l'heure du (?:{MEALS_FR})",
+    r"pendant (?:ma|la) pause d[ée]jeuner",
 )
 
 

@@ -19,6 +19,7 @@ from promptpipe.adapters.offline_coach.text import (
     is_acknowledgement,
 )
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
+from promptpipe.adapters.offline_coach.vocabulary import DAILY, HOURS_ES, HOURS_FR, LAUGH, OPINION
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
@@ -54,9 +55,7 @@ def _as_motivation(text: str) -> str:
 
 
 # A hedge that closes a reason ("to move more i guess"): no part of it.
-_HEDGE_AFTER = re.compile(
-    r"(?:[\s,]+(?:i guess|i think|lol|haha+|lmao|tbh|honestly|probably|jaja+|je pense))+\W*$", re.I
-)
+_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{OPINION}|{LAUGH}|lmao|tbh|honestly|probably|jaja+|je pense))+\W*$", re.I)
 
 
 _DOMAINS: tuple[tuple[str, str], ...] = (
@@ -97,11 +96,13 @@ _START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|comm
 _CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
+_NEAR = r"at|around|about|like|a las|a eso de las|como a las|vers|[àa]"  # "at 7", "a eso de las 7", "vers 7h"
+_HOUR_IN_WORDS = rf"noon|midday|midnight|{HOURS_ES}|{HOURS_FR}|midi"
+_HEDGE = "maybe|probably|prob|say|usually|ideally"
 _WHEN_STARTS = re.compile(
-    r"\s(?:at|around|about|like|a las|a eso de las|como a las|vers|[àa])\s+(?:\d|(?:noon|midday|midnight|una|dos|tres|"
-    r"cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|douze|midi)\b)"
+    rf"\s(?:{_NEAR})\s+(?:\d|(?:{_HOUR_IN_WORDS})\b)"
     # a clock time said bare in a run-on ("… lately maybe 6:30 right when i get home")
-    r"|\s(?:(?:maybe|probably|prob|say|usually|ideally)\s+)?\d{1,2}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
+    rf"|\s(?:(?:{_HEDGE})\s+)?\d{{1,2}}(?:[:h][0-5]\d|\s*[ap]\.?m\b)",
     re.I,
 )
 
@@ -137,10 +138,10 @@ def parse_domain(text: str) -> str:
 
 # What is left of a message once its facts are taken out, that says nothing more ("is fine", "like").
 _LEFT_FILLER = re.compile(
-    r"\b(?:is fine|works(?: for me)?|sounds good|that works|ok(?:ay)?|cool|good|fine|then|obvs|lol|haha+|jaja+|"
-    r"tbh|i guess|i think|probably|maybe|please|pls|early|late|like|around|about|ish|tonight|o'clock|mostly|"
+    rf"\b(?:is fine|works(?: for me)?|sounds good|that works|ok(?:ay)?|cool|good|fine|then|obvs|{LAUGH}|jaja+|"
+    rf"tbh|{OPINION}|probably|maybe|please|pls|early|late|like|around|about|ish|tonight|o'clock|mostly|"
     r"honestly|really|just|"
-    r"in the (?:morning|evening|afternoon)|every ?day|daily|vale|dale|va|pues|bueno)\b",
+    rf"in the (?:morning|evening|afternoon)|{DAILY}|vale|dale|va|pues|bueno)\b",
     re.I,
 )
 
@@ -301,7 +302,7 @@ def _leading_clause_as_motivation(text: str) -> tuple[str, re.Match[str] | None]
 
 # Words that still belong to the habit after its keyword ("drink more water every day", "walk 10 minutes").
 _HABIT_GOES_ON = re.compile(
-    r"^(?:\s*(?:more|a bit|a little|every ?day|daily|each day|a day|per day|once|twice|regularly|again|lists?|"
+    rf"^(?:\s*(?:more|a bit|a little|{DAILY}|each day|a day|per day|once|twice|regularly|again|lists?|"
     r"apps?|routines?|sessions?|practice|journal|habit|"
     r"\d+\s*(?:min\w*|minutes?|pages?|glass\w*|mins?)|ups?|in the (?:morning|evening)s?|"
     # an amount or a duration said with the habit is the habit's ("read a few pages", "stretch for 5 min")

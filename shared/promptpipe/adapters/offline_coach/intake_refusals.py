@@ -14,16 +14,17 @@ from promptpipe.rules.message_reading import plain
 
 # A clause about the time offered: "that's/it's when …", "es cuando …", "c'est quand …", "a esa hora …",
 # "then i'm …", "at that time i …", up to the end of its clause or a word that moves on to the new time.
-_ABOUT_THE_OFFER = re.compile(
-    r"\b(?:that'?s|thats|that is|it'?s|its|that'?ll be|eso es|es|esa es|es la hora|c'?est|c'est l'heure)\s+"
-    r"(?:when|while|cuando|mientras|quand|o[uù]|l'heure o[uù])\b"
-    r"|\b(?:at that time|by then|then i'?m|a esa hora|a esas horas|para esa hora|[àa] cette heure(?:-l[àa])?)\b"
+_THAT_IS = r"that'?s|thats|that is|it'?s|its|that'?ll be|eso es|es|esa es|es la hora|c'?est|c'est l'heure"
+_WHEN = r"when|while|cuando|mientras|quand|o[uù]|l'heure o[uù]"
+_AT_THAT_TIME = r"at that time|by then|then i'?m|a esa hora|a esas horas|para esa hora|[àa] cette heure(?:-l[àa])?"
+_ABOUT_THE_OFFER = re.compile(rf"\b(?:{_THAT_IS})\s+(?:{_WHEN})\b|\b(?:{_AT_THAT_TIME})\b")
+# Where the clause about the offer ends: a stop, laughter, or the words that move on to the other time.
+_LAUGH = r"lol|haha\w*|jaja\w*"
+_MOVING_ON = (
+    r"so|do(?= \d)|make it|how about|what about|maybe|instead|better|mejor|mejor a|mas bien|plutot|mieux|disons|"
+    r"try|can we|could we|let'?s"
 )
-# Where the clause about the offer ends: a stop, or the words that give the other time.
-_NEXT = re.compile(
-    r"[,;.!?]|\b(?:lol|haha\w*|jaja\w*|so|do(?= \d)|make it|how about|what about|maybe|instead|better|mejor|mejor a|"
-    r"mas bien|plutot|mieux|disons|try|can we|could we|let'?s)\b"
-)
+_NEXT = re.compile(rf"[,;.!?]|\b(?:{_LAUGH}|{_MOVING_ON})\b")
 
 
 def past_the_refusal(text: str) -> str:

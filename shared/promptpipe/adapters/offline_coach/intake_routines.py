@@ -9,6 +9,7 @@ import re
 
 from promptpipe.adapters.offline_coach.text import _clean, _substantive, _words
 from promptpipe.adapters.offline_coach.times import without_times
+from promptpipe.adapters.offline_coach.vocabulary import DAILY, DAY_PARTS, LAUGH, MAYBE, OPINION
 from promptpipe.rules.language import detect_language
 from promptpipe.rules.word_patterns import MEALS, any_word
 
@@ -63,12 +64,22 @@ _SOFT_ANCHOR = re.compile(
     r"\b(?P<a>(?:with|w/|w|during|con|durante|avec) (?:my |the |mi |el |la |mon |ma |le )?[^,.;!?]+)", re.I
 )
 
+# Where a routine said as a clause stops: a time after "at"/"by" ("after dinner at 7"), a word that moves on
+# to something else (a time near, a reason, how often, an aside), or a number.
+_AT_A_TIME = r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
+_MOVES_ON = "|".join(
+    (
+        "around|about",  # a time near
+        "because|so|since|and i|and then|and it|to feel",  # a reason, or what comes next
+        r"every ?day|each day|daily",  # how often
+        rf"i think|i guess|{LAUGH}|lmao|tbh|obviously|obvs|{MAYBE}|please|like|ish|or so",  # an aside
+        "vers|sobre|hacia|a las|a eso de|tipo",  # a time near, in French and Spanish
+        "porque|parce que|pour",  # a reason, in Spanish and French
+    )
+)
 _ANCHOR_TAIL = re.compile(
-    r"\s+(?:at|by)(?=\s+(?:\d|noon|midnight|night|lunch|around|about|like|[~@]))\b.*$"
-    r"|\s+(?:around|about|because|so|since|and i|and then|and it|to feel|every ?day|each day|daily|"
-    r"i think|i guess|lol|haha+|lmao|tbh|obviously|obvs|maybe|probably|please|like|ish|or so|vers|sobre|hacia|a las|"
-    r"a eso de|tipo|porque|parce que|pour)\b.*$"
-    r"|\s+como (?=a las|las|\d)\b.*$"
+    rf"{_AT_A_TIME}|\s+(?:{_MOVES_ON})\b.*$"
+    r"|\s+como (?=a las|las|\d)\b.*$"  # "como a las 7": about seven
     r"|\s+[~@]?\d.*$",
     re.I,
 )
@@ -159,14 +170,14 @@ _MEALS = re.compile(r"^(?:breakfast|lunch|dinner|supper|brunch|work|school|class
 
 _ARTICLE_START = re.compile(r"^(?:my|the|a|an|i|i'm|we|our|his|her|their|every|each)\b", re.I)
 
-_DAYPART_ONLY = re.compile(r"^(?:in the )?(?:mornings?|evenings?|afternoons?|nights?|tonight|noon|midday)$", re.I)
+_DAYPART_ONLY = re.compile(rf"^(?:in the )?(?:{DAY_PARTS}|tonight|noon|midday)$", re.I)
 
 
 def _as_anchor(answer: str) -> str:
     """A short answer to "what do you already do every day?" as an anchor: "dinner" → "after
     dinner", "feed the cat" → "when I feed the cat", "brushing my teeth" → "after brushing my teeth",
     "despues del desayuno" as said. A bare time of day ("morning") is not a routine."""
-    answer = re.sub(r"\s+(?:lol|haha+|lmao|obviously|tbh|i guess|i think)$", "", answer, flags=re.I).strip()
+    answer = re.sub(rf"\s+(?:{LAUGH}|lmao|obviously|tbh|{OPINION})$", "", answer, flags=re.I).strip()
     if not _substantive(answer) or _DAYPART_ONLY.match(answer) or len(answer.split()) > 12:
         return ""
     if re.match(r"(?:after|before|when|once|while|with|during|right after|as soon as|on|at|in)\b", answer, re.I):
@@ -214,20 +225,20 @@ _EMOJI_TAIL = re.compile(r"[\s\u200d\ufe0f\u2600-\u27bf\U0001f000-\U0001faff]+$"
 _CLAUSE = re.compile(r"[^,.;!?]+")
 
 # "ya en la cama", "already in bed", "déjà au lit": the routine's place, reached by then.
-_PLACE_LEAD = re.compile(
-    r"^(?:(?:ya|already|d[ée]j[àa])\s+)?"
-    r"(?:on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con)\s+\S",
-    re.I,
-)
+_ALREADY = r"ya|already|d[ée]j[àa]"
+_AT_THE_PLACE = r"on|at|during|in|en|durante|pendant|[àa] la hora de|a la hora del?|au|aux|[àa] la|al|con"
+_PLACE_LEAD = re.compile(rf"^(?:(?:{_ALREADY})\s+)?(?:{_AT_THE_PLACE})\s+\S", re.I)
 
 _MEAL_LEAD = re.compile(r"^(?:breakfast|lunch|dinner|supper|coffee|tea)\b", re.I)
 
-_BESIDE_FILLER = re.compile(
-    r"^(?:ok(?:ay)?|so|um+|well|probably|maybe|usually|every ?day|daily|i guess|like|y|et|and|pues)\s+"
-    r"|\s+(?:every ?day|daily|i guess|i think|please|pls|works|is fine|por favor|s'il vous pla[iî]t|cada d[ií]a|"
-    r"tous les jours)$",
-    re.I,
+# What stands beside a routine said with a time and is no part of it: an opening word ("ok", "probably",
+# "y") and a closing one ("every day", "please", "works", "por favor", "tous les jours").
+_OPENING_FILLER = rf"ok(?:ay)?|so|um+|well|probably|maybe|usually|{DAILY}|i guess|like|y|et|and|pues"
+_CLOSING_FILLER = (
+    rf"{DAILY}|{OPINION}|please|pls|works|is fine|"
+    r"por favor|s'il vous pla[iî]t|cada d[ií]a|tous les jours"
 )
+_BESIDE_FILLER = re.compile(rf"^(?:{_OPENING_FILLER})\s+|\s+(?:{_CLOSING_FILLER})$", re.I)
 
 
 def _routine_beside_time(text: str) -> str:
@@ -248,18 +259,22 @@ def _routine_beside_time(text: str) -> str:
 
 # Routines of the morning the clock reader does not know by name: "my first cup of coffee", "the alarm",
 # "I drop the kids at school", "el primer café", "suena el despertador", "mon premier café", "au réveil".
+_SCHOOL_RUN = r"drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|school run"
 _MORNING_ROUTINE = re.compile(
-    r"\b(?:first (?:cup|coffee|tea|thing)|alarm|drop(?:ping)? (?:off )?(?:the |my )?(?:kids?|son|daughter|children)|"
-    r"school run|primer caf[eé]|(?:la )?alarma|despertador|premier caf[eé]|r[ée]veil)",
+    rf"\b(?:first (?:cup|coffee|tea|thing)|alarm|{_SCHOOL_RUN}|primer caf[eé]|(?:la )?alarma|despertador|"
+    r"premier caf[eé]|r[ée]veil)",
     re.I,
 )
 
 
 # "… so right after that", "y después de eso", "et juste après ça": a connective whose object points back to
 # the activity said before it in the same message.
+_THEN = r"so|and|then|y|e|et|donc|alors|entonces|pues"  # words that lead on: "so", "y", "donc"
+_RIGHT = "right |just |justo |juste "
+_AFTER_OR_BEFORE = r"after|before|despu[eé]s de|antes de|luego de|apr[eè]s|avant"
+_THAT = r"that|this|it|eso|esto|[çc]a|cela"
 _POINTS_BACK = re.compile(
-    r"[\s,]*(?:(?:so|and|then|y|e|et|donc|alors|entonces|pues)\s+)*(?P<c>(?:right |just |justo |juste )?"
-    r"(?:after|before|despu[eé]s de|antes de|luego de|apr[eè]s|avant))\s+(?:that|this|it|eso|esto|[çc]a|cela)\b\W*$",
+    rf"[\s,]*(?:(?:{_THEN})\s+)*(?P<c>(?:{_RIGHT})?(?:{_AFTER_OR_BEFORE}))\s+(?:{_THAT})\b\W*$",
     re.I,
 )
 _HABITUAL = re.compile(
@@ -287,9 +302,9 @@ def _routine_pointed_back_to(text: str) -> tuple[str, re.Match[str] | None]:
 
 # Routines that end the working day, which the clock reader does not know by name: "al llegar del trabajo",
 # "after i clock out", "home from work", "à la sortie du boulot", "dès que je rentre".
-_EVENING_ROUTINE = re.compile(
-    r"\b(?:(?:lleg|volv|vuelv|regres|sal)\w*\s+(?:del|de la|de)\s+"
-    r"(?:trabajo|oficina|chamba|jale|uni\w*|facultad|escuela)|clock(?:ing|ed)? out|off (?:the )?clock|home from work|"
-    r"(?:sortie|retour|sortant|rentrant|rentre) du (?:boulot|travail|bureau)|d[eè]s que je rentre)",
-    re.I,
+_FROM_WORK_ES = (
+    r"(?:lleg|volv|vuelv|regres|sal)\w*\s+(?:del|de la|de)\s+(?:trabajo|oficina|chamba|jale|uni\w*|facultad|escuela)"
 )
+_FROM_WORK_EN = r"clock(?:ing|ed)? out|off (?:the )?clock|home from work"
+_FROM_WORK_FR = r"(?:sortie|retour|sortant|rentrant|rentre) du (?:boulot|travail|bureau)|d[eè]s que je rentre"
+_EVENING_ROUTINE = re.compile(rf"\b(?:{_FROM_WORK_ES}|{_FROM_WORK_EN}|{_FROM_WORK_FR})", re.I)

@@ -15,20 +15,22 @@ from promptpipe.models.llm import ChatMessage
 
 # "between 6 and 9pm", "from 6 to 9 pm", "anytime 6-9pm", "entre las 6 y las 9 de la noche", "de 18h à 21h".
 _HOUR = r"\d{1,2}(?:[:h.][0-5]\d)?h?(?:\s*[ap]\.?m\.?)?"
-_WINDOW = re.compile(
-    rf"\b(?:between|from|anytime|any time|entre|de|desde)\s+(?:las\s+)?(?P<a>{_HOUR})\s*"
-    rf"(?:and|to|till|until|-|–|y|a|hasta|et|[àa])\s+(?:las\s+)?(?P<b>{_HOUR})(?P<tail>[^,.;!?]*)"
-    rf"|\b(?P<a2>\d{{1,2}})\s*[-–]\s*(?P<b2>\d{{1,2}}\s*[ap]\.?m\.?)(?P<tail2>[^,.;!?]*)",
-    re.I,
+# A window said in words opens with "between", "from", "entre", "de" and joins its ends with "and", "y", "à".
+_FROM = "between|from|anytime|any time|entre|de|desde"
+_TO = "and|to|till|until|-|–|y|a|hasta|et|[àa]"
+_SAID_IN_WORDS = (
+    rf"\b(?:{_FROM})\s+(?:las\s+)?(?P<a>{_HOUR})\s*(?:{_TO})\s+(?:las\s+)?(?P<b>{_HOUR})(?P<tail>[^,.;!?]*)"
 )
+_DASHED = r"\b(?P<a2>\d{1,2})\s*[-–]\s*(?P<b2>\d{1,2}\s*[ap]\.?m\.?)(?P<tail2>[^,.;!?]*)"  # "6-9pm"
+_WINDOW = re.compile(f"{_SAID_IN_WORDS}|{_DASHED}", re.I)
 _MERIDIEM = re.compile(r"[ap]\.?m|\d{1,2}h|\b(?:1[3-9]|2[0-3])\b", re.I)
 # The wish for a prompt that comes at another moment each day, in the participant's words or the coach's offer.
-_VARIES = re.compile(
-    r"\b(?:random\w*|different time|another time each day|var(?:y|ies|ied)|surprise me|mix it up|"
-    r"not (?:at )?the same time|al azar|aleatori\w*|horas? (?:distint|diferent)\w*|(?:distint|diferent)\w* horas?|"
-    r"au hasard|al[ée]atoire\w*|pas (?:toujours )?[àa] la m[êe]me heure|heures? diff[ée]rentes?)\b",
-    re.I,
+_VARIES_EN = (
+    r"random\w*|different time|another time each day|var(?:y|ies|ied)|surprise me|mix it up|not (?:at )?the same time"
 )
+_VARIES_ES = r"al azar|aleatori\w*|horas? (?:distint|diferent)\w*|(?:distint|diferent)\w* horas?"
+_VARIES_FR = r"au hasard|al[ée]atoire\w*|pas (?:toujours )?[àa] la m[êe]me heure|heures? diff[ée]rentes?"
+_VARIES = re.compile(rf"\b(?:{_VARIES_EN}|{_VARIES_ES}|{_VARIES_FR})\b", re.I)
 
 
 def _minutes(hhmm: str) -> int:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
+from promptpipe.adapters.offline_coach.vocabulary import DAY_PARTS, LAUGH
 from promptpipe.rules.message_reading import read_message
 
 _DAYPART_ANCHOR = re.compile(r"^(?:after|before) (?:work|lunch|dinner|breakfast|bed|school)$", re.I)
 
 _VAGUE_WORDS = re.compile(
     r"\b(?:in the|every|each|at|around|after|before|sometime|some time|please|maybe|i guess|probably|"
-    r"mornings?|evenings?|afternoons?|nights?|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
+    rf"{DAY_PARTS}|lunch(?:time)?|dinner|breakfast|work|bed ?time|bed|tonight|"
     r"noon|midday)\b"
 )
 
@@ -30,7 +31,7 @@ _DECLINED = re.compile(
     r"^\W*(?:i'?d |i would )?(?:rather not(?: say| answer| tell| share)?(?: why)?|prefer not to (?:say|answer|share)|"
     r"skip(?: it| this| that| this one)?|pass|next(?: question)?|none of your business|no comment|"
     r"prefiero no (?:decirlo|decir|contestar|responder)|paso|siguiente|"
-    r"je pr[ée]f[èe]re ne pas (?:le )?dire|je passe|passons)\b[\s,.!]*(?:lol|haha+|jaja+|thanks?|gracias|merci)?\W*$",
+    rf"je pr[ée]f[èe]re ne pas (?:le )?dire|je passe|passons)\b[\s,.!]*(?:{LAUGH}|jaja+|thanks?|gracias|merci)?\W*$",
     re.I,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.adapters.offline_coach.vocabulary import MAYBE, OPINION
 from promptpipe.controller import tool_table
 
 LABEL = "(rule-based, no LLM)"
@@ -45,7 +46,7 @@ _ACK = (
     r"genial|perfecto|muy bien|dale|ya veo|entiendo|je vois|alright)"
 )
 _FILLER = re.compile(
-    r"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|maybe|probably|i guess|i think|honestly|ok(?:ay)?|idk|i dunno|dunno|"
+    rf"^(?:(?:um+|uh+|ah+|oh+|well|hmm+|so|{MAYBE}|{OPINION}|honestly|ok(?:ay)?|idk|i dunno|dunno|"
     r"not sure|no s[eé]|ni idea|je sais pas|bof|cool|alright|gotcha|got it|i see)[,\s]+"
     # an acknowledgement closed by its own stop or comma: "ok cool. ", "ok good. ", "great, ", "nice nice. ",
     # "perfecto. ", "ah genial, ", "parfait, " — said of what the coach just said, never the answer itself
