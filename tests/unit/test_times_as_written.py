@@ -23,22 +23,8 @@ from promptpipe.adapters.offline_coach.times import (
 )
 from promptpipe.rules.avoided_day_part import avoided_half
 from promptpipe.rules.change_of_when import asks_for_an_unnamed_time
-from tests.unit.test_offline_coach_in_context import PROMPT, READY, calls, feedback, intake, then
-
-LISTED_MORNING = (
-    "Active daily schedules:\n1. every day at 07:50 (America/Toronto), 10 min before 08:00 (internal id: s1)"
-)
-
-
-def _moved_to(said: str, last: str = PROMPT) -> tuple[str | None, str]:
-    """The time the feedback turn moves the 8am schedule to (None: not moved), and the coach's reply."""
-    request = feedback(said, last)
-    response = OfflineCoach().complete(request)
-    if calls(response) == [("scheduler", {"action": "list"})]:
-        request = then(request, response, LISTED_MORNING)
-        response = OfflineCoach().complete(request)
-    created = [args["fixed_time"] for name, args in calls(response) if args.get("action") == "create"]
-    return (created[0] if created else None), response.content or ""
+from tests.unit.test_offline_coach_in_context import READY, calls, intake, then
+from tests.unit.test_times_in_the_flow import _moved_to  # the schedule listed at 12:30
 
 
 # -- a) a time taken back anywhere in the message ---------------------------------------------------------

@@ -30,6 +30,8 @@ COUNTED = (
     r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes|despu[eé]s|antes)\b)"
     r"[a-zñé]{2,}s\b)"
 )
+# The words that put an hour ("at 7", "around 10 30", "like 8ish"), read by every clock pattern that needs one.
+HOUR_LEAD = "at|around|about|by|like"
 # The words that take back a time just said for the one that follows ("10pm wait no 10:45", "8? scratch that,
 # 8:30", "a las 9, mejor dicho 9 y cuarto", "19h, non attends, 19h30"): one vocabulary for every reader of a
 # correction ("no" apart: each reader says which "no" is one).

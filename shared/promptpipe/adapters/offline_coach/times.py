@@ -8,7 +8,7 @@ from promptpipe.adapters.offline_coach.day_parts import AM_HINT as _AM_HINT
 from promptpipe.adapters.offline_coach.day_parts import PM_HINT as _PM_HINT
 from promptpipe.adapters.offline_coach.day_parts import START_OF_DAY as _START_OF_DAY
 from promptpipe.adapters.offline_coach.day_parts import TARDE as _TARDE
-from promptpipe.adapters.offline_coach.time_forms import CORRECTION
+from promptpipe.adapters.offline_coach.time_forms import CORRECTION, HOUR_LEAD
 from promptpipe.adapters.offline_coach.time_forms import COUNTED as _COUNTED
 from promptpipe.adapters.offline_coach.time_forms import spoken_times as _spoken
 from promptpipe.rules.half_of_day import (
@@ -265,7 +265,7 @@ def away_from(time: str, avoided: str | None, said: str) -> str:
 
 
 _TIME_PHRASE = re.compile(
-    r"(?:\b(?:at|around|about|by|like|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
+    rf"(?:\b(?:{HOUR_LEAD}|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
     r"\b\d{1,2}(?:[:h.][0-5]\d|h)?(?![\d:])\s*(?:[ap]\.?m\.?(?![a-z]))?"
     r"(?:\s*(?:-?\s*ish|or so|o'?clock|de la (?:ma[ñn]ana|tarde|noche)|du (?:matin|soir)|"
     r"in the (?:morning|evening|afternoon)|at night|tonight)\b)?",
