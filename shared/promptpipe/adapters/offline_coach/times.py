@@ -39,10 +39,9 @@ _A_LIMIT = re.compile(
     re.I,
 )
 _LONE_HOUR = re.compile(r"[\W_]*\d{1,2}[\W_]*")  # "hmm 6. no make that 6:15": the hour corrected
-# A time refused where it is said: "make it 8 not 8:30", "a las 6 de la tarde, no al mediodía", "pas à midi".
-_NOT_THIS_TIME = re.compile(
-    rf"\bnot (?:at )?{_LIMIT_TIME}|\b(?:no|pas|never|nunca|jamais) (?:at|[àa]) {_LIMIT_TIME}", re.I
-)
+_NOT_THIS_TIME = re.compile(rf"\bnot (?:at )?{_LIMIT_TIME}", re.I)
+# A time refused where it is said, in any language: "a las 6 de la tarde, no al mediodía", "pas à midi".
+_REFUSED_AT = re.compile(rf"\b(?:no|pas|never|nunca|jamais) (?:at|[àa]) {_LIMIT_TIME}", re.I)
 # Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
 # A hesitation alone ("7 or 8", "7h ou un peu après", "bueno, a las 7", "no sé", "no later than 8") starts none:
 # the first time stands unless a word of correction goes with it ("7 o mejor 7:30", "ou plutôt 7h30").
@@ -103,7 +102,7 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     its routine: "before bed") to tell 10:30 at night from the morning when the message does not."""
     if _NOON.match(text):
         return "12:00"
-    text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
+    text = _REFUSED_AT.sub(" ", _NOT_THIS_TIME.sub(" ", _spoken(text)))  # "make it 8 not 8:30": refused, no answer
     bounded = _A_LIMIT.sub(" ", text)  # "7:30, no later than 8pm tho": the limit is no second answer
     text = bounded if bounded != text and _parse_clock(bounded) else text
     pieces = _SECOND_THOUGHT.split(text)
