@@ -19,6 +19,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     parse_vague_time,
     propose_time,
+    settle_half_of_day,
     time_for_change,
 )
 from promptpipe.rules.avoided_day_part import avoided_half
@@ -228,3 +229,22 @@ def test_the_time_answering_which_time_is_never_in_the_avoided_half(said: str, h
     _, asked = _moved_to("can we change the time?")
     moved, _ = _moved_to(said, asked)
     assert moved == hhmm
+
+
+# -- a change of mind in the next message keeps the half of the day of the answer it replaces ------------
+@pytest.mark.parametrize(
+    ("time", "said", "earlier", "hhmm"),
+    [
+        ("08:30", "actually make it 8:30", "8pm", "20:30"),
+        ("18:45", "hmm no wait, 6:45 is better", "7am", "06:45"),
+        ("09:15", "no wait 9:15", "9 p.m.", "21:15"),
+        ("07:40", "scratch that, 7:40", "at 19:30", "19:40"),
+        ("07:30", "7:30 instead", "7am", "07:30"),
+    ],
+)
+def test_a_change_of_mind_keeps_the_half_of_the_day_said_before(time: str, said: str, earlier: str, hhmm: str) -> None:
+    assert settle_half_of_day(time, said, earlier=earlier) == hhmm
+
+
+def test_a_change_of_mind_that_says_its_half_keeps_it() -> None:
+    assert settle_half_of_day("07:00", "actually 7am", earlier="8pm") == "07:00"

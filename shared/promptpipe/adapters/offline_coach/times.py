@@ -127,10 +127,15 @@ def _says_half_of_day(text: str) -> bool:
     return bool(_MERIDIEM_SAID.search(text) or _PM_HINT.search(text) or _AM_HINT.search(text))
 
 
+# A clock time that says its half itself ("8pm", "7 a.m.", "19:30"): an earlier answer a bare change keeps.
+_CLOCK_PM = re.compile(r"\d\s*p\.?m\b|\b(?:1[3-9]|2[0-3])[:h][0-5]\d", re.I)
+_CLOCK_AM = re.compile(r"\d\s*a\.?m\b", re.I)
+
+
 def _day_part(words: str) -> str | None:
     """ "pm" or "am" when ``words`` tell one half of the day and not the other."""
-    evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words))
-    morning = bool(_AM_HINT.search(words) or _MORNING_HABIT.search(words))
+    evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words) or _CLOCK_PM.search(words))
+    morning = bool(_AM_HINT.search(words) or _MORNING_HABIT.search(words) or _CLOCK_AM.search(words))
     return "pm" if evening and not morning else "am" if morning and not evening else None
 
 
