@@ -45,6 +45,13 @@ from tests.unit.test_times_in_the_flow import _moved_to  # the schedule listed a
         ("las 6 de la mañana, ah no espera, 6 y cuarto", "06:15"),
         ("20h, en fait 20h15", "20:15"),
         ("8 at night. i meant 8:40", "20:40"),
+        # a second fresh batch: 9 of 12 passed first time; "nvm", "jk", "errr" then joined the vocabulary
+        ("at 9pm — no, 9:15", "21:15"),
+        ("10pm, nope, make that 10:20", "22:20"),
+        ("le soir à 21h, ah non 21h30", "21:30"),
+        ("7:30pm... nvm 7:45", "19:45"),
+        ("7pm lol jk 7:30", "19:30"),
+        ("9pm errr 9:20", "21:20"),
     ],
 )
 def test_a_time_taken_back_is_the_corrected_one_in_the_half_of_day_said(said: str, hhmm: str) -> None:

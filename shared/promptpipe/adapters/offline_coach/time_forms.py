@@ -38,7 +38,8 @@ HOUR_LEAD = "at|around|about|by|like"
 CORRECTION = (
     r"wait|nah|nope|sorry|actually|make (?:it|that)|i mean|i meant|or rather|rather|scratch that|correction|"
     r"on second thoughts?|second thoughts?|change (?:it|that) to|mejor dicho|mejor|bueno|perd[oó]n|digo|quiero decir|"
-    r"o sea|me equivoqu[eé]|corrijo|uy|non|plut[oô]t|enfin|en fait|je veux dire|attends|hmm+|um+"
+    r"o sea|me equivoqu[eé]|corrijo|uy|non|plut[oô]t|enfin|en fait|je veux dire|attends|hmm+|um+|uh+|err+|erm+|"
+    r"nvm|never ?mind|jk|just kidding|kidding"
 )
 # A hedge said after the time ("8 or so", "las 11 más o menos", "7h environ"): the time, not a second one.
 _HEDGE_AFTER = r"(?:or so|more or less|m[aá]s o menos|aprox\w*|environ|[àa] peu pr[eè]s)\b"
