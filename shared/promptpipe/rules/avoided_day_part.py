@@ -15,7 +15,7 @@ import re
 
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
-__all__ = ["without_avoided_day_part"]
+__all__ = ["avoided_half", "without_avoided_day_part"]
 
 # Where a clause ends: punctuation, or a joint that starts a reason or a contrast.
 _CLAUSE_END = re.compile(
@@ -30,12 +30,16 @@ _DAY_PART = re.compile(
 _STRAIN = re.compile(
     r"\b(?:crazy|chaos|chaotic|zoo|hectic|busy|rush\w*|wiped|dead|tired|exhausted|beat|fried|forget\w*|forgot|"
     r"impossible|hard|insane|nuts|slammed|swamped|mess|never|don'?t|doesn'?t|can'?t|won'?t|not|no|too|"
+    r"bad|terrible|awful|rough|tough|worst|sucks?|brutal|stressful|packed|mal[oa]?s?|fatal|horrible|pesad[oa]s?|"
+    r"complicad[oa]s?|mauvais\w*|nul(?:le)?s?|charge\w*|la course|"
     r"muert[oa]s?|cansad[oa]s?|agotad[oa]s?|olvid\w*|a mil|prisa|apurad[oa]s?|presse\w*|ocupad[oa]s?|imposible|"
     r"caos|locura|dificil|nunca|"
     r"fatigue\w*|crevee?s?|epuisee?s?|debordee?s?|oubli\w*|pas|jamais|dur|"
     # busy with something else then: "afternoons im at the gym", "en la mañana trabajo", "le matin j'ai cours"
     r"work(?:ing)?|job|gym|class(?:es)?|school|meetings?|commut\w*|trabaj\w*|chamba|oficina|clases?|escuela|"
-    r"travail\w*|boulot|bureau|cours)\b"
+    r"travail\w*|boulot|bureau|cours|"
+    # busy doing something then: "al mediodía estoy comiendo", "mornings im driving", "le soir je suis en train de"
+    r"(?:estoy|ando|voy|sigo) \w+(?:ando|iendo)|(?:i'?m|i am|im) \w+ing|en train de)\b"
 )
 # A wish: what makes a clause the one asked for, whatever else it says ("mornings r better").
 _WISH = re.compile(
@@ -65,12 +69,35 @@ def without_avoided_day_part(text: str) -> str:
     """``text`` without the clauses that name a part of the day to avoid, when another clause is left to
     say what is wanted ("after dinner would be better, like 8. lunchtime is a zoo" -> "after dinner would be
     better, like 8"); ``text`` itself when none, or nothing else, is said."""
+    pieces = _clauses(text)
+    kept = [piece for piece in pieces if not _avoids(piece)]
+    if len(kept) == len(pieces) or not any(_says_when(piece) for piece in kept):
+        return text  # nothing avoided, or nothing left that says when ("forgot today, mornings are crazy")
+    return re.sub(r"\s+", " ", "".join(kept)).strip(" ,;")
+
+
+# The half of the day a part of the day falls in (lunch and noon in neither: no bare hour is read as them).
+_MORNING = re.compile(r"\b(?:mornings?|first thing|mananas?|temprano|matins?|matinee)\b")
+_EVENING = re.compile(
+    r"\b(?:evenings?|nights?|afternoons?|tonight|after work|after dinner|bed ?time|tardes?|noches?|soirs?|soiree|"
+    r"nuit|apres-midi)\b"
+)
+
+
+def _clauses(text: str) -> list[str]:
     pieces, start = [], 0
     for end in _CLAUSE_END.finditer(text):
         pieces.append(text[start : end.end()])
         start = end.end()
     pieces.append(text[start:])
-    kept = [piece for piece in pieces if not _avoids(piece)]
-    if len(kept) == len(pieces) or not any(_says_when(piece) for piece in kept):
-        return text  # nothing avoided, or nothing left that says when ("forgot today, mornings are crazy")
-    return re.sub(r"\s+", " ", "".join(kept)).strip(" ,;")
+    return pieces
+
+
+def avoided_half(text: str) -> str | None:
+    """ "am" or "pm": the half of the day the message sets apart as the one to avoid ("6, mornings are bad for
+    me" avoids the morning, so its bare 6 is the evening's), when another clause says what is wanted; else None."""
+    if without_avoided_day_part(text) == text:
+        return None
+    avoided = " ".join(_plain(piece) for piece in _clauses(text) if _avoids(piece))
+    morning, evening = bool(_MORNING.search(avoided)), bool(_EVENING.search(avoided))
+    return "am" if morning and not evening else "pm" if evening and not morning else None

@@ -14,7 +14,7 @@ from promptpipe.adapters.offline_coach.phrases import clock as clock_in
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
-from promptpipe.rules.avoided_day_part import without_avoided_day_part
+from promptpipe.rules.avoided_day_part import avoided_half, without_avoided_day_part
 from promptpipe.rules.feedback_reading import Language, days_until, language
 from promptpipe.rules.language import tells_no_language
 
@@ -64,6 +64,7 @@ class ScheduleRequests:
             # the part of the day avoided is the reason, not the time ("en la noche tipo 9, al mediodía ando a mil")
             wanted = without_avoided_day_part(turn.user)
             new_time = clock.time_for_change(wanted, listed_times[0]) or new_time
+        new_time = clock.away_from(new_time, avoided_half(turn.user), without_avoided_day_part(turn.user))
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})

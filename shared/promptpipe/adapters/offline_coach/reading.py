@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ANCHOR, DOMAIN, MOTIVATION, TIME
-from promptpipe.rules.change_of_when import asks_to_change_when
+from promptpipe.rules.change_of_when import asks_for_an_unnamed_time, asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.opt_out import OptKind, read_opt_message
@@ -185,10 +185,12 @@ def common_question(text: str) -> str | None:
         # "antes que nada se puede cambiar la hora": a capability asked, its question mark left out
         capability = name in ("change_time_later", "stop_later") and is_capability_question(stripped)
         changes_when = name == "change_time_later" and asks_to_change_when(stripped)  # "change when they come?"
-        if not (pattern.search(stripped) or changes_when) or not (asked or name == "rephrase" or capability):
+        # "can we change the time?" with none named: which one is asked, whether it means now or later
+        unnamed = name == "change_time_later" and asks_for_an_unnamed_time(stripped)
+        if not (pattern.search(stripped) or changes_when or unnamed) or not (asked or name == "rephrase" or capability):
             continue
         # "can you change my time to 7pm?" asks for the change now; "can I change it later?" asks what is possible
-        if name in ("change_time_later", "stop_later") and not is_capability_question(stripped):
+        if name in ("change_time_later", "stop_later") and not is_capability_question(stripped) and not unnamed:
             continue
         return name
     return None

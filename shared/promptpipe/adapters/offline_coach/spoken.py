@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.adapters.offline_coach.time_forms import HOUR_LEAD
+
 # A voice-to-text run-on says where one answer ends with a filler ("um", "eh", "euh") or an "and" before
 # another answer (a time, a routine's connective, a reason's cue), where a typed message has a comma.
 _SPOKEN_FILLER = re.compile(r"\s+(?:u+m+|u+h+|e+rm|h+m+|e+h+|e+u+h+|heu|este|o sea|bah)(?=\s)", re.I)
@@ -121,7 +123,7 @@ _NO_COLON = re.compile(
 # Voice-to-text writes "ten thirty" as "10 30": after a hedge, the hour and two-digit minutes with nothing
 # after them but the end, a pause or the half of the day ("around 10 30", "like 7 45 pm").
 _SPACED = re.compile(
-    r"\b(?P<lead>like|around|about|at|at like|at around|by)\s+(?P<h>1[0-2]|0?[1-9])\s(?P<m>[0-5]\d)"
+    rf"\b(?P<lead>{HOUR_LEAD}|at like|at around)\s+(?P<h>1[0-2]|0?[1-9])\s(?P<m>[0-5]\d)"
     r"(?=\s*(?:$|[,.;!?]|[ap]\.?m\b|ish\b|at night|in the (?:morning|evening)|tonight))",
     re.I,
 )

@@ -30,6 +30,25 @@ COUNTED = (
     r"(?!\s+(?!(?:is|was|works|as|yes|always|thanks|pls|plus|cus|its|thats|this|afterwards|sometimes|despu[eé]s|antes)\b)"
     r"[a-zñé]{2,}s\b)"
 )
+# The words that put an hour ("at 7", "around 10 30", "like 8ish"), read by every clock pattern that needs one.
+HOUR_LEAD = "at|around|about|by|like"
+# The words that take back a time just said for the one that follows ("10pm wait no 10:45", "8? scratch that,
+# 8:30", "a las 9, mejor dicho 9 y cuarto", "19h, non attends, 19h30"): one vocabulary for every reader of a
+# correction ("no" apart: each reader says which "no" is one).
+CORRECTION = (
+    r"wait|nah|nope|sorry|actually|make (?:it|that)|i mean|i meant|or rather|rather|scratch that|correction|"
+    r"on second thoughts?|second thoughts?|change (?:it|that) to|mejor dicho|mejor|bueno|perd[oó]n|digo|quiero decir|"
+    r"o sea|me equivoqu[eé]|corrijo|uy|non|plut[oô]t|enfin|en fait|je veux dire|attends|hmm+|um+|uh+|err+|erm+|"
+    r"nvm|never ?mind|jk|just kidding|kidding"
+)
+# A hedge said after the time ("8 or so", "las 11 más o menos", "7h environ"): the time, not a second one.
+_HEDGE_AFTER = r"(?:or so|more or less|m[aá]s o menos|aprox\w*|environ|[àa] peu pr[eè]s)\b"
+# Spanish minutes said after "y" ("9 y 20", "las 7 y cuarenta", "8 y cinco"): five-minute steps, as people say them.
+_ES_MINUTE_WORDS = {
+    "cinco": 5, "diez": 10, "quince": 15, "veinte": 20, "veinticinco": 25, "treinta": 30, "cuarenta y cinco": 45,
+    "cuarenta": 40, "cincuenta y cinco": 55, "cincuenta": 50,
+}  # fmt: skip
+_ES_MINUTES = r"(?:[1-5][05]|0?5|(?:cuarenta|cincuenta) y (?:cinco|5)|" + "|".join(_ES_MINUTE_WORDS) + ")"
 # Times as people write them, rewritten to a form the patterns below read: "9ish" → "at 9",
 # "half 8" → "8:30", "quarter past 7" → "7:15", "a las 8 y media" → "at 8:30", "like six" → "at 6".
 _SPOKEN: tuple[tuple[str, str], ...] = (
@@ -60,8 +79,8 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     # an hour and its minutes apart, as voice-to-text writes them ("maybe 8 30", "a las 7 45", "8 15 pm"): after a
     # word that puts a time, at the start, or before am/pm; never a count ("like 10 15 min", "at 5 45 squats")
     (
-        r"(?<![:.\d])((?:^\W*|[,.!?;…]\s*|\b(?:at|around|about|by|like|say|maybe|probably|prob|tipo|las?|vers|sobre|no|"
-        r"nah|sorry|wait|actually|mejor|bueno|digo|plut[oô]t)\s+))"
+        r"(?<![:.\d])((?:^\W*|[,.!?;…:]\s*|\b(?:at|around|about|by|like|say|maybe|probably|prob|tipo|las?|vers|sobre|no|"
+        rf"{CORRECTION})\s+))"
         r"([1-9]|1[0-2]) ([0-5]\d)\b(?![:.\d])"
         r"(?!\s*(?:min\w*|hrs?\b|hours?|horas?|years?|yrs?\b|yo\b|a[nñ]os|%|x\b))" + COUNTED,
         r"\1\2:\3",
@@ -69,8 +88,8 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b([1-9]|1[0-2]) ([0-5]\d)(?=\s*[ap]\.?m\b)", r"\1:\2"),
     (r"\b(\d{1,2}[:.h][0-5]\d)\s*-?\s*ish\b", r"\1"),  # "7:15ish" is 7:15, not 15:00
     # "8 or so", "8:30 or so": a time with its hedge, not a second time after "or"
-    (r"(?<![:.\d])\b(\d{1,2}[:.h][0-5]\d)\s+or so\b", r"\1"),
-    (r"(?<![:.\d])\b(\d{1,2})\s+or so\b", r"at \1"),
+    (rf"(?<![:.\d])\b(\d{{1,2}}[:.h][0-5]\d)\s+{_HEDGE_AFTER}", r"\1"),
+    (rf"(?<![:.\d])\b(\d{{1,2}})\s+{_HEDGE_AFTER}", r"at \1"),
     (r"(?<![:.\d])\b(\d{1,2})\s*-?\s*ish\b", r"at \1"),
     (r"\bquarter to (\d{1,2})\b(?!:)", "QUARTER_TO"),
     (r"\b(\d{1,2})\s*(?:h|heures?)?\s+moins (?:le )?quart\b", "QUARTER_TO"),  # "8h moins le quart"
@@ -85,8 +104,7 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     # no, mejor 815"): the words of a correction between a time and it say it is one
     (
         r"(?<=\d)(h?\s*(?:[ap]\.?m\.?|de la (?:ma[ñn]ana|tarde|noche)|in the (?:morning|evening|afternoon)|at night|"
-        r"du (?:matin|soir))?[\s,.!…?\-–—]*(?:\b(?:no|nah|nope|sorry|wait|actually|make (?:it|that)|i mean|"
-        r"or rather|rather|mejor|bueno|perd[oó]n|digo|o sea|non|plut[oô]t|enfin|hmm+|um+)\b[\s,.!…?\-–—]*)+)"
+        rf"du (?:matin|soir))?[\s,.!…?\-–—:]*(?:\b(?:no|{CORRECTION})\b[\s,.!…?\-–—:]*)+)"
         r"([1-9]|1\d|2[0-3])([0-5]\d)\b(?![:.\d])" + COUNTED,
         r"\1\2:\3",
     ),
@@ -107,6 +125,14 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"\b(\d{1,2})\.([0-5]\d)\b(?!\s*%)", r"\1:\2"),
     (r"\bhalf (?:past )?(\d{1,2})\b(?!:)", r"\1:30"),
     (r"\bquarter past (\d{1,2})\b(?!:)", r"\1:15"),
+    # "9 y 20", "las 7 y cuarenta de la tarde": an hour and its minutes (never a count: "5 y 10 minutos")
+    (
+        rf"(?<![:.\d])\b(\d{{1,2}}) y ({_ES_MINUTES})\b(?![:.\d])(?!\s*(?:min\w*|veces|horas?|d[ií]as|a[ñn]os)\b)"
+        + COUNTED,
+        "ES_MINUTES",
+    ),
+    # "las 11", "mejor las 10": the article says an hour (never a count: "las 2 semanas")
+    (r"(?<![\w:.])las (\d{1,2})\b(?![:.\d])(?!\s*(?:veces|horas?|d[ií]as|semanas)\b)" + COUNTED, r"at \1"),
     (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y media\b", r"at \1:30"),
     (rf"\b{_ES_ABOUT} las (\d{{1,2}}) y cuarto\b", r"at \1:15"),
     (r"\b(\d{1,2}) y cuarto\b", r"\1:15"),
@@ -136,6 +162,8 @@ def spoken_times(text: str) -> str:
             text = re.sub(
                 pattern, lambda m: f"{m[1]}:{_MINUTE_WORDS[m[2].lower().replace('-', ' ')]:02d}", text, flags=re.I
             )
+        elif replacement == "ES_MINUTES":
+            text = re.sub(pattern, lambda m: f"{m[1]}:{_es_minutes(m[2]):02d}", text, flags=re.I)
         elif replacement == "QUARTER_TO":
             text = re.sub(pattern, lambda m: f"{(int(m[1]) - 1) % 12 or 12}:45", text, flags=re.I)
         elif replacement == "WORD":
@@ -148,3 +176,8 @@ def spoken_times(text: str) -> str:
         else:
             text = re.sub(pattern, replacement, text, flags=re.I)
     return text
+
+
+def _es_minutes(said: str) -> int:
+    """ "20" -> 20, "cuarenta" -> 40."""
+    return int(said) if said.isdigit() else _ES_MINUTE_WORDS[re.sub(r"\b5$", "cinco", said.lower())]

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.adapters.offline_coach.day_parts import AM_HINT as _AM_HINT
+from promptpipe.adapters.offline_coach.day_parts import PM_HINT as _PM_HINT
+from promptpipe.adapters.offline_coach.day_parts import START_OF_DAY as _START_OF_DAY
+from promptpipe.adapters.offline_coach.day_parts import TARDE as _TARDE
+from promptpipe.adapters.offline_coach.time_forms import CORRECTION, HOUR_LEAD
 from promptpipe.adapters.offline_coach.time_forms import COUNTED as _COUNTED
 from promptpipe.adapters.offline_coach.time_forms import spoken_times as _spoken
 from promptpipe.rules.half_of_day import (
@@ -26,77 +31,6 @@ _AT_HOUR = re.compile(
     r"\b(?:at|around|about|by|for)\s+(\d{1,2})(?![\d:]|\.\d)(?:\s*o'?clock)?\b(?!\s*(?:min|hour|day|week|month|time|x\b))",
     re.I,
 )
-# Words that put a time in the afternoon or evening ("7 after dinner") or in the morning ("7 when I wake").
-_PM_HINT = any_word(
-    "evenings?",
-    "nights?",
-    "tonight",
-    "lights? out",
-    "afternoons?",
-    "after work",
-    "dinner",
-    "supper",
-    "pm",  # English
-    "de la (?:tarde|noche)",
-    "cen(?:a|as|ar|amos|o|an|ando|ado)",  # "ya que cenamos"
-    "noche",
-    "noches",
-    "(?:en|por|a|para) la tarde",
-    "acost\\w+|acuest\\w+",  # "cuando me acuesto"
-    "las tardes",
-    "comer",
-    "comida",  # Spanish
-    "du soir",
-    "le soir",
-    "soir",
-    "(?:la )?nuit",
-    "couch[ée]e?s?|(?:me|se) couche\\w*",
-    "d[îi]ner",
-    "de l'apr[èe]s-midi",
-    "apr[èe]s-midi",  # French
-    "(?<!out of )(?<!of )(?:bed|bedtime|sleep|sleeping|asleep|dormir|cama|dormidos)",  # "out of bed" is the morning
-    # the end of the working day: "when I get off work", "when I get home", "cuando llego a casa", "en rentrant"
-    "(?:get(?:ting)?|got) off work",
-    "off work",
-    "(?:get(?:ting)?|got) home",
-    "leave work",
-    "after (?:my |the )?shift",
-    "despu[ée]s del trabajo",
-    "(?:salgo|salir|saliendo) del trabajo",
-    "(?:llego|llegar|llegando|vuelvo|volver|regreso|regresar) a casa",
-    "(?:come|coming|came) home",
-    "apr[èe]s le travail",
-    "en rentrant",
-    "je rentre",
-)
-_AM_HINT = any_word(
-    "mornings?",
-    "breakfast",
-    "first coffee",
-    "(?<!i )am",  # not "i am"
-    "wakes?",
-    "waking",
-    "woke",
-    "get(?:ting)? up",
-    "early",
-    "alarm",  # "when my alarm goes"
-    "before (?:work|school|class|the office|my shift)",  # English
-    "antes del? (?:trabajo|oficina|escuela|colegio)",
-    "antes de (?:irme|ir|salir) (?:al|a la|a|del?) \\w+",
-    "(?:en|por) la ma[ñn]ana",
-    "las ma[ñn]anas",
-    "(?<!m[aá]s )(?<!tan )temprano",  # "más temprano" is earlier than what was said, not the morning
-    "de la ma[ñn]ana",
-    "primera hora",
-    "desayun\\w*",
-    "despert\\w*|me despierto|me levanto|levantarme",  # Spanish
-    "du matin",
-    "le matin",
-    "matin",
-    "petit[- ]d[ée]jeuner",
-    "r[ée]veil\\w*",
-    "avant (?:le travail|le bureau|l'[ée]cole|d'aller au (?:travail|bureau))",  # French
-)
 # A clock time as a limit or a refusal says it: "8", "8:30", "8.30pm".
 _LIMIT_TIME = r"\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]\.?m\.?)?"
 _A_LIMIT = re.compile(
@@ -106,13 +40,14 @@ _A_LIMIT = re.compile(
 )
 _LONE_HOUR = re.compile(r"[\W_]*\d{1,2}[\W_]*")  # "hmm 6. no make that 6:15": the hour corrected
 _NOT_THIS_TIME = re.compile(rf"\bnot (?:at )?{_LIMIT_TIME}", re.I)
+# A time refused where it is said, in any language: "a las 6 de la tarde, no al mediodía", "pas à midi".
+_REFUSED_AT = re.compile(rf"\b(?:no|pas|never|nunca|jamais) (?:at|[àa]) {_LIMIT_TIME}", re.I)
 # Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
 # A hesitation alone ("7 or 8", "7h ou un peu après", "bueno, a las 7", "no sé", "no later than 8") starts none:
 # the first time stands unless a word of correction goes with it ("7 o mejor 7:30", "ou plutôt 7h30").
 _SECOND_THOUGHT = re.compile(
-    r"\b(?:maybe|actually|make it|rather|instead of|wait|no(?!\s+(?:s[eé]|idea|clue|sure|later|earlier|sooner|more|"
-    r"less|m[aá]s|menos|antes|plus|tard)\b)|nah|nope|sorry|i mean|hmm+|mejor|perd[oó]n|digo|o sea|enfin|"
-    r"plut[ôo]t|non|pardon)\b",
+    r"\b(?:maybe|instead of|no(?!\s+(?:s[eé]|idea|clue|sure|later|earlier|sooner|more|"
+    rf"less|m[aá]s|menos|antes|plus|tard)\b)|pardon|{CORRECTION})\b",
     re.I,
 )
 # A bare hour opening a second thought ("… actually 10 is better"): an hour, not a count ("… no 2 pages").
@@ -128,6 +63,7 @@ _WORK_BREAK = (
     r"\b(?:mi|el|del) (?:descanso|receso|break)\b|\bpause[- ]caf[ée]\b"
 )
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
+    (_START_OF_DAY, "07:00"),
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
     (r"\bafter lunch\b", "13:00"),
     (r"\bnoon\b|\bmidday\b|\blunch(?:time)?\b", "12:00"),
@@ -166,7 +102,7 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     its routine: "before bed") to tell 10:30 at night from the morning when the message does not."""
     if _NOON.match(text):
         return "12:00"
-    text = _NOT_THIS_TIME.sub(" ", _spoken(text))  # "make it 8 not 8:30": the time refused is no answer
+    text = _REFUSED_AT.sub(" ", _NOT_THIS_TIME.sub(" ", _spoken(text)))  # "make it 8 not 8:30": refused, no answer
     bounded = _A_LIMIT.sub(" ", text)  # "7:30, no later than 8pm tho": the limit is no second answer
     text = bounded if bounded != text and _parse_clock(bounded) else text
     pieces = _SECOND_THOUGHT.split(text)
@@ -191,10 +127,15 @@ def _says_half_of_day(text: str) -> bool:
     return bool(_MERIDIEM_SAID.search(text) or _PM_HINT.search(text) or _AM_HINT.search(text))
 
 
+# A clock time that says its half itself ("8pm", "7 a.m.", "19:30"): an earlier answer a bare change keeps.
+_CLOCK_PM = re.compile(r"\d\s*p\.?m\b|\b(?:1[3-9]|2[0-3])[:h][0-5]\d", re.I)
+_CLOCK_AM = re.compile(r"\d\s*a\.?m\b", re.I)
+
+
 def _day_part(words: str) -> str | None:
     """ "pm" or "am" when ``words`` tell one half of the day and not the other."""
-    evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words))
-    morning = bool(_AM_HINT.search(words) or _MORNING_HABIT.search(words))
+    evening = bool(_PM_HINT.search(words) or _EVENING_HABIT.search(words) or _CLOCK_PM.search(words))
+    morning = bool(_AM_HINT.search(words) or _MORNING_HABIT.search(words) or _CLOCK_AM.search(words))
     return "pm" if evening and not morning else "am" if morning and not evening else None
 
 
@@ -251,7 +192,7 @@ def beside_a_suggestion(time: str, suggested: str, said: str, *, habit: str = ""
 # A day-part said in a request ("to the evening", "para la tarde", "le soir"), as against a routine.
 _DAY_PART_WORD = re.compile(
     r"\b(?:mornings?|evenings?|nights?|afternoons?|tonight|(?:de|en|por|para|a) la (?:ma[ñn]ana|tarde|noche)|"
-    r"las (?:ma[ñn]anas|tardes|noches)|noches?|soirs?|matin|nuit|apr[eè]s-midi)\b",
+    rf"las (?:ma[ñn]anas|tardes|noches)|noches?|{_TARDE}|soirs?|matin|nuit|apr[eè]s-midi)\b",
     re.I,
 )
 # An hour with its own day-part ("a las 7 de la mañana", "8h du matin"): read with it, whatever else is said.
@@ -268,6 +209,9 @@ _CLOSING_HOUR = re.compile(
 )
 
 
+_TAKEN_BACK = re.compile(rf"\b(?:no|{CORRECTION})\b", re.I)
+
+
 def requested_time(text: str, current: str | None = None) -> str | None:
     """The time a request asks for, apart from the one it refuses ("6 is too soon … 7:15?", "9 is too
     late … 8?") and from the ``current`` one ("6:30 is brutal lol can we do 7:45", "mejor a las 6, que a
@@ -278,9 +222,12 @@ def requested_time(text: str, current: str | None = None) -> str | None:
     said_times = list(_TIME_PHRASE.finditer(rest))
     if current is not None and len(said_times) > 1:  # the current time beside another is not the one asked for
         now = current.split(":")
-        for match in reversed(said_times):
+        for match, after in reversed(list(zip(said_times, [*said_times[1:], None], strict=True))):
             one = (_parse_clock(match[0]) or _parse_clock(f"at {match[0].strip()}") or "").split(":")
-            if len(one) == 2 and int(one[0]) % 12 == int(now[0]) % 12 and one[1] == now[1]:
+            # a time taken back for the next one ("a las 9 de la noche, me equivoqué, 9 y media") is the first
+            # try at the new time, its half of the day kept by the correction: never the current one
+            taken_back = after is not None and _TAKEN_BACK.search(rest, match.end(), after.start())
+            if len(one) == 2 and int(one[0]) % 12 == int(now[0]) % 12 and one[1] == now[1] and not taken_back:
                 rest = f"{rest[: match.start()]} , {rest[match.end() :]}"
     closing = _CLOSING_HOUR.search(rest)
     found = parse_clock_time(rest) or (_parse_clock(f"at {closing[1]} {rest}") if closing else None)
@@ -310,8 +257,19 @@ def time_for_change(text: str, current: str) -> str | None:
     return plausible(same_half_of_day(new, current, rest) or new)
 
 
+def away_from(time: str, avoided: str | None, said: str) -> str:
+    """``time`` out of the ``avoided`` half of the day ("am"/"pm"), when ``said`` (what is wanted) leaves its
+    half open: "6, mornings are bad for me" is 6pm, "a las 7, en la noche no puedo" 7am."""
+    hour, minute = (int(part) for part in time.split(":"))
+    if avoided is None or _says_half_of_day(_spoken(said)) or hour in (0, 12):
+        return time
+    if avoided == "am" and hour < 12:
+        return _hhmm(hour + 12, minute)
+    return _hhmm(hour - 12, minute) if avoided == "pm" and hour > 12 else time
+
+
 _TIME_PHRASE = re.compile(
-    r"(?:\b(?:at|around|about|by|like|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
+    rf"(?:\b(?:{HOUR_LEAD}|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
     r"\b\d{1,2}(?:[:h.][0-5]\d|h)?(?![\d:])\s*(?:[ap]\.?m\.?(?![a-z]))?"
     r"(?:\s*(?:-?\s*ish|or so|o'?clock|de la (?:ma[ñn]ana|tarde|noche)|du (?:matin|soir)|"
     r"in the (?:morning|evening|afternoon)|at night|tonight)\b)?",
@@ -321,11 +279,7 @@ _TIME_PHRASE = re.compile(
 
 # The words of a correction between the time taken back and the one that replaces it ("8 wait make that
 # 8:30", "7pm, no sorry 7:30", "a las 8, no, mejor 8:30"): part of the time said, not a reason or a routine.
-_CORRECTION_BETWEEN_TIMES = re.compile(
-    r",(?:[\s,.!…]*\b(?:wait|no|nah|nope|sorry|actually|make (?:it|that)|i mean|or rather|mejor|bueno|perd[oó]n|"
-    r"digo|o sea|non|plut[oô]t|enfin|hmm+|um+)\b)+[\s,.!…]*(?=,)",
-    re.I,
-)
+_CORRECTION_BETWEEN_TIMES = re.compile(rf",(?:[\s,.!…?:]*\b(?:no|{CORRECTION})\b)+[\s,.!…?:]*(?=,)", re.I)
 
 
 def without_times(text: str) -> str:
@@ -449,11 +403,7 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
     (r"\bafternoons?\b|\btardes?\b|\bapr[eè]s-midi\b", "15:00"),
     (r"\bsoir\b", "19:00"),
     # the very start of the day: "first thing in the morning", "a primera hora", "à la première heure"
-    (
-        r"\bfirst thing\b|\bas soon as i (?:wake|get) up\b|\ba primera hora\b|\bpremi[eè]re heure\b|"
-        r"\bd[eè]s le r[ée]veil\b",
-        "07:00",
-    ),
+    (_START_OF_DAY, "07:00"),
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b|\bmatin\b", "08:00"),
     (_WORK_BREAK, "10:00"),
 )
@@ -466,7 +416,7 @@ def propose_time(text: str) -> str | None:
 
 _HALF_OF_DAY_SAID = re.compile(
     r"\d\s*[ap]\.?m\b|\b(?:morning|evening|night|afternoon|tonight|noon|noche|matin|soir)\b|"
-    r"\b(?:la|las|de|por|en|a|para) (?:ma[nñ]ana|tarde)s?\b|\btardes\b|"  # not "llego tarde", "mañana" (tomorrow)
+    rf"\b(?:la|las|de|por|en|a|para) (?:ma[nñ]ana|tarde)s?\b|\btardes\b|\b(?:{_TARDE})\b|"  # not "llego tarde"
     r"\b(?:0\d|1[3-9]|2[0-3])[:h]|\b\d{1,2}h(?:[0-5]\d)?\b",  # "10h": the 24-hour clock French is written in
     re.I,
 )
