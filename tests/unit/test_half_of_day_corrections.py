@@ -168,3 +168,17 @@ def test_a_habit_said_with_its_moment_keeps_the_habit() -> None:
 def test_once_in_bed_in_french_is_a_routine_and_once_a_day_is_not() -> None:
     assert parse_anchor("à 9h du soir, enfin plutôt 10h, une fois couché")[0] == "une fois couché"
     assert parse_anchor("une fois par jour")[0] == ""
+
+
+@pytest.mark.parametrize(
+    ("new", "earlier", "said", "kept"),
+    [
+        ("18:15", "07:00", "6:15", "06:15"),  # offered 7am: a quarter past is still the morning
+        ("19:20", "08:00", "7:20 is better", "07:20"),
+        ("18:45", "07:30", "6:45 pls", "06:45"),
+        ("18:00", "07:00", "a las 18", "18:00"),  # the 24-hour clock said
+        ("18:30", "07:00", "18:30", "18:30"),
+    ],
+)
+def test_minutes_are_not_read_as_an_hour_of_the_24_hour_clock(new: str, earlier: str, said: str, kept: str) -> None:
+    assert same_half_of_day(new, earlier, said) == kept

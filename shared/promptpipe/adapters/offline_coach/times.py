@@ -431,6 +431,7 @@ def same_half_of_day(new: str | None, earlier: str | None, text: str) -> str | N
     earlier_hour = int(earlier.split(":")[0])
     if earlier_hour >= 12 and 1 <= new_hour < 12:
         return _hhmm(new_hour + 12, minute)
-    if earlier_hour < 12 and new_hour > 12 and not re.search(r"\b(?:1[3-9]|2[0-3])\b", text):
+    # an hour of the 24-hour clock said ("a las 18"), not minutes ("6:15", "7h20")
+    if earlier_hour < 12 and new_hour > 12 and not re.search(r"(?<![:.h])\b(?:1[3-9]|2[0-3])\b", text):
         return _hhmm(new_hour - 12, minute)
     return new
