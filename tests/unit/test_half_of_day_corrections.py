@@ -182,3 +182,29 @@ def test_once_in_bed_in_french_is_a_routine_and_once_a_day_is_not() -> None:
 )
 def test_minutes_are_not_read_as_an_hour_of_the_24_hour_clock(new: str, earlier: str, said: str, kept: str) -> None:
     assert same_half_of_day(new, earlier, said) == kept
+
+
+@pytest.mark.parametrize(
+    ("said", "proposed"),
+    [
+        ("a la hora de comer", "14:00"),  # the Spanish midday meal
+        ("en la comida", "14:00"),
+        ("después de comer", "15:00"),
+        ("a la hora de cenar", "19:00"),
+        ("al desayunar", "08:00"),
+        ("à l'heure du déjeuner", "12:30"),
+        ("au petit-déjeuner", "08:00"),  # breakfast, not lunch
+        ("à l'heure du dîner", "19:00"),
+    ],
+)
+def test_a_meal_said_for_the_time_is_a_proposal_in_every_language(said: str, proposed: str) -> None:
+    from promptpipe.adapters.offline_coach.times import propose_time
+
+    assert propose_time(said) == proposed
+
+
+@pytest.mark.parametrize("said", ["a la hora de comer", "a la hora de cenar", "en la hora del desayuno"])
+def test_a_meal_said_with_its_verb_is_the_moment_too(said: str) -> None:
+    from promptpipe.adapters.offline_coach.intake_moments import moment_said
+
+    assert moment_said(said)

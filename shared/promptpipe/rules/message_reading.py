@@ -159,7 +159,14 @@ _YES_WORDS = (
     r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
     r"ca me convient|on y va"
 )
-_YES = _runs_of(_YES_WORDS, "$")
+# What was offered taken as an instruction: "just do that", "go with that one", "mándalo así", "va pour ça".
+_TAKES_THE_OFFER = (
+    r"(?:just |ok |sure |yes |then )?(?:do|send|use|take|start|go with|set up|keep|book) (?:that|it|this|"
+    r"that one|this one|them)|let'?s (?:go with|do|use|start) (?:that|it|this|that one)|"
+    r"haz(?:lo)?(?: eso| asi)?|mand(?:a|alo|amelo)(?: asi)?|envia(?:lo|melo)?(?: asi)?|asi (?:esta bien|nomas|mismo)|"
+    r"eso mismo|con eso|eso|fais(?:-le)?(?: ca)?|va pour ca|envoie(?:[- ]le)?|ca ira"
+)
+_YES = _runs_of(f"{_YES_WORDS}|{_TAKES_THE_OFFER}", "$")
 _EMOJI_OTHER = re.compile(r"[👎❌😡😠🙄😒]")
 _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀😃😄💯]|[\U0001f3fb-\U0001f3ff]|\ufe0f)+$")
 _NO_WORDS = r"no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment"

@@ -88,7 +88,7 @@ _MOMENT_PHRASE = any_word(
     r"(?:in|during) the (?:morning|afternoon|evening)",
     r"(?:en|por|durante) la (?:ma[ñn]ana|tarde|noche)",
     r"le (?:matin|soir)",
-    r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno)",
+    r"(?:a|en) la hora de(?:l| la)? (?:comida|almuerzo|cena|desayuno|comer|almorzar|cenar|desayunar)",
     r"(?:[àa] )?la premi[eè]re heure",
     rf"[àa] l'heure du (?:{MEALS_FR})",
     r"pendant (?:ma|la) pause d[ée]jeuner",

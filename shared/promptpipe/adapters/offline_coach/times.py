@@ -62,6 +62,8 @@ _WORK_BREAK = (
     r"\b(?:coffee|tea|morning) break\b|\b(?:on|during|at) (?:my|the|our) (?:work )?break\b|"
     r"\b(?:mi|el|del) (?:descanso|receso|break)\b|\bpause[- ]caf[ée]\b"
 )
+_AT_THE_MEAL_ES = r"(?:a la hora de(?:l| la)?|en (?:la|el)|durante (?:la|el)) "
+_AT_THE_MEAL_FR = r"(?:[àa] l'heure du|\bau|\bpendant le) "
 _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (_START_OF_DAY, "07:00"),
     (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b", "08:00"),
@@ -80,6 +82,13 @@ _VAGUE_TIMES: tuple[tuple[str, str], ...] = (
     (r"\b(?:por|en|de|a) la tarde\b|\blas tardes\b|\bl'apr[eè]s-midi\b", "15:00"),
     (r"\bantes de (?:dormir|acostarme|ir a la cama)\b|\bavant de (?:dormir|me coucher)\b", "21:00"),
     (r"\b(?:por|en|de|a) la noche\b|\blas noches\b|\ble soir\b|\bdu soir\b", "21:00"),
+    # a meal said as the moment ("a la hora de comer", "en la cena", "à l'heure du déjeuner", "au petit-déj")
+    (rf"\b{_AT_THE_MEAL_ES}(?:comida|comer)\b", "14:00"),
+    (rf"\b{_AT_THE_MEAL_ES}(?:almuerzo|almorzar)\b", "12:30"),
+    (rf"\b{_AT_THE_MEAL_ES}(?:cena|cenar)\b", "19:00"),
+    (rf"\b{_AT_THE_MEAL_ES}(?:desayuno|desayunar)\b|{_AT_THE_MEAL_FR}petit[- ]d[ée]j\w*", "08:00"),
+    (rf"{_AT_THE_MEAL_FR}d[ée]j(?:euner)?\b", "12:30"),
+    (rf"{_AT_THE_MEAL_FR}d[îi]ner\b", "19:00"),
     (_WORK_BREAK, "10:00"),  # last: "on my lunch break" is lunch
 )
 # A vague word counts as a time only when phrased like one ("in the morning", "every evening")
@@ -390,7 +399,7 @@ def friendly_time(hhmm: str) -> str:
 # usual window rather than its start ("after work" → 5:30pm, "before bed" → 9:30pm).
 _PROPOSALS: tuple[tuple[str, str], ...] = (
     (r"\bafter lunch\b", "13:00"),
-    (r"\blunch(?:time)?\b|\balmuerzo\b", "12:30"),
+    (r"\blunch(?:time)?\b|\balmuerzo\b|\balmorzar\b|(?<!petit )(?<!petit-)\bd[ée]jeuner\b", "12:30"),
     (r"\bafter work\b|\bsalir del trabajo\b", "17:30"),
     (r"\bafter dinner\b", "20:00"),
     (
@@ -399,12 +408,18 @@ _PROPOSALS: tuple[tuple[str, str], ...] = (
         "21:30",
     ),
     (r"\bdespu[eé]s de (?:comer|almorzar|la comida)\b", "15:00"),
-    (r"\bdinner\b|\bcena\b|\bevenings?\b|\btonight\b", "19:00"),
+    # the Spanish midday meal, eaten later than lunch ("a la hora de comer", "en la comida")
+    (r"\b(?:la )?comida\b|\bcomer\b", "14:00"),
+    (r"\bdinner\b|\bcena\b|\bcenar\b|\bd[îi]ner\b|\bevenings?\b|\btonight\b", "19:00"),
     (r"\bafternoons?\b|\btardes?\b|\bapr[eè]s-midi\b", "15:00"),
     (r"\bsoir\b", "19:00"),
     # the very start of the day: "first thing in the morning", "a primera hora", "à la première heure"
     (_START_OF_DAY, "07:00"),
-    (r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayuno\b|\bmatin\b", "08:00"),
+    (
+        r"\bmornings?\b|\bbreakfast\b|\bwak(?:e|ing) up\b|\bma[ñn]anas?\b|\bdesayun\w*|\bpetit[- ]d[ée]j\w*|"
+        r"\bmatin\b",
+        "08:00",
+    ),
     (_WORK_BREAK, "10:00"),
 )
 
