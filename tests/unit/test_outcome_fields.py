@@ -188,3 +188,19 @@ def test_the_habit_or_the_texts_judged_to_help(said: str) -> None:
 @pytest.mark.parametrize("said", ["this isn't helping", "that helps?", "the texts are not working"])
 def test_not_helping_or_a_question_is_no_judgement(said: str) -> None:
     assert not says_it_helps(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "in_the_way"),
+    [
+        ("got it done even w the rain lol", "the rain lol"),
+        ("did it despite being so tired", "being so tired"),
+        ("lo hice a pesar del calor", "calor"),
+        ("fait malgré la pluie", "la pluie"),
+        ("walked even with my sister", ""),  # a companion, no obstacle
+    ],
+)
+def test_a_concession_beside_a_done_says_what_was_in_the_way(said: str, in_the_way: str) -> None:
+    from promptpipe.rules.outcome_fields import in_the_way_beside
+
+    assert in_the_way_beside(said) == in_the_way

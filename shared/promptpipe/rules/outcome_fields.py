@@ -25,7 +25,9 @@ from promptpipe.rules.report_details import hard_going
 __all__ = ["in_the_way_beside", "opens_with_contrast", "thanks_on_a_hard_day"]
 
 _CONTRAST_WORDS = (
-    r"but|though|tho|although|altho|even though|even tho|except|pero|aunque|aun asi|solo que|mais|meme si|sauf que"
+    r"but|though|tho|although|altho|even though|even tho|except|pero|aunque|aun asi|solo que|mais|m[eê]me si|sauf que|"
+    # a concession: "got it done even w the rain", "a pesar del calor", "malgré la pluie"
+    r"even with|even w|even in|despite|in spite of|a pesar de(?:l)?|pese a|malgr[eé]|m[eê]me avec"
 )
 _CONTRAST = re.compile(rf"^(?:{_CONTRAST_WORDS})\b[\s,]*")
 _CLOSING_CONTRAST = re.compile(r"[\s,]+(?:tho|though|por cierto|quand meme)$")
