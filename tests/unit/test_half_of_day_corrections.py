@@ -208,3 +208,21 @@ def test_a_meal_said_with_its_verb_is_the_moment_too(said: str) -> None:
     from promptpipe.adapters.offline_coach.intake_moments import moment_said
 
     assert moment_said(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "can you move it to 8pm, no wait, 8:30",
+        "move it to 9, no, 9:30 pls",
+        "pásalo a las 8, no, espera, 8:30",
+        "mets-le à 20h, non, 20h30",
+    ],
+)
+def test_a_time_corrected_across_commas_is_one_request_and_no_report(said: str) -> None:
+    assert report_parts(said, asked=True) is None
+
+
+def test_a_correction_word_before_no_time_is_kept_apart_as_before() -> None:
+    parts = report_parts("did it, no wait, that was yesterday", asked=True)
+    assert parts is not None and parts.outcome == "done" and parts.report == "did it"

@@ -105,14 +105,16 @@ _CLAUSE_BREAK = re.compile(r"(?<=[.!?;…])\s+|,\s+|\s+(?=[¿¡])|(?<=[^\w\s.,!?
 # A clause that corrects the time just said ("no wait 9:30", "no actually 8:30", "non, 21h45"): no report.
 # The words that take the time back ("no wait", "actually make it", "mejor a las", "non, plutôt vers") ...
 _TAKING_BACK = (
-    r"(?:no+|nah|nope|wait|actually|sorry|i mean|mejor|perdon|non|enfin|plutot)\b[\s,.]*"
-    r"(?:(?:wait|actually|make (?:it|that)|mejor|i mean|plutot|a las|at|a|vers)\b[\s,.]*)*"
+    r"(?:no+|nah|nope|wait|actually|sorry|i mean|mejor|perdon|espera|non|enfin|plutot|attends)\b[\s,.]*"
+    r"(?:(?:wait|actually|make (?:it|that)|mejor|espera|i mean|plutot|attends|a las|at|a|vers)\b[\s,.]*)*"
 )
 # ... and the clock time that replaces it ("9:30", "8pm", "21h45"; not "10 reps", "5 min").
 _NEW_CLOCK_TIME = (
     r"\d{1,2}(?:[:h.][0-5]\d|\s*[ap]\.?m\b|h\b)?(?![\d:])(?!\s*(?:reps?|sets?|min\w*|pages?|times?|veces|x)\b)"
 )
 _CORRECTS_A_TIME = re.compile(rf"^{_TAKING_BACK}{_NEW_CLOCK_TIME}")
+_ONLY_TAKING_BACK = re.compile(rf"^{_TAKING_BACK}$")
+_NEW_CLOCK_TIME_OPENS = re.compile(rf"^{_NEW_CLOCK_TIME}")
 _THANKS = re.compile(rf"^(?:{THANKS}|tysm|cheers|gracias|muchas gracias|merci|merci beaucoup)\b[\s!.]*\W*$")
 
 
@@ -177,8 +179,18 @@ def report_parts(text: str, *, asked: bool) -> ReportParts | None:
     ``None`` when it is one clause, or reports no outcome there. ``asked``: the open question is whether
     they did it (a bare "yes", "👍" or "1" then reports)."""
     clauses: list[str] = []
-    for clause in (c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()):
-        if clauses and _CORRECTS_A_TIME.match(plain(clause)):  # "… 10 instead.. no wait 9:30": one answer
+    split = [c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()]
+    for i, clause in enumerate(split):
+        said = plain(clause)
+        # "… 10 instead.. no wait 9:30", and "move it to 8pm, no wait, 8:30": one answer
+        after = next((plain(c) for c in split[i + 1 :] if not _ONLY_TAKING_BACK.match(plain(c))), "")
+        then_a_time = _NEW_CLOCK_TIME_OPENS.match(after) is not None  # past "no, espera,": the time
+        taken_back = i > 0 and _ONLY_TAKING_BACK.match(plain(split[i - 1])) is not None and clauses
+        if clauses and (
+            _CORRECTS_A_TIME.match(said)
+            or (_ONLY_TAKING_BACK.match(said) and then_a_time)
+            or (taken_back and _NEW_CLOCK_TIME_OPENS.match(said) and clauses[-1].endswith(split[i - 1]))
+        ):
             clauses[-1] = f"{clauses[-1]} {clause}"
         else:
             clauses.append(clause)
