@@ -226,3 +226,27 @@ def test_a_time_corrected_across_commas_is_one_request_and_no_report(said: str) 
 def test_a_correction_word_before_no_time_is_kept_apart_as_before() -> None:
     parts = report_parts("did it, no wait, that was yesterday", asked=True)
     assert parts is not None and parts.outcome == "done" and parts.report == "did it"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "could it come right when i wake up instead?",
+        "mejor nada más levantarme, en la noche llego muy cansada",
+        "je préfère au réveil",
+        "better as soon as i get up",
+    ],
+)
+def test_waking_up_asked_for_in_the_week_is_the_morning(said: str) -> None:
+    from promptpipe.rules.feedback_reading import time_preference
+
+    preference = time_preference(said)
+    assert preference is not None and preference.wanted == "morning"
+
+
+@pytest.mark.parametrize("said", ["i woke up late", "did it when i woke up", "lo hice al levantarme"])
+def test_waking_up_in_a_report_asks_for_no_morning(said: str) -> None:
+    from promptpipe.rules.feedback_reading import time_preference
+
+    preference = time_preference(said)
+    assert preference is None or preference.wanted is None

@@ -237,7 +237,13 @@ def resumes(text: str) -> bool:
 
 # --- another time of day ---------------------------------------------------------------------------
 _DAYPARTS: tuple[tuple[DayPart, str], ...] = (
-    ("morning", r"mornings?|first thing|(?:la |las |por la |en la )?mananas?|(?:le |les )?matins?|matinee"),
+    (
+        "morning",
+        r"mornings?|first thing|(?:la |las |por la |en la )?mananas?|(?:le |les )?matins?|matinee|"
+        # the start of the day said as waking: "right when i wake up", "nada más levantarme", "au réveil"
+        r"(?:when|as soon as|once) i (?:wake|get) up|waking up|(?:al|nada mas|recien) (?:levantarme|despertarme)|"
+        r"(?:cuando|apenas|ni bien) me (?:levanto|despierto)|au reveil|(?:des que|quand) je me (?:leve|reveille)",
+    ),
     ("afternoon", r"afternoons?|(?:la |las |por la |en la )?tardes?|apres-midi|apres midi|aprem"),
     ("evening", r"evenings?|tonight|(?:le |les )?soirs?|soiree"),
     ("night", r"nights?|(?:la |las |por la |en la )?noches?|(?:la )?nuit"),
