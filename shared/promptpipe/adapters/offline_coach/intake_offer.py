@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
-from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
+from promptpipe.adapters.offline_coach.intake_setup import SCHEDULE_FAILED, IntakeSetUp
+from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import accepts, common_question, declines
-from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, TIME
+from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHEDULER, TIME
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_asked_time, parse_clock_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import _Step
+
+# A yes that leads a message with another time in it ("yes but at 8", "sí, pero a las 8", "ok 7:30 then"):
+# agreement to the daily prompt, at that time.
+_YES_LEAD = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|ya|sure|ok(?:ay)?|k|fine|alright|s[ií]|vale|va|dale|claro|oui|d'accord|ok[ée]?)\b", re.I
+)
 
 
 class IntakeOffer(IntakeSetUp):
@@ -20,6 +28,7 @@ class IntakeOffer(IntakeSetUp):
     profile: Callable[[], dict[str, str]]
     _ask_next: Callable[[dict[str, str]], str]
     _question: Callable[..., str]
+    _acknowledge: Callable[[dict[str, Any]], str]
 
     def _answer_offer(self) -> tuple[_Step, str] | None:
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
@@ -33,8 +42,11 @@ class IntakeOffer(IntakeSetUp):
         restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
         taken = accepts(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
-        if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
+        moved = turn.called(SAVE, **{TIME: new_time or "-"})  # another time, saved in this turn
+        if time and (taken or same or (moved and _YES_LEAD.match(text))):  # "yes but at 8": agreed, at 8
             return self._schedule(time, accepted=True)
+        if time and moved:  # "make it 8 instead" alone: the new time proposed, set up on the yes to it
+            return self._reoffer(time), "intake: another time for the offered schedule; proposed again"
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
         ):
@@ -43,11 +55,7 @@ class IntakeOffer(IntakeSetUp):
             if time and turn.called(GENERATE):
                 return self._offer(time), "intake: offering the new prompt daily"
         if declines(text) and not common_question(text):
-            return (
-                "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” "
-                "and I'll set it up.",
-                "intake: the schedule offer declined",
-            )
+            return say("offer_declined", turn.language), "intake: the schedule offer declined"
         return None
 
     def _greeting(self) -> str:
@@ -63,8 +71,30 @@ class IntakeOffer(IntakeSetUp):
         given = self.prompt_given()
         if not given and not turn.called(GENERATE) and GENERATE in turn.tools:
             return [(GENERATE, {"delivery_mode": "immediate"})], "intake: profile complete; first prompt"
+        retry = SCHEDULE_FAILED in turn.last_assistant  # "…couldn't set up your daily prompt… I'll try again"
+        if given and not turn.calls and (retry or self._declined_yes()):  # or a yes to "…just say yes"
+            return self._schedule(time, accepted=True)
         if given and not turn.calls:  # the offer stands: answer what they asked, offer again
             return self._ask_next(self.profile()), "intake: the schedule offer is still open"
-        # The schedule is set up in the turn that gives the first prompt when the turn offers the
-        # scheduler (the set-up the system prompt describes); otherwise it is offered and set up on yes.
-        return self._schedule(time, accepted=False)
+        if turn.called(SCHEDULER, action="create"):  # made on a yes in an earlier round of this turn
+            return self._schedule(time, accepted=True)
+        # The schedule is proposed with the first prompt and set up only on the participant's yes (a
+        # hesitation, a question or a no leaves none); a fact changed after the offer asks it again.
+        if self.set_up_before():  # a field repaired after the set-up agreed to: the schedule kept, FEEDBACK again
+            return self._schedule(time, accepted=False)
+        if given:
+            return self._reoffer(time), "intake: a fact changed after the offer; the offer asked again"
+        return self._offer(time), "intake: first prompt; the daily schedule proposed, set up on yes"
+
+    def _reoffer(self, time: str) -> str:
+        """The offer asked again after a change ("8am works. Shall I send you one like it every day around
+        8am?"), with what the change saved acknowledged."""
+        saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
+        ack = self._acknowledge(saved.args) if saved else ""
+        return f"{ack} {self._offer_question(time)}".strip()
+
+    def _declined_yes(self) -> bool:
+        """A yes after the coach's "nothing is scheduled … just say yes and I'll set it up"."""
+        last = self.turn.last_assistant
+        declined = any(last.startswith(say("offer_declined", language)[:20]) for language in ("en", "es", "fr"))
+        return declined and (accepts(self.turn.user) or self.handed_over)
