@@ -111,6 +111,8 @@ class IntakeSetUp:
         paused = paused_set_up(self.turn, time)
         if paused:
             return f"{say('all_set', language)} {paused} {say('reply_anytime', language)}"
+        if "already exists" in result:
+            return f"{say('already_set', language, time=at)} {say('reply_anytime', language)}"
         first = (
             say("done_first", language, when=say(when[1], language), time=at)
             if when
