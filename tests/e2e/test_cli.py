@@ -38,7 +38,8 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
-    assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
+    assert "flow controller: intake@1 complete at turn 6; intake turns: motivation EXECUTE → time EXECUTE" in out
+    assert "anchor EXECUTE → schedule EXECUTE → COMPLETE" in out  # the schedule made on the participant's yes
 
 
 def test_demo_verbose_keeps_the_internal_names(capsys: pytest.CaptureFixture[str]) -> None:

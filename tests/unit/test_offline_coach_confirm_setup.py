@@ -10,7 +10,7 @@ import re
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from promptpipe.models.llm import ChatMessage, ChatRequest
+from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import UserProfile
 from tests.unit.test_offline_coach_in_context import OFFER, PROMPT, READY, calls, intake, then
 
@@ -18,18 +18,22 @@ CREATE = ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:3
 DECLINED = "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” and I'll set it up."
 
 
-def test_the_turn_that_completes_the_profile_gives_the_prompt_and_proposes_no_schedule_yet() -> None:
-    # Given the last fact of the intake
+def after_the_prompt(request: ChatRequest) -> ChatResponse:
+    """The routine "after breakfast" saved, the first prompt generated: the coach's next step."""
     coach = OfflineCoach()
-    asked = "What's something you already do every day around 8:30am that we can attach it to?"
-    request = intake("after breakfast", READY.model_copy(update={"prompt_anchor": ""}), asked)
     step = coach.complete(request)
     assert calls(step) == [("save_user_profile", {"prompt_anchor": "after breakfast"})]
     request = then(request, step, "Profile saved.")
     step = coach.complete(request)
     assert calls(step) == [("generate_habit_prompt", {"delivery_mode": "immediate"})]
+    return coach.complete(then(request, step, PROMPT))
+
+
+def test_the_turn_that_completes_the_profile_gives_the_prompt_and_proposes_no_schedule_yet() -> None:
+    # Given the last fact of the intake
+    asked = "What's something you already do every day around 8:30am that we can attach it to?"
+    step = after_the_prompt(intake("after breakfast", READY.model_copy(update={"prompt_anchor": ""}), asked))
     # Then the first prompt and the proposal, with no scheduler call and no hand-over to FEEDBACK
-    step = coach.complete(then(request, step, PROMPT))
     assert calls(step) == []
     assert step.content == OFFER
 
@@ -145,13 +149,6 @@ def test_an_intake_reentered_after_a_confirmed_set_up_finishes_without_a_new_pro
         ("user", "hi"),
         ("assistant", "What's something you already do every day that we can attach it to?"),
     ]
-    coach = OfflineCoach()
-    request = build("after breakfast", READY.model_copy(update={"prompt_anchor": ""}), history)
-    step = coach.complete(request)
-    assert calls(step) == [("save_user_profile", {"prompt_anchor": "after breakfast"})]
-    request = then(request, step, "Profile saved.")
-    step = coach.complete(request)
-    assert calls(step) == [("generate_habit_prompt", {"delivery_mode": "immediate"})]
+    step = after_the_prompt(build("after breakfast", READY.model_copy(update={"prompt_anchor": ""}), history))
     # Then the set-up it had is made again with no new proposal (the yes was given)
-    step = coach.complete(then(request, step, PROMPT))
     assert calls(step) == [CREATE]
