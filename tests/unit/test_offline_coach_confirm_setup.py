@@ -110,18 +110,27 @@ def test_a_yes_after_a_no_sets_it_up() -> None:
     assert calls(step) == [CREATE]
 
 
-def test_another_time_alone_is_saved_and_proposed_then_a_yes_creates_it_at_that_time() -> None:
+def test_another_time_in_answer_to_the_proposal_is_agreement_at_that_time() -> None:
     coach = OfflineCoach()
     request = intake("make it 8 instead", READY, OFFER)
     step = coach.complete(request)
     assert calls(step) == [("save_user_profile", {"preferred_time": "08:00"})]
     step = coach.complete(then(request, step, "Profile saved."))
-    assert calls(step) == []
-    proposal = step.content or ""
-    assert proposal.endswith("Shall I send you one like it every day around 8am?")
-    moved = READY.model_copy(update={"preferred_time": "08:00"})
-    step = coach.complete(intake("yes", moved, proposal))
     assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})]
+
+
+@pytest.mark.parametrize("said", ["yep", "sure", "👍"])
+def test_a_yes_to_the_suggested_routine_that_completes_the_profile_sets_it_up_with_the_prompt(said: str) -> None:
+    # "How about “after breakfast”?" — "yep": the last piece of the plan, agreed; the set-up comes with the prompt
+    coach = OfflineCoach()
+    suggested = "8:30am works. How about “after breakfast”? Just reply yes, or tell me yours."
+    request = intake(said, READY.model_copy(update={"prompt_anchor": ""}), suggested)
+    step = coach.complete(request)
+    assert calls(step) == [("save_user_profile", {"prompt_anchor": "after breakfast"})]
+    request = then(request, step, "Profile saved.")
+    step = coach.complete(request)
+    assert calls(step) == [("generate_habit_prompt", {"delivery_mode": "immediate"})]
+    assert calls(coach.complete(then(request, step, PROMPT))) == [CREATE]
 
 
 def test_a_routine_changed_after_the_proposal_is_saved_and_the_proposal_asked_again() -> None:

@@ -192,14 +192,13 @@ def test_yes_to_the_schedule_offer_sets_it_up_and_confirms_the_plan() -> None:
     assert not any(word in said.lower() for word in PRAISE)
 
 
-def test_a_different_time_in_answer_to_the_offer_is_saved_then_proposed() -> None:
+def test_a_different_time_in_answer_to_the_offer_is_saved_then_scheduled() -> None:
     coach = OfflineCoach()
     request = intake("actually make it 8 not 8:30", READY, OFFER, steer="schedule (EXECUTE)")
     step = coach.complete(request)
     assert calls(step) == [("save_user_profile", {"preferred_time": "08:00"})]
     step = coach.complete(then(request, step, "Profile saved."))
-    assert calls(step) == []  # the new time is proposed: the schedule waits for the yes to it
-    assert step.content == "8am works. Shall I send you one like it every day around 8am?"
+    assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})]
 
 
 @pytest.mark.parametrize("said", ["yes but make it 8", "ok, 8am then", "sí, pero a las 8"])

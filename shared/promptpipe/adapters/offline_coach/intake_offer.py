@@ -14,11 +14,13 @@ from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHED
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_asked_time, parse_clock_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import _Step
 
-# A yes that leads a message with another time in it ("yes but at 8", "sí, pero a las 8", "ok 7:30 then"):
-# agreement to the daily prompt, at that time.
-_YES_LEAD = re.compile(
-    r"^\W*(?:yes|yeah|yep|yup|ya|sure|ok(?:ay)?|k|fine|alright|s[ií]|vale|va|dale|claro|oui|d'accord|ok[ée]?)\b", re.I
-)
+# Agreement said without a yes word: "np", "no problem", "love it", "sin problema", "pas de problème".
+_AGREEMENT = re.compile(r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de probl[eè]me)\W*$", re.I)
+
+
+def agrees(text: str) -> bool:
+    """A yes in any form (``reading.accepts``), or agreement said without a yes word ("np")."""
+    return accepts(text) or bool(_AGREEMENT.match(text))
 
 
 class IntakeOffer(IntakeSetUp):
@@ -41,12 +43,10 @@ class IntakeOffer(IntakeSetUp):
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
-        taken = accepts(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
-        moved = turn.called(SAVE, **{TIME: new_time or "-"})  # another time, saved in this turn
-        if time and (taken or same or (moved and _YES_LEAD.match(text))):  # "yes but at 8": agreed, at 8
+        taken = agrees(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
+        # another time, saved in this turn: agreement at that time ("make it 9", "yes but at 8")
+        if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
-        if time and moved:  # "make it 8 instead" alone: the new time proposed, set up on the yes to it
-            return self._reoffer(time), "intake: another time for the offered schedule; proposed again"
         if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
             r"\btime\b", text, re.I
         ):
@@ -84,6 +84,8 @@ class IntakeOffer(IntakeSetUp):
             return self._schedule(time, accepted=False)
         if given:
             return self._reoffer(time), "intake: a fact changed after the offer; the offer asked again"
+        if agrees(turn.user) or self.handed_over:  # "yep" to the routine suggested: the plan it completes agreed
+            return self._schedule(time, accepted=False)
         return self._offer(time), "intake: first prompt; the daily schedule proposed, set up on yes"
 
     def _reoffer(self, time: str) -> str:
@@ -97,4 +99,4 @@ class IntakeOffer(IntakeSetUp):
         """A yes after the coach's "nothing is scheduled … just say yes and I'll set it up"."""
         last = self.turn.last_assistant
         declined = any(last.startswith(say("offer_declined", language)[:20]) for language in ("en", "es", "fr"))
-        return declined and (accepts(self.turn.user) or self.handed_over)
+        return declined and (agrees(self.turn.user) or self.handed_over)
