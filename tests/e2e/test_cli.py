@@ -90,7 +90,13 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     # When they complete intake through signed Twilio webhooks
     host = urllib.parse.urlsplit(base).netloc
     for index, text in enumerate(
-        ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my morning coffee"]
+        [
+            "I'd like to exercise more",
+            "I want to feel more energetic",
+            "Around 7:30am works",
+            "After my morning coffee",
+            "yes",  # to the proposed daily time
+        ]
     ):
         params = {"MessageSid": f"SMserve{index}", "From": "+14165550142", "To": "+14155550000", "Body": text}
         signature = twilio_signature(f"https://{host}/webhooks/twilio", params, LOCAL_TWILIO_AUTH_TOKEN)
@@ -111,7 +117,7 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     assert status == 403
     # Then the outbox holds the greeting and the replies
     status, outbox = _request("GET", f"{base}/_local/outbox?participant_id={pid}")
-    assert status == 200 and len(outbox["messages"]) == 5
+    assert status == 200 and len(outbox["messages"]) == 6
     # And moving the clock to the next morning fires the daily prompt
     status, clock = _request(
         "POST",
@@ -139,6 +145,7 @@ def test_chat_talks_moves_the_clock_and_shows_state(
             "I want to feel more energetic",
             "Around 7:30am works for me.",
             "After my morning coffee.",
+            "Yes, please.",
             "/tomorrow 07:30",
             "/state",
             "/quit",
