@@ -130,7 +130,14 @@ def test_a_yes_to_the_suggested_routine_that_completes_the_profile_sets_it_up_wi
     request = then(request, step, "Profile saved.")
     step = coach.complete(request)
     assert calls(step) == [("generate_habit_prompt", {"delivery_mode": "immediate"})]
-    assert calls(coach.complete(then(request, step, PROMPT))) == [CREATE]
+    request = then(request, step, PROMPT)
+    step = coach.complete(request)
+    assert calls(step) == [CREATE]
+    request = then(request, step, "Daily habit prompt scheduled: every day at 08:20. The first one arrives tomorrow.")
+    step = coach.complete(request)
+    assert calls(step)[0][0] == "transition_state"
+    told = coach.complete(then(request, step, "The conversation is now in FEEDBACK.")).content or ""
+    assert PROMPT in told and "every day around 8:30am — the first one arrives tomorrow" in told  # the prompt shown
 
 
 def test_a_routine_changed_after_the_proposal_is_saved_and_the_proposal_asked_again() -> None:

@@ -76,8 +76,8 @@ class IntakeOffer(IntakeSetUp):
             return self._schedule(time, accepted=True)
         if given and not turn.calls:  # the offer stands: answer what they asked, offer again
             return self._ask_next(self.profile()), "intake: the schedule offer is still open"
-        if turn.called(SCHEDULER, action="create"):  # made on a yes in an earlier round of this turn
-            return self._schedule(time, accepted=True)
+        if turn.called(SCHEDULER, action="create"):  # made in an earlier round of this turn (with the prompt: shown)
+            return self._schedule(time, accepted=not turn.called(GENERATE))
         # The schedule is proposed with the first prompt and set up only on the participant's yes (a
         # hesitation, a question or a no leaves none); a fact changed after the offer asks it again.
         if self.set_up_before():  # a field repaired after the set-up agreed to: the schedule kept, FEEDBACK again
