@@ -38,7 +38,8 @@ def test_demo_runs_and_shows_the_expected_events(capsys: pytest.CaptureFixture[s
     assert "intensity: high" in out
     assert "sub-state: FEEDBACK" in out
     assert "success=2/4" in out
-    assert "flow controller: intake@1 complete at turn 5; intake turns: habit EXECUTE → motivation EXECUTE" in out
+    assert "flow controller: intake@1 complete at turn 6; intake turns: motivation EXECUTE → time EXECUTE" in out
+    assert "anchor EXECUTE → schedule EXECUTE → COMPLETE" in out  # the schedule made on the participant's yes
 
 
 def test_demo_verbose_keeps_the_internal_names(capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,7 +90,13 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     # When they complete intake through signed Twilio webhooks
     host = urllib.parse.urlsplit(base).netloc
     for index, text in enumerate(
-        ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my morning coffee"]
+        [
+            "I'd like to exercise more",
+            "I want to feel more energetic",
+            "Around 7:30am works",
+            "After my morning coffee",
+            "yes",  # to the proposed daily time
+        ]
     ):
         params = {"MessageSid": f"SMserve{index}", "From": "+14165550142", "To": "+14155550000", "Body": text}
         signature = twilio_signature(f"https://{host}/webhooks/twilio", params, LOCAL_TWILIO_AUTH_TOKEN)
@@ -110,7 +117,7 @@ def test_serve_answers_enrollment_webhook_outbox_and_clock(server: LocalServer) 
     assert status == 403
     # Then the outbox holds the greeting and the replies
     status, outbox = _request("GET", f"{base}/_local/outbox?participant_id={pid}")
-    assert status == 200 and len(outbox["messages"]) == 5
+    assert status == 200 and len(outbox["messages"]) == 6
     # And moving the clock to the next morning fires the daily prompt
     status, clock = _request(
         "POST",
@@ -138,6 +145,7 @@ def test_chat_talks_moves_the_clock_and_shows_state(
             "I want to feel more energetic",
             "Around 7:30am works for me.",
             "After my morning coffee.",
+            "Yes, please.",
             "/tomorrow 07:30",
             "/state",
             "/quit",

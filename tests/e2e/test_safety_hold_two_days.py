@@ -31,6 +31,7 @@ INTAKE = (
     ("08:03", "I want to feel more energetic during the day."),
     ("08:05", "Around 7:30am works for me."),
     ("08:06", "After my morning coffee."),
+    ("08:07", "Yes, please."),
 )
 
 

@@ -7,7 +7,7 @@ in America/Toronto and crosses the start of daylight saving time (Sunday 2026-03
 07:20 prompt moves from 12:20 to 11:20 UTC while staying at 07:20 local.
 
 Script (day 0 = enrollment day, local times):
-- day 0 08:00 enroll; 08:02-08:06 intake over four messages (exercise, energy, 07:30, after coffee)
+- day 0 08:00 enroll; 08:02-08:07 intake over five messages (exercise, energy, 07:30, after coffee, yes)
 - day 1 "1" (Done) and what helped (a feedback conversation: the motivator is saved)
 - day 2 no answer: the reminder comes 5 h after the prompt; a late reply names the barrier
 - day 3 "more" (intensity up), then "Done"
@@ -39,6 +39,7 @@ SCRIPT: tuple[tuple[int, str, str], ...] = (
     (0, "08:03", "I want to feel more energetic during the day."),
     (0, "08:05", "Around 7:30am works for me."),
     (0, "08:06", "After my morning coffee."),
+    (0, "08:07", "Yes, please."),
     (1, "07:41", "1"),
     (1, "07:43", "It felt good, the stretching woke me up."),
     (2, "18:30", "Sorry, busy day. I forgot because I was rushing to work."),
@@ -104,7 +105,7 @@ def test_seven_days_of_a_participant(local_env_factory: Any) -> None:
         "coach:intensity_poll": 1,
     }
     assert per_day == {
-        0: Counter({"coach:greeting": 1, "participant:message": 4, "coach:reply": 4}),
+        0: Counter({"coach:greeting": 1, "participant:message": 5, "coach:reply": 5}),
         1: Counter({**ordinary, "participant:message": 2, "coach:reply": 2}),
         2: Counter(
             {
@@ -126,7 +127,7 @@ def test_seven_days_of_a_participant(local_env_factory: Any) -> None:
 
     # And the intake turned into a schedule whose first prompt is "tomorrow"
     intake_replies = [e.text for e in coach if e.kind == "reply" and local(e)[0] == 0]
-    assert "the first one arrives tomorrow" in intake_replies[-1]
+    assert "Your first prompt comes tomorrow" in intake_replies[-1]  # on the yes to the proposed time
     assert "around 7:30am" in intake_replies[-1]
 
     # And every daily prompt came at 07:20 local (07:30 minus 10 min prep), the poll with it;

@@ -24,16 +24,17 @@ def test_simulate_two_participants_one_day(capsys: pytest.CaptureFixture[str]) -
     assert main(["simulate", "--participants", "2", "--days", "1", "--seed", "7"]) == 0
     captured = capsys.readouterr()
     out = captured.out.splitlines()
-    # Then the counts add up: 4 intake messages each + 1 reply each; a worker turn per inbound
+    # Then the counts add up: 5 intake messages each (the last: the yes to the proposed time) + 1 reply
+    # each; a worker turn per inbound
     # message and per greeting; each schedule firing (2 daily prompts, the reminders and the
     # auto-feedback timers) is an event; events = webhooks + enrolments + turns + firings
     assert out[0] == "participants=2 days=1"
-    # (18 messages: on SMS the 4 intensity polls ride in the daily prompts' messages)
-    assert out[1] == "events=34 (webhook calls 10, worker turns 12, scheduler firings 10); messages sent 18"
+    # (20 messages: on SMS the 4 intensity polls ride in the daily prompts' messages)
+    assert out[1] == "events=38 (webhook calls 12, worker turns 14, scheduler firings 10); messages sent 20"
     assert re.fullmatch(r"wall \d+\.\d s, \d+\.\d events/s, CPU \d+\.\d\d ms/event", out[2])
     segments = next(line for line in out if "messages, intake included)" in line)
     # on SMS the day's poll rides in the daily prompt's message: no poll of its own
-    assert "(all 18 messages, intake included)" in segments and "(0 intensity polls on their own)" in segments
+    assert "(all 20 messages, intake included)" in segments and "(0 intensity polls on their own)" in segments
     by_kind = out[out.index(segments) + 1]
     assert "daily_prompt" in by_kind and "(n=4)" in by_kind
     # progress goes to stderr, one line per stage

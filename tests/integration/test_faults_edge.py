@@ -466,7 +466,13 @@ def test_stop_and_start_by_text_change_schedules_only_in_the_worker(monkeypatch:
         enrolled = env.api("POST", "/conversation/participants", json_body=json.loads(_enrol_body()))
         pid, phone = enrolled.body["result"]["id"], enrolled.body["result"]["phone_number"]
         for index, text in enumerate(
-            ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my coffee"]
+            [
+                "I'd like to exercise more",
+                "I want to feel more energetic",
+                "Around 7:30am works",
+                "After my coffee",
+                "yes",
+            ]
         ):
             assert send_sms(env, phone, text, f"SMintake{index}") == 200
         live = set(env.app.timers.list_names(participant_prefix(pid)))
@@ -505,7 +511,13 @@ def test_deferred_schedule_changes_survive_a_failing_scheduler(monkeypatch: pyte
         enrolled = env.api("POST", "/conversation/participants", json_body=json.loads(_enrol_body()))
         pid, phone = enrolled.body["result"]["id"], enrolled.body["result"]["phone_number"]
         for index, text in enumerate(
-            ["I'd like to exercise more", "I want to feel more energetic", "Around 7:30am works", "After my coffee"]
+            [
+                "I'd like to exercise more",
+                "I want to feel more energetic",
+                "Around 7:30am works",
+                "After my coffee",
+                "yes",
+            ]
         ):
             send_sms(env, phone, text, f"SMintake{index}")
         assert env.app.timers.list_names(participant_prefix(pid))

@@ -62,6 +62,7 @@ class Participant:
             "I want to feel more energetic during the day.",
             time_text,
             "After my morning coffee.",
+            "Yes, please.",  # the yes to the proposed daily time: the schedule is made on it
         ):
             self.say(text)
 

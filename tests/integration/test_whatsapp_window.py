@@ -72,6 +72,7 @@ def test_a_participant_silent_for_two_days_still_gets_the_daily_prompt_as_a_temp
             "I want to feel more energetic during the day.",
             "Around 7:30am works for me.",
             "After my morning coffee.",
+            "Yes, please.",  # the yes to the proposed daily time
         )
     ):
         env.advance(timedelta(minutes=1))

@@ -98,14 +98,18 @@ def test_intake_runs_on_the_stored_default_flow_with_the_decision_in_the_audit()
     assert answer.audit["controller"]["node"] == "motivation"
     h.say("I want to feel more energetic")
     h.say("around 8am")
-    done = h.say("after my morning coffee")
+    offered = h.say("after my morning coffee")
+    assert h.data.sub_state is SubState.INTAKE and h.data.schedules() == []  # proposed, set up on the yes
+    assert set(offered.audit["controller"]["states_produced"]) == {"FIRST_PROMPT_OFFERED"}
+    done = h.say("yes")
     assert done.audit["controller"]["status"] == "COMPLETE"
-    assert set(done.audit["controller"]["states_produced"]) == {"FIRST_PROMPT_OFFERED", "SCHEDULE_SET"}
+    assert set(done.audit["controller"]["states_produced"]) == {"SCHEDULE_SET"}
     assert h.data.sub_state is SubState.FEEDBACK
 
     runtime = h.data.controller_state()
     assert runtime is not None and runtime.completed_at_turn is not None
-    assert [e.node_id for e in runtime.turn_log if e.status is Status.OK] == ["habit", "motivation", "time", "anchor"]
+    ok = [e.node_id for e in runtime.turn_log if e.status is Status.OK]
+    assert ok == ["habit", "motivation", "time", "anchor", "schedule"]  # the schedule: its own turn, on the yes
     view = controller_view(h.data)
     assert view is not None and view["needs_person"] is False and "READY_FOR_DAILY_PROMPTS" in view["gates_satisfied"]
 
@@ -172,8 +176,9 @@ def test_a_pushed_flow_adds_a_required_fact_and_the_conversation_follows_it() ->
     assert asked.audit["controller"]["node"] == "context"
     assert "could you tell me your additional info" in (asked.reply or "")
     assert h.data.sub_state is SubState.INTAKE  # not complete: the new fact is required
-    done = h.say("I work night shifts twice a week")
+    h.say("I work night shifts twice a week")
     assert h.data.profile().additional_info == "I work night shifts twice a week"
+    done = h.say("yes")  # the first prompt proposed the daily schedule
     assert done.audit["controller"]["status"] == "COMPLETE" and done.audit["controller"]["flow"] == "intake@2"
     assert h.data.sub_state is SubState.FEEDBACK
 
@@ -257,6 +262,7 @@ def test_a_field_lost_after_intake_is_pursued_again_when_back_in_intake() -> Non
     h = Harness()
     for text in ("I'd like to exercise more", "I want to feel more energetic", "around 8am", "after my morning coffee"):
         h.say(text)
+    h.say("yes")
     assert h.data.sub_state is SubState.FEEDBACK
     # An operator cleared the anchor and sent them back to intake to repair it.
     raw = h.store.flows[h.participant.id].state_data
@@ -277,7 +283,7 @@ def test_a_returning_participant_re_entering_intake_gets_fresh_attempts() -> Non
     h = Harness()
     for text in ("hello", "I don't know", "hmm not sure", "I'd like to exercise more"):
         h.say(text)
-    for text in ("I want to feel more energetic", "around 8am", "after my morning coffee"):
+    for text in ("I want to feel more energetic", "around 8am", "after my morning coffee", "yes"):
         h.say(text)
     assert h.data.sub_state is SubState.FEEDBACK
     old = h.data.controller_state()

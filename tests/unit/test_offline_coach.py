@@ -349,6 +349,13 @@ def test_intake_completion_drives_prompt_schedule_and_transition() -> None:
     assert step.tool_calls[0].id == "offline_2"
     request = with_results(request, step, LAST_PROMPT)
     step = coach.complete(request)
+    assert step.tool_calls == []  # the schedule is proposed with the first prompt, not made before a yes
+    offer = step.content or ""
+    assert "“After your morning coffee, try 1 minute of stretching" in offer
+    assert offer.endswith("Shall I send you one like it every day around 8am?")
+    done = COMPLETE.model_copy(update={"preferred_time": "08:00"})
+    request = intake_request("yes", done, history=[("user", "after my morning coffee"), ("assistant", offer)])
+    step = coach.complete(request)
     assert only_call(step) == ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})
     request = with_results(
         request,
@@ -361,8 +368,7 @@ def test_intake_completion_drives_prompt_schedule_and_transition() -> None:
     assert (name, args["target_state"]) == ("transition_state", "FEEDBACK")
     step = coach.complete(with_results(request, step, "The conversation is now in FEEDBACK."))
     assert step.tool_calls == []
-    assert f"“{LAST_PROMPT}”" in (step.content or "")
-    assert "every day around 8am — the first one arrives tomorrow" in (step.content or "")
+    assert "Your first prompt comes tomorrow around 8am, then every day" in (step.content or "")
     assert "sched_1" not in (step.content or "")
 
 
@@ -371,7 +377,9 @@ def test_a_complete_profile_with_a_legacy_time_is_scheduled_in_hhmm() -> None:
     request = intake_request("ready", profile)
     step = OfflineCoach().complete(request)
     assert only_call(step) == ("generate_habit_prompt", {"delivery_mode": "immediate"})
-    step = OfflineCoach().complete(with_results(request, step, LAST_PROMPT))
+    offer = OfflineCoach().complete(with_results(request, step, LAST_PROMPT)).content or ""
+    assert "every day around 7pm?" in offer
+    step = OfflineCoach().complete(intake_request("sure", profile, history=[("user", "ready"), ("assistant", offer)]))
     assert only_call(step)[1]["fixed_time"] == "19:00"
 
 
@@ -380,7 +388,6 @@ def test_a_complete_profile_with_a_legacy_time_is_scheduled_in_hhmm() -> None:
     [
         (["ERROR: the stored profile is unreadable; nothing was saved (bad json)"], "couldn't save that just now"),
         (["Profile saved.", "ERROR: could not generate a habit prompt (boom)"], "couldn't create your habit prompt"),
-        (["Profile saved.", LAST_PROMPT, "ERROR: Failed to schedule prompt (throttled)"], "couldn't set up your daily"),
     ],
 )
 def test_intake_tells_the_truth_when_a_tool_fails(results: list[str], expected: str) -> None:
@@ -392,8 +399,18 @@ def test_intake_tells_the_truth_when_a_tool_fails(results: list[str], expected: 
         step = coach.complete(request)
     assert step.tool_calls == []
     assert expected in (step.content or "")
-    if len(results) == 3:
-        assert LAST_PROMPT in (step.content or "")
+
+
+def test_intake_tells_the_truth_when_the_schedule_agreed_to_fails() -> None:
+    offer = (
+        f"Here's your first one-minute habit to try: “{LAST_PROMPT}” Shall I send you one like it every day around 8am?"
+    )
+    request = intake_request("yes", COMPLETE, history=[("user", "after my morning coffee"), ("assistant", offer)])
+    step = OfflineCoach().complete(request)
+    assert only_call(step)[0] == "scheduler"
+    step = OfflineCoach().complete(with_results(request, step, "ERROR: Failed to schedule prompt (throttled)"))
+    assert step.tool_calls == []
+    assert "couldn't set up your daily prompt just now (Failed to schedule prompt)" in (step.content or "")
 
 
 def test_no_tool_is_called_that_the_request_does_not_offer() -> None:
@@ -628,16 +645,15 @@ def test_a_full_intake_and_feedback_conversation() -> None:
     )
     assert h.data.sub_state is SubState.INTAKE
 
-    done = h.say("after my morning coffee")
-    assert tools_of(done) == [
-        ("save_user_profile", "ok"),
-        ("generate_habit_prompt", "ok"),
-        ("scheduler", "ok"),
-        ("transition_state", "ok"),
-    ]
+    offered = h.say("after my morning coffee")
+    assert tools_of(offered) == [("save_user_profile", "ok"), ("generate_habit_prompt", "ok")]
+    assert "After your morning coffee, try 1 minute of stretching" in (offered.reply or "")
+    assert (offered.reply or "").endswith("Shall I send you one like it every day around 8am?")
+    assert h.data.sub_state is SubState.INTAKE and h.data.schedules() == []  # proposed, not made before a yes
+    done = h.say("yes")
+    assert tools_of(done) == [("scheduler", "ok"), ("transition_state", "ok")]
     assert {c["model"] for c in done.audit["llm_calls"]} == {LABEL}
-    assert LAST_PROMPT in (done.reply or "")
-    assert "the first one arrives today" in (done.reply or "")  # 07:05 Toronto, first firing 07:50
+    assert "Your first prompt comes today around 8am" in (done.reply or "")  # 07:05 Toronto, first firing 07:50
     profile = h.data.profile()
     assert (profile.habit_domain, profile.motivational_frame, profile.preferred_time, profile.prompt_anchor) == (
         "exercise",
@@ -684,13 +700,10 @@ def test_everything_in_one_message() -> None:
     h = Harness()
     h.greet()
     result = h.say("I want to walk more because it clears my head, at 7pm after dinner")
-    assert [name for name, _ in tools_of(result)] == [
-        "save_user_profile",
-        "generate_habit_prompt",
-        "scheduler",
-        "transition_state",
-    ]
+    assert [name for name, _ in tools_of(result)] == ["save_user_profile", "generate_habit_prompt"]
     assert "After dinner, try 1 minute of walking — it clears your head." in (result.reply or "")
+    assert h.data.sub_state is SubState.INTAKE
+    assert [name for name, _ in tools_of(h.say("sure"))] == ["scheduler", "transition_state"]
     assert h.data.sub_state is SubState.FEEDBACK
 
 
@@ -701,7 +714,8 @@ def test_a_scheduler_failure_is_reported_and_retried_on_the_next_message() -> No
         h.say(text)
     # A zone EventBridge would refuse: the tool refuses before anything is decided
     h.store.participants[h.participant.id].timezone = "posix/Europe/Paris"
-    failed = h.say("before bed")
+    h.say("before bed")  # the first prompt, and the schedule proposed
+    failed = h.say("yes")
     assert tools_of(failed)[-1] == ("scheduler", "error")
     assert "couldn't set up your daily prompt just now" in (failed.reply or "")
     assert h.data.sub_state is SubState.INTAKE
@@ -709,6 +723,6 @@ def test_a_scheduler_failure_is_reported_and_retried_on_the_next_message() -> No
 
     h.store.participants[h.participant.id].timezone = "America/Toronto"
     retried = h.say("ok, try again")
-    assert [outcome for _, outcome in tools_of(retried)] == ["ok", "ok", "ok"]
+    assert tools_of(retried) == [("scheduler", "ok"), ("transition_state", "ok")]
     assert h.data.sub_state is SubState.FEEDBACK
     assert [s.fixed_time for s in h.data.schedules()] == ["21:00"]

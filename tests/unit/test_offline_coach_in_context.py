@@ -201,6 +201,16 @@ def test_a_different_time_in_answer_to_the_offer_is_saved_then_scheduled() -> No
     assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})]
 
 
+@pytest.mark.parametrize("said", ["yes but make it 8", "ok, 8am then", "sí, pero a las 8"])
+def test_a_yes_with_a_different_time_is_saved_then_scheduled(said: str) -> None:
+    coach = OfflineCoach()
+    request = intake(said, READY, OFFER, steer="schedule (EXECUTE)")
+    step = coach.complete(request)
+    assert calls(step) == [("save_user_profile", {"preferred_time": "08:00"})]
+    step = coach.complete(then(request, step, "Profile saved."))
+    assert calls(step) == [("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:00"})]
+
+
 @pytest.mark.parametrize("said", ["yes", "ok", "sure 👍", "yes!! done"])
 def test_yes_before_any_prompt_was_delivered_confirms_the_plan_and_praises_nothing(said: str) -> None:
     # Intake ended with the set-up and the first prompt's "Would that feel doable?"; nothing delivered yet

@@ -234,6 +234,12 @@ def test_the_second_intake_replaces_the_earlier_schedule() -> None:
     step = coach.complete(request)
     assert calls(step)[0] == ("generate_habit_prompt", {"delivery_mode": "immediate"})
     request = then(request, step, "Once the kids are down, try 1 minute of yoga.")
+    offer = coach.complete(request)
+    assert calls(offer) == [] and offer.content  # the new habit's schedule is proposed, made on the yes
+    turns = [(SWITCHED, "to loosen my hips"), (ASK_TIME, "9pm once the kids are down")]
+    request = with_history(
+        "yes", profile.model_copy(update={TIME: "21:00", ANCHOR: "once the kids are down"}), turns, offer.content
+    )
     step = coach.complete(request)
     assert calls(step) == [("scheduler", {"action": "list"})]
     request = then(request, step, LISTED)

@@ -246,20 +246,30 @@ def test_a_save_whose_arguments_were_not_json_is_reported_as_a_failed_save() -> 
     )
 
 
-def test_a_failed_transition_at_the_end_of_intake_is_told_with_the_prompt() -> None:
+def yes_to_the_offer(user: str = "yes") -> ChatRequest:
+    """ "yes" to the first prompt and its offer of the daily schedule (the schedule is made on it)."""
+    request = intake("ready", COMPLETE)
+    offer = reply(then(request, OfflineCoach().complete(request), LAST_PROMPT))
+    asked = intake(user, COMPLETE)
+    messages = [*asked.messages[:-1], ChatMessage(role="assistant", content=offer), asked.messages[-1]]
+    return asked.model_copy(update={"messages": messages})
+
+
+def test_a_failed_transition_at_the_end_of_intake_is_told() -> None:
     coach = OfflineCoach()
     request = intake("ready", COMPLETE)
     step = coach.complete(request)
     assert calls(step) == [("generate_habit_prompt", {"delivery_mode": "immediate"})]
-    request = then(request, step, LAST_PROMPT)
+    assert coach.complete(then(request, step, LAST_PROMPT)).tool_calls == []  # proposed: made on the yes
+    request = yes_to_the_offer()
     step = coach.complete(request)
+    assert calls(step)[0][0] == "scheduler"
     request = then(request, step, "Daily habit prompt scheduled. The first one arrives tomorrow.")
     step = coach.complete(request)
     assert calls(step)[0][0] == "transition_state"
     request = then(request, step, "ERROR: could not change state (conflict)")
     assert reply(request) == (
-        f"Here's your first one-minute habit to try: “{LAST_PROMPT}” I couldn't finish setting things up on my side "
-        "(could not change state), so I may check in again soon."
+        "I couldn't finish setting things up on my side (could not change state), so I may check in again soon."
     )
 
 
@@ -283,10 +293,10 @@ def test_without_the_scheduler_tool_the_schedule_is_offered_not_promised() -> No
 
 def test_an_existing_schedule_is_reported_as_already_set() -> None:
     coach = OfflineCoach()
-    request = intake("ready", COMPLETE)
-    for result in (LAST_PROMPT, "A daily prompt already exists for 08:00.", "The conversation is now in FEEDBACK."):
+    request = yes_to_the_offer("sure")
+    for result in ("A daily prompt already exists for 08:00.", "The conversation is now in FEEDBACK."):
         request = then(request, coach.complete(request), result)
-    assert "Your daily prompt is already set for around 8am." in reply(request)
+    assert reply(request).startswith("Your daily prompt is already set for around 8am.")
 
 
 def test_a_preferred_time_that_cannot_be_read_keeps_intake_open() -> None:

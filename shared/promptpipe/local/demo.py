@@ -41,6 +41,7 @@ SCRIPT: tuple[DemoStep, ...] = (
     DemoStep(0, "08:03", "I want to feel more energetic during the day."),
     DemoStep(0, "08:05", "Around 7:30am works for me."),
     DemoStep(0, "08:06", "After my morning coffee."),
+    DemoStep(0, "08:07", "Yes, please!"),
     DemoStep(1, "07:00", note="Day 1: the first daily prompt arrives at 07:20, ten minutes before 07:30."),
     DemoStep(1, "07:41", "1"),
     DemoStep(1, "07:43", "It felt good, the stretching woke me up."),

@@ -227,7 +227,8 @@ def population(count: int, rng: random.Random) -> list[SimulatedParticipant]:
     people = []
     for index in range(count):
         habit, motivation = rng.choice(HABITS)
-        intake = (habit, motivation, f"Around {rng.choice(TIMES)} works for me.", rng.choice(ANCHORS))
+        # the last: the yes to the coach's proposal of the daily time (the schedule is made on it)
+        intake = (habit, motivation, f"Around {rng.choice(TIMES)} works for me.", rng.choice(ANCHORS), "Yes, please.")
         # +1 416 555 01xx are reserved fictional numbers; a second block keeps 1000+ people unique.
         phone = f"+1416555{index:04d}" if index < 10_000 else f"+1647555{index - 10_000:04d}"
         people.append(SimulatedParticipant(phone=phone, zone=rng.choice(ZONES), intake=intake))
@@ -309,7 +310,7 @@ def run_simulation(
         if progress:
             progress(f"enrolled {participants} participants")
         counter = 0
-        for step in range(4):  # intake, one message a minute
+        for step in range(5):  # intake, one message a minute (the last: the yes to the proposed time)
             env.advance(timedelta(minutes=1))
             for person in people:
                 counter += 1

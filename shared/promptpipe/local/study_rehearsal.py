@@ -210,7 +210,7 @@ class _Life:
                 json_body={"phone_number": person.phone, "timezone": person.zone, "name": name},
             )
             person.pid = response.body["result"]["id"]
-        for step in range(4):
+        for step in range(5):  # the intake, its last message the yes to the proposed time
             self.env.advance(timedelta(minutes=1))
             for person in self.people:
                 self.text(person.phone, person.intake[step])

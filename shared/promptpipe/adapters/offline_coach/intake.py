@@ -2,17 +2,18 @@
 
 The intake's reading of one message (what was asked, what was said beside it, a suggestion taken, a
 question, a complaint or a choice handed over in between) and the reply it decides; the pure readings
-it calls live in ``intake_answers`` and ``reading``, its words in ``intake_words``, the set-up of the
-daily prompt in ``intake_setup``."""
+it calls live in ``intake_answers`` and ``reading``, its words in ``intake_words``, its acknowledgements
+in ``intake_acks``, the offer of the daily prompt and its answer in ``intake_offer``, the set-up in
+``intake_setup``."""
 
 from __future__ import annotations
 
 import itertools
 import re
-from typing import Any
 
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
 from promptpipe.adapters.offline_coach.faq import answer_faq
+from promptpipe.adapters.offline_coach.intake_acks import IntakeAcks
 from promptpipe.adapters.offline_coach.intake_answers import names_a_fact, parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.intake_defaults import IntakeDefaults
 from promptpipe.adapters.offline_coach.intake_detours import (
@@ -27,19 +28,16 @@ from promptpipe.adapters.offline_coach.intake_detours import (
 )
 from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
 from promptpipe.adapters.offline_coach.intake_new_habit import fields_since, second_intake_start
-from promptpipe.adapters.offline_coach.intake_setup import IntakeSetUp
+from promptpipe.adapters.offline_coach.intake_offer import IntakeOffer
 from promptpipe.adapters.offline_coach.intake_window import random_window, read_window
 from promptpipe.adapters.offline_coach.intake_words import (
-    _ACK_WORDS,
     _DAYPART_ANCHOR,
     _DECLINED,
-    _DECLINED_ACK,
     _DECLINED_VALUE,
     _EASY_DEFAULTS,
     _OFF_TOPIC,
     _PROPOSE_ROUTINE,
     _SUGGESTIONS,
-    _UNDERSTOOD,
     _VAGUE_WORDS,
     _beside_the_question,
 )
@@ -48,7 +46,6 @@ from promptpipe.adapters.offline_coach.reading import (
     accepts,
     asked_for,
     common_question,
-    declines,
     suggestion,
     suggestion_sentence,
 )
@@ -58,7 +55,6 @@ from promptpipe.adapters.offline_coach.text import (
     _NON_ANSWERS,
     ANCHOR,
     DOMAIN,
-    GENERATE,
     HOLDING_REPLY,
     INTAKE_ORDER,
     MOTIVATION,
@@ -74,20 +70,18 @@ from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     parse_vague_time,
     propose_time,
-    same_half_of_day,
     settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
-from promptpipe.rules.normalise import words
 from promptpipe.rules.reason_filler import reason_without_filler
 from promptpipe.rules.word_patterns import DAYPARTS, any_word
 
 _DAYPART = any_word(*DAYPARTS)
 
 
-class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
+class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
     """Intake: save what the message says, then (profile complete) prompt → schedule → FEEDBACK."""
 
     def __init__(self, turn: Turn) -> None:
@@ -349,54 +343,6 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
             return routine_moment(with_clause_breaks(text))
         return (propose_time(text) or vague or "") if vague else ""
 
-    def _answer_offer(self) -> tuple[_Step, str] | None:
-        """The reply to "Shall I send you one like it every day around 8:30am?"."""
-        turn, text = self.turn, self.turn.user
-        earlier = normalise_time(self.known[TIME]) if self.known[TIME] else None
-        new_time = same_half_of_day(parse_clock_time(text), earlier, text)
-        if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
-            return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
-        profile = self.profile()
-        time = normalise_time(profile[TIME]) if profile[TIME] else None
-        restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
-        same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
-        taken = accepts(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
-        if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
-            return self._schedule(time, accepted=True)
-        if re.search(r"\b(?:another|different|something else|other one|else)\b", text, re.I) and not re.search(
-            r"\btime\b", text, re.I
-        ):
-            if not turn.called(GENERATE) and GENERATE in turn.tools:
-                return [(GENERATE, {"delivery_mode": "immediate"})], "intake: a different first prompt"
-            if time and turn.called(GENERATE):
-                return self._offer(time), "intake: offering the new prompt daily"
-        if declines(text) and not common_question(text):
-            return (
-                "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” "
-                "and I'll set it up.",
-                "intake: the schedule offer declined",
-            )
-        return None
-
-    def _greeting(self) -> str:
-        hello = f"Hi {self.turn.name}!" if self.turn.name else "Hi there!"
-        profile = self.profile()
-        if profile[ANCHOR] and profile[TIME]:
-            return f"{hello} Welcome back. Send me any message and I'll set up your first habit prompt."
-        intro = "I'm your habit coach. Together we'll build one tiny daily habit that fits into your day."
-        return f"{hello} {intro} {self._question(profile)}"
-
-    def _complete(self, time: str) -> tuple[_Step, str]:
-        turn = self.turn
-        given = self.prompt_given()
-        if not given and not turn.called(GENERATE) and GENERATE in turn.tools:
-            return [(GENERATE, {"delivery_mode": "immediate"})], "intake: profile complete; first prompt"
-        if given and not turn.calls:  # the offer stands: answer what they asked, offer again
-            return self._ask_next(self.profile()), "intake: the schedule offer is still open"
-        # The schedule is set up in the turn that gives the first prompt when the turn offers the
-        # scheduler (the set-up the system prompt describes); otherwise it is offered and set up on yes.
-        return self._schedule(time, accepted=False)
-
     def _ask_next(self, profile: dict[str, str]) -> str:
         saved = next((c for c in self.turn.called(SAVE) if c.ok), None)
         ack = self._chosen_line() or self._acknowledge(saved.args if saved else {})
@@ -437,31 +383,6 @@ class IntakeRules(IntakeSetUp, IntakeDefaults, IntakeDetours):
         # a time asked for the messages answers none of the questions: the one still open is asked again
         open_ = self.asked if asks_for_a_send_time(self.turn.user) and self.asked in INTAKE_ORDER else None
         return f"{ack} {self._question(profile, open_ if open_ and not profile[open_] else None)}".strip()
-
-    def _acknowledge(self, saved: dict[str, Any]) -> str:
-        language, parts = self.turn.language, []
-        if saved.get(DOMAIN):
-            parts.append(say("ack_domain", language, habit=str(saved[DOMAIN]).capitalize()))
-        if saved.get(MOTIVATION) in _DECLINED_VALUE.values():
-            parts.append(_DECLINED_ACK.get(language, _DECLINED_ACK["en"]))
-        elif saved.get(MOTIVATION):
-            parts.append(say("ack_motivation", language))
-        if saved.get(TIME):
-            parts.append(say("ack_time", language, time=clock(str(saved[TIME]), language)))
-        if saved.get(ANCHOR):
-            parts.append(say("ack_anchor", language, anchor=_clean(str(saved[ANCHOR]))))
-        return " ".join([*self._promised_beside(), *parts[:2]])  # "journaling but start next week": promised
-
-    def _understood_only(self) -> bool:
-        """ "oh right the study. ok": an acknowledgement of the coach's own answer, whose other words
-        only echo that answer (not its question, whose examples may be a real answer: "ok, my coffee")."""
-        text, last = self.turn.user, self.turn.last_assistant
-        if not _UNDERSTOOD.match(text) or not last:
-            return False
-        first_question = re.search(r"[^.!?…”]*\?", last)
-        answered = set(words(last[: first_question.start()] if first_question else last))
-        said = [w for w in words(text) if w not in _ACK_WORDS]
-        return all(w in answered for w in said)
 
     def _routine_said_for_the_time(self) -> str:
         """A routine the participant named when asked for the time ("after lunch", "antes de dormir"),

@@ -1,5 +1,5 @@
 """The intake's set-up of the daily prompt, once the profile is complete: the first prompt, the schedule
-(set up in the turn that gives the prompt when the scheduler is offered, else offered and set up on yes),
+(proposed with the prompt, set up only on the participant's yes: ``intake_offer``),
 the hand-over to FEEDBACK, and the replies that say so only as the tools' results say it (docs/offline-
 coach.md, "Never claiming what did not happen")."""
 
@@ -15,6 +15,9 @@ from promptpipe.adapters.offline_coach.phrases import clock, say
 from promptpipe.adapters.offline_coach.reading import is_schedule_offer
 from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
+from promptpipe.models.llm import ChatMessage
+
+SCHEDULE_FAILED = "I couldn't set up your daily prompt just now"  # the next message tries again
 
 
 class IntakeSetUp:
@@ -24,9 +27,26 @@ class IntakeSetUp:
     handed_over: bool  # the participant handed the choice of a field over ("you pick")
 
     def prompt_given(self) -> bool:
-        """The first prompt was offered with the daily schedule (the coach's own offer in history)."""
-        start = second_intake_start(self.turn.history) or 0  # a second intake: its own offer, not the first's
-        return any(m.role == "assistant" and is_schedule_offer(m.content or "") for m in self.turn.history[start:])
+        """The first prompt was offered with the daily schedule (the coach's own offer in history), and the
+        offer is still open (no set-up was confirmed after it)."""
+        return bool(self._since_the_offer()) and not self.set_up_before()
+
+    def set_up_before(self) -> bool:
+        """The offer was agreed to and the set-up confirmed (an intake re-entered to repair a field)."""
+        done = tuple(
+            say(key, lang, when="", time="")[:12]
+            for key in ("done_first", "done_set", "all_set")
+            for lang in ("en", "es", "fr")
+        )
+        return any(m.role == "assistant" and (m.content or "").startswith(done) for m in self._since_the_offer()[1:])
+
+    def _since_the_offer(self) -> list[ChatMessage]:
+        """The history from the coach's latest offer on (empty with none)."""
+        history = self.turn.history
+        start = second_intake_start(history) or 0  # a second intake: its own offer, not the first's
+        offers = [i for i in range(start, len(history)) if history[i].role == "assistant"]
+        offers = [i for i in offers if is_schedule_offer(history[i].content or "")]
+        return history[offers[-1] :] if offers else []
 
     def _schedule(self, time: str, *, accepted: bool) -> tuple[_Step, str]:
         turn = self.turn
@@ -68,10 +88,15 @@ class IntakeSetUp:
         prompt = re.sub(rf"\s*(?:{asks})$", "", self._prompt_text() or self._offered_prompt())
         language = self.turn.language
         lead = f"{say('first_try', language, prompt=prompt)} " if prompt else ""
+        return f"{lead}{self._offer_question(time)}"
+
+    def _offer_question(self, time: str) -> str:
+        """The offer's own question: the daily prompt at ``time``, or at a random moment of a window."""
+        language = self.turn.language
         window = random_window(self.turn.history, self.turn.user)
         if window:
-            return f"{lead}{window_offer(window, language)}"
-        return f"{lead}{say('offer', language, time=clock(time, language))}"
+            return window_offer(window, language)
+        return say("offer", language, time=clock(time, language))
 
     def _offered_prompt(self) -> str:
         offer = next((m.content or "" for m in reversed(self.turn.history) if is_schedule_offer(m.content or "")), "")
@@ -86,6 +111,8 @@ class IntakeSetUp:
         paused = paused_set_up(self.turn, time)
         if paused:
             return f"{say('all_set', language)} {paused} {say('reply_anytime', language)}"
+        if "already exists" in result:
+            return f"{say('already_set', language, time=at)} {say('reply_anytime', language)}"
         first = (
             say("done_first", language, when=say(when[1], language), time=at)
             if when
@@ -132,10 +159,7 @@ class IntakeSetUp:
         prompt = self._prompt_text()
         lead = f"Here's your first one-minute habit to try: “{prompt}” " if prompt else ""
         if failed.name == SCHEDULER:
-            return (
-                f"{lead}But I couldn't set up your daily prompt just now ({reason}). "
-                "Send me any message and I'll try again."
-            )
+            return f"{lead}But {SCHEDULE_FAILED} ({reason}). Send me any message and I'll try again."
         return f"{lead}I couldn't finish setting things up on my side ({reason}), so I may check in again soon."
 
     def _chosen_line(self) -> str:

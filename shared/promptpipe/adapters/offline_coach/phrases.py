@@ -69,6 +69,13 @@ _PHRASES: dict[str, dict[str, str]] = {
         "es": "¿Te envío uno así cada día a las {time}?",
         "fr": "Je vous en envoie un comme ça chaque jour à {time} ?",
     },
+    "offer_declined": {
+        "en": "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” "
+        "and I'll set it up.",
+        "es": "Sin problema, no programo nada. Cuando quieras un mensaje diario, solo dime “sí” y lo preparo.",
+        "fr": "Pas de problème, rien n'est prévu. Quand vous voudrez un message quotidien, dites simplement “oui” "
+        "et je m'en occupe.",
+    },
     "first_try": {
         "en": "Here's your first one-minute habit to try: “{prompt}”",
         "es": "Tu primer hábito de un minuto para probar: “{prompt}”",
