@@ -24,7 +24,14 @@ from promptpipe.adapters.offline_coach.feedback_answers import local_day
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.intake_refusals import past_the_refusal
 from promptpipe.adapters.offline_coach.phrases import clock, say
-from promptpipe.adapters.offline_coach.reading import accepts, asked_for, common_question, suggestion, unclear_stop
+from promptpipe.adapters.offline_coach.reading import (
+    accepts,
+    asked_for,
+    common_question,
+    is_schedule_offer,
+    suggestion,
+    unclear_stop,
+)
 from promptpipe.adapters.offline_coach.text import (
     _FILLER,
     DOMAIN,
@@ -245,6 +252,8 @@ class IntakeDetours:
         days = asks_to_pause(turn.user)
         if (days or starts_later(turn.user)) and self._fact_beside_the_later_start():
             return None  # "journaling but can we start next week": the habit is saved, the pause promised
+        if days and is_schedule_offer(turn.last_assistant):
+            return None  # "my son is sick, can we pause for 2 days?" to the offer: set up, then paused
         if days:
             promised = pause_promised(days, turn.language)
             return f"{promised} {self._pending(self.profile())}", "intake: a pause asked for; made at the set-up"

@@ -7,20 +7,52 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from promptpipe.adapters.offline_coach.intake_detours import asks_to_pause
 from promptpipe.adapters.offline_coach.intake_setup import SCHEDULE_FAILED, IntakeSetUp
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import accepts, common_question, declines
 from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHEDULER, TIME
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_asked_time, parse_clock_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import _Step
+from promptpipe.rules.hesitation import hesitation
+from promptpipe.rules.message_reading import plain, read_message
+from promptpipe.rules.outcome import read_outcome
 
 # Agreement said without a yes word: "np", "no problem", "love it", "sin problema", "pas de problème".
 _AGREEMENT = re.compile(r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de probl[eè]me)\W*$", re.I)
 
 
+# Taking the first prompt up, said to it rather than to the offer beside it: thanks, a verdict on it, a
+# will to try it, or having just done it ("sounds doable!", "i'll try it tomorrow", "gracias!", "lo
+# intento", "je vais essayer"). Read on the plain form (no accents).
+_TAKES_IT_UP = re.compile(
+    r"\b(?:thanks?|thank (?:you|u)|thx|ty|cheers|gracias|merci|"
+    r"(?:sounds|looks|seems|feels) (?:\w+ )?(?:doable|easy|good|great|fine|manageable|nice|fun|simple)|"
+    r"(?:i'?ll|i will|gonna|going to|will|can) (?:try|do|give it a (?:go|shot|try))|will do|can do|on it|"
+    r"(?:just )?did (?:it|that)|done|doable|"
+    r"(?:lo|la) (?:intento|intentare|hago|hare|pruebo|probare)|voy a (?:intentar|probar)lo|"
+    r"(?:suena|se ve|parece) (?:\w+ )?(?:facil|bien|factible|sencillo)|(?:ya )?lo hice|hecho|me gusta|"
+    r"je vais (?:essayer|le faire|tester|tenter)|(?:ca a l'air|ca semble|c'est) (?:\w+ )?(?:faisable|facile|bien)|"
+    r"je l'ai fait|c'est fait|ca me plait)\b"
+)
+
+
 def agrees(text: str) -> bool:
     """A yes in any form (``reading.accepts``), or agreement said without a yes word ("np")."""
     return accepts(text) or bool(_AGREEMENT.match(text))
+
+
+def takes_the_prompt_up(text: str) -> bool:
+    """The first prompt taken up without a word against the offer beside it: no no, no hesitation, no
+    question, no complaint ("sounds doable!", "thanks!", "ok lo intento mañana"; not "thanks, let me
+    think about it", "sounds hard tbh", "will it come on weekends?")."""
+    reading = read_message(text)
+    if reading.kind in ("no", "later", "question", "complaint", "request") or "?" in text or declines(text):
+        return False
+    if hesitation(text):
+        return False
+    # or done already ("fait ce matin, 10 minutes !", "walked 10 min just now"): the outcome reader's done
+    return _TAKES_IT_UP.search(plain(text)) is not None or read_outcome(text, asked=False) == "done"
 
 
 class IntakeOffer(IntakeSetUp):
@@ -43,7 +75,9 @@ class IntakeOffer(IntakeSetUp):
         time = normalise_time(profile[TIME]) if profile[TIME] else None
         restated = parse_asked_time(text) if new_time is None else None  # "sure, 8 is fine" to 8am
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
-        taken = agrees(text) or self.handed_over  # "just send it", "lo que sea, mándalo"
+        # "just send it", "lo que sea, mándalo"; "sounds doable!", "thanks!": the prompt taken up, the offer with it
+        # and a pause with its length: the daily prompt wanted, later (made at the set-up, ``pause_asked``)
+        taken = agrees(text) or self.handed_over or takes_the_prompt_up(text) or asks_to_pause(text) is not None
         # another time, saved in this turn: agreement at that time ("make it 9", "yes but at 8")
         if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
