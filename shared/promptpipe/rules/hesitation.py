@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.lexicon import STILL_TO_DO_EN
 from promptpipe.rules.message_reading import plain
 from promptpipe.rules.normalise import words
 
@@ -67,10 +68,8 @@ def only_hesitation(text: str) -> bool:
 
 # Something still to do ("tengo que", "let me", "je dois") and, within three words, a verb of thinking it
 # over or looking into it ("pensar", "think", "check", "réfléchir"): read on the plain form of the text.
-_STILL_TO_DO = (
-    r"tengo que|hay que|necesito|voy a|dejame|let me|lemme|need to|have to|gotta|got to|i'?ll|i will|"
-    r"je dois|il faut que je|je vais|laisse[sz]?-moi"
-)
+_STILL_TO_DO_ES_FR = r"tengo que|hay que|necesito|voy a|dejame|je dois|il faut que je|je vais|laisse[sz]?-moi"
+_STILL_TO_DO = rf"{_STILL_TO_DO_ES_FR}|{STILL_TO_DO_EN}"
 _THINK_IT_OVER = r"pensar\w*|think|reflechir|penser|check|look at|see|ver(?:lo)?|checar|revisar|consultar|voir|regarder"
 _THINKS_IT_OVER = re.compile(rf"\b(?:{_STILL_TO_DO})\b(?:\s+\w+){{0,3}}?\s+(?:{_THINK_IT_OVER})\b")
 

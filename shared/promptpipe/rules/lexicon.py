@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "LAUGHS",
     "PLEASE",
+    "STILL_TO_DO_EN",
     "THANKS",
     "THE_MESSAGES",
     "WEEKDAYS_EN",
@@ -23,6 +24,10 @@ THANKS = r"thanks?|thank you|thx|ty"
 
 # Laughter typed as a word ("lol", "hahaha", "jajaja"): tone around an answer, never the answer.
 LAUGHS = r"lol|haha+|jaja+"
+
+# Something still to do, in English ("gotta", "let me", "i'll"): before a verb of thinking it over, the
+# answer is put off ("gotta think", "let me check"), not given.
+STILL_TO_DO_EN = r"gotta|got to|have to|need to|lemme|let me|i'?ll|i will"
 
 # The daily messages named as what a request is about ("no more texts", "hold the reminders").
 THE_MESSAGES = r"texts?|messages?|reminders?|prompts?"

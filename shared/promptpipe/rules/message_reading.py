@@ -33,7 +33,7 @@ from typing import Literal
 
 from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
-from promptpipe.rules.lexicon import LAUGHS, THE_MESSAGES
+from promptpipe.rules.lexicon import LAUGHS, STILL_TO_DO_EN, THE_MESSAGES
 from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
 Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
@@ -172,7 +172,7 @@ _EMOJI_YES = re.compile(r"^(?:[\s👍👌✅🙌💪🙂😊👏✔☑🆗😀�
 _NO_WORDS = r"no+|nope|nah|not really|no thanks?|no gracias|rather not|mejor no|no quiero|non|non merci|pas vraiment"
 _NO = _runs_of(_NO_WORDS, r"(?:thanks?|gracias)?[\s!.]*$")
 _LATER = re.compile(
-    r"\b(?:(?:gotta|got to|have to|need to|lemme|i'?ll|i will|i wanna|want to|let me) (?:think|sleep on it|mull)|"
+    rf"\b(?:(?:{STILL_TO_DO_EN}|i wanna|want to) (?:think|sleep on it|mull)|"
     r"think (?:on|it over|it through)|sleep on it|je vais (?:y )?(?:penser|voir)|laisse[sz]?[- ]moi voir|"
     r"lo (?:consulto|medito|checo)|dejame (?:verlo|ver)|"
     r"let me think|i'?ll think|think about it|need to think|not sure yet|not yet,? let me|"
