@@ -39,7 +39,7 @@ _MARKERS: dict[str, frozenset[str]] = {
         "orale buenas tardes noche manana comer cena desayuno comida hora y media cuarto tomar agua caminar "
         "leer se todavia quien eres cuanto tiempo estar tener hacer llego salir del al una un muy bien parece "
         "claro listo perfecto hijos tengo dolor cabeza espalda ando siempre mejor dormir ducho oficina "
-        "trabajo"
+        "trabajo aunque pero hoy ayer hice fui estoy estaba esta semana dia nada algo mucho poco tambien"
     ),
     "fr": _word_set(
         "je veux le les des du pour avec apres avant quand bonjour merci oui d'accord ca marche vers et demie "
@@ -65,7 +65,8 @@ _NOT_INFINITIVES = _word_set(
 _SHARED = frozenset(w for lang in _MARKERS for w in _MARKERS[lang] if sum(w in m for m in _MARKERS.values()) > 1)
 # Letters one language writes and the other does not; "é" in a verb's "-er"/"-ez" ending ("méditer",
 # "étirer", "préparez") is French, as Spanish writes "é" mostly on a last syllable ("café", "después").
-_LETTERS = {"es": re.compile(r"[ñ¿¡]"), "fr": re.compile(r"[çèêëàâîïôûùœ]|\w*é\w*(?:er|ez)\b")}
+# French never writes "á", "í", "ó" or "ú" ("llovía", "está", "terminó", "tú"): Spanish.
+_LETTERS = {"es": re.compile(r"[ñ¿¡áíóú]"), "fr": re.compile(r"[çèêëàâîïôûùœ]|\w*é\w*(?:er|ez)\b")}
 
 
 def _reading(text: str) -> tuple[str, int]:
