@@ -646,6 +646,7 @@ def _scenario(env: LocalEnvironment, deployment: Deployment) -> set[str]:
         "I want to feel more energetic during the day.",
         "Around 7:30am works for me.",
         "After my morning coffee.",
+        "Yes, please.",  # the yes to the proposed daily time: the schedule is made on it
     ):
         assert say(sam["phone_number"], text) == 200
     assert deployment.llm.failures == 1
