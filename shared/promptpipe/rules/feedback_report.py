@@ -180,17 +180,18 @@ def report_parts(text: str, *, asked: bool) -> ReportParts | None:
     they did it (a bare "yes", "👍" or "1" then reports)."""
     clauses: list[str] = []
     split = [c.strip() for c in _CLAUSE_BREAK.split(text.strip()) if c and c.strip()]
+    bare = [_ONLY_TAKING_BACK.match(plain(c)) is not None for c in split]  # "no", "no wait", "espera"
     for i, clause in enumerate(split):
         said = plain(clause)
         # "… 10 instead.. no wait 9:30", and "move it to 8pm, no wait, 8:30": one answer
-        after = next((plain(c) for c in split[i + 1 :] if not _ONLY_TAKING_BACK.match(plain(c))), "")
-        then_a_time = _NEW_CLOCK_TIME_OPENS.match(after) is not None  # past "no, espera,": the time
-        taken_back = i > 0 and _ONLY_TAKING_BACK.match(plain(split[i - 1])) is not None and clauses
-        if clauses and (
-            _CORRECTS_A_TIME.match(said)
-            or (_ONLY_TAKING_BACK.match(said) and then_a_time)
-            or (taken_back and _NEW_CLOCK_TIME_OPENS.match(said) and clauses[-1].endswith(split[i - 1]))
-        ):
+        after = next((plain(c) for c, b in zip(split[i + 1 :], bare[i + 1 :], strict=True) if not b), "")
+        opens_with_a_time = _NEW_CLOCK_TIME_OPENS.match(said) is not None
+        joins = bool(clauses) and (
+            _CORRECTS_A_TIME.match(said) is not None
+            or (bare[i] and _NEW_CLOCK_TIME_OPENS.match(after) is not None)  # past "no, espera,": the time
+            or (i > 0 and bare[i - 1] and opens_with_a_time)
+        )
+        if joins:
             clauses[-1] = f"{clauses[-1]} {clause}"
         else:
             clauses.append(clause)

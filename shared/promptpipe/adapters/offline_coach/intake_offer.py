@@ -15,6 +15,7 @@ from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHED
 from promptpipe.adapters.offline_coach.times import normalise_time, parse_asked_time, parse_clock_time, same_half_of_day
 from promptpipe.adapters.offline_coach.turn import _Step
 from promptpipe.rules.hesitation import hesitation
+from promptpipe.rules.lexicon import THANKS
 from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import read_outcome
 
@@ -26,7 +27,7 @@ _AGREEMENT = re.compile(r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de 
 # will to try it, or having just done it ("sounds doable!", "i'll try it tomorrow", "gracias!", "lo
 # intento", "je vais essayer"). Read on the plain form (no accents).
 _TAKES_IT_UP = re.compile(
-    r"\b(?:thanks?|thank (?:you|u)|thx|ty|cheers|gracias|merci|"
+    rf"\b(?:{THANKS}|thank u|cheers|gracias|merci|"
     r"(?:sounds|looks|seems|feels) (?:\w+ )?(?:doable|easy|good|great|fine|manageable|nice|fun|simple)|"
     r"(?:i'?ll|i will|gonna|going to|will|can) (?:try|do|give it a (?:go|shot|try))|will do|can do|on it|"
     r"(?:just )?did (?:it|that)|done|doable|"
