@@ -107,7 +107,8 @@ def test_the_time_handed_over_with_an_emoji_saves_a_default_and_no_routine() -> 
     no_time = READY.model_copy(update={TIME: "", ANCHOR: ""})
     step = OfflineCoach().complete(intake("dont care when 🙃 just send it", no_time, ASK_TIME))
     saved = dict(calls(step)[0][1])
-    assert saved.get(TIME) and ANCHOR not in saved  # a default time; "when 🙃" is no routine
+    # a default time; "when 🙃" is no routine ("just send it" may fill the routine with the default one)
+    assert saved.get(TIME) and "when" not in saved.get(ANCHOR, "")
 
 
 # -- "instead of" inside a reason, and a grudging yes ----------------------------------------------

@@ -33,7 +33,7 @@ _STRAIN = re.compile(
     r"bad|terrible|awful|rough|tough|worst|sucks?|brutal|stressful|packed|mal[oa]?s?|fatal|horrible|pesad[oa]s?|"
     r"complicad[oa]s?|mauvais\w*|nul(?:le)?s?|charge\w*|la course|"
     r"muert[oa]s?|cansad[oa]s?|agotad[oa]s?|olvid\w*|a mil|prisa|apurad[oa]s?|presse\w*|ocupad[oa]s?|imposible|"
-    r"caos|locura|dificil|nunca|"
+    r"caos|locura|dificil|nunca|liad[oa]s?|ataread[oa]s?|a tope|estresad[oa]s?|overwhelmed|stressed|"
     r"fatigue\w*|crevee?s?|epuisee?s?|debordee?s?|oubli\w*|pas|jamais|dur|"
     # busy with something else then: "afternoons im at the gym", "en la mañana trabajo", "le matin j'ai cours"
     r"work(?:ing)?|job|gym|class(?:es)?|school|meetings?|commut\w*|trabaj\w*|chamba|oficina|clases?|escuela|"

@@ -264,7 +264,8 @@ _TOPIC_WORDS = {
     ),
     "bot": (
         r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
-        r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|"
+        r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|automated|"
+        r"automatic|chat ?bot|automatico|automatica|automatique|"
         r"humano|robot|maquina|humain|personne|vrai)\b"
     ),
     "number": (

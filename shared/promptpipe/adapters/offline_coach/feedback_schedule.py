@@ -65,6 +65,9 @@ class ScheduleRequests:
             wanted = without_avoided_day_part(turn.user)
             new_time = clock.time_for_change(wanted, listed_times[0]) or new_time
         new_time = clock.away_from(new_time, avoided_half(turn.user), without_avoided_day_part(turn.user))
+        if listed_times[:1] == [new_time] and not turn.called(SCHEDULER, action="create"):
+            # the time it already comes at ("¿se puede cambiar la hora? a mediodía estoy liada"): which one is asked
+            return say("ask_new_time", self.lang), "feedback: the time named is the current one; asking which"
         if not turn.called(SCHEDULER, action="create"):
             steps: list[tuple[str, dict[str, Any]]] = [
                 (SCHEDULER, {"action": "delete", "schedule_id": schedule_id})

@@ -25,6 +25,8 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     hesitates,
     is_impatience,
     is_lost,
+    sends_it_now,
+    yes_then_question,
 )
 from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
 from promptpipe.adapters.offline_coach.intake_new_habit import fields_since, second_intake_start
@@ -46,6 +48,7 @@ from promptpipe.adapters.offline_coach.reading import (
     accepts,
     asked_for,
     common_question,
+    declines,
     suggestion,
     suggestion_sentence,
 )
@@ -73,6 +76,7 @@ from promptpipe.adapters.offline_coach.times import (
     settle_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
+from promptpipe.models.llm import ChatMessage
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
 from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
 from promptpipe.rules.reason_filler import reason_without_filler
@@ -97,8 +101,11 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         self.asked_too: MessageReading | None = None
         # "idk you choose", "whatever works", "tú decide": the choice is the coach's, for the pending field.
         # "just send it whenever": the choice of what is pending is handed over too.
+        # "just send it", "can u just send the reminder": every field still open is the coach's to fill.
+        self.sends_now = sends_it_now(turn.user)
         self.handed_over = (hands_over(turn.user) and not parse_intake_message(turn.user, self.known, None)) or (
             hands_over_the_time(turn.user)  # "just send it whenever": never a routine ("when…") or an answer
+            or (self.sends_now and not re.search(r"\d", turn.user))
         )
 
     def profile(self) -> dict[str, str]:
@@ -137,7 +144,7 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         if turn.steer_mode in ("HANDOFF", "PAUSED"):
             return HOLDING_REPLY, "intake: the flow controller is waiting for a person"
         # A request before the set-up is done: a stop or a pause (promised for the set-up), another part of the day.
-        stop = (self._stop_reply() or self._another_part_of_the_day()) if not turn.calls else None
+        stop = (self._stop_reply() or self._another_part_of_the_day() or self._yes_asking()) if not turn.calls else None
         if stop is not None:
             return stop
         reading = read_message(turn.user)
@@ -165,7 +172,7 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
             or (reading.kind == "yes" and bool(suggestion(turn.last_assistant)))
         )
         if reads_as_fact and not turn.called(SAVE) and SAVE in turn.tools:
-            learned = {n: reason_without_filler(v) if n == MOTIVATION else v for n, v in self._learn().items()}
+            learned = self._learned()
             if learned:
                 return [(SAVE, learned)], f"intake: learned {', '.join(learned)}"
         profile = self.profile()
@@ -173,6 +180,13 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         if profile[ANCHOR] and time and not self.steered(profile):
             return self._complete(time)
         return self._ask_next(profile), "intake: asking for the next missing field"
+
+    def _yes_asking(self) -> tuple[_Step, str] | None:
+        """A yes to the offer with a question after it ("ok! what if i forget?"): set up, the question answered
+        in the confirmation."""
+        if self.asked == "schedule" and self.prompt_given() and yes_then_question(self.turn.user):
+            return self._answer_offer()
+        return None
 
     def _hand_over(self, reading: MessageReading) -> tuple[MessageReading, dict[str, str]]:
         """ "whatever works" to "How about 6pm?" or to the offer takes it (a yes); to a question, a default
@@ -182,7 +196,8 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
             return MessageReading("yes"), {}
         if turn.calls or SAVE not in turn.tools:
             return reading, {}
-        return reading, self._chosen_default(self.profile())
+        profile = self.profile()
+        return reading, self._rest_by_default(profile) if self.sends_now else self._chosen_default(profile)
 
     def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
         """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
@@ -266,6 +281,14 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         return pending
 
     # -- a reply read against the last question ---------------------------------------------------
+    def _learned(self) -> dict[str, str]:
+        """What the message gives to save, the reason without its filler; with "just send it at 7pm", the
+        fields still open by default beside it."""
+        learned = {n: reason_without_filler(v) if n == MOTIVATION else v for n, v in self._learn().items()}
+        if learned and self.sends_now:
+            return self._rest_by_default({**self.profile(), **learned}) | learned
+        return learned
+
     def _learn(self) -> dict[str, str]:
         """The facts the message gives, read against what was asked: an acceptance of the coach's
         own suggestion saves it; a vague time asked for gets a concrete suggestion instead."""
@@ -398,6 +421,22 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
                 return routine or moment_said(before.content or "")  # "at lunchtime", "first thing"
         return ""
 
+    def _time_still_proposed(self, profile: dict[str, str]) -> str:
+        """A time to propose again when the time is asked: the coach's last proposal, if the answer after it
+        neither refused nor replaced it ("How about 12:30pm?" "after i eat"); else, when the time question
+        was just asked and not answered, the time of the routine already known ("at lunchtime": 12:30)."""
+        said = [*self.turn.history[-6:], ChatMessage(role="user", content=self.turn.user)]
+        for question, answer in reversed(list(itertools.pairwise(said))):  # the last few exchanges, latest first
+            offered = suggestion(question.content or "") if question.role == "assistant" else ""
+            if answer.role == "user" and offered and re.search(r"\d", offered):
+                reply = answer.content or ""
+                refused = declines(reply) or parse_clock_time(reply) is not None or "?" in reply
+                return "" if refused else normalise_time(offered) or ""
+        anchor = profile[ANCHOR]
+        if anchor and asked_for(self.turn.last_assistant) == TIME:
+            return propose_time(anchor) or parse_vague_time(anchor, loose=True) or ""
+        return ""
+
     def _off_topic(self) -> bool:
         """A question of theirs that none of the rules can answer ("what's the weather tomorrow?")."""
         return "?" in self.turn.user and not self.turn.called(SAVE)
@@ -410,6 +449,9 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         if missing == MOTIVATION:
             return say("ask_motivation", language, habit=profile[DOMAIN] or say("this_habit", language))
         if missing == TIME:
+            proposed = self._time_still_proposed(profile)
+            if proposed:  # "How about 12:30pm?" answered with the routine instead: the proposal stands
+                return say("suggest_time", language, time=clock(proposed, language))
             return say("ask_time", language)
         if missing == ANCHOR:
             routine = self._routine_said_for_the_time()

@@ -65,6 +65,17 @@ class IntakeDefaults:
             return {missing: self._default(missing).strip("“”")}
         return {}
 
+    def _rest_by_default(self, profile: dict[str, str]) -> dict[str, str]:
+        """Every field still open with its default, in the order they are asked ("just send it")."""
+        chosen: dict[str, str] = {}
+        for _ in INTAKE_ORDER:
+            merged = {**profile, **chosen}
+            step = {name: value for name, value in self._chosen_default(merged).items() if not merged.get(name)}
+            if not step:
+                break
+            chosen |= step
+        return chosen
+
     def _default(self, missing: str) -> str:
         """The one-word default for ``missing`` in the participant's language (``_EASY_DEFAULTS``)."""
         language = self.turn.language

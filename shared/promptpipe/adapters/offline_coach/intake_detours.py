@@ -28,6 +28,7 @@ from promptpipe.adapters.offline_coach.reading import (
     accepts,
     asked_for,
     common_question,
+    declines,
     is_schedule_offer,
     suggestion,
     unclear_stop,
@@ -96,6 +97,22 @@ def asks_to_pause(text: str) -> int | None:
     return (said.days if said is not None else None) or reading.days
 
 
+# "just send it", "can u just send the reminder", "skip the questions", "solo mándalo", "envoie-le
+# simplement": the rest of the set-up left to the coach, a time said beside it or none.
+_SEND_IT_NOW = re.compile(
+    r"\b(?:just|only|simply) send (?:it|them|one|the (?:reminders?|prompts?|texts?|messages?|things?)|"
+    r"me (?:it|one|the \w+))\b|\bsend (?:it|them) (?:already|now)\b|"
+    r"\bskip (?:the|all the|these|all these) (?:rest|questions)\b|\bno more questions\b|"
+    r"\b(?:solo|nada mas|ya) (?:mandalo|envialo|mandamelo|enviamelo|mandame|enviame)\b|\bmandalo ya\b|"
+    r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b"
+)
+
+
+def sends_it_now(text: str) -> bool:
+    """The participant wants the prompt without more questions: every field still open takes its default."""
+    return bool(_SEND_IT_NOW.search(plain(text)))
+
+
 def hands_over_the_time(text: str) -> bool:
     """ "just send it whenever", "any time is fine", "cuando sea", "n'importe quand": when is left to
     the coach (a free-choice word for when, and no clock time beside it)."""
@@ -125,6 +142,19 @@ def beside_the_yes(text: str) -> str:
     rest = parts[1].strip()
     if not re.search(r"[^\W\d_]", rest) or re.search(r"\d", rest) or _CONTRAST.search(plain(rest)):
         return ""  # "ok, but at 8 instead": another answer, not the yes and a fact beside it
+    return rest
+
+
+def yes_then_question(text: str) -> str:
+    """The question a yes to the offer comes with ("ok. what time will it come?", "sure! what if i
+    forget?", "vale, ¿y si un día no puedo?"): the question, answered once the schedule is set up; "" when
+    the message is no plain yes followed by a question (not "ok but can it be at 8?": another time)."""
+    parts = re.split(r"[.!,]+\s*", text.strip(), maxsplit=1)
+    if len(parts) < 2 or "?" not in parts[1] or not accepts(parts[0]) or re.search(r"\d", parts[1]):
+        return ""
+    rest = parts[1].strip()
+    if declines(rest) or hesitation(rest) or read_message(rest).kind in ("no", "later", "complaint", "request"):
+        return ""
     return rest
 
 
@@ -265,6 +295,8 @@ class IntakeDetours:
                 "intake: a stop request with nothing scheduled",
             )
         request = read_message(turn.user).request
+        if request == "resume" and is_schedule_offer(turn.last_assistant):
+            return None  # "ok we're back, start the texts" to the offer still open: a yes to it
         if request in ("pause", "resume", "limit"):
             pending = self._pending(self.profile())
             return (

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from promptpipe.adapters.offline_coach.intake_detours import asks_to_pause
+from promptpipe.adapters.offline_coach.intake_detours import asks_to_pause, yes_then_question
 from promptpipe.adapters.offline_coach.intake_setup import SCHEDULE_FAILED, IntakeSetUp
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import accepts, common_question, declines
@@ -29,7 +29,8 @@ _AGREEMENT = re.compile(r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de 
 _TAKES_IT_UP = re.compile(
     rf"\b(?:{THANKS}|thank u|cheers|gracias|merci|"
     r"(?:sounds|looks|seems|feels) (?:\w+ )?(?:doable|easy|good|great|fine|manageable|nice|fun|simple)|"
-    r"(?:i'?ll|i will|gonna|going to|will|can) (?:try|do|give it a (?:go|shot|try))|will do|can do|on it|"
+    r"(?:i'?ll|i will|gonna|going to|will|can|lemme|let me) (?:try|do|give it a (?:go|shot|try))|will do|can do|on it|"
+    r"(?:i )?(?:really )?like (?:it|this|that)|"
     r"(?:just )?did (?:it|that)|done|doable|"
     r"(?:lo|la) (?:intento|intentare|hago|hare|pruebo|probare)|voy a (?:intentar|probar)lo|"
     r"(?:suena|se ve|parece) (?:\w+ )?(?:facil|bien|factible|sencillo)|(?:ya )?lo hice|hecho|me gusta|"
@@ -60,6 +61,7 @@ class IntakeOffer(IntakeSetUp):
     """The offer's steps; ``IntakeRules`` decides when they are taken (its ``profile`` and ``_ask_next``)."""
 
     known: dict[str, str]
+    sends_now: bool  # "just send it": every field still open by default, the prompt and its schedule wanted now
     profile: Callable[[], dict[str, str]]
     _ask_next: Callable[[dict[str, str]], str]
     _question: Callable[..., str]
@@ -78,7 +80,16 @@ class IntakeOffer(IntakeSetUp):
         same = restated is not None and same_half_of_day(restated, earlier, text) == time and not declines(text)
         # "just send it", "lo que sea, mándalo"; "sounds doable!", "thanks!": the prompt taken up, the offer with it
         # and a pause with its length: the daily prompt wanted, later (made at the set-up, ``pause_asked``)
-        taken = agrees(text) or self.handed_over or takes_the_prompt_up(text) or asks_to_pause(text) is not None
+        # and "start the texts" after a pause asked before the set-up: the daily prompt wanted, now
+        taken = (
+            agrees(text)
+            or self.handed_over
+            or self.sends_now
+            or takes_the_prompt_up(text)
+            or asks_to_pause(text) is not None
+            or bool(yes_then_question(text))
+            or read_message(text).request == "resume"
+        )
         # another time, saved in this turn: agreement at that time ("make it 9", "yes but at 8")
         if time and (taken or same or turn.called(SAVE, **{TIME: new_time or "-"})):
             return self._schedule(time, accepted=True)
@@ -119,7 +130,8 @@ class IntakeOffer(IntakeSetUp):
             return self._schedule(time, accepted=False)
         if given:
             return self._reoffer(time), "intake: a fact changed after the offer; the offer asked again"
-        if agrees(turn.user) or self.handed_over:  # "yep" to the routine suggested: the plan it completes agreed
+        # "yep" to the routine suggested: the plan it completes agreed; "just send it at 7pm": the plan asked for
+        if agrees(turn.user) or self.handed_over or self.sends_now:
             return self._schedule(time, accepted=False)
         return self._offer(time), "intake: first prompt; the daily schedule proposed, set up on yes"
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.adapters.offline_coach.answers import answer_question
+from promptpipe.adapters.offline_coach.faq import answer_faq
 from promptpipe.adapters.offline_coach.habit_prompt import LOCAL_QUESTIONS
-from promptpipe.adapters.offline_coach.intake_detours import pause_asked, paused_set_up
+from promptpipe.adapters.offline_coach.intake_detours import pause_asked, paused_set_up, yes_then_question
 from promptpipe.adapters.offline_coach.intake_new_habit import replace_earlier_schedule, second_intake_start
 from promptpipe.adapters.offline_coach.intake_window import random_window, window_done, window_offer
 from promptpipe.adapters.offline_coach.phrases import clock, say
-from promptpipe.adapters.offline_coach.reading import is_schedule_offer
+from promptpipe.adapters.offline_coach.reading import common_question, is_schedule_offer
 from promptpipe.adapters.offline_coach.text import GENERATE, SAVE, SCHEDULER, TIME, TRANSITION
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
 from promptpipe.models.llm import ChatMessage
+from promptpipe.rules.message_reading import read_message
 
 SCHEDULE_FAILED = "I couldn't set up your daily prompt just now"  # the next message tries again
 
@@ -118,7 +121,19 @@ class IntakeSetUp:
             if when
             else say("done_set", language, time=at)
         )
-        return f"{first} {say('reply_anytime', language)}"
+        answer = self._answer_beside_the_yes()
+        return f"{first} {answer} {say('reply_anytime', language)}".replace("  ", " ")
+
+    def _answer_beside_the_yes(self) -> str:
+        """The answer to a question asked with the yes ("ok! what if i forget?"); "" with none, or when the
+        confirmation already answers it ("what time will it come?")."""
+        asked = yes_then_question(self.turn.user)
+        kind = common_question(asked) if asked else None
+        if not asked or kind == "when_texts":
+            return ""
+        if kind and self.turn.language == "en":
+            return answer_question(kind, {}, None, schedule_set=True, study=self.turn.study)
+        return answer_faq(read_message(asked).topic or "other", self.turn.study, self.turn.language)
 
     def _prompt_text(self) -> str:
         generated = next((c for c in self.turn.called(GENERATE) if c.ok), None)

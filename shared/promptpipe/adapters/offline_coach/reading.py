@@ -162,12 +162,14 @@ _QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stop_later", re.compile(r"\b(?:stop|pause|cancel|unsubscribe|quit|dejar)\b", re.I)),
     ("my_habit", re.compile(r"\bwhat(?:'s| is| was)? my habit\b|\bwhich habit\b|\bwhat am i (?:doing|working on)\b",
                             re.I)),
-    ("when_texts", re.compile(r"\bwhen (?:do|will|are) you (?:text|message|send|remind)|\bwhat time (?:do|will|are) "
-                              r"(?:you|i get|my)|\bwhen (?:is|does) my (?:reminder|prompt|message)\b|"
-                              r"\bwhen (?:do|will) i get\b", re.I)),
-    ("miss_a_day", re.compile(r"\b(?:miss|skip|forget)\b.*\bday\b", re.I)),
+    ("when_texts", re.compile(r"\bwhen (?:do|will|are) you (?:text|message|send|remind)|"
+                              r"\bwhat time (?:do|will|are|does) (?:you|i get|my|it|they|the)|"
+                              r"\bwhen (?:is|does) my (?:reminder|prompt|message)\b|"
+                              r"\bwhen (?:do|will) i get\b|\bwhen (?:will|does|do) (?:it|they) (?:come|arrive)", re.I)),
+    ("miss_a_day", re.compile(r"\b(?:miss|skip|forget)\b.*\bday\b|\bwhat if i (?:miss|skip|forget|don'?t)\b", re.I)),
     ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcu[aá]nto tiempo\b", re.I)),
-    ("bot", re.compile(r"\b(?:are you|is this) (?:a )?(?:real|bot|human|person|robot|ai)\b", re.I)),
+    ("bot", re.compile(r"\b(?:are you|is this|is it) (?:a |an )?(?:real|bot|human|person|robot|ai|automated|automatic|"
+                       r"chat ?bot|machine|computer)\b", re.I)),
     ("weekdays", re.compile(r"\b(?:weekdays?|weekends?)\b", re.I)),
     ("random_time", re.compile(r"\bdifferent time each day\b|\brandom\b|\bvar(?:y|ies)\b", re.I)),
 )  # fmt: skip

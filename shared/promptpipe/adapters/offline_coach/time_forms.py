@@ -98,6 +98,8 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b(\d{1,2})\s*(?:h|heures?)\s+et quart\b", r"\1:15"),
     (r"(?<![:.\d])\b(\d{1,2})\s*heures?\b", r"\1:00"),  # "7 heures"
     (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
+    # an hour without its colon said as a clause of its own ("730", "6 too early. 730", "1030?", "845ish")
+    (r"(?:^|(?<=[,.;!?…]))(\s*)([1-9]|1[0-2])([0-5]\d)(?:\s*-?\s*ish)?(?=\s*(?:$|[,.;!?…]))", r"\1\2:\3"),
     # "around 930", "nah make it 930"
     (r"\b(at|around|about|by|like|make it|say)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])" + COUNTED, r"\1 \2:\3"),
     # an hour without its colon correcting the time just said ("830am. no sorry 845", "7:30.. wait 745", "a las 8,

@@ -1,0 +1,152 @@
+"""The offline coach's tenth round of readings (docs/offline-coach.md): the offer taken up in more forms (a
+yes with a question, "i like it", "start the texts" after a pause), "just send it" filling what is still
+open, a time proposal that stands when another question is answered, hours written without their colon,
+and a change of time that names the time it already comes at."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
+from promptpipe.adapters.offline_coach.intake_detours import sends_it_now, yes_then_question
+from promptpipe.adapters.offline_coach.reading import common_question
+from promptpipe.models.llm import ChatRequest
+from promptpipe.models.profile import UserProfile
+from promptpipe.rules.message_reading import read_message
+from tests.unit.test_offline_coach_in_context import (
+    ASK_TIME,
+    OFFER,
+    READY,
+    WALKING,
+    calls,
+    feedback,
+    intake,
+    then,
+)
+
+CREATE = ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:30"})
+CREATED = "Daily habit prompt scheduled: every day at 08:20. The first one arrives tomorrow."
+LISTED_NOON = "Active daily schedules:\n1. every day at 11:50 (Europe/Madrid), 10 min before 12:00 (internal id: s1)"
+
+
+def confirmation(request: ChatRequest) -> str:
+    """The schedule created, the hand-over made: the reply that confirms the set-up."""
+    coach = OfflineCoach()
+    step = coach.complete(request)
+    assert calls(step) == [CREATE]
+    request = then(request, step, CREATED)
+    step = coach.complete(request)
+    assert calls(step)[0][0] == "transition_state"
+    return coach.complete(then(request, step, "Moved to FEEDBACK.")).content or ""
+
+
+@pytest.mark.parametrize("said", ["i like it", "i really like that", "lemme try tmrw", "let me try it tomorrow"])
+def test_the_first_prompt_taken_up_in_these_words_agrees_to_the_offer(said: str) -> None:
+    assert calls(OfflineCoach().complete(intake(said, READY, OFFER))) == [CREATE]
+
+
+def test_a_yes_with_a_question_sets_up_and_answers_the_question_in_the_confirmation() -> None:
+    reply = confirmation(intake("ok! what if i forget?", READY, OFFER))
+    assert "8:30am" in reply
+    assert "Nothing bad happens" in reply
+
+
+def test_a_yes_asking_when_it_comes_is_answered_by_the_confirmation_alone() -> None:
+    reply = confirmation(intake("ok. what time will it come?", READY, OFFER))
+    assert "8:30am" in reply
+    assert "can't answer" not in reply
+
+
+@pytest.mark.parametrize("said", ["will it come on weekends too?", "ok but can it be at 9 instead?", "no thanks?"])
+def test_what_is_not_a_yes_with_a_question(said: str) -> None:
+    assert yes_then_question(said) == ""
+
+
+def test_start_the_texts_to_the_offer_still_open_sets_it_up() -> None:
+    last = f"Nothing is scheduled yet, so no daily messages will come until we finish setting up. {OFFER}"
+    assert calls(OfflineCoach().complete(intake("ok we're back, start the texts again", READY, last))) == [CREATE]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["just send it", "can u just send the reminder", "ugh skip the questions", "solo mándalo", "no more questions pls"],
+)
+def test_just_send_it_is_read(said: str) -> None:
+    assert sends_it_now(said)
+
+
+@pytest.mark.parametrize("said", ["just text me at 8", "send it at 7 please", "i just sent it to my sister"])
+def test_what_is_not_just_send_it(said: str) -> None:
+    assert not sends_it_now(said)
+
+
+def test_just_send_it_with_a_time_saves_the_time_and_every_field_still_open() -> None:
+    profile = UserProfile(habit_domain="walking")
+    response = OfflineCoach().complete(intake("just send it at 7pm", profile, ASK_TIME))
+    ((name, args),) = calls(response)
+    assert name == "save_user_profile"
+    assert args["preferred_time"] == "19:00"
+    assert args["motivational_frame"]  # a default, not their words
+    assert args["prompt_anchor"]
+
+
+def test_just_send_it_without_a_time_fills_every_field_still_open() -> None:
+    profile = WALKING.model_copy(update={"preferred_time": "19:00"})
+    asked = "7pm works. What's something you already do every day that we can attach it to?"
+    ((name, args),) = calls(OfflineCoach().complete(intake("can u just send the reminder", profile, asked)))
+    assert name == "save_user_profile"
+    assert set(args) == {"prompt_anchor"}
+
+
+def test_a_time_proposal_answered_with_the_routine_is_proposed_again() -> None:
+    proposal = "How about 12:30pm — would that work?"
+    request = intake("after i eat", WALKING, proposal)
+    coach = OfflineCoach()
+    step = coach.complete(request)
+    assert calls(step) == [("save_user_profile", {"prompt_anchor": "after i eat"})]
+    reply = coach.complete(then(request, step, "Profile saved.")).content or ""
+    assert reply.endswith(proposal)
+
+
+def test_a_time_proposal_refused_is_not_proposed_again() -> None:
+    request = intake("no, after i eat", WALKING, "How about 12:30pm — would that work?")
+    coach = OfflineCoach()
+    step = coach.complete(request)
+    reply = coach.complete(then(request, step, "Profile saved.")).content if step.tool_calls else step.content
+    assert "12:30" not in (reply or "")
+
+
+@pytest.mark.parametrize(
+    ("said", "hhmm"),
+    [
+        ("730", "07:30"),
+        ("6 too early. 730", "07:30"),
+        ("6 is too early lol, 730", "07:30"),
+        ("7 too early tbh. 730?", "07:30"),
+        ("845ish", "08:45"),
+        ("1030pm", "22:30"),
+    ],
+)
+def test_an_hour_without_its_colon_said_as_a_clause_is_a_time(said: str, hhmm: str) -> None:
+    assert parse_clock_time(said) == hhmm
+
+
+@pytest.mark.parametrize("said", ["read 100 pages", "walk 1000 steps", "i walk 1000. steps", "1260"])
+def test_a_count_is_not_a_time(said: str) -> None:
+    assert parse_clock_time(said) is None
+
+
+@pytest.mark.parametrize("said", ["is this automated?", "is this a chatbot", "are you a real person?"])
+def test_is_this_automated_is_the_bot_question(said: str) -> None:
+    assert read_message(said).topic == "bot"
+    assert common_question(said) == "bot"
+
+
+def test_a_change_that_names_the_time_it_already_comes_at_asks_which_and_moves_nothing() -> None:
+    request = feedback("oye se puede cambiar la hora? a mediodía estoy muy liada", "¡Muy bien!")
+    coach = OfflineCoach()
+    step = coach.complete(request)
+    assert calls(step) == [("scheduler", {"action": "list"})]
+    step = coach.complete(then(request, step, LISTED_NOON))
+    assert calls(step) == []
+    assert "?" in (step.content or "")
