@@ -10,9 +10,11 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now, yes_then_question
 from promptpipe.adapters.offline_coach.reading import common_question
-from promptpipe.models.llm import ChatRequest
+from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.message_reading import read_message
+from promptpipe.rules.outcome import read_outcome
+from promptpipe.rules.report_details import planned_tweak, says_it_helps
 from tests.unit.test_offline_coach_in_context import (
     ASK_TIME,
     OFFER,
@@ -150,3 +152,63 @@ def test_a_change_that_names_the_time_it_already_comes_at_asks_which_and_moves_n
     step = coach.complete(then(request, step, LISTED_NOON))
     assert calls(step) == []
     assert "?" in (step.content or "")
+
+
+@pytest.mark.parametrize("said", ["thank u, the reminders help", "ty, helping so far", "los mensajes me ayudan mucho"])
+def test_thanks_with_the_messages_judged_helpful_says_it_helps(said: str) -> None:
+    assert says_it_helps(said)
+
+
+@pytest.mark.parametrize("said", ["the reminders dont help", "not helping so far", "helps a lot?"])
+def test_what_does_not_say_it_helps(said: str) -> None:
+    assert not says_it_helps(said)
+
+
+@pytest.mark.parametrize("said", ["just had energy today", "just felt like it", "just walked after lunch"])
+def test_what_happened_is_no_plan(said: str) -> None:
+    assert planned_tweak(said) == ""
+
+
+@pytest.mark.parametrize(
+    ("said", "plan"), [("ill set an alarm tomorrow", "set an alarm tomorrow"), ("i will need less", "need less")]
+)
+def test_a_plan_is_still_read(said: str, plan: str) -> None:
+    assert planned_tweak(said) == plan
+
+
+@pytest.mark.parametrize("said", ["hoy fallé, mucho trabajo", "i failed today", "failed today lol"])
+def test_a_day_failed_is_not_done(said: str) -> None:
+    assert read_outcome(said, asked=True) == "not_done"
+
+
+def test_a_failure_of_something_else_is_no_missed_day() -> None:
+    assert read_outcome("the alarm failed but i did it", asked=True) == "done"
+
+
+ASK_WHY = "Mindfulness — great choice. Why does mindfulness matter to you? What would it give you?"
+DEFAULT_REASON = "No problem. How about “to feel a bit better every day”?"
+
+
+@pytest.mark.parametrize("said", ["why not", "honestly no idea, just seems good", "idk"])
+def test_a_shrug_at_the_reason_gets_the_default_reason_to_take_with_one_word(said: str) -> None:
+    response = OfflineCoach().complete(intake(said, UserProfile(habit_domain="mindfulness"), ASK_WHY))
+    assert calls(response) == []
+    assert response.content == DEFAULT_REASON
+
+
+def test_ok_to_the_reason_asked_again_gets_the_default_reason() -> None:
+    profile = UserProfile(habit_domain="mindfulness", preferred_time="07:30", prompt_anchor="after i shower")
+    request = intake("ok", profile, ASK_WHY)
+    request.messages.insert(2, ChatMessage(role="user", content="meditate"))
+    response = OfflineCoach().complete(request)
+    assert calls(response) == []
+    assert response.content == DEFAULT_REASON
+
+
+@pytest.mark.parametrize("said", ["omg just send me something", "pls just send it already", "can you just start"])
+def test_just_send_me_something_fills_the_reason_and_the_time(said: str) -> None:
+    profile = UserProfile(habit_domain="walking", prompt_anchor="after dinner")
+    ((name, args),) = calls(OfflineCoach().complete(intake(said, profile, ASK_WHY)))
+    assert name == "save_user_profile"
+    assert args["motivational_frame"] == "to feel a bit better every day"
+    assert args["preferred_time"]

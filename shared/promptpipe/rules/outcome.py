@@ -48,7 +48,7 @@ _NOT_DONE = (
     r"didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
-    r"se me olvid[oó]|olvid[eé]|hoy no|nada)\b|❌|✖"
+    r"se me olvid[oó]|olvid[eé]|hoy no|nada|(?<!no )fall[eé]|i failed|failed (?:it )?today)\b|❌|✖"
     # French, and the typos of "forgot" ("forgto", "forgt")
     r"|\b(?:pas (?:aujourd'?hui|ce (?:soir|matin)|cette fois|fait|encore|eu le temps|pu|reussi)|"
     r"non|j'ai oubli[eé]|oubli[eé]|rat[eé]|"

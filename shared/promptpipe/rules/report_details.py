@@ -45,9 +45,16 @@ _HELPS_EN = (
     # the messages themselves judged: "these msgs r helping", "the texts have been good for me"
     r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:are|r|have been|has been) (?:\w+ )?"
     r"(?:helping|working|good for me)|(?:it|this)(?:'?s| is| has) been (?:\w+ )?good for me|"
-    r"(?:loving|love) (?:it|this)"
+    r"(?:loving|love) (?:it|this)|"
+    # "the reminders help", "ty, helping so far", "helps a lot"
+    r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:really |actually |def |honestly )?"
+    r"help(?:s|ing)?|"
+    r"help(?:s|ing) (?:so far|a lot|a ton|loads|heaps|already|tbh|honestly)"
 )
-_HELPS_ES = r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta"
+_HELPS_ES = (
+    r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta|"
+    r"(?:los|tus|estos) (?:mensajes|recordatorios) me (?:ayudan|sirven|estan ayudando)"
+)
 _HELPS_FR = r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore"
 _HELPS = re.compile(rf"\b(?:{_HELPS_EN}|{_HELPS_ES}|{_HELPS_FR})\b")
 _NOT_HELPING = re.compile(r"\b(?:not|isn'?t|no|n'|pas|ne|never|hardly)\b")
@@ -122,8 +129,8 @@ def planned_tweak(text: str) -> str:
     tried = re.match(r"(?:try to|intentar|essayer de)\s+", what)
     start = match.start("what") + (tried.end() if tried else 0)
     what = what[tried.end() :] if tried else what
-    if len(what.split()) < 2 or _ONLY_AGREEING.match(what):
-        return ""
+    if len(what.split()) < 2 or _ONLY_AGREEING.match(what) or _PAST.match(what):
+        return ""  # "just had energy today": what happened, not a plan
     if re.match(r"(?:do it|hacerlo|lo hago|le faire) (?:later|tonight|mas tarde|al rato|ce soir)\b", what):
         return ""  # "I'll do it tonight": a plan for today, no change
     return _as_said(text, said, start, start + len(what))
@@ -145,6 +152,8 @@ def said_as_plan(text: str) -> bool:
 
 _AFTER_AN_EMOJI = re.compile(r"(?<=[^\w\s.,!?;:'’\"()¿¡-])\s+(?=\w)")
 # "mañana lo intento", "mañana le pongo una alarma", "demain je réessaie": tomorrow, and a verb in the present
+# A verb in the past tense: what happened ("just had energy today", "just felt like it"), never a plan.
+_PAST = re.compile(r"(?:had|was|were|did|felt|got|went|made|took|woke|came|ran|saw|kept|\w{3,}ed)\b")
 _LATER_TRY = re.compile(
     r"^(?:manana|la proxima(?: vez)?|demain|la prochaine fois)\s+"
     r"(?P<what>(?:(?:le|lo|la|les|los|me|je|j')\s*)?\w{3,}(?:o|e)\b.*)$"

@@ -78,11 +78,16 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.models.llm import ChatMessage
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
-from promptpipe.rules.message_reading import MessageReading, hands_over, read_message
+from promptpipe.rules.message_reading import MessageReading, hands_over, plain, read_message
 from promptpipe.rules.reason_filler import reason_without_filler
 from promptpipe.rules.word_patterns import DAYPARTS, any_word
 
 _DAYPART = any_word(*DAYPARTS)
+
+
+# "honestly no idea, just seems good": a shrug inside an answer that gives nothing to save.
+_SHRUG_INSIDE = re.compile(r"\b(?:no idea|idk|dunno|not sure|no clue|ni idea|no se|aucune idee|je sais pas)\b")
+_WHY_NOT = re.compile(r"^\W*(?:why not|porque no|por que no|pourquoi pas)\W*$")
 
 
 class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
@@ -212,6 +217,8 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         if beside and not is_impatience(beside):  # "¿cuántas preguntas son? tengo prisa": the question only
             self.said, self.asked_too = beside, reading
             return MessageReading("fact")
+        if reading.kind == "yes" and self.asked == MOTIVATION and _WHY_NOT.match(plain(text)):
+            return MessageReading("later", topic="shrug")  # "why not" to "why does it matter?": no reason given
         if reading.kind == "fact" and hesitates(text):  # "lo tengo que pensar": no answer yet
             return MessageReading("later")
         if reading.kind in ("fact", "question") and defers(text):  # "i'll let you know", "te aviso": one to come
@@ -235,8 +242,12 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         return self._question(profile)
 
     def _still_pending(self) -> str:
-        """The question still open after an acknowledgement, the question last (what is answered next)."""
-        return f"{say('ack_lead', self.turn.language)} {self._pending(self.profile())}"
+        """The question still open after an acknowledgement, the question last (what is answered next); an
+        "ok" to the reason asked again gets the default reason to take with one word."""
+        profile = self.profile()
+        if self.asked == MOTIVATION and not profile[MOTIVATION] and any(m.role == "user" for m in self.turn.history):
+            return say("suggest_no_problem", self.turn.language, value=self._default(MOTIVATION))
+        return f"{say('ack_lead', self.turn.language)} {self._pending(profile)}"
 
     def _not_a_fact(self, reading: MessageReading) -> str:
         profile = self.profile()
@@ -255,7 +266,7 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
             routine = self._routine_said_for_the_time() if missing == ANCHOR else ""
             if routine:  # the routine they named for the time, before any default of ours
                 return f"No problem. {_PROPOSE_ROUTINE['en'].format(routine=routine)}"
-            if missing in _SUGGESTIONS:  # a default they can take with one word
+            if missing in _SUGGESTIONS or missing == MOTIVATION:  # a default they can take with one word
                 return say("suggest_no_problem", language, value=self._default(missing))
             return f"No problem — small and simple is perfect. {pending}"
         if reading.kind == "later":
@@ -396,9 +407,11 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
             return pending
         if not ack and said in _GREETINGS:
             ack = "Hi!"
-        elif not ack and any(said.startswith(n) for n in _NON_ANSWERS):
-            missing = self.steered(profile) or next((name for name in INTAKE_ORDER if not profile[name]), None)
-            if missing in _SUGGESTIONS:  # a default they can take with one word
+        elif not ack and (any(said.startswith(n) for n in _NON_ANSWERS) or _SHRUG_INSIDE.search(said)):
+            # the question they shrugged at gets the default, not the controller's next one
+            unanswered = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
+            missing = unanswered or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)
+            if missing in _SUGGESTIONS or missing == MOTIVATION:  # a default they can take with one word
                 return say("suggest_no_problem", self.turn.language, value=self._default(missing))
             ack = "No problem — small and simple is perfect."
         elif not ack and self.expected() == TIME and said and not self.prompt_given():

@@ -100,8 +100,8 @@ def asks_to_pause(text: str) -> int | None:
 # "just send it", "can u just send the reminder", "skip the questions", "solo mándalo", "envoie-le
 # simplement": the rest of the set-up left to the coach, a time said beside it or none.
 _SEND_IT_NOW = re.compile(
-    r"\b(?:just|only|simply) send (?:it|them|one|the (?:reminders?|prompts?|texts?|messages?|things?)|"
-    r"me (?:it|one|the \w+))\b|\bsend (?:it|them) (?:already|now)\b|"
+    r"\b(?:just|only|simply) send (?:me )?(?:it|them|one|something|anything|whatever|the \w+)\b|"
+    r"\bsend (?:it|them) (?:already|now)\b|\b(?:can (?:we|you|u) |let'?s )?just (?:start|begin|get started|go)\b|"
     r"\bskip (?:the|all the|these|all these) (?:rest|questions)\b|\bno more questions\b|"
     r"\b(?:solo|nada mas|ya) (?:mandalo|envialo|mandamelo|enviamelo|mandame|enviame)\b|\bmandalo ya\b|"
     r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b"
