@@ -10,6 +10,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now, yes_then_question
 from promptpipe.adapters.offline_coach.reading import common_question
+from promptpipe.adapters.offline_coach.times import parse_asked_time
 from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.message_reading import read_message
@@ -212,3 +213,57 @@ def test_just_send_me_something_fills_the_reason_and_the_time(said: str) -> None
     assert name == "save_user_profile"
     assert args["motivational_frame"] == "to feel a bit better every day"
     assert args["preferred_time"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["that'd be great", "i'm down", "say less", "aight", "yeh", "órale", "de acuerdo", "por supuesto", "muy bien"],
+)
+def test_agreement_in_these_words_sets_the_offer_up(said: str) -> None:
+    assert calls(OfflineCoach().complete(intake(said, READY, OFFER))) == [CREATE]
+
+
+@pytest.mark.parametrize("said", ["ok will try my best", "easy enough", "hopefully i remember lol"])
+def test_the_prompt_taken_up_in_these_words_sets_the_offer_up(said: str) -> None:
+    assert calls(OfflineCoach().complete(intake(said, READY, OFFER))) == [CREATE]
+
+
+@pytest.mark.parametrize(
+    ("said", "hhmm"),
+    [
+        ("mmm mejor a las 10, 9:30 es muy temprano", "10:00"),
+        ("7:30 pls, 6am is way too early", "07:30"),
+        ("8h c'est trop tôt, 9h plutôt", "09:00"),
+        ("a las 6 de la tarde", "18:00"),  # "tarde" is the afternoon here, no judgement
+    ],
+)
+def test_a_time_judged_too_early_or_late_is_not_the_answer(said: str, hhmm: str) -> None:
+    assert parse_clock_time(said) == hhmm
+
+
+@pytest.mark.parametrize(
+    "said", ["mejor 10 q ya se durmieron", "10 when the kids are asleep", "ok pero 10 porque salgo tarde"]
+)
+def test_a_lone_hour_then_why_answers_the_time(said: str) -> None:
+    assert parse_asked_time(said) == "10:00"
+
+
+@pytest.mark.parametrize("said", ["i'll do 10 when i wake up", "sure, 10 pushups when i wake"])
+def test_a_count_then_when_is_no_time(said: str) -> None:
+    assert parse_asked_time(said) is None
+
+
+def test_another_hour_at_the_offer_keeps_the_offers_half_of_the_day() -> None:
+    evening = READY.model_copy(update={"preferred_time": "21:30"})
+    offer = OFFER.replace("8:30am", "9:30pm")
+    step = OfflineCoach().complete(intake("no, mejor 10", evening, offer))
+    assert calls(step) == [("save_user_profile", {"preferred_time": "22:00"})]
+
+
+def test_a_time_beside_the_reason_is_read_and_is_never_the_reason() -> None:
+    reading = UserProfile(habit_domain="leer")
+    step = OfflineCoach().complete(intake("para dormir mejor, en la noche mejor 10", reading, ASK_WHY))
+    ((name, args),) = calls(step)
+    assert name == "save_user_profile"
+    assert args.get("preferred_time") == "22:00"
+    assert "10" not in args.get("motivational_frame", "")

@@ -194,6 +194,9 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     changes = _WANT.search(domain_text) and (expected == DOMAIN or _CHANGE_OF_MIND.search(domain_text))
     domain = parse_domain(domain_text) if not known.get(DOMAIN) or changes else ""
     motivation = _HEDGE_AFTER.sub("", motivation) if motivation else motivation
+    only_a_time = motivation and len(_WHEN_WORDS.sub(" ", without_times(motivation)).split()) <= 1
+    if only_a_time and parse_asked_time(motivation):
+        motivation = ""  # "mejor 10" beside the habit: a time, never the reason
     for name, value in ((DOMAIN, domain), (MOTIVATION, motivation), (TIME, time or ""), (ANCHOR, anchor)):
         if value and value != known.get(name):
             learned[name] = value
@@ -270,9 +273,18 @@ def _time_said_apart(text: str) -> bool:
     """A clock time in a clause of its own ("my neck is killing me. 3pm works"): an answer to when,
     not part of the reason."""
     for clause in _CLAUSE.findall(text):
-        if parse_clock_time(clause) and len(_clean(without_times(clause)).split()) <= 2:
+        # "en la noche mejor 10": the day-part and the preference it comes with are part of the time
+        rest = _WHEN_WORDS.sub(" ", _clean(without_times(clause)))
+        if parse_clock_time(clause) and len(rest.split()) <= 2:
             return True
     return False
+
+
+_WHEN_WORDS = re.compile(
+    r"\b(?:(?:en|por|de|a) la (?:noche|tarde|ma[ñn]ana)|de noche|in the (?:morning|evening|afternoon)|at night|"
+    r"tonight|le (?:soir|matin)|mejor|better|rather|plut[oô]t|m[aá]s bien|like|tipo|como)\b",
+    re.I,
+)
 
 
 # The words a time given for the prompt comes with: "and 7am works for the texts", "y a las 8 para los mensajes".

@@ -20,7 +20,15 @@ from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import read_outcome
 
 # Agreement said without a yes word: "np", "no problem", "love it", "sin problema", "pas de problème".
-_AGREEMENT = re.compile(r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de probl[eè]me)\W*$", re.I)
+_AGREEMENT = re.compile(
+    r"^\W*(?:np|no prob(?:lem)?|love it|sin problema|pas de probl[eè]me|"
+    # "that'd be great", "i'm down", "say less", "órale", "de acuerdo", "looking forward to it"
+    r"that'?d be (?:\w+ )?(?:great|nice|good|helpful|awesome|perfect|amazing)|"
+    r"that would (?:be (?:\w+ )?(?:great|nice|good|helpful|awesome|perfect|amazing)|help)|"
+    r"ye|yeh|i'?m down|down|say less|aight|ight|bet|de acuerdo|[oó]rale|por supuesto|muy bien|"
+    r"looking forward(?: to it)?|can'?t wait)\W*$",
+    re.I,
+)
 
 
 # Taking the first prompt up, said to it rather than to the offer beside it: thanks, a verdict on it, a
@@ -30,7 +38,8 @@ _TAKES_IT_UP = re.compile(
     rf"\b(?:{THANKS}|thank u|cheers|gracias|merci|"
     r"(?:sounds|looks|seems|feels) (?:\w+ )?(?:doable|easy|good|great|fine|manageable|nice|fun|simple)|"
     r"(?:i'?ll|i will|gonna|going to|will|can|lemme|let me) (?:try|do|give it a (?:go|shot|try))|will do|can do|on it|"
-    r"(?:i )?(?:really )?like (?:it|this|that)|"
+    r"(?:i )?(?:really )?like (?:it|this|that)|(?:will |i'?ll )?(?:try|do) my best|easy enough|"
+    r"hopefully i (?:remember|do|will|can)|"
     r"(?:just )?did (?:it|that)|done|doable|"
     r"(?:lo|la) (?:intento|intentare|hago|hare|pruebo|probare)|voy a (?:intentar|probar)lo|"
     r"(?:suena|se ve|parece) (?:\w+ )?(?:facil|bien|factible|sencillo)|(?:ya )?lo hice|hecho|me gusta|"
@@ -71,7 +80,9 @@ class IntakeOffer(IntakeSetUp):
         """The reply to "Shall I send you one like it every day around 8:30am?"."""
         turn, text = self.turn, self.turn.user
         earlier = normalise_time(self.known[TIME]) if self.known[TIME] else None
-        new_time = same_half_of_day(parse_clock_time(text), earlier, text)
+        # "no, mejor 10", "ok pero 10": a bare hour is another time for the offer too (its half kept)
+        said = parse_clock_time(text) or (parse_asked_time(text) if "?" not in text else None)
+        new_time = same_half_of_day(said, earlier, text)
         if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"
         profile = self.profile()

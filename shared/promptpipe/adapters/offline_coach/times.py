@@ -42,6 +42,14 @@ _LONE_HOUR = re.compile(r"[\W_]*\d{1,2}[\W_]*")  # "hmm 6. no make that 6:15": t
 _NOT_THIS_TIME = re.compile(rf"\bnot (?:at )?{_LIMIT_TIME}", re.I)
 # A time refused where it is said, in any language: "a las 6 de la tarde, no al mediodía", "pas à midi".
 _REFUSED_AT = re.compile(rf"\b(?:no|pas|never|nunca|jamais) (?:at|[àa]) {_LIMIT_TIME}", re.I)
+# A time judged too early or too late where it is said ("9:30 es muy temprano", "6 is too early", "8h c'est
+# trop tôt"): refused, when another time is left to be the answer.
+_TOO_EARLY_OR_LATE = re.compile(
+    rf"(?:\b(?:las|the|a las|at)\s+)?\b{_LIMIT_TIME}\s*(?:(?:is|'s|es|est|c'est|seria|would be)\s+)?"
+    r"(?:(?:way|muy|demasiado|bien|un peu|trop|too|super|tan|a bit|kinda|un poco)\s+)+"
+    r"(?:early|late|soon|temprano|tarde|pronto|tot|tôt|tard)\b",
+    re.I,
+)
 # Where a second thought starts: "8:30? maybe 8:45", "10pm wait no 10:45", "mejor a las 10", "enfin plutôt 10h".
 # A hesitation alone ("7 or 8", "7h ou un peu après", "bueno, a las 7", "no sé", "no later than 8") starts none:
 # the first time stands unless a word of correction goes with it ("7 o mejor 7:30", "ou plutôt 7h30").
@@ -114,6 +122,8 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     text = _REFUSED_AT.sub(" ", _NOT_THIS_TIME.sub(" ", _spoken(text)))  # "make it 8 not 8:30": refused, no answer
     bounded = _A_LIMIT.sub(" ", text)  # "7:30, no later than 8pm tho": the limit is no second answer
     text = bounded if bounded != text and _parse_clock(bounded) else text
+    judged = _TOO_EARLY_OR_LATE.sub(" ", text)  # "mejor a las 10, 9:30 es muy temprano": 10 is the answer
+    text = judged if judged != text and _parse_clock(judged) else text
     pieces = _SECOND_THOUGHT.split(text)
     for index in range(len(pieces) - 1, 0, -1):
         before = " ".join(pieces[:index])
@@ -186,6 +196,7 @@ def beside_a_suggestion(time: str, suggested: str, said: str, *, habit: str = ""
     of the day its own words say ("8:30 después de cenar"), else the one the habit's nature says ("11:15"
     to wind down is 23:15), else the suggestion's ("earlier, like 6:45"), never the small hours ("after
     lunch at 1" is 13:00)."""
+    said = _TOO_EARLY_OR_LATE.sub(" ", said)  # "…, 9:30 es muy temprano": "temprano" judges 9:30, not the answer
     if _says_half_of_day(_spoken(said)):
         return time
     hour, minute = (int(part) for part in time.split(":"))
@@ -310,7 +321,20 @@ def parse_asked_time(text: str) -> str | None:
     found = parse_clock_time(text)
     if found is None and len(text.split()) <= 4:
         found = parse_clock_time(re.sub(r"\b(\d{1,2})\b(?![:.]\d)", r"at \1", text, count=1))
+    if found is None:  # "mejor 10 q ya se durmieron": a lone hour, then why
+        head = _LONE_HOUR_THEN_WHY.match(text)
+        found = parse_clock_time(f"at {head[1]}") if head else None
     return found
+
+
+# A lone hour with only a word of preference around it, then a reason ("mejor 10 q ya se durmieron", "10
+# when the kids are asleep", "ok pero 10 porque salgo tarde"); not "i'll do 10 when i wake up".
+_LONE_HOUR_THEN_WHY = re.compile(
+    r"^\W*(?:(?:mejor|better|like|tipo|como|mas bien|más bien|ok|okay|pero|but|no|nah|nel|si|sí|yes|maybe|quizas|"
+    r"quizás|plutot|plutôt|then|entonces|mm+|hm+|make it|a las|at|around)\W+)*(\d{1,2})\s*,?\s+"
+    r"(?:q|que|porque|xq|pq|because|bc|cuz|cause|when|cuando|since|ya que|parce que|car|quand)\b",
+    re.I,
+)
 
 
 def _parse_clock(text: str, hint: str = "") -> str | None:
