@@ -46,16 +46,16 @@ def test_a_hesitation_a_no_a_question_or_a_complaint_does_not(said: str) -> None
 @pytest.mark.parametrize("said", ["sounds doable!", "gracias!", "fait ce matin, 10 minutes !"])
 def test_the_prompt_taken_up_creates_the_schedule(said: str) -> None:
     from promptpipe.adapters.offline_coach import OfflineCoach
+    from tests.support.offline_coach_requests import OFFER, READY, calls, intake
     from tests.unit.test_offline_coach_confirm_setup import CREATE
-    from tests.unit.test_offline_coach_in_context import OFFER, READY, calls, intake
 
     assert calls(OfflineCoach().complete(intake(said, READY, OFFER))) == [CREATE]
 
 
 def test_a_pause_asked_at_the_offer_sets_it_up_then_pauses_it() -> None:
     from promptpipe.adapters.offline_coach import OfflineCoach
+    from tests.support.offline_coach_requests import OFFER, READY, calls, intake, then
     from tests.unit.test_offline_coach_confirm_setup import CREATE
-    from tests.unit.test_offline_coach_in_context import OFFER, READY, calls, intake, then
 
     coach = OfflineCoach()
     request = intake("my son is sick, can we pause for 2 days?", READY, OFFER)

@@ -12,7 +12,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse
 from promptpipe.models.profile import UserProfile
-from tests.unit.test_offline_coach_in_context import OFFER, PROMPT, READY, calls, intake, then
+from tests.support.offline_coach_requests import OFFER, PROMPT, READY, calls, intake, then
 
 CREATE = ("scheduler", {"action": "create", "type": "fixed", "fixed_time": "08:30"})
 DECLINED = "No problem — nothing is scheduled. Whenever you'd like a daily prompt, just say “yes” and I'll set it up."

@@ -10,7 +10,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_version, what_helped_clause
 from promptpipe.rules.outcome import read_outcome
-from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
+from tests.support.offline_coach_requests import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
 PAUSED = "Daily prompts paused for 5 day(s): none is sent until Monday 09 March (2026-03-09 08:00 …)"
 

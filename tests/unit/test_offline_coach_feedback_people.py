@@ -7,7 +7,7 @@ import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.rules.message_reading import read_message
-from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
+from tests.support.offline_coach_requests import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
 DOABLE = "Great — one stretch while the coffee brews. Does that sound doable?"
 LISTED_730AM = "Active daily schedules:\n1. every day at 07:20 (America/Toronto), 10 min before 07:30 (internal id: s1)"

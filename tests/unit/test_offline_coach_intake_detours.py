@@ -23,7 +23,7 @@ from promptpipe.adapters.offline_coach.intake_detours import (
 from promptpipe.flow.context import intake_context
 from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
-from tests.unit.test_offline_coach_in_context import (
+from tests.support.offline_coach_requests import (
     ALL_TOOLS,
     ASK_ANCHOR,
     ASK_TIME,

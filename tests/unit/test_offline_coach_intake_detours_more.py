@@ -21,7 +21,7 @@ from promptpipe.flow.context import feedback_context
 from promptpipe.models.llm import ChatMessage, ChatRequest
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.message_reading import read_message
-from tests.unit.test_offline_coach_in_context import (
+from tests.support.offline_coach_requests import (
     ALL_TOOLS,
     ASK_TIME,
     BACKGROUND,

@@ -22,7 +22,7 @@ from promptpipe.models.llm import ChatMessage
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.hesitation import hesitation, only_hesitation
 from promptpipe.rules.message_reading import read_message
-from tests.unit.test_offline_coach_in_context import ASK_TIME, WALKING, calls, intake, then
+from tests.support.offline_coach_requests import ASK_TIME, WALKING, calls, intake, then
 from tests.unit.test_offline_coach_intake_detours import with_history
 
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"

@@ -15,7 +15,7 @@ from promptpipe.adapters.offline_coach.intake_detours import asks_to_pause
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.intake_requests import asks_for_a_send_time, defers, later_start
 from promptpipe.rules.message_reading import MessageReading, read_message
-from tests.unit.test_offline_coach_in_context import (
+from tests.support.offline_coach_requests import (
     ASK_MOTIVATION,
     ASK_TIME,
     OFFER,

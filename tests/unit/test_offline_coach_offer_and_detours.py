@@ -16,7 +16,7 @@ from promptpipe.models.profile import UserProfile
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.outcome import read_outcome
 from promptpipe.rules.report_details import planned_tweak, says_it_helps
-from tests.unit.test_offline_coach_in_context import (
+from tests.support.offline_coach_requests import (
     ASK_TIME,
     OFFER,
     READY,
@@ -146,7 +146,14 @@ def test_is_this_automated_is_the_bot_question(said: str) -> None:
 
 
 def test_a_change_that_names_the_time_it_already_comes_at_asks_which_and_moves_nothing() -> None:
-    request = feedback("oye se puede cambiar la hora? a mediodía estoy muy liada", "¡Muy bien!")
+    # noon is named as the time to leave ("estoy muy liada"): the new time is asked for, nothing is listed
+    step = OfflineCoach().complete(feedback("oye se puede cambiar la hora? a mediodía estoy muy liada", "¡Muy bien!"))
+    assert calls(step) == []
+    assert step.content == "Claro. ¿A qué hora te va mejor? Por ejemplo a las 7pm."
+
+
+def test_a_move_to_the_time_it_already_comes_at_asks_which_and_moves_nothing() -> None:
+    request = feedback("can you move it to 12pm?", "Great!")
     coach = OfflineCoach()
     step = coach.complete(request)
     assert calls(step) == [("scheduler", {"action": "list"})]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, then
+from tests.support.offline_coach_requests import LISTED_8PM, PRAISE, PROMPT, calls, feedback, then
 
 
 def _saved(said: str, *, delivered: int = 1) -> dict[str, str]:

@@ -14,7 +14,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import classify_barrier,
 from promptpipe.rules.feedback_requests import asks_for_another_time
 from promptpipe.rules.outcome import read_outcome
 from promptpipe.rules.report_details import company, hard_going, planned_tweak, said_as_plan
-from tests.unit.test_offline_coach_in_context import PRAISE, PROMPT, calls, feedback, then
+from tests.support.offline_coach_requests import PRAISE, PROMPT, calls, feedback, then
 
 TWEAK_OFFERED = (
     "No worries — missing a day is part of building any habit. One small tweak for next time: make it even "

@@ -10,7 +10,7 @@ from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.text import DOMAIN, MOTIVATION
 from promptpipe.rules.feedback_requests import asks_for_another_time
-from tests.unit.test_offline_coach_in_context import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
+from tests.support.offline_coach_requests import LISTED_8PM, PRAISE, PROMPT, calls, feedback, text_of, then
 
 TWEAK_OFFERED = (
     "No worries — missing a day is part of building any habit. One small tweak for next time: make it even "

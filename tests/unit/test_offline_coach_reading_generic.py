@@ -18,7 +18,7 @@ from promptpipe.rules.intake_requests import before_the_later_start, later_start
 from promptpipe.rules.language import detect_language, tells_no_language
 from promptpipe.rules.reason_filler import reason_without_filler
 from tests.support import memory_harness, turn
-from tests.unit.test_offline_coach_in_context import ASK_MOTIVATION, OFFER, READY, calls, intake, then
+from tests.support.offline_coach_requests import ASK_MOTIVATION, OFFER, READY, calls, intake, then
 from tests.unit.test_offline_coach_intake_detours import ASK_HABIT, with_history
 
 DOMAIN, MOTIVATION, TIME, ANCHOR = "habit_domain", "motivational_frame", "preferred_time", "prompt_anchor"

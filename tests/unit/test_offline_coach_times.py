@@ -14,7 +14,7 @@ from promptpipe.adapters.offline_coach.times import parse_clock_time, settle_hal
 from promptpipe.models.llm import ChatMessage
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.half_of_day import plausible, toward, way_asked
-from tests.unit.test_offline_coach_in_context import PROMPT, calls, feedback, then
+from tests.support.offline_coach_requests import PROMPT, calls, feedback, then
 from tests.unit.test_offline_coach_reading import intake
 
 ASK_WHEN = "Great reason. What time of day would you like your daily prompt? For example 8am or 7:30pm."

@@ -11,7 +11,7 @@ import pytest
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
 from promptpipe.adapters.offline_coach.times import beside_a_suggestion, requested_time, time_for_change
 from promptpipe.models.profile import UserProfile
-from tests.unit.test_offline_coach_in_context import (
+from tests.support.offline_coach_requests import (
     ASK_TIME,
     PRAISE,
     PROMPT,

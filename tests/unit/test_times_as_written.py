@@ -24,7 +24,7 @@ from promptpipe.adapters.offline_coach.times import (
 )
 from promptpipe.rules.avoided_day_part import avoided_half
 from promptpipe.rules.change_of_when import asks_for_an_unnamed_time
-from tests.unit.test_offline_coach_in_context import READY, calls, intake, then
+from tests.support.offline_coach_requests import READY, calls, intake, then
 from tests.unit.test_times_in_the_flow import _moved_to  # the schedule listed at 12:30
 
 

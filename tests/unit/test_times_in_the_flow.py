@@ -14,7 +14,7 @@ from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.feedback_requests import asks_when
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.report_details import proposes_a_time
-from tests.unit.test_offline_coach_in_context import PROMPT, READY, calls, feedback, intake, then
+from tests.support.offline_coach_requests import PROMPT, READY, calls, feedback, intake, then
 
 LISTED_NOON = "Active daily schedules:\n1. every day at 12:20 (America/Toronto), 10 min before 12:30 (internal id: s1)"
 

@@ -15,7 +15,7 @@ import re
 
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
-__all__ = ["avoided_half", "without_avoided_day_part"]
+__all__ = ["avoided_half", "when_wanted", "without_a_deadline", "without_avoided_day_part"]
 
 # Where a clause ends: punctuation, or a joint that starts a reason or a contrast.
 _CLAUSE_END = re.compile(
@@ -101,3 +101,24 @@ def avoided_half(text: str) -> str | None:
     avoided = " ".join(_plain(piece) for piece in _clauses(text) if _avoids(piece))
     morning, evening = bool(_MORNING.search(avoided)), bool(_EVENING.search(avoided))
     return "am" if morning and not evening else "pm" if evening and not morning else None
+
+
+# A time said as a limit, not as the time wanted: "im out the door by 7", "before 9 pls", "antes de las 8".
+_DEADLINE = re.compile(
+    r"\b(?:by|before|no later than|not later than|antes de(?: las?)?|avant)\s+(?:the\s+)?"
+    r"\d{1,2}(?:[:h.][0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.|h)?(?!\s*(?:min|minutes|hours?|hrs?)\b)",
+    re.I,
+)
+
+
+def without_a_deadline(text: str) -> str:
+    """``text`` without the times said as a limit ("could we do earlier? im out the door by 7" -> no time), when
+    it asks for another time: the limit bounds the new time, it is not the new time."""
+    return _DEADLINE.sub(" ", text)
+
+
+def when_wanted(text: str) -> str:
+    """What ``text`` says of when it wants, its clauses that avoid a part of the day left out even when nothing
+    is left ("¿se puede cambiar la hora? a mediodía estoy muy liada" -> "¿se puede cambiar la hora?"): noon
+    is the time to leave, never the time asked for."""
+    return re.sub(r"\s+", " ", "".join(piece for piece in _clauses(text) if not _avoids(piece))).strip(" ,;")

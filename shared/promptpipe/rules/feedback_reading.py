@@ -257,8 +257,11 @@ _PREFER = re.compile(
 )
 # Refusing it: "mornings don't work for me", "not in the evening", "en la mañana no puedo", "pas le soir".
 _REFUSE = re.compile(
-    r"(?:don'?t|doesn'?t|do not|does not|never|won'?t|can'?t|no longer|not)\s+(?:\w+\s+){0,2}?(?:work|good|great|"
-    r"possible|do)\b|\bnot (?:in )?(?:the )?$|\bno (?:me )?(?:da tiempo|funciona|puedo|sirve)\b|\bno puedo\b|"
+    r"(?:don'?t|doesn'?t|do not|does not|never|won'?t|can'?t|no longer|not|aren'?t|isn'?t|ain'?t)\s+(?:\w+\s+){0,2}?"
+    r"(?:work(?:s|ing)?|good|great|possible|do|doing it)\b|"
+    # "far too hot in the afternoons", "too hectic": the day-part judged unfit
+    r"\btoo (?:hot|early|late|busy|hectic|crazy|much|tired|rushed|loud)\b|\b(?:muy|demasiado) (?:temprano|tarde)\b|"
+    r"\bnot (?:in )?(?:the )?$|\bno (?:me )?(?:da tiempo|funciona|puedo|sirve)\b|\bno puedo\b|"
     r"\bpas (?:le|la|les|en)?\s*$|\bca (?:ne )?marche pas\b|\bje ne peux pas\b|\bimpossible\b|\bhard\b|\bchaos\b|"
     r"\brush\w*\b|\bbusy\b|\bno$"
 )

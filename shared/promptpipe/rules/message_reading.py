@@ -157,7 +157,9 @@ _YES_WORDS = (
     r"okie(?: dokie)?|oki doki|joya|chevere|bacano|obvio|va pues|okis|ok dale|bueno dale|de ley|"
     r"sounds right|yeah sounds (?:good|right)|yup yup|all good|gotcha|got it|ok cool|cool cool|"
     r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
-    r"ca me convient|on y va"
+    r"ca me convient|on y va|"
+    # a yes hummed or spoken: "mhm", "uh huh", "go on then", "yes x" (a kiss), "arre", "sipi", "ta bien", "amén"
+    r"m+h+m+|mm+[- ]?hm+|uh[- ]?huh|go on(?: then)?|x+|arre|sipi|sipo|ta bien|ta bueno|amen|okas|va bien"
 )
 # What was offered taken as an instruction: "just do that", "go with that one", "mándalo así", "va pour ça".
 _TAKES_THE_OFFER = (
@@ -182,11 +184,16 @@ _LATER = re.compile(
     r"pas encore sur|je te dis|je vous dis)\b"
 )
 # A message that is nothing but a shrug ("not sure", "idk", "no sé, ni idea", "je sais pas"): no answer yet.
-_SHRUG = re.compile(
-    r"^(?:(?:not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|hmm+|mm+|um+|uh+|"
-    r"no se|ni idea|no lo se|no tengo idea|ni idea la verdad|pues no se|je (?:ne )?sais pas|j'sais pas|"
-    r"aucune idee|bof)(?: (?:yet|tbh|honestly|really|la verdad|todavia|aun|encore))?\b[\s,.!]*)+$"
+# "no idea", "ni idea", "je sais pas": no answer, in words that say so wherever they stand.
+_SHRUG_WORDS = (
+    r"not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|no se|ni idea|no lo se|no tengo idea|"
+    r"pues no se|je (?:ne )?sais pas|j'sais pas|aucune idee"
 )
+_SHRUG = re.compile(
+    rf"^(?:(?:{_SHRUG_WORDS}|hmm+|mm+|um+|uh+|ni idea la verdad|bof)"
+    r"(?: (?:yet|tbh|honestly|really|la verdad|todavia|aun|encore))?\b[\s,.!]*)+$"
+)
+_SHRUG_INSIDE = re.compile(rf"\b(?:{_SHRUG_WORDS})\b")
 _COMPLAINT = re.compile(
     r"\b(?:annoying|annoyed|so many questions|too many (?:questions|texts|messages)|stop asking|"
     r"just pick|you pick|you choose|pick (?:one|for me)|whatever you (?:think|want)|this is (?:stupid|pointless|dumb)|"
@@ -263,7 +270,7 @@ _TOPIC_WORDS = {
         r"estudio|investigacion|programa|clinica|etude|recherche|programme)\b"
     ),
     "bot": (
-        r"\b(?:are (?:you|u)|is this|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
+        r"\b(?:are (?:you|u)|is (?:this|it)|r u|eres|es esto|es|c'est|est-ce|vous etes|tu es|etes-vous|es-tu) "
         r"(?:a |an |un |una |une )?(?:real|bot|human|person|robot|ai|ia|machine|computer|persona|automated|"
         r"automatic|chat ?bot|automatico|automatica|automatique|"
         r"humano|robot|maquina|humain|personne|vrai)\b"
@@ -350,6 +357,11 @@ def _asks_by_form(said: str) -> bool:
     own = _POLL_ANSWER.sub("", said)
     opened = _LEAD_FILLER.sub("", own).strip()
     return "?" in own or bool(_WH_FORM.match(opened) or _YES_NO_FORM.match(opened))
+
+
+def shrugs(text: str) -> bool:
+    """The message says, somewhere, that they do not know ("honestly no idea, just seems good")."""
+    return bool(_SHRUG_INSIDE.search(plain(text)))
 
 
 def hands_over(text: str) -> bool:

@@ -48,7 +48,10 @@ _NOT_DONE = (
     r"didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
-    r"se me olvid[oó]|olvid[eé]|hoy no|nada|(?<!no )fall[eé]|i failed|failed (?:it )?today)\b|❌|✖"
+    r"se me olvid[oó]|olvid[eé]|hoy no|nada|(?<!no )fall[eé]|i failed|failed (?:it )?today|"
+    # Spain's perfect: "no he podido", "se me ha olvidado", "no me ha dado tiempo", "qué va"
+    r"no (?:lo |la )?he (?:podido|hecho|tenido|\w+ado|\w+ido)|se me ha (?:olvidado|pasado|ido)|"
+    r"no me ha (?:dado|llegado)|no ha podido ser|ni de (?:cona|broma)|qu[eé] va)\b|❌|✖"
     # French, and the typos of "forgot" ("forgto", "forgt")
     r"|\b(?:pas (?:aujourd'?hui|ce (?:soir|matin)|cette fois|fait|encore|eu le temps|pu|reussi)|"
     r"non|j'ai oubli[eé]|oubli[eé]|rat[eé]|"
@@ -59,6 +62,9 @@ _DONE = (
     r"\b(?:done|(?<!\bit )(?<!\bthat )did|finished|completed?|managed|nailed|got (?:it|that|mine) done|"
     r"just did|accomplished|hecho|hecha|listo|lista|lo hice|hice|termin[eé]|complet[eé]|cumpl[ií]|ya est[aá]|"
     r"ya qued[oó]|qued[oó] list[oa]|logr[eé])\b"
+    # Spain's perfect, done: "ya lo he hecho", "he caminado 20 min", "hoy sí he podido"
+    r"|(?<!no )(?<!no lo )(?<!no la )\b(?:lo |la )?he (?!(?:estado|tenido|sido|ido|llegado|salido)\b)"
+    r"(?:hecho|podido|\w+ado|\w+ido|escrito|le[ií]do|puesto|vuelto)\b"
     # Spanish preterite of a habit's verbs ("ya caminé", "leí 5 páginas", "medité"), with or without accents
     r"|\b(?:(?:camin|estir|medit|respir|practiqu|tom|nad|anot)[eé]|(?:escrib|corr|beb|le)[ií])\b"
     # French passé composé of a habit's verbs ("j'ai marché", "j'ai médité", "j'ai lu")
@@ -95,6 +101,19 @@ _YES_BUT = (
 _YES_AND_PAST = (
     r"^\W*(?:yes+|yep|yup|yeah|yea|s[ií]|oui|ouais)\b[\s,!.]+(?:(?:i|we|ya|me|lo|la|j'ai)\s+){0,2}"
     r"(?:had|got|took|kept|made|went|\w{3,}ed|(?!(?:aqu|ah|all|as|porqu|caf|beb)[ií]\b)\w+[éí])\b"
+)
+# What they did, told in the past with no "yes" before it, in answer to the day's prompt: "I pulled a few
+# weeds by the front step", "walked to the park n back", "ya estudié", "ya me lo puse", "ya, 20 min en la
+# bici". Not a plan or an attempt ("I tried", "wanted to"), nor what got in the way ("worked late").
+_TOLD_IN_THE_PAST = (
+    r"^\W*(?:(?:i|we|just|finally|already|so|ok|okay|well)\s+){0,3}"
+    r"(?!(?:tried|wanted|planned|needed|meant|started|decided|hoped|wished|intended|used|liked|loved|worked|"
+    r"called|texted|stayed|overslept|crashed|got|missed|skipped|forgot)\b)"
+    r"(?:[a-z]{3,}ed|made|took|had|swam|sang|rode|wrote|drew|did|put|played|cleaned|pulled)\b"
+    r"|^\W*(?:hoy|today|tonight|this morning|esta noche) (?:tambi[eé]n|too|also|again|as well|otra vez)\b"
+    r"|^\W*(?:hoy\s+)?ya\b(?!\s+(?:no|voy|vamos|casi|mero|merito|mismo|merito|se|sabes|veremos|veo)\b)"
+    r"(?:[\s,.!]+(?:(?:me|lo|la|los|las|le|les|se|te)\s+){0,2}"
+    r"(?:\w+(?:[eé]|[ií])|hice|puse|fui|tuve|estuve|pude|\w+(?:ado|ido|ada|ida)s?)\b|\s*[,.!]+\s*\S)"
 )
 _IN_THE_WAY = (
     r"\b(?:late|overtime|all day|tired|exhausted|busy|sick|ill|rain\w*|overslept|slept in|crashed|"
@@ -150,7 +169,8 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     said = re.sub(_THANKS_AFTER, "", said).strip() or said
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     past = re.match(_YES_AND_PAST, said) and not re.search(_IN_THE_WAY, said)
-    if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said) or past):
+    told = re.match(_TOLD_IN_THE_PAST, said) and not re.search(_IN_THE_WAY, said)
+    if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said) or past or told):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report
 

@@ -40,8 +40,13 @@ __all__ = [
 
 # --- the habit judged to be working ---------------------------------------------------------------
 _HELPS_EN = (
-    r"(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+)?(?:helping|working|"
+    r"(?:it'?s|its|it is|this is|that'?s|it has been|it'?s been)\s+(?:\w+\s+){0,2}(?:helping|working|"
     r"paying off|making a difference)|(?:it|this|that) (?:really |actually |def(?:initely)? |honestly )?helps|"
+    # "def helping", "really helping me stay consistent": the judgement with its subject left out
+    r"(?:really|def|definitely|truly|actually|honestly|so|deff) helping|"
+    # "this has been so helpful", "super helpful!", "very useful"
+    r"(?:(?:it|this|that|these|they)(?:'?s| is| has been|'?ve been| have been| are| was)\s+)?"
+    r"(?:so|really|super|very|actually|honestly|rly|soo+)\s+(?:helpful|useful)|"
     # the messages themselves judged: "these msgs r helping", "the texts have been good for me"
     r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:are|r|have been|has been) (?:\w+ )?"
     r"(?:helping|working|good for me)|(?:it|this)(?:'?s| is| has) been (?:\w+ )?good for me|"
@@ -49,10 +54,19 @@ _HELPS_EN = (
     # "the reminders help", "ty, helping so far", "helps a lot"
     r"(?:these|the|your|ur) (?:msgs|messages|texts|reminders|prompts) (?:really |actually |def |honestly )?"
     r"help(?:s|ing)?|"
-    r"help(?:s|ing) (?:so far|a lot|a ton|loads|heaps|already|tbh|honestly)"
+    r"help(?:s|ing) (?:so far|a lot|a ton|loads|heaps|already|tbh|honestly)|"
+    # "helps me a lot", "it helped, thanks", "you're helping", "keeps me on track", "keeping me motivated"
+    r"help(?:s|ing) me (?:a lot|so much|loads|heaps|tons|out|a ton|stay|keep|get|remember)|"
+    r"(?:it|this|that|they|these) (?:really |actually |def |honestly )?helped|"
+    r"(?:you'?re|ur|you are|u r) (?:really |so )?helping|"
+    r"(?:keeps|keeping|kept) me (?:on track|going|motivated|accountable|consistent)"
 )
 _HELPS_ES = (
     r"(?:me )?esta (?:ayudando|funcionando|sirviendo)|me (?:ayuda|sirve) (?:mucho|bastante)|me encanta|"
+    # "me está viniendo genial", "me está haciendo bien", "se nota mucho": it does them good
+    r"me (?:esta )?(?:viniendo|cayendo) (?:genial|muy bien|bien|super bien)|me (?:esta haciendo|hace) (?:muy )?bien|"
+    r"(?:si|ya) se nota|se nota (?:mucho|un monton|bastante)|(?:si|de verdad) me ayuda|"
+    r"(?:muy|super|bastante|re) (?:util|utiles)|me (?:esta|estan) (?:viniendo|sirviendo) (?:genial|muy bien|bien)|"
     r"(?:los|tus|estos) (?:mensajes|recordatorios) me (?:ayudan|sirven|estan ayudando)"
 )
 _HELPS_FR = r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore"

@@ -14,14 +14,13 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     _INTENSITY_CANON,
     ASKED_BARRIER,
     ASKED_HELPED,
-    OFFERED_PAUSE,
     SMALLEST,
+    answers_what_helped,
     asked_for_a_time,
     asks_for_a_new_time,
     classify_barrier,
     hard_barrier,
     motivator_in,
-    pause_length,
     proposed_time,
     says_done,
     says_not_done,
@@ -54,13 +53,11 @@ from promptpipe.adapters.offline_coach.text import (
     _words,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
-from promptpipe.rules.avoided_day_part import without_avoided_day_part
+from promptpipe.rules.avoided_day_part import when_wanted, without_a_deadline, without_avoided_day_part
 from promptpipe.rules.feedback_reading import (
     asks_for_another_time,
     asks_when,
-    away_for,
     is_partial,
-    limits_the_days,
     limits_the_hours,
     new_habit,
     not_yet,
@@ -88,8 +85,6 @@ ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a
 _ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
 # A clause beside a done that judges the day or thanks, rather than saying what helped ("it's actually helping").
 _JUDGEMENT = re.compile(r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est|appreciate|thx|ty)\b", re.I)
-# A thanks, which answers no question ("thank u so much" after "what helped?").
-_THANKS_ONLY = re.compile(r"(?:thanks?|thank (?:you|u)|thx|ty|tysm|gracias|merci)\b[\s\w]{0,12}$", re.I)
 # A day-part asked for becomes a proposal of the middle of its usual window.
 _DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
@@ -133,7 +128,8 @@ class FeedbackRules(ScheduleRequests):
             return self._done(text, then=answer)
         if asked_too:
             return self._faq(reading.topic or "other"), "feedback: a question about the study or the coach"
-        new_time = clock.parse_clock_time(text) or clock.parse_vague_time(text)
+        wanted = when_wanted(text)  # "a mediodía estoy muy liada" names noon to leave, not to move to
+        new_time = clock.parse_clock_time(wanted) or clock.parse_vague_time(wanted)
         # "I did it at 7pm instead" reports on the habit; it does not ask for a new time.
         if (
             new_time
@@ -199,23 +195,15 @@ class FeedbackRules(ScheduleRequests):
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not says_done(text):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
+        elif any(a in last for a in ASKED_HELPED) and answers_what_helped(text, reading):
+            return self._save_then(
+                {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
+            )
         elif (tweak := planned_tweak(text)) and (reading == "no_report" or not asked_done):
             # "maybe I'll do it before lunch tomorrow": the change they will try; the schedule is kept
             return self._save_then({"last_tweak": _words(tweak, 15)}, say("agreed_tweak", self.lang), "feedback: tweak")
         elif any(a in last for a in ASKED_BARRIER) and _substantive(text) and reading != "done":
             return self._not_done(text, follow_up=True)
-        elif (
-            any(a in last for a in ASKED_HELPED)
-            and _substantive(text)
-            and reading != "not_done"
-            and "?" not in text  # a question or a request is no answer to what helped
-            and not asks_for_another_time(text)
-            and read_message(text).kind not in ("yes", "greeting", "later", "complaint")  # "thank u!!"
-            and not _THANKS_ONLY.match(_clean(text))
-        ):
-            return self._save_then(
-                {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
-            )
         elif is_partial(text):
             return self._partial(text)
         elif reading != "no_report":
@@ -381,6 +369,7 @@ class FeedbackRules(ScheduleRequests):
             suggestion(turn.last_assistant) if ASK_NEW_TIME_LEAD in turn.last_assistant else ""
         )
         text = without_avoided_day_part(text)  # "after dinner, like 8? lunch is a zoo": the lunch is the reason
+        text = without_a_deadline(text)  # "could we do earlier? im out the door by 7": 7 bounds it, it is not it
         if proposed and reading.kind == "yes":
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None
@@ -390,8 +379,14 @@ class FeedbackRules(ScheduleRequests):
         if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
             # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
             before = clock.normalise_time(proposed) if proposed else None
-            return self._change_time(clock.same_half_of_day(time, before, text) or time, answered=True)
-        said = clock.parse_clock_time(text)
+            kept = clock.same_half_of_day(time, before, text) if before else self._near_now(time)
+            return self._change_time(kept or time, answered=True)
+        wanted = when_wanted(text)  # "a mediodía estoy muy liada": noon is left, never moved to
+        said = clock.parse_clock_time(wanted)
+        if asked and said is None and (routine_time := clock.propose_time(wanted)):  # "después del curro"
+            return say(
+                "propose", self.lang, time=clock.friendly_time(routine_time)
+            ), "feedback: a routine's time proposed"
         # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
         # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
         # "can I change the time?" asks what is possible: answered, nothing moves yet.
@@ -405,18 +400,21 @@ class FeedbackRules(ScheduleRequests):
             )
         )
         # "7 works better", "9 is too late … 8?"
-        said = said or (clock.parse_asked_time(text) or clock.requested_time(text) if change else None)
+        said = said or (clock.parse_asked_time(wanted) or clock.requested_time(wanted) if change else None)
         if change and said and (not says_done(text) or asks_for_another_time(text)):
             return self._change_time(said)
         preference = time_preference(text)
         if said or (not change and preference is None):
             return None
         # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
-        wanted = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
-        vague = wanted if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
+        part_time = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
+        vague = part_time if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
         if preference is None and _ONE_WAY.search(text):
             vague = None  # "más tarde porfa": later than now, which no day-part says; the time is asked for
-        barrier = reason_clause(text) or (text if says_not_done(text) or (preference and preference.refused) else "")
+        refusing = next((c for c in re.split(r"(?<=[.?!;])\s+", text) if (p := time_preference(c)) and p.refused), text)
+        barrier = reason_clause(text) or (
+            refusing if says_not_done(text) or (preference and preference.refused) else ""
+        )
         args = {"last_barrier": _words(_clean(barrier), 15)} if barrier and self.delivered else {}
         if vague:
             reply = say("propose", self.lang, time=clock.friendly_time(vague))
@@ -429,26 +427,9 @@ class FeedbackRules(ScheduleRequests):
         text = self.turn.user
         if self.delivered and says_done(text) and asks_for_another_time(text) and not self.turn.called(SAVE):
             return self._done(text)
-        if asks_when(text) and SCHEDULER in self.turn.tools and not says_done(text):
+        answers_when = asked_for_a_time(self.turn.last_assistant)  # "cuando salgo del trabajo" to "what time?"
+        if asks_when(text) and SCHEDULER in self.turn.tools and not says_done(text) and not answers_when:
             return self._when()
-        return None
-
-    def _limit_or_absence(self, reading: MessageReading) -> tuple[_Step, str] | None:
-        """A limit on when ("nothing after 9pm", "not on weekends"), which moves nothing; being away ("I'm
-        away this weekend"), which gets a pause offered; a yes to that offer, which pauses for what it said."""
-        text, last = self.turn.user, self.turn.last_assistant
-        if reading.request == "limit" or limits_the_hours(text):
-            return self._limit()
-        if limits_the_days(text):  # "not on weekends": explained, the daily schedule kept
-            return self._days_limit()
-        if reading.kind == "yes" and any(offer in last for offer in OFFERED_PAUSE):
-            offered = pause_request(last)  # the coach's own offer names the length it meant
-            if offered is not None:
-                return self._pause(offered.days, offered.weekday)
-        away = away_for(text)
-        if away is not None:  # nothing paused unasked
-            length = pause_length(self.lang, away.days, away.weekday)
-            return say("offer_pause", self.lang, length=length), "feedback: away; a pause offered"
         return None
 
     def _not_a_report(self, kind: str) -> str:

@@ -9,7 +9,8 @@ from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _cle
 from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
-from promptpipe.rules.outcome import read_outcome, without_outcome_words
+from promptpipe.rules.message_reading import read_message
+from promptpipe.rules.outcome import Outcome, read_outcome, without_outcome_words
 from promptpipe.rules.outcome_fields import in_the_way_beside
 from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan
 
@@ -232,3 +233,33 @@ def pause_length(lang: Language, days: int | None, weekday: int | None) -> str:
     count = days or 1
     unit = {"en": ("day", "days"), "es": ("día", "días"), "fr": ("jour", "jours")}[lang][count != 1]
     return {"en": f"for {count} {unit}", "es": f"{count} {unit}", "fr": f"{count} {unit}"}[lang]
+
+
+# After "what helped?": an answer that opens by taking the done back, or one about next time, is no motivator.
+_OPENS_WITH_A_MISS = re.compile(
+    r"^\W*(?:no|nope|nah|not really|actually no|well no|i didn'?t|didn'?t|i did not|no lo hice|no pude|hoy no|"
+    r"en realidad no|non|pas fait)\b",
+    re.I,
+)
+_NEXT_TIME = re.compile(
+    r"\b(?:i'?ll|i will|gonna|going to|next time|tomorrow|from now on|voy a|la pr[oó]xima|ma[nñ]ana|"
+    r"je vais|demain|la prochaine fois)\b",
+    re.I,
+)
+# A thanks, which answers no question ("thank u so much" after "what helped?").
+_THANKS_ONLY = re.compile(r"(?:thanks?|thank (?:you|u)|thx|ty|tysm|gracias|merci)\b[\s\w]{0,12}$", re.I)
+
+
+def answers_what_helped(text: str, outcome: Outcome) -> bool:
+    """The message answers "what helped?": something said, not a miss it opens with ("leaving the notebook on
+    my pillow so I couldn't miss it" says how), a plan for next time, a question or request, a yes, a greeting,
+    a complaint or a thanks."""
+    return (
+        _substantive(text)
+        and (outcome != "not_done" or not _OPENS_WITH_A_MISS.match(text))
+        and not _NEXT_TIME.search(text)
+        and "?" not in text  # a question or a request is no answer to what helped
+        and not asks_for_another_time(text)
+        and read_message(text).kind not in ("yes", "greeting", "later", "complaint")  # "thank u!!"
+        and not _THANKS_ONLY.match(_clean(text))
+    )

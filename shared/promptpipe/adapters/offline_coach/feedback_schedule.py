@@ -9,14 +9,23 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
-from promptpipe.adapters.offline_coach.feedback_answers import local_day
+from promptpipe.adapters.offline_coach.feedback_answers import OFFERED_PAUSE, local_day, pause_length
 from promptpipe.adapters.offline_coach.phrases import clock as clock_in
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
 from promptpipe.rules.avoided_day_part import avoided_half, without_avoided_day_part
-from promptpipe.rules.feedback_reading import Language, days_until, language
+from promptpipe.rules.feedback_reading import (
+    Language,
+    away_for,
+    days_until,
+    language,
+    limits_the_days,
+    limits_the_hours,
+    pause_request,
+)
 from promptpipe.rules.language import tells_no_language
+from promptpipe.rules.message_reading import MessageReading
 
 ASK_NEW_TIME = "What time would suit you better?"
 _WEEKDAY_INDEX = {
@@ -29,6 +38,10 @@ _LIMIT_BOUND = re.compile(
     r"(\d{1,2}(?::\d{2})?)\s*([ap]\.?m\.?|h)?",
     re.I,
 )
+
+
+# A message that is only an hour ("6:15", "like 5?", "7ish").
+_BARE_HOUR = re.compile(r"\W*(?:at |around |like |maybe |about )?\d{1,2}(?:[:.h][0-5]\d)?(?: ?ish)?\W*", re.I)
 
 
 class ScheduleRequests:
@@ -188,6 +201,37 @@ class ScheduleRequests:
             start, end = (self._at(t) for t in windows[0])
             return say("every_day_window", self.lang, start=start, end=end)
         return None
+
+    def _limit_or_absence(self, reading: MessageReading) -> tuple[_Step, str] | None:
+        """A limit on when ("nothing after 9pm", "not on weekends"), which moves nothing; being away ("I'm
+        away this weekend"), which gets a pause offered; a yes to that offer, which pauses for what it said."""
+        text, last = self.turn.user, self.turn.last_assistant
+        if reading.request == "limit" or limits_the_hours(text):
+            return self._limit()
+        if limits_the_days(text):  # "not on weekends": explained, the daily schedule kept
+            return self._days_limit()
+        if reading.kind == "yes" and any(offer in last for offer in OFFERED_PAUSE):
+            offered = pause_request(last)  # the coach's own offer names the length it meant
+            if offered is not None:
+                return self._pause(offered.days, offered.weekday)
+        away = away_for(text)
+        if away is not None:  # nothing paused unasked
+            length = pause_length(self.lang, away.days, away.weekday)
+            return say("offer_pause", self.lang, length=length), "feedback: away; a pause offered"
+        return None
+
+    def _near_now(self, time: str) -> str:
+        """A bare hour, with no proposal to take its half from, in the half of the day the prompt comes in now
+        ("6:15" to move a 7am prompt is 6:15am): not before 6am, and never the time it already comes at."""
+        now = self._listed_time()
+        near = clock.same_half_of_day(time, now, "") if now and _BARE_HOUR.fullmatch(self.turn.user) else None
+        return near if near and "06:00" <= near != now else time
+
+    def _listed_time(self) -> str | None:
+        """The time the daily prompt comes at, once listed ("HH:MM"); ``None`` before the list."""
+        listed = self._listed()
+        found = re.search(r"min before (\d{2}:\d{2})", listed.result or "") if listed else None
+        return found[1] if found else None
 
     def _listed(self) -> LoopCall | None:
         return next((c for c in self.turn.called(SCHEDULER, action="list") if c.ok), None)

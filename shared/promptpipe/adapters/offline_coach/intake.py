@@ -26,6 +26,7 @@ from promptpipe.adapters.offline_coach.intake_detours import (
     is_impatience,
     is_lost,
     sends_it_now,
+    time_beside_send_it,
     yes_then_question,
 )
 from promptpipe.adapters.offline_coach.intake_moments import moment_said, routine_moment
@@ -78,7 +79,7 @@ from promptpipe.adapters.offline_coach.times import (
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.models.llm import ChatMessage
 from promptpipe.rules.intake_requests import asks_for_a_send_time, beside_the_send_request, defers
-from promptpipe.rules.message_reading import MessageReading, hands_over, plain, read_message
+from promptpipe.rules.message_reading import MessageReading, hands_over, plain, read_message, shrugs
 from promptpipe.rules.reason_filler import reason_without_filler
 from promptpipe.rules.word_patterns import DAYPARTS, any_word
 
@@ -86,7 +87,6 @@ _DAYPART = any_word(*DAYPARTS)
 
 
 # "honestly no idea, just seems good": a shrug inside an answer that gives nothing to save.
-_SHRUG_INSIDE = re.compile(r"\b(?:no idea|idk|dunno|not sure|no clue|ni idea|no se|aucune idee|je sais pas)\b")
 _WHY_NOT = re.compile(r"^\W*(?:why not|porque no|por que no|pourquoi pas)\W*$")
 
 
@@ -202,7 +202,7 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         if turn.calls or SAVE not in turn.tools:
             return reading, {}
         profile = self.profile()
-        return reading, self._rest_by_default(profile) if self.sends_now else self._chosen_default(profile)
+        return reading, self._learned() if self.sends_now else self._chosen_default(profile)
 
     def _answer_in_a_question(self, reading: MessageReading) -> MessageReading:
         """A question that is an answer said with a rising voice ("um i guess meditation?"), or that
@@ -296,7 +296,12 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
         """What the message gives to save, the reason without its filler; with "just send it at 7pm", the
         fields still open by default beside it."""
         learned = {n: reason_without_filler(v) if n == MOTIVATION else v for n, v in self._learn().items()}
-        if learned and self.sends_now:
+        if self.sends_now:
+            # Asking to skip the questions answers none of them but the habit and the time: the words beside it
+            # ("ugh", "too many questions man") are never the reason or the routine.
+            learned = {n: v for n, v in learned.items() if n in (DOMAIN, TIME)}
+            time = None if learned.get(TIME) or self.profile()[TIME] else time_beside_send_it(self.turn.user)
+            learned |= {TIME: time} if time else {}
             return self._rest_by_default({**self.profile(), **learned}) | learned
         return learned
 
@@ -407,7 +412,7 @@ class IntakeRules(IntakeOffer, IntakeAcks, IntakeDefaults, IntakeDetours):
             return pending
         if not ack and said in _GREETINGS:
             ack = "Hi!"
-        elif not ack and (any(said.startswith(n) for n in _NON_ANSWERS) or _SHRUG_INSIDE.search(said)):
+        elif not ack and (any(said.startswith(n) for n in _NON_ANSWERS) or shrugs(said)):
             # the question they shrugged at gets the default, not the controller's next one
             unanswered = self.asked if self.asked in INTAKE_ORDER and not profile[self.asked] else None
             missing = unanswered or self.steered(profile) or next((n for n in INTAKE_ORDER if not profile[n]), None)

@@ -43,7 +43,14 @@ from promptpipe.adapters.offline_coach.text import (
     _is_hint,
     _substantive,
 )
-from promptpipe.adapters.offline_coach.times import normalise_time, parse_clock_time, propose_time, same_half_of_day
+from promptpipe.adapters.offline_coach.times import (
+    normalise_time,
+    parse_asked_time,
+    parse_clock_time,
+    parse_vague_time,
+    propose_time,
+    same_half_of_day,
+)
 from promptpipe.adapters.offline_coach.turn import Turn, _Step
 from promptpipe.rules.feedback_reading import Language, pause_request, resumes, time_preference
 from promptpipe.rules.hesitation import hesitation
@@ -104,6 +111,11 @@ _SEND_IT_NOW = re.compile(
     r"\bsend (?:it|them) (?:already|now)\b|\b(?:can (?:we|you|u) |let'?s )?just (?:start|begin|get started|go)\b|"
     r"\bskip (?:the|all the|these|all these) (?:rest|questions)\b|\bno more questions\b|"
     r"\b(?:solo|nada mas|ya) (?:mandalo|envialo|mandamelo|enviamelo|mandame|enviame)\b|\bmandalo ya\b|"
+    # "solo manda el recordatorio", "ya manda el recordatorio y ya", "envialo y ya", "no me preguntes mas"
+    r"\b(?:solo|nada mas|ya|tu) (?:manda|envia|mandame|enviame) (?:el|los|la|un|algo)\b|"
+    r"\b(?:mandalo|envialo|mandamelo|enviamelo|manda(?:me)? (?:el|los|la) \w+) y ya\b|"
+    r"\bno (?:me )?(?:preguntes|hagas) (?:mas|ninguna)\b|\bsin mas preguntas\b|"
+    r"\b(?:stop asking|no more q'?s|enough questions)\b|"
     r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b"
 )
 
@@ -111,6 +123,14 @@ _SEND_IT_NOW = re.compile(
 def sends_it_now(text: str) -> bool:
     """The participant wants the prompt without more questions: every field still open takes its default."""
     return bool(_SEND_IT_NOW.search(plain(text)))
+
+
+def time_beside_send_it(text: str) -> str | None:
+    """The time said with "just send it" ("just send it at 7pm", "ugh. whatever. 7. just send it", "tonight,
+    just send it"): a clock time, an hour alone in its clause, or a part of the day's usual time."""
+    clauses = (clause for clause in re.split(r"[,.;!?]", text) if clause.strip())
+    lone = next((t for clause in clauses if (t := parse_asked_time(clause.strip())) and len(clause.split()) <= 3), None)
+    return parse_clock_time(text) or lone or propose_time(text) or parse_vague_time(text, loose=True)
 
 
 def hands_over_the_time(text: str) -> bool:

@@ -11,8 +11,10 @@ from promptpipe.adapters.offline_coach.intake_routines import _ANCHOR, _SOFT_ANC
 from promptpipe.adapters.offline_coach.reading import accepts
 from promptpipe.adapters.offline_coach.text import (
     _FILLER,
+    ANCHOR,
     DOMAIN,
     MOTIVATION,
+    TIME,
     _clean,
     _substantive,
     _words,
@@ -20,10 +22,12 @@ from promptpipe.adapters.offline_coach.text import (
 )
 from promptpipe.adapters.offline_coach.times import parse_clock_time, parse_vague_time
 from promptpipe.adapters.offline_coach.vocabulary import DAILY, HOURS_ES, HOURS_FR, LAUGH, OPINION
+from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.word_patterns import DAYPARTS, MEALS, any_word
 
 _MOTIVATION = re.compile(
-    r"\b(?:because|'?cause|bc(?!\w)|b/c|cuz(?!\w)|coz(?!\w)|cos(?!\w)|so that|so i can|so i|in order to"
+    r"\b(?:because|'?cause|bc(?!\w)|b/c|cuz(?!\w)|coz(?!\w)|cos(?!\w)|so that|so i can|in order to"
+    r"|so i(?!\s+(?:want|wanna|would|'d|was|am|'m|think|guess)\b)"  # not "hi so I want to walk": a filler
     r"|i want to (?=feel\b)|i'd like to (?=feel\b)|(?=to feel\b)"
     r"|(?=to (?:have|be(?! honest)|reduce|lower|improve|boost|lose|stay|keep|get more|get better)\b)"
     r"|(?=to get (?:my|in|fit|fitter|healthier|stronger|rid)\b)"
@@ -79,7 +83,8 @@ _DOMAINS: tuple[tuple[str, str], ...] = (
 
 _WANT = re.compile(
     r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
-    r"help me|my goal is to|hoping to|i'd love to|habit of|get better at|quiero|quisiera|me gustar[ií]a|"
+    r"help me|my goal is to|hoping to|i(?:'ve| have)? decided to|i'd love to|habit of|get better at|quiero|"
+    r"quisiera|me gustar[ií]a|"
     r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
@@ -150,6 +155,8 @@ def _read_motivation(text: str, known: dict[str, str], expected: str | None) -> 
     """Why it matters, said with a cue ("because", "para"), as a leading "to …", in answer to "why?", or
     beside the habit ("stretch, my back hurts", "meditation stress mostly")."""
     motivation, m_match = parse_motivation(text)
+    if motivation and known.get(MOTIVATION) and expected in (TIME, ANCHOR) and parse_clock_time(text):
+        motivation, m_match = "", None  # "1:30 because that's my lunch break": why that time, not the habit
     if not motivation and not known.get(MOTIVATION) and _REASON_LEAD.match(text):
         motivation, m_match = _leading_clause_as_motivation(text)  # "to process my day", whatever was asked
     if not motivation and expected == MOTIVATION:
@@ -191,6 +198,8 @@ def _habit_then_why(text: str) -> tuple[str, re.Match[str] | None]:
     if start is None or _BEFORE_AN_OBJECT.search(clause[: start.start()].strip()):
         return "", None
     habit, said = clause[: start.start()].split(), clause[start.start() :]
+    if read_message(" ".join(habit)).kind == "greeting":
+        return "", None  # "hi i want to make my bed": a greeting before the statement, no habit
     reason = _clean(_REASON_OPENS.sub("", _clean(said)))
     core = _clean(_LEFT_FILLER.sub(" ", reason))
     if not 1 <= len(habit) <= 6 or len(reason.split()) < 2 or not _substantive(core) or accepts(reason):
@@ -316,6 +325,34 @@ _HABIT_GOES_ON = re.compile(
 _REASON_OPENS = re.compile(r"^(?:to|so|bc|because|cuz|cause|coz|since|i want to|i wanna|i'd like to)\s+", re.I)
 
 
+# What goes on from a habit's verb as its object or its measure ("walk the dog", "even a tiny doodle", "like 3
+# things", "aunque sea poquito", "weeding or watering", "ten minutes a day"): part of the habit, never why.
+_MEASURE = (
+    r"like|even|just|at least|or|aunq|aunque|al menos|ni que sea|tipo|como|solo|o|ou|m[eê]me|a|an|un|una|"
+    r"one|two|three|four|five|ten|fifteen|twenty|thirty|\d+|un par|unos|unas|\w+ing (?:or|and|y|o) \w+"
+)
+_MEASURE_GOES_ON = re.compile(rf"\s*(?:{_MEASURE})\b", re.I)
+_GOES_ON_AS_OBJECT = re.compile(
+    r"\s*(?:the|a|an|this|that|el|la|los|las|un|una|le|les|"
+    r"like|even|just|at least|or|aunq|aunque|al menos|ni que sea|tipo|como|solo|o|ou|m[eê]me|"
+    r"one|two|three|four|five|ten|fifteen|twenty|thirty|\d+|un par|unos|unas|\w+ing (?:or|and|y|o) \w+)\b",
+    re.I,
+)
+
+
+_OPENING_TALK = re.compile(
+    r"^(?i:(?:hi|hey|hello|hola|buenas|buenos dias|oye|so|ok|okay|well|bueno|pues)\W+)*"
+    r"(?:(?i:i'?m|i am|my name is|me llamo|soy|this is|it'?s)\s+(?:[A-Z][a-z]+|\d+)\b"
+    r"|(?i:.*\b(?:number|n[uú]mero|sign(?:ed)? (?:me )?up|signed|apunt\w*|inscrib\w*|recom\w*|study|estudio|"
+    r"clinic\w*)\b|(?:q|que|qu[eé]) onda\b|(?:what'?s up|sup|wassup)\b))",
+)
+_POSSESSIVE_OBJECT = re.compile(
+    r"\s*(?:my|mi|mis|his|her|their|our|your|su|sus)\s+\w+\s*(?:$|(?:every|each|daily|a|in|at|on|before|after|"
+    r"when|while|with|todos|todas|cada|al|en|por|antes|despu[eé]s|cuando|y|and|or)\b)",
+    re.I,
+)
+
+
 def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     """The habit and its reason in one run-on ("meditation stress mostly", "journaling to process my day",
     "water im always tired by 3", "reading relax after work"): the words the habit's clause goes on with,
@@ -345,6 +382,8 @@ def _reason_beside_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     said = clause[0][start:]
     stops = [m.start() for m in (_WHEN_STARTS.search(said), _ANCHOR.search(said), _SOFT_ANCHOR.search(said)) if m]
     said = said[: min(stops)] if stops else said
+    if _GOES_ON_AS_OBJECT.match(said) or _POSSESSIVE_OBJECT.match(said):
+        return "", None  # "walk the dog a little longer", "leer mi biblia": the habit's object, not why
     if re.match(r"\s*(?:instead|en vez|en lugar|au lieu)\b", said, re.I):
         return "", None  # "read more instead of scrolling my phone": what the habit replaces, not why
     if re.match(r"\s*to\b", said, re.I) and _WANT.search(clause[0]):
@@ -370,6 +409,14 @@ def _reason_after_the_habit(text: str) -> tuple[str, re.Match[str] | None]:
     for clause in clauses:
         rest = _clean(clause[0])
         if clause is habit or len(rest.split()) < 2 or _WANT.search(rest):
+            continue
+        # Before the habit, what opens a first message is no reason: a greeting, a name or an age, how they
+        # came or that they are in ("buenos días", "I'm Margaret", "me apunto"). After it, not its measure.
+        if clause.start() < habit.start() and read_message(rest).kind in ("greeting", "yes"):
+            continue
+        if clause.start() < habit.start() and not _REASON_LEAD.match(rest) and _OPENING_TALK.search(rest):
+            continue
+        if clause.start() > habit.start() and _MEASURE_GOES_ON.match(rest):
             continue
         said = _clean(_LEFT_FILLER.sub(" ", rest))
         if len(rest.split()) == 2 and (len(said.split()) < 2 or not _only_when(rest) or not _substantive(said)):

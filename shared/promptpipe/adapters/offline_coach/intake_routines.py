@@ -207,6 +207,11 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
         pointed = _routine_pointed_back_to(text)
         if pointed[0]:
             return pointed
+    if match is None:  # "1:30 because that's my lunch break", "7:45. thats when i sit down on the train"
+        named = _THATS_THE_MOMENT.search(text, corrections[-1].end() if corrections else 0)
+        if named is not None and len(named["a"].split()) >= 3:
+            moment = named["a"] if named["a"].lower().startswith("when") else f"at {named['a']}"
+            return _words(_clean(moment), 10), named
     if match is None and soft:
         match = _SOFT_ANCHOR.search(text, start, end)
         if match is not None and not re.match(r"(?:with|during) my\b", match["a"], re.I):
@@ -218,6 +223,9 @@ def parse_anchor(text: str, *, soft: bool = False) -> tuple[str, re.Match[str] |
         return "", None  # "idc when 🙄": a connective and an emoji name no routine
     return _words(anchor, 10), match
 
+
+# The moment a time was chosen for, named beside it: "that's my lunch break", "thats when i sit down on the train".
+_THATS_THE_MOMENT = re.compile(r"\b(?:that'?s|thats|that is)\s+(?P<a>(?:when\s+i|my)\b[^,.;!?]+)", re.I)
 
 # Emoji closing a routine ("en mi descanso 🚶‍♀️") are no words of it: the prompt quotes the routine.
 _EMOJI_TAIL = re.compile(r"[\s\u200d\ufe0f\u2600-\u27bf\U0001f000-\U0001faff]+$")
@@ -277,6 +285,12 @@ _POINTS_BACK = re.compile(
     rf"[\s,]*(?:(?:{_THEN})\s+)*(?P<c>(?:{_RIGHT})?(?:{_AFTER_OR_BEFORE}))\s+(?:{_THAT})\b\W*$",
     re.I,
 )
+# "I always heat up my lunch at work so maybe then", "entonces a esa hora": the moment itself pointed back to.
+_POINTS_BACK_TO_WHEN = re.compile(
+    r"[\s,]*(?:so|and|y|entonces)\s+(?:maybe\s+|probably\s+|just\s+|quizas\s+)?(?P<c>)"
+    r"(?:then|right then|at that (?:time|point)|around then|ahi|en ese momento|a esa hora)\W*$",
+    re.I,
+)
 _HABITUAL = re.compile(
     r"\b(?:usually|normally|always|generally|typically|often|suelo|siempre|normalmente|d'habitude)\s+", re.I
 )
@@ -286,14 +300,14 @@ _SUBJECT = re.compile(r"^(?:i|i'm|im|we|my|je|j'|yo|me|mi)\b", re.I)
 def _routine_pointed_back_to(text: str) -> tuple[str, re.Match[str] | None]:
     """ "i usually brush my teeth around 10pm so after that" → "after I brush my teeth": the activity said
     first (its subject a person, its times and habitual words left out), joined to the connective."""
-    back = _POINTS_BACK.search(text)
+    back = _POINTS_BACK.search(text) or _POINTS_BACK_TO_WHEN.search(text)
     if back is None:
         return "", None
     said = _clean(_HABITUAL.sub("", without_times(text[: back.start()])))
     said = re.split(r"[,.;!?]", said)[-1].strip() if said else ""
     if not _SUBJECT.match(said) or not 2 <= len(said.split()) <= 10 or not _substantive(said):
         return "", None
-    connective = re.sub(r"\s+", " ", back["c"].lower())
+    connective = re.sub(r"\s+", " ", back["c"].lower()) if back["c"] else "when"
     said = re.sub(r"^i\b", "I", said)
     anchor = f"{connective} que {said}" if connective.endswith(" de") else f"{connective} {said}"
     clause_start = max(text.rfind(mark, 0, back.start()) for mark in ",.;!?") + 1

@@ -154,7 +154,7 @@ def is_formula(text: str) -> bool:
     return bool(_FORMULA.match(text))
 
 
-_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_QUESTIONS: tuple[tuple[str, re.Pattern[str] | None], ...] = (
     ("rephrase", re.compile(r"\bwhat do you mean\b|\bwhat does that mean\b|\bi don'?t understand\b|"
                             r"\bwhat\?+$|^huh\b|\bno entiendo\b|\bqu[eé] quieres decir\b", re.I)),
     ("change_time_later", re.compile(r"\b(?:change|move|switch|different|another|later|earlier)\b.*\btime\b|"
@@ -168,8 +168,7 @@ _QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"\bwhen (?:do|will) i get\b|\bwhen (?:will|does|do) (?:it|they) (?:come|arrive)", re.I)),
     ("miss_a_day", re.compile(r"\b(?:miss|skip|forget)\b.*\bday\b|\bwhat if i (?:miss|skip|forget|don'?t)\b", re.I)),
     ("how_long", re.compile(r"\bhow long\b|\bhow much time\b|\bcu[aá]nto tiempo\b", re.I)),
-    ("bot", re.compile(r"\b(?:are you|is this|is it) (?:a |an )?(?:real|bot|human|person|robot|ai|automated|automatic|"
-                       r"chat ?bot|machine|computer)\b", re.I)),
+    ("bot", None),  # the shared reader's "bot" topic: one spelling of the question in every language
     ("weekdays", re.compile(r"\b(?:weekdays?|weekends?)\b", re.I)),
     ("random_time", re.compile(r"\bdifferent time each day\b|\brandom\b|\bvar(?:y|ies)\b", re.I)),
 )  # fmt: skip
@@ -183,7 +182,12 @@ def common_question(text: str) -> str | None:
     asked = "?" in stripped or bool(
         re.match(r"(?:can|could|would|will|is|are|do|does|how|what|when|may|which)\b", stripped, re.I)
     )
+    topic = read_message(stripped).topic
     for name, pattern in _QUESTIONS:
+        if pattern is None:  # asked of the shared reader, which checks the question's form itself
+            if topic == name:
+                return name
+            continue
         # "antes que nada se puede cambiar la hora": a capability asked, its question mark left out
         capability = name in ("change_time_later", "stop_later") and is_capability_question(stripped)
         changes_when = name == "change_time_later" and asks_to_change_when(stripped)  # "change when they come?"

@@ -424,7 +424,15 @@ def friendly_time(hhmm: str) -> str:
 _PROPOSALS: tuple[tuple[str, str], ...] = (
     (r"\bafter lunch\b", "13:00"),
     (r"\blunch(?:time)?\b|\balmuerzo\b|\balmorzar\b|(?<!petit )(?<!petit-)\bd[ée]jeuner\b", "12:30"),
-    (r"\bafter work\b|\bsalir del trabajo\b", "17:30"),
+    (
+        r"\bafter work\b|\bsalir del trabajo\b|\b(?:get|getting) off work\b|\bhome from work\b|\bclock(?:ing)? out\b|"
+        r"\b(?:cuando|al) (?:salgo|salir|llego|llegar|vuelvo|volver) (?:del|de la) "
+        r"(?:trabajo|oficina|curro|chamba|jale)\b|"
+        r"\bdespu[eé]s del (?:trabajo|curro|jale|chamba)\b|\b(?:en )?saliendo del (?:trabajo|curro)\b",
+        "17:30",
+    ),
+    # back home, said as when: "when i get home", "al llegar a casa", "cuando llego a casa"
+    (r"\bwhen i get home\b|\bonce i(?:'m| am)? home\b|\b(?:al llegar|cuando llego|cuando vuelvo) a casa\b", "18:00"),
     (r"\bafter dinner\b", "20:00"),
     (
         r"\bbefore bed\b|\bbed ?time\b|\bbefore sleep\b|\bnights?\b|\bnoches?\b|\bantes de (?:dormir|acostarme)\b|"
