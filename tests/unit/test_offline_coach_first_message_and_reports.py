@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptpipe.adapters.offline_coach import OfflineCoach
+from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now
 from promptpipe.adapters.offline_coach.reading import accepts, common_question
@@ -298,3 +298,82 @@ def test_just_send_it_keeps_the_time_beside_it_and_no_word_of_the_complaint(said
     assert tool == "save_user_profile"
     assert args["preferred_time"] == time
     assert "question" not in args["motivational_frame"] and "ugh" not in args["motivational_frame"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "📖 thanks",
+        "🏋️ cheers",
+        "12 more today",
+        "otra vez, 10 paginas",
+        "leído",
+        "Today I took the stairs all 6 floors!",
+        "I have played this morning. Some scales",
+    ],
+)
+def test_another_day_done_in_few_words(said: str) -> None:
+    assert read_outcome(said, asked=True) == "done"
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["🙏", "😴", "olvidado", "today i went to bed early", "i went out with friends", "had a migraine", "cancelled"],
+)
+def test_what_only_tells_the_day_is_no_done(said: str) -> None:
+    assert read_outcome(said, asked=True) != "done"
+
+
+@pytest.mark.parametrize(
+    "said", ["read a few pages, cheers this is helping me wind down", "thanks mate, it's working, did 10"]
+)
+def test_a_thanks_and_the_habit_judged_are_no_motivator(said: str) -> None:
+    response = OfflineCoach().complete(feedback(said, "See you tomorrow!"))
+    saved = next(args for tool, args in calls(response) if tool == "save_user_profile")
+    assert "last_successful_prompt" in saved
+    assert "last_motivator" not in saved
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "not looking for a coach, I just need a daily reminder to take my vitamins. 9am",
+        "can u do that without a bunch of questions",
+        "does it matter why?? remind me at 10pm, that's all I need",
+        "madre mia, cuantas preguntas... a las 8 de la tarde. mandame el aviso y listo",
+        "sin tanto rollo porfa, nomas quiero q me recuerdes tomar agua a las 10",
+    ],
+)
+def test_the_questions_declined_in_more_words(said: str) -> None:
+    assert sends_it_now(said)
+
+
+@pytest.mark.parametrize(("said", "yes"), [("Righto, yes.", True), ("que si", True), ("q siii", True)])
+def test_more_yeses(said: str, yes: bool) -> None:
+    assert accepts(said) is yes
+
+
+def test_a_preference_against_something_is_no_change_of_habit() -> None:
+    learned = parse_intake_message(
+        "Heart's not what it was and the cardiologist wants me moving. Also I'd rather not waste her money.",
+        {"habit_domain": "exercise"},
+        "motivational_frame",
+    )
+    assert "habit_domain" not in learned
+
+
+@pytest.mark.parametrize(
+    ("said", "time"),
+    [
+        ("uy no, las 8 es muy temprano, aun estoy medio dormida. mejor 1015", "10:15"),
+        ("hmm actually 9 is too late, I'm stuck in meetings by then. 830 pls.", "08:30"),
+        ("better 845", "08:45"),
+    ],
+)
+def test_an_hour_without_its_colon_after_a_preference_or_before_a_please(said: str, time: str) -> None:
+    assert parse_clock_time(said) == time
+
+
+@pytest.mark.parametrize("said", ["read 100 pages", "mejor 1000 pasos"])
+def test_a_count_is_no_hour_without_its_colon(said: str) -> None:
+    assert parse_clock_time(said) is None

@@ -159,7 +159,8 @@ _YES_WORDS = (
     r"that works for me|sounds like a plan|vamos|vamos a ello|me sirve|me funciona|me va bien|ca me va bien|"
     r"ca me convient|on y va|"
     # a yes hummed or spoken: "mhm", "uh huh", "go on then", "yes x" (a kiss), "arre", "sipi", "ta bien", "amén"
-    r"m+h+m+|mm+[- ]?hm+|uh[- ]?huh|go on(?: then)?|x+|arre|sipi|sipo|ta bien|ta bueno|amen|okas|va bien"
+    r"m+h+m+|mm+[- ]?hm+|uh[- ]?huh|go on(?: then)?|x+|arre|sipi|sipo|ta bien|ta bueno|amen|okas|va bien|"
+    r"right[- ]?o+|rightio|right you are|q(?:ue)? si+"
 )
 # What was offered taken as an instruction: "just do that", "go with that one", "mándalo así", "va pour ça".
 _TAKES_THE_OFFER = (

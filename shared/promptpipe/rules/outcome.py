@@ -106,14 +106,28 @@ _YES_AND_PAST = (
 # weeds by the front step", "walked to the park n back", "ya estudié", "ya me lo puse", "ya, 20 min en la
 # bici". Not a plan or an attempt ("I tried", "wanted to"), nor what got in the way ("worked late").
 _TOLD_IN_THE_PAST = (
-    r"^\W*(?:(?:i|we|just|finally|already|so|ok|okay|well)\s+){0,3}"
+    r"^\W*(?:(?:i|we|just|finally|already|so|ok|okay|well|today|tonight|this morning|have|'ve|i'?ve)\s+){0,3}"
     r"(?!(?:tried|wanted|planned|needed|meant|started|decided|hoped|wished|intended|used|liked|loved|worked|"
-    r"called|texted|stayed|overslept|crashed|got|missed|skipped|forgot)\b)"
-    r"(?:[a-z]{3,}ed|made|took|had|swam|sang|rode|wrote|drew|did|put|played|cleaned|pulled)\b"
+    r"called|texted|stayed|overslept|crashed|got|missed|skipped|forgot|cancell?ed|postponed|delayed|injured|"
+    r"rained|snowed|travell?ed|moved|ended|failed)\b)"
+    # (not "went", "slept", "ate": "went out with friends", "slept badly" tell the day, not the habit)
+    r"(?:[a-z]{3,}ed|made|took|swam|sang|rode|wrote|drew|did|done|put|played|cleaned|pulled|ran|read|"
+    r"drank|kept|climbed|written|taken|drunk)\b"
     r"|^\W*(?:hoy|today|tonight|this morning|esta noche) (?:tambi[eé]n|too|also|again|as well|otra vez)\b"
     r"|^\W*(?:hoy\s+)?ya\b(?!\s+(?:no|voy|vamos|casi|mero|merito|mismo|merito|se|sabes|veremos|veo)\b)"
     r"(?:[\s,.!]+(?:(?:me|lo|la|los|las|le|les|se|te)\s+){0,2}"
     r"(?:\w+(?:[eé]|[ií])|hice|puse|fui|tuve|estuve|pude|\w+(?:ado|ido|ada|ida)s?)\b|\s*[,.!]+\s*\S)"
+)
+# In answer to the day's prompt: the habit's own emoji, with thanks or alone ("📖 thanks", "🏋️ cheers"),
+# more of it ("12 more today", "otra vez, 10 páginas"), or a participle alone ("leído", "hecho").
+_ANOTHER_DONE = (
+    # (not a sad or doubtful one, nor a please: "¿se puede cambiar la hora? 🙏")
+    r"^(?![^👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓]*[👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓])"
+    r"(?=.*[\U0001F300-\U0001FAFF\u2600-\u27BF])[^\w\s]+(?:\s*[^\w\s]+)*"
+    r"(?:\s*(?:thanks?|thank (?:you+|u+)|ty|thx|cheers|gracias|merci|ta)\b\W*)?$"
+    r"|^\W*(?:\d+ more|another \d+|again(?: today)?|same again|otra vez|de nuevo|una vez m[aá]s|"
+    r"otro d[ií]a m[aá]s)\b"
+    r"|^\W*(?!olvid|pasad|perdid|cansad|ocupad|agotad|enferm)[^\W\d_]+(?:ado|[ií]do|ada|[ií]da)\W*$"
 )
 _IN_THE_WAY = (
     r"\b(?:late|overtime|all day|tired|exhausted|busy|sick|ill|rain\w*|overslept|slept in|crashed|"
@@ -169,7 +183,8 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     said = re.sub(_THANKS_AFTER, "", said).strip() or said
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     past = re.match(_YES_AND_PAST, said) and not re.search(_IN_THE_WAY, said)
-    told = re.match(_TOLD_IN_THE_PAST, said) and not re.search(_IN_THE_WAY, said)
+    told = bool(re.match(_TOLD_IN_THE_PAST, said) or re.match(_ANOTHER_DONE, said))
+    told = told and not re.search(_IN_THE_WAY, said)
     if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said) or past or told):
         return "done"
     return "no_report"  # "sure", "ok", "vale": agreement, never a report

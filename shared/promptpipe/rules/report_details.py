@@ -66,7 +66,8 @@ _HELPS_ES = (
     # "me está viniendo genial", "me está haciendo bien", "se nota mucho": it does them good
     r"me (?:esta )?(?:viniendo|cayendo) (?:genial|muy bien|bien|super bien)|me (?:esta haciendo|hace) (?:muy )?bien|"
     r"(?:si|ya) se nota|se nota (?:mucho|un monton|bastante)|(?:si|de verdad) me ayuda|"
-    r"(?:muy|super|bastante|re) (?:util|utiles)|me (?:esta|estan) (?:viniendo|sirviendo) (?:genial|muy bien|bien)|"
+    r"(?:muy|super|bastante|re) (?:util|utiles|sirve)|"
+    r"me (?:esta|estan) (?:viniendo|sirviendo) (?:genial|muy bien|bien)|"
     r"(?:los|tus|estos) (?:mensajes|recordatorios) me (?:ayudan|sirven|estan ayudando)"
 )
 _HELPS_FR = r"ca m'aide|ca marche bien|ca fonctionne|ca me fait du bien|j'adore"

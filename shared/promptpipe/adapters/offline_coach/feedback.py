@@ -84,7 +84,11 @@ _ASKED_DONE = re.compile(
 ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
 _ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
 # A clause beside a done that judges the day or thanks, rather than saying what helped ("it's actually helping").
-_JUDGEMENT = re.compile(r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est|appreciate|thx|ty)\b", re.I)
+_JUDGEMENT = re.compile(
+    r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est|appreciate|thx|ty|thanks?|thank you|cheers|"
+    r"ta|tysm|gracias|merci)\b",
+    re.I,
+)
 # A day-part asked for becomes a proposal of the middle of its usual window.
 _DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 

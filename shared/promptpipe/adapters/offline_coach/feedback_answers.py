@@ -12,7 +12,7 @@ from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.outcome import Outcome, read_outcome, without_outcome_words
 from promptpipe.rules.outcome_fields import in_the_way_beside
-from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan
+from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan, says_it_helps
 
 _DONE_CANON = re.compile(r"\bq:\s*did you do it\?\s*a:\s*(done|next time)\b", re.I)
 _INTENSITY_CANON = re.compile(
@@ -111,11 +111,20 @@ def hard_barrier(text: str) -> str:
 _WITH_COMPANY = {"en": "doing it with {who}", "es": "hacerlo con {who}", "fr": "le faire avec {who}"}
 
 
+_THANKS_LEAD = re.compile(
+    r"^(?:(?:cheers|thanks?|thank (?:you|u)|ty|thx|ta|tysm|gracias|merci|mate|again|so much|muchas|re)\b[\s,!.]*)+",
+    re.I,
+)
+_ONLY_THE_HABIT = re.compile(r"(?:it|this|that|these|they|them|esto|eso|estos|sirve|re sirve|todo)?", re.I)
+
+
 def motivator_in(text: str, lang: Language = "en") -> str:
     """What helped, when a report says it: the reason it gives ("bc my sister joined"), who or what it
     says helped ("having my mat out helped", "my roommate joined me", "me ayudó poner la alarma"), or who
     it was done with ("did it w my roommate" → "doing it with my roommate"); "" when it says none."""
-    said = _clean(reason_clause(text) or what_helped_clause(text))
+    said = _THANKS_LEAD.sub("", _clean(reason_clause(text) or what_helped_clause(text))).strip()
+    if _ONLY_THE_HABIT.fullmatch(said) or says_it_helps(said):
+        said = ""  # "cheers this is helping", "thanks mate, it's working": the thanks and the habit, no helper
     who = company(text)
     return said or (_WITH_COMPANY[lang].format(who=who) if who else "")
 

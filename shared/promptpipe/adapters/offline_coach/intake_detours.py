@@ -116,6 +116,14 @@ _SEND_IT_NOW = re.compile(
     r"\b(?:mandalo|envialo|mandamelo|enviamelo|manda(?:me)? (?:el|los|la) \w+) y ya\b|"
     r"\bno (?:me )?(?:preguntes|hagas) (?:mas|ninguna)\b|\bsin mas preguntas\b|"
     r"\b(?:stop asking|no more q'?s|enough questions)\b|"
+    # "can u do that without a bunch of questions", "that's all I need", "I just need a
+    # daily reminder", "I don't need to explain myself": the reminder wanted, the questions declined
+    r"\bwithout (?:a bunch of|all the|all these|so many|more|any more|any|the|these) (?:questions|q'?s)\b|"
+    r"\bthat'?s all (?:i need|i want|i'?m asking)\b|"
+    r"\bi (?:just |only )?(?:need|want) (?:a |the )?(?:daily |simple )?reminder\b|"
+    r"\b(?:don'?t|do not) need to explain\b|\bdoes it matter why\b|\bsolo quiero (?:el|un) recordatorio\b|"
+    r"\bsin (?:tanto rollo|rodeos|tantas preguntas|mas preguntas)\b|"
+    r"\b(?:manda|envia|mandame|enviame)(?:lo)?(?: el \w+)? y (?:ya|listo)\b|"
     r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b"
 )
 
@@ -247,6 +255,15 @@ def hesitates(text: str) -> bool:
     return hesitation(text) and parse_clock_time(text) is None
 
 
+# What made them wait is over: "we're good now", "ok she's better", "all good now", "ya estamos bien".
+_MATTER_OVER = re.compile(
+    r"\b(?:we'?re|we are|i'?m|im|i am|all|everything'?s?|things are) (?:good|ok|okay|fine|better|back|settled)"
+    r"(?: now| again)?\b|\b(?:he|she|they)(?:'s| is|s| are|'re) (?:much |a lot |all )?(?:better|fine|ok|okay|well)\b|"
+    r"\bya (?:estamos|estoy|esta|están|estan) (?:bien|mejor|de vuelta|de regreso)\b|"
+    r"\b(?:ya se|ya me) (?:curo|mejoro|alivio)\b"
+)
+
+
 def pause_asked(turn: Turn) -> int | None:
     """The days of a pause the participant asked for during this intake (since the coach last asked for
     the habit), unless they took it back ("start again"); ``None`` when none was asked with a length."""
@@ -259,7 +276,7 @@ def pause_asked(turn: Turn) -> int | None:
     said = [m.content or "" for m in history[start + 1 :] if m.role == "user" and not _is_hint(m.content or "")]
     days: int | None = None
     for text in [*said, turn.user]:
-        if resumes(text):
+        if resumes(text) or _MATTER_OVER.search(plain(text)):  # "we're good now. 8:30pm": the wait is over
             days = None
             continue
         days = asks_to_pause(text) or days

@@ -83,8 +83,10 @@ _DOMAINS: tuple[tuple[str, str], ...] = (
 
 _WANT = re.compile(
     r"\b(?:i want to|i'd like to|i would like to|i wanna|i'm trying to|i am trying to|i need to|i should|"
-    r"help me|my goal is to|hoping to|i(?:'ve| have)? decided to|i'd love to|habit of|get better at|quiero|"
-    r"quisiera|me gustar[ií]a|"
+    r"help me|my goal is to|hoping to|i (?:just |only )?need (?:a |the )?(?:daily )?reminder to|remind me to|"
+    r"i(?:'ve| have)? decided to|i'd love to|habit of|get better at|"
+    # "nomás quiero q me recuerdes tomar agua", "recuérdame estirar": what to be reminded of is the habit
+    r"(?:quiero )?q(?:ue)? me recuerdes|recu[eé]rdame|quiero|quisiera|me gustar[ií]a|"
     r"je veux|je voudrais|j'aimerais|j'aimerai)\s+(?P<x>[^,.;!?]+)",
     re.I,
 )
@@ -98,7 +100,8 @@ _DOMAIN_TAIL = re.compile(
 # "start to", "empezar a", "commencer à": the habit is what follows.
 _START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|commencer [àa]|to)\s+", re.I)
 
-_CHANGE_OF_MIND = re.compile(r"\b(?:rather|instead|actually|switch|change|new habit|different habit)\b", re.I)
+# Not "I'd rather not waste her money": a preference against something is no other habit.
+_CHANGE_OF_MIND = re.compile(r"\b(?:rather(?! not)|instead|actually|switch|change|new habit|different habit)\b", re.I)
 
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
 _NEAR = r"at|around|about|like|a las|a eso de las|como a las|vers|[àa]"  # "at 7", "a eso de las 7", "vers 7h"

@@ -99,9 +99,18 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     (r"(?<![:.\d])\b(\d{1,2})\s*heures?\b", r"\1:00"),  # "7 heures"
     (r"(?<![:.\d])\b([1-9]|1[0-2])([0-5]\d)\s*([ap]\.?m\.?)(?![a-z])", r"\1:\2\3"),  # "930 pm"
     # an hour without its colon said as a clause of its own ("730", "6 too early. 730", "1030?", "845ish")
-    (r"(?:^|(?<=[,.;!?…]))(\s*)([1-9]|1[0-2])([0-5]\d)(?:\s*-?\s*ish)?(?=\s*(?:$|[,.;!?…]))", r"\1\2:\3"),
-    # "around 930", "nah make it 930"
-    (r"\b(at|around|about|by|like|make it|say)\s+([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])" + COUNTED, r"\1 \2:\3"),
+    # (a please or a "then" may close it: "830 pls", "1015 porfa")
+    (
+        r"(?:^|(?<=[,.;!?…]))(\s*)([1-9]|1[0-2])([0-5]\d)(?:\s*-?\s*ish)?"
+        r"(?=\s*(?:(?:pls|please|plz|porfa|por favor|then|instead|s'il te pla[iî]t)\s*)?(?:$|[,.;!?…]))",
+        r"\1\2:\3",
+    ),
+    # "around 930", "nah make it 930", "mejor 1015", "better 845"
+    (
+        r"\b(at|around|about|by|like|make it|say|mejor|better|prefiero|rather|a las|plut[oô]t|instead|maybe)\s+"
+        r"([1-9]|1[0-2])([0-5]\d)\b(?![:.\d])" + COUNTED,
+        r"\1 \2:\3",
+    ),
     # an hour without its colon correcting the time just said ("830am. no sorry 845", "7:30.. wait 745", "a las 8,
     # no, mejor 815"): the words of a correction between a time and it say it is one
     (
