@@ -5,9 +5,6 @@ without JSON. The main conversations are in tests/unit/test_offline_coach.py."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from promptpipe.adapters.offline_coach import (
@@ -26,6 +23,8 @@ from promptpipe.flow.modules import feedback_context, intake_context
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.profile import UserProfile
+from tests.support.offline_coach_requests import calls, then
+from tests.support.offline_coach_requests import text_of as reply
 
 BACKGROUND = "Name: Alex\nGender: \nEthnicity: \nBackground: "
 ALL_TOOLS = [
@@ -82,27 +81,6 @@ def feedback(
         ChatMessage(role="user", content=user),
     ]
     return ChatRequest(purpose="feedback", messages=messages, tools=FEEDBACK_TOOLS if tools is None else tools)
-
-
-def then(request: ChatRequest, response: ChatResponse, *results: str) -> ChatRequest:
-    """The next round of the tool loop: the calls made and their results appended."""
-    assert len(results) == len(response.tool_calls)
-    messages = [*request.messages, ChatMessage(role="assistant", content=None, tool_calls=response.tool_calls)]
-    messages += [
-        ChatMessage(role="tool", tool_call_id=c.id, content=r)
-        for c, r in zip(response.tool_calls, results, strict=True)
-    ]
-    return request.model_copy(update={"messages": messages})
-
-
-def calls(response: ChatResponse) -> list[tuple[str, dict[str, Any]]]:
-    return [(c.name, json.loads(c.arguments)) for c in response.tool_calls]
-
-
-def reply(request: ChatRequest) -> str:
-    response = OfflineCoach().complete(request)
-    assert response.tool_calls == [], calls(response)
-    return response.content or ""
 
 
 # -- text helpers ----------------------------------------------------------------------------------
