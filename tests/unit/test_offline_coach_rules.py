@@ -23,17 +23,10 @@ from promptpipe.flow.modules import feedback_context, intake_context
 from promptpipe.flow.tools import profile_save, prompt_generator, scheduler, state_transition
 from promptpipe.models.llm import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDefinition
 from promptpipe.models.profile import UserProfile
-from tests.support.offline_coach_requests import calls, then
+from tests.support.offline_coach_requests import ALL_TOOLS, FEEDBACK_TOOLS, calls, then
 from tests.support.offline_coach_requests import text_of as reply
 
 BACKGROUND = "Name: Alex\nGender: \nEthnicity: \nBackground: "
-ALL_TOOLS = [
-    state_transition.StateTransitionTool().definition,
-    profile_save.ProfileSaveTool().definition,
-    scheduler.definition(10),
-    prompt_generator.PromptGeneratorTool().definition,
-]
-FEEDBACK_TOOLS = ALL_TOOLS[:3]
 COMPLETE = UserProfile(
     habit_domain="exercise",
     motivational_frame="feel more energetic",
