@@ -170,9 +170,8 @@ class ScheduleRequests:
         and a pause offered as the way; nothing is deleted or moved."""
         if SCHEDULER in self.turn.tools and self._listed() is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: a limit on days; listing schedules"
-        listed = self._listed()
-        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "") if listed is not None else []
-        at = f" ({clock.friendly_time(times[0])})" if times else ""
+        now = self._listed_time()
+        at = f" ({clock.friendly_time(now)})" if now else ""
         return say("days_limit", self.lang, at=at), "feedback: a limit on days; explained, nothing changed"
 
     def _plan(self) -> _Step:
@@ -193,10 +192,10 @@ class ScheduleRequests:
         paused = re.search(r"paused until (\d{4}-\d{2}-\d{2})", listed.result or "")
         if paused:  # "(then: daily at … min before 19:00)": the time it comes back at, not a prompt that comes
             return say("after_pause", self.lang, until=paused[1])
-        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        now = self._listed_time()
         windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
-        if times:
-            return say("every_day", self.lang, time=self._at(times[0]))
+        if now:
+            return say("every_day", self.lang, time=self._at(now))
         if windows:
             start, end = (self._at(t) for t in windows[0])
             return say("every_day_window", self.lang, start=start, end=end)
@@ -240,10 +239,10 @@ class ScheduleRequests:
         listed = self._listed()
         if listed is None:
             return [(SCHEDULER, {"action": "list"})], "feedback: when do prompts come; listing schedules"
-        times = re.findall(r"min before (\d{2}:\d{2})", listed.result or "")
+        now = self._listed_time()
         windows = re.findall(r"for the (\d{2}:\d{2})-(\d{2}:\d{2}) window", listed.result or "")
-        if times:
-            when = say("every_day", self.lang, time=self._at(times[0]))
+        if now:
+            when = say("every_day", self.lang, time=self._at(now))
             return say("when", self.lang, when=when), "feedback: schedule listed"
         if windows:
             start, end = (self._at(t) for t in windows[0])

@@ -335,12 +335,7 @@ _MEASURE = (
     r"one|two|three|four|five|ten|fifteen|twenty|thirty|\d+|un par|unos|unas|\w+ing (?:or|and|y|o) \w+"
 )
 _MEASURE_GOES_ON = re.compile(rf"\s*(?:{_MEASURE})\b", re.I)
-_GOES_ON_AS_OBJECT = re.compile(
-    r"\s*(?:the|a|an|this|that|el|la|los|las|un|una|le|les|"
-    r"like|even|just|at least|or|aunq|aunque|al menos|ni que sea|tipo|como|solo|o|ou|m[eê]me|"
-    r"one|two|three|four|five|ten|fifteen|twenty|thirty|\d+|un par|unos|unas|\w+ing (?:or|and|y|o) \w+)\b",
-    re.I,
-)
+_GOES_ON_AS_OBJECT = re.compile(rf"\s*(?:the|this|that|el|la|los|las|le|les|{_MEASURE})\b", re.I)
 
 
 _OPENING_TALK = re.compile(

@@ -182,10 +182,9 @@ def common_question(text: str) -> str | None:
     asked = "?" in stripped or bool(
         re.match(r"(?:can|could|would|will|is|are|do|does|how|what|when|may|which)\b", stripped, re.I)
     )
-    topic = read_message(stripped).topic
     for name, pattern in _QUESTIONS:
         if pattern is None:  # asked of the shared reader, which checks the question's form itself
-            if topic == name:
+            if read_message(stripped).topic == name:
                 return name
             continue
         # "antes que nada se puede cambiar la hora": a capability asked, its question mark left out
