@@ -19,7 +19,9 @@ __all__ = ["avoided_half", "when_wanted", "without_a_deadline", "without_avoided
 
 # Where a clause ends: punctuation, or a joint that starts a reason or a contrast.
 _CLAUSE_END = re.compile(
-    r"[,.;!?]+|\s(?=(?:but|bc|cuz|cause|because|since|pero|porque|que|ya que|pues|mais|car|parce que)\s)", re.I
+    r"[,.;!?]+|\s(?=(?:but|bc|cuz|cause|because|since|pero|porque|que|ya que|pues|mais|car|parce que|"
+    r"instead of|rather than|en vez de|en lugar de|au lieu de?)\s)",
+    re.I,
 )
 _DAY_PART = re.compile(
     r"\b(?:mornings?|first thing|evenings?|nights?|afternoons?|tonight|lunch(?:time|break)?|lunch break|midday|"
@@ -30,6 +32,7 @@ _DAY_PART = re.compile(
 _STRAIN = re.compile(
     r"\b(?:crazy|chaos|chaotic|zoo|hectic|busy|rush\w*|wiped|dead|tired|exhausted|beat|fried|forget\w*|forgot|"
     r"impossible|hard|insane|nuts|slammed|swamped|mess|never|don'?t|doesn'?t|can'?t|won'?t|not|no|too|"
+    r"instead of|rather than|en vez de|en lugar de|au lieu de?|"  # "at 5:30 instead of in the morning"
     r"bad|terrible|awful|rough|tough|worst|sucks?|brutal|stressful|packed|mal[oa]?s?|fatal|horrible|pesad[oa]s?|"
     r"complicad[oa]s?|mauvais\w*|nul(?:le)?s?|charge\w*|la course|"
     r"muert[oa]s?|cansad[oa]s?|agotad[oa]s?|olvid\w*|a mil|prisa|apurad[oa]s?|presse\w*|ocupad[oa]s?|imposible|"
@@ -43,7 +46,8 @@ _STRAIN = re.compile(
 )
 # A wish: what makes a clause the one asked for, whatever else it says ("mornings r better").
 _WISH = re.compile(
-    r"\b(?:better|best|prefer\w*|rather|instead|works? for me|would work|mejor|prefier\w*|prefiero|mas bien|"
+    r"\b(?:better|best|prefer\w*|rather(?! than)|instead(?! of)|works? for me|would work|mejor|prefier\w*|"
+    r"prefiero|mas bien|"
     r"plutot|mieux|prefere\w*)\b"
 )
 

@@ -23,6 +23,9 @@ _CHANGE_OF_WHEN = re.compile(
     r"a que hora|(?:la|mi) hora|(?:el|mi) horario|quand|a quelle heure|l'heure|(?:l'|mon )horaire)\b"
     r"|\b(?:at|on) (?:a|another|some) (?:different|other|new) hour\b|\b(?:another|a different|a new) hour\b"
     r"|\b(?:a|en) otr[oa] (?:hora|horario)\b|\b(?:a|[aà]) une autre heure\b"
+    # "¿puedo elegir otra hora?", "can I pick a different time?", "je peux choisir une autre heure ?"
+    r"|\b(?:elegir|escoger|choose|pick|select|choisir) (?:a |une )?(?:otr[oa]|another|different|other|new|autre) "
+    r"(?:hora|horario|time|hour|heure)\b"
 )
 
 

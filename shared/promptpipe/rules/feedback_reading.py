@@ -88,13 +88,17 @@ def reason_clause(text: str) -> str:
 # --- part of it ----------------------------------------------------------------------------------
 # Part of it, or an unclear "kinda": "half of it", "kind of", "la mitad", "à moitié".
 _PART_OF_IT = (
-    r"half|halfway|kinda|kind of|sort of|sorta|partly|partially|some of it|a bit of it|a little|"
+    # (not a measure: "half an hour", "wrote half a page", "walked half a mile")
+    r"half(?! an? (?:hour|mile|km|kilometer|page|chapter|lap)s?\b)|halfway|partly|partially|some of it|"
+    r"a bit of it|a little|"
     r"started but|almost|not fully|not all of it|la mitad|a medias|mas o menos|un poco|casi|"
     r"a moitie|un peu|presque|en partie|moyen"
 )
 # Tried, then stopped: "tried but gave up", "lo intenté pero", "j'ai essayé mais".
 _TRIED_THEN_STOPPED = r"tried but|gave up|intente pero|empece pero|me rendi|j'ai essaye mais|commence mais|abandonne"
-_PARTIAL = re.compile(rf"\b(?:{_PART_OF_IT}|{_TRIED_THEN_STOPPED})\b")
+# "kinda" of the doing ("kinda", "did it kinda", "sort of did it"), not of how they feel ("kinda addicted now")
+_KIND_OF = r"(?:kinda|kind of|sort of|sorta)(?=\s*(?:$|[,.!?]|did|done|got|managed|made|finished|yes|yeah|lol|haha))"
+_PARTIAL = re.compile(rf"\b(?:{_PART_OF_IT}|{_KIND_OF}|{_TRIED_THEN_STOPPED})\b")
 
 
 # "2 of 3 glasses", "3 out of 5 sets", "2 de 3 vasos", "2 sur 3": a count short of the whole.
@@ -263,7 +267,10 @@ _REFUSE = re.compile(
     r"\btoo (?:hot|early|late|busy|hectic|crazy|much|tired|rushed|loud)\b|\b(?:muy|demasiado) (?:temprano|tarde)\b|"
     r"\bnot (?:in )?(?:the )?$|\bno (?:me )?(?:da tiempo|funciona|puedo|sirve)\b|\bno puedo\b|"
     r"\bpas (?:le|la|les|en)?\s*$|\bca (?:ne )?marche pas\b|\bje ne peux pas\b|\bimpossible\b|\bhard\b|\bchaos\b|"
-    r"\brush\w*\b|\bbusy\b|\bno$"
+    r"\brush\w*\b|\bbusy\b|\bno$|"
+    # the day-part to leave: "at 5:30 instead of in the morning", "en vez de en la mañana"
+    r"\b(?:instead of|rather than|en vez de|en lugar de|au lieu du?|plutot que)\s+"
+    r"(?:(?:in|en|por|a|au|le|la|las|el|the)\s+)*$"
 )
 
 

@@ -113,7 +113,8 @@ _OBJECT_BEFORE = r"\b(?:lo|la|los|las|le|les|l')\s*(?:(?:puedes|podrias|pueden|p
 _TARGET = (
     r"(?:to|at|for|around|til|a las?|para las?|a eso de|como a las?|a (?=\\d)|vers|pour|plus tard|plus tot|"
     r"earlier|later|back|forward|mas temprano|mas tarde|antes|despues|"
-    r"(?:au|aux|a la|al|pour le) (?:soir|matin|apres-midi|nuit|tarde|noche|manana))\b"  # "passer au soir"
+    r"(?:au|aux|a la|al|pour le) (?:soir|matin|apres-midi|nuit|tarde|noche|manana)|"  # "passer au soir"
+    r"(?:a |al |at |to )?(?:mediodia|noon|midday|midi|lunch(?:time)?))\b"  # "¿se puede poner a mediodía?"
 )
 _CHANGE_REQUEST = re.compile(
     rf"\b{_CHANGE_VERB}\s+(?:\w+\s+)?{_OBJECT_AFTER}\b|"
@@ -145,6 +146,9 @@ _PREFER_FR = r"plutot|prefere\w*|mieux|desormais|dorenavant|a partir de maintena
 _PREFER_TIME = re.compile(rf"\b(?:{_PREFER_EN}|{_PREFER_ES}|{_PREFER_FR})\b")
 
 
+_A_PLAN = re.compile(r"\b(?:i'?ll|i will|gonna|going to|voy a|lo hare|je vais)\b")
+
+
 def runs_an_errand(text: str) -> bool:
     """ "tengo que pasar a la farmacia primero", "need to stop by the store": a place to go, no request."""
     return bool(_ERRAND.search(plain(text)))
@@ -165,7 +169,9 @@ def asks_for_another_time(text: str) -> bool:
     judged = judged_time(said)  # "6 is too soon … 7:15?", "21h c'est trop tard. 8h30 ?": another time than this
     if judged and re.search(r"\d", said[: judged.start] + said[judged.end :]):
         return True
-    timed = re.search(r"\d|\b(?:noon|mediodia|midi)\b", said)
+    # a time, or the meal said for when ("can we do lunchtime instead"; not "I'll do it at lunch instead")
+    meal = re.search(r"\b(?:lunch(?:time)?|la comida|el almuerzo)\b", said) is not None and not _A_PLAN.search(said)
+    timed = meal or re.search(r"\d|\b(?:noon|mediodia|midi)\b", said) is not None
     if read_outcome(text, asked=False) == "done":
         return False  # "did it at 7pm instead" reports; only a verb of change on the prompt asks too
     if _PREFER_TIME.search(said) and timed:

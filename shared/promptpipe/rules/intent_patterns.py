@@ -35,8 +35,9 @@ CHANGE_TIME = Prefiltered(
     r"(?:(?:my|the|your|our|it|that|this|daily|morning|evening|la|el|mi|del)\s+){0,3}"
     r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje)s?\b"
     r"|\b(?:change|move|switch|shift|push)\s+it\s+(?:to|back|forward|earlier|later)\b"
-    r"|\b(?:different|new|another|later|earlier) time\b",
-    ("change", "move", "switch", "reschedule", "shift", "update", "push", "cambiar", "mover", " time"),
+    r"|\b(?:different|new|another|later|earlier) time\b"
+    r"|\b(?:time|schedule) change\b|\bcambio de (?:hora|horario)\b",  # "time change pls"
+    ("change", "move", "switch", "reschedule", "shift", "update", "push", "cambiar", "mover", " time", "cambio de"),
     re.I,
 )
 # "I'd rather get it at 7pm from now on": with a time, a stated preference asks for a change too.

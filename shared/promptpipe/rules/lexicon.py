@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "LAUGHS",
     "PLEASE",
+    "SHRUGS",
     "STILL_TO_DO_EN",
     "THANKS",
     "THE_MESSAGES",
@@ -24,6 +25,12 @@ THANKS = r"thanks?|thank you|thx|ty"
 
 # Laughter typed as a word ("lol", "hahaha", "jajaja"): tone around an answer, never the answer.
 LAUGHS = r"lol|haha+|jaja+"
+
+# Not knowing, said ("idk", "no idea", "ni idea", "je sais pas"): no answer, wherever the words stand.
+SHRUGS = (
+    r"not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|no se|ni idea|no lo se|no tengo idea|"
+    r"pues no se|je (?:ne )?sais pas|j'sais pas|aucune idee"
+)
 
 # Something still to do, in English ("gotta", "let me", "i'll"): before a verb of thinking it over, the
 # answer is put off ("gotta think", "let me check"), not given.

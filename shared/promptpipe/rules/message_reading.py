@@ -33,7 +33,7 @@ from typing import Literal
 
 from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
-from promptpipe.rules.lexicon import LAUGHS, STILL_TO_DO_EN, THE_MESSAGES
+from promptpipe.rules.lexicon import LAUGHS, SHRUGS, STILL_TO_DO_EN, THE_MESSAGES
 from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
 Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
@@ -82,6 +82,7 @@ _PAUSE_WORD = re.compile(r"\b(?:pause|paus\w*|unpause|hold off|take a break|a br
 # "pendant ma pause déjeuner", "on my lunch break", "en mi pausa de la comida": a moment of the day.
 _BREAK_OF_THE_DAY = re.compile(
     r"\b(?:my|our|the|ma|mi|la|sa|lunch|coffee|tea|cafe)\s+(?:\w+\s+)?(?:pause|pausa|break)\b"
+    r"|\b(?:mi|el) descanso\b"  # "ahí tengo mi descanso": the break of the day, no pause asked
     r"|\b(?:pause|pausa|break)\s+(?:dejeuner|de midi|midi|cafe|de (?:la )?comida|del almuerzo|para comer)\b"
 )
 _MESSAGES = re.compile(rf"\b(?:{THE_MESSAGES}|mensajes|recordatorios|them|these)\b")
@@ -125,6 +126,7 @@ _CHANGE_TIME = re.compile(
     r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje|it|lo)?s?\s*"
     r"(?:to|a|para|for|back|forward|earlier|later|mas temprano|mas tarde)\b"
     r"|\b(?:different|new|another|later|earlier) time\b|\b(?:is|are|would be|works?) better\b"
+    r"|\b(?:time|schedule) change\b|\bcambio de (?:hora|horario)\b"
     r"|\bmejor (?:a las|en la|por la)\b|\b(?:don'?t|doesn'?t|do not) work for me\b|\bno me (?:da tiempo|funciona)\b"
 )
 
@@ -185,16 +187,11 @@ _LATER = re.compile(
     r"pas encore sur|je te dis|je vous dis)\b"
 )
 # A message that is nothing but a shrug ("not sure", "idk", "no sé, ni idea", "je sais pas"): no answer yet.
-# "no idea", "ni idea", "je sais pas": no answer, in words that say so wherever they stand.
-_SHRUG_WORDS = (
-    r"not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|no se|ni idea|no lo se|no tengo idea|"
-    r"pues no se|je (?:ne )?sais pas|j'sais pas|aucune idee"
-)
 _SHRUG = re.compile(
-    rf"^(?:(?:{_SHRUG_WORDS}|hmm+|mm+|um+|uh+|ni idea la verdad|bof)"
+    rf"^(?:(?:{SHRUGS}|hmm+|mm+|um+|uh+|ni idea la verdad|bof)"
     r"(?: (?:yet|tbh|honestly|really|la verdad|todavia|aun|encore))?\b[\s,.!]*)+$"
 )
-_SHRUG_INSIDE = re.compile(rf"\b(?:{_SHRUG_WORDS})\b")
+_SHRUG_INSIDE = re.compile(rf"\b(?:{SHRUGS})\b")
 _COMPLAINT = re.compile(
     r"\b(?:annoying|annoyed|so many questions|too many (?:questions|texts|messages)|stop asking|"
     r"just pick|you pick|you choose|pick (?:one|for me)|whatever you (?:think|want)|this is (?:stupid|pointless|dumb)|"
@@ -299,7 +296,9 @@ _TOPIC_WORDS = {
         r"\bque tengo que hacer\b|\bcomo funciona\b|\bcomment (?:ca|cela) (?:marche|fonctionne)\b|"
         r"\bqu'?est-ce que je dois faire\b"
     ),
-    "change_time_later": (r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b"),
+    "change_time_later": (
+        r"\b(?:change|move|switch)\b.*\btime\b|\bcambiar la hora\b|\b(?:es|esta) fij[oa]\b|\bis (?:it|the time) fixed\b"
+    ),
     "stop_later": (
         r"\bhow (?:do|can) i (?:stop|quit|unsubscribe|opt out)\b|\bcomo (?:paro|dejo|me salgo)\b|"
         r"\b(?:can|could) i (?:stop|quit)\b|"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from promptpipe.rules.lexicon import THANKS
+from promptpipe.rules.lexicon import LAUGHS, THANKS
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
 Outcome = Literal["done", "not_done", "no_report"]
@@ -48,7 +48,8 @@ _NOT_DONE = (
     r"didn'?t|did not|haven'?t|have not|hasn'?t|"
     r"couldn'?t|could not|can'?t|wasn'?t able|won'?t|missed|skipped|skip(?:ped)? it|forgot|"
     r"no time|not done|maybe later|next time|todav[ií]a no|a[uú]n no|no pude|no lo hice|no tuve|"
-    r"se me olvid[oó]|olvid[eé]|hoy no|nada|(?<!no )fall[eé]|i failed|failed (?:it )?today|"
+    r"se me olvid[oó]|olvid[eé]|hoy no|nada|caved|gave in|blew it|slipped up|fell off|cheated|"
+    r"ca[ií] en la tentaci[oó]n|reca[ií]|(?<!no )fall[eé]|i failed|failed (?:it )?today|"
     # Spain's perfect: "no he podido", "se me ha olvidado", "no me ha dado tiempo", "qué va"
     r"no (?:lo |la )?he (?:podido|hecho|tenido|\w+ado|\w+ido)|se me ha (?:olvidado|pasado|ido)|"
     r"no me ha (?:dado|llegado)|no ha podido ser|ni de (?:cona|broma)|qu[eé] va)\b|❌|✖"
@@ -112,7 +113,7 @@ _TOLD_IN_THE_PAST = (
     r"rained|snowed|travell?ed|moved|ended|failed)\b)"
     # (not "went", "slept", "ate": "went out with friends", "slept badly" tell the day, not the habit)
     r"(?:[a-z]{3,}ed|made|took|swam|sang|rode|wrote|drew|did|done|put|played|cleaned|pulled|ran|read|"
-    r"drank|kept|climbed|written|taken|drunk)\b"
+    r"drank|kept|climbed|written|taken|drunk|sat|swam|biked|lifted)\b"
     r"|^\W*(?:hoy|today|tonight|this morning|esta noche) (?:tambi[eé]n|too|also|again|as well|otra vez)\b"
     r"|^\W*(?:hoy\s+)?ya\b(?!\s+(?:no|voy|vamos|casi|mero|merito|mismo|merito|se|sabes|veremos|veo)\b)"
     r"(?:[\s,.!]+(?:(?:me|lo|la|los|las|le|les|se|te)\s+){0,2}"
@@ -122,12 +123,29 @@ _TOLD_IN_THE_PAST = (
 # more of it ("12 more today", "otra vez, 10 páginas"), or a participle alone ("leído", "hecho").
 _ANOTHER_DONE = (
     # (not a sad or doubtful one, nor a please: "¿se puede cambiar la hora? 🙏")
-    r"^(?![^👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓]*[👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓])"
+    # (nor a heart or a smile, said of the message: "❤️", "🥰")
+    r"^(?![^👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓❤♥💕💖💗💓😍🥰😘😊☺🙂🤗]*"
+    r"[👎❌😞😔😢😭😩😫😴🤒🤕😡😠🙄😒✖🙏🤔🤷😅😬🙃❓❤♥💕💖💗💓😍🥰😘😊☺🙂🤗])"
     r"(?=.*[\U0001F300-\U0001FAFF\u2600-\u27BF])[^\w\s]+(?:\s*[^\w\s]+)*"
     r"(?:\s*(?:thanks?|thank (?:you+|u+)|ty|thx|cheers|gracias|merci|ta)\b\W*)?$"
     r"|^\W*(?:\d+ more|another \d+|again(?: today)?|same again|otra vez|de nuevo|una vez m[aá]s|"
     r"otro d[ií]a m[aá]s)\b"
     r"|^\W*(?!olvid|pasad|perdid|cansad|ocupad|agotad|enferm)[^\W\d_]+(?:ado|[ií]do|ada|[ií]da)\W*$"
+)
+# What they did as an amount, in answer to the day's prompt: "30 sentadillas 🔥", "2 glasses so far", "15
+# min around the block", "ya llevo 2 botellas"; not a time ("7pm", "a las 8", "20h"), a length of days
+# ("3 days", a pause) or a count of prompts ("2 of 3" is part of it: read before this).
+_AMOUNT_DONE = (
+    r"^\W*(?:(?:ya|already|just|about|like|around|over|only|solo|nom[aá]s|llevo|llevamos|van|did|got|hice|"
+    r"i|i've|i have|have)\s+){0,3}"
+    r"(?:\d+(?:[.,]\d+)?|half an?|a couple(?: of)?|a few|un par de|media|medio)\s*"
+    r"(?!(?:am|pm|a\.m|p\.m|h|hrs?|hours? (?:later|earlier)|o'?clock|de la|del|y media|y cuarto|days?|d[ií]as?|"
+    r"weeks?|semanas?|months?|meses|jours?|semaines?|more (?:days?|weeks?)|times? (?:a|per)|"
+    r"of|out of|de|sur|to|a|or|o|ou|more|less|fewer|m[aá]s|menos|plus|moins|"
+    # (nor a number said of a time: "6 is too soon", "7 works", "8 it is", "9 en punto")
+    r"is|was|it|its|it's|works?|would|will|sounds?|ok|okay|and|too|in|at|on|for|by|then|is|es|est|y|en|"
+    r"para|por|me|te|la|el|las|los|que|q|pls|please|ish|sharp|en punto|pile)\b)(?![:.,]\d)"
+    r"[^\W\d_]{2,}"
 )
 _IN_THE_WAY = (
     r"\b(?:late|overtime|all day|tired|exhausted|busy|sick|ill|rain\w*|overslept|slept in|crashed|"
@@ -163,6 +181,14 @@ def _typed_in_a_hurry(said: str) -> str:
     return re.sub(r"[^\W\d_]+", lambda match: _as_meant(match[0]), said)
 
 
+# Not knowing is no miss, though said with a "no": "no idea lol", "no sé, solo lo hice", "nada en especial"
+# (not "no se pudo", where the "no" is the miss).
+_SHRUG_NOT_A_MISS = (
+    r"\b(?:no (?:idea|clue|tengo (?:ni )?idea)|nada (?:en )?especial|"
+    rf"no (?:lo )?s[eé](?=\s*(?:[,.!]|$|{LAUGHS}|la verdad)))\b"
+)
+
+
 def read_outcome(text: str, *, asked: bool) -> Outcome:
     """The outcome ``text`` reports. ``asked``: the coach's open question is whether they did it (the
     poll, the daily prompt or its reminder), not whether a plan feels doable."""
@@ -172,7 +198,9 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     if re.search(_QUESTION, said) and not done:
         return "no_report"
     # "no" in "done, no problem" is not a miss; a miss outweighs a "did" unless the reply opens with it.
-    missed = re.search(_NOT_DONE, said) and not re.search(r"\bno (?:problem|worries)\b", said)
+    missed = re.search(_NOT_DONE, re.sub(_SHRUG_NOT_A_MISS, " ", said)) and not re.search(
+        r"\bno (?:problem|worries)\b", said
+    )
     if missed and not (done and re.match(r"^(?:done|did it|hecho|listo|c'est fait)\b", core)):
         return "not_done"
     if re.search(_LATER, said) and not done:
@@ -183,7 +211,7 @@ def read_outcome(text: str, *, asked: bool) -> Outcome:
     said = re.sub(_THANKS_AFTER, "", said).strip() or said
     core = re.sub(r"^[\W_]+|[\W_]+$", "", said)
     past = re.match(_YES_AND_PAST, said) and not re.search(_IN_THE_WAY, said)
-    told = bool(re.match(_TOLD_IN_THE_PAST, said) or re.match(_ANOTHER_DONE, said))
+    told = bool(re.match(_TOLD_IN_THE_PAST, said) or re.match(_ANOTHER_DONE, said) or re.match(_AMOUNT_DONE, said))
     told = told and not re.search(_IN_THE_WAY, said)
     if asked and (re.match(_BARE_YES, core or said) or re.match(_YES_BUT, said) or past or told):
         return "done"

@@ -28,7 +28,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     what_helped,
     what_made_it_easy,
 )
-from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
+from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests, only_a_time
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
 from promptpipe.adapters.offline_coach.intake_new_habit import switch_habit
 from promptpipe.adapters.offline_coach.phrases import in_every_language, say
@@ -182,7 +182,14 @@ class FeedbackRules(ScheduleRequests):
         last = self.turn.last_assistant
         awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
         prompt = self.turn.context.get("last habit prompt", "")
-        return awaiting or bool(prompt and last.strip() == prompt.strip()) or _ASKED_DONE.search(last) is not None
+        # after its "you're welcome" to a thanks for the prompt, the prompt's question is still open
+        welcomed = last.strip() == say("welcome", self.lang)
+        return (
+            awaiting
+            or welcomed
+            or bool(prompt and last.strip() == prompt.strip())
+            or _ASKED_DONE.search(last) is not None
+        )
 
     def _outcome(self, text: str) -> tuple[_Step, str]:
         canonical = _DONE_CANON.search(text)
@@ -377,8 +384,12 @@ class FeedbackRules(ScheduleRequests):
         if proposed and reading.kind == "yes":
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None
-        asked = asked_for_a_time(turn.last_assistant) or any(
-            question in turn.last_assistant for question in in_every_language("stop_which")
+        # "Anything you'd like to change — the time, …?" answered with nothing but a time ("10pm", "12:30")
+        offered = turn.last_assistant in in_every_language("shared") and only_a_time(text)
+        asked = (
+            offered
+            or asked_for_a_time(turn.last_assistant)
+            or any(question in turn.last_assistant for question in in_every_language("stop_which"))
         )
         if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
             # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")

@@ -9,7 +9,8 @@ from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _cle
 from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
-from promptpipe.rules.message_reading import read_message
+from promptpipe.rules.lexicon import LAUGHS, SHRUGS
+from promptpipe.rules.message_reading import plain, read_message
 from promptpipe.rules.outcome import Outcome, read_outcome, without_outcome_words
 from promptpipe.rules.outcome_fields import in_the_way_beside
 from promptpipe.rules.report_details import cause_words, company, hard_going, said_as_plan, says_it_helps
@@ -129,9 +130,29 @@ def motivator_in(text: str, lang: Language = "en") -> str:
     return said or (_WITH_COMPANY[lang].format(who=who) if who else "")
 
 
+# A shrug that opens an answer to "what helped?", with the filler said around it ("idk", "no idea lol",
+# "hmm nothing special,", "ni idea jaja,"): what follows it is the answer ("idk just did it").
+_SHRUG_LEAD = re.compile(
+    rf"^(?:(?:hmm+|um+|well|honestly|tbh|really|la verdad|pues|{LAUGHS})[\s,.!]+)*"
+    rf"(?:(?:(?!no (?:lo )?se\b)(?:{SHRUGS})|no (?:lo )?se(?=\s*(?:[,.!]|$|{LAUGHS}))|"  # not "no se pudo"
+    r"(?:nothing|nada)(?: (?:really|special|much|in particular|en especial|especial)|"
+    r" (?:really )?helped| me ayud[oó]|(?=\s*(?:[,.!]|$))))"
+    rf"\b[\s,.!]*(?:(?:honestly|tbh|really|la verdad|{LAUGHS})\b[\s,.!]*)*)+"
+)
+
+
+def after_a_shrug(text: str) -> str:
+    """What a message says after the shrug it opens with, in its own words ("idk just did it" → "just did
+    it", "no sé, solo lo hice" → "solo lo hice", "idk" → ""); the whole message when it opens with none."""
+    lead = _SHRUG_LEAD.match(plain(text))
+    if lead is None:
+        return _clean(text)
+    return _clean(" ".join(text.split()[len(lead[0].split()) :]))
+
+
 def what_helped(text: str) -> str:
-    """The motivator in an answer to "what helped?": what it says helped, or its own words."""
-    return motivator_in(text) or _clean(text)
+    """The motivator in an answer to "what helped?": what it says helped, or its own words after a shrug."""
+    return motivator_in(text) or after_a_shrug(text)
 
 
 # The coach's own proposal of a time ("How about 7pm — would that work?", "¿Qué tal a las 7pm?") and
@@ -260,9 +281,10 @@ _THANKS_ONLY = re.compile(r"(?:thanks?|thank (?:you|u)|thx|ty|tysm|gracias|merci
 
 
 def answers_what_helped(text: str, outcome: Outcome) -> bool:
-    """The message answers "what helped?": something said, not a miss it opens with ("leaving the notebook on
-    my pillow so I couldn't miss it" says how), a plan for next time, a question or request, a yes, a greeting,
-    a complaint or a thanks."""
+    """The message answers "what helped?": something said, after any shrug ("idk just did it"), not a miss it
+    opens with ("leaving the notebook on my pillow so I couldn't miss it" says how), a plan for next time, a
+    question or request, a yes, a greeting, a complaint or a thanks."""
+    text = after_a_shrug(text)
     return (
         _substantive(text)
         and (outcome != "not_done" or not _OPENS_WITH_A_MISS.match(text))

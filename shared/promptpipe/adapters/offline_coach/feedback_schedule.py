@@ -258,3 +258,17 @@ class ScheduleRequests:
         if ids and not self.turn.called(SCHEDULER, action="delete"):
             return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
         return say("stopped", self.lang), "feedback: schedules stopped"
+
+
+# What may stand beside a time given alone: a please, a "then", a yes ("10pm pls", "a las 10 entonces").
+_BESIDE_A_TIME = re.compile(
+    r"(?:pls|plz|please|porfa|por favor|stp|svp|then|instead|ok|okay|yes|yeah|si|sí|entonces|mejor|better|"
+    r"works|thanks|thx|gracias|merci|plut[oô]t|lol|maybe|like|around|ish)",
+    re.I,
+)
+
+
+def only_a_time(text: str) -> bool:
+    """ "10pm", "a las 10 porfa", "12:30 then": a time, with nothing beside it but a please or a "then"."""
+    beside = re.findall(r"[^\W\d_]+", clock.without_times(text))
+    return clock.parse_asked_time(text) is not None and all(_BESIDE_A_TIME.fullmatch(word) for word in beside)

@@ -49,6 +49,7 @@ from promptpipe.adapters.offline_coach.times import (
     parse_asked_time,
     parse_clock_time,
     parse_vague_time,
+    same_half_of_day,
     spoken_form,
     without_times,
 )
@@ -139,6 +140,15 @@ _MEAL_MOMENT = re.compile(
 )
 
 
+def _saved_half_kept(time: str | None, saved: str, said: str) -> str | None:
+    """The hour already saved, said again without its half ("with my first coffee, which is at 1", after
+    1pm), keeps the saved half; any other time stands as read."""
+    if not time or not saved or time == saved:
+        return time
+    same_face = (int(time[:2]) - int(saved[:2])) % 12 == 0 and time[3:] == saved[3:]
+    return same_half_of_day(time, saved, said) if same_face else time
+
+
 def parse_intake_message(text: str, known: dict[str, str], expected: str | None) -> dict[str, str]:
     """The profile fields a message states; ``expected`` is the field we last asked for, so a
     bare answer ("my morning coffee", "more energy") can be read as that field."""
@@ -164,6 +174,7 @@ def parse_intake_message(text: str, known: dict[str, str], expected: str | None)
     time = _late_for_sleep(parse_clock_time(rest, hint), f"{rest} {hint}", known.get(DOMAIN, ""))
     if time is None and expected == TIME:  # "morning 7", "7 is fine coffee obvs"
         time = _asked_time_in(rest)
+    time = _saved_half_kept(time, known.get(TIME, ""), rest)
     opening_hour = _HOUR_THEN_ROUTINE.match(rest)
     if time is None and opening_hour:  # "8 when I get off work", "9 once everyone is in bed": the hour, then when
         time = _late_for_sleep(parse_clock_time(f"at {opening_hour[1]} {rest[opening_hour.end() :]}", hint), rest, "")

@@ -124,7 +124,11 @@ _SEND_IT_NOW = re.compile(
     r"\b(?:don'?t|do not) need to explain\b|\bdoes it matter why\b|\bsolo quiero (?:el|un) recordatorio\b|"
     r"\bsin (?:tanto rollo|rodeos|tantas preguntas|mas preguntas)\b|"
     r"\b(?:manda|envia|mandame|enviame)(?:lo)?(?: el \w+)? y (?:ya|listo)\b|"
-    r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b"
+    r"\benvoye?z?(?:-le|-moi)? (?:juste|simplement|directement)\b|"
+    # "mejor ya empieza", "empecemos ya", "arranca de una", "can u just start already"
+    r"\b(?:(?:ya|mejor ya) (?:empieza|empecemos|arranca|arrancamos|comienza|comencemos)|"
+    r"(?:empieza|empecemos|arranca|arrancamos|comienza|comencemos) (?:ya|de una))(?=\s*(?:[.,!]|$|porfa|por favor))|"
+    r"\bjust start already\b"
 )
 
 

@@ -67,7 +67,11 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     ),
     # midnight said as the moment ("a medianoche", "à minuit"), not as a limit ("I scroll until midnight")
     (r"(?:^\W*|\b(?:at|around|about|a|a la|[àa]|vers|sobre la)\s+)(?:midnight|medianoche|minuit)\b", " at 0:00"),
-    (r"\b(?:at|around|about|by|al|[àa]|vers|sobre el|para el)\s+(?:noon|midday|mediod[ií]a|midi)\b", "at 12:00"),
+    (
+        r"\b(?:at|around|about|by|like|maybe|say|al|[àa]|vers|sobre el|para el|tipo|como al?)\s+"
+        r"(?:noon|midday|mediod[ií]a|midi)\b",
+        "at 12:00",
+    ),
     # noon opening the message, before its routine ("noon at lunch", "midday w my sandwich"): the moment itself
     (r"^\W*(?:noon|midday)\b(?=\s+(?:at|on|with|w/?|during|after|before|when|once|while)\b)", "at 12:00"),
     (r"\b(\d{1,2}:[0-5]\d|\d{1,2})\s*([ap])\b(?!\.?m)(?!')", r"\1\2m"),  # "7:30p", "8a" (the texting forms)

@@ -64,6 +64,7 @@ _LEAD_HOUR = re.compile(
 )
 # The half of the day said outright: am/pm, a 24-hour form ("19:30", "08:00"), a day-part word.
 _MERIDIEM_SAID = re.compile(r"\d\s*[ap]\.?m\b|\b(?:0\d|1[3-9]|2[0-3])[:h]\d", re.I)
+_NOON_WORD = re.compile(r"\b(?:(?:at|around|about|by|like|al|a|[àa]|vers|tipo) )?(?:noon|midday|mediod[ií]a)\b", re.I)
 _NOON = re.compile(r"^\W*(?:at |around |al |a |[àa] |vers )?(?:noon|midday|mediod[ií]a|midi)(?:\s*-?\s*ish)?\W*$", re.I)
 # A break at work, said for when ("on my coffee break", "en mi descanso", "pendant la pause café"): mid-morning.
 _WORK_BREAK = (
@@ -119,6 +120,7 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
     its routine: "before bed") to tell 10:30 at night from the morning when the message does not."""
     if _NOON.match(text):
         return "12:00"
+    text = _noon_set_aside(text)
     text = _REFUSED_AT.sub(" ", _NOT_THIS_TIME.sub(" ", _spoken(text)))  # "make it 8 not 8:30": refused, no answer
     bounded = _A_LIMIT.sub(" ", text)  # "7:30, no later than 8pm tho": the limit is no second answer
     text = bounded if bounded != text and _parse_clock(bounded) else text
@@ -139,6 +141,13 @@ def parse_clock_time(text: str, hint: str = "") -> str | None:
         # else the whole message's words give it ("like 8 no actually 8:30 bc the kids are asleep")
         return _parse_clock(f"{piece} {text}", hint)
     return _parse_clock(text, hint)
+
+
+def _noon_set_aside(text: str) -> str:
+    """``text`` without its "noon" when it gives an exact time too ("al mediodía, en mi break de las 12:30",
+    "se puede poner a mediodía? a las 2 y cuarto"): noon only says roughly when."""
+    beside_noon = _NOON_WORD.sub(" ", text)
+    return beside_noon if beside_noon != text and _parse_clock(_spoken(beside_noon)) else text
 
 
 def _says_half_of_day(text: str) -> bool:
@@ -236,7 +245,7 @@ def requested_time(text: str, current: str | None = None) -> str | None:
     """The time a request asks for, apart from the one it refuses ("6 is too soon … 7:15?", "9 is too
     late … 8?") and from the ``current`` one ("6:30 is brutal lol can we do 7:45", "mejor a las 6, que a
     las 7 ya hace calor"), in the half of the day its words give, else as ``parse_clock_time`` guesses."""
-    said = plain(text)
+    said = _noon_set_aside(plain(text))
     judged = judged_time(said)
     rest = _spoken(said if judged is None else f"{said[: judged.start]} , {said[judged.end :]}")
     said_times = list(_TIME_PHRASE.finditer(rest))
@@ -289,7 +298,7 @@ def away_from(time: str, avoided: str | None, said: str) -> str:
 
 
 _TIME_PHRASE = re.compile(
-    rf"(?:\b(?:{HOUR_LEAD}|for|vers|[àa]|sur|sobre|hacia|como|tipo|approx\w*)\s+)*(?:~\s*)?"
+    rf"(?:\b(?:{HOUR_LEAD}|for|vers|[àa]|sur|sobre|hacia|como|tipo|de las?|approx\w*)\s+)*(?:~\s*)?"
     r"\b\d{1,2}(?:[:h.][0-5]\d|h)?(?![\d:])\s*(?:[ap]\.?m\.?(?![a-z]))?"
     r"(?:\s*(?:-?\s*ish|or so|o'?clock|de la (?:ma[ñn]ana|tarde|noche)|du (?:matin|soir)|"
     r"in the (?:morning|evening|afternoon)|at night|tonight)\b)?",
