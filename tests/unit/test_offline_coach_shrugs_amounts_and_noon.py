@@ -9,13 +9,13 @@ import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
 from promptpipe.adapters.offline_coach.feedback_answers import after_a_shrug
+from promptpipe.adapters.offline_coach.feedback_schedule import only_a_time
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now
-from promptpipe.rules.feedback_reading import is_partial
-from promptpipe.rules.outcome import read_outcome
-from promptpipe.adapters.offline_coach.feedback_schedule import only_a_time
 from promptpipe.rules.avoided_day_part import avoided_half
+from promptpipe.rules.feedback_reading import is_partial
 from promptpipe.rules.message_reading import read_message
+from promptpipe.rules.outcome import read_outcome
 from tests.support.offline_coach_requests import calls, feedback, then
 
 ASKED_HELPED = "Nice work — you did it! What helped you make it happen today?"
