@@ -189,3 +189,22 @@ def test_whether_the_time_can_change_is_asked(said: str) -> None:
 def test_the_break_of_the_day_is_no_pause() -> None:
     assert read_message("a las 11, en mi descanso").request != "pause"
     assert read_message("necesito un descanso de una semana").request == "pause"
+
+
+def test_what_helped_then_a_question_saves_it_and_answers() -> None:
+    said = "my neighbour walked with me. does it count if I split it in two?"
+    response = OfflineCoach().complete(feedback(said, ASKED_HELPED, replied=True))
+    assert calls(response) == [("save_user_profile", {"last_motivator": "my neighbour walked with me"})]
+    reply = OfflineCoach().complete(then(feedback(said, ASKED_HELPED, replied=True), response, "ok")).content
+    assert reply and "study team" in reply  # the question is answered, not dropped
+
+
+@pytest.mark.parametrize("said", ["the podcast I had on. can we move it to 7pm?", "the podcast. when do you text?"])
+def test_what_helped_then_a_request_is_left_to_the_request(said: str) -> None:
+    response = OfflineCoach().complete(feedback(said, ASKED_HELPED, replied=True))
+    assert calls(response) == [("scheduler", {"action": "list"})]  # the move, or the listed time
+
+
+def test_the_break_of_the_day_in_a_change_of_time_is_no_pause() -> None:
+    said = "¿y si mejor a la hora de la comida? a las 2, ahí tengo mi descanso"
+    assert moved_to(said, "¡Hasta mañana!", SEVEN_PM_LISTED) == "14:00"

@@ -34,7 +34,7 @@ from promptpipe.rules.feedback_requests import (
 )
 from promptpipe.rules.half_of_day import SAYS_EARLIER
 from promptpipe.rules.lexicon import PLEASE, THE_MESSAGES, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
-from promptpipe.rules.message_reading import plain
+from promptpipe.rules.message_reading import plain, without_breaks_of_the_day
 
 Language = Literal["en", "es", "fr"]
 DayPart = Literal["morning", "afternoon", "evening", "night"]
@@ -163,7 +163,7 @@ _TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|demain)\b|(?<!la )(?<!las )(?<!d
 
 def pause_request(text: str) -> PauseRequest | None:
     """A pause asked for, with its length or the weekday it lasts until; ``None``: no pause asked for."""
-    said = plain(text)
+    said = without_breaks_of_the_day(plain(text))  # "ahí tengo mi descanso": a moment of the day
     if runs_an_errand(said):  # "je m'arrête à la boulangerie": a place on the way, no pause
         return None
     until = _UNTIL.search(said)

@@ -359,6 +359,12 @@ def _asks_by_form(said: str) -> bool:
     return "?" in own or bool(_WH_FORM.match(opened) or _YES_NO_FORM.match(opened))
 
 
+def without_breaks_of_the_day(said: str) -> str:
+    """``said`` (plain) without the breaks of the day it names ("en mi descanso", "on my lunch break"): a
+    moment, never a pause asked for."""
+    return _BREAK_OF_THE_DAY.sub(" ", said)
+
+
 def shrugs(text: str) -> bool:
     """The message says, somewhere, that they do not know ("honestly no idea, just seems good")."""
     return bool(_SHRUG_INSIDE.search(plain(text)))

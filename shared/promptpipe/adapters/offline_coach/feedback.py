@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
 from promptpipe.adapters.offline_coach.answers import answer_question, rephrase
@@ -15,29 +14,24 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
     ASKED_BARRIER,
     ASKED_HELPED,
     SMALLEST,
-    answers_what_helped,
     asked_for_a_time,
     asks_for_a_new_time,
     classify_barrier,
     hard_barrier,
     motivator_in,
-    proposed_time,
     says_done,
-    says_not_done,
     says_yes_and_how,
-    what_helped,
+    what_helped_and_asked,
     what_made_it_easy,
 )
-from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests, only_a_time
+from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
 from promptpipe.adapters.offline_coach.intake_new_habit import switch_habit
-from promptpipe.adapters.offline_coach.phrases import in_every_language, say
+from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import (
-    SUGGEST_LEAD,
     accepts,
     common_question,
     is_formula,
-    suggestion,
     unclear_stop,
 )
 from promptpipe.adapters.offline_coach.text import (
@@ -53,27 +47,21 @@ from promptpipe.adapters.offline_coach.text import (
     _words,
 )
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _error_reason, _Step
-from promptpipe.rules.avoided_day_part import when_wanted, without_a_deadline, without_avoided_day_part
+from promptpipe.rules.avoided_day_part import when_wanted, without_avoided_day_part
 from promptpipe.rules.feedback_reading import (
     asks_for_another_time,
     asks_when,
     is_partial,
-    limits_the_hours,
     new_habit,
     not_yet,
     pause_request,
-    reason_clause,
-    resumes,
-    runs_an_errand,
-    shift_minutes,
-    time_preference,
 )
 from promptpipe.rules.feedback_report import poll_number, report_parts, smaller_version
 from promptpipe.rules.intent_patterns import NEW_HABIT
 from promptpipe.rules.message_reading import MessageReading, read_message
 from promptpipe.rules.outcome import read_outcome
 from promptpipe.rules.outcome_fields import thanks_on_a_hard_day
-from promptpipe.rules.report_details import carries_a_why, planned_tweak, proposes_a_time, says_it_helps, tweak_in
+from promptpipe.rules.report_details import carries_a_why, planned_tweak, says_it_helps, tweak_in
 
 # The daily prompt's Done question, the reminder and the coach's own "did you …?": a yes answers them.
 _ASKED_DONE = re.compile(
@@ -81,16 +69,12 @@ _ASKED_DONE = re.compile(
     r"as-tu pu|comment s'est pass",
     re.I,
 )
-ASK_NEW_TIME_LEAD = SUGGEST_LEAD  # "How about 7pm — would that work?" after a new time of day
-_ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
 # A clause beside a done that judges the day or thanks, rather than saying what helped ("it's actually helping").
 _JUDGEMENT = re.compile(
     r"^(?:it'?s|it was|that was|felt|feels|fue|estuvo|c'?[eé]tait|c'est|appreciate|thx|ty|thanks?|thank you|cheers|"
     r"ta|tysm|gracias|merci)\b",
     re.I,
 )
-# A day-part asked for becomes a proposal of the middle of its usual window.
-_DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
 
 class FeedbackRules(ScheduleRequests):
@@ -115,6 +99,7 @@ class FeedbackRules(ScheduleRequests):
         if not turn.calls and unclear_stop(text) and not asks_for_a_new_time(text) and not wants_pause:
             return say("stop_which", self.lang), "feedback: an unclear stop request; asking which"
         requested = self._report_first() or (self._request(reading) if SCHEDULER in turn.tools else None)
+        requested = requested or self._what_helped_then_a_question()
         if requested is not None:
             return requested
         question = common_question(text)
@@ -170,12 +155,6 @@ class FeedbackRules(ScheduleRequests):
         return None
 
     # -- done / not done ------------------------------------------------------------------------
-    @property
-    def delivered(self) -> int:
-        """Daily prompts delivered so far (the context block's "prompts completed: X of Y delivered")."""
-        match = re.search(r"of (\d+) delivered", self.turn.context.get("prompts completed", ""))
-        return int(match[1]) if match else 0
-
     def _asked_done(self) -> bool:
         """The open question is whether they did it: the daily prompt (or its reminder) is the last
         thing said and waits for an answer, or the coach asked "did you …?"."""
@@ -206,10 +185,11 @@ class FeedbackRules(ScheduleRequests):
             done = canonical[1].lower() == "done"
         elif accepts(text) and not asked_done and not says_done(text):
             return self._agreed(), "feedback: agreement with the last suggestion (not a report)"
-        elif any(a in last for a in ASKED_HELPED) and answers_what_helped(text, reading):
-            return self._save_then(
-                {"last_motivator": _words(what_helped(text), 15)}, say("helped", self.lang), "feedback: what helped"
-            )
+        elif any(a in last for a in ASKED_HELPED) and (helped := what_helped_and_asked(text, reading)):
+            # "… ¿cuenta si lo hago en dos ratos?": answered, by the study team's FAQ when nothing else knows
+            then = (self._answer_to(helped[1]) or answer_faq("other", self.turn.study, self.lang)) if helped[1] else ""
+            reply = f"{say('helped', self.lang)} {then}".strip()
+            return self._save_then({"last_motivator": helped[0]}, reply, "feedback: what helped")
         elif (tweak := planned_tweak(text)) and (reading == "no_report" or not asked_done):
             # "maybe I'll do it before lunch tomorrow": the change they will try; the schedule is kept
             return self._save_then({"last_tweak": _words(tweak, 15)}, say("agreed_tweak", self.lang), "feedback: tweak")
@@ -228,6 +208,15 @@ class FeedbackRules(ScheduleRequests):
         else:
             return self._generic(text), "feedback: no outcome recognised"
         return self._done(text) if done else self._not_done(text, follow_up=False)
+
+    def _what_helped_then_a_question(self) -> tuple[_Step, str] | None:
+        """ "the podcast! is this a bot?" after "what helped?": what helped is saved, then the question answered."""
+        asked_helped = any(a in self.turn.last_assistant for a in ASKED_HELPED)
+        return (
+            self._outcome(self.turn.user)
+            if asked_helped and what_helped_and_asked(self.turn.user, "no_report")
+            else None
+        )
 
     def _report_and_more(self) -> tuple[_Step, str] | None:
         """A report with more in the same message, in any order ("done! can we move it to 7?", "nope
@@ -328,14 +317,6 @@ class FeedbackRules(ScheduleRequests):
         reply = f"{say('partial', self.lang)} {say('tweak', self.lang, tweak=tweak)}"
         return self._save_then({"last_barrier": barrier, "last_tweak": tweak}, reply, "feedback: part of it")
 
-    def _save_then(self, args: dict[str, str], reply: str, why: str, *, record: bool = False) -> tuple[_Step, str]:
-        calls: list[tuple[str, dict[str, Any]]] = []
-        if args and not self.turn.called(SAVE) and SAVE in self.turn.tools:
-            calls.append((SAVE, args))
-        if record and not self.turn.called(RECORD) and RECORD in self.turn.tools:
-            calls.append((RECORD, {"done": True}))  # counted once per prompt by the engine's one recorder
-        return (calls, why) if calls else (reply, why)
-
     # -- other intents ----------------------------------------------------------------------------
     def _intensity_reply(self, answer: str) -> str:
         level = self.turn.context.get("intensity", "normal")
@@ -359,83 +340,6 @@ class FeedbackRules(ScheduleRequests):
         return switch_habit(self.turn, self.lang)  # the habit it names saved, back to the intake
 
     # -- requests: pause, resume, stop, a new time, a limit -----------------------------------------
-    def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
-        turn, text = self.turn, self.turn.user
-        if limits_the_hours(text) and reading.request != "stop":  # "arrête … le soir": when, not a pause
-            return self._limit()
-        pause = pause_request(text)
-        if reading.request == "pause" or (pause is not None and reading.request != "resume"):
-            return self._pause(reading.days or (pause.days if pause else None), pause.weekday if pause else None)
-        if reading.request == "resume" or resumes(text):
-            return self._resume()
-        if reading.request == "stop":
-            return self._stop()
-        limited = self._limit_or_absence(reading)
-        if limited is not None:
-            return limited
-        shift = shift_minutes(text)
-        if shift is not None and not says_done(text):  # "an hour later", "30 min earlier"
-            return self._shift(shift)
-        proposed = proposed_time(turn.last_assistant) or (
-            suggestion(turn.last_assistant) if ASK_NEW_TIME_LEAD in turn.last_assistant else ""
-        )
-        text = without_avoided_day_part(text)  # "after dinner, like 8? lunch is a zoo": the lunch is the reason
-        text = without_a_deadline(text)  # "could we do earlier? im out the door by 7": 7 bounds it, it is not it
-        if proposed and reading.kind == "yes":
-            time = clock.normalise_time(proposed)
-            return self._change_time(time, answered=True) if time else None
-        # "Anything you'd like to change — the time, …?" answered with nothing but a time ("10pm", "12:30")
-        offered = turn.last_assistant in in_every_language("shared") and only_a_time(text)
-        asked = (
-            offered
-            or asked_for_a_time(turn.last_assistant)
-            or any(question in turn.last_assistant for question in in_every_language("stop_which"))
-        )
-        if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
-            # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
-            before = clock.normalise_time(proposed) if proposed else None
-            kept = clock.same_half_of_day(time, before, text) if before else self._near_now(time)
-            return self._change_time(kept or time, answered=True)
-        wanted = when_wanted(text)  # "a mediodía estoy muy liada": noon is left, never moved to
-        said = clock.parse_clock_time(wanted)
-        if asked and said is None and (routine_time := clock.propose_time(wanted)):  # "después del curro"
-            return say(
-                "propose", self.lang, time=clock.friendly_time(routine_time)
-            ), "feedback: a routine's time proposed"
-        # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
-        # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
-        # "can I change the time?" asks what is possible: answered, nothing moves yet.
-        change = (
-            (reading.topic != "change_time_later" or said is not None)  # "¿se puede cambiar la hora a las 6?"
-            and not asks_when(text)
-            and (
-                asks_for_another_time(text)
-                or proposes_a_time(text)  # "can we try 12:30?"
-                or (reading.request == "change_time" and not runs_an_errand(text))
-            )
-        )
-        # "7 works better", "9 is too late … 8?"
-        said = said or (clock.parse_asked_time(wanted) or clock.requested_time(wanted) if change else None)
-        if change and said and (not says_done(text) or asks_for_another_time(text)):
-            return self._change_time(said)
-        preference = time_preference(text)
-        if said or (not change and preference is None):
-            return None
-        # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
-        part_time = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
-        vague = part_time if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
-        if preference is None and _ONE_WAY.search(text):
-            vague = None  # "más tarde porfa": later than now, which no day-part says; the time is asked for
-        refusing = next((c for c in re.split(r"(?<=[.?!;])\s+", text) if (p := time_preference(c)) and p.refused), text)
-        barrier = reason_clause(text) or (
-            refusing if says_not_done(text) or (preference and preference.refused) else ""
-        )
-        args = {"last_barrier": _words(_clean(barrier), 15)} if barrier and self.delivered else {}
-        if vague:
-            reply = say("propose", self.lang, time=clock.friendly_time(vague))
-            return self._save_then(args, reply, "feedback: a new time of day proposed")
-        return self._save_then(args, say("ask_new_time", self.lang), "feedback: asking for the new time")
-
     def _report_first(self) -> tuple[_Step, str] | None:
         """ "done! can we move it to 7 tho": the report is recorded first; the change follows in the loop.
         "ugh forgot, what time do you send it again?": a question of when gets the listed time."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from promptpipe.adapters.offline_coach.text import ASK_BARRIER, ASK_HELPED, _clean, _substantive, _words
-from promptpipe.rules.feedback_reading import Language, asks_for_another_time, reason_clause
+from promptpipe.rules.feedback_reading import Language, asks_for_another_time, asks_when, reason_clause
 from promptpipe.rules.feedback_report import what_helped_clause
 from promptpipe.rules.intent_patterns import CHANGE_TIME, PREFER
 from promptpipe.rules.lexicon import LAUGHS, SHRUGS
@@ -284,13 +284,28 @@ def answers_what_helped(text: str, outcome: Outcome) -> bool:
     """The message answers "what helped?": something said, after any shrug ("idk just did it"), not a miss it
     opens with ("leaving the notebook on my pillow so I couldn't miss it" says how), a plan for next time, a
     question or request, a yes, a greeting, a complaint or a thanks."""
-    text = after_a_shrug(text)
+    said = after_a_shrug(text)
     return (
-        _substantive(text)
-        and (outcome != "not_done" or not _OPENS_WITH_A_MISS.match(text))
-        and not _NEXT_TIME.search(text)
+        _substantive(said)
+        and (outcome != "not_done" or not _OPENS_WITH_A_MISS.match(said))
+        and not _NEXT_TIME.search(said)
         and "?" not in text  # a question or a request is no answer to what helped
         and not asks_for_another_time(text)
-        and read_message(text).kind not in ("yes", "greeting", "later", "complaint")  # "thank u!!"
-        and not _THANKS_ONLY.match(_clean(text))
+        and read_message(said).kind not in ("yes", "greeting", "later", "complaint")  # "thank u!!"
+        and not _THANKS_ONLY.match(said)
     )
+
+
+# A question said after the answer, in its own sentence ("El buen tiempo. Oye, ¿cuenta si lo hago en dos ratos?").
+_QUESTION_SENTENCE = re.compile(r"(?:(?<=[.!?])|^)\s*[^.!?]*(?:\?+|¿[^.!]*)\s*$")
+
+
+def what_helped_and_asked(text: str, outcome: Outcome) -> tuple[str, str] | None:
+    """An answer to "what helped?", with any question asked after it: (the motivator, the question, or "");
+    ``None`` when the message answers nothing, or what follows is a request ("… can we move it to 7?")."""
+    asked = _QUESTION_SENTENCE.search(text)
+    question = asked[0].strip() if asked and asked.start() > 0 else ""
+    statement = text[: asked.start()] if question and asked else text
+    if question and (asks_for_another_time(question) or asks_when(question) or read_message(question).request):
+        return None
+    return (_words(what_helped(statement), 15), question) if answers_what_helped(statement, outcome) else None

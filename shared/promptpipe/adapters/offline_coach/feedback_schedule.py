@@ -9,23 +9,40 @@ import re
 from typing import Any
 
 from promptpipe.adapters.offline_coach import times as clock
-from promptpipe.adapters.offline_coach.feedback_answers import OFFERED_PAUSE, local_day, pause_length
+from promptpipe.adapters.offline_coach.feedback_answers import (
+    OFFERED_PAUSE,
+    asked_for_a_time,
+    local_day,
+    pause_length,
+    proposed_time,
+    says_done,
+    says_not_done,
+)
 from promptpipe.adapters.offline_coach.phrases import clock as clock_in
-from promptpipe.adapters.offline_coach.phrases import say
-from promptpipe.adapters.offline_coach.text import SAVE, SCHEDULER
+from promptpipe.adapters.offline_coach.phrases import in_every_language, say
+from promptpipe.adapters.offline_coach.reading import SUGGEST_LEAD, suggestion
+from promptpipe.adapters.offline_coach.text import RECORD, SAVE, SCHEDULER, _clean, _words
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
-from promptpipe.rules.avoided_day_part import avoided_half, without_avoided_day_part
+from promptpipe.rules.avoided_day_part import avoided_half, when_wanted, without_a_deadline, without_avoided_day_part
 from promptpipe.rules.feedback_reading import (
     Language,
+    asks_for_another_time,
+    asks_when,
     away_for,
     days_until,
     language,
     limits_the_days,
     limits_the_hours,
     pause_request,
+    reason_clause,
+    resumes,
+    runs_an_errand,
+    shift_minutes,
+    time_preference,
 )
 from promptpipe.rules.language import tells_no_language
 from promptpipe.rules.message_reading import MessageReading
+from promptpipe.rules.report_details import proposes_a_time
 
 ASK_NEW_TIME = "What time would suit you better?"
 _WEEKDAY_INDEX = {
@@ -42,6 +59,11 @@ _LIMIT_BOUND = re.compile(
 
 # A message that is only an hour ("6:15", "like 5?", "7ish").
 _BARE_HOUR = re.compile(r"\W*(?:at |around |like |maybe |about )?\d{1,2}(?:[:.h][0-5]\d)?(?: ?ish)?\W*", re.I)
+
+
+_ONE_WAY = re.compile(r"\b(?:later|earlier|sooner|m[aá]s tarde|m[aá]s temprano|plus tard|plus t[oô]t)\b", re.I)
+# A day-part asked for becomes a proposal of the middle of its usual window.
+_DAYPART_TIMES = {"morning": "08:00", "afternoon": "15:00", "evening": "19:00", "night": "21:00"}
 
 
 class ScheduleRequests:
@@ -258,6 +280,97 @@ class ScheduleRequests:
         if ids and not self.turn.called(SCHEDULER, action="delete"):
             return [(SCHEDULER, {"action": "delete", "schedule_id": i}) for i in ids], "feedback: deleting schedules"
         return say("stopped", self.lang), "feedback: schedules stopped"
+
+    @property
+    def delivered(self) -> int:
+        """Daily prompts delivered so far (the context block's "prompts completed: X of Y delivered")."""
+        match = re.search(r"of (\d+) delivered", self.turn.context.get("prompts completed", ""))
+        return int(match[1]) if match else 0
+
+    def _save_then(self, args: dict[str, str], reply: str, why: str, *, record: bool = False) -> tuple[_Step, str]:
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if args and not self.turn.called(SAVE) and SAVE in self.turn.tools:
+            calls.append((SAVE, args))
+        if record and not self.turn.called(RECORD) and RECORD in self.turn.tools:
+            calls.append((RECORD, {"done": True}))  # counted once per prompt by the engine's one recorder
+        return (calls, why) if calls else (reply, why)
+
+    def _request(self, reading: MessageReading) -> tuple[_Step, str] | None:
+        turn, text = self.turn, self.turn.user
+        if limits_the_hours(text) and reading.request != "stop":  # "arrête … le soir": when, not a pause
+            return self._limit()
+        pause = pause_request(text)
+        if reading.request == "pause" or (pause is not None and reading.request != "resume"):
+            return self._pause(reading.days or (pause.days if pause else None), pause.weekday if pause else None)
+        if reading.request == "resume" or resumes(text):
+            return self._resume()
+        if reading.request == "stop":
+            return self._stop()
+        limited = self._limit_or_absence(reading)
+        if limited is not None:
+            return limited
+        shift = shift_minutes(text)
+        if shift is not None and not says_done(text):  # "an hour later", "30 min earlier"
+            return self._shift(shift)
+        proposed = proposed_time(turn.last_assistant) or (
+            suggestion(turn.last_assistant) if SUGGEST_LEAD in turn.last_assistant else ""
+        )
+        text = without_avoided_day_part(text)  # "after dinner, like 8? lunch is a zoo": the lunch is the reason
+        text = without_a_deadline(text)  # "could we do earlier? im out the door by 7": 7 bounds it, it is not it
+        if proposed and reading.kind == "yes":
+            time = clock.normalise_time(proposed)
+            return self._change_time(time, answered=True) if time else None
+        # "Anything you'd like to change — the time, …?" answered with nothing but a time ("10pm", "12:30")
+        offered = turn.last_assistant in in_every_language("shared") and only_a_time(text)
+        asked = (
+            offered
+            or asked_for_a_time(turn.last_assistant)
+            or any(question in turn.last_assistant for question in in_every_language("stop_which"))
+        )
+        if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
+            # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
+            before = clock.normalise_time(proposed) if proposed else None
+            kept = clock.same_half_of_day(time, before, text) if before else self._near_now(time)
+            return self._change_time(kept or time, answered=True)
+        wanted = when_wanted(text)  # "a mediodía estoy muy liada": noon is left, never moved to
+        said = clock.parse_clock_time(wanted)
+        if asked and said is None and (routine_time := clock.propose_time(wanted)):  # "después del curro"
+            return say(
+                "propose", self.lang, time=clock.friendly_time(routine_time)
+            ), "feedback: a routine's time proposed"
+        # A verb of change whose object is the prompt or its time ("tu peux le décaler à 21h ?", "a las 7
+        # mejor"); a verb whose object is a place ("pasar a la farmacia") asks for nothing.
+        # "can I change the time?" asks what is possible: answered, nothing moves yet.
+        change = (
+            (reading.topic != "change_time_later" or said is not None)  # "¿se puede cambiar la hora a las 6?"
+            and not asks_when(text)
+            and (
+                asks_for_another_time(text)
+                or proposes_a_time(text)  # "can we try 12:30?"
+                or (reading.request == "change_time" and not runs_an_errand(text))
+            )
+        )
+        # "7 works better", "9 is too late … 8?"
+        said = said or (clock.parse_asked_time(wanted) or clock.requested_time(wanted) if change else None)
+        if change and said and (not says_done(text) or asks_for_another_time(text)):
+            return self._change_time(said)
+        preference = time_preference(text)
+        if said or (not change and preference is None):
+            return None
+        # A day-part asked for is a proposal to confirm; one refused, or none, asks which time.
+        part_time = _DAYPART_TIMES[preference.wanted] if preference and preference.wanted else None
+        vague = part_time if preference else clock.propose_time(text) or clock.parse_vague_time(text, loose=True)
+        if preference is None and _ONE_WAY.search(text):
+            vague = None  # "más tarde porfa": later than now, which no day-part says; the time is asked for
+        refusing = next((c for c in re.split(r"(?<=[.?!;])\s+", text) if (p := time_preference(c)) and p.refused), text)
+        barrier = reason_clause(text) or (
+            refusing if says_not_done(text) or (preference and preference.refused) else ""
+        )
+        args = {"last_barrier": _words(_clean(barrier), 15)} if barrier and self.delivered else {}
+        if vague:
+            reply = say("propose", self.lang, time=clock.friendly_time(vague))
+            return self._save_then(args, reply, "feedback: a new time of day proposed")
+        return self._save_then(args, say("ask_new_time", self.lang), "feedback: asking for the new time")
 
 
 # What may stand beside a time given alone: a please, a "then", a yes ("10pm pls", "a las 10 entonces").
