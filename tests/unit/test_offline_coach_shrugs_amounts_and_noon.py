@@ -12,11 +12,16 @@ from promptpipe.adapters.offline_coach.feedback_answers import after_a_shrug
 from promptpipe.adapters.offline_coach.feedback_schedule import only_a_time
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now
+from promptpipe.adapters.offline_coach.intake_reasons import parse_domain
+from promptpipe.models.profile import UserProfile
 from promptpipe.rules.avoided_day_part import avoided_half
-from promptpipe.rules.feedback_reading import is_partial
+from promptpipe.rules.feedback_reading import asks_for_another_time, is_partial
+from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.outcome import read_outcome
-from tests.support.offline_coach_requests import calls, feedback, then
+from tests.support.offline_coach_requests import calls, feedback, intake, then
+
+GREETING = "Hi! I'm your habit coach. What small daily habit would you like to build?"
 
 ASKED_HELPED = "Nice work — you did it! What helped you make it happen today?"
 
@@ -208,3 +213,33 @@ def test_what_helped_then_a_request_is_left_to_the_request(said: str) -> None:
 def test_the_break_of_the_day_in_a_change_of_time_is_no_pause() -> None:
     said = "¿y si mejor a la hora de la comida? a las 2, ahí tengo mi descanso"
     assert moved_to(said, "¡Hasta mañana!", SEVEN_PM_LISTED) == "14:00"
+
+
+def test_to_actually_do_something_is_a_reason_not_a_change_of_habit() -> None:
+    known = {"habit_domain": "journaling"}
+    said = "i forget whole weeks, i want to actually keep track of my life"
+    assert set(parse_intake_message(said, known, "motivational_frame")) == {"motivational_frame"}
+
+
+@pytest.mark.parametrize("said", ["i want to stop biting my nails", "quiero dejar de tomar refresco en la tarde"])
+def test_a_habit_of_quitting_is_no_stop_request(said: str) -> None:
+    assert not STOP.search(said)
+
+
+@pytest.mark.parametrize("said", ["stop sending me texts", "deja de mandarme recordatorios", "pls stop the texts"])
+def test_a_stop_of_the_messages_is_still_one(said: str) -> None:
+    assert STOP.search(said)
+
+
+def test_a_day_part_inside_the_first_habit_is_the_habits() -> None:
+    said = "quiero dejar de tomar refresco en la tarde y mejor tomar agua"
+    response = OfflineCoach().complete(intake(said, UserProfile(), GREETING))
+    assert calls(response) == [("save_user_profile", {"habit_domain": "dejar de tomar refresco"})]
+
+
+def test_a_habit_cut_to_its_first_words_ends_on_no_loose_word() -> None:
+    assert parse_domain("quiero anotar 2 cosas por las que me siento bien") == "anotar 2 cosas"
+
+
+def test_can_it_be_later_in_spanish_asks_for_another_time() -> None:
+    assert asks_for_another_time("se puede mas temprano? a las 8 ya voy tarde")

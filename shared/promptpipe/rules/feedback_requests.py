@@ -136,7 +136,7 @@ _ERRAND = re.compile(
 _WAY_ALONE = r"(?:later|earlier|mas tarde|mas temprano|plus tard|plus tot)"
 _ASKING = re.compile(
     r"\b(?:could|can|would|should) (?:it|you|we|they)\b|\b(?:a bit|a little|slightly|un poco|un peu|un pelin|"
-    r"puedes|podrias|peux|pourrais|pourriez)\b|^(?:a bit |slightly |un poco |un peu )?"
+    r"puedes|podrias|se puede|se podria|peux|pourrais|pourriez|possible)\b|^(?:a bit |slightly |un poco |un peu )?"
     rf"{_WAY_ALONE}(?: (?:{PLEASE}))?$"
 )
 # A preference, or a change from now on, said beside a time ("a las 7 mejor", "21h plutôt", "from now on").

@@ -20,7 +20,11 @@ __all__ = ["CHANGE_TIME", "NEW_HABIT", "PREFER", "STOP", "is_capability_question
 
 # "stop the reminders", "don't send me messages", "no more texts"; not "I won't stop the walks".
 STOP = Prefiltered(
-    r"\b(?<!n't )(?<!not )(?:stop|pause|cancel|unsubscribe|don'?t send|deja de|dejar de)\b.*"
+    # (not a habit of quitting: "stop using my phone in bed", "dejar de comer pan dulce"; "stop sending" is a stop)
+    r"\b(?<!n't )(?<!not )"
+    r"(?:stop(?!\s+(?!sending|texting|messaging|reminding|bugging|contacting|writing|pinging)\w+ing\b)|"
+    r"pause|cancel|unsubscribe|don'?t send|"
+    r"dejar? de(?!\s+(?!mandar|enviar|escribir|molestar|mensajear)\w+(?:ar|er|ir)(?:me|nos|le)?\b))\b.*"
     r"\b(?:messages?|reminders?|prompts?|texts?|schedules?|it|mensajes|recordatorios)\b"
     r"|\bno (?:more|m[aá]s) (?:messages|reminders|prompts|texts|mensajes|recordatorios)\b",
     (

@@ -380,6 +380,8 @@ class IntakeDetours:
         part = asks_for_a_part_of_the_day(turn.user)
         if part is None:
             return None
+        if not self.known[DOMAIN] and parse_intake_message(turn.user, self.known, DOMAIN).get(DOMAIN):
+            return None  # "quiero dejar de comer pan dulce en la noche y mejor comer fruta": the night is the habit's
         proposal = clock(proposed_time(part), turn.language)
         return say("suggest_time", turn.language, time=proposal), f"intake: the {part} asked for; a time proposed"
 

@@ -101,7 +101,9 @@ _DOMAIN_TAIL = re.compile(
 _START_TO = re.compile(r"^(?:start(?:ing)? to|begin to|empezar a|comenzar a|commencer [àa]|to)\s+", re.I)
 
 # Not "I'd rather not waste her money": a preference against something is no other habit.
-_CHANGE_OF_MIND = re.compile(r"\b(?:rather(?! not)|instead|actually|switch|change|new habit|different habit)\b", re.I)
+_CHANGE_OF_MIND = re.compile(
+    r"\b(?:rather(?! not)|instead|(?<!\bto )actually|switch|change|new habit|different habit)\b", re.I
+)
 
 # Where a reason that goes on to say when ends: a time with its preposition, or the routine's clause.
 _NEAR = r"at|around|about|like|a las|a eso de las|como a las|vers|[àa]"  # "at 7", "a eso de las 7", "vers 7h"
@@ -140,8 +142,16 @@ def parse_domain(text: str) -> str:
     if want:
         phrase = _clean(_START_TO.sub("", _DOMAIN_TAIL.sub("", want["x"])))
         if _substantive(phrase):
-            return _words(phrase, 6).lower()
+            return _LOOSE_END.sub("", _words(phrase, 6)).lower()
     return ""
+
+
+# A word that leads on, left at the end of a habit cut to its first words ("escribir 3 cosas por las").
+_LOOSE_END = re.compile(
+    r"(?:\s+(?:a|an|the|of|for|to|in|on|at|my|and|or|with|de|del|la|las|el|los|en|por|para|que|y|o|con|mi|mis|"
+    r"le|les|du|des|et|pour|sur|au))+$",
+    re.I,
+)
 
 
 # What is left of a message once its facts are taken out, that says nothing more ("is fine", "like").
