@@ -243,3 +243,20 @@ def test_a_habit_cut_to_its_first_words_ends_on_no_loose_word() -> None:
 
 def test_can_it_be_later_in_spanish_asks_for_another_time() -> None:
     assert asks_for_another_time("se puede mas temprano? a las 8 ya voy tarde")
+
+
+@pytest.mark.parametrize(
+    ("last", "said", "time"),
+    [
+        ("Listo: ahora tu mensaje diario llega hacia las 7pm desde hoy.", "a las 8 y media", "20:30"),
+        ("Done — your daily prompt will now come around 7pm starting tomorrow.", "ugh make that 7:45", "19:45"),
+        (
+            "I'll pick: 7pm, “after dinner”. Here's your first one-minute habit to try.",
+            "fine. 6:30 in the morning",
+            "06:30",
+        ),
+    ],
+)
+def test_a_time_alone_after_the_coachs_own_keeps_its_half_unless_said(last: str, said: str, time: str) -> None:
+    seven_pm = SEVEN_PM_LISTED.replace("Europe/Madrid", "America/Toronto")
+    assert moved_to(said, last, seven_pm) == time

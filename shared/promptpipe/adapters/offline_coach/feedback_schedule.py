@@ -320,8 +320,8 @@ class ScheduleRequests:
         if proposed and reading.kind == "yes":
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None
-        # "Anything you'd like to change — the time, …?" answered with nothing but a time ("10pm", "12:30")
-        offered = turn.last_assistant in in_every_language("shared") and only_a_time(text)
+        # "Anything you'd like to change?", "I'll pick: 8am", "Done — … around 6:30pm": a time alone is the new one
+        offered = _open_to_a_new_time(turn.last_assistant) and only_a_time(text)
         asked = (
             offered
             or asked_for_a_time(turn.last_assistant)
@@ -330,6 +330,8 @@ class ScheduleRequests:
         if asked and reading.kind in ("fact", "request") and (time := clock.parse_asked_time(text)):
             # another time in answer to a proposal keeps its half of the day ("how about 3pm?" "a las 6")
             before = clock.normalise_time(proposed) if proposed else None
+            # a time alone after the coach's own (picked, just moved) keeps that time's half of the day
+            before = before or (self._listed_time() if offered else None)
             kept = clock.same_half_of_day(time, before, text) if before else self._near_now(time)
             return self._change_time(kept or time, answered=True)
         wanted = when_wanted(text)  # "a mediodía estoy muy liada": noon is left, never moved to
@@ -376,9 +378,17 @@ class ScheduleRequests:
 # What may stand beside a time given alone: a please, a "then", a yes ("10pm pls", "a las 10 entonces").
 _BESIDE_A_TIME = re.compile(
     r"(?:pls|plz|please|porfa|por favor|stp|svp|then|instead|ok|okay|yes|yeah|si|sí|entonces|mejor|better|"
+    r"ugh|fine|alright|sure|well|hmm+|so|pues|bueno|vale|dale|va|mm+|"
     r"works|thanks|thx|gracias|merci|plut[oô]t|lol|maybe|like|around|ish)",
     re.I,
 )
+
+
+def _open_to_a_new_time(last: str) -> bool:
+    """The coach's last words leave the time open to another: "Anything you'd like to change — the time, …?",
+    the time it picked itself ("I'll pick: 8am …"), or the time it just moved to ("Done — … around 6:30pm")."""
+    leads = [template.split("{")[0] for key in ("chosen", "moved") for template in in_every_language(key)]
+    return last in in_every_language("shared") or any(last.startswith(lead) for lead in leads)
 
 
 def only_a_time(text: str) -> bool:
