@@ -19,7 +19,7 @@ from promptpipe.rules.feedback_reading import asks_for_another_time, is_partial
 from promptpipe.rules.intent_patterns import STOP
 from promptpipe.rules.message_reading import read_message
 from promptpipe.rules.outcome import read_outcome
-from tests.support.offline_coach_requests import calls, feedback, intake, then
+from tests.support.offline_coach_requests import OFFER, READY, calls, feedback, intake, then
 
 GREETING = "Hi! I'm your habit coach. What small daily habit would you like to build?"
 
@@ -260,3 +260,10 @@ def test_can_it_be_later_in_spanish_asks_for_another_time() -> None:
 def test_a_time_alone_after_the_coachs_own_keeps_its_half_unless_said(last: str, said: str, time: str) -> None:
     seven_pm = SEVEN_PM_LISTED.replace("Europe/Madrid", "America/Toronto")
     assert moved_to(said, last, seven_pm) == time
+
+
+def test_yes_but_another_hour_instead_at_the_offer_takes_that_hour() -> None:
+    offer = OFFER.replace("8:30am", "3:45pm")
+    profile = READY.model_copy(update={"preferred_time": "15:45"})
+    response = OfflineCoach().complete(intake("yes but can we do 4 instead, the bus runs late", profile, offer))
+    assert calls(response) == [("save_user_profile", {"preferred_time": "16:00"})]

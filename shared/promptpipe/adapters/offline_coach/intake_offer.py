@@ -12,8 +12,15 @@ from promptpipe.adapters.offline_coach.intake_setup import SCHEDULE_FAILED, Inta
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import accepts, common_question, declines
 from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHEDULER, TIME
-from promptpipe.adapters.offline_coach.times import normalise_time, parse_asked_time, parse_clock_time, same_half_of_day
+from promptpipe.adapters.offline_coach.times import (
+    normalise_time,
+    parse_asked_time,
+    parse_clock_time,
+    requested_time,
+    same_half_of_day,
+)
 from promptpipe.adapters.offline_coach.turn import _Step
+from promptpipe.rules.feedback_reading import asks_for_another_time
 from promptpipe.rules.hesitation import hesitation
 from promptpipe.rules.lexicon import THANKS
 from promptpipe.rules.message_reading import plain, read_message
@@ -82,6 +89,7 @@ class IntakeOffer(IntakeSetUp):
         earlier = normalise_time(self.known[TIME]) if self.known[TIME] else None
         # "no, mejor 10", "ok pero 10": a bare hour is another time for the offer too (its half kept)
         said = parse_clock_time(text) or (parse_asked_time(text) if "?" not in text else None)
+        said = said or (requested_time(text) if asks_for_another_time(text) else None)  # "yes but can we do 4 instead"
         new_time = same_half_of_day(said, earlier, text)
         if new_time and not turn.called(SAVE) and SAVE in turn.tools and new_time != self.known[TIME]:
             return [(SAVE, {TIME: new_time})], "intake: a different time for the offered schedule"

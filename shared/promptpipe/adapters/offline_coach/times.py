@@ -233,7 +233,8 @@ _HOUR_WITH_DAY_PART = re.compile(
 # An hour left alone at the end of a request ("… half asleep. 8?", "can we do 2 instead").
 _CLOSING_HOUR = re.compile(
     r"(?:^|[.,;!?]\s*|\b(?:do|try|with|for)\s+)(\d{1,2})\s*"
-    r"(?:instead|then|maybe|pls|please|plz|porfa|stp|svp|mejor|plutot|tho)?\s*[?!.]*\s*$",
+    # at the end of the message or of its clause ("can we do 4 instead, pickup runs late")
+    r"(?:instead|then|maybe|pls|please|plz|porfa|stp|svp|mejor|plutot|tho)?\s*(?:[?!.]*\s*$|[,;](?!\s*\d))",
     re.I,
 )
 
