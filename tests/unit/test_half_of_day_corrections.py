@@ -9,12 +9,12 @@ import pytest
 
 from promptpipe.adapters.offline_coach.intake_answers import parse_anchor, parse_intake_message
 from promptpipe.adapters.offline_coach.intake_words import ANCHOR, DOMAIN, MOTIVATION, TIME
+from promptpipe.adapters.offline_coach.time_changes import time_for_change
 from promptpipe.adapters.offline_coach.time_forms import spoken_times
 from promptpipe.adapters.offline_coach.times import (
     parse_clock_time,
     same_half_of_day,
     settle_half_of_day,
-    time_for_change,
 )
 from promptpipe.rules.feedback_report import report_parts
 from promptpipe.rules.feedback_requests import asks_for_another_time, runs_an_errand

@@ -13,6 +13,7 @@ from promptpipe.adapters.offline_coach.feedback_schedule import only_a_time
 from promptpipe.adapters.offline_coach.intake_answers import parse_intake_message
 from promptpipe.adapters.offline_coach.intake_detours import sends_it_now
 from promptpipe.adapters.offline_coach.intake_reasons import parse_domain
+from promptpipe.adapters.offline_coach.time_changes import time_for_change
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.avoided_day_part import avoided_half
 from promptpipe.rules.feedback_reading import asks_for_another_time, is_partial
@@ -267,3 +268,35 @@ def test_yes_but_another_hour_instead_at_the_offer_takes_that_hour() -> None:
     profile = READY.model_copy(update={"preferred_time": "15:45"})
     response = OfflineCoach().complete(intake("yes but can we do 4 instead, the bus runs late", profile, offer))
     assert calls(response) == [("save_user_profile", {"preferred_time": "16:00"})]
+
+
+MOVED_TO_SEVEN_PM = "Done — your daily prompt will now come around 7pm starting tomorrow."
+
+
+@pytest.mark.parametrize(
+    ("said", "time"),
+    [
+        ("no wait, 7:20", "19:20"),
+        ("hmm no sorry, keep it at 8, at 7 I'm still driving", "20:00"),
+        ("no espera, mejor 7:40 pm", "19:40"),
+    ],
+)
+def test_a_correction_right_after_a_move_moves_it_again_and_is_no_miss(said: str, time: str) -> None:
+    seven_pm = SEVEN_PM_LISTED.replace("Europe/Madrid", "America/Toronto")
+    assert moved_to(said, MOVED_TO_SEVEN_PM, seven_pm) == time
+    response = OfflineCoach().complete(feedback(said, MOVED_TO_SEVEN_PM, replied=True))
+    assert all("last_barrier" not in args for _, args in calls(response))
+
+
+def test_back_from_a_pause_with_a_new_time_resumes_and_moves() -> None:
+    said = "ya volví. ahora mándalo a las 9 de la noche, a las 7 sigo en el gym"
+    request = feedback(said, "¡Hasta mañana!", replied=True)
+    resumed = OfflineCoach().complete(request)
+    assert calls(resumed) == [("scheduler", {"action": "resume"})]
+    listing = OfflineCoach().complete(then(request, resumed, "Resumed."))
+    assert calls(listing) == [("scheduler", {"action": "list"})]
+
+
+def test_a_meal_named_with_the_new_time_gives_its_half_of_the_day() -> None:
+    assert time_for_change("mejor a la hora del desayuno, como a las 7:45", "20:00") == "07:45"
+    assert time_for_change("after dinner, like 7:30", "08:00") == "19:30"

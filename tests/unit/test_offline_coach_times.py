@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
-from promptpipe.adapters.offline_coach.times import parse_clock_time, settle_half_of_day, time_for_change
+from promptpipe.adapters.offline_coach.time_changes import time_for_change
+from promptpipe.adapters.offline_coach.times import parse_clock_time, settle_half_of_day
 from promptpipe.models.llm import ChatMessage
 from promptpipe.models.profile import UserProfile
 from promptpipe.rules.half_of_day import plausible, toward, way_asked

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach, parse_clock_time
-from promptpipe.adapters.offline_coach.times import beside_a_suggestion, requested_time, time_for_change
+from promptpipe.adapters.offline_coach.time_changes import requested_time, time_for_change
+from promptpipe.adapters.offline_coach.times import beside_a_suggestion
 from promptpipe.models.profile import UserProfile
 from tests.support.offline_coach_requests import (
     ASK_TIME,

@@ -13,14 +13,13 @@ import pytest
 
 from promptpipe.adapters.offline_coach import OfflineCoach
 from promptpipe.adapters.offline_coach.reading import common_question
+from promptpipe.adapters.offline_coach.time_changes import away_from, time_for_change
 from promptpipe.adapters.offline_coach.time_forms import spoken_times
 from promptpipe.adapters.offline_coach.times import (
-    away_from,
     parse_clock_time,
     parse_vague_time,
     propose_time,
     settle_half_of_day,
-    time_for_change,
 )
 from promptpipe.rules.avoided_day_part import avoided_half
 from promptpipe.rules.change_of_when import asks_for_an_unnamed_time

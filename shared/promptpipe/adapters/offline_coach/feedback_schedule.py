@@ -22,6 +22,7 @@ from promptpipe.adapters.offline_coach.phrases import clock as clock_in
 from promptpipe.adapters.offline_coach.phrases import in_every_language, say
 from promptpipe.adapters.offline_coach.reading import SUGGEST_LEAD, suggestion
 from promptpipe.adapters.offline_coach.text import RECORD, SAVE, SCHEDULER, _clean, _words
+from promptpipe.adapters.offline_coach.time_changes import away_from, requested_time, time_for_change
 from promptpipe.adapters.offline_coach.turn import LoopCall, Turn, _result_json, _Step
 from promptpipe.rules.avoided_day_part import avoided_half, when_wanted, without_a_deadline, without_avoided_day_part
 from promptpipe.rules.feedback_reading import (
@@ -98,8 +99,8 @@ class ScheduleRequests:
             # "actually make it 9" after 8pm is 9pm; "6 is too soon … 7:15?" after 6pm is 7:15pm
             # the part of the day avoided is the reason, not the time ("en la noche tipo 9, al mediodía ando a mil")
             wanted = without_avoided_day_part(turn.user)
-            new_time = clock.time_for_change(wanted, listed_times[0]) or new_time
-        new_time = clock.away_from(new_time, avoided_half(turn.user), without_avoided_day_part(turn.user))
+            new_time = time_for_change(wanted, listed_times[0]) or new_time
+        new_time = away_from(new_time, avoided_half(turn.user), without_avoided_day_part(turn.user))
         if listed_times[:1] == [new_time] and not turn.called(SCHEDULER, action="create"):
             # the time it already comes at ("¿se puede cambiar la hora? a mediodía estoy liada"): which one is asked
             return say("ask_new_time", self.lang), "feedback: the time named is the current one; asking which"
@@ -158,6 +159,14 @@ class ScheduleRequests:
         resumed = next((c for c in self.turn.called(SCHEDULER, action="resume") if c.ok), None)
         if resumed is None:
             return [(SCHEDULER, {"action": "resume"})], "feedback: resuming"
+        said = self.turn.user
+        asked = (
+            clock.parse_clock_time(when_wanted(said)) or clock.parse_clock_time(without_avoided_day_part(said))
+            if asks_for_another_time(said)
+            else None
+        )
+        if asked:  # "ya regresé. ahora mándalo a las 8 de la noche": resumed, then moved
+            return self._change_time(asked)
         times = re.findall(r"min before (\d{2}:\d{2})", resumed.result or "")
         if "Nothing is paused" in (resumed.result or ""):
             return say("not_paused", self.lang), "feedback: not paused"
@@ -241,6 +250,13 @@ class ScheduleRequests:
             return say("offer_pause", self.lang, length=length), "feedback: away; a pause offered"
         return None
 
+    def _corrected_time(self, text: str) -> str | None:
+        """The time a correction gives ("no wait, 9:45", "mejor 6:20 pm, a las 6 voy en el metro"), apart from
+        the one the prompt comes at now, in the half of the day it comes in unless the correction says."""
+        now = self._listed_time()
+        time = requested_time(text, now) or clock.parse_asked_time(text)
+        return clock.same_half_of_day(time, now, text) if time and now else time
+
     def _near_now(self, time: str) -> str:
         """A bare hour, with no proposal to take its half from, in the half of the day the prompt comes in now
         ("6:15" to move a 7am prompt is 6:15am): not before 6am, and never the time it already comes at."""
@@ -321,7 +337,10 @@ class ScheduleRequests:
             time = clock.normalise_time(proposed)
             return self._change_time(time, answered=True) if time else None
         # "Anything you'd like to change?", "I'll pick: 8am", "Done — … around 6:30pm": a time alone is the new one
-        offered = _open_to_a_new_time(turn.last_assistant) and only_a_time(text)
+        open_to = _open_to_a_new_time(turn.last_assistant)
+        if open_to and corrects_the_time(text) and (corrected := self._corrected_time(text)):
+            return self._change_time(corrected, answered=True)  # "no wait, 9:45": a correction, never a miss
+        offered = open_to and only_a_time(text)
         asked = (
             offered
             or asked_for_a_time(turn.last_assistant)
@@ -353,7 +372,7 @@ class ScheduleRequests:
             )
         )
         # "7 works better", "9 is too late … 8?"
-        said = said or (clock.parse_asked_time(wanted) or clock.requested_time(wanted) if change else None)
+        said = said or (clock.parse_asked_time(wanted) or requested_time(wanted) if change else None)
         if change and said and (not says_done(text) or asks_for_another_time(text)):
             return self._change_time(said)
         preference = time_preference(text)
@@ -389,6 +408,19 @@ def _open_to_a_new_time(last: str) -> bool:
     the time it picked itself ("I'll pick: 8am …"), or the time it just moved to ("Done — … around 6:30pm")."""
     leads = [template.split("{")[0] for key in ("chosen", "moved") for template in in_every_language(key)]
     return last in in_every_language("shared") or any(last.startswith(lead) for lead in leads)
+
+
+# A correction's opening: "no wait", "hmm no sorry, leave it at 7", "no espera, mejor", "non, plutôt".
+_CORRECTION_LEAD = re.compile(
+    r"^\W*(?:no+|nah|nope|wait|actually|sorry|hm+|oops|ugh|oh|espera|perd[oó]n|mejor|en realidad|non|attends|"
+    r"plut[oô]t|leave it|keep it|d[eé]jalo)\b",
+    re.I,
+)
+
+
+def corrects_the_time(text: str) -> bool:
+    """A correction with a time in it, said right after the coach set one ("no wait, 9:45")."""
+    return bool(_CORRECTION_LEAD.match(text)) and re.search(r"\d", text) is not None
 
 
 def only_a_time(text: str) -> bool:

@@ -12,11 +12,11 @@ from promptpipe.adapters.offline_coach.intake_setup import SCHEDULE_FAILED, Inta
 from promptpipe.adapters.offline_coach.phrases import say
 from promptpipe.adapters.offline_coach.reading import accepts, common_question, declines
 from promptpipe.adapters.offline_coach.text import ANCHOR, GENERATE, SAVE, SCHEDULER, TIME
+from promptpipe.adapters.offline_coach.time_changes import requested_time
 from promptpipe.adapters.offline_coach.times import (
     normalise_time,
     parse_asked_time,
     parse_clock_time,
-    requested_time,
     same_half_of_day,
 )
 from promptpipe.adapters.offline_coach.turn import _Step
