@@ -5,14 +5,15 @@ morning; "plutôt le matin, le soir je suis crevée" the morning. The clause tha
 a strain on it ("is crazy", "im wiped", "se me olvida", "no tengo tiempo", "je suis crevée") and no wish
 ("better", "mejor", "plutôt") is the reason, never the new time: it is taken out before the time is read.
 
-English, Spanish and French, on the shared normal form (``rules/normalise.py``). Pure: ``re`` and
-``rules/normalise`` only.
+English, Spanish and French, on the shared normal form (``rules/normalise.py``). Pure: ``re``,
+``rules/normalise`` and ``rules/lexicon`` only.
 """
 
 from __future__ import annotations
 
 import re
 
+from promptpipe.rules.lexicon import INSTEAD_OF
 from promptpipe.rules.normalise import fold_accents, normalise_text
 
 __all__ = ["avoided_half", "when_wanted", "without_a_deadline", "without_avoided_day_part"]
@@ -20,7 +21,7 @@ __all__ = ["avoided_half", "when_wanted", "without_a_deadline", "without_avoided
 # Where a clause ends: punctuation, or a joint that starts a reason or a contrast.
 _CLAUSE_END = re.compile(
     r"[,.;!?]+|\s(?=(?:but|bc|cuz|cause|because|since|pero|porque|que|ya que|pues|mais|car|parce que|"
-    r"instead of|rather than|en vez de|en lugar de|au lieu de?)\s)",
+    rf"{INSTEAD_OF})\s)",
     re.I,
 )
 _DAY_PART = re.compile(
@@ -32,7 +33,7 @@ _DAY_PART = re.compile(
 _STRAIN = re.compile(
     r"\b(?:crazy|chaos|chaotic|zoo|hectic|busy|rush\w*|wiped|dead|tired|exhausted|beat|fried|forget\w*|forgot|"
     r"impossible|hard|insane|nuts|slammed|swamped|mess|never|don'?t|doesn'?t|can'?t|won'?t|not|no|too|"
-    r"instead of|rather than|en vez de|en lugar de|au lieu de?|"  # "at 5:30 instead of in the morning"
+    rf"{INSTEAD_OF}|"  # "at 5:30 instead of in the morning"
     r"bad|terrible|awful|rough|tough|worst|sucks?|brutal|stressful|packed|mal[oa]?s?|fatal|horrible|pesad[oa]s?|"
     r"complicad[oa]s?|mauvais\w*|nul(?:le)?s?|charge\w*|la course|"
     r"muert[oa]s?|cansad[oa]s?|agotad[oa]s?|olvid\w*|a mil|prisa|apurad[oa]s?|presse\w*|ocupad[oa]s?|imposible|"

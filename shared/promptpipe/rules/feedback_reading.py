@@ -33,7 +33,7 @@ from promptpipe.rules.feedback_requests import (
     runs_an_errand,
 )
 from promptpipe.rules.half_of_day import SAYS_EARLIER
-from promptpipe.rules.lexicon import PLEASE, THE_MESSAGES, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
+from promptpipe.rules.lexicon import INSTEAD_OF, PLEASE, THE_MESSAGES, WEEKDAYS_EN, WEEKDAYS_ES, WEEKDAYS_FR
 from promptpipe.rules.message_reading import plain, without_breaks_of_the_day
 
 Language = Literal["en", "es", "fr"]
@@ -269,7 +269,7 @@ _REFUSE = re.compile(
     r"\bpas (?:le|la|les|en)?\s*$|\bca (?:ne )?marche pas\b|\bje ne peux pas\b|\bimpossible\b|\bhard\b|\bchaos\b|"
     r"\brush\w*\b|\bbusy\b|\bno$|"
     # the day-part to leave: "at 5:30 instead of in the morning", "en vez de en la mañana"
-    r"\b(?:instead of|rather than|en vez de|en lugar de|au lieu du?|plutot que)\s+"
+    rf"\b(?:{INSTEAD_OF})\s+"
     r"(?:(?:in|en|por|a|au|le|la|las|el|the)\s+)*$"
 )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from promptpipe.rules.lexicon import TIME_CHANGE
 from promptpipe.rules.literal_prefilter import Prefiltered
 
 __all__ = ["CHANGE_TIME", "NEW_HABIT", "PREFER", "STOP", "is_capability_question"]
@@ -40,7 +41,7 @@ CHANGE_TIME = Prefiltered(
     r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje)s?\b"
     r"|\b(?:change|move|switch|shift|push)\s+it\s+(?:to|back|forward|earlier|later)\b"
     r"|\b(?:different|new|another|later|earlier) time\b"
-    r"|\b(?:time|schedule) change\b|\bcambio de (?:hora|horario)\b",  # "time change pls"
+    rf"|\b(?:{TIME_CHANGE})\b",  # "time change pls"
     ("change", "move", "switch", "reschedule", "shift", "update", "push", "cambiar", "mover", " time", "cambio de"),
     re.I,
 )

@@ -9,12 +9,14 @@ uses stays in that reader. Pure: no imports.
 from __future__ import annotations
 
 __all__ = [
+    "INSTEAD_OF",
     "LAUGHS",
     "PLEASE",
     "SHRUGS",
     "STILL_TO_DO_EN",
     "THANKS",
     "THE_MESSAGES",
+    "TIME_CHANGE",
     "WEEKDAYS_EN",
     "WEEKDAYS_ES",
     "WEEKDAYS_FR",
@@ -31,6 +33,12 @@ SHRUGS = (
     r"not sure|unsure|idk|i dunno|dunno|i don'?t know|no idea|no clue|no se|ni idea|no lo se|no tengo idea|"
     r"pues no se|je (?:ne )?sais pas|j'sais pas|aucune idee"
 )
+
+# What is left for something else ("at 5:30 instead of in the morning", "en vez de", "au lieu du matin").
+INSTEAD_OF = r"instead of|rather than|en vez de|en lugar de|au lieu du?|au lieu de|plutot que"
+
+# A change of time named as a thing ("time change pls", "un cambio de horario").
+TIME_CHANGE = r"(?:time|schedule) change|cambio de (?:hora|horario)"
 
 # Something still to do, in English ("gotta", "let me", "i'll"): before a verb of thinking it over, the
 # answer is put off ("gotta think", "let me check"), not given.

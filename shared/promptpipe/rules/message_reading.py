@@ -33,7 +33,7 @@ from typing import Literal
 
 from promptpipe.rules.change_of_when import asks_to_change_when
 from promptpipe.rules.intent_patterns import is_capability_question
-from promptpipe.rules.lexicon import LAUGHS, SHRUGS, STILL_TO_DO_EN, THE_MESSAGES
+from promptpipe.rules.lexicon import LAUGHS, SHRUGS, STILL_TO_DO_EN, THE_MESSAGES, TIME_CHANGE
 from promptpipe.rules.normalise import fold_accents, normalise_text, squeeze_repeats
 
 Kind = Literal["greeting", "question", "complaint", "yes", "no", "later", "request", "fact"]
@@ -126,7 +126,7 @@ _CHANGE_TIME = re.compile(
     r"(?:time|reminder|prompt|schedule|message|text|hora|recordatorio|mensaje|it|lo)?s?\s*"
     r"(?:to|a|para|for|back|forward|earlier|later|mas temprano|mas tarde)\b"
     r"|\b(?:different|new|another|later|earlier) time\b|\b(?:is|are|would be|works?) better\b"
-    r"|\b(?:time|schedule) change\b|\bcambio de (?:hora|horario)\b"
+    rf"|\b(?:{TIME_CHANGE})\b"
     r"|\bmejor (?:a las|en la|por la)\b|\b(?:don'?t|doesn'?t|do not) work for me\b|\bno me (?:da tiempo|funciona)\b"
 )
 

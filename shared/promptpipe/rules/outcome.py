@@ -143,7 +143,7 @@ _AMOUNT_DONE = (
     r"weeks?|semanas?|months?|meses|jours?|semaines?|more (?:days?|weeks?)|times? (?:a|per)|"
     r"of|out of|de|sur|to|a|or|o|ou|more|less|fewer|m[aá]s|menos|plus|moins|"
     # (nor a number said of a time: "6 is too soon", "7 works", "8 it is", "9 en punto")
-    r"is|was|it|its|it's|works?|would|will|sounds?|ok|okay|and|too|in|at|on|for|by|then|is|es|est|y|en|"
+    r"is|was|it|its|it's|works?|would|will|sounds?|ok|okay|and|too|in|at|on|for|by|then|es|est|y|en|"
     r"para|por|me|te|la|el|las|los|que|q|pls|please|ish|sharp|en punto|pile)\b)(?![:.,]\d)"
     r"[^\W\d_]{2,}"
 )

@@ -27,7 +27,7 @@ from promptpipe.adapters.offline_coach.feedback_answers import (
 from promptpipe.adapters.offline_coach.feedback_schedule import ScheduleRequests
 from promptpipe.adapters.offline_coach.habit_prompt import _second_person
 from promptpipe.adapters.offline_coach.intake_new_habit import switch_habit
-from promptpipe.adapters.offline_coach.phrases import say
+from promptpipe.adapters.offline_coach.phrases import in_every_language, say
 from promptpipe.adapters.offline_coach.reading import (
     accepts,
     common_question,
@@ -162,7 +162,7 @@ class FeedbackRules(ScheduleRequests):
         awaiting = self.turn.context.get("replied to the latest daily prompt") == "not yet"
         prompt = self.turn.context.get("last habit prompt", "")
         # after its "you're welcome" to a thanks for the prompt, the prompt's question is still open
-        welcomed = last.strip() == say("welcome", self.lang)
+        welcomed = last.strip() in in_every_language("welcome")
         return (
             awaiting
             or welcomed
